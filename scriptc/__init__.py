@@ -1,0 +1,85 @@
+"""scriptc: a PyTorch-style eager API, a tracing/scripting JIT to native code, and a standalone runtime.
+
+`import scriptc as torch` runs PyTorch code that uses the supported ops. The
+torch-like names are loaded lazily (PEP 562), so `import scriptc.runtime`
+pulls in only what the deployment runtime needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, TracerWarning  # noqa: F401
+from scriptc.types import (  # noqa: F401
+    bool_ as bool,
+    device,
+    dtype,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+
+__version__ = "0.1.0"
+
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+short = int16
+
+_SUBMODULES = {"nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
+               "types", "config", "errors", "bindings", "testing"}
+_FROM_TENSOR = {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"}
+_FROM_AUTOGRAD = {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"}
+
+
+def manual_seed(seed: int):
+    """Seed the generator behind rand, randn, randint and dropout."""
+    from scriptc.ops.factory import manual_seed as seed_generator
+    seed_generator(seed)
+
+
+def get_default_dtype() -> dtype:
+    return float32
+
+
+def is_tensor(obj) -> bool:
+    from scriptc.tensor import Tensor
+    return isinstance(obj, Tensor)
+
+
+def numel(t) -> int:
+    return t.numel()
+
+
+def from_dlpack(obj):
+    import numpy as np
+    from scriptc.tensor import from_numpy
+    return from_numpy(np.from_dlpack(obj))
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"scriptc.{name}")
+    if name in _FROM_TENSOR:
+        from scriptc import bindings  # noqa: F401  (installs the Tensor methods)
+        return getattr(importlib.import_module("scriptc.tensor"), name)
+    if name in _FROM_AUTOGRAD:
+        return getattr(importlib.import_module("scriptc.autograd"), name)
+    if name == "inference_mode":
+        return importlib.import_module("scriptc.autograd").no_grad
+    from scriptc import bindings
+    if name in bindings.FUNCTIONS:
+        return bindings.FUNCTIONS[name]
+    raise AttributeError(f"module 'scriptc' has no attribute '{name}'")
+
+
+def __dir__():
+    from scriptc import bindings
+    return sorted(set(globals()) | _SUBMODULES | _FROM_TENSOR | _FROM_AUTOGRAD | set(bindings.FUNCTIONS))

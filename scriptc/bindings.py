@@ -1,0 +1,191 @@
+"""Python bindings generated from the op table: `scriptc.<op>` functions, Tensor methods, operators.
+
+Each binding is a plain function with the op's schema as its signature, built
+once at import, so a call costs one Python call plus `tensor.call`.
+"""
+
+from __future__ import annotations
+
+import keyword
+
+from scriptc import ops
+from scriptc.ops.schema import FACTORY, RANDOM, Arg, OpDef
+from scriptc.tensor import Tensor, _size_arg, call, call_inplace
+from scriptc.types import ListType, OptionalType, Scalar, ScalarType, TensorType, UnionType
+
+# Methods and functions whose first list argument may also be given as varargs: x.view(2, 3), zeros(2, 3).
+_VARARG_LISTS = {"view", "reshape", "permute", "expand", "repeat", "flip", "zeros", "ones", "empty", "rand",
+                 "randn", "full"}
+# Other public names an overloaded name falls back to: max(a, b) is maximum(a, b).
+_ALIASES = {"max": ["maximum"], "min": ["minimum"]}
+
+
+def _param_name(arg: Arg) -> str:
+    return arg.name + "_" if keyword.iskeyword(arg.name) else arg.name
+
+
+def _signature(op: OpDef, as_method: bool) -> tuple[str, str]:
+    """(parameter list, argument tuple expression) for a generated binding."""
+    params, values, star = [], [], False
+    args = op.schema.args
+    vararg = op.base_name in _VARARG_LISTS and _first_list_arg(op) is not None
+    for i, a in enumerate(args):
+        name = _param_name(a)
+        if vararg and i == _first_list_arg(op):
+            params.append(f"*{name}")
+            values.append(f"_size_arg({name})")
+            star = True
+            continue
+        if a.kwarg_only and not star:
+            params.append("*")
+            star = True
+        params.append(f"{name}={a.default!r}" if a.has_default else name)
+        values.append(name)
+    if op.kind in (FACTORY, RANDOM) and not any(a.name == "requires_grad" for a in args):
+        if not star:
+            params.append("*")
+        params.append("requires_grad=False")
+        if not any(a.name == "layout" for a in args):
+            params.append("layout=None")
+        if not any(a.name == "pin_memory" for a in args):
+            params.append("pin_memory=False")
+    return ", ".join(params), "(" + ", ".join(values) + ("," if len(values) == 1 else "") + ")"
+
+
+def _first_list_arg(op: OpDef):
+    for i, a in enumerate(op.schema.args):
+        if isinstance(a.type, ListType) and not a.has_default:
+            return i
+    return None
+
+
+def _make(op: OpDef, as_method: bool):
+    params, values = _signature(op, as_method)
+    runner = "call_inplace" if op.inplace_of is not None else "call"
+    body = f"    out = {runner}(_op, {values})\n"
+    if op.kind in (FACTORY, RANDOM):
+        body += "    if requires_grad:\n        out.requires_grad_(True)\n"
+    source = f"def {op.base_name}({params}):\n{body}    return out\n"
+    namespace = {"_op": op, "call": call, "call_inplace": call_inplace, "_size_arg": _size_arg}
+    exec(compile(source, f"<scriptc binding {op.name}>", "exec"), namespace)
+    fn = namespace[op.base_name]
+    fn.__doc__ = f"{op.schema}\n\n{op.doc}".strip()
+    fn.__qualname__ = ("Tensor." if as_method else "") + op.base_name
+    fn.__module__ = "scriptc"
+    return fn
+
+
+def _accepts(t, value) -> bool:
+    """A cheap check that `value` fits schema type `t`, to pick an overload."""
+    if isinstance(t, TensorType):
+        return isinstance(value, Tensor)
+    if isinstance(t, OptionalType):
+        return value is None or _accepts(t.elem, value)
+    if isinstance(t, UnionType):
+        return any(_accepts(o, value) for o in t.options)
+    if isinstance(t, ListType):
+        return isinstance(value, (list, tuple)) or (t.elem.__class__ is ScalarType and isinstance(value, int))
+    if t is Scalar:
+        return isinstance(value, (int, float, bool)) and not isinstance(value, Tensor)
+    if isinstance(t, ScalarType):
+        if t.name == "int":
+            return isinstance(value, int) and not isinstance(value, Tensor)
+        if t.name == "float":
+            return isinstance(value, (int, float))
+        if t.name == "bool":
+            return isinstance(value, bool)
+        if t.name == "str":
+            return isinstance(value, str)
+    return True
+
+
+def _overloaded(name: str, candidates: list[OpDef]):
+    def dispatch(*args, **kwargs):
+        for op in candidates:
+            try:
+                bound = op.bind(args, kwargs)
+            except TypeError:
+                continue
+            if all(_accepts(a.type, v) for a, v in zip(op.schema.args, bound)):
+                return call(op, bound)
+        schemas = "\n  ".join(str(op.schema) for op in candidates)
+        raise TypeError(f"{name}() received an invalid combination of arguments; it accepts:\n  {schemas}")
+    dispatch.__name__ = name
+    dispatch.__doc__ = "\n".join(str(op.schema) for op in candidates)
+    return dispatch
+
+
+def _public(filter_attr: str) -> dict:
+    groups: dict[str, list[OpDef]] = {}
+    for op in ops.all_ops():
+        if getattr(op, filter_attr):
+            groups.setdefault(op.base_name, []).append(op)
+    out = {}
+    for name, group in groups.items():
+        candidates = group + [ops.OPS[a] for a in _ALIASES.get(name, [])]
+        out[name] = _make(group[0], filter_attr == "method") if len(candidates) == 1 else _overloaded(name, candidates)
+    return out
+
+
+FUNCTIONS = _public("function")
+METHODS = _public("method")
+for _name, _fn in METHODS.items():
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _fn)
+
+
+def _defaults_after_two(op: OpDef) -> tuple:
+    return tuple(a.default for a in op.schema.args[2:])
+
+
+def _reflected(op: OpDef):
+    rest = _defaults_after_two(op)
+
+    def method(self, other):
+        return call(op, (other, self) + rest)
+    return method
+
+
+def _forward(op: OpDef):
+    rest = _defaults_after_two(op)
+
+    def method(self, other):
+        return call(op, (self, other) + rest)
+    return method
+
+
+def _inplace(op: OpDef):
+    rest = _defaults_after_two(op)
+
+    def method(self, other):
+        return call_inplace(op, (self, other) + rest)
+    return method
+
+
+_BINARY_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floor_divide",
+                     "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and",
+                     "or": "bitwise_or", "xor": "logical_xor"}
+for _dunder, _opname in _BINARY_OPERATORS.items():
+    _op = ops.OPS[_opname]
+    setattr(Tensor, f"__{_dunder}__", _forward(_op))
+    setattr(Tensor, f"__r{_dunder}__", _reflected(_op))
+    if _op.inplace is not None:
+        setattr(Tensor, f"__i{_dunder}__", _inplace(_op.inplace))
+for _dunder in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(Tensor, f"__{_dunder}__", _forward(ops.OPS[_dunder]))
+Tensor.__neg__ = lambda self: call(ops.OPS["neg"], (self,))
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: call(ops.OPS["abs"], (self,))
+Tensor.__invert__ = lambda self: call(ops.OPS["bitwise_not"], (self,))
+Tensor.__hash__ = object.__hash__
+
+
+def _claim_tensor_name() -> None:
+    """`scriptc.tensor` is the factory function, as in PyTorch, not the module that defines it."""
+    import scriptc
+    from scriptc.tensor import tensor
+
+    scriptc.tensor = tensor
+
+
+_claim_tensor_name()

@@ -1,0 +1,57 @@
+"""The typed errors scriptc raises to its users (DESIGN.md, "Errors")."""
+
+from __future__ import annotations
+
+
+class ScriptcError(Exception):
+    """Base of every error scriptc raises on purpose."""
+
+
+class ShapeError(ScriptcError, RuntimeError):
+    """Shapes that do not fit an op: broadcasting, matmul, reshape, a bad dim.
+
+    A RuntimeError too, as PyTorch raises RuntimeError for these.
+    """
+
+
+class SourceError(ScriptcError):
+    """An error that points at a place in some text: file:line:col, the line and a caret."""
+
+    def __init__(self, message: str, filename: str | None = None, line: int | None = None,
+                 col: int | None = None, source_line: str | None = None):
+        self.message = message
+        self.filename = filename
+        self.line = line
+        self.col = col
+        self.source_line = source_line
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if self.line is None:
+            return self.message
+        where = f"{self.filename or '<unknown>'}:{self.line}:{self.col or 0}"
+        text = f"{where}: {self.message}"
+        if self.source_line is not None:
+            caret = " " * max((self.col or 1) - 1, 0) + "^"
+            text += f"\n    {self.source_line.rstrip()}\n    {caret}"
+        return text
+
+
+class ScriptError(SourceError):
+    """jit.script refused the source: unsupported syntax, a type error, a bad op call."""
+
+
+class ArchiveError(ScriptcError):
+    """A `.sc` archive is malformed, truncated, too new, or inconsistent."""
+
+
+class ServeError(ScriptcError):
+    """A request the server cannot serve; carries the HTTP status it maps to."""
+
+    def __init__(self, message: str, status: int = 400):
+        self.status = status
+        super().__init__(message)
+
+
+class TracerWarning(UserWarning):
+    """A traced value depended on tensor data (Python control flow on a tensor)."""

@@ -1,0 +1,165 @@
+"""scriptc.nn.functional: PyTorch's functional API, each function a call of one op-table op
+(or a short composition of them, like scaled_dot_product_attention)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from scriptc.ops import OPS
+from scriptc.tensor import Tensor, call, call_inplace
+
+
+def _op(name, *args):
+    return call(OPS[name], args)
+
+
+def _activation(name, input, inplace, *extra):
+    op = OPS[name]
+    if inplace:
+        return call_inplace(op.inplace, (input,) + extra)
+    return call(op, (input,) + extra)
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _activation("relu", input, inplace)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return _activation("relu", input, True)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    return _op("gelu", input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _activation("silu", input, inplace)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return _op("sigmoid", input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return _op("tanh", input)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return _activation("leaky_relu", input, inplace, negative_slope)
+
+
+def _softmax_dim(ndim: int) -> int:
+    warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the call to include dim=X "
+                  "as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return _op("softmax", input, _softmax_dim(input.dim()) if dim is None else dim, dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return _op("log_softmax", input, _softmax_dim(input.dim()) if dim is None else dim, dtype)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    out = _op("dropout", input, p, training)
+    return input.copy_(out) if inplace else out
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    return _op("linear", input, weight, bias)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    return _op("conv2d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor:
+    if return_indices:
+        raise NotImplementedError("max_pool2d(return_indices=True) is not supported by scriptc")
+    return _op("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None) -> Tensor:
+    return _op("avg_pool2d", input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    return _op("adaptive_avg_pool2d", input, output_size)
+
+
+def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    return _op("batch_norm", input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    return _op("layer_norm", input, shape, weight, bias, eps)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm=None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported by scriptc")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return _op("embedding", input, weight, padding_idx)
+
+
+def _legacy_reduction(size_average, reduce, reduction: str) -> str:
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "none" if not reduce else ("mean" if size_average else "sum")
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    return _op("cross_entropy", input, target, weight, ignore_index,
+               _legacy_reduction(size_average, reduce, reduction), label_smoothing)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+             reduction: str = "mean") -> Tensor:
+    return _op("nll_loss", input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    if input.shape != target.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting.", stacklevel=2)
+    return _op("mse_loss", input, target, _legacy_reduction(size_average, reduce, reduction))
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None) -> Tensor:
+    """softmax(q @ k^T * scale + mask) @ v; a bool mask keeps the True positions, as in PyTorch."""
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+
+
+def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, training=True):
+    L, S = query.shape[-2], key.shape[-2]
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = query.matmul(key.transpose(-2, -1)) * factor
+    if is_causal:
+        keep = _op("ge", _op("unsqueeze", _op("arange", L, None, 1, None, None), 1),
+                   _op("unsqueeze", _op("arange", S, None, 1, None, None), 0))
+        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype.name == "bool":
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = _op("softmax", scores, -1, None)
+    if dropout_p > 0.0:
+        weights = _op("dropout", weights, dropout_p, training)
+    return weights.matmul(value), weights

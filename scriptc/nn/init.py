@@ -1,0 +1,122 @@
+"""scriptc.nn.init: in-place parameter initialisers with PyTorch's formulas (run without grad)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from scriptc import autograd
+from scriptc.ops.factory import generator
+from scriptc.tensor import Tensor
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended gain for a nonlinearity ('relu' gives sqrt(2), 'tanh' 5/3, ...)."""
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "sigmoid")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    if tensor.dim() < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    receptive = math.prod(tensor.shape[2:]) if tensor.dim() > 2 else 1
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _fan(tensor: Tensor, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def _write(tensor: Tensor, values) -> Tensor:
+    with autograd.no_grad():
+        tensor._data[...] = values
+        tensor._vc[0] += 1
+    return tensor
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator_=None) -> Tensor:
+    return _write(tensor, generator().uniform(a, b, tensor._data.shape))
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator_=None) -> Tensor:
+    return _write(tensor, generator().normal(mean, std, tensor._data.shape))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0) -> Tensor:
+    values = generator().normal(mean, std, tensor._data.shape)
+    bad = (values < a) | (values > b)
+    while bad.any():
+        values[bad] = generator().normal(mean, std, int(bad.sum()))
+        bad = (values < a) | (values > b)
+    return _write(tensor, values)
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    return _write(tensor, val)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    return _write(tensor, 1)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    return _write(tensor, 0)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _write(tensor, np.eye(*tensor._data.shape))
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    return uniform_(tensor, -bound, bound)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu") -> Tensor:
+    """He init: uniform(-b, b) with b = gain * sqrt(3 / fan); Linear and Conv2d use a=sqrt(5)."""
+    if 0 in tensor.shape:
+        return tensor
+    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu") -> Tensor:
+    if 0 in tensor.shape:
+        return tensor
+    return normal_(tensor, 0, calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode)))
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = generator().normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q *= np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _write(tensor, gain * q.reshape(tensor._data.shape))

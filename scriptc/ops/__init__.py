@@ -1,0 +1,83 @@
+"""THE op table: every op scriptc knows, each declared once (DESIGN.md, "The op table").
+
+`OPS` maps an op's full name (`add`, `max.dim`) to its OpDef; `overloads(name)`
+lists the OpDefs that share a base name, in the order calls try them.
+Eager dispatch, tracing, scripting, shape inference, autograd and the
+codegens all read this table and nothing else.
+"""
+
+from __future__ import annotations
+
+from .schema import (  # noqa: F401  (re-exported: the vocabulary of the table)
+    COMPARE,
+    FACTORY,
+    KEEP,
+    KINDS,
+    OPAQUE,
+    POINTWISE,
+    PROMOTE,
+    PROMOTE_FLOAT,
+    RANDOM,
+    REDUCTION,
+    SCALAR,
+    SHAPE,
+    TO_BOOL,
+    Arg,
+    OpDef,
+    Schema,
+    SchemaError,
+    parse_schema,
+    parse_type,
+)
+
+OPS: dict[str, OpDef] = {}
+_OVERLOADS: dict[str, list[OpDef]] = {}
+
+
+def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, **fields) -> OpDef:
+    """Declare one op. Pointwise ops get the broadcasting rule unless given one;
+    `inplace=True` also declares the `name_` variant that writes into its first argument."""
+    from . import rules
+
+    op = OpDef(parse_schema(schema), kind, kernel, shape, **fields)
+    if op.shape is None:
+        if kind != POINTWISE:
+            raise SchemaError(f"op {op.name} needs a shape rule")
+        op.shape = rules.pointwise(op)
+    if op.kind == POINTWISE and op.scalar is None:
+        raise SchemaError(f"pointwise op {op.name} needs a scalar expression")
+    _add(op)
+    if inplace:
+        variant = OpDef(parse_schema(schema.replace(op.base_name + "(", op.base_name + "_(", 1)),
+                        kind, kernel, rules.same_as(0), dtype_rule=op.dtype_rule, grad=op.grad,
+                        save=op.save, function=False, inplace_of=op, doc=op.doc)
+        op.inplace = variant
+        _add(variant)
+    return op
+
+
+def _add(op: OpDef) -> None:
+    if op.name in OPS:
+        raise SchemaError(f"op {op.name} declared twice")
+    OPS[op.name] = op
+    _OVERLOADS.setdefault(op.base_name, []).append(op)
+
+
+def get(name: str) -> OpDef:
+    """The op named `name`; KeyError with a clear message if there is none."""
+    try:
+        return OPS[name]
+    except KeyError:
+        raise KeyError(f"unknown op '{name}'") from None
+
+
+def overloads(base_name: str) -> list[OpDef]:
+    return _OVERLOADS.get(base_name, [])
+
+
+def all_ops() -> list[OpDef]:
+    return list(OPS.values())
+
+
+# Importing the modules fills the table.
+from . import pointwise, reduction, shape, linalg, factory, scalar  # noqa: E402,F401

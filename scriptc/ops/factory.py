@@ -1,0 +1,175 @@
+"""Factory and random ops: tensors made from sizes (zeros, arange, randn, ...) and the global generator."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scriptc.types import DEFAULT_FLOAT, TensorType, float32, int64
+
+from . import register
+from .rules import is_known
+from .schema import FACTORY, RANDOM
+
+_generator = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator behind rand, randn, randint, dropout (and their *_like forms)."""
+    global _generator
+    _generator = np.random.default_rng(int(seed))
+
+
+def generator(xp=np):
+    """The global random generator for the array module `xp`."""
+    if xp is np:
+        return _generator
+    return xp.random.default_rng(int(_generator.integers(2 ** 63)))
+
+
+def _size(size) -> tuple[int, ...]:
+    dims = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else tuple(size)
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+            raise TypeError(f"size must be a sequence of ints, but got {type(d).__name__}")
+        if d < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {d}: {list(dims)}")
+    return tuple(int(d) for d in dims)
+
+
+def _np_dtype(dtype, default=DEFAULT_FLOAT):
+    return (dtype or default).np
+
+
+def _sized_rule(default=DEFAULT_FLOAT):
+    def rule(size, dtype=None, *rest):
+        shape = tuple(size) if is_known(size) else None
+        return TensorType(dtype if dtype is not None else default, shape)
+    return rule
+
+
+def _like_rule(x, dtype=None, *rest):
+    return TensorType(dtype if dtype is not None else x.dtype, x.shape, x.device)
+
+
+_SIZED = "(size: int[], *, dtype: ScalarType? = None, device: Device? = None) -> Tensor"
+_LIKE = "(self: Tensor, *, dtype: ScalarType? = None, device: Device? = None) -> Tensor"
+register("zeros" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: xp.zeros(_size(size), _np_dtype(dtype)),
+         shape=_sized_rule(), method=False)
+register("ones" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: xp.ones(_size(size), _np_dtype(dtype)),
+         shape=_sized_rule(), method=False)
+register("empty" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: xp.empty(_size(size), _np_dtype(dtype)),
+         shape=_sized_rule(), method=False)
+
+
+def _full_dtype(fill, dtype):
+    if dtype is not None:
+        return dtype
+    from scriptc.types import scalar_dtype
+    return scalar_dtype(fill)
+
+
+register("full(size: int[], fill_value: Scalar, *, dtype: ScalarType? = None, device: Device? = None) -> Tensor",
+         FACTORY, lambda xp, size, fill, dtype=None, device=None: xp.full(_size(size), fill, _full_dtype(fill, dtype).np),
+         shape=lambda size, fill, dtype=None, device=None: TensorType(
+             _full_dtype(fill, dtype) if is_known(fill) or dtype else None, tuple(size) if is_known(size) else None),
+         method=False)
+register("zeros_like" + _LIKE, FACTORY,
+         lambda xp, x, dtype=None, device=None: xp.zeros(x.shape, dtype.np if dtype else x.dtype),
+         shape=_like_rule, method=False)
+register("ones_like" + _LIKE, FACTORY,
+         lambda xp, x, dtype=None, device=None: xp.ones(x.shape, dtype.np if dtype else x.dtype),
+         shape=_like_rule, method=False)
+register("empty_like" + _LIKE, FACTORY,
+         lambda xp, x, dtype=None, device=None: xp.empty(x.shape, dtype.np if dtype else x.dtype),
+         shape=_like_rule, method=False)
+register("full_like(self: Tensor, fill_value: Scalar, *, dtype: ScalarType? = None, device: Device? = None) -> Tensor",
+         FACTORY, lambda xp, x, fill, dtype=None, device=None: xp.full(x.shape, fill, dtype.np if dtype else x.dtype),
+         shape=lambda x, fill, dtype=None, device=None: _like_rule(x, dtype), method=False)
+
+
+def _arange_dtype(values, dtype):
+    if dtype is not None:
+        return dtype
+    return float32 if any(isinstance(v, float) for v in values) else int64
+
+
+def _arange_kernel(xp, start, end=None, step=1, dtype=None, device=None):
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    d = _arange_dtype((start, end, step), dtype)
+    n = max(int(np.ceil((end - start) / step)), 0)
+    return (start + xp.arange(n, dtype=np.float64) * step).astype(d.np)
+
+
+def _arange_rule(start, end=None, step=1, dtype=None, device=None):
+    values = (start, end, step)
+    if not all(is_known(v) or v is None for v in values):
+        return TensorType(dtype or (int64 if all(isinstance(v, int) for v in values if is_known(v)) else None), (None,))
+    if end is None:
+        start, end = 0, start
+    return TensorType(_arange_dtype((start, end, step), dtype), (max(int(np.ceil((end - start) / step)), 0),))
+
+
+register("arange(start: Scalar, end: Scalar? = None, step: Scalar = 1, *, dtype: ScalarType? = None, "
+         "device: Device? = None) -> Tensor", FACTORY, _arange_kernel, shape=_arange_rule, method=False,
+         doc="Values from start (default 0) up to end, exclusive; int64 unless an argument is a float.")
+
+
+def _linspace_kernel(xp, start, end, steps, dtype=None, device=None):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return xp.linspace(start, end, steps, dtype=np.float64).astype(_np_dtype(dtype))
+
+
+register("linspace(start: Scalar, end: Scalar, steps: int, *, dtype: ScalarType? = None, device: Device? = None) "
+         "-> Tensor", FACTORY, _linspace_kernel,
+         shape=lambda a, b, steps, dtype=None, device=None: TensorType(dtype or DEFAULT_FLOAT,
+                                                                       (steps if is_known(steps) else None,)),
+         method=False)
+
+
+def _eye_kernel(xp, n, m=None, dtype=None, device=None):
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    return xp.eye(n, n if m is None else m, dtype=_np_dtype(dtype))
+
+
+register("eye(n: int, m: int? = None, *, dtype: ScalarType? = None, device: Device? = None) -> Tensor", FACTORY,
+         _eye_kernel, shape=lambda n, m=None, dtype=None, device=None: TensorType(
+             dtype or DEFAULT_FLOAT, (n, n if m is None else m) if is_known(n) and (m is None or is_known(m)) else None),
+         method=False)
+
+
+def _float_only(dtype, name):
+    d = dtype or DEFAULT_FLOAT
+    if not d.is_floating_point:
+        raise RuntimeError(f"\"{name}\" not implemented for '{d.name}'")
+    return d.np
+
+
+register("rand" + _SIZED, RANDOM, lambda xp, size, dtype=None, device=None:
+         generator(xp).random(_size(size)).astype(_float_only(dtype, "check_uniform_bounds")),
+         shape=_sized_rule(), method=False, doc="Uniform samples in [0, 1).")
+register("randn" + _SIZED, RANDOM, lambda xp, size, dtype=None, device=None:
+         generator(xp).standard_normal(_size(size)).astype(_float_only(dtype, "normal_kernel_cpu")),
+         shape=_sized_rule(), method=False, doc="Standard normal samples.")
+register("rand_like" + _LIKE, RANDOM, lambda xp, x, dtype=None, device=None:
+         generator(xp).random(x.shape).astype(dtype.np if dtype else x.dtype), shape=_like_rule, method=False)
+register("randn_like" + _LIKE, RANDOM, lambda xp, x, dtype=None, device=None:
+         generator(xp).standard_normal(x.shape).astype(dtype.np if dtype else x.dtype), shape=_like_rule, method=False)
+
+
+def _randint_kernel(xp, low, high, size, dtype=None, device=None):
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    return generator(xp).integers(low, high, _size(size)).astype(_np_dtype(dtype, int64))
+
+
+register("randint(low: int, high: int, size: int[], *, dtype: ScalarType? = None, device: Device? = None) -> Tensor",
+         RANDOM, _randint_kernel, shape=lambda low, high, size, dtype=None, device=None: TensorType(
+             dtype or int64, tuple(size) if is_known(size) else None), method=False,
+         doc="Integers uniform in [low, high).")

@@ -1,0 +1,242 @@
+"""Pointwise ops: one output element from the same-index elements of the (broadcast) inputs."""
+
+from __future__ import annotations
+
+import math
+
+from scriptc.types import TensorType
+
+from . import expr as E
+from . import register
+from .rules import broadcast_shapes
+from .schema import COMPARE, POINTWISE, PROMOTE, PROMOTE_FLOAT, TO_BOOL
+from .special import erf as erf_kernel
+
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+INV_SQRT2 = 1.0 / math.sqrt(2.0)
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _sigmoid(xp, x):
+    # exp of a negative argument only: no overflow warning for large |x|.
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def _unary(name, kernel, scalar, grad=None, save=(), dtype_rule=PROMOTE_FLOAT, inplace=True, doc=""):
+    return register(f"{name}(self: Tensor) -> Tensor", POINTWISE, kernel, dtype_rule=dtype_rule,
+                    scalar=scalar, grad=grad, save=save, inplace=inplace, doc=doc)
+
+
+def _binary(name, kernel, scalar, grad=None, save=(), dtype_rule=PROMOTE, inplace=True, doc="", reflected=False):
+    self_type = "Tensor|Scalar" if reflected else "Tensor"
+    return register(f"{name}(self: {self_type}, other: Tensor|Scalar) -> Tensor", POINTWISE, kernel,
+                    dtype_rule=dtype_rule, scalar=scalar, grad=grad, save=save, inplace=inplace, doc=doc)
+
+
+register("add(self: Tensor, other: Tensor|Scalar, *, alpha: Scalar = 1) -> Tensor", POINTWISE,
+         lambda xp, a, b, alpha=1: xp.add(a, b) if alpha == 1 else xp.add(a, xp.multiply(b, alpha)),
+         dtype_rule=PROMOTE, scalar=lambda a, b, alpha: a + b * alpha,
+         grad=lambda ctx, g: (g, g if ctx.alpha == 1 else g * ctx.alpha), inplace=True,
+         doc="self + alpha * other, broadcasting.")
+register("sub(self: Tensor|Scalar, other: Tensor|Scalar, *, alpha: Scalar = 1) -> Tensor", POINTWISE,
+         lambda xp, a, b, alpha=1: xp.subtract(a, b) if alpha == 1 else xp.subtract(a, xp.multiply(b, alpha)),
+         dtype_rule=PROMOTE, scalar=lambda a, b, alpha: a - b * alpha,
+         grad=lambda ctx, g: (g, -g if ctx.alpha == 1 else -g * ctx.alpha), inplace=True,
+         doc="self - alpha * other, broadcasting.")
+_binary("mul", lambda xp, a, b: xp.multiply(a, b), lambda a, b: a * b,
+        grad=lambda ctx, g: (g * ctx.other, g * ctx.self), save=("self", "other"))
+
+
+def _div_kernel(xp, a, b, rounding_mode=None):
+    if rounding_mode is None:
+        return xp.true_divide(a, b)
+    if rounding_mode == "floor":
+        return xp.floor_divide(a, b)
+    if rounding_mode == "trunc":
+        q = xp.true_divide(a, b)
+        return xp.trunc(q).astype(xp.result_type(a, b), copy=False)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+
+
+def _div_scalar(a, b, rounding_mode):
+    q = a / b
+    if rounding_mode == "floor":
+        return E.floor(q)
+    if rounding_mode == "trunc":
+        return E.select(q < 0, E.ceil(q), E.floor(q))
+    return q
+
+
+register("div(self: Tensor|Scalar, other: Tensor|Scalar, *, rounding_mode: str? = None) -> Tensor", POINTWISE,
+         _div_kernel, dtype_rule=PROMOTE_FLOAT, scalar=_div_scalar,
+         grad=lambda ctx, g: (g / ctx.other, -g * ctx.self / (ctx.other * ctx.other))
+         if ctx.rounding_mode is None else (g * 0, None),
+         save=("self", "other"), inplace=True, doc="True division (ints give float32), or rounded.")
+_binary("floor_divide", lambda xp, a, b: xp.floor_divide(a, b), lambda a, b: E.floor(a / b), reflected=True)
+_binary("remainder", lambda xp, a, b: xp.remainder(a, b), lambda a, b: a - E.floor(a / b) * b,
+        grad=lambda ctx, g: (g, None), reflected=True)
+
+
+def _pow_grad(ctx, g):
+    np = ctx.xp
+    base, exponent = ctx.self, ctx.exponent
+    d_base = g * exponent * np.power(base, exponent - 1)
+    d_exp = None
+    if not isinstance(exponent, (int, float)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d_exp = g * ctx.out * np.where(base > 0, np.log(np.where(base > 0, base, 1)), 0)
+    return d_base, d_exp
+
+
+register("pow(self: Tensor|Scalar, exponent: Tensor|Scalar) -> Tensor", POINTWISE,
+         lambda xp, a, b: xp.power(a, b), dtype_rule=PROMOTE, scalar=lambda a, b: a ** b,
+         grad=_pow_grad, save=("self", "exponent", "out"), inplace=True)
+_unary("neg", lambda xp, x: xp.negative(x), lambda x: -x, grad=lambda ctx, g: (-g,), dtype_rule=PROMOTE)
+_unary("exp", lambda xp, x: xp.exp(x), E.exp, grad=lambda ctx, g: (g * ctx.out,), save=("out",))
+_unary("log", lambda xp, x: xp.log(x), E.log, grad=lambda ctx, g: (g / ctx.self,), save=("self",))
+_unary("sqrt", lambda xp, x: xp.sqrt(x), E.sqrt, grad=lambda ctx, g: (g / (2 * ctx.out),), save=("out",))
+_unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda x: 1 / E.sqrt(x),
+       grad=lambda ctx, g: (-0.5 * g * ctx.out ** 3,), save=("out",))
+_unary("abs", lambda xp, x: xp.abs(x), E.abs_, grad=lambda ctx, g: (g * ctx.xp.sign(ctx.self),),
+       save=("self",), dtype_rule=PROMOTE)
+_unary("sin", lambda xp, x: xp.sin(x), E.sin, grad=lambda ctx, g: (g * ctx.xp.cos(ctx.self),),
+       save=("self",))
+_unary("cos", lambda xp, x: xp.cos(x), E.cos, grad=lambda ctx, g: (-g * ctx.xp.sin(ctx.self),),
+       save=("self",))
+_unary("tanh", lambda xp, x: xp.tanh(x), E.tanh, grad=lambda ctx, g: (g * (1 - ctx.out * ctx.out),),
+       save=("out",))
+_unary("sigmoid", _sigmoid, lambda x: 1 / (1 + E.exp(-x)),
+       grad=lambda ctx, g: (g * ctx.out * (1 - ctx.out),), save=("out",))
+_unary("erf", erf_kernel, E.erf,
+       grad=lambda ctx, g: (g * TWO_OVER_SQRT_PI * ctx.xp.exp(-ctx.self * ctx.self),),
+       save=("self",))
+_unary("reciprocal", lambda xp, x: 1 / x, lambda x: 1 / x, grad=lambda ctx, g: (-g * ctx.out * ctx.out,),
+       save=("out",))
+_unary("floor", lambda xp, x: xp.floor(x), E.floor, grad=lambda ctx, g: (g * 0,), dtype_rule=PROMOTE)
+_unary("ceil", lambda xp, x: xp.ceil(x), E.ceil, grad=lambda ctx, g: (g * 0,), dtype_rule=PROMOTE)
+_unary("sign", lambda xp, x: xp.sign(x), lambda x: E.select(x > 0, 1, E.select(x < 0, -1, 0)),
+       grad=lambda ctx, g: (g * 0,), dtype_rule=PROMOTE)
+_unary("relu", lambda xp, x: xp.maximum(x, 0), lambda x: E.maximum(x, 0),
+       grad=lambda ctx, g: (g * (ctx.out > 0),), save=("out",), dtype_rule=PROMOTE)
+
+
+def _silu_grad(ctx, g):
+    np = ctx.xp
+    s = _sigmoid(np, ctx.self)
+    return (g * s * (1 + ctx.self * (1 - s)),)
+
+
+_unary("silu", lambda xp, x: x * _sigmoid(xp, x), lambda x: x / (1 + E.exp(-x)), grad=_silu_grad, save=("self",))
+
+
+def _gelu_kernel(xp, x, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + xp.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
+    if approximate != "none":
+        raise RuntimeError(f"approximate argument must be either none or tanh, got '{approximate}'")
+    return 0.5 * x * (1 + erf_kernel(xp, x * INV_SQRT2))
+
+
+def _gelu_scalar(x, approximate):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + E.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
+    return 0.5 * x * (1 + E.erf(x * INV_SQRT2))
+
+
+def _gelu_grad(ctx, g):
+    np = ctx.xp
+    x = ctx.self
+    if ctx.approximate == "tanh":
+        inner = SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)
+        t = np.tanh(inner)
+        d_inner = SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+        return (g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner), None)
+    cdf = 0.5 * (1 + erf_kernel(np, x * INV_SQRT2))
+    pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    return (g * (cdf + x * pdf), None)
+
+
+register("gelu(self: Tensor, approximate: str = 'none') -> Tensor", POINTWISE, _gelu_kernel,
+         dtype_rule=PROMOTE_FLOAT, scalar=_gelu_scalar, grad=_gelu_grad, save=("self",), functional=True,
+         doc="Gaussian error linear unit; approximate='tanh' for the tanh form.")
+register("leaky_relu(self: Tensor, negative_slope: Scalar = 0.01) -> Tensor", POINTWISE,
+         lambda xp, x, slope=0.01: xp.where(x > 0, x, x * slope).astype(x.dtype, copy=False),
+         dtype_rule=PROMOTE, scalar=lambda x, slope: E.select(x > 0, x, x * slope),
+         grad=lambda ctx, g: (g * ctx.xp.where(ctx.self > 0, 1, ctx.negative_slope)
+                              .astype(g.dtype), None),
+         save=("self",), inplace=True, functional=True)
+
+
+def _clamp_kernel(xp, x, lo=None, hi=None):
+    if lo is None and hi is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    out = x
+    if lo is not None:
+        out = xp.maximum(out, lo)
+    if hi is not None:
+        out = xp.minimum(out, hi)
+    return out.astype(xp.result_type(x, lo if lo is not None else hi), copy=False) if out is x else out
+
+
+def _clamp_scalar(x, lo, hi):
+    out = x
+    if lo is not None:
+        out = E.maximum(out, lo)
+    if hi is not None:
+        out = E.minimum(out, hi)
+    return out
+
+
+def _clamp_grad(ctx, g):
+    mask = 1
+    if ctx.min is not None:
+        mask = mask * (ctx.self >= ctx.min)
+    if ctx.max is not None:
+        mask = mask * (ctx.self <= ctx.max)
+    return (g * mask, None, None)
+
+
+register("clamp(self: Tensor, min: Tensor|Scalar? = None, max: Tensor|Scalar? = None) -> Tensor", POINTWISE,
+         _clamp_kernel, dtype_rule=PROMOTE, scalar=_clamp_scalar, grad=_clamp_grad, save=("self",),
+         inplace=True)
+register("where(condition: Tensor, self: Tensor|Scalar, other: Tensor|Scalar) -> Tensor", POINTWISE,
+         lambda xp, c, a, b: xp.where(c, a, b), dtype_rule=PROMOTE, scalar=E.select,
+         grad=lambda ctx, g: (None, g * ctx.condition, g * ~ctx.condition.astype(bool)),
+         save=("condition",), method=False,
+         doc="Elementwise condition ? self : other, broadcasting all three.")
+register("masked_fill(self: Tensor, mask: Tensor, value: Tensor|Scalar) -> Tensor", POINTWISE,
+         lambda xp, x, m, v: xp.where(m, xp.asarray(v, dtype=x.dtype), x),
+         dtype_rule=None, scalar=lambda x, m, v: E.select(m, v, x),
+         shape=lambda x, m, v: TensorType(x.dtype, broadcast_shapes(x.shape, m.shape), x.device),
+         grad=lambda ctx, g: (g * ~ctx.mask.astype(bool), None, None), save=("mask",), inplace=True,
+         doc="self with the elements where mask is True replaced by value.")
+_binary("maximum", lambda xp, a, b: xp.maximum(a, b), E.maximum, inplace=False, save=("self", "other"),
+        grad=lambda ctx, g: (g * (ctx.self >= ctx.other), g * (ctx.self < ctx.other)))
+_binary("minimum", lambda xp, a, b: xp.minimum(a, b), E.minimum, inplace=False, save=("self", "other"),
+        grad=lambda ctx, g: (g * (ctx.self <= ctx.other), g * (ctx.self > ctx.other)))
+for _name, _np_name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
+                        ("gt", "greater"), ("ge", "greater_equal")):
+    _binary(_name, (lambda f: lambda xp, a, b: getattr(xp, f)(a, b))(_np_name),
+            (lambda f: lambda a, b: E.Expr(f, (E.lift(a), E.lift(b))))(_name), dtype_rule=COMPARE,
+            inplace=False)
+_binary("logical_and", lambda xp, a, b: xp.logical_and(a, b), E.and_, dtype_rule=TO_BOOL, inplace=False)
+_binary("logical_or", lambda xp, a, b: xp.logical_or(a, b), E.or_, dtype_rule=TO_BOOL, inplace=False)
+_binary("logical_xor", lambda xp, a, b: xp.logical_xor(a, b), E.ne, dtype_rule=TO_BOOL, inplace=False)
+_unary("logical_not", lambda xp, x: xp.logical_not(x), E.not_, dtype_rule=TO_BOOL, inplace=False)
+_binary("bitwise_and", lambda xp, a, b: xp.bitwise_and(a, b), E.and_, inplace=False)
+_binary("bitwise_or", lambda xp, a, b: xp.bitwise_or(a, b), E.or_, inplace=False)
+_unary("bitwise_not", lambda xp, x: xp.logical_not(x) if x.dtype == bool else xp.invert(x), E.not_,
+       dtype_rule=PROMOTE, inplace=False)
+
+
+def _to_dtype_rule(x, dtype):
+    return TensorType(dtype, x.shape, x.device)
+
+
+register("to.dtype(self: Tensor, dtype: ScalarType) -> Tensor", POINTWISE,
+         lambda xp, x, dtype: x.astype(dtype.np), shape=_to_dtype_rule,
+         scalar=lambda x, dtype: E.cast(x, dtype.name),
+         grad=lambda ctx, g: (g.astype(ctx.self.dtype) if ctx.self.dtype.kind == "f" else None, None),
+         save=("self",), method=False, function=False, doc="A copy converted to dtype.")
+_unary("clone", lambda xp, x: x.copy(), lambda x: x, grad=lambda ctx, g: (g,), dtype_rule=None, inplace=False)

@@ -1,0 +1,74 @@
+"""Scalar ops: sizes of tensors and arithmetic on Python numbers, for traced and scripted graphs."""
+
+from __future__ import annotations
+
+import math
+import operator
+
+from scriptc.types import Bool, Float, Int, ListType, type_of_constant
+
+from . import register
+from .rules import is_unknown, normalize_dim
+from .schema import SCALAR
+
+
+def _type(value):
+    return value.type if is_unknown(value) else type_of_constant(value)
+
+
+def _size_kernel(xp, x, dim):
+    return int(x.shape[normalize_dim(dim, x.ndim, "size")])
+
+
+register("size(self: Tensor, dim: int) -> int", SCALAR, _size_kernel,
+         shape=lambda x, dim: Int, method=False, function=False, doc="The size of one dim.")
+register("size.all(self: Tensor) -> int[]", SCALAR, lambda xp, x: [int(d) for d in x.shape],
+         shape=lambda x: ListType(Int), method=False, function=False)
+register("dim(self: Tensor) -> int", SCALAR, lambda xp, x: int(x.ndim), shape=lambda x: Int,
+         method=False, function=False)
+register("numel(self: Tensor) -> int", SCALAR, lambda xp, x: int(x.size), shape=lambda x: Int,
+         method=False, function=False)
+register("item(self: Tensor) -> Scalar", SCALAR, lambda xp, x: x.item(), method=False, function=False,
+         shape=lambda x: Float if x.dtype is not None and x.dtype.is_floating_point else
+         (Bool if x.dtype is not None and x.dtype.name == "bool" else Int))
+
+
+def _numeric(a, b, int_result=True):
+    ta, tb = _type(a), _type(b)
+    if ta == Float or tb == Float or not int_result:
+        return Float
+    return Int
+
+
+def _binary(name, fn, rule):
+    register(f"{name}.scalar(a: Scalar, b: Scalar) -> Scalar", SCALAR, lambda xp, a, b: fn(a, b),
+             shape=rule, method=False, function=False)
+
+
+for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("floordiv", operator.floordiv), ("mod", operator.mod)):
+    _binary(_name, _fn, _numeric)
+_binary("div", operator.truediv, lambda a, b: Float)
+_binary("pow", operator.pow, lambda a, b: Float if _type(a) == Float or _type(b) == Float else Int)
+_binary("min", min, _numeric)
+_binary("max", max, _numeric)
+for _name, _fn in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+                   ("eq", operator.eq), ("ne", operator.ne)):
+    _binary(_name, _fn, lambda a, b: Bool)
+register("neg.scalar(a: Scalar) -> Scalar", SCALAR, lambda xp, a: -a, shape=lambda a: _type(a),
+         method=False, function=False)
+register("abs.scalar(a: Scalar) -> Scalar", SCALAR, lambda xp, a: abs(a), shape=lambda a: _type(a),
+         method=False, function=False)
+register("not.scalar(a: bool) -> bool", SCALAR, lambda xp, a: not a, shape=lambda a: Bool,
+         method=False, function=False)
+register("int.scalar(a: Scalar) -> int", SCALAR, lambda xp, a: int(a), shape=lambda a: Int,
+         method=False, function=False)
+register("float.scalar(a: Scalar) -> float", SCALAR, lambda xp, a: float(a), shape=lambda a: Float,
+         method=False, function=False)
+register("bool.scalar(a: Scalar) -> bool", SCALAR, lambda xp, a: bool(a), shape=lambda a: Bool,
+         method=False, function=False)
+for _name in ("sqrt", "exp", "log", "sin", "cos", "tanh", "floor", "ceil", "erf"):
+    register(f"math.{_name}(a: float) -> float", SCALAR,
+             (lambda f: lambda xp, a: f(a))(getattr(math, _name)),
+             shape=(lambda n: lambda a: Int if n in ("floor", "ceil") else Float)(_name),
+             method=False, function=False)

@@ -1,0 +1,247 @@
+"""OpDef, the record that describes one op, and the schema-string parser."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from scriptc.types import (
+    SCALAR_TYPES,
+    DictType,
+    ListType,
+    ModuleType,
+    OptionalType,
+    TensorType,
+    TupleType,
+    Type,
+    UnionType,
+)
+
+POINTWISE = "pointwise"
+REDUCTION = "reduction"
+SHAPE = "shape"
+OPAQUE = "opaque"
+RANDOM = "random"
+FACTORY = "factory"
+SCALAR = "scalar"
+KINDS = (POINTWISE, REDUCTION, SHAPE, OPAQUE, RANDOM, FACTORY, SCALAR)
+
+# How an op's output dtype follows from its inputs (used by eager dispatch and shape rules):
+PROMOTE = "promote"              # the promoted input dtype (add, mul, where)
+PROMOTE_FLOAT = "promote_float"  # promoted, and integers become float32 (div, exp, sqrt)
+COMPARE = "compare"              # computed in the promoted dtype, result bool (lt, eq)
+TO_BOOL = "bool"                 # result bool, inputs as they are (logical_and)
+KEEP = None                      # the kernel decides (shape ops, matmul, reductions)
+
+
+class SchemaError(ValueError):
+    """A malformed schema string in the op table (a bug in scriptc, caught at import)."""
+
+
+def parse_type(text: str) -> Type:
+    """Parse a schema or IR type: `Tensor`, `int[]`, `Tensor?`, `List[int]`, `Tensor|Scalar`."""
+    text = text.strip()
+    if "|" in _top_level(text):
+        return UnionType(tuple(parse_type(t) for t in _split_top(text, "|")))
+    if text.endswith("?"):
+        return OptionalType(parse_type(text[:-1]))
+    if text.endswith("[]"):
+        return ListType(parse_type(text[:-2]))
+    if text == "Tensor":
+        return TensorType()
+    if text in SCALAR_TYPES:
+        return SCALAR_TYPES[text]
+    if text.startswith("Module"):
+        return ModuleType(text[7:-1] if text.startswith("Module(") else "")
+    for prefix, build in (("List[", lambda a: ListType(a[0])),
+                          ("Optional[", lambda a: OptionalType(a[0])),
+                          ("Tuple[", lambda a: TupleType(tuple(a))),
+                          ("Dict[", lambda a: DictType(a[0], a[1]))):
+        if text.startswith(prefix) and text.endswith("]"):
+            inner = text[len(prefix):-1]
+            return build([parse_type(p) for p in _split_top(inner, ",")] if inner else [])
+    raise SchemaError(f"unknown type {text!r}")
+
+
+def _top_level(text: str) -> str:
+    """`text` with everything inside brackets removed, to find top-level separators."""
+    depth, out = 0, []
+    for ch in text:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+_NO_DEFAULT = object()
+
+
+def _mentions_tensor(t: Type) -> bool:
+    if isinstance(t, TensorType):
+        return True
+    if isinstance(t, UnionType):
+        return any(_mentions_tensor(o) for o in t.options)
+    if isinstance(t, OptionalType):
+        return _mentions_tensor(t.elem)
+    return False
+
+
+@dataclass(frozen=True)
+class Arg:
+    name: str
+    type: Type
+    default: Any = _NO_DEFAULT
+    kwarg_only: bool = False
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not _NO_DEFAULT
+
+    @property
+    def is_tensor(self) -> bool:
+        return isinstance(self.type, TensorType) or (
+            isinstance(self.type, OptionalType) and isinstance(self.type.elem, TensorType))
+
+    def __str__(self) -> str:
+        text = f"{self.name}: {self.type}"
+        if self.has_default:
+            text += f" = {self.default!r}"
+        return text
+
+
+@dataclass(frozen=True)
+class Schema:
+    name: str
+    args: tuple[Arg, ...]
+    returns: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        parts, star = [], False
+        for a in self.args:
+            if a.kwarg_only and not star:
+                parts.append("*")
+                star = True
+            parts.append(str(a))
+        rets = ", ".join(str(r) for r in self.returns)
+        if len(self.returns) != 1:
+            rets = f"({rets})"
+        return f"{self.name}({', '.join(parts)}) -> {rets}"
+
+
+def parse_schema(text: str) -> Schema:
+    """Parse `name(a: Tensor, b: Scalar = 1, *, out_dtype: ScalarType? = None) -> Tensor`."""
+    try:
+        head, _, ret = text.partition("->")
+        name, _, arglist = head.strip().partition("(")
+        arglist = arglist.rstrip().removesuffix(")")
+        args, kwarg_only = [], False
+        for part in _split_top(arglist, ","):
+            if part == "*":
+                kwarg_only = True
+                continue
+            decl, eq, default = part.partition("=")
+            arg_name, _, type_text = decl.partition(":")
+            value = ast.literal_eval(default.strip()) if eq else _NO_DEFAULT
+            args.append(Arg(arg_name.strip(), parse_type(type_text), value, kwarg_only))
+        ret = ret.strip()
+        if ret.startswith("(") and ret.endswith(")"):
+            returns = tuple(parse_type(r) for r in _split_top(ret[1:-1], ","))
+        else:
+            returns = (parse_type(ret),)
+        return Schema(name.strip(), tuple(args), returns)
+    except (ValueError, SyntaxError) as exc:
+        raise SchemaError(f"bad schema {text!r}: {exc}") from None
+
+
+@dataclass(eq=False)
+class OpDef:
+    """Everything scriptc knows about one op; see DESIGN.md, "The op table".
+
+    kernel(xp, *args) computes it on arrays of the array module `xp`
+    (numpy or cupy), args in schema order. shape(*args) maps input types
+    (TensorType for tensors, the value or None for others) to output types.
+    grad(ctx, grad_output) returns one gradient per schema argument (None
+    where there is none); ctx has the call's arguments by name and `out`.
+    scalar(*exprs) gives the elementwise expression both codegens lower.
+    """
+
+    schema: Schema
+    kind: str
+    kernel: Callable
+    shape: Callable
+    dtype_rule: str | None = KEEP
+    grad: Callable | None = None
+    save: tuple[str, ...] = ()
+    scalar: Callable | None = None
+    view: bool = False
+    aux: bool = False
+    mutates: tuple[str, ...] = ()
+    method: bool = True
+    function: bool = True
+    functional: bool = False
+    inplace: "OpDef | None" = None
+    inplace_of: "OpDef | None" = None
+    doc: str = ""
+    arg_index: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.arg_index = {a.name: i for i, a in enumerate(self.schema.args)}
+        self.tensor_args = tuple(i for i, a in enumerate(self.schema.args) if a.is_tensor)
+        # The arguments whose dtypes decide the result dtype (a where's condition or a mask does not).
+        self.promote_args = tuple(i for i, a in enumerate(self.schema.args)
+                                  if _mentions_tensor(a.type) and a.name not in ("condition", "mask"))
+
+    @property
+    def name(self) -> str:
+        return self.schema.name
+
+    @property
+    def base_name(self) -> str:
+        return self.schema.name.split(".")[0]
+
+    @property
+    def differentiable(self) -> bool:
+        return self.grad is not None
+
+    @property
+    def has_side_effects(self) -> bool:
+        return bool(self.mutates) or self.kind == RANDOM or self.inplace_of is not None
+
+    def bind(self, args: tuple, kwargs: dict) -> tuple:
+        """Arguments in schema order, defaults filled; TypeError naming the schema if they don't fit."""
+        params = self.schema.args
+        if len(args) > len(params):
+            raise TypeError(f"{self.name}() takes {len(params)} arguments but {len(args)} were given\n"
+                            f"  schema: {self.schema}")
+        bound = list(args)
+        for p in params[len(args):]:
+            if p.name in kwargs:
+                bound.append(kwargs[p.name])
+            elif p.has_default:
+                bound.append(p.default)
+            else:
+                raise TypeError(f"{self.name}() missing required argument '{p.name}'\n"
+                                f"  schema: {self.schema}")
+        extra = set(kwargs) - {p.name for p in params[len(args):]}
+        if extra:
+            raise TypeError(f"{self.name}() got an unexpected keyword argument '{sorted(extra)[0]}'\n"
+                            f"  schema: {self.schema}")
+        return tuple(bound)

@@ -1,0 +1,606 @@
+"""Shape ops: views and rearrangements (reshape, permute, slicing, cat, gather, ...)."""
+
+from __future__ import annotations
+
+from scriptc.errors import ShapeError
+from scriptc.types import TensorType
+
+from . import register
+from .rules import UNKNOWN, broadcast_shapes, infer_reshape, is_known, normalize_dim, numel
+from .schema import SHAPE
+
+
+def _t(x: TensorType, shape) -> TensorType:
+    return TensorType(x.dtype, None if shape is None else tuple(shape), x.device)
+
+
+def _unview(ctx, g):
+    return (g.reshape(ctx.self.shape),) + (None,) * (len(ctx.args) - 1)
+
+
+def _reshape_kernel(op_name):
+    def kernel(xp, x, shape):
+        new_shape = infer_reshape(x.shape, [int(s) for s in shape], op_name)
+        if op_name == "view":
+            try:
+                return xp.reshape(x, new_shape, copy=False)
+            except ValueError:
+                raise RuntimeError("view size is not compatible with input tensor's size and stride (at least "
+                                   "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                                   "instead.") from None
+        return xp.reshape(x, new_shape)
+    return kernel
+
+
+def _reshape_rule(x, shape):
+    if not is_known(shape):
+        return _t(x, None)
+    return _t(x, infer_reshape(x.shape, shape))
+
+
+register("reshape(self: Tensor, shape: int[]) -> Tensor", SHAPE, _reshape_kernel("reshape"),
+         shape=_reshape_rule, grad=_unview, view=True, doc="Same data in a new shape (a view when possible).")
+register("view(self: Tensor, size: int[]) -> Tensor", SHAPE, _reshape_kernel("view"), shape=_reshape_rule,
+         grad=_unview, view=True, function=False, doc="A view with a new shape; errors if strides forbid it.")
+
+
+def _flatten_shape(shape, start_dim, end_dim):
+    rank = len(shape)
+    if rank == 0:
+        return (1,)
+    s, e = normalize_dim(start_dim, rank, "flatten"), normalize_dim(end_dim, rank, "flatten")
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    middle = numel(shape[s:e + 1])
+    if middle is None:
+        dims = shape[s:e + 1]
+        middle = dims[0] if len(dims) == 1 else None
+    return tuple(shape[:s]) + (middle,) + tuple(shape[e + 1:])
+
+
+register("flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor", SHAPE,
+         lambda xp, x, start_dim=0, end_dim=-1: xp.reshape(x, _flatten_shape(x.shape, start_dim, end_dim)),
+         shape=lambda x, s=0, e=-1: _t(x, None if x.shape is None else _flatten_shape(x.shape, s, e)),
+         grad=_unview, view=True)
+
+
+def _squeeze_shape(shape, dim):
+    if dim is None:
+        return tuple(d for d in shape if d != 1)
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    axes = {normalize_dim(d, len(shape), "squeeze") for d in dims} if shape else set()
+    return tuple(d for i, d in enumerate(shape) if not (i in axes and d == 1))
+
+
+register("squeeze(self: Tensor, dim: int[]? = None) -> Tensor", SHAPE,
+         lambda xp, x, dim=None: xp.reshape(x, _squeeze_shape(x.shape, dim)),
+         shape=lambda x, dim=None: _t(x, None if x.shape is None or None in x.shape and dim is None
+                                      else _squeeze_shape(x.shape, dim)),
+         grad=_unview, view=True, doc="Removes size-1 dims (only `dim` when given).")
+
+
+def _unsqueeze_shape(shape, dim):
+    d = normalize_dim(dim, len(shape) + 1, "unsqueeze")
+    return tuple(shape[:d]) + (1,) + tuple(shape[d:])
+
+
+register("unsqueeze(self: Tensor, dim: int) -> Tensor", SHAPE,
+         lambda xp, x, dim: xp.reshape(x, _unsqueeze_shape(x.shape, dim)),
+         shape=lambda x, dim: _t(x, None if x.shape is None else _unsqueeze_shape(x.shape, dim)),
+         grad=_unview, view=True)
+
+
+def _check_perm(dims, rank):
+    if len(dims) != rank:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match "
+                           f"the length of the desired ordering of dimensions i.e. input.dim() = {rank} "
+                           f"is not equal to len(dims) = {len(dims)}")
+    axes = [normalize_dim(d, rank, "permute") for d in dims]
+    if len(set(axes)) != rank:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return axes
+
+
+def _permute_grad(ctx, g):
+    axes = _check_perm(ctx.dims, g.ndim)
+    inverse = [0] * len(axes)
+    for i, a in enumerate(axes):
+        inverse[a] = i
+    return (g.transpose(inverse), None)
+
+
+register("permute(self: Tensor, dims: int[]) -> Tensor", SHAPE,
+         lambda xp, x, dims: xp.transpose(x, _check_perm(dims, x.ndim)),
+         shape=lambda x, dims: _t(x, None if x.shape is None or not is_known(dims)
+                                  else [x.shape[a] for a in _check_perm(dims, len(x.shape))]),
+         grad=_permute_grad, view=True)
+
+
+def _transpose_kernel(xp, x, dim0, dim1):
+    if x.ndim == 0:
+        normalize_dim(dim0, 0), normalize_dim(dim1, 0)
+        return x
+    return xp.swapaxes(x, normalize_dim(dim0, x.ndim, "transpose"), normalize_dim(dim1, x.ndim, "transpose"))
+
+
+def _transpose_rule(x, dim0, dim1):
+    if x.shape is None:
+        return x
+    shape = list(x.shape)
+    if shape:
+        a, b = normalize_dim(dim0, len(shape)), normalize_dim(dim1, len(shape))
+        shape[a], shape[b] = shape[b], shape[a]
+    return _t(x, shape)
+
+
+register("transpose(self: Tensor, dim0: int, dim1: int) -> Tensor", SHAPE, _transpose_kernel,
+         shape=_transpose_rule, grad=lambda ctx, g: (_transpose_kernel(ctx.xp, g, ctx.dim0, ctx.dim1), None, None),
+         view=True)
+
+
+def _t_kernel(xp, x):
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return x.T
+
+
+register("t(self: Tensor) -> Tensor", SHAPE, _t_kernel,
+         shape=lambda x: _t(x, None if x.shape is None else tuple(reversed(x.shape))),
+         grad=lambda ctx, g: (g.T,), view=True)
+
+
+def _expand_shape(shape, sizes):
+    sizes = list(sizes)
+    if len(sizes) < len(shape):
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={sizes}): the number of sizes "
+                           f"provided ({len(sizes)}) must be greater or equal to the number of dimensions "
+                           f"in the tensor ({len(shape)})")
+    lead = len(sizes) - len(shape)
+    out = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s == -1:
+                raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension {i}")
+            out.append(s)
+            continue
+        have = shape[i - lead]
+        if s == -1 or s == have:
+            out.append(have)
+        elif have == 1 or not isinstance(have, int) or not isinstance(s, int):
+            out.append(s)
+        else:
+            raise ShapeError(f"The expanded size of the tensor ({s}) must match the existing size ({have}) at "
+                             f"non-singleton dimension {i}.  Target sizes: {sizes}.  Tensor sizes: {list(shape)}")
+    return tuple(out)
+
+
+register("expand(self: Tensor, size: int[]) -> Tensor", SHAPE,
+         lambda xp, x, size: xp.broadcast_to(x, _expand_shape(x.shape, [int(s) for s in size])),
+         shape=lambda x, size: _t(x, None if x.shape is None or not is_known(size) else _expand_shape(x.shape, size)),
+         grad=lambda ctx, g: (g, None), view=True, function=False,
+         doc="A broadcast view (no copy); -1 keeps a dim.")
+register("contiguous(self: Tensor) -> Tensor", SHAPE, lambda xp, x: xp.ascontiguousarray(x),
+         shape=lambda x: x, grad=lambda ctx, g: (g,), view=True, function=False)
+
+
+def _cat_kernel(xp, tensors, dim=0):
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    # Legacy rule kept by PyTorch: 1-d empty tensors are skipped.
+    parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors[:1])
+    rank = parts[0].ndim
+    if rank == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    axis = normalize_dim(dim, rank, "cat")
+    for i, p in enumerate(parts):
+        if p.ndim != rank or any(a != b for j, (a, b) in enumerate(zip(p.shape, parts[0].shape)) if j != axis):
+            raise ShapeError(f"Sizes of tensors must match except in dimension {axis}. Expected size "
+                             f"{list(parts[0].shape)} but got size {list(p.shape)} for tensor number {i} in the list.")
+    dtype = xp.result_type(*parts)
+    return xp.concatenate(parts, axis=axis, dtype=dtype)
+
+
+def _cat_grad(ctx, g):
+    tensors = ctx.tensors
+    parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors[:1])
+    axis = normalize_dim(ctx.dim, parts[0].ndim)
+    grads, start = [], 0
+    for t in tensors:
+        if t.ndim == 1 and t.shape[0] == 0 and t is not parts[0]:
+            grads.append(g[:0] if g.ndim == 1 else ctx.xp.zeros((0,), g.dtype))
+            continue
+        n = t.shape[axis]
+        grads.append(ctx.xp.take(g, range(start, start + n), axis=axis))
+        start += n
+    return (grads, None)
+
+
+def _cat_rule(tensors, dim=0):
+    if not is_known(tensors) or not tensors:
+        return TensorType()
+    from scriptc.types import promote_pair
+    first = tensors[0]
+    dtype = first.dtype
+    for t in tensors[1:]:
+        dtype = None if dtype is None or t.dtype is None else promote_pair(dtype, t.dtype)
+    if any(t.shape is None for t in tensors):
+        return TensorType(dtype, None, first.device)
+    rank = len(first.shape)
+    axis = normalize_dim(dim, rank, "cat")
+    total = 0
+    for t in tensors:
+        d = t.shape[axis]
+        total = None if total is None or not isinstance(d, int) else total + d
+    shape = list(first.shape)
+    shape[axis] = total
+    for i in range(rank):
+        if i != axis:
+            for t in tensors[1:]:
+                shape[i] = broadcast_shapes((shape[i],), (t.shape[i],))[0] if shape[i] != t.shape[i] else shape[i]
+    return TensorType(dtype, tuple(shape), first.device)
+
+
+register("cat(tensors: Tensor[], dim: int = 0) -> Tensor", SHAPE, _cat_kernel, shape=_cat_rule, grad=_cat_grad,
+         method=False, doc="Concatenates along an existing dim.")
+
+
+def _stack_kernel(xp, tensors, dim=0):
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if t.shape != tensors[0].shape:
+            raise ShapeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                             f"entry 0 and {list(t.shape)} at entry {i}")
+    axis = normalize_dim(dim, tensors[0].ndim + 1, "stack")
+    return xp.stack(tensors, axis=axis, dtype=xp.result_type(*tensors))
+
+
+def _stack_rule(tensors, dim=0):
+    if not is_known(tensors) or not tensors or tensors[0].shape is None:
+        return TensorType(tensors[0].dtype if is_known(tensors) and tensors else None)
+    shape = list(tensors[0].shape)
+    shape.insert(normalize_dim(dim, len(shape) + 1), len(tensors))
+    return TensorType(tensors[0].dtype, tuple(shape), tensors[0].device)
+
+
+def _stack_grad(ctx, g):
+    axis = normalize_dim(ctx.dim, g.ndim)
+    return ([ctx.xp.take(g, i, axis=axis) for i in range(g.shape[axis])], None)
+
+
+register("stack(tensors: Tensor[], dim: int = 0) -> Tensor", SHAPE, _stack_kernel, shape=_stack_rule,
+         grad=_stack_grad, method=False, doc="Stacks equal-shaped tensors along a new dim.")
+
+
+def _split_sizes(length, split_size, op_name="split"):
+    if isinstance(split_size, int):
+        if split_size <= 0 and length > 0:
+            raise RuntimeError(f"{op_name} expects split_size be non-negative, but got split_size={split_size}")
+        if split_size == 0:
+            return [0]
+        return [min(split_size, length - i) for i in range(0, max(length, 1), split_size)] or [0]
+    sizes = list(split_size)
+    if sum(sizes) != length:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {length} "
+                           f"(input tensor's size at dimension), but got split_sizes={sizes}")
+    return sizes
+
+
+def _split_kernel(xp, x, split_size, dim=0):
+    axis = normalize_dim(dim, x.ndim, "split")
+    sizes = _split_sizes(x.shape[axis], split_size)
+    out, start = [], 0
+    for s in sizes:
+        index = [slice(None)] * x.ndim
+        index[axis] = slice(start, start + s)
+        out.append(x[tuple(index)])
+        start += s
+    return tuple(out)
+
+
+def _pieces_grad(ctx, g):
+    xp = ctx.xp
+    axis = normalize_dim(ctx.dim, ctx.self.ndim)
+    parts = [gi if gi is not None else xp.zeros(o.shape, dtype=o.dtype) for gi, o in zip(g, ctx.out)]
+    return (xp.concatenate(parts, axis=axis),) + (None,) * (len(ctx.args) - 1)
+
+
+def _split_rule(x, split_size, dim=0):
+    if x.shape is None or not is_known(split_size):
+        return _t(x, None)
+    axis = normalize_dim(dim, len(x.shape), "split")
+    length = x.shape[axis]
+    if not isinstance(length, int):
+        return _t(x, None)
+    shapes = []
+    for s in _split_sizes(length, split_size):
+        shape = list(x.shape)
+        shape[axis] = s
+        shapes.append(_t(x, shape))
+    return tuple(shapes)
+
+
+register("split(self: Tensor, split_size: int|int[], dim: int = 0) -> Tensor[]", SHAPE, _split_kernel,
+         shape=_split_rule, grad=_pieces_grad, view=True,
+         doc="Pieces of split_size along dim (the last may be smaller), or of the listed sizes.")
+
+
+def _chunk_size(length, chunks):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    return max(-(-length // chunks), 1) if length else 1
+
+
+register("chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor[]", SHAPE,
+         lambda xp, x, chunks, dim=0: _split_kernel(
+             xp, x, _chunk_size(x.shape[normalize_dim(dim, x.ndim, "chunk")], chunks), dim),
+         shape=lambda x, chunks, dim=0: _split_rule(
+             x, _chunk_size(x.shape[normalize_dim(dim, len(x.shape))], chunks)
+             if x.shape is not None and is_known(chunks) and isinstance(x.shape[normalize_dim(dim, len(x.shape))], int)
+             else UNKNOWN, dim),
+         grad=_pieces_grad, view=True)
+
+
+def _narrow_kernel(xp, x, dim, start, length):
+    axis = normalize_dim(dim, x.ndim, "narrow")
+    size = x.shape[axis]
+    if start < 0:
+        start += size
+    if not (0 <= start <= size) or length < 0 or start + length > size:
+        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    index = [slice(None)] * x.ndim
+    index[axis] = slice(start, start + length)
+    return x[tuple(index)]
+
+
+def _scatter_back(xp, shape, dtype, index, g):
+    out = xp.zeros(shape, dtype=dtype)
+    out[index] = g
+    return out
+
+
+def _narrow_grad(ctx, g):
+    x = ctx.self
+    axis = normalize_dim(ctx.dim, x.ndim)
+    start = ctx.start + x.shape[axis] if ctx.start < 0 else ctx.start
+    index = [slice(None)] * x.ndim
+    index[axis] = slice(start, start + ctx.length)
+    return (_scatter_back(ctx.xp, x.shape, g.dtype, tuple(index), g), None, None, None)
+
+
+def _replace_dim(x, dim, size):
+    if x.shape is None:
+        return _t(x, None)
+    shape = list(x.shape)
+    shape[normalize_dim(dim, len(shape))] = size
+    return _t(x, shape)
+
+
+register("narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor", SHAPE, _narrow_kernel,
+         shape=lambda x, dim, start, length: _replace_dim(x, dim, length if is_known(length) else None),
+         grad=_narrow_grad, view=True)
+
+
+def _select_kernel(xp, x, dim, index):
+    if x.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    axis = normalize_dim(dim, x.ndim, "select")
+    size = x.shape[axis]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {axis} with size {size}")
+    # The trailing Ellipsis keeps a 0-d result a view (x[i] alone would copy out a numpy scalar).
+    return x[(slice(None),) * axis + (index, Ellipsis)]
+
+
+def _select_grad(ctx, g):
+    x = ctx.self
+    key = [slice(None)] * x.ndim
+    key[normalize_dim(ctx.dim, x.ndim)] = ctx.index
+    return (_scatter_back(ctx.xp, x.shape, g.dtype, tuple(key), g), None, None)
+
+
+def _select_rule(x, dim, index):
+    if x.shape is None:
+        return _t(x, None)
+    axis = normalize_dim(dim, len(x.shape), "select")
+    return _t(x, x.shape[:axis] + x.shape[axis + 1:])
+
+
+register("select(self: Tensor, dim: int, index: int) -> Tensor", SHAPE, _select_kernel, shape=_select_rule,
+         grad=_select_grad, view=True, doc="x[..., index, ...] at dim: removes that dim.")
+
+
+def _slice_key(x, dim, start, end, step):
+    if step is None:
+        step = 1
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    key = [slice(None)] * x.ndim
+    key[normalize_dim(dim, x.ndim, "slice")] = slice(start, end, step)
+    return tuple(key)
+
+
+def _slice_rule(x, dim=0, start=None, end=None, step=1):
+    if x.shape is None:
+        return _t(x, None)
+    axis = normalize_dim(dim, len(x.shape), "slice")
+    size = x.shape[axis]
+    if isinstance(size, int) and all(v is None or isinstance(v, int) for v in (start, end, step)):
+        return _replace_dim(x, dim, len(range(*slice(start, end, step or 1).indices(size))))
+    if start in (None, 0) and end is None and step in (None, 1):
+        return x
+    return _replace_dim(x, dim, None)
+
+
+register("slice(self: Tensor, dim: int = 0, start: int? = None, end: int? = None, step: int = 1) -> Tensor", SHAPE,
+         lambda xp, x, dim=0, start=None, end=None, step=1: x[_slice_key(x, dim, start, end, step)],
+         shape=_slice_rule,
+         grad=lambda ctx, g: (_scatter_back(ctx.xp, ctx.self.shape, g.dtype,
+                                            _slice_key(ctx.self, ctx.dim, ctx.start, ctx.end, ctx.step), g),
+                              None, None, None, None),
+         view=True, method=False, function=False, doc="x[start:end:step] along dim, a view.")
+
+
+def _index_key(xp, x, indices):
+    if len(indices) > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim} (got {len(indices)})")
+    key = []
+    for i, idx in enumerate(indices):
+        if idx is None:
+            key.append(slice(None))
+            continue
+        if idx.dtype.kind == "f":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if idx.dtype == bool:
+            for j, (a, b) in enumerate(zip(idx.shape, x.shape[len(key):])):
+                if a != b:
+                    raise IndexError(f"The shape of the mask [{', '.join(map(str, idx.shape))}] at index {j} does "
+                                     f"not match the shape of the indexed tensor [{', '.join(map(str, x.shape))}] "
+                                     f"at index {i + j}")
+        else:
+            size = x.shape[len(key)]
+            if idx.size and (idx.max() >= size or idx.min() < -size):
+                bad = int(idx.max()) if idx.max() >= size else int(idx.min())
+                raise IndexError(f"index {bad} is out of bounds for dimension {len(key)} with size {size}")
+        key.append(idx)
+    return tuple(key)
+
+
+def _index_grad(ctx, g):
+    xp = ctx.xp
+    out = xp.zeros(ctx.self.shape, dtype=g.dtype)
+    xp.add.at(out, _index_key(xp, ctx.self, ctx.indices), g)
+    return (out, None)
+
+
+def _index_rule(x, indices):
+    return TensorType(x.dtype, None, x.device)
+
+
+register("index(self: Tensor, indices: Tensor?[]) -> Tensor", SHAPE,
+         lambda xp, x, indices: x[_index_key(xp, x, indices)], shape=_index_rule, grad=_index_grad,
+         save=("self",), method=False, function=False, doc="Advanced indexing by integer or bool tensors.")
+
+
+def _index_put_kernel(xp, x, indices, values, accumulate=False):
+    key = _index_key(xp, x, indices)
+    out = x.copy()
+    if accumulate:
+        xp.add.at(out, key, values)
+    else:
+        out[key] = values
+    return out
+
+
+def _index_put_grad(ctx, g):
+    xp = ctx.xp
+    key = _index_key(xp, ctx.self, ctx.indices)
+    g_self = g.copy()
+    if not ctx.accumulate:
+        g_self[key] = 0
+    g_values = g[key]
+    return (g_self, None, g_values, None)
+
+
+register("index_put(self: Tensor, indices: Tensor?[], values: Tensor, accumulate: bool = False) -> Tensor", SHAPE,
+         _index_put_kernel, shape=lambda x, indices, values, accumulate=False: x, grad=_index_put_grad,
+         inplace=True, function=False, doc="self with self[indices] = values (or += with accumulate).")
+
+
+def _index_select_kernel(xp, x, dim, index):
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.dtype.kind not in "iu":
+        raise IndexError(f"index_select(): Expected dtype int32/int64 for index but got: {index.dtype}")
+    axis = normalize_dim(dim, x.ndim, "index_select") if x.ndim else 0
+    size = x.shape[axis] if x.ndim else 1
+    if index.size and (index.max() >= size or index.min() < -size):
+        raise IndexError("index out of range in self")
+    return xp.take(x, index.reshape(-1), axis=axis) if x.ndim else x.reshape(()).copy()
+
+
+def _index_select_grad(ctx, g):
+    xp, x = ctx.xp, ctx.self
+    axis = normalize_dim(ctx.dim, x.ndim) if x.ndim else 0
+    out = xp.zeros(x.shape, dtype=g.dtype)
+    key = [slice(None)] * x.ndim
+    key[axis] = ctx.index.reshape(-1)
+    xp.add.at(out, tuple(key), g)
+    return (out, None, None)
+
+
+register("index_select(self: Tensor, dim: int, index: Tensor) -> Tensor", SHAPE, _index_select_kernel,
+         shape=lambda x, dim, index: _replace_dim(x, dim, index.shape[0] if index.shape else 1)
+         if x.shape else x,
+         grad=_index_select_grad, save=("self",))
+
+
+def _gather_key(xp, x, dim, index):
+    axis = normalize_dim(dim, x.ndim, "gather")
+    if index.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if index.dtype.kind not in "iu":
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    for d in range(x.ndim):
+        if d != axis and index.shape[d] > x.shape[d]:
+            raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                               f"smaller than self {list(x.shape)} apart from dimension {axis}")
+    if index.size and (index.max() >= x.shape[axis] or index.min() < -x.shape[axis]):
+        raise RuntimeError(f"index {int(index.max())} is out of bounds for dimension {axis} with size {x.shape[axis]}")
+    grid = list(xp.indices(index.shape, sparse=True))
+    grid[axis] = index
+    return tuple(grid)
+
+
+def _gather_grad(ctx, g):
+    xp = ctx.xp
+    out = xp.zeros(ctx.self.shape, dtype=g.dtype)
+    xp.add.at(out, _gather_key(xp, ctx.self, ctx.dim, ctx.index), g)
+    return (out, None, None)
+
+
+register("gather(self: Tensor, dim: int, index: Tensor) -> Tensor", SHAPE,
+         lambda xp, x, dim, index: x[_gather_key(xp, x, dim, index)],
+         shape=lambda x, dim, index: TensorType(x.dtype, index.shape, x.device), grad=_gather_grad, save=("self",))
+
+
+def _repeat_kernel(xp, x, repeats):
+    repeats = tuple(int(r) for r in repeats)
+    if len(repeats) < x.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
+                           "of tensor")
+    return xp.tile(x.reshape((1,) * (len(repeats) - x.ndim) + x.shape), repeats)
+
+
+def _repeat_grad(ctx, g):
+    repeats = tuple(ctx.repeats)
+    shape = (1,) * (len(repeats) - ctx.self.ndim) + ctx.self.shape
+    split = []
+    for r, s in zip(repeats, shape):
+        split.extend((r, s))
+    summed = g.reshape(split).sum(axis=tuple(range(0, 2 * len(repeats), 2)))
+    return (summed.reshape(ctx.self.shape), None)
+
+
+def _repeat_rule(x, repeats):
+    if x.shape is None or not is_known(repeats):
+        return _t(x, None)
+    shape = (1,) * (len(repeats) - len(x.shape)) + tuple(x.shape)
+    return _t(x, [s * r if isinstance(s, int) and isinstance(r, int) else None for s, r in zip(shape, repeats)])
+
+
+register("repeat(self: Tensor, repeats: int[]) -> Tensor", SHAPE, _repeat_kernel, shape=_repeat_rule,
+         grad=_repeat_grad, function=False, doc="Tiles the tensor repeats[i] times along dim i.")
+register("flip(self: Tensor, dims: int[]) -> Tensor", SHAPE,
+         lambda xp, x, dims: xp.flip(x, tuple(normalize_dim(d, x.ndim, "flip") for d in dims)),
+         shape=lambda x, dims: x,
+         grad=lambda ctx, g: (ctx.xp.flip(g, tuple(normalize_dim(d, g.ndim) for d in ctx.dims)), None))
+
+
+def _copy_kernel(xp, dst, src):
+    return xp.broadcast_to(xp.asarray(src, dtype=dst.dtype), dst.shape).copy()
+
+
+register("copy(self: Tensor, src: Tensor|Scalar) -> Tensor", SHAPE, _copy_kernel,
+         shape=lambda dst, src: dst, grad=lambda ctx, g: (None, g), inplace=True, function=False,
+         doc="src broadcast into self's shape and dtype; copy_ writes it into self.")

@@ -1,0 +1,336 @@
+"""dtypes, devices and the value types shared by the op table, the IR and tensors.
+
+This is the leaf of the package: it imports nothing from scriptc, so the op
+table, the IR and the eager layer can all describe values the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type, named and ordered as in PyTorch (`scriptc.float32`)."""
+
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "category")
+
+    def __init__(self, name: str, np_dtype: np.dtype, category: int):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.is_floating_point = category == FLOAT
+        self.is_signed = category != BOOL
+        self.category = category
+
+    def __repr__(self) -> str:
+        return f"scriptc.{self.name}"
+
+    def __reduce__(self):
+        return (dtype_from_name, (self.name,))
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    def to_real(self) -> "dtype":
+        return self
+
+
+BOOL, INT, FLOAT = 0, 1, 2
+
+bool_ = dtype("bool", np.bool_, BOOL)
+int32 = dtype("int32", np.int32, INT)
+int64 = dtype("int64", np.int64, INT)
+float16 = dtype("float16", np.float16, FLOAT)
+float32 = dtype("float32", np.float32, FLOAT)
+float64 = dtype("float64", np.float64, FLOAT)
+uint8 = dtype("uint8", np.uint8, INT)
+int8 = dtype("int8", np.int8, INT)
+int16 = dtype("int16", np.int16, INT)
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+DTYPES_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NUMPY = {d.np: d for d in ALL_DTYPES}
+# Promotion order inside one category (PyTorch's lattice restricted to our types).
+_RANK = {d: i for i, d in enumerate(ALL_DTYPES)}
+
+DEFAULT_FLOAT = float32
+
+
+def dtype_from_name(name: str) -> dtype:
+    """The dtype named `name` ('float32', 'int64', ...); KeyError if unknown."""
+    return DTYPES_BY_NAME[name]
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The scriptc dtype for a numpy dtype; TypeError for one scriptc lacks."""
+    try:
+        return _BY_NUMPY[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(f"can't convert np.ndarray of type {np.dtype(np_dtype)}; "
+                        f"the supported types are: {', '.join(d.name for d in ALL_DTYPES)}") from None
+
+
+def promote_pair(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both `a` and `b` convert to without losing their category."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.category == INT and {a, b} == {uint8, int8}:
+        return int16
+    return a if _RANK[a] > _RANK[b] else b
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype a Python scalar takes when it becomes a tensor (`tensor(1.0)` is float32)."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    return DEFAULT_FLOAT
+
+
+def result_type(participants) -> dtype:
+    """PyTorch's type promotion over (dtype, priority) pairs.
+
+    priority 2 is a tensor with dims, 1 a 0-d tensor, 0 a Python scalar: the
+    highest category wins, and inside it the operands of the highest priority
+    that have that category decide (so `int_tensor + 2.5` is float32 and
+    `float32_tensor + float64_0d_tensor` stays float32).
+    """
+    category = max(d.category for d, _ in participants)
+    best = None
+    best_priority = -1
+    for d, priority in participants:
+        if d.category != category:
+            continue
+        if priority > best_priority:
+            best, best_priority = d, priority
+        elif priority == best_priority:
+            best = promote_pair(best, d)
+    if best_priority == 0 and category == FLOAT:
+        return DEFAULT_FLOAT
+    return best
+
+
+class device:
+    """Where a tensor lives: `device("cpu")`, `device("cuda")`, `device("cuda", 1)`."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: Union[str, "device"], index: int | None = None):
+        if isinstance(type, device):
+            self.type, self.index = type.type, type.index
+            return
+        if not isinstance(type, str):
+            raise TypeError(f"device() expects a string like 'cpu' or 'cuda:0', got {type!r}")
+        if ":" in type:
+            type, _, idx = type.partition(":")
+            if index is not None or not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
+            index = int(idx)
+        if type not in ("cpu", "cuda"):
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+        self.type = type
+        self.index = index
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+
+CPU = device("cpu")
+
+# ----------------------------------------------------------------------------
+# Value types of the IR and of op schemas.
+#
+# A tensor dim is an int (concrete), a str (a named symbol such as "B") or None
+# (unknown). Types are immutable and compare structurally.
+
+Dim = Union[int, str, None]
+
+
+class Type:
+    """Base of all value types; `str(t)` is the IR text form."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+@dataclass(frozen=True, eq=True)
+class TensorType(Type):
+    """`Tensor(float32, [B, 16])`: dtype and shape may each be unknown (None)."""
+
+    dtype: dtype | None = None
+    shape: tuple[Dim, ...] | None = None
+    device: str = "cpu"
+
+    def __str__(self) -> str:
+        if self.dtype is None and self.shape is None and self.device == "cpu":
+            return "Tensor"
+        parts = [self.dtype.name if self.dtype is not None else "?"]
+        if self.shape is not None:
+            parts.append("[" + ", ".join("?" if d is None else str(d) for d in self.shape) + "]")
+        if self.device != "cpu":
+            parts.append(self.device)
+        return f"Tensor({', '.join(parts)})"
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
+
+
+@dataclass(frozen=True)
+class ScalarType(Type):
+    """`int`, `float`, `bool`, `str`, `None`, `Device`, `ScalarType` (a dtype value)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class ListType(Type):
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"List[{self.elem}]"
+
+
+@dataclass(frozen=True)
+class TupleType(Type):
+    elems: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return f"Tuple[{', '.join(str(e) for e in self.elems)}]"
+
+
+@dataclass(frozen=True)
+class OptionalType(Type):
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"Optional[{self.elem}]"
+
+
+@dataclass(frozen=True)
+class DictType(Type):
+    key: Type
+    value: Type
+
+    def __str__(self) -> str:
+        return f"Dict[{self.key}, {self.value}]"
+
+
+@dataclass(frozen=True)
+class ModuleType(Type):
+    """The type of `self` (and of submodules) in a module's graph: `Module(fc1)`."""
+
+    path: str = ""
+
+    def __str__(self) -> str:
+        return f"Module({self.path})" if self.path else "Module"
+
+
+@dataclass(frozen=True)
+class UnionType(Type):
+    """Only in op schemas: an argument that takes any of several types (`Tensor|Scalar`)."""
+
+    options: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return "|".join(str(o) for o in self.options)
+
+
+Int = ScalarType("int")
+Float = ScalarType("float")
+Bool = ScalarType("bool")
+Str = ScalarType("str")
+NoneType = ScalarType("None")
+DeviceT = ScalarType("Device")
+DType = ScalarType("ScalarType")
+# "Scalar" = int | float | bool in schemas, like TorchScript's Scalar.
+Scalar = ScalarType("Scalar")
+AnyTensor = TensorType()
+
+SCALAR_TYPES = {t.name: t for t in (Int, Float, Bool, Str, NoneType, DeviceT, DType, Scalar)}
+
+
+def is_subtype(actual: Type, expected: Type) -> bool:
+    """Whether a value of type `actual` may be passed where `expected` is declared."""
+    if expected == actual:
+        return True
+    if isinstance(expected, UnionType):
+        return any(is_subtype(actual, o) for o in expected.options)
+    if isinstance(expected, TensorType):
+        if not isinstance(actual, TensorType):
+            return False
+        return ((expected.dtype is None or expected.dtype is actual.dtype)
+                and (expected.shape is None or expected.shape == actual.shape))
+    if expected is Scalar:
+        return actual in (Int, Float, Bool, Scalar)
+    if expected is Float:
+        return actual in (Int, Bool)
+    if expected is Int:
+        return actual is Bool
+    if isinstance(expected, OptionalType):
+        return actual is NoneType or is_subtype(actual, expected.elem) or (
+            isinstance(actual, OptionalType) and is_subtype(actual.elem, expected.elem))
+    if isinstance(expected, ListType) and isinstance(actual, ListType):
+        return is_subtype(actual.elem, expected.elem)
+    if isinstance(expected, TupleType) and isinstance(actual, TupleType):
+        return len(expected.elems) == len(actual.elems) and all(
+            is_subtype(a, e) for a, e in zip(actual.elems, expected.elems))
+    if isinstance(expected, ListType) and isinstance(actual, TupleType):
+        return all(is_subtype(a, expected.elem) for a in actual.elems)
+    return False
+
+
+def type_of_constant(value) -> Type:
+    """The IR type of a Python constant (a `prim::Constant` value)."""
+    if value is None:
+        return NoneType
+    if isinstance(value, bool):
+        return Bool
+    if isinstance(value, int):
+        return Int
+    if isinstance(value, float):
+        return Float
+    if isinstance(value, str):
+        return Str
+    if isinstance(value, dtype):
+        return DType
+    if isinstance(value, device):
+        return DeviceT
+    if isinstance(value, (list, tuple)):
+        elems = tuple(type_of_constant(v) for v in value)
+        if isinstance(value, tuple):
+            return TupleType(elems)
+        if not elems:
+            return ListType(Int)
+        first = elems[0]
+        if all(e == first for e in elems):
+            return ListType(first)
+        if all(e in (Int, Float) for e in elems):
+            return ListType(Float)
+        return ListType(Scalar)
+    raise TypeError(f"no IR type for constant {value!r}")
