@@ -386,16 +386,15 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
     for index, t in enumerate(diff_inputs):
         analytic = np.zeros(t.shape) if t.grad is None else t.grad._data.astype(np.float64)
         numeric = np.zeros(t.shape)
-        flat = t._data.reshape(-1)
-        num_flat = numeric.reshape(-1)
-        for i in range(flat.size):
-            orig = flat[i]
-            flat[i] = orig + eps
+        data = t._data
+        for idx in np.ndindex(*data.shape):
+            orig = data[idx]
+            data[idx] = orig + eps
             plus = scalarize(outputs_of(), weights)
-            flat[i] = orig - eps
+            data[idx] = orig - eps
             minus = scalarize(outputs_of(), weights)
-            flat[i] = orig
-            num_flat[i] = (plus - minus) / (2 * eps)
+            data[idx] = orig
+            numeric[idx] = (plus - minus) / (2 * eps)
         if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
             worst = int(np.argmax(np.abs(analytic - numeric)))
             message = (f"Jacobian mismatch for input {index} (shape {list(t.shape)}): at flat index {worst} "

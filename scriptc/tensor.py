@@ -501,8 +501,8 @@ def _unwrap(op, args):
             arrays[i] = a._data
             if a.requires_grad:
                 needs_grad = True
-        elif type(a) in (list, tuple) and a and isinstance(a[0], Tensor):
-            arrays[i] = [t._data if isinstance(t, Tensor) else np.asarray(t) for t in a]
+        elif type(a) in (list, tuple) and any(isinstance(t, Tensor) for t in a):
+            arrays[i] = [t._data if isinstance(t, Tensor) else t for t in a]
             if any(isinstance(t, Tensor) and t.requires_grad for t in a):
                 needs_grad = True
     return arrays, needs_grad
@@ -566,7 +566,8 @@ def call(op, args: tuple):
 def _grad_inputs(args):
     """Per argument: the Tensor, the list of Tensors, or None, for the autograd Node."""
     return tuple(a if isinstance(a, Tensor) else
-                 (list(a) if type(a) in (list, tuple) and a and isinstance(a[0], Tensor) else None) for a in args)
+                 ([t if isinstance(t, Tensor) else None for t in a]
+                  if type(a) in (list, tuple) and any(isinstance(t, Tensor) for t in a) else None) for a in args)
 
 
 def _wrap_output(op, out, args) -> Tensor:

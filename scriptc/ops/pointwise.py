@@ -75,7 +75,8 @@ register("div(self: Tensor|Scalar, other: Tensor|Scalar, *, rounding_mode: str? 
          save=("self", "other"), inplace=True, doc="True division (ints give float32), or rounded.")
 _binary("floor_divide", lambda xp, a, b: xp.floor_divide(a, b), lambda a, b: E.floor(a / b), reflected=True)
 _binary("remainder", lambda xp, a, b: xp.remainder(a, b), lambda a, b: a - E.floor(a / b) * b,
-        grad=lambda ctx, g: (g, None), reflected=True)
+        grad=lambda ctx, g: (g, -g * ctx.xp.floor_divide(ctx.self, ctx.other)), save=("self", "other"),
+        reflected=True)
 
 
 def _pow_grad(ctx, g):
