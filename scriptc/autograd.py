@@ -145,7 +145,7 @@ def record(op, args, in_tensors, out_arrays, aux, xp):
             continue
         value = in_tensors[op.arg_index[name]]
         if isinstance(value, Tensor):
-            versions.append((name, value, value._vc[0]))
+            versions.append((f"argument '{name}'", value._vc, value._vc[0], value))
     n_outputs = len(out_arrays) if isinstance(out_arrays, tuple) else 1
     ctx = SavedContext(op, args, out_arrays, aux, xp)
     return Node(op, ctx, in_tensors, versions, n_outputs)
@@ -162,13 +162,20 @@ def _sum_to(g, shape):
     return g.reshape(shape)
 
 
+def watch_output(node, tensor) -> None:
+    """Record the version of an output the gradient formula reads (ops that save 'out')."""
+    node.versions.append(("output 0", tensor._vc, tensor._vc[0], None))
+
+
 def _check_versions(node):
-    for name, tensor, version in node.versions:
-        if tensor._vc[0] != version:
+    for what, vc, version, tensor in node.versions:
+        if vc[0] != version:
+            described = f"[{tensor.dtype.name} {list(tensor.shape)}], " if tensor is not None else ""
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{tensor.dtype.name} {list(tensor.shape)}], which is argument '{name}' of "
-                f"{node.name()}, is at version {tensor._vc[0]}; expected version {version} instead.")
+                f"operation: {described}which is {what} of {node.name()}, is at version {vc[0]}; expected "
+                f"version {version} instead. Hint: the operation that modified it came after the one that "
+                "saved it; use out-of-place ops or .clone() before the in-place one.")
 
 
 def _topological_order(roots):

@@ -322,6 +322,12 @@ class Tensor:
         return self
 
     # --- shape helpers that are compositions of table ops --------------------------
+    def contiguous(self, memory_format=None) -> "Tensor":
+        """self when already contiguous (as PyTorch), else a contiguous copy."""
+        if self._data.flags.c_contiguous:
+            return self
+        return call(_ops.OPS["contiguous"], (self,))
+
     def view_as(self, other: "Tensor") -> "Tensor":
         return self.view(other.shape)
 
@@ -336,10 +342,10 @@ class Tensor:
         return self.fill_(0)
 
     def fill_(self, value) -> "Tensor":
-        return call(_COPY.inplace, (self, value))
+        return call_inplace(_COPY.inplace, (self, value))
 
     def copy_(self, src, non_blocking: bool = False) -> "Tensor":
-        return call(_COPY.inplace, (self, src))
+        return call_inplace(_COPY.inplace, (self, src))
 
     def uniform_(self, a: float = 0.0, b: float = 1.0) -> "Tensor":
         from scriptc.ops.factory import generator
@@ -558,6 +564,8 @@ def call(op, args: tuple):
                 t.requires_grad = True
                 t.grad_fn = node
                 t._out_index = i
+        if "out" in op.save:
+            autograd.watch_output(node, outs[0])
     if _tracer[0] is not None:
         _tracer[0].record(op, args, outs)
     return result
@@ -605,10 +613,11 @@ def call_inplace(op, args: tuple) -> Tensor:
     tracer = _tracer[0]
     _tracer[0] = None
     try:
-        old = wrap(target._data) if grad_flow else None
         if grad_flow:
-            old.requires_grad, old.grad_fn, old._out_index, old._vc = (
-                target.requires_grad, target.grad_fn, target._out_index, target._vc)
+            # The pure op sees the old value: a copy when its gradient formula reads it, since the
+            # write below overwrites target's storage.
+            old = wrap(target._data.copy() if "self" in pure.save else target._data)
+            old.requires_grad, old.grad_fn, old._out_index = target.requires_grad, target.grad_fn, target._out_index
             result = call(pure, (old,) + tuple(args[1:]))
         else:
             with autograd.no_grad():
@@ -628,7 +637,9 @@ def call_inplace(op, args: tuple) -> Tensor:
         target.requires_grad = True
         target.grad_fn = result.grad_fn
         target._out_index = 0
-        # The node's output is now `target`'s data; its saved 'out' must not be read after a later write.
+        if "out" in pure.save:
+            # The formula reads the output, which now lives in target's storage.
+            target.grad_fn.versions[-1] = ("output 0", target._vc, target._vc[0], None)
     if tracer is not None:
         tracer.record_inplace(op, args, target)
     return target
