@@ -109,13 +109,16 @@ class BatchNorm2d(Module):
     """Batch normalization over (N, C, H, W); tracks running_mean/var with `momentum` in training."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None):
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
+        self.affine, self.track_running_stats, self.use_bias = affine, track_running_stats, bias
         if affine:
             self.weight = Parameter(wrap(np.ones(num_features, dtype=(dtype or float32).np)))
-            self.bias = Parameter(wrap(np.zeros(num_features, dtype=(dtype or float32).np)))
+            if bias:
+                self.bias = Parameter(wrap(np.zeros(num_features, dtype=(dtype or float32).np)))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -147,7 +150,8 @@ class BatchNorm2d(Module):
                             self.weight, self.bias, use_batch_stats, momentum, self.eps)
 
     def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+        bias = f", bias={self.use_bias}" if self.affine else ""
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}{bias}, "
                 f"track_running_stats={self.track_running_stats}")
 
 
