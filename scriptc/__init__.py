@@ -50,7 +50,7 @@ def get_default_dtype() -> dtype:
 
 
 def is_tensor(obj) -> bool:
-    from scriptc.tensor import Tensor
+    from scriptc.tensors import Tensor
     return isinstance(obj, Tensor)
 
 
@@ -60,7 +60,7 @@ def numel(t) -> int:
 
 def from_dlpack(obj):
     import numpy as np
-    from scriptc.tensor import from_numpy
+    from scriptc.tensors import from_numpy
     return from_numpy(np.from_dlpack(obj))
 
 
@@ -69,14 +69,16 @@ def __getattr__(name: str):
         return importlib.import_module(f"scriptc.{name}")
     if name in _FROM_TENSOR:
         from scriptc import bindings  # noqa: F401  (installs the Tensor methods)
-        return getattr(importlib.import_module("scriptc.tensor"), name)
+        return getattr(importlib.import_module("scriptc.tensors"), name)
     if name in _FROM_AUTOGRAD:
         return getattr(importlib.import_module("scriptc.autograd"), name)
     if name == "inference_mode":
         return importlib.import_module("scriptc.autograd").no_grad
     from scriptc import bindings
     if name in bindings.FUNCTIONS:
-        return bindings.FUNCTIONS[name]
+        value = bindings.FUNCTIONS[name]
+        globals()[name] = value  # later lookups skip this function
+        return value
     raise AttributeError(f"module 'scriptc' has no attribute '{name}'")
 
 

@@ -137,7 +137,7 @@ def _flat_inputs(inputs):
 
 def record(op, args, in_tensors, out_arrays, aux, xp):
     """Attach a Node for this call to its outputs; called by eager dispatch when grad is needed."""
-    from scriptc.tensor import Tensor
+    from scriptc.tensors import Tensor
 
     versions = []
     for name in op.save:
@@ -201,7 +201,7 @@ def _topological_order(roots):
 def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
     """The engine. Returns {id(target tensor): grad array} when `targets` is given (autograd.grad);
     otherwise accumulates into leaves' `.grad`."""
-    from scriptc.tensor import Tensor, wrap
+    from scriptc.tensors import Tensor, wrap
 
     buffers: dict[int, list] = {}
     leaf_grads: dict[int, tuple] = {}
@@ -283,7 +283,7 @@ def _accumulate_leaf(tensor, g, leaf_grads):
 
 
 def _root_grads(tensors, grad_tensors, who: str):
-    from scriptc.tensor import Tensor
+    from scriptc.tensors import Tensor
 
     grads = []
     for t, g in zip(tensors, grad_tensors):
@@ -308,7 +308,7 @@ def _root_grads(tensors, grad_tensors, who: str):
 
 
 def _as_list(x):
-    from scriptc.tensor import Tensor
+    from scriptc.tensors import Tensor
 
     if isinstance(x, Tensor):
         return [x]
@@ -335,7 +335,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
          allow_unused: bool = False) -> tuple:
     """The gradients of `outputs` w.r.t. `inputs`, returned (not accumulated into `.grad`)."""
-    from scriptc.tensor import wrap
+    from scriptc.tensors import wrap
 
     if create_graph:
         raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by scriptc")
@@ -364,7 +364,7 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
     Inputs that require grad must be float64 tensors. Returns True, or raises (or returns False
     with raise_exception=False) naming the input and the worst element.
     """
-    from scriptc.tensor import Tensor, wrap
+    from scriptc.tensors import Tensor, wrap
 
     inputs = tuple(inputs)
     diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]

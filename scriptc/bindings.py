@@ -10,7 +10,7 @@ import keyword
 
 from scriptc import ops
 from scriptc.ops.schema import FACTORY, RANDOM, Arg, OpDef
-from scriptc.tensor import Tensor, _size_arg, call, call_inplace
+from scriptc.tensors import Tensor, _size_arg, call, call_inplace
 from scriptc.types import ListType, OptionalType, Scalar, ScalarType, TensorType, UnionType
 
 # Methods and functions whose first list argument may also be given as varargs: x.view(2, 3), zeros(2, 3).
@@ -178,14 +178,3 @@ Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: call(ops.OPS["abs"], (self,))
 Tensor.__invert__ = lambda self: call(ops.OPS["bitwise_not"], (self,))
 Tensor.__hash__ = object.__hash__
-
-
-def _claim_tensor_name() -> None:
-    """`scriptc.tensor` is the factory function, as in PyTorch, not the module that defines it."""
-    import scriptc
-    from scriptc.tensor import tensor
-
-    scriptc.tensor = tensor
-
-
-_claim_tensor_name()

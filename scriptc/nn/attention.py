@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scriptc.tensor import Tensor, wrap
+from scriptc.tensors import Tensor, wrap
 from scriptc.types import float32
 
 from . import functional as F

@@ -7,7 +7,7 @@ import math
 import warnings
 
 from scriptc.ops import OPS
-from scriptc.tensor import Tensor, call, call_inplace
+from scriptc.tensors import Tensor, call, call_inplace
 
 
 def _op(name, *args):

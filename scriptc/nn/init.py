@@ -8,7 +8,7 @@ import numpy as np
 
 from scriptc import autograd
 from scriptc.ops.factory import generator
-from scriptc.tensor import Tensor
+from scriptc.tensors import Tensor
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from scriptc import autograd
-from scriptc.tensor import Tensor, wrap
+from scriptc.tensors import Tensor, wrap
 from scriptc.types import float32, int64
 
 from . import functional as F

@@ -8,7 +8,7 @@ from typing import Any, Iterator, NamedTuple
 import numpy as np
 
 from scriptc import autograd
-from scriptc.tensor import Tensor, _tensor_repr, wrap
+from scriptc.tensors import Tensor, _tensor_repr, wrap
 from scriptc.types import dtype as Dtype
 from scriptc.types import float16, float32, float64
 

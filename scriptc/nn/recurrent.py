@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from scriptc.tensor import Tensor, wrap
+from scriptc.tensors import Tensor, wrap
 from scriptc.types import float32
 
 from . import functional as F

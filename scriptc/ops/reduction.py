@@ -42,14 +42,17 @@ def _require_float(x, op_name):
 def _sum_kernel(xp, x, dim=None, keepdim=False, dtype=None):
     axes = axes_of(x, dim, "sum")
     out_dtype = dtype.np if dtype is not None else (x.dtype if x.dtype.kind == "f" else xp.int64)
-    return xp.asarray(xp.sum(x, axis=axes, keepdims=keepdim, dtype=out_dtype))
+    return xp.asarray(xp.add.reduce(x, axis=axes, keepdims=keepdim, dtype=out_dtype))
 
 
 def _mean_kernel(xp, x, dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         x = x.astype(dtype.np)
     _require_float(x, "mean")
-    return xp.asarray(xp.mean(x, axis=axes_of(x, dim, "mean"), keepdims=keepdim))
+    axes = axes_of(x, dim, "mean")
+    count = x.size if axes is None else math.prod(x.shape[a] for a in axes)
+    total = xp.add.reduce(x, axis=axes, keepdims=keepdim, dtype=x.dtype)
+    return xp.asarray(xp.true_divide(total, count if count else xp.nan), dtype=x.dtype)
 
 
 def _sum_grad(ctx, g):

@@ -94,6 +94,10 @@ def _split_top(text: str, sep: str) -> list[str]:
 _NO_DEFAULT = object()
 
 
+def _is_tensor_list(t: Type) -> bool:
+    return isinstance(t, ListType) and _mentions_tensor(t.elem)
+
+
 def _mentions_tensor(t: Type) -> bool:
     if isinstance(t, TensorType):
         return True
@@ -205,6 +209,7 @@ class OpDef:
     def __post_init__(self):
         self.arg_index = {a.name: i for i, a in enumerate(self.schema.args)}
         self.tensor_args = tuple(i for i, a in enumerate(self.schema.args) if a.is_tensor)
+        self.tensor_list_args = tuple(i for i, a in enumerate(self.schema.args) if _is_tensor_list(a.type))
         # The arguments whose dtypes decide the result dtype (a where's condition or a mask does not).
         self.promote_args = tuple(i for i, a in enumerate(self.schema.args)
                                   if _mentions_tensor(a.type) and a.name not in ("condition", "mask"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from scriptc.errors import ShapeError
 from scriptc.types import TensorType
 
@@ -18,17 +20,28 @@ def _unview(ctx, g):
     return (g.reshape(ctx.self.shape),) + (None,) * (len(ctx.args) - 1)
 
 
+def _storage_root(array):
+    while isinstance(array.base, type(array)):
+        array = array.base
+    return array
+
+
+def _same_storage(a, b) -> bool:
+    """Whether a and b are views of one buffer (a reshape that had to copy is not)."""
+    return _storage_root(a) is _storage_root(b)
+
+
 def _reshape_kernel(op_name):
     def kernel(xp, x, shape):
-        new_shape = infer_reshape(x.shape, [int(s) for s in shape], op_name)
-        if op_name == "view":
-            try:
-                return xp.reshape(x, new_shape, copy=False)
-            except ValueError:
-                raise RuntimeError("view size is not compatible with input tensor's size and stride (at least "
-                                   "one dimension spans across two contiguous subspaces). Use .reshape(...) "
-                                   "instead.") from None
-        return xp.reshape(x, new_shape)
+        new_shape = tuple(shape)
+        if -1 in new_shape or math.prod(new_shape) != x.size:
+            new_shape = infer_reshape(x.shape, [int(s) for s in shape], op_name)
+        out = x.reshape(new_shape)
+        if op_name == "view" and x.size and not _same_storage(out, x):
+            raise RuntimeError("view size is not compatible with input tensor's size and stride (at least "
+                               "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                               "instead.")
+        return out
     return kernel
 
 

@@ -7,7 +7,7 @@ from typing import Iterable
 
 import numpy as np
 
-from scriptc.tensor import Tensor
+from scriptc.tensors import Tensor
 
 
 class Optimizer:

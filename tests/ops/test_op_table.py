@@ -11,7 +11,7 @@ import scriptc
 from scriptc import ops
 from scriptc.autograd import gradcheck
 from scriptc.ops import expr
-from scriptc.tensor import Tensor, call, call_inplace, wrap
+from scriptc.tensors import Tensor, call, call_inplace, wrap
 
 from .cases import CASES, STOCHASTIC, Bool, Int, unwrap
 

@@ -473,9 +473,36 @@ def _promote_signature(a):
     return type(a)
 
 
+def _cast_dtype(op, args):
+    """The numpy dtype inputs must be cast to before the kernel, or None when numpy already computes
+    in PyTorch's result dtype (the common case: tensors of one dtype, weak Python scalars)."""
+    shared = None
+    uniform = True
+    scalar_kind = 0
+    for i in op.promote_args:
+        a = args[i]
+        if isinstance(a, Tensor):
+            d = a._data.dtype
+            if shared is None:
+                shared = d
+            elif d is not shared:
+                uniform = False
+                break
+        elif isinstance(a, float):
+            scalar_kind = 2
+        elif isinstance(a, int) and not isinstance(a, bool) and scalar_kind < 1:
+            scalar_kind = 1
+    if uniform and shared is not None:
+        kind = shared.kind
+        if kind == "f" or (kind in "iu" and scalar_kind < 2) or (kind == "b" and scalar_kind == 0):
+            if op.dtype_rule != PROMOTE_FLOAT or kind == "f":
+                return None
+    return _compute_dtype(op, args)
+
+
 def _compute_dtype(op, args):
     """The numpy dtype the op computes in (inputs are cast to it), from PyTorch's promotion rules."""
-    key = (op.dtype_rule,) + tuple(_promote_signature(args[i]) for i in op.promote_args)
+    key = (op.dtype_rule,) + tuple([_promote_signature(args[i]) for i in op.promote_args])
     try:
         return _dtype_cache[key]
     except KeyError:
@@ -507,9 +534,11 @@ def _unwrap(op, args):
             arrays[i] = a._data
             if a.requires_grad:
                 needs_grad = True
-        elif type(a) in (list, tuple) and any(isinstance(t, Tensor) for t in a):
-            arrays[i] = [t._data if isinstance(t, Tensor) else t for t in a]
-            if any(isinstance(t, Tensor) and t.requires_grad for t in a):
+    for i in op.tensor_list_args:
+        items = args[i]
+        if type(items) in (list, tuple):
+            arrays[i] = [t._data if isinstance(t, Tensor) else t for t in items]
+            if any(isinstance(t, Tensor) and t.requires_grad for t in items):
                 needs_grad = True
     return arrays, needs_grad
 
@@ -533,7 +562,7 @@ def call(op, args: tuple):
     """Run one op-table op eagerly on bound arguments (schema order); the only path to a kernel."""
     arrays, needs_grad = _unwrap(op, args)
     if op.dtype_rule is not None:
-        compute = _compute_dtype(op, args)
+        compute = _cast_dtype(op, args)
         if compute is not None:
             for i in op.promote_args:
                 a = arrays[i]
@@ -548,7 +577,7 @@ def call(op, args: tuple):
         out, aux = out
     record = needs_grad and op.grad is not None and _mode.enabled
     if type(out) is np.ndarray:
-        result = _wrap_output(op, out, args)
+        result = _wrap_output(op, out, args) if op.view else wrap(out)
         outs = (result,)
     elif isinstance(out, (tuple, list)):
         outs = tuple(_wrap_output(op, o, args) for o in out)
@@ -558,7 +587,7 @@ def call(op, args: tuple):
         result = _wrap_output(op, np.asarray(out), args)
         outs = (result,)
     if record:
-        node = autograd.record(op, arrays, _grad_inputs(args), out, aux, np)
+        node = autograd.record(op, arrays, _grad_inputs(op, args), out, aux, np)
         for i, t in enumerate(outs):
             if t._data.dtype.kind == "f":
                 t.requires_grad = True
@@ -571,17 +600,25 @@ def call(op, args: tuple):
     return result
 
 
-def _grad_inputs(args):
+def _grad_inputs(op, args):
     """Per argument: the Tensor, the list of Tensors, or None, for the autograd Node."""
-    return tuple(a if isinstance(a, Tensor) else
-                 ([t if isinstance(t, Tensor) else None for t in a]
-                  if type(a) in (list, tuple) and any(isinstance(t, Tensor) for t in a) else None) for a in args)
+    inputs = [a if isinstance(a, Tensor) else None for a in args]
+    for i in op.tensor_list_args:
+        if type(args[i]) in (list, tuple):
+            inputs[i] = [t if isinstance(t, Tensor) else None for t in args[i]]
+    return inputs
+
+
+def _root(array: np.ndarray):
+    while array.base is not None and isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
 
 
 def _wrap_output(op, out, args) -> Tensor:
     if op.view:
         src = args[0]
-        if isinstance(src, Tensor) and np.may_share_memory(out, src._data):
+        if isinstance(src, Tensor) and _root(out) is _root(src._data):
             return _view_of(src, out)
     return wrap(out)
 
@@ -957,3 +994,7 @@ def _tensor_repr(t: Tensor, prefix: str = "tensor(") -> str:
     parts.append(")")
     return "".join(parts)
 
+
+
+# Tensor's op methods and operators are generated from the op table.
+from scriptc import bindings  # noqa: E402,F401

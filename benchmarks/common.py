@@ -1,0 +1,63 @@
+"""Shared helpers for the benchmark scripts: timing, optional peers, and the ratio table."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+# Peers that spin their worker threads would starve ours on 2 cores (DESIGN.md, Runtime).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def optional(module: str):
+    try:
+        return __import__(module)
+    except ImportError:
+        return None
+
+
+def timeit(fn, min_time: float = 0.2, repeat: int = 5) -> float:
+    """Median seconds per call over `repeat` rounds of at least `min_time` each."""
+    fn()
+    n = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_time / 4:
+            break
+        n *= 4
+    per_round = max(1, int(n * (min_time / max(elapsed, 1e-9))))
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(per_round):
+            fn()
+        samples.append((time.perf_counter() - start) / per_round)
+    return statistics.median(samples)
+
+
+def fmt_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:8.2f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:8.2f} ms"
+    return f"{seconds:8.2f} s "
+
+
+def table(title: str, rows: list[tuple[str, dict[str, float]]], baseline: str, ours: str = "scriptc") -> str:
+    """Rows of timings by implementation, with each column's ratio to `baseline` (>1 = faster than it)."""
+    columns = []
+    for _, timings in rows:
+        for k in timings:
+            if k not in columns:
+                columns.append(k)
+    header = f"{'case':<34}" + "".join(f"{c:>14}" for c in columns) + f"{ours + ' vs ' + baseline:>22}"
+    lines = [title, header, "-" * len(header)]
+    for name, timings in rows:
+        cells = "".join(f"{fmt_time(timings[c]) if c in timings else '-':>14}" for c in columns)
+        ratio = timings[baseline] / timings[ours] if baseline in timings and ours in timings else float("nan")
+        lines.append(f"{name:<34}{cells}{ratio:>21.2f}x")
+    return "\n".join(lines)

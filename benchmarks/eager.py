@@ -1,0 +1,81 @@
+"""Eager mode: per-op overhead on tiny tensors, and one training step of a 784-512-512-10 MLP at batch 64.
+
+Prints time per call for scriptc, numpy and torch (when installed) and scriptc's ratio to torch
+(above 1 means scriptc is faster). Targets (issue: eager tensors): the training step no slower than
+torch eager; per-op overhead within 2x of torch's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from common import optional, table, timeit
+
+import scriptc
+
+torch = optional("torch")
+if torch is not None:
+    torch.set_num_threads(2)
+
+
+def per_op_rows():
+    a_np, b_np = np.random.rand(10).astype(np.float32), np.random.rand(10).astype(np.float32)
+    a, b = scriptc.tensor(a_np), scriptc.tensor(b_np)
+    cases = {
+        "add (a + b)": (lambda: a + b, lambda: np.add(a_np, b_np), lambda x, y: x + y),
+        "mul by scalar (a * 2.0)": (lambda: a * 2.0, lambda: a_np * 2.0, lambda x, y: x * 2.0),
+        "exp": (lambda: a.exp(), lambda: np.exp(a_np), lambda x, y: x.exp()),
+        "relu": (lambda: scriptc.relu(a), lambda: np.maximum(a_np, 0), lambda x, y: torch.relu(x)),
+        "sum()": (lambda: a.sum(), lambda: a_np.sum(), lambda x, y: x.sum()),
+        "view(2, 5)": (lambda: a.view(2, 5), lambda: a_np.reshape(2, 5), lambda x, y: x.view(2, 5)),
+        "matmul 10x10": None,
+    }
+    m_np = np.random.rand(10, 10).astype(np.float32)
+    m = scriptc.tensor(m_np)
+    cases["matmul 10x10"] = (lambda: m @ m, lambda: m_np @ m_np, None)
+    rows = []
+    if torch is not None:
+        ta, tb, tm = torch.tensor(a_np), torch.tensor(b_np), torch.tensor(m_np)
+    for name, (ours, numpy_fn, torch_fn) in cases.items():
+        timings = {"scriptc": timeit(ours), "numpy": timeit(numpy_fn)}
+        if torch is not None:
+            timings["torch"] = timeit((lambda f: lambda: f(ta, tb))(torch_fn) if torch_fn else lambda: tm @ tm)
+        rows.append((name, timings))
+    return rows
+
+
+def mlp(T):
+    return T.nn.Sequential(T.nn.Linear(784, 512), T.nn.ReLU(), T.nn.Linear(512, 512), T.nn.ReLU(),
+                           T.nn.Linear(512, 10))
+
+
+def training_step_row():
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((64, 784)).astype(np.float32)
+    y_np = rng.integers(0, 10, 64)
+    timings = {}
+    for name, T in (("scriptc", scriptc), ("torch", torch)):
+        if T is None:
+            continue
+        model = mlp(T)
+        opt = T.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        x, y = T.tensor(x_np), T.tensor(y_np)
+
+        def step():
+            loss = T.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        timings[name] = timeit(step, min_time=0.5)
+    return [("train step MLP 784-512-512-10 b64", timings)]
+
+
+def main():
+    baseline = "torch" if torch is not None else "numpy"
+    print(table("Per-op overhead on 10-element float32 tensors (time per call)", per_op_rows(), baseline))
+    print()
+    print(table("Training step: forward + backward + SGD(momentum) step", training_step_row(), baseline))
+
+
+if __name__ == "__main__":
+    main()
