@@ -16,11 +16,10 @@ from scriptc import autograd
 from scriptc import ops as _ops
 from scriptc.errors import ShapeError
 from scriptc.ops import rules as _rules
-from scriptc.ops.schema import PROMOTE_FLOAT, TO_BOOL
+from scriptc.ops.execute import run_kernel
 from scriptc.types import (
     CPU,
     DEFAULT_FLOAT,
-    TensorType,
     bool_,
     device,
     dtype,
@@ -30,7 +29,6 @@ from scriptc.types import (
     from_numpy_dtype,
     int32,
     int64,
-    result_type,
     scalar_dtype,
 )
 
@@ -464,67 +462,6 @@ def _check_device(dev: device) -> None:
 
 # --- dispatch ---------------------------------------------------------------------------
 
-_dtype_cache: dict = {}
-
-
-def _promote_signature(a):
-    if isinstance(a, Tensor):
-        return (a._data.dtype, a._data.ndim == 0)
-    return type(a)
-
-
-def _cast_dtype(op, args):
-    """The numpy dtype inputs must be cast to before the kernel, or None when numpy already computes
-    in PyTorch's result dtype (the common case: tensors of one dtype, weak Python scalars)."""
-    shared = None
-    uniform = True
-    scalar_kind = 0
-    for i in op.promote_args:
-        a = args[i]
-        if isinstance(a, Tensor):
-            d = a._data.dtype
-            if shared is None:
-                shared = d
-            elif d is not shared:
-                uniform = False
-                break
-        elif isinstance(a, float):
-            scalar_kind = 2
-        elif isinstance(a, int) and not isinstance(a, bool) and scalar_kind < 1:
-            scalar_kind = 1
-    if uniform and shared is not None:
-        kind = shared.kind
-        if kind == "f" or (kind in "iu" and scalar_kind < 2) or (kind == "b" and scalar_kind == 0):
-            if op.dtype_rule != PROMOTE_FLOAT or kind == "f":
-                return None
-    return _compute_dtype(op, args)
-
-
-def _compute_dtype(op, args):
-    """The numpy dtype the op computes in (inputs are cast to it), from PyTorch's promotion rules."""
-    key = (op.dtype_rule,) + tuple([_promote_signature(args[i]) for i in op.promote_args])
-    try:
-        return _dtype_cache[key]
-    except KeyError:
-        pass
-    participants = []
-    for i in op.promote_args:
-        a = args[i]
-        if isinstance(a, Tensor):
-            participants.append((from_numpy_dtype(a._data.dtype), 1 if a._data.ndim == 0 else 2))
-        elif isinstance(a, (bool, int, float)):
-            participants.append((scalar_dtype(a), 0))
-    if not participants:
-        _dtype_cache[key] = None
-        return None
-    compute = result_type(participants)
-    if op.dtype_rule == PROMOTE_FLOAT and not compute.is_floating_point:
-        compute = DEFAULT_FLOAT
-    result = None if op.dtype_rule == TO_BOOL else compute.np
-    _dtype_cache[key] = result
-    return result
-
-
 def _unwrap(op, args):
     """Arrays in place of Tensors (also inside lists); whether any input requires grad."""
     arrays = list(args)
@@ -543,35 +480,10 @@ def _unwrap(op, args):
     return arrays, needs_grad
 
 
-def _kernel_error(op, args, exc: Exception):
-    """Turn numpy's internal message into PyTorch's, via the op's shape rule where it knows better."""
-    metas = [TensorType(a.dtype, tuple(a._data.shape)) if isinstance(a, Tensor) else
-             [TensorType(t.dtype, tuple(t._data.shape)) for t in a]
-             if type(a) in (list, tuple) and a and isinstance(a[0], Tensor) else a for a in args]
-    try:
-        op.shape(*metas)
-    except (ShapeError, RuntimeError, IndexError) as better:
-        raise type(better)(f"{op.name}: {better}") from None
-    except Exception:
-        pass
-    shapes = ", ".join(str(list(a._data.shape)) for a in args if isinstance(a, Tensor))
-    raise ShapeError(f"{op.name}(): invalid arguments for input shapes {shapes}: {exc}") from None
-
-
 def call(op, args: tuple):
     """Run one op-table op eagerly on bound arguments (schema order); the only path to a kernel."""
     arrays, needs_grad = _unwrap(op, args)
-    if op.dtype_rule is not None:
-        compute = _cast_dtype(op, args)
-        if compute is not None:
-            for i in op.promote_args:
-                a = arrays[i]
-                if type(a) is np.ndarray and a.dtype != compute:
-                    arrays[i] = a.astype(compute)
-    try:
-        out = op.kernel(np, *arrays)
-    except ValueError as exc:
-        _kernel_error(op, args, exc)
+    out = run_kernel(op, np, arrays)
     aux = None
     if op.aux:
         out, aux = out

@@ -34,7 +34,7 @@ OPS: dict[str, OpDef] = {}
 _OVERLOADS: dict[str, list[OpDef]] = {}
 
 
-def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, **fields) -> OpDef:
+def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, **fields) -> OpDef:  # noqa: F811
     """Declare one op. Pointwise ops get the broadcasting rule unless given one;
     `inplace=True` also declares the `name_` variant that writes into its first argument."""
     from . import rules

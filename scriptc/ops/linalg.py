@@ -432,7 +432,7 @@ def _batch_norm_kernel(xp, x, running_mean, running_var, weight=None, bias=None,
 
 
 def _batch_norm_grad(ctx, g):
-    xp, x, w = ctx.xp, ctx.input, ctx.weight
+    x, w = ctx.input, ctx.weight
     mean, invstd = ctx.aux
     shape = _channel_shape(x)
     axes = (0,) + tuple(range(2, x.ndim))

@@ -67,7 +67,7 @@ class Optimizer:
     def _params_with_grad(self, group):
         for p in group["params"]:
             if p.grad is not None:
-                yield p, p._data, p.grad._data, self.state.setdefault(id(p), {})
+                yield p._data, p.grad._data, self.state.setdefault(id(p), {})
 
     def step(self, closure=None):
         loss = None
@@ -115,7 +115,7 @@ class SGD(Optimizer):
     def _update(self, group):
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-        for p, data, grad, state in self._params_with_grad(group):
+        for data, grad, state in self._params_with_grad(group):
             d_p = -grad if maximize else grad
             if weight_decay != 0:
                 d_p = d_p + weight_decay * data
@@ -152,7 +152,7 @@ class Adam(Optimizer):
     def _update(self, group):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
-        for p, data, grad, state in self._params_with_grad(group):
+        for data, grad, state in self._params_with_grad(group):
             if maximize:
                 grad = -grad
             if not state:

@@ -204,7 +204,7 @@ def test_scalar_expression_matches_reference(name, index):
     tensor_like = [isinstance(v, (np.ndarray, bool, int, float)) and not isinstance(v, str) for v in bound]
     exprs, inputs = [], []
     for v, is_value in zip(bound, tensor_like):
-        if is_value and not (v is None):
+        if is_value and v is not None:
             exprs.append(expr.var(len(inputs)))
             inputs.append(np.asarray(v))
         else:

@@ -1,0 +1,193 @@
+"""The IR's text form (TorchScript-like, read back by parser.py) and `.code`, a Python-like rendering."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+
+from scriptc.types import device, dtype
+
+from .graph import Block, Graph, Node, Value
+
+_NAME_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Namer:
+    """Stable printed names: a value's name hint when free, else the next number."""
+
+    def __init__(self):
+        self.names: dict[int, str] = {}
+        self.taken: set[str] = set()
+        self.counter = 0
+
+    def __call__(self, v: Value) -> str:
+        key = id(v)
+        if key in self.names:
+            return self.names[key]
+        hint = v.name
+        if hint and _NAME_OK.match(hint):
+            name, n = hint, 0
+            while name in self.taken:
+                n += 1
+                name = f"{hint}.{n}"
+        else:
+            while str(self.counter) in self.taken:
+                self.counter += 1
+            name = str(self.counter)
+            self.counter += 1
+        self.taken.add(name)
+        self.names[key] = name
+        return name
+
+
+def format_attr(value) -> str:
+    """An attribute value in the IR's literal syntax (parsed back by parser.parse_attr_value)."""
+    if value is None or isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, dtype):
+        return value.name
+    if isinstance(value, device):
+        return f'Device("{value}")'
+    if isinstance(value, list):
+        return "[" + ", ".join(format_attr(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(format_attr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, np.ndarray):
+        flat = [format_attr(v) for v in value.reshape(-1).tolist()]
+        return f"array({value.dtype.name if value.dtype != bool else 'bool'}, {list(value.shape)}, [{', '.join(flat)}])"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)}: {format_attr(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"attribute of type {type(value).__name__} has no IR text form")
+
+
+def _node_line(node: Node, name: Namer) -> str:
+    outs = ", ".join(f"%{name(o)} : {o.type}" for o in node.outputs)
+    attrs = ""
+    if node.attrs:
+        attrs = "[" + ", ".join(f"{k}={format_attr(v)}" for k, v in node.attrs.items()) + "]"
+    args = ", ".join(f"%{name(v)}" for v in node.inputs)
+    text = f"{outs} = {node.op}{attrs}({args})" if outs else f"= {node.op}{attrs}({args})"
+    if node.loc is not None:
+        text += f" # {node.loc}"
+    return text
+
+
+def _print_block(block: Block, name: Namer, indent: int, lines: list[str]) -> None:
+    pad = " " * indent
+    for node in block:
+        lines.append(pad + _node_line(node, name))
+        for i, b in enumerate(node.blocks):
+            params = ", ".join(f"%{name(p)} : {p.type}" for p in b.params)
+            lines.append(f"{pad}  block{i}({params}):")
+            _print_block(b, name, indent + 4, lines)
+            lines.append(f"{pad}    -> ({', '.join('%' + name(r) for r in b.returns)})")
+
+
+def print_graph(graph: Graph) -> str:
+    """The graph as text: `graph(%x : Tensor(float32, [B, 4])):` then one node per line."""
+    name = Namer()
+    params = ", ".join(f"%{name(p)} : {p.type}" for p in graph.inputs)
+    lines = [f"graph({params}):"]
+    _print_block(graph.block, name, 2, lines)
+    lines.append(f"  return ({', '.join('%' + name(v) for v in graph.outputs)})")
+    return "\n".join(lines) + "\n"
+
+
+# --- .code -----------------------------------------------------------------------
+
+def _py_name(name: Namer, v: Value) -> str:
+    text = name(v)
+    return text.replace(".", "_") if not text[0].isdigit() else f"_{text}"
+
+
+def _code_expr(node: Node, name: Namer) -> str:
+    args = [_py_name(name, v) for v in node.inputs]
+    op = node.op
+    if op == "prim::Constant":
+        value = node.attrs.get("value")
+        return f"<tensor {list(value.shape)}>" if isinstance(value, np.ndarray) else format_attr(value)
+    if op == "prim::GetAttr":
+        return f"{args[0]}.{node.attrs['name']}"
+    if op == "prim::TupleConstruct":
+        return "(" + ", ".join(args) + ("," if len(args) == 1 else "") + ")"
+    if op == "prim::ListConstruct":
+        return "[" + ", ".join(args) + "]"
+    if op == "prim::DictConstruct":
+        keys = node.attrs["keys"]
+        return "{" + ", ".join(f"{json.dumps(k)}: {a}" for k, a in zip(keys, args)) + "}"
+    if op in ("prim::TupleUnpack", "prim::ListUnpack"):
+        return args[0]
+    if op == "prim::TupleIndex":
+        return f"{args[0]}[{node.attrs['index']}]"
+    if op == "prim::Call":
+        return f"{node.attrs['function']}({', '.join(args)})"
+    return f"{op.replace('::', '.')}({', '.join(args)})"
+
+
+def _code_block(block: Block, name: Namer, indent: int, lines: list[str]) -> None:
+    pad = "    " * indent
+    for node in block:
+        outs = ", ".join(_py_name(name, o) for o in node.outputs)
+        if node.op == "prim::If":
+            lines.append(f"{pad}if {_py_name(name, node.inputs[0])}:")
+            for i, b in enumerate(node.blocks):
+                if i == 1:
+                    lines.append(f"{pad}else:")
+                _code_block(b, name, indent + 1, lines)
+                if node.outputs:
+                    lines.append(f"{pad}    {outs} = {', '.join(_py_name(name, r) for r in b.returns)}")
+                elif not len(b):
+                    lines.append(f"{pad}    pass")
+        elif node.op == "prim::Loop":
+            body = node.blocks[0]
+            carried_in = [_py_name(name, v) for v in node.inputs[2:]]
+            params = [_py_name(name, p) for p in body.params]
+            for p, v in zip(params[1:], carried_in):
+                lines.append(f"{pad}{p} = {v}")
+            lines.append(f"{pad}{params[0]} = 0")
+            lines.append(f"{pad}_continue = {_py_name(name, node.inputs[1])}")
+            lines.append(f"{pad}while {params[0]} < {_py_name(name, node.inputs[0])} and _continue:")
+            _code_block(body, name, indent + 1, lines)
+            rets = [_py_name(name, r) for r in body.returns]
+            lines.append(f"{pad}    _continue = {rets[0]}")
+            for p, r in zip(params[1:], rets[1:]):
+                lines.append(f"{pad}    {p} = {r}")
+            lines.append(f"{pad}    {params[0]} += 1")
+            for o, p in zip(node.outputs, params[1:]):
+                lines.append(f"{pad}{_py_name(name, o)} = {p}")
+        elif node.op == "prim::FusionGroup":
+            lines.append(f"{pad}# fusion group")
+            body = node.blocks[0]
+            for p, v in zip(body.params, node.inputs):
+                lines.append(f"{pad}{_py_name(name, p)} = {_py_name(name, v)}")
+            _code_block(body, name, indent, lines)
+            lines.append(f"{pad}{outs} = {', '.join(_py_name(name, r) for r in body.returns)}")
+        elif node.outputs:
+            lines.append(f"{pad}{outs} = {_code_expr(node, name)}")
+        else:
+            lines.append(f"{pad}{_code_expr(node, name)}")
+
+
+def graph_code(graph: Graph, method: str = "forward") -> str:
+    """Readable Python-like source of the graph, for `.code`."""
+    name = Namer()
+    params = ", ".join(f"{_py_name(name, p)}: {p.type}" for p in graph.inputs)
+    lines = [f"def {method}({params}):"]
+    _code_block(graph.block, name, 1, lines)
+    rets = [_py_name(name, v) for v in graph.outputs]
+    lines.append(f"    return {', '.join(rets) if len(rets) != 1 else rets[0]}" if rets else "    return None")
+    return "\n".join(lines) + "\n"

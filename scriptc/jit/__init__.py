@@ -1,0 +1,5 @@
+"""scriptc.jit: tracing and scripting into the IR, and the ScriptModule they produce."""
+
+from scriptc.errors import TracerWarning  # noqa: F401
+from scriptc.jit.module import ScriptFunction, ScriptModule, TracedModule  # noqa: F401
+from scriptc.jit.trace import TracingCheckError, trace  # noqa: F401

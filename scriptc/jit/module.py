@@ -1,0 +1,159 @@
+"""ScriptModule, TracedModule and ScriptFunction: callable graphs with their module's state."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from scriptc.ir.graph import Graph
+from scriptc.ir.printer import graph_code
+from scriptc.runtime.interpreter import Interpreter, ModuleValue
+from scriptc.tensors import Tensor, wrap
+
+
+def to_runtime(value) -> Any:
+    """Tensors (also inside tuples, lists and dicts) as numpy arrays for the runtime."""
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, tuple):
+        return tuple(to_runtime(v) for v in value)
+    if isinstance(value, list):
+        return [to_runtime(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_runtime(v) for k, v in value.items()}
+    return value
+
+
+def from_runtime(value) -> Any:
+    """Arrays coming back from the runtime as Tensors (recursively)."""
+    if isinstance(value, np.ndarray):
+        return wrap(value)
+    if isinstance(value, tuple):
+        return tuple(from_runtime(v) for v in value)
+    if isinstance(value, list):
+        return [from_runtime(v) for v in value]
+    if isinstance(value, dict):
+        return {k: from_runtime(v) for k, v in value.items()}
+    return value
+
+
+class ScriptFunction:
+    """A compiled free function: call it like the original; `.graph` and `.code` show what it runs."""
+
+    def __init__(self, graph: Graph, functions: dict[str, Graph] | None = None):
+        self.graph = graph
+        self.functions = dict(functions or {})
+        self._interpreter = Interpreter(graph, self.functions)
+
+    @property
+    def name(self) -> str:
+        return self.graph.name
+
+    @property
+    def code(self) -> str:
+        return graph_code(self.graph, self.graph.name)
+
+    def __call__(self, *args):
+        outputs = self._interpreter.run([to_runtime(a) for a in args])
+        return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
+
+    def __repr__(self) -> str:
+        return f"<ScriptFunction {self.name}>"
+
+
+class ScriptModule:
+    """A module compiled to graphs (`forward` and exported methods) that shares the original's state.
+
+    `.graph` is forward's graph, `.code` its readable source; parameters, buffers and state_dict are
+    the original module's (updates to them show through).
+    """
+
+    def __init__(self, module, graphs: dict[str, Graph], functions: dict[str, Graph] | None = None):
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_graphs", dict(graphs))
+        object.__setattr__(self, "_functions", dict(functions or {}))
+        object.__setattr__(self, "_interpreters", {name: Interpreter(g, self._functions) for name, g in graphs.items()})
+        object.__setattr__(self, "_state", None)
+
+    @property
+    def graph(self) -> Graph:
+        return self._graphs["forward"]
+
+    @property
+    def graphs(self) -> dict[str, Graph]:
+        return dict(self._graphs)
+
+    @property
+    def code(self) -> str:
+        return graph_code(self.graph, "forward")
+
+    def _module_value(self) -> ModuleValue:
+        flat = OrderedDict((name, t._data) for name, t in self._module.named_parameters())
+        flat.update((name, t._data) for name, t in self._module.named_buffers())
+        return ModuleValue.from_flat(flat)
+
+    def run_method(self, name: str, *args):
+        if name not in self._interpreters:
+            raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
+        outputs = self._interpreters[name].run([self._module_value()] + [to_runtime(a) for a in args])
+        return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
+
+    def __call__(self, *args):
+        return self.run_method("forward", *args)
+
+    forward = __call__
+
+    def __getattr__(self, name: str):
+        graphs = self.__dict__.get("_graphs", {})
+        if name in graphs:
+            return lambda *args: self.run_method(name, *args)
+        return getattr(self._module, name)
+
+    # --- state, delegated to the original module -------------------------------------------
+    def parameters(self, recurse: bool = True):
+        return self._module.parameters(recurse)
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True):
+        return self._module.named_parameters(prefix, recurse)
+
+    def buffers(self, recurse: bool = True):
+        return self._module.buffers(recurse)
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True):
+        return self._module.named_buffers(prefix, recurse)
+
+    def named_modules(self, *args, **kwargs):
+        return self._module.named_modules(*args, **kwargs)
+
+    def modules(self):
+        return self._module.modules()
+
+    def children(self):
+        return self._module.children()
+
+    def state_dict(self, *args, **kwargs):
+        return self._module.state_dict(*args, **kwargs)
+
+    def load_state_dict(self, state_dict, strict: bool = True):
+        return self._module.load_state_dict(state_dict, strict)
+
+    def eval(self) -> "ScriptModule":
+        self._module.eval()
+        return self
+
+    def train(self, mode: bool = True) -> "ScriptModule":
+        self._module.train(mode)
+        return self
+
+    @property
+    def training(self) -> bool:
+        return self._module.training
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(original_name={type(self._module).__name__})"
+
+
+class TracedModule(ScriptModule):
+    """The ScriptModule jit.trace returns for an nn.Module."""

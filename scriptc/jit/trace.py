@@ -1,0 +1,395 @@
+"""jit.trace: run a function or module on example tensors and record every op-table call as IR.
+
+Parameters and buffers become `prim::GetAttr` chains from `self`; tensor sizes
+read during the trace are recorded (`size(%x, 0)`) so reshapes follow the batch
+size; a tensor's value steering Python control flow emits a TracerWarning at
+the user's line, because that decision is baked into the graph.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+
+from scriptc import tensors as _tensors
+from scriptc.errors import TracerWarning
+from scriptc.ir.graph import Graph, Node, SourceLocation, Value
+from scriptc.ir.verify import verify
+from scriptc.ops.rules import Unknown
+from scriptc.tensors import Size, Tensor
+from scriptc.types import (
+    DictType,
+    Int,
+    ListType,
+    ModuleType,
+    OptionalType,
+    TensorType,
+    TupleType,
+    type_of_constant,
+)
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BATCH = "B"
+
+
+class TracingCheckError(RuntimeError):
+    """check_trace found the traced graph computing something other than the eager code."""
+
+
+def user_location() -> SourceLocation | None:
+    """file:line:col of the innermost frame outside scriptc (the user's line)."""
+    frame = sys._getframe(1)
+    while frame is not None and (frame.f_code.co_filename.startswith(_PACKAGE_DIR)
+                                 or frame.f_code.co_filename.startswith("<scriptc")):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    col = 0
+    try:
+        positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        col = (positions[2] or 0) + 1
+    except (IndexError, AttributeError, TypeError):
+        pass
+    return SourceLocation(os.path.basename(frame.f_code.co_filename), frame.f_lineno, col)
+
+
+class TracedInt(int):
+    """An int read from a tensor's size during tracing; arithmetic on it is recorded too."""
+
+    def __new__(cls, value: int, tracer: "Tracer", make_value, symbol=None):
+        self = super().__new__(cls, value)
+        self._tracer, self._make_value, self._symbol, self._value = tracer, make_value, symbol, None
+        return self
+
+    def value(self) -> Value:
+        if self._value is None:
+            self._value = self._make_value()
+        return self._value
+
+    def _binary(self, other, name, fn, reflected=False):
+        if not isinstance(other, int) or isinstance(other, bool) or self._tracer is not _tensors._tracer[0]:
+            return fn(int(self), other) if not reflected else fn(other, int(self))
+        result = fn(int(self), int(other)) if not reflected else fn(int(other), int(self))
+        a, b = (self, other) if not reflected else (other, self)
+        tracer = self._tracer
+        return TracedInt(result, tracer, lambda: tracer.scalar_node(f"{name}.scalar", [a, b], Int))
+
+    def __add__(self, o): return self._binary(o, "add", lambda a, b: a + b)
+    def __radd__(self, o): return self._binary(o, "add", lambda a, b: a + b, True)
+    def __sub__(self, o): return self._binary(o, "sub", lambda a, b: a - b)
+    def __rsub__(self, o): return self._binary(o, "sub", lambda a, b: a - b, True)
+    def __mul__(self, o): return self._binary(o, "mul", lambda a, b: a * b)
+    def __rmul__(self, o): return self._binary(o, "mul", lambda a, b: a * b, True)
+    def __floordiv__(self, o): return self._binary(o, "floordiv", lambda a, b: a // b)
+    def __rfloordiv__(self, o): return self._binary(o, "floordiv", lambda a, b: a // b, True)
+    def __mod__(self, o): return self._binary(o, "mod", lambda a, b: a % b)
+    __hash__ = int.__hash__
+
+
+class Tracer:
+    """Records op calls into a Graph while `tensors._tracer[0]` points at it."""
+
+    def __init__(self, module=None, name: str = "forward"):
+        self.graph = Graph(name)
+        self.values: dict[int, Value] = {}
+        self.keep: list = []
+        self.symbols: dict[int, Any] = {}
+        self.constants: dict[tuple, Value] = {}
+        self.attr_values: dict[str, Value] = {}
+        self.param_paths: dict[int, str] = {}
+        self.self_value = None
+        self.batch_size = None
+        if module is not None:
+            self.self_value = self.graph.add_input(ModuleType(), "self")
+            self.attr_values[""] = self.self_value
+            for path, t in list(module.named_parameters()) + list(module.named_buffers()):
+                self.param_paths[id(t)] = path
+                self.keep.append(t)
+
+    # --- values ------------------------------------------------------------------------
+    def add_input(self, t: Tensor, name: str) -> Value:
+        shape = tuple(t._data.shape)
+        if shape and self.batch_size is None:
+            self.batch_size = shape[0]
+        if shape and shape[0] == self.batch_size:
+            shape = (BATCH,) + shape[1:]
+        v = self.graph.add_input(TensorType(t.dtype, shape), name)
+        self._bind(t, v)
+        return v
+
+    def _bind(self, t: Tensor, v: Value) -> None:
+        self.values[id(t)] = v
+        self.keep.append(t)
+
+    def _emit(self, op: str, inputs: list[Value], types: list, attrs=None) -> Node:
+        node = Node(op, inputs, types, attrs, user_location())
+        self.graph.block.append(node)
+        return node
+
+    def constant(self, value) -> Value | None:
+        """A prim::Constant for a Python value (cached) or a tensor created during the trace."""
+        if isinstance(value, Tensor):
+            return None
+        key = (type(value).__name__, repr(value))
+        if key not in self.constants:
+            node = Node("prim::Constant", [], [type_of_constant(value)], {"value": value})
+            self.graph.block.append(node)
+            self.constants[key] = node.output
+        return self.constants[key]
+
+    def _attr_value(self, path: str) -> Value:
+        if path in self.attr_values:
+            return self.attr_values[path]
+        parent, _, name = path.rpartition(".")
+        base = self._attr_value(parent)
+        node = self._emit("prim::GetAttr", [base], [ModuleType(path)], {"name": name})
+        self.attr_values[path] = node.output
+        return node.output
+
+    def value_of(self, t: Tensor) -> Value:
+        v = self.values.get(id(t))
+        if v is not None:
+            return v
+        path = self.param_paths.get(id(t))
+        if path is not None:
+            parent, _, name = path.rpartition(".")
+            node = self._emit("prim::GetAttr", [self._attr_value(parent)],
+                              [TensorType(t.dtype, tuple(t._data.shape))], {"name": name})
+        else:
+            # A tensor from outside the trace (not an input or parameter): baked in as a constant.
+            node = Node("prim::Constant", [], [TensorType(t.dtype, tuple(t._data.shape))],
+                        {"value": np.array(t._data, copy=True)})
+            self.graph.block.append(node)
+        self._bind(t, node.output)
+        return node.output
+
+    def _arg_value(self, value, arg_type) -> Value:
+        if isinstance(value, Tensor):
+            return self.value_of(value)
+        if isinstance(value, TracedInt) and value._tracer is self:
+            return value.value()
+        if isinstance(value, (list, tuple)) and any(isinstance(v, (Tensor, TracedInt)) for v in value):
+            items = [self._arg_value(v, None) for v in value]
+            if any(isinstance(v, Tensor) for v in value):
+                elem = OptionalType(TensorType()) if any(v is None for v in value) else TensorType()
+            else:
+                elem = Int
+            return self._emit("prim::ListConstruct", items, [ListType(elem)]).output
+        if isinstance(value, Size):
+            value = list(value)
+        if isinstance(value, tuple):
+            value = list(value)
+        return self.constant(value)
+
+    def _meta(self, value):
+        """What a shape rule sees for one argument during tracing."""
+        if isinstance(value, Tensor):
+            return self.values[id(value)].type if id(value) in self.values else TensorType(
+                value.dtype, tuple(value._data.shape))
+        if isinstance(value, TracedInt):
+            return value._symbol if value._symbol is not None else Unknown(Int)
+        if isinstance(value, (list, tuple)):
+            return [self._meta(v) for v in value]
+        return value
+
+    def _output_types(self, op, args, outs) -> list:
+        actual = [TensorType(t.dtype, tuple(t._data.shape)) for t in outs]
+        try:
+            inferred = op.shape(*[self._meta(a) for a in args])
+        except Exception:
+            return actual
+        if isinstance(inferred, TensorType):
+            inferred = [inferred]
+        inferred = list(inferred) if isinstance(inferred, (tuple, list)) else []
+        if len(inferred) != len(actual):
+            return actual
+        return [self._reconcile(i, a) for i, a in zip(inferred, actual)]
+
+    def _reconcile(self, inferred, actual: TensorType) -> TensorType:
+        """The rule's symbolic shape where it agrees with the observed one, else the observed dims."""
+        if not isinstance(inferred, TensorType) or inferred.shape is None or len(inferred.shape) != len(actual.shape):
+            return actual
+        dims = []
+        for s, a in zip(inferred.shape, actual.shape):
+            if s == BATCH and a == self.batch_size:
+                dims.append(BATCH)
+            else:
+                dims.append(a)
+        return TensorType(actual.dtype, tuple(dims))
+
+    # --- recording (called from scriptc.tensors) ------------------------------------------------
+    def record(self, op, args: tuple, outs: tuple) -> None:
+        inputs = [self._arg_value(v, a.type) for v, a in zip(args, op.schema.args)]
+        returns_list = isinstance(op.schema.returns[0], ListType) and len(op.schema.returns) == 1
+        if returns_list:
+            node = self._emit(op.name, inputs, [ListType(TensorType())])
+            types = self._output_types(op, args, outs)
+            unpack = self._emit("prim::ListUnpack", [node.output], types)
+            for t, v in zip(outs, unpack.outputs):
+                self._bind(t, v)
+            return
+        node = self._emit(op.name, inputs, self._output_types(op, args, outs))
+        for t, v in zip(outs, node.outputs):
+            self._bind(t, v)
+
+    def record_inplace(self, op, args: tuple, target: Tensor) -> None:
+        if target._base is not None and id(target._base) in self.values:
+            raise RuntimeError(f"jit.trace: {op.name} writes into a view of a traced tensor, which the trace "
+                               "cannot represent; use out-of-place ops (where, index_put, cat) instead")
+        pure = op.inplace_of
+        inputs = [self._arg_value(v, a.type) for v, a in zip(args, pure.schema.args)]
+        node = self._emit(pure.name, inputs, [TensorType(target.dtype, self.values[id(target)].type.shape
+                                                         if id(target) in self.values else None)])
+        self._bind(target, node.output)
+
+    def alias(self, src: Tensor, out: Tensor) -> None:
+        if id(src) in self.values or id(src) in self.param_paths:
+            self._bind(out, self.value_of(src))
+
+    def traced_size(self, t: Tensor) -> Size:
+        if id(t) not in self.values and id(t) not in self.param_paths:
+            return Size(t._data.shape)
+        value_type = self.value_of(t).type
+        dims = []
+        for i, d in enumerate(t._data.shape):
+            symbol = value_type.shape[i] if isinstance(value_type, TensorType) and value_type.shape else None
+            dims.append(TracedInt(d, self, (lambda i=i: self.scalar_node("size", [t, i], Int)),
+                                  symbol if isinstance(symbol, str) else None))
+        return Size(dims)
+
+    def scalar_node(self, op_name: str, args: list, out_type) -> Value:
+        inputs = [self._arg_value(a, None) for a in args]
+        return self._emit(op_name, inputs, [out_type]).output
+
+    def data_dependent(self, what: str) -> None:
+        loc = user_location()
+        message = (f"Converting {what} might cause the trace to be incorrect. We can't record the data flow of "
+                   "Python values, so this value will be treated as a constant in the future. This means that the "
+                   "trace might not generalize to other inputs!")
+        if loc is None:
+            warnings.warn(message, TracerWarning, stacklevel=3)
+        else:
+            frame_file = _frame_file(loc)
+            warnings.warn_explicit(message, TracerWarning, frame_file, loc.line)
+
+    # --- outputs -------------------------------------------------------------------------------
+    def output_value(self, out) -> Value:
+        if isinstance(out, Tensor):
+            return self.value_of(out)
+        if isinstance(out, tuple):
+            items = [self.output_value(o) for o in out]
+            return self._emit("prim::TupleConstruct", items, [TupleType(tuple(i.type for i in items))]).output
+        if isinstance(out, list):
+            items = [self.output_value(o) for o in out]
+            elem = items[0].type if items else TensorType()
+            return self._emit("prim::ListConstruct", items, [ListType(elem)]).output
+        if isinstance(out, dict):
+            if not all(isinstance(k, str) for k in out):
+                raise TypeError("jit.trace: dict outputs need str keys")
+            items = [self.output_value(v) for v in out.values()]
+            elem = items[0].type if items else TensorType()
+            return self._emit("prim::DictConstruct", items, [DictType(ScalarStr, elem)],
+                              {"keys": list(out.keys())}).output
+        if isinstance(out, (bool, int, float)) or out is None:
+            return self.constant(out)
+        raise TypeError(f"jit.trace: cannot trace an output of type {type(out).__name__}")
+
+
+def _frame_file(loc: SourceLocation) -> str:
+    frame = sys._getframe(1)
+    while frame is not None:
+        if os.path.basename(frame.f_code.co_filename) == loc.file and frame.f_lineno == loc.line:
+            return frame.f_code.co_filename
+        frame = frame.f_back
+    return loc.file
+
+
+ScalarStr = type_of_constant("")
+
+
+def _example_tuple(example_inputs) -> tuple:
+    if isinstance(example_inputs, Tensor):
+        return (example_inputs,)
+    if isinstance(example_inputs, (list, tuple)):
+        for x in example_inputs:
+            if not isinstance(x, Tensor):
+                raise TypeError(f"jit.trace: example inputs must be Tensors, got {type(x).__name__}")
+        return tuple(example_inputs)
+    raise TypeError(f"jit.trace: example_inputs must be a Tensor or a tuple of Tensors, got "
+                    f"{type(example_inputs).__name__}")
+
+
+def trace(fn_or_module, example_inputs, check_trace: bool = True, check_tolerance: float = 1e-5,
+          strict: bool = True):
+    """Record what `fn_or_module(*example_inputs)` computes as a graph (like torch.jit.trace).
+
+    Returns a TracedModule for an nn.Module (its parameters stay prim::GetAttr of self) or a
+    ScriptFunction for a function. Python control flow is baked in; a tensor's value steering it
+    warns (TracerWarning). check_trace re-runs the graph on the example inputs and raises
+    TracingCheckError if the outputs differ from eager.
+    """
+    from scriptc.autograd import no_grad
+    from scriptc.nn import Module
+
+    from .module import ScriptFunction, TracedModule
+
+    examples = _example_tuple(example_inputs)
+    is_module = isinstance(fn_or_module, Module)
+    call = fn_or_module.forward if is_module else fn_or_module
+    tracer = Tracer(fn_or_module if is_module else None,
+                    "forward" if is_module else getattr(fn_or_module, "__name__", "fn"))
+    names = _argument_names(call, len(examples))
+    for name, x in zip(names, examples):
+        tracer.add_input(x, name)
+    if _tensors._tracer[0] is not None:
+        raise RuntimeError("jit.trace cannot be nested")
+    _tensors._tracer[0] = tracer
+    try:
+        with no_grad():
+            eager_out = call(*examples)
+        output = tracer.output_value(eager_out)
+    finally:
+        _tensors._tracer[0] = None
+    tracer.graph.add_output(output)
+    verify(tracer.graph)
+    traced = TracedModule(fn_or_module, {"forward": tracer.graph}) if is_module else ScriptFunction(tracer.graph)
+    if check_trace:
+        _check(traced, examples, eager_out, check_tolerance)
+    return traced
+
+
+def _argument_names(fn, count: int) -> list[str]:
+    import inspect
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"input{i}" for i in range(count)]
+
+
+def _flatten(value) -> list:
+    if isinstance(value, Tensor):
+        return [value._data]
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in _flatten(v)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _flatten(v)]
+    return [np.asarray(value)]
+
+
+def _check(traced, examples, eager_out, tolerance: float) -> None:
+    from scriptc.autograd import no_grad
+
+    with no_grad():
+        replay = traced(*examples)
+    for i, (a, b) in enumerate(zip(_flatten(replay), _flatten(eager_out))):
+        if a.shape != b.shape or not np.allclose(a, b, rtol=tolerance, atol=tolerance, equal_nan=True):
+            raise TracingCheckError(
+                f"Tracer check failed: output {i} of the traced graph differs from the eager code (max difference "
+                f"{np.max(np.abs(a.astype(np.float64) - b)) if a.shape == b.shape else 'shape ' + str(a.shape)}). "
+                "The code probably depends on tensor values or randomness; pass check_trace=False to keep the trace.")

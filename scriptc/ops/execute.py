@@ -1,0 +1,102 @@
+"""Running one op on arrays: PyTorch's dtype promotion, the kernel, and PyTorch-style shape errors.
+
+Eager dispatch (scriptc.tensors.call) and the reference interpreter both run ops
+through `run_kernel`, so they compute in the same dtypes and fail the same way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scriptc.errors import ShapeError
+from scriptc.types import DEFAULT_FLOAT, TensorType, from_numpy_dtype, result_type, scalar_dtype
+
+from .schema import PROMOTE_FLOAT, TO_BOOL, OpDef
+
+_dtype_cache: dict = {}
+
+
+def _signature(a):
+    if type(a) is np.ndarray:
+        return (a.dtype, a.ndim == 0)
+    return type(a)
+
+
+def _compute_dtype(op: OpDef, args) -> np.dtype | None:
+    key = (op.dtype_rule,) + tuple([_signature(args[i]) for i in op.promote_args])
+    try:
+        return _dtype_cache[key]
+    except KeyError:
+        pass
+    participants = []
+    for i in op.promote_args:
+        a = args[i]
+        if type(a) is np.ndarray:
+            participants.append((from_numpy_dtype(a.dtype), 1 if a.ndim == 0 else 2))
+        elif isinstance(a, (bool, int, float)):
+            participants.append((scalar_dtype(a), 0))
+    result = None
+    if participants:
+        compute = result_type(participants)
+        if op.dtype_rule == PROMOTE_FLOAT and not compute.is_floating_point:
+            compute = DEFAULT_FLOAT
+        result = None if op.dtype_rule == TO_BOOL else compute.np
+    _dtype_cache[key] = result
+    return result
+
+
+def cast_dtype(op: OpDef, args) -> np.dtype | None:
+    """The dtype inputs must be cast to before the kernel, or None when numpy already computes in
+    PyTorch's result dtype (the common case: arrays of one dtype with weak Python scalars)."""
+    shared = None
+    scalar_kind = 0
+    for i in op.promote_args:
+        a = args[i]
+        if type(a) is np.ndarray:
+            if shared is None:
+                shared = a.dtype
+            elif a.dtype is not shared:
+                return _compute_dtype(op, args)
+        elif isinstance(a, float):
+            scalar_kind = 2
+        elif isinstance(a, int) and not isinstance(a, bool) and scalar_kind < 1:
+            scalar_kind = 1
+    if shared is not None:
+        kind = shared.kind
+        if kind == "f" or (kind in "iu" and scalar_kind < 2) or (kind == "b" and scalar_kind == 0):
+            if op.dtype_rule != PROMOTE_FLOAT or kind == "f":
+                return None
+    return _compute_dtype(op, args)
+
+
+def _kernel_error(op: OpDef, args, exc: Exception):
+    """Turn numpy's internal message into PyTorch's, via the op's shape rule where it knows better."""
+    def meta(a):
+        if type(a) is np.ndarray:
+            return TensorType(from_numpy_dtype(a.dtype), tuple(a.shape))
+        if type(a) in (list, tuple) and any(type(t) is np.ndarray for t in a):
+            return [meta(t) for t in a]
+        return a
+    try:
+        op.shape(*[meta(a) for a in args])
+    except (ShapeError, RuntimeError, IndexError) as better:
+        raise type(better)(f"{op.name}: {better}") from None
+    except Exception:
+        pass
+    shapes = ", ".join(str(list(a.shape)) for a in args if type(a) is np.ndarray)
+    raise ShapeError(f"{op.name}(): invalid arguments for input shapes {shapes}: {exc}") from None
+
+
+def run_kernel(op: OpDef, xp, arrays: list):
+    """Cast to the promoted dtype and run the op's kernel on `arrays` (schema order; modified in place)."""
+    if op.dtype_rule is not None:
+        compute = cast_dtype(op, arrays)
+        if compute is not None:
+            for i in op.promote_args:
+                a = arrays[i]
+                if type(a) is np.ndarray and a.dtype != compute:
+                    arrays[i] = a.astype(compute)
+    try:
+        return op.kernel(xp, *arrays)
+    except ValueError as exc:
+        _kernel_error(op, arrays, exc)

@@ -1,0 +1,3 @@
+"""scriptc.runtime: runs graphs and saved archives without the frontend or the eager layer."""
+
+from scriptc.runtime.interpreter import Interpreter, ModuleValue  # noqa: F401

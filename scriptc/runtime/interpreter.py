@@ -1,0 +1,157 @@
+"""The reference interpreter: runs any Graph node by node with the op table's kernels on numpy arrays.
+
+It is the oracle every pass and code generator is tested against, so it is
+small and direct: one method per prim:: op, `run_kernel` for everything else.
+A FusionGroup runs its subgraph, which is its unfused meaning.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from scriptc import ops
+from scriptc.ir.graph import Block, Graph, Node
+from scriptc.ops.execute import run_kernel
+from scriptc.types import TensorType
+
+
+class ModuleValue:
+    """A module at run time: attributes (arrays, numbers, submodules) by name, for prim::GetAttr."""
+
+    __slots__ = ("attributes", "path")
+
+    def __init__(self, attributes: Mapping[str, Any], path: str = ""):
+        self.attributes = attributes
+        self.path = path
+
+    def get(self, name: str):
+        try:
+            return self.attributes[name]
+        except KeyError:
+            where = self.path or "the module"
+            raise AttributeError(f"{where} has no attribute '{name}'") from None
+
+    @classmethod
+    def from_flat(cls, flat: Mapping[str, Any], path: str = "") -> "ModuleValue":
+        """Build the nested form from dotted names ({'fc1.weight': w} -> self.fc1.weight)."""
+        nested: dict[str, Any] = {}
+        children: dict[str, dict] = {}
+        for key, value in flat.items():
+            head, dot, rest = key.partition(".")
+            if dot:
+                children.setdefault(head, {})[rest] = value
+            else:
+                nested[head] = value
+        for name, sub in children.items():
+            nested[name] = cls.from_flat(sub, f"{path}.{name}" if path else name)
+        return cls(nested, path)
+
+
+class Interpreter:
+    """Runs `graph` on a list of input values; `functions` resolves prim::Call targets by name."""
+
+    def __init__(self, graph: Graph, functions: Mapping[str, Graph] | None = None):
+        self.graph = graph
+        self.functions = dict(functions or {})
+        self._prims: dict[str, Callable] = {
+            "prim::Constant": self._constant, "prim::GetAttr": self._get_attr, "prim::If": self._if,
+            "prim::Loop": self._loop, "prim::TupleConstruct": self._tuple, "prim::TupleUnpack": self._unpack,
+            "prim::ListUnpack": self._unpack, "prim::TupleIndex": self._tuple_index,
+            "prim::ListConstruct": self._list, "prim::DictConstruct": self._dict,
+            "prim::FusionGroup": self._fusion_group, "prim::Call": self._call,
+            "prim::RaiseException": self._raise, "prim::Uninitialized": self._uninitialized,
+        }
+
+    def run(self, inputs: list) -> list:
+        if len(inputs) != len(self.graph.inputs):
+            raise TypeError(f"{self.graph.name}() expects {len(self.graph.inputs)} inputs, got {len(inputs)}")
+        env: dict[int, Any] = {id(p): v for p, v in zip(self.graph.inputs, inputs)}
+        return self._run_block(self.graph.block, env)
+
+    __call__ = run
+
+    def _run_block(self, block: Block, env: dict) -> list:
+        for node in block:
+            prim = self._prims.get(node.op)
+            if prim is not None:
+                results = prim(node, env)
+            else:
+                results = self._op(node, [env[id(v)] for v in node.inputs])
+            for out, value in zip(node.outputs, results):
+                env[id(out)] = value
+        return [env[id(v)] for v in block.returns]
+
+    def _op(self, node: Node, args: list) -> list:
+        op = ops.OPS[node.op]
+        out = run_kernel(op, np, args)
+        if op.aux:
+            out = out[0]
+        if len(node.outputs) == 1:
+            if isinstance(node.outputs[0].type, TensorType) and type(out) is not np.ndarray:
+                out = np.asarray(out)
+            return [list(out) if isinstance(out, tuple) else out]
+        return [np.asarray(o) if type(o) is not np.ndarray else o for o in out]
+
+    def _constant(self, node: Node, env: dict) -> list:
+        return [node.attrs["value"]]
+
+    def _get_attr(self, node: Node, env: dict) -> list:
+        return [env[id(node.inputs[0])].get(node.attrs["name"])]
+
+    def _if(self, node: Node, env: dict) -> list:
+        cond = env[id(node.inputs[0])]
+        return self._run_block(node.blocks[0] if bool(cond) else node.blocks[1], env)
+
+    def _loop(self, node: Node, env: dict) -> list:
+        max_trip = int(env[id(node.inputs[0])])
+        cond = bool(env[id(node.inputs[1])])
+        carried = [env[id(v)] for v in node.inputs[2:]]
+        body = node.blocks[0]
+        i = 0
+        while i < max_trip and cond:
+            env[id(body.params[0])] = i
+            for p, v in zip(body.params[1:], carried):
+                env[id(p)] = v
+            results = self._run_block(body, env)
+            cond, carried = bool(results[0]), results[1:]
+            i += 1
+        return carried
+
+    def _tuple(self, node: Node, env: dict) -> list:
+        return [tuple(env[id(v)] for v in node.inputs)]
+
+    def _list(self, node: Node, env: dict) -> list:
+        return [[env[id(v)] for v in node.inputs]]
+
+    def _dict(self, node: Node, env: dict) -> list:
+        return [dict(zip(node.attrs["keys"], (env[id(v)] for v in node.inputs)))]
+
+    def _unpack(self, node: Node, env: dict) -> list:
+        value = env[id(node.inputs[0])]
+        if len(value) != len(node.outputs):
+            raise ValueError(f"cannot unpack {len(value)} values into {len(node.outputs)}")
+        return list(value)
+
+    def _tuple_index(self, node: Node, env: dict) -> list:
+        return [env[id(node.inputs[0])][node.attrs["index"]]]
+
+    def _fusion_group(self, node: Node, env: dict) -> list:
+        body = node.blocks[0]
+        for p, v in zip(body.params, node.inputs):
+            env[id(p)] = env[id(v)]
+        return self._run_block(body, env)
+
+    def _call(self, node: Node, env: dict) -> list:
+        name = node.attrs["function"]
+        graph = self.functions.get(name)
+        if graph is None:
+            raise RuntimeError(f"prim::Call to unknown function '{name}'")
+        return Interpreter(graph, self.functions).run([env[id(v)] for v in node.inputs])
+
+    def _raise(self, node: Node, env: dict) -> list:
+        raise RuntimeError(node.attrs["message"])
+
+    def _uninitialized(self, node: Node, env: dict) -> list:
+        return [None]

@@ -1,0 +1,35 @@
+"""Suite-wide property: every graph a test builds verifies and round-trips through its text form."""
+
+from __future__ import annotations
+
+import pytest
+
+from scriptc.ir import graph as graph_module
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "invalid_graphs: the test builds graphs that are meant to fail verify")
+
+
+@pytest.fixture(autouse=True)
+def every_graph_verifies_and_round_trips(request, monkeypatch):
+    built: list = []
+    original_init = graph_module.Graph.__init__
+
+    def recording_init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        built.append(self)
+
+    monkeypatch.setattr(graph_module.Graph, "__init__", recording_init)
+    yield
+    monkeypatch.setattr(graph_module.Graph, "__init__", original_init)
+    if request.node.get_closest_marker("invalid_graphs"):
+        return
+    from scriptc.ir import parse, verify
+
+    for g in built:
+        if not g.outputs and not len(g.block):
+            continue
+        verify(g)
+        text = str(g)
+        assert str(parse(text)) == text, "print -> parse -> print changed the graph text"

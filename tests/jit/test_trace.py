@@ -1,0 +1,111 @@
+"""jit.trace: traced graphs equal eager on fresh inputs and other batch sizes; warnings; checks."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import scriptc as torch
+from scriptc.jit import TracerWarning, TracingCheckError
+
+from ..models import ALL, make_inputs
+
+
+def _close(a, b):
+    if isinstance(a, (tuple, list)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _close(x, y)
+        return
+    np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_traced_equals_eager_on_fresh_inputs_and_other_batch_sizes(name):
+    torch.manual_seed(0)
+    model = ALL[name]().eval()
+    traced = torch.jit.trace(model, make_inputs(name, 3))
+    for batch in (3, 7, 1):
+        x = make_inputs(name, batch)
+        with torch.no_grad():
+            expected = model(x)
+        _close(traced(x), expected)
+
+
+def test_parameters_are_getattr_not_constants():
+    model = ALL["MLP"]().eval()
+    traced = torch.jit.trace(model, make_inputs("MLP", 2))
+    text = str(traced.graph)
+    assert 'prim::GetAttr[name="layers"](%self)' in text and 'prim::GetAttr[name="weight"]' in text
+    assert "array(" not in text
+    with torch.no_grad():
+        model.layers[0].weight.mul_(2)  # traced modules share the module's parameters
+    x = make_inputs("MLP", 2)
+    _close(traced(x), model(x))
+    assert [n for n, _ in traced.named_parameters()] == [n for n, _ in model.named_parameters()]
+    assert list(traced.state_dict()) == list(model.state_dict())
+    assert "def forward(self" in traced.code
+
+
+def test_batch_dim_is_symbolic_and_reshapes_follow_it():
+    def flatten_head(x):
+        return x.view(x.size(0), -1).sum(1)
+    traced = torch.jit.trace(flatten_head, torch.randn(3, 4, 5))
+    assert "Tensor(float32, [B, 4, 5])" in str(traced.graph) and "size(" in str(traced.graph)
+    x = torch.randn(9, 4, 5)
+    np.testing.assert_allclose(traced(x).numpy(), flatten_head(x).numpy(), rtol=1e-6)
+
+
+def test_tuple_list_and_dict_outputs():
+    def many(x, y):
+        return (x + y, [x * y, y]), {"diff": x - y}
+    x, y = torch.randn(2, 3), torch.randn(2, 3)
+    traced = torch.jit.trace(many, (x, y))
+    (s, (p, yy)), d = traced(x, y)
+    np.testing.assert_allclose(s.numpy(), (x + y).numpy())
+    np.testing.assert_allclose(p.numpy(), (x * y).numpy())
+    np.testing.assert_allclose(d["diff"].numpy(), (x - y).numpy())
+
+
+def test_data_dependent_control_flow_warns_at_the_users_line():
+    def gate(x):
+        if x.sum() > 0:  # this line
+            return x * 2
+        return -x
+    line = gate.__code__.co_firstlineno + 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        traced = torch.jit.trace(gate, torch.ones(3))
+    hits = [w for w in caught if issubclass(w.category, TracerWarning)]
+    assert hits and hits[0].lineno == line and hits[0].filename == __file__
+    assert "might cause the trace to be incorrect" in str(hits[0].message)
+    # The branch taken at trace time is baked in.
+    np.testing.assert_allclose(traced(-torch.ones(3)).numpy(), [-2, -2, -2])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.jit.trace(lambda x: x * x.max().item(), torch.ones(2))
+    assert any(issubclass(w.category, TracerWarning) for w in caught)
+
+
+def test_check_trace_catches_divergence():
+    with pytest.raises(TracingCheckError, match="differs from the eager code"):
+        torch.jit.trace(lambda x: x + torch.randn(3), torch.ones(3))
+    traced = torch.jit.trace(lambda x: x + torch.randn(3), torch.ones(3), check_trace=False)
+    assert traced(torch.ones(3)).shape == (3,)
+
+
+def test_source_locations_point_at_user_code():
+    def f(x):
+        return x.exp()
+    traced = torch.jit.trace(f, torch.ones(2))
+    exp = next(n for n in traced.graph.nodes() if n.op == "exp")
+    assert exp.loc.file == "test_trace.py" and exp.loc.line == f.__code__.co_firstlineno + 1
+
+
+def test_bad_example_inputs_are_typed_errors():
+    with pytest.raises(TypeError, match="example inputs must be Tensors"):
+        torch.jit.trace(lambda x: x, (3,))
+    with pytest.raises(TypeError, match="cannot trace an output"):
+        torch.jit.trace(lambda x: object(), torch.ones(1))
