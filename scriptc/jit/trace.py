@@ -8,6 +8,7 @@ the user's line, because that decision is baked into the graph.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import warnings
@@ -348,12 +349,17 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     if _tensors._tracer[0] is not None:
         raise RuntimeError("jit.trace cannot be nested")
     _tensors._tracer[0] = tracer
+    # The tracer keeps every intermediate alive; the cyclic GC rescanning them made tracing quadratic.
+    gc_enabled = gc.isenabled()
+    gc.disable()
     try:
         with no_grad():
             eager_out = call(*examples)
         output = tracer.output_value(eager_out)
     finally:
         _tensors._tracer[0] = None
+        if gc_enabled:
+            gc.enable()
     tracer.graph.add_output(output)
     verify(tracer.graph)
     traced = TracedModule(fn_or_module, {"forward": tracer.graph}) if is_module else ScriptFunction(tracer.graph)
