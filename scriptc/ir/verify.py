@@ -40,12 +40,14 @@ def fits(actual: Type, expected: Type) -> bool:
     if isinstance(expected, TensorType):
         return isinstance(actual, TensorType)
     if expected == Scalar:
-        return actual in (Int, Float, Bool, Scalar)
+        return actual in (Int, Float, Bool, Scalar) or not isinstance(actual, (TensorType, ListType))
     if expected == Float:
         return actual in (Float, Int, Bool)
     if expected == Int:
         return actual in (Int, Bool)
     if isinstance(expected, ListType):
+        if expected.elem == Scalar and isinstance(actual, ListType):
+            return True  # the generic list ops (len, getitem, append) take any element type
         if isinstance(actual, ListType):
             return fits(actual.elem, expected.elem) or (
                 isinstance(actual.elem, OptionalType) and fits(actual.elem.elem, expected.elem))
@@ -145,6 +147,8 @@ PRIM_CHECKS = {
     "prim::Call": lambda n: _arity(n, attrs=("function",)),
     "prim::RaiseException": lambda n: _arity(n, outputs=0, attrs=("message",)),
     "prim::Uninitialized": lambda n: _arity(n, inputs=0, outputs=1),
+    "prim::IsNone": lambda n: _arity(n, inputs=1, outputs=1),
+    "prim::Refine": lambda n: _arity(n, inputs=1, outputs=1),
 }
 
 

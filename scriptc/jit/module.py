@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections import OrderedDict
 from typing import Any
 
@@ -42,9 +43,10 @@ def from_runtime(value) -> Any:
 class ScriptFunction:
     """A compiled free function: call it like the original; `.graph` and `.code` show what it runs."""
 
-    def __init__(self, graph: Graph, functions: dict[str, Graph] | None = None):
+    def __init__(self, graph: Graph, functions: dict | None = None, signature: inspect.Signature | None = None):
         self.graph = graph
         self.functions = dict(functions or {})
+        self.signature = signature
         self._interpreter = Interpreter(graph, self.functions)
 
     @property
@@ -55,12 +57,24 @@ class ScriptFunction:
     def code(self) -> str:
         return graph_code(self.graph, self.graph.name)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        args = bind_arguments(self.signature, args, kwargs)
         outputs = self._interpreter.run([to_runtime(a) for a in args])
         return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
 
     def __repr__(self) -> str:
         return f"<ScriptFunction {self.name}>"
+
+
+def bind_arguments(signature: inspect.Signature | None, args, kwargs) -> list:
+    """Positional values for a graph's inputs, with the Python signature's defaults filled in."""
+    if signature is None:
+        if kwargs:
+            raise TypeError("this compiled function takes positional arguments only")
+        return list(args)
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return list(bound.arguments.values())
 
 
 class ScriptModule:
@@ -70,7 +84,10 @@ class ScriptModule:
     the original module's (updates to them show through).
     """
 
-    def __init__(self, module, graphs: dict[str, Graph], functions: dict[str, Graph] | None = None):
+    def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
+                 signatures: dict[str, inspect.Signature] | None = None):
+        object.__setattr__(self, "_ignored", list(ignored))
+        object.__setattr__(self, "_signatures", dict(signatures or {}))
         object.__setattr__(self, "_module", module)
         object.__setattr__(self, "_graphs", dict(graphs))
         object.__setattr__(self, "_functions", dict(functions or {}))
@@ -92,23 +109,26 @@ class ScriptModule:
     def _module_value(self) -> ModuleValue:
         flat = OrderedDict((name, t._data) for name, t in self._module.named_parameters())
         flat.update((name, t._data) for name, t in self._module.named_buffers())
+        for path, m in self._module.named_modules():
+            flat[f"{path}.training" if path else "training"] = m.training
         return ModuleValue.from_flat(flat)
 
-    def run_method(self, name: str, *args):
+    def run_method(self, name: str, *args, **kwargs):
         if name not in self._interpreters:
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
+        args = bind_arguments(self._signatures.get(name), args, kwargs)
         outputs = self._interpreters[name].run([self._module_value()] + [to_runtime(a) for a in args])
         return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
 
-    def __call__(self, *args):
-        return self.run_method("forward", *args)
+    def __call__(self, *args, **kwargs):
+        return self.run_method("forward", *args, **kwargs)
 
     forward = __call__
 
     def __getattr__(self, name: str):
         graphs = self.__dict__.get("_graphs", {})
         if name in graphs:
-            return lambda *args: self.run_method(name, *args)
+            return lambda *args, **kwargs: self.run_method(name, *args, **kwargs)
         return getattr(self._module, name)
 
     # --- state, delegated to the original module -------------------------------------------

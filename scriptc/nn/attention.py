@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Optional, Tuple
+
 import numpy as np
 
+import scriptc
 from scriptc.tensors import Tensor, wrap
 from scriptc.types import float32
 
@@ -61,22 +64,20 @@ class MultiheadAttention(Module):
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
 
-    def _project(self, query: Tensor, key: Tensor, value: Tensor):
+    def _project(self, query: Tensor, key: Tensor, value: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
         e = self.embed_dim
         b = self.in_proj_bias
         bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e:2 * e], b[2 * e:])
         if self._qkv_same_embed_dim:
             w = self.in_proj_weight
-            if query is key and key is value:
-                return F.linear(query, w, b).chunk(3, -1)
             wq, wk, wv = w[:e], w[e:2 * e], w[2 * e:]
         else:
             wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
-                need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
-                is_causal: bool = False):
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Optional[Tensor] = None,
+                need_weights: bool = True, attn_mask: Optional[Tensor] = None, average_attn_weights: bool = True,
+                is_causal: bool = False) -> Tuple[Tensor, Optional[Tensor]]:
         batched = query.dim() == 3
         if not batched:
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -84,10 +85,10 @@ class MultiheadAttention(Module):
                 key_padding_mask = key_padding_mask.unsqueeze(0)
         elif self.batch_first:
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        tgt_len, bsz, _ = query.shape
-        src_len = key.shape[0]
-        if query.shape[-1] != self.embed_dim:
-            raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but got {query.shape[-1]}")
+        tgt_len, bsz, embed = query.shape
+        src_len = key.size(0)
+        if embed != self.embed_dim:
+            raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but got {embed}")
         q, k, v = self._project(query, key, value)
         h, d = self.num_heads, self.head_dim
         # (L, N, E) -> (N, H, L, D)
@@ -111,30 +112,36 @@ class MultiheadAttention(Module):
             weights = weights.squeeze(0)
         return out, weights
 
-    def _combined_mask(self, attn_mask, key_padding_mask, bsz, tgt_len, src_len, like: Tensor):
+    def _combined_mask(self, attn_mask: Optional[Tensor], key_padding_mask: Optional[Tensor], bsz: int, tgt_len: int,
+                       src_len: int, like: Tensor) -> Optional[Tensor]:
         """One additive float mask of shape (N, H or 1, L, S), or None."""
-        mask = None
+        mask: Optional[Tensor] = None
         if attn_mask is not None:
             if attn_mask.dim() == 2:
-                if tuple(attn_mask.shape) != (tgt_len, src_len):
-                    raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, but should be "
+                if attn_mask.size(0) != tgt_len or attn_mask.size(1) != src_len:
+                    raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
                                        f"{(tgt_len, src_len)}.")
-                mask = attn_mask.reshape(1, 1, tgt_len, src_len)
+                combined = attn_mask.reshape(1, 1, tgt_len, src_len)
             elif attn_mask.dim() == 3:
-                if tuple(attn_mask.shape) != (bsz * self.num_heads, tgt_len, src_len):
-                    raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(attn_mask.shape)}, but should be "
+                if attn_mask.size(0) != bsz * self.num_heads or attn_mask.size(1) != tgt_len or \
+                        attn_mask.size(2) != src_len:
+                    raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
                                        f"{(bsz * self.num_heads, tgt_len, src_len)}.")
-                mask = attn_mask.reshape(bsz, self.num_heads, tgt_len, src_len)
+                combined = attn_mask.reshape(bsz, self.num_heads, tgt_len, src_len)
             else:
                 raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
-            if mask.dtype.name == "bool":
-                mask = like.new_zeros(mask.shape).masked_fill(mask, float("-inf"))
+            if combined.dtype == scriptc.bool:
+                combined = like.new_zeros(combined.shape).masked_fill(combined, float("-inf"))
+            mask = combined
         if key_padding_mask is not None:
-            if tuple(key_padding_mask.shape) != (bsz, src_len):
+            if key_padding_mask.size(0) != bsz or key_padding_mask.size(1) != src_len:
                 raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
-                                     f"{tuple(key_padding_mask.shape)}")
+                                     f"{key_padding_mask.shape}")
             pad = key_padding_mask.reshape(bsz, 1, 1, src_len)
-            if pad.dtype.name == "bool":
+            if pad.dtype == scriptc.bool:
                 pad = like.new_zeros(pad.shape).masked_fill(pad, float("-inf"))
-            mask = pad if mask is None else mask + pad
+            if mask is None:
+                mask = pad
+            else:
+                mask = mask + pad
         return mask

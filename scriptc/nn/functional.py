@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Optional, Tuple
 
+import scriptc
 from scriptc.ops import OPS
 from scriptc.tensors import Tensor, call, call_inplace
 
@@ -140,26 +142,29 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     return _op("mse_loss", input, target, _legacy_reduction(size_average, reduce, reduction))
 
 
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
-                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None) -> Tensor:
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: Optional[float] = None) -> Tensor:
     """softmax(q @ k^T * scale + mask) @ v; a bool mask keeps the True positions, as in PyTorch."""
-    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, True)[0]
 
 
-def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, training=True):
-    L, S = query.shape[-2], key.shape[-2]
-    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = query.matmul(key.transpose(-2, -1)) * factor
+def _attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor], dropout_p: float,
+               is_causal: bool, scale: Optional[float], training: bool) -> Tuple[Tensor, Tensor]:
+    """(attention output, attention weights); written in the script subset, so scripted modules call it."""
+    if scale is None:
+        factor = 1.0 / math.sqrt(float(query.size(-1)))
+    else:
+        factor = scale
+    scores = scriptc.matmul(query, key.transpose(-2, -1)) * factor
     if is_causal:
-        keep = _op("ge", _op("unsqueeze", _op("arange", L, None, 1, None, None), 1),
-                   _op("unsqueeze", _op("arange", S, None, 1, None, None), 0))
+        keep = scriptc.arange(query.size(-2)).unsqueeze(1) >= scriptc.arange(key.size(-2)).unsqueeze(0)
         scores = scores.masked_fill(keep.logical_not(), float("-inf"))
     if attn_mask is not None:
-        if attn_mask.dtype.name == "bool":
+        if attn_mask.dtype == scriptc.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = _op("softmax", scores, -1, None)
+    weights = scriptc.softmax(scores, -1)
     if dropout_p > 0.0:
-        weights = _op("dropout", weights, dropout_p, training)
-    return weights.matmul(value), weights
+        weights = dropout(weights, dropout_p, training)
+    return scriptc.matmul(weights, value), weights

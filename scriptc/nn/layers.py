@@ -89,8 +89,7 @@ class Conv2d(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
-        padding = self.padding if isinstance(self.padding, str) else list(self.padding)
-        return F.conv2d(input, self.weight, self.bias, list(self.stride), padding, list(self.dilation), self.groups)
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
         text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
@@ -137,17 +136,21 @@ class BatchNorm2d(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
-        momentum = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            with autograd.no_grad():
-                self.num_batches_tracked._data += 1
-                self.num_batches_tracked._vc[0] += 1
-            if self.momentum is None:
-                momentum = 1.0 / float(self.num_batches_tracked.item())
-        use_batch_stats = self.training or self.running_mean is None
-        track = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if track else None, self.running_var if track else None,
-                            self.weight, self.bias, use_batch_stats, momentum, self.eps)
+        if self.momentum is None:
+            exponential_average_factor = 0.0
+        else:
+            exponential_average_factor = self.momentum
+        if self.training and self.track_running_stats:
+            if self.num_batches_tracked is not None:
+                self.num_batches_tracked.add_(1)
+                if self.momentum is None:
+                    exponential_average_factor = 1.0 / float(self.num_batches_tracked)
+                else:
+                    exponential_average_factor = self.momentum
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        return F.batch_norm(input, self.running_mean if not self.training or self.track_running_stats else None,
+                            self.running_var if not self.training or self.track_running_stats else None,
+                            self.weight, self.bias, bn_training, exponential_average_factor, self.eps)
 
     def extra_repr(self) -> str:
         bias = f", bias={self.use_bias}" if self.affine else ""

@@ -393,7 +393,7 @@ class Sequential(Module):
         return self
 
     def forward(self, input):
-        for module in self._modules.values():
+        for module in self:
             input = module(input)
         return input
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import operator
 
-from scriptc.types import Bool, Float, Int, ListType, type_of_constant
+from scriptc.types import Bool, DType, Float, Int, ListType, type_of_constant
 
 from . import register
-from .rules import is_unknown, normalize_dim
+from .rules import Unknown, is_unknown, normalize_dim
 from .schema import SCALAR
 
 
@@ -72,3 +72,55 @@ for _name in ("sqrt", "exp", "log", "sin", "cos", "tanh", "floor", "ceil", "erf"
              (lambda f: lambda xp, a: f(a))(getattr(math, _name)),
              shape=(lambda n: lambda a: Int if n in ("floor", "ceil") else Float)(_name),
              method=False, function=False)
+
+
+def _list_elem(lst):
+    """The element type of a list argument whose IR type is known."""
+    if is_unknown(lst) and isinstance(lst.type, ListType):
+        return lst.type.elem
+    return Float
+register("bool.tensor(self: Tensor) -> bool", SCALAR, lambda xp, x: bool(_one_element(x, "bool")),
+         shape=lambda x: Bool, method=False, function=False, doc="bool(tensor): a one-element tensor's truth.")
+register("int.tensor(self: Tensor) -> int", SCALAR, lambda xp, x: int(_one_element(x, "int")),
+         shape=lambda x: Int, method=False, function=False)
+register("float.tensor(self: Tensor) -> float", SCALAR, lambda xp, x: float(_one_element(x, "float")),
+         shape=lambda x: Float, method=False, function=False)
+
+
+def _one_element(x, what):
+    if x.size != 1:
+        raise RuntimeError(f"a Tensor with {x.size} elements cannot be converted to Scalar ({what})")
+    return x.reshape(()).item()
+
+
+def _list_index(lst, i):
+    if not -len(lst) <= i < len(lst):
+        raise IndexError("list index out of range")
+    return lst[i]
+
+
+def _list_append(lst, value):
+    lst.append(value)
+    return lst
+
+
+register("len.list(self: List[Scalar]) -> int", SCALAR, lambda xp, lst: len(lst), shape=lambda lst: Int,
+         method=False, function=False, doc="len() of a list (any element type).")
+register("getitem.list(self: List[Scalar], index: int) -> Scalar", SCALAR, lambda xp, lst, i: _list_index(lst, i),
+         shape=lambda lst, i: _list_elem(lst), method=False, function=False)
+register("append.list(self: List[Scalar], value: Scalar) -> List[Scalar]", SCALAR,
+         lambda xp, lst, v: _list_append(lst, v), shape=lambda lst, v: lst.type if is_unknown(lst) else ListType(Int),
+         mutates=("self",), method=False, function=False, doc="list.append: mutates the list.")
+register("and.scalar(a: bool, b: bool) -> bool", SCALAR, lambda xp, a, b: bool(a and b), shape=lambda a, b: Bool,
+         method=False, function=False, doc="Both operands already evaluated (short circuit is a prim::If).")
+register("or.scalar(a: bool, b: bool) -> bool", SCALAR, lambda xp, a, b: bool(a or b), shape=lambda a, b: Bool,
+         method=False, function=False)
+
+
+def _dtype_of(xp, x):
+    from scriptc.types import from_numpy_dtype
+    return from_numpy_dtype(x.dtype)
+
+
+register("dtype(self: Tensor) -> ScalarType", SCALAR, _dtype_of, shape=lambda x: DType, method=False,
+         function=False, doc="Tensor.dtype in scripted code.")

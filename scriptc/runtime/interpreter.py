@@ -62,6 +62,7 @@ class Interpreter:
             "prim::ListConstruct": self._list, "prim::DictConstruct": self._dict,
             "prim::FusionGroup": self._fusion_group, "prim::Call": self._call,
             "prim::RaiseException": self._raise, "prim::Uninitialized": self._uninitialized,
+            "prim::IsNone": self._is_none, "prim::Refine": self._refine,
         }
 
     def run(self, inputs: list) -> list:
@@ -85,9 +86,13 @@ class Interpreter:
 
     def _op(self, node: Node, args: list) -> list:
         op = ops.OPS[node.op]
+        target = args[0]
         out = run_kernel(op, np, args)
         if op.aux:
             out = out[0]
+        if op.inplace_of is not None:
+            np.copyto(target, out, casting="same_kind")
+            out = target
         if len(node.outputs) == 1:
             if isinstance(node.outputs[0].type, TensorType) and type(out) is not np.ndarray:
                 out = np.asarray(out)
@@ -145,13 +150,22 @@ class Interpreter:
 
     def _call(self, node: Node, env: dict) -> list:
         name = node.attrs["function"]
-        graph = self.functions.get(name)
-        if graph is None:
+        target = self.functions.get(name)
+        if target is None:
             raise RuntimeError(f"prim::Call to unknown function '{name}'")
-        return Interpreter(graph, self.functions).run([env[id(v)] for v in node.inputs])
+        args = [env[id(v)] for v in node.inputs]
+        if not isinstance(target, Graph):
+            return target(*args)  # a Python function left out of the script (@jit.ignore)
+        return Interpreter(target, self.functions).run(args)
 
     def _raise(self, node: Node, env: dict) -> list:
         raise RuntimeError(node.attrs["message"])
 
     def _uninitialized(self, node: Node, env: dict) -> list:
         return [None]
+
+    def _is_none(self, node: Node, env: dict) -> list:
+        return [env[id(node.inputs[0])] is None]
+
+    def _refine(self, node: Node, env: dict) -> list:
+        return [env[id(node.inputs[0])]]
