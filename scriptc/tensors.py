@@ -364,10 +364,14 @@ class Tensor:
         return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
-        return _fresh(call(_ops.OPS["zeros"], (_size_arg(size), dtype or self.dtype, None)), requires_grad)
+        if dtype is not None:
+            return _fresh(call(_ops.OPS["zeros"], (_size_arg(size), dtype, None)), requires_grad)
+        return _fresh(call(_ops.OPS["new_zeros"], (self, _size_arg(size))), requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
-        return _fresh(call(_ops.OPS["ones"], (_size_arg(size), dtype or self.dtype, None)), requires_grad)
+        if dtype is not None:
+            return _fresh(call(_ops.OPS["ones"], (_size_arg(size), dtype, None)), requires_grad)
+        return _fresh(call(_ops.OPS["new_ones"], (self, _size_arg(size))), requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         return _fresh(call(_ops.OPS["empty"], (_size_arg(size), dtype or self.dtype, None)), requires_grad)

@@ -270,9 +270,11 @@ DeviceT = ScalarType("Device")
 DType = ScalarType("ScalarType")
 # "Scalar" = int | float | bool in schemas, like TorchScript's Scalar.
 Scalar = ScalarType("Scalar")
+# "Any" only in op schemas: the generic list ops take elements of every type.
+Any_ = ScalarType("Any")
 AnyTensor = TensorType()
 
-SCALAR_TYPES = {t.name: t for t in (Int, Float, Bool, Str, NoneType, DeviceT, DType, Scalar)}
+SCALAR_TYPES = {t.name: t for t in (Int, Float, Bool, Str, NoneType, DeviceT, DType, Scalar, Any_)}
 
 
 def is_subtype(actual: Type, expected: Type) -> bool:

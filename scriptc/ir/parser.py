@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -69,7 +70,8 @@ class _Builder:
         name = str(token)[1:]
         if name in self.scope:
             raise ParseError(f"value %{name} is defined twice", token.line, token.column)
-        value.name = None if name.isdigit() else name
+        # The printer writes hints as name, name.1, name.2, ...: keep the hint, drop the suffix.
+        value.name = None if name.isdigit() else re.sub(r"\.\d+$", "", name)
         self.scope[name] = value
 
     def _use(self, token) -> Value:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from scriptc import ops
 from scriptc.types import (
+    Any_,
     Bool,
     DictType,
     Float,
@@ -32,6 +33,8 @@ def _where(node: Node) -> str:
 
 def fits(actual: Type, expected: Type) -> bool:
     """Whether a value of type `actual` may be passed where an op schema declares `expected`."""
+    if expected == Any_:
+        return True
     if isinstance(expected, UnionType):
         return any(fits(actual, o) for o in expected.options)
     if isinstance(expected, OptionalType):
@@ -40,13 +43,13 @@ def fits(actual: Type, expected: Type) -> bool:
     if isinstance(expected, TensorType):
         return isinstance(actual, TensorType)
     if expected == Scalar:
-        return actual in (Int, Float, Bool, Scalar) or not isinstance(actual, (TensorType, ListType))
+        return actual in (Int, Float, Bool, Scalar)
     if expected == Float:
         return actual in (Float, Int, Bool)
     if expected == Int:
         return actual in (Int, Bool)
     if isinstance(expected, ListType):
-        if expected.elem == Scalar and isinstance(actual, ListType):
+        if expected.elem == Any_ and isinstance(actual, ListType):
             return True  # the generic list ops (len, getitem, append) take any element type
         if isinstance(actual, ListType):
             return fits(actual.elem, expected.elem) or (

@@ -294,10 +294,14 @@ class Compiler:
                 return result
             rest = stmts[i + 1:]
             if rest and _may_exit(stmt):
+                # After `if x is None: return ...`, x is known not to be None.
+                refined = self.refinements(stmt.children[0])[1] if _is_guard_clause(stmt) else {}
                 guard = self.not_exited()
-                if guard is None:
-                    return None
-                self.emit_if_statement(guard, lambda: self.compile_body(rest), None)
+
+                def rest_body(rest=rest, refined=refined):
+                    self.env[-1].update(refined)
+                    return self.compile_body(rest, tail)
+                self.emit_if_statement(guard, rest_body, None)
                 return None
         return None
 
@@ -527,17 +531,32 @@ class Compiler:
             for name in scope:
                 if name not in names:
                     names.append(name)
+        raised = [r is RAISED for r in results]
         for name in names:
+            outer = self.lookup(name)
             values = []
             for scope in scopes:
                 v = scope.get(name, None)
-                if v is None:
-                    v = self.lookup(name)
-                values.append(v)
+                values.append(outer if v is None else v)
+            assigned = [v is not outer and not _is_refinement_of(v, outer) for v in values]
+            if not any(assigned):
+                continue  # only refined (or only read): the outer variable is unchanged
+            for index, v in enumerate(values):
+                if isinstance(v, _LazyRefine):
+                    self.block = node.blocks[index]
+                    values[index] = self.emit("prim::Refine", [v.value], [v.value.type.elem]).output
+                    self.block = outer_block
+            if any(raised) and not all(raised):
+                # A branch that raises never reaches the join: the other branch's value flows on.
+                live = values[raised.index(False)]
+                if not isinstance(live, Value):
+                    continue
+                dead = raised.index(True)
+                self.block = node.blocks[dead]
+                values[dead] = self.emit("prim::Uninitialized", [], [live.type]).output
+                self.block = outer_block
             if any(v is None for v in values):
                 continue  # defined on one path only: not visible after the if
-            outer = self.lookup(name)
-            values = [outer if _is_refinement_of(v, outer) else v for v in values]
             if values[0] is values[1]:
                 continue
             if not all(isinstance(v, Value) for v in values):
@@ -953,8 +972,11 @@ class Compiler:
                          "(only tensors, submodules and int/float/bool/str/tuple constants)", meta)
 
     def expr_funccall(self, tree):
+        try:
+            positional, keywords = _call_args(tree)
+        except ScriptError as exc:
+            raise self.error(exc.message, tree.meta) from None
         callee = self.expr(tree.children[0])
-        positional, keywords = _call_args(tree)
         if isinstance(callee, Builtin) and callee.name == "isinstance":
             return self.builtin_isinstance(positional, tree.meta)
         args = [self.expr(a) for a in positional]
@@ -1173,6 +1195,10 @@ class Compiler:
             args = [SugaredTuple(list(args))]
         if name == "type_as":
             raise self.error("Tensor.type_as is not supported in scripted code", meta)
+        if name in ("new_zeros", "new_ones"):
+            size = SugaredTuple(list(args)) if len(args) != 1 or (isinstance(args[0], Value) and
+                                                                   args[0].type == Int) else args[0]
+            return self.emit_op(ops.OPS[name], [base, self.op_value(size, meta)], meta)
         return self.call_op_by_name(name, [base] + list(args), kwargs, meta, method=True)
 
     _F_DROPPED = ("_stacklevel", "size_average", "reduce", "return_indices", "max_norm", "norm_type",
@@ -1412,8 +1438,10 @@ class Compiler:
         outer = self.block
         for index, block in enumerate((node.add_block(), node.add_block())):
             self.block = block
+            self.env.append({})
             take_right = (index == 0) == (kind == "and")
             value = self.as_bool(right_fn(), meta) if take_right else left
+            self.env.pop()
             block.add_return(value)
         self.block = outer
         return node.output
@@ -1487,6 +1515,7 @@ class Compiler:
 
     def expr_test(self, tree):
         then_tree, cond_tree, else_tree = tree.children
+        refinements = self.refinements(cond_tree)
         cond = self.expr(cond_tree)
         static = self.static_bool(cond)
         if static is not None:
@@ -1495,9 +1524,11 @@ class Compiler:
         node = self.emit("prim::If", [cond], [])
         outer = self.block
         values = []
-        for block, sub in zip((node.add_block(), node.add_block()), (then_tree, else_tree)):
+        for block, sub, refined in zip((node.add_block(), node.add_block()), (then_tree, else_tree), refinements):
             self.block = block
+            self.env.append(dict(refined))
             values.append(self.as_value(self.expr(sub), tree.meta))
+            self.env.pop()
         self.block = outer
         merged = unify(values[0].type, values[1].type)
         if merged is None:
@@ -1913,6 +1944,14 @@ def _escapes_loop(tree) -> bool:
     return any(_escapes_loop(c) for c in getattr(tree, "children", []) if c is not None and hasattr(c, "data"))
 
 
+def _is_guard_clause(stmt) -> bool:
+    """`if cond: ... return` with no elif/else: the statements after it run only when cond is False."""
+    if getattr(stmt, "data", None) != "if_stmt":
+        return False
+    _, then_suite, elifs, else_suite = stmt.children
+    return else_suite is None and not elifs.children and _ends_with_return(_suite(then_suite))
+
+
 def _ends_with_return(stmts) -> bool:
     if not stmts:
         return False
@@ -2007,6 +2046,7 @@ _UNSUPPORTED_STATEMENTS = {
     "classdef": "class definitions inside a scripted function are not supported",
     "async_stmt": "async statements are not supported", "import_name": "import statements are not supported",
     "import_from": "import statements are not supported", "del_stmt": "del is not supported",
+    "import_stmt": "import statements are not supported",
     "decorated": "nested function definitions are not supported",
 }
 _UNSUPPORTED_EXPRESSIONS = {

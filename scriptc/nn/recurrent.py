@@ -34,7 +34,7 @@ class _CellBase(Module):
         for p in self.parameters():
             init.uniform_(p, -stdv, stdv)
 
-    def _check(self, input: Tensor, hx: Tensor | None) -> tuple[Tensor, bool]:
+    def _check(self, input: Tensor) -> tuple[Tensor, bool]:
         if input.dim() not in (1, 2):
             raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.dim()}D instead")
         if input.shape[-1] != self.input_size:
@@ -43,7 +43,7 @@ class _CellBase(Module):
         return (input if batched else input.unsqueeze(0)), batched
 
     def _zeros(self, input: Tensor) -> Tensor:
-        return input.new_zeros(input.shape[0], self.hidden_size)
+        return input.new_zeros([input.size(0), self.hidden_size])
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
@@ -56,7 +56,7 @@ class LSTMCell(_CellBase):
         super().__init__(input_size, hidden_size, bias, 4, dtype)
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
-        x, batched = self._check(input, hx)
+        x, batched = self._check(input)
         if hx is None:
             h, c = self._zeros(x), self._zeros(x)
         else:
@@ -78,7 +78,7 @@ class GRUCell(_CellBase):
         super().__init__(input_size, hidden_size, bias, 3, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
-        x, batched = self._check(input, hx)
+        x, batched = self._check(input)
         h = self._zeros(x) if hx is None else (hx if batched else hx.unsqueeze(0))
         gi = F.linear(x, self.weight_ih, self.bias_ih)
         gh = F.linear(h, self.weight_hh, self.bias_hh)

@@ -173,3 +173,11 @@ register("randint(low: int, high: int, size: int[], *, dtype: ScalarType? = None
          RANDOM, _randint_kernel, shape=lambda low, high, size, dtype=None, device=None: TensorType(
              dtype or int64, tuple(size) if is_known(size) else None), method=False,
          doc="Integers uniform in [low, high).")
+
+register("new_zeros(self: Tensor, size: int[]) -> Tensor", FACTORY,
+         lambda xp, x, size: xp.zeros(_size(size), x.dtype), shape=lambda x, size: TensorType(
+             x.dtype, tuple(size) if is_known(size) else None, x.device), method=False, function=False,
+         doc="Zeros of the given size with self's dtype and device.")
+register("new_ones(self: Tensor, size: int[]) -> Tensor", FACTORY,
+         lambda xp, x, size: xp.ones(_size(size), x.dtype), shape=lambda x, size: TensorType(
+             x.dtype, tuple(size) if is_known(size) else None, x.device), method=False, function=False)

@@ -8,7 +8,7 @@ import operator
 from scriptc.types import Bool, DType, Float, Int, ListType, type_of_constant
 
 from . import register
-from .rules import Unknown, is_unknown, normalize_dim
+from .rules import is_unknown, normalize_dim
 from .schema import SCALAR
 
 
@@ -52,9 +52,11 @@ _binary("div", operator.truediv, lambda a, b: Float)
 _binary("pow", operator.pow, lambda a, b: Float if _type(a) == Float or _type(b) == Float else Int)
 _binary("min", min, _numeric)
 _binary("max", max, _numeric)
-for _name, _fn in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
-                   ("eq", operator.eq), ("ne", operator.ne)):
+for _name, _fn in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge)):
     _binary(_name, _fn, lambda a, b: Bool)
+for _name, _fn in (("eq", operator.eq), ("ne", operator.ne)):
+    register(f"{_name}.scalar(a: Any, b: Any) -> bool", SCALAR, (lambda f: lambda xp, a, b: f(a, b))(_fn),
+             shape=lambda a, b: Bool, method=False, function=False, doc="== / != on numbers, strings, dtypes.")
 register("neg.scalar(a: Scalar) -> Scalar", SCALAR, lambda xp, a: -a, shape=lambda a: _type(a),
          method=False, function=False)
 register("abs.scalar(a: Scalar) -> Scalar", SCALAR, lambda xp, a: abs(a), shape=lambda a: _type(a),
@@ -104,11 +106,11 @@ def _list_append(lst, value):
     return lst
 
 
-register("len.list(self: List[Scalar]) -> int", SCALAR, lambda xp, lst: len(lst), shape=lambda lst: Int,
+register("len.list(self: List[Any]) -> int", SCALAR, lambda xp, lst: len(lst), shape=lambda lst: Int,
          method=False, function=False, doc="len() of a list (any element type).")
-register("getitem.list(self: List[Scalar], index: int) -> Scalar", SCALAR, lambda xp, lst, i: _list_index(lst, i),
+register("getitem.list(self: List[Any], index: int) -> Any", SCALAR, lambda xp, lst, i: _list_index(lst, i),
          shape=lambda lst, i: _list_elem(lst), method=False, function=False)
-register("append.list(self: List[Scalar], value: Scalar) -> List[Scalar]", SCALAR,
+register("append.list(self: List[Any], value: Any) -> List[Any]", SCALAR,
          lambda xp, lst, v: _list_append(lst, v), shape=lambda lst, v: lst.type if is_unknown(lst) else ListType(Int),
          mutates=("self",), method=False, function=False, doc="list.append: mutates the list.")
 register("and.scalar(a: bool, b: bool) -> bool", SCALAR, lambda xp, a, b: bool(a and b), shape=lambda a, b: Bool,

@@ -457,6 +457,9 @@ CASES: dict[str, list[Case]] = {
                Case((1, 2.0, 0.25), lambda a, b, s: np.arange(a, b, s), grad=False, label="float step")],
     "linspace": [Case((0, 1, 5), lambda a, b, n: np.linspace(a, b, n), grad=False)],
     "eye": [Case((3,), np.eye, grad=False), Case((2, 4), np.eye, grad=False, label="rect")],
+    "new_zeros": [Case((rand(2), [3, 2]), lambda a, s: np.zeros(s), grad=False,
+                       torch=lambda torch, t, s: t.new_zeros(s))],
+    "new_ones": [Case((rand(2), [2]), lambda a, s: np.ones(s), grad=False, torch=lambda torch, t, s: t.new_ones(s))],
 }
 
 # Ops whose values are not deterministic functions of their inputs: checked by statistics and seeding.

@@ -1,0 +1,148 @@
+"""jit.script refuses what it does not support with a ScriptError at the right place, never anything else."""
+
+from __future__ import annotations
+
+import random
+import textwrap
+
+import pytest
+
+import scriptc as torch
+from scriptc.errors import ScriptError
+from scriptc.jit.script import ScriptContext, compile_function_graph
+
+
+def define(source: str):
+    """Define the first function of `source` from a real file (jit.script reads source files)."""
+    import importlib.util
+    import os
+    import tempfile
+
+    fd, path = tempfile.mkstemp(suffix=".py", prefix="scripted_")
+    with os.fdopen(fd, "w") as f:
+        f.write("import scriptc as torch\nimport math\nfrom typing import List, Optional, Tuple\n\n")
+        f.write(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location("scripted_fuzz", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        os.unlink(path)
+    import linecache
+    text = "import scriptc as torch\nimport math\nfrom typing import List, Optional, Tuple\n\n" + textwrap.dedent(source)
+    linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)  # the file is gone
+    return next(v for v in vars(module).values() if callable(v) and getattr(v, "__module__", None) == "scripted_fuzz")
+
+
+def compile_source(source: str):
+    fn = define(source)
+    return compile_function_graph(fn, ScriptContext()), None
+
+
+pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built graphs behind
+
+
+@pytest.mark.parametrize("body, message, line, col", [
+    ("def f(x):\n    g = lambda y: y\n    return x\n", "lambda expressions are not supported", 6, 9),
+    ("def f(x):\n    yield x\n", "yield is not supported", 6, 5),
+    ("def f(x):\n    with x:\n        pass\n    return x\n", "with statements are not supported", 6, 5),
+    ("def f(x):\n    try:\n        x = x + 1\n    except Exception:\n        pass\n    return x\n",
+     "try/except is not supported", 6, 5),
+    ("def f(x):\n    global y\n    return x\n", "global declarations are not supported", 6, 5),
+    ("def f(x):\n    def inner(y):\n        return y\n    return x\n", "nested function definitions", 6, 5),
+    ("def f(*args):\n    return args\n", "*args and **kwargs are not supported", 5, 7),
+    ("def f(x, **kw):\n    return x\n", "*args and **kwargs are not supported", 5, 10),
+    ("def f(x):\n    if (n := 3) > 2:\n        return x\n    return x\n", "walrus operator", 6, 9),
+    ("def f(x):\n    s = {1, 2}\n    return x\n", "set literals are not supported", 6, 9),
+    ("def f(x):\n    s = sum(i for i in range(3))\n    return x\n", "generator expressions", 6, 9),
+    ("def f(x):\n    return x + undefined_name\n", "undefined value undefined_name", 6, 16),
+    ("def f(x, n: int):\n    y = 1\n    y = x\n    return y\n", "previously had type int", 7, 5),
+    ("def f(x):\n    return torch.relu(x, 3, 4)\n", "relu", 6, 12),
+    ("def f(x):\n    return x.sum(dim='a')\n", "arguments for call are not valid", 6, 12),
+    ("def f(x):\n    return torch.frobnicate(x)\n", "unknown builtin op 'frobnicate'", 6, 12),
+    ("def f(x):\n    import os\n    return x\n", "import statements are not supported", 6, 5),
+    ("def f(x):\n    del x\n    return 1\n", "del is not supported", 6, 5),
+    ("async def f(x):\n    return x\n", "async functions are not supported", 5, 1),
+    ("def f(x):\n    for i in range(3):\n        pass\n    else:\n        pass\n    return x\n", "for ... else", 6, 5),
+    ("def f(x):\n    return x if x else 3\n", "conditional expression have types", 6, 12),
+])
+def test_unsupported_constructs_name_the_construct_and_place(body, message, line, col):
+    with pytest.raises(ScriptError) as info:
+        compile_source(body)
+    error = info.value
+    assert message in str(error)
+    assert (error.line, error.col) == (line, col), str(error)
+    assert error.source_line is not None and "^" in str(error)
+
+
+def test_syntax_errors_show_the_source_line_and_a_caret():
+    from scriptc.jit.script import Source, parse_function
+
+    text = "def f(x):\n    return x @@ x\n"
+    with pytest.raises(ScriptError) as info:
+        parse_function(None, Source(text, "model.py", 10, text.splitlines()))
+    message = str(info.value)
+    assert message.startswith("model.py:12:") and "invalid syntax" in message
+    assert "return x @@ x" in message and message.strip().endswith("^")
+
+
+def test_wrong_op_arguments_show_the_schema():
+    with pytest.raises(ScriptError) as info:
+        compile_source("def f(x):\n    return torch.clamp(x, min='low')\n")
+    assert "clamp(self: Tensor" in str(info.value)
+
+
+VALID = '''def f(x, y, n: int):
+    z = x * 2 + y
+    total = 0.0
+    for i in range(n):
+        if float(z.sum()) > 3.0:
+            z = z - 1
+        else:
+            z = torch.relu(z) + i
+        total += 1.5
+    while total > 0.0:
+        total -= 2.0
+    w = [z, x]
+    return torch.cat(w, 0), total
+'''
+
+
+def _mutants(seed: int, count: int):
+    rng = random.Random(seed)
+    tokens = ["(", ")", ":", ",", "x", "y", "+", "-", "*", "if", "for", "return", "1", "2.5", "[", "]", "=", " ",
+              "\n", "    ", "torch", ".", "z", "not", "and", "'s'", "None", "lambda", "yield", "@", "{", "}"]
+    for _ in range(count):
+        text = list(VALID)
+        for _ in range(rng.randint(1, 4)):
+            pos = rng.randrange(len(text))
+            action = rng.random()
+            if action < 0.4:
+                del text[pos]
+            elif action < 0.8:
+                text.insert(pos, rng.choice(tokens))
+            else:
+                text[pos] = rng.choice(tokens)
+        yield "".join(text)
+
+
+def test_fuzzed_scripts_give_a_graph_or_a_script_error():
+    import warnings
+
+    from scriptc.ir import verify
+
+    warnings.simplefilter("ignore", SyntaxWarning)
+    ok = refused = 0
+    for source in _mutants(seed=1234, count=1500):
+        try:
+            fn = define(source)
+        except Exception:
+            continue  # Python itself cannot define the mutated function: not an input jit.script can get
+        try:
+            graph = compile_function_graph(fn, ScriptContext())
+        except ScriptError:
+            refused += 1
+            continue
+        verify(graph)
+        ok += 1
+    assert ok > 0 and refused > 0
