@@ -7,7 +7,7 @@ and chosen so that every branch is taken across the draws.
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 import scriptc as torch
 import scriptc.nn as nn
@@ -61,7 +61,7 @@ def continue_in_loop(x, n: int):
 
 
 def early_return_in_loop(x, n: int):
-    for i in range(n):
+    for _ in range(n):
         if float(x.sum()) > 10.0:
             return x
         x = x + 1.0

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import scriptc as torch
-from scriptc.errors import ScriptError
 
 from ..models import ALL, make_inputs
 from . import script_corpus

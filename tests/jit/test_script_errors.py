@@ -7,7 +7,6 @@ import textwrap
 
 import pytest
 
-import scriptc as torch
 from scriptc.errors import ScriptError
 from scriptc.jit.script import ScriptContext, compile_function_graph
 
