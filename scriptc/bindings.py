@@ -165,10 +165,12 @@ def _inplace(op: OpDef):
 _BINARY_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floor_divide",
                      "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and",
                      "or": "bitwise_or", "xor": "logical_xor"}
+_COMMUTATIVE = {"add", "mul", "and", "or", "xor"}
 for _dunder, _opname in _BINARY_OPERATORS.items():
     _op = ops.OPS[_opname]
     setattr(Tensor, f"__{_dunder}__", _forward(_op))
-    setattr(Tensor, f"__r{_dunder}__", _reflected(_op))
+    # 2 * x records mul(x, 2): commutative ops keep the tensor first, as their schemas require.
+    setattr(Tensor, f"__r{_dunder}__", _forward(_op) if _dunder in _COMMUTATIVE else _reflected(_op))
     if _op.inplace is not None:
         setattr(Tensor, f"__i{_dunder}__", _inplace(_op.inplace))
 for _dunder in ("eq", "ne", "lt", "le", "gt", "ge"):

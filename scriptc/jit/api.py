@@ -56,3 +56,43 @@ def _ignored_callables(ctx: ScriptContext) -> dict:
             return [to_runtime(fn(*[from_runtime(a) for a in args]))]
         return call
     return {name: wrap(fn) for name, fn in ctx.ignored.items()}
+
+
+def _compiled(obj):
+    """A ScriptModule or ScriptFunction for obj (scripting nn.Modules and functions first)."""
+    if isinstance(obj, (ScriptModule, ScriptFunction)):
+        return obj
+    return script(obj)
+
+
+def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
+    """Inline everything and turn parameters, buffers and attributes into constants
+    (torch.jit.freeze); the module should be in eval mode. Returns an OptimizedModule whose
+    `.graph` is the frozen, simplified graph."""
+    return _optimize(mod, level=1)
+
+
+def optimize_for_inference(mod, other_methods=None):
+    """freeze, then fuse pointwise chains, reductions and matmul/conv epilogues into FusionGroups
+    (visible in `.graph`). The result runs compiled by default."""
+    return _optimize(mod, level=2)
+
+
+def _optimize(mod, level: int):
+    from scriptc.passes import PassContext, optimize
+
+    from .module import OptimizedModule
+
+    compiled = _compiled(mod)
+    if isinstance(compiled, ScriptModule):
+        if compiled.training:
+            compiled.eval()
+        context = PassContext(functions={k: v for k, v in compiled._functions.items()},
+                              module_value=compiled._module_value())
+        records: list = []
+        graph = optimize(compiled.graph, level, context, records)
+        return OptimizedModule(graph, compiled._functions, compiled._signatures.get("forward"), compiled, records)
+    context = PassContext(functions=dict(compiled.functions))
+    records = []
+    graph = optimize(compiled.graph, level, context, records)
+    return OptimizedModule(graph, compiled.functions, compiled.signature, None, records)

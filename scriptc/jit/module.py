@@ -177,3 +177,34 @@ class ScriptModule:
 
 class TracedModule(ScriptModule):
     """The ScriptModule jit.trace returns for an nn.Module."""
+
+
+class OptimizedModule:
+    """What jit.freeze / jit.optimize_for_inference return: a callable over the optimized graph.
+
+    `.graph` shows the result (FusionGroups included), `.pass_records` what each pass did. If the
+    graph still reads module attributes (state written at run time), `self` comes from `source`.
+    """
+
+    def __init__(self, graph: Graph, functions: dict, signature, source: ScriptModule | None, records: list):
+        self.graph = graph
+        self.functions = dict(functions)
+        self.signature = signature
+        self.source = source
+        self.pass_records = records
+        self.needs_self = bool(graph.inputs) and str(graph.inputs[0].type).startswith("Module")
+        self._interpreter = Interpreter(graph, self.functions)
+
+    @property
+    def code(self) -> str:
+        return graph_code(self.graph, "forward")
+
+    def __call__(self, *args, **kwargs):
+        args = [to_runtime(a) for a in bind_arguments(self.signature, args, kwargs)]
+        if self.needs_self:
+            args = [self.source._module_value()] + args
+        outputs = self._interpreter.run(args)
+        return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
+
+    def __repr__(self) -> str:
+        return f"OptimizedModule({len(self.graph)} nodes)"

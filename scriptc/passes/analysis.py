@@ -1,0 +1,52 @@
+"""Facts about nodes that several passes need: constants, purity, aliasing."""
+
+from __future__ import annotations
+
+from scriptc import ops
+from scriptc.ir.graph import Node, Value
+
+_EFFECTFUL_PRIMS = {"prim::RaiseException", "prim::Call"}
+_PURE_PRIMS = {"prim::Constant", "prim::TupleConstruct", "prim::TupleUnpack", "prim::TupleIndex", "prim::ListUnpack",
+               "prim::GetAttr", "prim::IsNone", "prim::Refine", "prim::Uninitialized", "prim::DictConstruct"}
+
+
+def is_constant(v: Value) -> bool:
+    return v.node is not None and v.node.op == "prim::Constant"
+
+
+def constant_value(v: Value):
+    return v.node.attrs["value"]
+
+
+def op_of(node: Node):
+    return ops.OPS.get(node.op)
+
+
+def has_side_effects(node: Node) -> bool:
+    """Nodes dce must keep and cse must not merge: mutation, randomness, raising, calls out."""
+    if node.op in _EFFECTFUL_PRIMS:
+        return True
+    if node.op.startswith("prim::"):
+        if node.op in ("prim::If", "prim::Loop", "prim::FusionGroup"):
+            return any(has_side_effects(n) for b in node.blocks for n in b)
+        return node.op not in _PURE_PRIMS and node.op != "prim::ListConstruct"
+    op = op_of(node)
+    return op is None or op.has_side_effects
+
+
+def is_pure(node: Node) -> bool:
+    """Safe to evaluate once, reorder, or drop when unused (ListConstruct is not: lists are mutable)."""
+    return not has_side_effects(node) and node.op != "prim::ListConstruct" and not node.blocks
+
+
+def mutated_values(node: Node) -> list[Value]:
+    """The inputs this node writes into (an in-place op's self, batch_norm's running stats)."""
+    op = op_of(node)
+    if op is None:
+        return []
+    out = []
+    if op.inplace_of is not None:
+        out.append(node.inputs[0])
+    for name in op.mutates:
+        out.append(node.inputs[op.arg_index[name]])
+    return out

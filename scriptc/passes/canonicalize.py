@@ -1,0 +1,118 @@
+"""canonicalize: algebraic peepholes, a table of small named rules run to a fixpoint.
+
+Each rule looks at one node and returns the Value that replaces its output, or None. A rule only
+fires when the result provably has the same dtype and shape as the output it replaces.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from scriptc.ir.graph import Graph, Node, Value, walk
+from scriptc.types import TensorType
+
+from .analysis import constant_value, is_constant
+
+
+def _const(v: Value, *values) -> bool:
+    return is_constant(v) and not isinstance(constant_value(v), bool) and any(
+        type(constant_value(v)) in (int, float) and constant_value(v) == x for x in values)
+
+
+def _same_type(a: Value, b: Value) -> bool:
+    """Both are tensors of one known dtype and one known shape."""
+    ta, tb = a.type, b.type
+    return (isinstance(ta, TensorType) and isinstance(tb, TensorType) and ta.dtype is not None
+            and ta.dtype is tb.dtype and ta.shape is not None and ta.shape == tb.shape)
+
+
+def _identity_with(op: str, position: int, neutral) -> Callable[[Node], Value | None]:
+    def rule(node: Node):
+        if node.op != op:
+            return None
+        other = node.inputs[1 - position]
+        if _const(node.inputs[position], neutral) and (op not in ("add", "sub") or _const(node.inputs[2], 1)) \
+                and _same_type(other, node.output):
+            return other
+        return None
+    return rule
+
+
+def _double(op: str) -> Callable[[Node], Value | None]:
+    def rule(node: Node):
+        if node.op != op:
+            return None
+        inner = node.inputs[0].node
+        if inner is not None and inner.op == op and _same_type(inner.inputs[0], node.output):
+            if op == "transpose" and {_c(node.inputs[1]), _c(node.inputs[2])} != {_c(inner.inputs[1]),
+                                                                                   _c(inner.inputs[2])}:
+                return None
+            return inner.inputs[0]
+        return None
+    return rule
+
+
+def _c(v: Value):
+    return constant_value(v) if is_constant(v) else object()
+
+
+def _reshape_chain(node: Node):
+    """reshape(reshape(x, a), b) -> reshape(x, b): only the final shape matters."""
+    if node.op not in ("reshape", "view"):
+        return None
+    inner = node.inputs[0].node
+    if inner is not None and inner.op in ("reshape", "view") and \
+            len(inner.output.uses) == 1:
+        node.set_input(0, inner.inputs[0])
+        return None
+    return None
+
+
+def _noop_reshape(node: Node):
+    if node.op in ("reshape", "view", "contiguous", "clone", "to.dtype", "expand") and _same_type(
+            node.inputs[0], node.output):
+        if node.op == "clone":
+            return None  # clone must stay a copy when either side is later written to
+        return node.inputs[0]
+    return None
+
+
+def _eval_dropout(node: Node):
+    if node.op == "dropout" and is_constant(node.inputs[2]) and constant_value(node.inputs[2]) is False:
+        return node.inputs[0]
+    return None
+
+
+RULES: dict[str, Callable[[Node], Value | None]] = {
+    "x * 1": _identity_with("mul", 1, 1),
+    "1 * x": _identity_with("mul", 0, 1),
+    "x / 1": _identity_with("div", 1, 1),
+    "x + 0": _identity_with("add", 1, 0),
+    "x - 0": _identity_with("sub", 1, 0),
+    "--x": _double("neg"),
+    "t(t(x))": _double("t"),
+    "transpose(transpose(x))": _double("transpose"),
+    "reshape chain": _reshape_chain,
+    "no-op reshape/cast/contiguous": _noop_reshape,
+    "dropout in eval": _eval_dropout,
+}
+
+
+def canonicalize(graph: Graph, fired: dict | None = None) -> bool:
+    """Apply RULES until none fires; `fired` (if given) counts firings per rule name."""
+    changed = False
+    progress = True
+    while progress:
+        progress = False
+        for node in list(walk(graph.block)):
+            if node.owner is None or len(node.outputs) != 1:
+                continue
+            for name, rule in RULES.items():
+                replacement = rule(node)
+                if replacement is not None and replacement is not node.output:
+                    node.output.replace_all_uses_with(replacement)
+                    if fired is not None:
+                        fired[name] = fired.get(name, 0) + 1
+                    progress = changed = True
+                    break
+    return changed

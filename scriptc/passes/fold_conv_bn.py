@@ -1,0 +1,43 @@
+"""fold_conv_bn: a frozen Conv2d followed by an eval-mode BatchNorm2d becomes one conv."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scriptc.ir.graph import Graph, Node, walk
+
+from .analysis import constant_value, is_constant
+
+
+def fold_conv_bn(graph: Graph) -> bool:
+    changed = False
+    for bn in list(walk(graph.block)):
+        if bn.op != "batch_norm" or bn.owner is None:
+            continue
+        conv = bn.inputs[0].node
+        if conv is None or conv.op != "conv2d" or len(conv.output.uses) != 1:
+            continue
+        rm, rv, w, b, training, _, eps = bn.inputs[1:]
+        needed = [conv.inputs[1], rm, rv, training, eps] + [v for v in (w, b, conv.inputs[2]) if not (
+            is_constant(v) and constant_value(v) is None)]
+        if not all(is_constant(v) for v in needed) or constant_value(training) is not False:
+            continue
+        weight = constant_value(conv.inputs[1])
+        conv_bias = constant_value(conv.inputs[2]) if is_constant(conv.inputs[2]) else None
+        gamma = constant_value(w) if constant_value(w) is not None else np.ones(weight.shape[0], weight.dtype)
+        beta = constant_value(b) if constant_value(b) is not None else np.zeros(weight.shape[0], weight.dtype)
+        mean, var = constant_value(rm), constant_value(rv)
+        scale = (gamma / np.sqrt(var.astype(np.float64) + constant_value(eps))).astype(weight.dtype)
+        new_weight = (weight * scale.reshape(-1, 1, 1, 1)).astype(weight.dtype)
+        base = conv_bias if conv_bias is not None else np.zeros_like(mean)
+        new_bias = ((base - mean) * scale + beta).astype(weight.dtype)
+        w_node = Node("prim::Constant", [], [conv.inputs[1].type], {"value": new_weight}, conv.loc)
+        b_node = Node("prim::Constant", [], [rm.type], {"value": new_bias}, conv.loc)
+        w_node.insert_before(conv)
+        b_node.insert_before(conv)
+        conv.set_input(1, w_node.output)
+        conv.set_input(2, b_node.output)
+        bn.output.replace_all_uses_with(conv.output)
+        bn.erase()
+        changed = True
+    return changed

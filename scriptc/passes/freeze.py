@@ -1,0 +1,71 @@
+"""freeze: module parameters, buffers and attributes become constants (torch.jit.freeze)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scriptc.ir.graph import Graph, Node, walk
+from scriptc.types import ModuleType, TensorType, type_of_constant
+
+from .analysis import mutated_values
+
+
+def freeze(graph: Graph, module_value) -> bool:
+    """Replace prim::GetAttr chains from the graph's `self` input with constants read from
+    `module_value` (a runtime ModuleValue). Attributes the graph writes (running stats in training
+    mode) stay attributes. When nothing reads `self` any more, the input is removed."""
+    if not graph.inputs or not isinstance(graph.inputs[0].type, ModuleType):
+        return False
+    written = {id(v) for n in walk(graph.block) for v in mutated_values(n)}
+    changed = False
+    for node in list(walk(graph.block)):
+        if node.op != "prim::GetAttr" or id(node.output) in written:
+            continue
+        target = _resolve(node, graph.inputs[0], module_value)
+        if target is _UNRESOLVED or isinstance(node.output.type, ModuleType):
+            continue
+        constant = Node("prim::Constant", [], [_constant_type(target, node.output.type)], {"value": target}, node.loc)
+        constant.insert_before(node)
+        node.output.replace_all_uses_with(constant.output)
+        changed = True
+    for node in reversed(list(walk(graph.block))):
+        if node.op == "prim::GetAttr" and not node.output.uses:
+            node.erase()
+    self_value = graph.inputs[0]
+    if not self_value.uses:
+        graph.block.params.pop(0)
+        for i, p in enumerate(graph.block.params):
+            p.index = i
+        changed = True
+    return changed
+
+
+_UNRESOLVED = object()
+
+
+def _resolve(node: Node, self_value, module_value):
+    path = []
+    current = node
+    while current is not None and current.op == "prim::GetAttr":
+        path.append(current.attrs["name"])
+        source = current.inputs[0]
+        if source is self_value:
+            break
+        current = source.node
+    else:
+        return _UNRESOLVED
+    value = module_value
+    for name in reversed(path):
+        try:
+            value = value.get(name)
+        except AttributeError:
+            return _UNRESOLVED
+    if isinstance(value, np.ndarray):
+        return np.array(value, copy=True)
+    return value
+
+
+def _constant_type(value, declared):
+    if isinstance(value, np.ndarray):
+        return declared if isinstance(declared, TensorType) else TensorType()
+    return type_of_constant(value)

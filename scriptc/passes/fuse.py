@@ -1,0 +1,229 @@
+"""fuse: group pointwise ops (optionally ending in one reduction, or following a matmul/linear/conv)
+into prim::FusionGroup nodes that codegen compiles into one kernel.
+
+One forward scan per block. A node joins the group of one of its producers when that is legal:
+the group is open, dtypes and iteration shapes agree, and no node between the group's last member
+and this one reads a value the group produces (so placing the group at its last member keeps every
+use after its definition and never creates a cycle). Each group records a guard: per input its
+dtype, rank and which dims are size 1 (broadcast) - never exact sizes, so another batch size or
+sequence length runs the same kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scriptc import ops
+from scriptc.ir.graph import Block, Graph, Node, Value
+from scriptc.types import Bool, Float, Int, TensorType
+
+from .analysis import constant_value, is_constant, op_of
+
+HEADS = {"linear", "matmul", "conv2d"}          # a group may start with one of these (BLAS), then an epilogue
+REDUCTIONS = {"sum", "mean", "amax", "amin", "softmax", "log_softmax", "layer_norm"}  # may end a group
+MIN_MEMBERS = 2
+
+
+@dataclass
+class _Group:
+    members: list[Node] = field(default_factory=list)
+    shape: tuple | None = None
+    dtype: object = None
+    closed: bool = False
+    head: Node | None = None
+    reduction: Node | None = None
+
+    @property
+    def last(self) -> Node:
+        return self.members[-1]
+
+
+def _tensor_known(v: Value) -> bool:
+    t = v.type
+    return isinstance(t, TensorType) and t.dtype is not None and t.shape is not None
+
+
+def _scalar_ok(v: Value) -> bool:
+    return v.type in (Int, Float, Bool)
+
+
+def _pointwise_fusible(node: Node) -> bool:
+    op = op_of(node)
+    if op is None or op.kind != ops.POINTWISE or op.inplace_of is not None or len(node.outputs) != 1:
+        return False
+    if not _tensor_known(node.output) or node.output.type.device != "cpu":
+        return False
+    for arg, v in zip(op.schema.args, node.inputs):
+        if isinstance(v.type, TensorType):
+            if not _tensor_known(v):
+                return False
+        elif not (_scalar_ok(v) or is_constant(v)):
+            return False
+    return True
+
+
+def _reduction_fusible(node: Node) -> bool:
+    if node.op not in REDUCTIONS or len(node.outputs) != 1 or not _tensor_known(node.inputs[0]):
+        return False
+    if not _tensor_known(node.output) or node.output.type.dtype is not node.inputs[0].type.dtype:
+        return False
+    # dims, keepdim, normalized_shape, eps... must be compile-time constants for the kernel.
+    return all(is_constant(v) or isinstance(v.type, TensorType) for v in node.inputs[1:])
+
+
+def _head_fusible(node: Node) -> bool:
+    if node.op not in HEADS or not _tensor_known(node.output):
+        return False
+    if node.op == "conv2d":
+        return all(is_constant(v) for v in node.inputs[3:])
+    return node.output.type.dtype is not None and node.output.type.dtype.is_floating_point
+
+
+def fuse(graph: Graph) -> bool:
+    return _fuse_block(graph.block)
+
+
+def _fuse_block(block: Block) -> bool:
+    changed = False
+    for node in block:
+        for b in node.blocks:
+            changed |= _fuse_block(b)
+    position = {id(n): i for i, n in enumerate(block)}
+    group_of: dict[int, _Group] = {}
+    groups: list[_Group] = []
+    for node in list(block):
+        pointwise = _pointwise_fusible(node)
+        reduction = not pointwise and _reduction_fusible(node)
+        if not (pointwise or reduction or _head_fusible(node)):
+            continue
+        if pointwise or reduction:
+            target = _pick_group(node, group_of, position, reduction)
+            if target is not None:
+                target.members.append(node)
+                group_of[id(node)] = target
+                if reduction:
+                    target.closed, target.reduction = True, node
+                continue
+        group = _Group([node], tuple(node.output.type.shape), node.output.type.dtype)
+        if reduction:
+            group.shape = tuple(node.inputs[0].type.shape)
+            group.closed, group.reduction = True, node
+        elif not pointwise:
+            group.head = node
+        groups.append(group)
+        group_of[id(node)] = group
+    for group in groups:
+        pointwise_count = sum(1 for m in group.members if m is not group.head and m is not group.reduction)
+        worth = len(group.members) >= MIN_MEMBERS or group.reduction is not None
+        if group.head is not None and pointwise_count == 0:
+            worth = False
+        if worth:
+            _materialize(group, block)
+            changed = True
+    return changed
+
+
+def _pick_group(node: Node, group_of: dict, position: dict, reduction: bool) -> _Group | None:
+    inputs = [node.inputs[0]] if reduction else [v for v in node.inputs if isinstance(v.type, TensorType)]
+    for v in inputs:
+        group = group_of.get(id(v.node)) if v.node is not None else None
+        if group is None or group.closed:
+            continue
+        if reduction:
+            if tuple(node.inputs[0].type.shape) != group.shape or node.inputs[0].type.dtype is not group.dtype:
+                continue
+        elif tuple(node.output.type.shape) != group.shape or node.output.type.dtype is not group.dtype:
+            continue
+        if _legal(group, node, position):
+            return group
+    return None
+
+
+def _legal(group: _Group, node: Node, position: dict) -> bool:
+    """No node outside the group, placed before `node`, may read a value the group defines."""
+    here = position[id(node)]
+    block = node.owner
+    for member in group.members:
+        for out in member.outputs:
+            for use in out.uses:
+                user = use.user
+                if user is node or not isinstance(user, Node):
+                    continue
+                while user is not None and user.owner is not block:
+                    user = user.owner.owner_node if user.owner is not None else None
+                if user is not None and position[id(user)] < here and user not in group.members:
+                    return False
+    return True
+
+
+def _materialize(group: _Group, block: Block) -> None:
+    members = group.members
+    member_ids = {id(m) for m in members}
+    fusion = Node("prim::FusionGroup", [], [], None, members[-1].loc)
+    fusion.insert_before(members[-1])
+    body = fusion.add_block()
+    mapping: dict[int, Value] = {}
+    for m in members:
+        for i, v in enumerate(m.inputs):
+            if id(v) in mapping or (v.node is not None and id(v.node) in member_ids):
+                continue
+            if is_constant(v) and not isinstance(v.type, TensorType):
+                clone = Node("prim::Constant", [], [v.type], {"value": constant_value(v)}, v.node.loc)
+                body.append(clone)
+                mapping[id(v)] = clone.output
+                continue
+            fusion.add_input(v)
+            mapping[id(v)] = body.add_param(v.type, v.name)
+    for m in members:
+        body.append(m)
+        for i, v in enumerate(list(m.inputs)):
+            if id(v) in mapping:
+                m.set_input(i, mapping[id(v)])
+    for m in members:
+        for out in m.outputs:
+            outside = [u for u in out.uses if not (isinstance(u.user, Node) and _inside(u.user, body))]
+            if not outside:
+                continue
+            body.add_return(out)
+            exported = fusion.add_output(out.type)
+            exported.name = out.name
+            for use in outside:
+                if isinstance(use.user, Node):
+                    use.user.set_input(use.index, exported)
+                else:
+                    use.user.set_return(use.index, exported)
+    kind = "epilogue" if group.head is not None else ("reduction" if group.reduction is not None else "pointwise")
+    fusion.attrs["kind"] = kind
+    fusion.attrs["guard"] = [_guard(v.type) for v in fusion.inputs]
+
+
+def _inside(node: Node, block: Block) -> bool:
+    while node is not None:
+        if node.owner is block:
+            return True
+        node = node.owner.owner_node if node.owner is not None else None
+    return False
+
+
+def _guard(t) -> list:
+    """[dtype, rank, size-1 dims] for a tensor input; ["scalar", type] otherwise."""
+    if isinstance(t, TensorType):
+        ones = [i for i, d in enumerate(t.shape) if d == 1]
+        return [t.dtype.name, len(t.shape), ones]
+    return ["scalar", str(t)]
+
+
+def guard_matches(guard: list, value) -> bool:
+    """Whether a runtime value fits a FusionGroup input's guard (dtype, rank, broadcast dims)."""
+    import numpy as np
+
+    if guard[0] == "scalar":
+        return not isinstance(value, np.ndarray)
+    if not isinstance(value, np.ndarray) or value.dtype.name != guard[0] or value.ndim != guard[1]:
+        return False
+    shape = value.shape
+    ones = guard[2]
+    for i in range(value.ndim):
+        if (shape[i] == 1) != (i in ones):
+            return False
+    return True

@@ -1,0 +1,97 @@
+"""The pass pipeline: an ordered, named list of passes and the one runner that times, verifies and
+dumps them (SCRIPTC_DUMP=<pass>|all, SCRIPTC_DEBUG=1 verifies after each)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from scriptc import config
+from scriptc.ir.graph import Graph
+from scriptc.ir.verify import VerifyError, verify
+
+from .canonicalize import canonicalize
+from .constant_fold import constant_fold
+from .cse import cse
+from .dce import dce
+from .fold_conv_bn import fold_conv_bn
+from .freeze import freeze
+from .fuse import fuse
+from .inline import inline
+from .plan_memory import plan_memory
+from .remove_mutation import remove_mutation
+from .shape_infer import shape_infer
+
+
+@dataclass
+class PassContext:
+    """What passes may need beyond the graph: helper functions to inline, the module to freeze."""
+
+    functions: dict = field(default_factory=dict)
+    module_value: object = None
+
+
+@dataclass
+class PassRecord:
+    name: str
+    seconds: float
+    nodes_before: int
+    nodes_after: int
+    changed: bool
+
+
+# (name, what it does, how to run it, lowest level it runs at)
+PIPELINE: list[tuple[str, str, Callable[[Graph, PassContext], bool], int]] = [
+    ("inline", "inline prim::Call of compiled helpers", lambda g, c: inline(g, c.functions), 0),
+    ("freeze", "module attributes become constants", lambda g, c: freeze(g, c.module_value)
+     if c.module_value is not None else False, 1),
+    ("remove_mutation", "in-place ops and appends to functional form", lambda g, c: remove_mutation(g), 1),
+    ("shape_infer", "dtypes and shapes from the op table rules", lambda g, c: shape_infer(g), 1),
+    ("constant_fold", "evaluate constant subexpressions, constant ifs, short loops", lambda g, c: constant_fold(g), 1),
+    ("canonicalize", "algebraic peepholes", lambda g, c: canonicalize(g), 1),
+    ("cse", "common subexpressions", lambda g, c: cse(g), 1),
+    ("dce", "dead code", lambda g, c: dce(g), 1),
+    ("shape_infer", "shapes after simplification", lambda g, c: shape_infer(g), 1),
+    ("fold_conv_bn", "frozen conv + batch_norm into one conv", lambda g, c: fold_conv_bn(g), 2),
+    ("fuse", "pointwise groups, reductions and epilogues into prim::FusionGroup", lambda g, c: fuse(g), 2),
+    ("dce", "dead code after fusion", lambda g, c: dce(g), 2),
+    ("plan_memory", "buffer reuse from liveness", lambda g, c: plan_memory(g), 2),
+]
+
+
+class PassError(RuntimeError):
+    """A pass failed; names the pass."""
+
+
+def optimize(graph: Graph, level: int = 2, context: PassContext | None = None,
+             records: list | None = None) -> Graph:
+    """Run the pipeline on a copy of `graph` at `level` (0: inline only, 1: simplify, 2: also fuse).
+    Appends a PassRecord per pass to `records` (time and node counts)."""
+    context = context or PassContext()
+    graph = graph.copy()
+    dump = config.dump_after()
+    debug = config.debug()
+    for name, _, run, min_level in PIPELINE:
+        if level < min_level:
+            continue
+        before = len(graph)
+        start = time.perf_counter()
+        try:
+            changed = bool(run(graph, context))
+        except VerifyError:
+            raise
+        except Exception as exc:
+            raise PassError(f"pass '{name}' failed: {type(exc).__name__}: {exc}") from exc
+        seconds = time.perf_counter() - start
+        if debug:
+            try:
+                verify(graph)
+            except VerifyError as exc:
+                raise PassError(f"pass '{name}' produced an invalid graph: {exc}") from exc
+        if records is not None:
+            records.append(PassRecord(name, seconds, before, len(graph), changed))
+        if dump in (name, "all"):
+            print(f"# --- after {name} ---\n{graph}", file=sys.stderr)
+    return graph

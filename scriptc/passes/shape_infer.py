@@ -1,0 +1,145 @@
+"""shape_infer: propagate dtypes and shapes (with symbolic dims) through every op's table rule."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scriptc.ir.graph import Block, Graph, Node, Value
+from scriptc.ops.rules import Unknown
+from scriptc.types import ListType, TensorType, TupleType, Type, from_numpy_dtype
+
+from .analysis import constant_value, is_constant, op_of
+
+
+def merge_types(old: Type, new) -> Type:
+    """The more precise of two types for one value: new's facts, old's where new knows less."""
+    if not isinstance(new, TensorType) or not isinstance(old, TensorType):
+        return old if not isinstance(new, Type) else (new if not isinstance(old, TensorType) else old)
+    dtype = new.dtype if new.dtype is not None else old.dtype
+    if new.shape is None:
+        shape = old.shape
+    elif old.shape is None or len(old.shape) != len(new.shape):
+        shape = new.shape
+    else:
+        shape = tuple(n if n is not None else o for n, o in zip(new.shape, old.shape))
+    return TensorType(dtype, shape, new.device if new.device != "cpu" else old.device)
+
+
+class _ShapeState:
+    def __init__(self):
+        self.dims: dict[int, object] = {}  # int Values known to equal a (symbolic) dim
+
+    def meta(self, v: Value):
+        if is_constant(v):
+            value = constant_value(v)
+            if isinstance(value, np.ndarray):
+                return TensorType(from_numpy_dtype(value.dtype), tuple(value.shape))
+            return value
+        if isinstance(v.type, TensorType):
+            return v.type
+        if id(v) in self.dims:
+            return self.dims[id(v)]
+        if v.node is not None and v.node.op == "prim::ListConstruct":
+            return [self.meta(x) for x in v.node.inputs]
+        return Unknown(v.type)
+
+
+def shape_infer(graph: Graph) -> bool:
+    state = _ShapeState()
+    return _infer_block(graph.block, state)
+
+
+def _set(v: Value, t) -> bool:
+    if not isinstance(t, Type):
+        return False
+    merged = merge_types(v.type, t)
+    if merged != v.type:
+        v.type = merged
+        return True
+    return False
+
+
+def _infer_block(block: Block, state: _ShapeState) -> bool:
+    changed = False
+    for node in block:
+        changed |= _infer_node(node, state)
+    return changed
+
+
+def _infer_node(node: Node, state: _ShapeState) -> bool:
+    op = node.op
+    if op == "prim::Constant":
+        value = node.attrs["value"]
+        if isinstance(value, np.ndarray):
+            return _set(node.output, TensorType(from_numpy_dtype(value.dtype), tuple(value.shape)))
+        return False
+    if op == "prim::If":
+        changed = _infer_block(node.blocks[0], state) | _infer_block(node.blocks[1], state)
+        for i, out in enumerate(node.outputs):
+            a, b = node.blocks[0].returns[i].type, node.blocks[1].returns[i].type
+            changed |= _set(out, _join(a, b))
+        return changed
+    if op == "prim::Loop":
+        body = node.blocks[0]
+        changed = False
+        for p, v in zip(body.params[1:], node.inputs[2:]):
+            changed |= _set(p, v.type)
+        changed |= _infer_block(body, state)
+        for p, r in zip(body.params[1:], body.returns[1:]):
+            joined = _join(p.type, r.type)
+            if joined != p.type:
+                p.type = joined
+                changed = True
+                _infer_block(body, state)
+        for out, p in zip(node.outputs, body.params[1:]):
+            changed |= _set(out, p.type)
+        return changed
+    if op == "prim::FusionGroup":
+        body = node.blocks[0]
+        changed = False
+        for p, v in zip(body.params, node.inputs):
+            changed |= _set(p, v.type)
+        changed |= _infer_block(body, state)
+        for out, r in zip(node.outputs, body.returns):
+            changed |= _set(out, r.type)
+        return changed
+    if op == "prim::TupleConstruct":
+        return _set(node.output, TupleType(tuple(v.type for v in node.inputs)))
+    if op == "prim::TupleUnpack" and isinstance(node.inputs[0].type, TupleType):
+        return any([_set(o, t) for o, t in zip(node.outputs, node.inputs[0].type.elems)])
+    if op == "prim::Refine" and isinstance(node.output.type, TensorType):
+        return _set(node.output, node.inputs[0].type if isinstance(node.inputs[0].type, TensorType) else node.output.type)
+    definition = op_of(node)
+    if definition is None:
+        return False
+    metas = [state.meta(v) for v in node.inputs]
+    try:
+        result = definition.shape(*metas)
+    except Exception:
+        return False  # the rule cannot say (or the program fails at run time): keep what is known
+    if definition.name == "size" and isinstance(metas[0], TensorType) and metas[0].shape is not None and \
+            isinstance(metas[1], int):
+        rank = len(metas[0].shape)
+        if -rank <= metas[1] < rank:
+            dim = metas[0].shape[metas[1]]
+            if dim is not None:
+                state.dims[id(node.output)] = dim
+    if len(node.outputs) == 1 and not isinstance(node.outputs[0].type, ListType):
+        return _set(node.outputs[0], result) if isinstance(result, Type) and not (
+            isinstance(node.outputs[0].type, TensorType) and not isinstance(result, TensorType)) else False
+    if isinstance(result, (tuple, list)) and len(result) == len(node.outputs):
+        return any([_set(o, t) for o, t in zip(node.outputs, result)])
+    return False
+
+
+def _join(a: Type, b: Type) -> Type:
+    if a == b:
+        return a
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        shape = None
+        if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
+            shape = tuple(x if x == y else None for x, y in zip(a.shape, b.shape))
+        return TensorType(a.dtype if a.dtype is b.dtype else None, shape)
+    return a
+
+
