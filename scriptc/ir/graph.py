@@ -34,6 +34,30 @@ class Use:
         self.user, self.index = user, index
 
 
+class Uses:
+    """A value's uses in insertion order, with O(1) add and remove (a value may have thousands)."""
+
+    __slots__ = ("_uses",)
+
+    def __init__(self):
+        self._uses: dict[tuple[int, int], Use] = {}
+
+    def add(self, use: Use) -> None:
+        self._uses[(id(use.user), use.index)] = use
+
+    def remove(self, user, index: int) -> None:
+        self._uses.pop((id(user), index), None)
+
+    def __iter__(self):
+        return iter(list(self._uses.values()))
+
+    def __len__(self) -> int:
+        return len(self._uses)
+
+    def __bool__(self) -> bool:
+        return bool(self._uses)
+
+
 class Value:
     """An SSA value: defined once, by a node output or a block parameter, with a type."""
 
@@ -45,7 +69,7 @@ class Value:
         self.node = node
         self.block = block
         self.index = index
-        self.uses: list[Use] = []
+        self.uses = Uses()
         self.name = name
 
     def replace_all_uses_with(self, other: "Value") -> None:
@@ -57,8 +81,8 @@ class Value:
                 use.user.inputs[use.index] = other
             else:
                 use.user.returns[use.index] = other
-            other.uses.append(use)
-        self.uses = []
+            other.uses.add(use)
+        self.uses = Uses()
 
     def __repr__(self) -> str:
         return f"<Value %{self.name or id(self)} : {self.type}>"
@@ -90,18 +114,17 @@ class Node:
         return self.outputs[0]
 
     def add_input(self, value: Value) -> None:
-        value.uses.append(Use(self, len(self.inputs)))
+        value.uses.add(Use(self, len(self.inputs)))
         self.inputs.append(value)
 
     def set_input(self, index: int, value: Value) -> None:
-        old = self.inputs[index]
-        old.uses = [u for u in old.uses if not (u.user is self and u.index == index)]
+        self.inputs[index].uses.remove(self, index)
         self.inputs[index] = value
-        value.uses.append(Use(self, index))
+        value.uses.add(Use(self, index))
 
     def drop_inputs(self) -> None:
         for i, v in enumerate(self.inputs):
-            v.uses = [u for u in v.uses if not (u.user is self and u.index == i)]
+            v.uses.remove(self, i)
         self.inputs = []
 
     def add_output(self, type: Type) -> Value:
@@ -189,18 +212,17 @@ class Block:
         return v
 
     def add_return(self, value: Value) -> None:
-        value.uses.append(Use(self, len(self.returns)))
+        value.uses.add(Use(self, len(self.returns)))
         self.returns.append(value)
 
     def set_return(self, index: int, value: Value) -> None:
-        old = self.returns[index]
-        old.uses = [u for u in old.uses if not (u.user is self and u.index == index)]
+        self.returns[index].uses.remove(self, index)
         self.returns[index] = value
-        value.uses.append(Use(self, index))
+        value.uses.add(Use(self, index))
 
     def drop_returns(self) -> None:
         for i, v in enumerate(self.returns):
-            v.uses = [u for u in v.uses if not (u.user is self and u.index == i)]
+            v.uses.remove(self, i)
         self.returns = []
 
     def append(self, node: Node) -> Node:

@@ -452,8 +452,8 @@ def _batch_norm_grad(ctx, g):
 register("batch_norm(input: Tensor, running_mean: Tensor?, running_var: Tensor?, weight: Tensor? = None, "
          "bias: Tensor? = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-05) -> Tensor",
          OPAQUE, _batch_norm_kernel, shape=lambda x, *rest: x, grad=_batch_norm_grad, aux=True,
-         save=("input",), mutates=("running_mean", "running_var"), method=False, functional=True,
-         doc="Batch normalization; in training mode updates running_mean/var in place.")
+         save=("input",), mutates=("running_mean", "running_var"), mutates_when="training", method=False,
+         functional=True, doc="Batch normalization; in training mode updates running_mean/var in place.")
 
 
 def _norm_axes(x, normalized_shape):

@@ -198,6 +198,7 @@ class OpDef:
     view: bool = False
     aux: bool = False
     mutates: tuple[str, ...] = ()
+    mutates_when: str | None = None  # the bool argument that must be true for `mutates` to happen
     method: bool = True
     function: bool = True
     functional: bool = False

@@ -22,6 +22,14 @@ def op_of(node: Node):
     return ops.OPS.get(node.op)
 
 
+def _mutation_disabled(node: Node, op) -> bool:
+    """batch_norm(training=False) writes nothing: its `mutates` depend on a constant-false flag."""
+    if op.mutates_when is None:
+        return False
+    flag = node.inputs[op.arg_index[op.mutates_when]]
+    return is_constant(flag) and constant_value(flag) is False
+
+
 def has_side_effects(node: Node) -> bool:
     """Nodes dce must keep and cse must not merge: mutation, randomness, raising, calls out."""
     if node.op in _EFFECTFUL_PRIMS:
@@ -31,7 +39,11 @@ def has_side_effects(node: Node) -> bool:
             return any(has_side_effects(n) for b in node.blocks for n in b)
         return node.op not in _PURE_PRIMS and node.op != "prim::ListConstruct"
     op = op_of(node)
-    return op is None or op.has_side_effects
+    if op is None:
+        return True
+    if op.mutates and not op.inplace_of and op.kind != "random" and _mutation_disabled(node, op):
+        return False
+    return op.has_side_effects
 
 
 def is_pure(node: Node) -> bool:
@@ -47,6 +59,7 @@ def mutated_values(node: Node) -> list[Value]:
     out = []
     if op.inplace_of is not None:
         out.append(node.inputs[0])
-    for name in op.mutates:
-        out.append(node.inputs[op.arg_index[name]])
+    if not _mutation_disabled(node, op):
+        for name in op.mutates:
+            out.append(node.inputs[op.arg_index[name]])
     return out

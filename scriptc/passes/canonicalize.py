@@ -31,7 +31,7 @@ def _identity_with(op: str, position: int, neutral) -> Callable[[Node], Value | 
         if node.op != op:
             return None
         other = node.inputs[1 - position]
-        if _const(node.inputs[position], neutral) and (op not in ("add", "sub") or _const(node.inputs[2], 1)) \
+        if _const(node.inputs[position], neutral) and (op not in ("add", "sub") or position == 1) \
                 and _same_type(other, node.output):
             return other
         return None
@@ -105,8 +105,8 @@ def canonicalize(graph: Graph, fired: dict | None = None) -> bool:
     while progress:
         progress = False
         for node in list(walk(graph.block)):
-            if node.owner is None or len(node.outputs) != 1:
-                continue
+            if node.owner is None or len(node.outputs) != 1 or not node.output.uses:
+                continue  # (a rewritten node keeps no uses; dce removes it)
             for name, rule in RULES.items():
                 replacement = rule(node)
                 if replacement is not None and replacement is not node.output:

@@ -9,13 +9,20 @@ from scriptc.ir.graph import Graph, Node, walk
 from .analysis import constant_value, is_constant
 
 
+SHAPE_ONLY = {"dim", "size", "size.all", "numel"}
+
+
 def fold_conv_bn(graph: Graph) -> bool:
     changed = False
     for bn in list(walk(graph.block)):
         if bn.op != "batch_norm" or bn.owner is None:
             continue
         conv = bn.inputs[0].node
-        if conv is None or conv.op != "conv2d" or len(conv.output.uses) != 1:
+        if conv is None or conv.op != "conv2d":
+            continue
+        # Other readers may only look at the shape (BatchNorm2d's own input check does): folding keeps it.
+        if any(u.user is not bn and not (isinstance(u.user, Node) and u.user.op in SHAPE_ONLY)
+               for u in conv.output.uses):
             continue
         rm, rv, w, b, training, _, eps = bn.inputs[1:]
         needed = [conv.inputs[1], rm, rv, training, eps] + [v for v in (w, b, conv.inputs[2]) if not (

@@ -1,0 +1,284 @@
+"""Each pass on IR text before and after, including the cases where it must not fire."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scriptc import ir
+from scriptc.passes.canonicalize import canonicalize
+from scriptc.passes.constant_fold import constant_fold
+from scriptc.passes.cse import cse
+from scriptc.passes.dce import dce
+from scriptc.passes.fold_conv_bn import fold_conv_bn
+from scriptc.passes.freeze import freeze
+from scriptc.passes.fuse import fuse
+from scriptc.passes.inline import inline
+from scriptc.passes.plan_memory import plan_memory
+from scriptc.passes.remove_mutation import remove_mutation
+from scriptc.passes.shape_infer import shape_infer
+from scriptc.runtime import Interpreter, ModuleValue
+
+from .filecheck import filecheck
+
+F = "Tensor(float32, [B, 4])"
+
+
+def run(pass_fn, text, *args):
+    g = ir.parse(text)
+    ir.verify(g)
+    changed = pass_fn(g, *args)
+    ir.verify(g)
+    return g, changed
+
+
+def test_inline_replaces_calls_with_bodies():
+    helper = ir.parse("graph(%a : Tensor):\n  %0 : Tensor = relu(%a)\n  %1 : Tensor = neg(%0)\n  return (%1)\n")
+    g, changed = run(inline, f'graph(%x : {F}):\n  %0 : Tensor = prim::Call[function="helper"](%x)\n'
+                             '  %1 : Tensor = exp(%0)\n  return (%1)\n', {"helper": helper})
+    assert changed
+    filecheck(str(g), "CHECK-NOT: prim::Call\nCHECK: relu(%x)\nCHECK-NEXT: neg(\nCHECK-NEXT: exp(")
+
+
+def test_inline_leaves_python_functions_alone():
+    g, changed = run(inline, 'graph(%x : Tensor):\n  %0 : Tensor = prim::Call[function="ignored:f"](%x)\n'
+                             '  return (%0)\n', {"ignored:f": lambda x: [x]})
+    assert not changed and "prim::Call" in str(g)
+
+
+MODULE = '''graph(%self : Module, %x : Tensor(float32, [B, 2])):
+  %fc : Module(fc) = prim::GetAttr[name="fc"](%self)
+  %w : Tensor(float32, [3, 2]) = prim::GetAttr[name="weight"](%fc)
+  %b : Tensor(float32, [3]) = prim::GetAttr[name="bias"](%fc)
+  %t : bool = prim::GetAttr[name="training"](%self)
+  %y : Tensor = linear(%x, %w, %b)
+  return (%y)
+'''
+
+
+def test_freeze_makes_attributes_constants_and_drops_self():
+    state = ModuleValue.from_flat({"fc.weight": np.ones((3, 2), np.float32), "fc.bias": np.zeros(3, np.float32),
+                                   "training": False})
+    g, changed = run(freeze, MODULE, state)
+    assert changed and not any(str(p.type).startswith("Module") for p in g.inputs)
+    filecheck(str(g), "CHECK-NOT: GetAttr\nCHECK: prim::Constant[value=array(float32, [3, 2]\nCHECK: linear(%x")
+
+
+def test_freeze_keeps_attributes_the_graph_writes():
+    text = ('graph(%self : Module, %x : Tensor):\n  %n : Tensor(int64, []) = prim::GetAttr[name="count"](%self)\n'
+            '  %one : int = prim::Constant[value=1]()\n  %m : Tensor = add_(%n, %one, %one)\n  return (%x)\n')
+    g, _ = run(freeze, text, ModuleValue.from_flat({"count": np.zeros((), np.int64)}))
+    filecheck(str(g), "CHECK: prim::GetAttr[name=\"count\"](%self)")
+
+
+INPLACE = f'''graph(%x : {F}):
+  %one : int = prim::Constant[value=1]()
+  %y : {F} = exp(%x)
+  %z : {F} = add_(%y, %one, %one)
+  %w : {F} = mul(%y, %y)
+  return (%w)
+'''
+
+
+def test_remove_mutation_functionalizes_fresh_tensors():
+    g, changed = run(remove_mutation, INPLACE)
+    assert changed
+    filecheck(str(g), "CHECK-NOT: add_\nCHECK: %{{.*}} = add(%y\nCHECK: mul(%{{[^y]+}}, %{{[^y]+}})")
+
+
+def test_remove_mutation_must_not_touch_inputs_or_views():
+    g, changed = run(remove_mutation, f'graph(%x : {F}):\n  %one : int = prim::Constant[value=1]()\n'
+                                      f'  %z : {F} = add_(%x, %one, %one)\n  return (%x)\n')
+    assert not changed and "add_" in str(g)
+    text = (f'graph(%x : {F}):\n  %one : int = prim::Constant[value=1]()\n  %y : {F} = exp(%x)\n'
+            f'  %zero : int = prim::Constant[value=0]()\n  %v : Tensor = select(%y, %zero, %zero)\n'
+            f'  %z : {F} = add_(%y, %one, %one)\n  return (%v)\n')
+    g, changed = run(remove_mutation, text)
+    assert not changed and "add_" in str(g)
+
+
+def test_remove_mutation_folds_list_appends():
+    text = ('graph(%x : Tensor, %y : Tensor):\n  %l : List[Tensor] = prim::ListConstruct()\n'
+            '  %l2 : List[Tensor] = append.list(%l, %x)\n  %l3 : List[Tensor] = append.list(%l, %y)\n'
+            '  %zero : int = prim::Constant[value=0]()\n  %s : Tensor = stack(%l, %zero)\n  return (%s)\n')
+    g, changed = run(remove_mutation, text)
+    assert changed
+    filecheck(str(g), "CHECK-NOT: append.list\nCHECK: prim::ListConstruct(%x, %y)\nCHECK: stack(")
+
+
+def test_constant_fold_evaluates_and_takes_constant_branches():
+    text = (f'graph(%x : {F}):\n  %a : int = prim::Constant[value=2]()\n  %b : int = prim::Constant[value=3]()\n'
+            '  %c : int = mul.scalar(%a, %b)\n  %t : bool = prim::Constant[value=True]()\n'
+            f'  %r : {F} = prim::If(%t)\n    block0():\n      %m : {F} = mul(%x, %c)\n      -> (%m)\n'
+            '    block1():\n      -> (%x)\n  return (%r)\n')
+    g, changed = run(constant_fold, text)
+    assert changed
+    filecheck(str(g), "CHECK: prim::Constant[value=6]\nCHECK-NOT: prim::If\nCHECK: mul(%x")
+
+
+def test_constant_fold_unrolls_short_loops_but_not_long_or_dynamic_ones():
+    loop = (f'graph(%x : {F}, %n : int):\n  %k : int = prim::Constant[value=TRIP]()\n'
+            '  %t : bool = prim::Constant[value=True]()\n'
+            f'  %r : {F} = prim::Loop(%k, %t, %x)\n    block0(%i : int, %acc : {F}):\n'
+            f'      %m : {F} = add(%acc, %i, %i)\n      -> (%t, %m)\n  return (%r)\n')
+    g, changed = run(constant_fold, loop.replace("TRIP", "3"))
+    assert changed and "prim::Loop" not in str(g) and str(g).count("add(") == 3
+    g, changed = run(constant_fold, loop.replace("TRIP", "100"))
+    assert not changed and "prim::Loop" in str(g)
+    g, changed = run(constant_fold, loop.replace("%k : int = prim::Constant[value=TRIP]()", "%k : int = abs.scalar(%n)"))
+    assert "prim::Loop" in str(g)
+
+
+def test_constant_fold_does_not_fold_random_ops():
+    text = ('graph():\n  %s : int = prim::Constant[value=3]()\n  %l : List[int] = prim::ListConstruct(%s)\n'
+            '  %n : None = prim::Constant[value=None]()\n  %r : Tensor = randn(%l, %n, %n)\n  return (%r)\n')
+    g, changed = run(constant_fold, text)
+    assert not changed and "randn" in str(g)
+
+
+@pytest.mark.parametrize("body, fires", [
+    ("%one : int = prim::Constant[value=1]()\n  %y : F = mul(%x, %one)", True),
+    ("%zero : int = prim::Constant[value=0]()\n  %one : int = prim::Constant[value=1]()\n  %y : F = add(%x, %zero, %one)",
+     True),
+    ("%a : F = neg(%x)\n  %y : F = neg(%a)", True),
+    ("%two : int = prim::Constant[value=2]()\n  %y : F = mul(%x, %two)", False),
+    ("%one : float = prim::Constant[value=1.0]()\n  %y : Tensor(float32, [4, 4]) = mul(%x, %one)", False),
+    ("%zero : int = prim::Constant[value=0]()\n  %two : int = prim::Constant[value=2]()\n  %y : F = add(%x, %zero, %two)",
+     True),
+])
+def test_canonicalize_rules_fire_only_when_types_allow(body, fires):
+    text = f"graph(%x : {F}):\n  " + body.replace(" F ", f" {F} ") + "\n  return (%y)\n"
+    g, _ = run(canonicalize, text)
+    returned_is_input = g.outputs[0] is g.inputs[0]
+    assert returned_is_input == fires, str(g)
+
+
+def test_canonicalize_drops_eval_dropout_and_noop_casts():
+    text = (f'graph(%x : {F}):\n  %p : float = prim::Constant[value=0.5]()\n  %f : bool = prim::Constant[value=False]()\n'
+            f'  %y : {F} = dropout(%x, %p, %f)\n  %d : ScalarType = prim::Constant[value=float32]()\n'
+            f'  %z : {F} = to.dtype(%y, %d)\n  return (%z)\n')
+    g, _ = run(canonicalize, text)
+    assert g.outputs[0] is g.inputs[0]
+
+
+def test_cse_merges_and_reaches_into_nested_blocks():
+    text = (f'graph(%x : {F}, %c : bool):\n  %a : {F} = exp(%x)\n  %b : {F} = exp(%x)\n'
+            f'  %r : {F} = prim::If(%c)\n    block0():\n      %e : {F} = exp(%x)\n      -> (%e)\n'
+            '    block1():\n      -> (%b)\n'
+            f'  %s : {F} = add(%a, %r, %c)\n  return (%s)\n')
+    g, changed = run(cse, text)
+    assert changed
+    filecheck(str(g), "CHECK-COUNT-1: exp(")
+
+
+def test_cse_does_not_merge_random_or_mutating_ops():
+    text = ('graph():\n  %s : int = prim::Constant[value=3]()\n  %l : List[int] = prim::ListConstruct(%s)\n'
+            '  %n : None = prim::Constant[value=None]()\n  %a : Tensor = rand(%l, %n, %n)\n'
+            '  %b : Tensor = rand(%l, %n, %n)\n  %t : Tuple[Tensor, Tensor] = prim::TupleConstruct(%a, %b)\n'
+            '  return (%t)\n')
+    g, _ = run(cse, text)
+    filecheck(str(g), "CHECK-COUNT-2: rand(")
+
+
+def test_dce_keeps_side_effects_and_values_used_in_nested_blocks():
+    text = (f'graph(%x : {F}, %c : bool):\n  %dead : {F} = exp(%x)\n  %used : {F} = neg(%x)\n'
+            f'  %one : int = prim::Constant[value=1]()\n  %kept : {F} = add_(%x, %one, %one)\n'
+            f'  %r : {F} = prim::If(%c)\n    block0():\n      -> (%used)\n    block1():\n      -> (%x)\n'
+            '  = prim::RaiseException[message="boom"]()\n  return (%r)\n')
+    g, changed = run(dce, text)
+    assert changed
+    filecheck(str(g), "CHECK-NOT: exp(\nCHECK: neg(%x)\nCHECK: add_(\nCHECK: prim::If\nCHECK: RaiseException")
+
+
+def test_dce_prunes_unused_if_outputs():
+    text = (f'graph(%x : {F}, %c : bool):\n  %r : {F}, %q : {F} = prim::If(%c)\n'
+            f'    block0():\n      %e : {F} = exp(%x)\n      -> (%x, %e)\n    block1():\n      -> (%x, %x)\n'
+            '  return (%r)\n')
+    g, changed = run(dce, text)
+    assert changed and "exp(" not in str(g)
+
+
+def test_shape_infer_propagates_symbolic_dims_through_reshape_and_matmul():
+    text = ('graph(%x : Tensor(float32, [B, 4, 4]), %w : Tensor(float32, [16, 8])):\n'
+            '  %zero : int = prim::Constant[value=0]()\n  %b : int = size(%x, %zero)\n'
+            '  %m1 : int = prim::Constant[value=-1]()\n  %s : List[int] = prim::ListConstruct(%b, %m1)\n'
+            '  %f : Tensor = view(%x, %s)\n  %y : Tensor = matmul(%f, %w)\n  %one : int = prim::Constant[value=1]()\n'
+            '  %z : Tensor = add(%y, %one, %one)\n  return (%z)\n')
+    g, changed = run(shape_infer, text)
+    assert changed
+    filecheck(str(g), "CHECK: %f : Tensor(float32, [B, 16]) = view\n"
+                      "CHECK: %y : Tensor(float32, [B, 8]) = matmul\nCHECK: %z : Tensor(float32, [B, 8]) = add")
+
+
+def test_fold_conv_bn_folds_frozen_eval_batchnorm():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    consts = {"w": rng.standard_normal((4, 3, 3, 3)), "cb": rng.standard_normal(4), "rm": rng.standard_normal(4),
+              "rv": rng.uniform(0.5, 2, 4), "g": rng.standard_normal(4), "bb": rng.standard_normal(4)}
+    from scriptc.ir.printer import format_attr
+    lines = ["graph(%x : Tensor(float32, [2, 3, 5, 5])):"]
+    for k, v in consts.items():
+        v = v.astype(np.float32)
+        lines.append(f"  %{k} : Tensor(float32, {list(v.shape)}) = prim::Constant[value={format_attr(v)}]()")
+    lines += ["  %l1 : List[int] = prim::Constant[value=[1, 1]]()", "  %one : int = prim::Constant[value=1]()",
+              "  %c : Tensor = conv2d(%x, %w, %cb, %l1, %l1, %l1, %one)",
+              "  %f : bool = prim::Constant[value=False]()", "  %m : float = prim::Constant[value=0.1]()",
+              "  %e : float = prim::Constant[value=1e-05]()",
+              "  %y : Tensor = batch_norm(%c, %rm, %rv, %g, %bb, %f, %m, %e)", "  return (%y)"]
+    text = "\n".join(lines) + "\n"
+    before = Interpreter(ir.parse(text)).run([x])[0]
+    g, changed = run(fold_conv_bn, text)
+    assert changed
+    filecheck(str(g), "CHECK-NOT: batch_norm\nCHECK-COUNT-1: conv2d(")
+    np.testing.assert_allclose(Interpreter(g).run([x])[0], before, rtol=1e-4, atol=1e-5)
+
+
+def test_fold_conv_bn_needs_constants_and_eval_mode():
+    text = ('graph(%x : Tensor, %w : Tensor, %rm : Tensor, %rv : Tensor):\n'
+            '  %n : None = prim::Constant[value=None]()\n  %l1 : List[int] = prim::Constant[value=[1, 1]]()\n'
+            '  %one : int = prim::Constant[value=1]()\n  %c : Tensor = conv2d(%x, %w, %n, %l1, %l1, %l1, %one)\n'
+            '  %f : bool = prim::Constant[value=False]()\n  %m : float = prim::Constant[value=0.1]()\n'
+            '  %e : float = prim::Constant[value=1e-05]()\n'
+            '  %y : Tensor = batch_norm(%c, %rm, %rv, %n, %n, %f, %m, %e)\n  return (%y)\n')
+    g, changed = run(fold_conv_bn, text)
+    assert not changed and "batch_norm" in str(g)
+
+
+def test_fuse_groups_a_chain_and_never_creates_a_cycle():
+    text = (f'graph(%x : {F}):\n  %a : {F} = exp(%x)\n  %b : {F} = neg(%a)\n'
+            '  %zero : int = prim::Constant[value=0]()\n  %s : int = size(%b, %zero)\n'
+            f'  %c : {F} = mul(%b, %s)\n  %d : {F} = tanh(%c)\n  return (%d)\n')
+    g, changed = run(fuse, text)
+    assert changed
+    # size() reads %b between neg and mul, so exp+neg form one group and mul+tanh another.
+    filecheck(str(g), "CHECK: prim::FusionGroup\nCHECK: exp(\nCHECK: neg(\nCHECK: size(\n"
+                      "CHECK: prim::FusionGroup\nCHECK: mul(\nCHECK: tanh(")
+
+
+def test_fuse_respects_dtypes_and_unknown_shapes():
+    text = ('graph(%x : Tensor(float32, [4]), %y : Tensor):\n  %a : Tensor(float32, [4]) = exp(%x)\n'
+            '  %d : ScalarType = prim::Constant[value=float64]()\n'
+            '  %b : Tensor(float64, [4]) = to.dtype(%a, %d)\n  %c : Tensor(float64, [4]) = neg(%b)\n'
+            '  %e : Tensor = neg(%y)\n  %f : Tensor = exp(%e)\n  return (%c, %f)\n')
+    g, _ = run(fuse, text)
+    assert "FusionGroup" not in str(g).split("%e")[1]  # unknown shapes are not fused
+
+
+def test_fusion_group_guard_records_dtype_rank_and_broadcast_dims():
+    text = ('graph(%x : Tensor(float32, [B, 4]), %b : Tensor(float32, [1, 4])):\n'
+            '  %one : int = prim::Constant[value=1]()\n  %a : Tensor(float32, [B, 4]) = add(%x, %b, %one)\n'
+            '  %r : Tensor(float32, [B, 4]) = relu(%a)\n  return (%r)\n')
+    g, _ = run(fuse, text)
+    group = next(n for n in g.nodes() if n.op == "prim::FusionGroup")
+    assert group.attrs["guard"] == [["float32", 2, []], ["float32", 2, [0]]]
+
+
+def test_plan_memory_marks_dead_inputs_for_reuse():
+    text = ('graph(%x : Tensor(float32, [B, 4])):\n  %a : Tensor(float32, [B, 4]) = exp(%x)\n'
+            '  %b : Tensor(float32, [B, 4]) = neg(%a)\n  %c : Tensor(float32, [B, 4]) = tanh(%b)\n'
+            '  %d : Tensor(float32, [B, 4]) = sigmoid(%c)\n  return (%d)\n')
+    g = ir.parse(text)
+    fuse(g)
+    plan_memory(g)
+    ir.verify(g)
+    assert any("slots" in n.attrs for n in g.nodes() if n.op == "prim::FusionGroup")
