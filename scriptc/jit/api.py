@@ -72,13 +72,14 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     return _optimize(mod, level=1)
 
 
-def optimize_for_inference(mod, other_methods=None):
+def optimize_for_inference(mod, other_methods=None, jit: bool | None = None, threads: int | None = None):
     """freeze, then fuse pointwise chains, reductions and matmul/conv epilogues into FusionGroups
-    (visible in `.graph`). The result runs compiled by default."""
-    return _optimize(mod, level=2)
+    (visible in `.graph`). The result runs compiled by default (jit=False or SCRIPTC_JIT=0: the
+    reference interpreter); kernels are compiled here, not on the first call."""
+    return _optimize(mod, level=2, jit=jit, threads=threads)
 
 
-def _optimize(mod, level: int):
+def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = None):
     from scriptc.passes import PassContext, optimize
 
     from .module import OptimizedModule
@@ -91,8 +92,9 @@ def _optimize(mod, level: int):
                               module_value=compiled._module_value())
         records: list = []
         graph = optimize(compiled.graph, level, context, records)
-        return OptimizedModule(graph, compiled._functions, compiled._signatures.get("forward"), compiled, records)
+        return OptimizedModule(graph, compiled._functions, compiled._signatures.get("forward"), compiled, records,
+                               jit, threads)
     context = PassContext(functions=dict(compiled.functions))
     records = []
     graph = optimize(compiled.graph, level, context, records)
-    return OptimizedModule(graph, compiled.functions, compiled.signature, None, records)
+    return OptimizedModule(graph, compiled.functions, compiled.signature, None, records, jit, threads)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from scriptc import config
 from scriptc.ir.graph import Graph
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
@@ -186,7 +187,8 @@ class OptimizedModule:
     graph still reads module attributes (state written at run time), `self` comes from `source`.
     """
 
-    def __init__(self, graph: Graph, functions: dict, signature, source: ScriptModule | None, records: list):
+    def __init__(self, graph: Graph, functions: dict, signature, source: ScriptModule | None, records: list,
+                 jit: bool | None = None, threads: int | None = None):
         self.graph = graph
         self.functions = dict(functions)
         self.signature = signature
@@ -194,6 +196,10 @@ class OptimizedModule:
         self.pass_records = records
         self.needs_self = bool(graph.inputs) and str(graph.inputs[0].type).startswith("Module")
         self._interpreter = Interpreter(graph, self.functions)
+        self._runner = self._interpreter
+        if jit if jit is not None else config.jit_enabled():
+            from scriptc.runtime.executor import Executor
+            self._runner = Executor(graph, self.functions, threads=threads)
 
     @property
     def code(self) -> str:
@@ -203,7 +209,7 @@ class OptimizedModule:
         args = [to_runtime(a) for a in bind_arguments(self.signature, args, kwargs)]
         if self.needs_self:
             args = [self.source._module_value()] + args
-        outputs = self._interpreter.run(args)
+        outputs = self._runner.run(args)
         return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
 
     def __repr__(self) -> str:

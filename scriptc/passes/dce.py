@@ -46,7 +46,6 @@ def _prune_loop(node: Node) -> bool:
     changed = False
     for i in reversed(range(len(node.outputs))):
         param = body.params[i + 1]
-        returned = body.returns[i + 1]
         param_used_elsewhere = any(not (u.user is body and u.index == i + 1) for u in param.uses)
         if node.outputs[i].uses or param_used_elsewhere:
             continue

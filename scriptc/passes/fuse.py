@@ -53,7 +53,7 @@ def _pointwise_fusible(node: Node) -> bool:
         return False
     if not _tensor_known(node.output) or node.output.type.device != "cpu":
         return False
-    for arg, v in zip(op.schema.args, node.inputs):
+    for v in node.inputs:
         if isinstance(v.type, TensorType):
             if not _tensor_known(v):
                 return False
@@ -132,6 +132,10 @@ def _pick_group(node: Node, group_of: dict, position: dict, reduction: bool) -> 
         if reduction:
             if tuple(node.inputs[0].type.shape) != group.shape or node.inputs[0].type.dtype is not group.dtype:
                 continue
+            # A reduction kernel writes only its result: the chain feeding it must not be needed elsewhere.
+            if any(u.user is not node and u.user not in group.members for m in group.members
+                   for o in m.outputs for u in o.uses):
+                continue
         elif tuple(node.output.type.shape) != group.shape or node.output.type.dtype is not group.dtype:
             continue
         if _legal(group, node, position):
@@ -164,7 +168,7 @@ def _materialize(group: _Group, block: Block) -> None:
     body = fusion.add_block()
     mapping: dict[int, Value] = {}
     for m in members:
-        for i, v in enumerate(m.inputs):
+        for v in m.inputs:
             if id(v) in mapping or (v.node is not None and id(v.node) in member_ids):
                 continue
             if is_constant(v) and not isinstance(v.type, TensorType):

@@ -1,0 +1,210 @@
+"""The kernel spec: what a FusionGroup computes, in a form both backends (LLVM, CUDA) lower.
+
+A spec lists the group's tensor and scalar inputs, one typed scalar expression per value the
+group computes elementwise (built from each op's `scalar` entry in the op table), which of them
+are outputs, and an optional tail: a last-dim reduction/normalization (sum, mean, amax, amin,
+softmax, log_softmax, layer_norm) or a BLAS head (linear, matmul, conv2d) run before the
+elementwise part.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scriptc import ops
+from scriptc.ir.graph import Node, Value
+from scriptc.ops import expr as E
+from scriptc.ops.rules import promote_types
+from scriptc.ops.schema import COMPARE, TO_BOOL
+from scriptc.types import Bool, TensorType, bool_
+
+REDUCTION_TAILS = {"sum", "mean", "amax", "amin", "softmax", "log_softmax", "layer_norm"}
+
+
+class Unsupported(Exception):
+    """The group cannot be compiled by this backend; the executor runs its subgraph instead."""
+
+
+@dataclass
+class KernelInput:
+    kind: str                 # "tensor" or "scalar"
+    dtype: str                # numpy dtype name
+    rank: int = 0
+    broadcast: tuple = ()     # dims of size 1 (from the guard)
+
+
+@dataclass
+class KernelSpec:
+    inputs: list[KernelInput]
+    rank: int                                  # rank of the iteration space
+    exprs: list[tuple[E.Expr, str]]            # (expression, result dtype) per computed value
+    outputs: list[int]                         # indices into exprs that the group returns
+    tail: tuple | None = None                  # ("softmax", dim) / ("layer_norm", eps, w_input, b_input) / ...
+    head: tuple | None = None                  # ("linear", ...) when the group starts with a BLAS op
+    key: str = ""
+    notes: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return "scriptc_" + self.key[:16]
+
+    @property
+    def flat(self) -> bool:
+        """No input broadcasts and there is no tail: the kernel is one loop over all elements."""
+        return self.tail is None and all(i.kind == "scalar" or (not i.broadcast and i.rank == self.rank)
+                                         for i in self.inputs)
+
+
+def _compute_dtype(op, node: Node) -> str:
+    out = node.outputs[0].type.dtype
+    if op.dtype_rule == COMPARE:
+        metas = [v.type if isinstance(v.type, TensorType) else _scalar_meta(v) for v in node.inputs]
+        d = promote_types([metas[i] for i in op.promote_args])
+        if d is None:
+            raise Unsupported(f"{node.op}: unknown input dtypes")
+        return d.np.name
+    if op.dtype_rule == TO_BOOL:
+        return "bool"
+    return out.np.name
+
+
+def _scalar_meta(v: Value):
+    if v.node is not None and v.node.op == "prim::Constant":
+        return v.node.attrs["value"]
+    return {"int": 1, "float": 1.0, "bool": True}.get(str(v.type), 1.0)
+
+
+def build_spec(group: Node) -> KernelSpec:
+    """Turn a prim::FusionGroup into a KernelSpec (raises Unsupported for what codegen can't do)."""
+    body = group.blocks[0]
+    guards = group.attrs.get("guard") or []
+    inputs: list[KernelInput] = []
+    env: dict[int, object] = {}
+    for i, (p, g) in enumerate(zip(body.params, guards)):
+        if g[0] == "scalar":
+            inputs.append(KernelInput("scalar", {"int": "int64", "float": "float64", "bool": "bool"}.get(g[1], "float64")))
+        else:
+            inputs.append(KernelInput("tensor", np.dtype(g[0]).name, int(g[1]), tuple(g[2])))
+        env[id(p)] = ("input", i)
+    exprs: list[tuple[E.Expr, str]] = []
+    value_expr: dict[int, E.Expr] = {}
+    head = tail = None
+    nodes = list(body)
+    rank = None
+    for node in nodes:
+        if node.op == "prim::Constant":
+            value_expr[id(node.output)] = node.attrs["value"]
+            continue
+        op = ops.OPS.get(node.op)
+        if op is None:
+            raise Unsupported(node.op)
+        out_type = node.outputs[0].type
+        if rank is None and isinstance(out_type, TensorType) and out_type.shape is not None:
+            rank = len(out_type.shape)
+        if node.op in ("linear", "matmul", "conv2d") and head is None and not exprs:
+            head = (node.op, [env[id(v)][1] if id(v) in env else None for v in node.inputs],
+                    [value_expr.get(id(v)) for v in node.inputs])
+            inputs.append(KernelInput("tensor", out_type.dtype.np.name, len(out_type.shape), ()))
+            env[id(node.outputs[0])] = ("input", len(inputs) - 1)
+            rank = len(out_type.shape)
+            continue
+        if node.op in REDUCTION_TAILS:
+            if node is not nodes[-1]:
+                raise Unsupported("a reduction must end the group")
+            tail = _tail(node, env, value_expr, exprs, inputs)
+            continue
+        if op.kind != ops.POINTWISE or op.scalar is None:
+            raise Unsupported(node.op)
+        compute = _compute_dtype(op, node)
+        args = []
+        for arg, v in zip(op.schema.args, node.inputs):
+            if id(v) in env:
+                kind, index = env[id(v)]
+                e = E.var(index) if kind == "input" else value_expr[id(v)]
+                args.append(E.cast(e, compute) if _numeric(arg, v) else e)
+            elif id(v) in value_expr:
+                const = value_expr[id(v)]
+                if isinstance(const, (bool, int, float)) and not isinstance(const, bool) and _numeric(arg, v):
+                    args.append(E.lift(float(const) if compute.startswith("float") else const))
+                elif isinstance(const, bool) and _numeric(arg, v):
+                    args.append(E.lift(const))
+                else:
+                    args.append(const)
+            else:
+                raise Unsupported(f"{node.op}: input from outside the group")
+        result = op.scalar(*args)
+        out_dtype = out_type.dtype.np.name
+        if out_dtype != _expr_result_dtype(op, compute):
+            result = E.cast(result, out_dtype)
+        exprs.append((result, out_dtype))
+        value_expr[id(node.outputs[0])] = result
+        env[id(node.outputs[0])] = ("expr", len(exprs) - 1)
+    outputs = []
+    for r in body.returns:
+        if tail is not None and r is nodes[-1].outputs[0]:
+            continue
+        if id(r) not in env or env[id(r)][0] != "expr":
+            raise Unsupported("the group returns a value it does not compute")
+        outputs.append(env[id(r)][1])
+    if tail is not None and outputs:
+        raise Unsupported("a reduction group that also returns its intermediate values")
+    spec = KernelSpec(inputs, rank or 0, exprs, outputs, tail, head)
+    spec.key = hashlib.sha256(repr((spec.inputs, spec.rank, spec.exprs, spec.outputs, spec.tail,
+                                    head and (head[0], head[1], _freeze(head[2])))).encode()).hexdigest()
+    return spec
+
+
+def _freeze(values):
+    return [repr(v) if not isinstance(v, np.ndarray) else ("array", v.shape, v.dtype.str, v.tobytes()[:64])
+            for v in values]
+
+
+def _numeric(arg, v: Value) -> bool:
+    t = str(arg.type)
+    return ("Tensor" in t or "Scalar" in t) and arg.name not in ("condition", "mask") and \
+        (isinstance(v.type, TensorType) or v.type != Bool or "Scalar" in t)
+
+
+def _expr_result_dtype(op, compute: str) -> str:
+    if op.dtype_rule in (COMPARE, TO_BOOL):
+        return "bool"
+    return compute
+
+
+def _tail(node: Node, env, value_expr, exprs, inputs):
+    source = node.inputs[0]
+    if id(source) not in env:
+        raise Unsupported("reduction input comes from outside")
+    kind, index = env[id(source)]
+    src = E.var(index) if kind == "input" else value_expr[id(source)]
+    consts = [value_expr.get(id(v), "tensor" if id(v) in env else None) for v in node.inputs[1:]]
+    rank = len(source.type.shape)
+    dtype = node.outputs[0].type.dtype.np.name
+    if node.op in ("softmax", "log_softmax"):
+        dim, out_dtype = consts[0], consts[1]
+        if out_dtype is not None or dim not in (-1, rank - 1):
+            raise Unsupported("softmax over a dim other than the last")
+        exprs.append((src, dtype))
+        return (node.op, len(exprs) - 1)
+    if node.op == "layer_norm":
+        shape, weight, bias, eps = node.inputs[1:]
+        shape_value = value_expr.get(id(shape))
+        if not isinstance(shape_value, list) or len(shape_value) != 1:
+            raise Unsupported("layer_norm over more than the last dim")
+        w_index = env[id(weight)][1] if id(weight) in env else None
+        b_index = env[id(bias)][1] if id(bias) in env else None
+        exprs.append((src, dtype))
+        return ("layer_norm", len(exprs) - 1, float(value_expr[id(eps)]), w_index, b_index)
+    dims, keepdim = consts[0], consts[1]
+    if node.op in ("sum", "mean") and consts[2] is not None:
+        raise Unsupported("reduction with a dtype argument")
+    dims = [dims] if isinstance(dims, int) else dims
+    if not dims or len(dims) != 1 or dims[0] not in (-1, rank - 1) or not isinstance(keepdim, bool):
+        raise Unsupported("only last-dim reductions compile")
+    if dtype == "bool" or node.inputs[0].type.dtype is bool_:
+        raise Unsupported("bool reductions")
+    exprs.append((src, dtype))
+    return (node.op, len(exprs) - 1, keepdim)

@@ -1,0 +1,376 @@
+"""Lower a KernelSpec to one LLVM function with llvmlite.ir.
+
+ABI: void kernel(i64 start, i64 end, i8** ptrs, i64* meta). ptrs holds the data pointers of the
+inputs (scalars: a pointer to one value), then of the outputs. A flat kernel loops i over
+[start, end) elements. Otherwise the iteration space is rows x inner (inner = last dim): the kernel
+loops rows [start, end), meta = [shape..., then per tensor input its strides in elements], and the
+inner loop reads each input at stride 0 (broadcast last dim) or 1, so LLVM vectorizes it.
+Every tensor input is C-contiguous in its own (broadcast) shape; the executor guarantees it.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from scriptc.ops import expr as E
+
+from ..kernel import KernelSpec, Unsupported
+from . import mathlib
+
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
+TYPES = {"float32": F32, "float64": F64, "int64": I64, "int32": I32, "bool": I1}
+STORAGE = {"bool": I8}
+
+
+def llvm_type(dtype: str):
+    try:
+        return TYPES[dtype]
+    except KeyError:
+        raise Unsupported(f"dtype {dtype}") from None
+
+
+def binary_intrinsic(b: ir.IRBuilder, name: str, a, c):
+    fn = b.module.declare_intrinsic(name, [a.type], ir.FunctionType(a.type, [a.type, a.type]))
+    return b.call(fn, [a, c])
+
+
+def _is_float(t) -> bool:
+    return isinstance(t, (ir.FloatType, ir.DoubleType))
+
+
+class _ExprLowering:
+    """Lowers expression trees for one element; shared subtrees are computed once."""
+
+    def __init__(self, b: ir.IRBuilder, load_input):
+        self.b = b
+        self.load_input = load_input
+        self.memo: dict[int, ir.Value] = {}
+
+    def value(self, e, like=None):
+        if not isinstance(e, E.Expr):
+            return self.constant(e, like)
+        key = id(e)
+        if key not in self.memo:
+            self.memo[key] = self._lower(e, like)
+        return self.memo[key]
+
+    def constant(self, v, like):
+        t = like if like is not None else (I1 if isinstance(v, bool) else (I64 if isinstance(v, int) else F64))
+        if t == I1:
+            return ir.Constant(I1, int(bool(v)))
+        if _is_float(t):
+            return ir.Constant(t, float(v))
+        return ir.Constant(t, int(v))
+
+    def convert(self, v, t):
+        b = self.b
+        if v.type == t:
+            return v
+        src_float, dst_float = _is_float(v.type), _is_float(t)
+        if src_float and dst_float:
+            return b.fpext(v, t) if t == F64 else b.fptrunc(v, t)
+        if src_float:
+            return b.fcmp_unordered("une", v, ir.Constant(v.type, 0.0)) if t == I1 else b.fptosi(v, t)
+        if dst_float:
+            return b.uitofp(v, t) if v.type == I1 else b.sitofp(v, t)
+        if t == I1:
+            return b.icmp_signed("!=", v, ir.Constant(v.type, 0))
+        if v.type == I1:
+            return b.zext(v, t)
+        return b.sext(v, t) if t.width > v.type.width else b.trunc(v, t)
+
+    def _operands(self, e, like):
+        a, c = e.args
+        if a.op == "const" and c.op != "const":
+            rc = self.value(c, like)
+            return self.value(a.value, rc.type), rc
+        ra = self.value(a, like)
+        rc = self.value(c.value, ra.type) if c.op == "const" else self.value(c, like)
+        if ra.type != rc.type:
+            wider = F64 if F64 in (ra.type, rc.type) else (F32 if F32 in (ra.type, rc.type) else ra.type)
+            ra, rc = self.convert(ra, wider), self.convert(rc, wider)
+        return ra, rc
+
+    def _lower(self, e: E.Expr, like):
+        b = self.b
+        op = e.op
+        if op == "var":
+            return self.load_input(e.value)
+        if op == "const":
+            return self.constant(e.value, like)
+        if op == "cast":
+            return self.convert(self.value(e.args[0], None if e.args[0].op == "const" else like),
+                                llvm_type(e.value))
+        if op == "select":
+            cond = self.convert(self.value(e.args[0]), I1)
+            a, c = self._operands(E.Expr("add", (e.args[1], e.args[2])), like)
+            return b.select(cond, a, c)
+        if op in E.COMPARISONS:
+            a, c = self._operands(e, like)
+            symbol = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}[op]
+            if _is_float(a.type):
+                return b.fcmp_unordered(symbol, a, c) if op == "ne" else b.fcmp_ordered(symbol, a, c)
+            return b.icmp_signed(symbol, a, c)
+        if op in ("and", "or"):
+            a, c = self.convert(self.value(e.args[0]), I1), self.convert(self.value(e.args[1]), I1)
+            return b.and_(a, c) if op == "and" else b.or_(a, c)
+        if op == "not":
+            return b.not_(self.convert(self.value(e.args[0]), I1))
+        if op in E.BINARY:
+            a, c = self._operands(e, like)
+            if _is_float(a.type):
+                if op in ("max", "min"):
+                    # NaN-propagating like numpy.maximum/minimum.
+                    return binary_intrinsic(b, "llvm.maximum" if op == "max" else "llvm.minimum", a, c)
+                if op == "pow":
+                    return binary_intrinsic(b, "llvm.pow", a, c)
+                return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "div": b.fdiv}[op](a, c)
+            if op in ("div", "pow"):
+                raise Unsupported(f"integer {op}")
+            if op in ("max", "min"):
+                cmp = b.icmp_signed(">" if op == "max" else "<", a, c)
+                return b.select(cmp, a, c)
+            return {"add": b.add, "sub": b.sub, "mul": b.mul}[op](a, c)
+        x = self.value(e.args[0], like)
+        if op == "neg":
+            return b.fsub(ir.Constant(x.type, -0.0), x) if _is_float(x.type) else b.neg(x)
+        if op == "abs":
+            if _is_float(x.type):
+                return b.call(b.module.declare_intrinsic("llvm.fabs", [x.type]), [x])
+            return b.select(b.icmp_signed("<", x, ir.Constant(x.type, 0)), b.neg(x), x)
+        if not _is_float(x.type):
+            if op in ("floor", "ceil"):
+                return x
+            x = self.convert(x, F32)
+        if op in ("exp", "log", "tanh", "erf"):
+            return getattr(mathlib, op)(b, x)
+        intrinsic = {"sqrt": "llvm.sqrt", "floor": "llvm.floor", "ceil": "llvm.ceil", "sin": "llvm.sin",
+                     "cos": "llvm.cos"}.get(op)
+        if intrinsic is None:
+            raise Unsupported(f"scalar op {op}")
+        return b.call(b.module.declare_intrinsic(intrinsic, [x.type]), [x])
+
+
+def _loop(b: ir.IRBuilder, start, end, body, name: str):
+    """for (i = start; i < end; ++i) body(i)"""
+    pre = b.block
+    header = b.append_basic_block(f"{name}.header")
+    loop_body = b.append_basic_block(f"{name}.body")
+    exit_block = b.append_basic_block(f"{name}.exit")
+    b.branch(header)
+    b.position_at_end(header)
+    i = b.phi(I64, name=name)
+    i.add_incoming(start, pre)
+    b.cbranch(b.icmp_signed("<", i, end), loop_body, exit_block)
+    b.position_at_end(loop_body)
+    body(i)
+    nxt = b.add(i, ir.Constant(I64, 1))
+    i.add_incoming(nxt, b.block)
+    b.branch(header)
+    b.position_at_end(exit_block)
+
+
+def lower(spec: KernelSpec) -> ir.Module:
+    module = ir.Module(name=spec.name)
+    fnty = ir.FunctionType(ir.VoidType(), [I64, I64, I8.as_pointer().as_pointer(), I64.as_pointer()])
+    fn = ir.Function(module, fnty, name=spec.name)
+    start, end, ptrs, meta = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    n_in = len(spec.inputs)
+
+    def data_ptr(index, dtype):
+        raw = b.load(b.gep(ptrs, [ir.Constant(I64, index)]))
+        return b.bitcast(raw, STORAGE.get(dtype, llvm_type(dtype)).as_pointer())
+
+    in_ptrs = [data_ptr(i, inp.dtype) for i, inp in enumerate(spec.inputs)]
+    scalars = {}
+    for i, inp in enumerate(spec.inputs):
+        if inp.kind == "scalar":
+            scalars[i] = _load(b, in_ptrs[i], inp.dtype)
+
+    if spec.tail is None:
+        out_specs = [(spec.exprs[k][1], k) for k in spec.outputs]
+        out_ptrs = [data_ptr(n_in + j, dtype) for j, (dtype, _) in enumerate(out_specs)]
+        if spec.flat:
+            def element(i):
+                lowering = _ExprLowering(b, lambda k: scalars[k] if k in scalars else _load(
+                    b, b.gep(in_ptrs[k], [i]), spec.inputs[k].dtype))
+                for ptr, (dtype, k) in zip(out_ptrs, out_specs):
+                    _store(b, lowering.value(spec.exprs[k][0]), b.gep(ptr, [i]), dtype)
+            _loop(b, start, end, element, "i")
+        else:
+            _rows(b, spec, meta, start, end, in_ptrs, scalars, out_ptrs, out_specs)
+    else:
+        _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr)
+    b.ret_void()
+    return module
+
+
+def _load(b, ptr, dtype):
+    v = b.load(ptr)
+    return b.trunc(v, I1) if dtype == "bool" else v
+
+
+def _store(b, value, ptr, dtype):
+    target = llvm_type(dtype)
+    if value.type != target:
+        value = _ExprLowering(b, None).convert(value, target)
+    if dtype == "bool":
+        value = b.zext(value, I8)
+    b.store(value, ptr)
+
+
+def _row_offsets(b, spec: KernelSpec, meta, row, rank):
+    """Per tensor input: the element offset of this row (from the outer strides in meta)."""
+    dims = [b.load(b.gep(meta, [ir.Constant(I64, d)])) for d in range(rank)]
+    offsets = {}
+    slot = rank
+    index = row
+    outer_index = []
+    for d in reversed(range(rank - 1)):
+        outer_index.append((d, b.srem(index, dims[d])))
+        index = b.sdiv(index, dims[d])
+    for k, inp in enumerate(spec.inputs):
+        if inp.kind != "tensor":
+            continue
+        strides = [b.load(b.gep(meta, [ir.Constant(I64, slot + d)])) for d in range(rank)]
+        slot += rank
+        offset = ir.Constant(I64, 0)
+        for d, idx in outer_index:
+            offset = b.add(offset, b.mul(idx, strides[d]))
+        offsets[k] = offset
+    return dims, offsets
+
+
+def _inner_stride(spec: KernelSpec, k: int) -> int:
+    inp = spec.inputs[k]
+    last = spec.rank - 1
+    # An input of lower rank is right-aligned: its last dim is the iteration's last dim.
+    return 0 if inp.rank == 0 or (inp.rank - 1) in inp.broadcast else 1
+
+
+def _rows(b, spec, meta, start, end, in_ptrs, scalars, out_ptrs, out_specs):
+    rank = spec.rank
+
+    def row_body(row):
+        dims, offsets = _row_offsets(b, spec, meta, row, rank)
+        inner = dims[rank - 1]
+        row_start = b.mul(row, inner)
+
+        def element(j):
+            def load_input(k):
+                if k in scalars:
+                    return scalars[k]
+                idx = offsets[k] if _inner_stride(spec, k) == 0 else b.add(offsets[k], j)
+                return _load(b, b.gep(in_ptrs[k], [idx]), spec.inputs[k].dtype)
+            lowering = _ExprLowering(b, load_input)
+            out_index = b.add(row_start, j)
+            for ptr, (dtype, k) in zip(out_ptrs, out_specs):
+                _store(b, lowering.value(spec.exprs[k][0]), b.gep(ptr, [out_index]), dtype)
+        _loop(b, ir.Constant(I64, 0), inner, element, "j")
+    _loop(b, start, end, row_body, "row")
+
+
+def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
+    """softmax / log_softmax / layer_norm (same-shape output) or sum / mean / amax / amin (one per row)."""
+    kind = spec.tail[0]
+    value_index = spec.tail[1]
+    dtype = spec.exprs[value_index][1]
+    t = llvm_type(dtype)
+    if not _is_float(t):
+        raise Unsupported("integer reductions")
+    out = data_ptr(len(spec.inputs), dtype)
+    rank = max(spec.rank, 1)
+    fast = ("reassoc", "nsz")  # lets LLVM vectorize the accumulation
+
+    def row_body(row):
+        if spec.rank:
+            dims, offsets = _row_offsets(b, spec, meta, row, rank)
+            inner = dims[rank - 1]
+        else:
+            inner, offsets = ir.Constant(I64, 1), {k: ir.Constant(I64, 0) for k in range(len(spec.inputs))}
+        row_start = b.mul(row, inner)
+
+        def element_value(j):
+            def load_input(k):
+                if k in scalars:
+                    return scalars[k]
+                idx = offsets[k] if _inner_stride(spec, k) == 0 else b.add(offsets[k], j)
+                return _load(b, b.gep(in_ptrs[k], [idx]), spec.inputs[k].dtype)
+            v = _ExprLowering(b, load_input).value(spec.exprs[value_index][0])
+            return _ExprLowering(b, None).convert(v, t)
+
+        def accumulate(initial, step):
+            acc = b.alloca(t)
+            b.store(ir.Constant(t, initial), acc)
+
+            def body(j):
+                b.store(step(b.load(acc), j), acc)
+            _loop(b, ir.Constant(I64, 0), inner, body, "r")
+            return b.load(acc)
+
+        if kind in ("sum", "mean", "amax", "amin"):
+            if kind in ("sum", "mean"):
+                total = accumulate(0.0, lambda acc, j: b.fadd(acc, element_value(j), flags=fast))
+                if kind == "mean":
+                    total = b.fdiv(total, b.sitofp(inner, t))
+            else:
+                name = "llvm.maximum" if kind == "amax" else "llvm.minimum"
+                total = accumulate(-float("inf") if kind == "amax" else float("inf"),
+                                   lambda acc, j: binary_intrinsic(b, name, acc, element_value(j)))
+            b.store(total, b.gep(out, [row]))
+            return
+        row_out = b.gep(out, [row_start])
+
+        def write(j):
+            b.store(element_value(j), b.gep(row_out, [j]))
+        _loop(b, ir.Constant(I64, 0), inner, write, "w")
+
+        def stored(j):
+            return b.load(b.gep(row_out, [j]))
+
+        if kind in ("softmax", "log_softmax"):
+            peak = accumulate(-float("inf"), lambda acc, j: binary_intrinsic(b, "llvm.maxnum", acc, stored(j)))
+            peak = b.select(b.fcmp_ordered("==", peak, ir.Constant(t, -float("inf"))), ir.Constant(t, 0.0), peak)
+            if kind == "softmax":
+                def exp_store(acc, j):
+                    e = mathlib.exp(b, b.fsub(stored(j), peak))
+                    b.store(e, b.gep(row_out, [j]))
+                    return b.fadd(acc, e, flags=fast)
+                total = accumulate(0.0, exp_store)
+                scale = b.fdiv(ir.Constant(t, 1.0), total)
+
+                def normalize(j):
+                    b.store(b.fmul(stored(j), scale), b.gep(row_out, [j]))
+            else:
+                total = accumulate(0.0, lambda acc, j: b.fadd(acc, mathlib.exp(b, b.fsub(stored(j), peak)),
+                                                              flags=fast))
+                shift = b.fadd(peak, mathlib.log(b, total))
+
+                def normalize(j):
+                    b.store(b.fsub(stored(j), shift), b.gep(row_out, [j]))
+            _loop(b, ir.Constant(I64, 0), inner, normalize, "n")
+            return
+        # layer_norm over the last dim
+        _, _, eps, w_index, b_index = spec.tail
+        count = b.sitofp(inner, t)
+        mean = b.fdiv(accumulate(0.0, lambda acc, j: b.fadd(acc, stored(j), flags=fast)), count)
+
+        def square(acc, j):
+            d = b.fsub(stored(j), mean)
+            return b.fadd(acc, b.fmul(d, d), flags=fast)
+        var = b.fdiv(accumulate(0.0, square), count)
+        rstd = b.fdiv(ir.Constant(t, 1.0), b.call(b.module.declare_intrinsic("llvm.sqrt", [t]),
+                                                  [b.fadd(var, ir.Constant(t, eps))]))
+
+        def normalize(j):
+            v = b.fmul(b.fsub(stored(j), mean), rstd)
+            if w_index is not None:
+                v = b.fmul(v, _load(b, b.gep(in_ptrs[w_index], [j]), dtype))
+            if b_index is not None:
+                v = b.fadd(v, _load(b, b.gep(in_ptrs[b_index], [j]), dtype))
+            b.store(v, b.gep(row_out, [j]))
+        _loop(b, ir.Constant(I64, 0), inner, normalize, "n")
+
+    _loop(b, start, end, row_body, "row")

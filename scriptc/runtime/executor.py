@@ -1,0 +1,286 @@
+"""The compiled executor: an optimized graph becomes a plan, built once, of bound steps over value slots.
+
+Calling the plan walks no graph: each step is a closure that reads its input slots from the
+call's frame (a list), runs a numpy kernel, a compiled FusionGroup kernel (ctypes, GIL released)
+or a nested plan for If/Loop, and writes its output slots. FusionGroups are compiled when the plan
+is built (no warm-up runs). A group whose guard does not match a call's inputs (dtype, rank,
+broadcast dims) runs its unfused subgraph instead. Plans hold no per-call state, so one plan is
+safe to call from many threads at once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+from typing import Any, Callable
+
+import numpy as np
+
+from scriptc import ops
+from scriptc.ir.graph import Block, Graph, Node
+from scriptc.ops.execute import run_kernel
+from scriptc.types import TensorType
+
+from .interpreter import Interpreter
+from .memory import configure_allocator
+from .pool import ThreadPool
+
+PARALLEL_MIN_ELEMENTS = 1 << 20   # below ~1 ms of work, handing off to threads costs more than it saves
+
+
+class Executor:
+    """Runs `graph` compiled: `Executor(graph)(inputs) -> outputs` (lists of runtime values)."""
+
+    def __init__(self, graph: Graph, functions: dict | None = None, threads: int | None = None, jit: bool = True):
+        configure_allocator()
+        self.graph = graph
+        self.functions = dict(functions or {})
+        self.jit = jit
+        self.pool = ThreadPool(threads if threads is not None else (os.cpu_count() or 1))
+        self.interpreter = Interpreter(graph, self.functions)
+        self.slot_of: dict[int, int] = {}
+        for v in graph.inputs:
+            self._slot(v)
+        self.input_slots = [self.slot_of[id(v)] for v in graph.inputs]
+        self.group_steps: list[_GroupStep] = []
+        self.steps = self._plan(graph.block)
+        self.output_slots = [self._slot(v) for v in graph.outputs]
+
+    def _slot(self, value) -> int:
+        key = id(value)
+        if key not in self.slot_of:
+            self.slot_of[key] = len(self.slot_of)
+        return self.slot_of[key]
+
+    @property
+    def compiled_groups(self) -> int:
+        return sum(1 for s in self.group_steps if s.kernel is not None)
+
+    def __call__(self, inputs: list) -> list:
+        if len(inputs) != len(self.input_slots):
+            raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
+        frame: list[Any] = [None] * len(self.slot_of)
+        for slot, value in zip(self.input_slots, inputs):
+            frame[slot] = value
+        for step in self.steps:
+            step(frame)
+        return [frame[s] for s in self.output_slots]
+
+    run = __call__
+
+    # --- plan building ----------------------------------------------------------------------------
+    def _plan(self, block: Block) -> list[Callable]:
+        steps = []
+        for node in block:
+            steps.append(self._step(node))
+        return steps
+
+    def _step(self, node: Node) -> Callable:
+        ins = [self._slot(v) for v in node.inputs]
+        outs = [self._slot(v) for v in node.outputs]
+        op = node.op
+        if op == "prim::Constant":
+            value, out = node.attrs["value"], outs[0]
+
+            def constant(frame):
+                frame[out] = value
+            return constant
+        if op == "prim::If":
+            then_plan, else_plan = self._plan(node.blocks[0]), self._plan(node.blocks[1])
+            then_ret = [self._slot(v) for v in node.blocks[0].returns]
+            else_ret = [self._slot(v) for v in node.blocks[1].returns]
+            cond = ins[0]
+
+            def if_step(frame):
+                plan, rets = (then_plan, then_ret) if frame[cond] else (else_plan, else_ret)
+                for s in plan:
+                    s(frame)
+                for o, r in zip(outs, rets):
+                    frame[o] = frame[r]
+            return if_step
+        if op == "prim::Loop":
+            body = node.blocks[0]
+            params = [self._slot(p) for p in body.params]
+            plan = self._plan(body)
+            rets = [self._slot(v) for v in body.returns]
+
+            def loop_step(frame):
+                max_trip, cond = int(frame[ins[0]]), bool(frame[ins[1]])
+                carried = [frame[s] for s in ins[2:]]
+                i = 0
+                while i < max_trip and cond:
+                    frame[params[0]] = i
+                    for p, v in zip(params[1:], carried):
+                        frame[p] = v
+                    for s in plan:
+                        s(frame)
+                    cond = bool(frame[rets[0]])
+                    carried = [frame[r] for r in rets[1:]]
+                    i += 1
+                for o, v in zip(outs, carried):
+                    frame[o] = v
+            return loop_step
+        if op == "prim::FusionGroup":
+            step = _GroupStep(self, node, ins, outs)
+            self.group_steps.append(step)
+            return step
+        if op.startswith("prim::"):
+            interpreter = self.interpreter
+            prim = interpreter._prims[op]
+
+            def prim_step(frame):
+                env = {id(v): frame[s] for v, s in zip(node.inputs, ins)}
+                for o, value in zip(outs, prim(node, env)):
+                    frame[o] = value
+            return prim_step
+        definition = ops.OPS[op]
+        many = len(outs) > 1
+        tensor_out = not many and isinstance(node.outputs[0].type, TensorType)
+        aux, inplace = definition.aux, definition.inplace_of is not None
+        out = outs[0] if outs else None
+
+        def op_step(frame):
+            args = [frame[s] for s in ins]
+            target = args[0] if inplace else None
+            result = run_kernel(definition, np, args)
+            if aux:
+                result = result[0]
+            if inplace:
+                np.copyto(target, result, casting="same_kind")
+                result = target
+            if many:
+                for o, r in zip(outs, result):
+                    frame[o] = np.asarray(r) if type(r) is not np.ndarray else r
+            elif out is not None:
+                if tensor_out and type(result) is not np.ndarray:
+                    result = np.asarray(result)
+                frame[out] = list(result) if isinstance(result, tuple) else result
+        return op_step
+
+
+def _guard_ok(guards: list, args: list, shape: tuple) -> bool:
+    rank = len(shape)
+    for g, a in zip(guards, args):
+        if g[0] == "scalar":
+            if isinstance(a, np.ndarray):
+                return False
+            continue
+        if type(a) is not np.ndarray or a.dtype.name != g[0] or a.ndim != g[1]:
+            return False
+        ones = g[2]
+        offset = rank - a.ndim
+        for d in range(a.ndim):
+            size = a.shape[d]
+            if d in ones:
+                if size != 1:
+                    return False
+            elif size != shape[offset + d]:
+                return False
+    return True
+
+
+class _GroupStep:
+    """One FusionGroup: a compiled kernel (guard-checked) or, failing that, its unfused subgraph."""
+
+    def __init__(self, executor: Executor, node: Node, ins: list[int], outs: list[int]):
+        self.node = node
+        self.ins, self.outs = ins, outs
+        self.guards = node.attrs.get("guard") or []
+        self.pool = executor.pool
+        self.interpreter = executor.interpreter
+        self.kernel = None
+        self.reason = None
+        if executor.jit:
+            from scriptc.codegen.kernel import Unsupported, build_spec
+            from scriptc.codegen.llvm.driver import compile_kernel
+            try:
+                self.spec = build_spec(node)
+                self.kernel = compile_kernel(self.spec)
+            except Unsupported as exc:
+                self.reason = str(exc)
+        if self.kernel is not None:
+            spec = self.spec
+            self.head = ops.OPS[spec.head[0]] if spec.head else None
+            self.tensor_inputs = [i for i, inp in enumerate(spec.inputs) if inp.kind == "tensor"]
+            self.out_dtypes = [np.dtype(spec.exprs[k][1]) for k in spec.outputs] if spec.tail is None else \
+                [np.dtype(spec.exprs[spec.tail[1]][1])]
+            self.scalar_dtypes = {i: np.dtype(inp.dtype) for i, inp in enumerate(spec.inputs) if inp.kind == "scalar"}
+
+    def fallback(self, frame) -> None:
+        body = self.node.blocks[0]
+        env = {id(p): frame[s] for p, s in zip(body.params, self.ins)}
+        for o, value in zip(self.outs, self.interpreter._run_block(body, env)):
+            frame[o] = value
+
+    def __call__(self, frame) -> None:
+        if self.kernel is None:
+            self.fallback(frame)
+            return
+        spec = self.spec
+        args = [frame[s] for s in self.ins]
+        guard_args = args
+        if self.head is not None:
+            _, positions, consts = spec.head
+            head_args = [args[p] if p is not None else c for p, c in zip(positions, consts)]
+            args = args + [np.asarray(run_kernel(self.head, np, head_args))]
+        tensors = [args[i] for i in self.tensor_inputs]
+        try:
+            shape = np.broadcast_shapes(*[t.shape for t in tensors if isinstance(t, np.ndarray)])
+        except ValueError:
+            self.fallback(frame)
+            return
+        if len(shape) != spec.rank or not _guard_ok(self.guards, guard_args, shape) or (
+                spec.tail is not None and tensors[0].shape != shape):
+            self.fallback(frame)
+            return
+        self._launch(frame, spec, args, shape)
+
+    def _launch(self, frame, spec, args, shape) -> None:
+        keep = []
+        pointers = []
+        for i, inp in enumerate(spec.inputs):
+            a = args[i]
+            if inp.kind == "scalar":
+                a = np.array(a, dtype=self.scalar_dtypes[i])
+            elif not a.flags.c_contiguous:
+                a = np.ascontiguousarray(a)
+            keep.append(a)
+            pointers.append(a.ctypes.data)
+        tail = spec.tail
+        if tail is not None and tail[0] in ("sum", "mean", "amax", "amin"):
+            out_shape = shape[:-1] + ((1,) if tail[2] else ())
+        else:
+            out_shape = shape
+        outputs = [np.empty(out_shape, dtype=d) for d in self.out_dtypes]
+        pointers += [o.ctypes.data for o in outputs]
+        ptr_array = (ctypes.c_void_p * len(pointers))(*pointers)
+        if spec.flat:
+            meta = (ctypes.c_int64 * 1)(0)
+            total = math.prod(shape)
+            work = total
+        else:
+            rank = spec.rank
+            values = list(shape)
+            for i, inp in enumerate(spec.inputs):
+                if inp.kind != "tensor":
+                    continue
+                a = keep[i]
+                pad = rank - a.ndim
+                strides = [0] * rank
+                step = 1
+                for d in range(a.ndim - 1, -1, -1):
+                    strides[pad + d] = 0 if a.shape[d] == 1 and shape[pad + d] != 1 else step
+                    step *= a.shape[d]
+                values += strides
+            meta = (ctypes.c_int64 * len(values))(*values)
+            total = math.prod(shape[:-1]) if rank else 1
+            work = math.prod(shape)
+        if total == 0 or work == 0:
+            pass  # nothing to compute; the outputs are empty
+        elif work >= PARALLEL_MIN_ELEMENTS and self.pool.size > 1:
+            self.pool.split(self.kernel.function, total, ptr_array, meta)
+        else:
+            self.kernel.function(0, total, ptr_array, meta)
+        for o, value in zip(self.outs, outputs):
+            frame[o] = value
