@@ -118,6 +118,8 @@ def build_spec(group: Node) -> KernelSpec:
             continue
         if op.kind != ops.POINTWISE or op.scalar is None:
             raise Unsupported(node.op)
+        if node.op.startswith("bitwise_") and out_type.dtype is not bool_:
+            raise Unsupported("bitwise ops on integers")
         compute = _compute_dtype(op, node)
         args = []
         for arg, v in zip(op.schema.args, node.inputs):

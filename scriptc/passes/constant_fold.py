@@ -27,7 +27,49 @@ def constant_fold(graph: Graph) -> bool:
             changed = True
         elif _foldable(node):
             changed |= _fold(node)
+        elif node.op == "prim::ListConstruct" and _read_only_constant_list(node):
+            _replace_with_constant(node, [constant_value(v) for v in node.inputs])
+            changed = True
+        elif node.op in ("size", "dim") and _shape_fact(node) is not None:
+            _replace_with_constant(node, _shape_fact(node))
+            changed = True
     return changed
+
+
+def _read_only_constant_list(node: Node) -> bool:
+    """A list of constants that only op arguments read (never appended to, returned or stored)."""
+    if not node.inputs or not all(is_constant(v) and isinstance(constant_value(v), (int, float, bool))
+                                  for v in node.inputs):
+        return False
+    for use in node.output.uses:
+        user = use.user
+        if not isinstance(user, Node) or user.op.startswith("prim::") or user.op == "append.list":
+            return False
+    return True
+
+
+def _shape_fact(node: Node):
+    """dim(x) when x's rank is known; size(x, d) when that dim is a concrete int in x's type."""
+    t = node.inputs[0].type
+    if not isinstance(t, TensorType) or t.shape is None:
+        return None
+    if node.op == "dim":
+        return len(t.shape)
+    d = node.inputs[1]
+    if not is_constant(d) or not isinstance(constant_value(d), int):
+        return None
+    index = constant_value(d)
+    if not -len(t.shape) <= index < len(t.shape):
+        return None
+    size = t.shape[index]
+    return size if isinstance(size, int) and not isinstance(size, bool) else None
+
+
+def _replace_with_constant(node: Node, value) -> None:
+    const = Node("prim::Constant", [], [type_of_constant(value)], {"value": value}, node.loc)
+    const.insert_before(node)
+    node.output.replace_all_uses_with(const.output)
+    node.erase()
 
 
 def _foldable(node: Node) -> bool:

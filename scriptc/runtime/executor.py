@@ -231,8 +231,9 @@ class _GroupStep:
             self.fallback(frame)
             return
         if len(shape) != spec.rank or not _guard_ok(self.guards, guard_args, shape) or (
-                spec.tail is not None and tensors[0].shape != shape):
-            self.fallback(frame)
+                spec.tail is not None and (tensors[0].shape != shape or (
+                    spec.tail[0] in ("amax", "amin") and shape and shape[-1] == 0))):
+            self.fallback(frame)  # (an empty amax/amin row raises as PyTorch does, from the reference)
             return
         self._launch(frame, spec, args, shape)
 
@@ -276,7 +277,7 @@ class _GroupStep:
             meta = (ctypes.c_int64 * len(values))(*values)
             total = math.prod(shape[:-1]) if rank else 1
             work = math.prod(shape)
-        if total == 0 or work == 0:
+        if total == 0 or (work == 0 and tail is None):
             pass  # nothing to compute; the outputs are empty
         elif work >= PARALLEL_MIN_ELEMENTS and self.pool.size > 1:
             self.pool.split(self.kernel.function, total, ptr_array, meta)

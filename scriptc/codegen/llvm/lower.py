@@ -245,7 +245,6 @@ def _row_offsets(b, spec: KernelSpec, meta, row, rank):
 
 def _inner_stride(spec: KernelSpec, k: int) -> int:
     inp = spec.inputs[k]
-    last = spec.rank - 1
     # An input of lower rank is right-aligned: its last dim is the iteration's last dim.
     return 0 if inp.rank == 0 or (inp.rank - 1) in inp.broadcast else 1
 
