@@ -13,6 +13,8 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import sys
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -191,6 +193,7 @@ class _GroupStep:
         self.interpreter = executor.interpreter
         self.kernel = None
         self.reason = None
+        self._recycled = threading.local()
         if executor.jit:
             from scriptc.codegen.kernel import Unsupported, build_spec
             from scriptc.codegen.llvm.driver import compile_kernel
@@ -206,6 +209,22 @@ class _GroupStep:
             self.out_dtypes = [np.dtype(spec.exprs[k][1]) for k in spec.outputs] if spec.tail is None else \
                 [np.dtype(spec.exprs[spec.tail[1]][1])]
             self.scalar_dtypes = {i: np.dtype(inp.dtype) for i, inp in enumerate(spec.inputs) if inp.kind == "scalar"}
+
+    def _buffer(self, index: int, shape, dtype) -> np.ndarray:
+        """This output's array from the previous call on this thread when nothing else holds it any
+        more (its memory is already faulted in), else a new one."""
+        cache = getattr(self._recycled, "buffers", None)
+        if cache is None:
+            cache = self._recycled.buffers = {}
+        previous = cache.get(index)
+        # 2 references: the cache's and getrefcount's argument. Views keep their base alive, so a
+        # result the caller still holds, directly or through a view, is never reused.
+        if previous is not None and previous.shape == shape and previous.dtype == dtype and \
+                sys.getrefcount(previous) == 2:
+            return previous
+        fresh = np.empty(shape, dtype=dtype)
+        cache[index] = fresh
+        return fresh
 
     def fallback(self, frame) -> None:
         body = self.node.blocks[0]
@@ -253,7 +272,7 @@ class _GroupStep:
             out_shape = shape[:-1] + ((1,) if tail[2] else ())
         else:
             out_shape = shape
-        outputs = [np.empty(out_shape, dtype=d) for d in self.out_dtypes]
+        outputs = [self._buffer(i, out_shape, d) for i, d in enumerate(self.out_dtypes)]
         pointers += [o.ctypes.data for o in outputs]
         ptr_array = (ctypes.c_void_p * len(pointers))(*pointers)
         if spec.flat:

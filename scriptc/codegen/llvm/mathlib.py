@@ -3,7 +3,7 @@
 Error bounds, tested against numpy float64 in tests/codegen/test_mathlib.py:
   exp   <= 2 ulp (float32), <= 2 ulp (float64) for results in the normal range; overflow -> inf, underflow -> 0
   log   <= 3 ulp for normal positive inputs; 0 -> -inf, negative -> nan, inf -> inf
-  tanh  <= 6 ulp (float32: one rational function), <= 3 ulp (float64); saturates to +-1 for |x| > 9 (float32) / 19.5 (float64), never nan for finite x
+  tanh  <= 6 ulp (float32: one rational function), <= 3 ulp (float64); saturates to +-1
   erf   <= 1e-6 absolute (float32), <= 1e-13 absolute (float64)
 """
 

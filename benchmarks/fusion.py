@@ -1,0 +1,110 @@
+"""Fused kernels vs eager: the 8-op tanh-GELU chain on 4M float32, softmax and layer_norm over the last dim of
+4096x1024, at 1 and 2 threads, beside this machine's copy bandwidth.
+
+Targets (issue: LLVM codegen): (a) >= 8x numpy eager at 1 thread and 12x at 2, and >= 80% of the copy
+bandwidth at the same thread count; (b) and (c) >= 4x numpy.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from common import optional, timeit
+
+import scriptc as torch
+from scriptc.runtime.executor import Executor
+
+real_torch = optional("torch")
+
+
+def gelu_chain(T):
+    def fn(x, w, b):
+        y = x * w + b
+        return 0.5 * y * (1 + T.tanh(0.79788456 * (y + 0.044715 * y * y * y)))
+    return fn
+
+
+def softmax(T):
+    return lambda x: T.softmax(x, -1)
+
+
+def layer_norm(T):
+    return lambda x: T.nn.functional.layer_norm(x, [x.shape[-1]])
+
+
+def numpy_versions():
+    def gelu_np(x, w, b):
+        y = x * w + b
+        return 0.5 * y * (1 + np.tanh(0.79788456 * (y + 0.044715 * y * y * y)))
+
+    def softmax_np(x):
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    def layer_norm_np(x):
+        m = x.mean(-1, keepdims=True)
+        return (x - m) / np.sqrt(((x - m) ** 2).mean(-1, keepdims=True) + 1e-5)
+    return gelu_np, softmax_np, layer_norm_np
+
+
+def copy_bandwidth(threads: int) -> float:
+    """GB/s of np.copyto on 16M float32 (bytes read + written), split over `threads` threads."""
+    src = np.random.rand(16 << 20).astype(np.float32)
+    dst = np.empty_like(src)
+    parts = np.array_split(np.arange(src.size), threads)
+    bounds = [(p[0], p[-1] + 1) for p in parts]
+
+    def run():
+        workers = [threading.Thread(target=np.copyto, args=(dst[a:b], src[a:b])) for a, b in bounds[1:]]
+        for w in workers:
+            w.start()
+        np.copyto(dst[bounds[0][0]:bounds[0][1]], src[bounds[0][0]:bounds[0][1]])
+        for w in workers:
+            w.join()
+    seconds = timeit(run, min_time=0.3)
+    return 2 * src.nbytes / seconds / 1e9
+
+
+def main():
+    rng = np.random.default_rng(0)
+    x4m = rng.standard_normal((4096, 1024)).astype(np.float32)
+    w, b = rng.standard_normal(1024).astype(np.float32), rng.standard_normal(1024).astype(np.float32)
+    cases = [("(a) GELU chain 4M float32", gelu_chain, (x4m, w, b)), ("(b) softmax 4096x1024", softmax, (x4m,)),
+             ("(c) layer_norm 4096x1024", layer_norm, (x4m,))]
+    np_fns = numpy_versions()
+    print("Fusion benchmark (time per call; ratios are numpy time / time; GB/s counts bytes read+written once)")
+    for threads in (1, 2):
+        bw = copy_bandwidth(threads)
+        print(f"\nthreads={threads}   copy bandwidth {bw:.1f} GB/s")
+        print(f"{'case':<28}{'numpy':>10}{'torch':>10}{'torch.jit':>11}{'scriptc':>10}{'x numpy':>9}{'GB/s':>8}"
+              f"{'% copy':>8}")
+        if real_torch is not None:
+            real_torch.set_num_threads(threads)
+        for (name, make, args), np_fn in zip(cases, np_fns):
+            t_np = timeit(lambda: np_fn(*args), min_time=0.3)
+            t_torch = t_jit = float("nan")
+            if real_torch is not None:
+                targs = [real_torch.from_numpy(a) for a in args]
+                eager = make(real_torch)
+                t_torch = timeit(lambda: eager(*targs), min_time=0.3)
+                try:
+                    scripted = real_torch.jit.trace(eager, tuple(targs))
+                    t_jit = timeit(lambda: scripted(*targs), min_time=0.3)
+                except Exception:
+                    pass
+            traced = torch.jit.trace(make(torch), tuple(torch.from_numpy(a) for a in args), check_trace=False)
+            graph = torch.jit.optimize_for_inference(traced, jit=False).graph
+            executor = Executor(graph, threads=threads)
+            t_ours = timeit(lambda: executor(list(args)), min_time=0.3)
+            moved = 2 * x4m.nbytes
+            gbs = moved / t_ours / 1e9
+            print(f"{name:<28}{t_np * 1e3:>8.2f}ms{t_torch * 1e3:>8.2f}ms{t_jit * 1e3:>9.2f}ms{t_ours * 1e3:>8.2f}ms"
+                  f"{t_np / t_ours:>8.1f}x{gbs:>8.1f}{100 * gbs / bw:>7.0f}%")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    main()
