@@ -3,5 +3,5 @@
 from scriptc.errors import TracerWarning  # noqa: F401
 from scriptc.jit.module import ScriptFunction, ScriptModule, TracedModule  # noqa: F401
 from scriptc.jit.trace import TracingCheckError, trace  # noqa: F401
-from scriptc.jit.api import freeze, optimize_for_inference, script  # noqa: F401,E402
+from scriptc.jit.api import freeze, load, optimize_for_inference, save, script  # noqa: F401,E402
 from scriptc.jit.script import export, ignore  # noqa: F401,E402

@@ -98,3 +98,58 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
     records = []
     graph = optimize(compiled.graph, level, context, records)
     return OptimizedModule(graph, compiled.functions, compiled.signature, None, records, jit, threads)
+
+
+def _signature_of(graph, skip_self: bool) -> dict:
+    inputs = graph.inputs[1:] if skip_self else graph.inputs
+    return {"inputs": [{"name": v.name or f"input{i}", "type": str(v.type)} for i, v in enumerate(inputs)],
+            "outputs": [str(v.type) for v in graph.outputs]}
+
+
+def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -> None:
+    """Save a scripted or traced module or function as one `.sc` archive (torch.jit.save).
+    Weights go to weights.safetensors; `_extra_files` maps names to bytes/str stored beside them."""
+    from scriptc.errors import ArchiveError
+    from scriptc.runtime.archive import write_archive
+
+    from .module import LoadedModule, OptimizedModule
+
+    if isinstance(m, OptimizedModule):
+        m = m.source if m.source is not None else ScriptFunction(m.graph, m.functions, m.signature)
+    if isinstance(m, LoadedModule):
+        m = m._archive_source()
+    if not isinstance(m, (ScriptModule, ScriptFunction)):
+        raise ArchiveError(f"jit.save expects a scripted or traced module or function, got {type(m).__name__}")
+    extra = {k: (v.encode() if isinstance(v, str) else bytes(v)) for k, v in (_extra_files or {}).items()}
+    if isinstance(m, ScriptModule):
+        if m._ignored:
+            raise ArchiveError(f"cannot save: the module calls @jit.ignore'd Python function(s) {m._ignored}, "
+                               "which an archive cannot hold")
+        module = m._module
+        weights = {name: t._data for name, t in module.named_parameters()}
+        weights.update({name: t._data for name, t in module.named_buffers()})
+        attributes = {(f"{p}.training" if p else "training"): mod.training for p, mod in module.named_modules()}
+        graphs = m._graphs
+        functions = {k: v for k, v in m._functions.items() if not k.startswith("ignored:")}
+        signatures = {name: _signature_of(g, True) for name, g in graphs.items()}
+        write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra)
+        return
+    if any(not hasattr(fn, "block") for fn in m.functions.values()):
+        raise ArchiveError("cannot save: the function calls @jit.ignore'd Python functions")
+    write_archive(f, "function", {"forward": m.graph}, dict(m.functions), {}, {},
+                  {"forward": _signature_of(m.graph, False)}, metadata, extra)
+
+
+def load(f, map_location=None, _extra_files: dict | None = None):
+    """Load an archive saved by jit.save as a LoadedModule (callable on tensors, `.graph`, `.code`,
+    `.state_dict()`); `_extra_files` (a dict) is filled with the stored extra files."""
+    from scriptc.runtime.model import load as runtime_load
+
+    from .module import LoadedModule
+
+    model = runtime_load(f, device=str(map_location) if map_location is not None else "cpu")
+    if _extra_files is not None:
+        for name in list(_extra_files) or list(model.archive.extra_files):
+            if name in model.archive.extra_files:
+                _extra_files[name] = model.archive.extra_files[name]
+    return LoadedModule(model)

@@ -66,6 +66,10 @@ class ScriptFunction:
     def __repr__(self) -> str:
         return f"<ScriptFunction {self.name}>"
 
+    def save(self, path, **kwargs) -> None:
+        from .api import save
+        save(self, path, **kwargs)
+
 
 def bind_arguments(signature: inspect.Signature | None, args, kwargs) -> list:
     """Positional values for a graph's inputs, with the Python signature's defaults filled in."""
@@ -175,6 +179,10 @@ class ScriptModule:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(original_name={type(self._module).__name__})"
 
+    def save(self, path, **kwargs) -> None:
+        from .api import save
+        save(self, path, **kwargs)
+
 
 class TracedModule(ScriptModule):
     """The ScriptModule jit.trace returns for an nn.Module."""
@@ -214,3 +222,47 @@ class OptimizedModule:
 
     def __repr__(self) -> str:
         return f"OptimizedModule({len(self.graph)} nodes)"
+
+
+class LoadedModule:
+    """What jit.load returns: a compiled archive, called with tensors. `.graph` and `.code` are the
+    stored (unoptimized) forward graph; `.state_dict()` the stored weights as tensors."""
+
+    def __init__(self, model):
+        self._model = model
+
+    @property
+    def graph(self) -> Graph:
+        return self._model.archive.graphs["forward"]
+
+    @property
+    def optimized_graph(self) -> Graph:
+        return self._model.graphs["forward"]
+
+    @property
+    def code(self) -> str:
+        return graph_code(self.graph, "forward")
+
+    def state_dict(self) -> OrderedDict:
+        return OrderedDict((k, wrap(np.array(v))) for k, v in sorted(self._model.archive.weights.items()))
+
+    def parameters(self):
+        return iter(self.state_dict().values())
+
+    def __call__(self, *args):
+        return from_runtime(self._model(*[to_runtime(a) for a in args]))
+
+    def __getattr__(self, name: str):
+        if name in self.__dict__.get("_model").runners:
+            return lambda *args: from_runtime(self._model.run_method(name, *[to_runtime(a) for a in args]))
+        raise AttributeError(name)
+
+    def save(self, path) -> None:
+        from .api import save
+        save(self, path)
+
+    def _archive_source(self):
+        return self
+
+    def __repr__(self) -> str:
+        return f"LoadedModule(methods={sorted(self._model.runners)})"

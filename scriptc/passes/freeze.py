@@ -60,8 +60,8 @@ def _resolve(node: Node, self_value, module_value):
             value = value.get(name)
         except AttributeError:
             return _UNRESOLVED
-    if isinstance(value, np.ndarray):
-        return np.array(value, copy=True)
+    # No copy: frozen weights stay the module's (or the archive's memory-mapped) arrays; the graph
+    # never writes them (attributes it writes were skipped above).
     return value
 
 

@@ -1,0 +1,291 @@
+"""The `.sc` archive: one zip (stored, not compressed) with manifest.json, graphs/<method>.ir,
+code/<method>.py, weights.safetensors and extra/<name>. No pickle anywhere; loading validates every
+field before any large allocation and memory-maps the weights. See DESIGN.md, "Archive".
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import mmap
+import struct
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from scriptc.errors import ArchiveError
+from scriptc.ir.graph import Graph
+from scriptc.ir.parser import ParseError, parse
+from scriptc.ir.printer import graph_code, print_graph
+from scriptc.ir.verify import VerifyError, verify
+
+FORMAT_VERSION = 1
+SCRIPTC_VERSION = "0.1.0"
+_DATE = (1980, 1, 1, 0, 0, 0)
+_DTYPES = {"F32": "float32", "F64": "float64", "F16": "float16", "I64": "int64", "I32": "int32", "I16": "int16",
+           "I8": "int8", "U8": "uint8", "BOOL": "bool"}
+_CODES = {v: k for k, v in _DTYPES.items()}
+MAX_HEADER = 100 << 20
+MANIFEST_KEYS = {"format_version", "scriptc_version", "kind", "methods", "attributes", "functions", "metadata",
+                 "extra_files"}
+
+
+@dataclass
+class Archive:
+    """What an archive holds once validated."""
+
+    kind: str                                    # "module" or "function"
+    graphs: dict[str, Graph]
+    functions: dict[str, Graph]
+    weights: dict[str, np.ndarray]
+    attributes: dict[str, Any]
+    signatures: dict[str, dict]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    extra_files: dict[str, bytes] = field(default_factory=dict)
+
+
+# --- safetensors ------------------------------------------------------------------------------
+
+def encode_safetensors(tensors: dict[str, np.ndarray], metadata: dict | None = None) -> bytes:
+    """The safetensors format: u64 header size, JSON header (8-byte aligned), then the raw bytes."""
+    header: dict[str, Any] = {}
+    chunks, offset = [], 0
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name])
+        if a.dtype.name not in _CODES:
+            raise ArchiveError(f"tensor '{name}' has dtype {a.dtype}, which safetensors cannot store here")
+        data = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+        header[name] = {"dtype": _CODES[a.dtype.name], "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        chunks.append(data)
+        offset += len(data)
+    if metadata:
+        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
+    text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(chunks)
+
+
+def decode_safetensors(buffer, where: str = "weights.safetensors") -> dict[str, np.ndarray]:
+    """Validate the header (dtypes, shapes, offsets inside the buffer, no overlap, total size) and
+    return zero-copy arrays over `buffer`."""
+    size = len(buffer)
+    if size < 8:
+        raise ArchiveError(f"{where}: truncated (no header length)")
+    (header_len,) = struct.unpack("<Q", bytes(buffer[:8]))
+    if header_len > min(size - 8, MAX_HEADER):
+        raise ArchiveError(f"{where}: header length {header_len} exceeds the file ({size} bytes)")
+    try:
+        header = json.loads(bytes(buffer[8:8 + header_len]))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArchiveError(f"{where}: header is not valid JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise ArchiveError(f"{where}: header must be a JSON object")
+    header.pop("__metadata__", None)
+    data_start = 8 + header_len
+    data_size = size - data_start
+    spans = []
+    out = {}
+    for name, entry in header.items():
+        if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
+            raise ArchiveError(f"{where}: tensor '{name}' needs exactly dtype, shape and data_offsets")
+        dtype_code, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+        if dtype_code not in _DTYPES:
+            raise ArchiveError(f"{where}: tensor '{name}' has unknown dtype {dtype_code!r}")
+        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                                  for d in shape):
+            raise ArchiveError(f"{where}: tensor '{name}' has an invalid shape {shape!r}")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) and not isinstance(o, bool)
+                                                                       for o in offsets)):
+            raise ArchiveError(f"{where}: tensor '{name}' has invalid data_offsets {offsets!r}")
+        start, end = offsets
+        dtype = np.dtype(_DTYPES[dtype_code]).newbyteorder("<")
+        expected = math.prod(shape) * dtype.itemsize
+        if not 0 <= start <= end <= data_size:
+            raise ArchiveError(f"{where}: tensor '{name}' data [{start}, {end}) lies outside the {data_size}-byte buffer")
+        if end - start != expected:
+            raise ArchiveError(f"{where}: tensor '{name}' of shape {shape} needs {expected} bytes, has {end - start}")
+        spans.append((start, end, name))
+        out[name] = (dtype, shape, start)
+    spans.sort()
+    for (s1, e1, n1), (s2, _, n2) in zip(spans, spans[1:]):
+        if s2 < e1:
+            raise ArchiveError(f"{where}: tensors '{n1}' and '{n2}' overlap")
+    covered = sum(e - s for s, e, _ in spans)
+    if covered != data_size:
+        raise ArchiveError(f"{where}: {data_size - covered} bytes of the buffer belong to no tensor")
+    arrays = {}
+    for name, (dtype, shape, start) in out.items():
+        count = math.prod(shape)
+        arrays[name] = np.frombuffer(buffer, dtype=dtype, count=count, offset=data_start + start).reshape(shape)
+    return arrays
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+def _member(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
+    info = zipfile.ZipInfo(name, date_time=_DATE)
+    info.compress_type = zipfile.ZIP_STORED
+    info.external_attr = 0o644 << 16
+    zf.writestr(info, data)
+
+
+def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str, Graph],
+                  weights: dict[str, np.ndarray], attributes: dict[str, Any], signatures: dict[str, dict],
+                  metadata: dict | None = None, extra_files: dict[str, bytes] | None = None) -> None:
+    """Write a deterministic archive: the same model gives the same bytes."""
+    manifest = {
+        "format_version": FORMAT_VERSION, "scriptc_version": SCRIPTC_VERSION, "kind": kind,
+        "methods": {name: signatures.get(name, {}) for name in sorted(graphs)},
+        "functions": sorted(functions), "attributes": attributes, "metadata": metadata or {},
+        "extra_files": sorted(extra_files or {}),
+    }
+    with open(path, "wb") as f:
+        with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
+            _member(zf, "manifest.json", json.dumps(manifest, sort_keys=True, indent=1).encode())
+            for name in sorted(graphs):
+                _member(zf, f"graphs/{name}.ir", print_graph(graphs[name]).encode())
+                _member(zf, f"code/{name}.py", graph_code(graphs[name], name).encode())
+            for name in sorted(functions):
+                _member(zf, f"functions/{name}.ir", print_graph(functions[name]).encode())
+            # Weights last and stored, so load can memory-map them straight out of the file.
+            for name in sorted(extra_files or {}):
+                _member(zf, f"extra/{name}", extra_files[name])
+            _member(zf, "weights.safetensors", encode_safetensors(weights))
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+def _check_name(name: str) -> None:
+    if name.startswith("/") or "\\" in name or any(part in ("..", "") for part in name.split("/")):
+        raise ArchiveError(f"member name {name!r} is not a plain relative path")
+
+
+def _graph(text: bytes, where: str) -> Graph:
+    try:
+        graph = parse(text.decode("utf-8"))
+        verify(graph)
+    except UnicodeDecodeError:
+        raise ArchiveError(f"{where}: not UTF-8 text") from None
+    except (ParseError, VerifyError) as exc:
+        raise ArchiveError(f"{where}: {exc}") from None
+    except RecursionError:
+        raise ArchiveError(f"{where}: nested too deeply") from None
+    return graph
+
+
+def read_archive(path, mmap_weights: bool = True) -> Archive:
+    """Open and validate an archive; ArchiveError says what is wrong and where."""
+    try:
+        file = open(path, "rb")
+    except OSError as exc:
+        raise ArchiveError(f"cannot open {path}: {exc.strerror}") from None
+    with file:
+        try:
+            zf = zipfile.ZipFile(file)
+            infos = zf.infolist()
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            raise ArchiveError(f"{path}: not a scriptc archive ({exc})") from None
+        names = {}
+        for info in infos:
+            _check_name(info.filename)
+            if info.filename in names:
+                raise ArchiveError(f"member {info.filename!r} appears twice")
+            names[info.filename] = info
+        for required in ("manifest.json", "weights.safetensors"):
+            if required not in names:
+                raise ArchiveError(f"{path}: missing member {required}")
+
+        def read(name: str, limit: int = 256 << 20) -> bytes:
+            info = names[name]
+            if info.file_size > limit:
+                raise ArchiveError(f"{name}: {info.file_size} bytes is larger than allowed")
+            try:
+                return zf.read(info)
+            except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as exc:
+                raise ArchiveError(f"{name}: unreadable ({exc})") from None
+
+        manifest = _manifest(read("manifest.json", 16 << 20))
+        graphs = {}
+        for method in manifest["methods"]:
+            member = f"graphs/{method}.ir"
+            if member not in names:
+                raise ArchiveError(f"manifest lists method '{method}' but {member} is missing")
+            graphs[method] = _graph(read(member), member)
+        functions = {}
+        for name in manifest["functions"]:
+            member = f"functions/{name}.ir"
+            if member not in names:
+                raise ArchiveError(f"manifest lists function '{name}' but {member} is missing")
+            functions[name] = _graph(read(member), member)
+        extra = {}
+        for name in manifest["extra_files"]:
+            member = f"extra/{name}"
+            if member not in names:
+                raise ArchiveError(f"manifest lists extra file '{name}' but {member} is missing")
+            extra[name] = read(member)
+        weights = _weights(file, names["weights.safetensors"], zf, mmap_weights)
+    return Archive(manifest["kind"], graphs, functions, weights, manifest["attributes"], manifest["methods"],
+                   manifest["metadata"], extra)
+
+
+def _manifest(data: bytes) -> dict:
+    try:
+        manifest = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArchiveError(f"manifest.json: not valid JSON ({exc})") from None
+    if not isinstance(manifest, dict):
+        raise ArchiveError("manifest.json: must be a JSON object")
+    missing = MANIFEST_KEYS - set(manifest)
+    if missing:
+        raise ArchiveError(f"manifest.json: missing field(s) {sorted(missing)}")
+    version = manifest["format_version"]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ArchiveError(f"manifest.json: format_version must be a positive integer, got {version!r}")
+    if version > FORMAT_VERSION:
+        raise ArchiveError(f"manifest.json: archive format {version} needs scriptc "
+                           f"{manifest.get('scriptc_version', 'newer')} or later (this is {SCRIPTC_VERSION}, "
+                           f"reading format <= {FORMAT_VERSION})")
+    if manifest["kind"] not in ("module", "function"):
+        raise ArchiveError(f"manifest.json: kind must be 'module' or 'function', got {manifest['kind']!r}")
+    methods = manifest["methods"]
+    if not isinstance(methods, dict) or not methods or not all(isinstance(k, str) and isinstance(v, dict)
+                                                               for k, v in methods.items()):
+        raise ArchiveError("manifest.json: methods must be a non-empty object of method signatures")
+    for key in ("functions", "extra_files"):
+        if not isinstance(manifest[key], list) or not all(isinstance(x, str) for x in manifest[key]):
+            raise ArchiveError(f"manifest.json: {key} must be a list of names")
+        for name in manifest[key]:
+            _check_name(name)
+    for name in methods:
+        _check_name(name)
+    if not isinstance(manifest["attributes"], dict) or not isinstance(manifest["metadata"], dict):
+        raise ArchiveError("manifest.json: attributes and metadata must be objects")
+    for k, v in manifest["attributes"].items():
+        if not isinstance(v, (bool, int, float, str)) and v is not None:
+            raise ArchiveError(f"manifest.json: attribute {k!r} must be a number, bool, string or null")
+    return manifest
+
+
+def _weights(file, info: zipfile.ZipInfo, zf: zipfile.ZipFile, use_mmap: bool) -> dict[str, np.ndarray]:
+    if info.compress_type != zipfile.ZIP_STORED:
+        return decode_safetensors(zf.read(info))
+    # The member's data starts after its local header: map exactly that range of the file.
+    file.seek(info.header_offset)
+    local = file.read(30)
+    if len(local) != 30 or local[:4] != b"PK\x03\x04":
+        raise ArchiveError("weights.safetensors: corrupt local header")
+    name_len, extra_len = struct.unpack("<HH", local[26:30])
+    start = info.header_offset + 30 + name_len + extra_len
+    file.seek(0, io.SEEK_END)
+    if start + info.file_size > file.tell():
+        raise ArchiveError("weights.safetensors: truncated")
+    if not use_mmap or info.file_size == 0:
+        file.seek(start)
+        return decode_safetensors(file.read(info.file_size))
+    mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    view = memoryview(mapped)[start:start + info.file_size]
+    return decode_safetensors(view)

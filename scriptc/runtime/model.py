@@ -1,0 +1,85 @@
+"""runtime.load: a saved archive as a compiled, thread-safe callable on numpy arrays.
+
+Needs only numpy and llvmlite: it never imports the frontend (scriptc.jit), the eager layer
+(scriptc.nn, autograd, optim) or the script grammar.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from scriptc import config
+from scriptc.passes import PassContext, optimize
+
+from .archive import Archive, read_archive
+from .executor import Executor
+from .interpreter import Interpreter, ModuleValue
+
+
+def _to_array(value):
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (list, tuple)) and value and not isinstance(value[0], (int, float, bool)):
+        return type(value)(_to_array(v) for v in value)
+    if hasattr(value, "__array__"):
+        return np.asarray(value)  # scriptc Tensors, torch tensors
+    return value
+
+
+class RuntimeModel:
+    """A loaded model: call it (or .run_method(name, ...)) with numpy arrays or tensors."""
+
+    def __init__(self, archive: Archive, device: str = "cpu", threads: int | None = None, jit: bool | None = None):
+        if str(device) != "cpu":
+            from scriptc import cuda
+            cuda.require()
+        self.archive = archive
+        self.signatures = archive.signatures
+        flat: dict[str, Any] = dict(archive.weights)
+        flat.update(archive.attributes)
+        self.module_value = ModuleValue.from_flat(flat)
+        use_jit = config.jit_enabled() if jit is None else jit
+        self.graphs = {}
+        self.runners = {}
+        self.needs_self = {}
+        for name, graph in archive.graphs.items():
+            context = PassContext(functions=archive.functions,
+                                  module_value=self.module_value if archive.kind == "module" else None)
+            optimized = optimize(graph, 2, context)
+            self.graphs[name] = optimized
+            self.needs_self[name] = bool(optimized.inputs) and str(optimized.inputs[0].type).startswith("Module")
+            self.runners[name] = Executor(optimized, archive.functions, threads) if use_jit else \
+                Interpreter(optimized, archive.functions)
+
+    @property
+    def compiled_kernels(self) -> int:
+        return sum(r.compiled_groups for r in self.runners.values() if isinstance(r, Executor))
+
+    def run_method(self, name: str, *inputs):
+        if name not in self.runners:
+            raise AttributeError(f"the archive has no method '{name}' (it has: {', '.join(sorted(self.runners))})")
+        args = [_to_array(x) for x in inputs]
+        expected = len(self.graphs[name].inputs) - (1 if self.needs_self[name] else 0)
+        if len(args) != expected:
+            raise TypeError(f"{name}() takes {expected} inputs, got {len(args)}")
+        if self.needs_self[name]:
+            args = [self.module_value] + args
+        outputs = self.runners[name].run(args)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def __call__(self, *inputs):
+        return self.run_method("forward", *inputs)
+
+    def __getattr__(self, name: str):
+        runners = self.__dict__.get("runners", {})
+        if name in runners:
+            return lambda *inputs: self.run_method(name, *inputs)
+        raise AttributeError(name)
+
+
+def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None = None) -> RuntimeModel:
+    """Load a `.sc` archive, validate it, and compile it for `device` (kernels come from the disk cache
+    when another process already compiled them). ArchiveError for a bad file."""
+    return RuntimeModel(read_archive(path), device, threads, jit)
