@@ -93,8 +93,8 @@ def _run_pipeline(graph: Graph, level: int, context: PassContext, records: list 
         start = time.perf_counter()
         try:
             changed = bool(run(graph, context))
-        except VerifyError:
-            raise
+        except (VerifyError, AttributeError):
+            raise  # AttributeError: freeze met a module without the attribute the graph reads
         except Exception as exc:
             raise PassError(f"pass '{name}' failed: {type(exc).__name__}: {exc}") from exc
         seconds = time.perf_counter() - start

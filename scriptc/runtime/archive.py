@@ -11,6 +11,7 @@ import math
 import mmap
 import struct
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,9 @@ _DTYPES = {"F32": "float32", "F64": "float64", "F16": "float16", "I64": "int64",
            "I8": "int8", "U8": "uint8", "BOOL": "bool"}
 _CODES = {v: k for k, v in _DTYPES.items()}
 MAX_HEADER = 100 << 20
+# What zipfile raises for damaged input (NotImplementedError: a byte flip can name an unknown method).
+_ZIP_ERRORS = (zipfile.BadZipFile, NotImplementedError, zlib.error, OSError, ValueError, EOFError, RuntimeError,
+               struct.error, OverflowError)
 MANIFEST_KEYS = {"format_version", "scriptc_version", "kind", "methods", "attributes", "functions", "metadata",
                  "extra_files"}
 
@@ -187,7 +191,7 @@ def read_archive(path, mmap_weights: bool = True) -> Archive:
         try:
             zf = zipfile.ZipFile(file)
             infos = zf.infolist()
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        except _ZIP_ERRORS as exc:
             raise ArchiveError(f"{path}: not a scriptc archive ({exc})") from None
         names = {}
         for info in infos:
@@ -205,7 +209,7 @@ def read_archive(path, mmap_weights: bool = True) -> Archive:
                 raise ArchiveError(f"{name}: {info.file_size} bytes is larger than allowed")
             try:
                 return zf.read(info)
-            except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as exc:
+            except _ZIP_ERRORS as exc:
                 raise ArchiveError(f"{name}: unreadable ({exc})") from None
 
         manifest = _manifest(read("manifest.json", 16 << 20))
@@ -227,7 +231,10 @@ def read_archive(path, mmap_weights: bool = True) -> Archive:
             if member not in names:
                 raise ArchiveError(f"manifest lists extra file '{name}' but {member} is missing")
             extra[name] = read(member)
-        weights = _weights(file, names["weights.safetensors"], zf, mmap_weights)
+        try:
+            weights = _weights(file, names["weights.safetensors"], zf, mmap_weights)
+        except _ZIP_ERRORS as exc:
+            raise ArchiveError(f"weights.safetensors: unreadable ({exc})") from None
     return Archive(manifest["kind"], graphs, functions, weights, manifest["attributes"], manifest["methods"],
                    manifest["metadata"], extra)
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from scriptc import config
+from scriptc.errors import ArchiveError
 from scriptc.passes import PassContext, optimize
 
 from .archive import Archive, read_archive
@@ -26,6 +27,22 @@ def _to_array(value):
     if hasattr(value, "__array__"):
         return np.asarray(value)  # scriptc Tensors, torch tensors
     return value
+
+
+def _check_attributes(graph, module_value: ModuleValue, method: str) -> None:
+    """Every attribute the graph still reads at run time exists in the archive (checked at load)."""
+    from scriptc.ir.graph import walk
+
+    paths: dict[int, object] = {id(graph.inputs[0]): module_value} if graph.inputs else {}
+    for node in walk(graph.block):
+        if node.op != "prim::GetAttr" or id(node.inputs[0]) not in paths:
+            continue
+        owner = paths[id(node.inputs[0])]
+        try:
+            paths[id(node.output)] = owner.get(node.attrs["name"])
+        except AttributeError as exc:
+            raise ArchiveError(f"graphs/{method}.ir reads {exc.args[0]}, which the archive does not contain") \
+                from None
 
 
 class RuntimeModel:
@@ -47,7 +64,11 @@ class RuntimeModel:
         for name, graph in archive.graphs.items():
             context = PassContext(functions=archive.functions,
                                   module_value=self.module_value if archive.kind == "module" else None)
-            optimized = optimize(graph, 2, context)
+            try:
+                optimized = optimize(graph, 2, context)
+            except AttributeError as exc:
+                raise ArchiveError(f"graphs/{name}.ir: {exc} in the archive's weights or attributes") from None
+            _check_attributes(optimized, self.module_value, name)
             self.graphs[name] = optimized
             self.needs_self[name] = bool(optimized.inputs) and str(optimized.inputs[0].type).startswith("Module")
             self.runners[name] = Executor(optimized, archive.functions, threads) if use_jit else \

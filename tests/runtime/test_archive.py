@@ -1,0 +1,229 @@
+"""Archives: round trips, determinism, the standalone runtime's layering, thread safety, validation, fuzzing."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+import textwrap
+import threading
+import zipfile
+
+import numpy as np
+import pytest
+
+import scriptc as torch
+from scriptc.errors import ArchiveError
+from scriptc.runtime import load as runtime_load
+from scriptc.runtime.archive import decode_safetensors, encode_safetensors
+
+from ..models import ALL, make_inputs
+
+
+def _outputs(value):
+    return [np.asarray(v) for v in (value if isinstance(value, tuple) else (value,))]
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+@pytest.mark.parametrize("how", ["trace", "script"])
+def test_round_trip_through_jit_load_and_runtime_load(name, how, tmp_path):
+    torch.manual_seed(0)
+    model = ALL[name]().eval()
+    compiled = torch.jit.trace(model, make_inputs(name, 3)) if how == "trace" else torch.jit.script(model)
+    path = tmp_path / "model.sc"
+    compiled.save(path)
+    loaded, standalone = torch.jit.load(path), runtime_load(path)
+    for batch in (1, 6):
+        x = make_inputs(name, batch)
+        with torch.no_grad():
+            expected = _outputs(model(x))
+        for got in (_outputs(loaded(x)), _outputs(standalone(x.numpy()))):
+            for g, e in zip(got, expected):
+                np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+    assert list(loaded.state_dict()) == sorted(model.state_dict())
+    assert "def forward" in loaded.code and str(loaded.graph).startswith("graph(")
+
+
+def test_saving_twice_gives_identical_bytes_and_keeps_extra_files(tmp_path):
+    traced = torch.jit.trace(ALL["MLP"]().eval(), make_inputs("MLP", 2))
+    a, b = tmp_path / "a.sc", tmp_path / "b.sc"
+    torch.jit.save(traced, a, _extra_files={"notes.txt": "hello"})
+    torch.jit.save(traced, b, _extra_files={"notes.txt": "hello"})
+    assert a.read_bytes() == b.read_bytes()
+    extra = {"notes.txt": ""}
+    torch.jit.load(a, _extra_files=extra)
+    assert extra["notes.txt"] == b"hello"
+    with zipfile.ZipFile(a) as zf:
+        assert not any(n.endswith(".pkl") for n in zf.namelist())
+        assert set(zf.namelist()) >= {"manifest.json", "graphs/forward.ir", "code/forward.py", "weights.safetensors"}
+
+
+def test_functions_and_exported_methods_save(tmp_path):
+    from ..jit.script_corpus import ConstantsModule, calls_helpers
+    f = torch.jit.script(calls_helpers)
+    torch.jit.save(f, tmp_path / "f.sc")
+    x, y = torch.randn(3), torch.randn(3)
+    np.testing.assert_allclose(torch.jit.load(tmp_path / "f.sc")(x, y).numpy(), calls_helpers(x, y).numpy(), rtol=1e-6)
+    module = ConstantsModule().eval()
+    torch.jit.save(torch.jit.script(module), tmp_path / "m.sc")
+    loaded = torch.jit.load(tmp_path / "m.sc")
+    x = torch.randn(2, 3)
+    np.testing.assert_allclose(loaded.doubled(x).numpy(), module.doubled(x).detach().numpy(), rtol=1e-5)
+
+
+def test_modules_with_ignored_functions_refuse_to_save(tmp_path):
+    @torch.jit.ignore
+    def python_only(x):
+        return x
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return python_only(x)
+    with pytest.raises(ArchiveError, match="jit.ignore"):
+        torch.jit.save(torch.jit.script(M()), tmp_path / "m.sc")
+
+
+def test_runtime_does_not_import_the_frontend(tmp_path):
+    path = tmp_path / "mlp.sc"
+    torch.jit.save(torch.jit.trace(ALL["MLP"]().eval(), make_inputs("MLP", 2)), path)
+    code = textwrap.dedent(f"""
+        import sys, numpy as np
+        import scriptc.runtime as rt
+        model = rt.load({str(path)!r})
+        out = model(np.ones((4, 16), np.float32))
+        assert out.shape == (4, 4)
+        bad = [m for m in sys.modules if m.split(".")[:2] in (["scriptc", "jit"], ["scriptc", "nn"],
+               ["scriptc", "autograd"], ["scriptc", "optim"], ["scriptc", "tensors"])]
+        print(",".join(bad) or "clean")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "clean"
+
+
+def test_sixteen_threads_get_exactly_the_single_threaded_results(tmp_path):
+    path = tmp_path / "mlp.sc"
+    torch.jit.save(torch.jit.trace(ALL["TransformerBlock"]().eval(), make_inputs("TransformerBlock", 2)), path)
+    model = runtime_load(path, threads=1)
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((3, 5, 16)).astype(np.float32) for _ in range(16)]
+    expected = [model(x) for x in inputs]
+    results = [None] * 16
+
+    def work(i):
+        for _ in range(20):
+            results[i] = model(inputs[i])
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for got, want in zip(results, expected):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_weights_are_memory_mapped(tmp_path):
+    path = tmp_path / "mlp.sc"
+    torch.jit.save(torch.jit.trace(ALL["MLP"]().eval(), make_inputs("MLP", 2)), path)
+    model = runtime_load(path)
+    w = model.archive.weights["layers.0.weight"]
+    assert not w.flags.owndata and not w.flags.writeable
+
+
+def _archive(tmp_path) -> bytes:
+    path = tmp_path / "base.sc"
+    torch.jit.save(torch.jit.trace(ALL["MLP"](sizes=(4, 3, 2)).eval(), torch.randn(2, 4)), path)
+    return path.read_bytes()
+
+
+def _rewrite(data: bytes, member: str, content: bytes, tmp_path, add: dict | None = None) -> str:
+    import io
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = tmp_path / "edited.sc"
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
+        for info in src.infolist():
+            if info.filename == member:
+                if content is not None:
+                    zf.writestr(info.filename, content)
+            else:
+                zf.writestr(info, src.read(info))
+        for name, value in (add or {}).items():
+            zf.writestr(name, value)
+    return str(out)
+
+
+def _manifest(data: bytes) -> dict:
+    import io
+    return json.loads(zipfile.ZipFile(io.BytesIO(data)).read("manifest.json"))
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda m: {**m, "format_version": 99}, "needs scriptc"),
+    (lambda m: {k: v for k, v in m.items() if k != "methods"}, "missing field"),
+    (lambda m: {**m, "kind": "banana"}, "kind must be"),
+    (lambda m: {**m, "methods": {"../evil": {}}}, "not a plain relative path"),
+    (lambda m: {**m, "methods": {"missing": {}}}, "graphs/missing.ir is missing"),
+    (lambda m: {**m, "attributes": {"x": [1, 2]}}, "attribute 'x'"),
+])
+def test_manifest_problems_are_archive_errors(edit, message, tmp_path):
+    data = _archive(tmp_path)
+    path = _rewrite(data, "manifest.json", json.dumps(edit(_manifest(data))).encode(), tmp_path)
+    with pytest.raises(ArchiveError, match=message):
+        runtime_load(path)
+
+
+@pytest.mark.parametrize("header, message", [
+    ({"w": {"dtype": "F99", "shape": [1], "data_offsets": [0, 4]}}, "unknown dtype"),
+    ({"w": {"dtype": "F32", "shape": [1 << 40], "data_offsets": [0, 4]}}, "needs"),
+    ({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 400]}}, "outside"),
+    ({"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}, "invalid shape"),
+    ({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
+      "b": {"dtype": "F32", "shape": [1], "data_offsets": [2, 6]}}, "overlap|outside"),
+])
+def test_safetensors_header_problems(header, message):
+    text = json.dumps(header).encode()
+    blob = struct.pack("<Q", len(text)) + text + b"\0" * 8
+    with pytest.raises(ArchiveError, match=message):
+        decode_safetensors(blob)
+
+
+def test_safetensors_round_trip_and_bad_ir(tmp_path):
+    arrays = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.array([True, False])}
+    back = decode_safetensors(encode_safetensors(arrays))
+    for k in arrays:
+        np.testing.assert_array_equal(back[k], arrays[k])
+    data = _archive(tmp_path)
+    with pytest.raises(ArchiveError, match=r"graphs/forward.ir: \d+:\d+"):
+        runtime_load(_rewrite(data, "graphs/forward.ir", b"graph(%x : Tensor):\n  return (%nope)\n", tmp_path))
+    with pytest.raises(ArchiveError, match="missing member"):
+        runtime_load(_rewrite(data, "weights.safetensors", None, tmp_path))
+    with pytest.raises(ArchiveError, match="not a scriptc archive"):
+        (tmp_path / "junk.sc").write_bytes(b"not a zip")
+        runtime_load(tmp_path / "junk.sc")
+
+
+def test_fuzzed_archives_load_or_raise_archive_error(tmp_path):
+    data = _archive(tmp_path)
+    rng = random.Random(7)
+    outcomes = {"ok": 0, "error": 0}
+    path = tmp_path / "fuzz.sc"
+    for i in range(int(os.environ.get("SCRIPTC_FUZZ_CASES", "1500"))):
+        mutant = bytearray(data)
+        kind = rng.random()
+        if kind < 0.3:
+            mutant = mutant[:rng.randrange(len(mutant))]
+        else:
+            for _ in range(rng.randint(1, 8)):
+                mutant[rng.randrange(len(mutant))] = rng.randrange(256)
+        path.write_bytes(bytes(mutant))
+        try:
+            model = runtime_load(path, jit=False)
+        except ArchiveError:
+            outcomes["error"] += 1
+            continue
+        outcomes["ok"] += 1
+        # A flipped byte in the weights' data gives other numbers, not a crash.
+        assert model(np.ones((2, 4), np.float32)).shape == (2, 2)
+    assert outcomes["error"] > 0 and outcomes["ok"] > 0
