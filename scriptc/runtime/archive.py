@@ -115,7 +115,7 @@ def decode_safetensors(buffer, where: str = "weights.safetensors") -> dict[str, 
         spans.append((start, end, name))
         out[name] = (dtype, shape, start)
     spans.sort()
-    for (s1, e1, n1), (s2, _, n2) in zip(spans, spans[1:]):
+    for (_, e1, n1), (s2, _, n2) in zip(spans, spans[1:]):
         if s2 < e1:
             raise ArchiveError(f"{where}: tensors '{n1}' and '{n2}' overlap")
     covered = sum(e - s for s, e, _ in spans)

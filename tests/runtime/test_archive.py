@@ -209,7 +209,7 @@ def test_fuzzed_archives_load_or_raise_archive_error(tmp_path):
     rng = random.Random(7)
     outcomes = {"ok": 0, "error": 0}
     path = tmp_path / "fuzz.sc"
-    for i in range(int(os.environ.get("SCRIPTC_FUZZ_CASES", "1500"))):
+    for _ in range(int(os.environ.get("SCRIPTC_FUZZ_CASES", "1500"))):
         mutant = bytearray(data)
         kind = rng.random()
         if kind < 0.3:
