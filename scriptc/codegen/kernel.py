@@ -154,6 +154,10 @@ def build_spec(group: Node) -> KernelSpec:
     if tail is not None and outputs:
         raise Unsupported("a reduction group that also returns its intermediate values")
     spec = KernelSpec(inputs, rank or 0, exprs, outputs, tail, head)
+    used = {n.value for e, _ in exprs for n in E.walk(e) if n.op == "var"}
+    if tail is not None and tail[0] == "layer_norm":
+        used |= {i for i in tail[3:5] if i is not None}
+    spec.notes["used_inputs"] = sorted(used)  # the inputs the elementwise part reads (not the head's)
     spec.key = hashlib.sha256(repr((spec.inputs, spec.rank, spec.exprs, spec.outputs, spec.tail,
                                     head and (head[0], head[1], _freeze(head[2])))).encode()).hexdigest()
     return spec

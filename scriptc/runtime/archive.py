@@ -124,7 +124,10 @@ def decode_safetensors(buffer, where: str = "weights.safetensors") -> dict[str, 
     arrays = {}
     for name, (dtype, shape, start) in out.items():
         count = math.prod(shape)
-        arrays[name] = np.frombuffer(buffer, dtype=dtype, count=count, offset=data_start + start).reshape(shape)
+        array = np.frombuffer(buffer, dtype=dtype, count=count, offset=data_start + start).reshape(shape)
+        if not array.flags.aligned:
+            array = array.copy()  # numpy's BLAS path needs aligned data; archives we write are aligned
+        arrays[name] = array
     return arrays
 
 
@@ -134,6 +137,18 @@ def _member(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
     info = zipfile.ZipInfo(name, date_time=_DATE)
     info.compress_type = zipfile.ZIP_STORED
     info.external_attr = 0o644 << 16
+    zf.writestr(info, data)
+
+
+def _aligned_member(zf: zipfile.ZipFile, f, name: str, data: bytes, alignment: int = 64) -> None:
+    """Store `data` so it starts at a multiple of `alignment` in the file (a padding extra field in
+    the local header): memory-mapped weights are then aligned, which BLAS needs."""
+    info = zipfile.ZipInfo(name, date_time=_DATE)
+    info.compress_type = zipfile.ZIP_STORED
+    info.external_attr = 0o644 << 16
+    start = f.tell() + 30 + len(name.encode()) + 4
+    pad = -start % alignment
+    info.extra = struct.pack("<HH", 0xCAFE, pad) + b"\0" * pad
     zf.writestr(info, data)
 
 
@@ -158,7 +173,7 @@ def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str
             # Weights last and stored, so load can memory-map them straight out of the file.
             for name in sorted(extra_files or {}):
                 _member(zf, f"extra/{name}", extra_files[name])
-            _member(zf, "weights.safetensors", encode_safetensors(weights))
+            _aligned_member(zf, f, "weights.safetensors", encode_safetensors(weights))
 
 
 # --- reading ----------------------------------------------------------------------------------

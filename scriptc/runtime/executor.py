@@ -205,7 +205,10 @@ class _GroupStep:
         if self.kernel is not None:
             spec = self.spec
             self.head = ops.OPS[spec.head[0]] if spec.head else None
-            self.tensor_inputs = [i for i, inp in enumerate(spec.inputs) if inp.kind == "tensor"]
+            used = spec.notes["used_inputs"]
+            # The iteration space comes from what the elementwise part reads (a BLAS head's inputs don't count).
+            self.tensor_inputs = [i for i in used if spec.inputs[i].kind == "tensor"]
+            self.guarded = [i for i in used if i < len(self.guards)]
             self.out_dtypes = [np.dtype(spec.exprs[k][1]) for k in spec.outputs] if spec.tail is None else \
                 [np.dtype(spec.exprs[spec.tail[1]][1])]
             self.scalar_dtypes = {i: np.dtype(inp.dtype) for i, inp in enumerate(spec.inputs) if inp.kind == "scalar"}
@@ -249,7 +252,8 @@ class _GroupStep:
         except ValueError:
             self.fallback(frame)
             return
-        if len(shape) != spec.rank or not _guard_ok(self.guards, guard_args, shape) or (
+        if len(shape) != spec.rank or not _guard_ok([self.guards[i] for i in self.guarded],
+                                                    [guard_args[i] for i in self.guarded], shape) or (
                 spec.tail is not None and (tensors[0].shape != shape or (
                     spec.tail[0] in ("amax", "amin") and shape and shape[-1] == 0))):
             self.fallback(frame)  # (an empty amax/amin row raises as PyTorch does, from the reference)
