@@ -534,8 +534,11 @@ def _root(array: np.ndarray):
 def _wrap_output(op, out, args) -> Tensor:
     if op.view:
         src = args[0]
-        if isinstance(src, Tensor) and _root(out) is _root(src._data):
-            return _view_of(src, out)
+        if isinstance(src, Tensor):
+            data = src._data
+            base = out.base
+            if base is not None and (base is data or base is data.base or _root(out) is _root(data)):
+                return _view_of(src, out)
     return wrap(out)
 
 

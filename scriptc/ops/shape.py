@@ -37,7 +37,7 @@ def _reshape_kernel(op_name):
         if -1 in new_shape or math.prod(new_shape) != x.size:
             new_shape = infer_reshape(x.shape, [int(s) for s in shape], op_name)
         out = x.reshape(new_shape)
-        if op_name == "view" and x.size and not _same_storage(out, x):
+        if op_name == "view" and x.size and not x.flags.c_contiguous and not _same_storage(out, x):
             raise RuntimeError("view size is not compatible with input tensor's size and stride (at least "
                                "one dimension spans across two contiguous subspaces). Use .reshape(...) "
                                "instead.")
