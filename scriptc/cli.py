@@ -30,6 +30,17 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--batch", type=int, default=1)
     bench.add_argument("--threads", type=int, default=None)
     bench.add_argument("--iterations", type=int, default=200)
+    serve = sub.add_parser("serve", help="serve archives over the Open Inference Protocol (KServe v2)")
+    serve.add_argument("paths", nargs="+")
+    serve.add_argument("--name", action="append", default=[], help="model name (default: the file stem)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--max-batch", type=int, default=32)
+    serve.add_argument("--batch-delay-ms", type=float, default=2.0)
+    serve.add_argument("--max-queue", type=int, default=256)
+    serve.add_argument("--threads", type=int, default=None)
+    serve.add_argument("--timeout-s", type=float, default=30.0)
+    serve.add_argument("--max-body-mb", type=float, default=64.0)
     return parser
 
 
@@ -40,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return {"export": _export, "inspect": _inspect, "run": _run, "bench": _bench}[args.command](args)
+        return {"export": _export, "inspect": _inspect, "run": _run, "bench": _bench, "serve": _serve}[
+            args.command](args)
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # the CLI's boundary: one line on stderr, a traceback only with --debug
@@ -155,3 +167,12 @@ def _bench(args) -> int:
     print(f"batch {args.batch}  p50 {p[0]:.3f} ms  p90 {p[1]:.3f} ms  p99 {p[2]:.3f} ms  "
           f"throughput {args.batch / np.mean(times):.1f} samples/s")
     return 0
+
+
+def _serve(args) -> int:
+    from scriptc.runtime.server import ServerConfig, serve
+
+    config = ServerConfig(max_batch=args.max_batch, batch_delay_ms=args.batch_delay_ms, max_queue=args.max_queue,
+                          timeout_s=args.timeout_s, max_body_bytes=int(args.max_body_mb * (1 << 20)),
+                          threads=args.threads)
+    return serve(args.paths, args.host, args.port, args.name, config)

@@ -1,0 +1,414 @@
+"""`scriptc serve`: the Open Inference Protocol (KServe v2) over HTTP, with dynamic batching.
+
+An ASGI app (starlette) under uvicorn. Each model has a bounded queue and one batching task:
+requests whose inputs agree except in dim 0 are stacked (up to max_batch, waiting at most
+batch_delay_ms), run once on a worker thread, and split back. Bad requests get a 4xx with a JSON
+`{"error": ...}`, a full queue 503 at once, a slow request 504; SIGTERM stops accepting, drains
+what is in flight, and exits 0 (uvicorn's graceful shutdown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from scriptc.errors import ArchiveError, ServeError
+
+from .model import RuntimeModel, load
+
+DATATYPES = {"FP32": np.float32, "FP64": np.float64, "FP16": np.float16, "INT64": np.int64, "INT32": np.int32,
+             "BOOL": np.bool_}
+NAMES = {np.dtype(v).name: k for k, v in DATATYPES.items()}
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+@dataclass
+class ServerConfig:
+    max_batch: int = 32
+    batch_delay_ms: float = 2.0
+    max_queue: int = 256
+    timeout_s: float = 30.0
+    max_body_bytes: int = 64 << 20
+    threads: int | None = None
+
+
+def _tensor_spec(text: str):
+    """(datatype, shape with -1 for dynamic dims) from an IR type like Tensor(float32, [B, 784])."""
+    if not text.startswith("Tensor(") or "[" not in text:
+        return "FP32", [-1]
+    dtype = text[7:text.index(",")].strip()
+    dims = [d.strip() for d in text[text.index("[") + 1:text.rindex("]")].split(",") if d.strip()]
+    return NAMES.get(dtype, "FP32"), [int(d) if d.isdigit() else -1 for d in dims]
+
+
+@dataclass
+class _Pending:
+    inputs: list
+    future: asyncio.Future
+    rows: int
+    key: tuple
+
+
+@dataclass
+class ModelEntry:
+    name: str
+    model: RuntimeModel
+    inputs: list
+    outputs: list
+    batchable: bool
+    queue: asyncio.Queue | None = None
+    worker: asyncio.Task | None = None
+
+
+@dataclass
+class Metrics:
+    requests: dict = field(default_factory=lambda: defaultdict(int))
+    latency: dict = field(default_factory=lambda: defaultdict(lambda: [0] * (len(LATENCY_BUCKETS) + 1)))
+    latency_sum: dict = field(default_factory=lambda: defaultdict(float))
+    batches: dict = field(default_factory=lambda: defaultdict(lambda: [0] * (len(BATCH_BUCKETS) + 1)))
+
+    def observe(self, model: str, status: int, seconds: float) -> None:
+        self.requests[(model, status)] += 1
+        self.latency_sum[model] += seconds
+        self.latency[model][next((i for i, b in enumerate(LATENCY_BUCKETS) if seconds <= b), len(LATENCY_BUCKETS))] += 1
+
+    def batch(self, model: str, size: int) -> None:
+        self.batches[model][next((i for i, b in enumerate(BATCH_BUCKETS) if size <= b), len(BATCH_BUCKETS))] += 1
+
+    def render(self, queues: dict) -> str:
+        lines = ["# TYPE scriptc_requests_total counter"]
+        for (model, status), n in sorted(self.requests.items()):
+            lines.append(f'scriptc_requests_total{{model="{model}",status="{status}"}} {n}')
+        lines.append("# TYPE scriptc_request_seconds histogram")
+        for model, counts in sorted(self.latency.items()):
+            total = 0
+            for bound, c in zip(list(LATENCY_BUCKETS) + ["+Inf"], counts):
+                total += c
+                lines.append(f'scriptc_request_seconds_bucket{{model="{model}",le="{bound}"}} {total}')
+            lines.append(f'scriptc_request_seconds_sum{{model="{model}"}} {self.latency_sum[model]}')
+            lines.append(f'scriptc_request_seconds_count{{model="{model}"}} {total}')
+        lines.append("# TYPE scriptc_batch_size histogram")
+        for model, counts in sorted(self.batches.items()):
+            total = 0
+            for bound, c in zip(list(BATCH_BUCKETS) + ["+Inf"], counts):
+                total += c
+                lines.append(f'scriptc_batch_size_bucket{{model="{model}",le="{bound}"}} {total}')
+            lines.append(f'scriptc_batch_size_count{{model="{model}"}} {total}')
+        lines.append("# TYPE scriptc_queue_depth gauge")
+        for model, depth in sorted(queues.items()):
+            lines.append(f'scriptc_queue_depth{{model="{model}"}} {depth}')
+        return "\n".join(lines) + "\n"
+
+
+class Server:
+    """The models and the request logic, independent of the HTTP framework."""
+
+    def __init__(self, paths: list, names: list | None = None, config: ServerConfig | None = None):
+        self.config = config or ServerConfig()
+        self.models: dict[str, ModelEntry] = {}
+        self.metrics = Metrics()
+        names = names or []
+        for i, path in enumerate(paths):
+            name = names[i] if i < len(names) else Path(path).stem
+            if name in self.models:
+                raise ServeError(f"two models are named '{name}'; pass --name", 400)
+            model = load(path, threads=self.config.threads)
+            sig = model.signatures.get("forward", {})
+            inputs = [(e["name"], *_tensor_spec(e["type"])) for e in sig.get("inputs", [])]
+            outputs = [(f"output{j}", *_tensor_spec(t)) for j, t in enumerate(sig.get("outputs", []))]
+            batchable = bool(inputs) and all(s and s[0] == -1 for _, _, s in inputs + outputs)
+            self.models[name] = ModelEntry(name, model, inputs, outputs, batchable)
+
+    async def start(self) -> None:
+        for entry in self.models.values():
+            entry.queue = asyncio.Queue()
+            entry.worker = asyncio.create_task(self._batcher(entry))
+
+    async def stop(self) -> None:
+        for entry in self.models.values():
+            if entry.worker is not None:
+                entry.worker.cancel()
+
+    def model(self, name: str) -> ModelEntry:
+        if name not in self.models:
+            raise ServeError(f"unknown model '{name}'", 404)
+        return self.models[name]
+
+    def metadata(self, name: str) -> dict:
+        entry = self.model(name)
+        return {"name": name, "versions": ["1"], "platform": "scriptc",
+                "inputs": [{"name": n, "datatype": d, "shape": s} for n, d, s in entry.inputs],
+                "outputs": [{"name": n, "datatype": d, "shape": s} for n, d, s in entry.outputs]}
+
+    # --- decoding and encoding -----------------------------------------------------------------
+    def decode(self, entry: ModelEntry, body: bytes, header_length: int | None):
+        if header_length is not None:
+            if header_length < 0 or header_length > len(body):
+                raise ServeError("Inference-Header-Content-Length is larger than the body", 400)
+            head, binary = body[:header_length], body[header_length:]
+        else:
+            head, binary = body, b""
+        try:
+            request = json.loads(head)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ServeError(f"malformed JSON: {exc}", 400) from None
+        if not isinstance(request, dict) or not isinstance(request.get("inputs"), list):
+            raise ServeError("the request needs an 'inputs' list", 400)
+        by_name = {}
+        offset = 0
+        for item in request["inputs"]:
+            if not isinstance(item, dict):
+                raise ServeError("each input must be an object", 400)
+            name, datatype, shape = item.get("name"), item.get("datatype"), item.get("shape")
+            expected = next((e for e in entry.inputs if e[0] == name), None)
+            if expected is None:
+                raise ServeError(f"model '{entry.name}' has no input '{name}' (inputs: "
+                                 f"{[e[0] for e in entry.inputs]})", 400)
+            if datatype not in DATATYPES:
+                raise ServeError(f"input '{name}': unsupported datatype {datatype!r}", 400)
+            if datatype != expected[1]:
+                raise ServeError(f"input '{name}': expected datatype {expected[1]}, got {datatype}", 400)
+            if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+                raise ServeError(f"input '{name}': shape must be a list of non-negative ints", 400)
+            if len(shape) != len(expected[2]) or any(e != -1 and e != d for e, d in zip(expected[2], shape)):
+                raise ServeError(f"input '{name}': expected shape {expected[2]}, got {shape}", 400)
+            count = int(np.prod(shape)) if shape else 1
+            dtype = np.dtype(DATATYPES[datatype])
+            size = (item.get("parameters") or {}).get("binary_data_size")
+            if size is not None:
+                if not isinstance(size, int) or size != count * dtype.itemsize or offset + size > len(binary):
+                    raise ServeError(f"input '{name}': binary_data_size {size} does not match shape {shape} "
+                                     f"({count * dtype.itemsize} bytes)", 400)
+                array = np.frombuffer(binary, dtype=dtype.newbyteorder("<"), count=count, offset=offset).astype(dtype)
+                offset += size
+            else:
+                data = item.get("data")
+                if data is None:
+                    raise ServeError(f"input '{name}' has neither data nor binary_data_size", 400)
+                try:
+                    array = np.asarray(data, dtype=dtype).reshape(-1)
+                except (ValueError, TypeError) as exc:
+                    raise ServeError(f"input '{name}': data does not fit {datatype}: {exc}", 400) from None
+                if array.size != count:
+                    raise ServeError(f"input '{name}': {array.size} elements for shape {shape} ({count})", 400)
+            by_name[name] = array.reshape(shape)
+        missing = [e[0] for e in entry.inputs if e[0] not in by_name]
+        if missing:
+            raise ServeError(f"missing input(s) {missing}", 400)
+        return request, [by_name[e[0]] for e in entry.inputs]
+
+    def encode(self, entry: ModelEntry, request: dict, outputs: list):
+        wanted = request.get("outputs")
+        params = request.get("parameters") or {}
+        default_binary = bool(params.get("binary_data_output", False))
+        if wanted is None:
+            wanted = [{"name": e[0]} for e in entry.outputs]
+        if not isinstance(wanted, list):
+            raise ServeError("'outputs' must be a list", 400)
+        names = [e[0] for e in entry.outputs]
+        results, chunks = [], []
+        for item in wanted:
+            name = item.get("name") if isinstance(item, dict) else None
+            if name not in names:
+                raise ServeError(f"model '{entry.name}' has no output '{name}' (outputs: {names})", 400)
+            array = np.asarray(outputs[names.index(name)])
+            out = {"name": name, "datatype": NAMES.get(array.dtype.name, "FP32"), "shape": list(array.shape)}
+            binary = bool((item.get("parameters") or {}).get("binary_data", default_binary))
+            if binary:
+                data = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+                out["parameters"] = {"binary_data_size": len(data)}
+                chunks.append(data)
+            else:
+                out["data"] = array.reshape(-1).tolist()
+            results.append(out)
+        response = {"model_name": entry.name, "model_version": "1", "outputs": results}
+        if "id" in request:
+            response["id"] = request["id"]
+        head = json.dumps(response).encode()
+        return head, b"".join(chunks)
+
+    # --- running ---------------------------------------------------------------------------------
+    async def infer(self, entry: ModelEntry, inputs: list) -> list:
+        if entry.queue.qsize() >= self.config.max_queue:
+            raise ServeError(f"model '{entry.name}' queue is full ({self.config.max_queue} waiting)", 503)
+        loop = asyncio.get_running_loop()
+        key = tuple((a.dtype.str, a.shape[1:]) for a in inputs)
+        pending = _Pending(inputs, loop.create_future(), inputs[0].shape[0] if entry.batchable and inputs[0].ndim
+                           else 1, key)
+        entry.queue.put_nowait(pending)
+        try:
+            return await asyncio.wait_for(asyncio.shield(pending.future), self.config.timeout_s)
+        except asyncio.TimeoutError:
+            raise ServeError(f"model '{entry.name}' did not answer within {self.config.timeout_s} s", 504) from None
+
+    async def _batcher(self, entry: ModelEntry) -> None:
+        loop = asyncio.get_running_loop()
+        carry = None
+        while True:
+            first = carry if carry is not None else await entry.queue.get()
+            carry = None
+            batch = [first]
+            rows = first.rows
+            if entry.batchable and self.config.max_batch > 1:
+                deadline = loop.time() + self.config.batch_delay_ms / 1000
+                while rows < self.config.max_batch:
+                    remaining = deadline - loop.time()
+                    try:
+                        nxt = entry.queue.get_nowait() if remaining <= 0 else await asyncio.wait_for(
+                            entry.queue.get(), remaining)
+                    except (asyncio.TimeoutError, asyncio.QueueEmpty):
+                        break
+                    if nxt.key != first.key or rows + nxt.rows > self.config.max_batch:
+                        carry = nxt  # a different shape or too many rows: it starts the next batch
+                        break
+                    batch.append(nxt)
+                    rows += nxt.rows
+            self.metrics.batch(entry.name, len(batch))
+            live = [p for p in batch if not p.future.done()]
+            if not live:
+                continue
+            try:
+                if len(live) == 1:
+                    outputs = await loop.run_in_executor(None, self._run, entry, live[0].inputs)
+                    results = [outputs]
+                else:
+                    stacked = [np.concatenate(parts) for parts in zip(*[p.inputs for p in live])]
+                    outputs = await loop.run_in_executor(None, self._run, entry, stacked)
+                    results, start = [], 0
+                    for p in live:
+                        results.append([o[start:start + p.rows] for o in outputs])
+                        start += p.rows
+                for p, r in zip(live, results):
+                    if not p.future.done():
+                        p.future.set_result(r)
+            except Exception as exc:  # the model failed at run time: every request in the batch gets a 500
+                for p in live:
+                    if not p.future.done():
+                        p.future.set_exception(ServeError(f"model '{entry.name}' failed: {type(exc).__name__}: "
+                                                          f"{exc}", 500))
+
+    def _run(self, entry: ModelEntry, inputs: list) -> list:
+        out = entry.model(*inputs)
+        return list(out) if isinstance(out, tuple) else [out]
+
+
+def create_app(server: Server):
+    """The starlette application for a Server."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, PlainTextResponse, Response
+    from starlette.routing import Route
+
+    def error(exc: ServeError) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+    async def live(request: Request):
+        return JSONResponse({"live": True})
+
+    async def ready(request: Request):
+        return JSONResponse({"ready": True})
+
+    async def root(request: Request):
+        from scriptc import __version__
+        return JSONResponse({"name": "scriptc", "version": __version__, "extensions": ["binary_tensor_data"]})
+
+    async def model_metadata(request: Request):
+        try:
+            return JSONResponse(server.metadata(request.path_params["name"]))
+        except ServeError as exc:
+            return error(exc)
+
+    async def model_ready(request: Request):
+        try:
+            server.model(request.path_params["name"])
+        except ServeError as exc:
+            return error(exc)
+        return JSONResponse({"name": request.path_params["name"], "ready": True})
+
+    async def infer(request: Request):
+        start = time.perf_counter()
+        name = request.path_params["name"]
+        status = 200
+        try:
+            entry = server.model(name)
+            declared = request.headers.get("content-length")
+            if declared is not None and declared.isdigit() and int(declared) > server.config.max_body_bytes:
+                raise ServeError(f"request body over {server.config.max_body_bytes} bytes", 413)
+            body = b""
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > server.config.max_body_bytes:
+                    raise ServeError(f"request body over {server.config.max_body_bytes} bytes", 413)
+            header = request.headers.get("inference-header-content-length")
+            if header is not None and not header.isdigit():
+                raise ServeError("Inference-Header-Content-Length must be a number", 400)
+            parsed, inputs = server.decode(entry, body, int(header) if header is not None else None)
+            outputs = await server.infer(entry, inputs)
+            head, binary = server.encode(entry, parsed, outputs)
+            if binary:
+                return Response(head + binary, media_type="application/octet-stream",
+                                headers={"Inference-Header-Content-Length": str(len(head))})
+            return Response(head, media_type="application/json")
+        except ServeError as exc:
+            status = exc.status
+            return error(exc)
+        finally:
+            server.metrics.observe(name, status, time.perf_counter() - start)
+
+    async def metrics(request: Request):
+        depths = {n: (e.queue.qsize() if e.queue is not None else 0) for n, e in server.models.items()}
+        return PlainTextResponse(server.metrics.render(depths), media_type="text/plain; version=0.0.4")
+
+    routes = [Route("/v2/health/live", live), Route("/v2/health/ready", ready), Route("/v2", root),
+              Route("/v2/models/{name}", model_metadata), Route("/v2/models/{name}/versions/{version}", model_metadata),
+              Route("/v2/models/{name}/ready", model_ready),
+              Route("/v2/models/{name}/versions/{version}/ready", model_ready),
+              Route("/v2/models/{name}/infer", infer, methods=["POST"]),
+              Route("/v2/models/{name}/versions/{version}/infer", infer, methods=["POST"]),
+              Route("/metrics", metrics)]
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        await server.start()
+        try:
+            yield
+        finally:
+            await server.stop()
+
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def serve(paths: list, host: str = "127.0.0.1", port: int = 8000, names: list | None = None,
+          config: ServerConfig | None = None) -> int:
+    """Load the archives and serve them until SIGTERM/SIGINT (then drain and return 0)."""
+    import uvicorn
+
+    try:
+        server = Server(paths, names, config)
+    except (ArchiveError, ServeError) as exc:
+        raise SystemExit(f"scriptc serve: {exc}") from None
+    class _Uvicorn(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self):
+            # uvicorn re-raises SIGTERM after its graceful shutdown, so the process would exit -15;
+            # here SIGTERM/SIGINT only ask it to stop (drain in-flight requests), and serve() returns 0.
+            previous = {sig: signal.signal(sig, lambda *_: setattr(self, "should_exit", True))
+                        for sig in (signal.SIGTERM, signal.SIGINT)}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    config = uvicorn.Config(create_app(server), host=host, port=port, log_level="warning",
+                            timeout_graceful_shutdown=30)
+    _Uvicorn(config).run()
+    return 0

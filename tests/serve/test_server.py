@@ -1,0 +1,183 @@
+"""The KServe v2 server, started for real on a loopback port and driven with tritonclient.http."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+
+import scriptc as torch
+from scriptc.runtime import load
+
+from ..models import MLP
+
+httpclient = pytest.importorskip("tritonclient.http")
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Running:
+    def __init__(self, archive, *extra):
+        self.port = _free_port()
+        self.url = f"127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen([sys.executable, "-m", "scriptc", "serve", str(archive), "--port", str(self.port),
+                                      *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen(f"http://{self.url}/v2/health/ready", timeout=1)
+                return
+            except (urllib.error.URLError, ConnectionError, OSError):
+                if self.proc.poll() is not None:
+                    raise RuntimeError(self.proc.stderr.read().decode()) from None
+                time.sleep(0.1)
+        raise RuntimeError("server did not start")
+
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(30)
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("serve") / "mlp.sc"
+    torch.jit.trace(MLP().eval(), torch.randn(3, 16)).save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(archive):
+    running = Running(archive, "--max-batch", "16", "--batch-delay-ms", "3")
+    yield running
+    assert running.stop() == 0
+
+
+def _post(url, body: bytes, headers=None):
+    request = urllib.request.Request(url, data=body, headers=headers or {}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def test_health_metadata_and_infer_json_and_binary(server, archive):
+    client = httpclient.InferenceServerClient(server.url)
+    assert client.is_server_live() and client.is_server_ready() and client.is_model_ready("mlp")
+    meta = client.get_model_metadata("mlp")
+    assert meta["inputs"][0]["datatype"] == "FP32" and meta["inputs"][0]["shape"] == [-1, 16]
+    reference = load(archive)
+    x = np.random.default_rng(0).standard_normal((5, 16)).astype(np.float32)
+    for binary in (True, False):
+        inp = httpclient.InferInput(meta["inputs"][0]["name"], list(x.shape), "FP32")
+        inp.set_data_from_numpy(x, binary_data=binary)
+        out = httpclient.InferRequestedOutput("output0", binary_data=binary)
+        result = client.infer("mlp", [inp], outputs=[out], request_id="req-7")
+        np.testing.assert_allclose(result.as_numpy("output0"), reference(x), rtol=1e-6)
+        assert result.get_response()["id"] == "req-7"
+
+
+def test_concurrent_clients_are_batched_and_answered_correctly(server, archive):
+    reference = load(archive)
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal((int(rng.integers(1, 4)), 16)).astype(np.float32) for _ in range(64)]
+    errors, answers = [], {}
+    name = httpclient.InferenceServerClient(server.url).get_model_metadata("mlp")["inputs"][0]["name"]
+    stop = time.time() + 3
+
+    def client_loop(i):
+        client = httpclient.InferenceServerClient(server.url)
+        while time.time() < stop:
+            inp = httpclient.InferInput(name, list(inputs[i].shape), "FP32")
+            inp.set_data_from_numpy(inputs[i])
+            try:
+                got = client.infer("mlp", [inp]).as_numpy("output0")
+                if not np.allclose(got, reference(inputs[i]), rtol=1e-5, atol=1e-6):
+                    errors.append(f"wrong answer for client {i}")
+                answers[i] = answers.get(i, 0) + 1
+            except Exception as exc:
+                errors.append(repr(exc))
+    threads = [threading.Thread(target=client_loop, args=(i,)) for i in range(64)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(answers) == 64
+    metrics = urllib.request.urlopen(f"http://{server.url}/metrics").read().decode()
+    assert 'scriptc_requests_total{model="mlp",status="200"}' in metrics and "scriptc_batch_size_bucket" in metrics
+    buckets = [line for line in metrics.splitlines() if line.startswith('scriptc_batch_size_bucket{model="mlp",le="1"}')]
+    total = [line for line in metrics.splitlines() if line.startswith("scriptc_batch_size_count")]
+    assert int(buckets[0].split()[-1]) < int(total[0].split()[-1])  # some batches held more than one request
+
+
+@pytest.mark.parametrize("path, body, headers, status, message", [
+    ("/v2/models/nope/infer", b"{}", {}, 404, "unknown model"),
+    ("/v2/models/mlp/infer", b"{not json", {}, 400, "malformed JSON"),
+    ("/v2/models/mlp/infer", json.dumps({"inputs": [{"name": "zzz", "shape": [1, 16], "datatype": "FP32",
+                                                     "data": [0] * 16}]}).encode(), {}, 400, "has no input"),
+    ("/v2/models/mlp/infer", json.dumps({"inputs": [{"name": "x", "shape": [1, 15], "datatype": "FP32",
+                                                     "data": [0] * 15}]}).encode(), {}, 400, "expected shape"),
+    ("/v2/models/mlp/infer", json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "INT64",
+                                                     "data": [0] * 16}]}).encode(), {}, 400, "expected datatype"),
+    ("/v2/models/mlp/infer", json.dumps({"inputs": [{"name": "x", "shape": [2, 16], "datatype": "FP32",
+                                                     "data": [0] * 16}]}).encode(), {}, 400, "elements"),
+    ("/v2/models/mlp/infer", json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32",
+                                                     "data": [0] * 16}], "outputs": [{"name": "q"}]}).encode(), {},
+     400, "has no output"),
+    ("/v2/models/mlp/infer", b"{}", {"Inference-Header-Content-Length": "99"}, 400, "larger than the body"),
+])
+def test_malformed_requests_get_json_errors(server, path, body, headers, status, message):
+    got_status, payload = _post(f"http://{server.url}{path}", body, headers)
+    assert got_status == status and message in json.loads(payload)["error"]
+
+
+def test_body_limit_and_full_queue(archive):
+    running = Running(archive, "--max-body-mb", "0.001", "--max-queue", "1", "--batch-delay-ms", "50",
+                      "--max-batch", "1")
+    try:
+        big = json.dumps({"inputs": [{"name": "x", "shape": [100, 16], "datatype": "FP32",
+                                      "data": [0.0] * 1600}]}).encode()
+        status, payload = _post(f"http://{running.url}/v2/models/mlp/infer", big)
+        assert status == 413 and "error" in json.loads(payload)
+        small = json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.0] * 16}]}
+                           ).encode()
+        statuses = []
+
+        def one():
+            statuses.append(_post(f"http://{running.url}/v2/models/mlp/infer", small)[0])
+        threads = [threading.Thread(target=one) for _ in range(40)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert set(statuses) <= {200, 503} and 200 in statuses
+    finally:
+        assert running.stop() == 0
+
+
+def test_sigterm_drains_in_flight_requests(archive):
+    running = Running(archive, "--batch-delay-ms", "300", "--max-batch", "64")
+    small = json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.0] * 16}]}).encode()
+    results = []
+    t = threading.Thread(target=lambda: results.append(_post(f"http://{running.url}/v2/models/mlp/infer", small)[0]))
+    t.start()
+    time.sleep(0.1)
+    assert running.stop() == 0
+    t.join()
+    assert results == [200]
