@@ -258,7 +258,9 @@ class Server:
             carry = None
             batch = [first]
             rows = first.rows
-            if entry.batchable and self.config.max_batch > 1:
+            # Wait for company only when others are already queued: a lone request runs at once, and under
+            # load the requests that arrive while a batch runs form the next batch.
+            if entry.batchable and self.config.max_batch > 1 and not entry.queue.empty():
                 deadline = loop.time() + self.config.batch_delay_ms / 1000
                 while rows < self.config.max_batch:
                     remaining = deadline - loop.time()

@@ -181,3 +181,36 @@ def test_sigterm_drains_in_flight_requests(archive):
     assert running.stop() == 0
     t.join()
     assert results == [200]
+
+
+def failing(x):
+    if float(x.sum()) > 1000.0:
+        raise ValueError("input too large")
+    return x * 2
+
+
+def test_model_errors_give_500_and_the_server_lives_on(tmp_path):
+    path = tmp_path / "failing.sc"
+    torch.jit.script(failing).save(path)
+    running = Running(path)
+    try:
+        def body(value):
+            return json.dumps({"inputs": [{"name": "x", "shape": [2], "datatype": "FP32", "data": [value, value]}]}
+                              ).encode()
+        status, payload = _post(f"http://{running.url}/v2/models/failing/infer", body(5000.0))
+        assert status == 500 and "input too large" in json.loads(payload)["error"]
+        status, payload = _post(f"http://{running.url}/v2/models/failing/infer", body(1.0))
+        assert status == 200 and json.loads(payload)["outputs"][0]["data"] == [2.0, 2.0]
+    finally:
+        assert running.stop() == 0
+
+
+def test_slow_requests_time_out_with_504(archive):
+    running = Running(archive, "--timeout-s", "0.05", "--batch-delay-ms", "400", "--max-batch", "64")
+    try:
+        small = json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.0] * 16}]}
+                           ).encode()
+        status, payload = _post(f"http://{running.url}/v2/models/mlp/infer", small)
+        assert status == 504 and "did not answer" in json.loads(payload)["error"]
+    finally:
+        assert running.stop() == 0

@@ -1,0 +1,92 @@
+"""Serving: requests/s and p50/p99 latency of the 784-512-512-10 MLP archive at 1, 8 and 64 concurrent
+clients (batch 1 requests), with dynamic batching on (--max-batch 32) and off (--max-batch 1).
+
+Target (issue: serving): at 64 clients, batching gives >= 3x the throughput of unbatched serving, and
+p99 latency stays under 50 ms.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+import numpy as np
+
+import scriptc
+
+DURATION = float(os.environ.get("SCRIPTC_BENCH_SECONDS", "4"))
+
+
+def start(path, *extra):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "scriptc", "serve", path, "--port", str(port), *extra])
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/health/ready", timeout=1)
+            return proc, port
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("server did not start")
+
+
+def load_test(port: int, clients: int):
+    body = json.dumps({"inputs": [{"name": "input", "shape": [1, 784], "datatype": "FP32",
+                                   "data": np.random.rand(784).astype(np.float32).tolist()}]}).encode()
+    latencies, errors = [], []
+    stop = time.time() + DURATION
+
+    def loop():
+        while time.time() < stop:
+            started = time.perf_counter()
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/v2/models/mlp/infer", data=body, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=30) as r:
+                    r.read()
+                latencies.append(time.perf_counter() - started)
+            except Exception as exc:
+                errors.append(exc)
+    threads = [threading.Thread(target=loop) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lat = np.array(latencies) * 1e3
+    return len(latencies) / DURATION, np.percentile(lat, 50), np.percentile(lat, 99), len(errors)
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="scriptc-serve-bench-")
+    path = os.path.join(tmp, "mlp.sc")
+    mlp = scriptc.nn.Sequential(scriptc.nn.Linear(784, 512), scriptc.nn.ReLU(), scriptc.nn.Linear(512, 512),
+                                scriptc.nn.ReLU(), scriptc.nn.Linear(512, 10)).eval()
+    scriptc.jit.trace(mlp, scriptc.randn(2, 784)).save(path)
+    print(f"Serving the MLP archive ({DURATION:.0f} s per row, batch-1 requests, JSON)")
+    print(f"{'batching':<10}{'clients':>8}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}")
+    results = {}
+    for label, extra in (("off", ["--max-batch", "1"]), ("on", ["--max-batch", "32", "--batch-delay-ms", "2"])):
+        proc, port = start(path, *extra)
+        try:
+            for clients in (1, 8, 64):
+                rps, p50, p99, errors = load_test(port, clients)
+                results[(label, clients)] = (rps, p99)
+                print(f"{label:<10}{clients:>8}{rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{errors:>8}")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+    speedup = results[("on", 64)][0] / results[("off", 64)][0]
+    print(f"\nat 64 clients: batching gives {speedup:.2f}x the throughput (target >= 3x); "
+          f"p99 {results[('on', 64)][1]:.1f} ms (target < 50 ms)")
+
+
+if __name__ == "__main__":
+    main()
