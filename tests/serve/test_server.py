@@ -205,12 +205,20 @@ def test_model_errors_give_500_and_the_server_lives_on(tmp_path):
         assert running.stop() == 0
 
 
-def test_slow_requests_time_out_with_504(archive):
-    running = Running(archive, "--timeout-s", "0.05", "--batch-delay-ms", "400", "--max-batch", "64")
+def slow(x):
+    y = x
+    for _ in range(int(x.sum())):
+        y = y * 1.0
+    return y
+
+
+def test_slow_requests_time_out_with_504(tmp_path):
+    path = tmp_path / "slow.sc"
+    torch.jit.script(slow).save(path)
+    running = Running(path, "--timeout-s", "0.05")
     try:
-        small = json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.0] * 16}]}
-                           ).encode()
-        status, payload = _post(f"http://{running.url}/v2/models/mlp/infer", small)
+        body = json.dumps({"inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [200000.0]}]}).encode()
+        status, payload = _post(f"http://{running.url}/v2/models/slow/infer", body)
         assert status == 504 and "did not answer" in json.loads(payload)["error"]
     finally:
         assert running.stop() == 0
