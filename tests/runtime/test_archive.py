@@ -204,6 +204,24 @@ def test_safetensors_round_trip_and_bad_ir(tmp_path):
         runtime_load(tmp_path / "junk.sc")
 
 
+def test_fuzzed_archives_under_a_memory_limit(tmp_path):
+    """The same fuzz loop in a process whose address space is capped: a mutant that claims huge
+    tensors must fail with ArchiveError before allocating, not with MemoryError."""
+    code = textwrap.dedent(f"""
+        import resource, sys
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+        sys.path.insert(0, {os.getcwd()!r})
+        import pytest
+        from tests.runtime.test_archive import test_fuzzed_archives_load_or_raise_archive_error as run
+        import pathlib
+        run(pathlib.Path({str(tmp_path)!r}))
+        print("ok")
+    """)
+    env = dict(os.environ, SCRIPTC_FUZZ_CASES="600", OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
+
+
 def test_fuzzed_archives_load_or_raise_archive_error(tmp_path):
     data = _archive(tmp_path)
     rng = random.Random(7)
