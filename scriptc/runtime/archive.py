@@ -228,24 +228,20 @@ def read_archive(path, mmap_weights: bool = True) -> Archive:
                 raise ArchiveError(f"{name}: unreadable ({exc})") from None
 
         manifest = _manifest(read("manifest.json", 16 << 20))
-        graphs = {}
-        for method in manifest["methods"]:
-            member = f"graphs/{method}.ir"
-            if member not in names:
-                raise ArchiveError(f"manifest lists method '{method}' but {member} is missing")
-            graphs[method] = _graph(read(member), member)
-        functions = {}
-        for name in manifest["functions"]:
-            member = f"functions/{name}.ir"
-            if member not in names:
-                raise ArchiveError(f"manifest lists function '{name}' but {member} is missing")
-            functions[name] = _graph(read(member), member)
-        extra = {}
-        for name in manifest["extra_files"]:
-            member = f"extra/{name}"
-            if member not in names:
-                raise ArchiveError(f"manifest lists extra file '{name}' but {member} is missing")
-            extra[name] = read(member)
+        def members(kind: str, folder: str, listed, suffix: str = "") -> dict[str, bytes]:
+            out = {}
+            for name in listed:
+                member = f"{folder}/{name}{suffix}"
+                if member not in names:
+                    raise ArchiveError(f"manifest lists {kind} '{name}' but {member} is missing")
+                out[name] = read(member)
+            return out
+
+        graphs = {name: _graph(text, f"graphs/{name}.ir")
+                  for name, text in members("method", "graphs", manifest["methods"], ".ir").items()}
+        functions = {name: _graph(text, f"functions/{name}.ir")
+                     for name, text in members("function", "functions", manifest["functions"], ".ir").items()}
+        extra = members("extra file", "extra", manifest["extra_files"])
         try:
             weights = _weights(file, names["weights.safetensors"], zf, mmap_weights)
         except _ZIP_ERRORS as exc:

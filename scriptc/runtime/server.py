@@ -69,6 +69,18 @@ class ModelEntry:
     worker: asyncio.Task | None = None
 
 
+def _histogram(metric: str, model: str, bounds, counts, total_sum) -> list[str]:
+    """Prometheus cumulative buckets, then _sum (when known) and _count."""
+    lines, running = [], 0
+    for bound, c in zip(list(bounds) + ["+Inf"], counts):
+        running += c
+        lines.append(f'{metric}_bucket{{model="{model}",le="{bound}"}} {running}')
+    if total_sum is not None:
+        lines.append(f'{metric}_sum{{model="{model}"}} {total_sum}')
+    lines.append(f'{metric}_count{{model="{model}"}} {running}')
+    return lines
+
+
 @dataclass
 class Metrics:
     requests: dict = field(default_factory=lambda: defaultdict(int))
@@ -90,19 +102,10 @@ class Metrics:
             lines.append(f'scriptc_requests_total{{model="{model}",status="{status}"}} {n}')
         lines.append("# TYPE scriptc_request_seconds histogram")
         for model, counts in sorted(self.latency.items()):
-            total = 0
-            for bound, c in zip(list(LATENCY_BUCKETS) + ["+Inf"], counts):
-                total += c
-                lines.append(f'scriptc_request_seconds_bucket{{model="{model}",le="{bound}"}} {total}')
-            lines.append(f'scriptc_request_seconds_sum{{model="{model}"}} {self.latency_sum[model]}')
-            lines.append(f'scriptc_request_seconds_count{{model="{model}"}} {total}')
+            lines += _histogram("scriptc_request_seconds", model, LATENCY_BUCKETS, counts, self.latency_sum[model])
         lines.append("# TYPE scriptc_batch_size histogram")
         for model, counts in sorted(self.batches.items()):
-            total = 0
-            for bound, c in zip(list(BATCH_BUCKETS) + ["+Inf"], counts):
-                total += c
-                lines.append(f'scriptc_batch_size_bucket{{model="{model}",le="{bound}"}} {total}')
-            lines.append(f'scriptc_batch_size_count{{model="{model}"}} {total}')
+            lines += _histogram("scriptc_batch_size", model, BATCH_BUCKETS, counts, None)
         lines.append("# TYPE scriptc_queue_depth gauge")
         for model, depth in sorted(queues.items()):
             lines.append(f'scriptc_queue_depth{{model="{model}"}} {depth}')

@@ -249,6 +249,16 @@ def _inner_stride(spec: KernelSpec, k: int) -> int:
     return 0 if inp.rank == 0 or (inp.rank - 1) in inp.broadcast else 1
 
 
+def _row_loader(b, spec: KernelSpec, scalars, offsets, in_ptrs, j):
+    """load_input(k) for element j of a row: scalars as they are, tensors at stride 0 or 1."""
+    def load_input(k):
+        if k in scalars:
+            return scalars[k]
+        idx = offsets[k] if _inner_stride(spec, k) == 0 else b.add(offsets[k], j)
+        return _load(b, b.gep(in_ptrs[k], [idx]), spec.inputs[k].dtype)
+    return load_input
+
+
 def _rows(b, spec, meta, start, end, in_ptrs, scalars, out_ptrs, out_specs):
     rank = spec.rank
 
@@ -258,12 +268,7 @@ def _rows(b, spec, meta, start, end, in_ptrs, scalars, out_ptrs, out_specs):
         row_start = b.mul(row, inner)
 
         def element(j):
-            def load_input(k):
-                if k in scalars:
-                    return scalars[k]
-                idx = offsets[k] if _inner_stride(spec, k) == 0 else b.add(offsets[k], j)
-                return _load(b, b.gep(in_ptrs[k], [idx]), spec.inputs[k].dtype)
-            lowering = _ExprLowering(b, load_input)
+            lowering = _ExprLowering(b, _row_loader(b, spec, scalars, offsets, in_ptrs, j))
             out_index = b.add(row_start, j)
             for ptr, (dtype, k) in zip(out_ptrs, out_specs):
                 _store(b, lowering.value(spec.exprs[k][0]), b.gep(ptr, [out_index]), dtype)
@@ -292,12 +297,7 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
         row_start = b.mul(row, inner)
 
         def element_value(j):
-            def load_input(k):
-                if k in scalars:
-                    return scalars[k]
-                idx = offsets[k] if _inner_stride(spec, k) == 0 else b.add(offsets[k], j)
-                return _load(b, b.gep(in_ptrs[k], [idx]), spec.inputs[k].dtype)
-            v = _ExprLowering(b, load_input).value(spec.exprs[value_index][0])
+            v = _ExprLowering(b, _row_loader(b, spec, scalars, offsets, in_ptrs, j)).value(spec.exprs[value_index][0])
             return _ExprLowering(b, None).convert(v, t)
 
         def accumulate(initial, step):
