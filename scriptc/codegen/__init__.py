@@ -1,0 +1,1 @@
+"""scriptc.codegen: the kernel spec (kernel.py) and its two backends, llvm/ and cuda/."""
