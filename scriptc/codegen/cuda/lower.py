@@ -139,10 +139,8 @@ def _offsets(spec: KernelSpec, row: str) -> list[str]:
     rank = spec.rank
     lines = [f"long long rem = {row};"]
     slot = rank
-    index_names = {}
     for d in reversed(range(rank - 1)):
         lines.append(f"long long i{d} = rem % meta[{d}]; rem /= meta[{d}];")
-        index_names[d] = f"i{d}"
     for k, inp in enumerate(spec.inputs):
         if inp.kind != "tensor":
             continue
@@ -210,7 +208,7 @@ def _reduction(spec: KernelSpec, n_in: int) -> list[str]:
     suffix = "f" if dtype == "float32" else ""
     rank = max(spec.rank, 1)
     lines = [f"__shared__ {t} partial[{BLOCK // 32}];",
-             f"for (long long row = start + blockIdx.x; row < end; row += gridDim.x) {{",
+             "for (long long row = start + blockIdx.x; row < end; row += gridDim.x) {",
              f"long long inner = meta[{rank - 1}];"]
     lines += _offsets(spec, "row") if spec.rank else []
 
@@ -253,7 +251,7 @@ def _reduction(spec: KernelSpec, n_in: int) -> list[str]:
                   row_loop, f"peak = fmax{suffix}(peak, {stored});", "}"] + block_reduce("peak", fmax)
         lines += [f"const {t} total_identity = 0;", f"{t} total = 0;", row_loop,
                   f"{t} ex = exp{suffix}({stored} - peak);"]
-        lines += [f"{stored} = ex;" if kind == "softmax" else "", "total += ex;", "}"] + block_reduce("total", add)
+        lines += ([f"{stored} = ex;"] if kind == "softmax" else []) + ["total += ex;", "}"] + block_reduce("total", add)
         if kind == "softmax":
             lines += [row_loop, f"{stored} = {stored} / total;", "}"]
         else:
