@@ -54,8 +54,9 @@ class KernelSpec:
     @property
     def flat(self) -> bool:
         """No input broadcasts and there is no tail: the kernel is one loop over all elements."""
-        return self.tail is None and all(i.kind == "scalar" or (not i.broadcast and i.rank == self.rank)
-                                         for i in self.inputs)
+        used = self.notes.get("used_inputs", range(len(self.inputs)))
+        return self.tail is None and all(self.inputs[k].kind == "scalar" or (
+            not self.inputs[k].broadcast and self.inputs[k].rank == self.rank) for k in used)
 
 
 def _compute_dtype(op, node: Node) -> str:

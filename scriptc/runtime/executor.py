@@ -212,6 +212,8 @@ class _GroupStep:
             self.out_dtypes = [np.dtype(spec.exprs[k][1]) for k in spec.outputs] if spec.tail is None else \
                 [np.dtype(spec.exprs[spec.tail[1]][1])]
             self.scalar_dtypes = {i: np.dtype(inp.dtype) for i, inp in enumerate(spec.inputs) if inp.kind == "scalar"}
+            self.flat = spec.flat
+            self.flat_meta = (ctypes.c_int64 * 1)(0)
 
     def _buffer(self, index: int, shape, dtype) -> np.ndarray:
         """This output's array from the previous call on this thread when nothing else holds it any
@@ -279,8 +281,8 @@ class _GroupStep:
         outputs = [self._buffer(i, out_shape, d) for i, d in enumerate(self.out_dtypes)]
         pointers += [o.ctypes.data for o in outputs]
         ptr_array = (ctypes.c_void_p * len(pointers))(*pointers)
-        if spec.flat:
-            meta = (ctypes.c_int64 * 1)(0)
+        if self.flat:
+            meta = self.flat_meta
             total = math.prod(shape)
             work = total
         else:

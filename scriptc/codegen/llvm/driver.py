@@ -22,6 +22,9 @@ from ..kernel import KernelSpec
 from .lower import lower
 
 _MAGIC = b"SCRIPTC-KERNEL-1\n"
+# Part of every cache key: bump it whenever lower.py or mathlib.py changes what a spec compiles to
+# (the kernel ABI or its code), so kernels cached by an older scriptc are never reused.
+CODEGEN_VERSION = 2
 _lock = threading.Lock()
 _state: dict = {}
 KERNEL_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
@@ -81,7 +84,7 @@ def assembly(spec: KernelSpec) -> str:
 
 def cache_key(spec: KernelSpec) -> str:
     _target_machine()
-    text = f"{spec.key}|{_state['cpu']}|{_state['features']}|{llvmlite.__version__}"
+    text = f"{spec.key}|{spec.flat}|{CODEGEN_VERSION}|{_state['cpu']}|{_state['features']}|{llvmlite.__version__}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 
