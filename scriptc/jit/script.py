@@ -202,8 +202,6 @@ def unify(a: Type, b: Type) -> Type | None:
     if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.elems) == len(b.elems):
         elems = [unify(x, y) for x, y in zip(a.elems, b.elems)]
         return TupleType(tuple(elems)) if all(e is not None for e in elems) else None
-    if {a, b} <= {Int, Float}:
-        return None
     return None
 
 
@@ -359,13 +357,7 @@ class Compiler:
         else:
             target, op_token, value_tree = inner.children
             op = str(op_token.children[0] if hasattr(op_token, "children") else op_token)[:-1]
-            current = self.expr(target)
-            rhs = self.expr(value_tree)
-            if isinstance(current, Value) and isinstance(current.type, TensorType) and \
-                    getattr(target, "data", None) == "var":
-                result = self.binary(op, current, rhs, inner.meta)
-            else:
-                result = self.binary(op, current, rhs, inner.meta)
+            result = self.binary(op, self.expr(target), self.expr(value_tree), inner.meta)
             self.assign_target(target, result)
 
     def assign_target(self, target, value) -> None:
@@ -2223,10 +2215,7 @@ def _discover_return_type(fn, ctx: ScriptContext, module) -> Type:
     compiler.assign(compiler.return_flag, compiler.const(False))
     compiler.return_type = None
     compiler.assign("$retval", compiler.const(None))
-    try:
-        compiler.compile_body(_suite(tree.children[-1]))
-    except ScriptError:
-        raise
+    compiler.compile_body(_suite(tree.children[-1]))
     types = compiler.return_types
     if not types:
         return NoneType

@@ -3,39 +3,18 @@
 from __future__ import annotations
 
 import random
-import textwrap
 
 import pytest
 
 from scriptc.errors import ScriptError
 from scriptc.jit.script import ScriptContext, compile_function_graph
 
-
-def define(source: str):
-    """Define the first function of `source` from a real file (jit.script reads source files)."""
-    import importlib.util
-    import os
-    import tempfile
-
-    fd, path = tempfile.mkstemp(suffix=".py", prefix="scripted_")
-    with os.fdopen(fd, "w") as f:
-        f.write("import scriptc as torch\nimport math\nfrom typing import List, Optional, Tuple\n\n")
-        f.write(textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location("scripted_fuzz", path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        os.unlink(path)
-    import linecache
-    text = "import scriptc as torch\nimport math\nfrom typing import List, Optional, Tuple\n\n" + textwrap.dedent(source)
-    linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)  # the file is gone
-    return next(v for v in vars(module).values() if callable(v) and getattr(v, "__module__", None) == "scripted_fuzz")
+from ..source_util import define
 
 
 def compile_source(source: str):
-    fn = define(source)
-    return compile_function_graph(fn, ScriptContext()), None
+    """Compile the first function of `source` as jit.script would."""
+    return compile_function_graph(define(source), ScriptContext())
 
 
 pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built graphs behind
