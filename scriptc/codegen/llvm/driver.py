@@ -11,6 +11,7 @@ import ctypes
 import hashlib
 import os
 import threading
+from pathlib import Path
 from dataclasses import dataclass
 
 import llvmlite
@@ -22,9 +23,20 @@ from ..kernel import KernelSpec
 from .lower import lower
 
 _MAGIC = b"SCRIPTC-KERNEL-1\n"
-# Part of every cache key: bump it whenever lower.py or mathlib.py changes what a spec compiles to
-# (the kernel ABI or its code), so kernels cached by an older scriptc are never reused.
-CODEGEN_VERSION = 2
+
+
+def _codegen_fingerprint() -> str:
+    """A hash of the code that turns a spec into machine code (the kernel spec builder, this
+    backend's lowering, math library and driver): part of every cache key, so a kernel cached by
+    any other version of scriptc is never reused."""
+    digest = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for source in (here.parent / "kernel.py", here / "lower.py", here / "mathlib.py", here / "driver.py"):
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+CODEGEN_FINGERPRINT = _codegen_fingerprint()
 _lock = threading.Lock()
 _state: dict = {}
 KERNEL_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
@@ -41,17 +53,39 @@ class Stats:
 STATS = Stats()
 
 
-def _target_machine():
-    if "tm" not in _state:
+def _target_machine(code_model: str = "small"):
+    """The target machine for this CPU, for one of two code models.
+
+    The small code model addresses constants PC-relative instead of through a 64-bit immediate per
+    use (a movabs in every loop iteration, 30% of a compute-bound kernel). It needs code and data
+    within 2 GB of each other, which llvmlite's own memory manager guarantees by reserving one block
+    per object (use_lmm); that manager cannot place the stubs that calls into libm need, so a kernel
+    that calls out is built with the large ("jitdefault") model and LLVM's section memory manager.
+    """
+    if "machines" not in _state:
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         target = llvm.Target.from_default_triple()
         _state["cpu"] = llvm.get_host_cpu_name()
         _state["features"] = llvm.get_host_cpu_features().flatten()
-        _state["tm"] = target.create_target_machine(cpu=_state["cpu"], features=_state["features"], opt=3)
+        _state["machines"] = {model: target.create_target_machine(cpu=_state["cpu"], features=_state["features"],
+                                                                  opt=3, codemodel=model)
+                              for model in ("small", "jitdefault")}
         _state["memory"] = {}
         _state["engines"] = []
-    return _state["tm"]
+    return _state["machines"][code_model]
+
+
+# Intrinsics every x86-64 CPU with SSE4.1 executes as instructions; any other declaration in a kernel
+# module (llvm.sin, llvm.pow, ...) becomes a call into libm.
+_INLINE_INTRINSICS = ("llvm.fabs.", "llvm.sqrt.", "llvm.maximum.", "llvm.minimum.", "llvm.maxnum.", "llvm.minnum.")
+_SSE41_INTRINSICS = ("llvm.floor.", "llvm.ceil.", "llvm.rint.")
+
+
+def _code_model(module) -> str:
+    inline = _INLINE_INTRINSICS + (_SSE41_INTRINSICS if "+sse4.1" in _state["features"] else ())
+    calls_out = any(f.is_declaration and not f.name.startswith(inline) for f in module.functions)
+    return "jitdefault" if calls_out else "small"
 
 
 @dataclass
@@ -69,22 +103,42 @@ def _optimize(module_ref, tm) -> None:
     pb.getModulePassManager().run(module_ref, pb)
 
 
+def _function_attributes() -> str:
+    # LLVM defaults to 256-bit vectors on AVX-512 CPUs (older parts downclock on 512-bit ops); our
+    # kernels are compute-bound loops with FMAs, and 512-bit halves their instruction count.
+    _target_machine()
+    return '"prefer-vector-width"="512"' if "+avx512f" in _state["features"] else ""
+
+
+def _with_attributes(text: str, name: str) -> str:
+    """The IR text with the function attributes llvmlite.ir cannot spell."""
+    attributes = _function_attributes()
+    if not attributes:
+        return text
+    head, define, body = text.partition(f'define void @"{name}"')
+    signature_end = body.index("\n{")
+    return head + define + body[:signature_end] + " " + attributes + body[signature_end:]
+
+
 def optimized_module(spec: KernelSpec):
-    """The O3-optimized LLVM module of a spec (for tests that read the assembly)."""
-    tm = _target_machine()
-    module_ref = llvm.parse_assembly(str(lower(spec)))
+    """The O3-optimized LLVM module of a spec and the code model to emit it with."""
+    module = lower(spec)
+    code_model = _code_model(module)
+    module_ref = llvm.parse_assembly(_with_attributes(str(module), spec.name))
     module_ref.verify()
-    _optimize(module_ref, tm)
-    return module_ref
+    _optimize(module_ref, _target_machine(code_model))
+    return module_ref, code_model
 
 
 def assembly(spec: KernelSpec) -> str:
-    return _target_machine().emit_assembly(optimized_module(spec))
+    """The kernel's machine code as assembly text (tests read it for vector instructions)."""
+    module_ref, code_model = optimized_module(spec)
+    return _target_machine(code_model).emit_assembly(module_ref)
 
 
 def cache_key(spec: KernelSpec) -> str:
     _target_machine()
-    text = f"{spec.key}|{spec.flat}|{CODEGEN_VERSION}|{_state['cpu']}|{_state['features']}|{llvmlite.__version__}"
+    text = f"{spec.key}|{spec.flat}|{CODEGEN_FINGERPRINT}|{_state['cpu']}|{_state['features']}|{llvmlite.__version__}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -92,7 +146,8 @@ def _disk_path(key: str):
     return config.cache_dir() / "kernels" / f"{key}.o"
 
 
-def _load_from_disk(key: str) -> bytes | None:
+def _load_from_disk(key: str) -> tuple[bytes, str] | None:
+    """(object code, its code model) from the disk cache, or None when absent, stale or corrupt."""
     if not config.cache_enabled():
         return None
     path = _disk_path(key)
@@ -102,21 +157,36 @@ def _load_from_disk(key: str) -> bytes | None:
         return None
     header = _MAGIC + key.encode() + b"\n"
     if not data.startswith(header):
-        return None  # stale or corrupt: rebuild
-    return data[len(header):]
+        return None
+    code_model, _, obj = data[len(header):].partition(b"\n")
+    if code_model not in (b"small", b"jitdefault"):
+        return None
+    return obj, code_model.decode()
 
 
-def _store_on_disk(key: str, obj: bytes) -> None:
+def _store_on_disk(key: str, obj: bytes, code_model: str) -> None:
     if not config.cache_enabled():
         return
     path = _disk_path(key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_bytes(_MAGIC + key.encode() + b"\n" + obj)
+        tmp.write_bytes(_MAGIC + key.encode() + b"\n" + code_model.encode() + b"\n" + obj)
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only cache directory only costs recompiles
+
+
+def _load_object(obj: bytes, code_model: str, name: str):
+    """An execution engine holding the object code, and the address of its kernel."""
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _target_machine(code_model),
+                                        use_lmm=code_model == "small")
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    address = engine.get_function_address(name)
+    if not address:
+        raise RuntimeError(f"kernel {name} missing from its object code")
+    return engine, address
 
 
 def compile_kernel(spec: KernelSpec) -> CompiledKernel:
@@ -127,29 +197,20 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
         if key in memory:
             STATS.memory_hits += 1
             return memory[key]
-        tm = _state["tm"]
-        obj = _load_from_disk(key)
+        cached = _load_from_disk(key)
         engine = None
-        if obj is not None:
+        if cached is not None:
             try:
-                engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-                engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-                engine.finalize_object()
-                address = engine.get_function_address(spec.name)
-                if not address:
-                    raise RuntimeError("symbol missing")
+                engine, address = _load_object(*cached, spec.name)
                 STATS.disk_hits += 1
             except Exception:
                 engine = None
         if engine is None:
-            module_ref = optimized_module(spec)
-            obj = tm.emit_object(module_ref)
-            engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-            engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-            engine.finalize_object()
-            address = engine.get_function_address(spec.name)
+            module_ref, code_model = optimized_module(spec)
+            obj = _target_machine(code_model).emit_object(module_ref)
+            engine, address = _load_object(obj, code_model, spec.name)
             STATS.compiles += 1
-            _store_on_disk(key, obj)
+            _store_on_disk(key, obj, code_model)
         _state["engines"].append(engine)  # the engine owns the code: keep it alive
         kernel = CompiledKernel(spec, KERNEL_TYPE(address), address)
         memory[key] = kernel

@@ -21,6 +21,9 @@ I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
 TYPES = {"float32": F32, "float64": F64, "int64": I64, "int32": I32, "bool": I1}
 STORAGE = {"bool": I8}
+# Elementwise float arithmetic may fuse a*b+c into one FMA (rounded once: never less accurate than
+# the two numpy roundings); nothing else is relaxed, so inf/nan/-0.0 behave as in numpy.
+CONTRACT = ("contract",)
 
 
 def llvm_type(dtype: str):
@@ -125,7 +128,7 @@ class _ExprLowering:
                     return binary_intrinsic(b, "llvm.maximum" if op == "max" else "llvm.minimum", a, c)
                 if op == "pow":
                     return binary_intrinsic(b, "llvm.pow", a, c)
-                return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "div": b.fdiv}[op](a, c)
+                return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "div": b.fdiv}[op](a, c, flags=CONTRACT)
             if op in ("div", "pow"):
                 raise Unsupported(f"integer {op}")
             if op in ("max", "min"):
