@@ -10,6 +10,7 @@ Every tensor input is C-contiguous in its own (broadcast) shape; the executor gu
 
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
 
 from scriptc.ops import expr as E
@@ -155,8 +156,8 @@ class _ExprLowering:
         return b.call(b.module.declare_intrinsic(intrinsic, [x.type]), [x])
 
 
-def _loop(b: ir.IRBuilder, start, end, body, name: str):
-    """for (i = start; i < end; ++i) body(i)"""
+def _loop(b: ir.IRBuilder, start, end, body, name: str, step: int = 1):
+    """for (i = start; i < end; i += step) body(i)"""
     pre = b.block
     header = b.append_basic_block(f"{name}.header")
     loop_body = b.append_basic_block(f"{name}.body")
@@ -168,7 +169,7 @@ def _loop(b: ir.IRBuilder, start, end, body, name: str):
     b.cbranch(b.icmp_signed("<", i, end), loop_body, exit_block)
     b.position_at_end(loop_body)
     body(i)
-    nxt = b.add(i, ir.Constant(I64, 1))
+    nxt = b.add(i, ir.Constant(I64, step))
     i.add_incoming(nxt, b.block)
     b.branch(header)
     b.position_at_end(exit_block)
@@ -279,6 +280,29 @@ def _rows(b, spec, meta, start, end, in_ptrs, scalars, out_ptrs, out_specs):
     _loop(b, start, end, row_body, "row")
 
 
+def _prefetch_next_row(b, spec: KernelSpec, meta, row, rank, in_ptrs, inner):
+    """Asks for the next row's input cache lines now, so that they arrive while this row's
+    compute-bound passes run from L1 (a row-at-a-time kernel otherwise stalls on memory at the
+    start of every row: the hardware prefetcher stops at the end of the row it was streaming)."""
+    if not spec.rank:
+        return
+    _, offsets = _row_offsets(b, spec, meta, b.add(row, ir.Constant(I64, 1)), rank)
+    address_type = ir.PointerType(I8)
+    prefetch = b.module.declare_intrinsic("llvm.prefetch", [address_type],
+                                          ir.FunctionType(ir.VoidType(), [address_type, I32, I32, I32]))
+    for k, inp in enumerate(spec.inputs):
+        if inp.kind != "tensor" or _inner_stride(spec, k) == 0:
+            continue
+        per_line = 64 // np.dtype(inp.dtype).itemsize
+        base = b.gep(in_ptrs[k], [offsets[k]])
+
+        def touch(j, base=base):
+            address = b.bitcast(b.gep(base, [j]), ir.PointerType(I8))
+            b.call(prefetch, [address, ir.Constant(I32, 0), ir.Constant(I32, 3),
+                              ir.Constant(I32, 1)])
+        _loop(b, ir.Constant(I64, 0), inner, touch, "p", step=per_line)
+
+
 def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
     """softmax / log_softmax / layer_norm (same-shape output) or sum / mean / amax / amin (one per row)."""
     kind = spec.tail[0]
@@ -298,6 +322,8 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
         else:
             inner, offsets = ir.Constant(I64, 1), {k: ir.Constant(I64, 0) for k in range(len(spec.inputs))}
         row_start = b.mul(row, inner)
+        if kind not in ("sum", "mean", "amax", "amin"):
+            _prefetch_next_row(b, spec, meta, row, rank, in_ptrs, inner)
 
         def element_value(j):
             v = _ExprLowering(b, _row_loader(b, spec, scalars, offsets, in_ptrs, j)).value(spec.exprs[value_index][0])
@@ -325,19 +351,20 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
             return
         row_out = b.gep(out, [row_start])
 
-        def write(j):
-            b.store(element_value(j), b.gep(row_out, [j]))
-        _loop(b, ir.Constant(I64, 0), inner, write, "w")
-
         def stored(j):
             return b.load(b.gep(row_out, [j]))
+
+        def write(j):
+            b.store(element_value(j), b.gep(row_out, [j]))
+        # The row's values go to the output first; later passes re-read them from L1.
+        _loop(b, ir.Constant(I64, 0), inner, write, "w")
 
         if kind in ("softmax", "log_softmax"):
             peak = accumulate(-float("inf"), lambda acc, j: binary_intrinsic(b, "llvm.maxnum", acc, stored(j)))
             peak = b.select(b.fcmp_ordered("==", peak, ir.Constant(t, -float("inf"))), ir.Constant(t, 0.0), peak)
             if kind == "softmax":
                 def exp_store(acc, j):
-                    e = mathlib.exp(b, b.fsub(stored(j), peak))
+                    e = mathlib.exp(b, b.fsub(stored(j), peak), nonpositive=True)
                     b.store(e, b.gep(row_out, [j]))
                     return b.fadd(acc, e, flags=fast)
                 total = accumulate(0.0, exp_store)
@@ -346,8 +373,8 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
                 def normalize(j):
                     b.store(b.fmul(stored(j), scale), b.gep(row_out, [j]))
             else:
-                total = accumulate(0.0, lambda acc, j: b.fadd(acc, mathlib.exp(b, b.fsub(stored(j), peak)),
-                                                              flags=fast))
+                total = accumulate(0.0, lambda acc, j: b.fadd(acc, mathlib.exp(b, b.fsub(stored(j), peak),
+                                                                              nonpositive=True), flags=fast))
                 shift = b.fadd(peak, mathlib.log(b, total))
 
                 def normalize(j):
@@ -367,11 +394,11 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
                                                   [b.fadd(var, ir.Constant(t, eps))]))
 
         def normalize(j):
-            v = b.fmul(b.fsub(stored(j), mean), rstd)
+            v = b.fmul(b.fsub(stored(j), mean), rstd, flags=CONTRACT)
             if w_index is not None:
-                v = b.fmul(v, _load(b, b.gep(in_ptrs[w_index], [j]), dtype))
+                v = b.fmul(v, _load(b, b.gep(in_ptrs[w_index], [j]), dtype), flags=CONTRACT)
             if b_index is not None:
-                v = b.fadd(v, _load(b, b.gep(in_ptrs[b_index], [j]), dtype))
+                v = b.fadd(v, _load(b, b.gep(in_ptrs[b_index], [j]), dtype), flags=CONTRACT)
             b.store(v, b.gep(row_out, [j]))
         _loop(b, ir.Constant(I64, 0), inner, normalize, "n")
 

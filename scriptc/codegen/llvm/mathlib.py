@@ -48,12 +48,14 @@ def _intrinsic(b: ir.IRBuilder, name: str, *args):
     return b.call(fn, list(args))
 
 
-def exp(b: ir.IRBuilder, x):
+def exp(b: ir.IRBuilder, x, nonpositive: bool = False):
+    """e**x; `nonpositive` promises x <= 0 or NaN (softmax's x - max), which drops the overflow path."""
     t = x.type
     info = _info(t)
     it = info["int"]
     clamped = b.select(b.fcmp_ordered("<", x, _c(t, info["exp_lo"])), _c(t, info["exp_lo"]), x)
-    clamped = b.select(b.fcmp_ordered(">", clamped, _c(t, info["exp_hi"])), _c(t, info["exp_hi"]), clamped)
+    if not nonpositive:
+        clamped = b.select(b.fcmp_ordered(">", clamped, _c(t, info["exp_hi"])), _c(t, info["exp_hi"]), clamped)
     n = _intrinsic(b, "llvm.rint", b.fmul(clamped, _c(t, 1.4426950408889634)))
     # Cody-Waite: r = x - n*ln2 with ln2 split so n*ln2_hi is exact.
     hi, lo = (0.693145751953125, 1.428606765330187e-06) if t == F32 else (0.6931471803691238, 1.9082149292705877e-10)
@@ -61,7 +63,8 @@ def exp(b: ir.IRBuilder, x):
     p = _poly(b, r, [1.0 / math.factorial(k) for k in range(info["exp_terms"])])
     scale_bits = b.shl(b.add(b.fptosi(n, it), _c(it, info["bias"])), _c(it, info["mant"]))
     result = b.fmul(p, b.bitcast(scale_bits, t))
-    result = b.select(b.fcmp_ordered(">", x, _c(t, info["exp_hi"])), _c(t, math.inf), result)
+    if not nonpositive:
+        result = b.select(b.fcmp_ordered(">", x, _c(t, info["exp_hi"])), _c(t, math.inf), result)
     result = b.select(b.fcmp_ordered("<", x, _c(t, info["exp_lo"])), _c(t, 0.0), result)
     return b.select(b.fcmp_unordered("uno", x, x), x, result)
 
