@@ -11,8 +11,8 @@ import ctypes
 import hashlib
 import os
 import threading
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm

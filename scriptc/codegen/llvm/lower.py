@@ -22,9 +22,9 @@ I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
 TYPES = {"float32": F32, "float64": F64, "int64": I64, "int32": I32, "bool": I1}
 STORAGE = {"bool": I8}
-# Elementwise float arithmetic may fuse a*b+c into one FMA (rounded once: never less accurate than
-# the two numpy roundings); nothing else is relaxed, so inf/nan/-0.0 behave as in numpy.
-CONTRACT = ("contract",)
+# Elementwise float arithmetic may fuse a*b+c into one FMA (rounded once where numpy rounds twice);
+# nothing else is relaxed, so inf/nan/-0.0 behave as in numpy.
+CONTRACT = mathlib.CONTRACT
 
 
 def llvm_type(dtype: str):
@@ -297,7 +297,7 @@ def _prefetch_next_row(b, spec: KernelSpec, meta, row, rank, in_ptrs, inner):
         base = b.gep(in_ptrs[k], [offsets[k]])
 
         def touch(j, base=base):
-            address = b.bitcast(b.gep(base, [j]), ir.PointerType(I8))
+            address = b.bitcast(b.gep(base, [j]), address_type)
             b.call(prefetch, [address, ir.Constant(I32, 0), ir.Constant(I32, 3),
                               ir.Constant(I32, 1)])
         _loop(b, ir.Constant(I64, 0), inner, touch, "p", step=per_line)

@@ -30,6 +30,7 @@ def _info(t):
                 tanh_big=19.5, tanh_terms=10, erf_series=44, erf_fraction=60)
 
 
+# The one fast-math flag kernels use: a*b+c may become an FMA.
 CONTRACT = ("contract",)
 
 
