@@ -15,6 +15,7 @@ import math
 import os
 import sys
 import threading
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -29,6 +30,18 @@ from .memory import configure_allocator
 from .pool import ThreadPool
 
 PARALLEL_MIN_ELEMENTS = 1 << 20   # below ~1 ms of work, handing off to threads costs more than it saves
+MAX_SIGNATURES = 64               # launches remembered per group; past that, new signatures are worked out per call
+_UNPREPARED = object()
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """What a group's kernel call needs for one input signature, except the data pointers."""
+    out_shape: tuple
+    meta: Any           # ctypes int64 array: the iteration shape, then each tensor input's strides
+    total: int          # the kernel's [0, total) range: elements (flat kernels) or rows
+    empty: bool
+    parallel: bool
 
 
 class Executor:
@@ -194,6 +207,7 @@ class _GroupStep:
         self.kernel = None
         self.reason = None
         self._recycled = threading.local()
+        self._per_thread = threading.local()
         if executor.jit:
             from scriptc.codegen.kernel import Unsupported, build_spec
             from scriptc.codegen.llvm.driver import compile_kernel
@@ -214,6 +228,8 @@ class _GroupStep:
             self.scalar_dtypes = {i: np.dtype(inp.dtype) for i, inp in enumerate(spec.inputs) if inp.kind == "scalar"}
             self.flat = spec.flat
             self.flat_meta = (ctypes.c_int64 * 1)(0)
+            self._launches: dict[tuple, _Launch | None] = {}
+            self.pointer_array_type = ctypes.c_void_p * (len(spec.inputs) + len(self.out_dtypes))
 
     def _buffer(self, index: int, shape, dtype) -> np.ndarray:
         """This output's array from the previous call on this thread when nothing else holds it any
@@ -241,57 +257,51 @@ class _GroupStep:
         if self.kernel is None:
             self.fallback(frame)
             return
-        spec = self.spec
         args = [frame[s] for s in self.ins]
-        guard_args = args
+        # Everything a launch needs but the data pointers follows from the inputs' shapes, dtypes and
+        # kinds, so it is worked out once per signature (a batch size, say) and looked up after that.
+        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args])
         if self.head is not None:
-            _, positions, consts = spec.head
+            _, positions, consts = self.spec.head
             head_args = [args[p] if p is not None else c for p, c in zip(positions, consts)]
-            args = args + [np.asarray(run_kernel(self.head, np, head_args))]
+            args.append(np.asarray(run_kernel(self.head, np, head_args)))
+        launch = self._launches.get(key, _UNPREPARED)
+        if launch is _UNPREPARED:
+            launch = self._prepare(args)
+            if len(self._launches) < MAX_SIGNATURES:
+                self._launches[key] = launch
+        if launch is None:
+            self.fallback(frame)
+            return
+        self._launch(frame, launch, args)
+
+    def _prepare(self, args: list) -> _Launch | None:
+        """The launch for inputs like `args` (the head's output included), or None when they need the
+        unfused subgraph: a guard miss, shapes that do not broadcast, or an empty amax/amin row (which
+        raises as PyTorch does, from the reference)."""
+        spec = self.spec
         tensors = [args[i] for i in self.tensor_inputs]
         try:
             shape = np.broadcast_shapes(*[t.shape for t in tensors if isinstance(t, np.ndarray)])
         except ValueError:
-            self.fallback(frame)
-            return
+            return None
         if len(shape) != spec.rank or not _guard_ok([self.guards[i] for i in self.guarded],
-                                                    [guard_args[i] for i in self.guarded], shape) or (
-                spec.tail is not None and (tensors[0].shape != shape or (
-                    spec.tail[0] in ("amax", "amin") and shape and shape[-1] == 0))):
-            self.fallback(frame)  # (an empty amax/amin row raises as PyTorch does, from the reference)
-            return
-        self._launch(frame, spec, args, shape)
-
-    def _launch(self, frame, spec, args, shape) -> None:
-        keep = []
-        pointers = []
-        for i, inp in enumerate(spec.inputs):
-            a = args[i]
-            if inp.kind == "scalar":
-                a = np.array(a, dtype=self.scalar_dtypes[i])
-            elif not a.flags.c_contiguous:
-                a = np.ascontiguousarray(a)
-            keep.append(a)
-            pointers.append(a.ctypes.data)
+                                                    [args[i] for i in self.guarded], shape):
+            return None
         tail = spec.tail
-        if tail is not None and tail[0] in ("sum", "mean", "amax", "amin"):
-            out_shape = shape[:-1] + ((1,) if tail[2] else ())
-        else:
-            out_shape = shape
-        outputs = [self._buffer(i, out_shape, d) for i, d in enumerate(self.out_dtypes)]
-        pointers += [o.ctypes.data for o in outputs]
-        ptr_array = (ctypes.c_void_p * len(pointers))(*pointers)
+        if tail is not None and (tensors[0].shape != shape or (tail[0] in ("amax", "amin") and shape and shape[-1] == 0)):
+            return None
+        out_shape = shape[:-1] + ((1,) if tail[2] else ()) if tail is not None and tail[0] in (
+            "sum", "mean", "amax", "amin") else shape
         if self.flat:
-            meta = self.flat_meta
-            total = math.prod(shape)
-            work = total
+            meta, total, work = self.flat_meta, math.prod(shape), math.prod(shape)
         else:
             rank = spec.rank
             values = list(shape)
             for i, inp in enumerate(spec.inputs):
                 if inp.kind != "tensor":
                     continue
-                a = keep[i]
+                a = args[i]
                 pad = rank - a.ndim
                 strides = [0] * rank
                 step = 1
@@ -300,13 +310,51 @@ class _GroupStep:
                     step *= a.shape[d]
                 values += strides
             meta = (ctypes.c_int64 * len(values))(*values)
-            total = math.prod(shape[:-1]) if rank else 1
-            work = math.prod(shape)
-        if total == 0 or (work == 0 and tail is None):
+            total, work = (math.prod(shape[:-1]) if rank else 1), math.prod(shape)
+        empty = total == 0 or (work == 0 and tail is None)
+        return _Launch(out_shape, meta, total, empty, work >= PARALLEL_MIN_ELEMENTS and self.pool.size > 1)
+
+    def _launch(self, frame, launch: _Launch, args: list) -> None:
+        keep = []
+        pointers = []
+        scalar_dtypes = self.scalar_dtypes
+        for i, a in enumerate(args):
+            if i in scalar_dtypes:
+                a = np.array(a, dtype=scalar_dtypes[i])
+            elif not a.flags.c_contiguous:
+                a = np.ascontiguousarray(a)  # the launch's strides are those of a contiguous array
+            keep.append(a)
+            pointers.append(data_pointer(a))
+        outputs = [self._buffer(i, launch.out_shape, d) for i, d in enumerate(self.out_dtypes)]
+        pointers += [data_pointer(o) for o in outputs]
+        local = self._per_thread
+        ptr_array = getattr(local, "pointers", None)
+        if ptr_array is None:
+            ptr_array = local.pointers = self.pointer_array_type()
+        ptr_array[:] = pointers
+        if launch.empty:
             pass  # nothing to compute; the outputs are empty
-        elif work >= PARALLEL_MIN_ELEMENTS and self.pool.size > 1:
-            self.pool.split(self.kernel.function, total, ptr_array, meta)
+        elif launch.parallel:
+            self.pool.split(self.kernel.function, launch.total, ptr_array, launch.meta)
         else:
-            self.kernel.function(0, total, ptr_array, meta)
+            self.kernel.function(0, launch.total, ptr_array, launch.meta)
         for o, value in zip(self.outs, outputs):
             frame[o] = value
+
+
+def _read_data_field(a: np.ndarray) -> int:
+    return ctypes.c_void_p.from_address(id(a) + _DATA_FIELD_OFFSET).value or 0
+
+
+def _layout_is_known() -> bool:
+    if sys.implementation.name != "cpython":
+        return False
+    probe = np.arange(4.0)[1:]
+    return _read_data_field(probe) == probe.ctypes.data
+
+
+# An array's data address, read from numpy's public PyArrayObject struct (the `data` field follows the
+# object header) in 0.2 us; `a.ctypes.data` builds a helper object and costs 2 us, several times a
+# kernel launch's other work. Checked once against `a.ctypes.data`; elsewhere that is what is used.
+_DATA_FIELD_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p)
+data_pointer: Callable[[np.ndarray], int] = _read_data_field if _layout_is_known() else (lambda a: a.ctypes.data)
