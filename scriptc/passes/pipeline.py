@@ -24,6 +24,7 @@ from .inline import inline
 from .plan_memory import plan_memory
 from .remove_mutation import remove_mutation
 from .shape_infer import shape_infer
+from .transpose_frozen_linear import transpose_frozen_linear
 
 
 @dataclass
@@ -58,6 +59,8 @@ PIPELINE: list[tuple[str, str, Callable[[Graph, PassContext], bool], int]] = [
      if c.module_value is not None else False, 1),
     ("shape_infer", "shapes after simplification", lambda g, c: shape_infer(g), 1),
     ("fold_conv_bn", "frozen conv + batch_norm into one conv", lambda g, c: fold_conv_bn(g), 1),
+    ("transpose_frozen_linear", "linear with a frozen weight into matmul by its stored transpose, plus bias",
+     lambda g, c: transpose_frozen_linear(g), 2),
     ("fuse", "pointwise groups, reductions and epilogues into prim::FusionGroup", lambda g, c: fuse(g), 2),
     ("dce", "dead code after fusion", lambda g, c: dce(g), 2),
     ("plan_memory", "buffer reuse from liveness", lambda g, c: plan_memory(g), 2),

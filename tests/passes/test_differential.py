@@ -182,7 +182,8 @@ def test_linear_relu_epilogue_is_one_group():
     groups = [n for n in g if n.op == "prim::FusionGroup"]
     assert len(groups) == 1 and groups[0].attrs["kind"] == "epilogue"
     inner = [n.op for n in groups[0].blocks[0] if n.op != "prim::Constant"]
-    assert inner == ["linear", "relu", "mul", "add"]
+    # transpose_frozen_linear made the frozen linear a matmul by the stored transpose; its bias add fuses.
+    assert inner == ["matmul", "add", "relu", "mul", "add"]
 
 
 def test_frozen_conv_bn_is_one_conv():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from scriptc import ir
+from scriptc.ir.printer import format_attr
 from scriptc.passes.canonicalize import canonicalize
 from scriptc.passes.constant_fold import constant_fold
 from scriptc.passes.cse import cse
@@ -17,6 +18,7 @@ from scriptc.passes.inline import inline
 from scriptc.passes.plan_memory import plan_memory
 from scriptc.passes.remove_mutation import remove_mutation
 from scriptc.passes.shape_infer import shape_infer
+from scriptc.passes.transpose_frozen_linear import transpose_frozen_linear
 from scriptc.runtime import Interpreter, ModuleValue
 
 from .filecheck import filecheck
@@ -282,3 +284,40 @@ def test_plan_memory_marks_dead_inputs_for_reuse():
     plan_memory(g)
     ir.verify(g)
     assert any("slots" in n.attrs for n in g.nodes() if n.op == "prim::FusionGroup")
+
+
+def test_transpose_frozen_linear_stores_the_transposed_weight_and_adds_the_bias():
+    rng = np.random.default_rng(0)
+    w, b = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    x = rng.standard_normal((5, 2, 3)).astype(np.float32)
+    text = ("graph(%x : Tensor(float32, [5, 2, 3])):\n"
+            f"  %w : Tensor(float32, [4, 3]) = prim::Constant[value={format_attr(w)}]()\n"
+            f"  %b : Tensor(float32, [4]) = prim::Constant[value={format_attr(b)}]()\n"
+            "  %y : Tensor(float32, [5, 2, 4]) = linear(%x, %w, %b)\n  %z : Tensor(float32, [5, 2, 4]) = relu(%y)\n"
+            "  return (%z)\n")
+    before = Interpreter(ir.parse(text)).run([x])[0]
+    g, changed = run(transpose_frozen_linear, text)
+    assert changed
+    filecheck(str(g), "CHECK-NOT: linear(\nCHECK: Tensor(float32, [3, 4]) = prim::Constant\n"
+                      "CHECK: matmul(%x, \nCHECK-NEXT: prim::Constant[value=1]\nCHECK-NEXT: add(\nCHECK-NEXT: relu(")
+    weight = next(n for n in g.block if n.op == "prim::Constant" and getattr(n.attrs["value"], "shape", None) == (3, 4))
+    assert weight.attrs["value"].flags.c_contiguous
+    after = Interpreter(g).run([x])[0]
+    np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(after, np.maximum(x.astype(np.float64) @ w.T.astype(np.float64) + b, 0), rtol=1e-4,
+                               atol=1e-5)
+
+
+def test_transpose_frozen_linear_without_bias_and_leaves_runtime_weights_alone():
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    text = ("graph(%x : Tensor(float32, [B, 3]), %v : Tensor(float32, [2, 2])):\n"
+            f"  %w : Tensor(float32, [2, 3]) = prim::Constant[value={format_attr(w)}]()\n"
+            "  %n : None = prim::Constant[value=None]()\n"
+            "  %y : Tensor(float32, [B, 2]) = linear(%x, %w, %n)\n"
+            "  %z : Tensor(float32, [B, 2]) = linear(%y, %v, %n)\n  return (%z)\n")
+    x, v = np.linspace(-1, 1, 9, dtype=np.float32).reshape(3, 3), np.full((2, 2), 0.5, np.float32)
+    before = Interpreter(ir.parse(text)).run([x, v])[0]
+    g, changed = run(transpose_frozen_linear, text)
+    assert changed
+    filecheck(str(g), "CHECK: matmul(%x, \nCHECK-NOT: add(\nCHECK: linear(%")
+    np.testing.assert_allclose(Interpreter(g).run([x, v])[0], before, rtol=1e-6)
