@@ -69,6 +69,49 @@ class ModelEntry:
     worker: asyncio.Task | None = None
 
 
+def model_entry(name: str, model: RuntimeModel) -> ModelEntry:
+    """A loaded archive with its protocol metadata: each input's and output's name, datatype and shape
+    (-1 for dynamic dims), and whether requests can be stacked along dim 0."""
+    sig = model.signatures.get("forward", {})
+    inputs = [(e["name"], *_tensor_spec(e["type"])) for e in sig.get("inputs", [])]
+    outputs = [(f"output{j}", *_tensor_spec(t)) for j, t in enumerate(sig.get("outputs", []))]
+    batchable = bool(inputs) and all(s and s[0] == -1 for _, _, s in inputs + outputs)
+    return ModelEntry(name, model, inputs, outputs, batchable)
+
+
+def metadata(entry: ModelEntry) -> dict:
+    """The model metadata response of the protocol."""
+    return {"name": entry.name, "versions": ["1"], "platform": "scriptc",
+            "inputs": [{"name": n, "datatype": d, "shape": s} for n, d, s in entry.inputs],
+            "outputs": [{"name": n, "datatype": d, "shape": s} for n, d, s in entry.outputs]}
+
+
+def run_batch(entry: ModelEntry, requests: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+    """Each request's outputs. Requests whose inputs agree except in dim 0 are stacked into one call
+    and split back; a model that cannot batch runs them one by one. Raises what the model raises."""
+    results: list = [None] * len(requests)
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for i, inputs in enumerate(requests):
+        key = tuple((a.dtype.str, a.shape[1:]) for a in inputs) if entry.batchable else i
+        groups[key].append(i)
+    for members in groups.values():
+        if len(members) == 1:
+            results[members[0]] = _run(entry, requests[members[0]])
+            continue
+        stacked = [np.concatenate(parts) for parts in zip(*[requests[i] for i in members])]
+        outputs, start = _run(entry, stacked), 0
+        for i in members:
+            rows = requests[i][0].shape[0]
+            results[i] = [o[start:start + rows] for o in outputs]
+            start += rows
+    return results
+
+
+def _run(entry: ModelEntry, inputs: list) -> list:
+    out = entry.model(*inputs)
+    return list(out) if isinstance(out, tuple) else [out]
+
+
 def _histogram(metric: str, model: str, bounds, counts, total_sum) -> list[str]:
     """Prometheus cumulative buckets, then _sum (when known) and _count."""
     lines, running = [], 0
@@ -112,6 +155,96 @@ class Metrics:
         return "\n".join(lines) + "\n"
 
 
+def decode(entry: ModelEntry, body: bytes, header_length: int | None) -> tuple[dict, list[np.ndarray]]:
+    """The request and its input arrays in the model's order; ServeError (400) says what is wrong."""
+    if header_length is not None:
+        if header_length < 0 or header_length > len(body):
+            raise ServeError("Inference-Header-Content-Length is larger than the body", 400)
+        head, binary = body[:header_length], body[header_length:]
+    else:
+        head, binary = body, b""
+    try:
+        request = json.loads(head)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ServeError(f"malformed JSON: {exc}", 400) from None
+    if not isinstance(request, dict) or not isinstance(request.get("inputs"), list):
+        raise ServeError("the request needs an 'inputs' list", 400)
+    by_name = {}
+    offset = 0
+    for item in request["inputs"]:
+        if not isinstance(item, dict):
+            raise ServeError("each input must be an object", 400)
+        name, datatype, shape = item.get("name"), item.get("datatype"), item.get("shape")
+        expected = next((e for e in entry.inputs if e[0] == name), None)
+        if expected is None:
+            raise ServeError(f"model '{entry.name}' has no input '{name}' (inputs: "
+                             f"{[e[0] for e in entry.inputs]})", 400)
+        if datatype not in DATATYPES:
+            raise ServeError(f"input '{name}': unsupported datatype {datatype!r}", 400)
+        if datatype != expected[1]:
+            raise ServeError(f"input '{name}': expected datatype {expected[1]}, got {datatype}", 400)
+        if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+            raise ServeError(f"input '{name}': shape must be a list of non-negative ints", 400)
+        if len(shape) != len(expected[2]) or any(e != -1 and e != d for e, d in zip(expected[2], shape)):
+            raise ServeError(f"input '{name}': expected shape {expected[2]}, got {shape}", 400)
+        count = int(np.prod(shape)) if shape else 1
+        dtype = np.dtype(DATATYPES[datatype])
+        size = (item.get("parameters") or {}).get("binary_data_size")
+        if size is not None:
+            if not isinstance(size, int) or size != count * dtype.itemsize or offset + size > len(binary):
+                raise ServeError(f"input '{name}': binary_data_size {size} does not match shape {shape} "
+                                 f"({count * dtype.itemsize} bytes)", 400)
+            array = np.frombuffer(binary, dtype=dtype.newbyteorder("<"), count=count, offset=offset).astype(dtype)
+            offset += size
+        else:
+            data = item.get("data")
+            if data is None:
+                raise ServeError(f"input '{name}' has neither data nor binary_data_size", 400)
+            try:
+                array = np.asarray(data, dtype=dtype).reshape(-1)
+            except (ValueError, TypeError) as exc:
+                raise ServeError(f"input '{name}': data does not fit {datatype}: {exc}", 400) from None
+            if array.size != count:
+                raise ServeError(f"input '{name}': {array.size} elements for shape {shape} ({count})", 400)
+        by_name[name] = array.reshape(shape)
+    missing = [e[0] for e in entry.inputs if e[0] not in by_name]
+    if missing:
+        raise ServeError(f"missing input(s) {missing}", 400)
+    return request, [by_name[e[0]] for e in entry.inputs]
+
+
+def encode(entry: ModelEntry, request: dict, outputs: list) -> tuple[bytes, bytes]:
+    """The response's JSON header and its binary tail (empty unless binary outputs were asked for)."""
+    wanted = request.get("outputs")
+    params = request.get("parameters") or {}
+    default_binary = bool(params.get("binary_data_output", False))
+    if wanted is None:
+        wanted = [{"name": e[0]} for e in entry.outputs]
+    if not isinstance(wanted, list):
+        raise ServeError("'outputs' must be a list", 400)
+    names = [e[0] for e in entry.outputs]
+    results, chunks = [], []
+    for item in wanted:
+        name = item.get("name") if isinstance(item, dict) else None
+        if name not in names:
+            raise ServeError(f"model '{entry.name}' has no output '{name}' (outputs: {names})", 400)
+        array = np.asarray(outputs[names.index(name)])
+        out = {"name": name, "datatype": NAMES.get(array.dtype.name, "FP32"), "shape": list(array.shape)}
+        binary = bool((item.get("parameters") or {}).get("binary_data", default_binary))
+        if binary:
+            data = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+            out["parameters"] = {"binary_data_size": len(data)}
+            chunks.append(data)
+        else:
+            out["data"] = array.reshape(-1).tolist()
+        results.append(out)
+    response = {"model_name": entry.name, "model_version": "1", "outputs": results}
+    if "id" in request:
+        response["id"] = request["id"]
+    head = json.dumps(response).encode()
+    return head, b"".join(chunks)
+
+
 class Server:
     """The models and the request logic, independent of the HTTP framework."""
 
@@ -124,12 +257,7 @@ class Server:
             name = names[i] if i < len(names) else Path(path).stem
             if name in self.models:
                 raise ServeError(f"two models are named '{name}'; pass --name", 400)
-            model = load(path, threads=self.config.threads)
-            sig = model.signatures.get("forward", {})
-            inputs = [(e["name"], *_tensor_spec(e["type"])) for e in sig.get("inputs", [])]
-            outputs = [(f"output{j}", *_tensor_spec(t)) for j, t in enumerate(sig.get("outputs", []))]
-            batchable = bool(inputs) and all(s and s[0] == -1 for _, _, s in inputs + outputs)
-            self.models[name] = ModelEntry(name, model, inputs, outputs, batchable)
+            self.models[name] = model_entry(name, load(path, threads=self.config.threads))
 
     async def start(self) -> None:
         for entry in self.models.values():
@@ -147,97 +275,7 @@ class Server:
         return self.models[name]
 
     def metadata(self, name: str) -> dict:
-        entry = self.model(name)
-        return {"name": name, "versions": ["1"], "platform": "scriptc",
-                "inputs": [{"name": n, "datatype": d, "shape": s} for n, d, s in entry.inputs],
-                "outputs": [{"name": n, "datatype": d, "shape": s} for n, d, s in entry.outputs]}
-
-    # --- decoding and encoding -----------------------------------------------------------------
-    def decode(self, entry: ModelEntry, body: bytes, header_length: int | None):
-        if header_length is not None:
-            if header_length < 0 or header_length > len(body):
-                raise ServeError("Inference-Header-Content-Length is larger than the body", 400)
-            head, binary = body[:header_length], body[header_length:]
-        else:
-            head, binary = body, b""
-        try:
-            request = json.loads(head)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ServeError(f"malformed JSON: {exc}", 400) from None
-        if not isinstance(request, dict) or not isinstance(request.get("inputs"), list):
-            raise ServeError("the request needs an 'inputs' list", 400)
-        by_name = {}
-        offset = 0
-        for item in request["inputs"]:
-            if not isinstance(item, dict):
-                raise ServeError("each input must be an object", 400)
-            name, datatype, shape = item.get("name"), item.get("datatype"), item.get("shape")
-            expected = next((e for e in entry.inputs if e[0] == name), None)
-            if expected is None:
-                raise ServeError(f"model '{entry.name}' has no input '{name}' (inputs: "
-                                 f"{[e[0] for e in entry.inputs]})", 400)
-            if datatype not in DATATYPES:
-                raise ServeError(f"input '{name}': unsupported datatype {datatype!r}", 400)
-            if datatype != expected[1]:
-                raise ServeError(f"input '{name}': expected datatype {expected[1]}, got {datatype}", 400)
-            if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
-                raise ServeError(f"input '{name}': shape must be a list of non-negative ints", 400)
-            if len(shape) != len(expected[2]) or any(e != -1 and e != d for e, d in zip(expected[2], shape)):
-                raise ServeError(f"input '{name}': expected shape {expected[2]}, got {shape}", 400)
-            count = int(np.prod(shape)) if shape else 1
-            dtype = np.dtype(DATATYPES[datatype])
-            size = (item.get("parameters") or {}).get("binary_data_size")
-            if size is not None:
-                if not isinstance(size, int) or size != count * dtype.itemsize or offset + size > len(binary):
-                    raise ServeError(f"input '{name}': binary_data_size {size} does not match shape {shape} "
-                                     f"({count * dtype.itemsize} bytes)", 400)
-                array = np.frombuffer(binary, dtype=dtype.newbyteorder("<"), count=count, offset=offset).astype(dtype)
-                offset += size
-            else:
-                data = item.get("data")
-                if data is None:
-                    raise ServeError(f"input '{name}' has neither data nor binary_data_size", 400)
-                try:
-                    array = np.asarray(data, dtype=dtype).reshape(-1)
-                except (ValueError, TypeError) as exc:
-                    raise ServeError(f"input '{name}': data does not fit {datatype}: {exc}", 400) from None
-                if array.size != count:
-                    raise ServeError(f"input '{name}': {array.size} elements for shape {shape} ({count})", 400)
-            by_name[name] = array.reshape(shape)
-        missing = [e[0] for e in entry.inputs if e[0] not in by_name]
-        if missing:
-            raise ServeError(f"missing input(s) {missing}", 400)
-        return request, [by_name[e[0]] for e in entry.inputs]
-
-    def encode(self, entry: ModelEntry, request: dict, outputs: list):
-        wanted = request.get("outputs")
-        params = request.get("parameters") or {}
-        default_binary = bool(params.get("binary_data_output", False))
-        if wanted is None:
-            wanted = [{"name": e[0]} for e in entry.outputs]
-        if not isinstance(wanted, list):
-            raise ServeError("'outputs' must be a list", 400)
-        names = [e[0] for e in entry.outputs]
-        results, chunks = [], []
-        for item in wanted:
-            name = item.get("name") if isinstance(item, dict) else None
-            if name not in names:
-                raise ServeError(f"model '{entry.name}' has no output '{name}' (outputs: {names})", 400)
-            array = np.asarray(outputs[names.index(name)])
-            out = {"name": name, "datatype": NAMES.get(array.dtype.name, "FP32"), "shape": list(array.shape)}
-            binary = bool((item.get("parameters") or {}).get("binary_data", default_binary))
-            if binary:
-                data = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
-                out["parameters"] = {"binary_data_size": len(data)}
-                chunks.append(data)
-            else:
-                out["data"] = array.reshape(-1).tolist()
-            results.append(out)
-        response = {"model_name": entry.name, "model_version": "1", "outputs": results}
-        if "id" in request:
-            response["id"] = request["id"]
-        head = json.dumps(response).encode()
-        return head, b"".join(chunks)
+        return metadata(self.model(name))
 
     # --- running ---------------------------------------------------------------------------------
     async def infer(self, entry: ModelEntry, inputs: list) -> list:
@@ -282,16 +320,7 @@ class Server:
             if not live:
                 continue
             try:
-                if len(live) == 1:
-                    outputs = await loop.run_in_executor(None, self._run, entry, live[0].inputs)
-                    results = [outputs]
-                else:
-                    stacked = [np.concatenate(parts) for parts in zip(*[p.inputs for p in live])]
-                    outputs = await loop.run_in_executor(None, self._run, entry, stacked)
-                    results, start = [], 0
-                    for p in live:
-                        results.append([o[start:start + p.rows] for o in outputs])
-                        start += p.rows
+                results = await loop.run_in_executor(None, run_batch, entry, [p.inputs for p in live])
                 for p, r in zip(live, results):
                     if not p.future.done():
                         p.future.set_result(r)
@@ -300,10 +329,6 @@ class Server:
                     if not p.future.done():
                         p.future.set_exception(ServeError(f"model '{entry.name}' failed: {type(exc).__name__}: "
                                                           f"{exc}", 500))
-
-    def _run(self, entry: ModelEntry, inputs: list) -> list:
-        out = entry.model(*inputs)
-        return list(out) if isinstance(out, tuple) else [out]
 
 
 def create_app(server: Server):
@@ -356,9 +381,9 @@ def create_app(server: Server):
             header = request.headers.get("inference-header-content-length")
             if header is not None and not header.isdigit():
                 raise ServeError("Inference-Header-Content-Length must be a number", 400)
-            parsed, inputs = server.decode(entry, body, int(header) if header is not None else None)
+            parsed, inputs = decode(entry, body, int(header) if header is not None else None)
             outputs = await server.infer(entry, inputs)
-            head, binary = server.encode(entry, parsed, outputs)
+            head, binary = encode(entry, parsed, outputs)
             if binary:
                 return Response(head + binary, media_type="application/octet-stream",
                                 headers={"Inference-Header-Content-Length": str(len(head))})
