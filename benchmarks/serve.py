@@ -39,6 +39,13 @@ def start(path, *extra):
     raise RuntimeError("server did not start")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def load_test(port: int, clients: int):
     body = json.dumps({"inputs": [{"name": "input", "shape": [1, 784], "datatype": "FP32",
                                    "data": np.random.rand(784).astype(np.float32).tolist()}]}).encode()
@@ -71,15 +78,21 @@ def main():
                                 scriptc.nn.ReLU(), scriptc.nn.Linear(512, 10)).eval()
     scriptc.jit.trace(mlp, scriptc.randn(2, 784)).save(path)
     print(f"Serving the MLP archive ({DURATION:.0f} s per row, batch-1 requests, JSON)")
-    print(f"{'batching':<10}{'clients':>8}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}")
+    print(f"{'batching':<10}{'clients':>8}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}"
+          f"{'server CPU':>12}{'client CPU':>12}   (CPU: ms per request, both processes share this machine)")
     results = {}
     for label, extra in (("off", ["--max-batch", "1"]), ("on", ["--max-batch", "32", "--batch-delay-ms", "2"])):
         proc, port = start(path, *extra)
         try:
             for clients in (1, 8, 64):
+                server_cpu, client_cpu = cpu_seconds(proc.pid), time.process_time()
                 rps, p50, p99, errors = load_test(port, clients)
+                served = rps * DURATION
+                server_ms = (cpu_seconds(proc.pid) - server_cpu) / served * 1e3
+                client_ms = (time.process_time() - client_cpu) / served * 1e3
                 results[(label, clients)] = (rps, p99)
-                print(f"{label:<10}{clients:>8}{rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{errors:>8}")
+                print(f"{label:<10}{clients:>8}{rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{errors:>8}{server_ms:>12.2f}"
+                      f"{client_ms:>12.2f}")
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(30)
