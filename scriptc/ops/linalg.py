@@ -163,13 +163,11 @@ def _unbatched(kernel):
 
 
 def _im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups):
+    """(N, G, Cg*KH*KW, OH*OW): each image's columns in the order that makes W @ cols come out NCHW."""
     n, c = x.shape[:2]
     kh, kw = w.shape[2:]
-    win = _windows(xp, _pad2d(xp, x, ph, pw), kh, kw, sh, sw, dh, dw, oh, ow)
-    cg = c // groups
-    # (G, N*OH*OW, Cg*KH*KW): one GEMM per group with the batch folded into M.
-    cols = win.reshape(n, groups, cg, oh, ow, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
-    return xp.ascontiguousarray(cols).reshape(groups, n * oh * ow, cg * kh * kw)
+    win = _windows(xp, _pad2d(xp, x, ph, pw), kh, kw, sh, sw, dh, dw, oh, ow).transpose(0, 1, 4, 5, 2, 3)
+    return xp.ascontiguousarray(win).reshape(n, groups, (c // groups) * kh * kw, oh * ow)
 
 
 def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
@@ -177,12 +175,12 @@ def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, stride, padding, dilation, groups)
     n, o = x.shape[0], w.shape[0]
     cols = _im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups)
-    wmat = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
-    out = xp.matmul(cols, wmat)                                   # (G, N*OH*OW, O/G)
-    out = out.reshape(groups, n, oh, ow, o // groups).transpose(1, 0, 4, 2, 3).reshape(n, o, oh, ow)
+    # (G, O/G, K) @ (N, G, K, OH*OW): one GEMM per image and group, written straight into NCHW order
+    # (the (N*OH*OW, K) @ (K, O) form needs a transposing copy of the output after it).
+    out = xp.matmul(w.reshape(groups, o // groups, -1), cols).reshape(n, o, oh, ow)
     if b is not None:
-        out = out + b.reshape(1, -1, 1, 1)
-    return xp.ascontiguousarray(out)
+        out += b.reshape(1, -1, 1, 1)
+    return out
 
 
 def _conv2d_grad(ctx, g):
@@ -194,18 +192,15 @@ def _conv2d_grad(ctx, g):
     sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, ctx.stride, ctx.padding, ctx.dilation, groups)
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
-    og = o // groups
-    gmat = g.reshape(n, groups, og, oh, ow).transpose(1, 0, 3, 4, 2).reshape(groups, n * oh * ow, og)
+    gmat = g.reshape(n, groups, o // groups, oh * ow)
     cols = _im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups)
-    gw = xp.matmul(cols.transpose(0, 2, 1), gmat)                 # (G, Cg*KH*KW, O/G)
-    gw = gw.transpose(0, 2, 1).reshape(o, cg, kh, kw)
-    wmat = w.reshape(groups, og, cg * kh * kw)
-    gcols = xp.matmul(gmat, wmat).reshape(groups, n, oh, ow, cg, kh, kw)
+    gw = xp.matmul(gmat, cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(o, cg, kh, kw)
+    wmat = w.reshape(groups, o // groups, cg * kh * kw)
+    gcols = xp.matmul(wmat.transpose(0, 2, 1), gmat).reshape(n, c, kh, kw, oh, ow)
     gpad = xp.zeros((n, c, h + 2 * ph, wd + 2 * pw), dtype=g.dtype)
     for i in range(kh):
         for j in range(kw):
-            patch = gcols[:, :, :, :, :, i, j].transpose(1, 0, 4, 2, 3).reshape(n, c, oh, ow)
-            gpad[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += patch
+            gpad[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += gcols[:, :, i, j]
     gx = gpad[:, :, ph:ph + h, pw:pw + wd]
     gb = g.sum(axis=(0, 2, 3)) if ctx.bias is not None else None
     return (gx if batched else gx[0]), gw, gb, None, None, None, None
