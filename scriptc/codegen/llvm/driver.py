@@ -20,7 +20,6 @@ import llvmlite.binding as llvm
 from scriptc import config
 
 from ..kernel import KernelSpec
-from .lower import lower
 
 _MAGIC = b"SCRIPTC-KERNEL-1\n"
 
@@ -122,6 +121,8 @@ def _with_attributes(text: str, name: str) -> str:
 
 def optimized_module(spec: KernelSpec):
     """The O3-optimized LLVM module of a spec and the code model to emit it with."""
+    from .lower import lower  # imported on a cache miss only: loading from the disk cache never lowers
+
     module = lower(spec)
     code_model = _code_model(module)
     module_ref = llvm.parse_assembly(_with_attributes(str(module), spec.name))
