@@ -46,7 +46,10 @@ def warm_load(archive: str) -> tuple[float, int]:
     script = ("import sys, time; import scriptc.runtime as rt; from scriptc.codegen.llvm.driver import STATS; "
               "t = time.perf_counter(); rt.load(sys.argv[1], threads=2); "
               "print(time.perf_counter() - t, STATS.compiles)")
-    out = subprocess.run([sys.executable, "-c", script, archive], capture_output=True, text=True, check=True)
+    # An installed package imports from byte-compiled files; PYTHONDONTWRITEBYTECODE (set on some
+    # machines) would have every import in the timed load compile scriptc's source again.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    out = subprocess.run([sys.executable, "-c", script, archive], capture_output=True, text=True, check=True, env=env)
     seconds, compiles = out.stdout.split()
     return float(seconds), int(compiles)
 
