@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scriptc.config import parser_cache
 from scriptc.types import (
     SCALAR_TYPES,
     DTYPES_BY_NAME,
@@ -38,7 +39,8 @@ class ParseError(ValueError):
 def _parser():
     from lark import Lark
     grammar = (Path(__file__).with_name("ir.lark")).read_text()
-    return Lark(grammar, parser="lalr", propagate_positions=False, maybe_placeholders=True)
+    return Lark(grammar, parser="lalr", propagate_positions=False, maybe_placeholders=True,
+                cache=parser_cache("ir-grammar"))
 
 
 def parse(text: str) -> Graph:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptc import ops
+from scriptc.config import parser_cache
 from scriptc.errors import ScriptError
 from scriptc.ir.graph import Block, Graph, Node, SourceLocation, Value
 from scriptc.ir.verify import fits
@@ -54,7 +55,8 @@ def _parser():
     from lark.indenter import PythonIndenter
 
     grammar = Path(__file__).with_name("grammar.lark").read_text()
-    return Lark(grammar, parser="lalr", postlex=PythonIndenter(), start="file_input", propagate_positions=True)
+    return Lark(grammar, parser="lalr", postlex=PythonIndenter(), start="file_input", propagate_positions=True,
+                cache=parser_cache("script-grammar"))
 
 
 # --- compile-time values that are not IR values ----------------------------------------------
