@@ -12,7 +12,9 @@ import numpy as np
 
 from scriptc import config
 from scriptc.errors import ArchiveError
+from scriptc.ir.graph import walk
 from scriptc.passes import PassContext, optimize
+from scriptc.types import TensorType
 
 from .archive import Archive, read_archive
 from .executor import Executor
@@ -45,10 +47,30 @@ def _check_attributes(graph, module_value: ModuleValue, method: str) -> None:
                 from None
 
 
+def _priming_inputs(graph, needs_self: bool, batch: int) -> list | None:
+    """Zeros shaped like the graph's inputs with every dynamic dim set to `batch`, or None when an
+    input is not a tensor of known rank and dtype, or the graph loops (a data-dependent loop could
+    run for ever on zeros)."""
+    if any(node.op == "prim::Loop" for node in walk(graph.block)):
+        return None
+    inputs = []
+    for value in graph.inputs[1 if needs_self else 0:]:
+        t = value.type
+        if not isinstance(t, TensorType) or t.shape is None or t.dtype is None:
+            return None
+        inputs.append(np.zeros(tuple(d if isinstance(d, int) else batch for d in t.shape), dtype=t.dtype.np))
+    return inputs
+
+
+# One call at batch 1 and one at 2 (BLAS takes its vector path at 1 and its matrix path from 2).
+PRIMING_BATCHES = (1, 2)
+
+
 class RuntimeModel:
     """A loaded model: call it (or .run_method(name, ...)) with numpy arrays or tensors."""
 
-    def __init__(self, archive: Archive, device: str = "cpu", threads: int | None = None, jit: bool | None = None):
+    def __init__(self, archive: Archive, device: str = "cpu", threads: int | None = None, jit: bool | None = None,
+                 prime: bool = True):
         if str(device) != "cpu":
             from scriptc import cuda
             cuda.require()
@@ -73,6 +95,23 @@ class RuntimeModel:
             self.needs_self[name] = bool(optimized.inputs) and str(optimized.inputs[0].type).startswith("Module")
             self.runners[name] = Executor(optimized, archive.functions, threads) if use_jit else \
                 Interpreter(optimized, archive.functions)
+        if prime and use_jit:
+            for name in self.runners:
+                self._prime(name)
+
+    def _prime(self, name: str) -> None:
+        """Run a method on zeros before the first real call, so that it finds BLAS's buffers and
+        threads set up, its launch tables built and its code and weights in cache (a first call
+        otherwise takes 3-5x the steady state; no compiling happens here, that is done already)."""
+        for batch in PRIMING_BATCHES:
+            inputs = _priming_inputs(self.graphs[name], self.needs_self[name], batch)
+            if inputs is None:
+                return
+            try:
+                with np.errstate(all="ignore"):  # log(0) and the like are no news to the user at load
+                    self.run_method(name, *inputs)
+            except Exception:  # a model that rejects zeros (a data check that raises) is primed by its first call
+                return
 
     @property
     def compiled_kernels(self) -> int:
@@ -100,7 +139,12 @@ class RuntimeModel:
         raise AttributeError(name)
 
 
-def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None = None) -> RuntimeModel:
+def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None = None,
+         prime: bool = True) -> RuntimeModel:
     """Load a `.sc` archive, validate it, and compile it for `device` (kernels come from the disk cache
-    when another process already compiled them). ArchiveError for a bad file."""
-    return RuntimeModel(read_archive(path), device, threads, jit)
+    when another process already compiled them). ArchiveError for a bad file.
+
+    With `prime` (the default), each method then runs once on zeros at batch 1 and 2, as serving
+    systems warm a model up at load: the first real call is then within ~1.5x of the steady state
+    instead of 3-5x. Methods with loops or non-tensor inputs are not primed."""
+    return RuntimeModel(read_archive(path), device, threads, jit, prime)

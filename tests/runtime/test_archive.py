@@ -18,7 +18,8 @@ import pytest
 import scriptc as torch
 from scriptc.errors import ArchiveError
 from scriptc.runtime import load as runtime_load
-from scriptc.runtime.archive import decode_safetensors, encode_safetensors
+from scriptc.runtime.archive import decode_safetensors, encode_safetensors, write_archive
+from scriptc.types import TensorType, float32
 
 from ..models import ALL, make_inputs
 
@@ -245,3 +246,53 @@ def test_fuzzed_archives_load_or_raise_archive_error(tmp_path):
         # A flipped byte in the weights' data gives other numbers, not a crash.
         assert model(np.ones((2, 4), np.float32)).shape == (2, 2)
     assert outcomes["error"] > 0 and outcomes["ok"] > 0
+
+
+def _doubles_until_one(x):
+    while bool(x.max() < 1.0):
+        x = x * 2.0
+    return x
+
+
+def _rejects_zeros(x):
+    if bool(x.abs().sum() == 0.0):
+        raise ValueError("all zeros")
+    return torch.relu(x) + 1.0
+
+
+def _save_with_typed_input(fn, path) -> None:
+    """A scripted function's archive whose input is typed Tensor(float32, [B, 3]), so that load can
+    prime it (scripted graphs have no shapes of their own)."""
+    graph = torch.jit.script(fn).graph
+    graph.inputs[0].type = TensorType(float32, ("B", 3))
+    write_archive(path, "function", {"forward": graph}, {}, {}, {}, {})
+
+
+def test_load_primes_each_method_so_the_first_call_builds_nothing(tmp_path):
+    path = tmp_path / "mlp.sc"
+    torch.jit.save(torch.jit.trace(ALL["MLP"]().eval(), make_inputs("MLP", 2)), path)
+    model = runtime_load(path)
+    steps = model.runners["forward"].group_steps
+    assert steps and all(s.kernel is not None for s in steps)
+    prepared = [dict(s._launches) for s in steps]
+    assert all(len(p) == 2 for p in prepared)   # batch 1 and batch 2
+    x = np.random.default_rng(0).standard_normal((1, 16)).astype(np.float32)
+    np.testing.assert_array_equal(model(x), runtime_load(path, prime=False)(x))
+    assert [dict(s._launches) for s in steps] == prepared
+
+
+def test_priming_skips_loops_and_survives_a_model_that_rejects_zeros(tmp_path):
+    loop_path, raise_path = tmp_path / "loop.sc", tmp_path / "raise.sc"
+    _save_with_typed_input(_doubles_until_one, loop_path)
+    _save_with_typed_input(_rejects_zeros, raise_path)
+    loaded = {}
+    # On zeros the loop never ends: load must not run it.
+    worker = threading.Thread(target=lambda: loaded.update(model=runtime_load(loop_path)), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive() and "model" in loaded
+    np.testing.assert_array_equal(loaded["model"](np.full((2, 3), 0.3, np.float32)), np.full((2, 3), 1.2, np.float32))
+    rejects = runtime_load(raise_path)
+    np.testing.assert_array_equal(rejects(np.full((2, 3), -1.0, np.float32)), np.ones((2, 3), np.float32))
+    with pytest.raises(Exception, match="all zeros"):
+        rejects(np.zeros((2, 3), np.float32))
