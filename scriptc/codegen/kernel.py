@@ -52,11 +52,15 @@ class KernelSpec:
         return "scriptc_" + self.key[:16]
 
     @property
+    def used_inputs(self) -> list[int]:
+        """The inputs the kernel reads (a BLAS head's own inputs are read by the head, not the kernel)."""
+        return self.notes.get("used_inputs", list(range(len(self.inputs))))
+
+    @property
     def flat(self) -> bool:
         """No input broadcasts and there is no tail: the kernel is one loop over all elements."""
-        used = self.notes.get("used_inputs", range(len(self.inputs)))
         return self.tail is None and all(self.inputs[k].kind == "scalar" or (
-            not self.inputs[k].broadcast and self.inputs[k].rank == self.rank) for k in used)
+            not self.inputs[k].broadcast and self.inputs[k].rank == self.rank) for k in self.used_inputs)
 
 
 def _compute_dtype(op, node: Node) -> str:

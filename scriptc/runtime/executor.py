@@ -219,10 +219,11 @@ class _GroupStep:
         if self.kernel is not None:
             spec = self.spec
             self.head = ops.OPS[spec.head[0]] if spec.head else None
-            used = spec.notes["used_inputs"]
+            used = spec.used_inputs
             # The iteration space comes from what the elementwise part reads (a BLAS head's inputs don't count).
             self.tensor_inputs = [i for i in used if spec.inputs[i].kind == "tensor"]
             self.guarded = [i for i in used if i < len(self.guards)]
+            self.read_inputs = used
             self.out_dtypes = [np.dtype(spec.exprs[k][1]) for k in spec.outputs] if spec.tail is None else \
                 [np.dtype(spec.exprs[spec.tail[1]][1])]
             self.scalar_dtypes = {i: np.dtype(inp.dtype) for i, inp in enumerate(spec.inputs) if inp.kind == "scalar"}
@@ -315,23 +316,25 @@ class _GroupStep:
         return _Launch(out_shape, meta, total, empty, work >= PARALLEL_MIN_ELEMENTS and self.pool.size > 1)
 
     def _launch(self, frame, launch: _Launch, args: list) -> None:
-        keep = []
-        pointers = []
-        scalar_dtypes = self.scalar_dtypes
-        for i, a in enumerate(args):
-            if i in scalar_dtypes:
-                a = np.array(a, dtype=scalar_dtypes[i])
-            elif not a.flags.c_contiguous:
-                a = np.ascontiguousarray(a)  # the launch's strides are those of a contiguous array
-            keep.append(a)
-            pointers.append(data_pointer(a))
-        outputs = [self._buffer(i, launch.out_shape, d) for i, d in enumerate(self.out_dtypes)]
-        pointers += [data_pointer(o) for o in outputs]
         local = self._per_thread
         ptr_array = getattr(local, "pointers", None)
         if ptr_array is None:
-            ptr_array = local.pointers = self.pointer_array_type()
-        ptr_array[:] = pointers
+            ptr_array = local.pointers = self.pointer_array_type()  # inputs only a BLAS head reads stay null
+        keep = []  # converted inputs, alive until the kernel returns
+        scalar_dtypes = self.scalar_dtypes
+        for i in self.read_inputs:
+            a = args[i]
+            if i in scalar_dtypes:
+                a = np.array(a, dtype=scalar_dtypes[i])
+                keep.append(a)
+            elif not a.flags.c_contiguous:
+                a = np.ascontiguousarray(a)  # the launch's strides are those of a contiguous array
+                keep.append(a)
+            ptr_array[i] = data_pointer(a)
+        outputs = [self._buffer(i, launch.out_shape, d) for i, d in enumerate(self.out_dtypes)]
+        first_output = len(self.spec.inputs)
+        for j, o in enumerate(outputs):
+            ptr_array[first_output + j] = data_pointer(o)
         if launch.empty:
             pass  # nothing to compute; the outputs are empty
         elif launch.parallel:

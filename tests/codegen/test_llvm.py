@@ -135,6 +135,22 @@ def test_transposed_and_broadcast_inputs():
     _check(graph, executor, [x.astype(np.float64), rng.standard_normal((1, 5))])
 
 
+def test_inputs_only_the_blas_head_reads_reach_the_kernel_untouched(monkeypatch):
+    graph, executor = _compile(lambda x, w, b: torch.relu(x @ w + b), [np.ones((4, 6), np.float32),
+                                                                        np.ones((6, 5), np.float32),
+                                                                        np.ones(5, np.float32)])
+    assert executor.compiled_groups == 1 and executor.group_steps[0].head is not None
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((6, 4)).astype(np.float32).T  # not contiguous: only matmul reads it
+    inputs = [x, rng.standard_normal((6, 5)).astype(np.float32), rng.standard_normal(5).astype(np.float32)]
+    _check(graph, executor, inputs)
+    copied = []
+    real = np.ascontiguousarray
+    monkeypatch.setattr(np, "ascontiguousarray", lambda a, *args, **kw: copied.append(a.shape) or real(a, *args, **kw))
+    executor(inputs)
+    assert copied == []
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.sampled_from(["tanh", "sigmoid", "relu", "neg", "exp_small", "mulw", "addb", "erf", "gelu",
                                  "square", "abs", "clamp"]), min_size=2, max_size=8), st.integers(0, 1000))

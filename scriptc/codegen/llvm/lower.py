@@ -1,11 +1,12 @@
 """Lower a KernelSpec to one LLVM function with llvmlite.ir.
 
 ABI: void kernel(i64 start, i64 end, i8** ptrs, i64* meta). ptrs holds the data pointers of the
-inputs (scalars: a pointer to one value), then of the outputs. A flat kernel loops i over
-[start, end) elements. Otherwise the iteration space is rows x inner (inner = last dim): the kernel
-loops rows [start, end), meta = [shape..., then per tensor input its strides in elements], and the
-inner loop reads each input at stride 0 (broadcast last dim) or 1, so LLVM vectorizes it.
-Every tensor input is C-contiguous in its own (broadcast) shape; the executor guarantees it.
+inputs (scalars: a pointer to one value; null for an input only a BLAS head reads), then of the
+outputs. A flat kernel loops i over [start, end) elements. Otherwise the iteration space is
+rows x inner (inner = last dim): the kernel loops rows [start, end), meta = [shape..., then per
+tensor input its strides in elements], and the inner loop reads each input at stride 0 (broadcast
+last dim) or 1, so LLVM vectorizes it. Every tensor input is C-contiguous in its own (broadcast)
+shape; the executor guarantees it.
 """
 
 from __future__ import annotations
@@ -188,10 +189,7 @@ def lower(spec: KernelSpec) -> ir.Module:
         return b.bitcast(raw, STORAGE.get(dtype, llvm_type(dtype)).as_pointer())
 
     in_ptrs = [data_ptr(i, inp.dtype) for i, inp in enumerate(spec.inputs)]
-    scalars = {}
-    for i, inp in enumerate(spec.inputs):
-        if inp.kind == "scalar":
-            scalars[i] = _load(b, in_ptrs[i], inp.dtype)
+    scalars = {i: _load(b, in_ptrs[i], spec.inputs[i].dtype) for i in spec.used_inputs if spec.inputs[i].kind == "scalar"}
 
     if spec.tail is None:
         out_specs = [(spec.exprs[k][1], k) for k in spec.outputs]
@@ -290,7 +288,8 @@ def _prefetch_next_row(b, spec: KernelSpec, meta, row, rank, in_ptrs, inner):
     address_type = ir.PointerType(I8)
     prefetch = b.module.declare_intrinsic("llvm.prefetch", [address_type],
                                           ir.FunctionType(ir.VoidType(), [address_type, I32, I32, I32]))
-    for k, inp in enumerate(spec.inputs):
+    for k in spec.used_inputs:
+        inp = spec.inputs[k]
         if inp.kind != "tensor" or _inner_stride(spec, k) == 0:
             continue
         per_line = 64 // np.dtype(inp.dtype).itemsize
