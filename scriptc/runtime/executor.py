@@ -29,7 +29,7 @@ from .interpreter import Interpreter
 from .memory import configure_allocator
 from .pool import ThreadPool
 
-PARALLEL_MIN_ELEMENTS = 1 << 20   # below ~1 ms of work, handing off to threads costs more than it saves
+PARALLEL_MIN_ELEMENTS = 1 << 16   # ~20 us of work: measured break-even of a native hand-off (runtime/pool.py)
 MAX_SIGNATURES = 64               # launches remembered per group; past that, new signatures are worked out per call
 _UNPREPARED = object()
 
@@ -338,7 +338,7 @@ class _GroupStep:
         if launch.empty:
             pass  # nothing to compute; the outputs are empty
         elif launch.parallel:
-            self.pool.split(self.kernel.function, launch.total, ptr_array, launch.meta)
+            self.pool.split(self.kernel, launch.total, ptr_array, launch.meta)
         else:
             self.kernel.function(0, launch.total, ptr_array, launch.meta)
         for o, value in zip(self.outs, outputs):

@@ -26,11 +26,11 @@ _MAGIC = b"SCRIPTC-KERNEL-1\n"
 
 def _codegen_fingerprint() -> str:
     """A hash of the code that turns a spec into machine code (the kernel spec builder, this
-    backend's lowering, math library and driver): part of every cache key, so a kernel cached by
-    any other version of scriptc is never reused."""
+    backend's lowering, math library, worker threads and driver): part of every cache key, so a
+    kernel cached by any other version of scriptc is never reused."""
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    for source in (here.parent / "kernel.py", here / "lower.py", here / "mathlib.py", here / "driver.py"):
+    for source in (here.parent / "kernel.py", here / "lower.py", here / "mathlib.py", here / "threads.py", here / "driver.py"):
         digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -137,10 +137,14 @@ def assembly(spec: KernelSpec) -> str:
     return _target_machine(code_model).emit_assembly(module_ref)
 
 
-def cache_key(spec: KernelSpec) -> str:
+def _state_key() -> str:
+    """What else decides the machine code: the host CPU, its features, the llvmlite (LLVM) version."""
     _target_machine()
-    text = f"{spec.key}|{spec.flat}|{CODEGEN_FINGERPRINT}|{_state['cpu']}|{_state['features']}|{llvmlite.__version__}"
-    return hashlib.sha256(text.encode()).hexdigest()
+    return f"{_state['cpu']}|{_state['features']}|{llvmlite.__version__}"
+
+
+def cache_key(spec: KernelSpec) -> str:
+    return hashlib.sha256(f"{spec.key}|{spec.flat}|{CODEGEN_FINGERPRINT}|{_state_key()}".encode()).hexdigest()
 
 
 def _disk_path(key: str):
@@ -178,16 +182,37 @@ def _store_on_disk(key: str, obj: bytes, code_model: str) -> None:
         pass  # a read-only cache directory only costs recompiles
 
 
-def _load_object(obj: bytes, code_model: str, name: str):
-    """An execution engine holding the object code, and the address of its kernel."""
+def _load_object(obj: bytes, code_model: str, names: list[str]):
+    """An execution engine holding the object code, and the addresses of the named functions."""
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _target_machine(code_model),
                                         use_lmm=code_model == "small")
     engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
     engine.finalize_object()
-    address = engine.get_function_address(name)
-    if not address:
-        raise RuntimeError(f"kernel {name} missing from its object code")
-    return engine, address
+    addresses = [engine.get_function_address(name) for name in names]
+    if not all(addresses):
+        raise RuntimeError(f"functions {names} missing from their object code")
+    return engine, addresses
+
+
+def _machine_code(key: str, names: list[str], build) -> list[int]:
+    """The addresses of `names` in the object code cached on disk under `key`, or in the code that
+    build() -> (optimized module, code model) compiles now (and stores). Call with _lock held."""
+    cached = _load_from_disk(key)
+    engine = None
+    if cached is not None:
+        try:
+            engine, addresses = _load_object(*cached, names)
+            STATS.disk_hits += 1
+        except Exception:
+            engine = None
+    if engine is None:
+        module_ref, code_model = build()
+        obj = _target_machine(code_model).emit_object(module_ref)
+        engine, addresses = _load_object(obj, code_model, names)
+        STATS.compiles += 1
+        _store_on_disk(key, obj, code_model)
+    _state["engines"].append(engine)  # the engine owns the code: keep it alive
+    return addresses
 
 
 def compile_kernel(spec: KernelSpec) -> CompiledKernel:
@@ -198,21 +223,26 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
         if key in memory:
             STATS.memory_hits += 1
             return memory[key]
-        cached = _load_from_disk(key)
-        engine = None
-        if cached is not None:
-            try:
-                engine, address = _load_object(*cached, spec.name)
-                STATS.disk_hits += 1
-            except Exception:
-                engine = None
-        if engine is None:
-            module_ref, code_model = optimized_module(spec)
-            obj = _target_machine(code_model).emit_object(module_ref)
-            engine, address = _load_object(obj, code_model, spec.name)
-            STATS.compiles += 1
-            _store_on_disk(key, obj, code_model)
-        _state["engines"].append(engine)  # the engine owns the code: keep it alive
+        [address] = _machine_code(key, [spec.name], lambda: optimized_module(spec))
         kernel = CompiledKernel(spec, KERNEL_TYPE(address), address)
         memory[key] = kernel
         return kernel
+
+
+def thread_functions() -> dict[str, int]:
+    """Addresses of the native worker loop and parallel-for (see threads.py), compiled once per
+    machine and cached like kernels."""
+    from . import threads
+
+    key = hashlib.sha256(f"threads|{CODEGEN_FINGERPRINT}|{_state_key()}".encode()).hexdigest()
+    names = ["scriptc_worker", "scriptc_parallel_for"]
+    with _lock:
+        memory = _state["memory"]
+        if key not in memory:
+            def build():
+                module_ref = llvm.parse_assembly(str(threads.module(llvm.get_process_triple())))
+                module_ref.verify()
+                _optimize(module_ref, _target_machine("jitdefault"))
+                return module_ref, "jitdefault"  # it calls syscall and sched_yield in libc
+            memory[key] = dict(zip(names, _machine_code(key, names, build)))
+        return memory[key]

@@ -1,0 +1,90 @@
+"""The thread pool: every index of a split range runs exactly once, from any thread, after sleep and fork."""
+
+import ctypes
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import scriptc as torch
+from scriptc.runtime import pool as pool_module
+from scriptc.runtime.executor import Executor
+from scriptc.runtime.pool import ThreadPool
+
+
+@pytest.fixture(scope="module")
+def add_one():
+    """A compiled flat kernel computing out[i] = relu(x[i]) + 1; run in place on zeros, an index run twice shows as +2."""
+    traced = torch.jit.trace(lambda x: torch.relu(x) + 1, torch.zeros(8))
+    executor = Executor(torch.jit.optimize_for_inference(traced, jit=False).graph, threads=1)
+    return executor.group_steps[0].kernel
+
+
+def split_in_place(pool, kernel, n):
+    x = np.zeros(n, np.float32)
+    ptrs = (ctypes.c_void_p * 2)(x.ctypes.data, x.ctypes.data)
+    pool.split(kernel, n, ptrs, (ctypes.c_int64 * 1)(0))
+    return x
+
+
+@pytest.mark.parametrize("size", [2, 3, 8])
+def test_every_index_runs_exactly_once(add_one, size):
+    pool = ThreadPool(size)
+    rng = np.random.default_rng(size)
+    for n in [0, 1, 2, 3, 7, 64, 1000] + list(rng.integers(0, 50000, 300)):
+        np.testing.assert_array_equal(split_in_place(pool, add_one, int(n)), np.ones(int(n), np.float32))
+
+
+def test_sleeping_workers_wake_for_the_next_job(add_one):
+    pool = ThreadPool(2)
+    for _ in range(3):
+        time.sleep(0.05)  # far past the workers' spin: they are asleep in futex
+        np.testing.assert_array_equal(split_in_place(pool, add_one, 100000), np.ones(100000, np.float32))
+
+
+def test_concurrent_callers_all_get_their_answer(add_one):
+    pool = ThreadPool(2)
+    failures = []
+
+    def caller(seed):
+        for n in np.random.default_rng(seed).integers(1, 20000, 200):
+            if not (split_in_place(pool, add_one, int(n)) == 1).all():
+                failures.append(n)
+
+    threads = [threading.Thread(target=caller, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads) and failures == []
+
+
+@pytest.mark.skipif(pool_module._native is None, reason="native workers are Linux-only")
+def test_a_forked_child_starts_its_own_workers(add_one):
+    pool = ThreadPool(2)
+    split_in_place(pool, add_one, 100000)  # the parent's workers are running
+    pid = os.fork()
+    if pid == 0:
+        ok = (split_in_place(pool, add_one, 100000) == 1).all()
+        os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.01)
+    os.kill(pid, 9)
+    pytest.fail("the forked child hung on the pool")
+
+
+def test_a_process_with_running_workers_exits_at_once():
+    script = ("import numpy as np, scriptc as torch\n"
+              "m = torch.jit.optimize_for_inference(torch.jit.trace(lambda x: torch.tanh(x) * 2, torch.zeros(8)))\n"
+              "x = torch.ones(1 << 20)\n"
+              "assert abs(float(m(x).sum()) - 2 * np.tanh(1.0) * (1 << 20)) < 1e-2 * (1 << 20)\n")
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
