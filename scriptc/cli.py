@@ -38,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-batch", type=int, default=32)
     serve.add_argument("--batch-delay-ms", type=float, default=2.0)
     serve.add_argument("--max-queue", type=int, default=256)
-    serve.add_argument("--threads", type=int, default=None)
+    serve.add_argument("--threads", type=int, default=1,
+                       help="threads per model call, for scriptc's kernels and BLAS (default 1: concurrent "
+                            "batches use the cores)")
     serve.add_argument("--timeout-s", type=float, default=30.0)
     serve.add_argument("--max-body-mb", type=float, default=64.0)
     return parser
@@ -170,7 +172,12 @@ def _bench(args) -> int:
 
 
 def _serve(args) -> int:
-    from scriptc.runtime.server import ServerConfig, serve
+    try:
+        import uvicorn  # noqa: F401  (serve() starts it)
+
+        from scriptc.runtime.server import ServerConfig, serve
+    except ImportError as exc:
+        raise SystemExit(f"scriptc serve needs the 'serve' extra (pip install 'scriptc[serve]'): {exc}") from None
 
     config = ServerConfig(max_batch=args.max_batch, batch_delay_ms=args.batch_delay_ms, max_queue=args.max_queue,
                           timeout_s=args.timeout_s, max_body_bytes=int(args.max_body_mb * (1 << 20)),

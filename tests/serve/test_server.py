@@ -147,6 +147,20 @@ def test_malformed_requests_get_json_errors(server, path, body, headers, status,
     assert got_status == status and message in json.loads(payload)["error"]
 
 
+def test_json_that_only_python_writes_is_still_read(server, archive):
+    """NaN literals (json.dumps writes them for float('nan')) and invalid UTF-8 (a 400)."""
+    x = np.ones((1, 16), np.float32)
+    x[0, 3] = np.nan
+    body = json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": x.ravel().tolist()}]})
+    assert "NaN" in body
+    status, payload = _post(f"http://{server.url}/v2/models/mlp/infer", body.encode())
+    assert status == 200
+    got = np.array(json.loads(payload)["outputs"][0]["data"], np.float32).reshape(1, -1)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(load(archive)(x)))
+    status, payload = _post(f"http://{server.url}/v2/models/mlp/infer", b'{"inputs": "\xff\xfe"}')
+    assert status == 400 and "malformed JSON" in json.loads(payload)["error"]
+
+
 def test_body_limit_and_full_queue(archive):
     running = Running(archive, "--max-body-mb", "0.001", "--max-queue", "1", "--batch-delay-ms", "50",
                       "--max-batch", "1")
@@ -222,3 +236,20 @@ def test_slow_requests_time_out_with_504(tmp_path):
         assert status == 504 and "did not answer" in json.loads(payload)["error"]
     finally:
         assert running.stop() == 0
+
+
+def test_threads_caps_blas_while_the_server_runs_and_restores_it(archive):
+    import asyncio
+
+    from threadpoolctl import threadpool_info
+
+    from scriptc.runtime.server import Server, ServerConfig
+
+    def blas_threads():
+        return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+
+    before = blas_threads()
+    server = Server([archive], config=ServerConfig(threads=1))
+    assert blas_threads() and all(n == 1 for n in blas_threads())
+    asyncio.run(server.stop())
+    assert blas_threads() == before
