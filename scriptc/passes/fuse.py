@@ -97,8 +97,12 @@ def _fuse_block(block: Block) -> bool:
         if not (pointwise or reduction or _head_fusible(node)):
             continue
         if pointwise or reduction:
-            target = _pick_group(node, group_of, position, reduction)
-            if target is not None:
+            candidates = _candidate_groups(node, group_of, position, reduction)
+            if candidates:
+                target = candidates[0]
+                for other in candidates[1:]:
+                    _merge(target, other, group_of, position)
+                    groups.remove(other)
                 target.members.append(node)
                 group_of[id(node)] = target
                 if reduction:
@@ -123,11 +127,14 @@ def _fuse_block(block: Block) -> bool:
     return changed
 
 
-def _pick_group(node: Node, group_of: dict, position: dict, reduction: bool) -> _Group | None:
+def _candidate_groups(node: Node, group_of: dict, position: dict, reduction: bool) -> list[_Group]:
+    """The producers' groups `node` may join: the first, plus, for a pointwise node, every other one
+    it can merge with - 0.5 * x * (1 + tanh(...)) reads two chains that become one kernel, not two."""
+    candidates: list[_Group] = []
     inputs = [node.inputs[0]] if reduction else [v for v in node.inputs if isinstance(v.type, TensorType)]
     for v in inputs:
         group = group_of.get(id(v.node)) if v.node is not None else None
-        if group is None or group.closed:
+        if group is None or group.closed or any(group is c for c in candidates):
             continue
         if reduction:
             if tuple(node.inputs[0].type.shape) != group.shape or node.inputs[0].type.dtype is not group.dtype:
@@ -138,9 +145,20 @@ def _pick_group(node: Node, group_of: dict, position: dict, reduction: bool) -> 
                 continue
         elif tuple(node.output.type.shape) != group.shape or node.output.type.dtype is not group.dtype:
             continue
+        if candidates and (group.head is not None or candidates[0].head is not None):
+            continue  # a kernel has at most one BLAS head, and it comes first
         if _legal(group, node, position):
-            return group
-    return None
+            candidates.append(group)
+            if reduction:
+                break
+    return candidates
+
+
+def _merge(target: _Group, other: _Group, group_of: dict, position: dict) -> None:
+    """Fold `other` into `target`, members in block order (each member's producers stay before it)."""
+    target.members = sorted(target.members + other.members, key=lambda m: position[id(m)])
+    for m in other.members:
+        group_of[id(m)] = target
 
 
 def _legal(group: _Group, node: Node, position: dict) -> bool:

@@ -257,6 +257,32 @@ def test_fuse_groups_a_chain_and_never_creates_a_cycle():
                       "CHECK: prim::FusionGroup\nCHECK: mul(\nCHECK: tanh(")
 
 
+def test_fuse_merges_the_chains_a_node_joins():
+    # 0.5 * x * (1 + tanh(x)): the left product and the tanh chain are separate groups until the
+    # final mul reads both; one kernel, not two with an intermediate through memory.
+    text = (f'graph(%x : {F}):\n  %half : float = prim::Constant[value=0.5]()\n'
+            '  %one : int = prim::Constant[value=1]()\n'
+            f'  %l : {F} = mul(%x, %half)\n  %t : {F} = tanh(%x)\n  %u : {F} = add(%t, %one, %one)\n'
+            f'  %y : {F} = mul(%l, %u)\n  return (%y)\n')
+    g, changed = run(fuse, text)
+    assert changed and sum(1 for n in g.nodes() if n.op == "prim::FusionGroup") == 1
+    filecheck(str(g), "CHECK: prim::FusionGroup\nCHECK: mul(\nCHECK: tanh(\nCHECK: add(\nCHECK: mul(\n"
+                      "CHECK-NOT: prim::FusionGroup")
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(Interpreter(g).run([x])[0], 0.5 * x * (1 + np.tanh(x)), rtol=1e-6)
+
+
+def test_fuse_merges_no_chain_that_another_node_reads_first():
+    # size() reads the left chain before the final mul, so it cannot move down into one kernel with it.
+    text = (f'graph(%x : {F}):\n  %zero : int = prim::Constant[value=0]()\n  %one : int = prim::Constant[value=1]()\n'
+            f'  %a : {F} = exp(%x)\n  %b : {F} = neg(%a)\n  %s : int = size(%b, %zero)\n'
+            f'  %t : {F} = tanh(%x)\n  %u : {F} = add(%t, %one, %one)\n  %y : {F} = mul(%b, %u)\n'
+            f'  %z : {F} = mul(%y, %s)\n  return (%z)\n')
+    g, _ = run(fuse, text)
+    filecheck(str(g), "CHECK: prim::FusionGroup\nCHECK: exp(\nCHECK: neg(\nCHECK: size(\n"
+                      "CHECK: prim::FusionGroup\nCHECK: tanh(")
+
+
 def test_fuse_respects_dtypes_and_unknown_shapes():
     text = ('graph(%x : Tensor(float32, [4]), %y : Tensor):\n  %a : Tensor(float32, [4]) = exp(%x)\n'
             '  %d : ScalarType = prim::Constant[value=float64]()\n'
