@@ -105,8 +105,11 @@ def _optimize(module_ref, tm) -> None:
 def _function_attributes() -> str:
     # LLVM defaults to 256-bit vectors on AVX-512 CPUs (older parts downclock on 512-bit ops); our
     # kernels are compute-bound loops with FMAs, and 512-bit halves their instruction count.
+    # Reciprocal estimates (rcp14 + one Newton step) replace only the divisions marked arcp+ninf: the
+    # math library's own, inside its error bounds (tanh's stays 5.5 ulp); a user's div stays exact.
     _target_machine()
-    return '"prefer-vector-width"="512"' if "+avx512f" in _state["features"] else ""
+    width = '"prefer-vector-width"="512" ' if "+avx512f" in _state["features"] else ""
+    return width + '"reciprocal-estimates"="vec-divf:1,divf:1"'
 
 
 def _with_attributes(text: str, name: str) -> str:
