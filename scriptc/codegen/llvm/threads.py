@@ -69,6 +69,22 @@ class _Builder:
                                    ir.Constant(I64, op), self.b.zext(value, I64) if value.type == I32 else value,
                                    ir.Constant(I64, 0)])
 
+    def count(self, n, body, label: str) -> None:
+        """for i in [0, n): body(i) - which may branch, and ends in the block that goes on to i + 1."""
+        b = self.b
+        before = b.block
+        head, first, done = (self.fn.append_basic_block(f"{label}_{s}") for s in ("head", "body", "done"))
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64, label)
+        i.add_incoming(ir.Constant(I64, 0), before)
+        b.cbranch(b.icmp_unsigned("<", i, n), first, done)
+        b.position_at_end(first)
+        body(i)
+        i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
+        b.branch(head)
+        b.position_at_end(done)
+
     def call_kernel(self, fn_address, start, end, ptrs, meta):
         self.b.call(self.b.inttoptr(fn_address, KERNEL.as_pointer()), [start, end, ptrs, meta])
 
@@ -163,7 +179,6 @@ def _parallel_for(module: ir.Module) -> None:
     h = _Builder(module, fn)
     b = h.b
     parts = b.add(workers, ir.Constant(I64, 1))
-    entry = b.block
 
     def bound(i):
         return b.udiv(b.mul(total, i), parts)
@@ -171,67 +186,52 @@ def _parallel_for(module: ir.Module) -> None:
     def worker_block(i):
         return b.gep(blocks, [b.mul(i, ir.Constant(I64, BLOCK_BYTES))])
 
-    post, post_body, run_own = (fn.append_basic_block(n) for n in ("post", "post_body", "run_own"))
-    b.branch(post)
-    b.position_at_end(post)
-    i = b.phi(I64, "i")
-    i.add_incoming(ir.Constant(I64, 0), entry)
-    b.cbranch(b.icmp_unsigned("<", i, workers), post_body, run_own)
-    b.position_at_end(post_body)
-    block = worker_block(i)
-    slot = b.add(i, ir.Constant(I64, 1))
-    values = (kernel, bound(slot), bound(b.add(slot, ir.Constant(I64, 1))), b.ptrtoint(ptrs, I64), b.ptrtoint(meta, I64))
-    for offset, value in zip((16, 24, 32, 40, 48), values):
-        b.store(value, h.field(block, offset, I64))
-    seq = h.field(block, 0, I32)
-    h.store(b.add(b.load(seq), ir.Constant(I32, 1)), seq)
-    wake, posted = fn.append_basic_block("wake"), fn.append_basic_block("posted")
-    b.cbranch(b.icmp_unsigned("!=", h.load(h.field(block, 8, I32)), ir.Constant(I32, 0)), wake, posted)
-    b.position_at_end(wake)
-    h.futex(seq, _FUTEX_WAKE_PRIVATE, ir.Constant(I32, 1))
-    b.branch(posted)
-    b.position_at_end(posted)
-    i.add_incoming(b.add(i, ir.Constant(I64, 1)), posted)
-    b.branch(post)
+    def post(i):
+        block = worker_block(i)
+        slot = b.add(i, ir.Constant(I64, 1))
+        values = (kernel, bound(slot), bound(b.add(slot, ir.Constant(I64, 1))), b.ptrtoint(ptrs, I64),
+                  b.ptrtoint(meta, I64))
+        for offset, value in zip((16, 24, 32, 40, 48), values):
+            b.store(value, h.field(block, offset, I64))
+        seq = h.field(block, 0, I32)
+        h.store(b.add(b.load(seq), ir.Constant(I32, 1)), seq)
+        wake, posted = fn.append_basic_block("wake"), fn.append_basic_block("posted")
+        b.cbranch(b.icmp_unsigned("!=", h.load(h.field(block, 8, I32)), ir.Constant(I32, 0)), wake, posted)
+        b.position_at_end(wake)
+        h.futex(seq, _FUTEX_WAKE_PRIVATE, ir.Constant(I32, 1))
+        b.branch(posted)
+        b.position_at_end(posted)
 
-    b.position_at_end(run_own)
+    def join(j):
+        block = worker_block(j)
+        expected = b.load(h.field(block, 0, I32))
+        steal, wait, wait_more, keep_spinning, yield_block, joined = (fn.append_basic_block(n) for n in (
+            "steal", "wait", "wait_more", "keep_spinning", "yield", "joined"))
+        b.cbranch(h.claim(block, expected), steal, wait)
+        claim_block = b.block
+        b.position_at_end(steal)
+        h.run_job(block)
+        b.branch(joined)
+        b.position_at_end(wait)
+        spins = b.phi(I64, "spins")
+        spins.add_incoming(ir.Constant(I64, 0), claim_block)
+        b.cbranch(b.icmp_unsigned("==", h.load(h.field(block, 4, I32), "acquire"), expected), joined, wait_more)
+        b.position_at_end(wait_more)
+        h.pause()
+        more = b.add(spins, ir.Constant(I64, 1))
+        b.cbranch(b.icmp_unsigned("<", more, ir.Constant(I64, YIELD_AFTER)), keep_spinning, yield_block)
+        b.position_at_end(keep_spinning)
+        spins.add_incoming(more, keep_spinning)
+        b.branch(wait)
+        b.position_at_end(yield_block)
+        b.call(h.sched_yield, [])  # the worker may share our core: let it run
+        spins.add_incoming(ir.Constant(I64, 0), yield_block)
+        b.branch(wait)
+        b.position_at_end(joined)
+
+    h.count(workers, post, "post")
     h.call_kernel(kernel, ir.Constant(I64, 0), bound(ir.Constant(I64, 1)), ptrs, meta)
-    join, join_body, finished = (fn.append_basic_block(n) for n in ("join", "join_body", "finished"))
-    b.branch(join)
-    b.position_at_end(join)
-    j = b.phi(I64, "j")
-    j.add_incoming(ir.Constant(I64, 0), run_own)
-    b.cbranch(b.icmp_unsigned("<", j, workers), join_body, finished)
-    b.position_at_end(join_body)
-    block = worker_block(j)
-    expected = b.load(h.field(block, 0, I32))
-    steal, wait, wait_more, yield_block, next_worker = (fn.append_basic_block(n) for n in (
-        "steal", "wait", "wait_more", "yield", "next_worker"))
-    b.cbranch(h.claim(block, expected), steal, wait)
-    b.position_at_end(steal)
-    h.run_job(block)
-    b.branch(next_worker)
-    b.position_at_end(wait)
-    spins = b.phi(I64, "spins")
-    spins.add_incoming(ir.Constant(I64, 0), join_body)
-    b.cbranch(b.icmp_unsigned("==", h.load(h.field(block, 4, I32), "acquire"), expected), next_worker, wait_more)
-    b.position_at_end(wait_more)
-    h.pause()
-    more = b.add(spins, ir.Constant(I64, 1))
-    keep_spinning = fn.append_basic_block("keep_spinning")
-    b.cbranch(b.icmp_unsigned("<", more, ir.Constant(I64, YIELD_AFTER)), keep_spinning, yield_block)
-    b.position_at_end(keep_spinning)
-    spins.add_incoming(more, keep_spinning)
-    b.branch(wait)
-    b.position_at_end(yield_block)
-    b.call(h.sched_yield, [])  # the worker may share our core: let it run
-    spins.add_incoming(ir.Constant(I64, 0), yield_block)
-    b.branch(wait)
-    b.position_at_end(next_worker)
-    j.add_incoming(b.add(j, ir.Constant(I64, 1)), next_worker)
-    b.branch(join)
-
-    b.position_at_end(finished)
+    h.count(workers, join, "join")
     b.ret_void()
 
 
