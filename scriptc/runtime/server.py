@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import gc
 import json
+import re
 import signal
 import time
 from collections import defaultdict
@@ -365,7 +366,7 @@ def create_app(server: Server):
     """The starlette application for a Server."""
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, PlainTextResponse, Response
+    from starlette.responses import JSONResponse, PlainTextResponse
     from starlette.routing import Route
 
     def error(exc: ServeError) -> JSONResponse:
@@ -394,36 +395,6 @@ def create_app(server: Server):
             return error(exc)
         return JSONResponse({"name": request.path_params["name"], "ready": True})
 
-    async def infer(request: Request):
-        start = time.perf_counter()
-        name = request.path_params["name"]
-        status = 200
-        try:
-            entry = server.model(name)
-            declared = request.headers.get("content-length")
-            if declared is not None and declared.isdigit() and int(declared) > server.config.max_body_bytes:
-                raise ServeError(f"request body over {server.config.max_body_bytes} bytes", 413)
-            body = b""
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > server.config.max_body_bytes:
-                    raise ServeError(f"request body over {server.config.max_body_bytes} bytes", 413)
-            header = request.headers.get("inference-header-content-length")
-            if header is not None and not header.isdigit():
-                raise ServeError("Inference-Header-Content-Length must be a number", 400)
-            parsed, inputs = decode(entry, body, int(header) if header is not None else None)
-            outputs = await server.infer(entry, inputs)
-            head, binary = encode(entry, parsed, outputs)
-            if binary:
-                return Response(head + binary, media_type="application/octet-stream",
-                                headers={"Inference-Header-Content-Length": str(len(head))})
-            return Response(head, media_type="application/json")
-        except ServeError as exc:
-            status = exc.status
-            return error(exc)
-        finally:
-            server.metrics.observe(name, status, time.perf_counter() - start)
-
     async def metrics(request: Request):
         depths = {n: (e.queue.qsize() if e.queue is not None else 0) for n, e in server.models.items()}
         return PlainTextResponse(server.metrics.render(depths), media_type="text/plain; version=0.0.4")
@@ -432,8 +403,6 @@ def create_app(server: Server):
               Route("/v2/models/{name}", model_metadata), Route("/v2/models/{name}/versions/{version}", model_metadata),
               Route("/v2/models/{name}/ready", model_ready),
               Route("/v2/models/{name}/versions/{version}/ready", model_ready),
-              Route("/v2/models/{name}/infer", infer, methods=["POST"]),
-              Route("/v2/models/{name}/versions/{version}/infer", infer, methods=["POST"]),
               Route("/metrics", metrics)]
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -443,7 +412,73 @@ def create_app(server: Server):
         finally:
             await server.stop()
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    return _with_infer_route(server, Starlette(routes=routes, lifespan=lifespan))
+
+
+_INFER_PATH = re.compile(r"/v2/models/([^/]+)(?:/versions/[^/]+)?/infer")
+
+
+def _with_infer_route(server: Server, app):
+    """The ASGI app: POST .../infer handled here, in plain ASGI, everything else by `app`.
+
+    The hot path skips starlette's router, middleware and Request/Response objects - a third of
+    the event loop's time per request (0.15 of 0.47 ms, measured with the MLP at 64 clients)."""
+    async def infer_app(scope, receive, send):
+        match = _INFER_PATH.fullmatch(scope["path"]) if scope["type"] == "http" else None
+        if match is None:
+            await app(scope, receive, send)
+            return
+        if scope["method"] != "POST":
+            await _respond(send, 405, b'{"error": "infer takes POST"}', b"application/json")
+            return
+        start = time.perf_counter()
+        name = match.group(1)
+        status = 200
+        try:
+            entry = server.model(name)
+            headers = dict(scope["headers"])
+            declared = headers.get(b"content-length", b"")
+            if declared.isdigit() and int(declared) > server.config.max_body_bytes:
+                raise ServeError(f"request body over {server.config.max_body_bytes} bytes", 413)
+            body = await _read_body(receive, server.config.max_body_bytes)
+            header = headers.get(b"inference-header-content-length")
+            if header is not None and not header.isdigit():
+                raise ServeError("Inference-Header-Content-Length must be a number", 400)
+            parsed, inputs = decode(entry, body, int(header) if header is not None else None)
+            outputs = await server.infer(entry, inputs)
+            head, binary = encode(entry, parsed, outputs)
+            if binary:
+                await _respond(send, 200, head + binary, b"application/octet-stream",
+                               [(b"inference-header-content-length", str(len(head)).encode())])
+            else:
+                await _respond(send, 200, head, b"application/json")
+        except ServeError as exc:
+            status = exc.status
+            await _respond(send, status, json.dumps({"error": str(exc)}).encode(), b"application/json")
+        finally:
+            server.metrics.observe(name, status, time.perf_counter() - start)
+    return infer_app
+
+
+async def _read_body(receive, limit: int) -> bytes:
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ServeError("the client went away before sending its request", 400)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise ServeError(f"request body over {limit} bytes", 413)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _respond(send, status: int, body: bytes, media_type: bytes, extra: list | None = None) -> None:
+    headers = [(b"content-type", media_type), (b"content-length", str(len(body)).encode())] + (extra or [])
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def serve(paths: list, host: str = "127.0.0.1", port: int = 8000, names: list | None = None,
