@@ -10,7 +10,7 @@ import keyword
 
 from scriptc import ops
 from scriptc.ops.schema import FACTORY, RANDOM, Arg, OpDef
-from scriptc.tensors import Tensor, _size_arg, call, call_inplace
+from scriptc.tensors import Tensor, _size_arg, call, call_inplace, check_device_arg
 from scriptc.types import ListType, OptionalType, Scalar, ScalarType, TensorType, UnionType
 
 # Methods and functions whose first list argument may also be given as varargs: x.view(2, 3), zeros(2, 3).
@@ -64,9 +64,13 @@ def _make(op: OpDef, as_method: bool):
     runner = "call_inplace" if op.inplace_of is not None else "call"
     body = f"    out = {runner}(_op, {values})\n"
     if op.kind in (FACTORY, RANDOM):
+        names = {a.name for a in op.schema.args}
+        checked = ", ".join(["device" if "device" in names else "None", "pin_memory"])
+        body = f"    _check_device_arg({checked})\n" + body
         body += "    if requires_grad:\n        out.requires_grad_(True)\n"
     source = f"def {op.base_name}({params}):\n{body}    return out\n"
-    namespace = {"_op": op, "call": call, "call_inplace": call_inplace, "_size_arg": _size_arg}
+    namespace = {"_op": op, "call": call, "call_inplace": call_inplace, "_size_arg": _size_arg,
+                 "_check_device_arg": check_device_arg}
     exec(compile(source, f"<scriptc binding {op.name}>", "exec"), namespace)
     fn = namespace[op.base_name]
     fn.__doc__ = f"{op.schema}\n\n{op.doc}".strip()

@@ -361,22 +361,27 @@ class Tensor:
 
     # --- new_* keep this tensor's dtype and device ------------------------------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        check_device_arg(device)
         return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        check_device_arg(device)
         if dtype is not None:
             return _fresh(call(_ops.OPS["zeros"], (_size_arg(size), dtype, None)), requires_grad)
         return _fresh(call(_ops.OPS["new_zeros"], (self, _size_arg(size))), requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        check_device_arg(device)
         if dtype is not None:
             return _fresh(call(_ops.OPS["ones"], (_size_arg(size), dtype, None)), requires_grad)
         return _fresh(call(_ops.OPS["new_ones"], (self, _size_arg(size))), requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        check_device_arg(device)
         return _fresh(call(_ops.OPS["empty"], (_size_arg(size), dtype or self.dtype, None)), requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        check_device_arg(device)
         return _fresh(call(_ops.OPS["full"], (_size_arg((size,)), fill_value, dtype or self.dtype, None)),
                       requires_grad)
 
@@ -462,6 +467,16 @@ def _check_device(dev: device) -> None:
     if dev.type == "cuda":
         from scriptc import cuda
         cuda.require()
+
+
+def check_device_arg(value, pin_memory: bool = False) -> None:
+    """A factory's `device=` / `pin_memory=` must be usable here: CUDA without cupy or a GPU raises
+    the RuntimeError that says why (as `.to("cuda")` does) instead of handing back a CPU tensor.
+    An int means that CUDA device, as in PyTorch."""
+    if value is not None:
+        _check_device(device("cuda", value) if isinstance(value, int) and not isinstance(value, bool) else device(value))
+    if pin_memory:
+        _check_device(device("cuda"))  # pinned host memory only serves copies to a GPU
 
 
 # --- dispatch ---------------------------------------------------------------------------
@@ -668,6 +683,7 @@ def _plain(x):
 
 def as_tensor(data, dtype: dtype | None = None, device=None) -> Tensor:
     """Like tensor(), but shares memory with a numpy array or Tensor of the same dtype."""
+    check_device_arg(device)
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         return data
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np):
