@@ -47,10 +47,51 @@ def require() -> None:
     raise RuntimeError("CUDA tensors are not supported by this build of scriptc yet")
 
 
-def current_device() -> int:
-    require()
-    return 0
+def _needs_cuda(name: str, doc: str):
+    """A torch.cuda entry point that, like a CPU-only PyTorch build's, raises RuntimeError saying
+    why CUDA cannot be used (this build runs nothing on a GPU yet, even where one is present)."""
+    def entry(*args, **kwargs):
+        require()
+    entry.__name__ = entry.__qualname__ = name
+    entry.__doc__ = doc
+    return entry
 
 
-def synchronize() -> None:
-    require()
+current_device = _needs_cuda("current_device", "The index of the selected GPU.")
+synchronize = _needs_cuda("synchronize", "Wait for every queued kernel and copy on the device.")
+current_stream = _needs_cuda("current_stream", "The stream kernels are queued on.")
+stream = _needs_cuda("stream", "`with scriptc.cuda.stream(s):` queues the block's work on stream s.")
+memory_allocated = _needs_cuda("memory_allocated", "Bytes held by tensors (cupy's memory pool).")
+max_memory_allocated = _needs_cuda("max_memory_allocated", "Peak of memory_allocated().")
+memory_reserved = _needs_cuda("memory_reserved", "Bytes the memory pool holds from the driver.")
+max_memory_reserved = _needs_cuda("max_memory_reserved", "Peak of memory_reserved().")
+memory_stats = _needs_cuda("memory_stats", "The memory pool's counters as a dict.")
+empty_cache = _needs_cuda("empty_cache", "Return the pool's unused blocks to the driver.")
+reset_peak_memory_stats = _needs_cuda("reset_peak_memory_stats", "Restart the max_memory_* peaks from now.")
+
+
+class device:
+    """`with scriptc.cuda.device(i):` selects GPU i for the block."""
+
+    def __init__(self, index):
+        self.index = index
+
+    def __enter__(self):
+        require()
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+class Stream:
+    """A CUDA stream: work queued on it runs in order, concurrently with other streams."""
+
+    def __init__(self, device=None, priority: int = 0):
+        require()
+
+
+class Event:
+    """A marker in a stream, for timing (`enable_timing=True`) and cross-stream waits."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+        require()
