@@ -42,6 +42,26 @@ class _Launch:
     total: int          # the kernel's [0, total) range: elements (flat kernels) or rows
     empty: bool
     parallel: bool
+    c_total: ctypes.c_int64 = None
+    c_meta: ctypes.c_void_p = None
+
+
+# The kernel's entry point called without argument conversion: a launch passes ready ctypes values
+# (0.7 us a call, against 1.6 us through KERNEL_TYPE's pointer-typed prototype).
+_BARE_KERNEL = ctypes.CFUNCTYPE(None)
+_ZERO = ctypes.c_int64(0)
+_refcount = sys.getrefcount
+
+
+class _ThreadState:
+    """A group's per-thread launch state: its pointer array and the output buffers it recycles."""
+
+    def __init__(self, step: "_GroupStep"):
+        self.pointers = step.pointer_array_type()  # inputs only a BLAS head reads stay null
+        self.c_pointers = ctypes.c_void_p(ctypes.addressof(self.pointers))
+        self.buffers: list[np.ndarray | None] = [None] * len(step.out_dtypes)
+        for i, value in step.fixed_reads:
+            self.pointers[i] = data_pointer(value)
 
 
 class Executor:
@@ -59,8 +79,13 @@ class Executor:
             self._slot(v)
         self.input_slots = [self.slot_of[id(v)] for v in graph.inputs]
         self.group_steps: list[_GroupStep] = []
+        self.constants: dict[int, Any] = {}
         self.steps = self._plan(graph.block)
         self.output_slots = [self._slot(v) for v in graph.outputs]
+        # Constants (weights, mostly) sit in every call's frame from the start: SSA never rebinds a slot.
+        self.frame_template: list[Any] = [None] * len(self.slot_of)
+        for slot, value in self.constants.items():
+            self.frame_template[slot] = value
 
     def _slot(self, value) -> int:
         key = id(value)
@@ -75,7 +100,7 @@ class Executor:
     def __call__(self, inputs: list) -> list:
         if len(inputs) != len(self.input_slots):
             raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
-        frame: list[Any] = [None] * len(self.slot_of)
+        frame = self.frame_template.copy()
         for slot, value in zip(self.input_slots, inputs):
             frame[slot] = value
         for step in self.steps:
@@ -88,19 +113,16 @@ class Executor:
     def _plan(self, block: Block) -> list[Callable]:
         steps = []
         for node in block:
-            steps.append(self._step(node))
+            if node.op == "prim::Constant":
+                self.constants[self._slot(node.output)] = node.attrs["value"]
+            else:
+                steps.append(self._step(node))
         return steps
 
     def _step(self, node: Node) -> Callable:
         ins = [self._slot(v) for v in node.inputs]
         outs = [self._slot(v) for v in node.outputs]
         op = node.op
-        if op == "prim::Constant":
-            value, out = node.attrs["value"], outs[0]
-
-            def constant(frame):
-                frame[out] = value
-            return constant
         if op == "prim::If":
             then_plan, else_plan = self._plan(node.blocks[0]), self._plan(node.blocks[1])
             then_ret = [self._slot(v) for v in node.blocks[0].returns]
@@ -206,7 +228,6 @@ class _GroupStep:
         self.interpreter = executor.interpreter
         self.kernel = None
         self.reason = None
-        self._recycled = threading.local()
         self._per_thread = threading.local()
         if executor.jit:
             from scriptc.codegen.kernel import Unsupported, build_spec
@@ -219,34 +240,39 @@ class _GroupStep:
         if self.kernel is not None:
             spec = self.spec
             self.head = ops.OPS[spec.head[0]] if spec.head else None
+            if spec.head:
+                _, positions, consts = spec.head
+                self.head_sources = [(p, c) for p, c in zip(positions, consts)]
             used = spec.used_inputs
             # The iteration space comes from what the elementwise part reads (a BLAS head's inputs don't count).
             self.tensor_inputs = [i for i in used if spec.inputs[i].kind == "tensor"]
             self.guarded = [i for i in used if i < len(self.guards)]
-            self.read_inputs = used
             self.out_dtypes = [np.dtype(spec.exprs[k][1]) for k in spec.outputs] if spec.tail is None else \
                 [np.dtype(spec.exprs[spec.tail[1]][1])]
             self.scalar_dtypes = {i: np.dtype(inp.dtype) for i, inp in enumerate(spec.inputs) if inp.kind == "scalar"}
+            # Inputs that are constants of the graph (weights, biases) are the same arrays on every call:
+            # their pointers are set once per thread, and they do not take part in the signature.
+            constants = executor.constants
+            self.fixed = {i: constants[s] for i, s in enumerate(ins) if s in constants}
+            # (A strided constant stays per-call: a copy made here would miss in-place updates to it.)
+            self.fixed_reads = [(i, np.array(self.fixed[i], dtype=self.scalar_dtypes[i]) if i in self.scalar_dtypes
+                                 else self.fixed[i]) for i in used
+                                if i in self.fixed and (i in self.scalar_dtypes or (
+                                    type(self.fixed[i]) is np.ndarray and self.fixed[i].flags.c_contiguous))]
+            fixed_read = {i for i, _ in self.fixed_reads}
+            self.varying = [i for i in range(len(ins)) if i not in self.fixed]
+            self.varying_reads = [i for i in used if i not in fixed_read]
             self.flat = spec.flat
             self.flat_meta = (ctypes.c_int64 * 1)(0)
             self._launches: dict[tuple, _Launch | None] = {}
             self.pointer_array_type = ctypes.c_void_p * (len(spec.inputs) + len(self.out_dtypes))
+            self.bare_kernel = _BARE_KERNEL(self.kernel.address)
 
-    def _buffer(self, index: int, shape, dtype) -> np.ndarray:
-        """This output's array from the previous call on this thread when nothing else holds it any
-        more (its memory is already faulted in), else a new one."""
-        cache = getattr(self._recycled, "buffers", None)
-        if cache is None:
-            cache = self._recycled.buffers = {}
-        previous = cache.get(index)
-        # 2 references: the cache's and getrefcount's argument. Views keep their base alive, so a
-        # result the caller still holds, directly or through a view, is never reused.
-        if previous is not None and previous.shape == shape and previous.dtype == dtype and \
-                sys.getrefcount(previous) == 2:
-            return previous
-        fresh = np.empty(shape, dtype=dtype)
-        cache[index] = fresh
-        return fresh
+    def _state(self) -> _ThreadState:
+        state = getattr(self._per_thread, "state", None)
+        if state is None:
+            state = self._per_thread.state = _ThreadState(self)
+        return state
 
     def fallback(self, frame) -> None:
         body = self.node.blocks[0]
@@ -258,14 +284,14 @@ class _GroupStep:
         if self.kernel is None:
             self.fallback(frame)
             return
-        args = [frame[s] for s in self.ins]
+        ins = self.ins
+        args = [frame[s] for s in ins]
         # Everything a launch needs but the data pointers follows from the inputs' shapes, dtypes and
         # kinds, so it is worked out once per signature (a batch size, say) and looked up after that.
-        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in args])
+        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in [args[i] for i in self.varying]])
         if self.head is not None:
-            _, positions, consts = self.spec.head
-            head_args = [args[p] if p is not None else c for p, c in zip(positions, consts)]
-            args.append(np.asarray(run_kernel(self.head, np, head_args)))
+            head_out = run_kernel(self.head, np, [args[p] if p is not None else c for p, c in self.head_sources])
+            args.append(head_out if type(head_out) is np.ndarray else np.asarray(head_out))
         launch = self._launches.get(key, _UNPREPARED)
         if launch is _UNPREPARED:
             launch = self._prepare(args)
@@ -313,16 +339,15 @@ class _GroupStep:
             meta = (ctypes.c_int64 * len(values))(*values)
             total, work = (math.prod(shape[:-1]) if rank else 1), math.prod(shape)
         empty = total == 0 or (work == 0 and tail is None)
-        return _Launch(out_shape, meta, total, empty, work >= PARALLEL_MIN_ELEMENTS and self.pool.size > 1)
+        return _Launch(out_shape, meta, total, empty, work >= PARALLEL_MIN_ELEMENTS and self.pool.size > 1,
+                       ctypes.c_int64(total), ctypes.c_void_p(ctypes.addressof(meta)))
 
     def _launch(self, frame, launch: _Launch, args: list) -> None:
-        local = self._per_thread
-        ptr_array = getattr(local, "pointers", None)
-        if ptr_array is None:
-            ptr_array = local.pointers = self.pointer_array_type()  # inputs only a BLAS head reads stay null
+        state = self._state()
+        pointers = state.pointers
         keep = []  # converted inputs, alive until the kernel returns
         scalar_dtypes = self.scalar_dtypes
-        for i in self.read_inputs:
+        for i in self.varying_reads:
             a = args[i]
             if i in scalar_dtypes:
                 a = np.array(a, dtype=scalar_dtypes[i])
@@ -330,23 +355,36 @@ class _GroupStep:
             elif not a.flags.c_contiguous:
                 a = np.ascontiguousarray(a)  # the launch's strides are those of a contiguous array
                 keep.append(a)
-            ptr_array[i] = data_pointer(a)
-        outputs = [self._buffer(i, launch.out_shape, d) for i, d in enumerate(self.out_dtypes)]
+            pointers[i] = data_pointer(a)
+        buffers = state.buffers
         first_output = len(self.spec.inputs)
-        for j, o in enumerate(outputs):
-            ptr_array[first_output + j] = data_pointer(o)
+        shape = launch.out_shape
+        outputs = []
+        for j, dtype in enumerate(self.out_dtypes):
+            # Last call's array when nothing else holds it any more (its memory is faulted in already).
+            # 3 references: the list's, `previous` and getrefcount's argument; views keep their base
+            # alive, so a result the caller still holds, directly or through a view, is never reused.
+            previous = buffers[j]
+            if previous is None or previous.shape != shape or _refcount(previous) != 3:
+                previous = buffers[j] = np.empty(shape, dtype=dtype)
+                pointers[first_output + j] = data_pointer(previous)
+            outputs.append(previous)
         if launch.empty:
             pass  # nothing to compute; the outputs are empty
         elif launch.parallel:
-            self.pool.split(self.kernel, launch.total, ptr_array, launch.meta)
+            self.pool.split(self.kernel, launch.total, pointers, launch.meta)
         else:
-            self.kernel.function(0, launch.total, ptr_array, launch.meta)
+            self.bare_kernel(_ZERO, launch.c_total, state.c_pointers, launch.c_meta)
         for o, value in zip(self.outs, outputs):
             frame[o] = value
 
 
+# Every 8-byte word of memory, as an array indexed from address 8 (a NULL-based one would refuse access).
+_WORDS = ctypes.cast(ctypes.c_void_p(8), ctypes.POINTER(ctypes.c_uint64))
+
+
 def _read_data_field(a: np.ndarray) -> int:
-    return ctypes.c_void_p.from_address(id(a) + _DATA_FIELD_OFFSET).value or 0
+    return _WORDS[(id(a) + _DATA_FIELD_OFFSET - 8) // 8]
 
 
 def _layout_is_known() -> bool:
@@ -357,7 +395,7 @@ def _layout_is_known() -> bool:
 
 
 # An array's data address, read from numpy's public PyArrayObject struct (the `data` field follows the
-# object header) in 0.2 us; `a.ctypes.data` builds a helper object and costs 2 us, several times a
+# object header) in 0.3 us; `a.ctypes.data` builds a helper object and costs 2 us, several times a
 # kernel launch's other work. Checked once against `a.ctypes.data`; elsewhere that is what is used.
 _DATA_FIELD_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p)
 data_pointer: Callable[[np.ndarray], int] = _read_data_field if _layout_is_known() else (lambda a: a.ctypes.data)

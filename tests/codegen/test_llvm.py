@@ -151,6 +151,28 @@ def test_inputs_only_the_blas_head_reads_reach_the_kernel_untouched(monkeypatch)
     assert copied == []
 
 
+def test_constant_weights_and_results_the_caller_keeps():
+    # A frozen linear's bias is a graph constant: the kernel reads it through a pointer set once per
+    # thread, and an output array is recycled only when nothing outside holds it.
+    layer = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU()).eval()
+    traced = torch.jit.trace(layer, torch.ones(4, 6))
+    graph = torch.jit.optimize_for_inference(traced, jit=False).graph
+    executor = Executor(graph, threads=2)
+    step = executor.group_steps[0]
+    assert executor.compiled_groups == 1 and step.fixed_reads and executor.constants
+    rng = np.random.default_rng(7)
+    kept = []
+    for batch in (4, 4, 3, 4, 1):
+        x = rng.standard_normal((batch, 6)).astype(np.float32)
+        (out,) = executor([x])
+        np.testing.assert_allclose(out, layer(torch.from_numpy(x)).detach().numpy(), rtol=1e-6, atol=1e-6)
+        kept.append((out, out.copy()))
+    for out, copy in kept:
+        np.testing.assert_array_equal(out, copy)
+    before = executor([x])[0].__array_interface__["data"][0]
+    assert executor([x])[0].__array_interface__["data"][0] == before  # dropped results are reused
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.sampled_from(["tanh", "sigmoid", "relu", "neg", "exp_small", "mulw", "addb", "erf", "gelu",
                                  "square", "abs", "clamp"]), min_size=2, max_size=8), st.integers(0, 1000))
