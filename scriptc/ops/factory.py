@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from scriptc.types import DEFAULT_FLOAT, TensorType, float32, int64
@@ -101,7 +103,7 @@ def _arange_kernel(xp, start, end=None, step=1, dtype=None, device=None):
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     d = _arange_dtype((start, end, step), dtype)
-    n = max(int(np.ceil((end - start) / step)), 0)
+    n = max(math.ceil((end - start) / step), 0)
     return (start + xp.arange(n, dtype=np.float64) * step).astype(d.np)
 
 
@@ -111,7 +113,7 @@ def _arange_rule(start, end=None, step=1, dtype=None, device=None):
         return TensorType(dtype or (int64 if all(isinstance(v, int) for v in values if is_known(v)) else None), (None,))
     if end is None:
         start, end = 0, start
-    return TensorType(_arange_dtype((start, end, step), dtype), (max(int(np.ceil((end - start) / step)), 0),))
+    return TensorType(_arange_dtype((start, end, step), dtype), (max(math.ceil((end - start) / step), 0),))
 
 
 register("arange(start: Scalar, end: Scalar? = None, step: Scalar = 1, *, dtype: ScalarType? = None, "

@@ -11,6 +11,7 @@ from . import register
 from .rules import broadcast_shapes
 from .schema import COMPARE, POINTWISE, PROMOTE, PROMOTE_FLOAT, TO_BOOL
 from .special import erf as erf_kernel
+from .special import quiet_float_errors
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 INV_SQRT2 = 1.0 / math.sqrt(2.0)
@@ -85,7 +86,7 @@ def _pow_grad(ctx, g):
     d_base = g * exponent * np.power(base, exponent - 1)
     d_exp = None
     if not isinstance(exponent, (int, float)):
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with quiet_float_errors(np):
             d_exp = g * ctx.out * np.where(base > 0, np.log(np.where(base > 0, base, 1)), 0)
     return d_base, d_exp
 

@@ -1,7 +1,8 @@
-"""Special functions numpy lacks, written against an array module `xp`."""
+"""Special functions numpy lacks, and array-module helpers, written against an array module `xp`."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -32,3 +33,11 @@ def erf(xp, x):
     erfc_far = xp.exp(-far * far) / (math.sqrt(math.pi) * fraction)
     result = xp.where(a < 2.0, series, 1.0 - erfc_far)
     return (xp.sign(x) * result).astype(dtype, copy=False)
+
+
+def quiet_float_errors(xp):
+    """numpy's errstate(divide, invalid) set to ignore; cupy never warns about floating-point errors
+    (it has no errstate), so there it does nothing."""
+    if hasattr(xp, "errstate"):
+        return xp.errstate(divide="ignore", invalid="ignore")
+    return contextlib.nullcontext()
