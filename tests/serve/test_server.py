@@ -148,15 +148,20 @@ def test_malformed_requests_get_json_errors(server, path, body, headers, status,
 
 
 def test_json_that_only_python_writes_is_still_read(server, archive):
-    """NaN literals (json.dumps writes them for float('nan')) and invalid UTF-8 (a 400)."""
+    """NaN literals (json.dumps writes them for float('nan')) both ways, ids past 64 bits, and invalid
+    UTF-8 (a 400)."""
     x = np.ones((1, 16), np.float32)
     x[0, 3] = np.nan
     body = json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": x.ravel().tolist()}]})
     assert "NaN" in body
     status, payload = _post(f"http://{server.url}/v2/models/mlp/infer", body.encode())
-    assert status == 200
+    assert status == 200 and b"NaN" in payload  # not orjson's null
     got = np.array(json.loads(payload)["outputs"][0]["data"], np.float32).reshape(1, -1)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(load(archive)(x)))
+    huge_id = json.dumps({"id": 2 ** 70, "inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32",
+                                                      "data": [0.5] * 16}]})
+    status, payload = _post(f"http://{server.url}/v2/models/mlp/infer", huge_id.encode())
+    assert status == 200 and json.loads(payload)["id"] == 2 ** 70
     status, payload = _post(f"http://{server.url}/v2/models/mlp/infer", b'{"inputs": "\xff\xfe"}')
     assert status == 400 and "malformed JSON" in json.loads(payload)["error"]
 
