@@ -2,9 +2,9 @@
 
 A spec lists the group's tensor and scalar inputs, one typed scalar expression per value the
 group computes elementwise (built from each op's `scalar` entry in the op table), which of them
-are outputs, and an optional tail: a last-dim reduction/normalization (sum, mean, amax, amin,
-softmax, log_softmax, layer_norm) or a BLAS head (linear, matmul, conv2d) run before the
-elementwise part.
+are outputs, and an optional tail: a reduction over one dim (sum, mean, amax, amin, prod), a
+last-dim normalization (softmax, log_softmax, layer_norm), or a BLAS head (linear, matmul, conv2d)
+run before the elementwise part.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from scriptc.ops.rules import promote_types
 from scriptc.ops.schema import COMPARE, TO_BOOL
 from scriptc.types import Bool, TensorType, bool_
 
-REDUCTION_TAILS = {"sum", "mean", "amax", "amin", "softmax", "log_softmax", "layer_norm"}
+# Tails that reduce one dim (any of them) to one value per output element.
+DIM_REDUCTIONS = ("sum", "mean", "amax", "amin", "prod")
+REDUCTION_TAILS = set(DIM_REDUCTIONS) | {"softmax", "log_softmax", "layer_norm"}
 
 
 class Unsupported(Exception):
@@ -42,7 +44,7 @@ class KernelSpec:
     rank: int                                  # rank of the iteration space
     exprs: list[tuple[E.Expr, str]]            # (expression, result dtype) per computed value
     outputs: list[int]                         # indices into exprs that the group returns
-    tail: tuple | None = None                  # ("softmax", dim) / ("layer_norm", eps, w_input, b_input) / ...
+    tail: tuple | None = None                  # ("sum", expr, keepdim, dim) / ("softmax", expr) / ("layer_norm", ...)
     head: tuple | None = None                  # ("linear", ...) when the group starts with a BLAS op
     key: str = ""
     notes: dict = field(default_factory=dict)
@@ -210,12 +212,13 @@ def _tail(node: Node, env, value_expr, exprs, inputs):
         exprs.append((src, dtype))
         return ("layer_norm", len(exprs) - 1, float(value_expr[id(eps)]), w_index, b_index)
     dims, keepdim = consts[0], consts[1]
-    if node.op in ("sum", "mean") and consts[2] is not None:
+    if node.op in ("sum", "mean", "prod") and consts[2] is not None:
         raise Unsupported("reduction with a dtype argument")
     dims = [dims] if isinstance(dims, int) else dims
-    if not dims or len(dims) != 1 or dims[0] not in (-1, rank - 1) or not isinstance(keepdim, bool):
-        raise Unsupported("only last-dim reductions compile")
+    if not dims or len(dims) != 1 or not isinstance(dims[0], int) or not -rank <= dims[0] < rank \
+            or not isinstance(keepdim, bool):
+        raise Unsupported("only reductions over one dim compile")
     if dtype == "bool" or node.inputs[0].type.dtype is bool_:
         raise Unsupported("bool reductions")
     exprs.append((src, dtype))
-    return (node.op, len(exprs) - 1, keepdim)
+    return (node.op, len(exprs) - 1, keepdim, dims[0] % rank)

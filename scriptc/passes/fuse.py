@@ -20,7 +20,7 @@ from scriptc.types import Bool, Float, Int, TensorType
 from .analysis import constant_value, is_constant, op_of
 
 HEADS = {"linear", "matmul", "conv2d"}          # a group may start with one of these (BLAS), then an epilogue
-REDUCTIONS = {"sum", "mean", "amax", "amin", "softmax", "log_softmax", "layer_norm"}  # may end a group
+REDUCTIONS = {"sum", "mean", "amax", "amin", "prod", "softmax", "log_softmax", "layer_norm"}  # may end a group
 MIN_MEMBERS = 2
 
 

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from scriptc import ops
+from scriptc.codegen.kernel import DIM_REDUCTIONS
 from scriptc.ir.graph import Block, Graph, Node
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType
@@ -304,8 +305,8 @@ class _GroupStep:
 
     def _prepare(self, args: list) -> _Launch | None:
         """The launch for inputs like `args` (the head's output included), or None when they need the
-        unfused subgraph: a guard miss, shapes that do not broadcast, or an empty amax/amin row (which
-        raises as PyTorch does, from the reference)."""
+        unfused subgraph: a guard miss, shapes that do not broadcast, or an empty amax/amin reduction
+        (which raises as PyTorch does, from the reference)."""
         spec = self.spec
         tensors = [args[i] for i in self.tensor_inputs]
         try:
@@ -316,10 +317,14 @@ class _GroupStep:
                                                     [args[i] for i in self.guarded], shape):
             return None
         tail = spec.tail
-        if tail is not None and (tensors[0].shape != shape or (tail[0] in ("amax", "amin") and shape and shape[-1] == 0)):
+        reduces = tail is not None and tail[0] in DIM_REDUCTIONS
+        if tail is not None and (tensors[0].shape != shape or (tail[0] in ("amax", "amin") and shape and
+                                                                shape[tail[3] if reduces else -1] == 0)):
             return None
-        out_shape = shape[:-1] + ((1,) if tail[2] else ()) if tail is not None and tail[0] in (
-            "sum", "mean", "amax", "amin") else shape
+        out_shape = shape
+        if reduces:
+            dim = tail[3]
+            out_shape = shape[:dim] + ((1,) if tail[2] else ()) + shape[dim + 1:]
         if self.flat:
             meta, total, work = self.flat_meta, math.prod(shape), math.prod(shape)
         else:
@@ -337,7 +342,9 @@ class _GroupStep:
                     step *= a.shape[d]
                 values += strides
             meta = (ctypes.c_int64 * len(values))(*values)
-            total, work = (math.prod(shape[:-1]) if rank else 1), math.prod(shape)
+            # The kernel's range is over rows: all dims but the last, and but the one a reduction spans.
+            rows = [d for d in range(rank - 1) if not (reduces and d == tail[3])]
+            total, work = math.prod(shape[d] for d in rows), math.prod(shape)
         empty = total == 0 or (work == 0 and tail is None)
         return _Launch(out_shape, meta, total, empty, work >= PARALLEL_MIN_ELEMENTS and self.pool.size > 1,
                        ctypes.c_int64(total), ctypes.c_void_p(ctypes.addressof(meta)))

@@ -49,6 +49,11 @@ def _corpus():
         "layer_norm": (lambda x: torch.nn.functional.layer_norm(x * 2, [8]), [np.ones((2, 8), np.float32)]),
         "sum": (lambda x: (x * 2).sum(dim=-1), [np.ones((2, 8), np.float32)]),
         "amax": (lambda x: x.abs().amax(dim=-1, keepdim=True), [np.ones((2, 8), np.float32)]),
+        "prod": (lambda x: (x * 0.5).prod(dim=-1), [np.ones((2, 8), np.float64)]),
+        "sum_dim0": (lambda x, w: (x * w).sum(dim=0), [np.ones((2, 3, 8), np.float32), np.ones(8, np.float32)]),
+        "mean_dim1": (lambda x: (x + 1).mean(dim=1, keepdim=True), [np.ones((2, 3, 8), np.float64)]),
+        "amin_dim1": (lambda x: (x * 2).amin(dim=1), [np.ones((2, 3, 8), np.float32)]),
+        "prod_dim0": (lambda x: (x * 0.5).prod(dim=0), [np.ones((3, 8), np.float32)]),
     }
     for name, (fn, examples) in chains.items():
         specs += [(name, g) for g in _groups(fn, examples)]

@@ -115,6 +115,36 @@ def test_reductions_compile_and_match(name, fn, dtype):
         _check(graph, executor, [x], rtol=1e-5 if dtype == np.float32 else 1e-11, atol=1e-5)
 
 
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "amin", "prod"])
+@pytest.mark.parametrize("dim, keepdim", [(0, False), (1, True), (-3, True), (2, False)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("w_size", [4, 1], ids=["w", "w-broadcast"])
+def test_reductions_over_any_dim_compile_and_match(name, dim, keepdim, dtype, w_size):
+    def fn(x, w):
+        v = x * w + 0.5 if name != "prod" else 1 + 0.1 * torch.tanh(x * w)
+        return getattr(v, name)(dim=dim, keepdim=keepdim)
+    graph, executor = _compile(fn, [np.ones((2, 3, 4), dtype), np.ones(w_size, dtype)])
+    step = executor.group_steps[0]
+    assert executor.compiled_groups == 1, step.reason
+    rng = np.random.default_rng(5)
+    shapes = [(1, 1, 1), (2, 7, 3), (3, 5, 1023), (1023, 1, 2), (7, 0, 3), (0, 3, 2), (3, (1 << 20) // 9, 3)]
+    tolerance = dict(rtol=2e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-11)
+    empty_extremes = 0
+    for shape in shapes:
+        x = rng.standard_normal(shape).astype(dtype)
+        w = rng.standard_normal(shape[-1] if w_size > 1 else 1).astype(dtype)
+        if name in ("amax", "amin") and shape[dim] == 0:
+            with pytest.raises(IndexError, match="Expected reduction dim"):
+                executor([x, w])  # as PyTorch: no max over an empty dim (the reference raises it)
+            empty_extremes += 1
+            continue
+        _check(graph, executor, [x, w], **tolerance)
+        transposed = np.ascontiguousarray(x.transpose(2, 1, 0)).transpose(2, 1, 0)  # copied contiguous at launch
+        _check(graph, executor, [transposed, w], **tolerance)
+    # Every other signature ran the kernel, not the unfused subgraph.
+    assert sum(launch is None for launch in step._launches.values()) == empty_extremes
+
+
 def test_large_inputs_split_across_threads_match():
     graph, executor = _compile(lambda x, w: torch.tanh(x * w) + 1, [np.ones((2, 3), np.float32),
                                                                     np.ones(3, np.float32)])

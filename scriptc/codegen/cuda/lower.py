@@ -13,7 +13,7 @@ import math
 
 from scriptc.ops import expr as E
 
-from ..kernel import KernelSpec, Unsupported
+from ..kernel import DIM_REDUCTIONS, KernelSpec, Unsupported
 
 CTYPES = {"float32": "float", "float64": "double", "int64": "long long", "int32": "int", "bool": "bool"}
 BLOCK = 256
@@ -134,20 +134,28 @@ class _Emitter:
         return self.temp(f"{name}{'f' if dtype == 'float32' else ''}({x[0]})", dtype)
 
 
-def _offsets(spec: KernelSpec, row: str) -> list[str]:
-    """C statements computing each tensor input's element offset for `row` (from meta's strides)."""
+def _offsets(spec: KernelSpec, row: str, skip: int | None = None) -> list[str]:
+    """C statements computing each tensor input's element offset for `row` (from meta's strides).
+    Rows number the outer dims, all but the last and but `skip` (the dim a column reduction spans)."""
     rank = spec.rank
+    outer = [d for d in range(rank - 1) if d != skip]
     lines = [f"long long rem = {row};"]
-    slot = rank
-    for d in reversed(range(rank - 1)):
+    for d in reversed(outer):
         lines.append(f"long long i{d} = rem % meta[{d}]; rem /= meta[{d}];")
-    for k, inp in enumerate(spec.inputs):
-        if inp.kind != "tensor":
-            continue
-        terms = [f"i{d} * meta[{slot + d}]" for d in range(rank - 1)] or ["0"]
+    for k, slot in _stride_slots(spec).items():
+        terms = [f"i{d} * meta[{slot + d}]" for d in outer] or ["0"]
         lines.append(f"long long off{k} = {' + '.join(terms)};")
-        slot += rank
     return lines
+
+
+def _stride_slots(spec: KernelSpec) -> dict[int, int]:
+    """Per tensor input: where its strides start in meta (after the iteration shape)."""
+    slots, slot = {}, spec.rank
+    for k, inp in enumerate(spec.inputs):
+        if inp.kind == "tensor":
+            slots[k] = slot
+            slot += spec.rank
+    return slots
 
 
 def _inner_stride(spec: KernelSpec, k: int) -> int:
@@ -155,7 +163,7 @@ def _inner_stride(spec: KernelSpec, k: int) -> int:
     return 0 if inp.rank == 0 or (inp.rank - 1) in inp.broadcast else 1
 
 
-def _loader(spec: KernelSpec, index: str, flat: bool):
+def _loader(spec: KernelSpec, index: str, flat: bool, offset: str = "off"):
     def load(k):
         inp = spec.inputs[k]
         t = ctype(inp.dtype)
@@ -163,7 +171,7 @@ def _loader(spec: KernelSpec, index: str, flat: bool):
             return f"(*({t}*)ptrs[{k}])", inp.dtype
         if flat:
             return f"(({t}*)ptrs[{k}])[{index}]", inp.dtype
-        at = f"off{k}" if _inner_stride(spec, k) == 0 else f"off{k} + j"
+        at = f"{offset}{k}" if _inner_stride(spec, k) == 0 else f"{offset}{k} + j"
         return f"(({t}*)ptrs[{k}])[{at}]", inp.dtype
     return load
 
@@ -199,6 +207,28 @@ def cuda_source(spec: KernelSpec) -> str:
     return "\n".join(header + body + ["}"]) + "\n"
 
 
+def _column_reduction(spec: KernelSpec, n_in: int, t: str, combine: str, identity: str) -> list[str]:
+    """A reduction over a dim d other than the last: one thread per output element, looping along d
+    (neighbouring threads read neighbouring elements, so the loads coalesce)."""
+    kind, value_index, _, dim = spec.tail
+    rank = spec.rank
+    slots = _stride_slots(spec)
+    step = "(long long)blockDim.x * gridDim.x"
+    lines = [f"long long inner = meta[{rank - 1}];",
+             f"for (long long e = start * inner + (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+             f"e < end * inner; e += {step}) {{",
+             "long long row = e / inner, j = e % inner;"]
+    lines += _offsets(spec, "row", skip=dim)
+    lines += [f"{t} acc = {identity};", f"for (long long r = 0; r < meta[{dim}]; ++r) {{"]
+    lines += [f"long long at{k} = off{k} + r * meta[{slot + dim}];" for k, slot in slots.items()]
+    emitter = _Emitter(spec, _loader(spec, "j", False, offset="at"))
+    value, _ = emitter.value(spec.exprs[value_index][0])
+    lines += emitter.lines + [f"{t} v = ({t}){value};", f"acc = {combine.format(a='acc', b='v')};", "}"]
+    result = f"acc / ({t})meta[{dim}]" if kind == "mean" else "acc"
+    lines += [f"(({t}*)ptrs[{n_in}])[e] = {result};", "}"]
+    return lines
+
+
 def _reduction(spec: KernelSpec, n_in: int) -> list[str]:
     kind, value_index = spec.tail[0], spec.tail[1]
     dtype = spec.exprs[value_index][1]
@@ -206,6 +236,14 @@ def _reduction(spec: KernelSpec, n_in: int) -> list[str]:
         raise Unsupported("integer reductions on CUDA")
     t = ctype(dtype)
     suffix = "f" if dtype == "float32" else ""
+    add = "{a} + {b}"
+    fmax = f"fmax{suffix}({{a}}, {{b}})"
+    fmin = f"fmin{suffix}({{a}}, {{b}})"
+    combines = {"sum": (add, "0"), "mean": (add, "0"), "prod": ("{a} * {b}", "1"),
+                "amax": (fmax, "-CUDART_INF" + ("_F" if suffix else "")),
+                "amin": (fmin, "CUDART_INF" + ("_F" if suffix else ""))}
+    if kind in DIM_REDUCTIONS and spec.tail[3] != spec.rank - 1:
+        return _column_reduction(spec, n_in, t, *combines[kind])
     rank = max(spec.rank, 1)
     lines = [f"__shared__ {t} partial[{BLOCK // 32}];",
              "for (long long row = start + blockIdx.x; row < end; row += gridDim.x) {",
@@ -230,15 +268,10 @@ def _reduction(spec: KernelSpec, n_in: int) -> list[str]:
                f"{acc} = partial[0];", "__syncthreads();"]
         return out
 
-    add = "{a} + {b}"
-    fmax = f"fmax{suffix}({{a}}, {{b}})"
-    fmin = f"fmin{suffix}({{a}}, {{b}})"
     out_ptr = f"(({t}*)ptrs[{n_in}])"
     row_loop = "for (long long j = threadIdx.x; j < inner; j += blockDim.x) {"
-    if kind in ("sum", "mean", "amax", "amin"):
-        combine, identity = {"sum": (add, "0"), "mean": (add, "0"),
-                             "amax": (fmax, "-CUDART_INF" + ("_F" if suffix else "")),
-                             "amin": (fmin, "CUDART_INF" + ("_F" if suffix else ""))}[kind]
+    if kind in DIM_REDUCTIONS:
+        combine, identity = combines[kind]
         lines += [f"const {t} acc_identity = {identity};", f"{t} acc = acc_identity;", row_loop] + element() + [
             f"acc = {combine.format(a='acc', b='v')};", "}"] + block_reduce("acc", combine)
         result = "acc / inner" if kind == "mean" else "acc"

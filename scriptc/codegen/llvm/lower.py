@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from scriptc.ops import expr as E
 
-from ..kernel import KernelSpec, Unsupported
+from ..kernel import DIM_REDUCTIONS, KernelSpec, Unsupported
 from . import mathlib
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -223,26 +223,34 @@ def _store(b, value, ptr, dtype):
     b.store(value, ptr)
 
 
-def _row_offsets(b, spec: KernelSpec, meta, row, rank):
-    """Per tensor input: the element offset of this row (from the outer strides in meta)."""
+def _row_offsets(b, spec: KernelSpec, meta, row, rank, skip: int | None = None):
+    """Per tensor input: the element offset of this row (from the outer strides in meta). Rows
+    number the outer dims, all but the last and but `skip` (the dim a column reduction spans)."""
     dims = [b.load(b.gep(meta, [ir.Constant(I64, d)])) for d in range(rank)]
     offsets = {}
-    slot = rank
     index = row
     outer_index = []
     for d in reversed(range(rank - 1)):
+        if d == skip:
+            continue
         outer_index.append((d, b.srem(index, dims[d])))
         index = b.sdiv(index, dims[d])
-    for k, inp in enumerate(spec.inputs):
-        if inp.kind != "tensor":
-            continue
-        strides = [b.load(b.gep(meta, [ir.Constant(I64, slot + d)])) for d in range(rank)]
-        slot += rank
+    for k, strides in _strides(b, spec, meta, rank).items():
         offset = ir.Constant(I64, 0)
         for d, idx in outer_index:
             offset = b.add(offset, b.mul(idx, strides[d]))
         offsets[k] = offset
     return dims, offsets
+
+
+def _strides(b, spec: KernelSpec, meta, rank) -> dict:
+    """Per tensor input: its strides (in elements) over the iteration dims, from meta."""
+    strides, slot = {}, rank
+    for k, inp in enumerate(spec.inputs):
+        if inp.kind == "tensor":
+            strides[k] = [b.load(b.gep(meta, [ir.Constant(I64, slot + d)])) for d in range(rank)]
+            slot += rank
+    return strides
 
 
 def _inner_stride(spec: KernelSpec, k: int) -> int:
@@ -302,8 +310,52 @@ def _prefetch_next_row(b, spec: KernelSpec, meta, row, rank, in_ptrs, inner):
         _loop(b, ir.Constant(I64, 0), inner, touch, "p", step=per_line)
 
 
+def _combine(b, kind: str, t):
+    """(identity, combine(acc, v)) of a dim reduction. Sums may reassociate (so that LLVM vectorizes
+    them); products do not: numpy multiplies in order, and a reordered product can overflow to inf
+    in one lane and underflow to 0 in another where the ordered one does neither."""
+    if kind in ("sum", "mean"):
+        return 0.0, lambda acc, v: b.fadd(acc, v, flags=("reassoc", "nsz"))
+    if kind == "prod":
+        return 1.0, lambda acc, v: b.fmul(acc, v)
+    name = "llvm.maximum" if kind == "amax" else "llvm.minimum"  # NaN-propagating, as numpy
+    return (-float("inf") if kind == "amax" else float("inf")), lambda acc, v: binary_intrinsic(b, name, acc, v)
+
+
+def _column_reduction(b, spec, meta, start, end, in_ptrs, scalars, out, t):
+    """A reduction over a dim d other than the last: each row (an index over the dims but d and the
+    last) accumulates, for r along d, a whole last-dim run into its output row, which stays in L1;
+    the inner loop is elementwise over contiguous memory, so it vectorizes without reassociating."""
+    kind, value_index, _, dim = spec.tail
+    rank = spec.rank
+    identity, combine = _combine(b, kind, t)
+    strides = _strides(b, spec, meta, rank)
+
+    def row_body(row):
+        dims, offsets = _row_offsets(b, spec, meta, row, rank, skip=dim)
+        inner = dims[rank - 1]
+        row_out = b.gep(out, [b.mul(row, inner)])
+        _loop(b, ir.Constant(I64, 0), inner, lambda j: b.store(ir.Constant(t, identity), b.gep(row_out, [j])), "z")
+
+        def step(r):
+            shifted = {k: b.add(offset, b.mul(r, strides[k][dim])) for k, offset in offsets.items()}
+
+            def element(j):
+                v = _ExprLowering(b, _row_loader(b, spec, scalars, shifted, in_ptrs, j)).value(spec.exprs[value_index][0])
+                slot = b.gep(row_out, [j])
+                b.store(combine(b.load(slot), _ExprLowering(b, None).convert(v, t)), slot)
+            _loop(b, ir.Constant(I64, 0), inner, element, "j")
+        _loop(b, ir.Constant(I64, 0), dims[dim], step, "r")
+        if kind == "mean":
+            count = b.sitofp(dims[dim], t)
+            _loop(b, ir.Constant(I64, 0), inner, lambda j: b.store(
+                b.fdiv(b.load(b.gep(row_out, [j])), count), b.gep(row_out, [j])), "m")
+    _loop(b, start, end, row_body, "row")
+
+
 def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
-    """softmax / log_softmax / layer_norm (same-shape output) or sum / mean / amax / amin (one per row)."""
+    """softmax / log_softmax / layer_norm (same-shape output) or sum / mean / amax / amin / prod (over
+    the last dim: one value per row; over another dim: see _column_reduction)."""
     kind = spec.tail[0]
     value_index = spec.tail[1]
     dtype = spec.exprs[value_index][1]
@@ -311,6 +363,9 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
     if not _is_float(t):
         raise Unsupported("integer reductions")
     out = data_ptr(len(spec.inputs), dtype)
+    if kind in DIM_REDUCTIONS and spec.tail[3] != spec.rank - 1:
+        _column_reduction(b, spec, meta, start, end, in_ptrs, scalars, out, t)
+        return
     rank = max(spec.rank, 1)
     fast = ("reassoc", "nsz")  # lets LLVM vectorize the accumulation
 
@@ -321,7 +376,7 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
         else:
             inner, offsets = ir.Constant(I64, 1), {k: ir.Constant(I64, 0) for k in range(len(spec.inputs))}
         row_start = b.mul(row, inner)
-        if kind not in ("sum", "mean", "amax", "amin"):
+        if kind not in DIM_REDUCTIONS:
             _prefetch_next_row(b, spec, meta, row, rank, in_ptrs, inner)
 
         def element_value(j):
@@ -337,15 +392,11 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
             _loop(b, ir.Constant(I64, 0), inner, body, "r")
             return b.load(acc)
 
-        if kind in ("sum", "mean", "amax", "amin"):
-            if kind in ("sum", "mean"):
-                total = accumulate(0.0, lambda acc, j: b.fadd(acc, element_value(j), flags=fast))
-                if kind == "mean":
-                    total = b.fdiv(total, b.sitofp(inner, t))
-            else:
-                name = "llvm.maximum" if kind == "amax" else "llvm.minimum"
-                total = accumulate(-float("inf") if kind == "amax" else float("inf"),
-                                   lambda acc, j: binary_intrinsic(b, name, acc, element_value(j)))
+        if kind in DIM_REDUCTIONS:
+            identity, combine = _combine(b, kind, t)
+            total = accumulate(identity, lambda acc, j: combine(acc, element_value(j)))
+            if kind == "mean":
+                total = b.fdiv(total, b.sitofp(inner, t))
             b.store(total, b.gep(out, [row]))
             return
         row_out = b.gep(out, [row_start])
