@@ -39,6 +39,30 @@ def timeit(fn, min_time: float = 0.2, repeat: int = 5) -> float:
     return statistics.median(samples)
 
 
+def timeit_interleaved(fns: dict, min_time: float = 0.2, rounds: int = 15) -> dict:
+    """Median seconds per call of each function, measured in turns: every round times each function
+    once, so a noisy neighbour slows them alike instead of whichever was running at the time."""
+    per_round = {}
+    for name, fn in fns.items():
+        fn()
+        n, elapsed = 1, 0.0
+        while elapsed < min_time / rounds:
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            elapsed = time.perf_counter() - start
+            n *= 2
+        per_round[name] = max(1, n // 2)
+    samples = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            for _ in range(per_round[name]):
+                fn()
+            samples[name].append((time.perf_counter() - start) / per_round[name])
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
 def fmt_time(seconds: float) -> str:
     if seconds < 1e-3:
         return f"{seconds * 1e6:8.2f} us"

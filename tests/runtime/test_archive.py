@@ -18,6 +18,7 @@ import pytest
 import scriptc as torch
 from scriptc.errors import ArchiveError
 from scriptc.runtime import load as runtime_load
+from scriptc.runtime import model as model_module
 from scriptc.runtime.archive import decode_safetensors, encode_safetensors, write_archive
 from scriptc.types import TensorType, float32
 
@@ -279,6 +280,21 @@ def test_load_primes_each_method_so_the_first_call_builds_nothing(tmp_path):
     x = np.random.default_rng(0).standard_normal((1, 16)).astype(np.float32)
     np.testing.assert_array_equal(model(x), runtime_load(path, prime=False)(x))
     assert [dict(s._launches) for s in steps] == prepared
+
+
+def test_priming_repeats_each_batch_within_a_time_budget(tmp_path, monkeypatch):
+    path = tmp_path / "mlp.sc"
+    torch.jit.save(torch.jit.trace(ALL["MLP"]().eval(), make_inputs("MLP", 2)), path)
+    batches = []
+    real = model_module.RuntimeModel.run_method
+    monkeypatch.setattr(model_module.RuntimeModel, "run_method",
+                        lambda self, name, *inputs: batches.append(inputs[0].shape[0]) or real(self, name, *inputs))
+    runtime_load(path)
+    assert batches == [2] * model_module.PRIMING_CALLS + [1] * model_module.PRIMING_CALLS
+    batches.clear()
+    monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 0.0)  # a slow model: one call per batch
+    runtime_load(path)
+    assert batches == [2, 1]
 
 
 def test_priming_skips_loops_and_survives_a_model_that_rejects_zeros(tmp_path):
