@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from common import optional, timeit
+from common import optional, timeit_interleaved
 
 import scriptc as torch
 from scriptc.runtime.executor import Executor
@@ -50,9 +50,12 @@ def numpy_versions():
     return gelu_np, softmax_np, layer_norm_np
 
 
-def copy_bandwidth(threads: int) -> float:
-    """GB/s of np.copyto on 16M float32 (bytes read + written), split over `threads` threads."""
-    src = np.random.rand(16 << 20).astype(np.float32)
+COPY_ELEMENTS = 16 << 20
+
+
+def copier(threads: int):
+    """np.copyto on 16M float32, split over `threads` threads; (callable, bytes it reads + writes)."""
+    src = np.random.rand(COPY_ELEMENTS).astype(np.float32)
     dst = np.empty_like(src)
     parts = np.array_split(np.arange(src.size), threads)
     bounds = [(p[0], p[-1] + 1) for p in parts]
@@ -64,8 +67,7 @@ def copy_bandwidth(threads: int) -> float:
         np.copyto(dst[bounds[0][0]:bounds[0][1]], src[bounds[0][0]:bounds[0][1]])
         for w in workers:
             w.join()
-    seconds = timeit(run, min_time=0.3)
-    return 2 * src.nbytes / seconds / 1e9
+    return run, 2 * src.nbytes
 
 
 def main():
@@ -75,34 +77,38 @@ def main():
     cases = [("(a) GELU chain 4M float32", gelu_chain, (x4m, w, b)), ("(b) softmax 4096x1024", softmax, (x4m,)),
              ("(c) layer_norm 4096x1024", layer_norm, (x4m,))]
     np_fns = numpy_versions()
-    print("Fusion benchmark (time per call; ratios are numpy time / time; GB/s counts bytes read+written once)")
+    print("Fusion benchmark (time per call; ratios are numpy time / time; GB/s counts bytes read+written once).")
+    print("Each row times its columns and the copy in turns (median of 9 rounds), so that a noisy neighbour")
+    print("slows them alike; 'copy' is that row's np.copyto bandwidth at the same thread count.")
     for threads in (1, 2):
-        bw = copy_bandwidth(threads)
-        print(f"\nthreads={threads}   copy bandwidth {bw:.1f} GB/s")
+        copy, copied = copier(threads)
+        print(f"\nthreads={threads}")
         print(f"{'case':<28}{'numpy':>10}{'torch':>10}{'torch.jit':>11}{'scriptc':>10}{'x numpy':>9}{'GB/s':>8}"
-              f"{'% copy':>8}")
+              f"{'copy':>7}{'% copy':>8}")
         if real_torch is not None:
             real_torch.set_num_threads(threads)
         for (name, make, args), np_fn in zip(cases, np_fns):
-            t_np = timeit(lambda: np_fn(*args), min_time=0.3)
-            t_torch = t_jit = float("nan")
+            fns = {"copy": copy, "numpy": lambda: np_fn(*args)}
             if real_torch is not None:
                 targs = [real_torch.from_numpy(a) for a in args]
                 eager = make(real_torch)
-                t_torch = timeit(lambda: eager(*targs), min_time=0.3)
+                fns["torch"] = lambda: eager(*targs)
                 try:
                     scripted = real_torch.jit.trace(eager, tuple(targs))
-                    t_jit = timeit(lambda: scripted(*targs), min_time=0.3)
+                    fns["torch.jit"] = lambda: scripted(*targs)
                 except Exception:
                     pass
             traced = torch.jit.trace(make(torch), tuple(torch.from_numpy(a) for a in args), check_trace=False)
             graph = torch.jit.optimize_for_inference(traced, jit=False).graph
             executor = Executor(graph, threads=threads)
-            t_ours = timeit(lambda: executor(list(args)), min_time=0.3)
-            moved = 2 * x4m.nbytes
-            gbs = moved / t_ours / 1e9
-            print(f"{name:<28}{t_np * 1e3:>8.2f}ms{t_torch * 1e3:>8.2f}ms{t_jit * 1e3:>9.2f}ms{t_ours * 1e3:>8.2f}ms"
-                  f"{t_np / t_ours:>8.1f}x{gbs:>8.1f}{100 * gbs / bw:>7.0f}%")
+            fns["scriptc"] = lambda: executor(list(args))
+            t = timeit_interleaved(fns, min_time=1.0, rounds=9)
+            nan = float("nan")
+            bw = copied / t["copy"] / 1e9
+            gbs = 2 * x4m.nbytes / t["scriptc"] / 1e9
+            print(f"{name:<28}{t['numpy'] * 1e3:>8.2f}ms{t.get('torch', nan) * 1e3:>8.2f}ms"
+                  f"{t.get('torch.jit', nan) * 1e3:>9.2f}ms{t['scriptc'] * 1e3:>8.2f}ms"
+                  f"{t['numpy'] / t['scriptc']:>8.1f}x{gbs:>8.1f}{bw:>7.1f}{100 * gbs / bw:>7.0f}%")
 
 
 if __name__ == "__main__":

@@ -121,6 +121,7 @@ def build_spec(group: Node) -> KernelSpec:
         if node.op in REDUCTION_TAILS:
             if node is not nodes[-1]:
                 raise Unsupported("a reduction must end the group")
+            rank = len(node.inputs[0].type.shape)  # a reduction iterates over its input, not its output
             tail = _tail(node, env, value_expr, exprs, inputs)
             continue
         if op.kind != ops.POINTWISE or op.scalar is None:

@@ -145,6 +145,27 @@ def test_reductions_over_any_dim_compile_and_match(name, dim, keepdim, dtype, w_
     assert sum(launch is None for launch in step._launches.values()) == empty_extremes
 
 
+def test_a_reduction_of_an_input_alone_compiles():
+    # The group is the reduction only: it iterates over its input's rank, not its output's.
+    graph, executor = _compile(lambda x: x.sum(dim=-1), [np.ones((3, 5), np.float32)])
+    assert executor.compiled_groups == 1, [s.reason for s in executor.group_steps]
+    x = np.random.default_rng(6).standard_normal((9, 1023)).astype(np.float32)
+    _check(graph, executor, [x], rtol=1e-5, atol=1e-5)
+    assert None not in executor.group_steps[0]._launches.values()
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_rows_with_nan_and_infinities_match(name):
+    graph, executor = _compile(lambda x: getattr(torch, name)(x * 1, -1), [np.ones((3, 5), np.float32)])
+    x = np.random.default_rng(7).standard_normal((6, 37)).astype(np.float32)
+    x[0, 3] = np.nan
+    x[1, 5] = np.inf
+    x[2, 7] = -np.inf
+    x[3] = -np.inf
+    x[4, :2] = np.nan
+    _check(graph, executor, [x])
+
+
 def test_large_inputs_split_across_threads_match():
     graph, executor = _compile(lambda x, w: torch.tanh(x * w) + 1, [np.ones((2, 3), np.float32),
                                                                     np.ones(3, np.float32)])

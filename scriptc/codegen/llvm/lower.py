@@ -35,9 +35,9 @@ def llvm_type(dtype: str):
         raise Unsupported(f"dtype {dtype}") from None
 
 
-def binary_intrinsic(b: ir.IRBuilder, name: str, a, c):
+def binary_intrinsic(b: ir.IRBuilder, name: str, a, c, fastmath=()):
     fn = b.module.declare_intrinsic(name, [a.type], ir.FunctionType(a.type, [a.type, a.type]))
-    return b.call(fn, [a, c])
+    return b.call(fn, [a, c], fastmath=fastmath)
 
 
 def _is_float(t) -> bool:
@@ -404,13 +404,21 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
         def stored(j):
             return b.load(b.gep(row_out, [j]))
 
-        def write(j):
-            b.store(element_value(j), b.gep(row_out, [j]))
-        # The row's values go to the output first; later passes re-read them from L1.
-        _loop(b, ir.Constant(I64, 0), inner, write, "w")
+        def write_and_combine(initial, combine):
+            """The row's values go to the output first (later passes re-read them from L1), folded
+            into the first statistic on the way."""
+            def step(acc, j):
+                v = element_value(j)
+                b.store(v, b.gep(row_out, [j]))
+                return combine(acc, v)
+            return accumulate(initial, step)
 
         if kind in ("softmax", "log_softmax"):
-            peak = accumulate(-float("inf"), lambda acc, j: binary_intrinsic(b, "llvm.maxnum", acc, stored(j)))
+            # How the peak treats a NaN does not matter: a NaN in the row makes every exp(x - peak), the
+            # total and so the whole row NaN anyway. Promising no NaNs lets LLVM vectorize the max (a
+            # scalar maxnum chain was most of the kernel's time).
+            peak = write_and_combine(-float("inf"), lambda acc, v: binary_intrinsic(b, "llvm.maxnum", acc, v,
+                                                                                   fastmath=("nnan", "nsz")))
             peak = b.select(b.fcmp_ordered("==", peak, ir.Constant(t, -float("inf"))), ir.Constant(t, 0.0), peak)
             if kind == "softmax":
                 def exp_store(acc, j):
@@ -434,7 +442,7 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
         # layer_norm over the last dim
         _, _, eps, w_index, b_index = spec.tail
         count = b.sitofp(inner, t)
-        mean = b.fdiv(accumulate(0.0, lambda acc, j: b.fadd(acc, stored(j), flags=fast)), count)
+        mean = b.fdiv(write_and_combine(0.0, lambda acc, v: b.fadd(acc, v, flags=fast)), count)
 
         def square(acc, j):
             d = b.fsub(stored(j), mean)
