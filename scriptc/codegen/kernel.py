@@ -2,7 +2,7 @@
 
 A spec lists the group's tensor and scalar inputs, one typed scalar expression per value the
 group computes elementwise (built from each op's `scalar` entry in the op table), which of them
-are outputs, and an optional tail: a reduction over one dim (sum, mean, amax, amin, prod), a
+are outputs, and an optional tail: a reduction over adjacent dims (sum, mean, amax, amin, prod), a
 last-dim normalization (softmax, log_softmax, layer_norm), or a BLAS head (linear, matmul, conv2d)
 run before the elementwise part.
 """
@@ -45,6 +45,8 @@ class KernelSpec:
     exprs: list[tuple[E.Expr, str]]            # (expression, result dtype) per computed value
     outputs: list[int]                         # indices into exprs that the group returns
     tail: tuple | None = None                  # ("sum", expr, keepdim, dim) / ("softmax", expr) / ("layer_norm", ...)
+    # notes["merge"]: (first, last) when a reduction spans adjacent dims first..last: the spec's rank,
+    # inputs and tail dim are then those of the iteration space with those dims merged into one.
     head: tuple | None = None                  # ("linear", ...) when the group starts with a BLAS op
     key: str = ""
     notes: dict = field(default_factory=dict)
@@ -161,7 +163,16 @@ def build_spec(group: Node) -> KernelSpec:
         outputs.append(env[id(r)][1])
     if tail is not None and outputs:
         raise Unsupported("a reduction group that also returns its intermediate values")
+    merge = None
+    if tail is not None and tail[0] in DIM_REDUCTIONS:
+        kind, value_index, keepdim, first, last = tail
+        tail = (kind, value_index, keepdim, first)
+        if last > first:  # adjacent dims reduce as one: the kernel sees them merged
+            merge = (first, last)
+            inputs = [_merged_input(inp, rank, merge) for inp in inputs]
+            rank -= last - first
     spec = KernelSpec(inputs, rank or 0, exprs, outputs, tail, head)
+    spec.notes["merge"] = merge
     used = {n.value for e, _ in exprs for n in E.walk(e) if n.op == "var"}
     if tail is not None and tail[0] == "layer_norm":
         used |= {i for i in tail[3:5] if i is not None}
@@ -169,6 +180,37 @@ def build_spec(group: Node) -> KernelSpec:
     spec.key = hashlib.sha256(repr((spec.inputs, spec.rank, spec.exprs, spec.outputs, spec.tail,
                                     head and (head[0], head[1], _freeze(head[2])))).encode()).hexdigest()
     return spec
+
+
+def merge_dims(shape: tuple, merge: tuple[int, int] | None) -> tuple:
+    """`shape` with dims merge[0]..merge[1] as one (their product); as it is for None."""
+    if merge is None:
+        return tuple(shape)
+    first, last = merge
+    size = 1
+    for d in shape[first:last + 1]:
+        size *= d
+    return tuple(shape[:first]) + (size,) + tuple(shape[last + 1:])
+
+
+def _merged_input(inp: KernelInput, rank: int, merge: tuple[int, int]) -> KernelInput:
+    """A tensor input as the kernel sees it once the iteration dims in `merge` are one: the dims
+    merge only if the input broadcasts over all of them or over none (else no stride walks them)."""
+    if inp.kind != "tensor":
+        return inp
+    offset = rank - inp.rank  # inputs are right-aligned in the iteration space
+    first, last = merge[0] - offset, merge[1] - offset
+    if last < 0:
+        return inp  # the input starts after the merged dims
+    broadcast = [d < 0 or d in inp.broadcast for d in range(first, last + 1)]
+    if any(broadcast) and not all(broadcast):
+        raise Unsupported("an input broadcasts over some of the reduced dims but not all")
+    if first < 0:  # it starts inside the merged dims, broadcasting over all of them: it starts at the merged dim
+        return KernelInput("tensor", inp.dtype, inp.rank - last, tuple(sorted({
+            0 if d <= last else d - last for d in inp.broadcast})))
+    kept = tuple(d for d in inp.broadcast if d < first) + ((first,) if broadcast[0] else ()) + tuple(
+        d - (last - first) for d in inp.broadcast if d > last)
+    return KernelInput("tensor", inp.dtype, inp.rank - (last - first), kept)
 
 
 def _freeze(values):
@@ -215,11 +257,15 @@ def _tail(node: Node, env, value_expr, exprs, inputs):
     dims, keepdim = consts[0], consts[1]
     if node.op in ("sum", "mean", "prod") and consts[2] is not None:
         raise Unsupported("reduction with a dtype argument")
-    dims = [dims] if isinstance(dims, int) else dims
-    if not dims or len(dims) != 1 or not isinstance(dims[0], int) or not -rank <= dims[0] < rank \
-            or not isinstance(keepdim, bool):
-        raise Unsupported("only reductions over one dim compile")
+    if dims is None or (isinstance(dims, (list, tuple)) and not dims):
+        dims = list(range(rank))  # all of them (amax's [] too)
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if not rank or not all(isinstance(d, int) and -rank <= d < rank for d in dims) or not isinstance(keepdim, bool):
+        raise Unsupported("a reduction's dims must be constant ints")
+    dims = sorted(d % rank for d in dims)
+    if dims != list(range(dims[0], dims[-1] + 1)):
+        raise Unsupported("a reduction over dims that are not adjacent (or repeated)")
     if dtype == "bool" or node.inputs[0].type.dtype is bool_:
         raise Unsupported("bool reductions")
     exprs.append((src, dtype))
-    return (node.op, len(exprs) - 1, keepdim, dims[0] % rank)
+    return (node.op, len(exprs) - 1, keepdim, dims[0], dims[-1])

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from scriptc import ops
-from scriptc.codegen.kernel import DIM_REDUCTIONS
+from scriptc.codegen.kernel import DIM_REDUCTIONS, merge_dims
 from scriptc.ir.graph import Block, Graph, Node
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType
@@ -313,38 +313,41 @@ class _GroupStep:
             shape = np.broadcast_shapes(*[t.shape for t in tensors if isinstance(t, np.ndarray)])
         except ValueError:
             return None
-        if len(shape) != spec.rank or not _guard_ok([self.guards[i] for i in self.guarded],
-                                                    [args[i] for i in self.guarded], shape):
+        merge = spec.notes.get("merge")
+        rank = spec.rank + (merge[1] - merge[0] if merge else 0)  # the arrays' rank, before any merging
+        if len(shape) != rank or not _guard_ok([self.guards[i] for i in self.guarded],
+                                               [args[i] for i in self.guarded], shape):
             return None
         tail = spec.tail
         reduces = tail is not None and tail[0] in DIM_REDUCTIONS
+        reduced = range(merge[0], merge[1] + 1) if merge else [tail[3] if reduces else rank - 1]
         if tail is not None and (tensors[0].shape != shape or (tail[0] in ("amax", "amin") and shape and
-                                                                shape[tail[3] if reduces else -1] == 0)):
+                                                                any(shape[d] == 0 for d in reduced))):
             return None
         out_shape = shape
         if reduces:
-            dim = tail[3]
-            out_shape = shape[:dim] + ((1,) if tail[2] else ()) + shape[dim + 1:]
+            out_shape = tuple(1 if d in reduced else n for d, n in enumerate(shape) if tail[2] or d not in reduced)
         if self.flat:
             meta, total, work = self.flat_meta, math.prod(shape), math.prod(shape)
         else:
-            rank = spec.rank
-            values = list(shape)
+            work = math.prod(shape)
+            iteration = merge_dims(shape, merge)  # the kernel's iteration space
+            values = list(iteration)
             for i, inp in enumerate(spec.inputs):
                 if inp.kind != "tensor":
                     continue
-                a = args[i]
-                pad = rank - a.ndim
-                strides = [0] * rank
+                # The input's shape right-aligned to the arrays' rank, merged as the iteration dims are.
+                own = merge_dims((1,) * (len(shape) - args[i].ndim) + args[i].shape, merge)
+                strides = [0] * spec.rank
                 step = 1
-                for d in range(a.ndim - 1, -1, -1):
-                    strides[pad + d] = 0 if a.shape[d] == 1 and shape[pad + d] != 1 else step
-                    step *= a.shape[d]
+                for d in range(spec.rank - 1, -1, -1):
+                    strides[d] = 0 if own[d] == 1 and iteration[d] != 1 else step
+                    step *= own[d]
                 values += strides
             meta = (ctypes.c_int64 * len(values))(*values)
             # The kernel's range is over rows: all dims but the last, and but the one a reduction spans.
-            rows = [d for d in range(rank - 1) if not (reduces and d == tail[3])]
-            total, work = math.prod(shape[d] for d in rows), math.prod(shape)
+            rows = [d for d in range(spec.rank - 1) if not (reduces and d == tail[3])]
+            total = math.prod(iteration[d] for d in rows)
         empty = total == 0 or (work == 0 and tail is None)
         return _Launch(out_shape, meta, total, empty, work >= PARALLEL_MIN_ELEMENTS and self.pool.size > 1,
                        ctypes.c_int64(total), ctypes.c_void_p(ctypes.addressof(meta)))

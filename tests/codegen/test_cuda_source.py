@@ -54,6 +54,9 @@ def _corpus():
         "mean_dim1": (lambda x: (x + 1).mean(dim=1, keepdim=True), [np.ones((2, 3, 8), np.float64)]),
         "amin_dim1": (lambda x: (x * 2).amin(dim=1), [np.ones((2, 3, 8), np.float32)]),
         "prod_dim0": (lambda x: (x * 0.5).prod(dim=0), [np.ones((3, 8), np.float32)]),
+        "mean_dims23": (lambda x, w: (x * w).mean(dim=(2, 3)), [np.ones((2, 3, 4, 5), np.float32),
+                                                               np.ones((3, 1, 1), np.float32)]),
+        "sum_all": (lambda x: (x * 2).sum(), [np.ones((2, 3, 4), np.float32)]),
     }
     for name, (fn, examples) in chains.items():
         specs += [(name, g) for g in _groups(fn, examples)]

@@ -145,6 +145,47 @@ def test_reductions_over_any_dim_compile_and_match(name, dim, keepdim, dtype, w_
     assert sum(launch is None for launch in step._launches.values()) == empty_extremes
 
 
+ADJACENT_CASES = [  # (dims, keepdim, w's shape, whether the group compiles)
+    ((2, 3), False, (3, 1, 1), True),       # a per-channel scale, then a global average pool
+    ((2, 3), True, (1, 1, 1, 1), True),
+    ((2, 3), False, (5,), False),           # w broadcasts over dim 2 but not 3: no stride walks both
+    ((0, 1), False, (1, 1, 1, 1), True),
+    ((0, 1), True, (3, 1, 1), False),
+    ((1, 2), True, (1, 1, 1, 1), True),
+    (None, False, (1, 1, 1, 1), True),      # every dim
+    (None, False, (3, 1, 1), False),
+    ((-1, 0, 2, 1), True, (1, 1, 1, 1), True),
+]
+
+
+@pytest.mark.parametrize("name, dims, keepdim, w_shape, compiles", [
+    (name, *case) for case in ADJACENT_CASES for name in ("sum", "mean", "amax", "amin", "prod")
+    if name != "prod" or case[0] is None])  # prod takes one dim, or none
+def test_reductions_over_adjacent_dims_compile_and_match(name, dims, keepdim, w_shape, compiles):
+    def fn(x, w):
+        v = x * w + 0.5 if name != "prod" else 1 + 0.1 * torch.tanh(x * w)
+        if dims is None:
+            return getattr(v, name)() if name in ("sum", "mean", "prod") else getattr(v, name)(dim=[])
+        return getattr(v, name)(dim=dims, keepdim=keepdim)
+    graph, executor = _compile(fn, [np.ones((2, 3, 4, 5), np.float32), np.ones(w_shape, np.float32)])
+    assert executor.compiled_groups == int(compiles), [s.reason for s in executor.group_steps]
+    rng = np.random.default_rng(8)
+    for shape in [(2, 3, 4, 5), (1, 3, 1, 1), (4, 3, 33, 65), (2, 3, 0, 5), (64, 3, 32, 32)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        w = rng.standard_normal([{3: shape[1], 5: shape[3]}.get(n, n) for n in w_shape]).astype(np.float32)
+        try:
+            expected = Interpreter(graph).run([x, w])
+        except IndexError:
+            with pytest.raises(IndexError):
+                executor([x, w])  # an empty amax/amin, as PyTorch
+            continue
+        got = executor([x, w])
+        assert got[0].shape == expected[0].shape
+        np.testing.assert_allclose(got[0], expected[0], rtol=5e-5, atol=1e-4)
+    if compiles:  # every signature but an empty amax/amin ran the kernel
+        assert sum(v is None for v in executor.group_steps[0]._launches.values()) <= 1
+
+
 def test_a_reduction_of_an_input_alone_compiles():
     # The group is the reduction only: it iterates over its input's rank, not its output's.
     graph, executor = _compile(lambda x: x.sum(dim=-1), [np.ones((3, 5), np.float32)])
