@@ -4,6 +4,7 @@ reference interpreter; the math library's error bounds; vector instructions; cac
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -336,6 +337,13 @@ def test_gelu_chain_kernel_uses_packed_vector_instructions():
     packed = [line for line in asm.splitlines() if any(f"{op}ps" in line for op in ("vmul", "vadd", "vfmadd", "vdiv"))
               and ("%ymm" in line or "%zmm" in line or "%xmm" in line)]
     assert len(packed) > 10
+    # The elementwise loop asks for several vectors per iteration (a lone one waits on FMA latency),
+    # with a loop ID that refers to itself, as LLVM requires of one.
+    from scriptc.codegen.llvm.lower import ELEMENTWISE_INTERLEAVE, lower
+    text = str(lower(build_spec(group)))
+    assert f'!{{ !"llvm.loop.interleave.count", i32 {ELEMENTWISE_INTERLEAVE} }}' in text
+    loop_ids = re.findall(r"!llvm.loop (!\d+)", text)
+    assert loop_ids and all(re.search(rf"^{i} = !{{ {i}, ", text, re.M) for i in loop_ids)
 
 
 def test_second_process_compiles_nothing_and_batch_sweep_compiles_nothing(tmp_path):

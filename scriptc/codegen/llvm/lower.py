@@ -157,8 +157,15 @@ class _ExprLowering:
         return b.call(b.module.declare_intrinsic(intrinsic, [x.type]), [x])
 
 
-def _loop(b: ir.IRBuilder, start, end, body, name: str, step: int = 1):
-    """for (i = start; i < end; i += step) body(i)"""
+# Elementwise loops are compute-bound chains of dependent FMAs (tanh's polynomials, say): one vector
+# per iteration leaves the core waiting on their latency. Four independent vectors per iteration
+# filled it: the GELU chain at one thread 4.9 -> 4.0 ms (LLVM chose 1 on its own).
+ELEMENTWISE_INTERLEAVE = 4
+
+
+def _loop(b: ir.IRBuilder, start, end, body, name: str, step: int = 1, interleave: int | None = None):
+    """for (i = start; i < end; i += step) body(i); `interleave` asks the vectorizer for that many
+    vectors per iteration."""
     pre = b.block
     header = b.append_basic_block(f"{name}.header")
     loop_body = b.append_basic_block(f"{name}.body")
@@ -172,8 +179,20 @@ def _loop(b: ir.IRBuilder, start, end, body, name: str, step: int = 1):
     body(i)
     nxt = b.add(i, ir.Constant(I64, step))
     i.add_incoming(nxt, b.block)
-    b.branch(header)
+    latch = b.branch(header)
+    if interleave:
+        latch.set_metadata("llvm.loop", _loop_id(b.module, interleave))
     b.position_at_end(exit_block)
+
+
+def _loop_id(module: ir.Module, interleave: int):
+    """A loop's metadata asking for `interleave` vectors per iteration. LLVM wants a loop ID that
+    refers to itself first; llvmlite builds nodes from existing ones, so the node is made with a
+    placeholder that is unique to it (add_metadata shares equal nodes) and then pointed at itself."""
+    hint = module.add_metadata([ir.MetaDataString(module, "llvm.loop.interleave.count"), ir.Constant(I32, interleave)])
+    loop_id = module.add_metadata([ir.MetaDataString(module, f"loop {len(module.metadata)}"), hint])
+    loop_id.operands = (loop_id, hint)
+    return loop_id
 
 
 def lower(spec: KernelSpec) -> ir.Module:
@@ -200,7 +219,7 @@ def lower(spec: KernelSpec) -> ir.Module:
                     b, b.gep(in_ptrs[k], [i]), spec.inputs[k].dtype))
                 for ptr, (dtype, k) in zip(out_ptrs, out_specs):
                     _store(b, lowering.value(spec.exprs[k][0]), b.gep(ptr, [i]), dtype)
-            _loop(b, start, end, element, "i")
+            _loop(b, start, end, element, "i", interleave=ELEMENTWISE_INTERLEAVE)
         else:
             _rows(b, spec, meta, start, end, in_ptrs, scalars, out_ptrs, out_specs)
     else:
@@ -282,7 +301,7 @@ def _rows(b, spec, meta, start, end, in_ptrs, scalars, out_ptrs, out_specs):
             out_index = b.add(row_start, j)
             for ptr, (dtype, k) in zip(out_ptrs, out_specs):
                 _store(b, lowering.value(spec.exprs[k][0]), b.gep(ptr, [out_index]), dtype)
-        _loop(b, ir.Constant(I64, 0), inner, element, "j")
+        _loop(b, ir.Constant(I64, 0), inner, element, "j", interleave=ELEMENTWISE_INTERLEAVE)
     _loop(b, start, end, row_body, "row")
 
 
