@@ -43,8 +43,8 @@ class _Launch:
     total: int          # the kernel's [0, total) range: elements (flat kernels) or rows
     empty: bool
     parallel: bool
-    c_total: ctypes.c_int64 = None
-    c_meta: ctypes.c_void_p = None
+    c_total: ctypes.c_int64   # total and meta's address as the bare kernel call takes them
+    c_meta: ctypes.c_void_p
 
 
 # The kernel's entry point called without argument conversion: a launch passes ready ctypes values
@@ -243,7 +243,7 @@ class _GroupStep:
             self.head = ops.OPS[spec.head[0]] if spec.head else None
             if spec.head:
                 _, positions, consts = spec.head
-                self.head_sources = [(p, c) for p, c in zip(positions, consts)]
+                self.head_sources = list(zip(positions, consts))  # (input position or None, constant)
             used = spec.used_inputs
             # The iteration space comes from what the elementwise part reads (a BLAS head's inputs don't count).
             self.tensor_inputs = [i for i in used if spec.inputs[i].kind == "tensor"]
@@ -285,8 +285,7 @@ class _GroupStep:
         if self.kernel is None:
             self.fallback(frame)
             return
-        ins = self.ins
-        args = [frame[s] for s in ins]
+        args = [frame[s] for s in self.ins]
         # Everything a launch needs but the data pointers follows from the inputs' shapes, dtypes and
         # kinds, so it is worked out once per signature (a batch size, say) and looked up after that.
         key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in [args[i] for i in self.varying]])
