@@ -11,6 +11,8 @@ shape; the executor guarantees it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from llvmlite import ir
 
@@ -341,6 +343,23 @@ def _combine(b, kind: str, t):
     return (-float("inf") if kind == "amax" else float("inf")), lambda acc, v: binary_intrinsic(b, name, acc, v)
 
 
+def _extreme_of_row(b, kind: str, t, inner, element_value):
+    """amax/amin of a row, NaN if the row has one (as numpy). A NaN-propagating maximum chain does
+    not vectorize; a maximum that may assume no NaNs does, so NaNs are tracked on the side, in an
+    or-reduction that vectorizes too, and decide the result at the end."""
+    best, seen_nan = b.alloca(t), b.alloca(I32)
+    b.store(ir.Constant(t, -math.inf if kind == "amax" else math.inf), best)
+    b.store(ir.Constant(I32, 0), seen_nan)
+    name = "llvm.maxnum" if kind == "amax" else "llvm.minnum"
+
+    def body(j):
+        v = element_value(j)
+        b.store(binary_intrinsic(b, name, b.load(best), v, fastmath=("nnan", "nsz")), best)
+        b.store(b.or_(b.load(seen_nan), b.zext(b.fcmp_unordered("uno", v, v), I32)), seen_nan)
+    _loop(b, ir.Constant(I64, 0), inner, body, "r")
+    return b.select(b.icmp_unsigned("!=", b.load(seen_nan), ir.Constant(I32, 0)), ir.Constant(t, math.nan), b.load(best))
+
+
 def _column_reduction(b, spec, meta, start, end, in_ptrs, scalars, out, t):
     """A reduction over a dim d other than the last: each row (an index over the dims but d and the
     last) accumulates, for r along d, a whole last-dim run into its output row, which stays in L1;
@@ -411,6 +430,9 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
             _loop(b, ir.Constant(I64, 0), inner, body, "r")
             return b.load(acc)
 
+        if kind in ("amax", "amin"):
+            b.store(_extreme_of_row(b, kind, t, inner, element_value), b.gep(out, [row]))
+            return
         if kind in DIM_REDUCTIONS:
             identity, combine = _combine(b, kind, t)
             total = accumulate(identity, lambda acc, j: combine(acc, element_value(j)))
