@@ -238,10 +238,12 @@ def _reduction(spec: KernelSpec, n_in: int) -> list[str]:
     suffix = "f" if dtype == "float32" else ""
     add = "{a} + {b}"
     fmax = f"fmax{suffix}({{a}}, {{b}})"
-    fmin = f"fmin{suffix}({{a}}, {{b}})"
+    # amax/amin propagate NaN, as numpy and PyTorch do (fmax/fmin return the other operand).
+    nan_max = "(({a}) != ({a}) || ({a}) > ({b})) ? ({a}) : ({b})"
+    nan_min = "(({a}) != ({a}) || ({a}) < ({b})) ? ({a}) : ({b})"
     combines = {"sum": (add, "0"), "mean": (add, "0"), "prod": ("{a} * {b}", "1"),
-                "amax": (fmax, "-CUDART_INF" + ("_F" if suffix else "")),
-                "amin": (fmin, "CUDART_INF" + ("_F" if suffix else ""))}
+                "amax": (nan_max, "-CUDART_INF" + ("_F" if suffix else "")),
+                "amin": (nan_min, "CUDART_INF" + ("_F" if suffix else ""))}
     if kind in DIM_REDUCTIONS and spec.tail[3] != spec.rank - 1:
         return _column_reduction(spec, n_in, t, *combines[kind])
     rank = max(spec.rank, 1)
