@@ -442,15 +442,30 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
             return
         row_out = b.gep(out, [row_start])
 
-        def stored(j):
+        def written(j):
             return b.load(b.gep(row_out, [j]))
 
-        def write_and_combine(initial, combine):
-            """The row's values go to the output first (later passes re-read them from L1), folded
-            into the first statistic on the way."""
+        # The passes after the first re-read the row's values from L1: from the input itself when the
+        # values are an input's row as it is (softmax(x)), else from the output, where the first pass
+        # writes them.
+        value_expr = spec.exprs[value_index][0]
+        direct = value_expr.op == "var" and spec.inputs[value_expr.value].kind == "tensor" and \
+            _inner_stride(spec, value_expr.value) == 1
+        if direct:
+            row_in = b.gep(in_ptrs[value_expr.value], [offsets[value_expr.value]])
+
+            def values(j):
+                return _ExprLowering(b, None).convert(_load(b, b.gep(row_in, [j]), dtype), t)
+        else:
+            values = written
+
+        def first_pass(initial, combine):
+            """The first statistic of the row, writing its values to the output on the way unless
+            they are read from the input."""
             def step(acc, j):
                 v = element_value(j)
-                b.store(v, b.gep(row_out, [j]))
+                if not direct:
+                    b.store(v, b.gep(row_out, [j]))
                 return combine(acc, v)
             return accumulate(initial, step)
 
@@ -458,42 +473,42 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
             # How the peak treats a NaN does not matter: a NaN in the row makes every exp(x - peak), the
             # total and so the whole row NaN anyway. Promising no NaNs lets LLVM vectorize the max (a
             # scalar maxnum chain was most of the kernel's time).
-            peak = write_and_combine(-float("inf"), lambda acc, v: binary_intrinsic(b, "llvm.maxnum", acc, v,
-                                                                                   fastmath=("nnan", "nsz")))
+            peak = first_pass(-float("inf"), lambda acc, v: binary_intrinsic(b, "llvm.maxnum", acc, v,
+                                                                            fastmath=("nnan", "nsz")))
             peak = b.select(b.fcmp_ordered("==", peak, ir.Constant(t, -float("inf"))), ir.Constant(t, 0.0), peak)
             if kind == "softmax":
                 def exp_store(acc, j):
-                    e = mathlib.exp(b, b.fsub(stored(j), peak), nonpositive=True)
+                    e = mathlib.exp(b, b.fsub(values(j), peak), nonpositive=True)
                     b.store(e, b.gep(row_out, [j]))
                     return b.fadd(acc, e, flags=fast)
                 total = accumulate(0.0, exp_store)
                 scale = b.fdiv(ir.Constant(t, 1.0), total)
 
                 def normalize(j):
-                    b.store(b.fmul(stored(j), scale), b.gep(row_out, [j]))
+                    b.store(b.fmul(written(j), scale), b.gep(row_out, [j]))
             else:
-                total = accumulate(0.0, lambda acc, j: b.fadd(acc, mathlib.exp(b, b.fsub(stored(j), peak),
+                total = accumulate(0.0, lambda acc, j: b.fadd(acc, mathlib.exp(b, b.fsub(values(j), peak),
                                                                               nonpositive=True), flags=fast))
                 shift = b.fadd(peak, mathlib.log(b, total))
 
                 def normalize(j):
-                    b.store(b.fsub(stored(j), shift), b.gep(row_out, [j]))
+                    b.store(b.fsub(values(j), shift), b.gep(row_out, [j]))
             _loop(b, ir.Constant(I64, 0), inner, normalize, "n")
             return
         # layer_norm over the last dim
         _, _, eps, w_index, b_index = spec.tail
         count = b.sitofp(inner, t)
-        mean = b.fdiv(write_and_combine(0.0, lambda acc, v: b.fadd(acc, v, flags=fast)), count)
+        mean = b.fdiv(first_pass(0.0, lambda acc, v: b.fadd(acc, v, flags=fast)), count)
 
         def square(acc, j):
-            d = b.fsub(stored(j), mean)
+            d = b.fsub(values(j), mean)
             return b.fadd(acc, b.fmul(d, d), flags=fast)
         var = b.fdiv(accumulate(0.0, square), count)
         rstd = b.fdiv(ir.Constant(t, 1.0), b.call(b.module.declare_intrinsic("llvm.sqrt", [t]),
                                                   [b.fadd(var, ir.Constant(t, eps))]))
 
         def normalize(j):
-            v = b.fmul(b.fsub(stored(j), mean), rstd, flags=CONTRACT)
+            v = b.fmul(b.fsub(values(j), mean), rstd, flags=CONTRACT)
             if w_index is not None:
                 v = b.fmul(v, _load(b, b.gep(in_ptrs[w_index], [j]), dtype), flags=CONTRACT)
             if b_index is not None:
