@@ -70,7 +70,7 @@ def _priming_inputs(graph, needs_self: bool, batch: int) -> list | None:
 # gets one call per batch, so priming never costs more than a few of its calls.
 PRIMING_BATCHES = (2, 1)
 PRIMING_CALLS = 8
-PRIMING_BUDGET_S = 0.05
+PRIMING_BUDGET_S = 0.02
 
 
 class RuntimeModel:
@@ -157,6 +157,6 @@ def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None
     when another process already compiled them). ArchiveError for a bad file.
 
     With `prime` (the default), each method then runs a few times on zeros at batch 2 and 1 (at most
-    ~50 ms of calls), as serving systems warm a model up at load: the first real call is then within
+    ~20 ms of calls), as serving systems warm a model up at load: the first real call is then within
     ~1.5x of the steady state instead of 3-5x. Methods with loops or non-tensor inputs are not primed."""
     return RuntimeModel(read_archive(path), device, threads, jit, prime)
