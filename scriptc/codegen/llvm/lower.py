@@ -5,8 +5,9 @@ inputs (scalars: a pointer to one value; null for an input only a BLAS head read
 outputs. A flat kernel loops i over [start, end) elements. Otherwise the iteration space is
 rows x inner (inner = last dim): the kernel loops rows [start, end), meta = [shape..., then per
 tensor input its strides in elements], and the inner loop reads each input at stride 0 (broadcast
-last dim) or 1, so LLVM vectorizes it. Every tensor input is C-contiguous in its own (broadcast)
-shape; the executor guarantees it.
+last dim) or 1, so LLVM vectorizes it. A reduction over another dim numbers its rows without that
+dim and steps along it with the strides in meta. Every tensor input is C-contiguous in its own
+(broadcast) shape; the executor guarantees it.
 """
 
 from __future__ import annotations
