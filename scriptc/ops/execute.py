@@ -16,14 +16,14 @@ from .schema import PROMOTE_FLOAT, TO_BOOL, OpDef
 _dtype_cache: dict = {}
 
 
-def _signature(a):
-    if type(a) is np.ndarray:
+def _signature(a, array_type):
+    if type(a) is array_type:
         return (a.dtype, a.ndim == 0)
     return type(a)
 
 
-def _compute_dtype(op: OpDef, args) -> np.dtype | None:
-    key = (op.dtype_rule,) + tuple([_signature(args[i]) for i in op.promote_args])
+def _compute_dtype(op: OpDef, args, array_type=np.ndarray) -> np.dtype | None:
+    key = (op.dtype_rule,) + tuple([_signature(args[i], array_type) for i in op.promote_args])
     try:
         return _dtype_cache[key]
     except KeyError:
@@ -31,7 +31,7 @@ def _compute_dtype(op: OpDef, args) -> np.dtype | None:
     participants = []
     for i in op.promote_args:
         a = args[i]
-        if type(a) is np.ndarray:
+        if type(a) is array_type:
             participants.append((from_numpy_dtype(a.dtype), 1 if a.ndim == 0 else 2))
         elif isinstance(a, (bool, int, float)):
             participants.append((scalar_dtype(a), 0))
@@ -45,18 +45,19 @@ def _compute_dtype(op: OpDef, args) -> np.dtype | None:
     return result
 
 
-def cast_dtype(op: OpDef, args) -> np.dtype | None:
+def cast_dtype(op: OpDef, args, array_type=np.ndarray) -> np.dtype | None:
     """The dtype inputs must be cast to before the kernel, or None when numpy already computes in
-    PyTorch's result dtype (the common case: arrays of one dtype with weak Python scalars)."""
+    PyTorch's result dtype (the common case: arrays of one dtype with weak Python scalars).
+    `array_type` is the array module's array class (numpy's, or cupy's)."""
     shared = None
     scalar_kind = 0
     for i in op.promote_args:
         a = args[i]
-        if type(a) is np.ndarray:
+        if type(a) is array_type:
             if shared is None:
                 shared = a.dtype
             elif a.dtype is not shared:
-                return _compute_dtype(op, args)
+                return _compute_dtype(op, args, array_type)
         elif isinstance(a, float):
             scalar_kind = 2
         elif isinstance(a, int) and not isinstance(a, bool) and scalar_kind < 1:
@@ -66,15 +67,15 @@ def cast_dtype(op: OpDef, args) -> np.dtype | None:
         if kind == "f" or (kind in "iu" and scalar_kind < 2) or (kind == "b" and scalar_kind == 0):
             if op.dtype_rule != PROMOTE_FLOAT or kind == "f":
                 return None
-    return _compute_dtype(op, args)
+    return _compute_dtype(op, args, array_type)
 
 
-def _kernel_error(op: OpDef, args, exc: Exception):
+def _kernel_error(op: OpDef, args, exc: Exception, array_type=np.ndarray):
     """Turn numpy's internal message into PyTorch's, via the op's shape rule where it knows better."""
     def meta(a):
-        if type(a) is np.ndarray:
+        if type(a) is array_type:
             return TensorType(from_numpy_dtype(a.dtype), tuple(a.shape))
-        if type(a) in (list, tuple) and any(type(t) is np.ndarray for t in a):
+        if type(a) in (list, tuple) and any(type(t) is array_type for t in a):
             return [meta(t) for t in a]
         return a
     try:
@@ -83,20 +84,22 @@ def _kernel_error(op: OpDef, args, exc: Exception):
         raise type(better)(f"{op.name}: {better}") from None
     except Exception:
         pass
-    shapes = ", ".join(str(list(a.shape)) for a in args if type(a) is np.ndarray)
+    shapes = ", ".join(str(list(a.shape)) for a in args if type(a) is array_type)
     raise ShapeError(f"{op.name}(): invalid arguments for input shapes {shapes}: {exc}") from None
 
 
 def run_kernel(op: OpDef, xp, arrays: list):
-    """Cast to the promoted dtype and run the op's kernel on `arrays` (schema order; modified in place)."""
+    """Cast to the promoted dtype and run the op's kernel on `arrays` (schema order; modified in place),
+    arrays of the array module `xp` (numpy or cupy)."""
     if op.dtype_rule is not None:
-        compute = cast_dtype(op, arrays)
+        array_type = xp.ndarray
+        compute = cast_dtype(op, arrays, array_type)
         if compute is not None:
             for i in op.promote_args:
                 a = arrays[i]
-                if type(a) is np.ndarray and a.dtype != compute:
+                if type(a) is array_type and a.dtype != compute:
                     arrays[i] = a.astype(compute)
     try:
         return op.kernel(xp, *arrays)
     except ValueError as exc:
-        _kernel_error(op, arrays, exc)
+        _kernel_error(op, arrays, exc, xp.ndarray)

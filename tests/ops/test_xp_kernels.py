@@ -234,3 +234,29 @@ if __name__ == "__main__":
     print(f"# cupy {cupy.__version__}'s names in {', '.join(m or 'cupy' for m in CUPY_MODULES)}; "
           "written by python tests/ops/test_xp_kernels.py")
     print("\n".join(sorted(cupy_namespace(cupy))))
+
+
+class _OtherArray(np.ndarray):
+    """An array class that is not numpy's, as cupy.ndarray is not."""
+
+
+class _OtherModule:
+    """numpy with another array class, as cupy is an array module with its own."""
+    ndarray = _OtherArray
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def test_dispatch_promotes_and_reports_errors_for_another_array_module():
+    from scriptc.errors import ShapeError
+    from scriptc.ops.execute import run_kernel
+
+    xp = _OtherModule()
+    ints = np.arange(3, dtype=np.int64).view(_OtherArray)
+    floats = np.ones(3, dtype=np.float32).view(_OtherArray)
+    # PyTorch's promotion (int64 + float32 -> float32), not numpy's (-> float64), on any array module.
+    assert run_kernel(ops.OPS["add"], xp, [ints, floats, 1]).dtype == np.float32
+    assert run_kernel(ops.OPS["div"], xp, [ints, ints, None]).dtype == np.float32
+    with pytest.raises(ShapeError, match=r"size of tensor a \(3\) must match the size of tensor b \(2\)"):
+        run_kernel(ops.OPS["add"], xp, [floats, np.ones(2, np.float32).view(_OtherArray), 1])
