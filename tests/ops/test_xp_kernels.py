@@ -230,11 +230,6 @@ def test_manifest_agrees_with_the_installed_cupy():
         "cupy_names.txt disagrees with this cupy: regenerate it (python tests/ops/test_xp_kernels.py)"
 
 
-if __name__ == "__main__":
-    print(f"# cupy {cupy.__version__}'s names in {', '.join(m or 'cupy' for m in CUPY_MODULES)}; "
-          "written by python tests/ops/test_xp_kernels.py")
-    print("\n".join(sorted(cupy_namespace(cupy))))
-
 
 class _OtherArray(np.ndarray):
     """An array class that is not numpy's, as cupy.ndarray is not."""
@@ -260,3 +255,9 @@ def test_dispatch_promotes_and_reports_errors_for_another_array_module():
     assert run_kernel(ops.OPS["div"], xp, [ints, ints, None]).dtype == np.float32
     with pytest.raises(ShapeError, match=r"size of tensor a \(3\) must match the size of tensor b \(2\)"):
         run_kernel(ops.OPS["add"], xp, [floats, np.ones(2, np.float32).view(_OtherArray), 1])
+
+
+if __name__ == "__main__":
+    print(f"# cupy {cupy.__version__}'s names in {', '.join(m or 'cupy' for m in CUPY_MODULES)}; "
+          "written by python tests/ops/test_xp_kernels.py")
+    print("\n".join(sorted(cupy_namespace(cupy))))
