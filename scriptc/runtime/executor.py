@@ -253,15 +253,19 @@ class _GroupStep:
             self.scalar_dtypes = {i: np.dtype(inp.dtype) for i, inp in enumerate(spec.inputs) if inp.kind == "scalar"}
             # Inputs that are constants of the graph (weights, biases) are the same arrays on every call:
             # their pointers are set once per thread, and they do not take part in the signature.
-            constants = executor.constants
-            self.fixed = {i: constants[s] for i, s in enumerate(ins) if s in constants}
-            # (A strided constant stays per-call: a copy made here would miss in-place updates to it.)
-            self.fixed_reads = [(i, np.array(self.fixed[i], dtype=self.scalar_dtypes[i]) if i in self.scalar_dtypes
-                                 else self.fixed[i]) for i in used
-                                if i in self.fixed and (i in self.scalar_dtypes or (
-                                    type(self.fixed[i]) is np.ndarray and self.fixed[i].flags.c_contiguous))]
+            fixed = {i: executor.constants[s] for i, s in enumerate(ins) if s in executor.constants}
+            self.fixed_reads = []  # (input, the array its pointer is set to)
+            for i in used:
+                if i not in fixed:
+                    continue
+                value = fixed[i]
+                if i in self.scalar_dtypes:
+                    self.fixed_reads.append((i, np.array(value, dtype=self.scalar_dtypes[i])))
+                elif type(value) is np.ndarray and value.flags.c_contiguous:
+                    # (A strided constant stays per-call: a copy made here would miss in-place updates.)
+                    self.fixed_reads.append((i, value))
             fixed_read = {i for i, _ in self.fixed_reads}
-            self.varying = [i for i in range(len(ins)) if i not in self.fixed]
+            self.varying = [i for i in range(len(ins)) if i not in fixed]
             self.varying_reads = [i for i in used if i not in fixed_read]
             self.flat = spec.flat
             self.flat_meta = (ctypes.c_int64 * 1)(0)
