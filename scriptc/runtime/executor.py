@@ -43,6 +43,7 @@ class _Launch:
     total: int          # the kernel's [0, total) range: elements (flat kernels) or rows
     empty: bool
     parallel: bool
+    short: bool         # runs inline holding the GIL (_HOLDING_KERNEL)
     c_total: ctypes.c_int64   # total and meta's address as the bare kernel call takes them
     c_meta: ctypes.c_void_p
 
@@ -50,6 +51,10 @@ class _Launch:
 # The kernel's entry point called without argument conversion: a launch passes ready ctypes values
 # (0.7 us a call, against 1.6 us through KERNEL_TYPE's pointer-typed prototype).
 _BARE_KERNEL = ctypes.CFUNCTYPE(None)
+# The same, keeping the GIL, for kernels shorter than a parallel split: when another thread is running
+# Python (a server's event loop beside its model thread), a thread that gave the GIL up waits out that
+# thread's switch interval (5 ms by default) to take it back - far longer than the kernel it ran.
+_HOLDING_KERNEL = ctypes.PYFUNCTYPE(None)
 _ZERO = ctypes.c_int64(0)
 _refcount = sys.getrefcount
 
@@ -272,6 +277,7 @@ class _GroupStep:
             self._launches: dict[tuple, _Launch | None] = {}
             self.pointer_array_type = ctypes.c_void_p * (len(spec.inputs) + len(self.out_dtypes))
             self.bare_kernel = _BARE_KERNEL(self.kernel.address)
+            self.holding_kernel = _HOLDING_KERNEL(self.kernel.address)
 
     def _state(self) -> _ThreadState:
         state = getattr(self._per_thread, "state", None)
@@ -352,7 +358,8 @@ class _GroupStep:
             rows = [d for d in range(spec.rank - 1) if not (reduces and d == tail[3])]
             total = math.prod(iteration[d] for d in rows)
         empty = total == 0 or (work == 0 and tail is None)
-        return _Launch(out_shape, meta, total, empty, work >= PARALLEL_MIN_ELEMENTS and self.pool.size > 1,
+        short = work < PARALLEL_MIN_ELEMENTS
+        return _Launch(out_shape, meta, total, empty, not short and self.pool.size > 1, short,
                        ctypes.c_int64(total), ctypes.c_void_p(ctypes.addressof(meta)))
 
     def _launch(self, frame, launch: _Launch, args: list) -> None:
@@ -386,6 +393,8 @@ class _GroupStep:
             pass  # nothing to compute; the outputs are empty
         elif launch.parallel:
             self.pool.split(self.kernel, launch.total, pointers, launch.meta)
+        elif launch.short:
+            self.holding_kernel(_ZERO, launch.c_total, state.c_pointers, launch.c_meta)
         else:
             self.bare_kernel(_ZERO, launch.c_total, state.c_pointers, launch.c_meta)
         for o, value in zip(self.outs, outputs):
