@@ -147,6 +147,25 @@ def test_malformed_requests_get_json_errors(server, path, body, headers, status,
     assert got_status == status and message in json.loads(payload)["error"]
 
 
+def test_a_repeated_binary_header_reads_each_requests_own_data(server, archive):
+    """The server checks a binary request's JSON header once and reuses that; the data, and whether
+    the body holds enough of it, are still each request's own."""
+    reference = load(archive)
+    head = json.dumps({"inputs": [{"name": "x", "shape": [2, 16], "datatype": "FP32",
+                                   "parameters": {"binary_data_size": 128}}]}).encode()
+    headers = {"Inference-Header-Content-Length": str(len(head))}
+    url = f"http://{server.url}/v2/models/mlp/infer"
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        x = rng.standard_normal((2, 16)).astype(np.float32)
+        status, payload = _post(url, head + x.tobytes(), headers)
+        assert status == 200
+        got = np.array(json.loads(payload)["outputs"][0]["data"], np.float32).reshape(2, -1)
+        np.testing.assert_allclose(got, reference(x), rtol=1e-6)
+    status, payload = _post(url, head + x.tobytes()[:100], headers)
+    assert status == 400 and "runs past the 100 bytes" in json.loads(payload)["error"]
+
+
 def test_json_that_only_python_writes_is_still_read(server, archive):
     """NaN literals (json.dumps writes them for float('nan')) both ways, ids past 64 bits, and invalid
     UTF-8 (a 400)."""
