@@ -14,6 +14,8 @@ import urllib.request
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import scriptc as torch
 from scriptc.runtime import load
@@ -23,6 +25,8 @@ from ..models import MLP
 httpclient = pytest.importorskip("tritonclient.http")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
+
+from scriptc.runtime.server import DATATYPES, _json_array  # noqa: E402  (needs the serve extra)
 
 
 def _free_port() -> int:
@@ -277,3 +281,24 @@ def test_threads_caps_blas_while_the_server_runs_and_restores_it(archive):
     assert blas_threads() and all(n == 1 for n in blas_threads())
     asyncio.run(server.stop())
     assert blas_threads() == before
+
+
+_json_values = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-2 ** 70, 2 ** 70),
+                         st.booleans(), st.none(), st.text(max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.one_of(st.lists(_json_values, max_size=8), st.lists(st.lists(st.floats(), max_size=2), max_size=3)),
+       datatype=st.sampled_from(sorted(DATATYPES)))
+def test_json_data_converts_as_numpy_converts_it(data, datatype):
+    """The fast path for flat number lists gives numpy's array, or numpy's refusal, for any JSON data."""
+    dtype = np.dtype(DATATYPES[datatype])
+    with np.errstate(over="ignore", invalid="ignore"):  # 1e300 as FP16 overflows, both ways alike
+        try:
+            expected = np.asarray(data, dtype=dtype).reshape(-1)
+        except (ValueError, TypeError, OverflowError) as exc:
+            with pytest.raises(type(exc)):
+                _json_array(data, dtype)
+            return
+        got = _json_array(data, dtype)
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes() and got.flags.writeable
