@@ -3,6 +3,10 @@ clients (batch 1 requests, one keep-alive connection each, driven by one asyncio
 dynamic batching on (--max-batch 32) and off (--max-batch 1); tensors as JSON numbers, and as the
 binary tensor data extension that tritonclient.http sends by default.
 
+Both servers run side by side and are driven in turn, ROUNDS times per row; each row shows the run
+with the median throughput. Throughput on this shared 2-core machine drifts by tens of percent over
+minutes, so a ratio of two runs taken a minute apart says more about the drift than the server.
+
 Target (issue: serving): at 64 clients, batching gives >= 3x the throughput of unbatched serving, and
 p99 latency stays under 50 ms.
 """
@@ -24,7 +28,8 @@ import numpy as np
 
 import scriptc
 
-DURATION = float(os.environ.get("SCRIPTC_BENCH_SECONDS", "4"))
+DURATION = float(os.environ.get("SCRIPTC_BENCH_SECONDS", "2"))
+ROUNDS = int(os.environ.get("SCRIPTC_BENCH_ROUNDS", "3"))
 
 
 def start(path, *extra):
@@ -104,30 +109,42 @@ def load_test(port: int, clients: int, binary: bool = False):
     return len(latencies) / DURATION, np.percentile(lat, 50), np.percentile(lat, 99), len(errors)
 
 
+def measure(proc, port: int, clients: int, binary: bool) -> tuple:
+    """req/s, p50 and p99 ms, errors, and server and client CPU ms per request, of one run."""
+    server_cpu, client_cpu = cpu_seconds(proc.pid), time.process_time()
+    rps, p50, p99, errors = load_test(port, clients, binary)
+    served = max(rps * DURATION, 1)
+    return (rps, p50, p99, errors, (cpu_seconds(proc.pid) - server_cpu) / served * 1e3,
+            (time.process_time() - client_cpu) / served * 1e3)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="scriptc-serve-bench-")
     path = os.path.join(tmp, "mlp.sc")
     mlp = scriptc.nn.Sequential(scriptc.nn.Linear(784, 512), scriptc.nn.ReLU(), scriptc.nn.Linear(512, 512),
                                 scriptc.nn.ReLU(), scriptc.nn.Linear(512, 10)).eval()
     scriptc.jit.trace(mlp, scriptc.randn(2, 784)).save(path)
-    print(f"Serving the MLP archive ({DURATION:.0f} s per row, batch-1 requests)")
+    print(f"Serving the MLP archive (batch-1 requests; each row: the median-throughput run of {ROUNDS}, "
+          f"{DURATION:.0f} s each, batching off and on taken in turn)")
     print(f"{'data':<8}{'batching':<10}{'clients':>8}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}"
           f"{'server CPU':>12}{'client CPU':>12}   (CPU: ms per request, both processes share this machine)")
+    servers = {label: start(path, *extra) for label, extra in
+               (("off", ["--max-batch", "1"]), ("on", ["--max-batch", "32", "--batch-delay-ms", "2"]))}
     results = {}
-    for label, extra in (("off", ["--max-batch", "1"]), ("on", ["--max-batch", "32", "--batch-delay-ms", "2"])):
-        proc, port = start(path, *extra)
-        try:
-            for data in ("JSON", "binary"):
-                for clients in (1, 8, 64):
-                    server_cpu, client_cpu = cpu_seconds(proc.pid), time.process_time()
-                    rps, p50, p99, errors = load_test(port, clients, data == "binary")
-                    served = rps * DURATION
-                    server_ms = (cpu_seconds(proc.pid) - server_cpu) / served * 1e3
-                    client_ms = (time.process_time() - client_cpu) / served * 1e3
+    try:
+        for data in ("JSON", "binary"):
+            for clients in (1, 8, 64):
+                runs = {label: [] for label in servers}
+                for _ in range(ROUNDS):
+                    for label, (proc, port) in servers.items():
+                        runs[label].append(measure(proc, port, clients, data == "binary"))
+                for label in servers:
+                    rps, p50, p99, errors, server_ms, client_ms = sorted(runs[label])[len(runs[label]) // 2]
                     results[(data, label, clients)] = (rps, p99)
                     print(f"{data:<8}{label:<10}{clients:>8}{rps:>10.0f}{p50:>9.2f}{p99:>9.2f}{errors:>8}"
                           f"{server_ms:>12.2f}{client_ms:>12.2f}")
-        finally:
+    finally:
+        for proc, _ in servers.values():
             proc.send_signal(signal.SIGTERM)
             proc.wait(30)
     print()
