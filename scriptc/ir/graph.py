@@ -317,8 +317,10 @@ class Graph:
         return sum(1 for _ in self.nodes())
 
     def __str__(self) -> str:
-        from .printer import print_graph
-        return print_graph(self)
+        """The text form, with large array constants (frozen weights) shown by dtype, shape and count;
+        `scriptc.ir.print_graph(graph)` writes every value."""
+        from .printer import SHOWN_VALUES, print_graph
+        return print_graph(self, SHOWN_VALUES)
 
     def copy(self) -> "Graph":
         """A deep copy (new Values and Nodes, same types and attributes)."""

@@ -234,6 +234,12 @@ def _literal(tree):
         return {json.loads(str(p.children[0])): _literal(p.children[1]) for p in c if p is not None}
     if kind == "device":
         return device(json.loads(str(c[0])))
+    if kind == "elided_array":
+        if str(c[3]) != "values":
+            raise ParseError(f"unexpected {str(c[3])!r} in an array literal", c[3].line, c[3].column)
+        raise ParseError(f"the values of this {c[2]}-value array were left out when the graph was printed "
+                         f"(str(graph) shortens large constants); scriptc.ir.print_graph(graph) writes text "
+                         f"that parses back", c[0].line, c[0].column)
     if kind == "array":
         name = str(c[0])
         if name not in DTYPES_BY_NAME:

@@ -43,8 +43,15 @@ class Namer:
         return name
 
 
-def format_attr(value) -> str:
-    """An attribute value in the IR's literal syntax (parsed back by parser.parse_attr_value)."""
+# What str(graph) shows of an array constant: its values up to this many, past that only its dtype,
+# shape and count (a frozen model's weights would print as millions of numbers, as TorchScript's
+# printer avoids with `<Tensor>`). print_graph writes every value by default: text that parses back.
+SHOWN_VALUES = 64
+
+
+def format_attr(value, max_values: int | None = None) -> str:
+    """An attribute value in the IR's literal syntax (parsed back by parser.parse_attr_value); arrays
+    of more than `max_values` values show their count instead (text the parser refuses)."""
     if value is None or isinstance(value, bool):
         return str(value)
     if isinstance(value, (int, np.integer)):
@@ -63,22 +70,24 @@ def format_attr(value) -> str:
     if isinstance(value, device):
         return f'Device("{value}")'
     if isinstance(value, list):
-        return "[" + ", ".join(format_attr(v) for v in value) + "]"
+        return "[" + ", ".join(format_attr(v, max_values) for v in value) + "]"
     if isinstance(value, tuple):
-        return "(" + ", ".join(format_attr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+        return "(" + ", ".join(format_attr(v, max_values) for v in value) + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, np.ndarray):
-        flat = [format_attr(v) for v in value.reshape(-1).tolist()]
-        return f"array({value.dtype.name if value.dtype != bool else 'bool'}, {list(value.shape)}, [{', '.join(flat)}])"
+        head = f"array({value.dtype.name if value.dtype != bool else 'bool'}, {list(value.shape)}, "
+        if max_values is not None and value.size > max_values:
+            return head + f"<{value.size} values>)"
+        return head + "[" + ", ".join(format_attr(v) for v in value.reshape(-1).tolist()) + "])"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(k)}: {format_attr(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{json.dumps(k)}: {format_attr(v, max_values)}" for k, v in value.items()) + "}"
     raise TypeError(f"attribute of type {type(value).__name__} has no IR text form")
 
 
-def _node_line(node: Node, name: Namer) -> str:
+def _node_line(node: Node, name: Namer, max_values: int | None) -> str:
     outs = ", ".join(f"%{name(o)} : {o.type}" for o in node.outputs)
     attrs = ""
     if node.attrs:
-        attrs = "[" + ", ".join(f"{k}={format_attr(v)}" for k, v in node.attrs.items()) + "]"
+        attrs = "[" + ", ".join(f"{k}={format_attr(v, max_values)}" for k, v in node.attrs.items()) + "]"
     args = ", ".join(f"%{name(v)}" for v in node.inputs)
     text = f"{outs} = {node.op}{attrs}({args})" if outs else f"= {node.op}{attrs}({args})"
     if node.loc is not None:
@@ -86,23 +95,25 @@ def _node_line(node: Node, name: Namer) -> str:
     return text
 
 
-def _print_block(block: Block, name: Namer, indent: int, lines: list[str]) -> None:
+def _print_block(block: Block, name: Namer, indent: int, lines: list[str], max_values: int | None) -> None:
     pad = " " * indent
     for node in block:
-        lines.append(pad + _node_line(node, name))
+        lines.append(pad + _node_line(node, name, max_values))
         for i, b in enumerate(node.blocks):
             params = ", ".join(f"%{name(p)} : {p.type}" for p in b.params)
             lines.append(f"{pad}  block{i}({params}):")
-            _print_block(b, name, indent + 4, lines)
+            _print_block(b, name, indent + 4, lines, max_values)
             lines.append(f"{pad}    -> ({', '.join('%' + name(r) for r in b.returns)})")
 
 
-def print_graph(graph: Graph) -> str:
-    """The graph as text: `graph(%x : Tensor(float32, [B, 4])):` then one node per line."""
+def print_graph(graph: Graph, max_values: int | None = None) -> str:
+    """The graph as text: `graph(%x : Tensor(float32, [B, 4])):` then one node per line. Every
+    constant's values are written (parse() reads the text back) unless `max_values` is given: then an
+    array of more values prints as `array(float32, [784, 512], <401408 values>)`, as `str(graph)` does."""
     name = Namer()
     params = ", ".join(f"%{name(p)} : {p.type}" for p in graph.inputs)
     lines = [f"graph({params}):"]
-    _print_block(graph.block, name, 2, lines)
+    _print_block(graph.block, name, 2, lines, max_values)
     lines.append(f"  return ({', '.join('%' + name(v) for v in graph.outputs)})")
     return "\n".join(lines) + "\n"
 

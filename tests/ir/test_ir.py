@@ -42,6 +42,25 @@ def test_round_trip_is_identity():
     assert str(ir.parse(str(g))) == str(g)
 
 
+def test_str_shortens_large_constants_and_print_graph_keeps_them():
+    """A frozen model's weights print as dtype, shape and count in str(graph); print_graph writes every
+    value and parses back; the shortened text is refused with a message that says how to get the full."""
+    weight = np.arange(2 * 40, dtype=np.float32).reshape(2, 40)
+    small = np.array([1.5, -2.0], dtype=np.float32)
+    text = ("graph(%x : Tensor(float32, [2])):\n"
+            f"  %w : Tensor(float32, [2, 40]) = prim::Constant[value={ir.printer.format_attr(weight)}]()\n"
+            f"  %b : Tensor(float32, [2]) = prim::Constant[value={ir.printer.format_attr(small)}]()\n"
+            "  return (%w, %b)\n")
+    g = ir.parse(text)
+    shown = str(g)
+    assert "array(float32, [2, 40], <80 values>)" in shown and "array(float32, [2], [1.5, -2.0])" in shown
+    assert ir.print_graph(g) == text
+    np.testing.assert_array_equal(next(ir.parse(ir.print_graph(g)).nodes()).attrs["value"], weight)
+    with pytest.raises(ir.ParseError, match="print_graph") as info:
+        ir.parse(shown)
+    assert info.value.line == 2
+
+
 def test_parse_reads_types_attributes_and_locations():
     g = ir.parse(GOOD)
     nodes = list(g.nodes())
