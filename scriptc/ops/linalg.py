@@ -154,11 +154,11 @@ def _pad2d(xp, x, ph, pw, value=0.0, extra_h=0, extra_w=0):
 
 def _unbatched(kernel):
     """Accept (C, H, W) as PyTorch does, by adding and removing a batch dim."""
-    def wrapped(xp, x, *args):
+    def wrapped(xp, x, *args, **options):
         if x.ndim == 3:
-            out = kernel(xp, x[None], *args)
+            out = kernel(xp, x[None], *args, **options)
             return tuple(o[0] for o in out) if isinstance(out, tuple) else out[0]
-        return kernel(xp, x, *args)
+        return kernel(xp, x, *args, **options)
     return wrapped
 
 
@@ -170,11 +170,15 @@ def _im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups):
     return xp.ascontiguousarray(win).reshape(n, groups, (c // groups) * kh * kw, oh * ow)
 
 
-def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, im2col=None):
+    # `im2col`: a faster one with _im2col's arguments and result, or None where it has none (a
+    # backend's compiled loop: codegen/llvm/heads.py).
     _same_dtype(x, w, "conv2d")
     sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, stride, padding, dilation, groups)
     n, o = x.shape[0], w.shape[0]
-    cols = _im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups)
+    cols = im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups) if im2col is not None else None
+    if cols is None:
+        cols = _im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups)
     # (G, O/G, K) @ (N, G, K, OH*OW): one GEMM per image and group, written straight into NCHW order
     # (the (N*OH*OW, K) @ (K, O) form needs a transposing copy of the output after it).
     out = xp.matmul(w.reshape(groups, o // groups, -1), cols).reshape(n, o, oh, ow)

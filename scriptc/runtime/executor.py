@@ -247,6 +247,8 @@ class _GroupStep:
             spec = self.spec
             self.head = ops.OPS[spec.head[0]] if spec.head else None
             if spec.head:
+                from scriptc.codegen.llvm.heads import head_kernel
+                self.head_kernel = head_kernel(self.head, self.pool.split)
                 _, positions, consts = spec.head
                 self.head_sources = list(zip(positions, consts))  # (input position or None, constant)
             used = spec.used_inputs
@@ -300,7 +302,8 @@ class _GroupStep:
         # kinds, so it is worked out once per signature (a batch size, say) and looked up after that.
         key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in [args[i] for i in self.varying]])
         if self.head is not None:
-            head_out = run_kernel(self.head, np, [args[p] if p is not None else c for p, c in self.head_sources])
+            head_out = run_kernel(self.head, np, [args[p] if p is not None else c for p, c in self.head_sources],
+                                  self.head_kernel)
             args.append(head_out if type(head_out) is np.ndarray else np.asarray(head_out))
         launch = self._launches.get(key, _UNPREPARED)
         if launch is _UNPREPARED:

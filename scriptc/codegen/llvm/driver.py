@@ -30,7 +30,8 @@ def _codegen_fingerprint() -> str:
     kernel cached by any other version of scriptc is never reused."""
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    for source in (here.parent / "kernel.py", here / "lower.py", here / "mathlib.py", here / "threads.py", here / "driver.py"):
+    for source in (here.parent / "kernel.py", here / "lower.py", here / "mathlib.py", here / "threads.py",
+                   here / "im2col.py", here / "driver.py"):
         digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -243,15 +244,30 @@ def thread_functions() -> dict[str, int]:
     machine and cached like kernels."""
     from . import threads
 
-    key = hashlib.sha256(f"threads|{CODEGEN_FINGERPRINT}|{_state_key()}".encode()).hexdigest()
-    names = ["scriptc_worker", "scriptc_parallel_for"]
+    return _helper("threads", threads.module, ["scriptc_worker", "scriptc_parallel_for"])
+
+
+def im2col_functions() -> dict[str, int]:
+    """Addresses of the native im2col loops by dtype name (see im2col.py), compiled once per machine
+    and cached like kernels."""
+    from . import im2col
+
+    addresses = _helper("im2col", im2col.module, [name for name, _ in im2col.FUNCTIONS.values()])
+    return {dtype: addresses[name] for dtype, (name, _) in im2col.FUNCTIONS.items()}
+
+
+def _helper(label: str, build_module, names: list[str]) -> dict[str, int]:
+    """The addresses of `names` in the module build_module(triple) makes, compiled once per machine."""
+    key = hashlib.sha256(f"{label}|{CODEGEN_FINGERPRINT}|{_state_key()}".encode()).hexdigest()
     with _lock:
         memory = _state["memory"]
         if key not in memory:
             def build():
-                module_ref = llvm.parse_assembly(str(threads.module(llvm.get_process_triple())))
+                module_ref = llvm.parse_assembly(str(build_module(llvm.get_process_triple())))
                 module_ref.verify()
-                _optimize(module_ref, _target_machine("jitdefault"))
-                return module_ref, "jitdefault"  # it calls syscall and sched_yield in libc
+                _optimize(module_ref, _target_machine("small"))
+                # The worker loop calls syscall and sched_yield, and im2col's zero fills become
+                # memset calls: such code needs the default code model (as kernels, see optimized_module).
+                return module_ref, _code_model(module_ref)
             memory[key] = dict(zip(names, _machine_code(key, names, build)))
         return memory[key]

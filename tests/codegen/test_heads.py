@@ -1,0 +1,83 @@
+"""The compiled pieces of the executor's library-backed heads equal the op table's numpy ones."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import scriptc as torch
+from scriptc.codegen.llvm.heads import head_kernel, native_im2col
+from scriptc.ops import OPS
+from scriptc.ops import linalg
+from scriptc.runtime.executor import Executor
+from scriptc.runtime.pool import ThreadPool
+
+GEOMETRIES = [((n, c, h, w), (o, kh, kw), stride, padding, dilation, groups)
+              for (n, c, h, w), (o, kh, kw), stride, padding, dilation, groups in itertools.product(
+                  [(1, 1, 1, 1), (2, 3, 7, 5), (2, 4, 8, 9)], [(4, 3, 3), (2, 1, 1), (4, 2, 3)], [1, 2, 3],
+                  [0, 1, 2], [1, 2], [1, 2]) if c % groups == 0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_native_im2col_equals_the_op_tables_for_every_geometry(dtype):
+    """Strides 1, 2 (the vectorized copies) and 3, padding wider than a window, dilation, groups,
+    single pixels; split across threads or not."""
+    rng = np.random.default_rng(0)
+    checked = 0
+    for (shape, (o, kh, kw), stride, padding, dilation, groups) in GEOMETRIES:
+        x = rng.standard_normal(shape).astype(dtype)
+        w = rng.standard_normal((o, shape[1] // groups, kh, kw)).astype(dtype)
+        try:
+            geometry = linalg._conv_params(x, w, stride, padding, dilation, groups)
+        except Exception:  # the window does not fit: conv2d raises before any im2col
+            continue
+        expected = linalg._im2col(np, x, w, *geometry, groups)
+        for split in (None, ThreadPool(2).split):
+            got = native_im2col(np, x, w, *geometry, groups, split=split)
+            assert got.shape == expected.shape and got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
+        checked += 1
+    assert checked > 100
+
+
+def test_native_im2col_leaves_other_dtypes_and_strided_inputs_right():
+    x = np.arange(2 * 3 * 6 * 6, dtype=np.float32).reshape(2, 3, 6, 6)
+    w = np.ones((4, 3, 3, 3), np.float32)
+    geometry = linalg._conv_params(x, w, 1, 1, 1, 1)
+    assert native_im2col(np, x.astype(np.int64), w.astype(np.int64), *geometry, 1) is None
+    strided = np.asfortranarray(x)
+    np.testing.assert_array_equal(native_im2col(np, strided, w, *geometry, 1),
+                                  linalg._im2col(np, strided, w, *geometry, 1))
+
+
+def test_conv2d_head_kernel_matches_the_op_table_and_keeps_its_errors():
+    conv = OPS["conv2d"]
+    kernel = head_kernel(conv, ThreadPool(2).split)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 4, 9, 9)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    np.testing.assert_allclose(kernel(np, x, w, b, [2, 2], [1, 1], [1, 1], 2),
+                               conv.kernel(np, x, w, b, [2, 2], [1, 1], [1, 1], 2), rtol=1e-6)
+    np.testing.assert_allclose(kernel(np, x[0], w, b, [1, 1], "same", [1, 1], 2),
+                               conv.kernel(np, x[0], w, b, [1, 1], "same", [1, 1], 2), rtol=1e-6)  # unbatched
+    with pytest.raises(Exception, match="channels"):
+        kernel(np, x, rng.standard_normal((6, 3, 3, 3)).astype(np.float32), None, [1, 1], [0, 0], [1, 1], 1)
+    assert head_kernel(OPS["matmul"]) is OPS["matmul"].kernel
+
+
+def test_a_compiled_cnn_uses_the_native_im2col_and_equals_the_interpreter():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+                                torch.nn.Conv2d(8, 4, 3, stride=2, padding=1), torch.nn.ReLU()).eval()
+    x = torch.randn(2, 3, 10, 10)
+    fast = torch.jit.optimize_for_inference(torch.jit.trace(model, x))
+    executor = Executor(fast.graph)
+    heads = [s for s in executor.group_steps if s.head is not None and s.head.name == "conv2d"]
+    assert heads and all(s.head_kernel is not s.head.kernel for s in heads)
+    got = executor([x.numpy()])[0]
+    with torch.no_grad():
+        expected = model(x).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
