@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import scriptc as torch
+from scriptc.codegen.llvm import heads
 from scriptc.codegen.llvm.heads import head_kernel, native_im2col
 from scriptc.ops import OPS
 from scriptc.ops import linalg
@@ -74,9 +75,11 @@ def test_a_compiled_cnn_uses_the_native_im2col_and_equals_the_interpreter():
                                 torch.nn.Conv2d(8, 4, 3, stride=2, padding=1), torch.nn.ReLU()).eval()
     x = torch.randn(2, 3, 10, 10)
     fast = torch.jit.optimize_for_inference(torch.jit.trace(model, x))
+    heads._im2col_loop.cache_clear()
     executor = Executor(fast.graph)
-    heads = [s for s in executor.group_steps if s.head is not None and s.head.name == "conv2d"]
-    assert heads and all(s.head_kernel is not s.head.kernel for s in heads)
+    convs = [s for s in executor.group_steps if s.head is not None and s.head.name == "conv2d"]
+    assert convs and all(s.head_kernel is not s.head.kernel for s in convs)
+    assert heads._im2col_loop.cache_info().currsize == 1  # float32's loop, loaded with the plan
     got = executor([x.numpy()])[0]
     with torch.no_grad():
         expected = model(x).numpy()

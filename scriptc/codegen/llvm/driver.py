@@ -247,13 +247,13 @@ def thread_functions() -> dict[str, int]:
     return _helper("threads", threads.module, ["scriptc_worker", "scriptc_parallel_for"])
 
 
-def im2col_functions() -> dict[str, int]:
-    """Addresses of the native im2col loops by dtype name (see im2col.py), compiled once per machine
-    and cached like kernels."""
+def im2col_function(dtype: str) -> int:
+    """The address of the native im2col loop for a dtype name, float32 or float64 (see im2col.py),
+    compiled once per machine and cached like kernels."""
     from . import im2col
 
-    addresses = _helper("im2col", im2col.module, [name for name, _ in im2col.FUNCTIONS.values()])
-    return {dtype: addresses[name] for dtype, (name, _) in im2col.FUNCTIONS.items()}
+    name = im2col.FUNCTIONS[dtype][0]
+    return _helper(f"im2col|{dtype}", lambda triple: im2col.module(triple, dtype), [name])[name]
 
 
 def _helper(label: str, build_module, names: list[str]) -> dict[str, int]:

@@ -16,15 +16,18 @@ import numpy as np
 
 from scriptc.ops import OpDef
 
-from .driver import KERNEL_TYPE, im2col_functions
-from .im2col import conv2d_meta
+from .driver import KERNEL_TYPE, im2col_function
+from .im2col import FUNCTIONS, conv2d_meta
 
 
-def head_kernel(op: OpDef, split=None):
+def head_kernel(op: OpDef, split=None, dtype: str | None = None):
     """The kernel to run `op` with as a fused group's head; `split(loop, n, ptrs, meta)` runs a
-    compiled loop's [0, n) on the caller's threads (the runtime pool's split)."""
+    compiled loop's [0, n) on the caller's threads (the runtime pool's split); `dtype`, the dtype
+    name the group's guard expects of the head's first input, has its loop compiled (or read from
+    the disk cache) now, with the plan, rather than at a first call."""
     if op.name == "conv2d":
-        _im2col_loops()  # compiled (or read from the disk cache) now, with the plan, not at a first call
+        if dtype in FUNCTIONS:
+            _im2col_loop(dtype)
         return functools.partial(op.kernel, im2col=functools.partial(native_im2col, split=split))
     return op.kernel
 
@@ -37,17 +40,18 @@ class _Loop:
 
 
 @functools.cache
-def _im2col_loops() -> dict:
-    return {dtype: _Loop(KERNEL_TYPE(address), address) for dtype, address in im2col_functions().items()}
+def _im2col_loop(dtype: str) -> _Loop:
+    address = im2col_function(dtype)
+    return _Loop(KERNEL_TYPE(address), address)
 
 
 def native_im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups, split=None):
     """The columns the op table's im2col makes, (N, G, C/G*KH*KW, OH*OW), from the compiled loop (its
     rows, one per image and channel, split by `split` when given); None where it has no loop (another
     array module or dtype), for the op table's to make."""
-    if xp is not np or type(x) is not np.ndarray or x.dtype.name not in ("float32", "float64"):
+    if xp is not np or type(x) is not np.ndarray or x.dtype.name not in FUNCTIONS:
         return None
-    loop = _im2col_loops()[x.dtype.name]
+    loop = _im2col_loop(x.dtype.name)
     x = np.ascontiguousarray(x)
     n, c, h, width = x.shape
     kh, kw = w.shape[2:]

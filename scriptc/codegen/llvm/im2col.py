@@ -49,12 +49,12 @@ def _by_stride(b: ir.IRBuilder, stride, emit) -> None:
                     emit(stride)
 
 
-def module(triple: str) -> ir.Module:
-    """The loops' module (built on a cache miss only)."""
-    m = ir.Module(name="scriptc_im2col")
+def module(triple: str, dtype: str) -> ir.Module:
+    """The module of one dtype's loop (built on a cache miss only; one dtype at a time, as each takes
+    ~0.35 s to optimize and most models need only float32's)."""
+    m = ir.Module(name=f"scriptc_im2col_{dtype}")
     m.triple = triple
-    for name, element in FUNCTIONS.values():
-        _build(m, name, element)
+    _build(m, *FUNCTIONS[dtype])
     return m
 
 
