@@ -18,6 +18,7 @@ import math
 import re
 import signal
 import struct
+import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ _DATATYPE_OF = {np.dtype(v): k for k, v in DATATYPES.items()}
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 MAX_CACHED_HEADERS = 64
+_LITTLE_ENDIAN = sys.byteorder == "little"
 MAX_CACHED_HEADER_BYTES = 4096
 
 
@@ -200,20 +202,19 @@ def decode(entry: ModelEntry, body: bytes, header_length: int | None) -> tuple[d
         if type(part) is np.ndarray:
             arrays.append(part)
             continue
-        name, dtype, shape, offset, size = part
+        name, wire, dtype, shape, offset, size, count = part
         if offset + size > len(binary):
             raise ServeError(f"input '{name}': binary_data_size {size} at byte {offset} runs past the "
                              f"{len(binary)} bytes of binary data", 400)
-        count = size // dtype.itemsize
-        arrays.append(np.frombuffer(binary, dtype=dtype.newbyteorder("<"), count=count, offset=offset)
-                      .astype(dtype).reshape(shape))
+        arrays.append(np.frombuffer(binary, dtype=wire, count=count, offset=offset).astype(dtype).reshape(shape))
     return header.request, arrays
 
 
 @dataclass
 class _Header:
     """A request's JSON header checked against the model: per model input, its array (JSON data) or
-    where its bytes lie in the binary tail, as (name, dtype, shape, offset, size)."""
+    where its bytes lie in the binary tail, as (name, little-endian dtype, dtype, shape, offset, size,
+    element count)."""
     request: dict
     parts: list
     binary_only: bool
@@ -251,7 +252,7 @@ def _check_header(entry: ModelEntry, head: bytes) -> _Header:
             if not isinstance(size, int) or size != count * dtype.itemsize:
                 raise ServeError(f"input '{name}': binary_data_size {size} does not match shape {shape} "
                                  f"({count * dtype.itemsize} bytes)", 400)
-            by_name[name] = (name, dtype, tuple(shape), offset, size)
+            by_name[name] = (name, dtype.newbyteorder("<"), dtype, tuple(shape), offset, size, count)
             offset += size
         else:
             data = item.get("data")
@@ -312,7 +313,9 @@ def encode(entry: ModelEntry, request: dict, outputs: list) -> tuple[bytes, byte
         out = {"name": name, "datatype": _DATATYPE_OF.get(array.dtype, "FP32"), "shape": list(array.shape)}
         binary = bool((item.get("parameters") or {}).get("binary_data", default_binary))
         if binary:
-            data = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+            # tobytes writes C order from any layout; the wire is little-endian, as nearly every host is
+            native = _LITTLE_ENDIAN and array.dtype.isnative
+            data = (array if native else array.astype(array.dtype.newbyteorder("<"))).tobytes()
             out["parameters"] = {"binary_data_size": len(data)}
             chunks.append(data)
         else:
