@@ -275,6 +275,7 @@ class _GroupStep:
                     self.fixed_reads.append((i, value))
             fixed_read = {i for i, _ in self.fixed_reads}
             self.varying = [i for i in range(len(ins)) if i not in fixed]
+            self.single_varying = self.varying[0] if len(self.varying) == 1 else None
             self.varying_reads = [i for i in used if i not in fixed_read]
             self.flat = spec.flat
             self.flat_meta = (ctypes.c_int64 * 1)(0)
@@ -302,7 +303,11 @@ class _GroupStep:
         args = [frame[s] for s in self.ins]
         # Everything a launch needs but the data pointers follows from the inputs' shapes, dtypes and
         # kinds, so it is worked out once per signature (a batch size, say) and looked up after that.
-        key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in [args[i] for i in self.varying]])
+        if self.single_varying is not None:  # most groups (a layer's activation): a key without a list
+            a = args[self.single_varying]
+            key = (a.shape, a.dtype) if type(a) is np.ndarray else type(a)
+        else:
+            key = tuple([(a.shape, a.dtype) if type(a) is np.ndarray else type(a) for a in [args[i] for i in self.varying]])
         if self.head is not None:
             head_out = run_kernel(self.head, np, [args[p] if p is not None else c for p, c in self.head_sources],
                                   self.head_kernel)
