@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -280,6 +281,17 @@ def test_load_primes_each_method_so_the_first_call_builds_nothing(tmp_path):
     x = np.random.default_rng(0).standard_normal((1, 16)).astype(np.float32)
     np.testing.assert_array_equal(model(x), runtime_load(path, prime=False)(x))
     assert [dict(s._launches) for s in steps] == prepared
+
+
+def test_load_leaves_the_young_generations_collected(tmp_path):
+    """What loading allocated is collected at load (generation 1 empty), not by a collection that
+    the first real call would trigger."""
+    path = tmp_path / "mlp.sc"
+    torch.jit.save(torch.jit.trace(ALL["MLP"]().eval(), make_inputs("MLP", 2)), path)
+    junk = [[i] for i in range(5000)]  # young objects, and collections, before the load
+    runtime_load(path)
+    assert gc.get_count()[1] == 0
+    del junk
 
 
 def test_priming_repeats_each_batch_within_a_time_budget(tmp_path, monkeypatch):
