@@ -249,9 +249,10 @@ class _GroupStep:
             if spec.head:
                 from scriptc.codegen.llvm.heads import head_kernel
                 _, positions, consts = spec.head
-                first = positions[0] if positions and positions[0] is not None and positions[0] < len(self.guards) else None
-                self.head_kernel = head_kernel(self.head, self.pool.split,
-                                               self.guards[first][0] if first is not None else None)
+                # The dtype the guard expects of the head's first input, for its backend pieces to compile now.
+                first = positions[0] if positions else None
+                guarded = first is not None and first < len(self.guards)
+                self.head_kernel = head_kernel(self.head, self.pool.split, self.guards[first][0] if guarded else None)
                 self.head_sources = list(zip(positions, consts))  # (input position or None, constant)
             used = spec.used_inputs
             # The iteration space comes from what the elementwise part reads (a BLAS head's inputs don't count).

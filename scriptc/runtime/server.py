@@ -39,8 +39,8 @@ _DATATYPE_OF = {np.dtype(v): k for k, v in DATATYPES.items()}
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 MAX_CACHED_HEADERS = 64
-_LITTLE_ENDIAN = sys.byteorder == "little"
 MAX_CACHED_HEADER_BYTES = 4096
+_LITTLE_ENDIAN = sys.byteorder == "little"
 
 
 @dataclass
