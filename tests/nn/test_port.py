@@ -11,6 +11,14 @@ import scriptc
 torch = pytest.importorskip("torch")
 
 
+@pytest.fixture(autouse=True)
+def fixed_torch_weights():
+    """Each test starts from the same torch initialisation. Adam's update is about lr * sign(grad) for small
+    gradients, so a float32 rounding difference can flip it for a few weights of an unlucky draw
+    (seed 29 of 40 did: 7.8e-5 off, while in float64 every seed agrees to 1e-9)."""
+    torch.manual_seed(0)
+
+
 def _copy_weights(src, dst):
     dst.load_state_dict({k: v.detach().numpy() for k, v in src.state_dict().items()})
 
