@@ -1,0 +1,20 @@
+"""The executor's own helpers, against what they stand in for."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scriptc.runtime.executor import _broadcast
+
+_shapes = st.lists(st.lists(st.sampled_from([0, 1, 2, 3]), max_size=4).map(tuple), max_size=4)
+
+
+@given(_shapes)
+def test_broadcast_agrees_with_numpy(shapes):
+    try:
+        expected = np.broadcast_shapes(*shapes)
+    except ValueError:
+        expected = None
+    assert _broadcast(shapes) == expected
