@@ -22,6 +22,7 @@ import numpy as np
 
 from scriptc import ops
 from scriptc.codegen.kernel import DIM_REDUCTIONS, merge_dims
+from scriptc.codegen.llvm.pointers import data_pointer
 from scriptc.ir.graph import Block, Graph, Node
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType
@@ -270,7 +271,8 @@ class _GroupStep:
                 # The dtype the guard expects of the head's first input, for its backend pieces to compile now.
                 first = positions[0] if positions else None
                 guarded = first is not None and first < len(self.guards)
-                self.head_kernel = head_kernel(self.head, self.pool.split, self.guards[first][0] if guarded else None)
+                self.head_kernel = head_kernel(self.head, self.pool.split, self.guards[first][0] if guarded else None,
+                                               self.pool.size)
                 self.head_sources = list(zip(positions, consts))  # (input position or None, constant)
             used = spec.used_inputs
             # The iteration space comes from what the elementwise part reads (a BLAS head's inputs don't count).
@@ -430,25 +432,3 @@ class _GroupStep:
             self.bare_kernel(_ZERO, launch.c_total, state.c_pointers, launch.c_meta)
         for o, value in zip(self.outs, outputs):
             frame[o] = value
-
-
-# Every 8-byte word of memory, as an array indexed from address 8 (a NULL-based one would refuse access).
-_WORDS = ctypes.cast(ctypes.c_void_p(8), ctypes.POINTER(ctypes.c_uint64))
-
-
-def _read_data_field(a: np.ndarray) -> int:
-    return _WORDS[(id(a) + _DATA_FIELD_OFFSET - 8) // 8]
-
-
-def _layout_is_known() -> bool:
-    if sys.implementation.name != "cpython":
-        return False
-    probe = np.arange(4.0)[1:]
-    return _read_data_field(probe) == probe.ctypes.data
-
-
-# An array's data address, read from numpy's public PyArrayObject struct (the `data` field follows the
-# object header) in 0.3 us; `a.ctypes.data` builds a helper object and costs 2 us, several times a
-# kernel launch's other work. Checked once against `a.ctypes.data`; elsewhere that is what is used.
-_DATA_FIELD_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p)
-data_pointer: Callable[[np.ndarray], int] = _read_data_field if _layout_is_known() else (lambda a: a.ctypes.data)

@@ -9,7 +9,7 @@ import pytest
 
 import scriptc as torch
 from scriptc.codegen.llvm import heads
-from scriptc.codegen.llvm.heads import head_kernel, native_im2col
+from scriptc.codegen.llvm.heads import MATVEC_ROWS, head_kernel, native_im2col, native_matmul
 from scriptc.ops import OPS
 from scriptc.ops import linalg
 from scriptc.runtime.executor import Executor
@@ -75,12 +75,61 @@ def test_a_compiled_cnn_uses_the_native_im2col_and_equals_the_interpreter():
                                 torch.nn.Conv2d(8, 4, 3, stride=2, padding=1), torch.nn.ReLU()).eval()
     x = torch.randn(2, 3, 10, 10)
     fast = torch.jit.optimize_for_inference(torch.jit.trace(model, x))
-    heads._im2col_loop.cache_clear()
+    heads._native_loop.cache_clear()
     executor = Executor(fast.graph)
     convs = [s for s in executor.group_steps if s.head is not None and s.head.name == "conv2d"]
     assert convs and all(s.head_kernel is not s.head.kernel for s in convs)
-    assert heads._im2col_loop.cache_info().currsize == 1  # float32's loop, loaded with the plan
+    assert heads._native_loop.cache_info().currsize == 1  # float32's im2col loop, loaded with the plan
     got = executor([x.numpy()])[0]
     with torch.no_grad():
         expected = model(x).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_native_matmul_equals_numpy_for_few_rows(dtype):
+    rng = np.random.default_rng(2)
+    pool = ThreadPool(2)
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    for rows, depth, width in itertools.product(MATVEC_ROWS, [0, 1, 3, 4, 7, 33, 784], [64, 65, 512]):
+        a = rng.standard_normal((rows, depth)).astype(dtype)
+        b = rng.standard_normal((depth, width)).astype(dtype)
+        expected = a.astype(np.float64) @ b.astype(np.float64)
+        for split, parts in ((None, 1), (pool.split, 2), (pool.split, 3)):
+            got = native_matmul(np, a, b, fallback=None, split=split, parts=parts)
+            assert got.dtype == dtype and got.shape == (rows, width)
+            np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+
+
+def test_native_matmul_leaves_everything_else_to_the_op_table():
+    matmul = OPS["matmul"]
+    kernel = head_kernel(matmul, ThreadPool(2).split, "float32", 2)
+    assert kernel is not matmul.kernel
+    rng = np.random.default_rng(3)
+    b = rng.standard_normal((5, 64)).astype(np.float32)
+    cases = [(rng.standard_normal((1, 5)), b), (rng.standard_normal((MATVEC_ROWS.stop, 5)), b),
+             (rng.standard_normal((5, 2)).T, b), (rng.standard_normal((0, 5)), b), (rng.standard_normal((3, 2, 5)), b),
+             (rng.standard_normal(5), b), (rng.standard_normal((2, 5)), np.ascontiguousarray(b[:, :10])),
+             (rng.standard_normal((2, 5)), b[:, ::2])]
+    for a, other in cases:
+        a = a.astype(np.float32)
+        np.testing.assert_allclose(kernel(np, a, other), matmul.kernel(np, a, other), rtol=1e-6, atol=1e-6)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        kernel(np, np.ones((2, 5), np.float64), b)
+    with pytest.raises(ValueError):
+        kernel(np, np.ones((2, 4), np.float32), b)
+    assert head_kernel(matmul, None, "int64") is matmul.kernel
+
+
+def test_a_compiled_mlp_uses_the_native_matmul_for_small_batches_and_equals_the_interpreter():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(300, 128), torch.nn.ReLU(), torch.nn.Linear(128, 5)).eval()
+    fast = torch.jit.optimize_for_inference(torch.jit.trace(model, torch.randn(2, 300)))
+    executor = Executor(fast.graph, threads=2)
+    heads_ = [s for s in executor.group_steps if s.head is not None]
+    assert heads_ and all(s.head.name == "matmul" and s.head_kernel is not s.head.kernel for s in heads_)
+    for batch in (1, 2, 3, 6, 8):
+        x = torch.randn(batch, 300)
+        with torch.no_grad():
+            expected = model(x).numpy()
+        np.testing.assert_allclose(executor([x.numpy()])[0], expected, rtol=1e-5, atol=1e-5)

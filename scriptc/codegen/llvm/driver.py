@@ -31,7 +31,7 @@ def _codegen_fingerprint() -> str:
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
     for source in (here.parent / "kernel.py", here / "lower.py", here / "mathlib.py", here / "threads.py",
-                   here / "im2col.py", here / "driver.py"):
+                   here / "im2col.py", here / "matvec.py", here / "driver.py"):
         digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -254,6 +254,15 @@ def im2col_function(dtype: str) -> int:
 
     name = im2col.FUNCTIONS[dtype][0]
     return _helper(f"im2col|{dtype}", lambda triple: im2col.module(triple, dtype), [name])[name]
+
+
+def matvec_function(dtype: str) -> int:
+    """The address of the native few-rows matmul loop for a dtype name, float32 or float64 (see
+    matvec.py), compiled once per machine and cached like kernels."""
+    from . import matvec
+
+    name = matvec.FUNCTIONS[dtype][0]
+    return _helper(f"matvec|{dtype}", lambda triple: matvec.module(triple, dtype), [name])[name]
 
 
 def _helper(label: str, build_module, names: list[str]) -> dict[str, int]:

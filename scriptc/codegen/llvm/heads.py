@@ -1,9 +1,11 @@
 """Native parts of the executor's library-backed heads (ops whose kernel is numpy plus BLAS).
 
 `head_kernel(op)` is the kernel a fused group's head runs: the op table's own, except where this
-backend has a faster piece for it - conv2d's im2col (im2col.py) is compiled, its GEMM stays BLAS.
-Same arguments, checks, errors and results as the op table's kernel; eager code keeps the op
-table's numpy kernel.
+backend has a faster piece for it - conv2d's im2col (im2col.py) is compiled, its GEMM stays BLAS;
+a matmul of a few rows (a small batch through a layer) is a compiled loop split across the pool
+(matvec.py).
+Same arguments, checks, errors and results (up to rounding) as the op table's kernel; eager code
+keeps the op table's numpy kernel.
 """
 
 from __future__ import annotations
@@ -16,19 +18,31 @@ import numpy as np
 
 from scriptc.ops import OpDef
 
-from .driver import KERNEL_TYPE, im2col_function
-from .im2col import FUNCTIONS, conv2d_meta
+from . import im2col, matvec
+from .driver import KERNEL_TYPE, im2col_function, matvec_function
+from .pointers import data_pointer
+
+# A matmul of this many rows streams its right-hand matrix once through the native loop (matvec.py);
+# one row is BLAS's GEMV, and from 8 rows on BLAS's GEMM (which reuses each loaded tile for many
+# rows) is as fast. Narrow products (a classifier's 10 columns) are left to BLAS as well.
+MATVEC_ROWS = range(2, 7)
+MATVEC_MIN_COLUMNS = 64
+# Below this many multiply-adds (~5 us) the loop runs on the calling thread: a split costs ~2 us.
+MATVEC_SPLIT_MIN = 1 << 15
 
 
-def head_kernel(op: OpDef, split=None, dtype: str | None = None):
+def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1):
     """The kernel to run `op` with as a fused group's head; `split(loop, n, ptrs, meta)` runs a
-    compiled loop's [0, n) on the caller's threads (the runtime pool's split); `dtype`, the dtype
-    name the group's guard expects of the head's first input, has its loop compiled (or read from
-    the disk cache) now, with the plan, rather than at a first call."""
+    compiled loop's [0, n) on the caller's threads (the runtime pool's split, of `parts` threads);
+    `dtype`, the dtype name the group's guard expects of the head's first input, has its loop
+    compiled (or read from the disk cache) now, with the plan, rather than at a first call."""
     if op.name == "conv2d":
-        if dtype in FUNCTIONS:
-            _im2col_loop(dtype)
+        if dtype in im2col.FUNCTIONS:
+            _native_loop("im2col", dtype)
         return functools.partial(op.kernel, im2col=functools.partial(native_im2col, split=split))
+    if op.name == "matmul" and dtype in matvec.FUNCTIONS:
+        _native_loop("matvec", dtype)
+        return functools.partial(native_matmul, fallback=op.kernel, split=split, parts=parts)
     return op.kernel
 
 
@@ -39,25 +53,56 @@ class _Loop:
     address: int
 
 
+_ADDRESSES = {"im2col": im2col_function, "matvec": matvec_function}
+
+
 @functools.cache
-def _im2col_loop(dtype: str) -> _Loop:
-    address = im2col_function(dtype)
+def _native_loop(kind: str, dtype: str) -> _Loop:
+    address = _ADDRESSES[kind](dtype)
     return _Loop(KERNEL_TYPE(address), address)
+
+
+_MATVEC_DTYPES = {np.dtype(name): name for name in matvec.FUNCTIONS}  # (a dtype's .name takes 4 us)
+
+
+def native_matmul(xp, a, b, fallback, split=None, parts: int = 1):
+    """a @ b for a of MATVEC_ROWS rows and b a matrix of at least MATVEC_MIN_COLUMNS columns, both
+    contiguous and of one float dtype, from the compiled loop (split in `parts` by `split` when
+    given and the product is big enough); anything else from `fallback`, the op table's kernel."""
+    dtype = _MATVEC_DTYPES.get(a.dtype) if type(a) is np.ndarray else None
+    if (dtype is None or xp is not np or type(b) is not np.ndarray or a.ndim != 2 or b.ndim != 2 or
+            a.dtype != b.dtype or a.shape[0] not in MATVEC_ROWS or a.shape[1] != b.shape[0] or
+            b.shape[1] < MATVEC_MIN_COLUMNS or not a.flags.c_contiguous or not b.flags.c_contiguous):
+        return fallback(xp, a, b)
+    (rows, depth), width = a.shape, b.shape[1]
+    chunks = min(parts, depth) if split is not None and rows * depth * width >= MATVEC_SPLIT_MIN else 1
+    partials = np.empty((chunks, rows, width), dtype=a.dtype)
+    loop = _native_loop("matvec", dtype)
+    ptrs = (ctypes.c_void_p * 3)(data_pointer(a), data_pointer(b), data_pointer(partials))
+    meta = (ctypes.c_int64 * 4)(rows, depth, width, chunks)
+    if chunks > 1:
+        split(loop, chunks, ptrs, meta)
+    else:
+        loop.function(0, 1, ptrs, meta)
+    out = partials[0]
+    for partial in partials[1:]:
+        np.add(out, partial, out=out)
+    return out
 
 
 def native_im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups, split=None):
     """The columns the op table's im2col makes, (N, G, C/G*KH*KW, OH*OW), from the compiled loop (its
     rows, one per image and channel, split by `split` when given); None where it has no loop (another
     array module or dtype), for the op table's to make."""
-    if xp is not np or type(x) is not np.ndarray or x.dtype.name not in FUNCTIONS:
+    if xp is not np or type(x) is not np.ndarray or x.dtype.name not in im2col.FUNCTIONS:
         return None
-    loop = _im2col_loop(x.dtype.name)
+    loop = _native_loop("im2col", x.dtype.name)
     x = np.ascontiguousarray(x)
     n, c, h, width = x.shape
     kh, kw = w.shape[2:]
     cols = np.empty((n, groups, (c // groups) * kh * kw, oh * ow), dtype=x.dtype)
-    meta = conv2d_meta(h, width, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw)
-    ptrs = (ctypes.c_void_p * 2)(x.ctypes.data, cols.ctypes.data)
+    meta = im2col.conv2d_meta(h, width, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw)
+    ptrs = (ctypes.c_void_p * 2)(data_pointer(x), data_pointer(cols))
     words = (ctypes.c_int64 * len(meta))(*meta)
     if split is not None:
         split(loop, n * c, ptrs, words)
