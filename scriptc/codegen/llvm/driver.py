@@ -31,7 +31,8 @@ def _codegen_fingerprint() -> str:
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
     for source in (here.parent / "kernel.py", here / "lower.py", here / "mathlib.py", here / "threads.py",
-                   here / "im2col.py", here / "matvec.py", here / "driver.py"):
+                   here / "loops.py", here / "im2col.py", here / "matvec.py",
+                   here / "driver.py"):
         digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
 

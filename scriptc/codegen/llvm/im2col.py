@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-I8, I64 = ir.IntType(8), ir.IntType(64)
+from .loops import loop_module
+
+I64 = ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_im2col_f32", ir.FloatType()), "float64": ("scriptc_im2col_f64", ir.DoubleType())}
 _FIELDS = ("H", "W", "KH", "KW", "OH", "OW", "SH", "SW", "DH", "DW", "PH", "PW")
 
@@ -52,19 +54,13 @@ def _by_stride(b: ir.IRBuilder, stride, emit) -> None:
 def module(triple: str, dtype: str) -> ir.Module:
     """The module of one dtype's loop (built on a cache miss only; one dtype at a time, as each takes
     ~0.35 s to optimize and most models need only float32's)."""
-    m = ir.Module(name=f"scriptc_im2col_{dtype}")
-    m.triple = triple
-    _build(m, *FUNCTIONS[dtype])
-    return m
+    return loop_module(triple, *FUNCTIONS[dtype], _build)
 
 
-def _build(m: ir.Module, name: str, element) -> None:
+def _build(b: ir.IRBuilder, args, element) -> None:
     from .lower import _loop  # the kernels' loop helper; lower.py is imported on a cache miss only
 
-    fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [I64, I64, I8.as_pointer().as_pointer(), I64.as_pointer()]),
-                     name=name)
-    start, end, ptrs, meta = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    start, end, ptrs, meta = args
 
     def word(index):
         return b.load(b.gep(meta, [index if isinstance(index, ir.Value) else ir.Constant(I64, index)]))

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-I8, I64 = ir.IntType(8), ir.IntType(64)
+from .loops import loop_module
+
+I64 = ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_matvec_f32", ir.FloatType()), "float64": ("scriptc_matvec_f64", ir.DoubleType())}
 _UNROLL = 4         # rows of b per pass over the output
 _CONTRACT = ("contract",)  # a multiply-add may become one fma (each product is still added in order)
@@ -28,19 +30,13 @@ _CONTRACT = ("contract",)  # a multiply-add may become one fma (each product is 
 
 def module(triple: str, dtype: str) -> ir.Module:
     """The module of one dtype's loop (built on a cache miss only)."""
-    m = ir.Module(name=f"scriptc_matvec_{dtype}")
-    m.triple = triple
-    _build(m, *FUNCTIONS[dtype])
-    return m
+    return loop_module(triple, *FUNCTIONS[dtype], _build)
 
 
-def _build(m: ir.Module, name: str, element) -> None:
+def _build(b: ir.IRBuilder, args, element) -> None:
     from .lower import _loop  # the kernels' loop helper; lower.py is imported on a cache miss only
 
-    fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [I64, I64, I8.as_pointer().as_pointer(), I64.as_pointer()]),
-                     name=name)
-    start, end, ptrs, meta = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    start, end, ptrs, meta = args
 
     def const(value):
         return ir.Constant(I64, value)
