@@ -5,32 +5,82 @@ from __future__ import annotations
 import inspect
 
 from scriptc.errors import ScriptError
+from scriptc.runtime.specialize import specialized_graph
+from scriptc.types import TensorType
 
 from .module import ScriptFunction, ScriptModule
 from .script import ScriptContext, compile_function_graph
 
 
-def script(obj, optimize=None, _frames_up: int = 0, _rcb=None):
+def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
     """Compile a function or an nn.Module instance from its source, keeping control flow
     (torch.jit.script). Usable as a decorator on functions. Raises ScriptError with file:line:col
-    and a caret for anything outside the supported subset."""
+    and a caret for anything outside the supported subset.
+
+    `example_inputs`, as torch.jit.script takes it - a list of argument tuples (for a module, its
+    forward's), or a dict from methods to such lists: the first tuple's tensors give each tensor
+    argument a dtype and a shape (all but the first dim). optimize_for_inference and jit.load then
+    also build a plan specialized for such inputs, with its pointwise chains fused and compiled;
+    calls with other inputs run the generic plan, so results never depend on the examples."""
     from scriptc.nn import Module
 
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
     if isinstance(obj, Module):
-        return script_module(obj)
+        return script_module(obj, example_inputs)
     if isinstance(obj, type) and issubclass(obj, Module):
         raise ScriptError(f"jit.script expects a module instance, got the class {obj.__name__}; "
                           f"call jit.script({obj.__name__}(...))")
     if inspect.isfunction(obj):
         ctx = ScriptContext()
         graph = compile_function_graph(obj, ctx)
-        return ScriptFunction(graph, {**ctx.functions, **_ignored_callables(ctx)}, inspect.signature(obj))
+        specs = input_specs(graph, 0, _examples_for(example_inputs, obj, "forward"), obj.__name__)
+        return ScriptFunction(graph, {**ctx.functions, **_ignored_callables(ctx)}, inspect.signature(obj), specs)
     raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
 
 
-def script_module(module) -> ScriptModule:
+def _examples_for(example_inputs, fn, name: str):
+    """The first example tuple jit.script's `example_inputs` gives method `name`, or None."""
+    if example_inputs is None:
+        return None
+    if isinstance(example_inputs, dict):
+        matching = [v for k, v in example_inputs.items() if k is fn or getattr(k, "__name__", k) == name]
+        if not matching:
+            return None
+        example_inputs = matching[0]
+    if not isinstance(example_inputs, (list, tuple)) or not example_inputs:
+        raise ScriptError(f"jit.script: example_inputs must be a non-empty list of argument tuples, "
+                          f"got {type(example_inputs).__name__}")
+    first = example_inputs[0]
+    return tuple(first) if isinstance(first, (list, tuple)) else (first,)
+
+
+def input_specs(graph, skip: int, examples, name: str) -> list | None:
+    """InputSpecs (runtime/specialize.py) for the graph's inputs after `skip`, from example values."""
+    from scriptc.runtime.specialize import InputSpec
+    from scriptc.tensors import Tensor
+
+    if examples is None:
+        return None
+    inputs = graph.inputs[skip:]
+    if len(examples) > len(inputs):
+        raise ScriptError(f"jit.script: example_inputs gives {len(examples)} values for {name}(), which takes "
+                          f"{len(inputs)}")
+    specs = []
+    for value, example in zip(inputs, examples):
+        is_tensor_input = isinstance(value.type, TensorType)
+        if isinstance(example, Tensor) != is_tensor_input:
+            raise ScriptError(f"jit.script: example for {name}()'s argument '{value.name}' is a "
+                              f"{type(example).__name__}, but the argument is a {value.type}")
+        if not is_tensor_input:
+            specs.append(None)
+            continue
+        shape = tuple(example.shape)
+        specs.append(InputSpec(example.dtype.name, (None,) + shape[1:] if shape else ()))
+    return specs + [None] * (len(inputs) - len(specs))
+
+
+def script_module(module, example_inputs=None) -> ScriptModule:
     ctx = ScriptContext()
     cls = type(module)
     methods = {"forward": cls.forward}
@@ -38,13 +88,16 @@ def script_module(module) -> ScriptModule:
         fn = getattr(cls, name, None)
         if inspect.isfunction(fn) and getattr(fn, "_scriptc_export", False) and name != "forward":
             methods[name] = fn
-    graphs, signatures = {}, {}
+    graphs, signatures, specializations = {}, {}, {}
     for name, fn in methods.items():
         graphs[name] = compile_function_graph(fn, ctx, graph_name=name, module=module)
         signature = inspect.signature(fn)
         signatures[name] = signature.replace(parameters=list(signature.parameters.values())[1:])
+        specs = input_specs(graphs[name], 1, _examples_for(example_inputs, fn, name), name)
+        if specs is not None:
+            specializations[name] = specs
     return ScriptModule(module, graphs, {**ctx.functions, **_ignored_callables(ctx)}, ignored=sorted(ctx.ignored),
-                        signatures=signatures)
+                        signatures=signatures, specializations=specializations)
 
 
 def _ignored_callables(ctx: ScriptContext) -> dict:
@@ -91,19 +144,26 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
         context = PassContext(functions={k: v for k, v in compiled._functions.items()},
                               module_value=compiled._module_value())
         records: list = []
+        specs = compiled._specializations.get("forward")
         graph = optimize(compiled.graph, level, context, records)
+        special = optimize(specialized_graph(compiled.graph, specs, 1), level, context) if specs else None
         return OptimizedModule(graph, compiled._functions, compiled._signatures.get("forward"), compiled, records,
-                               jit, threads)
+                               jit, threads, special, specs)
     context = PassContext(functions=dict(compiled.functions))
     records = []
     graph = optimize(compiled.graph, level, context, records)
-    return OptimizedModule(graph, compiled.functions, compiled.signature, None, records, jit, threads)
+    specs = compiled.specialization
+    special = optimize(specialized_graph(compiled.graph, specs, 0), level, context) if specs else None
+    return OptimizedModule(graph, compiled.functions, compiled.signature, None, records, jit, threads, special, specs)
 
 
-def _signature_of(graph, skip_self: bool) -> dict:
+def _signature_of(graph, skip_self: bool, specs: list | None = None) -> dict:
     inputs = graph.inputs[1:] if skip_self else graph.inputs
-    return {"inputs": [{"name": v.name or f"input{i}", "type": str(v.type)} for i, v in enumerate(inputs)],
-            "outputs": [str(v.type) for v in graph.outputs]}
+    signature = {"inputs": [{"name": v.name or f"input{i}", "type": str(v.type)} for i, v in enumerate(inputs)],
+                 "outputs": [str(v.type) for v in graph.outputs]}
+    if specs is not None:
+        signature["specialize"] = [s.to_json() if s is not None else None for s in specs]
+    return signature
 
 
 def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -> None:
@@ -115,7 +175,7 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
     from .module import LoadedModule, OptimizedModule
 
     if isinstance(m, OptimizedModule):
-        m = m.source if m.source is not None else ScriptFunction(m.graph, m.functions, m.signature)
+        m = m.source if m.source is not None else ScriptFunction(m.generic_graph, m.functions, m.signature)
     if isinstance(m, LoadedModule):
         m = m._archive_source()
     if not isinstance(m, (ScriptModule, ScriptFunction)):
@@ -131,13 +191,13 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         attributes = {(f"{p}.training" if p else "training"): mod.training for p, mod in module.named_modules()}
         graphs = m._graphs
         functions = {k: v for k, v in m._functions.items() if not k.startswith("ignored:")}
-        signatures = {name: _signature_of(g, True) for name, g in graphs.items()}
+        signatures = {name: _signature_of(g, True, m._specializations.get(name)) for name, g in graphs.items()}
         write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra)
         return
     if any(not hasattr(fn, "block") for fn in m.functions.values()):
         raise ArchiveError("cannot save: the function calls @jit.ignore'd Python functions")
     write_archive(f, "function", {"forward": m.graph}, dict(m.functions), {}, {},
-                  {"forward": _signature_of(m.graph, False)}, metadata, extra)
+                  {"forward": _signature_of(m.graph, False, m.specialization)}, metadata, extra)
 
 
 def load(f, map_location=None, _extra_files: dict | None = None):

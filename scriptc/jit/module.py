@@ -12,6 +12,7 @@ from scriptc import config
 from scriptc.ir.graph import Graph
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
+from scriptc.runtime.specialize import Specialized
 from scriptc.tensors import Tensor, wrap
 
 
@@ -44,10 +45,12 @@ def from_runtime(value) -> Any:
 class ScriptFunction:
     """A compiled free function: call it like the original; `.graph` and `.code` show what it runs."""
 
-    def __init__(self, graph: Graph, functions: dict | None = None, signature: inspect.Signature | None = None):
+    def __init__(self, graph: Graph, functions: dict | None = None, signature: inspect.Signature | None = None,
+                 specialization: list | None = None):
         self.graph = graph
         self.functions = dict(functions or {})
         self.signature = signature
+        self.specialization = specialization  # from jit.script's example_inputs (runtime/specialize.py)
         self._interpreter = Interpreter(graph, self.functions)
 
     @property
@@ -90,8 +93,9 @@ class ScriptModule:
     """
 
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
-                 signatures: dict[str, inspect.Signature] | None = None):
+                 signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None):
         object.__setattr__(self, "_ignored", list(ignored))
+        object.__setattr__(self, "_specializations", dict(specializations or {}))
         object.__setattr__(self, "_signatures", dict(signatures or {}))
         object.__setattr__(self, "_module", module)
         object.__setattr__(self, "_graphs", dict(graphs))
@@ -193,21 +197,30 @@ class OptimizedModule:
 
     `.graph` shows the result (FusionGroups included), `.pass_records` what each pass did. If the
     graph still reads module attributes (state written at run time), `self` comes from `source`.
+    A module scripted with example_inputs has two: `.graph`, specialized for inputs like the
+    examples, and `.generic_graph`, which runs every other call.
     """
 
     def __init__(self, graph: Graph, functions: dict, signature, source: ScriptModule | None, records: list,
-                 jit: bool | None = None, threads: int | None = None):
-        self.graph = graph
+                 jit: bool | None = None, threads: int | None = None, specialized: Graph | None = None,
+                 specs: list | None = None):
+        self.generic_graph = graph
+        self.graph = specialized if specialized is not None else graph
         self.functions = dict(functions)
         self.signature = signature
         self.source = source
         self.pass_records = records
-        self.needs_self = bool(graph.inputs) and str(graph.inputs[0].type).startswith("Module")
-        self._interpreter = Interpreter(graph, self.functions)
-        self._runner = self._interpreter
-        if jit if jit is not None else config.jit_enabled():
+        self.needs_self = bool(self.graph.inputs) and str(self.graph.inputs[0].type).startswith("Module")
+        compiled = jit if jit is not None else config.jit_enabled()
+
+        def runner(g: Graph):
+            if not compiled:
+                return Interpreter(g, self.functions)
             from scriptc.runtime.executor import Executor
-            self._runner = Executor(graph, self.functions, threads=threads)
+            return Executor(g, self.functions, threads=threads)
+        self._runner = runner(graph)
+        if specialized is not None:
+            self._runner = Specialized(self._runner, runner(specialized), specs, 1 if self.needs_self else 0)
 
     @property
     def code(self) -> str:

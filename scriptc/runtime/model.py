@@ -21,6 +21,7 @@ from scriptc.types import TensorType
 from .archive import Archive, read_archive
 from .executor import Executor
 from .interpreter import Interpreter, ModuleValue
+from .specialize import InputSpec, Specialized, specialized_graph
 
 
 def _to_array(value):
@@ -47,6 +48,27 @@ def _check_attributes(graph, module_value: ModuleValue, method: str) -> None:
         except AttributeError as exc:
             raise ArchiveError(f"graphs/{method}.ir reads {exc.args[0]}, which the archive does not contain") \
                 from None
+
+
+def _input_specs(signature: dict, graph, skip: int, method: str) -> list | None:
+    """The method's "specialize" entry (see specialize.py) as InputSpecs, checked against its graph."""
+    entries = signature.get("specialize")
+    if entries is None:
+        return None
+    where = f"manifest.json: methods.{method}.specialize"
+    inputs = graph.inputs[skip:]
+    if not isinstance(entries, list) or len(entries) != len(inputs):
+        raise ArchiveError(f"{where}: expected a list of {len(inputs)} entries (one per input), got {entries!r}")
+    specs = []
+    for value, entry in zip(inputs, entries):
+        try:
+            spec = InputSpec.from_json(entry)
+        except ValueError as exc:
+            raise ArchiveError(f"{where}: {exc}") from None
+        if spec is not None and not isinstance(value.type, TensorType):
+            raise ArchiveError(f"{where}: input '{value.name}' is a {value.type}, not a tensor")
+        specs.append(spec)
+    return specs
 
 
 def _priming_inputs(graph, needs_self: bool, batch: int) -> list | None:
@@ -94,15 +116,24 @@ class RuntimeModel:
         for name, graph in archive.graphs.items():
             context = PassContext(functions=archive.functions,
                                   module_value=self.module_value if archive.kind == "module" else None)
-            try:
-                optimized = optimize(graph, 2, context)
-            except AttributeError as exc:
-                raise ArchiveError(f"graphs/{name}.ir: {exc} in the archive's weights or attributes") from None
-            _check_attributes(optimized, self.module_value, name)
-            self.graphs[name] = optimized
-            self.needs_self[name] = bool(optimized.inputs) and str(optimized.inputs[0].type).startswith("Module")
-            self.runners[name] = Executor(optimized, archive.functions, threads) if use_jit else \
-                Interpreter(optimized, archive.functions)
+            skip = 1 if graph.inputs and str(graph.inputs[0].type).startswith("Module") else 0
+            specs = _input_specs(archive.signatures.get(name, {}), graph, skip, name)
+            plans = []
+            for variant in ([graph] if specs is None else [graph, specialized_graph(graph, specs, skip)]):
+                try:
+                    optimized = optimize(variant, 2, context)
+                except AttributeError as exc:
+                    raise ArchiveError(f"graphs/{name}.ir: {exc} in the archive's weights or attributes") from None
+                _check_attributes(optimized, self.module_value, name)
+                runner = Executor(optimized, archive.functions, threads) if use_jit else \
+                    Interpreter(optimized, archive.functions)
+                plans.append((optimized, runner))
+            self.graphs[name] = plans[-1][0]  # the specialized plan's graph, when there is one
+            # (Freezing drops `self` from a graph that reads no attribute at run time.)
+            self.needs_self[name] = bool(self.graphs[name].inputs) and \
+                str(self.graphs[name].inputs[0].type).startswith("Module")
+            self.runners[name] = plans[0][1] if specs is None else \
+                Specialized(plans[0][1], plans[1][1], specs, 1 if self.needs_self[name] else 0)
         # Loading allocates many objects (graphs, plans, and a process's imports before it), which
         # leaves the collector's young generations at some point of their cycle: when nearly full, a
         # collection ran inside the first real call (1.0-1.5 ms of the MLP's first batch-64 call
@@ -134,7 +165,7 @@ class RuntimeModel:
 
     @property
     def compiled_kernels(self) -> int:
-        return sum(r.compiled_groups for r in self.runners.values() if isinstance(r, Executor))
+        return sum(r.compiled_groups for r in self.runners.values() if isinstance(r, (Executor, Specialized)))
 
     def run_method(self, name: str, *inputs):
         if name not in self.runners:
