@@ -1,6 +1,7 @@
 """Model latency: the 784-512-512-10 MLP at batch 1 and 64, and a small CNN at 16x3x64x64, for numpy,
-torch eager, torch.jit frozen, onnxruntime and scriptc; cold and warm compile; first call vs steady state
-(for scriptc in new processes with a warm disk cache, as the target is stated).
+torch eager, torch.jit frozen, onnxruntime and scriptc (traced, and "scripted": jit.script with example_inputs);
+cold and warm compile; first call vs steady state (for scriptc in new processes with a warm disk cache, as the
+target is stated).
 
 Targets (issue: LLVM codegen): MLP no slower than torch.jit frozen and within 1.1x of onnxruntime;
 cold compile of the MLP under 1 s, warm (disk cache) under 0.1 s.
@@ -117,10 +118,15 @@ def main():
         model(x)
         firsts["scriptc"] = time.perf_counter() - start
         fns["scriptc"] = lambda: model(x)
+        # The same model scripted rather than traced, with example inputs (so that it fuses), from its archive.
+        scripted_path = os.path.join(cache, "scripted.sc")
+        scriptc.jit.script(ours_eager, example_inputs=[(scriptc.from_numpy(x),)]).save(scripted_path)
+        scripted = scriptc.runtime.load(scripted_path, threads=2)
+        fns["scripted"] = lambda: scripted(x)
         with no_grad:
             timings = timeit_interleaved(fns)
         rows.append((name, timings, cold, warm_start(archive, shape), firsts))
-    cols = ["numpy", "torch", "torch.jit", "onnxruntime", "scriptc"]
+    cols = ["numpy", "torch", "torch.jit", "onnxruntime", "scriptc", "scripted"]
     print("steady state (each column timed in turn with the others, median of 15 rounds)")
     print(f"{'model':<18}" + "".join(f"{c:>13}" for c in cols) + f"{'vs torch.jit':>14}{'vs ort':>9}")
     for name, t, *_ in rows:
