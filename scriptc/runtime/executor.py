@@ -363,7 +363,7 @@ class _GroupStep:
         tail = spec.tail
         reduces = tail is not None and tail[0] in DIM_REDUCTIONS
         reduced = range(merge[0], merge[1] + 1) if merge else [tail[3] if reduces else rank - 1]
-        if tail is not None and (tensors[0].shape != shape or (tail[0] in ("amax", "amin") and shape and
+        if tail is not None and ((tail[0] in ("amax", "amin") and shape and
                                                                 any(shape[d] == 0 for d in reduced))):
             return None
         out_shape = shape

@@ -133,3 +133,25 @@ def test_a_compiled_mlp_uses_the_native_matmul_for_small_batches_and_equals_the_
         with torch.no_grad():
             expected = model(x).numpy()
         np.testing.assert_allclose(executor([x.numpy()])[0], expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("tail", ["softmax", "log_softmax", "layer_norm", "sum"])
+def test_a_bias_epilogue_ending_in_a_reduction_runs_compiled(tail):
+    torch.manual_seed(4)
+    layer = torch.nn.Linear(12, 9)
+    norm = torch.nn.LayerNorm(9)
+
+    def fn(x):
+        y = layer(x)
+        return {"softmax": lambda: torch.softmax(y, dim=-1), "log_softmax": lambda: torch.log_softmax(y, dim=-1),
+                "layer_norm": lambda: norm(y), "sum": lambda: y.sum(-1)}[tail]()
+    fast = torch.jit.optimize_for_inference(torch.jit.trace(fn, torch.randn(2, 12)), jit=False)
+    executor = Executor(fast.graph, threads=2)
+    [step] = [s for s in executor.group_steps if s.head is not None]
+    rng = np.random.default_rng(5)
+    for batch in (1, 4, 33):
+        x = rng.standard_normal((batch, 12)).astype(np.float32)
+        with torch.no_grad():
+            expected = fn(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(executor([x])[0], expected, rtol=1e-5, atol=1e-5)
+    assert all(launch is not None for launch in step._launches.values())  # none fell back to the subgraph
