@@ -5,7 +5,8 @@ call's frame (a list), runs a numpy kernel, a compiled FusionGroup kernel (ctype
 or a nested plan for If/Loop, and writes its output slots. FusionGroups are compiled when the plan
 is built (no warm-up runs). A group whose guard does not match a call's inputs (dtype, rank,
 broadcast dims) runs its unfused subgraph instead. Plans hold no per-call state, so one plan is
-safe to call from many threads at once.
+safe to call from many threads at once. A graph that is a straight chain of layers also runs its
+batch-1 calls as one native program per thread (chain.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from scriptc.ir.graph import Block, Graph, Node
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType
 
+from .chain import Chain
 from .interpreter import Interpreter
 from .memory import configure_allocator
 from .pool import ThreadPool
@@ -93,6 +95,7 @@ class Executor:
         self.frame_template: list[Any] = [None] * len(self.slot_of)
         for slot, value in self.constants.items():
             self.frame_template[slot] = value
+        self.chain = Chain.of(self) if jit else None
 
     def _slot(self, value) -> int:
         key = id(value)
@@ -107,11 +110,18 @@ class Executor:
     def __call__(self, inputs: list) -> list:
         if len(inputs) != len(self.input_slots):
             raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
+        chain = self.chain
+        if chain is not None:
+            outputs = chain(inputs)
+            if outputs is not None:
+                return outputs
         frame = self.frame_template.copy()
         for slot, value in zip(self.input_slots, inputs):
             frame[slot] = value
         for step in self.steps:
             step(frame)
+        if chain is not None:
+            chain.learn(inputs, frame)
         return [frame[s] for s in self.output_slots]
 
     run = __call__

@@ -32,7 +32,7 @@ def _codegen_fingerprint() -> str:
     here = Path(__file__).resolve().parent
     for source in (here.parent / "kernel.py", here / "lower.py", here / "mathlib.py", here / "threads.py",
                    here / "loops.py", here / "im2col.py", here / "matvec.py",
-                   here / "driver.py"):
+                   here / "chain.py", here / "driver.py"):
         digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -264,6 +264,14 @@ def matvec_function(dtype: str) -> int:
 
     name = matvec.FUNCTIONS[dtype][0]
     return _helper(f"matvec|{dtype}", lambda triple: matvec.module(triple, dtype), [name])[name]
+
+
+def chain_function() -> int:
+    """The address of the native chain runner (see chain.py), compiled once per machine and cached
+    like kernels."""
+    from . import chain
+
+    return _helper("chain", chain.module, [chain.NAME])[chain.NAME]
 
 
 def _helper(label: str, build_module, names: list[str]) -> dict[str, int]:
