@@ -57,9 +57,11 @@ class ServerConfig:
 
 
 def _tensor_spec(text: str):
-    """(datatype, shape with -1 for dynamic dims) from an IR type like Tensor(float32, [B, 784])."""
+    """(datatype, shape with -1 for dynamic dims) from an IR type like Tensor(float32, [B, 784]); the
+    shape is None where the type has none (a scripted graph's plain `Tensor`: any shape goes)."""
     if not text.startswith("Tensor(") or "[" not in text:
-        return "FP32", [-1]
+        dtype = text[7:].rstrip(")").split(",")[0].strip() if text.startswith("Tensor(") else None
+        return NAMES.get(dtype, "FP32"), None
     dtype = text[7:text.index(",")].strip()
     dims = [d.strip() for d in text[text.index("[") + 1:text.rindex("]")].split(",") if d.strip()]
     return NAMES.get(dtype, "FP32"), [int(d) if d.isdigit() else -1 for d in dims]
@@ -89,17 +91,24 @@ def model_entry(name: str, model: RuntimeModel) -> ModelEntry:
     """A loaded archive with its protocol metadata: each input's and output's name, datatype and shape
     (-1 for dynamic dims), and whether requests can be stacked along dim 0."""
     sig = model.signatures.get("forward", {})
-    inputs = [(e["name"], *_tensor_spec(e["type"])) for e in sig.get("inputs", [])]
-    outputs = [(f"output{j}", *_tensor_spec(t)) for j, t in enumerate(sig.get("outputs", []))]
+    input_types = [e["type"] for e in sig.get("inputs", [])]
+    output_types = sig.get("outputs", [])
+    if sig.get("specialize") is not None:
+        # Scripted with example inputs: the types its specialized plan was built for say more.
+        graph = model.graphs["forward"]
+        input_types = [str(v.type) for v in graph.inputs[len(graph.inputs) - len(input_types):]]
+        output_types = [str(v.type) for v in graph.outputs]
+    inputs = [(e["name"], *_tensor_spec(t)) for e, t in zip(sig.get("inputs", []), input_types)]
+    outputs = [(f"output{j}", *_tensor_spec(t)) for j, t in enumerate(output_types)]
     batchable = bool(inputs) and all(s and s[0] == -1 for _, _, s in inputs + outputs)
     return ModelEntry(name, model, inputs, outputs, batchable)
 
 
 def metadata(entry: ModelEntry) -> dict:
-    """The model metadata response of the protocol."""
+    """The model metadata response of the protocol (a shape the archive does not know is [-1])."""
     return {"name": entry.name, "versions": ["1"], "platform": "scriptc",
-            "inputs": [{"name": n, "datatype": d, "shape": s} for n, d, s in entry.inputs],
-            "outputs": [{"name": n, "datatype": d, "shape": s} for n, d, s in entry.outputs]}
+            "inputs": [{"name": n, "datatype": d, "shape": s or [-1]} for n, d, s in entry.inputs],
+            "outputs": [{"name": n, "datatype": d, "shape": s or [-1]} for n, d, s in entry.outputs]}
 
 
 def run_batch(entry: ModelEntry, requests: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
@@ -243,7 +252,8 @@ def _check_header(entry: ModelEntry, head: bytes) -> _Header:
             raise ServeError(f"input '{name}': expected datatype {expected[1]}, got {datatype}", 400)
         if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
             raise ServeError(f"input '{name}': shape must be a list of non-negative ints", 400)
-        if len(shape) != len(expected[2]) or any(e != -1 and e != d for e, d in zip(expected[2], shape)):
+        if expected[2] is not None and (len(shape) != len(expected[2]) or
+                                        any(e != -1 and e != d for e, d in zip(expected[2], shape))):
             raise ServeError(f"input '{name}': expected shape {expected[2]}, got {shape}", 400)
         count = math.prod(shape)
         dtype = np.dtype(DATATYPES[datatype])

@@ -19,6 +19,9 @@ from scriptc.ir.graph import Graph
 from scriptc.types import ALL_DTYPES, TensorType
 
 _DTYPES = {d.name: d for d in ALL_DTYPES}
+# An open first dim is the batch, named as jit.trace names it: shape inference follows it into the
+# outputs, where the server reads which of them can be stacked and split along it.
+BATCH = "B"
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,8 @@ def specialized_graph(graph: Graph, specs: list, skip: int = 0) -> Graph:
     out = graph.copy()
     for value, spec in zip(out.inputs[skip:], specs):
         if spec is not None:
-            value.type = TensorType(_DTYPES[spec.dtype], spec.shape, getattr(value.type, "device", "cpu"))
+            shape = tuple(BATCH if d is None and i == 0 else d for i, d in enumerate(spec.shape))
+            value.type = TensorType(_DTYPES[spec.dtype], shape, getattr(value.type, "device", "cpu"))
     return out
 
 
