@@ -23,6 +23,7 @@ from scriptc.types import Bool, TensorType, bool_
 
 # Tails that reduce one dim (any of them) to one value per output element.
 DIM_REDUCTIONS = ("sum", "mean", "amax", "amin", "prod")
+SOFTMAXES = ("softmax", "log_softmax")  # tails (op, value, dim): same-shape output, normalized along dim
 REDUCTION_TAILS = set(DIM_REDUCTIONS) | {"softmax", "log_softmax", "layer_norm"}
 
 
@@ -241,10 +242,10 @@ def _tail(node: Node, env, value_expr, exprs, inputs):
     dtype = node.outputs[0].type.dtype.np.name
     if node.op in ("softmax", "log_softmax"):
         dim, out_dtype = consts[0], consts[1]
-        if out_dtype is not None or dim not in (-1, rank - 1):
-            raise Unsupported("softmax over a dim other than the last")
+        if out_dtype is not None or not isinstance(dim, int) or isinstance(dim, bool) or not -rank <= dim < rank:
+            raise Unsupported("softmax with a dtype, or over a dim that is not a constant int")
         exprs.append((src, dtype))
-        return (node.op, len(exprs) - 1)
+        return (node.op, len(exprs) - 1, dim % rank)
     if node.op == "layer_norm":
         shape, weight, bias, eps = node.inputs[1:]
         shape_value = value_expr.get(id(shape))

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from scriptc import ops
-from scriptc.codegen.kernel import DIM_REDUCTIONS, merge_dims
+from scriptc.codegen.kernel import DIM_REDUCTIONS, SOFTMAXES, merge_dims
 from scriptc.codegen.llvm.pointers import data_pointer
 from scriptc.ir.graph import Block, Graph, Node
 from scriptc.ops.execute import run_kernel
@@ -398,7 +398,8 @@ class _GroupStep:
                 values += strides
             meta = (ctypes.c_int64 * len(values))(*values)
             # The kernel's range is over rows: all dims but the last, and but the one a reduction spans.
-            rows = [d for d in range(spec.rank - 1) if not (reduces and d == tail[3])]
+            spanned = tail[3] if reduces else tail[2] if tail is not None and tail[0] in SOFTMAXES else None
+            rows = [d for d in range(spec.rank - 1) if d != spanned]
             total = math.prod(iteration[d] for d in rows)
         empty = total == 0 or (work == 0 and tail is None)
         short = work < PARALLEL_MIN_ELEMENTS

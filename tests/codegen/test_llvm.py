@@ -149,6 +149,38 @@ def test_reductions_over_any_dim_compile_and_match(name, dim, keepdim, dtype, w_
     assert sum(launch is None for launch in step._launches.values()) == empty_extremes
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dim", [0, 1, -2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("w_size", [4, 1], ids=["w", "w-broadcast"])
+def test_softmax_over_any_dim_compiles_and_matches(name, dim, dtype, w_size):
+    def fn(x, w):
+        return getattr(torch, name)(x * w + 0.5, dim=dim)
+    graph, executor = _compile(fn, [np.ones((2, 3, 4), dtype), np.ones(w_size, dtype)])
+    step = executor.group_steps[0]
+    assert executor.compiled_groups == 1, step.reason
+    rng = np.random.default_rng(6)
+    # (3, 5, 600): the last dim spans three chunks of columns, the last one partial
+    shapes = [(1, 1, 1), (2, 7, 3), (3, 5, 600), (1023, 1, 2), (7, 0, 3), (3, (1 << 20) // 9, 3)]
+    tolerance = dict(rtol=2e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-11)
+    for shape in shapes:
+        x = (rng.standard_normal(shape) * 4).astype(dtype)
+        w = rng.standard_normal(shape[-1] if w_size > 1 else 1).astype(dtype)
+        _check(graph, executor, [x, w], **tolerance)
+        transposed = np.ascontiguousarray(x.transpose(2, 1, 0)).transpose(2, 1, 0)
+        _check(graph, executor, [transposed, w], **tolerance)
+    special = np.zeros((2, 3, 4), dtype)
+    special[0, :, 0] = -np.inf    # a column that is all -inf: NaN, as the reference gives
+    special[1, 1, 1] = np.nan     # a NaN makes its column NaN
+    special[1, 0, 2] = np.inf
+    with np.errstate(all="ignore"):
+        expected = Interpreter(graph).run([special, np.ones(w_size, dtype)])[0]
+        got = executor([special, np.ones(w_size, dtype)])[0]
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_allclose(got[~np.isnan(got)], expected[~np.isnan(expected)], rtol=1e-6)
+    assert all(launch is not None for launch in step._launches.values())
+
+
 ADJACENT_CASES = [  # (dims, keepdim, w's shape, whether the group compiles)
     ((2, 3), False, (3, 1, 1), True),       # a per-channel scale, then a global average pool
     ((2, 3), True, (1, 1, 1, 1), True),

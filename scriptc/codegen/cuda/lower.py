@@ -246,6 +246,8 @@ def _reduction(spec: KernelSpec, n_in: int) -> list[str]:
                 "amin": (nan_min, "CUDART_INF" + ("_F" if suffix else ""))}
     if kind in DIM_REDUCTIONS and spec.tail[3] != spec.rank - 1:
         return _column_reduction(spec, n_in, t, *combines[kind])
+    if kind in ("softmax", "log_softmax") and spec.tail[2] != spec.rank - 1:
+        raise Unsupported("softmax over a dim other than the last (this backend)")
     rank = max(spec.rank, 1)
     lines = [f"__shared__ {t} partial[{BLOCK // 32}];",
              "for (long long row = start + blockIdx.x; row < end; row += gridDim.x) {",

@@ -19,7 +19,7 @@ from llvmlite import ir
 
 from scriptc.ops import expr as E
 
-from ..kernel import DIM_REDUCTIONS, KernelSpec, Unsupported
+from ..kernel import DIM_REDUCTIONS, SOFTMAXES, KernelSpec, Unsupported
 from . import mathlib
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -392,6 +392,82 @@ def _column_reduction(b, spec, meta, start, end, in_ptrs, scalars, out, t):
     _loop(b, start, end, row_body, "row")
 
 
+COLUMN_CHUNK = 256  # columns a column softmax normalizes at a time: its peaks and totals stay in L1
+
+
+def _column_softmax(b, spec, meta, start, end, in_ptrs, scalars, out, t):
+    """softmax / log_softmax along a dim d other than the last: each row (an index over the dims but d
+    and the last) takes its columns COLUMN_CHUNK at a time through the three passes of the last-dim
+    form - peaks, totals of exp(x - peak), the normalized values - each pass walking d with an inner
+    loop over contiguous last-dim runs (vectorized), the chunk's peaks and totals in stack arrays."""
+    kind, value_index, dim = spec.tail
+    rank = spec.rank
+    strides = _strides(b, spec, meta, rank)
+    with b.goto_block(b.function.entry_basic_block):  # (an alloca in a loop would grow the stack per pass)
+        peaks = b.alloca(t, size=ir.Constant(I64, COLUMN_CHUNK))
+        totals = b.alloca(t, size=ir.Constant(I64, COLUMN_CHUNK))
+    zero = ir.Constant(I64, 0)
+
+    def row_body(row):
+        dims, offsets = _row_offsets(b, spec, meta, row, rank, skip=dim)
+        inner = dims[rank - 1]
+        # The output is contiguous over the iteration dims: this row's base and the step along d.
+        step, out_strides = ir.Constant(I64, 1), [None] * rank
+        for d in reversed(range(rank)):
+            out_strides[d] = step
+            step = b.mul(step, dims[d])
+        base, index = zero, row
+        for d in reversed(range(rank - 1)):
+            if d == dim:
+                continue
+            base = b.add(base, b.mul(b.srem(index, dims[d]), out_strides[d]))
+            index = b.sdiv(index, dims[d])
+
+        def chunk(first):
+            width = b.sub(inner, first)
+            width = b.select(b.icmp_signed("<", width, ir.Constant(I64, COLUMN_CHUNK)), width,
+                             ir.Constant(I64, COLUMN_CHUNK))
+
+            def along(body):
+                """body(r, j, value_at, out_slot) for each r along d and j of the chunk."""
+                def at(r):
+                    shifted = {k: b.add(offset, b.mul(r, strides[k][dim])) for k, offset in offsets.items()}
+                    line = b.add(base, b.add(b.mul(r, out_strides[dim]), first))
+
+                    def element(j):
+                        v = _ExprLowering(b, _row_loader(b, spec, scalars, shifted, in_ptrs, b.add(first, j))).value(
+                            spec.exprs[value_index][0])
+                        body(j, _ExprLowering(b, None).convert(v, t), b.gep(out, [b.add(line, j)]))
+                    _loop(b, zero, width, element, "j")
+                _loop(b, zero, dims[dim], at, "r")
+
+            def each(body, name):
+                _loop(b, zero, width, lambda j: body(j, b.gep(peaks, [j]), b.gep(totals, [j])), name)
+
+            each(lambda j, p, s: (b.store(ir.Constant(t, -math.inf), p), b.store(ir.Constant(t, 0.0), s)), "init")
+            # As the last-dim form: a NaN makes its column NaN through the totals, whatever the peak.
+            along(lambda j, v, _: b.store(binary_intrinsic(b, "llvm.maxnum", b.load(b.gep(peaks, [j])), v,
+                                                           fastmath=("nnan", "nsz")), b.gep(peaks, [j])))
+            each(lambda j, p, s: b.store(b.select(b.fcmp_ordered("==", b.load(p), ir.Constant(t, -math.inf)),
+                                                  ir.Constant(t, 0.0), b.load(p)), p), "peak")
+
+            def exps(j, v, slot):
+                e = mathlib.exp(b, b.fsub(v, b.load(b.gep(peaks, [j]))), nonpositive=True)
+                if kind == "softmax":
+                    b.store(e, slot)
+                total = b.gep(totals, [j])
+                b.store(b.fadd(b.load(total), e), total)
+            along(exps)
+            if kind == "softmax":
+                each(lambda j, p, s: b.store(b.fdiv(ir.Constant(t, 1.0), b.load(s)), s), "scale")
+                along(lambda j, v, slot: b.store(b.fmul(b.load(slot), b.load(b.gep(totals, [j]))), slot))
+            else:
+                each(lambda j, p, s: b.store(b.fadd(b.load(p), mathlib.log(b, b.load(s))), s), "shift")
+                along(lambda j, v, slot: b.store(b.fsub(v, b.load(b.gep(totals, [j]))), slot))
+        _loop(b, zero, inner, chunk, "chunk", step=COLUMN_CHUNK)
+    _loop(b, start, end, row_body, "row")
+
+
 def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
     """softmax / log_softmax / layer_norm (same-shape output) or sum / mean / amax / amin / prod (over
     the last dim: one value per row; over another dim: see _column_reduction)."""
@@ -404,6 +480,9 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
     out = data_ptr(len(spec.inputs), dtype)
     if kind in DIM_REDUCTIONS and spec.tail[3] != spec.rank - 1:
         _column_reduction(b, spec, meta, start, end, in_ptrs, scalars, out, t)
+        return
+    if kind in SOFTMAXES and spec.tail[2] != spec.rank - 1:
+        _column_softmax(b, spec, meta, start, end, in_ptrs, scalars, out, t)
         return
     rank = max(spec.rank, 1)
     fast = ("reassoc", "nsz")  # lets LLVM vectorize the accumulation
