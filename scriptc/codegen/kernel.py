@@ -3,8 +3,8 @@
 A spec lists the group's tensor and scalar inputs, one typed scalar expression per value the
 group computes elementwise (built from each op's `scalar` entry in the op table), which of them
 are outputs, and an optional tail: a reduction over adjacent dims (sum, mean, amax, amin, prod), a
-last-dim normalization (softmax, log_softmax, layer_norm), or a BLAS head (linear, matmul, conv2d)
-run before the elementwise part.
+normalization (softmax and log_softmax along any dim, layer_norm over the last dims), or a BLAS
+head (linear, matmul, conv2d) run before the elementwise part.
 """
 
 from __future__ import annotations
@@ -45,9 +45,10 @@ class KernelSpec:
     rank: int                                  # rank of the iteration space
     exprs: list[tuple[E.Expr, str]]            # (expression, result dtype) per computed value
     outputs: list[int]                         # indices into exprs that the group returns
-    tail: tuple | None = None                  # ("sum", expr, keepdim, dim) / ("softmax", expr) / ("layer_norm", ...)
-    # notes["merge"]: (first, last) when a reduction spans adjacent dims first..last: the spec's rank,
-    # inputs and tail dim are then those of the iteration space with those dims merged into one.
+    tail: tuple | None = None                  # ("sum", expr, keepdim, dim) / ("softmax", expr, dim) /
+    #                                            ("layer_norm", expr, eps, weight input, bias input)
+    # notes["merge"]: (first, last) when a reduction (or layer_norm) spans adjacent dims first..last:
+    # the spec's rank, inputs and tail dim are then those of the iteration space with those dims as one.
     head: tuple | None = None                  # ("linear", ...) when the group starts with a BLAS op
     key: str = ""
     notes: dict = field(default_factory=dict)
@@ -168,10 +169,14 @@ def build_spec(group: Node) -> KernelSpec:
     if tail is not None and tail[0] in DIM_REDUCTIONS:
         kind, value_index, keepdim, first, last = tail
         tail = (kind, value_index, keepdim, first)
-        if last > first:  # adjacent dims reduce as one: the kernel sees them merged
-            merge = (first, last)
-            inputs = [_merged_input(inp, rank, merge) for inp in inputs]
-            rank -= last - first
+    elif tail is not None and tail[0] == "layer_norm":
+        first, last = rank - tail[5], rank - 1
+        tail = tail[:5]
+    if tail is not None and tail[0] in DIM_REDUCTIONS + ("layer_norm",) and last > first:
+        # adjacent dims reduce (or normalize) as one: the kernel sees them merged
+        merge = (first, last)
+        inputs = [_merged_input(inp, rank, merge) for inp in inputs]
+        rank -= last - first
     spec = KernelSpec(inputs, rank or 0, exprs, outputs, tail, head)
     spec.notes["merge"] = merge
     used = {n.value for e, _ in exprs for n in E.walk(e) if n.op == "var"}
@@ -249,12 +254,13 @@ def _tail(node: Node, env, value_expr, exprs, inputs):
     if node.op == "layer_norm":
         shape, weight, bias, eps = node.inputs[1:]
         shape_value = value_expr.get(id(shape))
-        if not isinstance(shape_value, list) or len(shape_value) != 1:
-            raise Unsupported("layer_norm over more than the last dim")
+        if not isinstance(shape_value, list) or not 1 <= len(shape_value) <= rank:
+            raise Unsupported("layer_norm with a normalized_shape that is not a constant list")
         w_index = env[id(weight)][1] if id(weight) in env else None
         b_index = env[id(bias)][1] if id(bias) in env else None
         exprs.append((src, dtype))
-        return ("layer_norm", len(exprs) - 1, float(value_expr[id(eps)]), w_index, b_index)
+        # (the normalized dims, the last len(normalized_shape): build_spec merges them into one)
+        return ("layer_norm", len(exprs) - 1, float(value_expr[id(eps)]), w_index, b_index, len(shape_value))
     dims, keepdim = consts[0], consts[1]
     if node.op in ("sum", "mean", "prod") and consts[2] is not None:
         raise Unsupported("reduction with a dtype argument")

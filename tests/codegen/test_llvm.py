@@ -181,6 +181,30 @@ def test_softmax_over_any_dim_compiles_and_matches(name, dim, dtype, w_size):
     assert all(launch is not None for launch in step._launches.values())
 
 
+@pytest.mark.parametrize("normalized", [(4, 5), (3, 4, 5)])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_over_several_last_dims_compiles_and_matches(normalized, affine, dtype):
+    torch.manual_seed(7)
+    norm = torch.nn.LayerNorm(list(normalized), elementwise_affine=affine).to(
+        torch.float64 if dtype == np.float64 else torch.float32)
+    if affine:
+        with torch.no_grad():
+            norm.weight.copy_(torch.randn(*normalized, dtype=norm.weight.dtype))
+            norm.bias.copy_(torch.randn(*normalized, dtype=norm.bias.dtype))
+    graph, executor = _compile(lambda x: norm(x * 2.0 + 1.0), [np.ones((2, 3, 4, 5), dtype)])
+    step = executor.group_steps[0]
+    assert executor.compiled_groups == 1, step.reason
+    assert step.spec.notes["merge"] == (4 - len(normalized), 3)
+    rng = np.random.default_rng(8)
+    tolerance = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-11)
+    for batch in (1, 2, 7, 0):
+        x = rng.standard_normal((batch, 3, 4, 5)).astype(dtype)
+        _check(graph, executor, [x], **tolerance)
+        _check(graph, executor, [np.ascontiguousarray(x.transpose(3, 2, 1, 0)).transpose(3, 2, 1, 0)], **tolerance)
+    assert all(launch is not None for launch in step._launches.values())
+
+
 ADJACENT_CASES = [  # (dims, keepdim, w's shape, whether the group compiles)
     ((2, 3), False, (3, 1, 1), True),       # a per-channel scale, then a global average pool
     ((2, 3), True, (1, 1, 1, 1), True),
