@@ -95,6 +95,8 @@ def _inspect(args) -> int:
     from scriptc.passes import PassContext, optimize
     from scriptc.runtime.archive import read_archive
     from scriptc.runtime.interpreter import ModuleValue
+    from scriptc.runtime.model import input_specs
+    from scriptc.runtime.specialize import specialized_graph
 
     archive = read_archive(args.archive)
     print(f"archive  {args.archive}\nkind     {archive.kind}")
@@ -102,19 +104,28 @@ def _inspect(args) -> int:
         ins = ", ".join(f"{i['name']}: {i['type']}" for i in sig.get("inputs", []))
         print(f"method   {name}({ins}) -> {', '.join(sig.get('outputs', []))}")
     for name, graph in archive.graphs.items():
-        records = []
         flat = dict(archive.weights)
         flat.update(archive.attributes)
         context = PassContext(archive.functions, ModuleValue.from_flat(flat) if archive.kind == "module" else None)
-        optimized = optimize(graph, 2, context, records)
-        groups = [n for n in optimized.nodes() if n.op == "prim::FusionGroup"]
-        print(f"graph    {name}: {len(graph)} nodes, {len(optimized)} after optimization, {len(groups)} fusion groups")
-        for g in groups:
-            members = [n.op for n in g.blocks[0] if n.op != "prim::Constant"]
-            print(f"  group  {g.attrs.get('kind')}: {' -> '.join(members)}")
-        if args.passes:
-            for r in records:
-                print(f"  pass   {r.name:<16}{r.seconds * 1e3:8.2f} ms  {r.nodes_before:>6} -> {r.nodes_after} nodes")
+        skip = 1 if graph.inputs and str(graph.inputs[0].type).startswith("Module") else 0
+        specs = input_specs(archive.signatures.get(name, {}), graph, skip, name)
+        variants = [(name, graph)]
+        if specs is not None:  # scripted with example inputs: the plan such inputs run
+            described = ", ".join(f"{v.name}: {s.dtype} [{', '.join('?' if d is None else str(d) for d in s.shape)}]"
+                                  for v, s in zip(graph.inputs[skip:], specs) if s is not None)
+            variants.append((f"{name} for ({described})", specialized_graph(graph, specs, skip)))
+        for label, variant in variants:
+            records = []
+            optimized = optimize(variant, 2, context, records)
+            groups = [n for n in optimized.nodes() if n.op == "prim::FusionGroup"]
+            print(f"graph    {label}: {len(variant)} nodes, {len(optimized)} after optimization, "
+                  f"{len(groups)} fusion groups")
+            for g in groups:
+                members = [n.op for n in g.blocks[0] if n.op != "prim::Constant"]
+                print(f"  group  {g.attrs.get('kind')}: {' -> '.join(members)}")
+            if args.passes:
+                for r in records:
+                    print(f"  pass   {r.name:<16}{r.seconds * 1e3:8.2f} ms  {r.nodes_before:>6} -> {r.nodes_after} nodes")
     total = sum(w.nbytes for w in archive.weights.values())
     print(f"weights  {len(archive.weights)} tensors, {total / 1e6:.2f} MB")
     for name, w in sorted(archive.weights.items()):
@@ -145,15 +156,15 @@ def _bench(args) -> int:
     import numpy as np
 
     from scriptc.runtime import load
+    from scriptc.runtime.model import zero_inputs
 
     model = load(args.archive, threads=args.threads)
-    sig = model.signatures["forward"]["inputs"]
-    inputs = []
-    for entry in sig:
-        text = entry["type"]
-        dims = text[text.find("[") + 1:text.rfind("]")].split(",") if "[" in text else []
-        shape = [args.batch if not d.strip().isdigit() else int(d) for d in dims]
-        inputs.append(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
+    shaped = zero_inputs(model.graphs["forward"], model.needs_self["forward"], args.batch)
+    if shaped is None:
+        raise SystemExit("scriptc bench: the archive does not say its inputs' shapes and dtypes (a scripted "
+                         "module: script it with example_inputs=..., or trace it)")
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(a.shape).astype(a.dtype) for a in shaped]
     model(*inputs)
     times = []
     width = 40

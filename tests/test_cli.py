@@ -46,3 +46,23 @@ def test_errors_go_to_stderr_without_traceback(tmp_path):
     assert result.returncode == 1 and "ArchiveError" in result.stderr and "Traceback" not in result.stderr
     result = cli("--debug", "inspect", str(bad), check=False)
     assert "Traceback" in result.stderr
+
+
+class _Scripted(scriptc.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = scriptc.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return scriptc.softmax(self.fc(x), dim=-1)
+
+
+def test_inspect_and_bench_a_scripted_archive(tmp_path):
+    plain, specialized = tmp_path / "plain.sc", tmp_path / "specialized.sc"
+    scriptc.jit.script(_Scripted().eval()).save(str(plain))
+    scriptc.jit.script(_Scripted().eval(), example_inputs=[(scriptc.randn(2, 4),)]).save(str(specialized))
+    info = cli("inspect", str(specialized)).stdout
+    assert "forward: " in info and "forward for (x: float32 [?, 4])" in info and "1 fusion groups" in info
+    assert "p50" in cli("bench", str(specialized), "--batch", "3", "--iterations", "5").stdout
+    result = cli("bench", str(plain), check=False)  # no shapes to make inputs from: said, not a traceback
+    assert result.returncode == 1 and "example_inputs" in result.stderr and "Traceback" not in result.stderr

@@ -50,7 +50,7 @@ def _check_attributes(graph, module_value: ModuleValue, method: str) -> None:
                 from None
 
 
-def _input_specs(signature: dict, graph, skip: int, method: str) -> list | None:
+def input_specs(signature: dict, graph, skip: int, method: str) -> list | None:
     """The method's "specialize" entry (see specialize.py) as InputSpecs, checked against its graph."""
     entries = signature.get("specialize")
     if entries is None:
@@ -71,7 +71,7 @@ def _input_specs(signature: dict, graph, skip: int, method: str) -> list | None:
     return specs
 
 
-def _priming_inputs(graph, needs_self: bool, batch: int) -> list | None:
+def zero_inputs(graph, needs_self: bool, batch: int) -> list | None:
     """Zeros shaped like the graph's inputs with every dynamic dim set to `batch`, or None when an
     input is not a tensor of known rank and dtype, or the graph loops (a data-dependent loop could
     run for ever on zeros)."""
@@ -117,7 +117,7 @@ class RuntimeModel:
             context = PassContext(functions=archive.functions,
                                   module_value=self.module_value if archive.kind == "module" else None)
             skip = 1 if graph.inputs and str(graph.inputs[0].type).startswith("Module") else 0
-            specs = _input_specs(archive.signatures.get(name, {}), graph, skip, name)
+            specs = input_specs(archive.signatures.get(name, {}), graph, skip, name)
             plans = []
             for variant in ([graph] if specs is None else [graph, specialized_graph(graph, specs, skip)]):
                 try:
@@ -151,7 +151,7 @@ class RuntimeModel:
         done already)."""
         started = time.perf_counter()
         for batch in PRIMING_BATCHES:
-            inputs = _priming_inputs(self.graphs[name], self.needs_self[name], batch)
+            inputs = zero_inputs(self.graphs[name], self.needs_self[name], batch)
             if inputs is None:
                 return
             for _ in range(PRIMING_CALLS):
