@@ -49,6 +49,8 @@ class KernelSpec:
     #                                            ("layer_norm", expr, eps, weight input, bias input)
     # notes["merge"]: (first, last) when a reduction (or layer_norm) spans adjacent dims first..last:
     # the spec's rank, inputs and tail dim are then those of the iteration space with those dims as one.
+    # notes["then"]: (dims, keepdim) when the reduction also spans dims before the kernel's (not
+    # adjacent to them): the kernel keeps its dims, and the runtime reduces these dims of its result.
     head: tuple | None = None                  # ("linear", ...) when the group starts with a BLAS op
     key: str = ""
     notes: dict = field(default_factory=dict)
@@ -165,9 +167,9 @@ def build_spec(group: Node) -> KernelSpec:
         outputs.append(env[id(r)][1])
     if tail is not None and outputs:
         raise Unsupported("a reduction group that also returns its intermediate values")
-    merge = None
+    merge = then = None
     if tail is not None and tail[0] in DIM_REDUCTIONS:
-        kind, value_index, keepdim, first, last = tail
+        kind, value_index, keepdim, first, last, then = tail
         tail = (kind, value_index, keepdim, first)
     elif tail is not None and tail[0] == "layer_norm":
         first, last = rank - tail[5], rank - 1
@@ -179,6 +181,7 @@ def build_spec(group: Node) -> KernelSpec:
         rank -= last - first
     spec = KernelSpec(inputs, rank or 0, exprs, outputs, tail, head)
     spec.notes["merge"] = merge
+    spec.notes["then"] = then
     used = {n.value for e, _ in exprs for n in E.walk(e) if n.op == "var"}
     if tail is not None and tail[0] == "layer_norm":
         used |= {i for i in tail[3:5] if i is not None}
@@ -270,9 +273,18 @@ def _tail(node: Node, env, value_expr, exprs, inputs):
     if not rank or not all(isinstance(d, int) and -rank <= d < rank for d in dims) or not isinstance(keepdim, bool):
         raise Unsupported("a reduction's dims must be constant ints")
     dims = sorted(d % rank for d in dims)
-    if dims != list(range(dims[0], dims[-1] + 1)):
-        raise Unsupported("a reduction over dims that are not adjacent (or repeated)")
+    if len(set(dims)) != len(dims):
+        raise Unsupported("a reduction over a repeated dim")
     if dtype == "bool" or node.inputs[0].type.dtype is bool_:
         raise Unsupported("bool reductions")
     exprs.append((src, dtype))
-    return (node.op, len(exprs) - 1, keepdim, dims[0], dims[-1])
+    first = dims[-1]
+    while first - 1 in dims:
+        first -= 1
+    if first == dims[0]:
+        return (node.op, len(exprs) - 1, keepdim, first, dims[-1], None)
+    # Dims that are not adjacent: the kernel reduces the last run of adjacent ones, keeping them, and
+    # the executor reduces the rest of the (smaller) result with numpy - x.sum((0, 2, 3)) is
+    # x.sum((2, 3), keepdim=True).sum(0) - which holds for every one of these reductions (a mean's
+    # parts have equal sizes).
+    return (node.op, len(exprs) - 1, True, first, dims[-1], (tuple(d for d in dims if d < first), keepdim))

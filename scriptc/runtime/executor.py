@@ -59,6 +59,7 @@ _BARE_KERNEL = ctypes.CFUNCTYPE(None)
 # thread's switch interval (5 ms by default) to take it back - far longer than the kernel it ran.
 _HOLDING_KERNEL = ctypes.PYFUNCTYPE(None)
 _ZERO = ctypes.c_int64(0)
+_FINISH = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min, "prod": np.prod}
 _refcount = sys.getrefcount
 
 
@@ -211,6 +212,19 @@ class Executor:
                     result = np.asarray(result)
                 frame[out] = list(result) if isinstance(result, tuple) else result
         return op_step
+
+
+def _finish_reduction(spec, partial: np.ndarray) -> np.ndarray:
+    """The rest of a reduction over dims that are not adjacent (kernel.py's notes["then"]): `partial`
+    is the kernel's result, its own dims kept; numpy reduces the earlier dims, then, unless the op
+    keeps dims, the kernel's go too."""
+    dims, keepdim = spec.notes["then"]
+    result = _FINISH[spec.tail[0]](partial, axis=dims, keepdims=keepdim)
+    if keepdim:
+        return result
+    first, last = spec.notes["merge"] or (spec.tail[3], spec.tail[3])
+    first, last = first - len(dims), last - len(dims)  # where the kernel's dims are, the earlier ones gone
+    return result.reshape(result.shape[:first] + result.shape[last + 1:])
 
 
 def _broadcast(shapes: list[tuple]) -> tuple | None:
@@ -373,6 +387,9 @@ class _GroupStep:
         tail = spec.tail
         reduces = tail is not None and tail[0] in DIM_REDUCTIONS
         reduced = range(merge[0], merge[1] + 1) if merge else [tail[3] if reduces else rank - 1]
+        then = spec.notes.get("then")
+        if then is not None and tail[0] in ("amax", "amin") and any(shape[d] == 0 for d in then[0]):
+            return None  # (an empty max raises, as PyTorch does, from the reference)
         if tail is not None and ((tail[0] in ("amax", "amin") and shape and
                                                                 any(shape[d] == 0 for d in reduced))):
             return None
@@ -441,5 +458,7 @@ class _GroupStep:
             self.holding_kernel(_ZERO, launch.c_total, state.c_pointers, launch.c_meta)
         else:
             self.bare_kernel(_ZERO, launch.c_total, state.c_pointers, launch.c_meta)
+        if self.spec.notes.get("then") is not None:
+            outputs = [_finish_reduction(self.spec, outputs[0])]
         for o, value in zip(self.outs, outputs):
             frame[o] = value

@@ -205,6 +205,29 @@ def test_layer_norm_over_several_last_dims_compiles_and_matches(normalized, affi
     assert all(launch is not None for launch in step._launches.values())
 
 
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dims", [(0, 2), (0, 3), (1, 3), (0, 1, 3), (-1, 1), (0, 2, 3)])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.filterwarnings("ignore:Mean of empty slice", "ignore:invalid value encountered")
+def test_reductions_over_dims_that_are_not_adjacent_compile_and_match(name, dims, keepdim):
+    # The kernel reduces the last run of adjacent dims; the executor reduces the rest of its result.
+    def fn(x, w):
+        return getattr(x * w + 0.5, name)(dim=dims, keepdim=keepdim)
+    graph, executor = _compile(fn, [np.ones((2, 3, 4, 5), np.float32), np.ones((1, 1, 1, 1), np.float32)])
+    step = executor.group_steps[0]
+    assert executor.compiled_groups == 1, step.reason
+    assert step.spec.notes["then"] is not None
+    rng = np.random.default_rng(9)
+    for shape in [(2, 3, 4, 5), (1, 1, 1, 1), (3, 7, 2, 33), (2, 3, 1024, 5), (0, 3, 4, 5)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        w = rng.standard_normal((1, 1, 1, 1)).astype(np.float32)
+        if name in ("amax", "amin") and shape[0] == 0 and 0 in dims:
+            with pytest.raises(IndexError, match="Expected reduction dim"):
+                executor([x, w])  # as PyTorch: no max over an empty dim (the reference raises it)
+            continue
+        _check(graph, executor, [x, w], rtol=2e-5, atol=1e-5)  # (a mean over nothing: NaN, as the reference)
+
+
 ADJACENT_CASES = [  # (dims, keepdim, w's shape, whether the group compiles)
     ((2, 3), False, (3, 1, 1), True),       # a per-channel scale, then a global average pool
     ((2, 3), True, (1, 1, 1, 1), True),
