@@ -95,7 +95,7 @@ def _inspect(args) -> int:
     from scriptc.passes import PassContext, optimize
     from scriptc.runtime.archive import read_archive
     from scriptc.runtime.interpreter import ModuleValue
-    from scriptc.runtime.model import input_specs
+    from scriptc.runtime.model import input_specs, takes_self
     from scriptc.runtime.specialize import specialized_graph
 
     archive = read_archive(args.archive)
@@ -107,7 +107,7 @@ def _inspect(args) -> int:
         flat = dict(archive.weights)
         flat.update(archive.attributes)
         context = PassContext(archive.functions, ModuleValue.from_flat(flat) if archive.kind == "module" else None)
-        skip = 1 if graph.inputs and str(graph.inputs[0].type).startswith("Module") else 0
+        skip = 1 if takes_self(graph) else 0
         specs = input_specs(archive.signatures.get(name, {}), graph, skip, name)
         variants = [(name, graph)]
         if specs is not None:  # scripted with example inputs: the plan such inputs run

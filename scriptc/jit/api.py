@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from scriptc.errors import ScriptError
-from scriptc.runtime.specialize import specialized_graph
+from scriptc.runtime.specialize import InputSpec, specialized_graph
 from scriptc.types import TensorType
 
 from .module import ScriptFunction, ScriptModule
@@ -34,7 +34,7 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
     if inspect.isfunction(obj):
         ctx = ScriptContext()
         graph = compile_function_graph(obj, ctx)
-        specs = input_specs(graph, 0, _examples_for(example_inputs, obj, "forward"), obj.__name__)
+        specs = _example_specs(graph, 0, _examples_for(example_inputs, obj, "forward"), obj.__name__)
         return ScriptFunction(graph, {**ctx.functions, **_ignored_callables(ctx)}, inspect.signature(obj), specs)
     raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
 
@@ -55,9 +55,8 @@ def _examples_for(example_inputs, fn, name: str):
     return tuple(first) if isinstance(first, (list, tuple)) else (first,)
 
 
-def input_specs(graph, skip: int, examples, name: str) -> list | None:
+def _example_specs(graph, skip: int, examples, name: str) -> list | None:
     """InputSpecs (runtime/specialize.py) for the graph's inputs after `skip`, from example values."""
-    from scriptc.runtime.specialize import InputSpec
     from scriptc.tensors import Tensor
 
     if examples is None:
@@ -93,7 +92,7 @@ def script_module(module, example_inputs=None) -> ScriptModule:
         graphs[name] = compile_function_graph(fn, ctx, graph_name=name, module=module)
         signature = inspect.signature(fn)
         signatures[name] = signature.replace(parameters=list(signature.parameters.values())[1:])
-        specs = input_specs(graphs[name], 1, _examples_for(example_inputs, fn, name), name)
+        specs = _example_specs(graphs[name], 1, _examples_for(example_inputs, fn, name), name)
         if specs is not None:
             specializations[name] = specs
     return ScriptModule(module, graphs, {**ctx.functions, **_ignored_callables(ctx)}, ignored=sorted(ctx.ignored),
@@ -133,7 +132,7 @@ def optimize_for_inference(mod, other_methods=None, jit: bool | None = None, thr
 
 
 def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = None):
-    from scriptc.passes import PassContext, optimize
+    from scriptc.passes import PassContext
 
     from .module import OptimizedModule
 
@@ -145,16 +144,22 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
                               module_value=compiled._module_value())
         records: list = []
         specs = compiled._specializations.get("forward")
-        graph = optimize(compiled.graph, level, context, records)
-        special = optimize(specialized_graph(compiled.graph, specs, 1), level, context) if specs else None
+        graph, special = _plans(compiled.graph, specs, 1, level, context, records)
         return OptimizedModule(graph, compiled._functions, compiled._signatures.get("forward"), compiled, records,
                                jit, threads, special, specs)
     context = PassContext(functions=dict(compiled.functions))
     records = []
-    graph = optimize(compiled.graph, level, context, records)
-    specs = compiled.specialization
-    special = optimize(specialized_graph(compiled.graph, specs, 0), level, context) if specs else None
-    return OptimizedModule(graph, compiled.functions, compiled.signature, None, records, jit, threads, special, specs)
+    graph, special = _plans(compiled.graph, compiled.specialization, 0, level, context, records)
+    return OptimizedModule(graph, compiled.functions, compiled.signature, None, records, jit, threads, special,
+                           compiled.specialization)
+
+
+def _plans(graph, specs, skip: int, level: int, context, records: list):
+    """The optimized generic graph, and the one specialized for `specs` (None without them)."""
+    from scriptc.passes import optimize
+
+    generic = optimize(graph, level, context, records)
+    return generic, (optimize(specialized_graph(graph, specs, skip), level, context) if specs else None)
 
 
 def _signature_of(graph, skip_self: bool, specs: list | None = None) -> dict:
@@ -175,7 +180,7 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
     from .module import LoadedModule, OptimizedModule
 
     if isinstance(m, OptimizedModule):
-        m = m.source if m.source is not None else ScriptFunction(m.generic_graph, m.functions, m.signature)
+        m = m.source if m.source is not None else ScriptFunction(m.generic_graph, m.functions, m.signature, m.specs)
     if isinstance(m, LoadedModule):
         m = m._archive_source()
     if not isinstance(m, (ScriptModule, ScriptFunction)):

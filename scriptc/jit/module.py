@@ -12,6 +12,7 @@ from scriptc import config
 from scriptc.ir.graph import Graph
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
+from scriptc.runtime.model import takes_self
 from scriptc.runtime.specialize import Specialized
 from scriptc.tensors import Tensor, wrap
 
@@ -206,11 +207,12 @@ class OptimizedModule:
                  specs: list | None = None):
         self.generic_graph = graph
         self.graph = specialized if specialized is not None else graph
+        self.specs = specs
         self.functions = dict(functions)
         self.signature = signature
         self.source = source
         self.pass_records = records
-        self.needs_self = bool(self.graph.inputs) and str(self.graph.inputs[0].type).startswith("Module")
+        self.needs_self = takes_self(self.graph)
         compiled = jit if jit is not None else config.jit_enabled()
 
         def runner(g: Graph):

@@ -59,7 +59,6 @@ _BARE_KERNEL = ctypes.CFUNCTYPE(None)
 # thread's switch interval (5 ms by default) to take it back - far longer than the kernel it ran.
 _HOLDING_KERNEL = ctypes.PYFUNCTYPE(None)
 _ZERO = ctypes.c_int64(0)
-_FINISH = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min, "prod": np.prod}
 _refcount = sys.getrefcount
 
 
@@ -219,7 +218,8 @@ def _finish_reduction(spec, partial: np.ndarray) -> np.ndarray:
     is the kernel's result, its own dims kept; numpy reduces the earlier dims, then, unless the op
     keeps dims, the kernel's go too."""
     dims, keepdim = spec.notes["then"]
-    result = _FINISH[spec.tail[0]](partial, axis=dims, keepdims=keepdim)
+    op = ops.OPS[spec.tail[0]]
+    result = op.kernel(np, partial, list(dims), keepdim, *[None] * (len(op.schema.args) - 3))
     if keepdim:
         return result
     first, last = spec.notes["merge"] or (spec.tail[3], spec.tail[3])
@@ -327,6 +327,7 @@ class _GroupStep:
             self.single_varying = self.varying[0] if len(self.varying) == 1 else None
             self.varying_reads = [i for i in used if i not in fixed_read]
             self.flat = spec.flat
+            self.finishes = spec.notes.get("then") is not None  # a reduction the executor completes
             self.flat_meta = (ctypes.c_int64 * 1)(0)
             self._launches: dict[tuple, _Launch | None] = {}
             self.pointer_array_type = ctypes.c_void_p * (len(spec.inputs) + len(self.out_dtypes))
@@ -388,10 +389,8 @@ class _GroupStep:
         reduces = tail is not None and tail[0] in DIM_REDUCTIONS
         reduced = range(merge[0], merge[1] + 1) if merge else [tail[3] if reduces else rank - 1]
         then = spec.notes.get("then")
-        if then is not None and tail[0] in ("amax", "amin") and any(shape[d] == 0 for d in then[0]):
-            return None  # (an empty max raises, as PyTorch does, from the reference)
-        if tail is not None and ((tail[0] in ("amax", "amin") and shape and
-                                                                any(shape[d] == 0 for d in reduced))):
+        spans = list(reduced) + list(then[0] if then is not None else ())
+        if tail is not None and tail[0] in ("amax", "amin") and shape and any(shape[d] == 0 for d in spans):
             return None
         out_shape = shape
         if reduces:
@@ -458,7 +457,7 @@ class _GroupStep:
             self.holding_kernel(_ZERO, launch.c_total, state.c_pointers, launch.c_meta)
         else:
             self.bare_kernel(_ZERO, launch.c_total, state.c_pointers, launch.c_meta)
-        if self.spec.notes.get("then") is not None:
+        if self.finishes:
             outputs = [_finish_reduction(self.spec, outputs[0])]
         for o, value in zip(self.outs, outputs):
             frame[o] = value

@@ -50,6 +50,11 @@ def _check_attributes(graph, module_value: ModuleValue, method: str) -> None:
                 from None
 
 
+def takes_self(graph) -> bool:
+    """Whether the graph's first input is the module (a method's `self`)."""
+    return bool(graph.inputs) and str(graph.inputs[0].type).startswith("Module")
+
+
 def input_specs(signature: dict, graph, skip: int, method: str) -> list | None:
     """The method's "specialize" entry (see specialize.py) as InputSpecs, checked against its graph."""
     entries = signature.get("specialize")
@@ -116,7 +121,7 @@ class RuntimeModel:
         for name, graph in archive.graphs.items():
             context = PassContext(functions=archive.functions,
                                   module_value=self.module_value if archive.kind == "module" else None)
-            skip = 1 if graph.inputs and str(graph.inputs[0].type).startswith("Module") else 0
+            skip = 1 if takes_self(graph) else 0
             specs = input_specs(archive.signatures.get(name, {}), graph, skip, name)
             plans = []
             for variant in ([graph] if specs is None else [graph, specialized_graph(graph, specs, skip)]):
@@ -130,8 +135,7 @@ class RuntimeModel:
                 plans.append((optimized, runner))
             self.graphs[name] = plans[-1][0]  # the specialized plan's graph, when there is one
             # (Freezing drops `self` from a graph that reads no attribute at run time.)
-            self.needs_self[name] = bool(self.graphs[name].inputs) and \
-                str(self.graphs[name].inputs[0].type).startswith("Module")
+            self.needs_self[name] = takes_self(self.graphs[name])
             self.runners[name] = plans[0][1] if specs is None else \
                 Specialized(plans[0][1], plans[1][1], specs, 1 if self.needs_self[name] else 0)
         # Loading allocates many objects (graphs, plans, and a process's imports before it), which

@@ -50,7 +50,7 @@ def test_a_module_scripted_with_examples_fuses_and_still_runs_any_input():
     _check(lambda x: fast(torch.from_numpy(x)).numpy(), model, [(4, 16), (1, 16), (9, 16), (2, 3, 16)])
 
 
-def test_examples_for_a_function_skip_its_scalars_and_a_dict_names_the_method():
+def test_examples_for_a_function_skip_its_scalars_and_a_dict_names_the_method(tmp_path):
     def fn(x, alpha: float):
         return torch.tanh(x) * alpha + 1.0
     scripted = torch.jit.script(fn, example_inputs=[(torch.randn(3, 5), 2.0)])
@@ -59,6 +59,9 @@ def test_examples_for_a_function_skip_its_scalars_and_a_dict_names_the_method():
     assert _groups(fast.graph) == 1
     x = np.random.default_rng(1).standard_normal((7, 5)).astype(np.float32)
     np.testing.assert_allclose(fast(torch.from_numpy(x), 0.5).numpy(), np.tanh(x) * 0.5 + 1.0, rtol=1e-6)
+    saved = tmp_path / "fn.sc"
+    torch.jit.save(fast, str(saved))  # an optimized function keeps its specialization in the archive
+    assert rt.load(str(saved)).compiled_kernels == 1
     model = _Net().eval()
     by_method = torch.jit.script(model, example_inputs={model.forward: [(torch.randn(2, 16),)]})
     assert _groups(torch.jit.optimize_for_inference(by_method).graph) == 2
