@@ -277,7 +277,8 @@ def test_load_primes_each_method_so_the_first_call_builds_nothing(tmp_path):
     steps = model.runners["forward"].group_steps
     assert steps and all(s.kernel is not None for s in steps)
     prepared = [dict(s._launches) for s in steps]
-    assert all(len(p) == 2 for p in prepared)   # batch 1 and batch 2
+    # One launch per priming batch: 1, 2 and the wide one (each group's key: its input's shape, dtype).
+    assert all(sorted(shape[0] for shape, _ in p) == [1, 2, model_module.WIDE_PRIMING_BATCH] for p in prepared)
     x = np.random.default_rng(0).standard_normal((1, 16)).astype(np.float32)
     np.testing.assert_array_equal(model(x), runtime_load(path, prime=False)(x))
     assert [dict(s._launches) for s in steps] == prepared
@@ -302,9 +303,11 @@ def test_priming_repeats_each_batch_within_a_time_budget(tmp_path, monkeypatch):
     monkeypatch.setattr(model_module.RuntimeModel, "run_method",
                         lambda self, name, *inputs: batches.append(inputs[0].shape[0]) or real(self, name, *inputs))
     runtime_load(path)
-    assert batches == [2] * model_module.PRIMING_CALLS + [1] * model_module.PRIMING_CALLS
+    # The second batch-2 call says a wide call is cheap: it runs next, once.
+    calls = model_module.PRIMING_CALLS
+    assert batches == [2, 2, model_module.WIDE_PRIMING_BATCH] + [2] * (calls - 2) + [1] * calls
     batches.clear()
-    monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 0.0)  # a slow model: one call per batch
+    monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 0.0)  # a slow model: one call per batch, none wide
     runtime_load(path)
     assert batches == [2, 1]
 
