@@ -13,6 +13,7 @@ import scriptc
 import scriptc.nn.functional as F
 from scriptc.autograd import gradcheck
 from scriptc.errors import ShapeError
+from scriptc.ops import OPS
 
 from .cases import _conv2d_ref
 
@@ -67,3 +68,26 @@ def test_gradients_match_central_differences(g):
     inputs = [scriptc.tensor(a, requires_grad=True) for a in (x, w, b) if a is not None]
     assert gradcheck(lambda *t: F.conv2d(t[0], t[1], t[2] if len(t) > 2 else None, *args), inputs,
                      eps=1e-6, atol=1e-5, rtol=1e-4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(geometries(), st.integers(0, 5), st.integers(1, 4))
+def test_a_batch_taken_a_few_images_at_a_time_equals_the_whole_batch(g, n, images_per_step):
+    """`column_bytes` (what a backend passes to keep the columns in cache) changes how many images
+    go through im2col and the GEMM at once, never the result: steps that do not divide the batch,
+    an empty batch, one image a step or all, bias or none, and an unbatched input."""
+    g = dict(g, n=n)
+    x, w, b = _arrays(g)
+    args = (g["stride"], g["padding"], g["dilation"], g["groups"])
+    if min(_output_size(g[d], g["k" + d], g["stride"][i], g["padding"][i], g["dilation"][i])
+           for i, d in enumerate("hw")) <= 0:
+        return
+    conv = OPS["conv2d"].kernel
+    whole = conv(np, x, w, b, *args)
+    one_image = w.shape[1] * g["groups"] * w.shape[2] * w.shape[3] * whole.shape[2] * whole.shape[3] * x.itemsize
+    for column_bytes in (1, one_image * images_per_step, one_image * images_per_step + one_image // 2):
+        got = conv(np, x, w, b, *args, column_bytes=column_bytes)
+        assert got.shape == whole.shape and got.dtype == whole.dtype
+        np.testing.assert_array_equal(got, whole)
+    if n:
+        np.testing.assert_array_equal(conv(np, x[0], w, b, *args, column_bytes=1), whole[0])

@@ -29,6 +29,8 @@ MATVEC_ROWS = range(2, 7)
 MATVEC_MIN_COLUMNS = 64
 # Below this many multiply-adds (~5 us) the loop runs on the calling thread: a split costs ~2 us.
 MATVEC_SPLIT_MIN = 1 << 15
+# A convolution makes its columns (and runs its GEMMs) this many bytes of them at a time (ops/linalg.py).
+CONV_COLUMN_BYTES = 4 << 20
 
 
 def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1):
@@ -39,7 +41,8 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1)
     if op.name == "conv2d":
         if dtype in im2col.FUNCTIONS:
             _native_loop("im2col", dtype)
-        return functools.partial(op.kernel, im2col=functools.partial(native_im2col, split=split))
+        return functools.partial(op.kernel, im2col=functools.partial(native_im2col, split=split),
+                                 column_bytes=CONV_COLUMN_BYTES)
     if op.name == "matmul" and dtype in matvec.FUNCTIONS:
         _native_loop("matvec", dtype)
         fallback = op.kernel
