@@ -174,17 +174,17 @@ def build_spec(group: Node) -> KernelSpec:
     elif tail is not None and tail[0] == "layer_norm":
         first, last = rank - tail[5], rank - 1
         tail = tail[:5]
+    used = {n.value for e, _ in exprs for n in E.walk(e) if n.op == "var"}
+    if tail is not None and tail[0] == "layer_norm":
+        used |= {i for i in tail[3:5] if i is not None}
     if tail is not None and tail[0] in DIM_REDUCTIONS + ("layer_norm",) and last > first:
         # adjacent dims reduce (or normalize) as one: the kernel sees them merged
         merge = (first, last)
-        inputs = [_merged_input(inp, rank, merge) for inp in inputs]
+        inputs = [_merged_input(inp, rank, merge, i in used) for i, inp in enumerate(inputs)]
         rank -= last - first
     spec = KernelSpec(inputs, rank or 0, exprs, outputs, tail, head)
     spec.notes["merge"] = merge
     spec.notes["then"] = then
-    used = {n.value for e, _ in exprs for n in E.walk(e) if n.op == "var"}
-    if tail is not None and tail[0] == "layer_norm":
-        used |= {i for i in tail[3:5] if i is not None}
     spec.notes["used_inputs"] = sorted(used)  # the inputs the elementwise part reads (not the head's)
     spec.key = hashlib.sha256(repr((spec.inputs, spec.rank, spec.exprs, spec.outputs, spec.tail,
                                     head and (head[0], head[1], _freeze(head[2])))).encode()).hexdigest()
@@ -202,9 +202,10 @@ def merge_dims(shape: tuple, merge: tuple[int, int] | None) -> tuple:
     return tuple(shape[:first]) + (size,) + tuple(shape[last + 1:])
 
 
-def _merged_input(inp: KernelInput, rank: int, merge: tuple[int, int]) -> KernelInput:
+def _merged_input(inp: KernelInput, rank: int, merge: tuple[int, int], read: bool = True) -> KernelInput:
     """A tensor input as the kernel sees it once the iteration dims in `merge` are one: the dims
-    merge only if the input broadcasts over all of them or over none (else no stride walks them)."""
+    merge only if the input broadcasts over all of them or over none (else no stride walks them).
+    An input the kernel does not `read` (a head's conv bias) only takes the merged rank."""
     if inp.kind != "tensor":
         return inp
     offset = rank - inp.rank  # inputs are right-aligned in the iteration space
@@ -213,7 +214,9 @@ def _merged_input(inp: KernelInput, rank: int, merge: tuple[int, int]) -> Kernel
         return inp  # the input starts after the merged dims
     broadcast = [d < 0 or d in inp.broadcast for d in range(first, last + 1)]
     if any(broadcast) and not all(broadcast):
-        raise Unsupported("an input broadcasts over some of the reduced dims but not all")
+        if read:
+            raise Unsupported("an input broadcasts over some of the reduced dims but not all")
+        broadcast = [True] * len(broadcast)
     if first < 0:  # it starts inside the merged dims, broadcasting over all of them: it starts at the merged dim
         return KernelInput("tensor", inp.dtype, inp.rank - last, tuple(sorted({
             0 if d <= last else d - last for d in inp.broadcast})))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from scriptc.ir.graph import Graph, Node, Value, walk
-from scriptc.types import TensorType
+from scriptc.types import Bool, Int, ListType, NoneType, TensorType
 
 from .analysis import constant_value, is_constant
 
@@ -83,6 +83,27 @@ def _eval_dropout(node: Node):
     return None
 
 
+def _global_average_pool(node: Node):
+    """adaptive_avg_pool2d(x, 1) -> x.mean((-2, -1), keepdim=True), the same numbers (the op's kernel
+    computes that mean): a reduction that fuses into the elementwise group before it (a conv's ReLU
+    epilogue then reduces its rows instead of writing them out for the pool to read back)."""
+    if node.op != "adaptive_avg_pool2d" or not is_constant(node.inputs[1]):
+        return None
+    size = constant_value(node.inputs[1])
+    x, t = node.inputs[0], node.inputs[0].type
+    if size not in (1, [1], [1, 1], (1, 1)) or not isinstance(t, TensorType) or t.dtype is None or \
+            not t.dtype.is_floating_point or t.shape is None or len(t.shape) not in (3, 4):
+        return None
+    constants = [Node("prim::Constant", [], [ListType(Int)], {"value": [-2, -1]}, node.loc),
+                 Node("prim::Constant", [], [Bool], {"value": True}, node.loc),
+                 Node("prim::Constant", [], [NoneType], {"value": None}, node.loc)]
+    for constant in constants:
+        constant.insert_before(node)
+    mean = Node("mean", [x] + [c.output for c in constants], [node.output.type], {}, node.loc)
+    mean.insert_before(node)
+    return mean.output
+
+
 RULES: dict[str, Callable[[Node], Value | None]] = {
     "x * 1": _identity_with("mul", 1, 1),
     "1 * x": _identity_with("mul", 0, 1),
@@ -95,6 +116,7 @@ RULES: dict[str, Callable[[Node], Value | None]] = {
     "reshape chain": _reshape_chain,
     "no-op reshape/cast/contiguous": _noop_reshape,
     "dropout in eval": _eval_dropout,
+    "global average pool": _global_average_pool,
 }
 
 

@@ -155,3 +155,23 @@ def test_a_bias_epilogue_ending_in_a_reduction_runs_compiled(tail):
             expected = fn(torch.from_numpy(x)).numpy()
         np.testing.assert_allclose(executor([x])[0], expected, rtol=1e-5, atol=1e-5)
     assert all(launch is not None for launch in step._launches.values())  # none fell back to the subgraph
+
+
+def test_a_conv_epilogue_ending_in_a_global_average_pool_runs_compiled():
+    """conv2d (its bias is the head's, which the kernel never reads) + ReLU + AdaptiveAvgPool2d(1):
+    one group that reduces each image's channels over the merged spatial dims."""
+    torch.manual_seed(6)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 5, 3, stride=2, padding=1), torch.nn.ReLU(),
+                                torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten()).eval()
+    fast = torch.jit.optimize_for_inference(torch.jit.trace(model, torch.randn(2, 3, 9, 9)), jit=False)
+    executor = Executor(fast.graph, threads=2)
+    [step] = [s for s in executor.group_steps if s.head is not None]
+    assert step.kernel is not None, step.reason
+    assert [n.op for n in step.node.blocks[0].nodes if n.op != "prim::Constant"] == ["conv2d", "relu", "mean"]
+    rng = np.random.default_rng(7)
+    for batch in (1, 4):
+        x = rng.standard_normal((batch, 3, 9, 9)).astype(np.float32)
+        with torch.no_grad():
+            expected = model(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(executor([x])[0], expected, rtol=1e-5, atol=1e-6)
+    assert all(launch is not None for launch in step._launches.values())

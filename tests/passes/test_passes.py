@@ -163,6 +163,30 @@ def test_canonicalize_drops_eval_dropout_and_noop_casts():
     assert g.outputs[0] is g.inputs[0]
 
 
+@pytest.mark.parametrize("size, x_type, fires", [
+    ("[1, 1]", "Tensor(float32, [B, 8, 5, 7])", True),
+    ("1", "Tensor(float64, [8, 5, 7])", True),
+    ("[2, 1]", "Tensor(float32, [B, 8, 5, 7])", False),   # not a global pool
+    ("[1, 1]", "Tensor(int64, [B, 8, 5, 7])", False),     # mean takes floats only
+    ("[1, 1]", "Tensor(float32)", False),                 # rank unknown
+])
+def test_canonicalize_turns_a_global_average_pool_into_a_mean(size, x_type, fires):
+    out = x_type.replace("5, 7]", "1, 1]")
+    text = (f"graph(%x : {x_type}):\n  %s : {'int' if size == '1' else 'List[int]'} = prim::Constant[value={size}]()\n"
+            f"  %y : {out} = adaptive_avg_pool2d(%x, %s)\n  return (%y)\n")
+    g, changed = run(canonicalize, text)
+    dce(g)
+    assert changed == fires
+    if fires:
+        filecheck(str(g), "CHECK: prim::Constant[value=[-2, -1]]\nCHECK: prim::Constant[value=True]\n"
+                          f"CHECK: %{{{{.*}}}} : {out} = mean(%x,\nCHECK-NOT: adaptive_avg_pool2d")
+        x = np.random.default_rng(0).standard_normal((2, 8, 5, 7) if "B" in x_type else (8, 5, 7))
+        x = x.astype(np.float32 if "float32" in x_type else np.float64)
+        [got] = Interpreter(g)([x])
+        [expected] = Interpreter(ir.parse(text))([x])
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
 def test_cse_merges_and_reaches_into_nested_blocks():
     text = (f'graph(%x : {F}, %c : bool):\n  %a : {F} = exp(%x)\n  %b : {F} = exp(%x)\n'
             f'  %r : {F} = prim::If(%c)\n    block0():\n      %e : {F} = exp(%x)\n      -> (%e)\n'
