@@ -170,12 +170,14 @@ def _im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups):
     return xp.ascontiguousarray(win).reshape(n, groups, (c // groups) * kh * kw, oh * ow)
 
 
-def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, im2col=None, column_bytes=None):
+def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, im2col=None, column_bytes=None,
+                   run_slices=None):
     # `im2col`: a faster one with _im2col's arguments and result, or None where it has none (a
     # backend's compiled loop: codegen/llvm/heads.py). `column_bytes`: when given, the images go
     # through im2col and their GEMMs a few at a time, as many as make that many bytes of columns:
     # columns that stay in cache, where a whole batch's are written out to memory and read back
     # (a 16-image batch's 19 MB, for a 3x3 conv of 32 channels over 32x32 outputs).
+    # `run_slices(fn, n)`: when given, calls fn(start, end) over slices of the batch side by side.
     _same_dtype(x, w, "conv2d")
     sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, stride, padding, dilation, groups)
     n, o = x.shape[0], w.shape[0]
@@ -183,17 +185,24 @@ def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, 
     image_bytes = wmat.shape[-1] * groups * oh * ow * x.dtype.itemsize
     step = max(1, n if column_bytes is None else column_bytes // max(image_bytes, 1))
     out = xp.empty((n, o, oh, ow), dtype=xp.result_type(x, w))
-    for start in range(0, n, step):
-        part = x[start:start + step]
-        cols = im2col(xp, part, w, sh, sw, ph, pw, dh, dw, oh, ow, groups) if im2col is not None else None
-        if cols is None:
-            cols = _im2col(xp, part, w, sh, sw, ph, pw, dh, dw, oh, ow, groups)
-        # (G, O/G, K) @ (N, G, K, OH*OW): one GEMM per image and group, written straight into NCHW
-        # order (the (N*OH*OW, K) @ (K, O) form needs a transposing copy of the output after it).
-        target = out[start:start + step]
-        xp.matmul(wmat, cols, out=target.reshape(-1, groups, o // groups, oh * ow))
-        if b is not None:
-            target += b.reshape(1, -1, 1, 1)
+
+    def images(first: int, end: int) -> None:
+        for start in range(first, end, step):
+            part = x[start:min(start + step, end)]
+            cols = im2col(xp, part, w, sh, sw, ph, pw, dh, dw, oh, ow, groups) if im2col is not None else None
+            if cols is None:
+                cols = _im2col(xp, part, w, sh, sw, ph, pw, dh, dw, oh, ow, groups)
+            # (G, O/G, K) @ (N, G, K, OH*OW): one GEMM per image and group, written straight into NCHW
+            # order (the (N*OH*OW, K) @ (K, O) form needs a transposing copy of the output after it).
+            target = out[start:start + len(part)]
+            xp.matmul(wmat, cols, out=target.reshape(-1, groups, o // groups, oh * ow))
+            if b is not None:
+                target += b.reshape(1, -1, 1, 1)
+
+    if run_slices is None:
+        images(0, n)
+    else:
+        run_slices(images, n)
     return out
 
 

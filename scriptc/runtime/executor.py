@@ -296,7 +296,7 @@ class _GroupStep:
                 first = positions[0] if positions else None
                 guarded = first is not None and first < len(self.guards)
                 self.head_kernel = head_kernel(self.head, self.pool.split, self.guards[first][0] if guarded else None,
-                                               self.pool.size)
+                                               self.pool.size, self.pool.run_slices)
                 self.head_sources = list(zip(positions, consts))  # (input position or None, constant)
             used = spec.used_inputs
             # The iteration space comes from what the elementwise part reads (a BLAS head's inputs don't count).

@@ -91,9 +91,22 @@ class ThreadPool:
             _native.ensure(parts - 1)
             _native.run(parts - 1, kernel, n, ptrs, meta)
         else:
-            bounds = [n * i // parts for i in range(parts + 1)]
-            futures = [self._workers().submit(kernel.function, bounds[i], bounds[i + 1], ptrs, meta)
-                       for i in range(1, parts)]
-            kernel.function(bounds[0], bounds[1], ptrs, meta)
+            self.run_slices(lambda start, end: kernel.function(start, end, ptrs, meta), n)
+
+    def run_slices(self, fn, n: int) -> None:
+        """Call fn(start, end) over [0, n) in up to `size` contiguous slices on Python threads (this
+        thread runs the first): for work that spends its time in calls that release the GIL (BLAS,
+        ctypes). The first exception a slice raises is raised here, after every slice has ended."""
+        parts = min(self.size, n)
+        if parts <= 1:
+            fn(0, n)
+            return
+        bounds = [n * i // parts for i in range(parts + 1)]
+        futures = [self._workers().submit(fn, bounds[i], bounds[i + 1]) for i in range(1, parts)]
+        try:
+            fn(bounds[0], bounds[1])
+        finally:
             for f in futures:
-                f.result()
+                f.exception()
+        for f in futures:
+            f.result()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import threading
 
 import numpy as np
 import pytest
 
 import scriptc as torch
 from scriptc.codegen.llvm import heads
+from scriptc.codegen.llvm.blas import single_threaded
 from scriptc.codegen.llvm.heads import MATVEC_ROWS, head_kernel, native_im2col, native_matmul
 from scriptc.ops import OPS
 from scriptc.ops import linalg
@@ -67,6 +69,93 @@ def test_conv2d_head_kernel_matches_the_op_table_and_keeps_its_errors():
     with pytest.raises(Exception, match="channels"):
         kernel(np, x, rng.standard_normal((6, 3, 3, 3)).astype(np.float32), None, [1, 1], [0, 0], [1, 1], 1)
     assert head_kernel(OPS["matmul"]) is OPS["matmul"].kernel
+
+
+@pytest.mark.skipif(single_threaded() is None, reason="numpy's BLAS is not a known OpenBLAS")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv2d_head_runs_a_batch_image_by_image_with_single_threaded_blas(dtype, monkeypatch):
+    """A batch big enough goes image by image across the pool's threads when that is the mode, BLAS
+    single-threaded while it does and its thread count put back after (an error included); results
+    equal the op table's."""
+    conv, pool, blas = OPS["conv2d"], ThreadPool(2), single_threaded()
+    mode = heads.ConvMode()
+    mode.by_image, mode.SETTLE_S = True, float("inf")  # image by image throughout
+    monkeypatch.setattr(heads, "CONV_MODE", mode)
+    seen = []  # (BLAS's thread count, the thread) at each image's columns
+    real = heads.native_im2col
+    monkeypatch.setattr(heads, "native_im2col", lambda *args, **kwargs: seen.append(
+        (blas._get(), threading.current_thread().name)) or real(*args, **kwargs))
+    kernel = head_kernel(conv, pool.split, None, 2, pool.run_slices)
+    before = blas._get()
+    rng = np.random.default_rng(2)
+    for n, c, o, stride, groups in ((5, 8, 16, 2, 1), (4, 16, 32, 1, 2), (6, 16, 32, 3, 4)):
+        x = rng.standard_normal((n, c, 40, 40)).astype(dtype)
+        w = rng.standard_normal((o, c // groups, 3, 3)).astype(dtype)
+        b = rng.standard_normal(o).astype(dtype)
+        seen.clear()
+        got = kernel(np, x, w, b, [stride, stride], [1, 1], [1, 1], groups)
+        np.testing.assert_allclose(got, conv.kernel(np, x, w, b, [stride, stride], [1, 1], [1, 1], groups),
+                                   rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
+        assert {count for count, _ in seen} == {1} and len({name for _, name in seen}) == 2
+        assert blas._get() == before
+    with pytest.raises(Exception, match="channels"):
+        kernel(np, x, rng.standard_normal((64, 5, 3, 3)).astype(dtype), None, [1, 1], [0, 0], [1, 1], 1)
+    assert blas._get() == before
+    seen.clear()
+    small = rng.standard_normal((2, 2, 6, 6)).astype(dtype)  # too little work to hand to another thread
+    kernel(np, small, rng.standard_normal((2, 2, 3, 3)).astype(dtype), None, [1, 1], [1, 1], [1, 1], 1)
+    assert [count for count, _ in seen] == [before]
+
+
+def test_conv_mode_times_both_ways_then_keeps_the_faster_and_probes_the_other():
+    now = [0.0]
+    mode = heads.ConvMode(clock=lambda: now[0])
+    speed = {False: 2.0, True: 1.0}  # seconds per unit of work: image by image is twice as fast
+    ways = []
+
+    def run_for(seconds):
+        end = now[0] + seconds
+        while now[0] < end:
+            way = mode.by_image
+            ways.append(way)
+            now[0] += 0.01
+            mode.record(way, 0.01 * speed[way], 1)
+    phase = mode.SETTLE_S + mode.MEASURE_S
+    run_for(phase + 0.05)
+    assert mode.cost[False] == pytest.approx(0.02) and mode.by_image  # whole measured; now the other
+    run_for(phase + 0.05)
+    assert mode.cost[True] == pytest.approx(0.01) and mode.by_image  # the faster stays
+    ways.clear()
+    run_for(phase * (mode.PROBE_AFTER + 2))
+    assert ways.count(False) and ways.count(False) < ways.count(True) / 10  # probed, briefly
+    speed[True] = 4.0  # conditions change: the image-by-image way is the slow one now
+    run_for(phase * 3)
+    assert not mode.by_image
+    mode.record(True, 100.0, 1)  # a call that began in the other way counts for nothing
+    assert mode.cost[True] != 100.0
+
+
+def test_the_blas_section_restores_the_count_when_threads_overlap():
+    blas = single_threaded()
+    if blas is None:
+        pytest.skip("numpy's BLAS is not a known OpenBLAS")
+    before = blas._get()
+    inside, release = threading.Barrier(3), threading.Event()
+
+    def hold():
+        with blas.section():
+            inside.wait(10)
+            release.wait(10)
+
+    threads = [threading.Thread(target=hold) for _ in range(2)]
+    for t in threads:
+        t.start()
+    inside.wait(10)
+    assert blas._get() == 1
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert blas._get() == before
 
 
 def test_a_compiled_cnn_uses_the_native_im2col_and_equals_the_interpreter():

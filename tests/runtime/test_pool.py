@@ -63,6 +63,37 @@ def test_concurrent_callers_all_get_their_answer(add_one):
     assert not any(t.is_alive() for t in threads) and failures == []
 
 
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_run_slices_covers_the_range_once_on_the_pools_threads(size):
+    pool = ThreadPool(size)
+    for n in (0, 1, 2, 5, 100):
+        seen, slices = np.zeros(n, np.int64), []
+
+        def mark(start, end):
+            slices.append((start, end, threading.current_thread().name))
+            seen[start:end] += 1
+
+        pool.run_slices(mark, n)
+        np.testing.assert_array_equal(seen, np.ones(n, np.int64))
+        assert len(slices) == max(1, min(size, n))
+        assert [name for start, _, name in slices if start == 0] == ["MainThread"]
+
+
+def test_run_slices_raises_a_slices_error_after_every_slice_has_ended():
+    pool = ThreadPool(2)
+    finished = []
+
+    def work(start, end):
+        if start == 0:
+            raise ValueError("slice 0 failed")
+        time.sleep(0.05)
+        finished.append(start)
+
+    with pytest.raises(ValueError, match="slice 0 failed"):
+        pool.run_slices(work, 4)
+    assert finished == [2]
+
+
 @pytest.mark.skipif(pool_module._native is None, reason="native workers are Linux-only")
 def test_a_forked_child_starts_its_own_workers(add_one):
     pool = ThreadPool(2)

@@ -1,7 +1,8 @@
 """Native parts of the executor's library-backed heads (ops whose kernel is numpy plus BLAS).
 
 `head_kernel(op)` is the kernel a fused group's head runs: the op table's own, except where this
-backend has a faster piece for it - conv2d's im2col (im2col.py) is compiled, its GEMM stays BLAS;
+backend has a faster piece for it - conv2d's im2col (im2col.py) is compiled, its GEMM stays BLAS
+(a batch's images run side by side, each on one thread with single-threaded BLAS);
 a matmul of a few rows (a small batch through a layer) is a compiled loop split across the pool
 (matvec.py).
 Same arguments, checks, errors and results (up to rounding) as the op table's kernel; eager code
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +22,7 @@ import numpy as np
 from scriptc.ops import OpDef
 
 from . import im2col, matvec
+from .blas import single_threaded
 from .driver import KERNEL_TYPE, im2col_function, matvec_function
 from .pointers import data_pointer
 
@@ -31,18 +35,47 @@ MATVEC_MIN_COLUMNS = 64
 MATVEC_SPLIT_MIN = 1 << 15
 # A convolution makes its columns (and runs its GEMMs) this many bytes of them at a time (ops/linalg.py).
 CONV_COLUMN_BYTES = 4 << 20
+# A batch whose convolution takes about this many multiply-adds or more (~0.2 ms) can also run its
+# images side by side, one slice of the batch per pool thread, each image through im2col and a
+# single-threaded GEMM while its columns are in that core's cache (this many bytes at a time), when
+# that is the faster way here (ConvMode).
+CONV_BY_IMAGE_MIN = 1 << 23
+CONV_THREAD_COLUMN_BYTES = 1 << 20
 
 
-def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1):
+def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1, run_slices=None):
     """The kernel to run `op` with as a fused group's head; `split(loop, n, ptrs, meta)` runs a
-    compiled loop's [0, n) on the caller's threads (the runtime pool's split, of `parts` threads);
-    `dtype`, the dtype name the group's guard expects of the head's first input, has its loop
-    compiled (or read from the disk cache) now, with the plan, rather than at a first call."""
+    compiled loop's [0, n) on the caller's threads (the runtime pool's split, of `parts` threads)
+    and `run_slices(fn, n)` a Python function's (the pool's run_slices); `dtype`, the dtype name
+    the group's guard expects of the head's first input, has its loop compiled (or read from the
+    disk cache) now, with the plan, rather than at a first call."""
     if op.name == "conv2d":
         if dtype in im2col.FUNCTIONS:
             _native_loop("im2col", dtype)
-        return functools.partial(op.kernel, im2col=functools.partial(native_im2col, split=split),
-                                 column_bytes=CONV_COLUMN_BYTES)
+        whole = functools.partial(op.kernel, im2col=functools.partial(native_im2col, split=split),
+                                  column_bytes=CONV_COLUMN_BYTES)
+        blas = single_threaded() if run_slices is not None and parts > 1 else None
+        if blas is None:
+            return whole
+        one_image_per_thread = functools.partial(op.kernel, im2col=native_im2col,
+                                                 column_bytes=CONV_THREAD_COLUMN_BYTES, run_slices=run_slices)
+
+        def conv2d(xp, x, w, *args, **options):
+            # (Its multiply-adds at stride 1, an upper bound: the arguments are checked later, by the kernel.)
+            work = x.shape[0] * w.size * x.shape[2] * x.shape[3] if (
+                xp is np and type(x) is np.ndarray and type(w) is np.ndarray and x.ndim == 4 and w.ndim == 4) else 0
+            if work < CONV_BY_IMAGE_MIN or x.shape[0] < 2:
+                return whole(xp, x, w, *args, **options)
+            by_image = CONV_MODE.by_image
+            started = time.perf_counter()
+            if by_image:
+                with blas.section():
+                    out = one_image_per_thread(xp, x, w, *args, **options)
+            else:
+                out = whole(xp, x, w, *args, **options)
+            CONV_MODE.record(by_image, time.perf_counter() - started, work)
+            return out
+        return conv2d
     if op.name == "matmul" and dtype in matvec.FUNCTIONS:
         _native_loop("matvec", dtype)
         fallback = op.kernel
@@ -54,6 +87,57 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1)
             return fallback(xp, a, b)
         return matmul
     return op.kernel
+
+
+class ConvMode:
+    """Process-wide: whether a batch's convolution runs whole (im2col split across the pool, BLAS
+    threading each GEMM) or image by image (a slice of the batch per pool thread, BLAS single-
+    threaded). Neither is faster everywhere: OpenBLAS's workers spin for ~0.1 s after each threaded
+    BLAS call (anyone's in the process) and while they do, a core is theirs. Image by image is ~30%
+    faster on an idle 2-core machine (the benchmark's CNN: 10 vs 13-19 ms) and ~30% slower beside
+    an MLP's GEMMs - and one conv left whole wakes the spinners that slow the next one image by
+    image, so every conv in the process takes the same way. So both are timed: each in turn for a
+    phase (SETTLE_S for the other way's spinners to stop, then MEASURE_S of conv time per
+    multiply-add), then the faster one runs, and the other is timed again every PROBE_AFTER phases."""
+
+    SETTLE_S = 0.15
+    MEASURE_S = 0.25
+    PROBE_AFTER = 40
+
+    def __init__(self, clock=time.perf_counter):
+        self.clock = clock
+        self.by_image = False
+        self.cost: list = [None, None]  # seconds per multiply-add: whole, by image
+        self._lock = threading.Lock()
+        self._phase_started = None
+        self._seconds = self._work = 0.0
+        self._phases = 0
+
+    def record(self, by_image: bool, seconds: float, work: int) -> None:
+        """A conv call's time, run the way `by_image` says, of about `work` multiply-adds."""
+        with self._lock:
+            if by_image != self.by_image:
+                return  # it began before the switch
+            now = self.clock()
+            if self._phase_started is None:
+                self._phase_started = now
+            if now - self._phase_started < self.SETTLE_S:
+                return
+            self._seconds += seconds
+            self._work += work
+            if now - self._phase_started < self.SETTLE_S + self.MEASURE_S:
+                return
+            self.cost[by_image] = self._seconds / self._work
+            self._phase_started, self._seconds, self._work = None, 0.0, 0.0
+            self._phases += 1
+            if None in self.cost:
+                self.by_image = self.cost[True] is None
+            else:
+                best = self.cost[True] < self.cost[False]
+                self.by_image = not best if self._phases % self.PROBE_AFTER == 0 else best
+
+
+CONV_MODE = ConvMode()
 
 
 @dataclass(frozen=True)
