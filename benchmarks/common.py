@@ -39,9 +39,11 @@ def timeit(fn, min_time: float = 0.2, repeat: int = 5) -> float:
     return statistics.median(samples)
 
 
-def timeit_interleaved(fns: dict, min_time: float = 0.2, rounds: int = 15) -> dict:
+def timeit_interleaved(fns: dict, min_time: float = 0.2, rounds: int = 15, settle_s: float = 0.0) -> dict:
     """Median seconds per call of each function, measured in turns: every round times each function
-    once, so a noisy neighbour slows them alike instead of whichever was running at the time."""
+    once, so a noisy neighbour slows them alike instead of whichever was running at the time.
+    `settle_s`: a pause before each turn, for the threads the previous one woke to go to sleep
+    (OpenBLAS's spin ~0.1 s after a threaded call, on a core the next turn needs)."""
     per_round = {}
     for name, fn in fns.items():
         fn()
@@ -56,6 +58,8 @@ def timeit_interleaved(fns: dict, min_time: float = 0.2, rounds: int = 15) -> di
     samples = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
+            if settle_s:
+                time.sleep(settle_s)
             start = time.perf_counter()
             for _ in range(per_round[name]):
                 fn()

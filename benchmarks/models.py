@@ -46,6 +46,9 @@ def numpy_mlp(ws):
 
 
 WARM_PROCESSES = 3
+# numpy's and scriptc's GEMMs leave OpenBLAS's workers spinning ~0.1 s, on a core that the next
+# column's library needs: measured without a pause, torch and onnxruntime's CNN came out 1.6x slower.
+SETTLE_S = 0.15
 
 
 def warm_start(archive: str, shape: tuple) -> tuple[float, int, float, float]:
@@ -124,10 +127,10 @@ def main():
         scripted = scriptc.runtime.load(scripted_path, threads=2)
         fns["scripted"] = lambda: scripted(x)
         with no_grad:
-            timings = timeit_interleaved(fns)
+            timings = timeit_interleaved(fns, settle_s=SETTLE_S)
         rows.append((name, timings, cold, warm_start(archive, shape), firsts))
     cols = ["numpy", "torch", "torch.jit", "onnxruntime", "scriptc", "scripted"]
-    print("steady state (each column timed in turn with the others, median of 15 rounds)")
+    print(f"steady state (each column timed in turn with the others, {SETTLE_S} s apart, median of 15 rounds)")
     print(f"{'model':<18}" + "".join(f"{c:>13}" for c in cols) + f"{'vs torch.jit':>14}{'vs ort':>9}")
     for name, t, *_ in rows:
         cells = "".join(f"{fmt_time(t[c]) if c in t else '-':>13}" for c in cols)

@@ -121,10 +121,11 @@ def test_conv_mode_times_both_ways_then_keeps_the_faster_and_probes_the_other():
             now[0] += 0.01
             mode.record(way, 0.01 * speed[way], 1)
     phase = mode.SETTLE_S + mode.MEASURE_S
+    assert mode.by_image
     run_for(phase + 0.05)
-    assert mode.cost[False] == pytest.approx(0.02) and mode.by_image  # whole measured; now the other
+    assert mode.cost[True] == pytest.approx(0.01) and not mode.by_image  # measured; now the other way
     run_for(phase + 0.05)
-    assert mode.cost[True] == pytest.approx(0.01) and mode.by_image  # the faster stays
+    assert mode.cost[False] == pytest.approx(0.02) and mode.by_image  # the faster one again
     ways.clear()
     run_for(phase * (mode.PROBE_AFTER + 2))
     assert ways.count(False) and ways.count(False) < ways.count(True) / 10  # probed, briefly

@@ -106,7 +106,9 @@ class ConvMode:
 
     def __init__(self, clock=time.perf_counter):
         self.clock = clock
-        self.by_image = False
+        # Image by image first: a model alone in its process (the usual case) runs its first calls
+        # the way it will keep running them.
+        self.by_image = True
         self.cost: list = [None, None]  # seconds per multiply-add: whole, by image
         self._lock = threading.Lock()
         self._phase_started = None
