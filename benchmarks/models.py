@@ -46,8 +46,8 @@ def numpy_mlp(ws):
 
 
 WARM_PROCESSES = 3
-# numpy's and scriptc's GEMMs leave OpenBLAS's workers spinning ~0.1 s, on a core that the next
-# column's library needs: measured without a pause, torch and onnxruntime's CNN came out 1.6x slower.
+# numpy's and scriptc's GEMMs leave OpenBLAS's workers spinning on a core that the next column's
+# library needs (measured: one 512x512 float32 matmul, then a full core of CPU time for ~0.1 s).
 SETTLE_S = 0.15
 
 
