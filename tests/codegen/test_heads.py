@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import itertools
+import mmap
+import sys
 import threading
 
 import numpy as np
@@ -43,6 +46,44 @@ def test_native_im2col_equals_the_op_tables_for_every_geometry(dtype):
             np.testing.assert_array_equal(got, expected)
         checked += 1
     assert checked > 100
+
+
+PROT_NONE = 0  # not in the mmap module
+
+
+def _flush_against_a_guard_page(values: np.ndarray):
+    """A copy of `values` whose last byte is the last before an unreadable page, so that a loop
+    reading one element past the input faults instead of reading a neighbour's bytes."""
+    page = mmap.PAGESIZE
+    size = -(-values.nbytes // page) * page
+    region = mmap.mmap(-1, size + page)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    assert libc.mprotect(base + size, page, PROT_NONE) == 0, ctypes.get_errno()
+    flush = np.frombuffer(region, dtype=values.dtype, count=values.size,
+                          offset=size - values.nbytes).reshape(values.shape)
+    flush[...] = values
+    return flush, lambda: libc.mprotect(base + size, page, mmap.PROT_READ | mmap.PROT_WRITE)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="mprotect through ctypes")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_stride_2_copy_reads_nothing_past_the_input(dtype):
+    """Rows wide enough for the deinterleaving steps, each width's windows ending on the image's
+    last column or one before it, the image's last row the input's last bytes."""
+    rng = np.random.default_rng(1)
+    for width, (kh, kw), padding in itertools.product(range(16, 42), [(1, 1), (3, 3), (2, 3)], [0, 1]):
+        values = rng.standard_normal((1, 2, 3, width)).astype(dtype)
+        x, unprotect = _flush_against_a_guard_page(values)
+        try:
+            w = np.ones((1, 2, kh, kw), dtype)
+            geometry = linalg._conv_params(x, w, 2, padding, 1, 1)
+            got = native_im2col(np, x, w, *geometry, 1)
+            np.testing.assert_array_equal(got, linalg._im2col(np, values, w, *geometry, 1))
+        finally:
+            del x
+            unprotect()
 
 
 def test_native_im2col_leaves_other_dtypes_and_strided_inputs_right():
