@@ -14,7 +14,10 @@ import pytest
 import scriptc as torch
 from scriptc.codegen.llvm import heads
 from scriptc.codegen.llvm.blas import single_threaded
-from scriptc.codegen.llvm.heads import MATVEC_ROWS, head_kernel, native_im2col, native_matmul
+from scriptc.codegen.llvm import gemm
+from scriptc.codegen.llvm.driver import has_wide_vectors
+from scriptc.codegen.llvm.heads import (GEMM_MIN_ROWS, MATVEC_ROWS, head_kernel, native_conv_products, native_gemm,
+                                       native_im2col, native_matmul)
 from scriptc.ops import OPS
 from scriptc.ops import linalg
 from scriptc.runtime.executor import Executor
@@ -210,11 +213,79 @@ def test_a_compiled_cnn_uses_the_native_im2col_and_equals_the_interpreter():
     executor = Executor(fast.graph)
     convs = [s for s in executor.group_steps if s.head is not None and s.head.name == "conv2d"]
     assert convs and all(s.head_kernel is not s.head.kernel for s in convs)
-    assert heads._native_loop.cache_info().currsize == 1  # float32's im2col loop, loaded with the plan
+    # float32's im2col loop (and its GEMM, where it runs), loaded with the plan
+    assert heads._native_loop.cache_info().currsize == 1 + has_wide_vectors()
     got = executor([x.numpy()])[0]
     with torch.no_grad():
         expected = model(x).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_gemm_loop_equals_numpy_for_every_tail(dtype, monkeypatch):
+    """Rows past the last whole tile, panels narrower than a panel, columns that fill no vector;
+    inputs and output flush against unreadable pages; split across threads or not. (The loop is
+    checked on any CPU: only where it runs by default depends on 512-bit vectors.)"""
+    monkeypatch.setattr(heads, "_gemm_runs", lambda: True)
+    rng = np.random.default_rng(7)
+    lanes = gemm.panel_columns(np.dtype(dtype).name) // gemm.VECTORS
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    pool = ThreadPool(2)
+    widths = sorted({lanes * gemm.VECTORS, lanes * gemm.VECTORS + 1, 3 * lanes - 1, 3 * lanes, 5 * lanes + 3, 100})
+    for rows, depth, width in itertools.product([GEMM_MIN_ROWS, gemm.ROWS, gemm.ROWS + 1, 2 * gemm.ROWS + 7, 64],
+                                                [1, 7, 64], widths):
+        a_values = rng.standard_normal((rows, depth)).astype(dtype)
+        b_values = rng.standard_normal((depth, width)).astype(dtype)
+        expected = a_values.astype(np.float64) @ b_values.astype(np.float64)
+        a, a_done = _flush_against_a_guard_page(a_values)
+        b, b_done = _flush_against_a_guard_page(b_values)
+        out, out_done = _flush_against_a_guard_page(np.zeros((rows, width), dtype))
+        try:
+            for split in (None, pool.split):
+                out[...] = np.nan
+                assert native_gemm(a, b, out=out, split=split) is out
+                np.testing.assert_allclose(out, expected, rtol=tolerance, atol=tolerance)
+            got = native_gemm(a, b)
+            assert got.dtype == dtype and got.shape == (rows, width)
+            np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+        finally:
+            del a, b, out
+            a_done(), b_done(), out_done()
+
+
+def test_native_gemm_leaves_what_it_has_no_loop_for_to_blas(monkeypatch):
+    monkeypatch.setattr(heads, "_gemm_runs", lambda: True)
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((16, 20)).astype(np.float32)
+    b = rng.standard_normal((20, 64)).astype(np.float32)
+    assert native_gemm(a, b) is not None
+    for left, right in ((a[:GEMM_MIN_ROWS - 1], b), (a, b[:, :gemm.panel_columns("float32") - 1]), (a.T.copy().T, b),
+                        (a, b[:, ::2]), (a.astype(np.int64), b.astype(np.int64)), (a, b.astype(np.float64)),
+                        (a[:, :19], b), (a[None], b)):
+        assert native_gemm(left, right) is None
+    assert native_gemm(a, b, out=np.empty((16, 64), np.float64)) is None
+    assert native_gemm(a, b, out=np.empty((64, 16), np.float32).T) is None
+    monkeypatch.setattr(heads, "_gemm_runs", lambda: False)
+    assert native_gemm(a, b) is None
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_a_convolutions_products_through_the_gemm_equal_the_op_tables(groups, monkeypatch):
+    monkeypatch.setattr(heads, "_gemm_runs", lambda: True)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((3, 4, 12, 12)).astype(np.float32)
+    w = rng.standard_normal((16, 4 // groups, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+    conv = OPS["conv2d"]
+    called = []
+    monkeypatch.setattr(heads, "_run_gemm", lambda *args, real=heads._run_gemm: called.append(1) or real(*args))
+    kernel = head_kernel(conv, ThreadPool(2).split, "float32")
+    np.testing.assert_allclose(kernel(np, x, w, b, [1, 1], [1, 1], [1, 1], groups),
+                               conv.kernel(np, x, w, b, [1, 1], [1, 1], [1, 1], groups), rtol=1e-5, atol=1e-5)
+    assert len(called) == 3 * groups  # one product per image and group
+    wmat = w.reshape(groups, 16 // groups, -1)
+    cols = np.ones((3, groups, wmat.shape[-1], 144), np.float32)
+    assert native_conv_products(wmat, cols[:, :, :, ::2], np.empty((3, groups, 16 // groups, 72), np.float32)) is None
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

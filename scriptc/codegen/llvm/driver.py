@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import importlib
 import os
 import threading
 from dataclasses import dataclass
@@ -24,6 +25,10 @@ from ..kernel import KernelSpec
 _MAGIC = b"SCRIPTC-KERNEL-1\n"
 
 
+# The executor's hand-written native loops, each a module here (loop_function).
+NATIVE_LOOPS = ("im2col", "matvec", "gemm")
+
+
 def _codegen_fingerprint() -> str:
     """A hash of the code that turns a spec into machine code (the kernel spec builder, this
     backend's lowering, math library, worker threads and driver): part of every cache key, so a
@@ -31,8 +36,8 @@ def _codegen_fingerprint() -> str:
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
     for source in (here.parent / "kernel.py", here / "lower.py", here / "mathlib.py", here / "threads.py",
-                   here / "loops.py", here / "im2col.py", here / "matvec.py",
-                   here / "chain.py", here / "driver.py"):
+                   here / "loops.py", here / "chain.py", here / "driver.py",
+                   *(here / f"{kind}.py" for kind in NATIVE_LOOPS)):
         digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -248,22 +253,19 @@ def thread_functions() -> dict[str, int]:
     return _helper("threads", threads.module, ["scriptc_worker", "scriptc_parallel_for"])
 
 
-def im2col_function(dtype: str) -> int:
-    """The address of the native im2col loop for a dtype name, float32 or float64 (see im2col.py),
-    compiled once per machine and cached like kernels."""
-    from . import im2col
-
-    name = im2col.FUNCTIONS[dtype][0]
-    return _helper(f"im2col|{dtype}", lambda triple: im2col.module(triple, dtype), [name])[name]
+def has_wide_vectors() -> bool:
+    """Whether this CPU has AVX-512's 512-bit vectors (which gemm.py's register tile is sized for)."""
+    _target_machine()
+    return "+avx512f" in _state["features"]
 
 
-def matvec_function(dtype: str) -> int:
-    """The address of the native few-rows matmul loop for a dtype name, float32 or float64 (see
-    matvec.py), compiled once per machine and cached like kernels."""
-    from . import matvec
-
-    name = matvec.FUNCTIONS[dtype][0]
-    return _helper(f"matvec|{dtype}", lambda triple: matvec.module(triple, dtype), [name])[name]
+def loop_function(kind: str, dtype: str) -> int:
+    """The address of one of the executor's hand-written native loops (a module of NATIVE_LOOPS:
+    im2col.py, matvec.py, gemm.py) for a dtype name, float32 or float64, compiled once per machine
+    and cached like kernels."""
+    source = importlib.import_module(f"{__package__}.{kind}")
+    name = source.FUNCTIONS[dtype][0]
+    return _helper(f"{kind}|{dtype}", lambda triple: source.module(triple, dtype), [name])[name]
 
 
 def chain_function() -> int:

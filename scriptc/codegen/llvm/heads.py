@@ -21,9 +21,9 @@ import numpy as np
 
 from scriptc.ops import OpDef
 
-from . import im2col, matvec
+from . import gemm, im2col, matvec
 from .blas import single_threaded
-from .driver import KERNEL_TYPE, im2col_function, matvec_function
+from .driver import KERNEL_TYPE, has_wide_vectors, loop_function
 from .pointers import data_pointer
 
 # A matmul of this many rows streams its right-hand matrix once through the native loop (matvec.py);
@@ -33,6 +33,13 @@ MATVEC_ROWS = range(2, 7)
 MATVEC_MIN_COLUMNS = 64
 # Below this many multiply-adds (~5 us) the loop runs on the calling thread: a split costs ~2 us.
 MATVEC_SPLIT_MIN = 1 << 15
+# From this many rows (and one panel of columns, gemm.py) a matmul and a convolution's products run
+# through the compiled register-tiled GEMM, where this CPU has 512-bit vectors: twice OpenBLAS's rate
+# where OpenBLAS is held to its 256-bit kernels (OPENBLAS_CORETYPE=Haswell), ~1.5x on the small
+# products of a narrow convolution.
+GEMM_MIN_ROWS = MATVEC_ROWS.stop
+# Below this many multiply-adds (~1 us) the GEMM runs on the calling thread.
+GEMM_SPLIT_MIN = 1 << 17
 # A convolution makes its columns (and runs its GEMMs) this many bytes of them at a time (ops/linalg.py).
 CONV_COLUMN_BYTES = 4 << 20
 # A batch whose convolution takes about this many multiply-adds or more (~0.2 ms) can also run its
@@ -52,12 +59,15 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1,
     if op.name == "conv2d":
         if dtype in im2col.FUNCTIONS:
             _native_loop("im2col", dtype)
+            if _gemm_runs():
+                _native_loop("gemm", dtype)
         whole = functools.partial(op.kernel, im2col=functools.partial(native_im2col, split=split),
+                                  matmul=functools.partial(native_conv_products, split=split),
                                   column_bytes=CONV_COLUMN_BYTES)
         blas = single_threaded() if run_slices is not None and parts > 1 else None
         if blas is None:
             return whole
-        one_image_per_thread = functools.partial(op.kernel, im2col=native_im2col,
+        one_image_per_thread = functools.partial(op.kernel, im2col=native_im2col, matmul=native_conv_products,
                                                  column_bytes=CONV_THREAD_COLUMN_BYTES, run_slices=run_slices)
 
         def conv2d(xp, x, w, *args, **options):
@@ -78,12 +88,20 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1,
         return conv2d
     if op.name == "matmul" and dtype in matvec.FUNCTIONS:
         _native_loop("matvec", dtype)
+        tiled = _gemm_runs()
+        if tiled:
+            _native_loop("gemm", dtype)
         fallback = op.kernel
 
         def matmul(xp, a, b):
-            # Most calls (batch 1, big batches) are the op table's: they are told apart first, cheaply.
-            if type(a) is np.ndarray and a.ndim == 2 and a.shape[0] in MATVEC_ROWS:
-                return native_matmul(xp, a, b, fallback, split, parts)
+            # Batch 1 is the op table's (BLAS's GEMV): told apart first, cheaply.
+            if type(a) is np.ndarray and a.ndim == 2 and a.shape[0] > 1:
+                if a.shape[0] in MATVEC_ROWS:
+                    return native_matmul(xp, a, b, fallback, split, parts)
+                if tiled and xp is np:
+                    out = native_gemm(a, b, split=split)
+                    if out is not None:
+                        return out
             return fallback(xp, a, b)
         return matmul
     return op.kernel
@@ -149,12 +167,9 @@ class _Loop:
     address: int
 
 
-_ADDRESSES = {"im2col": im2col_function, "matvec": matvec_function}
-
-
 @functools.cache
 def _native_loop(kind: str, dtype: str) -> _Loop:
-    address = _ADDRESSES[kind](dtype)
+    address = loop_function(kind, dtype)
     return _Loop(KERNEL_TYPE(address), address)
 
 
@@ -183,6 +198,63 @@ def native_matmul(xp, a, b, fallback, split=None, parts: int = 1):
     out = partials[0]
     for partial in partials[1:]:
         np.add(out, partial, out=out)
+    return out
+
+
+@functools.cache
+def _gemm_runs() -> bool:
+    return has_wide_vectors()
+
+
+_GEMM_DTYPES = {np.dtype(name): name for name in gemm.FUNCTIONS}
+
+
+def _gemm_applies(a, b, out=None) -> bool:
+    dtype = _GEMM_DTYPES.get(a.dtype) if type(a) is np.ndarray else None
+    return (dtype is not None and _gemm_runs() and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and
+            a.dtype == b.dtype and a.shape[0] >= GEMM_MIN_ROWS and a.shape[1] == b.shape[0] and
+            b.shape[1] >= gemm.panel_columns(dtype) and a.flags.c_contiguous and b.flags.c_contiguous and
+            (out is None or (type(out) is np.ndarray and out.dtype == a.dtype and
+                             out.shape == (a.shape[0], b.shape[1]) and out.flags.c_contiguous)))
+
+
+def _run_gemm(a, b, out, split) -> None:
+    (rows, depth), width = a.shape, b.shape[1]
+    dtype = _GEMM_DTYPES[a.dtype]
+    loop = _native_loop("gemm", dtype)
+    ptrs = (ctypes.c_void_p * 3)(data_pointer(a), data_pointer(b), data_pointer(out))
+    meta = (ctypes.c_int64 * 3)(rows, depth, width)
+    panels = -(-width // gemm.panel_columns(dtype))
+    if split is not None and rows * depth * width >= GEMM_SPLIT_MIN:
+        split(loop, panels, ptrs, meta)
+    else:
+        loop.function(0, panels, ptrs, meta)
+
+
+def native_gemm(a, b, out=None, split=None):
+    """a @ b (into `out` when given) from the compiled GEMM, its panels split by `split` when given
+    and the product is big enough: for a of GEMM_MIN_ROWS rows or more and b of a panel of columns or
+    more, both 2-D, contiguous and of one float dtype, on a CPU with 512-bit vectors; None for
+    anything else, for the caller's BLAS."""
+    if not _gemm_applies(a, b, out):
+        return None
+    if out is None:
+        out = np.empty((a.shape[0], b.shape[1]), dtype=a.dtype)
+    _run_gemm(a, b, out, split)
+    return out
+
+
+def native_conv_products(weights, cols, out, split=None):
+    """out[i, g] = weights[g] @ cols[i, g] for conv2d's (G, O/G, K) weights, (N, G, K, OH*OW)
+    columns and (N, G, O/G, OH*OW) output, from the compiled GEMM (native_gemm); None where it does
+    not apply, for xp.matmul."""
+    if (type(cols) is not np.ndarray or type(weights) is not np.ndarray or type(out) is not np.ndarray or
+            cols.ndim != 4 or not (weights.flags.c_contiguous and cols.flags.c_contiguous and out.flags.c_contiguous)
+            or not _gemm_applies(weights[0], cols[0, 0], out[0, 0])):
+        return None
+    for image in range(cols.shape[0]):
+        for group in range(cols.shape[1]):
+            _run_gemm(weights[group], cols[image, group], out[image, group], split)
     return out
 
 
