@@ -39,11 +39,13 @@ def timeit(fn, min_time: float = 0.2, repeat: int = 5) -> float:
     return statistics.median(samples)
 
 
-def timeit_interleaved(fns: dict, min_time: float = 0.2, rounds: int = 15, settle_s: float = 0.0) -> dict:
+def timeit_interleaved(fns: dict, min_time: float = 0.2, rounds: int = 15, warm_s: float = 0.0) -> dict:
     """Median seconds per call of each function, measured in turns: every round times each function
     once, so a noisy neighbour slows them alike instead of whichever was running at the time.
-    `settle_s`: a pause before each turn, for the threads the previous one woke to go to sleep
-    (OpenBLAS's spin ~0.1 s after a threaded call, on a core the next turn needs)."""
+    `warm_s`: each turn first calls its function untimed for that long - the threads the previous
+    turn woke spin on for ~0.1 s (OpenBLAS's after a threaded call), on a core this turn needs, and
+    this machine runs the first tens of ms of calls after any pause 1.3-2x slower (numpy's own
+    64x784x512 matmul too): a turn timed at once measures those, not its function."""
     per_round = {}
     for name, fn in fns.items():
         fn()
@@ -58,8 +60,9 @@ def timeit_interleaved(fns: dict, min_time: float = 0.2, rounds: int = 15, settl
     samples = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
-            if settle_s:
-                time.sleep(settle_s)
+            warm_until = time.perf_counter() + warm_s
+            while time.perf_counter() < warm_until:
+                fn()
             start = time.perf_counter()
             for _ in range(per_round[name]):
                 fn()

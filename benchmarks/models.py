@@ -46,9 +46,12 @@ def numpy_mlp(ws):
 
 
 WARM_PROCESSES = 3
-# numpy's and scriptc's GEMMs leave OpenBLAS's workers spinning on a core that the next column's
-# library needs (measured: one 512x512 float32 matmul, then a full core of CPU time for ~0.1 s).
+# numpy's GEMMs (and torch's) leave their workers spinning on a core that the next column's library
+# needs (measured: one 512x512 float32 matmul, then a full core of CPU time for ~0.1 s): each column
+# runs this long untimed before its turn is timed (timeit_interleaved), and a warm process starts
+# this long after this one's last call.
 SETTLE_S = 0.15
+ROUNDS = 11
 
 
 def warm_start(archive: str, shape: tuple) -> tuple[float, int, float, float]:
@@ -66,6 +69,7 @@ def warm_start(archive: str, shape: tuple) -> tuple[float, int, float, float]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     runs = []
     for _ in range(WARM_PROCESSES):
+        time.sleep(SETTLE_S)
         out = subprocess.run([sys.executable, "-c", script, archive, os.path.dirname(os.path.abspath(__file__)),
                               repr(shape)], capture_output=True, text=True, check=True, env=env)
         runs.append([float(v) for v in out.stdout.split()])
@@ -127,10 +131,11 @@ def main():
         scripted = scriptc.runtime.load(scripted_path, threads=2)
         fns["scripted"] = lambda: scripted(x)
         with no_grad:
-            timings = timeit_interleaved(fns, settle_s=SETTLE_S)
+            timings = timeit_interleaved(fns, rounds=ROUNDS, warm_s=SETTLE_S)
         rows.append((name, timings, cold, warm_start(archive, shape), firsts))
     cols = ["numpy", "torch", "torch.jit", "onnxruntime", "scriptc", "scripted"]
-    print(f"steady state (each column timed in turn with the others, {SETTLE_S} s apart, median of 15 rounds)")
+    print(f"steady state (each column timed in turn with the others, each turn after {SETTLE_S} s of untimed "
+          f"calls; median of {ROUNDS} rounds)")
     print(f"{'model':<18}" + "".join(f"{c:>13}" for c in cols) + f"{'vs torch.jit':>14}{'vs ort':>9}")
     for name, t, *_ in rows:
         cells = "".join(f"{fmt_time(t[c]) if c in t else '-':>13}" for c in cols)
