@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from .loops import loop_module
+from .loops import loop_arguments, loop_module
 
 I64 = ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_gemm_f32", ir.FloatType()), "float64": ("scriptc_gemm_f64", ir.DoubleType())}
@@ -45,16 +45,10 @@ def module(triple: str, dtype: str) -> ir.Module:
 def _build(b: ir.IRBuilder, args, element) -> None:
     from .lower import _loop  # the kernels' loop helper; lower.py is imported on a cache miss only
 
-    start, end, ptrs, meta = args
+    start, end, (a, matrix, out), (rows, depth, width) = loop_arguments(b, args, element, 3, 3)
 
     def const(value):
         return ir.Constant(I64, value)
-
-    def pointer(index):
-        return b.bitcast(b.load(b.gep(ptrs, [const(index)])), element.as_pointer())
-
-    a, matrix, out = pointer(0), pointer(1), pointer(2)
-    rows, depth, width = (b.load(b.gep(meta, [const(i)])) for i in range(3))
     width_lanes = lanes(element)
     align = VECTOR_BYTES // width_lanes
     # The accumulators live in stack slots that LLVM promotes to registers (the loops' phis).

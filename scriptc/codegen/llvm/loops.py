@@ -8,6 +8,8 @@ from llvmlite import ir
 
 from .threads import KERNEL
 
+I64 = ir.IntType(64)
+
 
 def loop_module(triple: str, name: str, element: ir.Type, build) -> ir.Module:
     """A module holding the function `name`, whose body build(builder, (start, end, ptrs, meta),
@@ -17,3 +19,14 @@ def loop_module(triple: str, name: str, element: ir.Type, build) -> ir.Module:
     fn = ir.Function(m, KERNEL, name=name)
     build(ir.IRBuilder(fn.append_basic_block("entry")), fn.args, element)
     return m
+
+
+def loop_arguments(b: ir.IRBuilder, args, element: ir.Type, pointers: int, words: int):
+    """(start, end, ptrs[:pointers] as pointers to `element`, meta[:words] loaded) of a loop's
+    kernel arguments."""
+    start, end, ptrs, meta = args
+
+    def word(array, index):
+        return b.load(b.gep(array, [ir.Constant(I64, index)]))
+    return (start, end, [b.bitcast(word(ptrs, i), element.as_pointer()) for i in range(pointers)],
+            [word(meta, i) for i in range(words)])

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from .loops import loop_module
+from .loops import loop_arguments, loop_module
 
 I64 = ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_matvec_f32", ir.FloatType()), "float64": ("scriptc_matvec_f64", ir.DoubleType())}
@@ -36,16 +36,10 @@ def module(triple: str, dtype: str) -> ir.Module:
 def _build(b: ir.IRBuilder, args, element) -> None:
     from .lower import _loop  # the kernels' loop helper; lower.py is imported on a cache miss only
 
-    start, end, ptrs, meta = args
+    start, end, (a, matrix, partials), (rows, depth, width, chunks) = loop_arguments(b, args, element, 3, 4)
 
     def const(value):
         return ir.Constant(I64, value)
-
-    def pointer(index):
-        return b.bitcast(b.load(b.gep(ptrs, [const(index)])), element.as_pointer())
-
-    a, matrix, partials = pointer(0), pointer(1), pointer(2)
-    rows, depth, width, chunks = (b.load(b.gep(meta, [const(i)])) for i in range(4))
     zero = ir.Constant(element, 0.0)
 
     def chunk(p):
