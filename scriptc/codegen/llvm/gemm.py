@@ -11,7 +11,9 @@ columns stays in registers while k runs through the whole product; each k loads 
 b (K, N), out (M, N)], all contiguous; meta = [M, K, N]. The range counts panels of PANEL columns
 of the output (the last one narrower where N is not a multiple): a panel's columns of b are read
 once per ROWS rows of a, from the core's L2 while the rows go by. A panel's last columns that fill
-no whole vector go one column at a time.
+no whole vector go one column at a time. The first block of rows asks for the next panel's part of
+b as it goes: a convolution's 16 images of columns (19 MB) otherwise came from memory at 265 us an
+image of the CNN's conv2, against 185 in cache (235 with the prefetches).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from llvmlite import ir
 from .loops import loop_arguments, loop_module
 
 I64 = ir.IntType(64)
+I32 = ir.IntType(32)
 FUNCTIONS = {"float32": ("scriptc_gemm_f32", ir.FloatType()), "float64": ("scriptc_gemm_f64", ir.DoubleType())}
 VECTOR_BYTES = 64
 ROWS = 8
@@ -50,7 +53,11 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     def const(value):
         return ir.Constant(I64, value)
     width_lanes = lanes(element)
-    align = VECTOR_BYTES // width_lanes
+    element_bytes = align = VECTOR_BYTES // width_lanes
+    panel_bytes = VECTOR_BYTES * VECTORS
+    address_type = ir.PointerType(ir.IntType(8))
+    prefetch = b.module.declare_intrinsic("llvm.prefetch", [address_type],
+                                          ir.FunctionType(ir.VoidType(), [address_type, I32, I32, I32]))
     # The accumulators live in stack slots that LLVM promotes to registers (the loops' phis).
     entry = b.block
     slots = {}
@@ -63,8 +70,9 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                                 for _ in range(ROWS)]
         return slots[count]
 
-    def tile(first_row, row_count: int, column, vectors: int, count: int):
-        """out[first_row : first_row + row_count, column : column + vectors * count] = a @ b there."""
+    def tile(first_row, row_count: int, column, vectors: int, count: int, ahead: bool = False):
+        """out[first_row : first_row + row_count, column : column + vectors * count] = a @ b there;
+        `ahead`: and ask for the next panel's part of b."""
         vector = ir.VectorType(element, count)
         acc = [row[:vectors] for row in slot(count)[:row_count]]
         zero = ir.Constant(vector, [0.0] * count)
@@ -76,6 +84,14 @@ def _build(b: ir.IRBuilder, args, element) -> None:
 
         def step(k):
             line = b.gep(b_column, [b.mul(k, width)])
+            if ahead:
+                # The next panel's part of this row of b, from memory: a row of b is a page or more
+                # (a convolution's columns), too many streams for the hardware prefetcher to follow.
+                # (The first block of rows asks; the others find the panel in cache.)
+                for cache_line in range(panel_bytes // 64):
+                    address = b.gep(line, [const((panel_bytes + 64 * cache_line) // element_bytes)])
+                    b.call(prefetch, [b.bitcast(address, address_type), ir.Constant(I32, 0), ir.Constant(I32, 3),
+                                      ir.Constant(I32, 1)])
             values = [b.load(b.bitcast(b.gep(line, [const(v * count)]), vector.as_pointer()), align=align)
                       for v in range(vectors)]
             for r in range(row_count):
@@ -96,7 +112,9 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     def over_rows(column, vectors: int, count: int):
         """tile() for every row of the output: blocks of ROWS, then the rest as one smaller block."""
         whole = b.mul(b.sdiv(rows, const(ROWS)), const(ROWS))
-        _loop(b, const(0), whole, lambda r: tile(r, ROWS, column, vectors, count), "rows", step=ROWS)
+        with b.if_then(b.icmp_signed(">", whole, const(0))):
+            tile(const(0), ROWS, column, vectors, count, ahead=vectors == VECTORS)
+        _loop(b, const(ROWS), whole, lambda r: tile(r, ROWS, column, vectors, count), "rows", step=ROWS)
         rest = b.sub(rows, whole)
         done = b.append_basic_block("rest.done")
         cases = b.switch(rest, done)
