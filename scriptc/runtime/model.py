@@ -100,13 +100,19 @@ def zero_inputs(graph, needs_self: bool, batch: int) -> list | None:
 PRIMING_BATCHES = (2, 1)
 PRIMING_CALLS = 8
 PRIMING_BUDGET_S = 0.02
-# Neither of those reaches BLAS's GEMM, whose first call at a size that runs on its threads sets up
-# their buffers (~180 pages here) and wakes them: it landed in the first real batch-64 call (MLP:
-# 2.1x the steady state, median of 5 processes; 1.3x after one call at 32 rows at load). So one call
-# at WIDE_PRIMING_BATCH rows (the batch a server forms by default: `serve --max-batch 32`) comes
-# right after the second batch-2 call, when that call's time, scaled by rows, says it fits in half
-# the budget (a CNN's does not, and is primed as before).
-WIDE_PRIMING_BATCH = 32
+# Neither of those reaches the GEMMs, nor makes the buffers of a real batch: a first call at a batch
+# wider than any before faults in its outputs' memory (the CNN at batch 16: ~25 MB, 6000 pages) and
+# works out its launches, and BLAS sets up its threads' buffers at their first GEMM (the MLP's first
+# batch-64 call: 2.1x the steady state, 1.3x after one call at 32 rows at load; the CNN's batch 16,
+# 3.3x). So one call at a wide batch comes last (the MLP's first real batch-64 call: 1.5-2x the
+# steady state when it came between the others, 1.0-1.1x when last): the widest power of two up to
+# WIDE_PRIMING_BATCH whose time, scaled by rows from the second batch-2 call, fits in half the budget.
+WIDE_PRIMING_BATCH = 64
+
+
+def _wide_priming_batch(seconds_per_row: float) -> int:
+    fits = int(PRIMING_BUDGET_S / 2 / max(seconds_per_row, 1e-9))
+    return min(WIDE_PRIMING_BATCH, 1 << (fits.bit_length() - 1)) if fits >= 1 else 0
 
 
 class RuntimeModel:
@@ -163,6 +169,7 @@ class RuntimeModel:
         done already)."""
         started = time.perf_counter()
         graph, needs_self = self.graphs[name], self.needs_self[name]
+        wide = 0
         for batch in PRIMING_BATCHES:
             inputs = zero_inputs(graph, needs_self, batch)
             if inputs is None:
@@ -172,12 +179,11 @@ class RuntimeModel:
                 if not self._prime_call(name, inputs):
                     return
                 if call == 1 and batch == PRIMING_BATCHES[0]:  # (the first call of all runs cold: 5-10x slower)
-                    scaled = (time.perf_counter() - call_started) * WIDE_PRIMING_BATCH / batch
-                    if scaled <= PRIMING_BUDGET_S / 2 and not self._prime_call(
-                            name, zero_inputs(graph, needs_self, WIDE_PRIMING_BATCH)):
-                        return
+                    wide = _wide_priming_batch((time.perf_counter() - call_started) / batch)
                 if time.perf_counter() - started > PRIMING_BUDGET_S:
                     break
+        if wide > PRIMING_BATCHES[0]:
+            self._prime_call(name, zero_inputs(graph, needs_self, wide))
 
     def _prime_call(self, name: str, inputs: list) -> bool:
         """One priming call; False when the model rejects zeros (a data check that raises): such a
@@ -221,7 +227,8 @@ def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None
     when another process already compiled them). ArchiveError for a bad file.
 
     With `prime` (the default), each method then runs a few times on zeros at batch 2 and 1, and
-    once at batch 32 when that is cheap (at most ~20 ms of calls in all), as serving systems warm a
-    model up at load: the first real call is then within ~1.5x of the steady state instead of 3-5x.
+    once at the widest batch up to 64 that is cheap (at most ~20 ms of calls in all), as serving
+    systems warm a model up at load: a first real call at a batch up to that one is then within
+    ~1.5x of the steady state instead of 3-5x (a wider one pays for its new buffers' memory).
     Methods with loops or non-tensor inputs are not primed."""
     return RuntimeModel(read_archive(path), device, threads, jit, prime)

@@ -303,13 +303,21 @@ def test_priming_repeats_each_batch_within_a_time_budget(tmp_path, monkeypatch):
     monkeypatch.setattr(model_module.RuntimeModel, "run_method",
                         lambda self, name, *inputs: batches.append(inputs[0].shape[0]) or real(self, name, *inputs))
     runtime_load(path)
-    # The second batch-2 call says a wide call is cheap: it runs next, once.
+    # The second batch-2 call says a wide call is cheap: it runs last, once.
     calls = model_module.PRIMING_CALLS
-    assert batches == [2, 2, model_module.WIDE_PRIMING_BATCH] + [2] * (calls - 2) + [1] * calls
+    assert batches == [2] * calls + [1] * calls + [model_module.WIDE_PRIMING_BATCH]
     batches.clear()
     monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 0.0)  # a slow model: one call per batch, none wide
     runtime_load(path)
     assert batches == [2, 1]
+
+
+def test_the_wide_priming_batch_is_the_widest_power_of_two_that_fits_half_the_budget():
+    half = model_module.PRIMING_BUDGET_S / 2
+    assert model_module._wide_priming_batch(half / 1000) == model_module.WIDE_PRIMING_BATCH
+    assert model_module._wide_priming_batch(half / 20) == 16  # a CNN's images
+    assert model_module._wide_priming_batch(half / 2) == 2  # no wider than the batch-2 calls: none
+    assert model_module._wide_priming_batch(half * 3) == 0
 
 
 def test_priming_skips_loops_and_survives_a_model_that_rejects_zeros(tmp_path):
