@@ -248,6 +248,9 @@ def test_the_gemm_loop_equals_numpy_for_every_tail(dtype, monkeypatch):
             got = native_gemm(a, b)
             assert got.dtype == dtype and got.shape == (rows, width)
             np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+            bias = rng.standard_normal(rows).astype(dtype)  # a convolution's, one per row
+            heads._run_gemm(a, b, out, pool.split, bias)
+            np.testing.assert_allclose(out, expected + bias[:, None], rtol=tolerance, atol=tolerance)
         finally:
             del a, b, out
             a_done(), b_done(), out_done()
@@ -286,6 +289,11 @@ def test_a_convolutions_products_through_the_gemm_equal_the_op_tables(groups, mo
     wmat = w.reshape(groups, 16 // groups, -1)
     cols = np.ones((3, groups, wmat.shape[-1], 144), np.float32)
     assert native_conv_products(wmat, cols[:, :, :, ::2], np.empty((3, groups, 16 // groups, 72), np.float32)) is None
+    out = np.empty((3, groups, 16 // groups, 144), np.float32)
+    for bias in (b.astype(np.float64), b[:8], b.reshape(2, 8)):  # another dtype, or not one per channel
+        assert native_conv_products(wmat, cols, out, bias) is None
+    assert native_conv_products(wmat, cols, out, b[::-1].copy()) is out
+    np.testing.assert_allclose(out, np.matmul(wmat, cols) + b[::-1].reshape(1, groups, -1, 1), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

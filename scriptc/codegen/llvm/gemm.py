@@ -8,7 +8,8 @@ columns stays in registers while k runs through the whole product; each k loads 
 (VECTORS vectors) once for all its rows and one element of a per row, broadcast.
 
 `scriptc_gemm_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): ptrs = [a (M, K),
-b (K, N), out (M, N)], all contiguous; meta = [M, K, N]. The range counts panels of PANEL columns
+b (K, N), out (M, N), bias (M,)], all contiguous, out = a @ b + bias[:, None] (a convolution's bias,
+one per output channel; zeros for a plain product); meta = [M, K, N]. The range counts panels of PANEL columns
 of the output (the last one narrower where N is not a multiple): a panel's columns of b are read
 once per ROWS rows of a, from the core's L2 while the rows go by. A panel's last columns that fill
 no whole vector go one column at a time. The first block of rows asks for the next panel's part of
@@ -48,7 +49,7 @@ def module(triple: str, dtype: str) -> ir.Module:
 def _build(b: ir.IRBuilder, args, element) -> None:
     from .lower import _loop  # the kernels' loop helper; lower.py is imported on a cache miss only
 
-    start, end, (a, matrix, out), (rows, depth, width) = loop_arguments(b, args, element, 3, 3)
+    start, end, (a, matrix, out, bias), (rows, depth, width) = loop_arguments(b, args, element, 4, 3)
 
     def const(value):
         return ir.Constant(I64, value)
@@ -70,15 +71,20 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                                 for _ in range(ROWS)]
         return slots[count]
 
+    def splat(scalar, vector):
+        return b.shuffle_vector(b.insert_element(ir.Constant(vector, ir.Undefined), scalar, const(0)),
+                                ir.Constant(vector, ir.Undefined),
+                                ir.Constant(ir.VectorType(I32, vector.count), [0] * vector.count))
+
     def tile(first_row, row_count: int, column, vectors: int, count: int, ahead: bool = False):
-        """out[first_row : first_row + row_count, column : column + vectors * count] = a @ b there;
-        `ahead`: and ask for the next panel's part of b."""
+        """out[first_row : first_row + row_count, column : column + vectors * count] = a @ b + bias
+        there (the bias a column, one value per row); `ahead`: and ask for the next panel's part of b."""
         vector = ir.VectorType(element, count)
         acc = [row[:vectors] for row in slot(count)[:row_count]]
-        zero = ir.Constant(vector, [0.0] * count)
-        for row in acc:
+        for r, row in enumerate(acc):
+            start_value = splat(b.load(b.gep(bias, [b.add(first_row, const(r))])), vector)
             for cell in row:
-                b.store(zero, cell)
+                b.store(start_value, cell)
         a_rows = [b.gep(a, [b.mul(b.add(first_row, const(r)), depth)]) for r in range(row_count)]
         b_column = b.gep(matrix, [column])
 
@@ -95,10 +101,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
             values = [b.load(b.bitcast(b.gep(line, [const(v * count)]), vector.as_pointer()), align=align)
                       for v in range(vectors)]
             for r in range(row_count):
-                scalar = b.load(b.gep(a_rows[r], [k]))
-                broadcast = b.shuffle_vector(b.insert_element(ir.Constant(vector, ir.Undefined), scalar, const(0)),
-                                             ir.Constant(vector, ir.Undefined),
-                                             ir.Constant(ir.VectorType(ir.IntType(32), count), [0] * count))
+                broadcast = splat(b.load(b.gep(a_rows[r], [k])), vector)
                 for v in range(vectors):
                     total = b.fadd(b.load(acc[r][v]), b.fmul(broadcast, values[v], flags=_CONTRACT), flags=_CONTRACT)
                     b.store(total, acc[r][v])

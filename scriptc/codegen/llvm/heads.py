@@ -218,11 +218,19 @@ def _gemm_applies(a, b, out=None) -> bool:
                              out.shape == (a.shape[0], b.shape[1]) and out.flags.c_contiguous)))
 
 
-def _run_gemm(a, b, out, split) -> None:
+@functools.lru_cache(maxsize=64)
+def _zeros(rows: int, dtype: np.dtype) -> np.ndarray:
+    zeros = np.zeros(rows, dtype)
+    zeros.flags.writeable = False
+    return zeros
+
+
+def _run_gemm(a, b, out, split, bias=None) -> None:
     (rows, depth), width = a.shape, b.shape[1]
     dtype = _GEMM_DTYPES[a.dtype]
     loop = _native_loop("gemm", dtype)
-    ptrs = (ctypes.c_void_p * 3)(data_pointer(a), data_pointer(b), data_pointer(out))
+    bias = _zeros(rows, a.dtype) if bias is None else bias
+    ptrs = (ctypes.c_void_p * 4)(data_pointer(a), data_pointer(b), data_pointer(out), data_pointer(bias))
     meta = (ctypes.c_int64 * 3)(rows, depth, width)
     panels = -(-width // gemm.panel_columns(dtype))
     if split is not None and rows * depth * width >= GEMM_SPLIT_MIN:
@@ -244,17 +252,23 @@ def native_gemm(a, b, out=None, split=None):
     return out
 
 
-def native_conv_products(weights, cols, out, split=None):
-    """out[i, g] = weights[g] @ cols[i, g] for conv2d's (G, O/G, K) weights, (N, G, K, OH*OW)
-    columns and (N, G, O/G, OH*OW) output, from the compiled GEMM (native_gemm); None where it does
-    not apply, for xp.matmul."""
+def native_conv_products(weights, cols, out, bias=None, split=None):
+    """out[i, g] = weights[g] @ cols[i, g] (+ the group's part of `bias`, one value per output
+    channel) for conv2d's (G, O/G, K) weights, (N, G, K, OH*OW) columns and (N, G, O/G, OH*OW)
+    output, from the compiled GEMM (native_gemm); None where it does not apply, for xp.matmul."""
     if (type(cols) is not np.ndarray or type(weights) is not np.ndarray or type(out) is not np.ndarray or
             cols.ndim != 4 or not (weights.flags.c_contiguous and cols.flags.c_contiguous and out.flags.c_contiguous)
             or not _gemm_applies(weights[0], cols[0, 0], out[0, 0])):
         return None
+    groups, per_group = weights.shape[:2]
+    if bias is not None:
+        if type(bias) is not np.ndarray or bias.dtype != weights.dtype or bias.shape != (groups * per_group,):
+            return None
+        bias = np.ascontiguousarray(bias).reshape(groups, per_group)
     for image in range(cols.shape[0]):
-        for group in range(cols.shape[1]):
-            _run_gemm(weights[group], cols[image, group], out[image, group], split)
+        for group in range(groups):
+            _run_gemm(weights[group], cols[image, group], out[image, group], split,
+                      None if bias is None else bias[group])
     return out
 
 
