@@ -36,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--max-batch", type=int, default=32)
-    serve.add_argument("--batch-delay-ms", type=float, default=2.0)
+    serve.add_argument("--batch-delay-ms", type=float, default=2.0,
+                       help="the longest a batch waits for more requests (it runs sooner when they stop coming)")
     serve.add_argument("--max-queue", type=int, default=256)
     serve.add_argument("--threads", type=int, default=1,
                        help="threads per model call, for scriptc's kernels and BLAS (default 1: concurrent "

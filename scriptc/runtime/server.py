@@ -39,6 +39,8 @@ _DATATYPE_OF = {np.dtype(v): k for k, v in DATATYPES.items()}
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 MAX_CACHED_HEADERS = 64
+# A batch being formed stops waiting for company after this long without a new request (_batcher).
+ARRIVAL_GAP_S = 0.0003
 MAX_CACHED_HEADER_BYTES = 4096
 _LITTLE_ENDIAN = sys.byteorder == "little"
 
@@ -420,13 +422,18 @@ class Server:
             rows = first.rows
             # Wait for company only when others are already queued: a lone request runs at once, and under
             # load the requests that arrive while a batch runs form the next batch.
+            # The batch waits at most batch_delay_ms, and not past a lull of ARRIVAL_GAP_S: a few clients'
+            # requests arrive together, and waiting out the delay after the last of them only idled the
+            # model (8 clients: 2600 req/s batched, 4200 unbatched).
             if entry.batchable and self.config.max_batch > 1 and not entry.queue.empty():
-                deadline = loop.time() + self.config.batch_delay_ms / 1000
+                last_arrival = loop.time()
+                deadline = last_arrival + self.config.batch_delay_ms / 1000
                 while rows < self.config.max_batch:
                     if not entry.queue.empty():
                         nxt = entry.queue.get_nowait()  # under load, what is queued: no timeout to arm
+                        last_arrival = loop.time()
                     else:
-                        remaining = deadline - loop.time()
+                        remaining = min(deadline, last_arrival + ARRIVAL_GAP_S) - loop.time()
                         if remaining <= 0:
                             break
                         try:
@@ -434,6 +441,7 @@ class Server:
                                 nxt = await entry.queue.get()
                         except TimeoutError:
                             break
+                        last_arrival = loop.time()
                     if nxt.key != first.key or rows + nxt.rows > self.config.max_batch:
                         carry = nxt  # a different shape or too many rows: it starts the next batch
                         break

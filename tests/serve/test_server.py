@@ -213,6 +213,31 @@ def test_body_limit_and_full_queue(archive):
         assert running.stop() == 0
 
 
+def test_a_batch_stops_waiting_when_requests_stop_coming(archive):
+    """A few clients' requests form a batch that runs as soon as no more arrive, not after the whole
+    batch delay (here a second, which every request would otherwise wait out)."""
+    running = Running(archive, "--batch-delay-ms", "1000", "--max-batch", "32")
+    try:
+        small = json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.5] * 16}]}
+                           ).encode()
+        timings = []
+
+        def one():
+            started = time.perf_counter()
+            status, _ = _post(f"http://{running.url}/v2/models/mlp/infer", small)
+            timings.append((status, time.perf_counter() - started))
+        for _ in range(3):
+            threads = [threading.Thread(target=one) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        assert len(timings) == 24 and {status for status, _ in timings} == {200}
+        assert max(seconds for _, seconds in timings) < 0.5
+    finally:
+        assert running.stop() == 0
+
+
 def test_sigterm_drains_in_flight_requests(archive):
     running = Running(archive, "--batch-delay-ms", "300", "--max-batch", "64")
     small = json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.0] * 16}]}).encode()
