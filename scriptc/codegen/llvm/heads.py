@@ -1,10 +1,11 @@
 """Native parts of the executor's library-backed heads (ops whose kernel is numpy plus BLAS).
 
 `head_kernel(op)` is the kernel a fused group's head runs: the op table's own, except where this
-backend has a faster piece for it - conv2d's im2col (im2col.py) is compiled, its GEMM stays BLAS
-(a batch's images run side by side, each on one thread with single-threaded BLAS);
-a matmul of a few rows (a small batch through a layer) is a compiled loop split across the pool
-(matvec.py).
+backend has a faster piece for it - conv2d's im2col (im2col.py) is compiled, and so are its
+products and bias on a CPU with 512-bit vectors (gemm.py; elsewhere BLAS's GEMM), a batch's images
+run whole or side by side, one per thread (ConvMode); a matmul of a few rows (a small batch through
+a layer) is a compiled loop split across the pool (matvec.py), and one of more rows the compiled
+GEMM where it runs.
 Same arguments, checks, errors and results (up to rounding) as the op table's kernel; eager code
 keeps the op table's numpy kernel.
 """
