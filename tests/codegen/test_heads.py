@@ -231,7 +231,8 @@ def test_the_gemm_loop_equals_numpy_for_every_tail(dtype, monkeypatch):
     lanes = gemm.panel_columns(np.dtype(dtype).name) // gemm.VECTORS
     tolerance = 1e-4 if dtype == np.float32 else 1e-10
     pool = ThreadPool(2)
-    widths = sorted({lanes * gemm.VECTORS, lanes * gemm.VECTORS + 1, 3 * lanes - 1, 3 * lanes, 5 * lanes + 3, 100})
+    panel = lanes * gemm.VECTORS
+    widths = sorted({panel, panel + 1, panel + lanes - 1, panel + lanes, 2 * panel + lanes + 3, 100})
     for rows, depth, width in itertools.product([GEMM_MIN_ROWS, gemm.ROWS, gemm.ROWS + 1, 2 * gemm.ROWS + 7, 64],
                                                 [1, 7, 64], widths):
         a_values = rng.standard_normal((rows, depth)).astype(dtype)
