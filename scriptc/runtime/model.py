@@ -104,9 +104,10 @@ PRIMING_BUDGET_S = 0.02
 # wider than any before faults in its outputs' memory (the CNN at batch 16: ~25 MB, 6000 pages) and
 # works out its launches, and BLAS sets up its threads' buffers at their first GEMM (the MLP's first
 # batch-64 call: 2.1x the steady state, 1.3x after one call at 32 rows at load; the CNN's batch 16,
-# 3.3x). So one call at a wide batch comes last (the MLP's first real batch-64 call: 1.5-2x the
-# steady state when it came between the others, 1.0-1.1x when last): the widest power of two up to
-# WIDE_PRIMING_BATCH whose time, scaled by rows from the second batch-2 call, fits in half the budget.
+# 3.3x). So a wide batch comes last, called like the others (the MLP's first real batch-64 call:
+# 1.5-2x the steady state after one wide call between the others, 1.1-1.7x after one last, 1.0-1.6x
+# after several last): the widest power of two up to WIDE_PRIMING_BATCH whose time, scaled by rows
+# from the second batch-2 call, fits in half the budget.
 WIDE_PRIMING_BATCH = 64
 
 
@@ -169,8 +170,8 @@ class RuntimeModel:
         done already)."""
         started = time.perf_counter()
         graph, needs_self = self.graphs[name], self.needs_self[name]
-        wide = 0
-        for batch in PRIMING_BATCHES:
+        batches = list(PRIMING_BATCHES)
+        for batch in batches:  # (the wide batch joins the list once the second batch-2 call has timed a row)
             inputs = zero_inputs(graph, needs_self, batch)
             if inputs is None:
                 return
@@ -180,10 +181,10 @@ class RuntimeModel:
                     return
                 if call == 1 and batch == PRIMING_BATCHES[0]:  # (the first call of all runs cold: 5-10x slower)
                     wide = _wide_priming_batch((time.perf_counter() - call_started) / batch)
+                    if wide > batch:
+                        batches.append(wide)
                 if time.perf_counter() - started > PRIMING_BUDGET_S:
                     break
-        if wide > PRIMING_BATCHES[0]:
-            self._prime_call(name, zero_inputs(graph, needs_self, wide))
 
     def _prime_call(self, name: str, inputs: list) -> bool:
         """One priming call; False when the model rejects zeros (a data check that raises): such a
@@ -227,7 +228,7 @@ def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None
     when another process already compiled them). ArchiveError for a bad file.
 
     With `prime` (the default), each method then runs a few times on zeros at batch 2 and 1, and
-    once at the widest batch up to 64 that is cheap (at most ~20 ms of calls in all), as serving
+    at the widest batch up to 64 that is cheap (at most ~20 ms of calls in all), as serving
     systems warm a model up at load: a first real call at a batch up to that one is then within
     ~1.5x of the steady state instead of 3-5x (a wider one pays for its new buffers' memory).
     Methods with loops or non-tensor inputs are not primed."""

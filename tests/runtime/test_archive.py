@@ -303,9 +303,11 @@ def test_priming_repeats_each_batch_within_a_time_budget(tmp_path, monkeypatch):
     monkeypatch.setattr(model_module.RuntimeModel, "run_method",
                         lambda self, name, *inputs: batches.append(inputs[0].shape[0]) or real(self, name, *inputs))
     runtime_load(path)
-    # The second batch-2 call says a wide call is cheap: it runs last, once.
+    # The second batch-2 call says a wide batch is cheap: it runs last, as often as the budget allows.
     calls = model_module.PRIMING_CALLS
-    assert batches == [2] * calls + [1] * calls + [model_module.WIDE_PRIMING_BATCH]
+    wide = batches[2 * calls:]
+    assert batches[:2 * calls] == [2] * calls + [1] * calls
+    assert 1 <= len(wide) <= calls and set(wide) == {model_module.WIDE_PRIMING_BATCH}
     batches.clear()
     monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 0.0)  # a slow model: one call per batch, none wide
     runtime_load(path)
