@@ -233,11 +233,11 @@ def _run_gemm(a, b, out, split, bias=None) -> None:
     bias = _zeros(rows, a.dtype) if bias is None else bias
     ptrs = (ctypes.c_void_p * 4)(data_pointer(a), data_pointer(b), data_pointer(out), data_pointer(bias))
     meta = (ctypes.c_int64 * 3)(rows, depth, width)
-    panels = -(-width // gemm.panel_columns(dtype))
+    vectors = -(-width // gemm.vector_columns(dtype))
     if split is not None and rows * depth * width >= GEMM_SPLIT_MIN:
-        split(loop, panels, ptrs, meta)
+        split(loop, vectors, ptrs, meta)
     else:
-        loop.function(0, panels, ptrs, meta)
+        loop.function(0, vectors, ptrs, meta)
 
 
 def native_gemm(a, b, out=None, split=None):
