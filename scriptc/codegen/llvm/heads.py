@@ -241,7 +241,7 @@ def _run_gemm(a, b, out, split, bias=None) -> None:
 
 
 def native_gemm(a, b, out=None, split=None):
-    """a @ b (into `out` when given) from the compiled GEMM, its panels split by `split` when given
+    """a @ b (into `out` when given) from the compiled GEMM, its columns split by `split` when given
     and the product is big enough: for a of GEMM_MIN_ROWS rows or more and b of a panel of columns or
     more, both 2-D, contiguous and of one float dtype, on a CPU with 512-bit vectors; None for
     anything else, for the caller's BLAS."""
