@@ -240,7 +240,7 @@ def _run_gemm(a, b, out, split, bias=None) -> None:
         loop.function(0, vectors, ptrs, meta)
 
 
-def native_gemm(a, b, out=None, split=None):
+def native_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None, split=None) -> np.ndarray | None:
     """a @ b (into `out` when given) from the compiled GEMM, its columns split by `split` when given
     and the product is big enough: for a of GEMM_MIN_ROWS rows or more and b of a panel of columns or
     more, both 2-D, contiguous and of one float dtype, on a CPU with 512-bit vectors; None for
@@ -253,7 +253,8 @@ def native_gemm(a, b, out=None, split=None):
     return out
 
 
-def native_conv_products(weights, cols, out, bias=None, split=None):
+def native_conv_products(weights: np.ndarray, cols: np.ndarray, out: np.ndarray, bias: np.ndarray | None = None,
+                         split=None) -> np.ndarray | None:
     """out[i, g] = weights[g] @ cols[i, g] (+ the group's part of `bias`, one value per output
     channel) for conv2d's (G, O/G, K) weights, (N, G, K, OH*OW) columns and (N, G, O/G, OH*OW)
     output, from the compiled GEMM (native_gemm); None where it does not apply, for xp.matmul."""
