@@ -174,14 +174,16 @@ def _native_loop(kind: str, dtype: str) -> _Loop:
     return _Loop(KERNEL_TYPE(address), address)
 
 
-_MATVEC_DTYPES = {np.dtype(name): name for name in matvec.FUNCTIONS}  # (a dtype's .name takes 4 us)
+# Every native loop has a float32 and a float64 function: their names by dtype (a dtype's .name takes 2-4 us).
+_LOOP_DTYPES = {np.dtype(name): name for name in gemm.FUNCTIONS}
+assert set(_LOOP_DTYPES.values()) == set(matvec.FUNCTIONS) == set(im2col.FUNCTIONS)
 
 
 def native_matmul(xp, a, b, fallback, split=None, parts: int = 1):
     """a @ b for a of MATVEC_ROWS rows and b a matrix of at least MATVEC_MIN_COLUMNS columns, both
     contiguous and of one float dtype, from the compiled loop (split in `parts` by `split` when
     given and the product is big enough); anything else from `fallback`, the op table's kernel."""
-    dtype = _MATVEC_DTYPES.get(a.dtype) if type(a) is np.ndarray else None
+    dtype = _LOOP_DTYPES.get(a.dtype) if type(a) is np.ndarray else None
     if (dtype is None or xp is not np or type(b) is not np.ndarray or a.ndim != 2 or b.ndim != 2 or
             a.dtype != b.dtype or a.shape[0] not in MATVEC_ROWS or a.shape[1] != b.shape[0] or
             b.shape[1] < MATVEC_MIN_COLUMNS or not a.flags.c_contiguous or not b.flags.c_contiguous):
@@ -207,11 +209,8 @@ def _gemm_runs() -> bool:
     return has_wide_vectors()
 
 
-_GEMM_DTYPES = {np.dtype(name): name for name in gemm.FUNCTIONS}
-
-
 def _gemm_applies(a, b, out=None) -> bool:
-    dtype = _GEMM_DTYPES.get(a.dtype) if type(a) is np.ndarray else None
+    dtype = _LOOP_DTYPES.get(a.dtype) if type(a) is np.ndarray else None
     return (dtype is not None and _gemm_runs() and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and
             a.dtype == b.dtype and a.shape[0] >= GEMM_MIN_ROWS and a.shape[1] == b.shape[0] and
             b.shape[1] >= gemm.panel_columns(dtype) and a.flags.c_contiguous and b.flags.c_contiguous and
@@ -228,7 +227,7 @@ def _zeros(rows: int, dtype: np.dtype) -> np.ndarray:
 
 def _run_gemm(a, b, out, split, bias=None) -> None:
     (rows, depth), width = a.shape, b.shape[1]
-    dtype = _GEMM_DTYPES[a.dtype]
+    dtype = _LOOP_DTYPES[a.dtype]
     loop = _native_loop("gemm", dtype)
     bias = _zeros(rows, a.dtype) if bias is None else bias
     ptrs = (ctypes.c_void_p * 4)(data_pointer(a), data_pointer(b), data_pointer(out), data_pointer(bias))
@@ -274,20 +273,28 @@ def native_conv_products(weights: np.ndarray, cols: np.ndarray, out: np.ndarray,
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _im2col_words(*geometry: int):
+    """The im2col loop's meta words for a geometry (a plan's convolutions see a few; the loop only
+    reads them, from any thread)."""
+    meta = im2col.conv2d_meta(*geometry)
+    return (ctypes.c_int64 * len(meta))(*meta)
+
+
 def native_im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups, split=None):
     """The columns the op table's im2col makes, (N, G, C/G*KH*KW, OH*OW), from the compiled loop (its
     rows, one per image and channel, split by `split` when given); None where it has no loop (another
     array module or dtype), for the op table's to make."""
-    if xp is not np or type(x) is not np.ndarray or x.dtype.name not in im2col.FUNCTIONS:
+    dtype = _LOOP_DTYPES.get(x.dtype) if xp is np and type(x) is np.ndarray else None
+    if dtype is None:
         return None
-    loop = _native_loop("im2col", x.dtype.name)
+    loop = _native_loop("im2col", dtype)
     x = np.ascontiguousarray(x)
     n, c, h, width = x.shape
     kh, kw = w.shape[2:]
     cols = np.empty((n, groups, (c // groups) * kh * kw, oh * ow), dtype=x.dtype)
-    meta = im2col.conv2d_meta(h, width, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw)
+    words = _im2col_words(h, width, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw)
     ptrs = (ctypes.c_void_p * 2)(data_pointer(x), data_pointer(cols))
-    words = (ctypes.c_int64 * len(meta))(*meta)
     if split is not None:
         split(loop, n * c, ptrs, words)
     else:
