@@ -234,7 +234,7 @@ def test_the_gemm_loop_equals_numpy_for_every_tail(dtype, monkeypatch):
     panel = lanes * gemm.VECTORS
     widths = sorted({panel, panel + 1, panel + lanes - 1, panel + lanes, 2 * panel + lanes + 3, 100})
     for rows, depth, width in itertools.product([GEMM_MIN_ROWS, gemm.ROWS, gemm.ROWS + 1, 2 * gemm.ROWS + 7, 64],
-                                                [1, 7, 64], widths):
+                                                [0, 1, 7, 64], widths):
         a_values = rng.standard_normal((rows, depth)).astype(dtype)
         b_values = rng.standard_normal((depth, width)).astype(dtype)
         expected = a_values.astype(np.float64) @ b_values.astype(np.float64)
