@@ -228,11 +228,12 @@ def test_the_gemm_loop_equals_numpy_for_every_tail(dtype, monkeypatch):
     checked on any CPU: only where it runs by default depends on 512-bit vectors.)"""
     monkeypatch.setattr(heads, "_gemm_runs", lambda: True)
     rng = np.random.default_rng(7)
-    lanes = gemm.panel_columns(np.dtype(dtype).name) // gemm.VECTORS
+    lanes = gemm.vector_columns(np.dtype(dtype).name)
     tolerance = 1e-4 if dtype == np.float32 else 1e-10
     pool = ThreadPool(2)
     panel = lanes * gemm.VECTORS
-    widths = sorted({panel, panel + 1, panel + lanes - 1, panel + lanes, 2 * panel + lanes + 3, 100})
+    widths = sorted({1, lanes - 1, lanes, lanes + 3, panel, panel + 1, panel + lanes - 1, panel + lanes,
+                     2 * panel + lanes + 3, 100})
     for rows, depth, width in itertools.product([GEMM_MIN_ROWS, gemm.ROWS, gemm.ROWS + 1, 2 * gemm.ROWS + 7, 64],
                                                 [0, 1, 7, 64], widths):
         a_values = rng.standard_normal((rows, depth)).astype(dtype)
@@ -263,7 +264,7 @@ def test_native_gemm_leaves_what_it_has_no_loop_for_to_blas(monkeypatch):
     a = rng.standard_normal((16, 20)).astype(np.float32)
     b = rng.standard_normal((20, 64)).astype(np.float32)
     assert native_gemm(a, b) is not None
-    for left, right in ((a[:GEMM_MIN_ROWS - 1], b), (a, b[:, :gemm.panel_columns("float32") - 1]), (a.T.copy().T, b),
+    for left, right in ((a[:GEMM_MIN_ROWS - 1], b), (a.T.copy().T, b),
                         (a, b[:, ::2]), (a.astype(np.int64), b.astype(np.int64)), (a, b.astype(np.float64)),
                         (a[:, :19], b), (a[None], b)):
         assert native_gemm(left, right) is None

@@ -15,7 +15,8 @@ b (K, N), out (M, N), bias (M,)], all contiguous, out = a @ b + bias[:, None] (a
 one per output channel; zeros for a plain product); meta = [M, K, N]. The range counts vectors of
 columns of the output (the last one partial where N is not a multiple), so that threads split
 the columns evenly; a range goes through them in panels of VECTORS vectors, its last vectors as one
-narrower panel, and the columns that fill no vector one at a time. A panel's columns of b are read
+narrower panel, and the columns that fill no vector as one masked vector (so a classifier's 10
+columns run here too). A panel's columns of b are read
 once per ROWS rows of a, from the core's L2 while the rows go by. The first block of rows
 asks for the next panel's part of b as it goes: a convolution's 16 images of columns (19 MB)
 otherwise came from memory at 265 us an image of the CNN's conv2 against 185 in cache (8 by 2
@@ -41,11 +42,6 @@ def lanes(element: ir.Type) -> int:
     return VECTOR_BYTES // (8 if element == ir.DoubleType() else 4)
 
 
-def panel_columns(dtype: str) -> int:
-    """The output columns of one whole tile."""
-    return VECTORS * lanes(FUNCTIONS[dtype][1])
-
-
 def vector_columns(dtype: str) -> int:
     """The output columns one index of the loop's range covers."""
     return lanes(FUNCTIONS[dtype][1])
@@ -69,29 +65,42 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     address_type = ir.PointerType(ir.IntType(8))
     prefetch = b.module.declare_intrinsic("llvm.prefetch", [address_type],
                                           ir.FunctionType(ir.VoidType(), [address_type, I32, I32, I32]))
-    # The accumulators live in stack slots that LLVM promotes to registers (the loops' phis).
-    entry = b.block
-    slots = {}
-
-    def slot(count):
-        if count not in slots:
-            with b.goto_block(entry):
-                b.position_at_start(entry)
-                slots[count] = [[b.alloca(ir.VectorType(element, count)) for _ in range(VECTORS)]
-                                for _ in range(ROWS)]
-        return slots[count]
 
     def splat(scalar, vector):
         return b.shuffle_vector(b.insert_element(ir.Constant(vector, ir.Undefined), scalar, const(0)),
                                 ir.Constant(vector, ir.Undefined),
                                 ir.Constant(ir.VectorType(I32, vector.count), [0] * vector.count))
 
-    def tile(first_row, column, vectors: int, count: int, ahead: bool = False):
-        """out[first_row : first_row + ROWS, column : column + vectors * count] = a @ b + bias there
-        (the bias a column, one value per row); `ahead`: and ask for the next panel's part of b. Rows
-        past the last are the last row again: their stores write what its own wrote."""
-        vector = ir.VectorType(element, count)
-        acc = [row[:vectors] for row in slot(count)]
+    vector = ir.VectorType(element, width_lanes)
+    suffix = f"v{width_lanes}{'f64' if element == ir.DoubleType() else 'f32'}.p0"
+    mask_type = ir.VectorType(ir.IntType(1), width_lanes)
+    masked_load = ir.Function(b.module, ir.FunctionType(vector, [vector.as_pointer(), I32, mask_type, vector]),
+                              f"llvm.masked.load.{suffix}")
+    masked_store = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [vector, vector.as_pointer(), I32, mask_type]),
+                               f"llvm.masked.store.{suffix}")
+    zeros = ir.Constant(vector, [0.0] * width_lanes)
+    # The accumulators live in stack slots that LLVM promotes to registers (the loops' phis).
+    slots = [[b.alloca(vector) for _ in range(VECTORS)] for _ in range(ROWS)]
+
+    def load(pointer, mask):
+        pointer = b.bitcast(pointer, vector.as_pointer())
+        if mask is None:
+            return b.load(pointer, align=align)
+        return b.call(masked_load, [pointer, ir.Constant(I32, align), mask, zeros])
+
+    def store(value, pointer, mask):
+        pointer = b.bitcast(pointer, vector.as_pointer())
+        if mask is None:
+            b.store(value, pointer, align=align)
+        else:
+            b.call(masked_store, [value, pointer, ir.Constant(I32, align), mask])
+
+    def tile(first_row, column, vectors: int, ahead: bool = False, mask=None):
+        """out[first_row : first_row + ROWS, column : column + vectors vectors] = a @ b + bias there
+        (the bias a column, one value per row); `ahead`: and ask for the next panel's part of b;
+        `mask`: the lanes of a last, partial vector. Rows past the last are the last row again: their
+        stores write what its own wrote."""
+        acc = [row[:vectors] for row in slots]
         last = b.sub(rows, const(1))
         row_at = [b.select(b.icmp_signed("<", b.add(first_row, const(r)), rows), b.add(first_row, const(r)), last)
                   for r in range(ROWS)]
@@ -112,8 +121,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                     address = b.gep(line, [const((panel_bytes + 64 * cache_line) // element_bytes)])
                     b.call(prefetch, [b.bitcast(address, address_type), ir.Constant(I32, 0), ir.Constant(I32, 3),
                                       ir.Constant(I32, 1)])
-            values = [b.load(b.bitcast(b.gep(line, [const(v * count)]), vector.as_pointer()), align=align)
-                      for v in range(vectors)]
+            values = [load(b.gep(line, [const(v * width_lanes)]), mask) for v in range(vectors)]
             for r in range(ROWS):
                 broadcast = splat(b.load(b.gep(a_rows[r], [k])), vector)
                 for v in range(vectors):
@@ -123,33 +131,35 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         for r, at in enumerate(row_at):
             target = b.gep(out, [b.add(b.mul(at, width), column)])
             for v in range(vectors):
-                b.store(b.load(acc[r][v]), b.bitcast(b.gep(target, [const(v * count)]), vector.as_pointer()),
-                        align=align)
+                store(b.load(acc[r][v]), b.gep(target, [const(v * width_lanes)]), mask)
 
-    def over_rows(column, vectors: int, count: int):
+    def over_rows(column, vectors: int, mask=None):
         """tile() for every block of ROWS rows of the output, the last one's rows clamped to the last
         (one tile for every row count: 7 more of each were 2/3 of this module's compile time)."""
         blocks_end = b.mul(b.sdiv(b.add(rows, const(ROWS - 1)), const(ROWS)), const(ROWS))
         with b.if_then(b.icmp_signed(">", rows, const(0))):
-            tile(const(0), column, vectors, count, ahead=vectors == VECTORS)
-        _loop(b, const(ROWS), blocks_end, lambda r: tile(r, column, vectors, count), "rows", step=ROWS)
+            tile(const(0), column, vectors, ahead=vectors == VECTORS, mask=mask)
+        _loop(b, const(ROWS), blocks_end, lambda r: tile(r, column, vectors, mask=mask), "rows", step=ROWS)
 
     # The range's vectors of columns: whole panels, then what is left of them as one narrower tile,
-    # then (in the range that ends the row) the columns that fill no vector, one at a time.
+    # then (in the range that ends the row) the columns that fill no vector, as one masked vector.
     panel = VECTORS * width_lanes
     first = b.mul(start, const(width_lanes))
     stop = b.select(b.icmp_signed("<", b.mul(end, const(width_lanes)), width), b.mul(end, const(width_lanes)), width)
     vectors_end = b.add(first, b.mul(b.sdiv(b.sub(stop, first), const(width_lanes)), const(width_lanes)))
     panels_end = b.add(first, b.mul(b.sdiv(b.sub(vectors_end, first), const(panel)), const(panel)))
-    _loop(b, first, panels_end, lambda c: over_rows(c, VECTORS, width_lanes), "panel", step=panel)
+    _loop(b, first, panels_end, lambda c: over_rows(c, VECTORS), "panel", step=panel)
     done = b.append_basic_block("vectors.done")
     cases = b.switch(b.sdiv(b.sub(vectors_end, panels_end), const(width_lanes)), done)
     for vectors in range(1, VECTORS):
         case = b.append_basic_block(f"vectors.{vectors}")
         cases.add_case(const(vectors), case)
         b.position_at_end(case)
-        over_rows(panels_end, vectors, width_lanes)
+        over_rows(panels_end, vectors)
         b.branch(done)
     b.position_at_end(done)
-    _loop(b, vectors_end, stop, lambda c: over_rows(c, 1, 1), "col")
+    with b.if_then(b.icmp_signed("<", vectors_end, stop)):
+        lane = ir.Constant(ir.VectorType(I64, width_lanes), list(range(width_lanes)))
+        over_rows(vectors_end, 1, mask=b.icmp_signed("<", lane, splat(b.sub(stop, vectors_end),
+                                                                        ir.VectorType(I64, width_lanes))))
     b.ret_void()

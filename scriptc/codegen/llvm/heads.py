@@ -34,10 +34,10 @@ MATVEC_ROWS = range(2, 7)
 MATVEC_MIN_COLUMNS = 64
 # Below this many multiply-adds (~5 us) the loop runs on the calling thread: a split costs ~2 us.
 MATVEC_SPLIT_MIN = 1 << 15
-# From this many rows (and one panel of columns, gemm.py) a matmul and a convolution's products run
-# through the compiled register-tiled GEMM, where this CPU has 512-bit vectors: twice OpenBLAS's rate
-# where OpenBLAS is held to its 256-bit kernels (OPENBLAS_CORETYPE=Haswell), ~1.5x on the small
-# products of a narrow convolution.
+# From this many rows a matmul and a convolution's products run through the compiled register-tiled
+# GEMM (gemm.py), where this CPU has 512-bit vectors: twice OpenBLAS's rate where OpenBLAS is held to
+# its 256-bit kernels (OPENBLAS_CORETYPE=Haswell), ~1.5x on the small products of a narrow
+# convolution.
 GEMM_MIN_ROWS = MATVEC_ROWS.stop
 # Below this many multiply-adds (~1 us) the GEMM runs on the calling thread.
 GEMM_SPLIT_MIN = 1 << 17
@@ -213,7 +213,7 @@ def _gemm_applies(a, b, out=None) -> bool:
     dtype = _LOOP_DTYPES.get(a.dtype) if type(a) is np.ndarray else None
     return (dtype is not None and _gemm_runs() and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and
             a.dtype == b.dtype and a.shape[0] >= GEMM_MIN_ROWS and a.shape[1] == b.shape[0] and
-            b.shape[1] >= gemm.panel_columns(dtype) and a.flags.c_contiguous and b.flags.c_contiguous and
+            a.flags.c_contiguous and b.flags.c_contiguous and
             (out is None or (type(out) is np.ndarray and out.dtype == a.dtype and
                              out.shape == (a.shape[0], b.shape[1]) and out.flags.c_contiguous)))
 
@@ -241,9 +241,9 @@ def _run_gemm(a, b, out, split, bias=None) -> None:
 
 def native_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None, split=None) -> np.ndarray | None:
     """a @ b (into `out` when given) from the compiled GEMM, its columns split by `split` when given
-    and the product is big enough: for a of GEMM_MIN_ROWS rows or more and b of a panel of columns or
-    more, both 2-D, contiguous and of one float dtype, on a CPU with 512-bit vectors; None for
-    anything else, for the caller's BLAS."""
+    and the product is big enough: for a of GEMM_MIN_ROWS rows or more and b, both 2-D, contiguous
+    and of one float dtype, on a CPU with 512-bit vectors; None for anything else, for the caller's
+    BLAS."""
     if not _gemm_applies(a, b, out):
         return None
     if out is None:
