@@ -96,6 +96,8 @@ class Executor:
         for slot, value in self.constants.items():
             self.frame_template[slot] = value
         self.chain = Chain.of(self) if jit else None
+        if self.compiled_groups:
+            self.pool.start_workers()
 
     def _slot(self, value) -> int:
         key = id(value)

@@ -82,6 +82,12 @@ class ThreadPool:
                     self._executor = ThreadPoolExecutor(max_workers=self.size - 1, thread_name_prefix="scriptc")
         return self._executor
 
+    def start_workers(self) -> None:
+        """Start the native workers a split would use now (their code compiled, or read from the disk
+        cache), with a plan, rather than at its first split."""
+        if _native is not None and self.size > 1:
+            _native.ensure(min(self.size, MAX_WORKERS + 1) - 1)
+
     def split(self, kernel, n: int, ptrs, meta) -> None:
         """Run the compiled kernel over [0, n) in up to `size` contiguous slices (this thread runs one)."""
         parts = min(self.size, n, MAX_WORKERS + 1)

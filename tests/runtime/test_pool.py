@@ -119,3 +119,21 @@ def test_a_process_with_running_workers_exits_at_once():
               "x = torch.ones(1 << 20)\n"
               "assert abs(float(m(x).sum()) - 2 * np.tanh(1.0) * (1 << 20)) < 1e-2 * (1 << 20)\n")
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+
+
+@pytest.mark.skipif(pool_module._native is None, reason="no native workers on this platform")
+def test_a_plan_with_compiled_kernels_starts_the_workers_its_splits_use():
+    """So that a first split, whenever it comes (a wider batch, a bigger product), compiles nothing.
+    (In a new process: the workers are the process's.)"""
+    script = (f"import sys; sys.path.insert(0, {os.getcwd()!r})\n"
+              "import scriptc as torch\n"
+              "from scriptc.runtime import pool\n"
+              "from scriptc.runtime.executor import Executor\n"
+              "graph = torch.jit.optimize_for_inference(torch.jit.trace(lambda x: torch.relu(x) + 1, torch.zeros(8)),"
+              " jit=False).graph\n"
+              "Executor(graph, threads=1)\n"
+              "print(pool._native.started)\n"
+              "Executor(graph, threads=3)\n"
+              "print(pool._native.started)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "2"]
