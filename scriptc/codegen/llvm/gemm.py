@@ -13,14 +13,13 @@ MLP's the same (~240).
 `scriptc_gemm_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): ptrs = [a (M, K),
 b (K, N), out (M, N), bias (M,)], all contiguous, out = a @ b + bias[:, None] (a convolution's bias,
 one per output channel; zeros for a plain product); meta = [M, K, N]. The range counts vectors of
-columns of the output (the last one partial where N is not a multiple), so that threads split
-the columns evenly; a range goes through them in panels of VECTORS vectors, its last vectors as one
+columns of the output (the last one partial where N is not a multiple), so that threads split the
+columns evenly; a range goes through them in panels of VECTORS vectors, its last vectors as one
 narrower panel, and the columns that fill no vector as one masked vector (so a classifier's 10
-columns run here too). A panel's columns of b are read
-once per ROWS rows of a, from the core's L2 while the rows go by. The first block of rows
-asks for the next panel's part of b as it goes: a convolution's 16 images of columns (19 MB)
-otherwise came from memory at 265 us an image of the CNN's conv2 against 185 in cache (8 by 2
-tiles; 235 with the prefetches).
+columns run here too). A panel's columns of b are read once per ROWS rows of a, from the core's L2
+while the rows go by. The first block of rows asks for the next panel's part of b as it goes: a
+convolution's 16 images of columns (19 MB) otherwise came from memory at 265 us an image of the
+CNN's conv2 against 185 in cache (8 by 2 tiles; 235 with the prefetches).
 """
 
 from __future__ import annotations
