@@ -109,10 +109,11 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1,
 
 
 class ConvMode:
-    """Process-wide: whether a batch's convolution runs whole (im2col split across the pool, BLAS
-    threading each GEMM) or image by image (a slice of the batch per pool thread, BLAS single-
-    threaded). Neither is faster everywhere: OpenBLAS's workers spin for ~0.1 s after each threaded
-    BLAS call (anyone's in the process) and while they do, a core is theirs. Image by image is ~30%
+    """Process-wide: whether a batch's convolution runs whole (im2col and each product split across
+    the pool; BLAS threading each GEMM where the compiled GEMM does not run) or image by image (a
+    slice of the batch per pool thread, BLAS single-threaded). Neither is faster everywhere:
+    OpenBLAS's workers spin for ~0.1 s after each threaded BLAS call (anyone's in the process) and
+    while they do, a core is theirs. Image by image is ~30%
     faster on an idle 2-core machine (the benchmark's CNN: 10 vs 13-19 ms) and ~30% slower beside
     an MLP's GEMMs - and one conv left whole wakes the spinners that slow the next one image by
     image, so every conv in the process takes the same way. So both are timed: each in turn for a
