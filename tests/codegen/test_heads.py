@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes
 import itertools
-import mmap
 import sys
 import threading
 
@@ -22,6 +20,8 @@ from scriptc.ops import OPS
 from scriptc.ops import linalg
 from scriptc.runtime.executor import Executor
 from scriptc.runtime.pool import ThreadPool
+
+from .guard import flush_against_a_guard_page
 
 GEOMETRIES = [((n, c, h, w), (o, kh, kw), stride, padding, dilation, groups)
               for (n, c, h, w), (o, kh, kw), stride, padding, dilation, groups in itertools.product(
@@ -51,25 +51,6 @@ def test_native_im2col_equals_the_op_tables_for_every_geometry(dtype):
     assert checked > 100
 
 
-PROT_NONE = 0  # not in the mmap module
-
-
-def _flush_against_a_guard_page(values: np.ndarray):
-    """A copy of `values` whose last byte is the last before an unreadable page, so that a loop
-    reading one element past the input faults instead of reading a neighbour's bytes."""
-    page = mmap.PAGESIZE
-    size = -(-values.nbytes // page) * page
-    region = mmap.mmap(-1, size + page)
-    base = ctypes.addressof(ctypes.c_char.from_buffer(region))
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    assert libc.mprotect(base + size, page, PROT_NONE) == 0, ctypes.get_errno()
-    flush = np.frombuffer(region, dtype=values.dtype, count=values.size,
-                          offset=size - values.nbytes).reshape(values.shape)
-    flush[...] = values
-    return flush, lambda: libc.mprotect(base + size, page, mmap.PROT_READ | mmap.PROT_WRITE)
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="mprotect through ctypes")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_stride_2_copy_reads_nothing_past_the_input(dtype):
@@ -78,7 +59,7 @@ def test_the_stride_2_copy_reads_nothing_past_the_input(dtype):
     rng = np.random.default_rng(1)
     for width, (kh, kw), padding in itertools.product(range(16, 42), [(1, 1), (3, 3), (2, 3)], [0, 1]):
         values = rng.standard_normal((1, 2, 3, width)).astype(dtype)
-        x, unprotect = _flush_against_a_guard_page(values)
+        x, unprotect = flush_against_a_guard_page(values)
         try:
             w = np.ones((1, 2, kh, kw), dtype)
             geometry = linalg._conv_params(x, w, 2, padding, 1, 1)
@@ -239,9 +220,9 @@ def test_the_gemm_loop_equals_numpy_for_every_tail(dtype, monkeypatch):
         a_values = rng.standard_normal((rows, depth)).astype(dtype)
         b_values = rng.standard_normal((depth, width)).astype(dtype)
         expected = a_values.astype(np.float64) @ b_values.astype(np.float64)
-        a, a_done = _flush_against_a_guard_page(a_values)
-        b, b_done = _flush_against_a_guard_page(b_values)
-        out, out_done = _flush_against_a_guard_page(np.zeros((rows, width), dtype))
+        a, a_done = flush_against_a_guard_page(a_values)
+        b, b_done = flush_against_a_guard_page(b_values)
+        out, out_done = flush_against_a_guard_page(np.zeros((rows, width), dtype))
         try:
             for split in (None, pool.split):
                 out[...] = np.nan

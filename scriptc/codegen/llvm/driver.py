@@ -36,7 +36,7 @@ def _codegen_fingerprint() -> str:
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
     for source in (here.parent / "kernel.py", here / "lower.py", here / "mathlib.py", here / "threads.py",
-                   here / "loops.py", here / "chain.py", here / "driver.py",
+                   here / "loops.py", here / "chain.py", here / "jsonnum.py", here / "driver.py",
                    *(here / f"{kind}.py" for kind in NATIVE_LOOPS)):
         digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
@@ -274,6 +274,14 @@ def chain_function() -> int:
     from . import chain
 
     return _helper("chain", chain.module, [chain.NAME])[chain.NAME]
+
+
+def json_numbers_function() -> int:
+    """The address of the native scan for arrays of JSON numbers (see jsonnum.py), compiled once
+    per machine and cached like kernels."""
+    from . import jsonnum
+
+    return _helper("jsonnum", jsonnum.module, [jsonnum.NAME])[jsonnum.NAME]
 
 
 def _helper(label: str, build_module, names: list[str]) -> dict[str, int]:
