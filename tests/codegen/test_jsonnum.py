@@ -101,6 +101,22 @@ def test_ties_between_doubles_round_to_even_or_are_left_to_the_parser():
     check_numbers(["9007199254740993", "9007199254740995", "4.5035996273704965e15", "0.5", "2.5", "1e23"])
 
 
+@pytest.mark.parametrize("zeros", [0, 1, 9])
+def test_digit_runs_of_every_length(zeros):
+    """Integer and fraction parts of 1 to 30 digits, read eight at a time and then one at a time,
+    after leading zeros of the fraction, with the text ending right after the number or not."""
+    rng = np.random.default_rng(zeros)
+    literals = []
+    for length in range(1, 31):
+        digits = "".join(str(d) for d in rng.integers(0, 10, length))
+        literals += [str(int("1" + digits)), "0." + "0" * zeros + digits, digits[:1].replace("0", "7") + "." + digits,
+                     "-" + str(int("9" + digits)) + "." + digits + "e-7"]
+    for at in range(0, len(literals), MIN):
+        check_numbers(literals[at:at + MIN])
+    for literal in literals:
+        check_numbers(["0"] * MIN + [literal])
+
+
 def test_float32_values_as_clients_send_them():
     """float32 arrays through tolist() and json.dumps (tritonclient's JSON): every one kept, none left."""
     x = np.random.default_rng(1).standard_normal(20000).astype(np.float32)
