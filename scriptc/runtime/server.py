@@ -210,21 +210,28 @@ def _number_scan():
 
 
 class _ScanBuffers(threading.local):
-    """Each thread's buffers for the scan, grown as bodies need and then kept: a new 64 KB buffer a
-    request was fresh pages from the OS (glibc gives the heap's top back), faulted in by the scan."""
+    """Each thread's buffers for the scan, grown as bodies need and then kept, up to KEPT_VALUES: a
+    new 64 KB buffer a request was fresh pages from the OS (glibc gives the heap's top back), faulted
+    in by the scan. A larger body gets a buffer of its own, so one does not keep its memory."""
+
+    KEPT_VALUES = 1 << 17   # doubles: 1 MB, for bodies up to 256 KB
 
     def __init__(self):
         self.spans = np.empty(4 * MAX_NUMBER_ARRAYS, np.int64)
         self.spans_address = self.spans.ctypes.data
-        self.values = np.empty(0)
-        self.values_address = 0
+        self.kept, self.kept_address = np.empty(0), 0
 
-    def values_for(self, length: int) -> int:
-        """The address of room for the numbers a text of `length` bytes can hold."""
-        if len(self.values) < length // 2 + 1:
-            self.values = np.empty(max(length // 2 + 1, 2 * len(self.values)))
-            self.values_address = self.values.ctypes.data
-        return self.values_address
+    def values_for(self, length: int) -> tuple[np.ndarray, int]:
+        """Room for the numbers a text of `length` bytes can hold (each takes a digit and a comma),
+        and its address."""
+        needed = length // 2 + 1
+        if needed > self.KEPT_VALUES:
+            values = np.empty(needed)
+            return values, values.ctypes.data
+        if len(self.kept) < needed:
+            self.kept = np.empty(min(max(needed, 2 * len(self.kept)), self.KEPT_VALUES))
+            self.kept_address = self.kept.ctypes.data
+        return self.kept, self.kept_address
 
 
 _scan_buffers = _ScanBuffers()
@@ -243,9 +250,10 @@ class _Scanned(NamedTuple):
 def _scan_numbers(head: bytes) -> _Scanned | None:
     """The header's arrays of JSON numbers, parsed; None where the scan leaves it all to the JSON parser."""
     buffers = _scan_buffers
-    found = _number_scan()(head, len(head), buffers.values_for(len(head)), buffers.spans_address, MAX_NUMBER_ARRAYS)
+    values, address = buffers.values_for(len(head))
+    found = _number_scan()(head, len(head), address, buffers.spans_address, MAX_NUMBER_ARRAYS)
     if found <= 0:
-        return None if found < 0 else _Scanned(head, [], buffers.values, head)
+        return None if found < 0 else _Scanned(head, [], values, head)
     words = buffers.spans[:4 * found].tolist()
     pieces, arrays, at = [], [], 0
     for k in range(found):
@@ -254,7 +262,7 @@ def _scan_numbers(head: bytes) -> _Scanned | None:
         arrays.append((start, end, first, count))
         at = end
     pieces.append(head[at:])
-    return _Scanned(b"".join(pieces), arrays, buffers.values, head)
+    return _Scanned(b"".join(pieces), arrays, values, head)
 
 
 def decode(entry: ModelEntry, body: bytes, header_length: int | None) -> tuple[dict, list[np.ndarray]]:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptc.runtime.server import ModelEntry, ServeError, _check_header, decode
+from scriptc.runtime.server import ModelEntry, ServeError, _check_header, _scan_buffers, decode
 
 N = 24  # elements per input: past the scan's shortest array
 
@@ -134,3 +134,15 @@ def test_any_numbers(floats, doubles):
     request["inputs"][0]["data"] = floats
     request["inputs"][1]["data"] = doubles
     assert_same(entry, json.dumps(request).encode())
+
+
+def test_a_body_past_the_kept_buffer_gets_its_own():
+    wide = 40000
+    entry = ModelEntry("m", None, [("x", "FP32", [-1, wide])], [("output0", "FP32", [-1, wide])], True)
+    for seed in (0, 1):
+        x = np.random.default_rng(seed).standard_normal(wide).astype(np.float32)
+        body = json.dumps({"inputs": [{"name": "x", "shape": [1, wide], "datatype": "FP32", "data": x.tolist()}]})
+        assert len(body) // 2 > _scan_buffers.KEPT_VALUES
+        assert_same(entry, body.encode())
+        assert decode(entry, body.encode(), None)[1][0].tobytes() == x.tobytes()
+    assert len(_scan_buffers.kept) <= _scan_buffers.KEPT_VALUES
