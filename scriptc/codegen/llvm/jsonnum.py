@@ -243,17 +243,23 @@ class _Scan:
     def digits(self, at_slot, each) -> None:
         """Call each(digit value) for the digits at *at_slot, advancing past them."""
         b = self.b
-        test, step, done = self.block("digits"), self.block("digits.step"), self.block("digits.done")
+        test, done = self.block("digits"), self.block("digits.done")
         b.branch(test)
         b.position_at_end(test)
-        at = b.load(at_slot)
+        self.digit_step(at_slot, b.load(at_slot), each, test, done)
+        b.position_at_end(done)
+
+    def digit_step(self, at_slot, at, each, again, done) -> None:
+        """From the current block: a digit at `at` goes to each(its value), moves *at_slot past it
+        and on to block `again`; anything else to `done`."""
+        b = self.b
+        step = self.block("digit.step")
         c = self.char(at)
         b.cbranch(self.is_digit(c), step, done)
         b.position_at_end(step)
         each(b.sub(c, _const(ord("0"))))
         b.store(b.add(at, _const(1)), at_slot)
-        b.branch(test)
-        b.position_at_end(done)
+        b.branch(again)
 
     def significant_digits(self, at_slot, after_point: bool, one_digit) -> None:
         """The digits of an integer or fraction part at *at_slot, eight at a time where the mantissa
@@ -261,8 +267,8 @@ class _Scan:
         else one_digit(digit value) each; advances past them."""
         b = self.b
         mantissa, kept, significant = self.number_slots[:3]
-        test, wide, swar, take, narrow, step, done = (self.block(f"significant.{n}") for n in
-                                                      ("test", "wide", "swar", "take", "narrow", "step", "done"))
+        test, wide, swar, take, narrow, done = (self.block(f"significant.{n}") for n in
+                                                ("test", "wide", "swar", "take", "narrow", "done"))
         b.branch(test)
         b.position_at_end(test)
         at = b.load(at_slot)
@@ -302,12 +308,7 @@ class _Scan:
         b.cbranch(b.icmp_signed("==", count, _const(8)), test, done)
 
         b.position_at_end(narrow)
-        c = self.char(at)
-        b.cbranch(self.is_digit(c), step, done)
-        b.position_at_end(step)
-        one_digit(b.sub(c, _const(ord("0"))))
-        b.store(b.add(at, _const(1)), at_slot)
-        b.branch(test)
+        self.digit_step(at_slot, at, one_digit, test, done)
         b.position_at_end(done)
 
     def number(self, at_slot):
