@@ -295,7 +295,10 @@ def decode(entry: ModelEntry, body: bytes, header_length: int | None) -> tuple[d
                     checked = None  # said again below, of the whole body
                 header = checked and _remember(entry, scanned.skeleton, checked)
         if header is not None and header.arrays == len(scanned.arrays):
-            return header.request, _input_arrays(header, binary, scanned)
+            try:
+                return header.request, _input_arrays(header, binary, scanned)
+            except ServeError:
+                pass  # a wrong count: said below as the parser says it, first of the request's errors
     header = _check_header(entry, head)
     return header.request, _input_arrays(header, binary, None)
 

@@ -146,3 +146,28 @@ def test_a_body_past_the_kept_buffer_gets_its_own():
         assert_same(entry, body.encode())
         assert decode(entry, body.encode(), None)[1][0].tobytes() == x.tobytes()
     assert len(_scan_buffers.kept) <= _scan_buffers.KEPT_VALUES
+
+
+_mutation = st.tuples(st.sampled_from(["replace", "insert", "delete"]), st.floats(0, 1),
+                      st.sampled_from(list(b'0123456789-+.eE,[]{}" \\\n:aN')))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_mutation, min_size=1, max_size=4), st.booleans())
+def test_mutated_bodies_get_the_parsers_answer(mutations, swap):
+    """A valid body with a few bytes replaced, inserted or deleted anywhere: decode answers as the
+    JSON parser does, the same arrays or the same error."""
+    entry = _entry("xy")
+    request = _body(2, "xy")
+    if swap:
+        request["inputs"].reverse()
+    body = bytearray(json.dumps(request).encode())
+    for op, where, byte in mutations:
+        at = int(where * (len(body) - 1))
+        if op == "replace":
+            body[at] = byte
+        elif op == "insert":
+            body.insert(at, byte)
+        else:
+            del body[at]
+    assert_same(entry, bytes(body))
