@@ -279,12 +279,12 @@ def decode(entry: ModelEntry, body: bytes, header_length: int | None) -> tuple[d
         head, binary = body[:header_length], body[header_length:]
     else:
         head, binary = body, b""
-    header = entry.headers.get(head) if len(head) <= MAX_CACHED_HEADER_BYTES else None
+    header = _cached(entry, head)
     if header is not None and not header.arrays:  # a header seen before, with no numbers of its own
         return header.request, _input_arrays(header, binary, None)
     scanned = _scan_numbers(head)
     if scanned is not None:
-        header = entry.headers.get(scanned.skeleton)
+        header = _cached(entry, scanned.skeleton)
         if header is None:
             if not scanned.arrays:
                 header = _remember(entry, head, _check_header(entry, head))
@@ -301,6 +301,11 @@ def decode(entry: ModelEntry, body: bytes, header_length: int | None) -> tuple[d
                 pass  # a wrong count: said below as the parser says it, first of the request's errors
     header = _check_header(entry, head)
     return header.request, _input_arrays(header, binary, None)
+
+
+def _cached(entry: ModelEntry, head: bytes) -> _Header | None:
+    """The header checked before as this text, if it is short enough to have been kept (and to hash)."""
+    return entry.headers.get(head) if len(head) <= MAX_CACHED_HEADER_BYTES else None
 
 
 def _remember(entry: ModelEntry, head: bytes, header: _Header) -> _Header:
