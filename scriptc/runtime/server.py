@@ -325,11 +325,15 @@ def _input_arrays(header: _Header, binary: bytes, scanned: _Scanned | None) -> l
         if kind is np.ndarray:
             inputs.append(part)
         elif kind is _Numbers:
-            _, _, first, count = scanned.arrays[part.array]
-            if count != part.count:
-                raise ServeError(f"input '{part.name}': {count} elements for shape {list(part.shape)} "
+            _, _, first, count = scanned.arrays[part.arrays[0]]
+            rows = len(part.arrays)
+            if rows > 1 and any(scanned.arrays[k][3] != count for k in part.arrays):
+                raise ServeError(f"input '{part.name}': rows of different lengths", 400)
+            if rows * count != part.count:
+                raise ServeError(f"input '{part.name}': {rows * count} elements for shape {list(part.shape)} "
                                  f"({part.count})", 400)
-            inputs.append(scanned.values[first:first + count].astype(part.dtype).reshape(part.shape))
+            # consecutive arrays' numbers lie one after another in values
+            inputs.append(scanned.values[first:first + rows * count].astype(part.dtype).reshape(part.shape))
         else:
             if part.offset + part.size > len(binary):
                 raise ServeError(f"input '{part.name}': binary_data_size {part.size} at byte {part.offset} runs "
@@ -351,12 +355,26 @@ class _Binary(NamedTuple):
 
 
 class _Numbers(NamedTuple):
-    """A float input whose JSON data was one of the scan's arrays of numbers (its index in them)."""
+    """A float input whose JSON data was the scan's arrays of numbers `arrays` (consecutive indices):
+    one, or the rows of a nesting as numpy stacks it."""
     name: str
     dtype: np.dtype
     shape: tuple
-    array: int
+    arrays: tuple
     count: int
+
+
+def _placeholder_rows(data) -> tuple[tuple, list[int]] | None:
+    """(nesting, the scan's arrays in order) of JSON data that is one placeholder or lists nesting
+    placeholders evenly (every list of a level as long and as deep as its neighbours); else None."""
+    if type(data) is str:
+        return ((), [int(data[len(_PLACEHOLDER):])]) if data.startswith(_PLACEHOLDER) else None
+    if type(data) is not list or not data:
+        return None
+    rows = [_placeholder_rows(item) for item in data]
+    if any(r is None for r in rows) or any(r[0] != rows[0][0] for r in rows):
+        return None
+    return (len(data), *rows[0][0]), [k for _, arrays in rows for k in arrays]
 
 
 @dataclass
@@ -413,13 +431,16 @@ def _check_header(entry: ModelEntry, head: bytes, scanned: _Scanned | None = Non
             by_name[name] = _Binary(name, dtype.newbyteorder("<"), dtype, tuple(shape), offset, size, count)
             offset += size
             continue
-        if scanned is not None and type(data) is str and data.startswith(_PLACEHOLDER):
-            index = int(data[len(_PLACEHOLDER):])
-            placeholders += 1
+        found = _placeholder_rows(data) if scanned is not None else None
+        if found is not None:
+            nesting, arrays = found
+            placeholders += len(arrays)
             if dtype.kind == "f":
-                by_name[name] = _Numbers(name, dtype, tuple(shape), index, count)
+                by_name[name] = _Numbers(name, dtype, tuple(shape), tuple(arrays), count)
                 continue
-            start, end, _, _ = scanned.arrays[index]
+            if nesting:
+                return None  # nested integers: the parser reads the whole body
+            start, end, _, _ = scanned.arrays[arrays[0]]
             data = _parse_json(scanned.text[start:end])  # an integer's value is not always a double's
         if data is None:
             raise ServeError(f"input '{name}' has neither data nor binary_data_size", 400)

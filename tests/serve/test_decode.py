@@ -88,6 +88,46 @@ def test_a_cached_header_still_reads_each_requests_numbers_and_count():
     assert message == _parsed(entry, json.dumps(short).encode()) and "elements for shape" in message
 
 
+def _nest(request: dict, *names_rows) -> dict:
+    """The request with these inputs' data as lists of `rows` equal rows."""
+    for item in request["inputs"]:
+        for name, rows in names_rows:
+            if item["name"] == name:
+                data = item["data"]
+                item["data"] = [data[i * len(data) // rows:(i + 1) * len(data) // rows] for i in range(rows)]
+    return request
+
+
+@pytest.mark.parametrize("nesting", [
+    [("x", 3), ("y", 3)],                      # a row per row of the shape
+    [("x", 3)],
+    [("y", 1)],                                # [[all of them]]
+    [("h", 3), ("i", 3)],                      # an integer input's rows: the parser reads the body
+])
+def test_nested_rows_read_as_numpy_stacks_them(nesting):
+    entry = _entry()
+    request = _nest(_body(3), *nesting)
+    assert_same(entry, json.dumps(request).encode())
+    got, _ = decode(entry, json.dumps(request).encode(), None)
+    scanned = [item["name"] for item in got["inputs"] if not isinstance(item["data"], list) or
+               isinstance(item["data"][0], str)]
+    assert scanned == ([] if any(name == "i" for name, _ in nesting) else ["x", "y", "h", "i"])
+
+
+def test_deeper_ragged_and_uneven_nestings_get_the_parsers_answer():
+    entry = _entry("xy")
+    deeper = _body(2, "xy")
+    deeper["inputs"][0]["data"] = [[deeper["inputs"][0]["data"][:N], deeper["inputs"][0]["data"][N:]]]
+    ragged = _nest(_body(2, "xy"), ("x", 2))
+    ragged["inputs"][0]["data"][1].append(1.5)
+    ragged["inputs"][0]["data"][0].pop()
+    uneven = _nest(_body(2, "xy"), ("x", 2))
+    uneven["inputs"][0]["data"][1] = [uneven["inputs"][0]["data"][1]]
+    for request in (deeper, ragged, uneven):
+        assert_same(entry, json.dumps(request).encode())
+    assert "does not fit" in _decoded(entry, json.dumps(ragged).encode())
+
+
 @pytest.mark.parametrize("change", [
     lambda r: r["inputs"][0].update(data=[r["inputs"][0]["data"][:N // 2], r["inputs"][0]["data"][N // 2:]]),
     lambda r: r["inputs"][1].update(data=[float("nan")] + r["inputs"][1]["data"][1:]),
@@ -153,12 +193,14 @@ _mutation = st.tuples(st.sampled_from(["replace", "insert", "delete"]), st.float
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(_mutation, min_size=1, max_size=4), st.booleans())
-def test_mutated_bodies_get_the_parsers_answer(mutations, swap):
+@given(st.lists(_mutation, min_size=1, max_size=4), st.booleans(), st.booleans())
+def test_mutated_bodies_get_the_parsers_answer(mutations, swap, nested):
     """A valid body with a few bytes replaced, inserted or deleted anywhere: decode answers as the
     JSON parser does, the same arrays or the same error."""
     entry = _entry("xy")
     request = _body(2, "xy")
+    if nested:
+        _nest(request, ("x", 2), ("y", 2))
     if swap:
         request["inputs"].reverse()
     body = bytearray(json.dumps(request).encode())
