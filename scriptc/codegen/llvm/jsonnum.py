@@ -12,16 +12,17 @@ scriptc_json_numbers(text, length, values, spans, max_spans) -> i64
     (start, end, first, count): text[start:end] is the array with its brackets and
     values[first:first + count] its numbers. Returns how many arrays there are; TOO_MANY when
     there are more than max_spans; INEXACT when a number in an array is one this scan does not round
-    (out of double range, a subnormal, or one of the rare halfway cases below): then the caller parses
-    the text some other way. An array holding anything but JSON numbers (RFC 8259's grammar: no
+    (out of double range, a subnormal, or one with more than 19 significant digits where the 19 do not
+    decide it): then the caller parses the text some other way. An array holding anything but JSON numbers (RFC 8259's grammar: no
     leading zeros, NaN or hex) is not one; what lies inside it is scanned on as the rest of the text.
 
 Each number is the double nearest its decimal value, ties to even: what Python's float() makes of
-it. An integer's "-0" is 0.0, as orjson reads it (an int) and the server casts it. The rounding is
-Eisel and Lemire's (Lemire, "Number Parsing at a Gigabyte per Second", 2021; as in Go's strconv):
-the first 19 significant digits times a 128-bit power of ten, the product's top bits the double's;
-where those bits cannot decide, it answers INEXACT. Past 19 digits the number is rounded from the
-digits kept and from them plus one unit, and both must agree.
+it. An integer's "-0" is 0.0, as orjson reads it (an int) and the server casts it. Where the
+digits and the power of ten are both exact doubles, one multiply or divide rounds (Clinger's fast
+path); else the rounding is Eisel and Lemire's as fast_float does it (Lemire, "Number Parsing at a
+Gigabyte per Second", 2021): the first 19 significant digits times a 128-bit power of five, the
+product's top bits the double's. Past 19 digits the number is rounded from the digits kept and from
+them plus one unit, and both must agree.
 """
 
 from __future__ import annotations
@@ -82,25 +83,18 @@ class _Scan:
         self.b = ir.IRBuilder(fn.append_basic_block("entry"))
         self.text, self.length, self.values, self.spans, self.max_spans = fn.args
         mantissas = powers_of_five()
-        self.high = self._table("scriptc_pow10_high", [v >> 64 for v in mantissas])
-        self.low = self._table("scriptc_pow10_low", [v & (2 ** 64 - 1) for v in mantissas])
-        exact = ir.ArrayType(DOUBLE, _EXACT_POWERS + 1)
-        self.exact_powers = ir.GlobalVariable(m, exact, "scriptc_exact_powers")
-        self.exact_powers.initializer = ir.Constant(exact, [float(10 ** q) for q in range(_EXACT_POWERS + 1)])
-        self.exact_powers.global_constant = True
-        self.exact_powers.linkage = "internal"
+        self.high = self._table("scriptc_pow5_high", I64, [v >> 64 for v in mantissas])
+        self.low = self._table("scriptc_pow5_low", I64, [v & (2 ** 64 - 1) for v in mantissas])
+        self.exact_powers = self._table("scriptc_exact_powers", DOUBLE,
+                                        [float(10 ** q) for q in range(_EXACT_POWERS + 1)])
+        self.digit_scales = self._table("scriptc_digit_scales", I64, [10 ** n for n in range(9)])
         self.ctlz = ir.Function(m, ir.FunctionType(I64, [I64, I1]), "llvm.ctlz.i64")
         self.cttz = ir.Function(m, ir.FunctionType(I64, [I64, I1]), "llvm.cttz.i64")
-        scales = ir.ArrayType(I64, 9)
-        self.digit_scales = ir.GlobalVariable(m, scales, "scriptc_digit_scales")
-        self.digit_scales.initializer = ir.Constant(scales, [10 ** n for n in range(9)])
-        self.digit_scales.global_constant = True
-        self.digit_scales.linkage = "internal"
 
-    def _table(self, name: str, words: list[int]):
-        array = ir.ArrayType(I64, len(words))
+    def _table(self, name: str, element: ir.Type, values: list):
+        array = ir.ArrayType(element, len(values))
         table = ir.GlobalVariable(self.m, array, name)
-        table.initializer = ir.Constant(array, words)
+        table.initializer = ir.Constant(array, values)
         table.global_constant = True
         table.linkage = "internal"
         return table
@@ -161,8 +155,10 @@ class _Scan:
         start = self.var("start", 0)
         self.number_slots = [self.var(n, 0) for n in ("mantissa", "kept", "significant", "truncated", "point",
                                                       "exponent", "negative", "integer")]
-        scan, string, array, element, separator, closed, not_array = (
-            self.block(n) for n in ("scan", "string", "array", "element", "separator", "closed", "not_array"))
+        # What turns out not to be an array of numbers goes back to `scan` just past its '[' (pos is
+        # still there), and what lies inside it is scanned as any other text.
+        scan, string, array, element, separator, closed = (
+            self.block(n) for n in ("scan", "string", "array", "element", "separator", "closed"))
         b.branch(scan)
 
         # Outside arrays of numbers: skip to the next string or '['.
@@ -199,7 +195,7 @@ class _Scan:
             b.ret(_const(INEXACT))
         is_number = b.icmp_signed("==", outcome, _const(_NUMBER))
         keep = self.block("keep")
-        b.cbranch(is_number, keep, not_array)
+        b.cbranch(is_number, keep, scan)
         b.position_at_end(keep)
         n = b.load(count)
         b.store(value, b.gep(self.values, [b.add(b.load(filled), n)]))
@@ -210,7 +206,7 @@ class _Scan:
         b.position_at_end(separator)
         c = self.char(b.load(at))
         comma = self.block("comma")
-        switch = b.switch(c, not_array)
+        switch = b.switch(c, scan)
         switch.add_case(_const(ord(",")), comma)
         switch.add_case(_const(ord("]")), closed)
         b.position_at_end(comma)
@@ -234,10 +230,6 @@ class _Scan:
             b.store(word, b.gep(self.spans, [b.add(b.mul(k, _const(4)), _const(i))]))
         b.store(b.add(k, _const(1)), found)
         b.store(b.add(first, n), filled)
-        b.branch(scan)
-
-        # Not an array of numbers: scan what follows its '[' as any other text (pos is already there).
-        b.position_at_end(not_array)
         b.branch(scan)
 
     def digits(self, at_slot, each) -> None:
