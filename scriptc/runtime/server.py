@@ -131,7 +131,7 @@ def run_batch(entry: ModelEntry, requests: list[list[np.ndarray]]) -> list[list[
     results: list = [None] * len(requests)
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, inputs in enumerate(requests):
-        key = tuple((a.dtype.str, a.shape[1:]) for a in inputs) if entry.batchable else i
+        key = stack_key(inputs) if entry.batchable else i
         groups[key].append(i)
     for members in groups.values():
         if len(members) == 1:
@@ -144,6 +144,11 @@ def run_batch(entry: ModelEntry, requests: list[list[np.ndarray]]) -> list[list[
             results[i] = [o[start:start + rows] for o in outputs]
             start += rows
     return results
+
+
+def stack_key(inputs: list[np.ndarray]) -> tuple:
+    """What requests must share to be stacked: each input's dtype and shape past dim 0."""
+    return tuple([(a.dtype, a.shape[1:]) for a in inputs])
 
 
 def _run(entry: ModelEntry, inputs: list) -> list:
@@ -575,7 +580,7 @@ class Server:
         if entry.queue.qsize() >= self.config.max_queue:
             raise ServeError(f"model '{entry.name}' queue is full ({self.config.max_queue} waiting)", 503)
         loop = asyncio.get_running_loop()
-        key = tuple([(a.dtype.str, a.shape[1:]) for a in inputs])
+        key = stack_key(inputs)
         pending = _Pending(inputs, loop.create_future(), inputs[0].shape[0] if entry.batchable and inputs[0].ndim
                            else 1, key)
         entry.queue.put_nowait(pending)
