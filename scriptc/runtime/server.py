@@ -287,7 +287,7 @@ def decode(entry: ModelEntry, body: bytes, header_length: int | None) -> tuple[d
     header = _cached(entry, head)
     if header is not None and not header.arrays:  # a header seen before, with no numbers of its own
         return header.request, _input_arrays(header, binary, None)
-    scanned = _scan_numbers(head)
+    scanned = _scan_numbers(head) if _LITTLE_ENDIAN else None  # the scan reads eight bytes as a word
     if scanned is not None:
         header = _cached(entry, scanned.skeleton)
         if header is None:

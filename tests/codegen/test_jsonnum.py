@@ -23,6 +23,7 @@ from .guard import flush_against_a_guard_page
 _SCAN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                          ctypes.c_int64)
 MIN = jsonnum.MIN_NUMBERS
+pytestmark = pytest.mark.skipif(sys.byteorder != "little", reason="the scan is for little-endian hosts")
 
 
 def scan(text: bytes | np.ndarray, max_spans: int = 64):

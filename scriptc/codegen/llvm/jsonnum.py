@@ -16,6 +16,8 @@ scriptc_json_numbers(text, length, values, spans, max_spans) -> i64
     decide it): then the caller parses the text some other way. An array holding anything but JSON numbers (RFC 8259's grammar: no
     leading zeros, NaN or hex) is not one; what lies inside it is scanned on as the rest of the text.
 
+It reads eight bytes of digits as one little-endian word, so it is for little-endian hosts.
+
 Each number is the double nearest its decimal value, ties to even: what Python's float() makes of
 it. An integer's "-0" is 0.0, as orjson reads it (an int) and the server casts it. Where the
 digits and the power of ten are both exact doubles, one multiply or divide rounds (Clinger's fast
