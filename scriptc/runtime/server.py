@@ -115,6 +115,7 @@ def model_entry(name: str, model: RuntimeModel) -> ModelEntry:
     inputs = [(e["name"], *_tensor_spec(t)) for e, t in zip(sig.get("inputs", []), input_types)]
     outputs = [(f"output{j}", *_tensor_spec(t)) for j, t in enumerate(output_types)]
     batchable = bool(inputs) and all(s and s[0] == -1 for _, _, s in inputs + outputs)
+    _number_scan()  # decode's, compiled (or loaded from the kernel cache) now, not by the first request
     return ModelEntry(name, model, inputs, outputs, batchable)
 
 
@@ -547,7 +548,6 @@ class Server:
         self._blas_limit = _limit_blas_threads(self.config.threads)
         self.models: dict[str, ModelEntry] = {}
         self.metrics = Metrics()
-        _number_scan()  # compiled (or loaded from the kernel cache) now, not by the first request
         names = names or []
         for i, path in enumerate(paths):
             name = names[i] if i < len(names) else Path(path).stem
