@@ -65,6 +65,23 @@ class KernelSpec:
         return self.notes.get("used_inputs", list(range(len(self.inputs))))
 
     @property
+    def head_floor(self) -> float | None:
+        """c where all the group does after its head is maximum(head's float result, c): a ReLU
+        (c = 0), which the head can apply as it writes its result (codegen/llvm/heads.py); else None."""
+        if self.head is None or self.tail is not None or self.outputs != [0] or len(self.exprs) != 1:
+            return None
+        expr, dtype = self.exprs[0]
+        head = self.notes.get("head_input")
+        if expr.op != "max" or dtype not in ("float32", "float64") or self.inputs[head].dtype != dtype:
+            return None
+        value, floor = expr.args
+        if value.op == "cast" and value.value == dtype:
+            value = value.args[0]
+        if value.op != "var" or value.value != head or floor.op != "const" or type(floor.value) not in (int, float):
+            return None
+        return float(floor.value)
+
+    @property
     def flat(self) -> bool:
         """No input broadcasts and there is no tail: the kernel is one loop over all elements."""
         return self.tail is None and all(self.inputs[k].kind == "scalar" or (
@@ -104,7 +121,7 @@ def build_spec(group: Node) -> KernelSpec:
         env[id(p)] = ("input", i)
     exprs: list[tuple[E.Expr, str]] = []
     value_expr: dict[int, E.Expr] = {}
-    head = tail = None
+    head = tail = head_input = None
     nodes = list(body)
     rank = None
     for node in nodes:
@@ -122,6 +139,7 @@ def build_spec(group: Node) -> KernelSpec:
                     [value_expr.get(id(v)) for v in node.inputs])
             inputs.append(KernelInput("tensor", out_type.dtype.np.name, len(out_type.shape), ()))
             env[id(node.outputs[0])] = ("input", len(inputs) - 1)
+            head_input = len(inputs) - 1
             rank = len(out_type.shape)
             continue
         if node.op in REDUCTION_TAILS:
@@ -186,6 +204,7 @@ def build_spec(group: Node) -> KernelSpec:
     spec.notes["merge"] = merge
     spec.notes["then"] = then
     spec.notes["used_inputs"] = sorted(used)  # the inputs the elementwise part reads (not the head's)
+    spec.notes["head_input"] = head_input    # the input that is the head's result
     spec.key = hashlib.sha256(repr((spec.inputs, spec.rank, spec.exprs, spec.outputs, spec.tail,
                                     head and (head[0], head[1], _freeze(head[2])))).encode()).hexdigest()
     return spec

@@ -171,10 +171,13 @@ def _im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups):
 
 
 def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, im2col=None, column_bytes=None,
-                   run_slices=None, matmul=None):
+                   run_slices=None, matmul=None, floor=None):
     # `im2col`: a faster one with _im2col's arguments and result, or None where it has none (a
-    # backend's compiled loop: codegen/llvm/heads.py). `matmul(weights, cols, out, bias)`: likewise
-    # for the products below and the bias added to them, returning None where it has none.
+    # backend's compiled loop: codegen/llvm/heads.py). `matmul(weights, cols, out, bias, floor)`:
+    # likewise for the products below, the bias added to them and the floor, returning None where
+    # it has none.
+    # `floor`: when given, the result is xp.maximum(conv2d, floor): the ReLU (0) a backend fuses into
+    # the products, which write it while their results are still in registers.
     # `column_bytes`: when given, the images go through im2col and their GEMMs a few at a time, as
     # many as make that many bytes of columns: columns that stay in cache, where a whole batch's are
     # written out to memory and read back (a 16-image batch's 19 MB, for a 3x3 conv of 32 channels
@@ -197,10 +200,12 @@ def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, 
             # (G, O/G, K) @ (N, G, K, OH*OW): one GEMM per image and group, written straight into NCHW
             # order (the (N*OH*OW, K) @ (K, O) form needs a transposing copy of the output after it).
             target = out[start:start + len(part)].reshape(-1, groups, o // groups, oh * ow)
-            if matmul is None or matmul(wmat, cols, target, b) is None:
+            if matmul is None or matmul(wmat, cols, target, b, floor) is None:
                 xp.matmul(wmat, cols, out=target)
                 if b is not None:
                     target += b.reshape(1, groups, -1, 1)
+                if floor is not None:
+                    xp.maximum(target, floor, out=target)
 
     if run_slices is None:
         images(0, n)

@@ -291,14 +291,19 @@ class _GroupStep:
         if self.kernel is not None:
             spec = self.spec
             self.head = ops.OPS[spec.head[0]] if spec.head else None
+            self.head_is_result = False
             if spec.head:
-                from scriptc.codegen.llvm.heads import head_kernel
+                from scriptc.codegen.llvm.heads import FLOOR_HEADS, head_kernel
                 _, positions, consts = spec.head
                 # The dtype the guard expects of the head's first input, for its backend pieces to compile now.
                 first = positions[0] if positions else None
                 guarded = first is not None and first < len(self.guards)
+                # All a conv2d + ReLU group does after its head, the head's products do as they store
+                # (heads.py): the head's result is the group's, and the group launches no kernel.
+                floor = spec.head_floor if self.head.name in FLOOR_HEADS and len(self.outs) == 1 else None
+                self.head_is_result = floor is not None
                 self.head_kernel = head_kernel(self.head, self.pool.split, self.guards[first][0] if guarded else None,
-                                               self.pool.size, self.pool.run_slices)
+                                               self.pool.size, self.pool.run_slices, floor)
                 self.head_sources = list(zip(positions, consts))  # (input position or None, constant)
             used = spec.used_inputs
             # The iteration space comes from what the elementwise part reads (a BLAS head's inputs don't count).
@@ -371,6 +376,9 @@ class _GroupStep:
                 self._launches[key] = launch
         if launch is None:
             self.fallback(frame)
+            return
+        if self.head_is_result:
+            frame[self.outs[0]] = args[-1]
             return
         self._launch(frame, launch, args)
 

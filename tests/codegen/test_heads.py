@@ -111,6 +111,7 @@ def test_conv2d_head_runs_a_batch_image_by_image_with_single_threaded_blas(dtype
     monkeypatch.setattr(heads, "native_im2col", lambda *args, **kwargs: seen.append(
         (blas._get(), threading.current_thread().name)) or real(*args, **kwargs))
     kernel = head_kernel(conv, pool.split, None, 2, pool.run_slices)
+    relu = head_kernel(conv, pool.split, None, 2, pool.run_slices, floor=0.0)
     before = blas._get()
     rng = np.random.default_rng(2)
     for n, c, o, stride, groups in ((5, 8, 16, 2, 1), (4, 16, 32, 1, 2), (6, 16, 32, 3, 4)):
@@ -119,9 +120,11 @@ def test_conv2d_head_runs_a_batch_image_by_image_with_single_threaded_blas(dtype
         b = rng.standard_normal(o).astype(dtype)
         seen.clear()
         got = kernel(np, x, w, b, [stride, stride], [1, 1], [1, 1], groups)
-        np.testing.assert_allclose(got, conv.kernel(np, x, w, b, [stride, stride], [1, 1], [1, 1], groups),
-                                   rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
+        expected = conv.kernel(np, x, w, b, [stride, stride], [1, 1], [1, 1], groups)
+        np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
         assert {count for count, _ in seen} == {1} and len({name for _, name in seen}) == 2
+        np.testing.assert_allclose(relu(np, x, w, b, [stride, stride], [1, 1], [1, 1], groups), np.maximum(expected, 0),
+                                   rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
         assert blas._get() == before
     with pytest.raises(Exception, match="channels"):
         kernel(np, x, rng.standard_normal((64, 5, 3, 3)).astype(dtype), None, [1, 1], [0, 0], [1, 1], 1)
@@ -196,10 +199,41 @@ def test_a_compiled_cnn_uses_the_native_im2col_and_equals_the_interpreter():
     assert convs and all(s.head_kernel is not s.head.kernel for s in convs)
     # float32's im2col loop (and its GEMM, where it runs), loaded with the plan
     assert heads._native_loop.cache_info().currsize == 1 + has_wide_vectors()
+    # each conv2d + ReLU group is its head alone, the ReLU applied by the products
+    assert [s.head_is_result for s in convs] == [True, True]
+    x[1, 0, 3, 3] = float("nan")
     got = executor([x.numpy()])[0]
     with torch.no_grad():
         expected = model(x).numpy()
+    assert np.isnan(got).any()
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+class _ConvThen(torch.nn.Module):
+    def __init__(self, then):
+        super().__init__()
+        self.conv, self.then = torch.nn.Conv2d(3, 8, 3, padding=1), then
+
+    def forward(self, x):
+        return self.then(self.conv(x))
+
+
+@pytest.mark.parametrize("then, fused", [
+    (lambda y: torch.clamp(y, min=0.5), True),
+    (lambda y: torch.clamp(y, min=0.0, max=6.0), False),
+    (lambda y: torch.relu(y) * 2, False),
+    (lambda y: torch.relu(y).mean(dim=(2, 3)), False),
+    (lambda y: torch.maximum(y, y * 0.5), False),
+])
+def test_only_a_floor_after_a_conv_head_is_left_to_the_head(then, fused):
+    torch.manual_seed(1)
+    model = _ConvThen(then).eval()
+    x = torch.randn(2, 3, 10, 10)
+    executor = Executor(torch.jit.optimize_for_inference(torch.jit.trace(model, x)).graph)
+    [conv] = [s for s in executor.group_steps if s.head is not None]
+    assert conv.head_is_result == fused
+    with torch.no_grad():
+        np.testing.assert_allclose(executor([x.numpy()])[0], model(x).numpy(), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -234,6 +268,8 @@ def test_the_gemm_loop_equals_numpy_for_every_tail(dtype, monkeypatch):
             bias = rng.standard_normal(rows).astype(dtype)  # a convolution's, one per row
             heads._run_gemm(a, b, out, pool.split, bias)
             np.testing.assert_allclose(out, expected + bias[:, None], rtol=tolerance, atol=tolerance)
+            heads._run_gemm(a, b, out, pool.split, bias, 0.0)  # a fused ReLU
+            np.testing.assert_allclose(out, np.maximum(expected + bias[:, None], 0), rtol=tolerance, atol=tolerance)
         finally:
             del a, b, out
             a_done(), b_done(), out_done()
@@ -277,6 +313,27 @@ def test_a_convolutions_products_through_the_gemm_equal_the_op_tables(groups, mo
         assert native_conv_products(wmat, cols, out, bias) is None
     assert native_conv_products(wmat, cols, out, b[::-1].copy()) is out
     np.testing.assert_allclose(out, np.matmul(wmat, cols) + b[::-1].reshape(1, groups, -1, 1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("gemm_runs", [True, False])
+def test_a_conv_head_with_a_floor_is_numpys_maximum_of_the_conv(gemm_runs, monkeypatch):
+    """A fused ReLU (floor 0) or clamp(min=...) through the compiled products, or through BLAS and
+    the op table's own pass where the GEMM does not run; NaNs stay NaN, as numpy's maximum keeps them."""
+    monkeypatch.setattr(heads, "_gemm_runs", lambda: gemm_runs)
+    conv = OPS["conv2d"]
+    rng = np.random.default_rng(10)
+    for dtype, floor in ((np.float32, 0.0), (np.float64, 0.0), (np.float32, 0.25)):
+        x = rng.standard_normal((3, 4, 12, 12)).astype(dtype)
+        x[1, 2, 5, 5] = np.nan
+        w = rng.standard_normal((16, 4, 3, 3)).astype(dtype)
+        b = rng.standard_normal(16).astype(dtype)
+        kernel = head_kernel(conv, ThreadPool(2).split, np.dtype(dtype).name, floor=floor)
+        got = kernel(np, x, w, b, [1, 1], [1, 1], [1, 1], 1)
+        expected = np.maximum(conv.kernel(np, x, w, b, [1, 1], [1, 1], [1, 1], 1), floor)
+        assert np.isnan(got).sum() == np.isnan(expected).sum() > 0
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="no floor"):
+        head_kernel(OPS["matmul"], floor=0.0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -11,8 +11,10 @@ vectors (24 of the 32 registers) measured best here: the CNN's conv2 products (6
 MLP's the same (~240).
 
 `scriptc_gemm_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): ptrs = [a (M, K),
-b (K, N), out (M, N), bias (M,)], all contiguous, out = a @ b + bias[:, None] (a convolution's bias,
-one per output channel; zeros for a plain product); meta = [M, K, N]. The range counts vectors of
+b (K, N), out (M, N), bias (M,), floor (1,)], all contiguous, out = a @ b + bias[:, None] (a
+convolution's bias, one per output channel; zeros for a plain product), then maximum(out, floor)
+where meta[3] is 1 (a fused ReLU's 0; numpy's maximum, a NaN stays NaN); meta = [M, K, N, floored].
+(The maximum costs a short product, K = 27, 10% where it runs: a flag, not a floor of -inf.) The range counts vectors of
 columns of the output (the last one partial where N is not a multiple), so that threads split the
 columns evenly; a range goes through them in panels of VECTORS vectors, its last vectors as one
 narrower panel, and the columns that fill no vector as one masked vector (so a classifier's 10
@@ -54,7 +56,7 @@ def module(triple: str, dtype: str) -> ir.Module:
 def _build(b: ir.IRBuilder, args, element) -> None:
     from .lower import _loop  # the kernels' loop helper; lower.py is imported on a cache miss only
 
-    start, end, (a, matrix, out, bias), (rows, depth, width) = loop_arguments(b, args, element, 4, 3)
+    start, end, (a, matrix, out, bias, floor), (rows, depth, width, floored) = loop_arguments(b, args, element, 5, 4)
 
     def const(value):
         return ir.Constant(I64, value)
@@ -78,6 +80,9 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     masked_store = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [vector, vector.as_pointer(), I32, mask_type]),
                                f"llvm.masked.store.{suffix}")
     zeros = ir.Constant(vector, [0.0] * width_lanes)
+    maximum = ir.Function(b.module, ir.FunctionType(vector, [vector, vector]),
+                          f"llvm.maximum.v{width_lanes}{'f64' if element == ir.DoubleType() else 'f32'}")
+    floor_value = splat(b.load(floor), vector)
     # The accumulators live in stack slots that LLVM promotes to registers (the loops' phis).
     slots = [[b.alloca(vector) for _ in range(VECTORS)] for _ in range(ROWS)]
 
@@ -96,7 +101,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
 
     def tile(first_row, column, vectors: int, ahead: bool = False, mask=None):
         """out[first_row : first_row + ROWS, column : column + vectors vectors] = a @ b + bias there
-        (the bias a column, one value per row); `ahead`: and ask for the next panel's part of b;
+        (the bias a column, one value per row), floored where asked; `ahead`: and ask for the next panel's part of b;
         `mask`: the lanes of a last, partial vector. Rows past the last are the last row again: their
         stores write what its own wrote."""
         acc = [row[:vectors] for row in slots]
@@ -127,10 +132,16 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                     total = b.fadd(b.load(acc[r][v]), b.fmul(broadcast, values[v], flags=_CONTRACT), flags=_CONTRACT)
                     b.store(total, acc[r][v])
         _loop(b, const(0), depth, step, "k")
-        for r, at in enumerate(row_at):
-            target = b.gep(out, [b.add(b.mul(at, width), column)])
-            for v in range(vectors):
-                store(b.load(acc[r][v]), b.gep(target, [const(v * width_lanes)]), mask)
+        with b.if_else(b.icmp_signed("!=", floored, const(0))) as (with_floor, plain):
+            for lower in (with_floor, plain):
+                with lower:
+                    for r, at in enumerate(row_at):
+                        target = b.gep(out, [b.add(b.mul(at, width), column)])
+                        for v in range(vectors):
+                            value = b.load(acc[r][v])
+                            if lower is with_floor:
+                                value = b.call(maximum, [value, floor_value])
+                            store(value, b.gep(target, [const(v * width_lanes)]), mask)
 
     def over_rows(column, vectors: int, mask=None):
         """tile() for every block of ROWS rows of the output, the last one's rows clamped to the last

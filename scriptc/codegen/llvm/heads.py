@@ -5,7 +5,8 @@ backend has a faster piece for it - conv2d's im2col (im2col.py) is compiled, and
 products and bias on a CPU with 512-bit vectors (gemm.py; elsewhere BLAS's GEMM), a batch's images
 run whole or side by side, one per thread (ConvMode); a matmul of a few rows (a small batch through
 a layer) is a compiled loop split across the pool (matvec.py), and one of more rows the compiled
-GEMM where it runs.
+GEMM where it runs. A conv2d whose group does nothing after it but a ReLU (or another floor) has
+its products apply it as they store (`floor`), and the group launches no kernel of its own.
 Same arguments, checks, errors and results (up to rounding) as the op table's kernel; eager code
 keeps the op table's numpy kernel.
 """
@@ -49,14 +50,21 @@ CONV_COLUMN_BYTES = 4 << 20
 # that is the faster way here (ConvMode).
 CONV_BY_IMAGE_MIN = 1 << 23
 CONV_THREAD_COLUMN_BYTES = 1 << 20
+# Heads whose kernel can also apply a floor (a fused ReLU) to its result: head_kernel's `floor`.
+FLOOR_HEADS = ("conv2d",)
 
 
-def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1, run_slices=None):
+def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1, run_slices=None,
+                floor: float | None = None):
     """The kernel to run `op` with as a fused group's head; `split(loop, n, ptrs, meta)` runs a
     compiled loop's [0, n) on the caller's threads (the runtime pool's split, of `parts` threads)
     and `run_slices(fn, n)` a Python function's (the pool's run_slices); `dtype`, the dtype name
     the group's guard expects of the head's first input, has its loop compiled (or read from the
-    disk cache) now, with the plan, rather than at a first call."""
+    disk cache) now, with the plan, rather than at a first call. `floor` (conv2d only, see
+    FLOOR_HEADS): the kernel returns numpy's maximum of the op's result and it, a ReLU the group
+    fused after the head, written by the products themselves."""
+    if floor is not None and op.name not in FLOOR_HEADS:
+        raise ValueError(f"{op.name} takes no floor")
     if op.name == "conv2d":
         if dtype in im2col.FUNCTIONS:
             _native_loop("im2col", dtype)
@@ -64,12 +72,13 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1,
                 _native_loop("gemm", dtype)
         whole = functools.partial(op.kernel, im2col=functools.partial(native_im2col, split=split),
                                   matmul=functools.partial(native_conv_products, split=split),
-                                  column_bytes=CONV_COLUMN_BYTES)
+                                  column_bytes=CONV_COLUMN_BYTES, floor=floor)
         blas = single_threaded() if run_slices is not None and parts > 1 else None
         if blas is None:
             return whole
         one_image_per_thread = functools.partial(op.kernel, im2col=native_im2col, matmul=native_conv_products,
-                                                 column_bytes=CONV_THREAD_COLUMN_BYTES, run_slices=run_slices)
+                                                 column_bytes=CONV_THREAD_COLUMN_BYTES, run_slices=run_slices,
+                                                 floor=floor)
 
         def conv2d(xp, x, w, *args, **options):
             # (Its multiply-adds at stride 1, an upper bound: the arguments are checked later, by the kernel.)
@@ -226,13 +235,21 @@ def _zeros(rows: int, dtype: np.dtype) -> np.ndarray:
     return zeros
 
 
-def _run_gemm(a, b, out, split, bias=None) -> None:
+@functools.lru_cache(maxsize=64)
+def _floor(value: float, dtype: np.dtype) -> np.ndarray:
+    floor = np.full(1, value, dtype)
+    floor.flags.writeable = False
+    return floor
+
+
+def _run_gemm(a, b, out, split, bias=None, floor: float | None = None) -> None:
     (rows, depth), width = a.shape, b.shape[1]
     dtype = _LOOP_DTYPES[a.dtype]
     loop = _native_loop("gemm", dtype)
     bias = _zeros(rows, a.dtype) if bias is None else bias
-    ptrs = (ctypes.c_void_p * 4)(data_pointer(a), data_pointer(b), data_pointer(out), data_pointer(bias))
-    meta = (ctypes.c_int64 * 3)(rows, depth, width)
+    ptrs = (ctypes.c_void_p * 5)(data_pointer(a), data_pointer(b), data_pointer(out), data_pointer(bias),
+                                 data_pointer(_floor(0.0 if floor is None else floor, a.dtype)))
+    meta = (ctypes.c_int64 * 4)(rows, depth, width, floor is not None)
     vectors = -(-width // gemm.vector_columns(dtype))
     if split is not None and rows * depth * width >= GEMM_SPLIT_MIN:
         split(loop, vectors, ptrs, meta)
@@ -254,10 +271,11 @@ def native_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None, spl
 
 
 def native_conv_products(weights: np.ndarray, cols: np.ndarray, out: np.ndarray, bias: np.ndarray | None = None,
-                         split=None) -> np.ndarray | None:
+                         floor: float | None = None, split=None) -> np.ndarray | None:
     """out[i, g] = weights[g] @ cols[i, g] (+ the group's part of `bias`, one value per output
-    channel) for conv2d's (G, O/G, K) weights, (N, G, K, OH*OW) columns and (N, G, O/G, OH*OW)
-    output, from the compiled GEMM (native_gemm); None where it does not apply, for xp.matmul."""
+    channel; then numpy's maximum with `floor` where given: a fused ReLU's 0) for conv2d's
+    (G, O/G, K) weights, (N, G, K, OH*OW) columns and (N, G, O/G, OH*OW) output, from the compiled
+    GEMM (native_gemm); None where it does not apply, for xp.matmul."""
     if (type(cols) is not np.ndarray or type(weights) is not np.ndarray or type(out) is not np.ndarray or
             cols.ndim != 4 or not (weights.flags.c_contiguous and cols.flags.c_contiguous and out.flags.c_contiguous)
             or not _gemm_applies(weights[0], cols[0, 0], out[0, 0])):
@@ -270,7 +288,7 @@ def native_conv_products(weights: np.ndarray, cols: np.ndarray, out: np.ndarray,
     for image in range(cols.shape[0]):
         for group in range(groups):
             _run_gemm(weights[group], cols[image, group], out[image, group], split,
-                      None if bias is None else bias[group])
+                      None if bias is None else bias[group], floor)
     return out
 
 
