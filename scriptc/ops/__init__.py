@@ -79,5 +79,10 @@ def all_ops() -> list[OpDef]:
     return list(OPS.values())
 
 
-# Importing the modules fills the table.
-from . import pointwise, reduction, shape, linalg, factory, scalar  # noqa: E402,F401
+# Importing the modules fills the table (one module a line).
+from . import pointwise  # noqa: E402,F401
+from . import reduction  # noqa: E402,F401
+from . import shape  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401
+from . import factory  # noqa: E402,F401
+from . import scalar  # noqa: E402,F401
