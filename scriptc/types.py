@@ -253,7 +253,7 @@ class ModuleType(Type):
 
 @dataclass(frozen=True)
 class UnionType(Type):
-    """Only in op schemas: an argument that takes any of several types (`Tensor|Scalar`)."""
+    """A value of any of several types: `Union[int, str]` in scripts, `Tensor|Scalar` in op schemas."""
 
     options: tuple[Type, ...]
 
@@ -261,10 +261,54 @@ class UnionType(Type):
         return "|".join(str(o) for o in self.options)
 
 
+@dataclass(frozen=True)
+class NamedTupleType(TupleType):
+    """A NamedTuple class's instances: a tuple whose items also have names."""
+
+    name: str = ""
+    fields: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        items = ", ".join(f"{f}: {t}" for f, t in zip(self.fields, self.elems))
+        return f"NamedTuple({self.name}, {items})" if items else f"NamedTuple({self.name})"
+
+
+@dataclass(frozen=True)
+class ObjectType(Type):
+    """An instance of a @jit.script class (a runtime object with typed attributes)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"Object({self.name})"
+
+
+@dataclass(frozen=True)
+class EnumType(Type):
+    """A member of an Enum class whose values have type `value`."""
+
+    name: str
+    value: Type
+
+    def __str__(self) -> str:
+        return f"Enum({self.name}, {self.value})"
+
+
+@dataclass(frozen=True)
+class FutureType(Type):
+    """What torch.jit.fork returns: the result of a call running concurrently."""
+
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"Future[{self.elem}]"
+
+
 Int = ScalarType("int")
 Float = ScalarType("float")
 Bool = ScalarType("bool")
 Str = ScalarType("str")
+Complex = ScalarType("complex")
 NoneType = ScalarType("None")
 DeviceT = ScalarType("Device")
 DType = ScalarType("ScalarType")
@@ -274,7 +318,7 @@ Scalar = ScalarType("Scalar")
 Any_ = ScalarType("Any")
 AnyTensor = TensorType()
 
-SCALAR_TYPES = {t.name: t for t in (Int, Float, Bool, Str, NoneType, DeviceT, DType, Scalar, Any_)}
+SCALAR_TYPES = {t.name: t for t in (Int, Float, Bool, Str, Complex, NoneType, DeviceT, DType, Scalar, Any_)}
 
 
 def is_subtype(actual: Type, expected: Type) -> bool:
@@ -317,6 +361,8 @@ def type_of_constant(value) -> Type:
         return Int
     if isinstance(value, float):
         return Float
+    if isinstance(value, complex):
+        return Complex
     if isinstance(value, str):
         return Str
     if isinstance(value, dtype):

@@ -7,7 +7,7 @@ import pytest
 import scriptc as torch
 from scriptc.ir import parser as ir_parser
 
-GRAMMARS = {"ir-grammar": ir_parser, "script-grammar": importlib.import_module("scriptc.jit.script")}
+GRAMMARS = {"ir-grammar": ir_parser, "script-grammar": importlib.import_module("scriptc.jit.frontend.parser")}
 IR_TEXT = "graph(%x : Tensor(float32, [3])):\n  %y : Tensor(float32, [3]) = relu(%x)\n  return (%y)\n"
 
 

@@ -138,8 +138,7 @@ def _code_expr(node: Node, name: Namer) -> str:
     if op == "prim::ListConstruct":
         return "[" + ", ".join(args) + "]"
     if op == "prim::DictConstruct":
-        keys = node.attrs["keys"]
-        return "{" + ", ".join(f"{json.dumps(k)}: {a}" for k, a in zip(keys, args)) + "}"
+        return "{" + ", ".join(f"{k}: {v}" for k, v in zip(args[0::2], args[1::2])) + "}"
     if op in ("prim::TupleUnpack", "prim::ListUnpack"):
         return args[0]
     if op == "prim::TupleIndex":

@@ -4,4 +4,20 @@ from scriptc.errors import TracerWarning  # noqa: F401
 from scriptc.jit.module import ScriptFunction, ScriptModule, TracedModule  # noqa: F401
 from scriptc.jit.trace import TracingCheckError, trace  # noqa: F401
 from scriptc.jit.api import freeze, load, optimize_for_inference, save, script  # noqa: F401,E402
-from scriptc.jit.script import export, ignore  # noqa: F401,E402
+from scriptc.jit.markers import (  # noqa: F401,E402
+    Attribute,
+    Future,
+    _overload,
+    _overload_method,
+    _unwrap_optional,
+    annotate,
+    export,
+    fork,
+    ignore,
+    interface,
+    is_scripting,
+    is_tracing,
+    isinstance,
+    unused,
+    wait,
+)

@@ -8,8 +8,8 @@ from scriptc.errors import ScriptError
 from scriptc.runtime.specialize import InputSpec, specialized_graph
 from scriptc.types import TensorType
 
+from .frontend.compile import ScriptContext
 from .module import ScriptFunction, ScriptModule
-from .script import ScriptContext, compile_function_graph
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
@@ -33,9 +33,14 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
                           f"call jit.script({obj.__name__}(...))")
     if inspect.isfunction(obj):
         ctx = ScriptContext()
-        graph = compile_function_graph(obj, ctx)
+        graph = ctx.compile_function_graph(obj)
         specs = _example_specs(graph, 0, _examples_for(example_inputs, obj, "forward"), obj.__name__)
-        return ScriptFunction(graph, {**ctx.functions, **_ignored_callables(ctx)}, inspect.signature(obj), specs)
+        scripted = ScriptFunction(graph, {**ctx.functions, **_ignored_callables(ctx)}, inspect.signature(obj), specs)
+        scripted._scriptc_source = obj
+        return scripted
+    if isinstance(obj, type):
+        obj._scriptc_script_class = True  # a @torch.jit.script class: compiled where scripted code uses it
+        return obj
     raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
 
 
@@ -89,7 +94,7 @@ def script_module(module, example_inputs=None) -> ScriptModule:
             methods[name] = fn
     graphs, signatures, specializations = {}, {}, {}
     for name, fn in methods.items():
-        graphs[name] = compile_function_graph(fn, ctx, graph_name=name, module=module)
+        graphs[name] = ctx.compile_function_graph(fn, graph_name=name, module=module)
         signature = inspect.signature(fn)
         signatures[name] = signature.replace(parameters=list(signature.parameters.values())[1:])
         specs = _example_specs(graphs[name], 1, _examples_for(example_inputs, fn, name), name)

@@ -86,3 +86,9 @@ from . import shape  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
 from . import scalar  # noqa: E402,F401
+from . import numbers  # noqa: E402,F401
+from . import strings  # noqa: E402,F401
+from . import lists  # noqa: E402,F401
+from . import dicts  # noqa: E402,F401
+from . import pymath  # noqa: E402,F401
+from . import threads  # noqa: E402,F401

@@ -13,8 +13,13 @@ import numpy as np
 
 from scriptc import ops
 from scriptc.ir.graph import Block, Graph, Node
+from scriptc.ops.dicts import key_of
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType
+
+from . import parallel
+from .objects import ScriptObject
+from .values import value_has_type
 
 
 class ModuleValue:
@@ -32,6 +37,9 @@ class ModuleValue:
         except KeyError:
             where = self.path or "the module"
             raise AttributeError(f"{where} has no attribute '{name}'") from None
+
+    def set(self, name: str, value) -> None:
+        self.attributes[name] = value
 
     @classmethod
     def from_flat(cls, flat: Mapping[str, Any], path: str = "") -> "ModuleValue":
@@ -62,7 +70,9 @@ class Interpreter:
             "prim::ListConstruct": self._list, "prim::DictConstruct": self._dict,
             "prim::FusionGroup": self._fusion_group, "prim::Call": self._call,
             "prim::RaiseException": self._raise, "prim::Uninitialized": self._uninitialized,
-            "prim::IsNone": self._is_none, "prim::Refine": self._refine,
+            "prim::IsNone": self._is_none, "prim::Refine": self._refine, "prim::SetAttr": self._set_attr,
+            "prim::CreateObject": self._create_object, "prim::isinstance": self._isinstance,
+            "prim::Fork": self._fork, "prim::Wait": self._wait,
         }
 
     def run(self, inputs: list) -> list:
@@ -131,7 +141,8 @@ class Interpreter:
         return [[env[id(v)] for v in node.inputs]]
 
     def _dict(self, node: Node, env: dict) -> list:
-        return [dict(zip(node.attrs["keys"], (env[id(v)] for v in node.inputs)))]
+        items = [env[id(v)] for v in node.inputs]
+        return [{key_of(k): v for k, v in zip(items[0::2], items[1::2])}]
 
     def _unpack(self, node: Node, env: dict) -> list:
         value = env[id(node.inputs[0])]
@@ -149,14 +160,34 @@ class Interpreter:
         return self._run_block(body, env)
 
     def _call(self, node: Node, env: dict) -> list:
+        return self._callee(node)(*[env[id(v)] for v in node.inputs])
+
+    def _callee(self, node: Node):
         name = node.attrs["function"]
         target = self.functions.get(name)
         if target is None:
             raise RuntimeError(f"prim::Call to unknown function '{name}'")
-        args = [env[id(v)] for v in node.inputs]
         if not isinstance(target, Graph):
-            return target(*args)  # a Python function left out of the script (@jit.ignore)
-        return Interpreter(target, self.functions).run(args)
+            return target  # a Python function left out of the script (@jit.ignore)
+        return lambda *args: type(self)(target, self.functions).run(list(args))
+
+    def _fork(self, node: Node, env: dict) -> list:
+        callee = self._callee(node)
+        return [parallel.fork(callee, *[env[id(v)] for v in node.inputs])]
+
+    def _wait(self, node: Node, env: dict) -> list:
+        return [env[id(node.inputs[0])].wait()[0]]
+
+    def _set_attr(self, node: Node, env: dict) -> list:
+        env[id(node.inputs[0])].set(node.attrs["name"], env[id(node.inputs[1])])
+        return []
+
+    def _create_object(self, node: Node, env: dict) -> list:
+        return [ScriptObject(node.attrs["class"])]
+
+    def _isinstance(self, node: Node, env: dict) -> list:
+        value = env[id(node.inputs[0])]
+        return [any(value_has_type(value, t) for t in node.attrs["types"])]
 
     def _raise(self, node: Node, env: dict) -> list:
         raise RuntimeError(node.attrs["message"])

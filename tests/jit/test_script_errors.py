@@ -7,14 +7,14 @@ import random
 import pytest
 
 from scriptc.errors import ScriptError
-from scriptc.jit.script import ScriptContext, compile_function_graph
+from scriptc.jit.frontend.compile import ScriptContext
 
 from ..source_util import define
 
 
 def compile_source(source: str):
     """Compile the first function of `source` as jit.script would."""
-    return compile_function_graph(define(source), ScriptContext())
+    return ScriptContext().compile_function_graph(define(source))
 
 
 pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built graphs behind
@@ -34,7 +34,8 @@ pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built grap
     ("def f(x):\n    s = {1, 2}\n    return x\n", "set literals are not supported", 6, 9),
     ("def f(x):\n    s = sum(i for i in range(3))\n    return x\n", "generator expressions", 6, 9),
     ("def f(x):\n    return x + undefined_name\n", "undefined value undefined_name", 6, 16),
-    ("def f(x, n: int):\n    y = 1\n    y = x\n    return y\n", "previously had type int", 7, 5),
+    ("def f(x, n: int):\n    y = 1\n    for i in range(n):\n        y = x\n    return y\n",
+     "previously had type int", 7, 5),
     ("def f(x):\n    return torch.relu(x, 3, 4)\n", "relu", 6, 12),
     ("def f(x):\n    return x.sum(dim='a')\n", "arguments for call are not valid", 6, 12),
     ("def f(x):\n    return torch.frobnicate(x)\n", "unknown builtin op 'frobnicate'", 6, 12),
@@ -54,11 +55,12 @@ def test_unsupported_constructs_name_the_construct_and_place(body, message, line
 
 
 def test_syntax_errors_show_the_source_line_and_a_caret():
-    from scriptc.jit.script import Source, parse_function
+    from scriptc.jit.frontend.parser import parse
+    from scriptc.jit.frontend.source import Source
 
     text = "def f(x):\n    return x @@ x\n"
     with pytest.raises(ScriptError) as info:
-        parse_function(None, Source(text, "model.py", 10, text.splitlines()))
+        parse(Source(text, "model.py", 10))
     message = str(info.value)
     assert message.startswith("model.py:12:") and "invalid syntax" in message
     assert "return x @@ x" in message and message.strip().endswith("^")
@@ -117,7 +119,7 @@ def test_fuzzed_scripts_give_a_graph_or_a_script_error():
         except Exception:
             continue  # Python itself cannot define the mutated function: not an input jit.script can get
         try:
-            graph = compile_function_graph(fn, ScriptContext())
+            graph = ScriptContext().compile_function_graph(fn)
         except ScriptError:
             refused += 1
             continue

@@ -1,0 +1,261 @@
+"""Control flow: statement lists, if/else with SSA merging, exits (return, break, continue, raise).
+
+A statement list is compiled in order; compiling a statement says whether it certainly exits
+(returns, raises, breaks or continues on every path), after which the rest of the list is dead
+and not compiled. `return`, `break` and `continue` that only may happen set flag variables
+(carried like any variable), and the statements after them run under `if not <flags>:` - the
+form TorchScript's exit transform gives. At a join, a variable assigned in a branch becomes a
+prim::If output; a branch that exits needs no value for it (it gets a prim::Uninitialized).
+"""
+
+from __future__ import annotations
+
+from scriptc.ir.graph import Node, Value
+from scriptc.types import Bool, NoneType
+
+from .. import ast
+from .types import assignable, unify
+from .values import Refined
+
+RETVAL = "$retval"
+
+
+class Conflict:
+    """A variable whose branches (or loop iterations) give it types that do not join: reading it
+    afterwards is an error that says why."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+
+class ControlFlow:
+    """Statement lists, if statements, exits and the join of branch scopes."""
+
+    # --- statement lists ---------------------------------------------------------------------------
+    def statements(self, stmts: list) -> bool:
+        """Compile `stmts` into the current block; True when they certainly exit."""
+        for index, stmt in enumerate(stmts):
+            if self.statement(stmt):
+                return True
+            if index + 1 < len(stmts) and self.exits.may_exit(stmt):
+                guard = self.not_exited()
+                if guard is not None:
+                    rest = stmts[index + 1:]
+                    return self.emit_if(guard, lambda: self.statements(rest), None, else_exits=True)
+        return False
+
+    def not_exited(self) -> Value | None:
+        """`not (returned or broke or continued)` over the flags that may be set here, or None when
+        none can be."""
+        flags = [self.read(name) for name in self.active_flags() if self.lookup(name) is not None]
+        flags = [f for f in flags if not _is_const(f, False)]
+        if not flags:
+            return None
+        any_set = flags[0]
+        for flag in flags[1:]:
+            any_set = self.emit1("or.scalar", [any_set, flag], Bool)
+        return self.emit1("not.scalar", [any_set], Bool)
+
+    def active_flags(self) -> list[str]:
+        names = [self.return_flag] if self.return_flag is not None else []
+        if self.loops:
+            names += [f for f in (self.loops[-1].break_flag, self.loops[-1].continue_flag) if f is not None]
+        return names
+
+    # --- if ---------------------------------------------------------------------------------------
+    def stmt_If(self, node: ast.If) -> bool:
+        self.at(node)
+        cond, (when_true, when_false) = self.condition(node.test)
+        static = self.static_bool(cond)
+        if static is not None:  # isinstance(), `is None` on a non-Optional, a constant: one branch only
+            return self.refined_statements(node.body if static else node.orelse, when_true if static else when_false)
+        self.at(node)
+        return self.emit_if(cond, lambda: self.refined_statements(node.body, when_true),
+                            lambda: self.refined_statements(node.orelse, when_false))
+
+    def refined_statements(self, stmts: list, refinements: dict) -> bool:
+        self.scopes[-1].update(refinements)
+        return self.statements(stmts)
+
+    def condition(self, test: ast.Node):
+        """(bool Value of `test`, (refinements when true, when false))."""
+        refinements = self.refinements(test)
+        return self.as_bool(self.expr(test), test), refinements
+
+    def emit_if(self, cond: Value, then_body, else_body, else_exits: bool = False) -> bool:
+        """prim::If on cond; each body compiles into its branch and returns whether it exits. The
+        branches' assignments are joined; returns whether both branches exit."""
+        node = self.emit("prim::If", [cond], [])
+        scopes, exits = [], []
+        for body in (then_body, else_body):
+            with self.inside(node.add_block()) as scope:
+                exits.append(body() if body is not None else False)
+                scopes.append(scope)
+        if else_body is None and else_exits:
+            exits[1] = True
+        self.join(node, scopes, exits)
+        return all(exits)
+
+    def join(self, node: Node, scopes: list[dict], exits: list[bool]) -> None:
+        """Make each variable assigned in a branch an output of the If node `node`."""
+        names = list(dict.fromkeys(name for scope in scopes for name in scope))
+        survivors = [i for i, e in enumerate(exits) if not e]
+        for name in names:
+            outer = self.lookup(name)
+            values = [scope.get(name, outer) for scope in scopes]
+            if all(v is outer or _refines(v, outer) for v in values):
+                if len(survivors) == 1 and isinstance(values[survivors[0]], Refined):
+                    kept = values[survivors[0]]  # `if x is None: return` refines x for what follows
+                    self.scopes[-1][name] = Refined(kept.value, kept.type)
+                continue
+            values = [self.materialize(v, node.blocks[i]) for i, v in enumerate(values)]
+            self.join_variable(node, name, values, exits)
+
+    def materialize(self, value, block):
+        """A branch's value as an IR value in that branch (a pending refinement is emitted there)."""
+        if isinstance(value, Refined):
+            with self.inside(block):
+                refined = self.emit1("prim::Refine", [value.value], value.type)
+            return refined
+        return value
+
+    def join_variable(self, node: Node, name: str, values: list, exits: list[bool]) -> None:
+        live = [v for v, e in zip(values, exits) if not e and v is not None]
+        present = [v for v in values if v is not None]
+        if not all(isinstance(v, Value) for v in present):
+            if len(set(map(id, present))) == 1 and len(present) == len(values):
+                self.scopes[-1][name] = present[0]
+                return
+            if any(isinstance(v, Conflict) for v in present):
+                self.scopes[-1][name] = next(v for v in present if isinstance(v, Conflict))
+                return
+            self.scopes[-1][name] = Conflict(f"'{name}' is bound to a compile-time value (a module, function or "
+                                             "tuple of them) in only one branch")
+            return
+        if any(v is None for v, e in zip(values, exits) if not e):
+            where = "true" if values[0] is None else "false"
+            self.scopes[-1][name] = Conflict(f"'{name}' is not defined in the {where} branch")
+            return
+        typed = live or present
+        merged = self.declared.get(name)
+        if merged is None:
+            merged = typed[0].type
+            for v in typed[1:]:
+                merged = unify(merged, v.type)
+                if merged is None:
+                    break
+        if merged is None:
+            if name == RETVAL:
+                raise self.error(f"Previous return statement returned a value of type {typed[0].type} but this "
+                                 f"return statement returns a value of type {typed[1].type}")
+            self.scopes[-1][name] = Conflict(
+                f"Variable '{name}' has type {values[0].type} in the true branch and type {values[1].type} in the "
+                "false branch, which do not unify")
+            return
+        for index, (block, value) in enumerate(zip(node.blocks, values)):
+            with self.inside(block):
+                if value is None or not assignable(value.type, merged) and exits[index]:
+                    value = self.emit1("prim::Uninitialized", [], merged)
+                block.add_return(value)
+        out = node.add_output(merged)
+        if not name.startswith("$"):
+            out.name = name
+        self.scopes[-1][name] = out
+
+    def static_bool(self, value) -> bool | None:
+        if isinstance(value, Value) and value.node is not None and value.node.op == "prim::Constant" and \
+                isinstance(value.node.attrs["value"], bool):
+            return value.node.attrs["value"]
+        return None
+
+    # --- exits ------------------------------------------------------------------------------------
+    def stmt_Return(self, node: ast.Return) -> bool:
+        self.at(node)
+        value = self.as_value(self.expr(node.value), node.value) if node.value is not None else self.const(None)
+        if self.return_type is not None:
+            value = self.coerce(value, self.return_type, node, "Return value was annotated as having type "
+                                f"{self.return_type} but is actually of type {value.type}")
+        if self.probing:
+            self.probed_returns.append(value.type)
+        else:
+            self.bind(RETVAL, value)
+        if self.return_flag is not None:
+            self.bind(self.return_flag, self.const(True))
+        return True
+
+    def stmt_Raise(self, node: ast.Raise) -> bool:
+        self.at(node)
+        message = self.exception_message(node.exc) if node.exc is not None else "Exception"
+        self.emit("prim::RaiseException", [], [], {"message": message})
+        return True
+
+    def stmt_Assert(self, node: ast.Assert) -> bool:
+        self.at(node)
+        cond, (when_true, _) = self.condition(node.test)
+        message = "AssertionError"
+        if node.msg is not None:
+            text = self.static_string(node.msg)
+            message = f"AssertionError: {text}" if text is not None else message
+        static = self.static_bool(cond)
+        if static is not True:
+            failed = self.emit1("not.scalar", [cond], Bool)
+            self.emit_if(failed, lambda: self.raises(message), None)
+        self.scopes[-1].update(when_true)
+        return static is False
+
+    def raises(self, message: str) -> bool:
+        self.emit("prim::RaiseException", [], [], {"message": message})
+        return True
+
+    def exception_message(self, exc: ast.Node) -> str:
+        """The text of `raise Exc("message")` (TorchScript keeps the message, not the object)."""
+        if isinstance(exc, ast.Call):
+            name = _dotted(exc.func) or "Exception"
+            parts = []
+            for arg in exc.args:
+                text = self.static_string(arg)
+                parts.append(text if text is not None else "<value>")
+            return f"{name}: {' '.join(parts)}" if parts else name
+        return _dotted(exc) or "Exception"
+
+    def static_string(self, node: ast.Node) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.JoinedStr):
+            return "".join(p if isinstance(p, str) else "{}" for p in node.parts)
+        return None
+
+    def coerce(self, value: Value, target, node, message: str) -> Value:
+        """`value` as a `target`-typed value (a None literal for an Optional, an int for a float...),
+        or a ScriptError with `message`."""
+        if value.type == target:
+            return value
+        if assignable(value.type, target):
+            return self.emit1("prim::Refine", [value], target) if value.type != NoneType else \
+                self.emit1("prim::Refine", [value], target)
+        converted = self.implicit_conversion(value, target)
+        if converted is not None:
+            return converted
+        raise self.error(message, node)
+
+
+def _is_const(value, expected) -> bool:
+    return isinstance(value, Value) and value.node is not None and value.node.op == "prim::Constant" and \
+        value.node.attrs.get("value") is expected
+
+
+def _refines(value, outer) -> bool:
+    """Whether a branch's binding only refines the outer variable (it was not assigned)."""
+    if isinstance(value, Refined):
+        return value.value is outer or (isinstance(outer, Refined) and value.value is outer.value)
+    return isinstance(value, Value) and value.node is not None and value.node.op == "prim::Refine" and \
+        (value.node.inputs[0] is outer or (isinstance(outer, Refined) and value.node.inputs[0] is outer.value))
+
+
+def _dotted(node) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else None
+    return None
