@@ -555,7 +555,7 @@ def _dropout_kernel(xp, x, p=0.5, training=True):
         return x, None
     if p == 1:
         return xp.zeros_like(x), xp.zeros(x.shape, dtype=x.dtype)
-    from .factory import generator
+    from .generator import generator
     scale = xp.asarray(1.0 / (1 - p), dtype=x.dtype)
     mask = (generator(xp).random(x.shape) >= p).astype(x.dtype) * scale
     return x * mask, mask

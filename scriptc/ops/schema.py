@@ -234,8 +234,9 @@ class OpDef:
     def bind(self, args: tuple, kwargs: dict) -> tuple:
         """Arguments in schema order, defaults filled; TypeError naming the schema if they don't fit."""
         params = self.schema.args
-        if len(args) > len(params):
-            raise TypeError(f"{self.name}() takes {len(params)} arguments but {len(args)} were given\n"
+        positional = sum(1 for p in params if not p.kwarg_only)
+        if len(args) > positional:
+            raise TypeError(f"{self.name}() takes {positional} positional arguments but {len(args)} were given\n"
                             f"  schema: {self.schema}")
         bound = list(args)
         for p in params[len(args):]:
