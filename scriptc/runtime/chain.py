@@ -84,7 +84,7 @@ class Chain:
                         step.ins[positions[0]] not in known or \
                         not _constant_matrix(executor.constants.get(step.ins[positions[1]]), t.dtype.name):
                     return None
-            head_input = len(step.spec.inputs) - 1 if step.head is not None else None
+            head_input = step.spec.head.result if step.head is not None else None
             for i in step.varying_reads:
                 if i != head_input and (i in step.scalar_dtypes or step.ins[i] not in known):
                     return None
@@ -160,7 +160,7 @@ class Chain:
                           data_pointer(matrix), data_pointer(source), data_pointer(head_out)]
                 keep.append(head_out)
                 args.append(head_out)
-                head_input = len(step.spec.inputs) - 1
+                head_input = step.spec.head.result
             launch = step._prepare(args)
             if launch is None or launch.empty or launch.parallel:
                 return None
