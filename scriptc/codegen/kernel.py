@@ -91,7 +91,7 @@ class KernelSpec:
     @property
     def head_floor(self) -> float | None:
         """c where all the group does after its head is maximum(head's float result, c): a ReLU
-        (c = 0), which the head can apply as it writes its result (codegen/llvm/heads.py); else None."""
+        (c = 0), which the head can apply as it writes its result (native/heads.py); else None."""
         if self.head is None or self.tail is not None or self.outputs != [0] or len(self.exprs) != 1:
             return None
         expr, dtype = self.exprs[0]

@@ -173,7 +173,7 @@ def _im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups):
 def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, im2col=None, column_bytes=None,
                    run_slices=None, matmul=None, floor=None):
     # `im2col`: a faster one with _im2col's arguments and result, or None where it has none (a
-    # backend's compiled loop: codegen/llvm/heads.py). `matmul(weights, cols, out, bias, floor)`:
+    # backend's compiled loop: native/heads.py). `matmul(weights, cols, out, bias, floor)`:
     # likewise for the products below, the bias added to them and the floor, returning None where
     # it has none.
     # `floor`: when given, the result is xp.maximum(conv2d, floor): the ReLU (0) a backend fuses into

@@ -23,7 +23,7 @@ import numpy as np
 
 from scriptc import ops
 from scriptc.codegen.kernel import merge_dims
-from scriptc.codegen.llvm.pointers import data_pointer
+from scriptc.native.pointers import data_pointer
 from scriptc.ir.graph import Block, Graph, Node
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType
@@ -293,7 +293,7 @@ class _GroupStep:
             self.head = ops.OPS[spec.head.op] if spec.head else None
             self.head_is_result = False
             if spec.head:
-                from scriptc.codegen.llvm.heads import head_kernel
+                from scriptc.native.heads import head_kernel
                 positions, consts = spec.head.inputs, spec.head.constants
                 # The dtype the guard expects of the head's first input, for its backend pieces to compile now.
                 first = positions[0] if positions else None

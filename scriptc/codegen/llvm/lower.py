@@ -22,6 +22,7 @@ from scriptc.ops import expr as E
 
 from ..kernel import KernelSpec, Unsupported
 from . import mathlib
+from .loop import loop
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
@@ -167,38 +168,6 @@ class _ExprLowering:
 ELEMENTWISE_INTERLEAVE = 4
 
 
-def _loop(b: ir.IRBuilder, start, end, body, name: str, step: int = 1, interleave: int | None = None):
-    """for (i = start; i < end; i += step) body(i); `interleave` asks the vectorizer for that many
-    vectors per iteration."""
-    pre = b.block
-    header = b.append_basic_block(f"{name}.header")
-    loop_body = b.append_basic_block(f"{name}.body")
-    exit_block = b.append_basic_block(f"{name}.exit")
-    b.branch(header)
-    b.position_at_end(header)
-    i = b.phi(I64, name=name)
-    i.add_incoming(start, pre)
-    b.cbranch(b.icmp_signed("<", i, end), loop_body, exit_block)
-    b.position_at_end(loop_body)
-    body(i)
-    nxt = b.add(i, ir.Constant(I64, step))
-    i.add_incoming(nxt, b.block)
-    latch = b.branch(header)
-    if interleave:
-        latch.set_metadata("llvm.loop", _loop_id(b.module, interleave))
-    b.position_at_end(exit_block)
-
-
-def _loop_id(module: ir.Module, interleave: int):
-    """A loop's metadata asking for `interleave` vectors per iteration. LLVM wants a loop ID that
-    refers to itself first; llvmlite builds nodes from existing ones, so the node is made with a
-    placeholder that is unique to it (add_metadata shares equal nodes) and then pointed at itself."""
-    hint = module.add_metadata([ir.MetaDataString(module, "llvm.loop.interleave.count"), ir.Constant(I32, interleave)])
-    loop_id = module.add_metadata([ir.MetaDataString(module, f"loop {len(module.metadata)}"), hint])
-    loop_id.operands = (loop_id, hint)
-    return loop_id
-
-
 def lower(spec: KernelSpec) -> ir.Module:
     module = ir.Module(name=spec.name)
     fnty = ir.FunctionType(ir.VoidType(), [I64, I64, I8.as_pointer().as_pointer(), I64.as_pointer()])
@@ -223,7 +192,7 @@ def lower(spec: KernelSpec) -> ir.Module:
                     b, b.gep(in_ptrs[k], [i]), spec.inputs[k].dtype))
                 for ptr, (dtype, k) in zip(out_ptrs, out_specs):
                     _store(b, lowering.value(spec.exprs[k][0]), b.gep(ptr, [i]), dtype)
-            _loop(b, start, end, element, "i", interleave=ELEMENTWISE_INTERLEAVE)
+            loop(b, start, end, element, "i", interleave=ELEMENTWISE_INTERLEAVE)
         else:
             _rows(b, spec, meta, start, end, in_ptrs, scalars, out_ptrs, out_specs)
     else:
@@ -305,8 +274,8 @@ def _rows(b, spec, meta, start, end, in_ptrs, scalars, out_ptrs, out_specs):
             out_index = b.add(row_start, j)
             for ptr, (dtype, k) in zip(out_ptrs, out_specs):
                 _store(b, lowering.value(spec.exprs[k][0]), b.gep(ptr, [out_index]), dtype)
-        _loop(b, ir.Constant(I64, 0), inner, element, "j", interleave=ELEMENTWISE_INTERLEAVE)
-    _loop(b, start, end, row_body, "row")
+        loop(b, ir.Constant(I64, 0), inner, element, "j", interleave=ELEMENTWISE_INTERLEAVE)
+    loop(b, start, end, row_body, "row")
 
 
 def _prefetch_next_row(b, spec: KernelSpec, meta, row, rank, in_ptrs, inner):
@@ -330,7 +299,7 @@ def _prefetch_next_row(b, spec: KernelSpec, meta, row, rank, in_ptrs, inner):
             address = b.bitcast(b.gep(base, [j]), address_type)
             b.call(prefetch, [address, ir.Constant(I32, 0), ir.Constant(I32, 3),
                               ir.Constant(I32, 1)])
-        _loop(b, ir.Constant(I64, 0), inner, touch, "p", step=per_line)
+        loop(b, ir.Constant(I64, 0), inner, touch, "p", step=per_line)
 
 
 def _combine(b, combine: str, t):
@@ -359,7 +328,7 @@ def _extreme_of_row(b, combine: str, t, inner, element_value):
         v = element_value(j)
         b.store(binary_intrinsic(b, name, b.load(best), v, fastmath=("nnan", "nsz")), best)
         b.store(b.or_(b.load(seen_nan), b.zext(b.fcmp_unordered("uno", v, v), I32)), seen_nan)
-    _loop(b, ir.Constant(I64, 0), inner, body, "r")
+    loop(b, ir.Constant(I64, 0), inner, body, "r")
     return b.select(b.icmp_unsigned("!=", b.load(seen_nan), ir.Constant(I32, 0)), ir.Constant(t, math.nan), b.load(best))
 
 
@@ -377,7 +346,7 @@ def _column_reduction(b, spec, meta, start, end, in_ptrs, scalars, out, t):
         dims, offsets = _row_offsets(b, spec, meta, row, rank, skip=dim)
         inner = dims[rank - 1]
         row_out = b.gep(out, [b.mul(row, inner)])
-        _loop(b, ir.Constant(I64, 0), inner, lambda j: b.store(ir.Constant(t, identity), b.gep(row_out, [j])), "z")
+        loop(b, ir.Constant(I64, 0), inner, lambda j: b.store(ir.Constant(t, identity), b.gep(row_out, [j])), "z")
 
         def step(r):
             shifted = {k: b.add(offset, b.mul(r, strides[k][dim])) for k, offset in offsets.items()}
@@ -386,13 +355,13 @@ def _column_reduction(b, spec, meta, start, end, in_ptrs, scalars, out, t):
                 v = _ExprLowering(b, _row_loader(b, spec, scalars, shifted, in_ptrs, j)).value(spec.exprs[value_index][0])
                 slot = b.gep(row_out, [j])
                 b.store(combine(b.load(slot), _ExprLowering(b, None).convert(v, t)), slot)
-            _loop(b, ir.Constant(I64, 0), inner, element, "j")
-        _loop(b, ir.Constant(I64, 0), dims[dim], step, "r")
+            loop(b, ir.Constant(I64, 0), inner, element, "j")
+        loop(b, ir.Constant(I64, 0), dims[dim], step, "r")
         if tail.role.mean:
             count = b.sitofp(dims[dim], t)
-            _loop(b, ir.Constant(I64, 0), inner, lambda j: b.store(
+            loop(b, ir.Constant(I64, 0), inner, lambda j: b.store(
                 b.fdiv(b.load(b.gep(row_out, [j])), count), b.gep(row_out, [j])), "m")
-    _loop(b, start, end, row_body, "row")
+    loop(b, start, end, row_body, "row")
 
 
 COLUMN_CHUNK = 256  # columns a column softmax normalizes at a time: its peaks and totals stay in L1
@@ -441,11 +410,11 @@ def _column_softmax(b, spec, meta, start, end, in_ptrs, scalars, out, t):
                         v = _ExprLowering(b, _row_loader(b, spec, scalars, shifted, in_ptrs, b.add(first, j))).value(
                             spec.exprs[value_index][0])
                         body(j, _ExprLowering(b, None).convert(v, t), b.gep(out, [b.add(line, j)]))
-                    _loop(b, zero, width, element, "j")
-                _loop(b, zero, dims[dim], at, "r")
+                    loop(b, zero, width, element, "j")
+                loop(b, zero, dims[dim], at, "r")
 
             def each(body, name):
-                _loop(b, zero, width, lambda j: body(j, b.gep(peaks, [j]), b.gep(totals, [j])), name)
+                loop(b, zero, width, lambda j: body(j, b.gep(peaks, [j]), b.gep(totals, [j])), name)
 
             each(lambda j, p, s: (b.store(ir.Constant(t, -math.inf), p), b.store(ir.Constant(t, 0.0), s)), "init")
             # As the last-dim form: a NaN makes its column NaN through the totals, whatever the peak.
@@ -467,8 +436,8 @@ def _column_softmax(b, spec, meta, start, end, in_ptrs, scalars, out, t):
             else:
                 each(lambda j, p, s: b.store(b.fadd(b.load(p), mathlib.log(b, b.load(s))), s), "shift")
                 along(lambda j, v, slot: b.store(b.fsub(v, b.load(b.gep(totals, [j]))), slot))
-        _loop(b, zero, inner, chunk, "chunk", step=COLUMN_CHUNK)
-    _loop(b, start, end, row_body, "row")
+        loop(b, zero, inner, chunk, "chunk", step=COLUMN_CHUNK)
+    loop(b, start, end, row_body, "row")
 
 
 def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
@@ -510,7 +479,7 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
 
             def body(j):
                 b.store(step(b.load(acc), j), acc)
-            _loop(b, ir.Constant(I64, 0), inner, body, "r")
+            loop(b, ir.Constant(I64, 0), inner, body, "r")
             return b.load(acc)
 
         if form == REDUCE and tail.role.combine in ("max", "min"):
@@ -576,7 +545,7 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
 
                 def normalize(j):
                     b.store(b.fsub(values(j), shift), b.gep(row_out, [j]))
-            _loop(b, ir.Constant(I64, 0), inner, normalize, "n")
+            loop(b, ir.Constant(I64, 0), inner, normalize, "n")
             return
         # layer_norm over the last dim
         assert form == LAYER_NORM
@@ -598,6 +567,6 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
             if b_index is not None:
                 v = b.fadd(v, _load(b, b.gep(in_ptrs[b_index], [j]), dtype), flags=CONTRACT)
             b.store(v, b.gep(row_out, [j]))
-        _loop(b, ir.Constant(I64, 0), inner, normalize, "n")
+        loop(b, ir.Constant(I64, 0), inner, normalize, "n")
 
-    _loop(b, start, end, row_body, "row")
+    loop(b, start, end, row_body, "row")

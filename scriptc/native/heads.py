@@ -23,9 +23,11 @@ import numpy as np
 
 from scriptc.ops import OpDef
 
+from scriptc.codegen.llvm.driver import KERNEL_TYPE, has_wide_vectors
+
 from . import gemm, im2col, matvec
 from .blas import single_threaded
-from .driver import KERNEL_TYPE, has_wide_vectors, loop_function
+from .loops import loop_function
 from .pointers import data_pointer
 
 # A matmul of this many rows streams its right-hand matrix once through the native loop (matvec.py);
