@@ -51,6 +51,26 @@ def test_every_pointwise_op_has_a_scalar_expression():
             assert all(n.op in expr.PRIMITIVES for n in expr.walk(tree)), op.name
 
 
+# The arguments the kernel spec reads of an op, by its fusion role (codegen/kernel.py).
+TAIL_ARGUMENTS = {ops.REDUCE: {"self", "dim", "keepdim"}, ops.NORMALIZE: {"self", "dim", "dtype"},
+                  ops.LAYER_NORM: {"input", "normalized_shape", "weight", "bias", "eps"}}
+
+
+def test_fusion_roles_fit_their_ops():
+    """Fusion reads roles, never op names: every tail has the arguments its form reads, a REDUCE
+    says how it accumulates, every head is a library op with a tensor result."""
+    tails = [op for op in PURE_OPS if op.fusion_tail is not None]
+    assert {op.name for op in tails} >= {"sum", "mean", "amax", "softmax", "layer_norm"}
+    for op in tails:
+        assert TAIL_ARGUMENTS[op.fusion_tail.form] <= set(op.arg_index), op.name
+        assert (op.fusion_tail.combine in ("add", "mul", "max", "min")) == (op.fusion_tail.form == ops.REDUCE), op.name
+    heads = [op for op in PURE_OPS if op.fusion_head]
+    assert {op.name for op in heads} >= {"matmul", "linear", "conv2d"}
+    for op in heads:
+        assert op.kind == ops.OPAQUE and op.schema.returns == (scriptc.types.TensorType(),), op.name
+    assert all(op.fusion_head for op in PURE_OPS if op.head_floor)
+
+
 def _scriptc_args(case, float_dtype, requires_grad=False):
     return [_to_scriptc(a, float_dtype, requires_grad and i not in case.nograd) for i, a in enumerate(case.args)]
 
