@@ -86,3 +86,7 @@ from . import shape  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
 from . import scalar  # noqa: E402,F401
+from . import products  # noqa: E402,F401
+from . import einsum  # noqa: E402,F401
+from . import diagonal  # noqa: E402,F401
+from . import norms  # noqa: E402,F401

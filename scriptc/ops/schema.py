@@ -185,6 +185,10 @@ class OpDef:
     grad(ctx, grad_output) returns one gradient per schema argument (None
     where there is none); ctx has the call's arguments by name and `out`.
     scalar(*exprs) gives the elementwise expression both codegens lower.
+    On complex tensors, grad follows PyTorch's conjugate Wirtinger convention: a formula written as
+    `g * f'(z)` (every holomorphic op, and every linear one) is applied as `g * conj(f'(z))` by
+    autograd; `complex_aware=True` says the formula already handles complex inputs itself (abs,
+    angle, real, vdot, the decompositions).
     """
 
     schema: Schema
@@ -202,6 +206,7 @@ class OpDef:
     method: bool = True
     function: bool = True
     functional: bool = False
+    complex_aware: bool = False
     inplace: "OpDef | None" = None
     inplace_of: "OpDef | None" = None
     doc: str = ""

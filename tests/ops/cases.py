@@ -475,3 +475,7 @@ def unwrap(value) -> Any:
     if isinstance(value, list):
         return [unwrap(v) for v in value]
     return value
+
+from .cases_linalg import CASES as _LINALG_CASES  # noqa: E402  (defined with this module's Case)
+
+CASES.update(_LINALG_CASES)
