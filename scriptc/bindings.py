@@ -131,6 +131,19 @@ def _public(filter_attr: str) -> dict:
     return out
 
 
+def namespace(prefix: str, module: str) -> dict:
+    """The functions of a torch namespace (`torch.linalg`, `torch.fft`) from the ops named with its
+    prefix as in ATen (`linalg_inv` is `torch.linalg.inv`), keyed by their names there."""
+    out = {}
+    for op in ops.all_ops():
+        if op.base_name.startswith(prefix) and op.inplace_of is None:
+            fn = _make(op, as_method=False)
+            fn.__name__ = fn.__qualname__ = op.base_name[len(prefix):]
+            fn.__module__ = module
+            out[fn.__name__] = fn
+    return out
+
+
 FUNCTIONS = _public("function")
 METHODS = _public("method")
 for _name, _fn in METHODS.items():

@@ -8,7 +8,6 @@ a Node for autograd when an input requires grad, and tell the tracer.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
@@ -512,7 +511,7 @@ def call(op, args: tuple):
         outs = (result,)
     elif isinstance(out, (tuple, list)):
         outs = tuple(_wrap_output(op, o, args) for o in out)
-        result = _returns[op.name](*outs) if op.name in _returns else (
+        result = op.result_tuple(*outs) if op.result_tuple is not None else (
             list(outs) if type(out) is list or op.schema.returns[0].__class__.__name__ == "ListType" else outs)
     else:
         result = _wrap_output(op, np.asarray(out), args)
@@ -520,7 +519,7 @@ def call(op, args: tuple):
     if record:
         node = autograd.record(op, arrays, _grad_inputs(op, args), out, aux, np)
         for i, t in enumerate(outs):
-            if t._data.dtype.kind == "f":
+            if t._data.dtype.kind in "fc" and i not in op.nondifferentiable_outputs:
                 t.requires_grad = True
                 t.grad_fn = node
                 t._out_index = i
@@ -555,12 +554,6 @@ def _wrap_output(op, out, args) -> Tensor:
             if base is not None and (base is data or base is data.base or _root(out) is _root(data)):
                 return _view_of(src, out)
     return wrap(out)
-
-
-_returns = {
-    "max.dim": namedtuple("max", ["values", "indices"]),
-    "min.dim": namedtuple("min", ["values", "indices"]),
-}
 
 
 def _check_inplace_allowed(target: Tensor, other_args) -> None:

@@ -90,3 +90,5 @@ from . import products  # noqa: E402,F401
 from . import einsum  # noqa: E402,F401
 from . import diagonal  # noqa: E402,F401
 from . import norms  # noqa: E402,F401
+from . import linalg_solve  # noqa: E402,F401
+from . import linalg_decomp  # noqa: E402,F401

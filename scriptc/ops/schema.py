@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -207,6 +208,8 @@ class OpDef:
     function: bool = True
     functional: bool = False
     complex_aware: bool = False
+    result_names: tuple[str, ...] = ()  # names of a tuple result's fields (torch.return_types.<name>)
+    nondifferentiable_outputs: tuple[int, ...] = ()  # outputs that never carry a gradient (lstsq's rank)
     inplace: "OpDef | None" = None
     inplace_of: "OpDef | None" = None
     doc: str = ""
@@ -214,6 +217,8 @@ class OpDef:
 
     def __post_init__(self):
         self.arg_index = {a.name: i for i, a in enumerate(self.schema.args)}
+        # The named tuple eager calls return, as torch.return_types.<op> (`max(x, 1).values`).
+        self.result_tuple = namedtuple(self.base_name, self.result_names) if self.result_names else None
         self.tensor_args = tuple(i for i, a in enumerate(self.schema.args) if a.is_tensor)
         self.tensor_list_args = tuple(i for i, a in enumerate(self.schema.args) if _is_tensor_list(a.type))
         # The arguments whose dtypes decide the result dtype (a where's condition or a mask does not).

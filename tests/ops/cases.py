@@ -38,6 +38,9 @@ class Case:
     atol: float = 2e-5
     label: str = ""
     nograd: tuple = ()              # positions of float arrays that are not differentiable inputs
+    pre: Callable | None = None     # args -> args, with either library's tensors, before the op in gradcheck
+    #                                 and the torch comparison (symmetrize what an op reads half of)
+    post: Callable | None = None    # outputs -> outputs before comparing (a decomposition's sign-free parts)
 
 
 def rand(*shape, lo=-2.0, hi=2.0):

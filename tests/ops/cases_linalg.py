@@ -182,3 +182,189 @@ CASES: dict[str, list[Case]] = {
               Case((rand(5, 3), rand(4, 3), INF), _cdist, label="inf"),
               Case((rand(5, 3), rand(4, 3), 0.0), _cdist, label="p=0", grad=False)],
 }
+
+
+# --- solvers and decompositions ---------------------------------------------------------------
+
+def square(*shape):
+    """Well-conditioned square matrices: random plus n on the diagonal."""
+    n = shape[-1]
+    return rand(*shape) + n * np.eye(n)
+
+
+def spd(*shape):
+    a = rand(*shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def symmetric(*shape):
+    a = rand(*shape)
+    return (a + np.swapaxes(a, -1, -2)) / 2
+
+
+def rank_deficient(m, n, rank):
+    return rand(m, rank) @ rand(rank, n)
+
+
+def _lu_ref(a):
+    """Doolittle with partial pivoting, one matrix at a time: (LU, 1-based pivots)."""
+    a = np.array(a, dtype=float)
+    lead = a.shape[:-2]
+    m, n = a.shape[-2:]
+    lus, pivots = [], []
+    for index in np.ndindex(*lead):
+        lu = a[index].copy()
+        piv = []
+        for j in range(min(m, n)):
+            p = j + int(np.argmax(np.abs(lu[j:, j])))
+            piv.append(p + 1)
+            lu[[j, p]] = lu[[p, j]]
+            if lu[j, j] != 0:
+                lu[j + 1:, j] /= lu[j, j]
+            lu[j + 1:, j + 1:] -= np.outer(lu[j + 1:, j], lu[j, j + 1:])
+        lus.append(lu)
+        pivots.append(piv)
+    return np.array(lus).reshape(a.shape), np.array(pivots, dtype=np.int32).reshape(lead + (min(m, n),))
+
+
+def _lu_unpack_ref(a):
+    lu, piv = _lu_ref(a)
+    m, n = a.shape
+    k = min(m, n)
+    perm = list(range(m))
+    for j, p in enumerate(piv):
+        perm[j], perm[p - 1] = perm[p - 1], perm[j]
+    p_matrix = np.zeros((m, m))
+    p_matrix[perm, range(m)] = 1
+    return p_matrix, np.tril(lu[:, :k], -1) + np.eye(m, k), np.triu(lu[:k])
+
+
+def _symmetrize(a, *rest):
+    return ((a + a.mT) / 2,) + rest
+
+
+def _squared(*outputs):
+    """Sign-free parts of a decomposition (columns of U and V are defined up to sign)."""
+    return tuple(o * o for o in outputs)
+
+
+def _svd_signfree(u, s, vh):
+    return u * u, s, vh * vh
+
+
+def _eigh_signfree(values, vectors):
+    return values, vectors * vectors
+
+
+def _lstsq_ref(a, b, rcond=None, driver=None):
+    x = np.linalg.pinv(a) @ b
+    residuals = ((a @ x - b) ** 2).sum(-2) if driver in ("gelsd", "gelss", "gels") else np.zeros(0)
+    rank = np.linalg.matrix_rank(a) if driver != "gels" else np.zeros(0, dtype=np.int64)
+    singular = np.linalg.svd(a, compute_uv=False) if driver in ("gelsd", "gelss") else np.zeros(0)
+    return x, residuals, rank, singular
+
+
+_A3, _B3 = square(3, 3), rand(3, 2)
+_LU3, _PIV3 = _lu_ref(_A3)
+
+CASES.update({
+    "linalg_inv": [Case((square(3, 3),), np.linalg.inv, torch=_linalg("inv"), rtol=1e-4),
+                   Case((square(2, 3, 3),), np.linalg.inv, torch=_linalg("inv"), rtol=1e-4, label="batched"),
+                   Case((np.ascontiguousarray(square(4, 4)).T,), np.linalg.inv, torch=_linalg("inv"), rtol=1e-4,
+                        label="transposed"),
+                   Case((rand(0, 0),), np.linalg.inv, torch=_linalg("inv"), label="empty")],
+    "inverse": [Case((square(3, 3),), np.linalg.inv, rtol=1e-4)],
+    "linalg_inv_ex": [Case((square(2, 3, 3),), lambda a: (np.linalg.inv(a), np.zeros(2, np.int32)),
+                           torch=_linalg("inv_ex"), rtol=1e-4)],
+    "linalg_solve": [Case((square(3, 3), rand(3, 2)), np.linalg.solve, torch=_linalg("solve"), rtol=1e-4),
+                     Case((square(2, 3, 3), rand(3)), lambda a, b: np.linalg.solve(a, b[:, None])[..., 0],
+                          torch=_linalg("solve"), rtol=1e-4, label="vector broadcast"),
+                     Case((square(3, 3), rand(2, 3)), lambda a, b, left: np.linalg.solve(a.T, b.T).T,
+                          kwargs={"left": False}, torch=_linalg("solve"), rtol=1e-4, label="left=False")],
+    "linalg_det": [Case((square(3, 3),), np.linalg.det, torch=_linalg("det"), rtol=1e-4),
+                   Case((rank_deficient(3, 3, 2),), np.linalg.det, torch=_linalg("det"), atol=1e-4,
+                        label="singular"),
+                   Case((square(2, 2, 2),), np.linalg.det, torch=_linalg("det"), rtol=1e-4, label="batched")],
+    "det": [Case((square(3, 3),), np.linalg.det, rtol=1e-4)],
+    "linalg_slogdet": [Case((square(2, 3, 3) * np.array([1, -1])[:, None, None],), np.linalg.slogdet,
+                            torch=_linalg("slogdet"), rtol=1e-4)],
+    "slogdet": [Case((square(3, 3),), np.linalg.slogdet, rtol=1e-4)],
+    "logdet": [Case((spd(3, 3),), lambda a: np.log(np.linalg.det(a)), rtol=1e-4)],
+    "linalg_lu_factor": [Case((square(3, 3),), _lu_ref, torch=_linalg("lu_factor"), rtol=1e-4),
+                         Case((rand(2, 4, 4),), _lu_ref, torch=_linalg("lu_factor"), rtol=1e-4, label="batched"),
+                         Case((rand(4, 3),), _lu_ref, torch=_linalg("lu_factor"), rtol=1e-4, grad=False,
+                              label="tall")],
+    "linalg_lu_factor_ex": [Case((square(3, 3),), lambda a: _lu_ref(a) + (np.zeros((), np.int32),),
+                                 torch=_linalg("lu_factor_ex"), rtol=1e-4)],
+    "linalg_lu": [Case((square(4, 4),), _lu_unpack_ref, torch=_linalg("lu"), rtol=1e-4),
+                  Case((rand(3, 5),), _lu_unpack_ref, torch=_linalg("lu"), rtol=1e-4, grad=False, label="wide")],
+    "linalg_lu_solve": [Case((_LU3, Int(_PIV3), _B3), lambda lu, p, b: np.linalg.solve(_A3, b),
+                             torch=_linalg("lu_solve"), rtol=1e-4),
+                        Case((_LU3, Int(_PIV3), _B3.T), lambda lu, p, b, left: np.linalg.solve(_A3.T, b.T).T,
+                             kwargs={"left": False}, torch=_linalg("lu_solve"), rtol=1e-4, label="right"),
+                        Case((_LU3, Int(_PIV3), _B3), lambda lu, p, b, adjoint: np.linalg.solve(_A3.T, b),
+                             kwargs={"adjoint": True}, torch=_linalg("lu_solve"), rtol=1e-4, label="adjoint")],
+    "matrix_power": [Case((rand(3, 3), 3), np.linalg.matrix_power, rtol=1e-4),
+                     Case((square(2, 3, 3), -2), np.linalg.matrix_power, rtol=1e-4, label="negative batched"),
+                     Case((rand(3, 3), 0), np.linalg.matrix_power, label="zero")],
+    "linalg_matrix_power": [Case((rand(3, 3), 2), np.linalg.matrix_power, torch=_linalg("matrix_power"))],
+    "linalg_cholesky": [Case((spd(3, 3),), np.linalg.cholesky, torch=_linalg("cholesky"), pre=_symmetrize,
+                             rtol=1e-4),
+                        Case((spd(2, 3, 3),), lambda a, upper: np.swapaxes(np.linalg.cholesky(a), -1, -2),
+                             kwargs={"upper": True}, torch=_linalg("cholesky"), pre=_symmetrize, rtol=1e-4,
+                             label="upper batched")],
+    "cholesky": [Case((spd(3, 3),), np.linalg.cholesky, pre=_symmetrize, rtol=1e-4)],
+    "linalg_cholesky_ex": [Case((spd(3, 3),), lambda a: (np.linalg.cholesky(a), np.zeros((), np.int32)),
+                                torch=_linalg("cholesky_ex"), pre=_symmetrize, rtol=1e-4)],
+    "linalg_qr": [Case((rand(4, 3),), lambda a: np.linalg.qr(a), torch=_linalg("qr"), rtol=1e-4),
+                  Case((rand(2, 3, 5), "complete"), lambda a, m: np.linalg.qr(a, m), torch=_linalg("qr"), rtol=1e-4,
+                       label="wide complete batched"),
+                  Case((rand(4, 3), "r"), lambda a, m: (np.zeros(0), np.linalg.qr(a, "r")), torch=_linalg("qr"),
+                       rtol=1e-4, grad=False, label="r")],
+    "qr": [Case((rand(4, 3),), lambda a: np.linalg.qr(a), rtol=1e-4)],
+    "linalg_svd": [Case((rand(4, 3), False), lambda a, f: np.linalg.svd(a, full_matrices=f), torch=_linalg("svd"),
+                        post=_svd_signfree, rtol=1e-4, atol=1e-4),
+                   Case((rand(2, 3, 5), False), lambda a, f: np.linalg.svd(a, full_matrices=f), torch=_linalg("svd"),
+                        post=_svd_signfree, rtol=1e-4, atol=1e-4, label="wide batched"),
+                   Case((rand(3, 3),), np.linalg.svd, torch=_linalg("svd"), post=_svd_signfree, rtol=1e-4, atol=1e-4,
+                        label="full square")],
+    "svd": [Case((rand(4, 3),), lambda a: _torch_svd_ref(a), post=_svd_signfree, rtol=1e-4, atol=1e-4)],
+    "linalg_svdvals": [Case((rand(4, 3),), lambda a: np.linalg.svd(a, compute_uv=False), torch=_linalg("svdvals"),
+                            rtol=1e-4)],
+    "linalg_eigh": [Case((symmetric(4, 4),), np.linalg.eigh, torch=_linalg("eigh"), pre=_symmetrize,
+                         post=_eigh_signfree, rtol=1e-4, atol=1e-4),
+                    Case((symmetric(2, 3, 3), "U"), lambda a, u: np.linalg.eigh(a, u), torch=_linalg("eigh"),
+                         pre=_symmetrize, post=_eigh_signfree, rtol=1e-4, atol=1e-4, label="upper batched")],
+    "linalg_eigvalsh": [Case((symmetric(4, 4),), np.linalg.eigvalsh, torch=_linalg("eigvalsh"), pre=_symmetrize,
+                             rtol=1e-4, atol=1e-4)],
+    "linalg_pinv": [Case((rand(3, 4),), np.linalg.pinv, torch=_linalg("pinv"), rtol=1e-4, atol=1e-4),
+                    Case((rand(2, 5, 3),), np.linalg.pinv, torch=_linalg("pinv"), rtol=1e-4, atol=1e-4,
+                         label="tall batched"),
+                    Case((symmetric(4, 4),), lambda a, hermitian: np.linalg.pinv(a, hermitian=True),
+                         kwargs={"hermitian": True}, torch=_linalg("pinv"), pre=_symmetrize, rtol=1e-4, atol=1e-4,
+                         label="hermitian"),
+                    Case((rank_deficient(4, 4, 2),), lambda a, rtol: np.linalg.pinv(a, rcond=1e-3),
+                         kwargs={"rtol": 1e-3}, torch=_linalg("pinv"), rtol=1e-3, atol=1e-3, grad=False,
+                         label="rank-deficient rtol")],
+    "pinverse": [Case((rand(3, 4),), np.linalg.pinv, rtol=1e-4, atol=1e-4)],
+    "linalg_matrix_rank": [Case((rank_deficient(4, 5, 2),), np.linalg.matrix_rank, torch=_linalg("matrix_rank")),
+                           Case((rand(2, 3, 3),), np.linalg.matrix_rank, torch=_linalg("matrix_rank"),
+                                label="batched"),
+                           Case((symmetric(3, 3),), lambda a, hermitian: np.linalg.matrix_rank(a),
+                                kwargs={"hermitian": True}, torch=_linalg("matrix_rank"), label="hermitian"),
+                           Case((rank_deficient(3, 3, 1) + 1e-3 * rand(3, 3),), lambda a, atol: 1,
+                                kwargs={"atol": 0.1}, torch=_linalg("matrix_rank"), label="atol")],
+    "linalg_lstsq": [Case((rand(5, 3), rand(5, 2)), _lstsq_ref, torch=_linalg("lstsq"), rtol=1e-4, atol=1e-4),
+                     Case((rand(5, 3), rand(5, 2)), lambda a, b, driver: _lstsq_ref(a, b, None, driver),
+                          kwargs={"driver": "gelsd"}, torch=_linalg("lstsq"), rtol=1e-4, atol=1e-4,
+                          label="gelsd residuals"),
+                     Case((rand(2, 4, 3), rand(2, 4)), lambda a, b: ((np.linalg.pinv(a) @ b[..., None])[..., 0],
+                                                                     np.zeros(0),
+                                                                  np.linalg.matrix_rank(a), np.zeros(0)),
+                          torch=_linalg("lstsq"), rtol=1e-4, atol=1e-4, label="vector batched")],
+})
+
+
+def _torch_svd_ref(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return u, s, vh.T
