@@ -34,9 +34,10 @@ int = int32
 short = int16
 
 _SUBMODULES = {"nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
-               "types", "config", "errors", "bindings", "testing", "linalg"}
+               "types", "config", "errors", "bindings", "testing", "linalg", "sparse"}
 _FROM_TENSOR = {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"}
 _FROM_AUTOGRAD = {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"}
+_FROM_SPARSE = {"sparse_coo_tensor", "sparse_coo", "strided"}
 
 
 def manual_seed(seed: int):
@@ -72,6 +73,8 @@ def __getattr__(name: str):
         return getattr(importlib.import_module("scriptc.tensors"), name)
     if name in _FROM_AUTOGRAD:
         return getattr(importlib.import_module("scriptc.autograd"), name)
+    if name in _FROM_SPARSE:
+        return getattr(importlib.import_module("scriptc.sparse"), name)
     if name == "inference_mode":
         return importlib.import_module("scriptc.autograd").no_grad
     from scriptc import bindings
@@ -84,4 +87,4 @@ def __getattr__(name: str):
 
 def __dir__():
     from scriptc import bindings
-    return sorted(set(globals()) | _SUBMODULES | _FROM_TENSOR | _FROM_AUTOGRAD | set(bindings.FUNCTIONS))
+    return sorted(set(globals()) | _SUBMODULES | _FROM_TENSOR | _FROM_AUTOGRAD | _FROM_SPARSE | set(bindings.FUNCTIONS))

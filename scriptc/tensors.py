@@ -318,6 +318,33 @@ class Tensor:
         _check_device(device("cuda"))
         return self
 
+    # --- layout (a sparse COO tensor is a scriptc.sparse.SparseTensor) -------------------
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def layout(self):
+        from scriptc.sparse import strided
+        return strided
+
+    def to_dense(self, dtype: dtype | None = None, *, masked_grad=None) -> "Tensor":
+        return self if dtype is None else self.to(dtype)
+
+    def to_sparse(self, sparse_dim: int | None = None) -> "Tensor":
+        """The nonzero elements as a sparse COO tensor (see scriptc.sparse)."""
+        from scriptc.sparse import to_sparse
+        return to_sparse(self, sparse_dim)
+
+    def indices(self) -> "Tensor":
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+    def values(self) -> "Tensor":
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+
+    def coalesce(self) -> "Tensor":
+        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+
     # --- shape helpers that are compositions of table ops --------------------------
     def contiguous(self, memory_format=None) -> "Tensor":
         """self when already contiguous (as PyTorch), else a contiguous copy."""

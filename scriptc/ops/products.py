@@ -123,7 +123,9 @@ def _expand_bias(bias, shape):
         broadcast = None
     if broadcast != tuple(shape):
         lead = len(shape) - bias.ndim
-        bad = next((i for i in range(len(shape)) if i >= lead and bias.shape[i - lead] not in (1, shape[i])), 0)
+        # PyTorch's expand names the last dim that does not fit.
+        bad = next((i for i in reversed(range(len(shape))) if i >= lead and bias.shape[i - lead] not in (1, shape[i])),
+                   0)
         raise ShapeError(f"The expanded size of the tensor ({shape[bad]}) must match the existing size "
                          f"({bias.shape[bad - lead]}) at non-singleton dimension {bad}.  Target sizes: "
                          f"{list(shape)}.  Tensor sizes: {list(bias.shape)}")
@@ -188,8 +190,9 @@ def _baddbmm_kernel(xp, bias, batch1, batch2, beta=1, alpha=1):
 
 
 def _addbmm_kernel(xp, bias, batch1, batch2, beta=1, alpha=1):
+    if batch1.ndim > 1 and batch2.ndim > 2:
+        _expand_bias(bias, (batch1.shape[1], batch2.shape[2]))  # PyTorch expands self before checking ranks
     _check_batches(batch1, batch2, bias)
-    _expand_bias(bias, (batch1.shape[1], batch2.shape[2]))
     return _scaled_sum(xp, bias, (batch1 @ batch2).sum(axis=0), beta, alpha)
 
 
