@@ -567,7 +567,9 @@ def _grad_inputs(op, args):
 
 
 def _root(array: np.ndarray):
-    while array.base is not None and isinstance(array.base, np.ndarray):
+    """The object that owns an array's memory, following `.base` (also through the non-array holder
+    numpy's as_strided puts between a strided view and its source)."""
+    while getattr(array, "base", None) is not None:
         array = array.base
     return array
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from scriptc.types import int64
 
@@ -10,25 +10,6 @@ from . import register
 from .matrix import shape_rule
 from .rules import normalize_dim
 from .schema import OPAQUE, SHAPE
-
-
-def strided_view(xp, x, shape, strides):
-    """A view of x's memory from its first element, with the given shape and byte strides.
-
-    On numpy it is built on the array that owns the memory, so the view's base chain reaches x's
-    storage (eager dispatch tracks views that way); it is writeable when x is."""
-    if xp is not np:
-        return xp.lib.stride_tricks.as_strided(x, shape=shape, strides=strides)
-    root = x
-    while isinstance(root.base, np.ndarray):
-        root = root.base
-    if not root.flags.c_contiguous:
-        return np.lib.stride_tricks.as_strided(x, shape=shape, strides=strides, writeable=x.flags.writeable)
-    start = 0 if 0 in shape else x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-    view = np.ndarray(shape, dtype=x.dtype, buffer=root, offset=start, strides=strides)
-    if not x.flags.writeable:
-        view.flags.writeable = False
-    return view
 
 
 def _diagonal_axes(rank, dim1, dim2):
@@ -54,7 +35,8 @@ def diagonal_view(xp, x, offset=0, dim1=0, dim2=1):
         shift = [slice(None)] * x.ndim
         shift[d2 if offset >= 0 else d1] = slice(abs(offset), None)
         x = x[tuple(shift)]
-    return strided_view(xp, x, shape, strides)
+    # A view of x's memory (eager dispatch finds x's storage through the view's base chain).
+    return xp.lib.stride_tricks.as_strided(x, shape=shape, strides=strides)
 
 
 def _diagonal_grad(ctx, g):
@@ -136,7 +118,7 @@ register("diag(self: Tensor, diagonal: int = 0) -> Tensor", OPAQUE, _diag_kernel
          doc="A 1-D tensor as the diagonal of a square matrix, or a matrix's diagonal as a 1-D tensor.")
 register("diagflat(self: Tensor, offset: int = 0) -> Tensor", OPAQUE,
          lambda xp, x, offset=0: _embed(xp, x.reshape(-1), offset, 0, 1),
-         shape=shape_rule(lambda s, offset=0: (int(np.prod(s)) + abs(offset),) * 2),
+         shape=shape_rule(lambda s, offset=0: (math.prod(s) + abs(offset),) * 2),
          grad=lambda ctx, g: (diagonal_view(ctx.xp, g, ctx.offset, 0, 1).reshape(ctx.self.shape), None),
          save=("self",), doc="The flattened input on the offset diagonal of a square matrix.")
 
@@ -146,7 +128,7 @@ def _trace_kernel(xp, x):
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
     if x.dtype == bool:
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
-    out_dtype = x.dtype if x.dtype.kind in "fc" else np.int64
+    out_dtype = x.dtype if x.dtype.kind in "fc" else xp.int64
     return xp.asarray(diagonal_view(xp, x, 0, 0, 1).sum(dtype=out_dtype))
 
 

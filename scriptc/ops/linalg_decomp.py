@@ -6,14 +6,14 @@ for complex inputs in its conjugate Wirtinger convention, so every op here is `c
 
 from __future__ import annotations
 
-import numpy as np
+import itertools
 
 from scriptc.errors import LinAlgError, ShapeError
 from scriptc.types import int32, int64
 
 from . import register
-from .linalg_solve import batch_prefix, known_dims, solve_triangular
-from .matrix import conj, mH, out_type, require_floating, require_matrix, torch_name
+from .linalg_solve import batch_prefix, first_failure, known_dims, solve_triangular
+from .matrix import conj, mH, out_type, real_dtype, require_floating, require_matrix, torch_name
 from .rules import broadcast_shapes
 from .schema import OPAQUE
 
@@ -27,12 +27,12 @@ def _real_type(a):
 def _not_positive_definite(xp, a):
     """Per matrix, the order of the first leading minor that is not positive-definite (0 when none)."""
     flat = a.reshape((-1,) + a.shape[-2:])
-    info = np.zeros(flat.shape[0], dtype=np.int32)
+    info = xp.zeros(flat.shape[0], dtype=xp.int32)
     for i, m in enumerate(flat):
         try:
             xp.linalg.cholesky(m)
             continue
-        except np.linalg.LinAlgError:
+        except xp.linalg.LinAlgError:
             pass
         lo, hi = 1, m.shape[-1]  # leading minors stop being positive-definite at some order in [lo, hi]
         while lo < hi:
@@ -40,7 +40,7 @@ def _not_positive_definite(xp, a):
             try:
                 xp.linalg.cholesky(m[:mid, :mid])
                 lo = mid + 1
-            except np.linalg.LinAlgError:
+            except xp.linalg.LinAlgError:
                 hi = mid
         info[i] = lo
     return info.reshape(a.shape[:-2])
@@ -57,9 +57,9 @@ def _cholesky_kernel(name):
         require_matrix(a, name, square=True)
         try:
             return _cholesky_factor(xp, a, upper)
-        except np.linalg.LinAlgError:
+        except xp.linalg.LinAlgError:
             info = _not_positive_definite(xp, a)
-            bad = tuple(np.argwhere(info != 0)[0])
+            bad = first_failure(info)
             raise LinAlgError(f"{name}: {batch_prefix(a, bad)}The factorization could not be completed because the "
                               f"input is not positive-definite (the leading minor of order {int(info[bad])} is not "
                               "positive-definite).") from None
@@ -343,7 +343,7 @@ register("linalg_eigvalsh(A: Tensor, UPLO: str = 'L') -> Tensor", OPAQUE, _eigva
 
 def _tolerance(xp, s_max, shape, dtype, atol, rtol):
     """max(atol, rtol * s_max), with PyTorch's default rtol = eps * max(m, n) when neither is given."""
-    eps = np.finfo(dtype).eps
+    eps = xp.finfo(dtype).eps
     if rtol is None:
         rtol = eps * max(shape[-2:]) if atol is None or atol == 0 else 0.0
     return xp.maximum(0.0 if atol is None else atol, rtol * s_max)
@@ -453,11 +453,11 @@ def _lstsq_kernel(xp, a, b, rcond=None, driver=None):
     k = b_matrix.shape[-1]
     a_full = xp.broadcast_to(a, batch + (m, n))
     b_full = xp.broadcast_to(b_matrix, batch + (m, k))
-    real = np.empty(0, a.dtype).real.dtype
+    real = real_dtype(a.dtype)
     solution = xp.empty(batch + (n, k), a.dtype)
     ranks = xp.empty(batch, xp.int64)
     singular = xp.empty(batch + (min(m, n),), real)
-    for index in np.ndindex(*batch):
+    for index in itertools.product(*map(range, batch)):
         x, _, rank, s = xp.linalg.lstsq(a_full[index], b_full[index], rcond=rcond)
         solution[index], ranks[index], singular[index] = x, rank, s
     full_rank = bool((ranks == min(m, n)).all())

@@ -7,8 +7,6 @@ PyTorch's. Gradients are PyTorch's formulas, in its conjugate Wirtinger conventi
 
 from __future__ import annotations
 
-import numpy as np
-
 from scriptc.errors import LinAlgError, ShapeError
 from scriptc.types import int32
 
@@ -16,19 +14,29 @@ from . import register
 from .matrix import conj, mH, mT, out_type, require_floating, require_matrix, same_dtype, shape_rule
 from .rules import broadcast_shapes
 from .schema import OPAQUE
+from .special import quiet_float_errors
 
 
 def batch_prefix(x, index) -> str:
     """'(Batch element i): ' for a batched input, as PyTorch words errors of one matrix in a batch."""
     if x.ndim <= 2:
         return ""
-    return f"(Batch element {int(np.ravel_multi_index(index, x.shape[:-2]))}): "
+    flat = 0
+    for i, size in zip(index, x.shape[:-2]):
+        flat = flat * size + i
+    return f"(Batch element {flat}): "
 
 
-def _first_failure(info):
-    """The batch index (a tuple) of the first nonzero info, or None."""
-    bad = np.argwhere(np.asarray(info) != 0)
-    return tuple(bad[0]) if len(bad) else None
+def first_failure(info):
+    """The batch index (a tuple) of the first nonzero entry of info, or None."""
+    flat = next((i for i, v in enumerate(info.reshape(-1).tolist()) if v), None)
+    if flat is None:
+        return None
+    index = []
+    for size in reversed(info.shape):
+        flat, i = divmod(flat, size)
+        index.append(i)
+    return tuple(reversed(index))
 
 
 # --- LU --------------------------------------------------------------------------------
@@ -87,7 +95,7 @@ def solve_triangular(xp, t, b, lower: bool, unit: bool = False):
     shape = broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:]
     x = xp.array(xp.broadcast_to(b, shape), dtype=xp.result_type(t, b), copy=True)
     order = range(n) if lower else range(n - 1, -1, -1)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with quiet_float_errors(xp):
         for i in order:
             done = slice(0, i) if lower else slice(i + 1, n)
             if (i > 0) if lower else (i < n - 1):
@@ -117,7 +125,7 @@ def _lu_factor_kernel(name, ex):
         lu, piv, info = lu_factor(xp, a)
         if ex and not check_errors:
             return lu, piv, info
-        bad = _first_failure(info)
+        bad = first_failure(info)
         if bad is not None:
             k = int(info[bad])
             message = (f"U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. If you "
@@ -243,7 +251,7 @@ register("linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool =
 # --- inverse and solve -------------------------------------------------------------------
 
 def _singular_message(a, info, name):
-    bad = _first_failure(info)
+    bad = first_failure(info)
     return bad, (f"{name}: {batch_prefix(a, bad)}The diagonal element {int(info[bad])} is zero, the inversion "
                  "could not be completed because the input matrix is singular.")
 
@@ -254,7 +262,7 @@ def _inv_kernel(name):
         require_matrix(a, name, square=True)
         try:
             return xp.linalg.inv(a)
-        except np.linalg.LinAlgError:
+        except xp.linalg.LinAlgError:
             _, message = _singular_message(a, lu_factor(xp, a)[2], name)
             raise LinAlgError(message) from None
     return kernel
@@ -276,7 +284,7 @@ def _inv_ex_kernel(xp, a, check_errors=False):
     require_floating(a, "linalg.inv_ex")
     require_matrix(a, "linalg.inv_ex", square=True)
     lu, pivots, info = lu_factor(xp, a)
-    if _first_failure(info) is None:
+    if first_failure(info) is None:
         return xp.linalg.inv(a), info
     if check_errors:
         raise LinAlgError(_singular_message(a, info, "linalg.inv_ex")[1])
@@ -314,9 +322,9 @@ def _solve_kernel(xp, a, b, left=True):
             x = xp.linalg.solve(a, b_matrix)
         else:
             x = mT(xp.linalg.solve(mT(a), mT(b_matrix)))
-    except np.linalg.LinAlgError:
+    except xp.linalg.LinAlgError:
         info = lu_factor(xp, a)[2]
-        bad = _first_failure(info)
+        bad = first_failure(info)
         raise LinAlgError(f"torch.linalg.solve: {batch_prefix(a, bad)}The solver failed because the input matrix "
                           "is singular.") from None
     return x[..., 0] if vector else x
@@ -421,8 +429,7 @@ def _logdet_kernel(xp, a):
     sign, logabsdet = _slogdet_kernel("linalg.slogdet")(xp, a)
     if a.dtype.kind == "c":
         return xp.log(sign) + logabsdet
-    with np.errstate(invalid="ignore"):
-        return xp.asarray(xp.where(sign < 0, xp.nan, logabsdet), dtype=a.dtype)
+    return xp.asarray(xp.where(sign < 0, xp.nan, logabsdet), dtype=a.dtype)
 
 
 register("logdet(self: Tensor) -> Tensor", OPAQUE, _logdet_kernel, shape=_batch_scalar,

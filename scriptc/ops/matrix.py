@@ -69,7 +69,7 @@ def require_matrix(x, op_name: str, what: str = "A", square: bool = False) -> No
 
 def real_dtype(np_dtype) -> np.dtype:
     """float32 for complex64, float64 for complex128; real dtypes unchanged."""
-    return np.empty(0, np_dtype).real.dtype
+    return np.dtype(np_dtype).type(0).real.dtype
 
 
 def known(*types) -> bool:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from scriptc.errors import ShapeError
 from scriptc.types import TensorType, promote_pair
 
@@ -13,6 +11,7 @@ from . import register
 from .matrix import mH, mT, out_type, real_dtype, require_floating, same_dtype, torch_name
 from .rules import broadcast_shapes, normalize_dim, reduced_shape
 from .schema import OPAQUE, PROMOTE
+from .special import quiet_float_errors
 
 INF = math.inf
 
@@ -108,7 +107,7 @@ def vector_norm_grad(xp, x, norm, g, ord, dim, keepdim, dtype=None):
     if ord in (INF, -INF):
         mask = a == norm
         return _sgn(xp, x) * mask * (g / mask.sum(axis=axes, keepdims=True))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with quiet_float_errors(xp):
         scale = xp.where(norm == 0, 0, g / safe ** (ord - 1))
         return _sgn(xp, x) * a ** (ord - 1) * scale
 
@@ -364,7 +363,7 @@ def _cdist_grad(ctx, g):
     elif p == INF:
         scaled = xp.sign(diff) * (xp.abs(diff) == d[..., None])
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with quiet_float_errors(xp):
             scaled = xp.where(d[..., None] == 0, 0, xp.sign(diff) * (xp.abs(diff) / d[..., None]) ** (p - 1))
     weighted = scaled * g[..., None]
     return weighted.sum(-2), -weighted.sum(-3), None, None

@@ -398,10 +398,27 @@ def _chain_operands(tensors, name):
     return mats
 
 
+def _chain_product(mats):
+    """The product of the matrices in the order with the fewest multiplications (the textbook dynamic program)."""
+    n = len(mats)
+    dims = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j], split[i][j] = min((cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1], k)
+                                          for k in range(i, j))
+
+    def product(i, j):
+        return mats[i] if i == j else product(i, split[i][j]) @ product(split[i][j] + 1, j)
+    return product(0, n - 1)
+
+
 def _chain_kernel(name):
     def kernel(xp, tensors):
         mats = _chain_operands(tensors, name)
-        out = mats[0].copy() if len(mats) == 1 else xp.linalg.multi_dot(mats) if len(mats) > 2 else mats[0] @ mats[1]
+        out = mats[0].copy() if len(mats) == 1 else _chain_product(mats)
         return xp.asarray(out.reshape(_chain_shape([t.shape for t in tensors])))
     return kernel
 

@@ -368,3 +368,20 @@ CASES.update({
 def _torch_svd_ref(a):
     u, s, vh = np.linalg.svd(a, full_matrices=False)
     return u, s, vh.T
+
+
+def _coo_dense(indices, values, size):
+    out = np.zeros(size)
+    np.add.at(out, tuple(indices), values)
+    return out
+
+
+CASES.update({
+    "sparse_coo_tensor": [
+        Case((Int(np.array([[0, 2, 0], [1, 0, 1]])), rand(3), [3, 2]), _coo_dense,
+             torch=lambda torch, i, v, size: torch.sparse_coo_tensor(i, v, size).to_dense(),
+             label="repeated index adds"),
+        Case((Int(np.array([[1, 0]])), rand(2, 3), [2, 3]), _coo_dense,
+             torch=lambda torch, i, v, size: torch.sparse_coo_tensor(i, v, size).to_dense(), label="hybrid")],
+    "spmm": [Case((rand(3, 4), rand(4, 2)), np.matmul)],
+})
