@@ -8,7 +8,6 @@ a Node for autograd when an input requires grad, and tell the tracer.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
@@ -322,6 +321,33 @@ class Tensor:
         _check_device(device("cuda"))
         return self
 
+    # --- layout (a sparse COO tensor is a scriptc.sparse.SparseTensor) -------------------
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def layout(self):
+        from scriptc.sparse import strided
+        return strided
+
+    def to_dense(self, dtype: dtype | None = None, *, masked_grad=None) -> "Tensor":
+        return self if dtype is None else self.to(dtype)
+
+    def to_sparse(self, sparse_dim: int | None = None) -> "Tensor":
+        """The nonzero elements as a sparse COO tensor (see scriptc.sparse)."""
+        from scriptc.sparse import to_sparse
+        return to_sparse(self, sparse_dim)
+
+    def indices(self) -> "Tensor":
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+    def values(self) -> "Tensor":
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+
+    def coalesce(self) -> "Tensor":
+        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+
     # --- shape helpers that are compositions of table ops --------------------------
     def contiguous(self, memory_format=None) -> "Tensor":
         """self when already contiguous (as PyTorch), else a contiguous copy."""
@@ -501,7 +527,7 @@ def call(op, args: tuple):
         outs = (result,)
     elif isinstance(out, (tuple, list)):
         outs = tuple(_wrap_output(op, o, args) for o in out)
-        result = _returns[op.name](*outs) if op.name in _returns else (
+        result = op.result_tuple(*outs) if op.result_tuple is not None else (
             list(outs) if type(out) is list or op.schema.returns[0].__class__.__name__ == "ListType" else outs)
     elif isinstance(out, (bool, int, float)) and op.schema.returns[0] in _PYTHON_RESULTS:
         if _tracer[0] is not None:
@@ -513,7 +539,7 @@ def call(op, args: tuple):
     if record:
         node = autograd.record(op, arrays, _grad_inputs(op, args), out, aux, np)
         for i, t in enumerate(outs):
-            if t._data.dtype.kind == "f":
+            if t._data.dtype.kind in "fc" and i not in op.nondifferentiable_outputs:
                 t.requires_grad = True
                 t.grad_fn = node
                 t._out_index = i
@@ -538,7 +564,9 @@ def _grad_inputs(op, args):
 
 
 def _root(array: np.ndarray):
-    while array.base is not None and isinstance(array.base, np.ndarray):
+    """The object that owns an array's memory, following `.base` (also through the non-array holder
+    numpy's as_strided puts between a strided view and its source)."""
+    while getattr(array, "base", None) is not None:
         array = array.base
     return array
 
@@ -552,12 +580,6 @@ def _wrap_output(op, out, args) -> Tensor:
             if base is not None and (base is data or base is data.base or _root(out) is _root(data)):
                 return _view_of(src, out)
     return wrap(out)
-
-
-_returns = {
-    "max.dim": namedtuple("max", ["values", "indices"]),
-    "min.dim": namedtuple("min", ["values", "indices"]),
-}
 
 
 def _check_inplace_allowed(target: Tensor, other_args) -> None:

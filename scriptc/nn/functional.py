@@ -168,3 +168,12 @@ def _attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Te
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training)
     return scriptc.matmul(weights, value), weights
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Optional[Tensor] = None) -> Tensor:
+    """input divided by its p-norm over dim, the norm held at least eps (written in the script subset)."""
+    result = input / input.norm(p, dim, keepdim=True).clamp(min=eps)
+    if out is not None:
+        return out.copy_(result)
+    return result

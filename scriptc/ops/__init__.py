@@ -92,3 +92,10 @@ from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from . import scalar  # noqa: E402,F401
+from . import products  # noqa: E402,F401
+from . import einsum  # noqa: E402,F401
+from . import diagonal  # noqa: E402,F401
+from . import norms  # noqa: E402,F401
+from . import linalg_solve  # noqa: E402,F401
+from . import linalg_decomp  # noqa: E402,F401
+from . import sparse  # noqa: E402,F401

@@ -38,6 +38,9 @@ class Case:
     atol: float = 2e-5
     label: str = ""
     nograd: tuple = ()              # positions of float arrays that are not differentiable inputs
+    pre: Callable | None = None     # args -> args, with either library's tensors, before the op in gradcheck
+    #                                 and the torch comparison (symmetrize what an op reads half of)
+    post: Callable | None = None    # outputs -> outputs before comparing (a decomposition's sign-free parts)
 
 
 def rand(*shape, lo=-2.0, hi=2.0):
@@ -477,10 +480,11 @@ def unwrap(value) -> Any:
 
 
 def _merge_case_modules() -> None:
-    """Cases kept in their own modules (one per op family), merged into CASES."""
+    """Cases kept in their own modules (one per op family, one a line), merged into CASES."""
+    from . import cases_linalg
     from . import cases_logic
 
-    for module in (cases_logic,):
+    for module in (cases_logic, cases_linalg):
         overlap = set(module.CASES) & set(CASES)
         assert not overlap, f"cases declared twice: {overlap}"
         CASES.update(module.CASES)
