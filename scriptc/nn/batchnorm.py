@@ -13,7 +13,6 @@ from .module import Module, Parameter
 __all__ = ["BatchNorm2d"]
 
 
-
 class BatchNorm2d(Module):
     """Batch normalization over (N, C, H, W); tracks running_mean/var with `momentum` in training."""
 

@@ -14,7 +14,6 @@ from .module import Module, Parameter
 __all__ = ["Conv2d"]
 
 
-
 class Conv2d(Module):
     """2-D convolution; weight is (out_channels, in_channels // groups, kh, kw)."""
 

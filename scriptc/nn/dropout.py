@@ -10,7 +10,6 @@ from .module import Module
 __all__ = ["Dropout"]
 
 
-
 class Dropout(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()

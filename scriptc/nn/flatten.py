@@ -9,7 +9,6 @@ from .module import Module
 __all__ = ["Flatten"]
 
 
-
 class Flatten(Module):
     def __init__(self, start_dim: int = 1, end_dim: int = -1):
         super().__init__()

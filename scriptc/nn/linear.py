@@ -14,7 +14,6 @@ from .module import Module, Parameter
 __all__ = ["Identity", "Linear"]
 
 
-
 class Identity(Module):
     def __init__(self, *args, **kwargs):
         super().__init__()

@@ -11,7 +11,6 @@ from .module import Module
 __all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss"]
 
 
-
 class CrossEntropyLoss(Module):
     def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean", label_smoothing: float = 0.0):

@@ -13,7 +13,6 @@ from .module import Module, Parameter
 __all__ = ["LayerNorm"]
 
 
-
 class LayerNorm(Module):
     """Normalizes over the trailing `normalized_shape` dims, then scales and shifts."""
 

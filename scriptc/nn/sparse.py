@@ -13,7 +13,6 @@ from .module import Module, Parameter
 __all__ = ["Embedding"]
 
 
-
 class Embedding(Module):
     """A lookup table of num_embeddings vectors of size embedding_dim, initialised N(0, 1)."""
 

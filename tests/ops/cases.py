@@ -475,3 +475,8 @@ def unwrap(value) -> Any:
     if isinstance(value, list):
         return [unwrap(v) for v in value]
     return value
+
+# The nn families' cases live beside this file, one module each (imported last: they use the helpers above).
+from .cases_activation import ACTIVATION_CASES  # noqa: E402
+
+CASES.update(ACTIVATION_CASES)

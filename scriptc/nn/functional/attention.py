@@ -13,7 +13,6 @@ from .dropout import dropout
 __all__ = ["scaled_dot_product_attention"]
 
 
-
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: Optional[float] = None) -> Tensor:
     """softmax(q @ k^T * scale + mask) @ v; a bool mask keeps the True positions, as in PyTorch."""

@@ -9,7 +9,6 @@ from ._calls import _op
 __all__ = ["dropout"]
 
 
-
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")

@@ -9,6 +9,5 @@ from ._calls import _op
 __all__ = ["linear"]
 
 
-
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _op("linear", input, weight, bias)

@@ -11,7 +11,6 @@ from ._calls import _op
 __all__ = ["cross_entropy", "nll_loss", "mse_loss"]
 
 
-
 def _legacy_reduction(size_average, reduce, reduction: str) -> str:
     if size_average is None and reduce is None:
         return reduction

@@ -9,7 +9,6 @@ from ._calls import _op
 __all__ = ["batch_norm", "layer_norm"]
 
 
-
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     return _op("batch_norm", input, running_mean, running_var, weight, bias, training, momentum, eps)

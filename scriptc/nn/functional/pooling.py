@@ -9,7 +9,6 @@ from ._calls import _op
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
 
 
-
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False) -> Tensor:
     if return_indices:

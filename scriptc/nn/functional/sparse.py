@@ -9,7 +9,6 @@ from ._calls import _op
 __all__ = ["embedding"]
 
 
-
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     if max_norm is not None or scale_grad_by_freq or sparse:
