@@ -50,7 +50,7 @@ def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, 
     if inplace:
         variant = OpDef(parse_schema(schema.replace(op.base_name + "(", op.base_name + "_(", 1)),
                         kind, kernel, rules.same_as(0), dtype_rule=op.dtype_rule, grad=op.grad,
-                        save=op.save, function=False, inplace_of=op, doc=op.doc)
+                        save=op.save, aux=op.aux, function=False, inplace_of=op, doc=op.doc)
         op.inplace = variant
         _add(variant)
     return op
@@ -87,3 +87,4 @@ from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
 from . import scalar  # noqa: E402,F401
 from . import activation  # noqa: E402,F401
+from . import dropout  # noqa: E402,F401

@@ -478,5 +478,7 @@ def unwrap(value) -> Any:
 
 # The nn families' cases live beside this file, one module each (imported last: they use the helpers above).
 from .cases_activation import ACTIVATION_CASES  # noqa: E402
+from .cases_dropout import DROPOUT_CASES  # noqa: E402
 
 CASES.update(ACTIVATION_CASES)
+CASES.update(DROPOUT_CASES)
