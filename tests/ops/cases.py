@@ -481,13 +481,16 @@ def unwrap(value) -> Any:
 
 def _merge_case_modules() -> None:
     """Cases kept in their own modules (one per op family, one a line), merged into CASES."""
+    from . import cases_activation
+    from . import cases_dropout
     from . import cases_linalg
     from . import cases_logic
 
-    for module in (cases_logic, cases_linalg):
-        overlap = set(module.CASES) & set(CASES)
+    for family in (cases_logic.CASES, cases_linalg.CASES, cases_activation.ACTIVATION_CASES,
+                   cases_dropout.DROPOUT_CASES):
+        overlap = set(family) & set(CASES)
         assert not overlap, f"cases declared twice: {overlap}"
-        CASES.update(module.CASES)
+        CASES.update(family)
 
 
 _merge_case_modules()
