@@ -1,0 +1,1 @@
+"""scriptc.utils: torch.utils' helpers (hooks, checkpoint, data)."""
