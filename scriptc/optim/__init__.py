@@ -6,6 +6,7 @@ from .adam import Adam  # noqa: F401
 from .adamax import Adamax  # noqa: F401
 from .adamw import AdamW  # noqa: F401
 from .asgd import ASGD  # noqa: F401
+from . import lr_scheduler  # noqa: F401
 from .lbfgs import LBFGS  # noqa: F401
 from .nadam import NAdam  # noqa: F401
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook  # noqa: F401
