@@ -28,3 +28,4 @@ from .layers import (  # noqa: F401
 )
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential  # noqa: F401
 from .recurrent import GRUCell, LSTMCell  # noqa: F401
+from . import utils  # noqa: F401,E402

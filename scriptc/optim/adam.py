@@ -8,13 +8,13 @@ import numpy as np
 from . import arith
 from .optimizer import (
     ParamwiseOptimizer,
-    check_betas,
+    check_adam_options,
     check_fused,
-    check_lr,
-    check_nonnegative,
+    decay_weights,
+    init_moments,
     next_step,
-    scalar_tensor,
     scalar_value,
+    update_moments,
     zeros_like,
 )
 
@@ -29,10 +29,7 @@ class Adam(ParamwiseOptimizer):
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach=None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False, fused=None,
                  decoupled_weight_decay: bool = False):
-        check_lr(lr)
-        check_nonnegative(eps, "epsilon")
-        check_betas(betas)
-        check_nonnegative(weight_decay, "weight_decay")
+        check_adam_options(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize, foreach=foreach, capturable=capturable,
                                       differentiable=differentiable, fused=fused,
@@ -47,24 +44,16 @@ class Adam(ParamwiseOptimizer):
                 group.setdefault(name, default)
 
     def init_state(self, group, param, state):
-        state["step"] = scalar_tensor(0.0)
-        state["exp_avg"] = zeros_like(param)
-        state["exp_avg_sq"] = zeros_like(param)
+        init_moments(state, param)
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = zeros_like(param)
 
     def update(self, group, param, grad, state):
-        lr, weight_decay, eps = scalar_value(group["lr"]), group["weight_decay"], group["eps"]
+        lr = scalar_value(group["lr"])
         beta1, beta2 = (scalar_value(b) for b in group["betas"])
         step = next_step(state)
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                arith.mul_(param, 1 - lr * weight_decay)
-            else:
-                grad = arith.add(grad, param, weight_decay)
-        exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        arith.lerp_(exp_avg, grad, 1 - beta1)
-        arith.addcmul_(arith.mul_(exp_avg_sq, beta2), grad, grad, 1 - beta2)
+        grad = decay_weights(group, param, grad, lr)
+        exp_avg, exp_avg_sq = update_moments(state, grad, beta1, beta2)
         step_size = lr / (1 - beta1 ** step)
         bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
         if group["amsgrad"]:
@@ -73,5 +62,5 @@ class Adam(ParamwiseOptimizer):
         else:
             second_moment = exp_avg_sq
         denom = arith.div(np.sqrt(second_moment), bias_correction2_sqrt)
-        denom += denom.dtype.type(eps)
+        denom += denom.dtype.type(group["eps"])
         arith.addcdiv_(param, exp_avg, denom, -step_size)

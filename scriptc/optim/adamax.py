@@ -5,16 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import arith
-from .optimizer import (
-    ParamwiseOptimizer,
-    check_betas,
-    check_lr,
-    check_nonnegative,
-    next_step,
-    scalar_tensor,
-    scalar_value,
-    zeros_like,
-)
+from .optimizer import ParamwiseOptimizer, check_adam_options, next_step, scalar_tensor, scalar_value, zeros_like
 
 __all__ = ["Adamax"]
 
@@ -25,10 +16,7 @@ class Adamax(ParamwiseOptimizer):
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach=None, *, maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False):
-        check_lr(lr)
-        check_nonnegative(eps, "epsilon")
-        check_betas(betas)
-        check_nonnegative(weight_decay, "weight_decay")
+        check_adam_options(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable, capturable=capturable))
 

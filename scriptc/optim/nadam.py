@@ -7,13 +7,14 @@ import numpy as np
 from . import arith
 from .optimizer import (
     ParamwiseOptimizer,
-    check_betas,
-    check_lr,
+    check_adam_options,
     check_nonnegative,
+    decay_weights,
+    init_moments,
     next_step,
     scalar_tensor,
     scalar_value,
-    zeros_like,
+    update_moments,
 )
 
 __all__ = ["NAdam"]
@@ -26,10 +27,7 @@ class NAdam(ParamwiseOptimizer):
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
                  foreach=None, maximize: bool = False, capturable: bool = False, differentiable: bool = False):
-        check_lr(lr)
-        check_nonnegative(eps, "epsilon")
-        check_betas(betas)
-        check_nonnegative(weight_decay, "weight_decay")
+        check_adam_options(lr, betas, eps, weight_decay)
         check_nonnegative(momentum_decay, "momentum_decay")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
@@ -37,29 +35,21 @@ class NAdam(ParamwiseOptimizer):
                                       differentiable=differentiable))
 
     def init_state(self, group, param, state):
-        state["step"] = scalar_tensor(0.0)
+        init_moments(state, param)
         state["mu_product"] = scalar_tensor(1.0)
-        state["exp_avg"] = zeros_like(param)
-        state["exp_avg_sq"] = zeros_like(param)
 
     def update(self, group, param, grad, state):
-        lr, weight_decay, momentum_decay = scalar_value(group["lr"]), group["weight_decay"], group["momentum_decay"]
+        lr, momentum_decay = scalar_value(group["lr"]), group["momentum_decay"]
         beta1, beta2 = group["betas"]
         step = next_step(state)
         bias_correction2 = 1 - beta2 ** step
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                arith.mul_(param, 1 - lr * weight_decay)
-            else:
-                grad = arith.add(grad, param, weight_decay)
+        grad = decay_weights(group, param, grad, lr)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
         mu_product_tensor = state["mu_product"]._data
         mu_product_tensor *= mu_product_tensor.dtype.type(mu)
         mu_product = float(mu_product_tensor)
-        exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        arith.lerp_(exp_avg, grad, 1 - beta1)
-        arith.addcmul_(arith.mul_(exp_avg_sq, beta2), grad, grad, 1 - beta2)
+        exp_avg, exp_avg_sq = update_moments(state, grad, beta1, beta2)
         denom = np.sqrt(exp_avg_sq / exp_avg_sq.dtype.type(bias_correction2))
         denom += denom.dtype.type(group["eps"])
         arith.addcdiv_(param, grad, denom, -lr * (1.0 - mu) / (1.0 - mu_product))

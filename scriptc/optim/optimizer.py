@@ -16,6 +16,8 @@ from scriptc.tensors import Tensor, wrap
 from scriptc.types import float32
 from scriptc.utils.hooks import RemovableHandle
 
+from . import arith
+
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "required"]
 
 
@@ -79,6 +81,14 @@ def check_betas(betas) -> None:
             raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
 
 
+def check_adam_options(lr, betas, eps, weight_decay) -> None:
+    """The checks every Adam-family optimizer makes on its options, with torch's messages."""
+    check_lr(lr)
+    check_nonnegative(eps, "epsilon")
+    check_betas(betas)
+    check_nonnegative(weight_decay, "weight_decay")
+
+
 def scalar_tensor(value: float) -> Tensor:
     """A 0-d float32 tensor: how torch keeps `step` (and NAdam's mu_product, ASGD's eta and mu)."""
     return wrap(np.array(value, dtype=float32.np))
@@ -86,6 +96,33 @@ def scalar_tensor(value: float) -> Tensor:
 
 def zeros_like(p: Tensor) -> Tensor:
     return wrap(np.zeros_like(p._data))
+
+
+def init_moments(state: dict, param: Tensor) -> None:
+    """Adam-family state: the step count and the running averages of the gradient and its square."""
+    state["step"] = scalar_tensor(0.0)
+    state["exp_avg"] = zeros_like(param)
+    state["exp_avg_sq"] = zeros_like(param)
+
+
+def decay_weights(group: dict, param: np.ndarray, grad: np.ndarray, lr: float) -> np.ndarray:
+    """Weight decay as the Adam family applies it: shrink the parameter when decoupled, else add
+    `weight_decay * param` to the gradient. Returns the gradient to use."""
+    weight_decay = group["weight_decay"]
+    if weight_decay == 0:
+        return grad
+    if group.get("decoupled_weight_decay"):
+        arith.mul_(param, 1 - lr * weight_decay)
+        return grad
+    return arith.add(grad, param, weight_decay)
+
+
+def update_moments(state: dict, grad: np.ndarray, beta1: float, beta2: float) -> tuple[np.ndarray, np.ndarray]:
+    """exp_avg += (1 - beta1) * (grad - exp_avg); exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * grad^2."""
+    exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+    arith.lerp_(exp_avg, grad, 1 - beta1)
+    arith.addcmul_(arith.mul_(exp_avg_sq, beta2), grad, grad, 1 - beta2)
+    return exp_avg, exp_avg_sq
 
 
 def next_step(state: dict) -> float:
