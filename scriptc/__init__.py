@@ -34,7 +34,7 @@ int = int32
 short = int16
 
 _SUBMODULES = {"nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
-               "types", "config", "errors", "bindings", "testing"}
+               "types", "config", "errors", "bindings", "testing", "utils", "distributions"}
 _FROM_TENSOR = {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"}
 _FROM_AUTOGRAD = {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"}
 
