@@ -108,6 +108,7 @@ class _Recompute:
     """
 
     name = "checkpoint"
+    save = ()  # the formula reads no recorded argument: it recomputes them
 
     def __init__(self, run, args, kwargs, inputs: list, slots: list, positions: list, rng_state, preserve: bool,
                  reentrant: bool, recompute_context, forward_meta: list | None):
@@ -184,8 +185,7 @@ def _attach(result, recompute: _Recompute):
     flat = _flat_tensors(result)
     outputs = [flat[i] for i in recompute.positions]
     fresh = [t.detach() for t in outputs]
-    saved = autograd.SavedContext(recompute, (), tuple(t._data for t in fresh), None, np)
-    node = autograd.Node(recompute, saved, recompute.inputs, [], len(fresh))
+    node = autograd.record(recompute, (), recompute.inputs, tuple(t._data for t in fresh), None, np)
     for i, t in enumerate(fresh):
         t.requires_grad, t.grad_fn, t._out_index = True, node, i
     return _replace_tensors(result, {id(old): new for old, new in zip(outputs, fresh)})
