@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from scriptc import autograd
+from scriptc.random import fork_rng, get_rng_state, set_rng_state
 from scriptc.tensors import Tensor, wrap
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "detach_variable", "check_backward_validity"]
@@ -53,28 +54,13 @@ def _noop_context_fn():
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
-def _get_rng_state():
-    from scriptc.ops.factory import generator
-    return generator().bit_generator.state
-
-
-def _set_rng_state(state) -> None:
-    from scriptc.ops.factory import generator
-    generator().bit_generator.state = state
-
-
 @contextlib.contextmanager
 def _rng_as_in_forward(state, enabled: bool):
-    """Run the block with the generator in the forward's state, then put back the state it had."""
-    if not enabled:
+    """Run the block with the default generator in the forward's state, then put back the state it had."""
+    with fork_rng(enabled=enabled):
+        if enabled:
+            set_rng_state(state)
         yield
-        return
-    current = _get_rng_state()
-    _set_rng_state(state)
-    try:
-        yield
-    finally:
-        _set_rng_state(current)
 
 
 def _flat_tensors(value) -> list:
@@ -218,7 +204,7 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None,
         raise ValueError("determinism_check should be one of ['default', 'none'], but got " + str(determinism_check))
     if use_reentrant and context_fn is not _noop_context_fn:
         raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
-    rng_state = _get_rng_state() if preserve_rng_state else None
+    rng_state = get_rng_state() if preserve_rng_state else None
     forward_context, recompute_context = context_fn()
     if use_reentrant:
         check_backward_validity(args)
