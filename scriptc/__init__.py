@@ -39,6 +39,8 @@ _SUBMODULES = {
     "random",
     "linalg",
     "sparse",
+    "utils",
+    "distributions",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
