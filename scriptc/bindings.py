@@ -10,13 +10,14 @@ import keyword
 
 from scriptc import ops
 from scriptc.ops import operators
+from scriptc.ops.generator import Generator
 from scriptc.ops.schema import FACTORY, RANDOM, Arg, OpDef
 from scriptc.tensors import Tensor, _size_arg, call, call_inplace, check_device_arg
 from scriptc.types import ListType, OptionalType, Scalar, ScalarType, TensorType, UnionType
 
 # Methods and functions whose first list argument may also be given as varargs: x.view(2, 3), zeros(2, 3).
 _VARARG_LISTS = {"view", "reshape", "permute", "expand", "repeat", "flip", "zeros", "ones", "empty", "rand",
-                 "randn"}
+                 "randn", "einsum", "chain_matmul"}
 # Other public names an overloaded name falls back to: max(a, b) is maximum(a, b).
 _ALIASES = {"max": ["maximum"], "min": ["minimum"]}
 
@@ -42,7 +43,7 @@ def _signature(op: OpDef, as_method: bool) -> tuple[str, str]:
             star = True
         params.append(f"{name}={a.default!r}" if a.has_default else name)
         values.append(name)
-    if op.kind in (FACTORY, RANDOM) and not any(a.name == "requires_grad" for a in args):
+    if _makes_tensors(op) and not any(a.name == "requires_grad" for a in args):
         if not star:
             params.append("*")
         params.append("requires_grad=False")
@@ -51,6 +52,11 @@ def _signature(op: OpDef, as_method: bool) -> tuple[str, str]:
         if not any(a.name == "pin_memory" for a in args):
             params.append("pin_memory=False")
     return ", ".join(params), "(" + ", ".join(values) + ("," if len(values) == 1 else "") + ")"
+
+
+def _makes_tensors(op: OpDef) -> bool:
+    """Factories (zeros, rand_like, randperm...) take torch's requires_grad=, layout=, pin_memory= too."""
+    return op.kind in (FACTORY, RANDOM) and any(a.name == "dtype" for a in op.schema.args)
 
 
 def _first_list_arg(op: OpDef):
@@ -64,7 +70,7 @@ def _make(op: OpDef, as_method: bool):
     params, values = _signature(op, as_method)
     runner = "call_inplace" if op.inplace_of is not None else "call"
     body = f"    out = {runner}(_op, {values})\n"
-    if op.kind in (FACTORY, RANDOM):
+    if _makes_tensors(op):
         names = {a.name for a in op.schema.args}
         checked = ", ".join(["device" if "device" in names else "None", "pin_memory"])
         body = f"    _check_device_arg({checked})\n" + body
@@ -102,6 +108,8 @@ def _accepts(t, value) -> bool:
             return isinstance(value, bool)
         if t.name == "str":
             return isinstance(value, str)
+        if t.name == "Generator":
+            return isinstance(value, Generator)
     return True
 
 
@@ -113,7 +121,7 @@ def _overloaded(name: str, candidates: list[OpDef]):
             except TypeError:
                 continue
             if all(_accepts(a.type, v) for a, v in zip(op.schema.args, bound)):
-                return call(op, bound)
+                return call_inplace(op, bound) if op.inplace_of is not None else call(op, bound)
         schemas = "\n  ".join(str(op.schema) for op in candidates)
         raise TypeError(f"{name}() received an invalid combination of arguments; it accepts:\n  {schemas}")
     dispatch.__name__ = name
@@ -131,6 +139,19 @@ def _public(filter_attr: str) -> dict:
     for name, group in groups.items():
         candidates = group + [ops.OPS[a] for a in _ALIASES.get(name, [])]
         out[name] = _make(group[0], filter_attr == "method") if len(candidates) == 1 else _overloaded(name, candidates)
+    return out
+
+
+def namespace(prefix: str, module: str) -> dict:
+    """The functions of a torch namespace (`torch.linalg`, `torch.fft`) from the ops named with its
+    prefix as in ATen (`linalg_inv` is `torch.linalg.inv`), keyed by their names there."""
+    out = {}
+    for op in ops.all_ops():
+        if op.base_name.startswith(prefix) and op.inplace_of is None:
+            fn = _make(op, as_method=False)
+            fn.__name__ = fn.__qualname__ = op.base_name[len(prefix):]
+            fn.__module__ = module
+            out[fn.__name__] = fn
     return out
 
 

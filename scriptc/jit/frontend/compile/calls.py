@@ -316,7 +316,7 @@ class Calls:
     def functional_op(self, fn):
         """The op-table op a torch.nn.functional function wraps (F.relu -> relu; F.relu_ -> relu_),
         or None for functionals written in Python (compiled from their source like any function)."""
-        if getattr(fn, "__module__", None) != "scriptc.nn.functional":
+        if not (getattr(fn, "__module__", None) or "").startswith("scriptc.nn.functional"):
             return None
         name = fn.__name__
         found = [op for op in ops.overloads(name.rstrip("_")) if op.kind != ops.SCALAR and op.name == name]
