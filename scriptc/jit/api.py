@@ -101,7 +101,7 @@ def script_module(module, example_inputs=None) -> ScriptModule:
         if specs is not None:
             specializations[name] = specs
     return ScriptModule(module, graphs, {**ctx.functions, **_ignored_callables(ctx)}, ignored=sorted(ctx.ignored),
-                        signatures=signatures, specializations=specializations)
+                        signatures=signatures, specializations=specializations, attributes=ctx.module_attributes)
 
 
 def _ignored_callables(ctx: ScriptContext) -> dict:

@@ -16,6 +16,8 @@ from scriptc.runtime.model import takes_self
 from scriptc.runtime.specialize import Specialized
 from scriptc.tensors import Tensor, wrap
 
+from .eager import EagerInterpreter, reads_autograd
+
 
 def to_runtime(value) -> Any:
     """Tensors (also inside tuples, lists and dicts) as numpy arrays for the runtime."""
@@ -53,6 +55,8 @@ class ScriptFunction:
         self.signature = signature
         self.specialization = specialization  # from jit.script's example_inputs (runtime/specialize.py)
         self._interpreter = Interpreter(graph, self.functions)
+        self._eager = EagerInterpreter(graph, self.functions)
+        self._reads_autograd = reads_autograd([graph, *self.functions.values()])
 
     @property
     def name(self) -> str:
@@ -64,6 +68,8 @@ class ScriptFunction:
 
     def __call__(self, *args, **kwargs):
         args = bind_arguments(self.signature, args, kwargs)
+        if self._reads_autograd or wants_grad(args):
+            return _single(self._eager.run(list(args)))
         outputs = self._interpreter.run([to_runtime(a) for a in args])
         return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
 
@@ -73,6 +79,27 @@ class ScriptFunction:
     def save(self, path, **kwargs) -> None:
         from .api import save
         save(self, path, **kwargs)
+
+
+def wants_grad(values) -> bool:
+    """Whether a call must run with autograd: grad mode is on and a tensor among `values` requires grad."""
+    from scriptc.autograd import is_grad_enabled
+
+    return is_grad_enabled() and any(_requires_grad(v) for v in values)
+
+
+def _requires_grad(value) -> bool:
+    if isinstance(value, Tensor):
+        return value.requires_grad
+    if isinstance(value, (list, tuple)):
+        return any(_requires_grad(v) for v in value)
+    if isinstance(value, dict):
+        return any(_requires_grad(v) for v in value.values())
+    return False
+
+
+def _single(outputs: list):
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
 def bind_arguments(signature: inspect.Signature | None, args, kwargs) -> list:
@@ -86,6 +113,37 @@ def bind_arguments(signature: inspect.Signature | None, args, kwargs) -> list:
     return list(bound.arguments.values())
 
 
+class _LiveModuleValue(ModuleValue):
+    """A module's runtime value whose attribute writes (prim::SetAttr) reach the Python module too."""
+
+    __slots__ = ("module",)
+
+    def __init__(self, attributes, path: str, module):
+        super().__init__(attributes, path)
+        self.module = module
+
+    @classmethod
+    def of(cls, module, path: str, attributes, eager: bool) -> "_LiveModuleValue":
+        values: dict[str, Any] = {}
+        for store in (module._parameters, module._buffers):
+            for name, t in store.items():
+                if t is not None:
+                    values[name] = t if eager else t._data
+        values["training"] = module.training
+        for owner, name in attributes:
+            if owner == path:
+                value = getattr(module, name)
+                values[name] = value if eager else to_runtime(value)
+        for name, child in module._modules.items():
+            if child is not None:
+                values[name] = cls.of(child, f"{path}.{name}" if path else name, attributes, eager)
+        return cls(values, path, module)
+
+    def set(self, name: str, value) -> None:
+        super().set(name, value)
+        setattr(self.module, name, from_runtime(value))
+
+
 class ScriptModule:
     """A module compiled to graphs (`forward` and exported methods) that shares the original's state.
 
@@ -94,14 +152,19 @@ class ScriptModule:
     """
 
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
-                 signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None):
+                 signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
+                 attributes=()):
         object.__setattr__(self, "_ignored", list(ignored))
+        # (submodule path, name) of the plain attributes (lists, dicts, assigned numbers) graphs read at run time
+        object.__setattr__(self, "_attributes", tuple(attributes))
         object.__setattr__(self, "_specializations", dict(specializations or {}))
         object.__setattr__(self, "_signatures", dict(signatures or {}))
         object.__setattr__(self, "_module", module)
         object.__setattr__(self, "_graphs", dict(graphs))
         object.__setattr__(self, "_functions", dict(functions or {}))
         object.__setattr__(self, "_interpreters", {name: Interpreter(g, self._functions) for name, g in graphs.items()})
+        object.__setattr__(self, "_eager", {name: EagerInterpreter(g, self._functions) for name, g in graphs.items()})
+        object.__setattr__(self, "_reads_autograd", reads_autograd([*graphs.values(), *self._functions.values()]))
         object.__setattr__(self, "_state", None)
 
     @property
@@ -116,17 +179,17 @@ class ScriptModule:
     def code(self) -> str:
         return graph_code(self.graph, "forward")
 
-    def _module_value(self) -> ModuleValue:
-        flat = OrderedDict((name, t._data) for name, t in self._module.named_parameters())
-        flat.update((name, t._data) for name, t in self._module.named_buffers())
-        for path, m in self._module.named_modules():
-            flat[f"{path}.training" if path else "training"] = m.training
-        return ModuleValue.from_flat(flat)
+    def _module_value(self, eager: bool = False) -> ModuleValue:
+        """The module as the graphs see it: parameters, buffers (arrays, or the Tensors themselves when
+        `eager`), training flags, plain attributes; attribute writes go back to the Python module."""
+        return _LiveModuleValue.of(self._module, "", self._attributes, eager)
 
     def run_method(self, name: str, *args, **kwargs):
         if name not in self._interpreters:
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
         args = bind_arguments(self._signatures.get(name), args, kwargs)
+        if self._reads_autograd or wants_grad(args) or wants_grad(list(self._module.parameters())):
+            return _single(self._eager[name].run([self._module_value(eager=True)] + list(args)))
         outputs = self._interpreters[name].run([self._module_value()] + [to_runtime(a) for a in args])
         return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
 

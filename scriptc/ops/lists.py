@@ -104,6 +104,15 @@ python_op("mul.list(self: List[Any], times: int) -> List[Any]", operator.mul, _S
 python_op("mul.int_list(times: int, self: List[Any]) -> List[Any]", operator.mul, lambda times, lst: lst)
 python_op("min.list(self: List[Any]) -> Any", _extreme(min), lambda lst: element(lst), "min() of one list.")
 python_op("max.list(self: List[Any]) -> Any", _extreme(max), lambda lst: element(lst), "max() of one list.")
+python_op("min.lists(a: List[Any], b: List[Any]) -> List[Any]", min, same_lists, "min() of two lists.")
+python_op("max.lists(a: List[Any], b: List[Any]) -> List[Any]", max, same_lists, "max() of two lists.")
+def _compared(a, b):
+    same_lists(a, b)
+    return Bool
+
+
+for _name, _fn in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge)):
+    python_op(f"{_name}.list(a: List[Any], b: List[Any]) -> bool", _fn, _compared)
 python_op("sum.list(self: List[Any], start: Scalar = 0) -> Any", lambda lst, start: sum(lst, start), _sum_type)
 python_op("sorted.list(self: List[Any], reverse: bool = False) -> List[Any]",
           lambda lst, reverse: sorted(lst, reverse=reverse), _SELF)

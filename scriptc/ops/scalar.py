@@ -14,6 +14,7 @@ from scriptc.types import (
     ListType,
     OptionalType,
     Scalar,
+    Str,
     TensorType,
     device,
     from_numpy_dtype,
@@ -65,6 +66,8 @@ _tensor_op("dtype(self: Tensor) -> ScalarType", lambda xp, x: from_numpy_dtype(x
            "Tensor.dtype in scripted code.")
 _tensor_op("device.tensor(self: Tensor) -> Device", lambda xp, x: device("cpu" if xp is np else "cuda"), DeviceT,
            "Tensor.device in scripted code.")
+_tensor_op("type.device(self: Device) -> str", lambda xp, d: d.type, Str, "Device.type in scripted code.")
+_tensor_op("index.device(self: Device) -> int?", lambda xp, d: d.index, OptionalType(Int))
 _tensor_op("is_cuda.tensor(self: Tensor) -> bool", lambda xp, x: xp is not np, Bool)
 _tensor_op("requires_grad.tensor(self: Tensor) -> bool", lambda xp, x: bool(getattr(x, "requires_grad", False)),
            Bool, "Tensor.requires_grad (False for the arrays the runtime computes on).")

@@ -26,7 +26,7 @@ from scriptc.codegen.kernel import merge_dims
 from scriptc.native.pointers import data_pointer
 from scriptc.ir.graph import Block, Graph, Node
 from scriptc.ops.execute import run_kernel
-from scriptc.types import TensorType
+from scriptc.types import ListType, TensorType
 
 from .chain import Chain
 from .interpreter import Interpreter
@@ -193,6 +193,7 @@ class Executor:
         definition = ops.OPS[op]
         many = len(outs) > 1
         tensor_out = not many and isinstance(node.outputs[0].type, TensorType)
+        list_out = not many and isinstance(node.outputs[0].type, ListType)
         aux, inplace = definition.aux, definition.inplace_of is not None
         out = outs[0] if outs else None
 
@@ -211,7 +212,7 @@ class Executor:
             elif out is not None:
                 if tensor_out and type(result) is not np.ndarray:
                     result = np.asarray(result)
-                frame[out] = list(result) if isinstance(result, tuple) else result
+                frame[out] = list(result) if list_out and isinstance(result, tuple) else result
         return op_step
 
 

@@ -15,7 +15,7 @@ from scriptc import ops
 from scriptc.ir.graph import Block, Graph, Node
 from scriptc.ops.dicts import key_of
 from scriptc.ops.execute import run_kernel
-from scriptc.types import TensorType
+from scriptc.types import ListType, TensorType
 
 from . import parallel
 from .objects import ScriptObject
@@ -104,9 +104,10 @@ class Interpreter:
             np.copyto(target, out, casting="same_kind")
             out = target
         if len(node.outputs) == 1:
-            if isinstance(node.outputs[0].type, TensorType) and type(out) is not np.ndarray:
+            kind = node.outputs[0].type
+            if isinstance(kind, TensorType) and type(out) is not np.ndarray:
                 out = np.asarray(out)
-            return [list(out) if isinstance(out, tuple) else out]
+            return [list(out) if isinstance(out, tuple) and isinstance(kind, ListType) else out]
         return [np.asarray(o) if type(o) is not np.ndarray else o for o in out]
 
     def _constant(self, node: Node, env: dict) -> list:

@@ -180,10 +180,14 @@ class Annotations:
         return {name: Refined(base, make_union(options))}
 
     # --- conversions ------------------------------------------------------------------------------
-    def implicit_conversion(self, value: Value, target):
+    def implicit_conversion(self, value: Value, target, from_tensor: bool = False):
         """The conversions TorchScript makes where a type is declared: int -> float -> complex, a
-        tuple of numbers -> List, or None when there is none."""
+        tuple of numbers -> List, and (`from_tensor`: for call arguments and jit.annotate) a
+        one-element tensor -> a number. None when there is none."""
         t = value.type
+        if from_tensor and isinstance(t, TensorType) and target in (Int, Float, Bool):
+            name = {Int: "int", Float: "float", Bool: "bool"}[target]
+            return self.emit1(f"{name}.tensor", [value], target)
         if target == Float and t in (Int, Bool):
             return self.emit1("float.scalar", [value], Float)
         if target == Complex and t in (Int, Float, Bool):
@@ -196,6 +200,14 @@ class Annotations:
             inner = self.implicit_conversion(value, target.elem)
             return self.emit1("prim::Refine", [inner], target)
         return None
+
+    def container_hint(self, expected, kind):
+        """The `kind` (ListType, DictType, TupleType) type an annotation asks a display to be: itself,
+        or its only member of that kind in a Union/Optional (None: nothing to go by)."""
+        if expected is None:
+            return None
+        options = [m for m in members(expected) if isinstance(m, kind)]
+        return options[0] if len(options) == 1 else None
 
     def as_list(self, value: Value, node) -> Value:
         if isinstance(value.type, ListType):

@@ -93,8 +93,8 @@ class BuiltinCalls:
 
     def builtin_complex(self, args, kwargs, node, expected):
         values = [self.as_value(a, node) for a in args] + [self.as_value(v, node) for v in kwargs.values()]
-        if any(isinstance(v.type, TensorType) for v in values):
-            return self.call_op("complex", values, {}, node)
+        # complex(tensor, 2.0): TorchScript reads a one-element tensor as a number here
+        values = [self.emit1("float.tensor", [v], Float) if isinstance(v.type, TensorType) else v for v in values]
         while len(values) < 2:
             values.append(self.const(0.0))
         if len(values) != 2 or not all(v.type in _NUMBERS + (Complex, Scalar) for v in values):
@@ -116,7 +116,7 @@ class BuiltinCalls:
     # --- containers ------------------------------------------------------------------------------
     def builtin_list(self, args, kwargs, node, expected):
         if not args:
-            return self.emit1("prim::ListConstruct", [], expected if isinstance(expected, ListType) else
+            return self.emit1("prim::ListConstruct", [], self.container_hint(expected, ListType) or
                               ListType(TensorType()))
         value = self.one_argument("list", args, kwargs, node)
         if isinstance(value, (SugaredTuple, Iteration)) or isinstance(value, Value) and isinstance(value.type,
@@ -124,7 +124,7 @@ class BuiltinCalls:
             items = [self.as_value(v, node) for v in self.tuple_elements(value, node)] if not isinstance(
                 value, Iteration) else None
             if items is None:
-                return self.materialize(value, node)
+                return self.list_of_items(value, node)
             elem = self.element_type([v.type for v in items], node, "list") if items else TensorType()
             return self.emit1("prim::ListConstruct", items, ListType(elem))
         value = self.as_value(value, node)
@@ -145,15 +145,17 @@ class BuiltinCalls:
         raise self.error("tuple() needs a tuple here (a list's length is not known when compiling)", node)
 
     def builtin_dict(self, args, kwargs, node, expected):
-        target = expected if isinstance(expected, DictType) else None
+        target = self.container_hint(expected, DictType)
         if len(args) > 1:
             raise self.error("dict() takes at most one positional argument", node)
         if args:
             source = args[0]
             if isinstance(source, Iteration):
-                source = self.materialize(source, node)
+                source = self.list_of_items(source, node)
             source = self.as_value(source, node)
-            if isinstance(source.type, DictType):
+            if _empty_display(node.args[0]):  # dict([]), dict({})
+                result = self.emit1("prim::DictConstruct", [], target or DictType(Str, TensorType()))
+            elif isinstance(source.type, DictType):
                 result = self.emit1("copy.dict", [source], target or source.type)
             elif isinstance(source.type, ListType) and isinstance(source.type.elem, TupleType) and \
                     len(source.type.elem.elems) == 2:
@@ -172,10 +174,10 @@ class BuiltinCalls:
             value = self.as_value(value, node)
             item = self.coerce(value, result.type.value, node, f"dict() value for '{key}' has type {value.type}, "
                                f"not {result.type.value}")
-            self.emit("setitem.dict", [result, self.const(key), item], [])
+            self.emit("setitem.dict", [result, self.const(key), item], [NoneType])
         return result
 
-    def materialize(self, iteration, node) -> Value:
+    def list_of_items(self, iteration, node) -> Value:
         """A list of an iteration's items (range(), zip(), enumerate() used as values)."""
         if isinstance(iteration, list):
             items = [self.as_value(v, node) for v in iteration]
@@ -230,7 +232,7 @@ class BuiltinCalls:
         end = self.as_value(kwargs.pop("end", self.const("\n")), node)
         if kwargs:
             raise self.error(f"print() got an unexpected keyword argument '{sorted(kwargs)[0]}'", node)
-        self.emit("print.any", [self.make_tuple(values), sep, end], [])
+        self.emit("print.any", [self.make_tuple(values), sep, end], [NoneType])
         return self.const(None)
 
     def builtin_id(self, args, kwargs, node, expected):
@@ -241,7 +243,7 @@ class BuiltinCalls:
     # --- calls whose arguments are types or names -------------------------------------------------
     def raw_argument_call(self, name: str, node: ast.Call, expected):
         if name in ("range", "enumerate", "zip", "reversed"):
-            return self.materialize(getattr(self, f"iterate_{name}")(node), node)
+            return self.list_of_items(getattr(self, f"iterate_{name}")(node), node)
         if name in ("isinstance", "jit.isinstance"):
             if len(node.args) != 2 or node.keywords:
                 raise self.error(f"{name}() takes exactly two arguments", node)
@@ -257,7 +259,7 @@ class BuiltinCalls:
             target = self.annotation(node.args[0])
             value = self.as_value(self.expr(node.args[1], target), node.args[1])
             return self.coerce(value, target, node, f"torch.jit.annotate: a value of type {value.type} is not a "
-                               f"{target}")
+                               f"{target}", from_tensor=True)
         if name == "jit._unwrap_optional":
             value = self.as_value(self.expr(node.args[0]), node.args[0])
             if not isinstance(value.type, OptionalType):
@@ -415,3 +417,7 @@ class BuiltinCalls:
 
     def any_member_type(self, t):
         return make_union([m for m in members(t) if m != NoneType]) if t != Any_ else Any_
+
+
+def _empty_display(node) -> bool:
+    return isinstance(node, ast.List) and not node.elts or isinstance(node, ast.Dict) and not node.keys

@@ -16,6 +16,7 @@ from scriptc.types import (
     ListType,
     ObjectType,
     Scalar,
+    Str,
     TensorType,
     TupleType,
     Type,
@@ -139,11 +140,14 @@ class Calls:
         schema matching, with int[] varargs (x.view(2, 3)) and tuples for lists."""
         params = op.schema.args
         positional = [p for p in params if not p.kwarg_only]
-        if len(args) > len(positional):
+        if "input" in kwargs and params and params[0].name == "self" and not args:
+            kwargs = dict(kwargs)
+            kwargs["self"] = kwargs.pop("input")  # torch.ceil(input=x)
+        if len(args) > len(positional) or len(args) == len(positional) and args and args[-1].type == Int:
             packed = self.pack_varargs(positional, args)
-            if packed is None:
+            if packed is None and len(args) > len(positional):
                 return f"expected at most {len(positional)} arguments but got {len(args)}"
-            args = packed
+            args = packed or args
         bound = list(args)
         for p in params[len(args):]:
             if p.name in kwargs:
@@ -199,25 +203,20 @@ class Calls:
         result = self.emit(op.name, values, types)
         if len(result.outputs) > 1:
             return SugaredTuple(result.outputs)
-        if not result.outputs:
-            return self.const(None)
         return result.output
 
     def output_types(self, op, values: list[Value]) -> list[Type] | None:
         """Output types from the op's type rule where it agrees with the schema, else the schema's.
         A SCALAR op's rule decides (raising TypeError rejects the arguments)."""
         declared = list(op.schema.returns)
-        if declared == [] or declared == [ops.parse_type("None")]:
-            return []
-        metas = [self.static_meta(v) for v in values]
         if op.kind == ops.SCALAR:
             try:
-                inferred = op.shape(*metas)
+                inferred = op.shape(*[Unknown(v.type) for v in values])
             except (TypeError, ValueError, KeyError, IndexError):
                 return None
             return list(inferred) if isinstance(inferred, tuple) and len(declared) > 1 else [inferred]
         try:
-            inferred = op.shape(*metas)
+            inferred = op.shape(*[self.static_meta(v) for v in values])
         except Exception:  # noqa: BLE001 - a shape rule that cannot decide leaves the schema's types
             inferred = None
         if not isinstance(inferred, (tuple, list)) or len(declared) == 1:
@@ -257,6 +256,11 @@ class Calls:
             return self.object_method(base, name, args, kwargs, node)
         if isinstance(t, FutureType) and name == "wait" and not args:
             return self.emit1("prim::Wait", [base], t.elem)
+        if t == Str and name == "format":
+            if kwargs:
+                raise self.error("str.format() takes positional arguments only in scripted code", node)
+            values = self.make_tuple([self.as_value(a, node) for a in args])
+            return self.emit1("format.str", [base, values], Str)
         return self.python_op(name, [base] + args, kwargs, node, failure=f"'{t}' has no method '{name}' in "
                               "scripted code (or not with these arguments)")
 
@@ -299,7 +303,7 @@ class Calls:
                 raise self.error(f"{fn.__name__}() missing required argument '{p.name}'", node)
             v = self.as_value(v, node)
             values.append(self.coerce(v, declared.type, node, f"{fn.__name__}(): argument '{p.name}' expects "
-                                      f"{declared.type}, got {v.type}"))
+                                      f"{declared.type}, got {v.type}", from_tensor=True))
         return values
 
     def default_value(self, value, declared: Type, node) -> Value:
@@ -349,19 +353,24 @@ class Calls:
         return self.emit_op(op, bound_values, node)
 
     def call_overloaded(self, callee: OverloadedFunction, args: list, kwargs: dict, node):
-        """@jit._overload: the first declaration whose parameter types take the arguments."""
+        """@jit._overload: the first declaration whose parameter types take the arguments (missing
+        ones take the implementation's defaults)."""
         values = [self.as_value(a, node) for a in args]
         kw_values = {k: self.as_value(v, node) for k, v in kwargs.items()}
+        signature = inspect.signature(callee.fn)
+        try:
+            bound = signature.bind(*values, **kw_values)
+        except TypeError as exc:
+            raise self.error(f"{callee.fn.__name__}(): {exc}", node) from None
         for declaration in callee.declarations:
             types = self.ctx.declared_parameter_types(declaration, self)
-            signature = inspect.signature(declaration)
-            try:
-                bound = signature.bind(*values, **kw_values)
-            except TypeError:
-                continue
-            if all(assignable(v.type, types[name]) for name, v in bound.arguments.items() if name in types):
+            defaults_fit = all(name in bound.arguments or p.default is inspect.Parameter.empty or
+                               assignable(self.default_value(p.default, types[name], node).type, types[name])
+                               for name, p in signature.parameters.items() if name in types)
+            if defaults_fit and all(assignable(v.type, types[name]) for name, v in bound.arguments.items()
+                                    if name in types):
                 graph, name = self.ctx.overload_graph(callee.fn, declaration, self, node)
-                inputs = self.bind_python(declaration, graph.inputs, values, kw_values, node)
+                inputs = self.bind_python(callee.fn, graph.inputs, values, kw_values, node)
                 self.at(node)
                 return self.emit("prim::Call", inputs, [o.type for o in graph.outputs], {"function": name}).output
         described = ", ".join(str(v.type) for v in values)

@@ -108,10 +108,10 @@ class ControlFlow:
                     kept = values[survivors[0]]  # `if x is None: return` refines x for what follows
                     self.scopes[-1][name] = Refined(kept.value, kept.type)
                 continue
-            values = [self.materialize(v, node.blocks[i]) for i, v in enumerate(values)]
+            values = [self.in_branch(v, node.blocks[i]) for i, v in enumerate(values)]
             self.join_variable(node, name, values, exits)
 
-    def materialize(self, value, block):
+    def in_branch(self, value, block):
         """A branch's value as an IR value in that branch (a pending refinement is emitted there)."""
         if isinstance(value, Refined):
             with self.inside(block):
@@ -225,7 +225,7 @@ class ControlFlow:
             return "".join(p if isinstance(p, str) else "{}" for p in node.parts)
         return None
 
-    def coerce(self, value: Value, target, node, message: str) -> Value:
+    def coerce(self, value: Value, target, node, message: str, from_tensor: bool = False) -> Value:
         """`value` as a `target`-typed value (a None literal for an Optional, an int for a float...),
         or a ScriptError with `message`."""
         if value.type == target:
@@ -233,7 +233,7 @@ class ControlFlow:
         if assignable(value.type, target):
             return self.emit1("prim::Refine", [value], target) if value.type != NoneType else \
                 self.emit1("prim::Refine", [value], target)
-        converted = self.implicit_conversion(value, target)
+        converted = self.implicit_conversion(value, target, from_tensor)
         if converted is not None:
             return converted
         raise self.error(message, node)

@@ -121,7 +121,8 @@ class Expressions:
 
     # --- displays ------------------------------------------------------------------------------------
     def expr_Tuple(self, node: ast.Tuple, expected):
-        hints = expected.elems if isinstance(expected, TupleType) and len(expected.elems) == len(node.elts) else \
+        expected = self.container_hint(expected, TupleType)
+        hints = expected.elems if expected is not None and len(expected.elems) == len(node.elts) else \
             [None] * len(node.elts)
         items = [self.expr(e, hint) for e, hint in zip(node.elts, hints)]
         if all(isinstance(v, Value) for v in items):
@@ -130,7 +131,8 @@ class Expressions:
         return SugaredTuple(items)
 
     def expr_List(self, node: ast.List, expected):
-        hint = expected.elem if isinstance(expected, ListType) else None
+        expected = self.container_hint(expected, ListType)
+        hint = expected.elem if expected is not None else None
         items = [self.as_value(self.expr(e, hint), e) for e in node.elts]
         self.at(node)
         if hint is not None:
@@ -154,6 +156,7 @@ class Expressions:
         return TensorType() if isinstance(elem, TensorType) else elem
 
     def expr_Dict(self, node: ast.Dict, expected):
+        expected = self.container_hint(expected, DictType)
         key_hint = expected.key if isinstance(expected, DictType) else None
         value_hint = expected.value if isinstance(expected, DictType) else None
         keys = [self.as_value(self.expr(k, key_hint), k) for k in node.keys]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scriptc.ir.graph import Value
-from scriptc.types import Bool, DictType, Int, ListType, Str, TensorType, TupleType
+from scriptc.types import Bool, DictType, Int, ListType, NoneType, Str, TensorType, TupleType
 
 from .. import ast
 from .analysis import assigned_names, target_names
@@ -263,10 +263,11 @@ class Loops:
 
     # --- comprehensions ---------------------------------------------------------------------------------
     def expr_ListComp(self, node: ast.ListComp, expected=None):
-        return self.comprehension(node, [node.elt], expected, is_dict=False)
+        return self.comprehension(node, [node.elt], self.container_hint(expected, ListType), is_dict=False)
 
     def expr_DictComp(self, node: ast.DictComp, expected=None):
-        return self.comprehension(node, [node.key, node.value], expected, is_dict=True)
+        return self.comprehension(node, [node.key, node.value], self.container_hint(expected, DictType),
+                                  is_dict=True)
 
     def comprehension(self, node, parts: list, expected, is_dict: bool):
         """A list/dict display filled by a loop over the generators (nested for the later ones). The
@@ -287,7 +288,7 @@ class Loops:
             else:
                 result.type = ListType(types[0]) if types else ListType(TensorType())
             for store in stores:
-                if store.outputs:
+                if not is_dict:
                     store.outputs[0].type = result.type
         return result
 
@@ -322,7 +323,7 @@ class Loops:
             return False
         values = [self.as_value(self.expr(p, self.element_expectation(result, k)), p) for k, p in enumerate(parts)]
         if is_dict:
-            store = self.emit("setitem.dict", [result] + values, [])
+            store = self.emit("setitem.dict", [result] + values, [NoneType])
         else:
             store = self.emit("append.list", [result] + values, [result.type])
         stores.append(store)

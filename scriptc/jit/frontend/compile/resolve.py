@@ -86,6 +86,8 @@ class Resolver:
         """The compile-time value (or constant) for the Python object `obj`, named `name` in the source."""
         if obj is None or isinstance(obj, (bool, int, float, complex, str, dtype, device)):
             return self.const(obj)
+        if obj is Ellipsis:
+            return Ellipsis
         if isinstance(obj, types.ModuleType):
             return PythonNamespace(obj)
         jit_name = self.ctx.jit_functions.get(id(obj))

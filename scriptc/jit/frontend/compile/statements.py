@@ -4,9 +4,10 @@ del, with, pass, and the constructs TorchScript refuses."""
 from __future__ import annotations
 
 from scriptc.ir.graph import Value
-from scriptc.types import DictType, ListType, ObjectType, Str, TensorType, TupleType
+from scriptc.types import DictType, ListType, NoneType, ObjectType, Str, TensorType, TupleType
 
 from .. import ast
+from .types import assignable
 from .values import SugaredModule, SugaredTuple
 
 
@@ -49,9 +50,9 @@ class Statements:
                 raise self.error("del is not supported on variables (only on list and dict items)", node)
             container = self.as_value(self.expr(target.value), target.value)
             if isinstance(container.type, ListType):
-                self.emit("delitem.list", [container, self.index_value(target.index)], [])
+                self.emit("delitem.list", [container, self.index_value(target.index)], [NoneType])
             elif isinstance(container.type, DictType):
-                self.emit("delitem.dict", [container, self.key_value(container, target.index)], [])
+                self.emit("delitem.dict", [container, self.key_value(container, target.index)], [NoneType])
             else:
                 raise self.error(f"del is not supported on a value of type {container.type}", target)
 
@@ -77,7 +78,10 @@ class Statements:
         name = node.target.id if isinstance(node.target, ast.Name) else node.target.attr
         value = self.coerce(value, declared, node, f"Variable '{name}' is annotated with type {declared} but is "
                             f"assigned a value of type {value.type}")
-        self.assign_target(node.target, value)
+        if isinstance(node.target, ast.Name):
+            self.bind(name, value)
+        else:
+            self.assign_target(node.target, value)
 
     def expected_type(self, target):
         """The declared type a plain assignment to `target` fills (an annotated variable, `self.x`)."""
@@ -104,7 +108,7 @@ class Statements:
             return self.inplace_binary(op, current, value, node)
         if isinstance(current.type, ListType) and op == "+":
             other = self.as_value(value, node.value)
-            self.emit("extend.list", [current, self.as_list(other, node.value)], [])
+            self.emit("extend.list", [current, self.as_list(other, node.value)], [NoneType])
             return current
         return self.binary(op, current, value, node)
 
@@ -126,10 +130,13 @@ class Statements:
             raise self.error(f"cannot assign to a {type(target).__name__.lower()}", target)
 
     def assign_name(self, name: str, value, where) -> None:
+        """Bind a variable. One annotated with a Union or Optional keeps the assigned value's narrower
+        type until the next join (TorchScript refines on assignment); at joins it has its annotation."""
         declared = self.declared.get(name)
         if declared is not None and isinstance(value, Value):
-            value = self.coerce(value, declared, where, f"Variable '{name}' is annotated with type {declared} but "
-                                f"is being assigned to a value of type {value.type}")
+            if not (assignable(value.type, declared) and value.type != NoneType):
+                value = self.coerce(value, declared, where, f"Variable '{name}' is annotated with type {declared} "
+                                    f"but is being assigned to a value of type {value.type}")
         self.bind(name, value)
 
     def assign_unpacked(self, target, value) -> None:
@@ -192,11 +199,11 @@ class Statements:
         elif isinstance(t, ListType):
             item = self.coerce(self.as_value(value, where), t.elem, where,
                                f"a list of {t.elem} cannot hold a {self.as_value(value, where).type}")
-            self.emit("setitem.list", [container, self.index_value(index), item], [])
+            self.emit("setitem.list", [container, self.index_value(index), item], [NoneType])
         elif isinstance(t, DictType):
             item = self.coerce(self.as_value(value, where), t.value, where,
                                f"a Dict[{t.key}, {t.value}] cannot hold a {self.as_value(value, where).type}")
-            self.emit("setitem.dict", [container, self.key_value(container, index), item], [])
+            self.emit("setitem.dict", [container, self.key_value(container, index), item], [NoneType])
         elif t == Str:
             raise self.error("'str' object does not support item assignment", where)
         else:

@@ -134,8 +134,12 @@ class Subscripts:
             return indexing.Item(indexing.BOOL, constant)
         if t == Int:
             return indexing.Item(indexing.INT, value)
-        if isinstance(t, ListType) and t.elem in (Int, Bool):
-            value = self.emit1("tensor.data", [value, self.const(None), self.const(False)], TensorType())
+        if isinstance(t, ListType):
+            dtype = _index_dtype(t)
+            if dtype is None:
+                raise self.error(f"a tensor cannot be indexed by a value of type {t} (tensors used as indices "
+                                 "must be long, int, byte or bool tensors)", node)
+            value = self.emit1("tensor.data", [value, self.const(dtype), self.const(False)], TensorType())
             return indexing.Item(indexing.TENSOR, value)
         if isinstance(t, TensorType):
             dims = len(t.shape) if t.dtype is not None and t.dtype.name == "bool" and t.shape is not None else 1
@@ -180,3 +184,12 @@ class Subscripts:
             indexing.write(self.index_op(node), base, items, self.tensor_rank(base), value)
         except IndexError as exc:
             raise self.error(str(exc), node) from None
+
+
+def _index_dtype(t):
+    """The dtype a (nested) list of ints or bools becomes as an index tensor, or None."""
+    from scriptc.types import bool_, int64
+
+    while isinstance(t, ListType):
+        t = t.elem
+    return {Int: int64, Bool: bool_}.get(t)
