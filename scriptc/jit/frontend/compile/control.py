@@ -1,11 +1,12 @@
 """Control flow: statement lists, if/else with SSA merging, exits (return, break, continue, raise).
 
 A statement list is compiled in order; compiling a statement says whether it certainly exits
-(returns, raises, breaks or continues on every path), after which the rest of the list is dead
-and not compiled. `return`, `break` and `continue` that only may happen set flag variables
-(carried like any variable), and the statements after them run under `if not <flags>:` - the
-form TorchScript's exit transform gives. At a join, a variable assigned in a branch becomes a
-prim::If output; a branch that exits needs no value for it (it gets a prim::Uninitialized).
+on every path - LEAVE (returns or raises: the function is left) or LOOP (breaks or continues: the
+loop goes on with the variables' values) - after which the rest of the list is dead and not
+compiled. `return`, `break` and `continue` that only may happen set flag variables (carried like
+any variable), and the statements after them run under `if not <flags>:` - the form TorchScript's
+exit transform gives. At a join, a variable assigned in a branch becomes a prim::If output; a
+branch that leaves needs no value for it (it gets a prim::Uninitialized).
 """
 
 from __future__ import annotations
@@ -18,6 +19,15 @@ from .types import assignable, unify
 from .values import Refined
 
 RETVAL = "$retval"
+LEAVE = "leave"  # a statement list that certainly returns or raises
+LOOP = "loop"    # ... that certainly breaks or continues (its variables flow on in the loop)
+
+
+def both(a, b):
+    """The exit of two branches together: falls through when either does."""
+    if not a or not b:
+        return None
+    return LOOP if LOOP in (a, b) else LEAVE
 
 
 class Conflict:
@@ -32,17 +42,20 @@ class ControlFlow:
     """Statement lists, if statements, exits and the join of branch scopes."""
 
     # --- statement lists ---------------------------------------------------------------------------
-    def statements(self, stmts: list) -> bool:
-        """Compile `stmts` into the current block; True when they certainly exit."""
+    def statements(self, stmts: list):
+        """Compile `stmts` into the current block; their exit (LEAVE, LOOP) or None."""
         for index, stmt in enumerate(stmts):
-            if self.statement(stmt):
-                return True
+            exit_kind = self.statement(stmt)
+            if exit_kind:
+                return exit_kind
             if index + 1 < len(stmts) and self.exits.may_exit(stmt):
                 guard = self.not_exited()
                 if guard is not None:
                     rest = stmts[index + 1:]
-                    return self.emit_if(guard, lambda: self.statements(rest), None, else_exits=True)
-        return False
+                    # where the guard fails a flag is set: a break/continue (values flow on) or a return
+                    flagged = LOOP if self.loops and self.active_flags() != [self.return_flag] else LEAVE
+                    return self.emit_if(guard, lambda: self.statements(rest), None, else_exit=flagged)
+        return None
 
     def not_exited(self) -> Value | None:
         """`not (returned or broke or continued)` over the flags that may be set here, or None when
@@ -63,7 +76,7 @@ class ControlFlow:
         return names
 
     # --- if ---------------------------------------------------------------------------------------
-    def stmt_If(self, node: ast.If) -> bool:
+    def stmt_If(self, node: ast.If):
         self.at(node)
         cond, (when_true, when_false) = self.condition(node.test)
         static = self.static_bool(cond)
@@ -73,7 +86,7 @@ class ControlFlow:
         return self.emit_if(cond, lambda: self.refined_statements(node.body, when_true),
                             lambda: self.refined_statements(node.orelse, when_false))
 
-    def refined_statements(self, stmts: list, refinements: dict) -> bool:
+    def refined_statements(self, stmts: list, refinements: dict):
         self.scopes[-1].update(refinements)
         return self.statements(stmts)
 
@@ -82,21 +95,19 @@ class ControlFlow:
         refinements = self.refinements(test)
         return self.as_bool(self.expr(test), test), refinements
 
-    def emit_if(self, cond: Value, then_body, else_body, else_exits: bool = False) -> bool:
-        """prim::If on cond; each body compiles into its branch and returns whether it exits. The
-        branches' assignments are joined; returns whether both branches exit."""
+    def emit_if(self, cond: Value, then_body, else_body, else_exit=None):
+        """prim::If on cond; each body compiles into its branch and returns its exit (`else_exit`:
+        the exit of an absent else). The branches' assignments are joined; returns the If's exit."""
         node = self.emit("prim::If", [cond], [])
         scopes, exits = [], []
         for body in (then_body, else_body):
             with self.inside(node.add_block()) as scope:
-                exits.append(body() if body is not None else False)
+                exits.append(body() if body is not None else else_exit)
                 scopes.append(scope)
-        if else_body is None and else_exits:
-            exits[1] = True
         self.join(node, scopes, exits)
-        return all(exits)
+        return both(*exits)
 
-    def join(self, node: Node, scopes: list[dict], exits: list[bool]) -> None:
+    def join(self, node: Node, scopes: list[dict], exits: list) -> None:
         """Make each variable assigned in a branch an output of the If node `node`."""
         names = list(dict.fromkeys(name for scope in scopes for name in scope))
         survivors = [i for i, e in enumerate(exits) if not e]
@@ -108,19 +119,22 @@ class ControlFlow:
                     kept = values[survivors[0]]  # `if x is None: return` refines x for what follows
                     self.scopes[-1][name] = Refined(kept.value, kept.type)
                 continue
+            narrow = [v.type if isinstance(v, Refined) and v.after_exit else None for v in values]
             values = [self.in_branch(v, node.blocks[i]) for i, v in enumerate(values)]
-            self.join_variable(node, name, values, exits)
+            self.join_variable(node, name, values, exits, narrow)
 
     def in_branch(self, value, block):
         """A branch's value as an IR value in that branch (a pending refinement is emitted there)."""
+        if isinstance(value, Refined) and value.after_exit:
+            return value.value
         if isinstance(value, Refined):
             with self.inside(block):
                 refined = self.emit1("prim::Refine", [value.value], value.type)
             return refined
         return value
 
-    def join_variable(self, node: Node, name: str, values: list, exits: list[bool]) -> None:
-        live = [v for v, e in zip(values, exits) if not e and v is not None]
+    def join_variable(self, node: Node, name: str, values: list, exits: list, narrow: list) -> None:
+        live = [v for v, e in zip(values, exits) if e != LEAVE and v is not None]
         present = [v for v in values if v is not None]
         if not all(isinstance(v, Value) for v in present):
             if len(set(map(id, present))) == 1 and len(present) == len(values):
@@ -154,13 +168,29 @@ class ControlFlow:
             return
         for index, (block, value) in enumerate(zip(node.blocks, values)):
             with self.inside(block):
-                if value is None or not assignable(value.type, merged) and exits[index]:
+                if value is None or not assignable(value.type, merged) and exits[index] == LEAVE:
                     value = self.emit1("prim::Uninitialized", [], merged)
                 block.add_return(value)
         out = node.add_output(merged)
         if not name.startswith("$"):
             out.name = name
         self.scopes[-1][name] = out
+        # What follows runs only where no branch broke or continued: there the variable has the type
+        # the surviving branches give it (the full type flows with break/continue to the loop).
+        survivors = [n or v.type for v, e, n in zip(values, exits, narrow) if not e]
+        if survivors and name not in self.declared:
+            narrowed = survivors[0]
+            for t in survivors[1:]:
+                narrowed = unify(narrowed, t) or merged
+            if narrowed != merged:
+                self.scopes[-1][name] = Refined(out, narrowed, after_exit=True)
+
+    def forget_exit_narrowing(self) -> None:
+        """End of a loop body: what a break/continue branch left flows on at its full type."""
+        scope = self.scopes[-1]
+        for name, value in list(scope.items()):
+            if isinstance(value, Refined) and value.after_exit:
+                scope[name] = value.value
 
     def static_bool(self, value) -> bool | None:
         if isinstance(value, Value) and value.node is not None and value.node.op == "prim::Constant" and \
@@ -169,7 +199,7 @@ class ControlFlow:
         return None
 
     # --- exits ------------------------------------------------------------------------------------
-    def stmt_Return(self, node: ast.Return) -> bool:
+    def stmt_Return(self, node: ast.Return):
         self.at(node)
         value = self.as_value(self.expr(node.value), node.value) if node.value is not None else self.const(None)
         if self.return_type is not None:
@@ -181,15 +211,15 @@ class ControlFlow:
             self.bind(RETVAL, value)
         if self.return_flag is not None:
             self.bind(self.return_flag, self.const(True))
-        return True
+        return LEAVE
 
-    def stmt_Raise(self, node: ast.Raise) -> bool:
+    def stmt_Raise(self, node: ast.Raise):
         self.at(node)
         message = self.exception_message(node.exc) if node.exc is not None else "Exception"
         self.emit("prim::RaiseException", [], [], {"message": message})
-        return True
+        return LEAVE
 
-    def stmt_Assert(self, node: ast.Assert) -> bool:
+    def stmt_Assert(self, node: ast.Assert):
         self.at(node)
         cond, (when_true, _) = self.condition(node.test)
         message = "AssertionError"
@@ -201,11 +231,11 @@ class ControlFlow:
             failed = self.emit1("not.scalar", [cond], Bool)
             self.emit_if(failed, lambda: self.raises(message), None)
         self.scopes[-1].update(when_true)
-        return static is False
+        return LEAVE if static is False else None
 
-    def raises(self, message: str) -> bool:
+    def raises(self, message: str):
         self.emit("prim::RaiseException", [], [], {"message": message})
-        return True
+        return LEAVE
 
     def exception_message(self, exc: ast.Node) -> str:
         """The text of `raise Exc("message")` (TorchScript keeps the message, not the object)."""

@@ -15,7 +15,7 @@ from scriptc.types import Bool, DictType, Int, ListType, NoneType, Str, TensorTy
 
 from .. import ast
 from .analysis import assigned_names, target_names
-from .control import RETVAL
+from .control import LOOP, RETVAL
 from .types import assignable
 from .values import Refined, SugaredModule, SugaredTuple
 
@@ -39,23 +39,24 @@ class Iteration:
 class Loops:
     """while/for statements, iteration protocols, comprehensions."""
 
-    def stmt_While(self, node: ast.While) -> bool:
+    def stmt_While(self, node: ast.While):
         self.at(node)
         if node.orelse:
             raise self.error("while ... else is not supported", node)
         cond, (when_true, _) = self.condition(node.test)
         if self.static_bool(cond) is False:
-            return False
+            return None
 
         def body(i):
             self.scopes[-1].update(when_true)
             self.statements(node.body)
+            self.forget_exit_narrowing()
             return self.continue_condition(lambda: self.as_bool(self.expr(node.test), node.test))
 
         self.emit_loop(node, self.const(INT64_MAX), cond, node.body, body, set())
-        return False
+        return None
 
-    def stmt_For(self, node: ast.For) -> bool:
+    def stmt_For(self, node: ast.For):
         self.at(node)
         if node.orelse:
             raise self.error("for ... else is not supported", node)
@@ -66,21 +67,23 @@ class Loops:
         def body(i):
             self.assign_target(node.target, iteration.element(i))
             self.statements(node.body)
+            self.forget_exit_narrowing()
             return self.continue_condition(lambda: self.const(True))
 
         self.at(node)
         self.emit_loop(node, iteration.trip, self.const(True), node.body, body, target_names(node.target))
-        return False
+        return None
 
-    def unrolled_for(self, node: ast.For, items: list) -> bool:
-        """A loop over a tuple or modules: the body once per item (break/continue as flags still)."""
+    def unrolled_for(self, node: ast.For, items: list):
+        """A loop over a tuple or modules: the body once per item."""
         if any(self.exits.escapes_loop(s) for s in node.body):
             raise self.error("break/continue in a loop over a tuple or modules is not supported", node)
         for item in items:
             self.assign_target(node.target, item)
-            if self.statements(node.body):
-                return True
-        return False
+            exit_kind = self.statements(node.body)
+            if exit_kind:
+                return exit_kind
+        return None
 
     def continue_condition(self, condition) -> Value:
         """The body's last value: the loop condition unless a break or return fired."""
@@ -146,17 +149,17 @@ class Loops:
                 out.name = name
             self.scopes[-1][name] = out
 
-    def stmt_Break(self, node: ast.Break) -> bool:
+    def stmt_Break(self, node: ast.Break):
         if not self.loops or self.loops[-1].break_flag is None:
             raise self.error("'break' outside loop", node)
         self.bind(self.loops[-1].break_flag, self.const(True))
-        return True
+        return LOOP
 
-    def stmt_Continue(self, node: ast.Continue) -> bool:
+    def stmt_Continue(self, node: ast.Continue):
         if not self.loops or self.loops[-1].continue_flag is None:
             raise self.error("'continue' not properly in loop", node)
         self.bind(self.loops[-1].continue_flag, self.const(True))
-        return True
+        return LOOP
 
     # --- what a for loop can iterate ------------------------------------------------------------------
     def iterate(self, node: ast.Node):
@@ -277,10 +280,14 @@ class Loops:
                             expected or (DictType(Str, TensorType()) if is_dict else ListType(TensorType())))
         stores: list = []
         self.scopes.append({})
+        declared = self.declared  # the comprehension's own variables shadow annotated ones outside it
+        self.declared = {k: v for k, v in declared.items() if not any(
+            k in target_names(g.target) for g in node.generators)}
         try:
             self.comprehension_loop(node.generators, 0, parts, result, stores, is_dict)
         finally:
             self.scopes.pop()
+            self.declared = declared
         if expected is None:
             types = [v.type for v in stores[0].inputs[1:]] if stores else None
             if is_dict:
@@ -316,18 +323,18 @@ class Loops:
             return
         self.emit_loop(generator, iteration.trip, self.const(True), [], body, set())
 
-    def comprehension_store(self, generators, depth, parts, result, stores, is_dict, refined) -> bool:
+    def comprehension_store(self, generators, depth, parts, result, stores, is_dict, refined):
         self.scopes[-1].update(refined)
         if depth + 1 < len(generators):
             self.comprehension_loop(generators, depth + 1, parts, result, stores, is_dict)
-            return False
+            return None
         values = [self.as_value(self.expr(p, self.element_expectation(result, k)), p) for k, p in enumerate(parts)]
         if is_dict:
             store = self.emit("setitem.dict", [result] + values, [NoneType])
         else:
             store = self.emit("append.list", [result] + values, [result.type])
         stores.append(store)
-        return False
+        return None
 
     def element_expectation(self, container: Value, index: int):
         t = container.type

@@ -14,19 +14,19 @@ from .values import SugaredModule, SugaredTuple
 class Statements:
     """Statement dispatch and assignment."""
 
-    def statement(self, stmt) -> bool:
-        """Compile one statement; True when it certainly exits."""
+    def statement(self, stmt):
+        """Compile one statement; its exit (control.LEAVE, control.LOOP) or None when it falls through."""
         self.at(stmt)
         handler = self.statement_handlers.get(type(stmt))
         if handler is None:
             raise self.error(f"'{type(stmt).__name__}' statements are not supported", stmt)
-        return bool(handler(self, stmt))
+        return handler(self, stmt)
 
     def stmt_Expr(self, node: ast.Expr):
         self.expr(node.value)
 
     def stmt_Pass(self, node: ast.Pass):
-        return False
+        return None
 
     def stmt_Unsupported(self, node: ast.Unsupported):
         raise self.error(node.message, node)

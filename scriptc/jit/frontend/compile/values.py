@@ -112,10 +112,13 @@ class TypeValue:
 @dataclass
 class Refined:
     """A variable refined in the current branch (`x is not None`, isinstance): its prim::Refine node is
-    emitted where the variable is first read."""
+    emitted where the variable is first read. `after_exit`: narrowed only because the other branch
+    broke or continued - true for the rest of this statement list, not where that branch's value
+    flows (the loop's carried value, an enclosing join)."""
 
     value: Value
     type: Type
+    after_exit: bool = False
 
 
 @dataclass
