@@ -16,6 +16,7 @@ from scriptc.runtime.model import takes_self
 from scriptc.runtime.specialize import Specialized
 from scriptc.tensors import Tensor, wrap
 
+from .arguments import convert_arguments
 from .eager import EagerInterpreter, reads_autograd
 
 
@@ -67,7 +68,7 @@ class ScriptFunction:
         return graph_code(self.graph, self.graph.name)
 
     def __call__(self, *args, **kwargs):
-        args = bind_arguments(self.signature, args, kwargs)
+        args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs))
         if self._reads_autograd or wants_grad(args):
             return _single(self._eager.run(list(args)))
         outputs = self._interpreter.run([to_runtime(a) for a in args])
@@ -187,7 +188,8 @@ class ScriptModule:
     def run_method(self, name: str, *args, **kwargs):
         if name not in self._interpreters:
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
-        args = bind_arguments(self._signatures.get(name), args, kwargs)
+        args = convert_arguments(self._graphs[name].inputs[1:], bind_arguments(self._signatures.get(name), args,
+                                                                               kwargs))
         if self._reads_autograd or wants_grad(args) or wants_grad(list(self._module.parameters())):
             return _single(self._eager[name].run([self._module_value(eager=True)] + list(args)))
         outputs = self._interpreters[name].run([self._module_value()] + [to_runtime(a) for a in args])
