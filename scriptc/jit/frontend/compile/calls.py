@@ -101,6 +101,12 @@ class Calls:
             candidates += ops.overloads("maximum" if name == "max" else "minimum")
         if not candidates:
             raise self.error(f"unknown builtin op '{name}'", node)
+        if "out" in kwargs and not any("out" in op.arg_index for op in candidates):
+            # torch.add(a, b, out=c): the result written into `out`, which the call returns
+            kwargs = dict(kwargs)
+            out = self.as_value(kwargs.pop("out"), node)
+            result = self.call_overloads(name, candidates, args, kwargs, node)
+            return self.call_op("copy_", [out, self.as_value(result, node)], {}, node, method=True)
         return self.call_overloads(name, candidates, args, kwargs, node)
 
     def python_op(self, name: str, args: list, kwargs: dict, node, failure: str | None = None):

@@ -9,6 +9,7 @@ from scriptc.ops import indexing
 from scriptc.types import (
     Bool,
     DictType,
+    Float,
     Int,
     ListType,
     NoneType,
@@ -192,4 +193,4 @@ def _index_dtype(t):
 
     while isinstance(t, ListType):
         t = t.elem
-    return {Int: int64, Bool: bool_}.get(t)
+    return {Int: int64, Float: int64, Bool: bool_}.get(t)  # TorchScript truncates a float list to longs
