@@ -157,6 +157,24 @@ class device:
 
 CPU = device("cpu")
 
+
+class EnumValue:
+    """A member of an Enum: equal to another member of the same Enum with the same name."""
+
+    __slots__ = ("enum", "name", "value")
+
+    def __init__(self, enum: str, name: str, value):
+        self.enum, self.name, self.value = enum, name, value
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, EnumValue) and other.enum == self.enum and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((self.enum, self.name))
+
+    def __repr__(self) -> str:
+        return f"{self.enum}.{self.name}"
+
 # ----------------------------------------------------------------------------
 # Value types of the IR and of op schemas.
 #

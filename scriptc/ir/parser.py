@@ -13,14 +13,20 @@ import numpy as np
 from scriptc.config import parser_cache
 from scriptc.types import (
     SCALAR_TYPES,
+    EnumValue,
     DTYPES_BY_NAME,
     DictType,
+    EnumType,
+    FutureType,
     ListType,
     ModuleType,
+    NamedTupleType,
+    ObjectType,
     OptionalType,
     TensorType,
     TupleType,
     Type,
+    UnionType,
     device,
 )
 
@@ -158,6 +164,8 @@ def _location(comment: str) -> SourceLocation | None:
 
 def _type(tree) -> Type:
     kind = tree.data
+    if kind == "union_type":
+        return UnionType(tuple(_type(c) for c in tree.children))
     name = str(tree.children[0])
     if kind == "simple_type":
         if name == "Tensor":
@@ -168,15 +176,18 @@ def _type(tree) -> Type:
             return SCALAR_TYPES[name]
         raise ParseError(f"unknown type {name!r}", tree.children[0].line, tree.children[0].column)
     if kind == "generic_type":
-        args = [_type(c) for c in tree.children[1:]]
+        args = [_type(c) for c in tree.children[1:] if c is not None]
         builders = {"List": lambda: ListType(args[0]), "Optional": lambda: OptionalType(args[0]),
-                    "Tuple": lambda: TupleType(tuple(args)), "Dict": lambda: DictType(args[0], args[1])}
-        if name not in builders:
+                    "Tuple": lambda: TupleType(tuple(args)), "Dict": lambda: DictType(args[0], args[1]),
+                    "Future": lambda: FutureType(args[0])}
+        if name not in builders or (not args and name != "Tuple"):
             raise ParseError(f"unknown type {name!r}", tree.children[0].line, tree.children[0].column)
         return builders[name]()
     args = [c for c in tree.children[1:] if c is not None]
     if name == "Module":
         return ModuleType(str(args[0].children[0]) if args else "")
+    if name in ("Object", "Enum", "NamedTuple"):
+        return _named_type(name, args, tree)
     if name != "Tensor":
         raise ParseError(f"unknown type {name!r}", tree.children[0].line, tree.children[0].column)
     dtype = None
@@ -194,6 +205,25 @@ def _type(tree) -> Type:
             else:
                 dev = text
     return TensorType(dtype, shape, dev)
+
+
+def _named_type(kind: str, args: list, tree) -> Type:
+    """Object(name), Enum(name, value type), NamedTuple(name, field: type, ...)."""
+    token = tree.children[0]
+    if not args or args[0].data != "targ_name":
+        raise ParseError(f"{kind}(...) needs a name", token.line, token.column)
+    name = str(args[0].children[0])
+    if kind == "Object":
+        return ObjectType(name)
+    if kind == "Enum":
+        if len(args) != 2 or args[1].data != "targ_name" or str(args[1].children[0]) not in SCALAR_TYPES:
+            raise ParseError("Enum(name, value type) needs the type of its values", token.line, token.column)
+        return EnumType(name, SCALAR_TYPES[str(args[1].children[0])])
+    fields = args[1:]
+    if any(f.data != "targ_field" for f in fields):
+        raise ParseError("NamedTuple(name, field: type, ...) fields need types", token.line, token.column)
+    return NamedTupleType(tuple(_type(f.children[1]) for f in fields), name,
+                          tuple(str(f.children[0]) for f in fields))
 
 
 def _dim(tree):
@@ -234,6 +264,10 @@ def _literal(tree):
         return {json.loads(str(p.children[0])): _literal(p.children[1]) for p in c if p is not None}
     if kind == "device":
         return device(json.loads(str(c[0])))
+    if kind == "complex":
+        return complex(_literal(c[0]), _literal(c[1]))
+    if kind == "enum":
+        return EnumValue(json.loads(str(c[0])), json.loads(str(c[1])), _literal(c[2]))
     if kind == "elided_array":
         if str(c[3]) != "values":
             raise ParseError(f"unexpected {str(c[3])!r} in an array literal", c[3].line, c[3].column)

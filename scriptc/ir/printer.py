@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from scriptc.types import device, dtype
+from scriptc.types import EnumValue, device, dtype
 
 from .graph import Block, Graph, Node, Value
 
@@ -65,6 +65,10 @@ def format_attr(value, max_values: int | None = None) -> str:
         return repr(value)
     if isinstance(value, str):
         return json.dumps(value)
+    if isinstance(value, complex):
+        return f"complex({format_attr(value.real)}, {format_attr(value.imag)})"
+    if isinstance(value, EnumValue):
+        return f"Enum({json.dumps(value.enum)}, {json.dumps(value.name)}, {format_attr(value.value)})"
     if isinstance(value, dtype):
         return value.name
     if isinstance(value, device):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import enum
 
-from scriptc.runtime.objects import EnumValue
 from scriptc.tensors import Tensor
 from scriptc.types import (
+    EnumValue,
     Any_,
     Bool,
     Complex,

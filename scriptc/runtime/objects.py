@@ -1,8 +1,6 @@
-"""Runtime values of script classes and Enums (archives hold them without any Python class)."""
+"""Runtime values of script classes (archives hold them without any Python class)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 
 class ScriptObject:
@@ -25,21 +23,3 @@ class ScriptObject:
 
     def __repr__(self) -> str:
         return f"<{self.class_name} object>"
-
-
-class EnumValue:
-    """A member of an Enum: equal to another member of the same Enum with the same name."""
-
-    __slots__ = ("enum", "name", "value")
-
-    def __init__(self, enum: str, name: str, value: Any):
-        self.enum, self.name, self.value = enum, name, value
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, EnumValue) and other.enum == self.enum and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash((self.enum, self.name))
-
-    def __repr__(self) -> str:
-        return f"{self.enum}.{self.name}"

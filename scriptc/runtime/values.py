@@ -9,6 +9,7 @@ import numpy as np
 
 from scriptc.ops.schema import SchemaError, parse_type
 from scriptc.types import (
+    EnumValue,
     Any_,
     Bool,
     Complex,
@@ -29,7 +30,7 @@ from scriptc.types import (
     dtype,
 )
 
-from .objects import EnumValue, ScriptObject
+from .objects import ScriptObject
 
 
 @lru_cache(maxsize=256)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import inspect
 
 from scriptc.ir.graph import Value
-from scriptc.runtime.objects import EnumValue
-from scriptc.types import NamedTupleType, ObjectType, Str
+from scriptc.types import EnumValue, NamedTupleType, ObjectType, Str
 
 from .types import AnnotationError, enum_type, is_enum_class, is_namedtuple_class, python_type
 from .values import ClassRef
