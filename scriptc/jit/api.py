@@ -199,6 +199,7 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         weights = {name: t._data for name, t in module.named_parameters()}
         weights.update({name: t._data for name, t in module.named_buffers()})
         attributes = {(f"{p}.training" if p else "training"): mod.training for p, mod in module.named_modules()}
+        attributes.update(_plain_attributes(m))
         graphs = m._graphs
         functions = {k: v for k, v in m._functions.items() if not k.startswith("ignored:")}
         signatures = {name: _signature_of(g, True, m._specializations.get(name)) for name, g in graphs.items()}
@@ -208,6 +209,21 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         raise ArchiveError("cannot save: the function calls @jit.ignore'd Python functions")
     write_archive(f, "function", {"forward": m.graph}, dict(m.functions), {}, {},
                   {"forward": _signature_of(m.graph, False, m.specialization)}, metadata, extra)
+
+
+def _plain_attributes(m: ScriptModule) -> dict:
+    """The plain attributes the module's graphs read at run time, encoded for the manifest."""
+    from scriptc.errors import ArchiveError
+    from scriptc.runtime import attributes
+
+    out = {}
+    for (path, name), t in m._attributes.items():
+        owner = m._module.get_submodule(path) if path else m._module
+        try:
+            out[f"{path}.{name}" if path else name] = attributes.encode(getattr(owner, name), t)
+        except ValueError as exc:
+            raise ArchiveError(f"cannot save attribute {path + '.' if path else ''}{name}: {exc}") from None
+    return out
 
 
 def load(f, map_location=None, _extra_files: dict | None = None):

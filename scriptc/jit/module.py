@@ -154,10 +154,10 @@ class ScriptModule:
 
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
                  signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
-                 attributes=()):
+                 attributes: dict | None = None):
         object.__setattr__(self, "_ignored", list(ignored))
-        # (submodule path, name) of the plain attributes (lists, dicts, assigned numbers) graphs read at run time
-        object.__setattr__(self, "_attributes", tuple(attributes))
+        # (submodule path, name) -> type of the plain attributes (lists, dicts, assigned numbers) graphs read
+        object.__setattr__(self, "_attributes", dict(attributes or {}))
         object.__setattr__(self, "_specializations", dict(specializations or {}))
         object.__setattr__(self, "_signatures", dict(signatures or {}))
         object.__setattr__(self, "_module", module)

@@ -129,3 +129,6 @@ def _autograd_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, al
 python_op("grad.autograd(outputs: Tensor[], inputs: Tensor[], grad_outputs: Any, retain_graph: bool?, "
           "create_graph: bool, allow_unused: bool) -> Tensor?[]", _autograd_grad,
           fixed(ListType(OptionalType(TensorType()))), "torch.autograd.grad in scripted code.")
+python_op("name.enum(self: Any) -> str", lambda member: member.name, fixed(Str), "An Enum member's .name.")
+python_op("value.enum(self: Any) -> Any", lambda member: member.value, lambda member: member.value,
+          "An Enum member's .value (its type is the Enum's value type).")

@@ -20,6 +20,8 @@ import numpy as np
 from scriptc.errors import ArchiveError
 from scriptc.ir.graph import Graph
 from scriptc.ir.parser import ParseError, parse
+
+from . import attributes
 from scriptc.ir.printer import graph_code, print_graph
 from scriptc.ir.verify import VerifyError, verify
 
@@ -282,9 +284,7 @@ def _manifest(data: bytes) -> dict:
         _check_name(name)
     if not isinstance(manifest["attributes"], dict) or not isinstance(manifest["metadata"], dict):
         raise ArchiveError("manifest.json: attributes and metadata must be objects")
-    for k, v in manifest["attributes"].items():
-        if not isinstance(v, (bool, int, float, str)) and v is not None:
-            raise ArchiveError(f"manifest.json: attribute {k!r} must be a number, bool, string or null")
+    manifest["attributes"] = {k: attributes.decode(k, v) for k, v in manifest["attributes"].items()}
     return manifest
 
 
