@@ -14,6 +14,7 @@ from scriptc.types import (
     ListType,
     NoneType,
     OptionalType,
+    Scalar,
     TensorType,
     TupleType,
     UnionType,
@@ -172,7 +173,7 @@ class Annotations:
         bound = self.lookup(name)
         base = bound.value if isinstance(bound, Refined) else bound
         current = bound.type if isinstance(bound, (Refined, Value)) else None
-        if current is None or not isinstance(current, (OptionalType, UnionType)) and current != Any_:
+        if current is None or not isinstance(current, (OptionalType, UnionType)) and current not in (Any_, Scalar):
             return {}
         options = [m for m in members(current) if keep(m)]
         if not options or len(options) == len(members(current)):

@@ -235,6 +235,9 @@ class BuiltinCalls:
         self.emit("print.any", [self.make_tuple(values), sep, end], [NoneType])
         return self.const(None)
 
+    def builtin_slice(self, args, kwargs, node, expected):
+        raise self.error("slice() objects are only supported as indices (x[slice(1, 3)])", node)
+
     def builtin_id(self, args, kwargs, node, expected):
         raise self.error("id() is not supported in scripted code", node)
 

@@ -8,7 +8,7 @@ import inspect
 from scriptc.ir.graph import Value
 from scriptc.types import EnumValue, NamedTupleType, ObjectType, Str
 
-from .types import AnnotationError, enum_type, is_enum_class, is_namedtuple_class, python_type
+from .types import AnnotationError, annotations_of, enum_type, is_enum_class, is_namedtuple_class, python_type
 from .values import ClassRef
 
 
@@ -31,7 +31,7 @@ class Classes:
         return ObjectType(self.ctx.script_class(cls, self).name)
 
     def namedtuple_type(self, cls) -> NamedTupleType:
-        hints = getattr(cls, "__annotations__", {})
+        hints = annotations_of(cls)
         try:
             elems = tuple(python_type(hints[f], self.class_type) if f in hints else
                           python_type("Tensor") for f in cls._fields)

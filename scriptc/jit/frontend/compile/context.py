@@ -20,7 +20,7 @@ from ..source import get_source
 from .function import FunctionCompiler, build_graph
 from .modules import container_type_of
 from .resolve import jit_functions
-from .types import AnnotationError, python_type
+from .types import AnnotationError, annotations_of, python_type
 
 MAX_INLINE_DEPTH = 64
 
@@ -230,7 +230,7 @@ class ScriptContext:
         record = ScriptClass(cls, self.unique_class_name(cls.__qualname__.replace("<locals>.", "")))
         self._class_records[cls] = record
         self.classes[record.name] = record
-        for name, annotation in getattr(cls, "__annotations__", {}).items():
+        for name, annotation in annotations_of(cls).items():
             try:
                 record.attributes[name] = python_type(annotation, caller.class_type)
             except AnnotationError as exc:
@@ -295,7 +295,7 @@ class ScriptContext:
         key = (owner.path, name)
         if key in self.module_attributes:
             return self.module_attributes[key]
-        annotation = getattr(type(owner.module), "__annotations__", {}).get(name)
+        annotation = annotations_of(type(owner.module)).get(name)
         if annotation is not None:
             try:
                 t = python_type(annotation, caller.class_type)

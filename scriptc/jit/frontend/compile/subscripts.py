@@ -115,12 +115,12 @@ class Subscripts:
                 step = None
             return indexing.Item(indexing.SLICE, start=start, stop=stop, step=step)
         if isinstance(node, ast.Call) and self.builtin_name(node.func) == "slice":
-            bounds = [None] + [self.index_value(a) if not (isinstance(a, ast.Constant) and a.value is None) else None
-                               for a in node.args]
-            bounds = bounds[-3:] if len(bounds) > 2 else [None, bounds[1], None]
-            if len(node.args) == 1:
-                bounds = [None, bounds[-1], None]
-            return indexing.Item(indexing.SLICE, start=bounds[0], stop=bounds[1], step=bounds[2])
+            if not 1 <= len(node.args) <= 3 or node.keywords:
+                raise self.error("slice() takes 1 to 3 positional arguments", node)
+            bounds = [None if isinstance(a, ast.Constant) and a.value is None else self.index_value(a)
+                      for a in node.args]
+            start, stop, step = [None, bounds[0], None] if len(bounds) == 1 else (bounds + [None])[:3]
+            return indexing.Item(indexing.SLICE, start=start, stop=stop, step=step)
         value = self.expr(node)
         if value is Ellipsis:
             return indexing.Item(indexing.ELLIPSIS)

@@ -55,11 +55,14 @@ def make_union(types) -> Type:
 
 
 def members(t: Type) -> list[Type]:
-    """The alternatives a Union or Optional value may hold (a plain type is its only member)."""
+    """The alternatives a Union or Optional value may hold (a plain type is its only member; a
+    Scalar - what Tensor.item() gives - is an int, a float, a bool or a complex)."""
     if isinstance(t, OptionalType):
         return members(t.elem) + [NoneType]
     if isinstance(t, UnionType):
         return list(t.options)
+    if t == Scalar:
+        return [Int, Float, Bool, Complex]
     return [t]
 
 
@@ -108,6 +111,8 @@ def unify(a: Type, b: Type) -> Type | None:
         return a
     if isinstance(a, TensorType) and isinstance(b, TensorType):
         return TensorType(a.dtype if a.dtype == b.dtype else None, a.shape if a.shape == b.shape else None)
+    if Scalar in (a, b) and a in NUMBERS + (Complex, Scalar) and b in NUMBERS + (Complex, Scalar):
+        return Scalar
     if a == NoneType or b == NoneType:
         other = b if a == NoneType else a
         return other if isinstance(other, OptionalType) else make_union([other, NoneType])
@@ -232,6 +237,15 @@ def generic_type(head: str, args: list[Type], count: int | None = None) -> Type:
         return FutureType(args[0])
     raise AnnotationError(f"unknown generic type '{head}' with {count if count is not None else len(args)} "
                           f"argument(s)")
+
+
+def annotations_of(cls) -> dict:
+    """A class's attribute annotations, string ones resolved in its module (from __future__ import
+    annotations), as typing objects."""
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - a name typing cannot resolve: the raw annotations say what they can
+        return dict(getattr(cls, "__annotations__", {}))
 
 
 def named_type(name: str) -> Type | None:
