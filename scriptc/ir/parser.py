@@ -31,6 +31,7 @@ from scriptc.types import (
 )
 
 from .graph import Block, Graph, Node, SourceLocation, Value
+from .nesting import deep_recursion
 
 
 class ParseError(ValueError):
@@ -54,7 +55,8 @@ def parse(text: str) -> Graph:
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
     try:
-        tree = _parser().parse(text)
+        with deep_recursion():
+            tree = _parser().parse(text)
     except UnexpectedToken as exc:
         raise ParseError(f"unexpected token {str(exc.token)!r}", exc.line, exc.column) from None
     except UnexpectedCharacters as exc:
@@ -65,7 +67,8 @@ def parse(text: str) -> Graph:
         raise ParseError("unexpected end of input", len(lines), len(lines[-1]) + 1) from None
     except UnexpectedInput as exc:
         raise ParseError(str(exc), getattr(exc, "line", None), getattr(exc, "column", None)) from None
-    return _Builder().graph(tree.children[0])
+    with deep_recursion():
+        return _Builder().graph(tree.children[0])
 
 
 class _Builder:

@@ -11,6 +11,7 @@ import numpy as np
 from scriptc.types import EnumValue, device, dtype
 
 from .graph import Block, Graph, Node, Value
+from .nesting import deep_recursion
 
 _NAME_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -117,7 +118,8 @@ def print_graph(graph: Graph, max_values: int | None = None) -> str:
     name = Namer()
     params = ", ".join(f"%{name(p)} : {p.type}" for p in graph.inputs)
     lines = [f"graph({params}):"]
-    _print_block(graph.block, name, 2, lines, max_values)
+    with deep_recursion():
+        _print_block(graph.block, name, 2, lines, max_values)
     lines.append(f"  return ({', '.join('%' + name(v) for v in graph.outputs)})")
     return "\n".join(lines) + "\n"
 
@@ -201,7 +203,8 @@ def graph_code(graph: Graph, method: str = "forward") -> str:
     name = Namer()
     params = ", ".join(f"{_py_name(name, p)}: {p.type}" for p in graph.inputs)
     lines = [f"def {method}({params}):"]
-    _code_block(graph.block, name, 1, lines)
+    with deep_recursion():
+        _code_block(graph.block, name, 1, lines)
     rets = [_py_name(name, v) for v in graph.outputs]
     lines.append(f"    return {', '.join(rets) if len(rets) != 1 else rets[0]}" if rets else "    return None")
     return "\n".join(lines) + "\n"

@@ -45,9 +45,15 @@ class Indenter:
     _CLOSE = frozenset(("RPAR", "RSQB", "RBRACE"))
     TAB_LEN = 8
 
+    def __init__(self, definition_indent: int | None = None):
+        self.definition_indent = definition_indent
+
     def process(self, tokens):
+        """The tokens with indentation made explicit. With a `definition_indent`, the text is one
+        definition and whatever follows it in its file: the stream ends with the definition."""
         depth = 0
-        levels = [0]
+        base = self.definition_indent or 0
+        levels = [base]
         token = None
         for token in tokens:
             kind = token.type
@@ -57,6 +63,8 @@ class Indenter:
                 yield token
                 indent_text = token.rsplit("\n", 1)[1]
                 indent = indent_text.count(" ") + indent_text.count("\t") * self.TAB_LEN
+                if self.definition_indent is not None and indent <= base:
+                    break  # back at the definition's own indentation: it has ended
                 if indent > levels[-1]:
                     levels.append(indent)
                     yield Tok.make("_INDENT", indent_text, token.end_line, 1, token.end_line)
@@ -131,9 +139,16 @@ class Table:
         self.end = table.end_states[start]
         self.actions = {}
         for state, row in table.states.items():
-            self.actions[state] = {
-                symbol: arg if action is Shift else (len(arg.expansion), callbacks[arg], arg.origin.name)
-                for symbol, (action, arg) in row.items()}
+            self.actions[state] = {symbol: arg if action is Shift else self._reduction(arg, callbacks[arg])
+                                   for symbol, (action, arg) in row.items()}
+
+    @staticmethod
+    def _reduction(rule, callback) -> tuple:
+        """(size, callback, rule name); callback None for a `?rule` matched by one symbol, which passes
+        that symbol's value on (most reductions of an expression are these)."""
+        size = len(rule.expansion)
+        passes_on = rule.options.expand1 and size == 1 and not rule.alias
+        return size, None if passes_on else callback, rule.origin.name
 
     def run(self, tokens):
         """Feed `tokens`, then the end of input; returns the start rule's callback result."""
@@ -151,13 +166,15 @@ class Table:
                     values.append(token)
                     break
                 size, callback, rule = entry
-                if size:
+                if callback is None:
+                    states.pop()
+                elif size:
                     children = values[-size:]
                     del values[-size:]
                     del states[-size:]
+                    values.append(callback(children))
                 else:
-                    children = []
-                values.append(callback(children))
+                    values.append(callback([]))
                 states.append(actions[states[-1]][rule])
         while True:
             entry = actions[states[-1]].get("$END")
@@ -165,13 +182,15 @@ class Table:
                 line = token.end_line if token is not None else 1
                 raise SyntaxProblem("invalid syntax: unexpected end of input", line, 1)
             size, callback, rule = entry
-            if size:
+            if callback is None:
+                states.pop()
+            elif size:
                 children = values[-size:]
                 del values[-size:]
                 del states[-size:]
+                values.append(callback(children))
             else:
-                children = []
-            values.append(callback(children))
+                values.append(callback([]))
             states.append(actions[states[-1]][rule])
             if states[-1] == self.end:
                 return values[-1]

@@ -9,25 +9,19 @@ display). Binary operators arrive as a flat sequence and are ordered here by Pyt
 from __future__ import annotations
 
 import ast as python_ast
-import sys
-from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
 from lark import Lark, Transformer
 
 from scriptc.config import parser_cache
+from scriptc.ir.nesting import deep_recursion
 
 from . import ast
 from .fstrings import split_fstring
 from .lalr import Indenter, Lexer, SyntaxProblem, Table, Tok
 from .precedence import Infix, Prefix, order, position
 from .source import Source
-
-# Deep but legal expressions (`- - - ... x`, `a ** b ** ... ** z`) recurse once per level here
-# and in the compiler; CPython 3.11 runs such Python-to-Python recursion without the C stack.
-RECURSION_LIMIT = 20000
-
 
 class _Arguments:
     __slots__ = ("args", "keywords", "refusal")
@@ -453,9 +447,6 @@ class AstBuilder(Transformer):
         name = children[0]
         return ast.Name(name.line, name.column, str(name))
 
-    def name(self, children):
-        return children[0]
-
     def number(self, children):
         token = children[0]
         text = str(token).replace("_", "")
@@ -529,18 +520,6 @@ def _parser() -> tuple[Lexer, Table, Table]:
     return Lexer(tables), Table(tables, "file_input"), Table(tables, "eval_input")
 
 
-@contextmanager
-def deep_recursion():
-    """Room for deeply nested (but legal) expressions while parsing and compiling them."""
-    old = sys.getrecursionlimit()
-    if old < RECURSION_LIMIT:
-        sys.setrecursionlimit(RECURSION_LIMIT)
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(old)
-
-
 def parse(source: Source) -> list:
     """The statements of `source` as AST nodes; a located ScriptError for text that is not Python."""
     lexer, statements, _ = _parser()
@@ -548,7 +527,7 @@ def parse(source: Source) -> list:
     _BUILDER.sources.append(source)
     try:
         with deep_recursion():
-            return statements.run(Indenter().process(lexer.tokens(text)))
+            return statements.run(Indenter(source.definition_indent).process(lexer.tokens(text)))
     except SyntaxProblem as exc:
         raise source.error(exc.message, exc.line, exc.col) from None
     finally:

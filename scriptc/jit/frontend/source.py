@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import linecache
 import re
-import textwrap
-import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,16 +16,20 @@ _TYPE_COMMENT = re.compile(r"#\s*type:\s*(?P<type>.*?)\s*$")
 
 @dataclass
 class Source:
-    """Dedented source text; `line_offset` maps its line 1 back to the file's line."""
+    """Source text; `line_offset` maps its line 1 back to the file's line. `definition_indent`: the
+    text is a file from one definition's first line on, indented this much - parsing reads that
+    definition and stops where it ends."""
 
     text: str
     filename: str
     line_offset: int = 0
     lines: list = field(default_factory=list)
+    definition_indent: int | None = None
 
     def __post_init__(self):
         if not self.lines:
             self.lines = self.text.splitlines()
+        self.basename = Path(self.filename).name
 
     def error(self, message: str, line: int | None = None, col: int | None = None) -> ScriptError:
         """A ScriptError at (line, col) of this text (1-based), showing the line and a caret."""
@@ -36,7 +39,7 @@ class Source:
         return ScriptError(message, self.filename, line + self.line_offset, col, source_line)
 
     def location(self, line: int, col: int) -> SourceLocation:
-        return SourceLocation(Path(self.filename).name, line + self.line_offset, col)
+        return SourceLocation(self.basename, line + self.line_offset, col)
 
     def type_comment(self, first: int, last: int) -> str | None:
         """The `# type: ...` comment on lines first..last (1-based, inclusive), if any ('ignore' is not one)."""
@@ -67,13 +70,28 @@ def _inside_string(line: str, index: int) -> bool:
     return quote is not None
 
 
-def get_source(obj) -> Source:
-    """The source of a function or class, as inspect finds it; a ScriptError when it cannot."""
-    what = getattr(obj, "__qualname__", None) or repr(obj)
+_DEF = re.compile(r"[ \t]*(async[ \t]+)?def\b")
+
+
+def get_source(fn) -> Source:
+    """A function's source: its file from its `def` line on (the parser stops at the function's end,
+    so no tokenizing pass is needed to find it); a ScriptError when there is none to read."""
+    what = getattr(fn, "__qualname__", None) or repr(fn)
+    code = getattr(fn, "__code__", None)
     try:
-        lines, start = inspect.getsourcelines(obj)
-        filename = inspect.getsourcefile(obj) or "<unknown>"
-    except (OSError, TypeError, tokenize.TokenError, IndentationError, SyntaxError) as exc:
+        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except (OSError, TypeError) as exc:
         raise ScriptError(f"jit.script could not read the source of {what!r}: {exc}") from None
-    text = textwrap.dedent("".join(lines))
-    return Source(text, filename, start - 1 if start else 0)
+    module = inspect.getmodule(fn)
+    lines = linecache.getlines(filename, module.__dict__ if module is not None else None)
+    if code is None or not lines:
+        raise ScriptError(f"jit.script could not read the source of {what!r}: could not get source code")
+    start = code.co_firstlineno - 1  # the first decorator's line: the `def` follows the decorators
+    while start < len(lines) and not _DEF.match(lines[start]):
+        start += 1
+    if start >= len(lines):
+        raise ScriptError(f"jit.script could not read the source of {what!r}: no `def` at line "
+                          f"{code.co_firstlineno} of {filename}")
+    first = lines[start]
+    indent = len(first.expandtabs(8)) - len(first.expandtabs(8).lstrip())
+    return Source("".join(lines[start:]), filename, start, definition_indent=indent)

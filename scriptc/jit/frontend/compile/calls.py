@@ -4,12 +4,14 @@ methods), methods of values, user functions (prim::Call of their own graph) and 
 from __future__ import annotations
 
 import inspect
+from functools import lru_cache
 
 from scriptc import ops
 from scriptc.ir.graph import Value
 from scriptc.ir.verify import fits
 from scriptc.ops.rules import Unknown
 from scriptc.types import (
+    Bool,
     Float,
     FutureType,
     Int,
@@ -95,10 +97,7 @@ class Calls:
     # --- op-table ops ---------------------------------------------------------------------------
     def call_op(self, name: str, args: list, kwargs: dict, node, method: bool = False):
         """A tensor op of the table by base name, trying its overloads in table order."""
-        candidates = [op for op in ops.overloads(name) if op.kind != ops.SCALAR and (
-            (op.method or _takes_self_tensor(op)) if method else op.function)]
-        if name in ("max", "min"):
-            candidates += ops.overloads("maximum" if name == "max" else "minimum")
+        candidates = _tensor_overloads(name, method)
         if not candidates:
             raise self.error(f"unknown builtin op '{name}'", node)
         if "out" in kwargs and not any("out" in op.arg_index for op in candidates):
@@ -111,8 +110,7 @@ class Calls:
 
     def python_op(self, name: str, args: list, kwargs: dict, node, failure: str | None = None):
         """A Python-value op (kind SCALAR) by base name: `len`, `upper`, `add`... (builtins.py)."""
-        candidates = [op for op in ops.overloads(name.split(".")[0]) if op.kind == ops.SCALAR and
-                      (op.name == name or op.name.startswith(name + "."))]
+        candidates = _python_overloads(name)
         if not candidates:
             raise self.error(failure or f"unknown builtin op '{name}'", node)
         return self.call_overloads(name, candidates, args, kwargs, node, failure)
@@ -170,7 +168,7 @@ class Calls:
             if v is None:
                 out.append(p.default)
                 continue
-            if not fits(v.type, p.type):
+            if not _fits(v.type, p.type):
                 converted = self.schema_conversion(v, p.type)
                 if converted is None:
                     return f"argument '{p.name}' expects {p.type}, but got {v.type}"
@@ -199,7 +197,7 @@ class Calls:
     def emit_op(self, op, bound: list, node):
         """Emit the op with its output types from its type rule; None when the rule rejects the
         arguments (so that the next overload is tried)."""
-        values = [v if isinstance(v, Value) else self.const(v) for v in bound]
+        values = [v if isinstance(v, Value) else self.shared_const(v) for v in bound]
         types = self.output_types(op, values)
         if types is None:
             return None
@@ -214,34 +212,13 @@ class Calls:
     def output_types(self, op, values: list[Value]) -> list[Type] | None:
         """Output types from the op's type rule where it agrees with the schema, else the schema's.
         A SCALAR op's rule decides (raising TypeError rejects the arguments)."""
-        declared = list(op.schema.returns)
         if op.kind == ops.SCALAR:
-            try:
-                inferred = op.shape(*[Unknown(v.type) for v in values])
-            except (TypeError, ValueError, KeyError, IndexError):
-                return None
-            return list(inferred) if isinstance(inferred, tuple) and len(declared) > 1 else [inferred]
+            return _scalar_types(op, tuple(v.type for v in values))
+        key = tuple(_meta_key(self.static_meta(v)) for v in values)
         try:
-            inferred = op.shape(*[self.static_meta(v) for v in values])
-        except Exception:  # noqa: BLE001 - a shape rule that cannot decide leaves the schema's types
-            inferred = None
-        if not isinstance(inferred, (tuple, list)) or len(declared) == 1:
-            inferred = [inferred]
-        if len(inferred) != len(declared):
-            inferred = [None] * len(declared)
-        out = []
-        for t, d in zip(inferred, declared):
-            if isinstance(d, TensorType):
-                out.append(TensorType(t.dtype, None) if isinstance(t, TensorType) else TensorType())
-            elif d == Scalar:
-                out.append(t if t in (Int, Float) or t == ops.parse_type("bool") else Scalar)
-            elif isinstance(t, Type) and fits(t, d):
-                out.append(t)
-            elif isinstance(d, ListType) and isinstance(d.elem, TensorType):
-                out.append(ListType(TensorType()))
-            else:
-                out.append(d)
-        return out
+            return list(_tensor_op_types(op, key))
+        except TypeError:  # a constant that cannot be a cache key (an array): work it out directly
+            return list(_tensor_op_types.__wrapped__(op, key))
 
     def static_meta(self, v: Value):
         """What a type rule sees for one argument: a constant's value, a tensor's type, or Unknown(type)."""
@@ -412,6 +389,86 @@ class Calls:
                                                                 "function and was called in scripted code"})
         returns = self.ctx.ignored_return_type(fn, self)
         return self.emit1("prim::Uninitialized", [], returns)
+
+
+@lru_cache(maxsize=4096)
+def _fits(actual: Type, expected: Type) -> bool:
+    return fits(actual, expected)
+
+
+def _meta_key(meta):
+    """A type rule's argument as a hashable key: ("t", TensorType) / ("u", type) / ("l", items) / ("c", value)."""
+    if isinstance(meta, TensorType):
+        return ("t", meta)
+    if isinstance(meta, Unknown):
+        return ("u", meta.type)
+    if isinstance(meta, list):
+        return ("l", tuple(_meta_key(m) for m in meta))
+    return ("c", meta)
+
+
+def _meta_of(key):
+    kind, value = key
+    if kind == "u":
+        return Unknown(value)
+    if kind == "l":
+        return [_meta_of(k) for k in value]
+    return value
+
+
+@lru_cache(maxsize=4096)
+def _scalar_types(op, types: tuple):
+    declared = op.schema.returns
+    try:
+        inferred = op.shape(*[Unknown(t) for t in types])
+    except (TypeError, ValueError, KeyError, IndexError):
+        return None
+    return list(inferred) if isinstance(inferred, tuple) and len(declared) > 1 else [inferred]
+
+
+@lru_cache(maxsize=4096)
+def _tensor_op_types(op, key: tuple) -> tuple:
+    """A tensor op's output types: its type rule's dtypes (shapes are left to shape inference), the
+    schema's types where the rule cannot say."""
+    declared = list(op.schema.returns)
+    try:
+        inferred = op.shape(*[_meta_of(k) for k in key])
+    except Exception:  # noqa: BLE001 - a shape rule that cannot decide leaves the schema's types
+        inferred = None
+    if not isinstance(inferred, (tuple, list)) or len(declared) == 1:
+        inferred = [inferred]
+    if len(inferred) != len(declared):
+        inferred = [None] * len(declared)
+    out = []
+    for t, d in zip(inferred, declared):
+        if isinstance(d, TensorType):
+            out.append(TensorType(t.dtype, None) if isinstance(t, TensorType) else TensorType())
+        elif d == Scalar:
+            out.append(t if t in (Int, Float, Bool) else Scalar)
+        elif isinstance(t, Type) and fits(t, d):
+            out.append(t)
+        elif isinstance(d, ListType) and isinstance(d.elem, TensorType):
+            out.append(ListType(TensorType()))
+        else:
+            out.append(d)
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _tensor_overloads(name: str, method: bool) -> tuple:
+    """The tensor ops a call of `name` may mean, in the order calls try them."""
+    found = [op for op in ops.overloads(name) if op.kind != ops.SCALAR and (
+        (op.method or _takes_self_tensor(op)) if method else op.function)]
+    if name in ("max", "min"):
+        found += ops.overloads("maximum" if name == "max" else "minimum")
+    return tuple(found)
+
+
+@lru_cache(maxsize=None)
+def _python_overloads(name: str) -> tuple:
+    """The SCALAR ops named `name` or `name.<overload>` (builtins.py's convention)."""
+    return tuple(op for op in ops.overloads(name.split(".")[0]) if op.kind == ops.SCALAR and
+                 (op.name == name or op.name.startswith(name + ".")))
 
 
 def _takes_self_tensor(op) -> bool:

@@ -15,7 +15,9 @@ from scriptc.ir.graph import Graph
 from scriptc.types import ObjectType, TensorType, Type
 
 from .. import ast
-from ..parser import deep_recursion, parse
+from scriptc.ir.nesting import deep_recursion
+
+from ..parser import parse
 from ..source import get_source
 from .function import FunctionCompiler, build_graph
 from .modules import container_type_of

@@ -42,6 +42,8 @@ class Emitter:
         self.line, self.col = 1, 1
         self.declared: dict[str, Type] = {}   # annotated variables keep their annotation's type
         self.counter = 0
+        self.top_block = block
+        self.shared: dict = {}
 
     # --- errors and positions ---------------------------------------------------------------------
     def error(self, message: str, node: ast.Node | None = None) -> ScriptError:
@@ -63,6 +65,16 @@ class Emitter:
 
     def const(self, value) -> Value:
         return self.emit("prim::Constant", [], [type_of_constant(value)], {"value": value}).output
+
+    def shared_const(self, value) -> Value:
+        """A constant for an op's default argument, made once per function at the top of its block."""
+        key = (type(value), repr(value))
+        shared = self.shared.get(key)
+        if shared is None:
+            node = Node("prim::Constant", [], [type_of_constant(value)], {"value": value})
+            self.top_block.prepend(node)
+            shared = self.shared[key] = node.output
+        return shared
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
