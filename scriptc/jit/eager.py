@@ -27,14 +27,8 @@ def reads_autograd(graphs) -> bool:
                for node in walk(graph.block))
 
 
-def _arrays(value):
-    if isinstance(value, Tensor):
-        return value._data
-    if isinstance(value, list):
-        return [_arrays(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_arrays(v) for v in value)
-    return value
+def _array(value):
+    return value._data if isinstance(value, Tensor) else value
 
 
 def _tensors(value):
@@ -53,7 +47,11 @@ class EagerInterpreter(Interpreter):
     def _op(self, node: Node, args: list) -> list:
         op = ops.OPS[node.op]
         if op.kind == ops.SCALAR:
-            out = op.kernel(np, *(args if node.op in _READS_AUTOGRAD else [_arrays(a) for a in args]))
+            # Tensor arguments are handed to the kernel as their arrays; lists, dicts and tuples (and
+            # everything a list/dict op stores) as they are, so a list op mutates the list itself and
+            # an element read keeps its autograd history
+            keep = node.op in _READS_AUTOGRAD or op.mutates
+            out = op.kernel(np, *(args if keep else [_array(a) for a in args]))
             if len(node.outputs) == 1 and isinstance(node.outputs[0].type, TensorType):
                 out = wrap(np.asarray(out)) if not isinstance(out, Tensor) else out
                 if "requires_grad" in op.arg_index and args[op.arg_index["requires_grad"]]:

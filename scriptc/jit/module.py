@@ -114,14 +114,25 @@ def bind_arguments(signature: inspect.Signature | None, args, kwargs) -> list:
     return list(bound.arguments.values())
 
 
+def _holds_tensors(value) -> bool:
+    if isinstance(value, Tensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tensors(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_tensors(k) or _holds_tensors(v) for k, v in value.items())
+    return False
+
+
 class _LiveModuleValue(ModuleValue):
     """A module's runtime value whose attribute writes (prim::SetAttr) reach the Python module too."""
 
-    __slots__ = ("module",)
+    __slots__ = ("module", "copies")
 
     def __init__(self, attributes, path: str, module):
         super().__init__(attributes, path)
         self.module = module
+        self.copies: list[tuple[Any, Any]] = []  # (the module's list/dict, the runtime's copy of it)
 
     @classmethod
     def of(cls, module, path: str, attributes, eager: bool) -> "_LiveModuleValue":
@@ -131,14 +142,34 @@ class _LiveModuleValue(ModuleValue):
                 if t is not None:
                     values[name] = t if eager else t._data
         values["training"] = module.training
+        copies = []
         for owner, name in attributes:
             if owner == path:
                 value = getattr(module, name)
-                values[name] = value if eager else to_runtime(value)
+                if eager or not _holds_tensors(value):
+                    values[name] = value  # shared: the graph's in-place writes are the module's
+                else:
+                    values[name] = to_runtime(value)
+                    if isinstance(value, (list, dict)):
+                        copies.append((value, values[name]))
         for name, child in module._modules.items():
             if child is not None:
                 values[name] = cls.of(child, f"{path}.{name}" if path else name, attributes, eager)
-        return cls(values, path, module)
+        made = cls(values, path, module)
+        made.copies = copies
+        return made
+
+    def write_back(self) -> None:
+        """Copies the runtime's containers that held arrays back into the module's lists and dicts."""
+        for original, copy in self.copies:
+            if isinstance(original, list):
+                original[:] = from_runtime(copy)
+            else:
+                original.clear()
+                original.update(from_runtime(copy))
+        for value in self.attributes.values():
+            if isinstance(value, _LiveModuleValue):
+                value.write_back()
 
     def set(self, name: str, value) -> None:
         super().set(name, value)
@@ -192,7 +223,11 @@ class ScriptModule:
                                                                                kwargs))
         if self._reads_autograd or wants_grad(args) or wants_grad(list(self._module.parameters())):
             return _single(self._eager[name].run([self._module_value(eager=True)] + list(args)))
-        outputs = self._interpreters[name].run([self._module_value()] + [to_runtime(a) for a in args])
+        module_value = self._module_value()
+        try:
+            outputs = self._interpreters[name].run([module_value] + [to_runtime(a) for a in args])
+        finally:
+            module_value.write_back()
         return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
 
     def __call__(self, *args, **kwargs):

@@ -44,6 +44,22 @@ pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built grap
     ("async def f(x):\n    return x\n", "async functions are not supported", 5, 1),
     ("def f(x):\n    for i in range(3):\n        pass\n    else:\n        pass\n    return x\n", "for ... else", 6, 5),
     ("def f(x):\n    return x if x else 3\n", "conditional expression have types", 6, 12),
+    ("def f(x):\n    return b'raw'\n", "bytes literals are not supported", 6, 12),
+    ("def f(x, /, y):\n    return x\n", "positional-only parameters", 5, 7),
+    ("def f(x):\n    return ()[0]\n", "tuple index 0 out of range", 6, 15),
+    ("def f(x: int):\n    if x > 0:\n        y = 1\n    return y\n", "'y' is not defined in the false branch", 8, 12),
+    ("def f(x: int):\n    if x > 0:\n        y = 1\n    else:\n        y = 'a'\n    return y\n",
+     "has type int in the true branch and type str", 10, 12),
+    ("def f(x: int):\n    if x > 0:\n        return 1\n    return 'a'\n", "Previous return statement returned", 5, 1),
+    ("def f(x: int):\n    return f(x - 1)\n", "recursive call to f()", 6, 12),
+    ("def f(x: int) -> str:\n    return x\n", "annotated as having type str but is actually of type int", 6, 5),
+    ("def f(x: Dict[List[int], int]):\n    return x\n", "Dict keys must be", 5, 10),
+    ("def f(x: int):\n    y: List[int] = [1, 'a']\n    return y\n", "a list of int cannot hold a str", 6, 24),
+    ("def f(x: Optional[int]):\n    return x + 1\n", "unsupported operand types for +: Optional[int] and int", 6, 12),
+    ("def f(x):\n    return x.frobnicate()\n", "unknown builtin op 'frobnicate'", 6, 12),
+    ("def f(x: str):\n    return x.frobnicate()\n", "'str' has no method 'frobnicate'", 6, 12),
+    ("def f(x: List[int]):\n    return x[0:1:0]\n", "slice step cannot be zero", 6, 14),
+    ("def f(x):\n    return x[1, ..., ...]\n", "single ellipsis", 6, 12),
 ])
 def test_unsupported_constructs_name_the_construct_and_place(body, message, line, col):
     with pytest.raises(ScriptError) as info:
@@ -52,6 +68,34 @@ def test_unsupported_constructs_name_the_construct_and_place(body, message, line
     assert message in str(error)
     assert (error.line, error.col) == (line, col), str(error)
     assert error.source_line is not None and "^" in str(error)
+
+
+def test_deep_expressions_compile():
+    deep = "def f(x: int):\n    return " + " + ".join(["x"] * 500) + "\n"
+    assert ScriptContext().compile_function_graph(define(deep)) is not None
+
+
+def test_source_that_cannot_be_read_is_a_script_error():
+    import linecache
+
+    fn = define("def f(x):\n    return x\n")
+    filename = fn.__code__.co_filename
+    lines = linecache.cache[filename]
+    try:
+        # the file changed under the function: an unterminated bracket (inspect's tokenize raised TokenError)
+        linecache.cache[filename] = (0, None, lines[2][:4] + ["def f(x):\n", "    return (x\n"], filename)
+        with pytest.raises(ScriptError) as info:
+            compile_source_of(fn)
+        assert info.value.line is not None
+        del linecache.cache[filename]  # and a file that is gone
+        with pytest.raises(ScriptError, match="could not read the source"):
+            compile_source_of(fn)
+    finally:
+        linecache.cache[filename] = lines
+
+
+def compile_source_of(fn):
+    return ScriptContext().compile_function_graph(fn)
 
 
 def test_syntax_errors_show_the_source_line_and_a_caret():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import typing
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,6 +188,11 @@ class ScriptContext:
         annotation = inspect.signature(fn).return_annotation
         if annotation is inspect.Signature.empty:
             return TensorType()
+        if isinstance(annotation, str):  # from __future__ import annotations: resolved in fn's module
+            try:
+                annotation = typing.get_type_hints(fn).get("return", annotation)
+            except Exception:  # noqa: BLE001 - a name typing cannot resolve: reported below
+                pass
         try:
             return python_type(annotation, caller.class_type)
         except AnnotationError as exc:
