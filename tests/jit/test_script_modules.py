@@ -57,7 +57,7 @@ class Everything(nn.Module):
         for i, block in enumerate(self.blocks):
             x = torch.relu(block(x)) * self.weights[i]
         outs: List[torch.Tensor] = []
-        for name, head in self.heads.items():
+        for _name, head in self.heads.items():
             outs.append(head(x))
         self.steps += 1
         self.names["calls"] = self.names["calls"] + 1
