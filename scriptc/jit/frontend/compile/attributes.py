@@ -24,7 +24,7 @@ from scriptc.types import (
 )
 
 from .. import ast
-from .values import ClassRef, MethodRef, ModuleDictMethod, PythonNamespace, SugaredModule
+from .values import ClassRef, MethodRef, ModuleDictMethod, PythonNamespace, SugaredModule, SugaredTuple
 
 _CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
                 "short": "int16", "bool": "bool", "byte": "uint8", "char": "int8"}
@@ -47,6 +47,8 @@ class Attributes:
             return self.module_attribute(base, name, node)
         if isinstance(base, ClassRef):
             return self.class_attribute(base, name, node)
+        if isinstance(base, SugaredTuple) and name in base.names:
+            return base.items[base.names.index(name)]
         if not isinstance(base, Value):
             raise self.error(f"'{self.describe(base)}' has no attribute '{name}' in scripted code", node)
         t = base.type

@@ -206,7 +206,7 @@ class Calls:
         self.at(node)
         result = self.emit(op.name, values, types)
         if len(result.outputs) > 1:
-            return SugaredTuple(result.outputs)
+            return SugaredTuple(result.outputs, tuple(op.result_names))
         return result.output
 
     def output_types(self, op, values: list[Value]) -> list[Type] | None:

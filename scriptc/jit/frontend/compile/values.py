@@ -97,9 +97,11 @@ class MethodRef:
 @dataclass
 class SugaredTuple:
     """A tuple holding compile-time values (modules, functions): iterated by unrolling, indexed by
-    constants. Tuples of IR values are ordinary prim::TupleConstruct values."""
+    constants. Tuples of IR values are ordinary prim::TupleConstruct values. An op's named results
+    (torch.return_types: `x.max(1).indices`) carry their `names`."""
 
     items: list
+    names: tuple[str, ...] = ()
 
 
 @dataclass
