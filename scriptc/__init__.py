@@ -34,9 +34,12 @@ int = int32
 short = int16
 
 _SUBMODULES = {"nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
-               "types", "config", "errors", "bindings", "testing"}
+               "types", "config", "errors", "bindings", "testing", "serialization", "multiprocessing", "utils",
+               "grad_mode"}
+_FROM_SERIALIZATION = {"save", "load"}
 _FROM_TENSOR = {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"}
-_FROM_AUTOGRAD = {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"}
+_FROM_AUTOGRAD = {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+                  "is_inference_mode_enabled"}
 
 
 def manual_seed(seed: int):
@@ -72,8 +75,8 @@ def __getattr__(name: str):
         return getattr(importlib.import_module("scriptc.tensors"), name)
     if name in _FROM_AUTOGRAD:
         return getattr(importlib.import_module("scriptc.autograd"), name)
-    if name == "inference_mode":
-        return importlib.import_module("scriptc.autograd").no_grad
+    if name in _FROM_SERIALIZATION:
+        return getattr(importlib.import_module("scriptc.serialization"), name)
     from scriptc import bindings
     if name in bindings.FUNCTIONS:
         value = bindings.FUNCTIONS[name]
@@ -84,4 +87,5 @@ def __getattr__(name: str):
 
 def __dir__():
     from scriptc import bindings
-    return sorted(set(globals()) | _SUBMODULES | _FROM_TENSOR | _FROM_AUTOGRAD | set(bindings.FUNCTIONS))
+    return sorted(set(globals()) | _SUBMODULES | _FROM_TENSOR | _FROM_AUTOGRAD | _FROM_SERIALIZATION
+                  | set(bindings.FUNCTIONS))
