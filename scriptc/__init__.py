@@ -34,18 +34,19 @@ int = int32
 short = int16
 
 _SUBMODULES = {"nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
-               "types", "config", "errors", "bindings", "testing", "serialization", "multiprocessing", "utils",
-               "grad_mode"}
-_FROM_SERIALIZATION = {"save", "load"}
+               "types", "config", "errors", "bindings", "testing", "random", "serialization", "multiprocessing",
+               "utils", "grad_mode"}
 _FROM_TENSOR = {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"}
 _FROM_AUTOGRAD = {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
                   "is_inference_mode_enabled"}
+_FROM_RANDOM = {"Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state"}
+_FROM_SERIALIZATION = {"save", "load"}
 
 
 def manual_seed(seed: int):
-    """Seed the generator behind rand, randn, randint and dropout."""
-    from scriptc.ops.factory import manual_seed as seed_generator
-    seed_generator(seed)
+    """Seed the default generator (behind rand, randn, randint, dropout, nn.init); returns it."""
+    from scriptc.ops.generator import manual_seed as seed_default
+    return seed_default(seed)
 
 
 def get_default_dtype() -> dtype:
@@ -75,6 +76,8 @@ def __getattr__(name: str):
         return getattr(importlib.import_module("scriptc.tensors"), name)
     if name in _FROM_AUTOGRAD:
         return getattr(importlib.import_module("scriptc.autograd"), name)
+    if name in _FROM_RANDOM:
+        return getattr(importlib.import_module("scriptc.random"), name)
     if name in _FROM_SERIALIZATION:
         return getattr(importlib.import_module("scriptc.serialization"), name)
     from scriptc import bindings
@@ -87,5 +90,5 @@ def __getattr__(name: str):
 
 def __dir__():
     from scriptc import bindings
-    return sorted(set(globals()) | _SUBMODULES | _FROM_TENSOR | _FROM_AUTOGRAD | _FROM_SERIALIZATION
+    return sorted(set(globals()) | _SUBMODULES | _FROM_TENSOR | _FROM_AUTOGRAD | _FROM_RANDOM | _FROM_SERIALIZATION
                   | set(bindings.FUNCTIONS))

@@ -19,6 +19,9 @@ from scriptc.ops import rules as _rules
 from scriptc.ops.execute import run_kernel
 from scriptc.types import (
     CPU,
+    Bool,
+    Float,
+    Int,
     DEFAULT_FLOAT,
     bool_,
     device,
@@ -361,20 +364,6 @@ class Tensor:
     def copy_(self, src, non_blocking: bool = False) -> "Tensor":
         return call_inplace(_COPY.inplace, (self, src))
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> "Tensor":
-        from scriptc.ops.factory import generator
-        return self._write_sample(generator().uniform(a, b, self._data.shape))
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
-        from scriptc.ops.factory import generator
-        return self._write_sample(generator().normal(mean, std, self._data.shape))
-
-    def _write_sample(self, sample: np.ndarray) -> "Tensor":
-        _check_inplace_allowed(self, ())
-        self._data[...] = sample
-        self._vc[0] += 1
-        return self
-
     # --- new_* keep this tensor's dtype and device ------------------------------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)
@@ -530,6 +519,10 @@ def call(op, args: tuple):
         outs = tuple(_wrap_output(op, o, args) for o in out)
         result = _returns[op.name](*outs) if op.name in _returns else (
             list(outs) if type(out) is list or op.schema.returns[0].__class__.__name__ == "ListType" else outs)
+    elif isinstance(out, (bool, int, float)) and op.schema.returns[0] in _PYTHON_RESULTS:
+        if _tracer[0] is not None:
+            _tracer[0].data_dependent(f"the result of {op.base_name}()")
+        return out
     else:
         result = _wrap_output(op, np.asarray(out), args)
         outs = (result,)
@@ -547,6 +540,10 @@ def call(op, args: tuple):
     if _tracer[0] is not None:
         _tracer[0].record(op, args, outs)
     return result
+
+
+# Ops whose schema returns one of these give the Python value (torch.equal, allclose).
+_PYTHON_RESULTS = (Bool, Int, Float)
 
 
 def _grad_inputs(op, args):
