@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-import os
 import pickle
 import selectors
 import signal
@@ -24,8 +23,10 @@ from scriptc.utils.data.dataloader import _BaseDataLoaderIter
 
 __all__ = ["MultiProcessingDataLoaderIter"]
 
-# How long shutdown waits for a worker to exit after asking it to, before terminating it.
-_JOIN_TIMEOUT = 10.0
+# How long shutdown waits for a worker to finish its current batch and exit, before terminating
+# it (torch waits as long); after a failure the workers are terminated at once.
+_GRACE_PERIOD = 5.0
+_JOIN_TIMEOUT = 30.0
 
 
 class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
@@ -132,13 +133,13 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def _worker_died(self, worker_id: int):
         process = self._workers[worker_id]
-        process.join(_JOIN_TIMEOUT)
+        process.join(_JOIN_TIMEOUT)  # it is dead or dying: this collects its exit code
         code = process.exitcode
         if code is not None and code < 0:
             how = f"is killed by signal: {signal.strsignal(-code) or -code}"
         else:
             how = f"exited with code {code}"
-        self._shutdown_workers()
+        self._shutdown_workers(grace_period=0)
         raise RuntimeError(f"DataLoader worker (pid(s) {process.pid}) exited unexpectedly: the worker {how}.")
 
     def _next_data(self):
@@ -184,9 +185,9 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         return data
 
     # --- shutdown ---------------------------------------------------------------------------------
-    def _shutdown_workers(self) -> None:
-        """Stop the workers, wait for them (terminating the slow), and close the channels; the
-        blocks of batches still in use unmap when those batches die."""
+    def _shutdown_workers(self, grace_period: float = _GRACE_PERIOD) -> None:
+        """Stop the workers, wait up to grace_period for them (then terminate them), and close the
+        channels; the blocks of batches still in use unmap when those batches die."""
         if self._shutdown:
             return
         self._shutdown = True
@@ -200,12 +201,12 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         for channel in self._channels:
             channel.close()
         for process in self._workers:
-            process.join(_JOIN_TIMEOUT)
+            process.join(grace_period)
             if process.is_alive():
                 process.terminate()
                 process.join(_JOIN_TIMEOUT)
             if process.is_alive():
-                os.kill(process.pid, signal.SIGKILL)
+                process.kill()
                 process.join()
         for blocks in self._blocks:
             blocks.close()
