@@ -12,6 +12,8 @@ import importlib
 from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, TracerWarning  # noqa: F401
 from scriptc.types import (  # noqa: F401
     bool_ as bool,
+    complex64,
+    complex128,
     device,
     dtype,
     float16,
@@ -32,6 +34,8 @@ half = float16
 long = int64
 int = int32
 short = int16
+cfloat = complex64
+cdouble = complex128
 
 _SUBMODULES = {"nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
                "types", "config", "errors", "bindings", "testing", "linalg", "sparse"}
@@ -53,6 +57,14 @@ def get_default_dtype() -> dtype:
 def is_tensor(obj) -> bool:
     from scriptc.tensors import Tensor
     return isinstance(obj, Tensor)
+
+
+def is_complex(t) -> bool:
+    return t.is_complex()
+
+
+def is_floating_point(t) -> bool:
+    return t.is_floating_point()
 
 
 def numel(t) -> int:

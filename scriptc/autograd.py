@@ -239,10 +239,10 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
                     g = grads_out[index]
                     t.grad = wrap(g.copy()) if t.grad is None else wrap(t.grad._data + g)
         if node.n_outputs == 1:
-            g_in = node.op.grad(ctx, grads_out[0])
+            g_in = _gradient(node.op, ctx, grads_out[0])
         else:
             outs = ctx.out
-            g_in = node.op.grad(ctx, tuple(
+            g_in = _gradient(node.op, ctx, tuple(
                 g if g is not None else ctx.xp.zeros(o.shape, dtype=o.dtype) for g, o in zip(grads_out, outs)))
         if not retain_graph:
             node.ctx = FREED
@@ -255,6 +255,8 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
                     continue
                 gi = _sum_to(ctx.xp.asarray(gi), tensor._data.shape)
                 if gi.dtype != tensor._data.dtype:
+                    if gi.dtype.kind == "c" and tensor._data.dtype.kind != "c":
+                        gi = gi.real  # a real input of a complex result gets the real part (PyTorch's rule)
                     gi = gi.astype(tensor._data.dtype)
                 if target_ids is not None and id(tensor) in target_ids:
                     captured[id(tensor)] = gi if id(tensor) not in captured else captured[id(tensor)] + gi
@@ -275,6 +277,26 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
             else:
                 tensor.grad._data += total
     return captured
+
+
+def _gradient(op, ctx, grads):
+    """The op's gradient formula applied to the output gradient(s).
+
+    On complex gradients PyTorch's convention (the conjugate Wirtinger derivative) turns a formula
+    written as g * f'(z) into g * conj(f'(z)): conj(formula(conj(g))), unless the formula handles
+    complex inputs itself (`complex_aware`)."""
+    several = isinstance(grads, tuple)
+    flat = grads if several else (grads,)
+    if op.complex_aware or not any(g is not None and g.dtype.kind == "c" for g in flat):
+        return op.grad(ctx, grads)
+    conjugated = tuple(_conj(g) for g in flat)
+    return tuple(_conj(g) for g in op.grad(ctx, conjugated if several else conjugated[0]))
+
+
+def _conj(g):
+    if isinstance(g, list):
+        return [_conj(item) for item in g]
+    return g.conj() if g is not None and getattr(g, "dtype", None) is not None and g.dtype.kind == "c" else g
 
 
 def _accumulate_leaf(tensor, g, leaf_grads):
@@ -300,6 +322,8 @@ def _root_grads(tensors, grad_tensors, who: str):
             grads.append(np.ones(t._data.shape, dtype=t._data.dtype))
         else:
             g_arr = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=t._data.dtype)
+            if g_arr.dtype != t._data.dtype:
+                g_arr = g_arr.astype(t._data.dtype)  # PyTorch casts a gradient to its output's dtype
             if g_arr.shape != t._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {list(g_arr.shape)} and "
                                    f"output[0] has a shape of {list(t._data.shape)}.")
@@ -361,16 +385,18 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
               raise_exception: bool = True) -> bool:
     """Compare autograd's gradients of `func(*inputs)` with float64 central differences.
 
-    Inputs that require grad must be float64 tensors. Returns True, or raises (or returns False
-    with raise_exception=False) naming the input and the worst element.
+    Inputs that require grad must be float64 or complex128 tensors; a complex input's gradient is
+    d/d(real part) + i d/d(imaginary part) of the real-valued test function, PyTorch's convention.
+    Returns True, or raises (or returns False with raise_exception=False) naming the input and the
+    worst element.
     """
     from scriptc.tensors import Tensor, wrap
 
     inputs = tuple(inputs)
     diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     for t in diff_inputs:
-        if t.dtype.name != "float64":
-            raise ValueError("gradcheck expects float64 inputs that require grad, got " + t.dtype.name)
+        if t.dtype.name not in ("float64", "complex128"):
+            raise ValueError("gradcheck expects float64 or complex128 inputs that require grad, got " + t.dtype.name)
 
     def outputs_of():
         with no_grad():
@@ -379,7 +405,8 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
 
     base = outputs_of()
     rng = np.random.default_rng(0)
-    weights = [rng.standard_normal(o.shape) for o in base]
+    weights = [rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape) if o._data.dtype.kind == "c" else 0)
+               for o in base]
     for t in diff_inputs:
         t.grad = None
     out = func(*inputs)
@@ -389,21 +416,23 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
     checked = [i for i, o in enumerate(outs) if o.requires_grad]
 
     def scalarize(outs, weights):
-        return sum(float((outs[i]._data.astype(np.float64) * weights[i]).sum()) for i in checked)
+        # Re(sum(conj(w) * out)): its gradient with respect to a complex output is w itself.
+        return sum(float((np.conj(weights[i]) * outs[i]._data).real.sum()) for i in checked)
     if differentiable:
         backward([o for o, _ in differentiable], [wrap(w.astype(o._data.dtype)) for o, w in differentiable])
     for index, t in enumerate(diff_inputs):
-        analytic = np.zeros(t.shape) if t.grad is None else t.grad._data.astype(np.float64)
-        numeric = np.zeros(t.shape)
         data = t._data
+        analytic = np.zeros(t.shape, data.dtype) if t.grad is None else t.grad._data
+        numeric = np.zeros(t.shape, data.dtype)
         for idx in np.ndindex(*data.shape):
             orig = data[idx]
-            data[idx] = orig + eps
-            plus = scalarize(outputs_of(), weights)
-            data[idx] = orig - eps
-            minus = scalarize(outputs_of(), weights)
-            data[idx] = orig
-            numeric[idx] = (plus - minus) / (2 * eps)
+            for step in ((1.0, 1j) if data.dtype.kind == "c" else (1.0,)):
+                data[idx] = orig + eps * step
+                plus = scalarize(outputs_of(), weights)
+                data[idx] = orig - eps * step
+                minus = scalarize(outputs_of(), weights)
+                data[idx] = orig
+                numeric[idx] += step * (plus - minus) / (2 * eps)
         if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
             worst = int(np.argmax(np.abs(analytic - numeric)))
             message = (f"Jacobian mismatch for input {index} (shape {list(t.shape)}): at flat index {worst} "

@@ -18,8 +18,11 @@ from scriptc.ops import rules as _rules
 from scriptc.ops.execute import run_kernel
 from scriptc.types import (
     CPU,
+    DEFAULT_COMPLEX,
     DEFAULT_FLOAT,
     bool_,
+    complex64,
+    complex128,
     device,
     dtype,
     float16,
@@ -133,6 +136,37 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def is_conj(self) -> bool:
+        """False: conj() makes a conjugated copy here, never a lazily conjugated view."""
+        return False
+
+    def resolve_conj(self) -> "Tensor":
+        return self
+
+    def resolve_neg(self) -> "Tensor":
+        return self
+
+    @property
+    def real(self) -> "Tensor":
+        """The real part, a view (a real tensor's real part is itself)."""
+        return call(_ops.OPS["real"], (self,))
+
+    @real.setter
+    def real(self, value) -> None:
+        self.real.copy_(value)
+
+    @property
+    def imag(self) -> "Tensor":
+        """The imaginary part of a complex tensor, a view."""
+        return call(_ops.OPS["imag"], (self,))
+
+    @imag.setter
+    def imag(self, value) -> None:
+        self.imag.copy_(value)
+
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)
 
@@ -200,6 +234,9 @@ class Tensor:
     def __float__(self) -> float:
         return float(self.item())
 
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
@@ -241,7 +278,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
                                "var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
@@ -297,6 +334,12 @@ class Tensor:
 
     def half(self) -> "Tensor":
         return self.to(float16)
+
+    def cfloat(self) -> "Tensor":
+        return self.to(complex64)
+
+    def cdouble(self) -> "Tensor":
+        return self.to(complex128)
 
     def long(self) -> "Tensor":
         return self.to(int64)
@@ -650,6 +693,8 @@ def _infer_dtype(data) -> dtype:
     if isinstance(data, (list, tuple)):
         kinds = set()
         _scan_kinds(data, kinds)
+        if complex in kinds:
+            return DEFAULT_COMPLEX
         if float in kinds:
             return DEFAULT_FLOAT
         if int in kinds:
@@ -665,13 +710,15 @@ def _scan_kinds(data, kinds: set) -> None:
         if isinstance(item, (list, tuple)):
             _scan_kinds(item, kinds)
         elif isinstance(item, Tensor):
-            kinds.add({"f": float, "b": bool}.get(item._data.dtype.kind, int))
+            kinds.add({"f": float, "c": complex, "b": bool}.get(item._data.dtype.kind, int))
         elif isinstance(item, bool) or (isinstance(item, np.generic) and item.dtype.kind == "b"):
             kinds.add(bool)
         elif isinstance(item, (int, np.integer)):
             kinds.add(int)
         elif isinstance(item, (float, np.floating)):
             kinds.add(float)
+        elif isinstance(item, (complex, np.complexfloating)):
+            kinds.add(complex)
         else:
             raise TypeError(f"Could not infer dtype of {type(item).__name__}")
 
@@ -880,6 +927,18 @@ class _Formatter:
         return (self.max_width - len(text)) * " " + text
 
 
+class _ComplexFormatter:
+    """PyTorch's complex printing: real and imaginary parts each laid out by their own formatter."""
+
+    def __init__(self, values: np.ndarray):
+        self.real, self.imag = _Formatter(values.real), _Formatter(values.imag)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value) -> str:
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return self.real.format(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def _summarized(a: np.ndarray) -> np.ndarray:
     if a.ndim == 0:
         return a
@@ -915,7 +974,8 @@ def format_data(a: np.ndarray, indent: int) -> str:
     if a.dtype == np.float16:
         a = a.astype(np.float32)
     summarize = a.size > _THRESHOLD
-    fmt = _Formatter(_summarized(a) if summarize else a)
+    shown = _summarized(a) if summarize else a
+    fmt = _ComplexFormatter(shown) if a.dtype.kind == "c" else _Formatter(shown)
     return _format_array(a, indent, summarize, fmt)
 
 
@@ -931,7 +991,7 @@ def _tensor_repr(t: Tensor, prefix: str = "tensor(") -> str:
             suffixes.append(f"dtype={d!r}")
         body = "[]"
     else:
-        if d not in (DEFAULT_FLOAT, int64, bool_):
+        if d not in (DEFAULT_FLOAT, int64, bool_, DEFAULT_COMPLEX):
             suffixes.append(f"dtype={d!r}")
         body = format_data(a, indent)
     if t.grad_fn is not None:

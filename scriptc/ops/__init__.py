@@ -93,3 +93,4 @@ from . import norms  # noqa: E402,F401
 from . import linalg_solve  # noqa: E402,F401
 from . import linalg_decomp  # noqa: E402,F401
 from . import sparse  # noqa: E402,F401
+from . import complex  # noqa: E402,F401

@@ -3,7 +3,7 @@
 `CASES[op_name]` is a list of Case. Arguments are numpy arrays (made into
 tensors by the tests, as float32 for the forward check and float64 for
 gradcheck), Python values, or `Int(array)` / `Bool(array)` for arrays that
-keep an integer or bool dtype.
+keep an integer or bool dtype, `Complex(array)` for complex ones.
 """
 
 from __future__ import annotations
@@ -24,6 +24,12 @@ class Int:
 
 @dataclass
 class Bool:
+    array: np.ndarray
+
+
+@dataclass
+class Complex:
+    """A complex array: complex64 where floats are float32, complex128 in gradcheck."""
     array: np.ndarray
 
 
@@ -473,7 +479,7 @@ SCALAR_KIND = "scalar"
 
 def unwrap(value) -> Any:
     """Arrays in place of Int/Bool markers, also inside lists (what references receive)."""
-    if isinstance(value, (Int, Bool)):
+    if isinstance(value, (Int, Bool, Complex)):
         return value.array
     if isinstance(value, list):
         return [unwrap(v) for v in value]
@@ -482,3 +488,10 @@ def unwrap(value) -> Any:
 from .cases_linalg import CASES as _LINALG_CASES  # noqa: E402  (defined with this module's Case)
 
 CASES.update(_LINALG_CASES)
+
+from .cases_complex import CASES as _COMPLEX_CASES  # noqa: E402
+from .cases_complex import GENERAL as _ON_COMPLEX  # noqa: E402
+
+CASES.update(_COMPLEX_CASES)
+for _name, _cases in _ON_COMPLEX.items():
+    CASES[_name] = CASES[_name] + _cases
