@@ -318,7 +318,7 @@ def _root_grads(tensors, grad_tensors, who: str):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if t._data.dtype.kind != "f":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
-                                   f"{t.dtype.name}")
+                                   f"{t.dtype!r}")
             grads.append(np.ones(t._data.shape, dtype=t._data.dtype))
         else:
             g_arr = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=t._data.dtype)

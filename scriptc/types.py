@@ -287,18 +287,19 @@ class UnionType(Type):
 
 Int = ScalarType("int")
 Float = ScalarType("float")
+Complex = ScalarType("complex")
 Bool = ScalarType("bool")
 Str = ScalarType("str")
 NoneType = ScalarType("None")
 DeviceT = ScalarType("Device")
 DType = ScalarType("ScalarType")
-# "Scalar" = int | float | bool in schemas, like TorchScript's Scalar.
+# "Scalar" = int | float | complex | bool in schemas, like TorchScript's Scalar.
 Scalar = ScalarType("Scalar")
 # "Any" only in op schemas: the generic list ops take elements of every type.
 Any_ = ScalarType("Any")
 AnyTensor = TensorType()
 
-SCALAR_TYPES = {t.name: t for t in (Int, Float, Bool, Str, NoneType, DeviceT, DType, Scalar, Any_)}
+SCALAR_TYPES = {t.name: t for t in (Int, Float, Complex, Bool, Str, NoneType, DeviceT, DType, Scalar, Any_)}
 
 
 def is_subtype(actual: Type, expected: Type) -> bool:
@@ -313,7 +314,7 @@ def is_subtype(actual: Type, expected: Type) -> bool:
         return ((expected.dtype is None or expected.dtype is actual.dtype)
                 and (expected.shape is None or expected.shape == actual.shape))
     if expected is Scalar:
-        return actual in (Int, Float, Bool, Scalar)
+        return actual in (Int, Float, Complex, Bool, Scalar)
     if expected is Float:
         return actual in (Int, Bool)
     if expected is Int:
@@ -341,6 +342,8 @@ def type_of_constant(value) -> Type:
         return Int
     if isinstance(value, float):
         return Float
+    if isinstance(value, complex):
+        return Complex
     if isinstance(value, str):
         return Str
     if isinstance(value, dtype):
