@@ -38,7 +38,7 @@ cfloat = complex64
 cdouble = complex128
 
 _SUBMODULES = {"nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
-               "types", "config", "errors", "bindings", "testing", "linalg", "sparse"}
+               "types", "config", "errors", "bindings", "testing", "linalg", "sparse", "fft"}
 _FROM_TENSOR = {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"}
 _FROM_AUTOGRAD = {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"}
 _FROM_SPARSE = {"sparse_coo_tensor", "sparse_coo", "strided"}

@@ -94,3 +94,4 @@ from . import linalg_solve  # noqa: E402,F401
 from . import linalg_decomp  # noqa: E402,F401
 from . import sparse  # noqa: E402,F401
 from . import complex  # noqa: E402,F401
+from . import fft  # noqa: E402,F401

@@ -492,6 +492,9 @@ CASES.update(_LINALG_CASES)
 from .cases_complex import CASES as _COMPLEX_CASES  # noqa: E402
 from .cases_complex import GENERAL as _ON_COMPLEX  # noqa: E402
 
+from .cases_fft import CASES as _FFT_CASES  # noqa: E402
+
 CASES.update(_COMPLEX_CASES)
+CASES.update(_FFT_CASES)
 for _name, _cases in _ON_COMPLEX.items():
     CASES[_name] = CASES[_name] + _cases

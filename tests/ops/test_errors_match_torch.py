@@ -1,4 +1,5 @@
-"""Bad input to the matrix ops raises torch's error type with torch's message (checked against torch 2.13)."""
+"""Bad input to the linear-algebra and fft ops raises torch's error type with torch's message (checked against
+torch 2.13)."""
 
 from __future__ import annotations
 
@@ -103,6 +104,15 @@ CALLS = [
     "T.linalg.matrix_power(T.ones(2, 3), 2)",
     "T.linalg.matrix_power(T.eye(2), 2.5)",
     "T.linalg.matrix_power(T.ones(2, 2, dtype=T.int64), -1)",
+    "T.fft.rfft(T.ones(4, dtype=T.complex64))",
+    "T.fft.ihfft(T.ones(4, dtype=T.complex64))",
+    "T.fft.fft(T.ones(4), n=0)",
+    "T.fft.fft(T.ones(0))",
+    "T.fft.fft(T.ones(4), norm='bad')",
+    "T.fft.fft(T.ones(4), dim=2)",
+    "T.fft.fft(T.tensor(1.0))",
+    "T.fft.fft2(T.ones(4))",
+    "T.fft.fftn(T.ones(2, 3, 4), s=(2, 2), dim=(0,))",
 ]
 
 
