@@ -11,6 +11,7 @@ import importlib
 
 from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, TracerWarning  # noqa: F401
 from scriptc.types import (  # noqa: F401
+    bfloat16,
     bool_ as bool,
     complex64,
     complex128,

@@ -15,6 +15,8 @@ from typing import Sequence
 
 import numpy as np
 
+from scriptc.ops import bfloat16 as _bfloat16
+
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "backward", "grad", "gradcheck",
            "Node"]
 
@@ -257,7 +259,8 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
                 if gi.dtype != tensor._data.dtype:
                     if gi.dtype.kind == "c" and tensor._data.dtype.kind != "c":
                         gi = gi.real  # a real input of a complex result gets the real part (PyTorch's rule)
-                    gi = gi.astype(tensor._data.dtype)
+                    # bfloat16 tensors' gradients flow as float32 (their formulas compute in float32).
+                    gi = gi.astype(_gradient_dtype(tensor._data.dtype))
                 if target_ids is not None and id(tensor) in target_ids:
                     captured[id(tensor)] = gi if id(tensor) not in captured else captured[id(tensor)] + gi
                     if tensor.grad_fn is None:
@@ -271,7 +274,11 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
                 buf[i] = gi if buf[i] is None else buf[i] + gi
     if target_ids is None:
         for tensor, total in leaf_grads.values():
-            if tensor.grad is None:
+            if _bfloat16.holds(tensor._data):
+                if tensor.grad is not None:
+                    total = _bfloat16.to_float32(np, tensor.grad._data) + total
+                tensor.grad = wrap(_bfloat16.from_values(np, total))
+            elif tensor.grad is None:
                 # A copy: one gradient array may flow to several leaves (add passes it through).
                 tensor.grad = wrap(np.array(total, copy=True))
             else:
@@ -287,10 +294,26 @@ def _gradient(op, ctx, grads):
     complex inputs itself (`complex_aware`)."""
     several = isinstance(grads, tuple)
     flat = grads if several else (grads,)
+    ctx = _in_float32(ctx)
     if op.complex_aware or not any(g is not None and g.dtype.kind == "c" for g in flat):
         return op.grad(ctx, grads)
     conjugated = tuple(_conj(g) for g in flat)
     return tuple(_conj(g) for g in op.grad(ctx, conjugated if several else conjugated[0]))
+
+
+def _in_float32(ctx):
+    """ctx, or a copy with its bfloat16 arrays (inputs, outputs) as float32 for the formula to compute with."""
+    outs = ctx.out if isinstance(ctx.out, (tuple, list)) else (ctx.out,)
+    if not any(_bfloat16.holds(a) or (type(a) in (list, tuple) and any(_bfloat16.holds(t) for t in a))
+               for a in list(ctx.args) + list(outs)):
+        return ctx
+    widened_out = _bfloat16.widen_saved(ctx.xp, outs)
+    out = type(ctx.out)(widened_out) if isinstance(ctx.out, (tuple, list)) else widened_out[0]
+    return SavedContext(ctx.op, _bfloat16.widen_saved(ctx.xp, ctx.args), out, ctx.aux, ctx.xp)
+
+
+def _gradient_dtype(np_dtype):
+    return np.dtype(np.float32) if np_dtype == _bfloat16.STORAGE else np_dtype
 
 
 def _conj(g):
@@ -316,14 +339,16 @@ def _root_grads(tensors, grad_tensors, who: str):
         if g is None:
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if t._data.dtype.kind != "f":
+            if t._data.dtype.kind not in "fV":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{t.dtype!r}")
-            grads.append(np.ones(t._data.shape, dtype=t._data.dtype))
+            grads.append(np.ones(t._data.shape, dtype=_gradient_dtype(t._data.dtype)))
         else:
-            g_arr = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=t._data.dtype)
-            if g_arr.dtype != t._data.dtype:
-                g_arr = g_arr.astype(t._data.dtype)  # PyTorch casts a gradient to its output's dtype
+            g_arr = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=_gradient_dtype(t._data.dtype))
+            if _bfloat16.holds(g_arr):
+                g_arr = _bfloat16.to_float32(np, g_arr)
+            if g_arr.dtype != _gradient_dtype(t._data.dtype):
+                g_arr = g_arr.astype(_gradient_dtype(t._data.dtype))  # PyTorch casts a gradient to its output's dtype
             if g_arr.shape != t._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {list(g_arr.shape)} and "
                                    f"output[0] has a shape of {list(t._data.shape)}.")

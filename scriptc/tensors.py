@@ -14,12 +14,14 @@ import numpy as np
 from scriptc import autograd
 from scriptc import ops as _ops
 from scriptc.errors import ShapeError
+from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops import rules as _rules
 from scriptc.ops.execute import run_kernel
 from scriptc.types import (
     CPU,
     DEFAULT_COMPLEX,
     DEFAULT_FLOAT,
+    bfloat16,
     bool_,
     complex64,
     complex128,
@@ -37,6 +39,8 @@ from scriptc.types import (
 __all__ = ["Tensor", "Size", "tensor", "from_numpy", "as_tensor", "wrap", "call", "dtype", "device"]
 
 _mode = autograd._mode
+# numpy dtype kinds that carry gradients: float, complex, and "V", bfloat16's structured patterns.
+_DIFFERENTIABLE_KINDS = "fcV"
 # The active tracer (scriptc.jit.trace sets it); a list so the hot path reads one global.
 _tracer: list = [None]
 
@@ -134,7 +138,7 @@ class Tensor:
         return self.transpose(-2, -1)
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind == "f" or _bfloat16.holds(self._data)
 
     def is_complex(self) -> bool:
         return self._data.dtype.kind == "c"
@@ -196,10 +200,12 @@ class Tensor:
         """The data as a numpy array sharing memory (no copy)."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        _no_bfloat16_array(self._data)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
         data = self._data
+        _no_bfloat16_array(data)
         if dtype is not None and np.dtype(dtype) != data.dtype:
             return data.astype(dtype)
         return data.copy() if copy else data
@@ -216,10 +222,10 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         if _tracer[0] is not None:
             _tracer[0].data_dependent("item()")
-        return self._data.reshape(()).item()
+        return _values(self._data).reshape(()).item()
 
     def tolist(self):
-        return self._data.tolist()
+        return _values(self._data).tolist()
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
@@ -278,7 +284,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
                                "var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and self._data.dtype.kind not in _DIFFERENTIABLE_KINDS:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
@@ -334,6 +340,9 @@ class Tensor:
 
     def half(self) -> "Tensor":
         return self.to(float16)
+
+    def bfloat16(self) -> "Tensor":
+        return self.to(bfloat16)
 
     def cfloat(self) -> "Tensor":
         return self.to(complex64)
@@ -483,6 +492,16 @@ class Tensor:
         return out
 
 
+def _values(data: np.ndarray) -> np.ndarray:
+    """The array itself, or a bfloat16 array's float32 values."""
+    return _bfloat16.to_float32(np, data) if _bfloat16.holds(data) else data
+
+
+def _no_bfloat16_array(data: np.ndarray) -> None:
+    if _bfloat16.holds(data):
+        raise TypeError("Got unsupported ScalarType BFloat16")
+
+
 def _rebuild(data, requires_grad):
     return _fresh(wrap(data), requires_grad)
 
@@ -589,7 +608,7 @@ def call(op, args: tuple):
     if record:
         node = autograd.record(op, arrays, _grad_inputs(op, args), out, aux, np)
         for i, t in enumerate(outs):
-            if t._data.dtype.kind in "fc" and i not in op.nondifferentiable_outputs:
+            if t._data.dtype.kind in _DIFFERENTIABLE_KINDS and i not in op.nondifferentiable_outputs:
                 t.requires_grad = True
                 t.grad_fn = node
                 t._out_index = i
@@ -661,6 +680,8 @@ def call_inplace(op, args: tuple) -> Tensor:
     finally:
         _tracer[0] = tracer
     out = result._data
+    if out.dtype != target._data.dtype and (_bfloat16.holds(out) or _bfloat16.holds(target._data)):
+        out = _bfloat16.cast(np, out, target._data.dtype)
     if out.dtype != target._data.dtype and not np.can_cast(out.dtype, target._data.dtype, "same_kind"):
         raise RuntimeError(f"result type {from_numpy_dtype(out.dtype).name.capitalize()} can't be cast to the "
                            f"desired output type {target.dtype.name.capitalize()}")
@@ -740,7 +761,10 @@ def tensor(data, dtype: dtype | None = None, device=None, requires_grad: bool = 
     target = dtype or _infer_dtype(data)
     if array.dtype == object:
         raise TypeError("tensor(): could not convert data with ragged or non-numeric elements")
-    out = wrap(np.array(array, dtype=target.np, copy=True))
+    if target is bfloat16:
+        out = wrap(_bfloat16.from_values(np, array))
+    else:
+        out = wrap(np.array(array, dtype=target.np, copy=True))
     if _tracer[0] is not None:
         _tracer[0].constant(out)
     return _fresh(out, requires_grad)
@@ -971,8 +995,8 @@ def _format_array(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) 
 
 def format_data(a: np.ndarray, indent: int) -> str:
     """The bracketed values of an array as PyTorch prints them (for tensors and Parameters)."""
-    if a.dtype == np.float16:
-        a = a.astype(np.float32)
+    if a.dtype == np.float16 or _bfloat16.holds(a):
+        a = _values(a).astype(np.float32)
     summarize = a.size > _THRESHOLD
     shown = _summarized(a) if summarize else a
     fmt = _ComplexFormatter(shown) if a.dtype.kind == "c" else _Formatter(shown)

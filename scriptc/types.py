@@ -55,11 +55,15 @@ float64 = dtype("float64", np.float64, FLOAT)
 uint8 = dtype("uint8", np.uint8, INT)
 int8 = dtype("int8", np.int8, INT)
 int16 = dtype("int16", np.int16, INT)
+# numpy has no bfloat16: its tensors hold the 16-bit patterns in a 2-byte structured dtype (so no
+# numpy arithmetic applies to them by mistake); scriptc.ops.bfloat16 converts them for computing.
+# np.frombuffer(raw, bfloat16.np) and array.tobytes() move the raw bytes of a bfloat16 storage.
+bfloat16 = dtype("bfloat16", np.dtype([("bfloat16", "<u2")]), FLOAT)
 complex64 = dtype("complex64", np.complex64, COMPLEX)
 complex128 = dtype("complex128", np.complex128, COMPLEX)
 _COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
 DTYPES_BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NUMPY = {d.np: d for d in ALL_DTYPES}
 # Promotion order inside one category (PyTorch's lattice restricted to our types).
@@ -94,6 +98,8 @@ def promote_pair(a: dtype, b: dtype) -> dtype:
         return high
     if a.category == INT and {a, b} == {uint8, int8}:
         return int16
+    if {a, b} == {float16, bfloat16}:
+        return float32  # neither holds the other (PyTorch's table)
     return a if _RANK[a] > _RANK[b] else b
 
 

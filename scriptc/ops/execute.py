@@ -11,6 +11,7 @@ import numpy as np
 from scriptc.errors import ShapeError
 from scriptc.types import DEFAULT_FLOAT, FLOAT, TensorType, from_numpy_dtype, result_type, scalar_dtype
 
+from . import bfloat16
 from .schema import PROMOTE_FLOAT, TO_BOOL, OpDef
 
 _dtype_cache: dict = {}
@@ -96,7 +97,13 @@ def _kernel_error(op: OpDef, args, exc: Exception, array_type=np.ndarray):
 def run_kernel(op: OpDef, xp, arrays: list, kernel=None):
     """Cast to the promoted dtype and run the op's kernel on `arrays` (schema order; modified in place),
     arrays of the array module `xp` (numpy or cupy); `kernel`, when given, in place of the op's own
-    (a backend's version with the same arguments and results)."""
+    (a backend's version with the same arguments and results). bfloat16 arrays compute in float32."""
+    if bfloat16.involved(op, xp, arrays):
+        return bfloat16.run(op, xp, arrays, lambda op, xp, arrays: _run(op, xp, arrays, kernel))
+    return _run(op, xp, arrays, kernel)
+
+
+def _run(op: OpDef, xp, arrays: list, kernel=None):
     if op.dtype_rule is not None:
         array_type = xp.ndarray
         compute = cast_dtype(op, arrays, array_type)
