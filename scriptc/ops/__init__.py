@@ -91,6 +91,7 @@ from . import einsum  # noqa: E402,F401
 from . import diagonal  # noqa: E402,F401
 from . import norms  # noqa: E402,F401
 from . import linalg_solve  # noqa: E402,F401
+from . import linalg_eigen  # noqa: E402,F401
 from . import linalg_decomp  # noqa: E402,F401
 from . import sparse  # noqa: E402,F401
 from . import complex  # noqa: E402,F401

@@ -10,13 +10,9 @@ from __future__ import annotations
 from scriptc.types import FLOAT, TensorType, float32
 
 from . import register
-from .matrix import conj, out_type, torch_name
+from .matrix import conj, out_type, real_type, torch_name
 from .rules import broadcast_shapes
 from .schema import OPAQUE, SHAPE
-
-
-def _real_dtype(t: TensorType):
-    return t.dtype.to_real() if t.dtype is not None else None
 
 
 def _complex_dtype(t: TensorType):
@@ -24,7 +20,7 @@ def _complex_dtype(t: TensorType):
 
 
 def _same_shape_real(x):
-    return out_type(x, x.shape, _real_dtype(x))
+    return out_type(x, x.shape, real_type(x))
 
 
 def _real_kernel(xp, x):
@@ -62,7 +58,7 @@ def _view_as_complex_kernel(xp, x):
 
 
 register("view_as_real(self: Tensor) -> Tensor", SHAPE, _view_as_real_kernel,
-         shape=lambda x: out_type(x, None if x.shape is None else tuple(x.shape) + (2,), _real_dtype(x)),
+         shape=lambda x: out_type(x, None if x.shape is None else tuple(x.shape) + (2,), real_type(x)),
          grad=lambda ctx, g: (g[..., 0] + 1j * g[..., 1],), view=True, complex_aware=True,
          doc="A complex tensor seen as real pairs: a view with a last dim of 2.")
 register("view_as_complex(self: Tensor) -> Tensor", SHAPE, _view_as_complex_kernel,
