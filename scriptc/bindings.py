@@ -9,6 +9,7 @@ from __future__ import annotations
 import keyword
 
 from scriptc import ops
+from scriptc.ops.generator import Generator
 from scriptc.ops.schema import FACTORY, RANDOM, Arg, OpDef
 from scriptc.tensors import Tensor, _size_arg, call, call_inplace, check_device_arg
 from scriptc.types import ListType, OptionalType, Scalar, ScalarType, TensorType, UnionType
@@ -41,7 +42,7 @@ def _signature(op: OpDef, as_method: bool) -> tuple[str, str]:
             star = True
         params.append(f"{name}={a.default!r}" if a.has_default else name)
         values.append(name)
-    if op.kind in (FACTORY, RANDOM) and not any(a.name == "requires_grad" for a in args):
+    if _makes_tensors(op) and not any(a.name == "requires_grad" for a in args):
         if not star:
             params.append("*")
         params.append("requires_grad=False")
@@ -50,6 +51,11 @@ def _signature(op: OpDef, as_method: bool) -> tuple[str, str]:
         if not any(a.name == "pin_memory" for a in args):
             params.append("pin_memory=False")
     return ", ".join(params), "(" + ", ".join(values) + ("," if len(values) == 1 else "") + ")"
+
+
+def _makes_tensors(op: OpDef) -> bool:
+    """Factories (zeros, rand_like, randperm...) take torch's requires_grad=, layout=, pin_memory= too."""
+    return op.kind in (FACTORY, RANDOM) and any(a.name == "dtype" for a in op.schema.args)
 
 
 def _first_list_arg(op: OpDef):
@@ -63,7 +69,7 @@ def _make(op: OpDef, as_method: bool):
     params, values = _signature(op, as_method)
     runner = "call_inplace" if op.inplace_of is not None else "call"
     body = f"    out = {runner}(_op, {values})\n"
-    if op.kind in (FACTORY, RANDOM):
+    if _makes_tensors(op):
         names = {a.name for a in op.schema.args}
         checked = ", ".join(["device" if "device" in names else "None", "pin_memory"])
         body = f"    _check_device_arg({checked})\n" + body
@@ -100,6 +106,8 @@ def _accepts(t, value) -> bool:
             return isinstance(value, bool)
         if t.name == "str":
             return isinstance(value, str)
+        if t.name == "Generator":
+            return isinstance(value, Generator)
     return True
 
 
@@ -111,7 +119,7 @@ def _overloaded(name: str, candidates: list[OpDef]):
             except TypeError:
                 continue
             if all(_accepts(a.type, v) for a, v in zip(op.schema.args, bound)):
-                return call(op, bound)
+                return call_inplace(op, bound) if op.inplace_of is not None else call(op, bound)
         schemas = "\n  ".join(str(op.schema) for op in candidates)
         raise TypeError(f"{name}() received an invalid combination of arguments; it accepts:\n  {schemas}")
     dispatch.__name__ = name
@@ -181,7 +189,8 @@ def _inplace(op: OpDef):
 
 _BINARY_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floor_divide",
                      "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and",
-                     "or": "bitwise_or", "xor": "logical_xor"}
+                     "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "bitwise_left_shift",
+                     "rshift": "bitwise_right_shift"}
 _COMMUTATIVE = {"add", "mul", "and", "or", "xor"}
 for _dunder, _opname in _BINARY_OPERATORS.items():
     _op = ops.OPS[_opname]

@@ -19,6 +19,9 @@ from scriptc.ops import rules as _rules
 from scriptc.ops.execute import run_kernel
 from scriptc.types import (
     CPU,
+    Bool,
+    Float,
+    Int,
     DEFAULT_COMPLEX,
     DEFAULT_FLOAT,
     bfloat16,
@@ -122,7 +125,7 @@ class Tensor:
 
     @property
     def data(self) -> "Tensor":
-        return _view_of(self, self._data)
+        return _detached_alias(self)
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -269,7 +272,7 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """The same data, cut from the autograd graph."""
-        out = _view_of(self, self._data)
+        out = _detached_alias(self)
         if _tracer[0] is not None:
             _tracer[0].alias(self, out)
         return out
@@ -423,20 +426,6 @@ class Tensor:
     def copy_(self, src, non_blocking: bool = False) -> "Tensor":
         return call_inplace(_COPY.inplace, (self, src))
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> "Tensor":
-        from scriptc.ops.factory import generator
-        return self._write_sample(generator().uniform(a, b, self._data.shape))
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
-        from scriptc.ops.factory import generator
-        return self._write_sample(generator().normal(mean, std, self._data.shape))
-
-    def _write_sample(self, sample: np.ndarray) -> "Tensor":
-        _check_inplace_allowed(self, ())
-        self._data[...] = sample
-        self._vc[0] += 1
-        return self
-
     # --- new_* keep this tensor's dtype and device ------------------------------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)
@@ -539,6 +528,14 @@ def _view_of(src: Tensor, data) -> Tensor:
     return t
 
 
+def _detached_alias(src: Tensor) -> Tensor:
+    """src's storage and version counter without its history (detach(), .data): an in-place op
+    on it records nothing into src's graph."""
+    t = wrap(src._data)
+    t._vc = src._vc
+    return t
+
+
 def _fresh(t: Tensor, requires_grad: bool) -> Tensor:
     if requires_grad:
         t.requires_grad_(True)
@@ -602,6 +599,10 @@ def call(op, args: tuple):
         outs = tuple(_wrap_output(op, o, args) for o in out)
         result = op.result_tuple(*outs) if op.result_tuple is not None else (
             list(outs) if type(out) is list or op.schema.returns[0].__class__.__name__ == "ListType" else outs)
+    elif isinstance(out, (bool, int, float)) and op.schema.returns[0] in _PYTHON_RESULTS:
+        if _tracer[0] is not None:
+            _tracer[0].data_dependent(f"the result of {op.base_name}()")
+        return out
     else:
         result = _wrap_output(op, np.asarray(out), args)
         outs = (result,)
@@ -617,6 +618,10 @@ def call(op, args: tuple):
     if _tracer[0] is not None:
         _tracer[0].record(op, args, outs)
     return result
+
+
+# Ops whose schema returns one of these give the Python value (torch.equal, allclose).
+_PYTHON_RESULTS = (Bool, Int, Float)
 
 
 def _grad_inputs(op, args):
@@ -650,6 +655,9 @@ def _wrap_output(op, out, args) -> Tensor:
 def _check_inplace_allowed(target: Tensor, other_args) -> None:
     if _mode.enabled and target.requires_grad and target.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = target._base
+    if _mode.enabled and base is not None and base.requires_grad and base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if not target._data.flags.writeable:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
@@ -662,9 +670,6 @@ def call_inplace(op, args: tuple) -> Tensor:
     grad_flow = _mode.enabled and any(
         isinstance(a, Tensor) and a.requires_grad for a in args) and pure.grad is not None
     _check_inplace_allowed(target, args[1:])
-    if grad_flow and target._base is not None and (target._base.requires_grad or not target.requires_grad):
-        raise RuntimeError(f"{op.name}: in-place modification of a view with a value that requires grad is not "
-                           "supported by scriptc; build the tensor out of place (cat, stack, where, index_put).")
     tracer = _tracer[0]
     _tracer[0] = None
     try:
@@ -691,6 +696,8 @@ def call_inplace(op, args: tuple) -> Tensor:
     np.copyto(target._data, out, casting="unsafe")
     target._vc[0] += 1
     if grad_flow:
+        if target._base is not None:
+            _rebase_history(target._base, target, result)
         target.requires_grad = True
         target.grad_fn = result.grad_fn
         target._out_index = 0
@@ -700,6 +707,37 @@ def call_inplace(op, args: tuple) -> Tensor:
     if tracer is not None:
         tracer.record_inplace(op, args, target)
     return target
+
+
+def _rebase_history(base: Tensor, view: Tensor, result: Tensor) -> None:
+    """An in-place op wrote `result` through `view` into `base`'s storage: from now on base's value
+    is index_put(old base, view's positions in base, result), and that is its history, so gradient
+    reaches both what base was and what was written (PyTorch's CopySlices)."""
+    old = wrap(base._data)
+    old.requires_grad, old.grad_fn, old._out_index = base.requires_grad, base.grad_fn, base._out_index
+    positions = [wrap(p) for p in _view_positions(base._data, view._data)]
+    written = call(_INDEX_PUT, (old, positions, result, False))
+    base.requires_grad = True
+    base.grad_fn = written.grad_fn
+    base._out_index = 0
+
+
+def _view_positions(base: np.ndarray, view: np.ndarray) -> tuple:
+    """Per element of `view`, which lies in `base`'s memory, its index in `base` (one array per dim)."""
+    if view.itemsize != base.itemsize:
+        raise RuntimeError("an in-place operation on a view with another dtype than its base cannot record "
+                           "gradient in scriptc")
+    step = base.itemsize
+    low, high = np.lib.array_utils.byte_bounds(base)
+    shadow = np.full((high - low) // step, -1, dtype=np.intp)
+
+    def laid_over(a: np.ndarray) -> np.ndarray:
+        start = (a.__array_interface__["data"][0] - low) // step
+        strides = tuple(s // step * shadow.itemsize for s in a.strides)
+        return np.lib.stride_tricks.as_strided(shadow[start:], a.shape, strides)
+
+    laid_over(base)[...] = np.arange(base.size).reshape(base.shape)
+    return np.unravel_index(laid_over(view).copy(), base.shape)
 
 
 # --- tensor creation -------------------------------------------------------------------
