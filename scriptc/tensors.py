@@ -58,6 +58,16 @@ class Size(tuple):
         return math.prod(self)
 
 
+def _complex_part(op_name: str, doc: str) -> property:
+    """The `real` / `imag` attribute: reading gives the view the op makes, assigning writes through it."""
+    def read(self):
+        return call(_ops.OPS[op_name], (self,))
+
+    def write(self, value) -> None:
+        read(self).copy_(value)
+    return property(read, write, doc=doc)
+
+
 class Tensor:
     """An n-dimensional array with autograd, backed by a numpy array (`scriptc.tensor([...])`)."""
 
@@ -156,23 +166,8 @@ class Tensor:
     def resolve_neg(self) -> "Tensor":
         return self
 
-    @property
-    def real(self) -> "Tensor":
-        """The real part, a view (a real tensor's real part is itself)."""
-        return call(_ops.OPS["real"], (self,))
-
-    @real.setter
-    def real(self, value) -> None:
-        self.real.copy_(value)
-
-    @property
-    def imag(self) -> "Tensor":
-        """The imaginary part of a complex tensor, a view."""
-        return call(_ops.OPS["imag"], (self,))
-
-    @imag.setter
-    def imag(self, value) -> None:
-        self.imag.copy_(value)
+    real = _complex_part("real", "The real part, a view (a real tensor's real part is itself).")
+    imag = _complex_part("imag", "The imaginary part of a complex tensor, a view.")
 
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)

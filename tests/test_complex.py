@@ -128,26 +128,7 @@ def test_gradcheck_on_complex_inputs():
     assert scriptc.autograd.gradcheck(lambda a: (a * a.conj() + a.exp()).sum() * (2 - 1j), [z])
 
 
-ERRORS = [
-    "T.view_as_real(T.ones(2))",
-    "T.view_as_complex(T.ones(2, 3))",
-    "T.view_as_complex(T.ones(2, 2, dtype=T.int64))",
-    "T.view_as_complex(T.ones(2, 2).t())",
-    "T.ones(2).imag",
-    "T.complex(T.ones(2, dtype=T.int64), T.ones(2, dtype=T.int64))",
-    "T.complex(T.ones(2), T.ones(2, dtype=T.float64))",
-    "T.polar(T.ones(2), T.ones(2, dtype=T.float64))",
-    "T.tensor([1+1j], requires_grad=True).sum().backward()",
-]
 
-
-@pytest.mark.parametrize("code", ERRORS)
-def test_errors_match_torch(code):
-    with pytest.raises(RuntimeError) as expected:
-        eval(code, {"T": torch})
-    with pytest.raises(RuntimeError) as actual:
-        eval(code, {"T": scriptc})
-    assert str(actual.value).replace("scriptc", "torch") == str(expected.value)
 
 
 def test_trace_with_complex_constants_runs_in_the_runtime(tmp_path):
