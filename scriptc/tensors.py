@@ -822,6 +822,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     from_numpy_dtype(array.dtype)
+    if _bfloat16.holds(array):
+        _bfloat16.SEEN[0] = True
     return wrap(array)
 
 

@@ -14,6 +14,10 @@ from scriptc.types import TensorType, bfloat16, float32, from_numpy_dtype
 from .schema import SHAPE
 
 STORAGE = bfloat16.np
+# Whether this process holds bfloat16 arrays yet: until it does, only an op asked for bfloat16 by a
+# dtype argument can meet one, and the others skip looking (eager dispatch's fast path). Every
+# bfloat16 array is made by from_values or comes in through tensor()/from_numpy, which set it.
+SEEN = [False]
 
 
 def holds(a) -> bool:
@@ -30,6 +34,9 @@ def to_float32(xp, bits):
 def from_values(xp, values):
     """bfloat16 patterns of any real values, rounded to nearest even as PyTorch's vectorized CPU
     conversion does (which writes NaN as 0xFFFF)."""
+    SEEN[0] = True
+    if holds(values):
+        return values.copy()
     single = xp.asarray(values).astype(xp.float32)
     word = single.view(xp.uint32)
     rounded = ((word + (((word >> 16) & 1) + 0x7FFF)) >> 16).astype(xp.uint16)
@@ -46,13 +53,16 @@ def cast(xp, a, np_dtype):
 
 
 def involved(op, xp, arrays) -> bool:
-    """Whether an op call meets bfloat16: an array of it, or a dtype argument asking for it."""
+    """Whether an op call meets bfloat16: a dtype argument asking for it, or an array of it."""
+    for i in op.dtype_args:
+        if arrays[i] is bfloat16:
+            return True
+    if not SEEN[0]:
+        return False
     array_type = xp.ndarray
-    for a in arrays:
-        if type(a) is array_type:
-            if a.dtype.kind == "V" and a.dtype == STORAGE:
-                return True
-        elif a is bfloat16:
+    for i in op.array_args:
+        a = arrays[i]
+        if type(a) is array_type and a.dtype.kind == "V" and a.dtype == STORAGE:
             return True
     for i in op.tensor_list_args:
         items = arrays[i]

@@ -98,7 +98,7 @@ def run_kernel(op: OpDef, xp, arrays: list, kernel=None):
     """Cast to the promoted dtype and run the op's kernel on `arrays` (schema order; modified in place),
     arrays of the array module `xp` (numpy or cupy); `kernel`, when given, in place of the op's own
     (a backend's version with the same arguments and results). bfloat16 arrays compute in float32."""
-    if bfloat16.involved(op, xp, arrays):
+    if (op.dtype_args or bfloat16.SEEN[0]) and bfloat16.involved(op, xp, arrays):
         return bfloat16.run(op, xp, arrays, lambda op, xp, arrays: _run(op, xp, arrays, kernel))
     return _run(op, xp, arrays, kernel)
 
