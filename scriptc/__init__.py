@@ -44,6 +44,8 @@ _SUBMODULES = {
     "random",
     "linalg",
     "sparse",
+    "utils",
+    "distributions",
     "fft",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
