@@ -328,7 +328,8 @@ def _gradient(op, ctx, grads):
     several = isinstance(grads, tuple)
     flat = grads if several else (grads,)
     ctx = _in_float32(ctx)
-    if op.complex_aware or not any(g is not None and g.dtype.kind == "c" for g in flat):
+    # A record that is not a table op (utils.checkpoint's recomputation) differentiates by autograd itself.
+    if getattr(op, "complex_aware", True) or not any(g is not None and g.dtype.kind == "c" for g in flat):
         return op.grad(ctx, grads)
     conjugated = tuple(_conj(g) for g in flat)
     return tuple(_conj(g) for g in op.grad(ctx, conjugated if several else conjugated[0]))
