@@ -136,6 +136,9 @@ def _public(filter_attr: str) -> dict:
     for name, group in groups.items():
         candidates = group + [ops.OPS[a] for a in _ALIASES.get(name, [])]
         out[name] = _make(group[0], filter_attr == "method") if len(candidates) == 1 else _overloaded(name, candidates)
+    for name, target in ops.ALIASES.items():
+        if target in out:
+            out[name] = out[target]
     return out
 
 

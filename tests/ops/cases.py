@@ -291,7 +291,10 @@ CASES: dict[str, list[Case]] = {
         Case((rand(3, 4), 0.2), lambda x, s: np.where(x > 0, x, s * x), label="slope")],
     "clamp": [Case((rand(3, 4), -0.5, 0.5), lambda x, lo, hi: np.clip(x, lo, hi)),
               Case((rand(3, 4), -0.5), lambda x, lo: np.maximum(x, lo), label="min only"),
-              Case((rand(3, 4), None, 0.5), lambda x, lo, hi: np.minimum(x, hi), label="max only")],
+              Case((rand(3, 4), None, 0.5), lambda x, lo, hi: np.minimum(x, hi), label="max only"),
+              Case((rand(3, 4), rand(4, lo=-1, hi=0), rand(3, 1, lo=0, hi=1)), lambda x, lo, hi: np.clip(x, lo, hi),
+                   label="tensor bounds"),
+              Case((rand(3, 4), rand(3, 4)), lambda x, lo: np.maximum(x, lo), label="tensor min")],
     "where": [Case((Bool(rand(3, 4) > 0), rand(3, 4), rand(4)), lambda c, a, b: np.where(c, a, b)),
               Case((Bool(rand(3, 1) > 0), rand(3, 4), 0.0), lambda c, a, b: np.where(c, a, b), label="scalar")],
     "masked_fill": [Case((rand(3, 4), Bool(rand(3, 4) > 0), -1.0), lambda x, m, v: np.where(m, v, x)),
@@ -478,9 +481,9 @@ def unwrap(value) -> Any:
 
 def _merge_case_modules() -> None:
     """Cases kept in their own modules (one per op family), merged into CASES."""
-    from . import cases_logic
+    from . import cases_logic, cases_pointwise_math, cases_rearrange
 
-    for module in (cases_logic,):
+    for module in (cases_logic, cases_pointwise_math, cases_rearrange):
         overlap = set(module.CASES) & set(CASES)
         assert not overlap, f"cases declared twice: {overlap}"
         CASES.update(module.CASES)
