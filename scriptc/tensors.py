@@ -555,6 +555,8 @@ def call(op, args: tuple):
             autograd.watch_output(node, outs[0])
     if _tracer[0] is not None:
         _tracer[0].record(op, args, outs)
+    if op.python_result is not None:
+        return op.python_result(args, outs)
     return result
 
 

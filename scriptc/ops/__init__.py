@@ -103,7 +103,11 @@ from . import pointwise  # noqa: E402,F401
 from . import pointwise_logic  # noqa: E402,F401
 from . import pointwise_math  # noqa: E402,F401
 from . import reduction  # noqa: E402,F401
+from . import scan  # noqa: E402,F401
+from . import sorting  # noqa: E402,F401
+from . import statistics  # noqa: E402,F401
 from . import shape  # noqa: E402,F401
+from . import indexing  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
 from . import random  # noqa: E402,F401

@@ -487,12 +487,16 @@ def _merge_case_modules() -> None:
     from . import cases_activation
     from . import cases_dropout
     from . import cases_linalg
+    from . import cases_indexing
     from . import cases_logic
     from . import cases_pointwise_math
     from . import cases_rearrange
+    from . import cases_sorting
+    from . import cases_statistics
 
     for family in (cases_logic.CASES, cases_linalg.CASES, cases_activation.ACTIVATION_CASES,
-                   cases_dropout.DROPOUT_CASES, cases_pointwise_math.CASES, cases_rearrange.CASES):
+                   cases_dropout.DROPOUT_CASES, cases_pointwise_math.CASES, cases_rearrange.CASES,
+                   cases_statistics.CASES, cases_sorting.CASES, cases_indexing.CASES):
         overlap = set(family) & set(CASES)
         assert not overlap, f"cases declared twice: {overlap}"
         CASES.update(family)
