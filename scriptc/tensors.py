@@ -218,9 +218,6 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
-    def unbind(self, dim: int = 0) -> tuple:
-        return tuple(self.select(dim, i) for i in range(self._data.shape[_rules.normalize_dim(dim, self.dim())]))
-
     # --- autograd ----------------------------------------------------------------
     def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False,
                  inputs=None) -> None:

@@ -351,6 +351,30 @@ register("float_power(self: Tensor|Scalar, exponent: Tensor|Scalar) -> Tensor", 
          grad=_float_power_grad, save=("self", "exponent", "out"), doc="self ** exponent computed in float64.")
 
 
+def _addcdiv_kernel(xp, x, t1, t2, value=1):
+    if t1.dtype.kind in "iub" and t2.dtype.kind in "iub":
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+                           "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+                           "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+                           "for all dtypes.")
+    with quiet_float_errors(xp):
+        return x + value * (t1 / t2)
+
+
+register("addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1) -> Tensor", POINTWISE,
+         lambda xp, x, t1, t2, value=1: x + value * (t1 * t2), dtype_rule=PROMOTE,
+         scalar=lambda x, t1, t2, value: x + value * (t1 * t2),
+         grad=lambda ctx, g: (g, g * ctx.value * ctx.tensor2, g * ctx.value * ctx.tensor1, None),
+         save=("tensor1", "tensor2"), inplace=True, doc="self + value * tensor1 * tensor2.")
+register("addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1) -> Tensor", POINTWISE,
+         _addcdiv_kernel, dtype_rule=PROMOTE, scalar=lambda x, t1, t2, value: x + value * (t1 / t2),
+         grad=lambda ctx, g: (g, g * ctx.value / ctx.tensor2, -g * ctx.value * ctx.tensor1 / (ctx.tensor2 * ctx.tensor2),
+                              None),
+         save=("tensor1", "tensor2"), inplace=True, doc="self + value * tensor1 / tensor2.")
+
+
 # --- special functions ------------------------------------------------------------------------------------------
 
 def _wide(x):

@@ -83,6 +83,12 @@ def _nonzero_ints(*shape):
 
 
 CASES = {
+    "addcmul": [Case((rand(3, 4), rand(3, 4), rand(4)), lambda x, a, b: x + a * b),
+                Case((rand(3, 4), rand(3, 1), rand(4)), lambda x, a, b, value: x + value * a * b,
+                     kwargs={"value": -0.5}, label="value")],
+    "addcdiv": [Case((rand(3, 4), rand(3, 4), positive(4)), lambda x, a, b: x + a / b),
+                Case((rand(3, 4), rand(4), positive(3, 1)), lambda x, a, b, value: x + value * a / b,
+                     kwargs={"value": 2.0}, label="value")],
     "clamp_min": [Case((rand(3, 4), rand(4)), np.maximum), Case((rand(3, 4), 0.5), np.maximum, label="scalar")],
     "clamp_max": [Case((rand(3, 4), rand(4)), np.minimum), Case((rand(3, 4), 0.5), np.minimum, label="scalar")],
     "log1p": unary_cases(np.log1p, _within(-0.9, 3)) + [
