@@ -12,6 +12,7 @@ from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential  # noqa: F401
 from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .recurrent import GRUCell, LSTMCell  # noqa: F401
 from .sparse import *  # noqa: F401,F403

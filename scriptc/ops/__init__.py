@@ -88,3 +88,5 @@ from . import factory  # noqa: E402,F401
 from . import scalar  # noqa: E402,F401
 from . import activation  # noqa: E402,F401
 from . import dropout  # noqa: E402,F401
+from . import conv  # noqa: E402,F401
+from . import padding  # noqa: E402,F401

@@ -138,6 +138,19 @@ def _conv_params(x, w, stride, padding, dilation, groups):
     return sh, sw, ph, pw, dh, dw, oh, ow
 
 
+def _same_as_symmetric(xp, x, w, stride, padding, dilation):
+    """padding='same' with an even reach pads one more after than before (as torch): that one is
+    added to x here, so the rest is symmetric padding. Returns (x, padding)."""
+    if padding != "same" or x.ndim != 4 or w.ndim != 4 or pair(stride) != (1, 1):
+        return x, padding
+    from .conv import same_padding
+    pads = same_padding(w.shape[2:], pair(dilation))
+    extra = [hi - lo for lo, hi in pads]
+    if any(extra):
+        x = xp.pad(x, ((0, 0), (0, 0), (0, extra[0]), (0, extra[1])))
+    return x, [lo for lo, _ in pads]
+
+
 def _windows(xp, xpad, kh, kw, sh, sw, dh, dw, oh, ow):
     """Strided views of every kernel window: (N, C, OH, OW, KH, KW), no copy."""
     n, c = xpad.shape[:2]
@@ -184,6 +197,7 @@ def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, 
     # over 32x32 outputs).
     # `run_slices(fn, n)`: when given, calls fn(start, end) over slices of the batch side by side.
     _same_dtype(x, w, "conv2d")
+    x, padding = _same_as_symmetric(xp, x, w, stride, padding, dilation)
     sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, stride, padding, dilation, groups)
     n, o = x.shape[0], w.shape[0]
     wmat = w.reshape(groups, o // groups, -1)
@@ -220,7 +234,9 @@ def _conv2d_grad(ctx, g):
     if not batched:
         x, g = x[None], g[None]
     groups = ctx.groups
-    sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, ctx.stride, ctx.padding, ctx.dilation, groups)
+    h_in, w_in = x.shape[2:]
+    x, padding = _same_as_symmetric(xp, x, w, ctx.stride, ctx.padding, ctx.dilation)
+    sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, ctx.stride, padding, ctx.dilation, groups)
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     gmat = g.reshape(n, groups, o // groups, oh * ow)
@@ -232,7 +248,7 @@ def _conv2d_grad(ctx, g):
     for i in range(kh):
         for j in range(kw):
             gpad[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += gcols[:, :, i, j]
-    gx = gpad[:, :, ph:ph + h, pw:pw + wd]
+    gx = gpad[:, :, ph:ph + h_in, pw:pw + w_in]
     gb = g.sum(axis=(0, 2, 3)) if ctx.bias is not None else None
     return (gx if batched else gx[0]), gw, gb, None, None, None, None
 
@@ -245,12 +261,11 @@ def _conv2d_rule(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     h, wd = x.shape[-2:]
     sh, sw = pair(stride)
     dh, dw = pair(dilation)
-    if isinstance(padding, str):
-        ph = dh * (w.shape[2] - 1) // 2 if padding == "same" else 0
-        pw = dw * (w.shape[3] - 1) // 2 if padding == "same" else 0
+    if padding == "same":
+        shape = (w.shape[0], h, wd)
     else:
-        ph, pw = pair(padding)
-    shape = (w.shape[0], conv_out(h, w.shape[2], sh, ph, dh), conv_out(wd, w.shape[3], sw, pw, dw))
+        ph, pw = pair(padding) if not isinstance(padding, str) else (0, 0)
+        shape = (w.shape[0], conv_out(h, w.shape[2], sh, ph, dh), conv_out(wd, w.shape[3], sw, pw, dw))
     return TensorType(x.dtype, ((n,) + shape) if batched else shape, x.device)
 
 

@@ -479,6 +479,8 @@ def unwrap(value) -> Any:
 # The nn families' cases live beside this file, one module each (imported last: they use the helpers above).
 from .cases_activation import ACTIVATION_CASES  # noqa: E402
 from .cases_dropout import DROPOUT_CASES  # noqa: E402
+from .cases_spatial import SPATIAL_CASES  # noqa: E402
 
 CASES.update(ACTIVATION_CASES)
 CASES.update(DROPOUT_CASES)
+CASES.update(SPATIAL_CASES)
