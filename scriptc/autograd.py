@@ -410,9 +410,6 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
             out = func(*inputs)
         return [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, Tensor)]
 
-    def scalarize(outs, weights):
-        return sum(float((o._data.astype(np.float64) * w).sum()) for o, w in zip(outs, weights))
-
     base = outputs_of()
     rng = np.random.default_rng(0)
     weights = [rng.standard_normal(o.shape) for o in base]
@@ -421,6 +418,11 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
     out = func(*inputs)
     outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, Tensor)]
     differentiable = [(o, w) for o, w in zip(outs, weights) if o.requires_grad]
+    # Outputs that carry no gradient (an index, a rank) are left out of the numerical side too.
+    checked = [i for i, o in enumerate(outs) if o.requires_grad]
+
+    def scalarize(outs, weights):
+        return sum(float((outs[i]._data.astype(np.float64) * weights[i]).sum()) for i in checked)
     if differentiable:
         backward([o for o, _ in differentiable], [wrap(w.astype(o._data.dtype)) for o, w in differentiable])
     for index, t in enumerate(diff_inputs):

@@ -8,7 +8,6 @@ a Node for autograd when an input requires grad, and tell the tracer.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
@@ -19,6 +18,9 @@ from scriptc.ops import rules as _rules
 from scriptc.ops.execute import run_kernel
 from scriptc.types import (
     CPU,
+    Bool,
+    Float,
+    Int,
     DEFAULT_FLOAT,
     bool_,
     device,
@@ -319,6 +321,33 @@ class Tensor:
         _check_device(device("cuda"))
         return self
 
+    # --- layout (a sparse COO tensor is a scriptc.sparse.SparseTensor) -------------------
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def layout(self):
+        from scriptc.sparse import strided
+        return strided
+
+    def to_dense(self, dtype: dtype | None = None, *, masked_grad=None) -> "Tensor":
+        return self if dtype is None else self.to(dtype)
+
+    def to_sparse(self, sparse_dim: int | None = None) -> "Tensor":
+        """The nonzero elements as a sparse COO tensor (see scriptc.sparse)."""
+        from scriptc.sparse import to_sparse
+        return to_sparse(self, sparse_dim)
+
+    def indices(self) -> "Tensor":
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+    def values(self) -> "Tensor":
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+
+    def coalesce(self) -> "Tensor":
+        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+
     # --- shape helpers that are compositions of table ops --------------------------
     def contiguous(self, memory_format=None) -> "Tensor":
         """self when already contiguous (as PyTorch), else a contiguous copy."""
@@ -344,20 +373,6 @@ class Tensor:
 
     def copy_(self, src, non_blocking: bool = False) -> "Tensor":
         return call_inplace(_COPY.inplace, (self, src))
-
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> "Tensor":
-        from scriptc.ops.factory import generator
-        return self._write_sample(generator().uniform(a, b, self._data.shape))
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
-        from scriptc.ops.factory import generator
-        return self._write_sample(generator().normal(mean, std, self._data.shape))
-
-    def _write_sample(self, sample: np.ndarray) -> "Tensor":
-        _check_inplace_allowed(self, ())
-        self._data[...] = sample
-        self._vc[0] += 1
-        return self
 
     # --- new_* keep this tensor's dtype and device ------------------------------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
@@ -520,15 +535,19 @@ def call(op, args: tuple):
         outs = (result,)
     elif isinstance(out, (tuple, list)):
         outs = tuple(_wrap_output(op, o, args) for o in out)
-        result = _returns[op.name](*outs) if op.name in _returns else (
+        result = op.result_tuple(*outs) if op.result_tuple is not None else (
             list(outs) if type(out) is list or op.schema.returns[0].__class__.__name__ == "ListType" else outs)
+    elif isinstance(out, (bool, int, float)) and op.schema.returns[0] in _PYTHON_RESULTS:
+        if _tracer[0] is not None:
+            _tracer[0].data_dependent(f"the result of {op.base_name}()")
+        return out
     else:
         result = _wrap_output(op, np.asarray(out), args)
         outs = (result,)
     if record:
         node = autograd.record(op, arrays, _grad_inputs(op, args), out, aux, np)
         for i, t in enumerate(outs):
-            if t._data.dtype.kind == "f":
+            if t._data.dtype.kind in "fc" and i not in op.nondifferentiable_outputs:
                 t.requires_grad = True
                 t.grad_fn = node
                 t._out_index = i
@@ -537,6 +556,10 @@ def call(op, args: tuple):
     if _tracer[0] is not None:
         _tracer[0].record(op, args, outs)
     return result
+
+
+# Ops whose schema returns one of these give the Python value (torch.equal, allclose).
+_PYTHON_RESULTS = (Bool, Int, Float)
 
 
 def _grad_inputs(op, args):
@@ -549,7 +572,9 @@ def _grad_inputs(op, args):
 
 
 def _root(array: np.ndarray):
-    while array.base is not None and isinstance(array.base, np.ndarray):
+    """The object that owns an array's memory, following `.base` (also through the non-array holder
+    numpy's as_strided puts between a strided view and its source)."""
+    while getattr(array, "base", None) is not None:
         array = array.base
     return array
 
@@ -563,12 +588,6 @@ def _wrap_output(op, out, args) -> Tensor:
             if base is not None and (base is data or base is data.base or _root(out) is _root(data)):
                 return _view_of(src, out)
     return wrap(out)
-
-
-_returns = {
-    "max.dim": namedtuple("max", ["values", "indices"]),
-    "min.dim": namedtuple("min", ["values", "indices"]),
-}
 
 
 def _check_inplace_allowed(target: Tensor, other_args) -> None:

@@ -32,7 +32,7 @@ def _dropout(xp, x, p, training, per_channel=False, alpha=False):
         return x, None
     if p == 1:
         return xp.zeros_like(x), xp.zeros(x.shape, dtype=x.dtype)
-    from .factory import generator
+    from .generator import generator
     keep = (generator(xp).random(_noise_shape(x, per_channel)) >= p).astype(x.dtype)
     if not alpha:
         multiplier = keep * xp.asarray(1.0 / (1 - p), dtype=x.dtype)

@@ -78,7 +78,7 @@ def pad_ref(x, pad, mode="constant", value=None):
     return cropped(np.pad(x, positive, mode={"reflect": "reflect", "replicate": "edge"}[mode]))
 
 
-SPATIAL_CASES: dict[str, list[Case]] = {
+CASES: dict[str, list[Case]] = {
     "conv1d": [Case((rand(2, 4, 7), rand(6, 2, 3), rand(6), [2], [1], [2], 2), conv_ref, torch=_F("conv1d"),
                     label="stride pad dilation groups"),
                Case((rand(3, 6), rand(2, 3, 2), None, [1], "same"), lambda x, *a: conv_ref(x[None], *a)[0],

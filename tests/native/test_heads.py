@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 
 import scriptc as torch
-from scriptc.codegen.llvm import heads
-from scriptc.codegen.llvm.blas import single_threaded
-from scriptc.codegen.llvm import gemm
+from scriptc.native import gemm, heads
+from scriptc.native.blas import single_threaded
 from scriptc.codegen.llvm.driver import has_wide_vectors
-from scriptc.codegen.llvm.heads import (GEMM_MIN_ROWS, MATVEC_ROWS, head_kernel, native_conv_products, native_gemm,
+from scriptc.native.heads import (GEMM_MIN_ROWS, MATVEC_ROWS, head_kernel, native_conv_products, native_gemm,
                                        native_im2col, native_matmul)
 from scriptc.ops import OPS
 from scriptc.ops import linalg

@@ -1,14 +1,28 @@
-"""The frame of the executor's hand-written native loops (im2col.py, matvec.py): one module per
-dtype, built on a disk-cache miss only, holding one function of the kernel signature
+"""The frame of the executor's hand-written native loops (LOOPS: im2col.py, matvec.py, gemm.py): one
+module per dtype, built on a disk-cache miss only, holding one function of the kernel signature
 (start, end, ptrs, meta) that the runtime pool can split."""
 
 from __future__ import annotations
+
+import importlib
 
 from llvmlite import ir
 
 from .threads import KERNEL
 
 I64 = ir.IntType(64)
+LOOPS = ("im2col", "matvec", "gemm")
+
+
+def loop_function(kind: str, dtype: str) -> int:
+    """The address of loop `kind` (one of LOOPS) for a dtype name, float32 or float64, compiled once
+    per machine."""
+    from .build import compiled
+
+    source = importlib.import_module(f"{__package__}.{kind}")
+    name = source.FUNCTIONS[dtype][0]
+    sources = (f"native/{kind}", "native/loops", "native/threads", "codegen/llvm/loop")
+    return compiled(f"{kind}|{dtype}", sources, lambda triple: source.module(triple, dtype), [name])[name]
 
 
 def loop_module(triple: str, name: str, element: ir.Type, build) -> ir.Module:

@@ -235,6 +235,13 @@ def _parallel_for(module: ir.Module) -> None:
     b.ret_void()
 
 
+def functions() -> dict[str, int]:
+    """The addresses of scriptc_worker and scriptc_parallel_for, compiled once per machine."""
+    from .build import compiled
+
+    return compiled("threads", ("native/threads",), module, ["scriptc_worker", "scriptc_parallel_for"])
+
+
 def module(triple: str) -> ir.Module:
     """The module with both functions: scriptc_worker(block) and scriptc_parallel_for(blocks,
     workers, kernel address, total, ptrs, meta), which splits [0, total) into workers + 1 slices."""

@@ -23,9 +23,11 @@ import numpy as np
 
 from scriptc.ops import OpDef
 
+from scriptc.codegen.llvm.driver import KERNEL_TYPE, has_wide_vectors
+
 from . import gemm, im2col, matvec
 from .blas import single_threaded
-from .driver import KERNEL_TYPE, has_wide_vectors, loop_function
+from .loops import loop_function
 from .pointers import data_pointer
 
 # A matmul of this many rows streams its right-hand matrix once through the native loop (matvec.py);
@@ -50,8 +52,6 @@ CONV_COLUMN_BYTES = 4 << 20
 # that is the faster way here (ConvMode).
 CONV_BY_IMAGE_MIN = 1 << 23
 CONV_THREAD_COLUMN_BYTES = 1 << 20
-# Heads whose kernel can also apply a floor (a fused ReLU) to its result: head_kernel's `floor`.
-FLOOR_HEADS = ("conv2d",)
 
 
 def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1, run_slices=None,
@@ -60,10 +60,10 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1,
     compiled loop's [0, n) on the caller's threads (the runtime pool's split, of `parts` threads)
     and `run_slices(fn, n)` a Python function's (the pool's run_slices); `dtype`, the dtype name
     the group's guard expects of the head's first input, has its loop compiled (or read from the
-    disk cache) now, with the plan, rather than at a first call. `floor` (conv2d only, see
-    FLOOR_HEADS): the kernel returns numpy's maximum of the op's result and it, a ReLU the group
+    disk cache) now, with the plan, rather than at a first call. `floor` (an op with
+    OpDef.head_floor): the kernel returns numpy's maximum of the op's result and it, a ReLU the group
     fused after the head, written by the products themselves."""
-    if floor is not None and op.name not in FLOOR_HEADS:
+    if floor is not None and not op.head_floor:
         raise ValueError(f"{op.name} takes no floor")
     if op.name == "conv2d":
         if dtype in im2col.FUNCTIONS:

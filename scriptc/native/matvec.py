@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from scriptc.codegen.llvm.loop import loop
+
 from .loops import loop_arguments, loop_module
 
 I64 = ir.IntType(64)
@@ -34,7 +36,6 @@ def module(triple: str, dtype: str) -> ir.Module:
 
 
 def _build(b: ir.IRBuilder, args, element) -> None:
-    from .lower import _loop  # the kernels' loop helper; lower.py is imported on a cache miss only
 
     start, end, (a, matrix, partials), (rows, depth, width, chunks) = loop_arguments(b, args, element, 3, 4)
 
@@ -47,7 +48,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         last = b.sdiv(b.mul(b.add(p, const(1)), depth), chunks)
         out = b.gep(partials, [b.mul(p, b.mul(rows, width))])
         size = b.mul(rows, width)
-        _loop(b, const(0), size, lambda i: b.store(zero, b.gep(out, [i])), "zero")
+        loop(b, const(0), size, lambda i: b.store(zero, b.gep(out, [i])), "zero")
 
         def accumulate(k, count):
             """out += a[:, k:k+count] @ b[k:k+count, :], in order of k."""
@@ -64,11 +65,11 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                         total = b.fadd(total, b.fmul(weight, b.load(b.gep(source, [c])), flags=_CONTRACT),
                                        flags=_CONTRACT)
                     b.store(total, target)
-                _loop(b, const(0), width, column, "c")
-            _loop(b, const(0), rows, row, "m")
+                loop(b, const(0), width, column, "c")
+            loop(b, const(0), rows, row, "m")
 
         unrolled = b.add(first, b.mul(b.sdiv(b.sub(last, first), const(_UNROLL)), const(_UNROLL)))
-        _loop(b, first, unrolled, lambda k: accumulate(k, _UNROLL), "k", step=_UNROLL)
-        _loop(b, unrolled, last, lambda k: accumulate(k, 1), "rest")
-    _loop(b, start, end, chunk, "chunk")
+        loop(b, first, unrolled, lambda k: accumulate(k, _UNROLL), "k", step=_UNROLL)
+        loop(b, unrolled, last, lambda k: accumulate(k, 1), "rest")
+    loop(b, start, end, chunk, "chunk")
     b.ret_void()

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from scriptc.codegen.llvm.loop import loop
+
 from .loops import loop_module
 
 I64 = ir.IntType(64)
@@ -61,7 +63,6 @@ def _deinterleaved(b: ir.IRBuilder, line, out, lo, hi, spare, element):
     reads one past the row's last input: `spare` is 1 where that input is outside the image row (it
     could be past the end of the input), so that a step fewer runs. Returns where the scalar rest
     starts. (Left to itself, LLVM vectorizes the stride-2 copy with gathers: 7x a copy's time.)"""
-    from .lower import _loop
 
     lanes = DEINTERLEAVE_LANES
     wide, narrow = ir.VectorType(element, 2 * lanes), ir.VectorType(element, lanes)
@@ -74,7 +75,7 @@ def _deinterleaved(b: ir.IRBuilder, line, out, lo, hi, spare, element):
     def step(ox):
         pair = b.load(b.bitcast(b.gep(line, [b.mul(ox, ir.Constant(I64, 2))]), wide.as_pointer()), align=align)
         b.store(b.shuffle_vector(pair, pair, evens), b.bitcast(b.gep(out, [ox]), narrow.as_pointer()), align=align)
-    _loop(b, lo, end, step, "ox2", step=lanes)
+    loop(b, lo, end, step, "ox2", step=lanes)
     return end
 
 
@@ -85,7 +86,6 @@ def module(triple: str, dtype: str) -> ir.Module:
 
 
 def _build(b: ir.IRBuilder, args, element) -> None:
-    from .lower import _loop  # the kernels' loop helper; lower.py is imported on a cache miss only
 
     start, end, ptrs, meta = args
 
@@ -102,7 +102,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     per_row = b.mul(b.mul(g["KH"], g["KW"]), plane)
 
     def fill(out, lo, hi):
-        _loop(b, lo, hi, lambda o: b.store(zero, b.gep(out, [o])), "z")
+        loop(b, lo, hi, lambda o: b.store(zero, b.gep(out, [o])), "z")
 
     def channel(r):
         image_base = b.gep(src, [b.mul(r, image)])
@@ -135,14 +135,14 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                                           ir.Constant(I64, 1))
                             spare = b.zext(b.icmp_signed(">=", after, g["W"]), I64)
                             first = _deinterleaved(b, line, out, ox_lo, ox_hi, spare, element)
-                        _loop(b, first, ox_hi, lambda ox: b.store(
+                        loop(b, first, ox_hi, lambda ox: b.store(
                             b.load(b.gep(line, [b.mul(ox, stride)])), b.gep(out, [ox])), "ox")
                     # Strides 1 and 2 as constants: the vectorizer loads whole vectors for 1, and 2
                     # deinterleaves pairs of them; any other stride is a scalar loop.
                     _by_stride(b, g["SW"], copy)
                     fill(out, ox_hi, g["OW"])
-                _loop(b, oy_lo, oy_hi, out_row, "oy")
-            _loop(b, ir.Constant(I64, 0), g["KW"], kernel_col, "j")
-        _loop(b, ir.Constant(I64, 0), g["KH"], kernel_row, "i")
-    _loop(b, start, end, channel, "r")
+                loop(b, oy_lo, oy_hi, out_row, "oy")
+            loop(b, ir.Constant(I64, 0), g["KW"], kernel_col, "j")
+        loop(b, ir.Constant(I64, 0), g["KH"], kernel_row, "i")
+    loop(b, start, end, channel, "r")
     b.ret_void()

@@ -63,6 +63,13 @@ def powers_of_five() -> list[int]:
     return mantissas
 
 
+def function() -> int:
+    """The address of the scan, compiled once per machine."""
+    from .build import compiled
+
+    return compiled("jsonnum", ("native/jsonnum",), module, [NAME])[NAME]
+
+
 def module(triple: str) -> ir.Module:
     m = ir.Module(name=NAME)
     m.triple = triple

@@ -27,6 +27,13 @@ NAME = "scriptc_run_chain"
 _ROW_MAJOR, _TRANSPOSED = 101, 112
 
 
+def function() -> int:
+    """The address of scriptc_run_chain, compiled once per machine."""
+    from .build import compiled
+
+    return compiled("chain", ("native/chain", "native/threads"), module, [NAME])[NAME]
+
+
 def module(triple: str) -> ir.Module:
     m = ir.Module(name=NAME)
     m.triple = triple

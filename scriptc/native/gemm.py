@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from scriptc.codegen.llvm.loop import loop
+
 from .loops import loop_arguments, loop_module
 
 I64 = ir.IntType(64)
@@ -54,7 +56,6 @@ def module(triple: str, dtype: str) -> ir.Module:
 
 
 def _build(b: ir.IRBuilder, args, element) -> None:
-    from .lower import _loop  # the kernels' loop helper; lower.py is imported on a cache miss only
 
     start, end, (a, matrix, out, bias, floor), (rows, depth, width, floored) = loop_arguments(b, args, element, 5, 4)
 
@@ -131,7 +132,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                 for v in range(vectors):
                     total = b.fadd(b.load(acc[r][v]), b.fmul(broadcast, values[v], flags=_CONTRACT), flags=_CONTRACT)
                     b.store(total, acc[r][v])
-        _loop(b, const(0), depth, step, "k")
+        loop(b, const(0), depth, step, "k")
         with b.if_else(b.icmp_signed("!=", floored, const(0))) as (with_floor, plain):
             for lower in (with_floor, plain):
                 with lower:
@@ -149,7 +150,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         blocks_end = b.mul(b.sdiv(b.add(rows, const(ROWS - 1)), const(ROWS)), const(ROWS))
         with b.if_then(b.icmp_signed(">", rows, const(0))):
             tile(const(0), column, vectors, ahead=vectors == VECTORS, mask=mask)
-        _loop(b, const(ROWS), blocks_end, lambda r: tile(r, column, vectors, mask=mask), "rows", step=ROWS)
+        loop(b, const(ROWS), blocks_end, lambda r: tile(r, column, vectors, mask=mask), "rows", step=ROWS)
 
     # The range's vectors of columns: whole panels, then what is left of them as one narrower tile,
     # then (in the range that ends the row) the columns that fill no vector, as one masked vector.
@@ -158,7 +159,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     stop = b.select(b.icmp_signed("<", b.mul(end, const(width_lanes)), width), b.mul(end, const(width_lanes)), width)
     vectors_end = b.add(first, b.mul(b.sdiv(b.sub(stop, first), const(width_lanes)), const(width_lanes)))
     panels_end = b.add(first, b.mul(b.sdiv(b.sub(vectors_end, first), const(panel)), const(panel)))
-    _loop(b, first, panels_end, lambda c: over_rows(c, VECTORS), "panel", step=panel)
+    loop(b, first, panels_end, lambda c: over_rows(c, VECTORS), "panel", step=panel)
     done = b.append_basic_block("vectors.done")
     cases = b.switch(b.sdiv(b.sub(vectors_end, panels_end), const(width_lanes)), done)
     for vectors in range(1, VECTORS):

@@ -1,4 +1,4 @@
-"""The native scan for arrays of JSON numbers (codegen/llvm/jsonnum.py): every number it keeps is
+"""The native scan for arrays of JSON numbers (native/jsonnum.py): every number it keeps is
 Python's float() of it, bit for bit, and what is not an array of JSON numbers is not one."""
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptc.codegen.llvm import jsonnum
-from scriptc.codegen.llvm.driver import json_numbers_function
+from scriptc.native import jsonnum
 
 from .guard import flush_against_a_guard_page
 
@@ -28,7 +27,7 @@ pytestmark = pytest.mark.skipif(sys.byteorder != "little", reason="the scan is f
 
 def scan(text: bytes | np.ndarray, max_spans: int = 64):
     """The scan's answer: a negative code, or [(start, end, values)] per array it found."""
-    fn = _SCAN(json_numbers_function())
+    fn = _SCAN(jsonnum.function())
     if isinstance(text, bytes):
         buffer = ctypes.create_string_buffer(text, len(text))
         address, length = ctypes.addressof(buffer), len(text)
