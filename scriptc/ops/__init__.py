@@ -104,3 +104,4 @@ from . import dropout  # noqa: E402,F401
 from . import conv  # noqa: E402,F401
 from . import padding  # noqa: E402,F401
 from . import pooling  # noqa: E402,F401
+from . import normalization  # noqa: E402,F401

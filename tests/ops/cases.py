@@ -485,9 +485,10 @@ def _merge_case_modules() -> None:
     from . import cases_dropout
     from . import cases_linalg
     from . import cases_logic
+    from . import cases_norm
     from . import cases_spatial
 
-    for module in (cases_logic, cases_linalg, cases_activation, cases_dropout, cases_spatial):
+    for module in (cases_logic, cases_linalg, cases_activation, cases_dropout, cases_spatial, cases_norm):
         overlap = set(module.CASES) & set(CASES)
         assert not overlap, f"cases declared twice: {overlap}"
         CASES.update(module.CASES)
