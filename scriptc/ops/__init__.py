@@ -105,3 +105,5 @@ from . import conv  # noqa: E402,F401
 from . import padding  # noqa: E402,F401
 from . import pooling  # noqa: E402,F401
 from . import normalization  # noqa: E402,F401
+from . import spatial  # noqa: E402,F401
+from . import resample  # noqa: E402,F401

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scriptc.errors import ShapeError
+from scriptc.errors import ArgumentError, ShapeError
 from scriptc.types import DEFAULT_FLOAT, TensorType, from_numpy_dtype, result_type, scalar_dtype
 
 from .schema import PROMOTE_FLOAT, TO_BOOL, OpDef
@@ -102,5 +102,7 @@ def run_kernel(op: OpDef, xp, arrays: list, kernel=None):
                     arrays[i] = a.astype(compute)
     try:
         return (kernel or op.kernel)(xp, *arrays)
+    except ArgumentError:
+        raise
     except ValueError as exc:
         _kernel_error(op, arrays, exc, xp.ndarray)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from scriptc.errors import ShapeError
+from scriptc.errors import ArgumentError, ShapeError
 from scriptc.types import TensorType
 
 from . import register
@@ -285,7 +285,7 @@ def _channel_shape(x):
 def _batch_norm_kernel(xp, x, running_mean, running_var, weight=None, bias=None, training=False,
                        momentum=0.1, eps=1e-5):
     if x.ndim < 2:
-        raise ValueError(f"expected 2D or higher input (got {x.ndim}D input)")
+        raise ArgumentError(f"expected 2D or higher input (got {x.ndim}D input)")
     axes = (0,) + tuple(range(2, x.ndim))
     shape = _channel_shape(x)
     c = x.shape[1]
@@ -296,7 +296,8 @@ def _batch_norm_kernel(xp, x, running_mean, running_var, weight=None, bias=None,
     if training:
         count = x.size // c
         if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(x.shape)}")
+            raise ArgumentError(f"Expected more than 1 value per channel when training, got input size "
+                                f"scriptc.Size({list(x.shape)})")
         mean = x.mean(axis=axes)
         var = x.var(axis=axes)
         if running_mean is not None:

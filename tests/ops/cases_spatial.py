@@ -163,6 +163,126 @@ def _torch_with_indices(name):
 _UNPOOL_1D, _UNPOOL_2D, _UNPOOL_3D = _pooled(1, 2, 3, 8), _pooled(2, 1, 2, 6, 6), _pooled(3, 1, 2, 4, 4, 4)
 
 
+def shuffle_ref(x, r):
+    n, c, h, w = x.shape
+    out = np.empty((n, c // (r * r), h * r, w * r))
+    for i in range(r):
+        for j in range(r):
+            out[:, :, i::r, j::r] = x[:, i * r + j::r * r]
+    return out
+
+
+def unshuffle_ref(x, r):
+    n, c, h, w = x.shape
+    out = np.empty((n, c * r * r, h // r, w // r))
+    for i in range(r):
+        for j in range(r):
+            out[:, i * r + j::r * r] = x[:, :, i::r, j::r]
+    return out
+
+
+def channel_shuffle_ref(x, groups):
+    per = x.shape[1] // groups
+    return np.stack([x[:, (k % groups) * per + k // groups] for k in range(x.shape[1])], axis=1)
+
+
+def im2col_ref(x, kernel, dilation, padding, stride):
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel, dilation, padding, stride
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    oh = (xp.shape[2] - dh * (kh - 1) - 1) // sh + 1
+    ow = (xp.shape[3] - dw * (kw - 1) - 1) // sw + 1
+    cols = [xp[:, :, i * sh:i * sh + dh * (kh - 1) + 1:dh, j * sw:j * sw + dw * (kw - 1) + 1:dw].reshape(x.shape[0], -1)
+            for i in range(oh) for j in range(ow)]
+    return np.stack(cols, axis=2)
+
+
+def col2im_ref(cols, size, kernel, dilation, padding, stride):
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel, dilation, padding, stride
+    n, c = cols.shape[0], cols.shape[1] // (kh * kw)
+    out = np.zeros((n, c, size[0] + 2 * ph, size[1] + 2 * pw))
+    oh = (out.shape[2] - dh * (kh - 1) - 1) // sh + 1
+    ow = (out.shape[3] - dw * (kw - 1) - 1) // sw + 1
+    for i in range(oh):
+        for j in range(ow):
+            block = cols[:, :, i * ow + j].reshape(n, c, kh, kw)
+            out[:, :, i * sh:i * sh + dh * (kh - 1) + 1:dh, j * sw:j * sw + dw * (kw - 1) + 1:dw] += block
+    return out[:, :, ph:ph + size[0], pw:pw + size[1]]
+
+
+def _resample_matrix(n_in, n_out, mode, align_corners):
+    """(n_out, n_in) weights of one dim, from the formulas in torch's docs (half-pixel centres)."""
+    m = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        if mode == "nearest":
+            m[o, min(int(np.floor(np.float32(o) * np.float32(n_in / n_out))), n_in - 1)] = 1
+            continue
+        src = o * (n_in - 1) / (n_out - 1) if align_corners else max((o + 0.5) * n_in / n_out - 0.5, 0)
+        low = min(int(np.floor(src)), n_in - 1)
+        m[o, low] += 1 - (src - low)
+        m[o, min(low + 1, n_in - 1)] += src - low
+    return m
+
+
+def interpolate_ref(x, size, scale_factor=None, mode="nearest", align_corners=None):
+    out = x
+    for axis, n_out in enumerate(size, start=2):
+        m = _resample_matrix(out.shape[axis], n_out, mode, align_corners)
+        out = np.moveaxis(np.moveaxis(out, axis, -1) @ m.T, -1, axis)
+    return out
+
+
+def grid_sample_ref(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
+    """Zeros padding, 2-D: each output point by the formulas of torch's docs."""
+    n, c, h, w = x.shape
+    out = np.zeros((n, c) + grid.shape[1:3])
+    for b, i, j in itertools.product(range(n), range(grid.shape[1]), range(grid.shape[2])):
+        gx, gy = grid[b, i, j]
+        ix = (gx + 1) / 2 * (w - 1) if align_corners else ((gx + 1) * w - 1) / 2
+        iy = (gy + 1) / 2 * (h - 1) if align_corners else ((gy + 1) * h - 1) / 2
+        if mode == "nearest":
+            taps = [(int(np.rint(iy)), int(np.rint(ix)), 1.0)]
+        else:
+            x0, y0 = int(np.floor(ix)), int(np.floor(iy))
+            taps = [(y0 + dy, x0 + dx, (1 - abs(iy - y0 - dy)) * (1 - abs(ix - x0 - dx)))
+                    for dy in (0, 1) for dx in (0, 1)]
+        for yy, xx, weight in taps:
+            if 0 <= yy < h and 0 <= xx < w:
+                out[b, :, i, j] += weight * x[b, :, yy, xx]
+    return out
+
+
+def affine_grid_ref(theta, size, align_corners=False):
+    n, _, h, w = size
+
+    def coords(k):
+        return np.linspace(-1, 1, k) * (1 if align_corners else (k - 1) / k)
+    ys, xs = np.meshgrid(coords(h), coords(w), indexing="ij")
+    base = np.stack([xs, ys, np.ones_like(xs)], axis=-1)
+    return np.einsum("hwk,nck->nhwc", base, theta)
+
+
+def _torch_unfold(torch, x, k, d, p, s):
+    return torch.nn.functional.unfold(x, k, d, p, s)
+
+
+def _torch_fold(torch, x, size, k, d, p, s):
+    return torch.nn.functional.fold(x, size, k, d, p, s)
+
+
+def _away_from_grid_lines(n, h_out, w_out, h, w):
+    """Grid points whose source positions are not within 0.05 of an integer (kinks of bilinear sampling)."""
+    grid = rng_uniform(-1.1, 1.1, (n, h_out, w_out, 2))
+    for k, size in ((0, w), (1, h)):
+        pos = ((grid[..., k] + 1) * size - 1) / 2
+        near = np.abs(pos - np.round(pos)) < 0.05
+        grid[..., k] = np.where(near, grid[..., k] + 0.2 / size, grid[..., k])
+    return grid
+
+
+def rng_uniform(lo, hi, shape):
+    return rand(*shape, lo=lo, hi=hi)
+
+
 CASES: dict[str, list[Case]] = {
     "conv1d": [Case((rand(2, 4, 7), rand(6, 2, 3), rand(6), [2], [1], [2], 2), conv_ref, torch=_F("conv1d"),
                     label="stride pad dilation groups"),
@@ -221,4 +341,22 @@ CASES: dict[str, list[Case]] = {
                           torch=lambda torch, x, i, size: torch.nn.functional.max_unpool2d(x, i, 2, output_size=size))],
     "max_unpool3d": [Case((*_UNPOOL_3D, [4, 4, 4]), unpool_ref,
                           torch=lambda torch, x, i, size: torch.nn.functional.max_unpool3d(x, i, 2, output_size=size))],
+    "pixel_shuffle": [Case((rand(2, 8, 3, 2), 2), shuffle_ref, torch=_F("pixel_shuffle"))],
+    "pixel_unshuffle": [Case((rand(2, 2, 4, 6), 2), unshuffle_ref, torch=_F("pixel_unshuffle"))],
+    "channel_shuffle": [Case((rand(2, 6, 3, 2), 3), channel_shuffle_ref, torch=_F("channel_shuffle"))],
+    "im2col": [Case((rand(2, 3, 5, 6), [2, 3], [1, 2], [1, 0], [2, 1]), im2col_ref, torch=_torch_unfold)],
+    "col2im": [Case((rand(2, 12, 6), [4, 5], [2, 2], [1, 1], [0, 1], [2, 2]), col2im_ref, torch=_torch_fold)],
+    "interpolate": [Case((rand(2, 3, 4, 5), [7, 3]), interpolate_ref, torch=_F("interpolate"), label="nearest"),
+                    Case((rand(2, 3, 4, 5), [7, 3], None, "bilinear"), interpolate_ref, label="bilinear",
+                         torch=lambda torch, x, s, f, m: torch.nn.functional.interpolate(x, s, f, m)),
+                    Case((rand(1, 2, 3, 4, 2), [4, 2, 5], None, "trilinear", True), interpolate_ref,
+                         label="trilinear align_corners",
+                         torch=lambda torch, x, s, f, m, a: torch.nn.functional.interpolate(x, s, f, m, a))],
+    "grid_sample": [Case((rand(2, 3, 4, 5), _away_from_grid_lines(2, 3, 2, 4, 5)), grid_sample_ref,
+                         torch=lambda torch, x, g: torch.nn.functional.grid_sample(x, g, align_corners=False)),
+                    Case((rand(1, 2, 4, 5), rand(1, 3, 3, 2, lo=-1.1, hi=1.1), "nearest", "zeros", True),
+                         grid_sample_ref, label="nearest align_corners", nograd=(1,), torch=_F("grid_sample"))],
+    "affine_grid": [Case((rand(2, 2, 3), [2, 3, 4, 5], False), affine_grid_ref, torch=_F("affine_grid")),
+                    Case((rand(1, 2, 3), [1, 1, 3, 2], True), affine_grid_ref, torch=_F("affine_grid"),
+                         label="align_corners")],
 }
