@@ -20,3 +20,4 @@ from .pooling import *  # noqa: F401,F403
 from .recurrent import GRUCell, LSTMCell  # noqa: F401
 from .sparse import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
+from . import utils  # noqa: F401,E402
