@@ -126,3 +126,9 @@ from . import activation  # noqa: E402,F401
 from . import dropout  # noqa: E402,F401
 from . import complex  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+from . import conv  # noqa: E402,F401
+from . import padding  # noqa: E402,F401
+from . import pooling  # noqa: E402,F401
+from . import normalization  # noqa: E402,F401
+from . import spatial  # noqa: E402,F401
+from . import resample  # noqa: E402,F401
