@@ -2,29 +2,51 @@
 
 from . import functional, init  # noqa: F401
 from .attention import MultiheadAttention  # noqa: F401
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
+from .flatten import Flatten, Unflatten  # noqa: F401
 from .layers import (  # noqa: F401
     AdaptiveAvgPool2d,
     AvgPool2d,
     BatchNorm2d,
     Conv2d,
-    CrossEntropyLoss,
     Dropout,
-    Embedding,
-    Flatten,
     GELU,
-    Identity,
     LayerNorm,
     LeakyReLU,
-    Linear,
     LogSoftmax,
     MaxPool2d,
-    MSELoss,
-    NLLLoss,
     ReLU,
     Sigmoid,
     SiLU,
     Softmax,
     Tanh,
 )
-from .module import Module, ModuleDict, ModuleList, Parameter, Sequential  # noqa: F401
-from .recurrent import GRUCell, LSTMCell  # noqa: F401
+from .linear import Bilinear, Identity, Linear  # noqa: F401
+from .loss import (  # noqa: F401
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    CTCLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
+from .module import Module, Parameter  # noqa: F401
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
+from .sparse import Embedding, EmbeddingBag  # noqa: F401
+from . import parallel, utils  # noqa: F401

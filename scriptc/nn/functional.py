@@ -107,41 +107,6 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: flo
     return _op("layer_norm", input, shape, weight, bias, eps)
 
 
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm=None, norm_type: float = 2.0,
-              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported by scriptc")
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += weight.shape[0]
-    return _op("embedding", input, weight, padding_idx)
-
-
-def _legacy_reduction(size_average, reduce, reduction: str) -> str:
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    return "none" if not reduce else ("mean" if size_average else "sum")
-
-
-def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100,
-                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
-    return _op("cross_entropy", input, target, weight, ignore_index,
-               _legacy_reduction(size_average, reduce, reduction), label_smoothing)
-
-
-def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
-             reduction: str = "mean") -> Tensor:
-    return _op("nll_loss", input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
-
-
-def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    if input.shape != target.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-                      "This will likely lead to incorrect results due to broadcasting.", stacklevel=2)
-    return _op("mse_loss", input, target, _legacy_reduction(size_average, reduce, reduction))
-
-
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: Optional[float] = None) -> Tensor:
     """softmax(q @ k^T * scale + mask) @ v; a bool mask keeps the True positions, as in PyTorch."""
@@ -168,3 +133,32 @@ def _attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Te
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training)
     return scriptc.matmul(weights, value), weights
+
+
+# The families composed of ops live in scriptc.nn.functions; they are part of this namespace.
+from .functions.distance import cosine_similarity, pairwise_distance, pdist  # noqa: E402,F401
+from .functions.linear import bilinear  # noqa: E402,F401
+from .functions.loss import (  # noqa: E402,F401
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cosine_embedding_loss,
+    cross_entropy,
+    ctc_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    margin_ranking_loss,
+    mse_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    nll_loss,
+    poisson_nll_loss,
+    smooth_l1_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+from .functions.sparse import embedding, embedding_bag, one_hot  # noqa: E402,F401

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 
-from scriptc import autograd
 from scriptc.tensors import Tensor, wrap
 from scriptc.types import float32, int64
 
@@ -21,41 +20,6 @@ def _empty(*shape, dtype=None) -> Tensor:
 
 def _pair(v):
     return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
-
-
-class Identity(Module):
-    def __init__(self, *args, **kwargs):
-        super().__init__()
-
-    def forward(self, input: Tensor) -> Tensor:
-        return input
-
-
-class Linear(Module):
-    """y = x @ weight.T + bias; weight is (out_features, in_features)."""
-
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
-        super().__init__()
-        self.in_features = in_features
-        self.out_features = out_features
-        self.weight = Parameter(_empty(out_features, in_features, dtype=dtype))
-        self.bias = Parameter(_empty(out_features, dtype=dtype)) if bias else None
-        if not bias:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1]
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.linear(input, self.weight, self.bias)
-
-    def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
 class Conv2d(Module):
@@ -184,40 +148,6 @@ class LayerNorm(Module):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
-class Embedding(Module):
-    """A lookup table of num_embeddings vectors of size embedding_dim, initialised N(0, 1)."""
-
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, max_norm=None,
-                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False, _weight=None,
-                 _freeze: bool = False, device=None, dtype=None):
-        super().__init__()
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = padding_idx % num_embeddings
-        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
-        self.max_norm, self.norm_type = max_norm, norm_type
-        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
-        if _weight is None:
-            self.weight = Parameter(_empty(num_embeddings, embedding_dim, dtype=dtype), requires_grad=not _freeze)
-            init.normal_(self.weight)
-            if padding_idx is not None:
-                with autograd.no_grad():
-                    self.weight._data[padding_idx] = 0
-        else:
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                           self.scale_grad_by_freq, self.sparse)
-
-    def extra_repr(self) -> str:
-        text = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.padding_idx is not None:
-            text += f", padding_idx={self.padding_idx}"
-        return text
-
-
 class Dropout(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
@@ -304,18 +234,6 @@ class LogSoftmax(Softmax):
         return F.log_softmax(input, self.dim)
 
 
-class Flatten(Module):
-    def __init__(self, start_dim: int = 1, end_dim: int = -1):
-        super().__init__()
-        self.start_dim, self.end_dim = start_dim, end_dim
-
-    def forward(self, input: Tensor) -> Tensor:
-        return input.flatten(self.start_dim, self.end_dim)
-
-    def extra_repr(self) -> str:
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
-
-
 class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                  ceil_mode: bool = False):
@@ -359,37 +277,3 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
-
-
-class CrossEntropyLoss(Module):
-    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
-                 reduction: str = "mean", label_smoothing: float = 0.0):
-        super().__init__()
-        self.register_buffer("weight", weight)
-        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
-        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)
-
-
-class NLLLoss(Module):
-    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
-                 reduction: str = "mean"):
-        super().__init__()
-        self.register_buffer("weight", weight)
-        self.ignore_index = ignore_index
-        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
-
-
-class MSELoss(Module):
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__()
-        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target, reduction=self.reduction)

@@ -86,3 +86,5 @@ from . import shape  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
 from . import scalar  # noqa: E402,F401
+from . import embedding  # noqa: E402,F401
+from . import loss  # noqa: E402,F401
