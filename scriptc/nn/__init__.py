@@ -22,7 +22,7 @@ from .layers import (  # noqa: F401
     Softmax,
     Tanh,
 )
-from .linear import Bilinear, Identity, Linear  # noqa: F401
+from .linear import Bilinear, Identity, Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss,
     BCEWithLogitsLoss,
@@ -49,4 +49,12 @@ from .loss import (  # noqa: F401
 from .module import Module, Parameter  # noqa: F401
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from . import parallel, utils  # noqa: F401
+from .parallel import DataParallel  # noqa: F401

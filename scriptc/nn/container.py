@@ -270,10 +270,10 @@ class ModuleDict(Module):
             self[key] = module
 
 
-def _describe(value: Any) -> str:
+def _describe(value: Any, type_name) -> str:
     if isinstance(value, Tensor):
         kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
-        return f"{kind} containing: [{value.type()} of size {'x'.join(str(s) for s in value.size())}]"
+        return f"{kind} containing: [{type_name(value)} of size {'x'.join(str(s) for s in value.size())}]"
     return "Object of type: " + type(value).__name__
 
 
@@ -326,7 +326,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
-        return "\n".join(f"  ({k}): {_describe(p)}" for k, p in enumerate(self))
+        return "\n".join(f"  ({k}): {_describe(p, lambda t: t.dtype)}" for k, p in enumerate(self))
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterList should not be called.")
@@ -440,7 +440,7 @@ class ParameterDict(Module):
         return self
 
     def extra_repr(self) -> str:
-        return "\n".join(f"  ({k}): {_describe(p)}" for k, p in self.items())
+        return "\n".join(f"  ({k}): {_describe(p, lambda t: t.type())}" for k, p in self.items())
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterDict should not be called.")

@@ -50,6 +50,10 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """The Linear of MultiheadAttention's out_proj (torch names it so that quantization leaves it alone)."""
+
+
 class Bilinear(Module):
     """y = x1^T A x2 + b; weight A is (out_features, in1_features, in2_features)."""
 

@@ -8,6 +8,7 @@ from typing import Callable, List, Optional, Union
 from scriptc.tensors import Tensor
 
 from . import functional as F
+from .distance import PairwiseDistance
 from .functions.loss import _legacy_reduction
 from .module import Module
 
@@ -245,7 +246,7 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
                              "instead")
-        self.distance_function = distance_function
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:

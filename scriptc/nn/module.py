@@ -61,7 +61,11 @@ class _IncompatibleKeys(_IncompatibleKeysFields):
 
 
 def _typename(obj) -> str:
-    return type(obj).__module__ + "." + type(obj).__qualname__ if not isinstance(obj, Tensor) else obj.type()
+    """torch.typename: a tensor's type(), else the qualified class name (bare for builtins)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    cls = type(obj)
+    return cls.__qualname__ if cls.__module__ in ("", "builtins") else f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _parse_to(args, kwargs):

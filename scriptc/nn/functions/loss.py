@@ -385,9 +385,16 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Union[Tensor, Li
     return _op("ctc_loss", log_probs, targets, _lengths(input_lengths), _lengths(target_lengths), blank, reduction, zero_infinity)
 
 
+def _check_batch(input: Tensor, target: Tensor) -> None:
+    if input.dim() > 1 and target.dim() > 0 and input.size(0) != target.size(0):
+        raise ValueError(f"Expected input batch_size ({input.size(0)}) to match target batch_size "
+                         f"({target.size(0)}).")
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, size_average: Optional[bool] = None,
              ignore_index: int = -100, reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
     """-input[class] per sample (input holds log-probabilities along dim 1), weighted, ignoring ignore_index."""
+    _check_batch(input, target)
     return _op("nll_loss", input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
 
 
@@ -395,5 +402,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
                   size_average: Optional[bool] = None, ignore_index: int = -100, reduce: Optional[bool] = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """log_softmax over dim 1 then nll_loss; targets are class indices or class probabilities."""
+    if not target.is_floating_point():
+        _check_batch(input, target)
     return _op("cross_entropy", input, target, weight, ignore_index,
                _legacy_reduction(size_average, reduce, reduction), label_smoothing)
