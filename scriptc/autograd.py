@@ -215,15 +215,14 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
             elif target_ids is None:
                 _accumulate_leaf(tensor, g, leaf_grads)
             continue
-        buf = buffers.setdefault(id(tensor.grad_fn), [None] * tensor.grad_fn.n_outputs)
-        i = tensor._out_index
-        buf[i] = g if buf[i] is None else buf[i] + g
+        _accumulate_output(buffers, tensor, g)
         node_roots.append(tensor.grad_fn)
 
     for node in _topological_order(node_roots):
-        grads_out = buffers.pop(id(node), None)
-        if grads_out is None:
+        sums = buffers.pop(id(node), None)
+        if sums is None:
             continue
+        grads_out = [None if total is None else total.array for total in sums]
         if node.ctx is FREED:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -264,22 +263,51 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
                     if target_ids is None:
                         _accumulate_leaf(tensor, gi, leaf_grads)
                     continue
-                buf = buffers.setdefault(id(tensor.grad_fn), [None] * tensor.grad_fn.n_outputs)
-                i = tensor._out_index
-                buf[i] = gi if buf[i] is None else buf[i] + gi
+                _accumulate_output(buffers, tensor, gi)
     if target_ids is None:
         for tensor, total in leaf_grads.values():
             if tensor.grad is None:
-                # A copy: one gradient array may flow to several leaves (add passes it through).
-                tensor.grad = wrap(np.array(total, copy=True))
+                # Not owned: the same gradient array may have flowed to several leaves (add passes it on).
+                tensor.grad = wrap(np.asarray(total.array) if total.owned else np.array(total.array, copy=True))
             else:
-                tensor.grad._data += total
+                tensor.grad._data += total.array
     return captured
+
+
+class _GradSum:
+    """The running sum of the gradients that reach one tensor. The first array is kept as given (a
+    formula may have passed the same array on to several inputs); the second makes a sum this object
+    owns, and later ones are added into it in place, so a weight used at every step of a recurrence
+    allocates its gradient once, not once per step."""
+
+    __slots__ = ("array", "owned")
+
+    def __init__(self, g):
+        self.array, self.owned = g, False
+
+    def add(self, g) -> None:
+        if self.owned:
+            self.array += g
+        else:
+            self.array, self.owned = self.array + g, True
+
+
+def _accumulate_output(buffers, tensor, g) -> None:
+    node = tensor.grad_fn
+    sums = buffers.setdefault(id(node), [None] * node.n_outputs)
+    i = tensor._out_index
+    if sums[i] is None:
+        sums[i] = _GradSum(g)
+    else:
+        sums[i].add(g)
 
 
 def _accumulate_leaf(tensor, g, leaf_grads):
     entry = leaf_grads.get(id(tensor))
-    leaf_grads[id(tensor)] = (tensor, g if entry is None else entry[1] + g)
+    if entry is None:
+        leaf_grads[id(tensor)] = (tensor, _GradSum(g))
+    else:
+        entry[1].add(g)
 
 
 def _root_grads(tensors, grad_tensors, who: str):

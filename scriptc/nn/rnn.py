@@ -242,9 +242,15 @@ class RNNBase(Module):
                 b_hh = w[3] if self.bias else None
                 w_hr = w[-1] if self.proj_size > 0 else None
                 c = None if c0 is None else c0[index]
-                gi = F.linear(x, w[0], b_ih)
+                if b_ih is not None and b_hh is not None and self.mode != "GRU":
+                    # both biases enter before the nonlinearity: add them once, not at every step
+                    gi = F.linear(x, w[0], b_ih + b_hh)
+                    step_bias: Optional[Tensor] = None
+                else:
+                    gi = F.linear(x, w[0], b_ih)
+                    step_bias = b_hh
                 pieces = gi.split(batch, 0) if packed_sizes is None else gi.split(packed_sizes, 0)
-                out, h_n, c_n = self._direction(pieces, h0[index], c, w[1], b_hh, w_hr, direction == 1)
+                out, h_n, c_n = self._direction(pieces, h0[index], c, w[1], step_bias, w_hr, direction == 1)
                 outputs.append(out)
                 h_last.append(h_n)
                 if c_n is not None:

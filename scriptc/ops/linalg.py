@@ -75,7 +75,11 @@ def _linear_kernel(xp, x, w, b=None):
                          f"({x.shape[0] if x.ndim > 1 else 1}x{x.shape[-1] if x.ndim else 1} and "
                          f"{'x'.join(map(str, reversed(w.shape)))})")
     _same_dtype(x, w, "linear")
-    out = xp.matmul(x, w.T)
+    if x.ndim == 2 and w.ndim == 2 and 4 * x.shape[0] <= w.shape[0]:
+        # few rows times a tall weight (a recurrent step): BLAS is faster as w @ x^T than with w transposed
+        out = xp.ascontiguousarray(xp.matmul(w, x.T).T)
+    else:
+        out = xp.matmul(x, w.T)
     if b is not None:
         out += b
     return xp.asarray(out)

@@ -35,9 +35,12 @@ def erf(xp, x):
     return (xp.sign(x) * result).astype(dtype, copy=False)
 
 
-def quiet_float_errors(xp):
-    """numpy's errstate(divide, invalid) set to ignore; cupy never warns about floating-point errors
-    (it has no errstate), so there it does nothing."""
+def quiet_float_errors(xp, overflow: bool = False):
+    """numpy's errstate(divide, invalid; also over with overflow=True) set to ignore; cupy never warns
+    about floating-point errors (it has no errstate), so there it does nothing."""
     if hasattr(xp, "errstate"):
-        return xp.errstate(divide="ignore", invalid="ignore")
+        ignored = {"divide": "ignore", "invalid": "ignore"}
+        if overflow:
+            ignored["over"] = "ignore"
+        return xp.errstate(**ignored)
     return contextlib.nullcontext()
