@@ -61,9 +61,8 @@ class TransformerEncoderLayer(Module):
 
     def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
                 is_causal: bool = False) -> Tensor:
-        src_key_padding_mask = F._canonical_mask(src_key_padding_mask, "src_key_padding_mask",
-                                                 None if src_mask is None else src_mask.dtype, "src_mask", src.dtype)
-        src_mask = F._canonical_mask(src_mask, "src_mask", None, "", src.dtype, False)
+        src_key_padding_mask = F._canonical_mask(src_key_padding_mask, "src_key_padding_mask", src)
+        src_mask = F._canonical_mask(src_mask, "src_mask", src)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -156,10 +155,11 @@ class TransformerEncoder(Module):
 
     def forward(self, src: Tensor, mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
                 is_causal: Optional[bool] = None) -> Tensor:
-        src_key_padding_mask = F._canonical_mask(src_key_padding_mask, "src_key_padding_mask",
-                                                 None if mask is None else mask.dtype, "mask", src.dtype)
-        mask = F._canonical_mask(mask, "mask", None, "", src.dtype, False)
-        causal = is_causal is not None and is_causal
+        src_key_padding_mask = F._canonical_mask(src_key_padding_mask, "src_key_padding_mask", src)
+        mask = F._canonical_mask(mask, "mask", src)
+        causal = False
+        if is_causal is not None:
+            causal = is_causal
         output = src
         for layer in self.layers:
             output = layer(output, src_mask=mask, is_causal=causal, src_key_padding_mask=src_key_padding_mask)
@@ -181,7 +181,9 @@ class TransformerDecoder(Module):
                 memory_mask: Optional[Tensor] = None, tgt_key_padding_mask: Optional[Tensor] = None,
                 memory_key_padding_mask: Optional[Tensor] = None, tgt_is_causal: Optional[bool] = None,
                 memory_is_causal: bool = False) -> Tensor:
-        causal = tgt_is_causal is not None and tgt_is_causal
+        causal = False
+        if tgt_is_causal is not None:
+            causal = tgt_is_causal
         output = tgt
         for layer in self.layers:
             output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,

@@ -22,9 +22,7 @@ def _sigmoid(xp, x):
     # 1 / (1 + exp(-x)): exp overflows to inf for x < -88 (float32), which gives the right 0; four passes
     # over memory, where a select between two branches took many more (it dominated LSTM steps).
     with quiet_float_errors(xp, overflow=True):
-        e = xp.exp(-x)
-        e += 1
-        return xp.reciprocal(e, out=e).astype(x.dtype, copy=False)
+        return xp.asarray(1 / (1 + xp.exp(-x))).astype(x.dtype, copy=False)
 
 
 def _unary(name, kernel, scalar, grad=None, save=(), dtype_rule=PROMOTE_FLOAT, inplace=True, doc=""):

@@ -4,25 +4,23 @@ masks (written in the script subset, so scripted modules compile them too)."""
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Optional, Tuple
 
 import scriptc
 from scriptc.tensors import Tensor
 
 
-def _canonical_mask(mask: Optional[Tensor], mask_name: str, other_type: Optional[scriptc.dtype], other_name: str,
-                    target_type: scriptc.dtype, check_other: bool = True) -> Optional[Tensor]:
-    """torch's mask canonicalisation: bool masks (True = not allowed) become additive float masks."""
+def _canonical_mask(mask: Optional[Tensor], mask_name: str, like: Tensor) -> Optional[Tensor]:
+    """torch's mask canonicalisation: a bool mask (True = not allowed) becomes an additive float mask of
+    like's dtype; float masks pass as they are."""
     if mask is None:
         return None
-    if mask.dtype != scriptc.bool and not mask.is_floating_point():
+    is_bool = mask.dtype == scriptc.bool
+    if not is_bool and mask.dtype != scriptc.float32 and mask.dtype != scriptc.float64 and \
+            mask.dtype != scriptc.float16:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
-    if check_other and other_type is not None and mask.dtype != other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
-                      "instead.", stacklevel=3)
-    if not mask.is_floating_point():
-        return scriptc.zeros(list(mask.shape), dtype=target_type).masked_fill(mask, float("-inf"))
+    if is_bool:
+        return like.new_zeros(mask.shape).masked_fill(mask, float("-inf"))
     return mask
 
 
@@ -65,9 +63,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
 def _repeat_heads(x: Tensor, times: int) -> Tensor:
     """Each head of x (dim -3) repeated `times` times in place, as repeat_interleave does."""
-    shape = list(x.shape)
-    expanded = x.unsqueeze(-3).expand(shape[:-3] + [shape[-3], times] + shape[-2:])
-    return expanded.reshape(shape[:-3] + [shape[-3] * times] + shape[-2:])
+    heads = x.size(-3)
+    return x.index_select(x.dim() - 3, scriptc.arange(heads * times) // times)
 
 
 def _mha_shape_check(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Optional[Tensor],
@@ -77,20 +74,23 @@ def _mha_shape_check(query: Tensor, key: Tensor, value: Tensor, key_padding_mask
         if key.dim() != 3 or value.dim() != 3:
             raise AssertionError(f"For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
                                  f"{key.dim()}-D and {value.dim()}-D tensors respectively")
-        if key_padding_mask is not None and key_padding_mask.dim() != 2:
-            raise AssertionError(f"For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
-                                 f"found {key_padding_mask.dim()}-D tensor instead")
-        if attn_mask is not None and attn_mask.dim() not in (2, 3):
-            raise AssertionError(f"For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
-                                 f"found {attn_mask.dim()}-D tensor instead")
+        if key_padding_mask is not None:
+            if key_padding_mask.dim() != 2:
+                raise AssertionError(f"For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D "
+                                     f"but found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError(f"For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                                     f"but found {attn_mask.dim()}-D tensor instead")
         return True
     if query.dim() == 2:
         if key.dim() != 2 or value.dim() != 2:
             raise AssertionError(f"For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
                                  f"{key.dim()}-D and {value.dim()}-D tensors respectively")
-        if key_padding_mask is not None and key_padding_mask.dim() != 1:
-            raise AssertionError(f"For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D but "
-                                 f"found {key_padding_mask.dim()}-D tensor instead")
+        if key_padding_mask is not None:
+            if key_padding_mask.dim() != 1:
+                raise AssertionError(f"For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D "
+                                     f"but found {key_padding_mask.dim()}-D tensor instead")
         if attn_mask is not None:
             if attn_mask.dim() not in (2, 3):
                 raise AssertionError(f"For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
@@ -108,26 +108,27 @@ def _mha_shape_check(query: Tensor, key: Tensor, value: Tensor, key_padding_mask
 def _in_projection(query: Tensor, key: Tensor, value: Tensor, embed_dim: int, in_proj_weight: Optional[Tensor],
                    in_proj_bias: Optional[Tensor], use_separate_proj_weight: bool, q_proj_weight: Optional[Tensor],
                    k_proj_weight: Optional[Tensor], v_proj_weight: Optional[Tensor]) -> Tuple[Tensor, Tensor, Tensor]:
+    """query, key and value projected by the packed in_proj_weight's thirds, or by the three separate weights."""
     e = embed_dim
     b_q: Optional[Tensor] = None
     b_k: Optional[Tensor] = None
     b_v: Optional[Tensor] = None
     if in_proj_bias is not None:
-        b_q, b_k, b_v = in_proj_bias[:e], in_proj_bias[e:2 * e], in_proj_bias[2 * e:]
-    if not use_separate_proj_weight:
-        if in_proj_weight is None:
-            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
-        w_q, w_k, w_v = in_proj_weight[:e], in_proj_weight[e:2 * e], in_proj_weight[2 * e:]
-    else:
-        if q_proj_weight is None:
-            raise AssertionError("use_separate_proj_weight is True but q_proj_weight is None")
-        if k_proj_weight is None:
-            raise AssertionError("use_separate_proj_weight is True but k_proj_weight is None")
-        if v_proj_weight is None:
-            raise AssertionError("use_separate_proj_weight is True but v_proj_weight is None")
-        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
-    return (scriptc.nn.functional.linear(query, w_q, b_q), scriptc.nn.functional.linear(key, w_k, b_k),
-            scriptc.nn.functional.linear(value, w_v, b_v))
+        b_q, b_k, b_v = in_proj_bias.narrow(0, 0, e), in_proj_bias.narrow(0, e, e), in_proj_bias.narrow(0, 2 * e, e)
+    if use_separate_proj_weight:
+        if q_proj_weight is not None:
+            if k_proj_weight is not None:
+                if v_proj_weight is not None:
+                    return (scriptc.nn.functional.linear(query, q_proj_weight, b_q),
+                            scriptc.nn.functional.linear(key, k_proj_weight, b_k),
+                            scriptc.nn.functional.linear(value, v_proj_weight, b_v))
+        raise AssertionError("use_separate_proj_weight is True but q_proj_weight, k_proj_weight or v_proj_weight "
+                             "is None")
+    if in_proj_weight is not None:
+        return (scriptc.nn.functional.linear(query, in_proj_weight.narrow(0, 0, e), b_q),
+                scriptc.nn.functional.linear(key, in_proj_weight.narrow(0, e, e), b_k),
+                scriptc.nn.functional.linear(value, in_proj_weight.narrow(0, 2 * e, e), b_v))
+    raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
 
 
 def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
@@ -153,15 +154,14 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.size(0), query.size(1), query.size(2)
     src_len = key.size(0)
-    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
-                                       None if attn_mask is None else attn_mask.dtype, "attn_mask", query.dtype)
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")
     if is_causal and key_padding_mask is None and not need_weights:
         attn_mask = None  # the causal hint alone goes to scaled_dot_product_attention
     else:
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", query)
         if key_padding_mask is not None:
             is_causal = False
     if embed_dim != embed_dim_to_check:
@@ -170,9 +170,9 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     if use_separate_proj_weight:
-        if key.shape[:2] != value.shape[:2]:
-            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's "
-                                 f"{value.shape[:2]}")
+        if key.size(0) != value.size(0) or key.size(1) != value.size(1):
+            raise AssertionError(f"key's sequence and batch dims {(key.size(0), key.size(1))} do not match value's "
+                                 f"{(value.size(0), value.size(1))}")
     elif key.shape != value.shape:
         raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
     q, k, v = _in_projection(query, key, value, embed_dim, in_proj_weight, in_proj_bias, use_separate_proj_weight,
@@ -189,72 +189,75 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
                                    f"{(bsz * num_heads, tgt_len, src_len)}.")
         else:
             raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
-    if bias_k is not None and bias_v is not None:
-        if static_k is not None or static_v is not None:
-            raise AssertionError("bias cannot be added to static key or value.")
-        k = scriptc.cat([k, bias_k.expand(1, bsz, embed_dim)])
-        v = scriptc.cat([v, bias_v.expand(1, bsz, embed_dim)])
-        attn_mask = _pad_last(attn_mask)
-        key_padding_mask = _pad_last(key_padding_mask)
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    if bias_k is not None:
+        if bias_v is not None:
+            if static_k is not None or static_v is not None:
+                raise AssertionError("bias cannot be added to static key or value.")
+            k = scriptc.cat([k, bias_k.expand(1, bsz, embed_dim)])
+            v = scriptc.cat([v, bias_v.expand(1, bsz, embed_dim)])
+            attn_mask = _pad_last(attn_mask)
+            key_padding_mask = _pad_last(key_padding_mask)
+    # (L, N, E) -> (N, heads, L, head_dim): the batch keeps its own dim, so shapes stay symbolic in it
+    q = q.reshape(tgt_len, bsz, num_heads, head_dim).permute(1, 2, 0, 3)
     k = _heads(k, static_k, bsz, num_heads, head_dim, "static_k")
     v = _heads(v, static_v, bsz, num_heads, head_dim, "static_v")
     if add_zero_attn:
-        k = scriptc.cat([k, scriptc.zeros([bsz * num_heads, 1, head_dim], dtype=k.dtype)], 1)
-        v = scriptc.cat([v, scriptc.zeros([bsz * num_heads, 1, head_dim], dtype=v.dtype)], 1)
+        k = scriptc.cat([k, scriptc.zeros_like(k.narrow(2, 0, 1))], 2)
+        v = scriptc.cat([v, scriptc.zeros_like(v.narrow(2, 0, 1))], 2)
         attn_mask = _pad_last(attn_mask)
         key_padding_mask = _pad_last(key_padding_mask)
-    src_len = k.size(1)
+    src_len = k.size(2)
+    mask: Optional[Tensor] = None
+    if attn_mask is not None:
+        mask = attn_mask.unsqueeze(0) if attn_mask.size(0) == 1 else \
+            attn_mask.reshape(bsz, num_heads, tgt_len, src_len)
     if key_padding_mask is not None:
-        if list(key_padding_mask.shape) != [bsz, src_len]:
+        if key_padding_mask.size(0) != bsz or key_padding_mask.size(1) != src_len:
             raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
                                  f"{key_padding_mask.shape}")
-        padding = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
-        padding = padding.reshape(bsz * num_heads, 1, src_len)
-        attn_mask = padding if attn_mask is None else attn_mask + padding
+        padding = key_padding_mask.reshape(bsz, 1, 1, src_len)
+        mask = padding if mask is None else mask + padding
     if not training:
         dropout_p = 0.0
     if need_weights:
-        scores = scriptc.bmm(q * math.sqrt(1.0 / float(head_dim)), k.transpose(-2, -1))
-        if attn_mask is not None:
-            scores = scores + attn_mask
+        scores = scriptc.matmul(q * math.sqrt(1.0 / float(head_dim)), k.transpose(-2, -1))
+        if mask is not None:
+            scores = scores + mask
         weights = scriptc.softmax(scores, -1)
         if dropout_p > 0.0:
             weights = scriptc.nn.functional.dropout(weights, dropout_p, True)
-        out = scriptc.bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = scriptc.nn.functional.linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
-        per_head = weights.reshape(bsz, num_heads, tgt_len, src_len)
-        returned = per_head.mean(1) if average_attn_weights else per_head
+        out = _merge_heads(scriptc.matmul(weights, v), out_proj_weight, out_proj_bias, tgt_len, bsz, embed_dim)
+        returned = weights.mean(1) if average_attn_weights else weights
         if not is_batched:
             return out.squeeze(1), returned.squeeze(0)
         return out, returned
-    if attn_mask is not None:
-        attn_mask = attn_mask.reshape(bsz, num_heads, -1, src_len) if attn_mask.size(0) != 1 \
-            else attn_mask.unsqueeze(0)
-    q4 = q.reshape(bsz, num_heads, tgt_len, head_dim)
-    k4 = k.reshape(bsz, num_heads, src_len, head_dim)
-    v4 = v.reshape(bsz, num_heads, src_len, head_dim)
-    out = scaled_dot_product_attention(q4, k4, v4, attn_mask, dropout_p, is_causal)
-    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = scriptc.nn.functional.linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    out = scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal)
+    out = _merge_heads(out, out_proj_weight, out_proj_bias, tgt_len, bsz, embed_dim)
     if not is_batched:
         out = out.squeeze(1)
     return out, None
+
+
+def _merge_heads(out: Tensor, weight: Tensor, bias: Optional[Tensor], tgt_len: int, bsz: int,
+                 embed_dim: int) -> Tensor:
+    """(N, heads, L, head_dim) -> (L, N, E), then the output projection."""
+    merged = out.permute(2, 0, 1, 3).reshape(tgt_len, bsz, embed_dim)
+    return scriptc.nn.functional.linear(merged, weight, bias)
 
 
 def _pad_last(mask: Optional[Tensor]) -> Optional[Tensor]:
     """The mask with one more (unmasked) key position at the end, for bias_k or a zero attention slot."""
     if mask is None:
         return None
-    return scriptc.cat([mask, scriptc.zeros(list(mask.shape[:-1]) + [1], dtype=mask.dtype)], -1)
+    return scriptc.cat([mask, scriptc.zeros_like(mask.narrow(-1, 0, 1))], -1)
 
 
 def _heads(x: Tensor, static: Optional[Tensor], bsz: int, num_heads: int, head_dim: int, name: str) -> Tensor:
-    """(S, N, E) -> (N * heads, S, head_dim), or the given static (N * heads, S, head_dim) tensor."""
+    """(S, N, E) -> (N, heads, S, head_dim), or the given static (N * heads, S, head_dim) tensor split by head."""
     if static is None:
-        return x.reshape(x.size(0), bsz * num_heads, head_dim).transpose(0, 1)
+        return x.reshape(x.size(0), bsz, num_heads, head_dim).permute(1, 2, 0, 3)
     if static.size(0) != bsz * num_heads:
         raise AssertionError(f"expecting {name}.size(0) of {bsz * num_heads}, but got {static.size(0)}")
     if static.size(2) != head_dim:
         raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {static.size(2)}")
-    return static
+    return static.reshape(bsz, num_heads, static.size(1), head_dim)
