@@ -2,9 +2,9 @@
 
 A spec lists the group's tensor and scalar inputs, one typed scalar expression per value the
 group computes elementwise (built from each op's `scalar` entry in the op table), which of them
-are outputs, and an optional tail: a reduction over adjacent dims (sum, mean, amax, amin, prod), a
-normalization (softmax and log_softmax along any dim, layer_norm over the last dims), or a BLAS
-head (linear, matmul, conv2d) run before the elementwise part.
+are outputs, and optionally a Head (an op whose OpDef is a `fusion_head`: a BLAS product run before
+the elementwise part) and a Tail (an op's `fusion_tail`: a reduction over adjacent dims, a
+normalization along any dim, a layer_norm over the last dims).
 """
 
 from __future__ import annotations
@@ -18,14 +18,8 @@ from scriptc import ops
 from scriptc.ir.graph import Node, Value
 from scriptc.ops import expr as E
 from scriptc.ops.rules import promote_types
-from scriptc.ops.schema import COMPARE, TO_BOOL
+from scriptc.ops.schema import COMPARE, LAYER_NORM, NORMALIZE, TO_BOOL, FusionTail
 from scriptc.types import Bool, TensorType, bool_
-
-# Tails that reduce one dim (any of them) to one value per output element.
-DIM_REDUCTIONS = ("sum", "mean", "amax", "amin", "prod")
-SOFTMAXES = ("softmax", "log_softmax")  # tails (op, value, dim): same-shape output, normalized along dim
-REDUCTION_TAILS = set(DIM_REDUCTIONS) | {"softmax", "log_softmax", "layer_norm"}
-
 
 class Unsupported(Exception):
     """The group cannot be compiled by this backend; the executor runs its subgraph instead."""
@@ -39,19 +33,49 @@ class KernelInput:
     broadcast: tuple = ()     # dims of size 1 (from the guard)
 
 
+@dataclass(frozen=True)
+class Head:
+    """The library op a group runs before its kernel (an OpDef.fusion_head): per argument of the op,
+    the group input it reads (`inputs`, None for a constant) or its constant value (`constants`);
+    the kernel reads its result as input `result`."""
+    op: str
+    inputs: tuple
+    constants: tuple
+    result: int
+
+
+@dataclass(frozen=True)
+class Tail:
+    """What the kernel ends with: op's FusionTail (`role`) applied to exprs[value]. REDUCE: over
+    `dim` (the first of adjacent dims, merged into one by then: KernelSpec.notes["merge"]), keeping
+    it or not; NORMALIZE: along `dim`; LAYER_NORM: over the last dim (merged), with `eps` and the
+    inputs that hold the weight and bias (or None)."""
+    op: str
+    role: FusionTail
+    value: int
+    dim: int | None = None
+    keepdim: bool = False
+    eps: float = 0.0
+    weight: int | None = None
+    bias: int | None = None
+
+    @property
+    def form(self) -> str:
+        return self.role.form
+
+
 @dataclass
 class KernelSpec:
     inputs: list[KernelInput]
     rank: int                                  # rank of the iteration space
     exprs: list[tuple[E.Expr, str]]            # (expression, result dtype) per computed value
     outputs: list[int]                         # indices into exprs that the group returns
-    tail: tuple | None = None                  # ("sum", expr, keepdim, dim) / ("softmax", expr, dim) /
-    #                                            ("layer_norm", expr, eps, weight input, bias input)
+    tail: Tail | None = None
     # notes["merge"]: (first, last) when a reduction (or layer_norm) spans adjacent dims first..last:
     # the spec's rank, inputs and tail dim are then those of the iteration space with those dims as one.
     # notes["then"]: (dims, keepdim) when the reduction also spans dims before the kernel's (not
     # adjacent to them): the kernel keeps its dims, and the runtime reduces these dims of its result.
-    head: tuple | None = None                  # ("linear", ...) when the group starts with a BLAS op
+    head: Head | None = None
     key: str = ""
     notes: dict = field(default_factory=dict)
 
@@ -67,11 +91,11 @@ class KernelSpec:
     @property
     def head_floor(self) -> float | None:
         """c where all the group does after its head is maximum(head's float result, c): a ReLU
-        (c = 0), which the head can apply as it writes its result (codegen/llvm/heads.py); else None."""
+        (c = 0), which the head can apply as it writes its result (native/heads.py); else None."""
         if self.head is None or self.tail is not None or self.outputs != [0] or len(self.exprs) != 1:
             return None
         expr, dtype = self.exprs[0]
-        head = self.notes.get("head_input")
+        head = self.head.result
         if expr.op != "max" or dtype not in ("float32", "float64") or self.inputs[head].dtype != dtype:
             return None
         value, floor = expr.args
@@ -121,7 +145,7 @@ def build_spec(group: Node) -> KernelSpec:
         env[id(p)] = ("input", i)
     exprs: list[tuple[E.Expr, str]] = []
     value_expr: dict[int, E.Expr] = {}
-    head = tail = head_input = None
+    head = tail = merge = then = None
     nodes = list(body)
     rank = None
     for node in nodes:
@@ -134,19 +158,18 @@ def build_spec(group: Node) -> KernelSpec:
         out_type = node.outputs[0].type
         if rank is None and isinstance(out_type, TensorType) and out_type.shape is not None:
             rank = len(out_type.shape)
-        if node.op in ("linear", "matmul", "conv2d") and head is None and not exprs:
-            head = (node.op, [env[id(v)][1] if id(v) in env else None for v in node.inputs],
-                    [value_expr.get(id(v)) for v in node.inputs])
+        if op.fusion_head and head is None and not exprs:
             inputs.append(KernelInput("tensor", out_type.dtype.np.name, len(out_type.shape), ()))
-            env[id(node.outputs[0])] = ("input", len(inputs) - 1)
-            head_input = len(inputs) - 1
+            head = Head(node.op, tuple(env[id(v)][1] if id(v) in env else None for v in node.inputs),
+                        tuple(value_expr.get(id(v)) for v in node.inputs), len(inputs) - 1)
+            env[id(node.outputs[0])] = ("input", head.result)
             rank = len(out_type.shape)
             continue
-        if node.op in REDUCTION_TAILS:
+        if op.fusion_tail is not None:
             if node is not nodes[-1]:
                 raise Unsupported("a reduction must end the group")
             rank = len(node.inputs[0].type.shape)  # a reduction iterates over its input, not its output
-            tail = _tail(node, env, value_expr, exprs, inputs)
+            tail, merge, then = _tail(node, op, env, value_expr, exprs)
             continue
         if op.kind != ops.POINTWISE or op.scalar is None:
             raise Unsupported(node.op)
@@ -185,28 +208,21 @@ def build_spec(group: Node) -> KernelSpec:
         outputs.append(env[id(r)][1])
     if tail is not None and outputs:
         raise Unsupported("a reduction group that also returns its intermediate values")
-    merge = then = None
-    if tail is not None and tail[0] in DIM_REDUCTIONS:
-        kind, value_index, keepdim, first, last, then = tail
-        tail = (kind, value_index, keepdim, first)
-    elif tail is not None and tail[0] == "layer_norm":
-        first, last = rank - tail[5], rank - 1
-        tail = tail[:5]
     used = {n.value for e, _ in exprs for n in E.walk(e) if n.op == "var"}
-    if tail is not None and tail[0] == "layer_norm":
-        used |= {i for i in tail[3:5] if i is not None}
-    if tail is not None and tail[0] in DIM_REDUCTIONS + ("layer_norm",) and last > first:
+    if tail is not None and tail.form == LAYER_NORM:
+        used |= {i for i in (tail.weight, tail.bias) if i is not None}
+    if tail is not None and merge is not None and merge[1] > merge[0]:
         # adjacent dims reduce (or normalize) as one: the kernel sees them merged
-        merge = (first, last)
         inputs = [_merged_input(inp, rank, merge, i in used) for i, inp in enumerate(inputs)]
-        rank -= last - first
+        rank -= merge[1] - merge[0]
+    else:
+        merge = None
     spec = KernelSpec(inputs, rank or 0, exprs, outputs, tail, head)
     spec.notes["merge"] = merge
     spec.notes["then"] = then
     spec.notes["used_inputs"] = sorted(used)  # the inputs the elementwise part reads (not the head's)
-    spec.notes["head_input"] = head_input    # the input that is the head's result
     spec.key = hashlib.sha256(repr((spec.inputs, spec.rank, spec.exprs, spec.outputs, spec.tail,
-                                    head and (head[0], head[1], _freeze(head[2])))).encode()).hexdigest()
+                                    head and (head.op, head.inputs, _freeze(head.constants)))).encode()).hexdigest()
     return spec
 
 
@@ -261,33 +277,39 @@ def _expr_result_dtype(op, compute: str) -> str:
     return compute
 
 
-def _tail(node: Node, env, value_expr, exprs, inputs):
+def _tail(node: Node, op, env, value_expr, exprs) -> tuple:
+    """(the Tail, merge, then) for the op that ends a group: `merge` is (first, last) of the adjacent
+    dims a reduction (or layer_norm) spans, `then` what KernelSpec.notes["then"] says."""
     source = node.inputs[0]
     if id(source) not in env:
         raise Unsupported("reduction input comes from outside")
     kind, index = env[id(source)]
     src = E.var(index) if kind == "input" else value_expr[id(source)]
-    consts = [value_expr.get(id(v), "tensor" if id(v) in env else None) for v in node.inputs[1:]]
     rank = len(source.type.shape)
     dtype = node.outputs[0].type.dtype.np.name
-    if node.op in ("softmax", "log_softmax"):
-        dim, out_dtype = consts[0], consts[1]
+    role = op.fusion_tail
+
+    def argument(name: str):
+        v = node.inputs[op.arg_index[name]]
+        return value_expr.get(id(v), "tensor" if id(v) in env else None)
+
+    if role.form == NORMALIZE:
+        dim, out_dtype = argument("dim"), argument("dtype")
         if out_dtype is not None or not isinstance(dim, int) or isinstance(dim, bool) or not -rank <= dim < rank:
             raise Unsupported("softmax with a dtype, or over a dim that is not a constant int")
         exprs.append((src, dtype))
-        return (node.op, len(exprs) - 1, dim % rank)
-    if node.op == "layer_norm":
-        shape, weight, bias, eps = node.inputs[1:]
-        shape_value = value_expr.get(id(shape))
+        return Tail(node.op, role, len(exprs) - 1, dim=dim % rank), None, None
+    if role.form == LAYER_NORM:
+        shape_value = argument("normalized_shape")
         if not isinstance(shape_value, list) or not 1 <= len(shape_value) <= rank:
             raise Unsupported("layer_norm with a normalized_shape that is not a constant list")
-        w_index = env[id(weight)][1] if id(weight) in env else None
-        b_index = env[id(bias)][1] if id(bias) in env else None
+        weight, bias = (node.inputs[op.arg_index[name]] for name in ("weight", "bias"))
         exprs.append((src, dtype))
-        # (the normalized dims, the last len(normalized_shape): build_spec merges them into one)
-        return ("layer_norm", len(exprs) - 1, float(value_expr[id(eps)]), w_index, b_index, len(shape_value))
-    dims, keepdim = consts[0], consts[1]
-    if node.op in ("sum", "mean", "prod") and consts[2] is not None:
+        return Tail(node.op, role, len(exprs) - 1, eps=float(argument("eps")),
+                    weight=env[id(weight)][1] if id(weight) in env else None,
+                    bias=env[id(bias)][1] if id(bias) in env else None), (rank - len(shape_value), rank - 1), None
+    dims, keepdim = argument("dim"), argument("keepdim")
+    if "dtype" in op.arg_index and argument("dtype") is not None:
         raise Unsupported("reduction with a dtype argument")
     if dims is None or (isinstance(dims, (list, tuple)) and not dims):
         dims = list(range(rank))  # all of them (amax's [] too)
@@ -304,9 +326,10 @@ def _tail(node: Node, env, value_expr, exprs, inputs):
     while first - 1 in dims:
         first -= 1
     if first == dims[0]:
-        return (node.op, len(exprs) - 1, keepdim, first, dims[-1], None)
+        return Tail(node.op, role, len(exprs) - 1, dim=first, keepdim=keepdim), (first, dims[-1]), None
     # Dims that are not adjacent: the kernel reduces the last run of adjacent ones, keeping them, and
     # the executor reduces the rest of the (smaller) result with numpy - x.sum((0, 2, 3)) is
     # x.sum((2, 3), keepdim=True).sum(0) - which holds for every one of these reductions (a mean's
     # parts have equal sizes).
-    return (node.op, len(exprs) - 1, True, first, dims[-1], (tuple(d for d in dims if d < first), keepdim))
+    return (Tail(node.op, role, len(exprs) - 1, dim=first, keepdim=True), (first, dims[-1]),
+            (tuple(d for d in dims if d < first), keepdim))

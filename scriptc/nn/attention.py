@@ -9,7 +9,7 @@ from scriptc.tensors import Tensor
 
 from . import functional as F
 from . import init
-from .layers import _empty
+from .common import _empty
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module, Parameter
 

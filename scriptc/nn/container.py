@@ -12,6 +12,8 @@ from scriptc.tensors import Tensor
 
 from .module import Module, Parameter
 
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+
 
 def _checked_index(index, length: int) -> int:
     index = operator.index(index)

@@ -7,6 +7,8 @@ from scriptc.tensors import Tensor
 from . import functional as F
 from .module import Module
 
+__all__ = ["PairwiseDistance", "CosineSimilarity"]
+
 
 class PairwiseDistance(Module):
     """||x1 - x2 + eps||_p along the last dimension."""

@@ -8,6 +8,8 @@ from scriptc.tensors import Tensor
 
 from .module import Module
 
+__all__ = ["Flatten", "Unflatten"]
+
 
 class Flatten(Module):
     """Flattens dims start_dim..end_dim into one (by default all but the batch dim)."""

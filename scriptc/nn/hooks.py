@@ -59,9 +59,7 @@ class _IdentityGrad:
 def _route(tensors: list[Tensor], name: str, on_grads: Callable[[tuple], tuple]) -> list[Tensor]:
     """New tensors sharing the data of `tensors`, whose gradients flow back through `on_grads`."""
     op = _IdentityGrad(name, on_grads)
-    arrays = tuple(t._data for t in tensors)
-    ctx = autograd.SavedContext(op, (), arrays, None, np)
-    node = autograd.Node(op, ctx, list(tensors), [], len(tensors))
+    node = autograd.record(op, (), list(tensors), tuple(t._data for t in tensors), None, np)
     routed = []
     for i, t in enumerate(tensors):
         out = wrap(t._data)

@@ -8,8 +8,10 @@ from scriptc.tensors import Tensor
 
 from . import functional as F
 from . import init
-from .layers import _empty
+from .common import _empty
 from .module import Module, Parameter
+
+__all__ = ["Identity", "Linear", "NonDynamicallyQuantizableLinear", "Bilinear"]
 
 
 class Identity(Module):

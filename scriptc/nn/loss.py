@@ -9,8 +9,13 @@ from scriptc.tensors import Tensor
 
 from . import functional as F
 from .distance import PairwiseDistance
-from .functions.loss import _legacy_reduction
+from .functional.loss import _legacy_reduction
 from .module import Module
+
+__all__ = ["L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
+           "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss", "SmoothL1Loss", "HuberLoss",
+           "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
+           "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
 
 
 class _Loss(Module):

@@ -9,39 +9,13 @@ from typing import Any, Callable, Iterator, Mapping, NamedTuple
 import numpy as np
 
 from scriptc import autograd
-from scriptc.tensors import Tensor, _tensor_repr, wrap
+from scriptc.tensors import Tensor, wrap
 from scriptc.types import dtype as Dtype
 
 from .hooks import BackwardHook, RemovableHandle
+from .parameter import Parameter
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
-
-
-class Parameter(Tensor):
-    """A Tensor that a Module registers as a parameter; requires grad by default."""
-
-    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
-        if data is None:
-            data = wrap(np.empty((0,), dtype=np.float32))
-        self = object.__new__(cls)
-        source = data._data if isinstance(data, Tensor) else np.asarray(data)
-        self._data = source
-        self.requires_grad = requires_grad
-        self.grad = None
-        self.grad_fn = None
-        self._out_index = 0
-        self._vc = data._vc if isinstance(data, Tensor) else [0]
-        self._base = None
-        return self
-
-    def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
-        pass
-
-    def __repr__(self) -> str:
-        return "Parameter containing:\n" + _tensor_repr(self)
-
-    def __reduce_ex__(self, protocol):
-        return (Parameter, (wrap(self._data.copy()), self.requires_grad))
 
 
 class _IncompatibleKeysFields(NamedTuple):
@@ -535,8 +509,14 @@ class Module:
         return self
 
     def share_memory(self) -> "Module":
-        """Move parameters and buffers to shared memory (for worker processes)."""
-        return self._apply(lambda t: t.share_memory_() if hasattr(t, "share_memory_") else t)
+        """Move parameters, buffers and existing gradients into shared memory, in place, so that
+        processes given this module (Hogwild training) all read and update the same values."""
+        from scriptc.multiprocessing.shared_memory import move_to_shared_memory
+
+        tensors = [t for m in self.modules() for store in (m._parameters, m._buffers) for t in store.values()
+                   if t is not None]
+        move_to_shared_memory(tensors + [t.grad for t in tensors if t.grad is not None])
+        return self
 
     # --- hooks ------------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,

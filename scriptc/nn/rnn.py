@@ -21,9 +21,11 @@ from scriptc.tensors import Tensor
 
 from . import functional as F
 from . import init
-from .layers import _empty
+from .common import _empty
 from .module import Module, Parameter
 from .utils.rnn import PackedSequence
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 

@@ -9,8 +9,10 @@ from scriptc.tensors import Tensor
 
 from . import functional as F
 from . import init
-from .layers import _empty
+from .common import _empty
 from .module import Module, Parameter
+
+__all__ = ["Embedding", "EmbeddingBag"]
 
 
 def _normalized_padding_idx(padding_idx: Optional[int], num_embeddings: int) -> Optional[int]:

@@ -13,9 +13,10 @@ from . import functional as F
 from . import init
 from .attention import MultiheadAttention
 from .container import ModuleList
-from .layers import Dropout, LayerNorm
+from .dropout import Dropout
 from .linear import Linear
 from .module import Module
+from .normalization import LayerNorm
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
            "TransformerDecoderLayer"]

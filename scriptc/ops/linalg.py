@@ -9,7 +9,7 @@ from scriptc.types import TensorType
 
 from . import register
 from .rules import conv_out, is_known, matmul_shape, pair
-from .schema import OPAQUE, RANDOM
+from .schema import LAYER_NORM, OPAQUE, FusionTail
 
 
 def _same_dtype(a, b, op_name):
@@ -48,7 +48,7 @@ def _matmul_rule(a, b):
 
 
 register("matmul(self: Tensor, other: Tensor) -> Tensor", OPAQUE, _matmul_kernel, shape=_matmul_rule,
-         grad=_matmul_grad, save=("self", "other"), doc="Matrix product with numpy/PyTorch broadcasting.")
+         grad=_matmul_grad, save=("self", "other"), fusion_head=True, doc="Matrix product with numpy/PyTorch broadcasting.")
 
 
 def _checked_rank(rank, name):
@@ -104,7 +104,7 @@ def _linear_rule(x, w, b=None):
 
 
 register("linear(input: Tensor, weight: Tensor, bias: Tensor? = None) -> Tensor", OPAQUE, _linear_kernel,
-         shape=_linear_rule, grad=_linear_grad, save=("input", "weight"), method=False, functional=True,
+         shape=_linear_rule, grad=_linear_grad, save=("input", "weight"), method=False, functional=True, fusion_head=True,
          doc="input @ weight.T + bias.")
 
 
@@ -177,7 +177,7 @@ def _im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups):
 def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, im2col=None, column_bytes=None,
                    run_slices=None, matmul=None, floor=None):
     # `im2col`: a faster one with _im2col's arguments and result, or None where it has none (a
-    # backend's compiled loop: codegen/llvm/heads.py). `matmul(weights, cols, out, bias, floor)`:
+    # backend's compiled loop: native/heads.py). `matmul(weights, cols, out, bias, floor)`:
     # likewise for the products below, the bias added to them and the floor, returning None where
     # it has none.
     # `floor`: when given, the result is xp.maximum(conv2d, floor): the ReLU (0) a backend fuses into
@@ -261,7 +261,8 @@ def _conv2d_rule(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
 register("conv2d(input: Tensor, weight: Tensor, bias: Tensor? = None, stride: int[] = [1, 1], "
          "padding: int[]|str = [0, 0], dilation: int[] = [1, 1], groups: int = 1) -> Tensor", OPAQUE,
          _unbatched(_conv2d_kernel), shape=_conv2d_rule, grad=_conv2d_grad, save=("input", "weight"),
-         method=False, functional=True, doc="2-D convolution (cross-correlation) as im2col + GEMM.")
+         method=False, functional=True, fusion_head=True, head_floor=True,
+         doc="2-D convolution (cross-correlation) as im2col + GEMM.")
 
 
 # --- pooling -----------------------------------------------------------------
@@ -525,22 +526,5 @@ def _layer_norm_grad(ctx, g):
 register("layer_norm(input: Tensor, normalized_shape: int[], weight: Tensor? = None, bias: Tensor? = None, "
          "eps: float = 1e-05) -> Tensor", OPAQUE, _layer_norm_kernel, shape=lambda x, *rest: x,
          grad=_layer_norm_grad, aux=True, save=("input",), method=False, functional=True,
+         fusion_tail=FusionTail(LAYER_NORM),
          doc="Normalizes over the last len(normalized_shape) dims.")
-
-
-def _dropout_kernel(xp, x, p=0.5, training=True):
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0:
-        return x, None
-    if p == 1:
-        return xp.zeros_like(x), xp.zeros(x.shape, dtype=x.dtype)
-    from .factory import generator
-    scale = xp.asarray(1.0 / (1 - p), dtype=x.dtype)
-    mask = (generator(xp).random(x.shape) >= p).astype(x.dtype) * scale
-    return x * mask, mask
-
-
-register("dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor", RANDOM, _dropout_kernel,
-         shape=lambda x, *rest: x, grad=lambda ctx, g: (g if ctx.aux is None else g * ctx.aux, None, None),
-         aux=True, method=False, functional=True, doc="Zeroes elements with probability p, scales by 1/(1-p).")

@@ -1,7 +1,7 @@
 """Loss ops whose kernels need more than pointwise arithmetic: nll_loss, cross_entropy and mse_loss
 (class-indexed and spatial), binary_cross_entropy (clamped logs and torch's input check) and ctc_loss
 (the alpha-beta recursion, looping over time and vectorized over the batch). The other losses are
-compositions of ops in scriptc.nn.functions.loss."""
+compositions of ops in scriptc.nn.functional.loss."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from scriptc.types import TensorType, bool_, float32, int64
 
 from . import register
 from .rules import normalize_dim, reduced_shape, reduction
-from .schema import OPAQUE, PROMOTE_FLOAT, REDUCTION
+from .schema import NORMALIZE, OPAQUE, PROMOTE_FLOAT, REDUCE, REDUCTION, FusionTail
 
 
 def axes_of(x, dim, op_name: str) -> tuple[int, ...] | None:
@@ -78,10 +78,11 @@ def _mean_rule(x, dim=None, keepdim=False, dtype=None):
 
 
 register("sum(self: Tensor, dim: int[]? = None, keepdim: bool = False, *, dtype: ScalarType? = None) -> Tensor",
-         REDUCTION, _sum_kernel, shape=_typed_reduction, grad=_sum_grad,
+         REDUCTION, _sum_kernel, shape=_typed_reduction, grad=_sum_grad, fusion_tail=FusionTail(REDUCE, "add"),
          doc="Sum over dim (all dims when None); bools and ints sum to int64.")
 register("mean(self: Tensor, dim: int[]? = None, keepdim: bool = False, *, dtype: ScalarType? = None) -> Tensor",
-         REDUCTION, _mean_kernel, shape=_mean_rule, grad=_mean_grad, doc="Mean over dim (all when None).")
+         REDUCTION, _mean_kernel, shape=_mean_rule, grad=_mean_grad, fusion_tail=FusionTail(REDUCE, "add", mean=True),
+         doc="Mean over dim (all when None).")
 
 
 def _prod_kernel(xp, x, dim=None, keepdim=False, dtype=None):
@@ -104,7 +105,7 @@ def _prod_grad(ctx, g):
 
 
 register("prod(self: Tensor, dim: int? = None, keepdim: bool = False, *, dtype: ScalarType? = None) -> Tensor",
-         REDUCTION, _prod_kernel, shape=_typed_reduction, grad=_prod_grad)
+         REDUCTION, _prod_kernel, shape=_typed_reduction, grad=_prod_grad, fusion_tail=FusionTail(REDUCE, "mul"))
 
 
 def _extreme(name, np_fn):
@@ -131,9 +132,9 @@ _amax_kernel, _amax_grad = _extreme("amax", "amax")
 _amin_kernel, _amin_grad = _extreme("amin", "amin")
 _keep = reduction(integer_to=None)
 register("amax(self: Tensor, dim: int[] = [], keepdim: bool = False) -> Tensor", REDUCTION, _amax_kernel,
-         shape=_keep, grad=_amax_grad, save=("self", "out"))
+         shape=_keep, grad=_amax_grad, save=("self", "out"), fusion_tail=FusionTail(REDUCE, "max"))
 register("amin(self: Tensor, dim: int[] = [], keepdim: bool = False) -> Tensor", REDUCTION, _amin_kernel,
-         shape=_keep, grad=_amin_grad, save=("self", "out"))
+         shape=_keep, grad=_amin_grad, save=("self", "out"), fusion_tail=FusionTail(REDUCE, "min"))
 register("max(self: Tensor) -> Tensor", REDUCTION, lambda xp, x: _amax_kernel(xp, x),
          shape=lambda x: TensorType(x.dtype, (), x.device),
          grad=lambda ctx, g: _amax_grad(_Full(ctx), g), save=("self", "out"), doc="The largest element.")
@@ -210,10 +211,10 @@ def _values_indices_rule(x, dim, keepdim=False):
 _max_dim_kernel, _max_dim_grad = _extreme_dim("argmax", "max")
 _min_dim_kernel, _min_dim_grad = _extreme_dim("argmin", "min")
 register("max.dim(self: Tensor, dim: int, keepdim: bool = False) -> (Tensor, Tensor)", REDUCTION,
-         _max_dim_kernel, shape=_values_indices_rule, grad=_max_dim_grad,
+         _max_dim_kernel, shape=_values_indices_rule, grad=_max_dim_grad, result_names=("values", "indices"),
          doc="(values, indices) of the largest elements along dim.")
 register("min.dim(self: Tensor, dim: int, keepdim: bool = False) -> (Tensor, Tensor)", REDUCTION,
-         _min_dim_kernel, shape=_values_indices_rule, grad=_min_dim_grad,
+         _min_dim_kernel, shape=_values_indices_rule, grad=_min_dim_grad, result_names=("values", "indices"),
          doc="(values, indices) of the smallest elements along dim.")
 
 
@@ -291,10 +292,11 @@ def _normalization_rule(x, dim, dtype=None):
 
 register("softmax(self: Tensor, dim: int, dtype: ScalarType? = None) -> Tensor", REDUCTION, _softmax_kernel,
          shape=_normalization_rule, grad=_softmax_grad, save=("out",), functional=True,
+         fusion_tail=FusionTail(NORMALIZE),
          doc="exp(x) / sum(exp(x)) along dim, computed stably.")
 register("log_softmax(self: Tensor, dim: int, dtype: ScalarType? = None) -> Tensor", REDUCTION,
          _log_softmax_kernel, shape=_normalization_rule, grad=_log_softmax_grad, save=("out",),
-         functional=True, doc="log(softmax(x)) along dim, computed stably.")
+         functional=True, fusion_tail=FusionTail(NORMALIZE, log=True), doc="log(softmax(x)) along dim, computed stably.")
 
 
 def _logsumexp_kernel(xp, x, dim, keepdim=False):

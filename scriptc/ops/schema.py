@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -33,6 +34,22 @@ PROMOTE_FLOAT = "promote_float"  # promoted, and integers become float32 (div, e
 COMPARE = "compare"              # computed in the promoted dtype, result bool (lt, eq)
 TO_BOOL = "bool"                 # result bool, inputs as they are (logical_and)
 KEEP = None                      # the kernel decides (shape ops, matmul, reductions)
+
+# How an op may end a FusionGroup (OpDef.fusion_tail.form), in the terms the codegens implement:
+REDUCE = "reduce"          # one value per row over some dims (sum, mean, amax...)
+NORMALIZE = "normalize"    # same-shape output, normalized along one dim (softmax, log_softmax)
+LAYER_NORM = "layer_norm"  # same-shape output, normalized over the last dims, then scaled and shifted
+
+
+@dataclass(frozen=True)
+class FusionTail:
+    """An op's role at the end of a FusionGroup: the group computes its input elementwise and the
+    kernel finishes with this. `combine` (REDUCE) is the scalar op that accumulates ("add", "mul",
+    "max", "min"), `mean` divides by the count; `log` (NORMALIZE) makes a softmax a log_softmax."""
+    form: str
+    combine: str | None = None
+    mean: bool = False
+    log: bool = False
 
 
 class SchemaError(ValueError):
@@ -185,6 +202,17 @@ class OpDef:
     grad(ctx, grad_output) returns one gradient per schema argument (None
     where there is none); ctx has the call's arguments by name and `out`.
     scalar(*exprs) gives the elementwise expression both codegens lower.
+
+    Fusion roles (passes/fuse.py, the kernel spec and the backends read these, never op names):
+    `fusion_head`: a library op (BLAS) that may start a FusionGroup, its pointwise consumers fused
+    as the group's epilogue; `head_floor`: as a head, its native kernel can apply a ReLU (a floor)
+    as it stores; `fusion_tail`: how the op may end a group (FusionTail). Pointwise ops with a
+    `scalar` are the groups' elementwise members.
+
+    On complex tensors, grad follows PyTorch's conjugate Wirtinger convention: a formula written as
+    `g * f'(z)` (every holomorphic op, and every linear one) is applied as `g * conj(f'(z))` by
+    autograd; `complex_aware=True` says the formula already handles complex inputs itself (abs,
+    angle, real, vdot, the decompositions).
     """
 
     schema: Schema
@@ -202,13 +230,21 @@ class OpDef:
     method: bool = True
     function: bool = True
     functional: bool = False
+    complex_aware: bool = False
+    result_names: tuple[str, ...] = ()  # names of a tuple result's fields (torch.return_types.<name>)
+    nondifferentiable_outputs: tuple[int, ...] = ()  # outputs that never carry a gradient (lstsq's rank)
     inplace: "OpDef | None" = None
     inplace_of: "OpDef | None" = None
     doc: str = ""
+    fusion_head: bool = False
+    head_floor: bool = False
+    fusion_tail: FusionTail | None = None
     arg_index: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self):
         self.arg_index = {a.name: i for i, a in enumerate(self.schema.args)}
+        # The named tuple eager calls return, as torch.return_types.<op> (`max(x, 1).values`).
+        self.result_tuple = namedtuple(self.base_name, self.result_names) if self.result_names else None
         self.tensor_args = tuple(i for i, a in enumerate(self.schema.args) if a.is_tensor)
         self.tensor_list_args = tuple(i for i, a in enumerate(self.schema.args) if _is_tensor_list(a.type))
         # The arguments whose dtypes decide the result dtype (a where's condition or a mask does not).
@@ -234,8 +270,9 @@ class OpDef:
     def bind(self, args: tuple, kwargs: dict) -> tuple:
         """Arguments in schema order, defaults filled; TypeError naming the schema if they don't fit."""
         params = self.schema.args
-        if len(args) > len(params):
-            raise TypeError(f"{self.name}() takes {len(params)} arguments but {len(args)} were given\n"
+        positional = sum(1 for p in params if not p.kwarg_only)
+        if len(args) > positional:
+            raise TypeError(f"{self.name}() takes {positional} positional arguments but {len(args)} were given\n"
                             f"  schema: {self.schema}")
         bound = list(args)
         for p in params[len(args):]:

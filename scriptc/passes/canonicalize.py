@@ -1,7 +1,9 @@
 """canonicalize: algebraic peepholes, a table of small named rules run to a fixpoint.
 
 Each rule looks at one node and returns the Value that replaces its output, or None. A rule only
-fires when the result provably has the same dtype and shape as the output it replaces.
+fires when the result provably has the same dtype and shape as the output it replaces, and the same
+memory layout where a later op can tell (a `view` of a non-contiguous value raises): the IR does not
+track layout, so `contiguous` always stays, and only views fold into a later reshape.
 """
 
 from __future__ import annotations
@@ -57,22 +59,23 @@ def _c(v: Value):
 
 
 def _reshape_chain(node: Node):
-    """reshape(reshape(x, a), b) -> reshape(x, b): only the final shape matters."""
+    """reshape(view(x, a), b) -> reshape(x, b) (or view): only the final shape matters. The inner op
+    must be a view: an inner reshape may have copied x, and a view of that copy can succeed where a
+    view of x (transposed, say) raises."""
     if node.op not in ("reshape", "view"):
         return None
     inner = node.inputs[0].node
-    if inner is not None and inner.op in ("reshape", "view") and \
-            len(inner.output.uses) == 1:
+    if inner is not None and inner.op == "view" and len(inner.output.uses) == 1:
         node.set_input(0, inner.inputs[0])
         return None
     return None
 
 
 def _noop_reshape(node: Node):
-    if node.op in ("reshape", "view", "contiguous", "clone", "to.dtype", "expand") and _same_type(
-            node.inputs[0], node.output):
-        if node.op == "clone":
-            return None  # clone must stay a copy when either side is later written to
+    """reshape/view/expand to the shape it has, a cast to the dtype it has: the value itself. Not
+    contiguous (whether it copies depends on a layout the IR does not know), nor clone (a copy must
+    stay one when either side is later written to)."""
+    if node.op in ("reshape", "view", "to.dtype", "expand") and _same_type(node.inputs[0], node.output):
         return node.inputs[0]
     return None
 
@@ -114,7 +117,7 @@ RULES: dict[str, Callable[[Node], Value | None]] = {
     "t(t(x))": _double("t"),
     "transpose(transpose(x))": _double("transpose"),
     "reshape chain": _reshape_chain,
-    "no-op reshape/cast/contiguous": _noop_reshape,
+    "no-op reshape/cast": _noop_reshape,
     "dropout in eval": _eval_dropout,
     "global average pool": _global_average_pool,
 }

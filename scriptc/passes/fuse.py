@@ -19,8 +19,6 @@ from scriptc.types import Bool, Float, Int, TensorType
 
 from .analysis import constant_value, is_constant, op_of
 
-HEADS = {"linear", "matmul", "conv2d"}          # a group may start with one of these (BLAS), then an epilogue
-REDUCTIONS = {"sum", "mean", "amax", "amin", "prod", "softmax", "log_softmax", "layer_norm"}  # may end a group
 MIN_MEMBERS = 2
 
 
@@ -63,7 +61,8 @@ def _pointwise_fusible(node: Node) -> bool:
 
 
 def _reduction_fusible(node: Node) -> bool:
-    if node.op not in REDUCTIONS or len(node.outputs) != 1 or not _tensor_known(node.inputs[0]):
+    op = op_of(node)
+    if op is None or op.fusion_tail is None or len(node.outputs) != 1 or not _tensor_known(node.inputs[0]):
         return False
     if not _tensor_known(node.output) or node.output.type.dtype is not node.inputs[0].type.dtype:
         return False
@@ -72,11 +71,13 @@ def _reduction_fusible(node: Node) -> bool:
 
 
 def _head_fusible(node: Node) -> bool:
-    if node.op not in HEADS or not _tensor_known(node.output):
+    """A library op that may start a group (OpDef.fusion_head): its options (a conv's stride...) are
+    constants, and its result is a float tensor the group's epilogue reads."""
+    op = op_of(node)
+    if op is None or not op.fusion_head or not _tensor_known(node.output) or \
+            not node.output.type.dtype.is_floating_point:
         return False
-    if node.op == "conv2d":
-        return all(is_constant(v) for v in node.inputs[3:])
-    return node.output.type.dtype is not None and node.output.type.dtype.is_floating_point
+    return all(is_constant(v) for v, arg in zip(node.inputs, op.schema.args) if not arg.is_tensor)
 
 
 def fuse(graph: Graph) -> bool:

@@ -3,7 +3,7 @@
 Each layer of such a graph is a FusionGroup whose head is a matmul by a constant matrix (or no
 head) and whose kernel reads the layer before it. At batch 1 the Python around each step (launch
 lookups, argument lists, three ctypes calls) costs more than its kernel, so the first batch-1 call
-of a thread, run the usual way, is also written down as a native program (codegen/llvm/chain.py):
+of a thread, run the usual way, is also written down as a native program (native/chain.py):
 numpy's own GEMV for each head, the group's compiled kernel for the rest, into buffers the program
 owns. Later calls with that input shape set the input's address, check that the caller let go of
 the last result (else the program writes a new array) and make one ctypes call.
@@ -20,7 +20,9 @@ import threading
 
 import numpy as np
 
-from scriptc.codegen.llvm.pointers import data_pointer
+from scriptc.native import chain as native_chain
+from scriptc.native.blas import gemv_addresses
+from scriptc.native.pointers import data_pointer
 from scriptc.types import TensorType
 
 MAX_PROGRAMS = 4  # per thread: batch-1 inputs come in one or two shapes (a dtype each)
@@ -84,17 +86,14 @@ class Chain:
                         step.ins[positions[0]] not in known or \
                         not _constant_matrix(executor.constants.get(step.ins[positions[1]]), t.dtype.name):
                     return None
-            head_input = len(step.spec.inputs) - 1 if step.head is not None else None
+            head_input = step.spec.head.result if step.head is not None else None
             for i in step.varying_reads:
                 if i != head_input and (i in step.scalar_dtypes or step.ins[i] not in known):
                     return None
             known.add(step.outs[0])
-        from scriptc.codegen.llvm.blas import gemv_addresses
-        from scriptc.codegen.llvm.driver import chain_function
-
         if gemv_addresses() is None:
             return None
-        return Chain(executor, steps, _CHAIN(chain_function()))  # compiled (or read from disk) with the plan
+        return Chain(executor, steps, _CHAIN(native_chain.function()))  # compiled (or read from disk) with the plan
 
     def _programs(self) -> dict:
         programs = getattr(self._local, "programs", None)
@@ -133,9 +132,6 @@ class Chain:
             programs[key] = self._build(x, frame) or False
 
     def _build(self, x: np.ndarray, frame: list) -> _Program | None:
-        from scriptc.codegen.llvm.blas import gemv_addresses
-        from scriptc.codegen.llvm.chain import END, GEMV_F32, GEMV_F64, KERNEL_RECORD
-
         executor = self.executor
         gemv = gemv_addresses()[x.dtype.name]
         words: list[int] = []
@@ -156,11 +152,12 @@ class Chain:
                 head_out = np.empty((1, matrix.shape[1]), dtype=x.dtype)
                 if source is x:
                     words_slots.append(len(words) + 5)
-                words += [GEMV_F32 if x.dtype == np.float32 else GEMV_F64, gemv, matrix.shape[0], matrix.shape[1],
+                kind = native_chain.GEMV_F32 if x.dtype == np.float32 else native_chain.GEMV_F64
+                words += [kind, gemv, matrix.shape[0], matrix.shape[1],
                           data_pointer(matrix), data_pointer(source), data_pointer(head_out)]
                 keep.append(head_out)
                 args.append(head_out)
-                head_input = len(step.spec.inputs) - 1
+                head_input = step.spec.head.result
             launch = step._prepare(args)
             if launch is None or launch.empty or launch.parallel:
                 return None
@@ -186,9 +183,9 @@ class Chain:
                 keep.append(out)
             buffers[step.outs[0]] = out
             keep += [pointers, launch]
-            words += [KERNEL_RECORD, step.kernel.address, launch.total, ctypes.addressof(pointers),
+            words += [native_chain.KERNEL_RECORD, step.kernel.address, launch.total, ctypes.addressof(pointers),
                       ctypes.addressof(launch.meta)]
-        words.append(END)
+        words.append(native_chain.END)
         program = _Program(words, keep, input_slots, output_slots, out, self.run)
         program.input_slots += [(program.words, i) for i in words_slots]
         return program

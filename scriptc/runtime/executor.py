@@ -22,8 +22,8 @@ from typing import Any, Callable
 import numpy as np
 
 from scriptc import ops
-from scriptc.codegen.kernel import DIM_REDUCTIONS, SOFTMAXES, merge_dims
-from scriptc.codegen.llvm.pointers import data_pointer
+from scriptc.codegen.kernel import merge_dims
+from scriptc.native.pointers import data_pointer
 from scriptc.ir.graph import Block, Graph, Node
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType
@@ -220,11 +220,11 @@ def _finish_reduction(spec, partial: np.ndarray) -> np.ndarray:
     is the kernel's result, its own dims kept; numpy reduces the earlier dims, then, unless the op
     keeps dims, the kernel's go too."""
     dims, keepdim = spec.notes["then"]
-    op = ops.OPS[spec.tail[0]]
+    op = ops.OPS[spec.tail.op]
     result = op.kernel(np, partial, list(dims), keepdim, *[None] * (len(op.schema.args) - 3))
     if keepdim:
         return result
-    first, last = spec.notes["merge"] or (spec.tail[3], spec.tail[3])
+    first, last = spec.notes["merge"] or (spec.tail.dim, spec.tail.dim)
     first, last = first - len(dims), last - len(dims)  # where the kernel's dims are, the earlier ones gone
     return result.reshape(result.shape[:first] + result.shape[last + 1:])
 
@@ -290,17 +290,17 @@ class _GroupStep:
                 self.reason = str(exc)
         if self.kernel is not None:
             spec = self.spec
-            self.head = ops.OPS[spec.head[0]] if spec.head else None
+            self.head = ops.OPS[spec.head.op] if spec.head else None
             self.head_is_result = False
             if spec.head:
-                from scriptc.codegen.llvm.heads import FLOOR_HEADS, head_kernel
-                _, positions, consts = spec.head
+                from scriptc.native.heads import head_kernel
+                positions, consts = spec.head.inputs, spec.head.constants
                 # The dtype the guard expects of the head's first input, for its backend pieces to compile now.
                 first = positions[0] if positions else None
                 guarded = first is not None and first < len(self.guards)
                 # All a conv2d + ReLU group does after its head, the head's products do as they store
                 # (heads.py): the head's result is the group's, and the group launches no kernel.
-                floor = spec.head_floor if self.head.name in FLOOR_HEADS and len(self.outs) == 1 else None
+                floor = spec.head_floor if self.head.head_floor and len(self.outs) == 1 else None
                 self.head_is_result = floor is not None
                 self.head_kernel = head_kernel(self.head, self.pool.split, self.guards[first][0] if guarded else None,
                                                self.pool.size, self.pool.run_slices, floor)
@@ -314,7 +314,7 @@ class _GroupStep:
                                    (np.dtype(self.guards[i][0]), self.guards[i][1], frozenset(self.guards[i][2]))
                                    for i in self.guarded]
             self.out_dtypes = [np.dtype(spec.exprs[k][1]) for k in spec.outputs] if spec.tail is None else \
-                [np.dtype(spec.exprs[spec.tail[1]][1])]
+                [np.dtype(spec.exprs[spec.tail.value][1])]
             self.scalar_dtypes = {i: np.dtype(inp.dtype) for i, inp in enumerate(spec.inputs) if inp.kind == "scalar"}
             # Inputs that are constants of the graph (weights, biases) are the same arrays on every call:
             # their pointers are set once per thread, and they do not take part in the signature.
@@ -396,15 +396,15 @@ class _GroupStep:
         if len(shape) != rank or not _guard_ok(self.checked_guards, [args[i] for i in self.guarded], shape):
             return None
         tail = spec.tail
-        reduces = tail is not None and tail[0] in DIM_REDUCTIONS
-        reduced = range(merge[0], merge[1] + 1) if merge else [tail[3] if reduces else rank - 1]
+        reduces = tail is not None and tail.form == ops.REDUCE
+        reduced = range(merge[0], merge[1] + 1) if merge else [tail.dim if reduces else rank - 1]
         then = spec.notes.get("then")
         spans = list(reduced) + list(then[0] if then is not None else ())
-        if tail is not None and tail[0] in ("amax", "amin") and shape and any(shape[d] == 0 for d in spans):
+        if reduces and tail.role.combine in ("max", "min") and shape and any(shape[d] == 0 for d in spans):
             return None
         out_shape = shape
         if reduces:
-            out_shape = tuple(1 if d in reduced else n for d, n in enumerate(shape) if tail[2] or d not in reduced)
+            out_shape = tuple(1 if d in reduced else n for d, n in enumerate(shape) if tail.keepdim or d not in reduced)
         if self.flat:
             meta, total, work = self.flat_meta, math.prod(shape), math.prod(shape)
         else:
@@ -424,7 +424,7 @@ class _GroupStep:
                 values += strides
             meta = (ctypes.c_int64 * len(values))(*values)
             # The kernel's range is over rows: all dims but the last, and but the one a reduction spans.
-            spanned = tail[3] if reduces else tail[2] if tail is not None and tail[0] in SOFTMAXES else None
+            spanned = tail.dim if tail is not None and tail.form in (ops.REDUCE, ops.NORMALIZE) else None
             rows = [d for d in range(spec.rank - 1) if d != spanned]
             total = math.prod(iteration[d] for d in rows)
         empty = total == 0 or (work == 0 and tail is None)

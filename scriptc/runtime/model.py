@@ -91,7 +91,7 @@ def zero_inputs(graph, needs_self: bool, batch: int) -> list | None:
     return inputs
 
 
-# Batch 2 and then 1: batches of 2-6 rows take the compiled few-row matmul (codegen/llvm/heads.py)
+# Batch 2 and then 1: batches of 2-6 rows take the compiled few-row matmul (native/heads.py)
 # and 1 row BLAS's GEMV. Each is called several times, because CPython specializes a function's
 # bytecode only after ~8 calls and the caches and branch predictors take as long (measured: 1 call
 # each left the first real call at 2-3x the steady state, 8 at 1.1-1.3x) - unless the calls add up

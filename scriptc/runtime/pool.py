@@ -1,6 +1,6 @@
 """The runtime's thread pool: splits a compiled kernel's [0, n) range across workers.
 
-On Linux the workers are native loops (codegen/llvm/threads.py) that ctypes started once and
+On Linux the workers are native loops (native/threads.py) that ctypes started once and
 that never hold the GIL: a hand-off costs ~2 us, so kernels of tens of microseconds split with
 profit. The workers are shared by every pool in the process; a call that finds them busy (another
 thread is splitting a kernel) runs its kernel whole on its own thread. Elsewhere, Python threads
@@ -14,7 +14,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from scriptc.codegen.llvm import threads as native
+from scriptc.native import threads as native
 
 MAX_WORKERS = 63
 _PARALLEL_FOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
@@ -41,9 +41,7 @@ class _NativeWorkers:
         if self.started >= count:
             return
         with self._start_lock:
-            from scriptc.codegen.llvm.driver import thread_functions
-
-            addresses = thread_functions()
+            addresses = native.functions()
             self._parallel_for = _PARALLEL_FOR(addresses["scriptc_parallel_for"])
             worker = _WORKER(addresses["scriptc_worker"])
             while self.started < count:

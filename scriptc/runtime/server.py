@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from scriptc.errors import ArchiveError, ServeError
 
-from ..codegen.llvm import driver as llvm_driver
+from ..native import jsonnum
 from .model import RuntimeModel, load
 
 DATATYPES = {"FP32": np.float32, "FP64": np.float64, "FP16": np.float16, "INT64": np.int64, "INT32": np.int32,
@@ -211,8 +211,8 @@ def _parse_json(text: bytes):
 
 @functools.cache
 def _number_scan():
-    """The native scan for arrays of JSON numbers (codegen/llvm/jsonnum.py), compiled or loaded once."""
-    return _NUMBER_SCAN(llvm_driver.json_numbers_function())
+    """The native scan for arrays of JSON numbers (native/jsonnum.py), compiled or loaded once."""
+    return _NUMBER_SCAN(jsonnum.function())
 
 
 class _ScanBuffers(threading.local):

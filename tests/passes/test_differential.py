@@ -31,7 +31,7 @@ def programs(draw):
     n = draw(st.integers(2, 9))
     for i in range(n):
         kind = draw(st.sampled_from(["unary", "binary", "broadcast", "reduce", "reshape", "matmul", "if", "loop",
-                                     "softmax"]))
+                                     "softmax", "layout"]))
         a = draw(st.sampled_from(values))
         target = f"v{i}"
         if kind == "unary":
@@ -46,6 +46,14 @@ def programs(draw):
             expr = f"torch.softmax({a}, -1) + torch.log_softmax({a}, dim=1)"
         elif kind == "reshape":
             expr = f"{a}.reshape(-1, 2).reshape(x.size(0), 4)"
+        elif kind == "layout":
+            # Views of non-contiguous values: a channel shuffle, a transposed result viewed after
+            # contiguous(), and a transposed value reshaped then viewed (passes must keep the copies).
+            expr = draw(st.sampled_from([
+                f"{a}.view(x.size(0), 2, 2).transpose(1, 2).contiguous().view(x.size(0), 4)",
+                f"({a}.t() * 2.0).contiguous().view(-1).view(4, x.size(0)).t()",
+                f"{a}.t().reshape(-1).view(4, x.size(0)).t().contiguous()",
+            ]))
         elif kind == "matmul":
             expr = f"torch.tanh({a} @ m)"
         elif kind == "if":
@@ -220,3 +228,23 @@ def test_dump_prints_the_graph_after_a_pass(monkeypatch, capsys):
     torch.jit.optimize_for_inference(torch.jit.trace(lambda x: torch.relu(x) * 2, torch.randn(2)))
     err = capsys.readouterr().err
     assert "# --- after fuse ---" in err and "prim::FusionGroup" in err
+
+
+class ChannelShuffle(torch.nn.Module):
+    """ShuffleNet's channel shuffle: transpose, contiguous, view."""
+
+    def forward(self, x):
+        b, c, h, w = x.size()
+        x = x.view(b, 2, c // 2, h, w)
+        x = torch.transpose(x, 1, 2).contiguous()
+        return torch.relu(x.view(b, -1, h, w)) * 2.0
+
+
+def test_a_view_of_a_transposed_value_keeps_its_contiguous(tmp_path):
+    model = ChannelShuffle().eval()
+    x = torch.randn(2, 4, 3, 3)
+    expected = model(x).numpy()
+    for compiled in (torch.jit.trace(model, x), torch.jit.script(model)):
+        np.testing.assert_array_equal(torch.jit.optimize_for_inference(compiled)(x).numpy(), expected)
+        compiled.save(tmp_path / "shuffle.sc")
+        np.testing.assert_array_equal(torch.jit.load(tmp_path / "shuffle.sc")(x).numpy(), expected)

@@ -13,7 +13,9 @@ import math
 
 from scriptc.ops import expr as E
 
-from ..kernel import DIM_REDUCTIONS, KernelSpec, Unsupported
+from scriptc.ops import NORMALIZE, REDUCE
+
+from ..kernel import KernelSpec, Unsupported
 
 CTYPES = {"float32": "float", "float64": "double", "int64": "long long", "int32": "int", "bool": "bool"}
 BLOCK = 256
@@ -210,7 +212,7 @@ def cuda_source(spec: KernelSpec) -> str:
 def _column_reduction(spec: KernelSpec, n_in: int, t: str, combine: str, identity: str) -> list[str]:
     """A reduction over a dim d other than the last: one thread per output element, looping along d
     (neighbouring threads read neighbouring elements, so the loads coalesce)."""
-    kind, value_index, _, dim = spec.tail
+    value_index, dim = spec.tail.value, spec.tail.dim
     rank = spec.rank
     slots = _stride_slots(spec)
     step = "(long long)blockDim.x * gridDim.x"
@@ -224,13 +226,14 @@ def _column_reduction(spec: KernelSpec, n_in: int, t: str, combine: str, identit
     emitter = _Emitter(spec, _loader(spec, "j", False, offset="at"))
     value, _ = emitter.value(spec.exprs[value_index][0])
     lines += emitter.lines + [f"{t} v = ({t}){value};", f"acc = {combine.format(a='acc', b='v')};", "}"]
-    result = f"acc / ({t})meta[{dim}]" if kind == "mean" else "acc"
+    result = f"acc / ({t})meta[{dim}]" if spec.tail.role.mean else "acc"
     lines += [f"(({t}*)ptrs[{n_in}])[e] = {result};", "}"]
     return lines
 
 
 def _reduction(spec: KernelSpec, n_in: int) -> list[str]:
-    kind, value_index = spec.tail[0], spec.tail[1]
+    tail = spec.tail
+    value_index = tail.value
     dtype = spec.exprs[value_index][1]
     if not dtype.startswith("float"):
         raise Unsupported("integer reductions on CUDA")
@@ -241,12 +244,12 @@ def _reduction(spec: KernelSpec, n_in: int) -> list[str]:
     # amax/amin propagate NaN, as numpy and PyTorch do (fmax/fmin return the other operand).
     nan_max = "(({a}) != ({a}) || ({a}) > ({b})) ? ({a}) : ({b})"
     nan_min = "(({a}) != ({a}) || ({a}) < ({b})) ? ({a}) : ({b})"
-    combines = {"sum": (add, "0"), "mean": (add, "0"), "prod": ("{a} * {b}", "1"),
-                "amax": (nan_max, "-CUDART_INF" + ("_F" if suffix else "")),
-                "amin": (nan_min, "CUDART_INF" + ("_F" if suffix else ""))}
-    if kind in DIM_REDUCTIONS and spec.tail[3] != spec.rank - 1:
-        return _column_reduction(spec, n_in, t, *combines[kind])
-    if kind in ("softmax", "log_softmax") and spec.tail[2] != spec.rank - 1:
+    combines = {"add": (add, "0"), "mul": ("{a} * {b}", "1"),
+                "max": (nan_max, "-CUDART_INF" + ("_F" if suffix else "")),
+                "min": (nan_min, "CUDART_INF" + ("_F" if suffix else ""))}
+    if tail.form == REDUCE and tail.dim != spec.rank - 1:
+        return _column_reduction(spec, n_in, t, *combines[tail.role.combine])
+    if tail.form == NORMALIZE and tail.dim != spec.rank - 1:
         raise Unsupported("softmax over a dim other than the last (this backend)")
     rank = max(spec.rank, 1)
     lines = [f"__shared__ {t} partial[{BLOCK // 32}];",
@@ -274,27 +277,27 @@ def _reduction(spec: KernelSpec, n_in: int) -> list[str]:
 
     out_ptr = f"(({t}*)ptrs[{n_in}])"
     row_loop = "for (long long j = threadIdx.x; j < inner; j += blockDim.x) {"
-    if kind in DIM_REDUCTIONS:
-        combine, identity = combines[kind]
+    if tail.form == REDUCE:
+        combine, identity = combines[tail.role.combine]
         lines += [f"const {t} acc_identity = {identity};", f"{t} acc = acc_identity;", row_loop] + element() + [
             f"acc = {combine.format(a='acc', b='v')};", "}"] + block_reduce("acc", combine)
-        result = "acc / inner" if kind == "mean" else "acc"
+        result = "acc / inner" if tail.role.mean else "acc"
         lines += [f"if (threadIdx.x == 0) {out_ptr}[row] = {result};", "}"]
         return lines
     lines += [row_loop] + element() + [f"{out_ptr}[row * inner + j] = v;", "}", "__syncthreads();"]
     stored = f"{out_ptr}[row * inner + j]"
-    if kind in ("softmax", "log_softmax"):
+    if tail.form == NORMALIZE:
         lines += [f"const {t} peak_identity = -CUDART_INF{'_F' if suffix else ''};", f"{t} peak = peak_identity;",
                   row_loop, f"peak = fmax{suffix}(peak, {stored});", "}"] + block_reduce("peak", fmax)
         lines += [f"const {t} total_identity = 0;", f"{t} total = 0;", row_loop,
                   f"{t} ex = exp{suffix}({stored} - peak);"]
-        lines += ([f"{stored} = ex;"] if kind == "softmax" else []) + ["total += ex;", "}"] + block_reduce("total", add)
-        if kind == "softmax":
+        lines += ([f"{stored} = ex;"] if not tail.role.log else []) + ["total += ex;", "}"] + block_reduce("total", add)
+        if not tail.role.log:
             lines += [row_loop, f"{stored} = {stored} / total;", "}"]
         else:
             lines += [row_loop, f"{stored} = {stored} - peak - log{suffix}(total);", "}"]
     else:  # layer_norm over the last dim
-        _, _, eps, w_index, b_index = spec.tail
+        eps, w_index, b_index = tail.eps, tail.weight, tail.bias
         lines += [f"const {t} total_identity = 0;", f"{t} total = 0;", row_loop, f"total += {stored};", "}"]
         lines += block_reduce("total", add) + [f"{t} mean = total / inner;"]
         lines += [f"const {t} sq_identity = 0;", f"{t} sq = 0;", row_loop, f"{t} d = {stored} - mean; sq += d * d;",

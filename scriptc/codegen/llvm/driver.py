@@ -1,15 +1,15 @@
 """llvmlite's four steps: build (lower.py), a target machine for this CPU, the O3 pass pipeline, the JIT.
 
-Compiled objects are cached in memory and on disk (SCRIPTC_CACHE_DIR, key = kernel hash + CPU +
-features + llvmlite version), so a second process loads kernels without compiling. `STATS` counts
-compiles and cache hits.
+Compiled objects are cached in memory and on disk (SCRIPTC_CACHE_DIR, key = kernel hash + the
+fingerprint of the code that made it + CPU + features + llvmlite version), so a second process
+loads kernels without compiling. `STATS` counts compiles and cache hits. The hand-written native
+modules (scriptc/native) go through the same steps (compile_module), under their own fingerprints.
 """
 
 from __future__ import annotations
 
 import ctypes
 import hashlib
-import importlib
 import os
 import threading
 from dataclasses import dataclass
@@ -25,24 +25,20 @@ from ..kernel import KernelSpec
 _MAGIC = b"SCRIPTC-KERNEL-1\n"
 
 
-# The executor's hand-written native loops, each a module here (loop_function).
-NATIVE_LOOPS = ("im2col", "matvec", "gemm")
-
-
-def _codegen_fingerprint() -> str:
-    """A hash of the code that turns a spec into machine code (the kernel spec builder, this
-    backend's lowering, math library, worker threads and driver): part of every cache key, so a
-    kernel cached by any other version of scriptc is never reused."""
+def source_fingerprint(paths) -> str:
+    """A hash of the source files at `paths`."""
     digest = hashlib.sha256()
-    here = Path(__file__).resolve().parent
-    for source in (here.parent / "kernel.py", here / "lower.py", here / "mathlib.py", here / "threads.py",
-                   here / "loops.py", here / "chain.py", here / "jsonnum.py", here / "driver.py",
-                   *(here / f"{kind}.py" for kind in NATIVE_LOOPS)):
-        digest.update(source.read_bytes())
+    for path in paths:
+        digest.update(Path(path).read_bytes())
     return digest.hexdigest()[:16]
 
 
-CODEGEN_FINGERPRINT = _codegen_fingerprint()
+_HERE = Path(__file__).resolve().parent
+# What makes machine code of a spec (the spec builder, this backend's lowering, math library and this
+# driver): part of every kernel's cache key, so a kernel cached by another version is never reused.
+CODEGEN_FINGERPRINT = source_fingerprint((_HERE.parent / "kernel.py", _HERE / "lower.py", _HERE / "loop.py",
+                                          _HERE / "mathlib.py", _HERE / "driver.py"))
+DRIVER_FINGERPRINT = source_fingerprint((_HERE / "driver.py",))
 _lock = threading.Lock()
 _state: dict = {}
 KERNEL_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
@@ -245,48 +241,17 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
         return kernel
 
 
-def thread_functions() -> dict[str, int]:
-    """Addresses of the native worker loop and parallel-for (see threads.py), compiled once per
-    machine and cached like kernels."""
-    from . import threads
-
-    return _helper("threads", threads.module, ["scriptc_worker", "scriptc_parallel_for"])
-
-
 def has_wide_vectors() -> bool:
-    """Whether this CPU has AVX-512's 512-bit vectors (which gemm.py's register tile is sized for)."""
+    """Whether this CPU has AVX-512's 512-bit vectors (which native/gemm.py's register tile is sized for)."""
     _target_machine()
     return "+avx512f" in _state["features"]
 
 
-def loop_function(kind: str, dtype: str) -> int:
-    """The address of one of the executor's hand-written native loops (a module of NATIVE_LOOPS:
-    im2col.py, matvec.py, gemm.py) for a dtype name, float32 or float64, compiled once per machine
-    and cached like kernels."""
-    source = importlib.import_module(f"{__package__}.{kind}")
-    name = source.FUNCTIONS[dtype][0]
-    return _helper(f"{kind}|{dtype}", lambda triple: source.module(triple, dtype), [name])[name]
-
-
-def chain_function() -> int:
-    """The address of the native chain runner (see chain.py), compiled once per machine and cached
-    like kernels."""
-    from . import chain
-
-    return _helper("chain", chain.module, [chain.NAME])[chain.NAME]
-
-
-def json_numbers_function() -> int:
-    """The address of the native scan for arrays of JSON numbers (see jsonnum.py), compiled once
-    per machine and cached like kernels."""
-    from . import jsonnum
-
-    return _helper("jsonnum", jsonnum.module, [jsonnum.NAME])[jsonnum.NAME]
-
-
-def _helper(label: str, build_module, names: list[str]) -> dict[str, int]:
-    """The addresses of `names` in the module build_module(triple) makes, compiled once per machine."""
-    key = hashlib.sha256(f"{label}|{CODEGEN_FINGERPRINT}|{_state_key()}".encode()).hexdigest()
+def compile_module(label: str, fingerprint: str, build_module, names: list[str]) -> dict[str, int]:
+    """The addresses of `names` in the llvmlite.ir module build_module(triple) makes, compiled once
+    per machine and cached like kernels, under `label` and `fingerprint` (a hash of the sources
+    that build the module: scriptc/native's pieces each have their own)."""
+    key = hashlib.sha256(f"{label}|{fingerprint}|{DRIVER_FINGERPRINT}|{_state_key()}".encode()).hexdigest()
     with _lock:
         memory = _state["memory"]
         if key not in memory:
@@ -294,8 +259,8 @@ def _helper(label: str, build_module, names: list[str]) -> dict[str, int]:
                 module_ref = llvm.parse_assembly(str(build_module(llvm.get_process_triple())))
                 module_ref.verify()
                 _optimize(module_ref, _target_machine("small"))
-                # The worker loop calls syscall and sched_yield, and im2col's zero fills become
-                # memset calls: such code needs the default code model (as kernels, see optimized_module).
+                # Code that calls out (the worker loop's syscall and sched_yield, zero fills that
+                # become memset) needs the default code model (as kernels, see optimized_module).
                 return module_ref, _code_model(module_ref)
             memory[key] = dict(zip(names, _machine_code(key, names, build)))
         return memory[key]

@@ -17,10 +17,12 @@ import math
 import numpy as np
 from llvmlite import ir
 
+from scriptc.ops import LAYER_NORM, NORMALIZE, REDUCE
 from scriptc.ops import expr as E
 
-from ..kernel import DIM_REDUCTIONS, SOFTMAXES, KernelSpec, Unsupported
+from ..kernel import KernelSpec, Unsupported
 from . import mathlib
+from .loop import loop
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
@@ -166,38 +168,6 @@ class _ExprLowering:
 ELEMENTWISE_INTERLEAVE = 4
 
 
-def _loop(b: ir.IRBuilder, start, end, body, name: str, step: int = 1, interleave: int | None = None):
-    """for (i = start; i < end; i += step) body(i); `interleave` asks the vectorizer for that many
-    vectors per iteration."""
-    pre = b.block
-    header = b.append_basic_block(f"{name}.header")
-    loop_body = b.append_basic_block(f"{name}.body")
-    exit_block = b.append_basic_block(f"{name}.exit")
-    b.branch(header)
-    b.position_at_end(header)
-    i = b.phi(I64, name=name)
-    i.add_incoming(start, pre)
-    b.cbranch(b.icmp_signed("<", i, end), loop_body, exit_block)
-    b.position_at_end(loop_body)
-    body(i)
-    nxt = b.add(i, ir.Constant(I64, step))
-    i.add_incoming(nxt, b.block)
-    latch = b.branch(header)
-    if interleave:
-        latch.set_metadata("llvm.loop", _loop_id(b.module, interleave))
-    b.position_at_end(exit_block)
-
-
-def _loop_id(module: ir.Module, interleave: int):
-    """A loop's metadata asking for `interleave` vectors per iteration. LLVM wants a loop ID that
-    refers to itself first; llvmlite builds nodes from existing ones, so the node is made with a
-    placeholder that is unique to it (add_metadata shares equal nodes) and then pointed at itself."""
-    hint = module.add_metadata([ir.MetaDataString(module, "llvm.loop.interleave.count"), ir.Constant(I32, interleave)])
-    loop_id = module.add_metadata([ir.MetaDataString(module, f"loop {len(module.metadata)}"), hint])
-    loop_id.operands = (loop_id, hint)
-    return loop_id
-
-
 def lower(spec: KernelSpec) -> ir.Module:
     module = ir.Module(name=spec.name)
     fnty = ir.FunctionType(ir.VoidType(), [I64, I64, I8.as_pointer().as_pointer(), I64.as_pointer()])
@@ -222,7 +192,7 @@ def lower(spec: KernelSpec) -> ir.Module:
                     b, b.gep(in_ptrs[k], [i]), spec.inputs[k].dtype))
                 for ptr, (dtype, k) in zip(out_ptrs, out_specs):
                     _store(b, lowering.value(spec.exprs[k][0]), b.gep(ptr, [i]), dtype)
-            _loop(b, start, end, element, "i", interleave=ELEMENTWISE_INTERLEAVE)
+            loop(b, start, end, element, "i", interleave=ELEMENTWISE_INTERLEAVE)
         else:
             _rows(b, spec, meta, start, end, in_ptrs, scalars, out_ptrs, out_specs)
     else:
@@ -304,8 +274,8 @@ def _rows(b, spec, meta, start, end, in_ptrs, scalars, out_ptrs, out_specs):
             out_index = b.add(row_start, j)
             for ptr, (dtype, k) in zip(out_ptrs, out_specs):
                 _store(b, lowering.value(spec.exprs[k][0]), b.gep(ptr, [out_index]), dtype)
-        _loop(b, ir.Constant(I64, 0), inner, element, "j", interleave=ELEMENTWISE_INTERLEAVE)
-    _loop(b, start, end, row_body, "row")
+        loop(b, ir.Constant(I64, 0), inner, element, "j", interleave=ELEMENTWISE_INTERLEAVE)
+    loop(b, start, end, row_body, "row")
 
 
 def _prefetch_next_row(b, spec: KernelSpec, meta, row, rank, in_ptrs, inner):
@@ -329,35 +299,36 @@ def _prefetch_next_row(b, spec: KernelSpec, meta, row, rank, in_ptrs, inner):
             address = b.bitcast(b.gep(base, [j]), address_type)
             b.call(prefetch, [address, ir.Constant(I32, 0), ir.Constant(I32, 3),
                               ir.Constant(I32, 1)])
-        _loop(b, ir.Constant(I64, 0), inner, touch, "p", step=per_line)
+        loop(b, ir.Constant(I64, 0), inner, touch, "p", step=per_line)
 
 
-def _combine(b, kind: str, t):
-    """(identity, combine(acc, v)) of a dim reduction. Sums may reassociate (so that LLVM vectorizes
-    them); products do not: numpy multiplies in order, and a reordered product can overflow to inf
-    in one lane and underflow to 0 in another where the ordered one does neither."""
-    if kind in ("sum", "mean"):
+def _combine(b, combine: str, t):
+    """(identity, combine(acc, v)) of a dim reduction by the scalar op `combine`. Sums may reassociate
+    (so that LLVM vectorizes them); products do not: numpy multiplies in order, and a reordered
+    product can overflow to inf in one lane and underflow to 0 in another where the ordered one does
+    neither."""
+    if combine == "add":
         return 0.0, lambda acc, v: b.fadd(acc, v, flags=("reassoc", "nsz"))
-    if kind == "prod":
+    if combine == "mul":
         return 1.0, lambda acc, v: b.fmul(acc, v)
-    name = "llvm.maximum" if kind == "amax" else "llvm.minimum"  # NaN-propagating, as numpy
-    return (-float("inf") if kind == "amax" else float("inf")), lambda acc, v: binary_intrinsic(b, name, acc, v)
+    name = "llvm.maximum" if combine == "max" else "llvm.minimum"  # NaN-propagating, as numpy
+    return (-float("inf") if combine == "max" else float("inf")), lambda acc, v: binary_intrinsic(b, name, acc, v)
 
 
-def _extreme_of_row(b, kind: str, t, inner, element_value):
+def _extreme_of_row(b, combine: str, t, inner, element_value):
     """amax/amin of a row, NaN if the row has one (as numpy). A NaN-propagating maximum chain does
     not vectorize; a maximum that may assume no NaNs does, so NaNs are tracked on the side, in an
     or-reduction that vectorizes too, and decide the result at the end."""
     best, seen_nan = b.alloca(t), b.alloca(I32)
-    b.store(ir.Constant(t, -math.inf if kind == "amax" else math.inf), best)
+    b.store(ir.Constant(t, -math.inf if combine == "max" else math.inf), best)
     b.store(ir.Constant(I32, 0), seen_nan)
-    name = "llvm.maxnum" if kind == "amax" else "llvm.minnum"
+    name = "llvm.maxnum" if combine == "max" else "llvm.minnum"
 
     def body(j):
         v = element_value(j)
         b.store(binary_intrinsic(b, name, b.load(best), v, fastmath=("nnan", "nsz")), best)
         b.store(b.or_(b.load(seen_nan), b.zext(b.fcmp_unordered("uno", v, v), I32)), seen_nan)
-    _loop(b, ir.Constant(I64, 0), inner, body, "r")
+    loop(b, ir.Constant(I64, 0), inner, body, "r")
     return b.select(b.icmp_unsigned("!=", b.load(seen_nan), ir.Constant(I32, 0)), ir.Constant(t, math.nan), b.load(best))
 
 
@@ -365,16 +336,17 @@ def _column_reduction(b, spec, meta, start, end, in_ptrs, scalars, out, t):
     """A reduction over a dim d other than the last: each row (an index over the dims but d and the
     last) accumulates, for r along d, a whole last-dim run into its output row, which stays in L1;
     the inner loop is elementwise over contiguous memory, so it vectorizes without reassociating."""
-    kind, value_index, _, dim = spec.tail
+    tail = spec.tail
+    value_index, dim = tail.value, tail.dim
     rank = spec.rank
-    identity, combine = _combine(b, kind, t)
+    identity, combine = _combine(b, tail.role.combine, t)
     strides = _strides(b, spec, meta, rank)
 
     def row_body(row):
         dims, offsets = _row_offsets(b, spec, meta, row, rank, skip=dim)
         inner = dims[rank - 1]
         row_out = b.gep(out, [b.mul(row, inner)])
-        _loop(b, ir.Constant(I64, 0), inner, lambda j: b.store(ir.Constant(t, identity), b.gep(row_out, [j])), "z")
+        loop(b, ir.Constant(I64, 0), inner, lambda j: b.store(ir.Constant(t, identity), b.gep(row_out, [j])), "z")
 
         def step(r):
             shifted = {k: b.add(offset, b.mul(r, strides[k][dim])) for k, offset in offsets.items()}
@@ -383,13 +355,13 @@ def _column_reduction(b, spec, meta, start, end, in_ptrs, scalars, out, t):
                 v = _ExprLowering(b, _row_loader(b, spec, scalars, shifted, in_ptrs, j)).value(spec.exprs[value_index][0])
                 slot = b.gep(row_out, [j])
                 b.store(combine(b.load(slot), _ExprLowering(b, None).convert(v, t)), slot)
-            _loop(b, ir.Constant(I64, 0), inner, element, "j")
-        _loop(b, ir.Constant(I64, 0), dims[dim], step, "r")
-        if kind == "mean":
+            loop(b, ir.Constant(I64, 0), inner, element, "j")
+        loop(b, ir.Constant(I64, 0), dims[dim], step, "r")
+        if tail.role.mean:
             count = b.sitofp(dims[dim], t)
-            _loop(b, ir.Constant(I64, 0), inner, lambda j: b.store(
+            loop(b, ir.Constant(I64, 0), inner, lambda j: b.store(
                 b.fdiv(b.load(b.gep(row_out, [j])), count), b.gep(row_out, [j])), "m")
-    _loop(b, start, end, row_body, "row")
+    loop(b, start, end, row_body, "row")
 
 
 COLUMN_CHUNK = 256  # columns a column softmax normalizes at a time: its peaks and totals stay in L1
@@ -400,7 +372,7 @@ def _column_softmax(b, spec, meta, start, end, in_ptrs, scalars, out, t):
     and the last) takes its columns COLUMN_CHUNK at a time through the three passes of the last-dim
     form - peaks, totals of exp(x - peak), the normalized values - each pass walking d with an inner
     loop over contiguous last-dim runs (vectorized), the chunk's peaks and totals in stack arrays."""
-    kind, value_index, dim = spec.tail
+    log, value_index, dim = spec.tail.role.log, spec.tail.value, spec.tail.dim
     rank = spec.rank
     strides = _strides(b, spec, meta, rank)
     with b.goto_block(b.function.entry_basic_block):  # (an alloca in a loop would grow the stack per pass)
@@ -438,11 +410,11 @@ def _column_softmax(b, spec, meta, start, end, in_ptrs, scalars, out, t):
                         v = _ExprLowering(b, _row_loader(b, spec, scalars, shifted, in_ptrs, b.add(first, j))).value(
                             spec.exprs[value_index][0])
                         body(j, _ExprLowering(b, None).convert(v, t), b.gep(out, [b.add(line, j)]))
-                    _loop(b, zero, width, element, "j")
-                _loop(b, zero, dims[dim], at, "r")
+                    loop(b, zero, width, element, "j")
+                loop(b, zero, dims[dim], at, "r")
 
             def each(body, name):
-                _loop(b, zero, width, lambda j: body(j, b.gep(peaks, [j]), b.gep(totals, [j])), name)
+                loop(b, zero, width, lambda j: body(j, b.gep(peaks, [j]), b.gep(totals, [j])), name)
 
             each(lambda j, p, s: (b.store(ir.Constant(t, -math.inf), p), b.store(ir.Constant(t, 0.0), s)), "init")
             # As the last-dim form: a NaN makes its column NaN through the totals, whatever the peak.
@@ -453,35 +425,35 @@ def _column_softmax(b, spec, meta, start, end, in_ptrs, scalars, out, t):
 
             def exps(j, v, slot):
                 e = mathlib.exp(b, b.fsub(v, b.load(b.gep(peaks, [j]))), nonpositive=True)
-                if kind == "softmax":
+                if not log:
                     b.store(e, slot)
                 total = b.gep(totals, [j])
                 b.store(b.fadd(b.load(total), e), total)
             along(exps)
-            if kind == "softmax":
+            if not log:
                 each(lambda j, p, s: b.store(b.fdiv(ir.Constant(t, 1.0), b.load(s)), s), "scale")
                 along(lambda j, v, slot: b.store(b.fmul(b.load(slot), b.load(b.gep(totals, [j]))), slot))
             else:
                 each(lambda j, p, s: b.store(b.fadd(b.load(p), mathlib.log(b, b.load(s))), s), "shift")
                 along(lambda j, v, slot: b.store(b.fsub(v, b.load(b.gep(totals, [j]))), slot))
-        _loop(b, zero, inner, chunk, "chunk", step=COLUMN_CHUNK)
-    _loop(b, start, end, row_body, "row")
+        loop(b, zero, inner, chunk, "chunk", step=COLUMN_CHUNK)
+    loop(b, start, end, row_body, "row")
 
 
 def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
     """softmax / log_softmax / layer_norm (same-shape output) or sum / mean / amax / amin / prod (over
     the last dim: one value per row; over another dim: see _column_reduction)."""
-    kind = spec.tail[0]
-    value_index = spec.tail[1]
+    tail = spec.tail
+    form, value_index = tail.form, tail.value
     dtype = spec.exprs[value_index][1]
     t = llvm_type(dtype)
     if not _is_float(t):
         raise Unsupported("integer reductions")
     out = data_ptr(len(spec.inputs), dtype)
-    if kind in DIM_REDUCTIONS and spec.tail[3] != spec.rank - 1:
+    if form == REDUCE and tail.dim != spec.rank - 1:
         _column_reduction(b, spec, meta, start, end, in_ptrs, scalars, out, t)
         return
-    if kind in SOFTMAXES and spec.tail[2] != spec.rank - 1:
+    if form == NORMALIZE and tail.dim != spec.rank - 1:
         _column_softmax(b, spec, meta, start, end, in_ptrs, scalars, out, t)
         return
     rank = max(spec.rank, 1)
@@ -494,7 +466,7 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
         else:
             inner, offsets = ir.Constant(I64, 1), {k: ir.Constant(I64, 0) for k in range(len(spec.inputs))}
         row_start = b.mul(row, inner)
-        if kind not in DIM_REDUCTIONS:
+        if form != REDUCE:
             _prefetch_next_row(b, spec, meta, row, rank, in_ptrs, inner)
 
         def element_value(j):
@@ -507,16 +479,16 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
 
             def body(j):
                 b.store(step(b.load(acc), j), acc)
-            _loop(b, ir.Constant(I64, 0), inner, body, "r")
+            loop(b, ir.Constant(I64, 0), inner, body, "r")
             return b.load(acc)
 
-        if kind in ("amax", "amin"):
-            b.store(_extreme_of_row(b, kind, t, inner, element_value), b.gep(out, [row]))
+        if form == REDUCE and tail.role.combine in ("max", "min"):
+            b.store(_extreme_of_row(b, tail.role.combine, t, inner, element_value), b.gep(out, [row]))
             return
-        if kind in DIM_REDUCTIONS:
-            identity, combine = _combine(b, kind, t)
+        if form == REDUCE:
+            identity, combine = _combine(b, tail.role.combine, t)
             total = accumulate(identity, lambda acc, j: combine(acc, element_value(j)))
-            if kind == "mean":
+            if tail.role.mean:
                 total = b.fdiv(total, b.sitofp(inner, t))
             b.store(total, b.gep(out, [row]))
             return
@@ -549,14 +521,14 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
                 return combine(acc, v)
             return accumulate(initial, step)
 
-        if kind in ("softmax", "log_softmax"):
+        if form == NORMALIZE:
             # How the peak treats a NaN does not matter: a NaN in the row makes every exp(x - peak), the
             # total and so the whole row NaN anyway. Promising no NaNs lets LLVM vectorize the max (a
             # scalar maxnum chain was most of the kernel's time).
             peak = first_pass(-float("inf"), lambda acc, v: binary_intrinsic(b, "llvm.maxnum", acc, v,
                                                                             fastmath=("nnan", "nsz")))
             peak = b.select(b.fcmp_ordered("==", peak, ir.Constant(t, -float("inf"))), ir.Constant(t, 0.0), peak)
-            if kind == "softmax":
+            if not tail.role.log:
                 def exp_store(acc, j):
                     e = mathlib.exp(b, b.fsub(values(j), peak), nonpositive=True)
                     b.store(e, b.gep(row_out, [j]))
@@ -573,10 +545,11 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
 
                 def normalize(j):
                     b.store(b.fsub(values(j), shift), b.gep(row_out, [j]))
-            _loop(b, ir.Constant(I64, 0), inner, normalize, "n")
+            loop(b, ir.Constant(I64, 0), inner, normalize, "n")
             return
         # layer_norm over the last dim
-        _, _, eps, w_index, b_index = spec.tail
+        assert form == LAYER_NORM
+        eps, w_index, b_index = tail.eps, tail.weight, tail.bias
         count = b.sitofp(inner, t)
         mean = b.fdiv(first_pass(0.0, lambda acc, v: b.fadd(acc, v, flags=fast)), count)
 
@@ -594,6 +567,6 @@ def _reduction(b, spec, meta, start, end, in_ptrs, scalars, data_ptr):
             if b_index is not None:
                 v = b.fadd(v, _load(b, b.gep(in_ptrs[b_index], [j]), dtype), flags=CONTRACT)
             b.store(v, b.gep(row_out, [j]))
-        _loop(b, ir.Constant(I64, 0), inner, normalize, "n")
+        loop(b, ir.Constant(I64, 0), inner, normalize, "n")
 
-    _loop(b, start, end, row_body, "row")
+    loop(b, start, end, row_body, "row")

@@ -1,0 +1,46 @@
+"""The frame of the executor's hand-written native loops (LOOPS: im2col.py, matvec.py, gemm.py): one
+module per dtype, built on a disk-cache miss only, holding one function of the kernel signature
+(start, end, ptrs, meta) that the runtime pool can split."""
+
+from __future__ import annotations
+
+import importlib
+
+from llvmlite import ir
+
+from .threads import KERNEL
+
+I64 = ir.IntType(64)
+LOOPS = ("im2col", "matvec", "gemm")
+
+
+def loop_function(kind: str, dtype: str) -> int:
+    """The address of loop `kind` (one of LOOPS) for a dtype name, float32 or float64, compiled once
+    per machine."""
+    from .build import compiled
+
+    source = importlib.import_module(f"{__package__}.{kind}")
+    name = source.FUNCTIONS[dtype][0]
+    sources = (f"native/{kind}", "native/loops", "native/threads", "codegen/llvm/loop")
+    return compiled(f"{kind}|{dtype}", sources, lambda triple: source.module(triple, dtype), [name])[name]
+
+
+def loop_module(triple: str, name: str, element: ir.Type, build) -> ir.Module:
+    """A module holding the function `name`, whose body build(builder, (start, end, ptrs, meta),
+    element type) emits."""
+    m = ir.Module(name=name)
+    m.triple = triple
+    fn = ir.Function(m, KERNEL, name=name)
+    build(ir.IRBuilder(fn.append_basic_block("entry")), fn.args, element)
+    return m
+
+
+def loop_arguments(b: ir.IRBuilder, args, element: ir.Type, pointers: int, words: int):
+    """(start, end, ptrs[:pointers] as pointers to `element`, meta[:words] loaded) of a loop's
+    kernel arguments."""
+    start, end, ptrs, meta = args
+
+    def word(array, index):
+        return b.load(b.gep(array, [ir.Constant(I64, index)]))
+    return (start, end, [b.bitcast(word(ptrs, i), element.as_pointer()) for i in range(pointers)],
+            [word(meta, i) for i in range(words)])

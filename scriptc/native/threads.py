@@ -1,0 +1,252 @@
+"""Native worker threads for the runtime's pool: a worker loop and a parallel-for, in LLVM IR.
+
+Handing a kernel's slice to a Python thread (a queue, a condition variable, the GIL to wake up
+with) costs ~60 us, so only kernels of a millisecond or more could be split. Here the hand-off
+is a few memory writes: each worker runs `scriptc_worker(block)` through ctypes (the GIL stays
+released for its whole life), spins ~50-100 us on its block's sequence word after each job, then
+sleeps in futex(2) until the next one. `scriptc_parallel_for` posts slices, runs the first one
+itself, then runs any slice no worker has claimed yet (a worker waking from sleep can take
+hundreds of microseconds on a virtual machine; the caller never waits for that) and spins until
+the claimed ones are done.
+
+A worker's block, 64 bytes (one cache line, so two workers never share one):
+    i32 seq @0 (bumped by the caller per job; the futex word)  i32 done @4 (seq of the last job run)
+    i32 sleeping @8    i32 stop @12    i64 fn @16, start @24, end @32, ptrs @40, meta @48
+    i32 taken @56 (seq of the last job claimed, by the worker or the caller; compare-and-swap)
+Linux x86-64 and aarch64 only (the futex syscall number); elsewhere the pool uses Python threads.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+
+from llvmlite import ir
+
+BLOCK_BYTES = 64
+SPIN_LIMIT = 1000        # pause instructions (~100 cycles each) before a worker sleeps: ~50-100 us
+YIELD_EVERY = 64         # a spinning worker yields its core this often (2-core machines share it with BLAS)
+YIELD_AFTER = 4000       # pauses the caller spins on a slow worker before it yields its core
+_FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
+_SYS_FUTEX = {"x86_64": 202, "aarch64": 98}
+
+I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+VOID = ir.VoidType()
+KERNEL = ir.FunctionType(VOID, [I64, I64, I8.as_pointer().as_pointer(), I64.as_pointer()])
+
+
+def supported() -> bool:
+    return sys.platform.startswith("linux") and platform.machine() in _SYS_FUTEX
+
+
+class _Builder:
+    """Helpers over one function's IRBuilder: loops, atomics on block fields, futex, pause."""
+
+    def __init__(self, module: ir.Module, fn: ir.Function):
+        self.module, self.fn = module, fn
+        self.b = ir.IRBuilder(fn.append_basic_block("entry"))
+        self.syscall = module.globals.get("syscall") or ir.Function(
+            module, ir.FunctionType(I64, [I64], var_arg=True), "syscall")
+        self.sched_yield = module.globals.get("sched_yield") or ir.Function(
+            module, ir.FunctionType(I32, []), "sched_yield")
+
+    def field(self, block, offset: int, type_):
+        return self.b.bitcast(self.b.gep(block, [ir.Constant(I64, offset)]), type_.as_pointer())
+
+    def load(self, ptr, ordering: str = "seq_cst"):
+        return self.b.load_atomic(ptr, ordering, ptr.type.pointee.width // 8)
+
+    def store(self, value, ptr, ordering: str = "seq_cst"):
+        self.b.store_atomic(value, ptr, ordering, ptr.type.pointee.width // 8)
+
+    def pause(self):
+        if platform.machine() == "x86_64":
+            pause = self.module.declare_intrinsic("llvm.x86.sse2.pause", [], ir.FunctionType(VOID, []))
+            self.b.call(pause, [])
+
+    def futex(self, word, op: int, value):
+        self.b.call(self.syscall, [ir.Constant(I64, _SYS_FUTEX[platform.machine()]), self.b.ptrtoint(word, I64),
+                                   ir.Constant(I64, op), self.b.zext(value, I64) if value.type == I32 else value,
+                                   ir.Constant(I64, 0)])
+
+    def count(self, n, body, label: str) -> None:
+        """for i in [0, n): body(i) - which may branch, and ends in the block that goes on to i + 1."""
+        b = self.b
+        before = b.block
+        head, first, done = (self.fn.append_basic_block(f"{label}_{s}") for s in ("head", "body", "done"))
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64, label)
+        i.add_incoming(ir.Constant(I64, 0), before)
+        b.cbranch(b.icmp_unsigned("<", i, n), first, done)
+        b.position_at_end(first)
+        body(i)
+        i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
+        b.branch(head)
+        b.position_at_end(done)
+
+    def call_kernel(self, fn_address, start, end, ptrs, meta):
+        self.b.call(self.b.inttoptr(fn_address, KERNEL.as_pointer()), [start, end, ptrs, meta])
+
+    def claim(self, block, seq):
+        """i1: whether this thread claimed job `seq` of the block (taken goes from seq - 1 to seq)."""
+        b = self.b
+        previous = b.sub(seq, ir.Constant(I32, 1))
+        result = b.cmpxchg(self.field(block, 56, I32), previous, seq, "seq_cst", "seq_cst")
+        return b.extract_value(result, 1)
+
+    def run_job(self, block):
+        b = self.b
+        fn, start, end = (b.load(self.field(block, offset, I64)) for offset in (16, 24, 32))
+        ptrs = b.inttoptr(b.load(self.field(block, 40, I64)), I8.as_pointer().as_pointer())
+        meta = b.inttoptr(b.load(self.field(block, 48, I64)), I64.as_pointer())
+        self.call_kernel(fn, start, end, ptrs, meta)
+
+
+def _worker(module: ir.Module) -> None:
+    fn = ir.Function(module, ir.FunctionType(VOID, [I8.as_pointer()]), "scriptc_worker")
+    h = _Builder(module, fn)
+    b = h.b
+    block = fn.args[0]
+    seq, done = h.field(block, 0, I32), h.field(block, 4, I32)
+    sleeping, stop = h.field(block, 8, I32), h.field(block, 12, I32)
+    entry = b.block
+    wait, spin, sleep, job, leave = (fn.append_basic_block(n) for n in ("wait", "spin", "sleep", "job", "leave"))
+    b.branch(wait)
+
+    b.position_at_end(wait)  # last: the seq of the job this worker ran last
+    last = b.phi(I32, "last")
+    last.add_incoming(ir.Constant(I32, 0), entry)
+    b.branch(spin)
+
+    b.position_at_end(spin)
+    spins = b.phi(I64, "spins")
+    spins.add_incoming(ir.Constant(I64, 0), wait)
+    posted = h.load(seq, "acquire")
+    spin_more = fn.append_basic_block("spin_more")
+    b.cbranch(b.icmp_unsigned("!=", posted, last), job, spin_more)
+    b.position_at_end(spin_more)
+    h.pause()
+    next_spins = b.add(spins, ir.Constant(I64, 1))
+    courtesy, spin_on = fn.append_basic_block("courtesy"), fn.append_basic_block("spin_on")
+    b.cbranch(b.icmp_unsigned("==", b.and_(next_spins, ir.Constant(I64, YIELD_EVERY - 1)), ir.Constant(I64, 0)),
+              courtesy, spin_on)
+    b.position_at_end(courtesy)
+    b.call(h.sched_yield, [])  # a BLAS thread waiting for this core gets it
+    b.branch(spin_on)
+    b.position_at_end(spin_on)
+    spins.add_incoming(next_spins, spin_on)
+    b.cbranch(b.icmp_unsigned("<", next_spins, ir.Constant(I64, SPIN_LIMIT)), spin, sleep)
+
+    b.position_at_end(sleep)
+    # Dekker with the caller: it stores seq then reads sleeping; we store sleeping then read seq
+    # (both seq_cst), so a job posted meanwhile is either seen here or followed by a wake-up.
+    h.store(ir.Constant(I32, 1), sleeping)
+    recheck = h.load(seq)
+    nap = fn.append_basic_block("nap")
+    awake = fn.append_basic_block("awake")
+    b.cbranch(b.icmp_unsigned("!=", recheck, last), awake, nap)
+    b.position_at_end(nap)
+    h.futex(seq, _FUTEX_WAIT_PRIVATE, last)  # returns at once if seq != last by now
+    b.branch(awake)
+    b.position_at_end(awake)
+    h.store(ir.Constant(I32, 0), sleeping)
+    last.add_incoming(last, awake)
+    b.branch(wait)
+
+    b.position_at_end(job)
+    run = fn.append_basic_block("run")
+    b.cbranch(b.icmp_unsigned("!=", h.load(stop, "acquire"), ir.Constant(I32, 0)), leave, run)
+    b.position_at_end(run)
+    claimed, ran = fn.append_basic_block("claimed"), fn.append_basic_block("ran")
+    b.cbranch(h.claim(block, posted), claimed, ran)  # not claimed: the caller took this job itself
+    b.position_at_end(claimed)
+    h.run_job(block)
+    h.store(posted, done, "release")
+    b.branch(ran)
+    b.position_at_end(ran)
+    last.add_incoming(posted, ran)
+    b.branch(wait)
+
+    b.position_at_end(leave)
+    b.ret_void()
+
+
+def _parallel_for(module: ir.Module) -> None:
+    signature = [I8.as_pointer(), I64, I64, I64, I8.as_pointer().as_pointer(), I64.as_pointer()]
+    fn = ir.Function(module, ir.FunctionType(VOID, signature), "scriptc_parallel_for")
+    blocks, workers, kernel, total, ptrs, meta = fn.args
+    h = _Builder(module, fn)
+    b = h.b
+    parts = b.add(workers, ir.Constant(I64, 1))
+
+    def bound(i):
+        return b.udiv(b.mul(total, i), parts)
+
+    def worker_block(i):
+        return b.gep(blocks, [b.mul(i, ir.Constant(I64, BLOCK_BYTES))])
+
+    def post(i):
+        block = worker_block(i)
+        slot = b.add(i, ir.Constant(I64, 1))
+        values = (kernel, bound(slot), bound(b.add(slot, ir.Constant(I64, 1))), b.ptrtoint(ptrs, I64),
+                  b.ptrtoint(meta, I64))
+        for offset, value in zip((16, 24, 32, 40, 48), values):
+            b.store(value, h.field(block, offset, I64))
+        seq = h.field(block, 0, I32)
+        h.store(b.add(b.load(seq), ir.Constant(I32, 1)), seq)
+        wake, posted = fn.append_basic_block("wake"), fn.append_basic_block("posted")
+        b.cbranch(b.icmp_unsigned("!=", h.load(h.field(block, 8, I32)), ir.Constant(I32, 0)), wake, posted)
+        b.position_at_end(wake)
+        h.futex(seq, _FUTEX_WAKE_PRIVATE, ir.Constant(I32, 1))
+        b.branch(posted)
+        b.position_at_end(posted)
+
+    def join(j):
+        block = worker_block(j)
+        expected = b.load(h.field(block, 0, I32))
+        steal, wait, wait_more, keep_spinning, yield_block, joined = (fn.append_basic_block(n) for n in (
+            "steal", "wait", "wait_more", "keep_spinning", "yield", "joined"))
+        b.cbranch(h.claim(block, expected), steal, wait)
+        claim_block = b.block
+        b.position_at_end(steal)
+        h.run_job(block)
+        b.branch(joined)
+        b.position_at_end(wait)
+        spins = b.phi(I64, "spins")
+        spins.add_incoming(ir.Constant(I64, 0), claim_block)
+        b.cbranch(b.icmp_unsigned("==", h.load(h.field(block, 4, I32), "acquire"), expected), joined, wait_more)
+        b.position_at_end(wait_more)
+        h.pause()
+        more = b.add(spins, ir.Constant(I64, 1))
+        b.cbranch(b.icmp_unsigned("<", more, ir.Constant(I64, YIELD_AFTER)), keep_spinning, yield_block)
+        b.position_at_end(keep_spinning)
+        spins.add_incoming(more, keep_spinning)
+        b.branch(wait)
+        b.position_at_end(yield_block)
+        b.call(h.sched_yield, [])  # the worker may share our core: let it run
+        spins.add_incoming(ir.Constant(I64, 0), yield_block)
+        b.branch(wait)
+        b.position_at_end(joined)
+
+    h.count(workers, post, "post")
+    h.call_kernel(kernel, ir.Constant(I64, 0), bound(ir.Constant(I64, 1)), ptrs, meta)
+    h.count(workers, join, "join")
+    b.ret_void()
+
+
+def functions() -> dict[str, int]:
+    """The addresses of scriptc_worker and scriptc_parallel_for, compiled once per machine."""
+    from .build import compiled
+
+    return compiled("threads", ("native/threads",), module, ["scriptc_worker", "scriptc_parallel_for"])
+
+
+def module(triple: str) -> ir.Module:
+    """The module with both functions: scriptc_worker(block) and scriptc_parallel_for(blocks,
+    workers, kernel address, total, ptrs, meta), which splits [0, total) into workers + 1 slices."""
+    m = ir.Module(name="scriptc_threads")
+    m.triple = triple
+    _worker(m)
+    _parallel_for(m)
+    return m
