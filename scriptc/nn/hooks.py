@@ -1,4 +1,5 @@
-"""Hook handles and the full backward hooks of Modules (torch.utils.hooks' RemovableHandle and BackwardHook).
+"""Module hooks: registering forward, forward-pre and full backward hooks, and calling a module through
+them; the full backward hooks work as torch.utils.hooks' BackwardHook does.
 
 A module with backward hooks routes its tensor inputs and outputs through two
 identity autograd Nodes made here: the one on the outputs sees grad_output
@@ -8,38 +9,14 @@ runs the backward hooks) - each once per backward, with every tensor at once.
 
 from __future__ import annotations
 
-import itertools
-import weakref
+from collections import OrderedDict
 from typing import Any, Callable
 
 import numpy as np
 
 from scriptc import autograd
 from scriptc.tensors import Tensor, wrap
-
-_ids = itertools.count()
-
-
-class RemovableHandle:
-    """Returned by register_*_hook: `handle.remove()` (or leaving a `with handle:` block) unregisters it."""
-
-    def __init__(self, hooks_dict: dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = next(_ids)
-        extra = [] if extra_dict is None else (extra_dict if isinstance(extra_dict, list) else [extra_dict])
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra)
-
-    def remove(self) -> None:
-        for ref in (self.hooks_dict_ref,) + self.extra_dict_ref:
-            hooks = ref()
-            if hooks is not None:
-                hooks.pop(self.id, None)
-
-    def __enter__(self) -> "RemovableHandle":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
+from scriptc.utils.hooks import RemovableHandle
 
 
 class _IdentityGrad:
@@ -140,3 +117,87 @@ class BackwardHook:
         for i, t in zip(wanted, routed):
             items[i] = t
         return items[0] if single else tuple(items)
+
+
+class ModuleHooks:
+    """The hook half of Module: the registration methods and the call path taken when any hook is set
+    (Module.__call__ takes a plain forward call otherwise). The hook dicts are made by Module.__init__."""
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """hook(module, args) (or hook(module, args, kwargs) with with_kwargs) runs before forward and may
+        return new args (or (args, kwargs))."""
+        handle = add_hook(self._forward_pre_hooks, hook, prepend, self._forward_pre_hooks_with_kwargs)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        return handle
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """hook(module, args, output) (or hook(module, args, kwargs, output)) runs after forward and may return
+        a new output; with always_call it also runs when forward raises."""
+        handle = add_hook(self._forward_hooks, hook, prepend, self._forward_hooks_with_kwargs,
+                           self._forward_hooks_always_called)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_output) runs when the gradients of the outputs are ready; it may return new ones."""
+        return add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_input, grad_output) runs when the gradients of the inputs are computed; it may
+        return new grad_input."""
+        return add_hook(self._backward_hooks, hook, prepend)
+
+    def _call_with_hooks(self, args, kwargs):
+        result = None
+        called = set()
+        try:
+            for hook_id, hook in self._forward_pre_hooks.items():
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    changed = hook(self, args, kwargs)
+                    if changed is not None:
+                        if not (isinstance(changed, tuple) and len(changed) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                               f"new_kwargs), but got {changed}.")
+                        args, kwargs = changed
+                else:
+                    changed = hook(self, args)
+                    if changed is not None:
+                        args = changed if isinstance(changed, tuple) else (changed,)
+            backward_hook = None
+            if self._backward_hooks or self._backward_pre_hooks:
+                backward_hook = BackwardHook(self, list(self._backward_hooks.values()),
+                                             list(self._backward_pre_hooks.values()))
+                args = backward_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in self._forward_hooks.items():
+                called.add(hook_id)
+                changed = hook(self, args, kwargs, result) if hook_id in self._forward_hooks_with_kwargs \
+                    else hook(self, args, result)
+                if changed is not None:
+                    result = changed
+            if backward_hook is not None:
+                result = backward_hook.setup_output_hook(result)
+            return result
+        except Exception:
+            for hook_id, hook in self._forward_hooks.items():
+                if hook_id in self._forward_hooks_always_called and hook_id not in called:
+                    changed = hook(self, args, kwargs, result) if hook_id in self._forward_hooks_with_kwargs \
+                        else hook(self, args, result)
+                    if changed is not None:
+                        result = changed
+            raise
+
+
+def add_hook(hooks: OrderedDict, hook: Callable, prepend: bool = False, *extra: OrderedDict) -> RemovableHandle:
+    handle = RemovableHandle(hooks, extra_dict=list(extra))
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+

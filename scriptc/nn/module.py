@@ -12,7 +12,9 @@ from scriptc import autograd
 from scriptc.tensors import Tensor, wrap
 from scriptc.types import dtype as Dtype
 
-from .hooks import BackwardHook, RemovableHandle
+from scriptc.utils.hooks import RemovableHandle
+
+from .hooks import ModuleHooks, add_hook
 from .parameter import Parameter
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
@@ -61,7 +63,7 @@ def _parse_to(args, kwargs):
     return device, dtype
 
 
-class Module:
+class Module(ModuleHooks):
     """Base class of every layer and model: holds parameters, buffers and submodules by name."""
 
     training: bool
@@ -404,15 +406,15 @@ class Module:
 
     def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """hook(module, state_dict, prefix, local_metadata) runs after this module's state_dict()."""
-        return _add_hook(self._state_dict_hooks, hook)
+        return add_hook(self._state_dict_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors) runs first."""
-        return _add_hook(self._load_state_dict_pre_hooks, lambda *args: hook(self, *args))
+        return add_hook(self._load_state_dict_pre_hooks, lambda *args: hook(self, *args))
 
     def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """hook(module, incompatible_keys) runs after load_state_dict; it may edit the key lists in place."""
-        return _add_hook(self._load_state_dict_post_hooks, hook)
+        return add_hook(self._load_state_dict_post_hooks, hook)
 
     # --- modes and conversion -----------------------------------------------------------
     def train(self, mode: bool = True) -> "Module":
@@ -518,37 +520,6 @@ class Module:
         move_to_shared_memory(tensors + [t.grad for t in tensors if t.grad is not None])
         return self
 
-    # --- hooks ------------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
-                                  with_kwargs: bool = False) -> RemovableHandle:
-        """hook(module, args) (or hook(module, args, kwargs) with with_kwargs) runs before forward and may
-        return new args (or (args, kwargs))."""
-        handle = _add_hook(self._forward_pre_hooks, hook, prepend, self._forward_pre_hooks_with_kwargs)
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        return handle
-
-    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
-                              always_call: bool = False) -> RemovableHandle:
-        """hook(module, args, output) (or hook(module, args, kwargs, output)) runs after forward and may return
-        a new output; with always_call it also runs when forward raises."""
-        handle = _add_hook(self._forward_hooks, hook, prepend, self._forward_hooks_with_kwargs,
-                           self._forward_hooks_always_called)
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        return handle
-
-    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
-        """hook(module, grad_output) runs when the gradients of the outputs are ready; it may return new ones."""
-        return _add_hook(self._backward_pre_hooks, hook, prepend)
-
-    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
-        """hook(module, grad_input, grad_output) runs when the gradients of the inputs are computed; it may
-        return new grad_input."""
-        return _add_hook(self._backward_hooks, hook, prepend)
-
     # --- calling and printing -------------------------------------------------------------
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -557,46 +528,6 @@ class Module:
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
-
-    def _call_with_hooks(self, args, kwargs):
-        result = None
-        called = set()
-        try:
-            for hook_id, hook in self._forward_pre_hooks.items():
-                if hook_id in self._forward_pre_hooks_with_kwargs:
-                    changed = hook(self, args, kwargs)
-                    if changed is not None:
-                        if not (isinstance(changed, tuple) and len(changed) == 2):
-                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
-                                               f"new_kwargs), but got {changed}.")
-                        args, kwargs = changed
-                else:
-                    changed = hook(self, args)
-                    if changed is not None:
-                        args = changed if isinstance(changed, tuple) else (changed,)
-            backward_hook = None
-            if self._backward_hooks or self._backward_pre_hooks:
-                backward_hook = BackwardHook(self, list(self._backward_hooks.values()),
-                                             list(self._backward_pre_hooks.values()))
-                args = backward_hook.setup_input_hook(args)
-            result = self.forward(*args, **kwargs)
-            for hook_id, hook in self._forward_hooks.items():
-                called.add(hook_id)
-                changed = hook(self, args, kwargs, result) if hook_id in self._forward_hooks_with_kwargs \
-                    else hook(self, args, result)
-                if changed is not None:
-                    result = changed
-            if backward_hook is not None:
-                result = backward_hook.setup_output_hook(result)
-            return result
-        except Exception:
-            for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called and hook_id not in called:
-                    changed = hook(self, args, kwargs, result) if hook_id in self._forward_hooks_with_kwargs \
-                        else hook(self, args, result)
-                    if changed is not None:
-                        result = changed
-            raise
 
     def extra_repr(self) -> str:
         return ""
@@ -634,12 +565,3 @@ def _remove_from(name: str, *stores) -> None:
             store.discard(name)
         else:
             store.pop(name, None)
-
-
-def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool = False, *extra: OrderedDict) -> RemovableHandle:
-    handle = RemovableHandle(hooks, extra_dict=list(extra))
-    hooks[handle.id] = hook
-    if prepend:
-        hooks.move_to_end(handle.id, last=False)
-    return handle
-

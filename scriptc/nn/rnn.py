@@ -58,6 +58,13 @@ def _rnn_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Optional[Tensor], relu:
     return pre.relu() if relu else pre.tanh()
 
 
+def _uniform_in_hidden_scale(module: Module) -> None:
+    """Every parameter U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), torch's recurrent initialisation."""
+    stdv = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
+    for weight in module.parameters():
+        init.uniform_(weight, -stdv, stdv)
+
+
 def _keep_rows(new: Tensor, old: Tensor) -> Tensor:
     """`new` for the first rows, `old` for the rest (sequences not running at this step)."""
     active, full = new.size(0), old.size(0)
@@ -146,9 +153,7 @@ class RNNBase(Module):
         """Kept for PyTorch compatibility: it compacts cuDNN weights on GPU; on CPU there is nothing to do."""
 
     def reset_parameters(self) -> None:
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _uniform_in_hidden_scale(self)
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -432,9 +437,7 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _uniform_in_hidden_scale(self)
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -453,6 +456,20 @@ class RNNCellBase(Module):
             raise RuntimeError(f"input has inconsistent input_size: got {input.size(-1)} expected {self.input_size}")
         return input if input.dim() == 2 else input.unsqueeze(0)
 
+    def _batch_and_state(self, input: Tensor, hx: Optional[Tensor]) -> Tuple[Tensor, Tensor, bool]:
+        """(input as a batch, the one hidden state as a batch (zeros when None), whether input was batched)."""
+        if hx is not None:
+            if hx.dim() not in (1, 2):
+                raise ValueError(f"{type(self).__name__}: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
+        batched = input.dim() == 2
+        x = self._check_input(input)
+        if hx is None:
+            h = x.new_zeros([x.size(0), self.hidden_size])
+        else:
+            h = hx if batched else hx.unsqueeze(0)
+        self._check_hidden(x, h, "hidden0")
+        return x, h, batched
+
     def _check_hidden(self, input: Tensor, hx: Tensor, name: str) -> None:
         if input.size(0) != hx.size(0):
             raise RuntimeError(f"Input batch size {input.size(0)} doesn't match {name} batch size {hx.size(0)}")
@@ -469,14 +486,7 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
-        if hx is not None:
-            if hx.dim() not in (1, 2):
-                raise ValueError(f"RNNCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
-        batched = input.dim() == 2
-        x = self._check_input(input)
-        h = x.new_zeros([x.size(0), self.hidden_size]) if hx is None else (
-            hx if batched else hx.unsqueeze(0))
-        self._check_hidden(x, h, "hidden0")
+        x, h, batched = self._batch_and_state(input, hx)
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         out = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
@@ -518,13 +528,6 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
-        if hx is not None:
-            if hx.dim() not in (1, 2):
-                raise ValueError(f"GRUCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
-        batched = input.dim() == 2
-        x = self._check_input(input)
-        h = x.new_zeros([x.size(0), self.hidden_size]) if hx is None else (
-            hx if batched else hx.unsqueeze(0))
-        self._check_hidden(x, h, "hidden0")
+        x, h, batched = self._batch_and_state(input, hx)
         out = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
         return out if batched else out.squeeze(0)

@@ -35,6 +35,13 @@ def _table(num_embeddings: int, embedding_dim: int, _weight: Optional[Tensor], _
     return Parameter(_weight, requires_grad=not _freeze)
 
 
+def _normal_with_zero_padding_row(weight: Parameter, padding_idx: Optional[int]) -> None:
+    init.normal_(weight)
+    if padding_idx is not None:
+        with autograd.no_grad():
+            weight[padding_idx].fill_(0)
+
+
 class Embedding(Module):
     """A lookup table of num_embeddings vectors of size embedding_dim, initialised N(0, 1) (padding_idx's row 0)."""
 
@@ -52,13 +59,7 @@ class Embedding(Module):
             self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        self._fill_padding_idx_with_zero()
-
-    def _fill_padding_idx_with_zero(self) -> None:
-        if self.padding_idx is not None:
-            with autograd.no_grad():
-                self.weight[self.padding_idx].fill_(0)
+        _normal_with_zero_padding_row(self.weight, self.padding_idx)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
@@ -108,10 +109,7 @@ class EmbeddingBag(Module):
             self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with autograd.no_grad():
-                self.weight[self.padding_idx].fill_(0)
+        _normal_with_zero_padding_row(self.weight, self.padding_idx)
 
     def forward(self, input: Tensor, offsets: Optional[Tensor] = None,
                 per_sample_weights: Optional[Tensor] = None) -> Tensor:

@@ -111,3 +111,19 @@ def compare_module(build, args, kwargs=None, modes=("train", "eval"), rtol=1e-5,
         theirs.zero_grad()
         ours.zero_grad()
     return ours, theirs
+
+
+def constant(array):
+    """An argument that is the same tensor for both backends and gets no gradient (targets, masks, weights)."""
+    return lambda T: T.tensor(array)
+
+
+def assert_same_error(call, error, message: str) -> None:
+    """call(T) raises `error`, its message containing `message`, with torch and with scriptc alike."""
+    import pytest
+    import torch
+
+    for T in (torch, scriptc):
+        with pytest.raises(error) as info:
+            call(T)
+        assert message in str(info.value), f"{T.__name__}: {info.value}"

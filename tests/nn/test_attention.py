@@ -9,7 +9,7 @@ import pytest
 
 import scriptc
 
-from .compare import compare_call, compare_module
+from .compare import compare_call, compare_module, constant
 
 torch = pytest.importorskip("torch")
 
@@ -19,9 +19,6 @@ rng = np.random.default_rng(3)
 def x(*shape):
     return rng.standard_normal(shape).astype(np.float32)
 
-
-def _constant(array):
-    return lambda T: T.tensor(array)
 
 
 KPM = rng.random((2, 4)) > 0.6
@@ -35,10 +32,10 @@ MHA_OPTIONS = [
     (dict(embed_dim=8, num_heads=4, bias=False, add_bias_kv=True, add_zero_attn=True), dict()),
     (dict(embed_dim=8, num_heads=2, add_bias_kv=True), dict(need_weights=False)),
 ]
-MASKS = {"none": lambda heads: {}, "kpm": lambda heads: dict(key_padding_mask=_constant(KPM)),
-         "float": lambda heads: dict(attn_mask=_constant(MASK)),
-         "bool+kpm": lambda heads: dict(attn_mask=_constant(MASK > 1), key_padding_mask=_constant(KPM)),
-         "3d": lambda heads: dict(attn_mask=_constant(np.repeat(MASK[None], 2 * heads, 0)))}
+MASKS = {"none": lambda heads: {}, "kpm": lambda heads: dict(key_padding_mask=constant(KPM)),
+         "float": lambda heads: dict(attn_mask=constant(MASK)),
+         "bool+kpm": lambda heads: dict(attn_mask=constant(MASK > 1), key_padding_mask=constant(KPM)),
+         "3d": lambda heads: dict(attn_mask=constant(np.repeat(MASK[None], 2 * heads, 0)))}
 
 
 @pytest.mark.parametrize("masks", list(MASKS))
@@ -55,15 +52,15 @@ def test_multihead_attention_matches_torch(options, call, masks):
 
 def test_unbatched_and_causal_hint():
     compare_module(lambda T: T.nn.MultiheadAttention(8, 2), [x(3, 8), x(4, 8), x(4, 8)],
-                   {"key_padding_mask": _constant(KPM[0])}, modes=("eval",))
+                   {"key_padding_mask": constant(KPM[0])}, modes=("eval",))
     causal = np.triu(np.full((3, 3), -np.inf, dtype=np.float32), 1)
     compare_module(lambda T: T.nn.MultiheadAttention(8, 2), [x(3, 2, 8), x(3, 2, 8), x(3, 2, 8)],
-                   {"attn_mask": _constant(causal), "is_causal": True, "need_weights": False}, modes=("eval",))
+                   {"attn_mask": constant(causal), "is_causal": True, "need_weights": False}, modes=("eval",))
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"is_causal": True}, {"scale": 0.3},
-                                    {"attn_mask": _constant(MASK > 0)}, {"attn_mask": _constant(MASK)},
-                                    {"attn_mask": _constant(MASK), "is_causal": False}])
+                                    {"attn_mask": constant(MASK > 0)}, {"attn_mask": constant(MASK)},
+                                    {"attn_mask": constant(MASK), "is_causal": False}])
 def test_scaled_dot_product_attention_matches_torch(kwargs):
     compare_call(lambda T, q, k, v, **kw: T.nn.functional.scaled_dot_product_attention(q, k, v, **kw),
                  [x(2, 2, 3, 5), x(2, 2, 4, 5), x(2, 2, 4, 6)], kwargs)
@@ -75,7 +72,7 @@ def test_sdpa_grouped_query_attention_and_fully_masked_rows():
     mask = np.ones((3, 4), dtype=bool)
     mask[1] = False
     compare_call(lambda T, q, k, v, m: T.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m),
-                 [x(1, 2, 3, 5), x(1, 2, 4, 5), x(1, 2, 4, 5), _constant(mask)])
+                 [x(1, 2, 3, 5), x(1, 2, 4, 5), x(1, 2, 4, 5), constant(mask)])
 
 
 TRANSFORMERS = [
@@ -96,8 +93,8 @@ def test_transformer_matches_torch(options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch: enable_nested_tensor is True, but ...
         compare_module(lambda T: T.nn.Transformer(**options), [src, tgt],
-                       {"tgt_mask": _square_mask(4), "src_key_padding_mask": _constant(KPM.repeat(2, 1)[:, :5]),
-                        "memory_key_padding_mask": _constant(KPM.repeat(2, 1)[:, :5]), "tgt_is_causal": True},
+                       {"tgt_mask": _square_mask(4), "src_key_padding_mask": constant(KPM.repeat(2, 1)[:, :5]),
+                        "memory_key_padding_mask": constant(KPM.repeat(2, 1)[:, :5]), "tgt_is_causal": True},
                        rtol=2e-5, atol=2e-5, grad_atol=5e-5)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import scriptc
 
-from .compare import compare_module
+from .compare import assert_same_error, compare_module
 
 torch = pytest.importorskip("torch")
 
@@ -169,10 +169,7 @@ def test_dropout_between_layers_only_in_training():
      "Unknown nonlinearity: foo"),
 ])
 def test_errors_match_torch(make, call, error, message):
-    for T in (torch, scriptc):
-        with pytest.raises(error) as info:
-            call(T, make(T))
-        assert message in str(info.value)
+    assert_same_error(lambda T: call(T, make(T)), error, message)
 
 
 @pytest.mark.parametrize("build, error, message", [
@@ -186,10 +183,7 @@ def test_errors_match_torch(make, call, error, message):
     (lambda T: T.nn.LSTM(4, 3, num_layers=0), ValueError, "num_layers must be greater than zero"),
 ])
 def test_constructor_errors_match_torch(build, error, message):
-    for T in (torch, scriptc):
-        with pytest.raises(error) as info:
-            build(T)
-        assert message in str(info.value)
+    assert_same_error(build, error, message)
 
 
 def test_dropout_with_one_layer_warns():
