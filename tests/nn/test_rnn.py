@@ -189,3 +189,10 @@ def test_constructor_errors_match_torch(build, error, message):
 def test_dropout_with_one_layer_warns():
     with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
         scriptc.nn.LSTM(4, 3, dropout=0.2)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_one_step_sequences(kind):
+    kw = dict(input_size=4, hidden_size=4, bidirectional=True)
+    compare_module(lambda T: getattr(T.nn, kind)(**kw), [_x(1, 3, 4)], modes=("train",))
+    compare_module(lambda T: getattr(T.nn, kind)(**kw), [_packed([1, 1, 1, 1])], modes=("eval",))

@@ -326,6 +326,7 @@ CASES: dict[str, list[Case]] = {
     "stack": [Case(([rand(2, 3), rand(2, 3)],), lambda ts: np.stack(ts)),
               Case(([rand(2, 3), rand(2, 3)], -1), lambda ts, d: np.stack(ts, axis=d), label="last")],
     "split": [Case((rand(5, 3), 2), lambda a, s: (a[:2], a[2:4], a[4:])),
+              Case((rand(3, 2), 3), lambda a, s: (a,), label="one piece"),
               Case((rand(3, 5), [1, 4], 1), lambda a, s, d: (a[:, :1], a[:, 1:]), label="sizes")],
     "chunk": [Case((rand(5, 3), 2), lambda a, c: (a[:3], a[3:]))],
     "narrow": [Case((rand(4, 5), 1, 1, 3), lambda a, d, s, n: a[:, 1:4])],
