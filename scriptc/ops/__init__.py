@@ -97,9 +97,12 @@ from . import einsum  # noqa: E402,F401
 from . import diagonal  # noqa: E402,F401
 from . import norms  # noqa: E402,F401
 from . import linalg_solve  # noqa: E402,F401
+from . import linalg_eigen  # noqa: E402,F401
 from . import linalg_decomp  # noqa: E402,F401
 from . import sparse  # noqa: E402,F401
 from . import activation  # noqa: E402,F401
 from . import dropout  # noqa: E402,F401
+from . import complex  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
 from . import embedding  # noqa: E402,F401
 from . import loss  # noqa: E402,F401
