@@ -42,6 +42,19 @@ def _normal_with_zero_padding_row(weight: Parameter, padding_idx: Optional[int])
             weight[padding_idx].fill_(0)
 
 
+def _norm_options_repr(table: Module) -> str:
+    """The max_norm, norm_type and scale_grad_by_freq part of an embedding's repr (only what differs from the
+    defaults)."""
+    text = ""
+    if table.max_norm is not None:
+        text += f", max_norm={table.max_norm}"
+    if table.norm_type != 2:
+        text += f", norm_type={table.norm_type}"
+    if table.scale_grad_by_freq is not False:
+        text += f", scale_grad_by_freq={table.scale_grad_by_freq}"
+    return text
+
+
 class Embedding(Module):
     """A lookup table of num_embeddings vectors of size embedding_dim, initialised N(0, 1) (padding_idx's row 0)."""
 
@@ -69,12 +82,7 @@ class Embedding(Module):
         text = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            text += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            text += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        text += _norm_options_repr(self)
         if self.sparse is not False:
             text += ", sparse=True"
         return text
@@ -118,13 +126,7 @@ class EmbeddingBag(Module):
                                self.padding_idx)
 
     def extra_repr(self) -> str:
-        text = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            text += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            text += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        text = f"{self.num_embeddings}, {self.embedding_dim}" + _norm_options_repr(self)
         text += f", mode='{self.mode}'"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx}"

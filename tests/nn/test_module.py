@@ -243,6 +243,9 @@ def test_conversions_keep_parameter_identity():
     assert weight.dtype == scriptc.float64
     model.half().float()
     assert weight.dtype == scriptc.float32
+    model.bfloat16()
+    assert weight.dtype == scriptc.bfloat16 and model.first.steps.dtype == scriptc.bfloat16
+    model.float()
     model.to("cpu").cpu()
     model.type(scriptc.float64)
     assert weight.dtype == scriptc.float64
