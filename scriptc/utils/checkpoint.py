@@ -145,23 +145,34 @@ def _check_recomputed(forward_meta: list, outputs: list) -> None:
 def _leaves_needing_grad(outputs: list, args: tuple) -> list:
     """The tensors the recorded graph of `outputs` reaches that want gradients: the arguments it
     stops at, and the leaves (parameters) that require grad, each once, in the order found."""
-    arg_ids = {id(a) for a in args if isinstance(a, Tensor)}
-    found, seen_nodes, seen = [], set(), set()
-    stack = [t for t in outputs if t.requires_grad]
+    producers = {(a.grad_fn, a._out_index): a for a in args
+                 if isinstance(a, Tensor) and a.requires_grad and a.grad_fn is not None}
+    found, seen = [], set()
+
+    def reach(tensor) -> bool:
+        """Record `tensor` if the walk stops at it; False when it has a history to walk through."""
+        if tensor.grad_fn is None or (tensor.grad_fn, tensor._out_index) in producers:
+            if id(tensor) not in seen:
+                seen.add(id(tensor))
+                found.append(tensor)
+            return True
+        return False
+
+    stack = [t.grad_fn for t in outputs if t.requires_grad and not reach(t)]
+    walked = set()
     while stack:
-        t = stack.pop()
-        if id(t) in seen:
+        node = stack.pop()
+        if id(node) in walked:
             continue
-        if id(t) in arg_ids or t.grad_fn is None:
-            seen.add(id(t))
-            if t.requires_grad:
-                found.append(t)
-            continue
-        node = t.grad_fn
-        if id(node) in seen_nodes:
-            continue
-        seen_nodes.add(id(node))
-        stack.extend(x for x in autograd._flat_inputs(node.inputs) if isinstance(x, Tensor) and x.requires_grad)
+        walked.add(id(node))
+        for edge in autograd._flat_inputs(node.inputs):
+            if edge is None:
+                continue
+            tensor = edge.leaf if edge.node is None else producers.get((edge.node, edge.index))
+            if tensor is not None:
+                reach(tensor)
+            else:
+                stack.append(edge.node)
     return found
 
 
