@@ -257,7 +257,7 @@ class _CorrCholesky(Constraint):
 
     def check(self, value):
         tol = float(np.finfo(value.dtype.np).eps) * value.size(-1) * 10
-        row_norm = (value.detach() * value.detach()).sum(-1).sqrt()
+        row_norm = scriptc.linalg.vector_norm(value.detach(), dim=-1)
         return _LowerCholesky().check(value) & ((row_norm - 1.0).abs() <= tol).all(-1)
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from scriptc import mv, vdot
 from scriptc.autograd import no_grad
 from scriptc.tensors import Tensor
 
+from ..functional import normalize
 from ..module import Module
 from . import parametrize
-from ._norms import norm_except_dim, normalize
+from ._norms import norm_except_dim
 
 __all__ = ["spectral_norm", "weight_norm"]
 
@@ -51,8 +53,8 @@ class _SpectralNorm(Module):
             self.n_power_iterations = n_power_iterations
             weight_mat = self._reshape_weight_to_matrix(weight)
             h, w = weight_mat.shape
-            self.register_buffer("_u", normalize(weight_mat.new_empty(h).normal_(0, 1), eps=eps))
-            self.register_buffer("_v", normalize(weight_mat.new_empty(w).normal_(0, 1), eps=eps))
+            self.register_buffer("_u", normalize(weight_mat.new_empty(h).normal_(0, 1), dim=0, eps=eps))
+            self.register_buffer("_v", normalize(weight_mat.new_empty(w).normal_(0, 1), dim=0, eps=eps))
             self._power_method(weight_mat, 15)
 
     def _reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
@@ -63,16 +65,16 @@ class _SpectralNorm(Module):
     def _power_method(self, weight_mat: Tensor, n_power_iterations: int) -> None:
         with no_grad():
             for _ in range(n_power_iterations):
-                self._u.copy_(normalize(weight_mat @ self._v, eps=self.eps))
-                self._v.copy_(normalize(weight_mat.t() @ self._u, eps=self.eps))
+                self._u.copy_(normalize(mv(weight_mat, self._v), dim=0, eps=self.eps))
+                self._v.copy_(normalize(mv(weight_mat.t(), self._u), dim=0, eps=self.eps))
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.ndim == 1:
-            return normalize(weight, eps=self.eps)
+            return normalize(weight, dim=0, eps=self.eps)
         weight_mat = self._reshape_weight_to_matrix(weight)
         if self.training:
             self._power_method(weight_mat, self.n_power_iterations)
-        sigma = (self._u.clone() * (weight_mat @ self._v.clone())).sum()
+        sigma = vdot(self._u.clone(), mv(weight_mat, self._v.clone()))
         return weight / sigma
 
     def right_inverse(self, value: Tensor) -> Tensor:
