@@ -41,13 +41,18 @@ _SUBMODULES = {
     "sparse",
     "utils",
     "distributions",
+    "serialization",
+    "multiprocessing",
+    "grad_mode",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
     "scriptc.tensors": {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"},
-    "scriptc.autograd": {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"},
+    "scriptc.autograd": {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+                         "is_inference_mode_enabled"},
     "scriptc.random": {"Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state"},
     "scriptc.sparse": {"sparse_coo_tensor", "sparse_coo", "strided"},
+    "scriptc.serialization": {"save", "load"},
 }
 
 
@@ -83,8 +88,6 @@ def __getattr__(name: str):
         if name in names:
             from scriptc import bindings  # noqa: F401  (installs the Tensor methods)
             return getattr(importlib.import_module(module), name)
-    if name == "inference_mode":
-        return importlib.import_module("scriptc.autograd").no_grad
     from scriptc import bindings
     if name in bindings.FUNCTIONS:
         value = bindings.FUNCTIONS[name]

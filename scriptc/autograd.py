@@ -1,4 +1,4 @@
-"""Tape-based reverse-mode autograd: grad mode, the graph of Nodes, backward, grad, gradcheck.
+"""Tape-based reverse-mode autograd: the graph of Nodes, backward, grad, gradcheck (modes: grad_mode.py).
 
 Every differentiable op call made while grad mode is on and some input
 requires grad records a `Node`: the op (whose table entry holds the gradient
@@ -10,73 +10,22 @@ accumulates into the `.grad` of leaves.
 
 from __future__ import annotations
 
-import threading
 from typing import Sequence
 
 import numpy as np
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "backward", "grad", "gradcheck",
-           "Node"]
+from scriptc.grad_mode import (  # noqa: F401  (re-exported: torch.autograd has them)
+    _mode,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
-
-class _GradMode(threading.local):
-    enabled = True
-
-
-_mode = _GradMode()
-
-
-def is_grad_enabled() -> bool:
-    return _mode.enabled
-
-
-class set_grad_enabled:
-    """Context manager (and function) that sets grad mode, as torch.set_grad_enabled."""
-
-    def __init__(self, mode: bool):
-        self.prev = _mode.enabled
-        _mode.enabled = bool(mode)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        _mode.enabled = self.prev
-        return False
-
-
-class _GradModeContext:
-    enable = True
-
-    def __enter__(self):
-        self.prev = _mode.enabled
-        _mode.enabled = self.enable
-        return self
-
-    def __exit__(self, *exc):
-        _mode.enabled = self.prev
-        return False
-
-    def __call__(self, fn):
-        import functools
-
-        @functools.wraps(fn)
-        def wrapped(*args, **kwargs):
-            with type(self)():
-                return fn(*args, **kwargs)
-        return wrapped
-
-
-class no_grad(_GradModeContext):
-    """Disable gradient recording inside `with no_grad():` (or on a decorated function)."""
-
-    enable = False
-
-
-class enable_grad(_GradModeContext):
-    """Re-enable gradient recording inside a no_grad region."""
-
-    enable = True
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+           "is_inference_mode_enabled", "backward", "grad", "gradcheck", "Node"]
 
 
 class SavedContext:

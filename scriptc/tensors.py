@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from scriptc import autograd
+from scriptc import autograd, grad_mode
 from scriptc import ops as _ops
 from scriptc.errors import ShapeError
 from scriptc.ops import rules as _rules
@@ -249,6 +249,10 @@ class Tensor:
         self.requires_grad = requires_grad
         return self
 
+    def is_inference(self) -> bool:
+        """Whether this tensor was made under `inference_mode`."""
+        return grad_mode.is_inference(self)
+
     def retain_grad(self) -> None:
         """Keep `.grad` for this non-leaf tensor after backward."""
         import weakref
@@ -316,6 +320,18 @@ class Tensor:
     def cuda(self, device_=None, non_blocking: bool = False) -> "Tensor":
         _check_device(device("cuda"))
         return self
+
+    def share_memory_(self) -> "Tensor":
+        """Move this tensor's storage into shared memory, in place (views follow); a no-op when it is
+        there already. A shared tensor sent to another process arrives as a view of the same memory."""
+        from scriptc.multiprocessing.shared_memory import move_to_shared_memory
+        move_to_shared_memory([self])
+        return self
+
+    def is_shared(self) -> bool:
+        """Whether this tensor's storage is in shared memory."""
+        from scriptc.multiprocessing.shared_memory import shared_storage
+        return shared_storage(self._data) is not None
 
     def pin_memory(self) -> "Tensor":
         _check_device(device("cuda"))
@@ -553,6 +569,8 @@ def call(op, args: tuple):
                 t._out_index = i
         if "out" in op.save:
             autograd.watch_output(node, outs[0])
+    elif _mode.inference:
+        grad_mode.mark_inference(outs)
     if _tracer[0] is not None:
         _tracer[0].record(op, args, outs)
     return result
@@ -591,6 +609,10 @@ def _wrap_output(op, out, args) -> Tensor:
 
 
 def _check_inplace_allowed(target: Tensor, other_args) -> None:
+    if not _mode.inference and grad_mode.is_inference(target):
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
     if _mode.enabled and target.requires_grad and target.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     base = target._base
@@ -732,6 +754,8 @@ def tensor(data, dtype: dtype | None = None, device=None, requires_grad: bool = 
     if array.dtype == object:
         raise TypeError("tensor(): could not convert data with ragged or non-numeric elements")
     out = wrap(np.array(array, dtype=target.np, copy=True))
+    if _mode.inference:
+        grad_mode.mark_inference((out,))
     if _tracer[0] is not None:
         _tracer[0].constant(out)
     return _fresh(out, requires_grad)

@@ -144,35 +144,24 @@ def _check_recomputed(forward_meta: list, outputs: list) -> None:
 
 def _leaves_needing_grad(outputs: list, args: tuple) -> list:
     """The tensors the recorded graph of `outputs` reaches that want gradients: the arguments it
-    stops at, and the leaves (parameters) that require grad, each once, in the order found."""
-    producers = {(a.grad_fn, a._out_index): a for a in args
-                 if isinstance(a, Tensor) and a.requires_grad and a.grad_fn is not None}
-    found, seen = [], set()
+    stops at, and the leaves (parameters) that require grad, each once, in the order found.
+    The graph is walked along its Edges: an argument is known by the (node, index) that made it."""
+    def key(edge):
+        return ("leaf", id(edge.leaf)) if edge.leaf is not None else (id(edge.node), edge.index)
 
-    def reach(tensor) -> bool:
-        """Record `tensor` if the walk stops at it; False when it has a history to walk through."""
-        if tensor.grad_fn is None or (tensor.grad_fn, tensor._out_index) in producers:
-            if id(tensor) not in seen:
-                seen.add(id(tensor))
-                found.append(tensor)
-            return True
-        return False
-
-    stack = [t.grad_fn for t in outputs if t.requires_grad and not reach(t)]
-    walked = set()
+    stops = {key(autograd.edge_of(a)): a for a in args if isinstance(a, Tensor) and a.requires_grad}
+    found, seen, expanded = [], set(), set()
+    stack = [autograd.edge_of(t) for t in outputs if t.requires_grad]
     while stack:
-        node = stack.pop()
-        if id(node) in walked:
+        edge = stack.pop()
+        if edge is None or key(edge) in seen:
             continue
-        walked.add(id(node))
-        for edge in autograd._flat_inputs(node.inputs):
-            if edge is None:
-                continue
-            tensor = edge.leaf if edge.node is None else producers.get((edge.node, edge.index))
-            if tensor is not None:
-                reach(tensor)
-            else:
-                stack.append(edge.node)
+        seen.add(key(edge))
+        if key(edge) in stops or edge.leaf is not None:
+            found.append(stops.get(key(edge), edge.leaf))
+        elif id(edge.node) not in expanded:
+            expanded.add(id(edge.node))
+            stack.extend(autograd._flat_inputs(edge.node.inputs))
     return found
 
 
