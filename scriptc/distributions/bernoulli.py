@@ -6,12 +6,13 @@ import math
 from numbers import Number
 
 import scriptc
+from scriptc.nn.functional import softplus
 from scriptc.tensors import Size
 
 from . import constraints
 from .distribution import as_size
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, softplus
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 

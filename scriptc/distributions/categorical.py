@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 import scriptc
 from scriptc.tensors import Size
 from scriptc.types import int64
@@ -85,9 +83,8 @@ class Categorical(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value = value.long().unsqueeze(-1)
-        shape = np.broadcast_shapes(tuple(value.shape), tuple(self.logits.shape))
-        return self.logits.expand(shape).gather(-1, value.expand(shape[:-1] + (1,))).squeeze(-1)
+        value, log_pmf = scriptc.broadcast_tensors(value.long().unsqueeze(-1), self.logits)
+        return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
 
     def entropy(self):
         logits = self.logits.clamp(min=float(finfo(self.logits.dtype).min))

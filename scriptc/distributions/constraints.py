@@ -273,7 +273,7 @@ class _Symmetric(_Square):
         square = super().check(value)
         if not square.all():
             return square
-        return ((value - value.mT).abs() <= 1e-6 + 1e-5 * value.mT.abs()).all(-2).all(-1)
+        return scriptc.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
 
 
 class _PositiveSemidefinite(_Symmetric):

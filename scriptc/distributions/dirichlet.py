@@ -7,7 +7,6 @@ import scriptc
 from . import constraints
 from .distribution import as_size
 from .exp_family import ExponentialFamily
-from .utils import xlogy
 
 __all__ = ["Dirichlet"]
 
@@ -40,7 +39,7 @@ class Dirichlet(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return (xlogy(self.concentration - 1.0, value).sum(-1) + self.concentration.sum(-1).lgamma()
+        return (scriptc.xlogy(self.concentration - 1.0, value).sum(-1) + self.concentration.sum(-1).lgamma()
                 - self.concentration.lgamma().sum(-1))
 
     @property

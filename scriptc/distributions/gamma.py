@@ -10,7 +10,7 @@ from scriptc.tensors import Size
 from . import constraints
 from .distribution import as_size
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, finfo, xlogy
+from .utils import broadcast_all, finfo
 
 __all__ = ["Gamma"]
 
@@ -58,8 +58,8 @@ class Gamma(ExponentialFamily):
         value = scriptc.as_tensor(value, dtype=self.rate.dtype)
         if self._validate_args:
             self._validate_sample(value)
-        return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value) - self.rate * value
-                - self.concentration.lgamma())
+        return (scriptc.xlogy(self.concentration, self.rate) + scriptc.xlogy(self.concentration - 1, value)
+                - self.rate * value - self.concentration.lgamma())
 
     def entropy(self):
         return (self.concentration - self.rate.log() + self.concentration.lgamma()

@@ -9,6 +9,7 @@ from functools import total_ordering
 import numpy as np
 
 import scriptc
+from scriptc.nn.functional import softplus
 
 from .bernoulli import Bernoulli
 from .beta import Beta
@@ -24,7 +25,7 @@ from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import euler_constant, softplus, sum_rightmost, xlogy
+from .utils import euler_constant, sum_rightmost
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -95,6 +96,10 @@ def kl_divergence(p: Distribution, q: Distribution):
 
 def _infinite_like(t):
     return scriptc.full_like(t, math.inf)
+
+
+def _x_log_x(t):
+    return scriptc.xlogy(t, t)  # 0 at t = 0
 
 
 def _batch_trace_xxt(bmat):
@@ -306,8 +311,8 @@ def _kl_normal_laplace(p, q):
 def _kl_uniform_beta(p, q):
     width = p.high - p.low
     t1 = width.log()
-    t2 = (q.concentration1 - 1) * (xlogy(p.high, p.high) - xlogy(p.low, p.low) - width) / width
-    t3 = (q.concentration0 - 1) * (xlogy(1 - p.high, 1 - p.high) - xlogy(1 - p.low, 1 - p.low) + width) / width
+    t2 = (q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+    t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + width) / width
     t4 = q.concentration1.lgamma() + q.concentration0.lgamma() - (q.concentration1 + q.concentration0).lgamma()
     result = t3 + t4 - t1 - t2
     return result.masked_fill((p.high > q.support.upper_bound) | (p.low < q.support.lower_bound), math.inf)
@@ -324,7 +329,7 @@ def _kl_uniform_gamma(p, q):
     width = p.high - p.low
     t1 = width.log()
     t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
-    t3 = (1 - q.concentration) * (xlogy(p.high, p.high) - xlogy(p.low, p.low) - width) / width
+    t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
     t4 = q.rate * (p.high + p.low) / 2
     return (-t1 + t2 + t3 + t4).masked_fill(p.low < q.support.lower_bound, math.inf)
 

@@ -12,8 +12,10 @@ import numpy as np
 import scriptc
 from scriptc.tensors import Tensor
 
+from scriptc.nn.functional import softplus
+
 from . import constraints
-from .utils import broadcast_all, finfo, lazy_property, softplus, sum_rightmost
+from .utils import broadcast_all, finfo, lazy_property, sum_rightmost
 
 __all__ = ["Transform", "ComposeTransform", "identity_transform", "ExpTransform", "PowerTransform",
            "SigmoidTransform", "TanhTransform", "AbsTransform", "AffineTransform"]

@@ -23,9 +23,8 @@ def broadcast_all(*values):
         raise ValueError("Input arguments must all be instances of Number, torch.Tensor or objects implementing "
                          "__torch_function__.")
     dtype = next((v.dtype for v in values if isinstance(v, Tensor)), scriptc.get_default_dtype())
-    tensors = [v if isinstance(v, Tensor) else scriptc.tensor(v, dtype=dtype) for v in values]
-    shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
-    return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in tensors)
+    return tuple(scriptc.broadcast_tensors(*(v if isinstance(v, Tensor) else scriptc.tensor(v, dtype=dtype)
+                                             for v in values)))
 
 
 def finfo(dtype):
@@ -42,16 +41,6 @@ def sum_rightmost(value: Tensor, dim: int) -> Tensor:
     if dim == 0:
         return value
     return value.reshape(tuple(value.shape[:-dim]) + (-1,)).sum(-1)
-
-
-def softplus(x: Tensor) -> Tensor:
-    """log(1 + exp(x)), computed without overflow."""
-    return x.clamp(min=0) + (-x.abs()).exp().log1p()
-
-
-def xlogy(x: Tensor, y: Tensor) -> Tensor:
-    """x * log(y), 0 where x is 0 (so 0 * log(0) counts as 0)."""
-    return (x * y.log()).masked_fill(x == 0, 0.0)
 
 
 def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
