@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import warnings
+from numbers import Number
 
 from scriptc.autograd import no_grad
 from scriptc.tensors import Size, Tensor
 
 from . import constraints
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -160,6 +161,19 @@ class Distribution:
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
+
+    def _broadcast_params(self, **params) -> Size:
+        """Store the parameters (numbers or tensors) broadcast to one shape; returns the batch shape,
+        () when every parameter was a Python number."""
+        values = broadcast_all(*params.values())
+        for name, value in zip(params, values):
+            setattr(self, name, value)
+        return Size() if all(isinstance(v, Number) for v in params.values()) else values[0].size()
+
+    def _expand_params(self, cls, batch_shape, _instance, *names) -> "Distribution":
+        """expand() for a distribution whose parameters `names` all have the batch shape."""
+        batch_shape = as_size(batch_shape)
+        return self._expanded(cls, batch_shape, _instance, **{n: getattr(self, n).expand(batch_shape) for n in names})
 
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:

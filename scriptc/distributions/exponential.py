@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from numbers import Number
 
 import scriptc
-from scriptc.tensors import Size
 
 from . import constraints
-from .distribution import as_size
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
@@ -24,12 +20,10 @@ class Exponential(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, rate, validate_args: bool | None = None) -> None:
-        (self.rate,) = broadcast_all(rate)
-        super().__init__(Size() if isinstance(rate, Number) else self.rate.size(), validate_args=validate_args)
+        super().__init__(self._broadcast_params(rate=rate), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = as_size(batch_shape)
-        return self._expanded(Exponential, batch_shape, _instance, rate=self.rate.expand(batch_shape))
+        return self._expand_params(Exponential, batch_shape, _instance, "rate")
 
     @property
     def mean(self):

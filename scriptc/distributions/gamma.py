@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from numbers import Number
 
 import scriptc
-from scriptc.tensors import Size
 
 from . import constraints
-from .distribution import as_size
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, finfo
+from .utils import finfo
 
 __all__ = ["Gamma"]
 
@@ -27,14 +24,10 @@ class Gamma(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, concentration, rate, validate_args: bool | None = None) -> None:
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        scalar = isinstance(concentration, Number) and isinstance(rate, Number)
-        super().__init__(Size() if scalar else self.concentration.size(), validate_args=validate_args)
+        super().__init__(self._broadcast_params(concentration=concentration, rate=rate), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = as_size(batch_shape)
-        return self._expanded(Gamma, batch_shape, _instance, concentration=self.concentration.expand(batch_shape),
-                              rate=self.rate.expand(batch_shape))
+        return self._expand_params(Gamma, batch_shape, _instance, "concentration", "rate")
 
     @property
     def mean(self):

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from numbers import Number
 
-from scriptc.tensors import Size
 
 from . import constraints
-from .distribution import Distribution, as_size
-from .utils import broadcast_all, finfo
+from .distribution import Distribution
+from .utils import finfo
 
 __all__ = ["Laplace"]
 
@@ -21,14 +19,10 @@ class Laplace(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = Size() if isinstance(loc, Number) and isinstance(scale, Number) else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self._broadcast_params(loc=loc, scale=scale), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = as_size(batch_shape)
-        return self._expanded(Laplace, batch_shape, _instance, loc=self.loc.expand(batch_shape),
-                              scale=self.scale.expand(batch_shape))
+        return self._expand_params(Laplace, batch_shape, _instance, "loc", "scale")
 
     @property
     def mean(self):

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
-from scriptc.tensors import Size
 
 from . import constraints
-from .distribution import as_size
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, standard_normal
+from .utils import standard_normal
 
 __all__ = ["Normal"]
 
@@ -24,14 +21,10 @@ class Normal(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = Size() if isinstance(loc, Number) and isinstance(scale, Number) else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self._broadcast_params(loc=loc, scale=scale), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = as_size(batch_shape)
-        return self._expanded(Normal, batch_shape, _instance, loc=self.loc.expand(batch_shape),
-                              scale=self.scale.expand(batch_shape))
+        return self._expand_params(Normal, batch_shape, _instance, "loc", "scale")
 
     @property
     def mean(self):

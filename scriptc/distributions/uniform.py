@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 import scriptc
-from scriptc.tensors import Size
 
 from . import constraints
-from .distribution import Distribution, as_size
-from .utils import broadcast_all
+from .distribution import Distribution
 
 __all__ = ["Uniform"]
 
@@ -21,18 +18,14 @@ class Uniform(Distribution):
     has_rsample = True
 
     def __init__(self, low, high, validate_args: bool | None = None) -> None:
-        self.low, self.high = broadcast_all(low, high)
-        batch_shape = Size() if isinstance(low, Number) and isinstance(high, Number) else self.low.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self._broadcast_params(low=low, high=high), validate_args=validate_args)
 
     @property
     def arg_constraints(self):
         return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = as_size(batch_shape)
-        return self._expanded(Uniform, batch_shape, _instance, low=self.low.expand(batch_shape),
-                              high=self.high.expand(batch_shape))
+        return self._expand_params(Uniform, batch_shape, _instance, "low", "high")
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
