@@ -178,14 +178,13 @@ def _tensors_sharing(storages: dict) -> dict:
 def _move_storage(seed, tensors: list) -> None:
     root = _root_array(seed._data)
     lo, hi = _byte_span(root)
-    for t in tensors:
-        t_lo, t_hi = _byte_span(t._data)
-        lo, hi = min(lo, t_lo), max(hi, t_hi)
     mapping = allocate(hi - lo)
     mapping.version_counter = seed._vc
     np.copyto(_rebase(root, lo, mapping), root)
     for t in tensors:
-        t._data = _rebase(t._data, lo, mapping)
+        t_lo, t_hi = _byte_span(t._data)
+        if lo <= t_lo and t_hi <= hi:  # a view of this storage (anything else keeps its memory)
+            t._data = _rebase(t._data, lo, mapping)
 
 
 def _rebase(array: np.ndarray, lo: int, mapping: SharedMapping) -> np.ndarray:

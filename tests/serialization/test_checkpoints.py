@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import scriptc
+from tests.torch_values import assert_same_values
 
 torch = pytest.importorskip("torch")
 
@@ -36,30 +37,7 @@ def _values(T, rng):
 
 
 def _assert_same(ours, theirs):
-    """ours (scriptc) holds the same values as theirs (torch), with the same container types."""
-    if isinstance(theirs, torch.Tensor):
-        assert isinstance(ours, scriptc.Tensor), type(ours)
-        assert isinstance(ours, scriptc.nn.Parameter) == isinstance(theirs, torch.nn.Parameter)
-        assert ours.requires_grad == theirs.requires_grad
-        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
-        assert tuple(ours.shape) == tuple(theirs.shape)
-        np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
-    elif isinstance(theirs, torch.Size):
-        assert type(ours) is scriptc.Size and tuple(ours) == tuple(theirs)
-    elif isinstance(theirs, torch.dtype):
-        assert ours is getattr(scriptc, str(theirs).removeprefix("torch."))
-    elif isinstance(theirs, torch.device):
-        assert ours == scriptc.device(str(theirs))
-    elif isinstance(theirs, dict):
-        assert type(ours) is type(theirs) and list(ours) == list(theirs)
-        for key in theirs:
-            _assert_same(ours[key], theirs[key])
-    elif isinstance(theirs, (list, tuple)):
-        assert type(ours) is type(theirs) and len(ours) == len(theirs)
-        for a, b in zip(ours, theirs):
-            _assert_same(a, b)
-    else:
-        assert type(ours) is type(theirs) and ours == theirs
+    assert_same_values(ours, theirs, torch)
 
 
 @pytest.mark.parametrize("zip_format", [True, False], ids=["zip", "legacy"])
