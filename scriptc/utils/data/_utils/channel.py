@@ -21,7 +21,11 @@ __all__ = ["Channel", "channel_pair"]
 
 _INLINE_LIMIT = 1 << 16  # payloads up to this travel in the packet itself
 _FDS_PER_PACKET = 250  # the kernel passes at most 253 descriptors in one message
-_CLOEXEC = getattr(socket, "MSG_CMSG_CLOEXEC", 0)
+# Plain ints: the socket module's flags are enums, whose `|` costs microseconds per message.
+_CLOEXEC = int(getattr(socket, "MSG_CMSG_CLOEXEC", 0))
+_DONT_WAIT = int(socket.MSG_DONTWAIT)
+_TRUNCATED = int(socket.MSG_TRUNC | socket.MSG_CTRUNC)
+_ANCILLARY_SPACE = socket.CMSG_SPACE(_FDS_PER_PACKET * 4)
 # The first byte of a packet says what it holds.
 _INLINE, _CARRIED, _DESCRIPTORS_ONLY = b"\x00", b"\x01", b"\x02"
 
@@ -60,7 +64,7 @@ class Channel:
         None when block is False and no message is waiting. EOFError when the other end closed."""
         fds: list[int] = []
         try:
-            packet = self._recv_packet(fds, 0 if block else socket.MSG_DONTWAIT)
+            packet = self._recv_packet(fds, 0 if block else _DONT_WAIT)
             if packet is None:
                 return None
             while packet[:1] == _DESCRIPTORS_ONLY:  # the rest of this message follows at once
@@ -77,8 +81,7 @@ class Channel:
 
     def _recv_packet(self, fds: list[int], flags: int) -> bytes | None:
         try:
-            packet, ancillary, flags, _ = self.sock.recvmsg(_INLINE_LIMIT + 1, socket.CMSG_SPACE(_FDS_PER_PACKET * 4),
-                                                            _CLOEXEC | flags)
+            packet, ancillary, flags, _ = self.sock.recvmsg(_INLINE_LIMIT + 1, _ANCILLARY_SPACE, _CLOEXEC | flags)
         except BlockingIOError:
             return None
         for level, kind, data in ancillary:
@@ -88,7 +91,7 @@ class Channel:
                 fds.extend(received)
         if not packet:
             raise EOFError("the other end of the DataLoader channel closed")
-        if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+        if flags & _TRUNCATED:
             raise RuntimeError("a DataLoader channel message arrived truncated")
         return packet
 
