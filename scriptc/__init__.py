@@ -33,14 +33,27 @@ long = int64
 int = int32
 short = int16
 
-_SUBMODULES = {"nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
-               "types", "config", "errors", "bindings", "testing", "random", "serialization", "multiprocessing",
-               "utils", "grad_mode"}
-_FROM_TENSOR = {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"}
-_FROM_AUTOGRAD = {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-                  "is_inference_mode_enabled"}
-_FROM_RANDOM = {"Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state"}
-_FROM_SERIALIZATION = {"save", "load"}
+_SUBMODULES = {
+    "nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
+    "types", "config", "errors", "bindings", "testing",
+    "random",
+    "linalg",
+    "sparse",
+    "utils",
+    "distributions",
+    "serialization",
+    "multiprocessing",
+    "grad_mode",
+}
+# Names defined in a submodule, loaded on first use (one module a line).
+_LAZY_NAMES = {
+    "scriptc.tensors": {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"},
+    "scriptc.autograd": {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+                         "is_inference_mode_enabled"},
+    "scriptc.random": {"Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state"},
+    "scriptc.sparse": {"sparse_coo_tensor", "sparse_coo", "strided"},
+    "scriptc.serialization": {"save", "load"},
+}
 
 
 def manual_seed(seed: int):
@@ -71,15 +84,10 @@ def from_dlpack(obj):
 def __getattr__(name: str):
     if name in _SUBMODULES:
         return importlib.import_module(f"scriptc.{name}")
-    if name in _FROM_TENSOR:
-        from scriptc import bindings  # noqa: F401  (installs the Tensor methods)
-        return getattr(importlib.import_module("scriptc.tensors"), name)
-    if name in _FROM_AUTOGRAD:
-        return getattr(importlib.import_module("scriptc.autograd"), name)
-    if name in _FROM_RANDOM:
-        return getattr(importlib.import_module("scriptc.random"), name)
-    if name in _FROM_SERIALIZATION:
-        return getattr(importlib.import_module("scriptc.serialization"), name)
+    for module, names in _LAZY_NAMES.items():
+        if name in names:
+            from scriptc import bindings  # noqa: F401  (installs the Tensor methods)
+            return getattr(importlib.import_module(module), name)
     from scriptc import bindings
     if name in bindings.FUNCTIONS:
         value = bindings.FUNCTIONS[name]
@@ -90,5 +98,4 @@ def __getattr__(name: str):
 
 def __dir__():
     from scriptc import bindings
-    return sorted(set(globals()) | _SUBMODULES | _FROM_TENSOR | _FROM_AUTOGRAD | _FROM_RANDOM | _FROM_SERIALIZATION
-                  | set(bindings.FUNCTIONS))
+    return sorted(set(globals()) | _SUBMODULES | set().union(*_LAZY_NAMES.values()) | set(bindings.FUNCTIONS))

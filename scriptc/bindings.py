@@ -16,7 +16,7 @@ from scriptc.types import ListType, OptionalType, Scalar, ScalarType, TensorType
 
 # Methods and functions whose first list argument may also be given as varargs: x.view(2, 3), zeros(2, 3).
 _VARARG_LISTS = {"view", "reshape", "permute", "expand", "repeat", "flip", "zeros", "ones", "empty", "rand",
-                 "randn"}
+                 "randn", "einsum", "chain_matmul"}
 # Other public names an overloaded name falls back to: max(a, b) is maximum(a, b).
 _ALIASES = {"max": ["maximum"], "min": ["minimum"]}
 
@@ -136,6 +136,19 @@ def _public(filter_attr: str) -> dict:
     for name, group in groups.items():
         candidates = group + [ops.OPS[a] for a in _ALIASES.get(name, [])]
         out[name] = _make(group[0], filter_attr == "method") if len(candidates) == 1 else _overloaded(name, candidates)
+    return out
+
+
+def namespace(prefix: str, module: str) -> dict:
+    """The functions of a torch namespace (`torch.linalg`, `torch.fft`) from the ops named with its
+    prefix as in ATen (`linalg_inv` is `torch.linalg.inv`), keyed by their names there."""
+    out = {}
+    for op in ops.all_ops():
+        if op.base_name.startswith(prefix) and op.inplace_of is None:
+            fn = _make(op, as_method=False)
+            fn.__name__ = fn.__qualname__ = op.base_name[len(prefix):]
+            fn.__module__ = module
+            out[fn.__name__] = fn
     return out
 
 

@@ -858,7 +858,7 @@ class Compiler:
             return Builtin(obj.__name__)
         if isinstance(obj, (bool, int, float, str)) or obj is None:
             return self.const(obj)
-        if inspect.isfunction(obj) and obj.__module__ == "scriptc.nn.functional" and ops.overloads(obj.__name__):
+        if inspect.isfunction(obj) and obj.__module__.startswith("scriptc.nn.functional") and ops.overloads(obj.__name__):
             return _Callee("F", obj.__name__)  # a functional wrapper of an op: call the op
         if inspect.isfunction(obj):
             return PyFunction(obj)

@@ -1,6 +1,10 @@
-"""torch.utils: `data` (Dataset, samplers, DataLoader)."""
+"""scriptc.utils: torch.utils' helpers (hooks, checkpoint) and `data` (Dataset, samplers, DataLoader),
+which loads on first use."""
 
 import importlib
+
+from . import checkpoint  # noqa: F401
+from . import hooks  # noqa: F401
 
 _SUBMODULES = {"data"}
 

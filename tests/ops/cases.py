@@ -38,6 +38,9 @@ class Case:
     atol: float = 2e-5
     label: str = ""
     nograd: tuple = ()              # positions of float arrays that are not differentiable inputs
+    pre: Callable | None = None     # args -> args, with either library's tensors, before the op in gradcheck
+    #                                 and the torch comparison (symmetrize what an op reads half of)
+    post: Callable | None = None    # outputs -> outputs before comparing (a decomposition's sign-free parts)
 
 
 def rand(*shape, lo=-2.0, hi=2.0):
@@ -477,13 +480,17 @@ def unwrap(value) -> Any:
 
 
 def _merge_case_modules() -> None:
-    """Cases kept in their own modules (one per op family), merged into CASES."""
+    """Cases kept in their own modules (one per op family, one a line), merged into CASES."""
+    from . import cases_activation
+    from . import cases_dropout
+    from . import cases_linalg
     from . import cases_logic
 
-    for module in (cases_logic,):
-        overlap = set(module.CASES) & set(CASES)
+    for family in (cases_logic.CASES, cases_linalg.CASES, cases_activation.ACTIVATION_CASES,
+                   cases_dropout.DROPOUT_CASES):
+        overlap = set(family) & set(CASES)
         assert not overlap, f"cases declared twice: {overlap}"
-        CASES.update(module.CASES)
+        CASES.update(family)
 
 
 _merge_case_modules()

@@ -45,7 +45,7 @@ DRAWS = {
     "_sample_dirichlet": lambda t, g: t._sample_dirichlet(t.ones(2, 3), generator=g),
 }
 # Ops drawing from the default generator only, as in torch.
-WITHOUT_GENERATOR = {"dropout"}
+WITHOUT_GENERATOR = {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "rrelu"}
 
 
 def test_every_random_op_takes_a_generator_and_has_a_draw():

@@ -60,7 +60,7 @@ def test_a_pickle_that_calls_os_system_is_refused_and_not_run(tmp_path, weights_
 
 @pytest.mark.parametrize("payload, name", [
     (_Evaluates(), "eval"),
-    (scriptc.nn.Linear(2, 2), "scriptc.nn.layers.Linear"),
+    (scriptc.nn.Linear(2, 2), "scriptc.nn.linear.Linear"),
     (np.dtype("f4").type, "numpy.float32"),
 ])
 def test_globals_outside_the_list_are_named(payload, name):
