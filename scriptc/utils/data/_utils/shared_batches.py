@@ -218,23 +218,37 @@ class ReceivedBlocks:
 # --- the pickling of a message ----------------------------------------------------------------
 
 _REQUIRES_GRAD, _PARAMETER = 1, 2
-_REFERENCE_HEAD = struct.Struct("<qqqqBB4s")  # block, fd index, capacity, offset, flags, ndim, dtype
+_REFERENCE_HEAD = struct.Struct("<qqqqBBB")  # block, fd index, capacity, offset, flags, ndim, dtype name length
 _DTYPES: dict[bytes, np.dtype] = {}
 
 
 def _encode_reference(block: int, fd_index: int, capacity: int, offset: int, flags: int, array: np.ndarray) -> bytes:
-    """A tensor reference as one bytes object (a tuple would cost a persistent_id call per field)."""
-    ndim = array.ndim
-    return (_REFERENCE_HEAD.pack(block, fd_index, capacity, offset, flags, ndim, array.dtype.str.encode())
-            + struct.pack(f"<{2 * ndim}q", *array.shape, *array.strides))
+    """A tensor reference as one bytes object (a tuple would cost a persistent_id call per field):
+    the head, then shape and strides, then the dtype's name."""
+    ndim, dtype = array.ndim, _dtype_name(array.dtype)
+    return (_REFERENCE_HEAD.pack(block, fd_index, capacity, offset, flags, ndim, len(dtype))
+            + struct.pack(f"<{2 * ndim}q", *array.shape, *array.strides) + dtype)
+
+
+def _dtype_name(dtype: np.dtype) -> bytes:
+    """A name np.dtype() turns back into this dtype: its type string ('<f4'), or for dtypes whose
+    type string is ambiguous (extension types report raw bytes, '<V2') their name."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = (dtype.str if np.dtype(dtype.str) == dtype else dtype.name).encode()
+    return name
+
+
+_DTYPE_NAMES: dict[np.dtype, bytes] = {}
 
 
 def _decode_reference(reference: bytes) -> tuple:
-    block, fd_index, capacity, offset, flags, ndim, code = _REFERENCE_HEAD.unpack_from(reference)
+    block, fd_index, capacity, offset, flags, ndim, name_length = _REFERENCE_HEAD.unpack_from(reference)
     dims = struct.unpack_from(f"<{2 * ndim}q", reference, _REFERENCE_HEAD.size)
-    dtype = _DTYPES.get(code)
+    name = reference[_REFERENCE_HEAD.size + 16 * ndim:]
+    dtype = _DTYPES.get(name)
     if dtype is None:
-        dtype = _DTYPES[code] = np.dtype(code.rstrip(b"\0").decode())
+        dtype = _DTYPES[name] = np.dtype(name.decode())
     return block, fd_index, capacity, offset, flags, dtype, dims[:ndim], dims[ndim:]
 
 
