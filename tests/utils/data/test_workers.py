@@ -8,6 +8,9 @@ import gc
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -251,3 +254,32 @@ def test_other_start_methods(method):
     assert ids(2) == expected
     gc.collect()
     assert multiprocessing.active_children() == [] and _open_fds() == fds and _shm_names() == shm
+
+
+_DIES_WITH_WORKERS = """
+import os, signal, sys
+import scriptc as torch
+from scriptc.utils.data import DataLoader, TensorDataset
+iterator = iter(DataLoader(TensorDataset(torch.arange(100)), batch_size=5, num_workers=2))
+next(iterator)
+print(" ".join(str(w.pid) for w in iterator._workers), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_workers_exit_when_the_main_process_dies():
+    main = subprocess.run([sys.executable, "-c", _DIES_WITH_WORKERS], capture_output=True, text=True, timeout=120)
+    pids = [int(p) for p in main.stdout.split()]
+    assert len(pids) == 2, main.stderr
+    deadline = time.monotonic() + 60
+    while any(os.path.exists(f"/proc/{pid}") and "zombie" not in _state(pid) for pid in pids):
+        assert time.monotonic() < deadline, "workers outlived their main process"
+        time.sleep(0.05)  # polling the process table: the workers' exit is not ours to wait on
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next(line for line in fh if line.startswith("State:")).lower()
+    except (FileNotFoundError, StopIteration):
+        return "zombie"
