@@ -218,38 +218,38 @@ class ReceivedBlocks:
 # --- the pickling of a message ----------------------------------------------------------------
 
 _REQUIRES_GRAD, _PARAMETER = 1, 2
-_REFERENCE_HEAD = struct.Struct("<qqqqBBB")  # block, fd index, capacity, offset, flags, ndim, dtype name length
-_DTYPES: dict[bytes, np.dtype] = {}
+_REFERENCE_HEAD = struct.Struct("<qqqqBBH")  # block, fd index, capacity, offset, flags, ndim, dtype code length
 
 
 def _encode_reference(block: int, fd_index: int, capacity: int, offset: int, flags: int, array: np.ndarray) -> bytes:
     """A tensor reference as one bytes object (a tuple would cost a persistent_id call per field):
-    the head, then shape and strides, then the dtype's name."""
-    ndim, dtype = array.ndim, _dtype_name(array.dtype)
-    return (_REFERENCE_HEAD.pack(block, fd_index, capacity, offset, flags, ndim, len(dtype))
-            + struct.pack(f"<{2 * ndim}q", *array.shape, *array.strides) + dtype)
+    the head, then shape and strides, then the dtype's code."""
+    ndim, code = array.ndim, _dtype_code(array.dtype)
+    return (_REFERENCE_HEAD.pack(block, fd_index, capacity, offset, flags, ndim, len(code))
+            + struct.pack(f"<{2 * ndim}q", *array.shape, *array.strides) + code)
 
 
-def _dtype_name(dtype: np.dtype) -> bytes:
-    """A name np.dtype() turns back into this dtype: its type string ('<f4'), or for dtypes whose
-    type string is ambiguous (extension types report raw bytes, '<V2') their name."""
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = _DTYPE_NAMES[dtype] = (dtype.str if np.dtype(dtype.str) == dtype else dtype.name).encode()
-    return name
-
-
-_DTYPE_NAMES: dict[np.dtype, bytes] = {}
+def _dtype_code(dtype: np.dtype) -> bytes:
+    """Bytes that _decode_reference turns back into this dtype: its type string ('<f4'), or a
+    pickle of it when the type string loses something (bfloat16's structured dtype is '|V2')."""
+    code = _DTYPE_CODES.get(dtype)
+    if code is None:
+        code = _DTYPE_CODES[dtype] = dtype.str.encode() if np.dtype(dtype.str) == dtype else pickle.dumps(dtype)
+    return code
 
 
 def _decode_reference(reference: bytes) -> tuple:
-    block, fd_index, capacity, offset, flags, ndim, name_length = _REFERENCE_HEAD.unpack_from(reference)
+    block, fd_index, capacity, offset, flags, ndim, code_length = _REFERENCE_HEAD.unpack_from(reference)
     dims = struct.unpack_from(f"<{2 * ndim}q", reference, _REFERENCE_HEAD.size)
-    name = reference[_REFERENCE_HEAD.size + 16 * ndim:]
-    dtype = _DTYPES.get(name)
+    code = reference[_REFERENCE_HEAD.size + 16 * ndim:]
+    dtype = _DTYPES.get(code)
     if dtype is None:
-        dtype = _DTYPES[name] = np.dtype(name.decode())
+        dtype = _DTYPES[code] = pickle.loads(code) if code[:1] == pickle.PROTO else np.dtype(code.decode())
     return block, fd_index, capacity, offset, flags, dtype, dims[:ndim], dims[ndim:]
+
+
+_DTYPE_CODES: dict[np.dtype, bytes] = {}
+_DTYPES: dict[bytes, np.dtype] = {}
 
 
 class _BatchPickler(pickle.Pickler):
