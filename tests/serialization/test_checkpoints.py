@@ -26,6 +26,7 @@ def _values(T, rng):
     return {
         "tensors": tensors,
         "base": base, "row_view": base[1], "strided": base[:, ::2], "transposed": base.t(),
+        "flipped": base.flip(0), "expanded": base[0:1].expand(3, 6),
         "scalar": T.from_numpy(np.array(3.5, np.float32)),
         "empty": T.from_numpy(np.zeros((0, 3), np.float32)),
         "parameter": T.nn.Parameter(T.from_numpy(rng.standard_normal(3).astype(np.float32))),
