@@ -221,3 +221,22 @@ def test_a_model_trained_in_torch_gives_torchs_outputs_in_scriptc(tmp_path):
     with torch.no_grad():
         expected = model(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ours(scriptc.from_numpy(x)).detach().numpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.skipif(not hasattr(scriptc, "bfloat16"), reason="bfloat16 arrives with the linalg work")
+@pytest.mark.parametrize("zip_format", [True, False], ids=["zip", "legacy"])
+def test_bfloat16_both_ways(zip_format):
+    values = torch.tensor([1.5, -2.25, 3.0e10, 1e-3, float("inf")]).to(torch.bfloat16)
+    buffer = io.BytesIO()
+    torch.save({"b": values, "tail": values[2:]}, buffer, _use_new_zipfile_serialization=zip_format)
+    buffer.seek(0)
+    loaded = scriptc.load(buffer)
+    assert loaded["b"].dtype is scriptc.bfloat16
+    assert loaded["b"].float().tolist() == values.float().tolist()
+    assert loaded["tail"].float().tolist() == values[2:].float().tolist()
+    again = io.BytesIO()
+    scriptc.save(loaded, again, _use_new_zipfile_serialization=zip_format)
+    again.seek(0)
+    back = torch.load(again, weights_only=True)
+    assert back["b"].dtype == torch.bfloat16 and torch.equal(back["b"], values)
+    assert back["tail"].data_ptr() == back["b"].data_ptr() + 4, "the view still shares its storage"

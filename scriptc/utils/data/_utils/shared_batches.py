@@ -27,7 +27,7 @@ from collections import deque
 import numpy as np
 
 from scriptc.multiprocessing.shared_memory import SharedMapping, allocate, byte_offset, map_descriptor, shared_storage
-from scriptc.tensors import Tensor, wrap
+from scriptc.tensors import Tensor, from_numpy
 
 __all__ = ["WorkerBlocks", "ReceivedBlocks"]
 
@@ -175,7 +175,7 @@ class ReceivedBlocks:
                 watch = weakref.ref(lease, self._lease_died)
                 self.watched[id(watch)] = (watch, block)
         lease, version_counter = leases[block]
-        tensor = wrap(np.ndarray(shape, dtype, buffer=lease, offset=offset, strides=strides))
+        tensor = from_numpy(np.ndarray(shape, dtype, buffer=lease, offset=offset, strides=strides))
         tensor._vc = version_counter
         if flags & _PARAMETER:
             from scriptc.nn import Parameter
