@@ -20,7 +20,16 @@ from scriptc.utils.data import DataLoader, Dataset, IterableDataset, TensorDatas
 
 
 def _open_fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
+    """Open sockets and memory files: what DataLoader channels and shared-memory blocks hold
+    (other descriptors come and go with unrelated machinery, such as pytest's capture)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except FileNotFoundError:  # the listing's own descriptor
+            continue
+        count += target.startswith(("socket:", "/memfd:"))
+    return count
 
 
 def _shm_names() -> set:
