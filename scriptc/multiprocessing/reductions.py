@@ -37,7 +37,7 @@ def rebuild_tensor(cls, fd_holder, nbytes: int, layout: tuple, requires_grad: bo
 
     mapping = map_descriptor(fd_holder.detach(), nbytes)
     dtype, shape, strides, offset = layout
-    t = from_numpy(np.ndarray(shape, dtype, buffer=mapping, offset=offset, strides=strides))
+    t = from_numpy(np.ndarray(shape, dtype, buffer=mapping.array(), offset=offset, strides=strides))
     t._vc = mapping.version_counter
     if cls is Tensor:
         t.requires_grad = requires_grad

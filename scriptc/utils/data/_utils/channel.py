@@ -15,6 +15,8 @@ import os
 import socket
 import weakref
 
+import numpy as np
+
 from scriptc.multiprocessing.shared_memory import allocate, map_descriptor
 
 __all__ = ["Channel", "channel_pair"]
@@ -46,7 +48,7 @@ class Channel:
         carrier = None
         if len(payload) > _INLINE_LIMIT:
             carrier = allocate(len(payload))
-            carrier[:len(payload)] = payload
+            carrier.array()[:len(payload)] = np.frombuffer(payload, np.uint8)
             packet, fds = _CARRIED + len(payload).to_bytes(8, "little"), fds + [carrier.fd]
         else:
             packet = _INLINE + payload
@@ -73,7 +75,7 @@ class Channel:
                 return packet[1:], fds
             length = int.from_bytes(packet[1:9], "little")
             carrier = map_descriptor(fds.pop(), length, keep_fd=False)
-            return carrier[:length], fds
+            return carrier.array()[:length].tobytes(), fds
         except BaseException:
             for fd in fds:
                 os.close(fd)

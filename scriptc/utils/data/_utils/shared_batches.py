@@ -56,7 +56,7 @@ class WorkerBlocks:
         nbytes = math.prod(shape) * dtype.itemsize
         block = self._take(nbytes)
         self.session.append(block)
-        return np.ndarray(shape, dtype, buffer=self.mappings[block])
+        return np.ndarray(shape, dtype, buffer=self.mappings[block].array())
 
     def _take(self, nbytes: int) -> int:
         """The smallest idle block that fits (reused: mapped on both sides already), else a new one."""
@@ -167,8 +167,7 @@ class ReceivedBlocks:
         if block not in leases:
             # One flat array per block per message is the base of that message's tensors on the
             # block: its death (every such tensor's and view's) is the signal to release the block.
-            # (numpy keeps an ndarray buffer as the base; a memoryview it unwraps to the mapping.)
-            lease = np.frombuffer(self.mappings[block], np.uint8)
+            lease = self.mappings[block].array()
             leases[block] = (lease, [0])  # the tensors on one block share a version counter
             with self.lock:
                 self.live_leases[block] += 1
