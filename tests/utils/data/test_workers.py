@@ -230,6 +230,12 @@ def test_unordered_batches_and_prefetch(leaves_nothing_behind):
     assert sorted(ids) == list(range(100))
 
 
+def test_samples_without_automatic_batching(leaves_nothing_behind):
+    items = list(DataLoader(np.arange(12).reshape(6, 2), batch_size=None, num_workers=2))
+    assert [i.tolist() for i in items] == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [10, 11]]
+    assert items[0].is_shared()
+
+
 def _copy_out(batch):
     return torch.stack([s[0] for s in batch]).clone(), "x" * 100_000  # a new tensor and a big non-tensor
 
