@@ -12,7 +12,9 @@ from .dropout import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
+from .vision import *  # noqa: F401,F403
 from .attention import _attention  # noqa: F401  (MultiheadAttention's forward, scripted too, calls F._attention)
 from .loss import _legacy_reduction  # noqa: F401  (the loss modules read size_average/reduce with it)
