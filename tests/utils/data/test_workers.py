@@ -255,6 +255,13 @@ def test_unordered_batches_and_prefetch(leaves_nothing_behind):
     assert sorted(ids) == list(range(100))
 
 
+def test_bfloat16_batches(leaves_nothing_behind):
+    values = torch.arange(12).float().reshape(6, 2).to(torch.bfloat16)
+    batches = list(DataLoader(TensorDataset(values), batch_size=4, num_workers=2))
+    assert [b.dtype for (b,) in batches] == [torch.bfloat16] * 2
+    assert [b.float().tolist() for (b,) in batches] == [values[:4].float().tolist(), values[4:].float().tolist()]
+
+
 def test_samples_without_automatic_batching(leaves_nothing_behind):
     items = list(DataLoader(np.arange(12).reshape(6, 2), batch_size=None, num_workers=2))
     assert [i.tolist() for i in items] == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [10, 11]]
