@@ -25,6 +25,8 @@ from scriptc.native.blas import gemv_addresses
 from scriptc.native.pointers import data_pointer
 from scriptc.types import TensorType
 
+from .groups import broadcast_shape
+
 MAX_PROGRAMS = 4  # per thread: batch-1 inputs come in one or two shapes (a dtype each)
 _CHAIN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # releases the GIL: BLAS runs for tens of microseconds
 _refcount = sys.getrefcount
@@ -64,7 +66,7 @@ class Chain:
     @staticmethod
     def of(executor) -> "Chain | None":
         """The chain for an executor whose plan is a straight chain of layers, else None."""
-        from .executor import _GroupStep
+        from .groups import GroupStep
 
         graph = executor.graph
         if len(graph.inputs) != 1 or len(graph.outputs) != 1 or not executor.steps:
@@ -73,22 +75,22 @@ class Chain:
         if not isinstance(t, TensorType) or t.shape is None or len(t.shape) != 2 or \
                 t.dtype is None or t.dtype.name not in ("float32", "float64"):
             return None
-        steps = executor.steps
-        if not all(isinstance(s, _GroupStep) and s.kernel is not None and len(s.outs) == 1 for s in steps):
+        if not all(isinstance(s, GroupStep) and s.compiled and len(s.outs) == 1 for s in executor.steps):
             return None
-        if executor.output_slots != steps[-1].outs:
+        if executor.output_slots != executor.steps[-1].outs:
             return None
+        steps = [(step, step.variants[0]) for step in executor.steps]  # (each group's plan-time kernel)
         known = {executor.input_slots[0]}  # slots the program has a pointer for when a step reads them
-        for step in steps:
-            if step.head is not None:
-                positions = [p for p, _ in step.head_sources]  # (matmul's inputs: the group's, or None)
-                if step.head.name != "matmul" or len(positions) != 2 or None in positions or \
+        for step, variant in steps:
+            if variant.head is not None:
+                positions = [p for p, _ in variant.head_sources]  # (matmul's inputs: the group's, or None)
+                if variant.head.name != "matmul" or len(positions) != 2 or None in positions or \
                         step.ins[positions[0]] not in known or \
                         not _constant_matrix(executor.constants.get(step.ins[positions[1]]), t.dtype.name):
                     return None
-            head_input = step.spec.head.result if step.head is not None else None
-            for i in step.varying_reads:
-                if i != head_input and (i in step.scalar_dtypes or step.ins[i] not in known):
+            head_input = variant.spec.head.result if variant.head is not None else None
+            for i in variant.varying_reads:
+                if i != head_input and (i in variant.scalar_dtypes or step.ins[i] not in known):
                     return None
             known.add(step.outs[0])
         if gemv_addresses() is None:
@@ -140,11 +142,11 @@ class Chain:
         input_slots, output_slots = [], []
         words_slots = []  # word indices that hold the input's address (the words array does not exist yet)
         out = None
-        for step in self.steps:
+        for step, variant in self.steps:
             args = [frame[s] for s in step.ins]
             head_input = None
-            if step.head is not None:
-                (a, _), (b, _) = step.head_sources
+            if variant.head is not None:
+                (a, _), (b, _) = variant.head_sources
                 matrix = executor.constants[step.ins[b]]
                 source = buffers[step.ins[a]]
                 if source.shape != (1, matrix.shape[0]) or source.dtype != matrix.dtype:
@@ -157,14 +159,15 @@ class Chain:
                           data_pointer(matrix), data_pointer(source), data_pointer(head_out)]
                 keep.append(head_out)
                 args.append(head_out)
-                head_input = step.spec.head.result
-            launch = step._prepare(args)
+                head_input = variant.spec.head.result
+            shape = broadcast_shape([args[i].shape for i in variant.tensor_inputs])
+            launch = variant.prepare(args, shape) if shape is not None and variant.fits(args, shape) else None
             if launch is None or launch.empty or launch.parallel:
                 return None
-            pointers = step.pointer_array_type()
-            for i, value in step.fixed_reads:
+            pointers = variant.pointer_array_type()
+            for i, value in variant.fixed_reads:
                 pointers[i] = data_pointer(value)
-            for i in step.varying_reads:
+            for i in variant.varying_reads:
                 if i == head_input:
                     pointers[i] = data_pointer(args[-1])
                     continue
@@ -174,16 +177,16 @@ class Chain:
                 pointers[i] = data_pointer(source)
                 if source is x:
                     input_slots.append((pointers, i))
-            out = np.empty(launch.out_shape, dtype=step.out_dtypes[0])
-            first_output = len(step.spec.inputs)
+            out = np.empty(launch.out_shape, dtype=variant.out_dtypes[0])
+            first_output = len(variant.spec.inputs)
             pointers[first_output] = data_pointer(out)
-            if step is self.steps[-1]:
+            if step is self.steps[-1][0]:
                 output_slots.append((pointers, first_output))  # the result: held by the program alone
             else:
                 keep.append(out)
             buffers[step.outs[0]] = out
             keep += [pointers, launch]
-            words += [native_chain.KERNEL_RECORD, step.kernel.address, launch.total, ctypes.addressof(pointers),
+            words += [native_chain.KERNEL_RECORD, variant.kernel.address, launch.total, ctypes.addressof(pointers),
                       ctypes.addressof(launch.meta)]
         words.append(native_chain.END)
         program = _Program(words, keep, input_slots, output_slots, out, self.run)

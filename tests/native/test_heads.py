@@ -195,11 +195,11 @@ def test_a_compiled_cnn_uses_the_native_im2col_and_equals_the_interpreter():
     heads._native_loop.cache_clear()
     executor = Executor(fast.graph)
     convs = [s for s in executor.group_steps if s.head is not None and s.head.name == "conv2d"]
-    assert convs and all(s.head_kernel is not s.head.kernel for s in convs)
+    assert convs and all(s.variants[0].head_kernel is not s.head.kernel for s in convs)
     # float32's im2col loop (and its GEMM, where it runs), loaded with the plan
     assert heads._native_loop.cache_info().currsize == 1 + has_wide_vectors()
     # each conv2d + ReLU group is its head alone, the ReLU applied by the products
-    assert [s.head_is_result for s in convs] == [True, True]
+    assert [s.variants[0].head_is_result for s in convs] == [True, True]
     x[1, 0, 3, 3] = float("nan")
     got = executor([x.numpy()])[0]
     with torch.no_grad():
@@ -230,7 +230,7 @@ def test_only_a_floor_after_a_conv_head_is_left_to_the_head(then, fused):
     x = torch.randn(2, 3, 10, 10)
     executor = Executor(torch.jit.optimize_for_inference(torch.jit.trace(model, x)).graph)
     [conv] = [s for s in executor.group_steps if s.head is not None]
-    assert conv.head_is_result == fused
+    assert conv.variants[0].head_is_result == fused
     with torch.no_grad():
         np.testing.assert_allclose(executor([x.numpy()])[0], model(x).numpy(), rtol=1e-5, atol=1e-6)
 
@@ -376,7 +376,7 @@ def test_a_compiled_mlp_uses_the_native_matmul_for_small_batches_and_equals_the_
     fast = torch.jit.optimize_for_inference(torch.jit.trace(model, torch.randn(2, 300)))
     executor = Executor(fast.graph, threads=2)
     heads_ = [s for s in executor.group_steps if s.head is not None]
-    assert heads_ and all(s.head.name == "matmul" and s.head_kernel is not s.head.kernel for s in heads_)
+    assert heads_ and all(s.head.name == "matmul" and s.variants[0].head_kernel is not s.head.kernel for s in heads_)
     for batch in (1, 2, 3, 6, 8):
         x = torch.randn(batch, 300)
         with torch.no_grad():

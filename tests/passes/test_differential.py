@@ -133,8 +133,8 @@ def test_inferred_shapes_equal_observed_shapes(name):
     observed = {}
 
     class Recording(Interpreter):
-        def _run_block(self, block, env):
-            out = super()._run_block(block, env)
+        def run_block(self, block, env):
+            out = super().run_block(block, env)
             for node in block:
                 for o in node.outputs:
                     if id(o) in env and isinstance(env[id(o)], np.ndarray):
