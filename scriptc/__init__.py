@@ -33,16 +33,26 @@ long = int64
 int = int32
 short = int16
 
-_SUBMODULES = {"nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
-               "types", "config", "errors", "bindings", "testing"}
-_FROM_TENSOR = {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"}
-_FROM_AUTOGRAD = {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"}
+_SUBMODULES = {
+    "nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
+    "types", "config", "errors", "bindings", "testing",
+    "random",
+    "linalg",
+    "sparse",
+}
+# Names defined in a submodule, loaded on first use (one module a line).
+_LAZY_NAMES = {
+    "scriptc.tensors": {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"},
+    "scriptc.autograd": {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"},
+    "scriptc.random": {"Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state"},
+    "scriptc.sparse": {"sparse_coo_tensor", "sparse_coo", "strided"},
+}
 
 
 def manual_seed(seed: int):
-    """Seed the generator behind rand, randn, randint and dropout."""
-    from scriptc.ops.factory import manual_seed as seed_generator
-    seed_generator(seed)
+    """Seed the default generator (behind rand, randn, randint, dropout, nn.init); returns it."""
+    from scriptc.ops.generator import manual_seed as seed_default
+    return seed_default(seed)
 
 
 def get_default_dtype() -> dtype:
@@ -67,11 +77,10 @@ def from_dlpack(obj):
 def __getattr__(name: str):
     if name in _SUBMODULES:
         return importlib.import_module(f"scriptc.{name}")
-    if name in _FROM_TENSOR:
-        from scriptc import bindings  # noqa: F401  (installs the Tensor methods)
-        return getattr(importlib.import_module("scriptc.tensors"), name)
-    if name in _FROM_AUTOGRAD:
-        return getattr(importlib.import_module("scriptc.autograd"), name)
+    for module, names in _LAZY_NAMES.items():
+        if name in names:
+            from scriptc import bindings  # noqa: F401  (installs the Tensor methods)
+            return getattr(importlib.import_module(module), name)
     if name == "inference_mode":
         return importlib.import_module("scriptc.autograd").no_grad
     from scriptc import bindings
@@ -84,4 +93,4 @@ def __getattr__(name: str):
 
 def __dir__():
     from scriptc import bindings
-    return sorted(set(globals()) | _SUBMODULES | _FROM_TENSOR | _FROM_AUTOGRAD | set(bindings.FUNCTIONS))
+    return sorted(set(globals()) | _SUBMODULES | set().union(*_LAZY_NAMES.values()) | set(bindings.FUNCTIONS))

@@ -97,9 +97,31 @@ class SavedContext:
 FREED = "freed"
 
 
+class Edge:
+    """Where one input's gradient goes: output `index` of the Node that made the input, or, for a
+    leaf, the leaf itself (its `.grad`). Taken when the op is recorded, so an in-place op that later
+    gives the input tensor a new grad_fn does not rewire the history recorded before it."""
+
+    __slots__ = ("node", "index", "leaf", "shape", "dtype")
+
+    def __init__(self, tensor):
+        self.node, self.index = tensor.grad_fn, tensor._out_index
+        self.leaf = tensor if tensor.grad_fn is None else None
+        self.shape, self.dtype = tensor._data.shape, tensor._data.dtype
+
+
+def edge_of(tensor) -> Edge | None:
+    """The Edge a gradient for `tensor` follows, or None when it needs none."""
+    from scriptc.tensors import Tensor
+
+    if isinstance(tensor, Tensor) and tensor.requires_grad:
+        return Edge(tensor)
+    return None
+
+
 class Node:
     """One recorded op call: `grad_fn` of its outputs. `inputs` holds, per schema argument,
-    the Tensor (or list of Tensors) whose gradient flows back, or None."""
+    the Edge (or list of Edges) its gradient flows back along, or None."""
 
     __slots__ = ("op", "ctx", "inputs", "versions", "n_outputs", "retained", "__weakref__")
 
@@ -121,9 +143,9 @@ class Node:
     @property
     def next_functions(self):
         out = []
-        for t in _flat_inputs(self.inputs):
-            out.append((t.grad_fn, t._out_index) if t is not None and t.grad_fn is not None else
-                       (("AccumulateGrad", 0) if t is not None and t.requires_grad else (None, 0)))
+        for e in _flat_inputs(self.inputs):
+            out.append((None, 0) if e is None else
+                       (e.node, e.index) if e.node is not None else ("AccumulateGrad", 0))
         return tuple(out)
 
 
@@ -136,7 +158,8 @@ def _flat_inputs(inputs):
 
 
 def record(op, args, in_tensors, out_arrays, aux, xp):
-    """Attach a Node for this call to its outputs; called by eager dispatch when grad is needed."""
+    """Attach a Node for this call to its outputs; called by eager dispatch when grad is needed.
+    `in_tensors` has, per schema argument, the Tensor, the list of Tensors, or None."""
     from scriptc.tensors import Tensor
 
     versions = []
@@ -146,9 +169,10 @@ def record(op, args, in_tensors, out_arrays, aux, xp):
         value = in_tensors[op.arg_index[name]]
         if isinstance(value, Tensor):
             versions.append((f"argument '{name}'", value._vc, value._vc[0], value))
+    edges = [[edge_of(t) for t in item] if isinstance(item, list) else edge_of(item) for item in in_tensors]
     n_outputs = len(out_arrays) if isinstance(out_arrays, tuple) else 1
     ctx = SavedContext(op, args, out_arrays, aux, xp)
-    return Node(op, ctx, in_tensors, versions, n_outputs)
+    return Node(op, ctx, edges, versions, n_outputs)
 
 
 def _sum_to(g, shape):
@@ -191,9 +215,9 @@ def _topological_order(roots):
             continue
         seen.add(id(node))
         stack.append((node, True))
-        for t in _flat_inputs(node.inputs):
-            if t is not None and t.grad_fn is not None and id(t.grad_fn) not in seen:
-                stack.append((t.grad_fn, False))
+        for e in _flat_inputs(node.inputs):
+            if e is not None and e.node is not None and id(e.node) not in seen:
+                stack.append((e.node, False))
     order.reverse()
     return order
 
@@ -201,23 +225,35 @@ def _topological_order(roots):
 def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
     """The engine. Returns {id(target tensor): grad array} when `targets` is given (autograd.grad);
     otherwise accumulates into leaves' `.grad`."""
-    from scriptc.tensors import Tensor, wrap
+    from scriptc.tensors import wrap
 
     buffers: dict[int, list] = {}
     leaf_grads: dict[int, tuple] = {}
-    target_ids = {id(t): t for t in targets} if targets is not None else None
     captured: dict[int, np.ndarray] = {}
+    # A target's gradient is what reaches it: a leaf's arrives along its edges; a computed
+    # tensor's is the summed gradient of the Node output it is (read when that Node runs).
+    leaf_targets = {id(t) for t in targets if t.grad_fn is None} if targets is not None else set()
+    output_targets: dict[tuple, list] = {}
+    for t in targets or ():
+        if t.grad_fn is not None:
+            output_targets.setdefault((id(t.grad_fn), t._out_index), []).append(t)
+
+    def reach_leaf(tensor, g):
+        if targets is None:
+            _accumulate_leaf(tensor, g, leaf_grads)
+        elif id(tensor) in leaf_targets:
+            captured[id(tensor)] = g if id(tensor) not in captured else captured[id(tensor)] + g
+
+    def reach_node(node, index, g):
+        buf = buffers.setdefault(id(node), [None] * node.n_outputs)
+        buf[index] = g if buf[index] is None else buf[index] + g
+
     node_roots = []
     for tensor, g in zip(roots, root_grads):
         if tensor.grad_fn is None:
-            if target_ids is not None and id(tensor) in target_ids:
-                captured[id(tensor)] = g if id(tensor) not in captured else captured[id(tensor)] + g
-            elif target_ids is None:
-                _accumulate_leaf(tensor, g, leaf_grads)
+            reach_leaf(tensor, g)
             continue
-        buf = buffers.setdefault(id(tensor.grad_fn), [None] * tensor.grad_fn.n_outputs)
-        i = tensor._out_index
-        buf[i] = g if buf[i] is None else buf[i] + g
+        reach_node(tensor.grad_fn, tensor._out_index, g)
         node_roots.append(tensor.grad_fn)
 
     for node in _topological_order(node_roots):
@@ -232,6 +268,10 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
                 "graph a second time or if you need to access saved tensors after calling backward.")
         _check_versions(node)
         ctx = node.ctx
+        for index, g in enumerate(grads_out):
+            for t in output_targets.get((id(node), index), ()):
+                if g is not None:
+                    captured[id(t)] = g
         if node.retained:
             for index, ref in node.retained.items():
                 t = ref()
@@ -250,24 +290,17 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
             if item is None or g is None:
                 continue
             pairs = zip(item, g) if isinstance(item, list) else ((item, g),)
-            for tensor, gi in pairs:
-                if tensor is None or gi is None or not isinstance(tensor, Tensor) or not tensor.requires_grad:
+            for edge, gi in pairs:
+                if edge is None or gi is None:
                     continue
-                gi = _sum_to(ctx.xp.asarray(gi), tensor._data.shape)
-                if gi.dtype != tensor._data.dtype:
-                    gi = gi.astype(tensor._data.dtype)
-                if target_ids is not None and id(tensor) in target_ids:
-                    captured[id(tensor)] = gi if id(tensor) not in captured else captured[id(tensor)] + gi
-                    if tensor.grad_fn is None:
-                        continue
-                if tensor.grad_fn is None:
-                    if target_ids is None:
-                        _accumulate_leaf(tensor, gi, leaf_grads)
-                    continue
-                buf = buffers.setdefault(id(tensor.grad_fn), [None] * tensor.grad_fn.n_outputs)
-                i = tensor._out_index
-                buf[i] = gi if buf[i] is None else buf[i] + gi
-    if target_ids is None:
+                gi = _sum_to(ctx.xp.asarray(gi), edge.shape)
+                if gi.dtype != edge.dtype:
+                    gi = gi.astype(edge.dtype)
+                if edge.node is None:
+                    reach_leaf(edge.leaf, gi)
+                else:
+                    reach_node(edge.node, edge.index, gi)
+    if targets is None:
         for tensor, total in leaf_grads.values():
             if tensor.grad is None:
                 # A copy: one gradient array may flow to several leaves (add passes it through).
@@ -377,9 +410,6 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
             out = func(*inputs)
         return [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, Tensor)]
 
-    def scalarize(outs, weights):
-        return sum(float((o._data.astype(np.float64) * w).sum()) for o, w in zip(outs, weights))
-
     base = outputs_of()
     rng = np.random.default_rng(0)
     weights = [rng.standard_normal(o.shape) for o in base]
@@ -388,6 +418,11 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
     out = func(*inputs)
     outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, Tensor)]
     differentiable = [(o, w) for o, w in zip(outs, weights) if o.requires_grad]
+    # Outputs that carry no gradient (an index, a rank) are left out of the numerical side too.
+    checked = [i for i, o in enumerate(outs) if o.requires_grad]
+
+    def scalarize(outs, weights):
+        return sum(float((outs[i]._data.astype(np.float64) * weights[i]).sum()) for i in checked)
     if differentiable:
         backward([o for o, _ in differentiable], [wrap(w.astype(o._data.dtype)) for o, w in differentiable])
     for index, t in enumerate(diff_inputs):

@@ -9,13 +9,14 @@ from __future__ import annotations
 import keyword
 
 from scriptc import ops
+from scriptc.ops.generator import Generator
 from scriptc.ops.schema import FACTORY, RANDOM, Arg, OpDef
 from scriptc.tensors import Tensor, _size_arg, call, call_inplace, check_device_arg
 from scriptc.types import ListType, OptionalType, Scalar, ScalarType, TensorType, UnionType
 
 # Methods and functions whose first list argument may also be given as varargs: x.view(2, 3), zeros(2, 3).
 _VARARG_LISTS = {"view", "reshape", "permute", "expand", "repeat", "flip", "zeros", "ones", "empty", "rand",
-                 "randn"}
+                 "randn", "einsum", "chain_matmul"}
 # Other public names an overloaded name falls back to: max(a, b) is maximum(a, b).
 _ALIASES = {"max": ["maximum"], "min": ["minimum"]}
 
@@ -41,7 +42,7 @@ def _signature(op: OpDef, as_method: bool) -> tuple[str, str]:
             star = True
         params.append(f"{name}={a.default!r}" if a.has_default else name)
         values.append(name)
-    if op.kind in (FACTORY, RANDOM) and not any(a.name == "requires_grad" for a in args):
+    if _makes_tensors(op) and not any(a.name == "requires_grad" for a in args):
         if not star:
             params.append("*")
         params.append("requires_grad=False")
@@ -50,6 +51,11 @@ def _signature(op: OpDef, as_method: bool) -> tuple[str, str]:
         if not any(a.name == "pin_memory" for a in args):
             params.append("pin_memory=False")
     return ", ".join(params), "(" + ", ".join(values) + ("," if len(values) == 1 else "") + ")"
+
+
+def _makes_tensors(op: OpDef) -> bool:
+    """Factories (zeros, rand_like, randperm...) take torch's requires_grad=, layout=, pin_memory= too."""
+    return op.kind in (FACTORY, RANDOM) and any(a.name == "dtype" for a in op.schema.args)
 
 
 def _first_list_arg(op: OpDef):
@@ -63,7 +69,7 @@ def _make(op: OpDef, as_method: bool):
     params, values = _signature(op, as_method)
     runner = "call_inplace" if op.inplace_of is not None else "call"
     body = f"    out = {runner}(_op, {values})\n"
-    if op.kind in (FACTORY, RANDOM):
+    if _makes_tensors(op):
         names = {a.name for a in op.schema.args}
         checked = ", ".join(["device" if "device" in names else "None", "pin_memory"])
         body = f"    _check_device_arg({checked})\n" + body
@@ -100,6 +106,8 @@ def _accepts(t, value) -> bool:
             return isinstance(value, bool)
         if t.name == "str":
             return isinstance(value, str)
+        if t.name == "Generator":
+            return isinstance(value, Generator)
     return True
 
 
@@ -111,7 +119,7 @@ def _overloaded(name: str, candidates: list[OpDef]):
             except TypeError:
                 continue
             if all(_accepts(a.type, v) for a, v in zip(op.schema.args, bound)):
-                return call(op, bound)
+                return call_inplace(op, bound) if op.inplace_of is not None else call(op, bound)
         schemas = "\n  ".join(str(op.schema) for op in candidates)
         raise TypeError(f"{name}() received an invalid combination of arguments; it accepts:\n  {schemas}")
     dispatch.__name__ = name
@@ -128,6 +136,19 @@ def _public(filter_attr: str) -> dict:
     for name, group in groups.items():
         candidates = group + [ops.OPS[a] for a in _ALIASES.get(name, [])]
         out[name] = _make(group[0], filter_attr == "method") if len(candidates) == 1 else _overloaded(name, candidates)
+    return out
+
+
+def namespace(prefix: str, module: str) -> dict:
+    """The functions of a torch namespace (`torch.linalg`, `torch.fft`) from the ops named with its
+    prefix as in ATen (`linalg_inv` is `torch.linalg.inv`), keyed by their names there."""
+    out = {}
+    for op in ops.all_ops():
+        if op.base_name.startswith(prefix) and op.inplace_of is None:
+            fn = _make(op, as_method=False)
+            fn.__name__ = fn.__qualname__ = op.base_name[len(prefix):]
+            fn.__module__ = module
+            out[fn.__name__] = fn
     return out
 
 
@@ -168,7 +189,8 @@ def _inplace(op: OpDef):
 
 _BINARY_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floor_divide",
                      "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and",
-                     "or": "bitwise_or", "xor": "logical_xor"}
+                     "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "bitwise_left_shift",
+                     "rshift": "bitwise_right_shift"}
 _COMMUTATIVE = {"add", "mul", "and", "or", "xor"}
 for _dunder, _opname in _BINARY_OPERATORS.items():
     _op = ops.OPS[_opname]

@@ -14,6 +14,13 @@ class ShapeError(ScriptcError, RuntimeError):
     """
 
 
+class LinAlgError(ScriptcError, RuntimeError):
+    """A linear-algebra routine failed on its input (a singular or non-positive-definite matrix).
+
+    torch.linalg.LinAlgError; a RuntimeError too, as in PyTorch.
+    """
+
+
 class SourceError(ScriptcError):
     """An error that points at a place in some text: file:line:col, the line and a caret."""
 

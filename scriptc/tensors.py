@@ -8,7 +8,6 @@ a Node for autograd when an input requires grad, and tell the tracer.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
@@ -19,6 +18,9 @@ from scriptc.ops import rules as _rules
 from scriptc.ops.execute import run_kernel
 from scriptc.types import (
     CPU,
+    Bool,
+    Float,
+    Int,
     DEFAULT_FLOAT,
     bool_,
     device,
@@ -116,7 +118,7 @@ class Tensor:
 
     @property
     def data(self) -> "Tensor":
-        return _view_of(self, self._data)
+        return _detached_alias(self)
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -227,7 +229,7 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """The same data, cut from the autograd graph."""
-        out = _view_of(self, self._data)
+        out = _detached_alias(self)
         if _tracer[0] is not None:
             _tracer[0].alias(self, out)
         return out
@@ -319,6 +321,33 @@ class Tensor:
         _check_device(device("cuda"))
         return self
 
+    # --- layout (a sparse COO tensor is a scriptc.sparse.SparseTensor) -------------------
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def layout(self):
+        from scriptc.sparse import strided
+        return strided
+
+    def to_dense(self, dtype: dtype | None = None, *, masked_grad=None) -> "Tensor":
+        return self if dtype is None else self.to(dtype)
+
+    def to_sparse(self, sparse_dim: int | None = None) -> "Tensor":
+        """The nonzero elements as a sparse COO tensor (see scriptc.sparse)."""
+        from scriptc.sparse import to_sparse
+        return to_sparse(self, sparse_dim)
+
+    def indices(self) -> "Tensor":
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+    def values(self) -> "Tensor":
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+
+    def coalesce(self) -> "Tensor":
+        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
+
     # --- shape helpers that are compositions of table ops --------------------------
     def contiguous(self, memory_format=None) -> "Tensor":
         """self when already contiguous (as PyTorch), else a contiguous copy."""
@@ -344,20 +373,6 @@ class Tensor:
 
     def copy_(self, src, non_blocking: bool = False) -> "Tensor":
         return call_inplace(_COPY.inplace, (self, src))
-
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> "Tensor":
-        from scriptc.ops.factory import generator
-        return self._write_sample(generator().uniform(a, b, self._data.shape))
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
-        from scriptc.ops.factory import generator
-        return self._write_sample(generator().normal(mean, std, self._data.shape))
-
-    def _write_sample(self, sample: np.ndarray) -> "Tensor":
-        _check_inplace_allowed(self, ())
-        self._data[...] = sample
-        self._vc[0] += 1
-        return self
 
     # --- new_* keep this tensor's dtype and device ------------------------------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
@@ -451,6 +466,14 @@ def _view_of(src: Tensor, data) -> Tensor:
     return t
 
 
+def _detached_alias(src: Tensor) -> Tensor:
+    """src's storage and version counter without its history (detach(), .data): an in-place op
+    on it records nothing into src's graph."""
+    t = wrap(src._data)
+    t._vc = src._vc
+    return t
+
+
 def _fresh(t: Tensor, requires_grad: bool) -> Tensor:
     if requires_grad:
         t.requires_grad_(True)
@@ -512,15 +535,19 @@ def call(op, args: tuple):
         outs = (result,)
     elif isinstance(out, (tuple, list)):
         outs = tuple(_wrap_output(op, o, args) for o in out)
-        result = _returns[op.name](*outs) if op.name in _returns else (
+        result = op.result_tuple(*outs) if op.result_tuple is not None else (
             list(outs) if type(out) is list or op.schema.returns[0].__class__.__name__ == "ListType" else outs)
+    elif isinstance(out, (bool, int, float)) and op.schema.returns[0] in _PYTHON_RESULTS:
+        if _tracer[0] is not None:
+            _tracer[0].data_dependent(f"the result of {op.base_name}()")
+        return out
     else:
         result = _wrap_output(op, np.asarray(out), args)
         outs = (result,)
     if record:
         node = autograd.record(op, arrays, _grad_inputs(op, args), out, aux, np)
         for i, t in enumerate(outs):
-            if t._data.dtype.kind == "f":
+            if t._data.dtype.kind in "fc" and i not in op.nondifferentiable_outputs:
                 t.requires_grad = True
                 t.grad_fn = node
                 t._out_index = i
@@ -529,6 +556,10 @@ def call(op, args: tuple):
     if _tracer[0] is not None:
         _tracer[0].record(op, args, outs)
     return result
+
+
+# Ops whose schema returns one of these give the Python value (torch.equal, allclose).
+_PYTHON_RESULTS = (Bool, Int, Float)
 
 
 def _grad_inputs(op, args):
@@ -541,7 +572,9 @@ def _grad_inputs(op, args):
 
 
 def _root(array: np.ndarray):
-    while array.base is not None and isinstance(array.base, np.ndarray):
+    """The object that owns an array's memory, following `.base` (also through the non-array holder
+    numpy's as_strided puts between a strided view and its source)."""
+    while getattr(array, "base", None) is not None:
         array = array.base
     return array
 
@@ -557,15 +590,12 @@ def _wrap_output(op, out, args) -> Tensor:
     return wrap(out)
 
 
-_returns = {
-    "max.dim": namedtuple("max", ["values", "indices"]),
-    "min.dim": namedtuple("min", ["values", "indices"]),
-}
-
-
 def _check_inplace_allowed(target: Tensor, other_args) -> None:
     if _mode.enabled and target.requires_grad and target.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = target._base
+    if _mode.enabled and base is not None and base.requires_grad and base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if not target._data.flags.writeable:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
@@ -578,9 +608,6 @@ def call_inplace(op, args: tuple) -> Tensor:
     grad_flow = _mode.enabled and any(
         isinstance(a, Tensor) and a.requires_grad for a in args) and pure.grad is not None
     _check_inplace_allowed(target, args[1:])
-    if grad_flow and target._base is not None and (target._base.requires_grad or not target.requires_grad):
-        raise RuntimeError(f"{op.name}: in-place modification of a view with a value that requires grad is not "
-                           "supported by scriptc; build the tensor out of place (cat, stack, where, index_put).")
     tracer = _tracer[0]
     _tracer[0] = None
     try:
@@ -605,6 +632,8 @@ def call_inplace(op, args: tuple) -> Tensor:
     np.copyto(target._data, out, casting="unsafe")
     target._vc[0] += 1
     if grad_flow:
+        if target._base is not None:
+            _rebase_history(target._base, target, result)
         target.requires_grad = True
         target.grad_fn = result.grad_fn
         target._out_index = 0
@@ -614,6 +643,37 @@ def call_inplace(op, args: tuple) -> Tensor:
     if tracer is not None:
         tracer.record_inplace(op, args, target)
     return target
+
+
+def _rebase_history(base: Tensor, view: Tensor, result: Tensor) -> None:
+    """An in-place op wrote `result` through `view` into `base`'s storage: from now on base's value
+    is index_put(old base, view's positions in base, result), and that is its history, so gradient
+    reaches both what base was and what was written (PyTorch's CopySlices)."""
+    old = wrap(base._data)
+    old.requires_grad, old.grad_fn, old._out_index = base.requires_grad, base.grad_fn, base._out_index
+    positions = [wrap(p) for p in _view_positions(base._data, view._data)]
+    written = call(_INDEX_PUT, (old, positions, result, False))
+    base.requires_grad = True
+    base.grad_fn = written.grad_fn
+    base._out_index = 0
+
+
+def _view_positions(base: np.ndarray, view: np.ndarray) -> tuple:
+    """Per element of `view`, which lies in `base`'s memory, its index in `base` (one array per dim)."""
+    if view.itemsize != base.itemsize:
+        raise RuntimeError("an in-place operation on a view with another dtype than its base cannot record "
+                           "gradient in scriptc")
+    step = base.itemsize
+    low, high = np.lib.array_utils.byte_bounds(base)
+    shadow = np.full((high - low) // step, -1, dtype=np.intp)
+
+    def laid_over(a: np.ndarray) -> np.ndarray:
+        start = (a.__array_interface__["data"][0] - low) // step
+        strides = tuple(s // step * shadow.itemsize for s in a.strides)
+        return np.lib.stride_tricks.as_strided(shadow[start:], a.shape, strides)
+
+    laid_over(base)[...] = np.arange(base.size).reshape(base.shape)
+    return np.unravel_index(laid_over(view).copy(), base.shape)
 
 
 # --- tensor creation -------------------------------------------------------------------

@@ -268,13 +268,15 @@ Str = ScalarType("str")
 NoneType = ScalarType("None")
 DeviceT = ScalarType("Device")
 DType = ScalarType("ScalarType")
+# A torch.Generator argument of a random op (only ever None inside a graph).
+GeneratorT = ScalarType("Generator")
 # "Scalar" = int | float | bool in schemas, like TorchScript's Scalar.
 Scalar = ScalarType("Scalar")
 # "Any" only in op schemas: the generic list ops take elements of every type.
 Any_ = ScalarType("Any")
 AnyTensor = TensorType()
 
-SCALAR_TYPES = {t.name: t for t in (Int, Float, Bool, Str, NoneType, DeviceT, DType, Scalar, Any_)}
+SCALAR_TYPES = {t.name: t for t in (Int, Float, Bool, Str, NoneType, DeviceT, DType, GeneratorT, Scalar, Any_)}
 
 
 def is_subtype(actual: Type, expected: Type) -> bool:

@@ -858,7 +858,7 @@ class Compiler:
             return Builtin(obj.__name__)
         if isinstance(obj, (bool, int, float, str)) or obj is None:
             return self.const(obj)
-        if inspect.isfunction(obj) and obj.__module__ == "scriptc.nn.functional" and ops.overloads(obj.__name__):
+        if inspect.isfunction(obj) and obj.__module__.startswith("scriptc.nn.functional") and ops.overloads(obj.__name__):
             return _Callee("F", obj.__name__)  # a functional wrapper of an op: call the op
         if inspect.isfunction(obj):
             return PyFunction(obj)
@@ -1314,7 +1314,7 @@ class Compiler:
 
     # --- operators --------------------------------------------------------------------------------------
     _TENSOR_BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floor_divide", "%": "remainder",
-                      "**": "pow", "@": "matmul", "&": "bitwise_and", "|": "bitwise_or", "^": "logical_xor"}
+                      "**": "pow", "@": "matmul", "&": "bitwise_and", "|": "bitwise_or", "^": "bitwise_xor"}
     _SCALAR_BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod", "**": "pow"}
     _COMPARE = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
     _FLIPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}

@@ -16,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from scriptc import ops
 from scriptc import tensors as _tensors
 from scriptc.errors import TracerWarning
 from scriptc.ir.graph import Graph, Node, SourceLocation, Value
 from scriptc.ir.verify import verify
 from scriptc.ops.rules import Unknown
+from scriptc.ops.generator import Generator
 from scriptc.tensors import Size, Tensor
 from scriptc.types import (
     DictType,
@@ -180,6 +182,10 @@ class Tracer:
             else:
                 elem = Int
             return self._emit("prim::ListConstruct", items, [ListType(elem)]).output
+        if isinstance(value, Generator):
+            warnings.warn("jit.trace: a torch.Generator passed to a random op is not recorded; the traced graph "
+                          "draws from the default generator", TracerWarning, stacklevel=4)
+            return self.constant(None)
         if isinstance(value, Size):
             value = list(value)
         if isinstance(value, tuple):
@@ -388,13 +394,44 @@ def _flatten(value) -> list:
     return [np.asarray(value)]
 
 
+def _nondeterministic_nodes(graph: Graph) -> list[Node]:
+    """The nodes that draw random numbers (dropout only when training with p > 0)."""
+    found = []
+    for node in graph.nodes():
+        op = ops.OPS.get(node.op)
+        if op is None or op.kind != ops.RANDOM:
+            continue
+        if node.op == "dropout" and any(
+                v.node.op == "prim::Constant" and v.node.attrs.get("value") in (0, 0.0, False) for v in node.inputs[1:]):
+            continue
+        found.append(node)
+    return found
+
+
 def _check(traced, examples, eager_out, tolerance: float) -> None:
+    """Re-run the trace on its examples: a mismatch is a TracingCheckError, or only TracerWarnings (as
+    torch gives) when the graph draws random numbers, since then every call draws anew."""
     from scriptc.autograd import no_grad
 
     with no_grad():
         replay = traced(*examples)
+    random_nodes = None
     for i, (a, b) in enumerate(zip(_flatten(replay), _flatten(eager_out))):
         if a.shape != b.shape or not np.allclose(a, b, rtol=tolerance, atol=tolerance, equal_nan=True):
+            if random_nodes is None:
+                random_nodes = _nondeterministic_nodes(traced.graph)
+                if random_nodes:
+                    ops_drawn = {f" = {n.op}(" for n in random_nodes}
+                    lines = [line.strip() for line in str(traced.graph).splitlines()
+                             if any(text in line for text in ops_drawn)]
+                    nodes = "\n".join("\t" + line for line in lines[:20])
+                    warnings.warn("Trace had nondeterministic nodes. Did you forget call .eval() on your model? "
+                                  f"Nodes:\n{nodes}\nThis may cause errors in trace checking. To disable trace "
+                                  "checking, pass check_trace=False to torch.jit.trace()", TracerWarning, stacklevel=3)
+            if random_nodes:
+                warnings.warn(f"Output nr {i + 1}. of the traced function does not match the corresponding output "
+                              "of the Python function.", TracerWarning, stacklevel=3)
+                continue
             raise TracingCheckError(
                 f"Tracer check failed: output {i} of the traced graph differs from the eager code (max difference "
                 f"{np.max(np.abs(a.astype(np.float64) - b)) if a.shape == b.shape else 'shape ' + str(a.shape)}). "

@@ -1,30 +1,17 @@
-"""scriptc.nn: modules, parameters, functional and init, as torch.nn."""
+"""scriptc.nn: modules, parameters, functional and init, as torch.nn (one module per family, each
+listing its layers in `__all__`)."""
 
 from . import functional, init  # noqa: F401
+from .activation import *  # noqa: F401,F403
 from .attention import MultiheadAttention  # noqa: F401
-from .layers import (  # noqa: F401
-    AdaptiveAvgPool2d,
-    AvgPool2d,
-    BatchNorm2d,
-    Conv2d,
-    CrossEntropyLoss,
-    Dropout,
-    Embedding,
-    Flatten,
-    GELU,
-    Identity,
-    LayerNorm,
-    LeakyReLU,
-    Linear,
-    LogSoftmax,
-    MaxPool2d,
-    MSELoss,
-    NLLLoss,
-    ReLU,
-    Sigmoid,
-    SiLU,
-    Softmax,
-    Tanh,
-)
+from .batchnorm import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .flatten import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential  # noqa: F401
+from .normalization import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
 from .recurrent import GRUCell, LSTMCell  # noqa: F401
+from .sparse import *  # noqa: F401,F403

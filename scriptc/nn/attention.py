@@ -12,7 +12,7 @@ from scriptc.types import float32
 
 from . import functional as F
 from . import init
-from .layers import Linear
+from .linear import Linear
 from .module import Module, Parameter
 
 

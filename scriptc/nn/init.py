@@ -7,7 +7,8 @@ import math
 import numpy as np
 
 from scriptc import autograd
-from scriptc.ops.factory import generator
+from scriptc.ops.generator import Generator
+from scriptc.ops.generator import generator as numpy_generator
 from scriptc.tensors import Tensor
 
 
@@ -42,6 +43,11 @@ def _fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _rng(generator: Generator | None):
+    """numpy's random source behind a torch.Generator (the default one when None)."""
+    return numpy_generator(np, generator)
+
+
 def _write(tensor: Tensor, values) -> Tensor:
     with autograd.no_grad():
         tensor._data[...] = values
@@ -49,19 +55,21 @@ def _write(tensor: Tensor, values) -> Tensor:
     return tensor
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator_=None) -> Tensor:
-    return _write(tensor, generator().uniform(a, b, tensor._data.shape))
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    return _write(tensor, _rng(generator).uniform(a, b, tensor._data.shape))
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator_=None) -> Tensor:
-    return _write(tensor, generator().normal(mean, std, tensor._data.shape))
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    return _write(tensor, _rng(generator).normal(mean, std, tensor._data.shape))
 
 
-def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0) -> Tensor:
-    values = generator().normal(mean, std, tensor._data.shape)
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator=None) -> Tensor:
+    rng = _rng(generator)
+    values = rng.normal(mean, std, tensor._data.shape)
     bad = (values < a) | (values > b)
     while bad.any():
-        values[bad] = generator().normal(mean, std, int(bad.sum()))
+        values[bad] = rng.normal(mean, std, int(bad.sum()))
         bad = (values < a) | (values > b)
     return _write(tensor, values)
 
@@ -84,35 +92,37 @@ def eye_(tensor: Tensor) -> Tensor:
     return _write(tensor, np.eye(*tensor._data.shape))
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
-def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu") -> Tensor:
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                     generator=None) -> Tensor:
     """He init: uniform(-b, b) with b = gain * sqrt(3 / fan); Linear and Conv2d use a=sqrt(5)."""
     if 0 in tensor.shape:
         return tensor
     bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu") -> Tensor:
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                    generator=None) -> Tensor:
     if 0 in tensor.shape:
         return tensor
-    return normal_(tensor, 0, calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode)))
+    return normal_(tensor, 0, calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode)), generator)
 
 
-def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = generator().normal(0.0, 1.0, (rows, cols))
+    flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

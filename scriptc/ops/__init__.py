@@ -52,9 +52,9 @@ def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, 
         raise SchemaError(f"pointwise op {op.name} needs a scalar expression")
     _add(op)
     if inplace:
-        variant = OpDef(parse_schema(schema.replace(op.base_name + "(", op.base_name + "_(", 1)),
+        variant = OpDef(parse_schema(op.base_name + "_" + schema[len(op.base_name):]),
                         kind, kernel, rules.same_as(0), dtype_rule=op.dtype_rule, grad=op.grad,
-                        save=op.save, function=False, inplace_of=op, doc=op.doc)
+                        save=op.save, aux=op.aux, function=False, inplace_of=op, doc=op.doc)
         op.inplace = variant
         _add(variant)
     return op
@@ -85,8 +85,19 @@ def all_ops() -> list[OpDef]:
 
 # Importing the modules fills the table (one module a line).
 from . import pointwise  # noqa: E402,F401
+from . import pointwise_logic  # noqa: E402,F401
 from . import reduction  # noqa: E402,F401
 from . import shape  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
+from . import random  # noqa: E402,F401
 from . import scalar  # noqa: E402,F401
+from . import products  # noqa: E402,F401
+from . import einsum  # noqa: E402,F401
+from . import diagonal  # noqa: E402,F401
+from . import norms  # noqa: E402,F401
+from . import linalg_solve  # noqa: E402,F401
+from . import linalg_decomp  # noqa: E402,F401
+from . import sparse  # noqa: E402,F401
+from . import activation  # noqa: E402,F401
+from . import dropout  # noqa: E402,F401

@@ -37,6 +37,7 @@ class Expr:
     def __truediv__(self, other): return Expr("div", (self, lift(other)))
     def __rtruediv__(self, other): return Expr("div", (lift(other), self))
     def __pow__(self, other): return Expr("pow", (self, lift(other)))
+    def __rpow__(self, other): return Expr("pow", (lift(other), self))
     def __neg__(self): return Expr("neg", (self,))
     def __lt__(self, other): return Expr("lt", (self, lift(other)))
     def __le__(self, other): return Expr("le", (self, lift(other)))

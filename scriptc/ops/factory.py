@@ -1,4 +1,4 @@
-"""Factory and random ops: tensors made from sizes (zeros, arange, randn, ...) and the global generator."""
+"""Factory ops: tensors made from sizes and values (zeros, full, arange, eye, ...); random ones are in random.py."""
 
 from __future__ import annotations
 
@@ -10,23 +10,7 @@ from scriptc.types import DEFAULT_FLOAT, TensorType, float32, int64
 
 from . import register
 from .rules import is_known
-from .schema import FACTORY, RANDOM
-
-_generator = np.random.default_rng()
-
-
-def manual_seed(seed: int) -> None:
-    """Seed the generator behind rand, randn, randint, dropout (and their *_like forms)."""
-    global _generator
-    _generator = np.random.default_rng(int(seed))
-
-
-def generator(xp=np):
-    """The global random generator for the array module `xp`."""
-    if xp is np:
-        return _generator
-    return xp.random.default_rng(int(_generator.integers(2 ** 63)))
-
+from .schema import FACTORY
 
 def _size(size) -> tuple[int, ...]:
     dims = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else tuple(size)
@@ -145,36 +129,6 @@ register("eye(n: int, m: int? = None, *, dtype: ScalarType? = None, device: Devi
              dtype or DEFAULT_FLOAT, (n, n if m is None else m) if is_known(n) and (m is None or is_known(m)) else None),
          method=False)
 
-
-def _float_only(dtype, name):
-    d = dtype or DEFAULT_FLOAT
-    if not d.is_floating_point:
-        raise RuntimeError(f"\"{name}\" not implemented for '{d.name}'")
-    return d.np
-
-
-register("rand" + _SIZED, RANDOM, lambda xp, size, dtype=None, device=None:
-         generator(xp).random(_size(size)).astype(_float_only(dtype, "check_uniform_bounds")),
-         shape=_sized_rule(), method=False, doc="Uniform samples in [0, 1).")
-register("randn" + _SIZED, RANDOM, lambda xp, size, dtype=None, device=None:
-         generator(xp).standard_normal(_size(size)).astype(_float_only(dtype, "normal_kernel_cpu")),
-         shape=_sized_rule(), method=False, doc="Standard normal samples.")
-register("rand_like" + _LIKE, RANDOM, lambda xp, x, dtype=None, device=None:
-         generator(xp).random(x.shape).astype(dtype.np if dtype else x.dtype), shape=_like_rule, method=False)
-register("randn_like" + _LIKE, RANDOM, lambda xp, x, dtype=None, device=None:
-         generator(xp).standard_normal(x.shape).astype(dtype.np if dtype else x.dtype), shape=_like_rule, method=False)
-
-
-def _randint_kernel(xp, low, high, size, dtype=None, device=None):
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    return generator(xp).integers(low, high, _size(size)).astype(_np_dtype(dtype, int64))
-
-
-register("randint(low: int, high: int, size: int[], *, dtype: ScalarType? = None, device: Device? = None) -> Tensor",
-         RANDOM, _randint_kernel, shape=lambda low, high, size, dtype=None, device=None: TensorType(
-             dtype or int64, tuple(size) if is_known(size) else None), method=False,
-         doc="Integers uniform in [low, high).")
 
 register("new_zeros(self: Tensor, size: int[]) -> Tensor", FACTORY,
          lambda xp, x, size: xp.zeros(_size(size), x.dtype), shape=lambda x, size: TensorType(

@@ -9,7 +9,7 @@ from scriptc.types import TensorType
 
 from . import register
 from .rules import conv_out, is_known, matmul_shape, pair
-from .schema import LAYER_NORM, OPAQUE, RANDOM, FusionTail
+from .schema import LAYER_NORM, OPAQUE, FusionTail
 
 
 def _same_dtype(a, b, op_name):
@@ -548,24 +548,6 @@ register("embedding(input: Tensor, weight: Tensor, padding_idx: int? = None) -> 
          _embedding_kernel, shape=lambda i, w, p=None: TensorType(
              w.dtype, None if i.shape is None or w.shape is None else tuple(i.shape) + tuple(w.shape[1:]), w.device),
          grad=_embedding_grad, save=("input",), method=False, functional=True)
-
-
-def _dropout_kernel(xp, x, p=0.5, training=True):
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0:
-        return x, None
-    if p == 1:
-        return xp.zeros_like(x), xp.zeros(x.shape, dtype=x.dtype)
-    from .factory import generator
-    scale = xp.asarray(1.0 / (1 - p), dtype=x.dtype)
-    mask = (generator(xp).random(x.shape) >= p).astype(x.dtype) * scale
-    return x * mask, mask
-
-
-register("dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor", RANDOM, _dropout_kernel,
-         shape=lambda x, *rest: x, grad=lambda ctx, g: (g if ctx.aux is None else g * ctx.aux, None, None),
-         aux=True, method=False, functional=True, doc="Zeroes elements with probability p, scales by 1/(1-p).")
 
 
 # --- losses ------------------------------------------------------------------

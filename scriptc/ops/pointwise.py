@@ -226,10 +226,6 @@ _binary("logical_and", lambda xp, a, b: xp.logical_and(a, b), E.and_, dtype_rule
 _binary("logical_or", lambda xp, a, b: xp.logical_or(a, b), E.or_, dtype_rule=TO_BOOL, inplace=False)
 _binary("logical_xor", lambda xp, a, b: xp.logical_xor(a, b), E.ne, dtype_rule=TO_BOOL, inplace=False)
 _unary("logical_not", lambda xp, x: xp.logical_not(x), E.not_, dtype_rule=TO_BOOL, inplace=False)
-_binary("bitwise_and", lambda xp, a, b: xp.bitwise_and(a, b), E.and_, inplace=False)
-_binary("bitwise_or", lambda xp, a, b: xp.bitwise_or(a, b), E.or_, inplace=False)
-_unary("bitwise_not", lambda xp, x: xp.logical_not(x) if x.dtype == bool else xp.invert(x), E.not_,
-       dtype_rule=PROMOTE, inplace=False)
 
 
 def _to_dtype_rule(x, dtype):

@@ -211,10 +211,10 @@ def _values_indices_rule(x, dim, keepdim=False):
 _max_dim_kernel, _max_dim_grad = _extreme_dim("argmax", "max")
 _min_dim_kernel, _min_dim_grad = _extreme_dim("argmin", "min")
 register("max.dim(self: Tensor, dim: int, keepdim: bool = False) -> (Tensor, Tensor)", REDUCTION,
-         _max_dim_kernel, shape=_values_indices_rule, grad=_max_dim_grad,
+         _max_dim_kernel, shape=_values_indices_rule, grad=_max_dim_grad, result_names=("values", "indices"),
          doc="(values, indices) of the largest elements along dim.")
 register("min.dim(self: Tensor, dim: int, keepdim: bool = False) -> (Tensor, Tensor)", REDUCTION,
-         _min_dim_kernel, shape=_values_indices_rule, grad=_min_dim_grad,
+         _min_dim_kernel, shape=_values_indices_rule, grad=_min_dim_grad, result_names=("values", "indices"),
          doc="(values, indices) of the smallest elements along dim.")
 
 

@@ -53,6 +53,16 @@ def is_known(value) -> bool:
     return True
 
 
+_TORCH_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+                     "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+                     "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def scalar_type_name(d: dtype) -> str:
+    """PyTorch's C++ name of a dtype, as its error messages spell it ('Long', 'Float')."""
+    return _TORCH_TYPE_NAMES.get(d.name, d.name)
+
+
 def fmt_shape(shape) -> str:
     if shape is None:
         return "[?]"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -207,6 +208,11 @@ class OpDef:
     as the group's epilogue; `head_floor`: as a head, its native kernel can apply a ReLU (a floor)
     as it stores; `fusion_tail`: how the op may end a group (FusionTail). Pointwise ops with a
     `scalar` are the groups' elementwise members.
+
+    On complex tensors, grad follows PyTorch's conjugate Wirtinger convention: a formula written as
+    `g * f'(z)` (every holomorphic op, and every linear one) is applied as `g * conj(f'(z))` by
+    autograd; `complex_aware=True` says the formula already handles complex inputs itself (abs,
+    angle, real, vdot, the decompositions).
     """
 
     schema: Schema
@@ -224,6 +230,9 @@ class OpDef:
     method: bool = True
     function: bool = True
     functional: bool = False
+    complex_aware: bool = False
+    result_names: tuple[str, ...] = ()  # names of a tuple result's fields (torch.return_types.<name>)
+    nondifferentiable_outputs: tuple[int, ...] = ()  # outputs that never carry a gradient (lstsq's rank)
     inplace: "OpDef | None" = None
     inplace_of: "OpDef | None" = None
     doc: str = ""
@@ -234,6 +243,8 @@ class OpDef:
 
     def __post_init__(self):
         self.arg_index = {a.name: i for i, a in enumerate(self.schema.args)}
+        # The named tuple eager calls return, as torch.return_types.<op> (`max(x, 1).values`).
+        self.result_tuple = namedtuple(self.base_name, self.result_names) if self.result_names else None
         self.tensor_args = tuple(i for i, a in enumerate(self.schema.args) if a.is_tensor)
         self.tensor_list_args = tuple(i for i, a in enumerate(self.schema.args) if _is_tensor_list(a.type))
         # The arguments whose dtypes decide the result dtype (a where's condition or a mask does not).
@@ -259,8 +270,9 @@ class OpDef:
     def bind(self, args: tuple, kwargs: dict) -> tuple:
         """Arguments in schema order, defaults filled; TypeError naming the schema if they don't fit."""
         params = self.schema.args
-        if len(args) > len(params):
-            raise TypeError(f"{self.name}() takes {len(params)} arguments but {len(args)} were given\n"
+        positional = sum(1 for p in params if not p.kwarg_only)
+        if len(args) > positional:
+            raise TypeError(f"{self.name}() takes {positional} positional arguments but {len(args)} were given\n"
                             f"  schema: {self.schema}")
         bound = list(args)
         for p in params[len(args):]:

@@ -90,10 +90,38 @@ def test_data_dependent_control_flow_warns_at_the_users_line():
 
 
 def test_check_trace_catches_divergence():
+    state = torch.zeros(3)
+
+    def bumps_a_tensor_from_outside(x):
+        state.add_(1)  # the trace bakes in the value state had after the write, and adds 1 again
+        return x + state
     with pytest.raises(TracingCheckError, match="differs from the eager code"):
-        torch.jit.trace(lambda x: x + torch.randn(3), torch.ones(3))
-    traced = torch.jit.trace(lambda x: x + torch.randn(3), torch.ones(3), check_trace=False)
-    assert traced(torch.ones(3)).shape == (3,)
+        torch.jit.trace(bumps_a_tensor_from_outside, torch.ones(3))
+
+
+def test_random_ops_warn_nondeterministic_and_stay_in_the_graph():
+    def vae_sample(mu):
+        return mu + torch.randn_like(mu)
+    with pytest.warns(TracerWarning) as record:
+        traced = torch.jit.trace(vae_sample, torch.zeros(4))
+    messages = [str(w.message) for w in record]
+    assert any(m.startswith("Trace had nondeterministic nodes.") and "randn_like(" in m for m in messages)
+    assert any(m.startswith("Output nr 1. of the traced function does not match") for m in messages)
+    first, second = traced(torch.zeros(4)), traced(torch.zeros(4))
+    assert not torch.equal(first, second)  # each call draws anew
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.jit.trace(vae_sample, torch.zeros(4), check_trace=False)
+
+
+def test_a_generator_argument_is_traced_as_the_default_generator():
+    g = torch.Generator().manual_seed(0)
+    with pytest.warns(TracerWarning, match="torch.Generator passed to a random op is not recorded"):
+        traced = torch.jit.trace(lambda x: x + torch.rand(x.shape, generator=g), torch.zeros(3), check_trace=False)
+    torch.manual_seed(5)
+    first = traced(torch.zeros(3))
+    torch.manual_seed(5)
+    assert torch.equal(first, traced(torch.zeros(3)))
 
 
 def test_source_locations_point_at_user_code():

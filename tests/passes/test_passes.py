@@ -132,7 +132,7 @@ def test_constant_fold_unrolls_short_loops_but_not_long_or_dynamic_ones():
 
 def test_constant_fold_does_not_fold_random_ops():
     text = ('graph():\n  %s : int = prim::Constant[value=3]()\n  %l : List[int] = prim::ListConstruct(%s)\n'
-            '  %n : None = prim::Constant[value=None]()\n  %r : Tensor = randn(%l, %n, %n)\n  return (%r)\n')
+            '  %n : None = prim::Constant[value=None]()\n  %r : Tensor = randn(%l, %n, %n, %n)\n  return (%r)\n')
     g, _ = run(constant_fold, text)
     assert "randn" in str(g)
 
@@ -198,8 +198,8 @@ def test_cse_merges_and_reaches_into_nested_blocks():
 
 def test_cse_does_not_merge_random_or_mutating_ops():
     text = ('graph():\n  %s : int = prim::Constant[value=3]()\n  %l : List[int] = prim::ListConstruct(%s)\n'
-            '  %n : None = prim::Constant[value=None]()\n  %a : Tensor = rand(%l, %n, %n)\n'
-            '  %b : Tensor = rand(%l, %n, %n)\n  %t : Tuple[Tensor, Tensor] = prim::TupleConstruct(%a, %b)\n'
+            '  %n : None = prim::Constant[value=None]()\n  %a : Tensor = rand(%l, %n, %n, %n)\n'
+            '  %b : Tensor = rand(%l, %n, %n, %n)\n  %t : Tuple[Tensor, Tensor] = prim::TupleConstruct(%a, %b)\n'
             '  return (%t)\n')
     g, _ = run(cse, text)
     filecheck(str(g), "CHECK-COUNT-2: rand(")

@@ -1,0 +1,15 @@
+"""torch.linalg: linear algebra (norms, inverses and solvers, decompositions, products).
+
+Each function is an op of the table named `linalg_<name>`, as in ATen, so eager calls, tracing and
+the runtime see the same op; torch.linalg.matmul is torch.matmul.
+"""
+
+from scriptc import bindings as _bindings
+from scriptc.errors import LinAlgError  # noqa: F401  (torch.linalg.LinAlgError)
+
+globals().update(_bindings.namespace("linalg_", __name__))
+matmul = _bindings.FUNCTIONS["matmul"]
+
+
+def __dir__():
+    return sorted(name for name in globals() if not name.startswith("_"))

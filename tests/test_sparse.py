@@ -1,0 +1,154 @@
+"""Sparse COO tensors against torch 2.13: construction, coalesce, to_sparse/to_dense, products, gradients,
+errors, and the adjacency preprocessing of pytorch/examples' GCN (gcn/main.py load_cora)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import scriptc
+
+torch = pytest.importorskip("torch")
+
+rng = np.random.default_rng(31)
+INDICES = np.array([[0, 2, 1, 2, 0], [1, 0, 2, 0, 1]])
+VALUES = rng.standard_normal(5).astype(np.float32)
+
+
+def _both(fn):
+    return fn(torch), fn(scriptc)
+
+
+def _close(expected, actual):
+    np.testing.assert_allclose(np.asarray(actual.detach().numpy() if hasattr(actual, "detach") else actual),
+                               expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_construction_coalesce_and_accessors():
+    def build(T):
+        return T.sparse_coo_tensor(T.tensor(INDICES), T.tensor(VALUES), (3, 3))
+
+    t, s = _both(build)
+    assert s.is_sparse and s.layout is scriptc.sparse_coo and not s.is_coalesced()
+    assert s._nnz() == t._nnz() == 5 and tuple(s.shape) == tuple(t.shape)
+    _close(t.to_dense(), s.to_dense())
+    tc, sc = t.coalesce(), s.coalesce()
+    assert sc.is_coalesced() and sc._nnz() == tc._nnz()
+    np.testing.assert_array_equal(sc.indices().numpy(), tc.indices().numpy())
+    _close(tc.values(), sc.values())
+    assert repr(sc).replace("scriptc.", "torch.") == repr(tc)
+
+
+def test_size_inferred_from_indices_and_hybrid_values():
+    t, s = _both(lambda T: T.sparse_coo_tensor(T.tensor([[0, 3]]), T.ones(2, 2)))
+    assert tuple(s.shape) == tuple(t.shape) == (4, 2)
+    _close(t.to_dense(), s.to_dense())
+
+
+def test_to_sparse_round_trip_and_dtype():
+    x = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]], dtype=np.float32)
+    t, s = _both(lambda T: T.tensor(x).to_sparse())
+    np.testing.assert_array_equal(s.indices().numpy(), t.indices().numpy())
+    _close(t.values(), s.values())
+    assert s.to(scriptc.float64).dtype is scriptc.float64 and s.to(scriptc.float64).is_sparse
+    assert not scriptc.ones(2).is_sparse and scriptc.ones(2).layout is scriptc.strided
+
+
+@pytest.mark.parametrize("spell", ["spmm", "sparse.mm", "mm", "matmul", "@"])
+def test_sparse_dense_product_and_gradients(spell):
+    dense = rng.standard_normal((3, 4)).astype(np.float32)
+    weight = rng.standard_normal((3, 4)).astype(np.float32)
+    results = []
+    for T in (torch, scriptc):
+        values = T.tensor(VALUES, requires_grad=True)
+        d = T.tensor(dense, requires_grad=True)
+        s = T.sparse_coo_tensor(T.tensor(INDICES), values, (3, 3))
+        out = {"spmm": lambda: T.spmm(s, d), "sparse.mm": lambda: T.sparse.mm(s, d), "mm": lambda: T.mm(s, d),
+               "matmul": lambda: T.matmul(s, d), "@": lambda: s @ d}[spell]()
+        assert not out.is_sparse
+        (out * T.tensor(weight)).sum().backward()
+        results.append((out, d.grad, values.grad))
+    for expected, actual in zip(*results):
+        _close(expected, actual)
+
+
+def test_gradient_through_to_sparse_keeps_the_pattern():
+    x = np.array([[0.0, 1.5], [2.0, 0.0]], dtype=np.float32)
+    grads = []
+    for T in (torch, scriptc):
+        leaf = T.tensor(x, requires_grad=True)
+        T.sparse.mm(leaf.to_sparse(), T.ones(2, 3)).sum().backward()
+        grads.append(leaf.grad)
+    _close(grads[0], grads[1])
+
+
+def test_sparse_sum_and_sparse_products():
+    eye = np.eye(3, dtype=np.float32) * 2
+    t, s = _both(lambda T: T.sparse.sum(T.tensor(eye).to_sparse()))
+    _close(t, s)
+    t, s = _both(lambda T: T.sparse.sum(T.tensor(eye).to_sparse(), dim=0))
+    assert s.is_sparse
+    _close(t.to_dense(), s.to_dense())
+    t, s = _both(lambda T: T.tensor(eye).to_sparse() @ T.tensor(eye).to_sparse())
+    assert s.is_sparse
+    _close(t.to_dense(), s.to_dense())
+
+
+ERRORS = [
+    "T.sparse_coo_tensor(T.tensor([0, 1]), T.ones(2), (2, 2))",
+    "T.sparse_coo_tensor(T.tensor([[0, 1], [1, 0]]), T.ones(3), (2, 2))",
+    "T.sparse_coo_tensor(T.tensor([[0, 1], [1, 0]]), T.ones(2), (2,))",
+    "T.sparse_coo_tensor(T.tensor([[0, 1], [1, 0]]), T.ones(2, 3), (2, 2))",
+    "T.sparse_coo_tensor(T.tensor([[0, 1], [1, 0]]), T.ones(2)).indices()",
+    "T.sparse_coo_tensor(T.tensor([[0, 1], [1, 0]]), T.ones(2)).values()",
+    "T.ones(2, 2).indices()",
+    "T.ones(2, 2).values()",
+    "T.ones(2, 2).coalesce()",
+    "T.eye(3).to_sparse() + T.ones(3, 3)",
+]
+
+
+@pytest.mark.parametrize("code", ERRORS)
+def test_errors_match_torch(code):
+    with pytest.raises(RuntimeError) as expected:
+        eval(code, {"T": torch})
+    with pytest.raises(RuntimeError) as actual:
+        eval(code, {"T": scriptc})
+    assert str(actual.value) == str(expected.value).split("\n")[0]
+
+
+def test_out_of_range_index_is_an_error():
+    with pytest.raises(RuntimeError, match="size is inconsistent with indices: for dim 1, size is 2 but found index 2"):
+        scriptc.sparse_coo_tensor(scriptc.tensor([[0, 1], [1, 2]]), scriptc.ones(2), (2, 2))
+
+
+def _load_cora_adjacency(T, features, edges):
+    """gcn/main.py load_cora's tensor processing, verbatim apart from reading files (and FloatTensor)."""
+    features = T.tensor(features, dtype=T.float32)
+    scale_vector = T.sum(features, dim=1)
+    scale_vector = 1 / scale_vector
+    scale_vector[scale_vector == float("inf")] = 0
+    scale_vector = T.diag(scale_vector).to_sparse()
+    features = scale_vector @ features
+    V = features.shape[0]
+    E = edges.shape[0]
+    adj_mat = T.sparse_coo_tensor(edges.T, T.ones(E), (V, V), dtype=T.int64)
+    adj_mat = T.eye(V) + adj_mat
+    degree_mat = T.sum(adj_mat, dim=1)
+    degree_mat = T.sqrt(1 / degree_mat)
+    degree_mat[degree_mat == float("inf")] = 0
+    degree_mat = T.diag(degree_mat).to_sparse()
+    adj_mat = degree_mat @ adj_mat @ degree_mat
+    return features.to_sparse(), adj_mat.to_sparse()
+
+
+def test_gcn_load_cora_preprocessing():
+    features = (rng.random((6, 5)) < 0.5).astype(np.int32)
+    features[3] = 0  # a node without features: its scale is inf, then 0
+    edges = np.array([[0, 1], [1, 2], [2, 0], [4, 5], [1, 2]], dtype=np.int32)
+    (tf, ta), (sf, sa) = (_load_cora_adjacency(torch, features, edges),
+                          _load_cora_adjacency(scriptc, features, edges))
+    assert sf.is_sparse and sa.is_sparse
+    _close(tf.to_dense(), sf.to_dense())
+    _close(ta.to_dense(), sa.to_dense())
+    np.testing.assert_array_equal(sa.indices().numpy(), ta.indices().numpy())
