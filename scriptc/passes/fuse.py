@@ -93,10 +93,13 @@ def _fuse_block(block: Block) -> bool:
     changed = False
     for node in block:
         if node.op == "prim::FusionGroup":
-            # Fused already (an optimized graph optimized again, a loaded plan): its inputs may have
-            # types by now (a specialized copy), which give it the guard it lacked.
-            if "guard" not in node.attrs and all(_guardable(v.type) for v in node.inputs):
-                node.attrs["guard"] = guard_of(node)
+            # Fused already (an optimized graph optimized again: a saved plan, a specialized copy):
+            # its guard is what its inputs' types say now, never what it was given.
+            guard = guard_of(node) if all(_guardable(v.type) for v in node.inputs) else None
+            if guard != node.attrs.get("guard"):
+                node.attrs.pop("guard", None)
+                if guard is not None:
+                    node.attrs["guard"] = guard
                 changed = True
             continue
         for b in node.blocks:
