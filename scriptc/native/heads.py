@@ -68,7 +68,7 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1,
     if op.name == "conv2d":
         if dtype in im2col.FUNCTIONS:
             _native_loop("im2col", dtype)
-            if _gemm_runs():
+            if gemm_runs():
                 _native_loop("gemm", dtype)
         whole = functools.partial(op.kernel, im2col=functools.partial(native_im2col, split=split),
                                   matmul=functools.partial(native_conv_products, split=split),
@@ -98,7 +98,7 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1,
         return conv2d
     if op.name == "matmul" and dtype in matvec.FUNCTIONS:
         _native_loop("matvec", dtype)
-        tiled = _gemm_runs()
+        tiled = gemm_runs()
         if tiled:
             _native_loop("gemm", dtype)
         fallback = op.kernel
@@ -215,13 +215,14 @@ def native_matmul(xp, a, b, fallback, split=None, parts: int = 1):
 
 
 @functools.cache
-def _gemm_runs() -> bool:
+def gemm_runs() -> bool:
+    """Whether the compiled GEMM (gemm.py) runs on this CPU (it is written for 512-bit vectors)."""
     return has_wide_vectors()
 
 
 def _gemm_applies(a, b, out=None) -> bool:
     dtype = _LOOP_DTYPES.get(a.dtype) if type(a) is np.ndarray else None
-    return (dtype is not None and _gemm_runs() and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and
+    return (dtype is not None and gemm_runs() and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and
             a.dtype == b.dtype and a.shape[0] >= GEMM_MIN_ROWS and a.shape[1] == b.shape[0] and
             a.flags.c_contiguous and b.flags.c_contiguous and
             (out is None or (type(out) is np.ndarray and out.dtype == a.dtype and
@@ -246,10 +247,11 @@ def _run_gemm(a, b, out, split, bias=None, floor: float | None = None) -> None:
     (rows, depth), width = a.shape, b.shape[1]
     dtype = _LOOP_DTYPES[a.dtype]
     loop = _native_loop("gemm", dtype)
-    bias = _zeros(rows, a.dtype) if bias is None else bias
+    step = 0 if bias is None else 1
+    bias = _zeros(1, a.dtype) if bias is None else bias
     ptrs = (ctypes.c_void_p * 5)(data_pointer(a), data_pointer(b), data_pointer(out), data_pointer(bias),
                                  data_pointer(_floor(0.0 if floor is None else floor, a.dtype)))
-    meta = (ctypes.c_int64 * 4)(rows, depth, width, floor is not None)
+    meta = (ctypes.c_int64 * 5)(rows, depth, width, floor is not None, step)
     vectors = -(-width // gemm.vector_columns(dtype))
     if split is not None and rows * depth * width >= GEMM_SPLIT_MIN:
         split(loop, vectors, ptrs, meta)

@@ -23,7 +23,9 @@ from scriptc.types import Bool, Float, Int, TensorType
 
 from .analysis import constant_value, is_constant, op_of
 
-MIN_MEMBERS = 2
+# One op is a group too: a compiled kernel is as fast as numpy's, and a segment program runs it in
+# its native call (runtime/segments.py) where a lone numpy op would stop the program.
+MIN_MEMBERS = 1
 
 
 @dataclass

@@ -22,8 +22,9 @@ from scriptc.ir.graph import Block, Graph, Node
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType
 
-from .chain import Chain
 from .groups import GroupStep
+from .program_builder import runs_natively
+from .segments import SegmentStep, native_programs
 from .interpreter import Interpreter
 from .memory import configure_allocator
 from .pool import ThreadPool
@@ -38,6 +39,7 @@ class Executor:
         self.jit = jit
         self.pool = ThreadPool(threads if threads is not None else (os.cpu_count() or 1))
         self.interpreter = Interpreter(graph, self.functions)
+        self.segments = jit and native_programs()
         self.slot_of: dict[int, int] = {}
         for v in graph.inputs:
             self._slot(v)
@@ -50,7 +52,6 @@ class Executor:
         self.frame_template: list[Any] = [None] * len(self.slot_of)
         for slot, value in self.constants.items():
             self.frame_template[slot] = value
-        self.chain = Chain.of(self) if jit else None
         if self.group_steps and jit:
             self.pool.start_workers()
 
@@ -68,31 +69,51 @@ class Executor:
     def __call__(self, inputs: list) -> list:
         if len(inputs) != len(self.input_slots):
             raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
-        chain = self.chain
-        if chain is not None:
-            outputs = chain(inputs)
-            if outputs is not None:
-                return outputs
         frame = self.frame_template.copy()
         for slot, value in zip(self.input_slots, inputs):
             frame[slot] = value
         for step in self.steps:
             step(frame)
-        if chain is not None:
-            chain.learn(inputs, frame)
         return [frame[s] for s in self.output_slots]
 
     run = __call__
 
     # --- plan building ----------------------------------------------------------------------------
     def _plan(self, block: Block) -> list[Callable]:
-        steps = []
+        steps: list[Callable] = []
+        run: list[tuple[Node, Callable]] = []  # consecutive steps a segment program may run
         for node in block:
             if node.op == "prim::Constant":
                 self.constants[self._slot(node.output)] = node.attrs["value"]
+                continue
+            step = self._step(node)
+            if self.segments and runs_natively(node):
+                run.append((node, step))
             else:
-                steps.append(self._step(node))
-        return steps
+                steps += self._segment(run)
+                run = []
+                steps.append(step)
+        return steps + self._segment(run)
+
+    def _segment(self, run: list) -> list[Callable]:
+        """The steps of `run` as one SegmentStep, or as they are when there is nothing in it worth a
+        program (no kernel, no product)."""
+        if not any(node.op in ("prim::FusionGroup", "matmul") for node, _ in run):
+            return [step for _, step in run]
+        nodes = [node for node, _ in run]
+        inside = {id(node) for node in nodes}
+        defined = {id(v) for node in nodes for v in node.outputs}
+        in_slots, constant_slots, out_slots = [], [], []
+        for node in nodes:
+            for v in node.inputs:
+                slot = self._slot(v)
+                if id(v) in defined or slot in in_slots or slot in constant_slots:
+                    continue
+                (constant_slots if slot in self.constants else in_slots).append(slot)
+            for v in node.outputs:
+                if any(not isinstance(u.user, Node) or id(u.user) not in inside for u in v.uses):
+                    out_slots.append(self._slot(v))
+        return [SegmentStep(self, nodes, [step for _, step in run], in_slots, constant_slots, out_slots)]
 
     def _step(self, node: Node) -> Callable:
         ins = [self._slot(v) for v in node.inputs]

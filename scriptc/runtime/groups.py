@@ -17,6 +17,7 @@ and looked up after that (_Launch).
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import math
 import sys
 import threading
@@ -169,6 +170,21 @@ class GroupStep:
         fits; None when they need the unfused subgraph: a signature no kernel takes, shapes that do
         not broadcast or that the head refuses, or an empty amax/amin reduction (which raises as
         PyTorch does, from the reference)."""
+        found = self._space(args)
+        if found is None:
+            return None
+        full, shape = found
+        variant = next((v for v in self.variants if v.fits(full, shape)), None)
+        if variant is None:
+            variant = self._compile_for(full, shape)
+            if variant is None:
+                return None
+        launch = variant.prepare(full, shape)
+        return None if launch is None else (variant, launch)
+
+    def _space(self, args: list):
+        """(args with a stand-in for the head's result, the iteration shape), or None when the
+        shapes do not broadcast or the head refuses them."""
         full = list(args)
         if self.head is not None:
             head_out = self._head_result_like(args)
@@ -177,15 +193,17 @@ class GroupStep:
             full.append(head_out)
         shape = broadcast_shape([a.shape for i, a in enumerate(full) if type(a) is np.ndarray and
                                  i not in self.head_only])
-        if shape is None:
+        return None if shape is None else (full, shape)
+
+    def variant_for(self, args: list):
+        """(the compiled variant inputs like `args` run, the iteration shape), or None if none has
+        their signature yet."""
+        found = self._space(args)
+        if found is None:
             return None
+        full, shape = found
         variant = next((v for v in self.variants if v.fits(full, shape)), None)
-        if variant is None:
-            variant = self._compile_for(full, shape)
-            if variant is None:
-                return None
-        launch = variant.prepare(full, shape)
-        return None if launch is None else (variant, launch)
+        return None if variant is None else (variant, shape)
 
     def _head_result_like(self, args: list) -> np.ndarray | None:
         """An array of the shape and dtype the head's result will have for `args` (from the op's
@@ -358,11 +376,23 @@ class _Variant:
         fixed_read = {i for i, _ in self.fixed_reads}
         self.varying_reads = [i for i in used if i not in fixed_read]
         self.flat = spec.flat
+        self._strided = None
         self.finishes = spec.notes.get("then") is not None  # a reduction the executor completes
         self.flat_meta = (ctypes.c_int64 * 1)(0)
         self.pointer_array_type = ctypes.c_void_p * (len(spec.inputs) + len(self.out_dtypes))
         self.bare_kernel = _BARE_KERNEL(kernel.address)
         self.holding_kernel = _HOLDING_KERNEL(kernel.address)
+
+    def strided_kernel(self):
+        """The kernel of this variant's spec iterating rows with strides (this one, unless it is flat):
+        what reads inputs that are views of larger arrays in place."""
+        if not self.flat:
+            return self.kernel
+        if self._strided is None:
+            from scriptc.codegen.llvm.driver import compile_kernel
+            spec = dataclasses.replace(self.spec, notes={**self.spec.notes, "strided": True})
+            self._strided = compile_kernel(spec)
+        return self._strided
 
     def fits(self, args: list, shape: tuple) -> bool:
         """Whether `args` (the head's result last) have this variant's signature: each input the
