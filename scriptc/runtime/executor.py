@@ -19,6 +19,7 @@ import numpy as np
 
 from scriptc import ops
 from scriptc.ir.graph import Block, Graph, Node
+from scriptc.native.opaque import native_kernel
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType
 
@@ -167,6 +168,7 @@ class Executor:
                     frame[o] = value
             return prim_step
         definition = ops.OPS[op]
+        kernel = native_kernel(definition) if self.jit else definition.kernel
         many = len(outs) > 1
         tensor_out = not many and isinstance(node.outputs[0].type, TensorType)
         aux, inplace = definition.aux, definition.inplace_of is not None
@@ -175,7 +177,7 @@ class Executor:
         def op_step(frame):
             args = [frame[s] for s in ins]
             target = args[0] if inplace else None
-            result = run_kernel(definition, np, args)
+            result = run_kernel(definition, np, args, kernel)
             if aux:
                 result = result[0]
             if inplace:

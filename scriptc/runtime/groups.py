@@ -337,8 +337,10 @@ class _Variant:
         used = spec.used_inputs
         # The guard of every input the kernel reads, the head's result included (dtype, rank, dims of
         # size 1; None for a scalar), and the dtype and rank of every input only the head reads.
-        guards = list(guard) + ([[spec.inputs[spec.head.result].dtype, spec.inputs[spec.head.result].rank, []]]
-                                if spec.head else [])
+        # (The head's result spans the whole iteration space: its rank is the arrays', before any merging.)
+        merge = spec.notes.get("merge")
+        head_rank = spec.rank + (merge[1] - merge[0] if merge else 0)
+        guards = list(guard) + ([[spec.inputs[spec.head.result].dtype, head_rank, []]] if spec.head else [])
         self.checks = [(i, None if guards[i][0] == "scalar" else
                         (np.dtype(guards[i][0]), guards[i][1], frozenset(guards[i][2]))) for i in used]
         self.head_checks = [(i, np.dtype(guards[i][0]), guards[i][1]) for i in sorted(step.head_only)

@@ -225,6 +225,35 @@ def _contiguous(value) -> _Tensor:
     return t
 
 
+def _dense(builder: "_Builder", value) -> _Tensor:
+    """A contiguous tensor of value's elements: itself, or a copy of a view whose rows (its last dim)
+    are contiguous and lie one row stride apart (a chunk or a split piece: what products read)."""
+    t = _tensor(value)
+    if t.strides is None:
+        return t
+    rows = builder.product(t.dims[:-1])
+    if t.dims[-1] != native.ONE:
+        builder.equal(t.strides[-1], native.ONE)
+    for d in range(t.rank - 2):  # the outer dims collapse into the rows
+        if t.dims[d] != native.ONE:
+            builder.equal(t.strides[d], builder.arithmetic("MUL", t.strides[d + 1], t.dims[d + 1]))
+    out = builder.alloc(t.dtype, t.dims)
+    itemsize = builder.const(t.dtype.itemsize)
+    row = builder.arithmetic("MUL", t.dims[-1], itemsize)
+    step = builder.arithmetic("MUL", t.strides[-2], itemsize) if t.rank > 1 else row
+    builder.compute.append(("COPY2D", out.pointer, row, t.pointer, step, rows, row))
+    return out
+
+
+def _constant_array(value) -> np.ndarray:
+    """The array of a constant tensor (a frozen weight)."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, _Tensor) and value.root is not None and value.root[0] == "constant":
+        return value.root[1]
+    raise NotNative("a weight that is not a constant")
+
+
 def _constant(value):
     if isinstance(value, (_Tensor, _Int)):
         raise NotNative("a value known only at run time where a constant is needed")
@@ -311,6 +340,21 @@ def _unpack(builder: _Builder, node, args, recorded):
     return list(items)
 
 
+def _pieces(builder: _Builder, x: _Tensor, dim: int, size: int, count: int) -> list[_Tensor]:
+    """`count` views of x, each `size` (a register) long along dim."""
+    strides = x.strides if x.strides is not None else builder.contiguous_strides(x.dims)
+    step = builder.arithmetic("MUL", size, strides[dim])
+    out = []
+    for j in range(count):
+        pointer = builder.register()
+        builder.compute.append(("ADDR", pointer, x.pointer, builder.arithmetic("MUL", step, builder.const(j)),
+                                x.dtype.itemsize))
+        dims = list(x.dims)
+        dims[dim] = size
+        out.append(_Tensor(x.dtype, dims, pointer, x.buffer, list(strides), x.root))
+    return out
+
+
 def _chunk(builder: _Builder, node, args, recorded):
     x, chunks, dim = _tensor(args[0]), _constant(args[1]), _constant(args[2])
     dim = dim % x.rank
@@ -318,17 +362,102 @@ def _chunk(builder: _Builder, node, args, recorded):
         raise NotNative("a chunk into fewer pieces than asked")
     size = builder.arithmetic("DIV", x.dims[dim], builder.const(chunks))
     builder.equal(builder.arithmetic("MUL", size, builder.const(chunks)), x.dims[dim])
-    strides = x.strides if x.strides is not None else builder.contiguous_strides(x.dims)
-    step = builder.arithmetic("MUL", size, strides[dim])
-    out = []
-    for j in range(chunks):
-        pointer = builder.register()
-        builder.compute.append(("ADDR", pointer, x.pointer, builder.arithmetic("MUL", step, builder.const(j)),
-                                x.dtype.itemsize))
-        dims = list(x.dims)
-        dims[dim] = size
-        out.append(_Tensor(x.dtype, dims, pointer, x.buffer, list(strides), x.root))
-    return [out]
+    return [_pieces(builder, x, dim, size, chunks)]
+
+
+def _split(builder: _Builder, node, args, recorded):
+    """split by a size: pieces of that size (the dim must divide evenly, as the recorded call's did)."""
+    x, size, dim = _tensor(args[0]), _constant(args[1]), _constant(args[2])
+    dim = dim % x.rank
+    count = len(recorded[node.outputs[0]])
+    if type(size) is not int or size <= 0 or recorded[node.inputs[0]].shape[dim] != count * size:
+        raise NotNative("a split into pieces of other sizes")
+    builder.equal(x.dims[dim], builder.const(count * size))
+    return [_pieces(builder, x, dim, builder.const(size), count)]
+
+
+def _join(stack: bool):
+    """cat (stack: along a new dim) of contiguous tensors of one dtype: each copied in as rows."""
+    def lower(builder: _Builder, node, args, recorded):
+        tensors, dim = args[0], _constant(args[1])
+        if not isinstance(tensors, list) or not tensors:
+            raise NotNative("a cat of something that is not a list of tensors")
+        parts = [_tensor(t) for t in tensors]
+        first = parts[0]
+        rank = first.rank + stack
+        dim = dim % rank
+        if any(t.dtype != first.dtype or t.rank != first.rank for t in parts):
+            raise NotNative("a cat of tensors of several dtypes or ranks")
+        if stack:
+            parts = [_Tensor(t.dtype, t.dims[:dim] + [native.ONE] + t.dims[dim:], t.pointer, t.buffer,
+                             None if t.strides is None else t.strides[:dim] + [native.ONE] + t.strides[dim:], t.root)
+                     for t in parts]
+        for t in parts[1:]:
+            for d in range(rank):
+                if d != dim:
+                    builder.equal(t.dims[d], parts[0].dims[d])
+        dims = list(parts[0].dims)
+        dims[dim] = _sum(builder, [t.dims[dim] for t in parts])
+        out = builder.alloc(first.dtype, dims)
+        rows = builder.product(dims[:dim])
+        itemsize = builder.const(first.dtype.itemsize)
+        out_row = builder.arithmetic("MUL", builder.product(dims[dim:]), itemsize)
+        offset = native.ZERO
+        for t in parts:
+            row = builder.arithmetic("MUL", builder.product(t.dims[dim:]), itemsize)
+            if t.strides is None:
+                source_step = row
+            else:
+                # Rows of a view: whole below dim (contiguous there), `strides[dim - 1]` apart.
+                inner = builder.contiguous_strides(t.dims)
+                for d in range(dim, rank):
+                    if t.dims[d] != native.ONE:
+                        builder.equal(t.strides[d], inner[d])
+                source_step = builder.arithmetic("MUL", t.strides[dim - 1], itemsize) if dim else row
+            target = builder.register()
+            builder.compute.append(("ADDR", target, out.pointer, offset, 1))
+            builder.compute.append(("COPY2D", target, out_row, t.pointer, source_step, rows, row))
+            offset = builder.arithmetic("ADD", offset, row)
+        return [out]
+    return lower
+
+
+def _sum(builder: _Builder, registers: list[int]) -> int:
+    total = registers[0]
+    for r in registers[1:]:
+        total = builder.arithmetic("ADD", total, r)
+    return total
+
+
+def _pool(mode: int):
+    """max_pool2d / avg_pool2d with the pool loop: the image size the recorded call had (checked)."""
+    def lower(builder: _Builder, node, args, recorded):
+        from scriptc.native import opaque, pool
+        x = _contiguous(args[0])
+        constants = [_constant(a) for a in args[1:]]
+        concrete = recorded[node.inputs[0]]
+        if x.rank != 4 or x.dtype.name not in pool.FUNCTIONS:
+            raise NotNative("pooling that is not of 4-D floats")
+        if mode == pool.MAX:
+            kernel_size, stride, padding, dilation, ceil_mode = constants
+            geometry = opaque.pool_geometry(concrete.shape, kernel_size, stride, padding, dilation, ceil_mode,
+                                            "max_pool2d")
+            divisors = builder.const(0)
+        else:
+            kernel_size, stride, padding, ceil_mode, include_pad, divisor = constants
+            geometry = opaque.pool_geometry(concrete.shape, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
+            divisors = builder.address_of(opaque.average_divisors(concrete.shape, x.dtype, kernel_size, stride,
+                                                                  padding, ceil_mode, include_pad, divisor))
+        builder.equal(x.dims[2], builder.const(geometry[0]))
+        builder.equal(x.dims[3], builder.const(geometry[1]))
+        out = builder.alloc(x.dtype, x.dims[:2] + [builder.const(geometry[2]), builder.const(geometry[3])])
+        ptrs, meta = builder.block(3), builder.block(13)
+        builder.copy_into(ptrs, [x.pointer, out.pointer, divisors], builder.compute)
+        builder.copy_into(meta, [builder.const(g) for g in geometry + [mode]], builder.shape)
+        planes = builder.arithmetic("MUL", x.dims[0], x.dims[1])
+        builder.compute.append(("KERNEL", builder.const(loop_function("pool", x.dtype.name)), planes, ptrs, meta))
+        return [out]
+    return lower
 
 
 def _zeros(size_argument: int | None):
@@ -350,8 +479,7 @@ def _zeros(size_argument: int | None):
 
 
 def _matmul(builder: _Builder, node, args, recorded):
-    a, b = _contiguous(args[0]), _contiguous(args[1])
-    return [_product(builder, a, b)]
+    return [_product(builder, _dense(builder, args[0]), _dense(builder, args[1]))]
 
 
 def _product(builder: _Builder, a: _Tensor, b: _Tensor) -> _Tensor:
@@ -413,6 +541,94 @@ def _product(builder: _Builder, a: _Tensor, b: _Tensor) -> _Tensor:
     return out
 
 
+def _convolution(builder: _Builder, args: list, x_value: np.ndarray, floor: float | None) -> _Tensor:
+    """conv2d of a batch of any size, the image size and channels the recorded call had (checked):
+    the depthwise loop for a depthwise convolution, else per image its columns (the image itself for
+    a 1x1 convolution of stride 1, im2col's otherwise) times each group's weights by the compiled GEMM,
+    which adds the bias and applies the floor (a fused ReLU) as it stores."""
+    from scriptc.native import im2col
+    from scriptc.ops.linalg import _conv_params
+
+    x = _dense(builder, args[0])
+    weight = _constant_array(args[1])
+    bias = None if args[2] is None else _constant_array(args[2])
+    stride, padding, dilation, groups = (_constant(a) for a in args[3:7])
+    if x.rank != 4 or weight.dtype != x.dtype or x.dtype.name not in im2col.FUNCTIONS or not gemm_runs():
+        raise NotNative("a convolution not of 4-D floats of one dtype, or no compiled GEMM")
+    sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x_value, weight, stride, padding, dilation, groups)
+    _, c, h, w = x_value.shape
+    o, per_group, kh, kw = weight.shape
+    for d, size in zip(x.dims[1:], (c, h, w)):
+        builder.equal(d, builder.const(size))
+    out = builder.alloc(x.dtype, [x.dims[0], builder.const(o), builder.const(oh), builder.const(ow)])
+    dtype, itemsize = x.dtype.name, x.dtype.itemsize
+    floor_array = builder.address_of(np.full(1, 0.0 if floor is None else floor, x.dtype))
+    zero_bias = builder.address_of(np.zeros(max(o, 1), x.dtype))
+    bias_pointer = builder.address_of(np.ascontiguousarray(bias)) if bias is not None else zero_bias
+    compute = builder.compute
+    if groups == c == o and per_group == 1:  # depthwise: one loop over every image's planes
+        ptrs, meta = builder.block(5), builder.block(14)
+        taps = builder.address_of(np.ascontiguousarray(weight.reshape(c, -1)))
+        builder.copy_into(ptrs, [x.pointer, taps, bias_pointer, out.pointer, floor_array], compute)
+        builder.copy_into(meta, [builder.const(v) for v in (c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw,
+                                                           floor is not None)], builder.shape)
+        planes = builder.arithmetic("MUL", x.dims[0], builder.const(c))
+        work = builder.arithmetic("MUL", planes, builder.const(oh * ow * kh * kw // 2))
+        compute.append(("SPLIT", builder.const(loop_function("depthwise", dtype)), planes, ptrs, meta, work))
+        return out
+    if groups > 64:
+        raise NotNative("a grouped convolution of many groups")
+    from scriptc.native import gemm
+    depth, columns, rows = per_group * kh * kw, oh * ow, o // groups
+    pointwise = (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0)
+    cols = None
+    if not pointwise:
+        cols = builder.alloc(x.dtype, [builder.const(c * kh * kw * columns)])
+        im2col_ptrs = builder.block(2)
+        words = im2col.conv2d_meta(h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw)
+        meta_block = builder.block(len(words))
+        for k, word in enumerate(words):
+            builder.template[meta_block + k] = word
+    image, top, done = builder.register(), builder.label(), builder.label()
+    body = builder.label()
+    compute.append(("MOV", image, native.ZERO))
+    compute.append(("label", top))
+    compute.append(("JLT", image, x.dims[0], body))
+    compute.append(("JUMP", done))
+    compute.append(("label", body))
+    x_image, out_image = builder.register(), builder.register()
+    compute.append(("ADDR", x_image, x.pointer, image, c * h * w * itemsize))
+    compute.append(("ADDR", out_image, out.pointer, image, o * columns * itemsize))
+    if cols is not None:
+        builder.copy_into(im2col_ptrs, [x_image, cols.pointer], compute)
+        compute.append(("KERNEL", builder.const(loop_function("im2col", dtype)), builder.const(c), im2col_ptrs,
+                        meta_block))
+    source = x_image if cols is None else cols.pointer
+    vectors = builder.const(-(-columns // gemm.vector_columns(dtype)))
+    work = builder.const(max(1, rows * depth * columns // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+    weights = np.ascontiguousarray(weight.reshape(groups, rows, depth))
+    for g in range(groups):
+        ptrs, meta = builder.block(5), builder.block(5)
+        group_source, group_out = builder.register(), builder.register()
+        compute.append(("ADDR", group_source, source, builder.const(g), depth * columns * itemsize))
+        compute.append(("ADDR", group_out, out_image, builder.const(g), rows * columns * itemsize))
+        group_bias = builder.register()
+        compute.append(("ADDR", group_bias, bias_pointer, builder.const(g), rows * itemsize))
+        builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_out, group_bias, floor_array],
+                          compute)
+        for k, value in enumerate((rows, depth, columns, floor is not None, 1 if bias is not None else 0)):
+            builder.template[meta + k] = value
+        compute.append(("SPLIT", builder.const(loop_function("gemm", dtype)), vectors, ptrs, meta, work))
+    compute.append(("ADD", image, image, native.ONE))
+    compute.append(("JUMP", top))
+    compute.append(("label", done))
+    return out
+
+
+def _conv2d(builder: _Builder, node, args, recorded):
+    return [_convolution(builder, args, recorded[node.inputs[0]], None)]
+
+
 def _group(builder: _Builder, node, args, recorded, step: GroupStep):
     """A FusionGroup: its head, then the kernel the recorded call ran, its launch in registers."""
     concrete = [recorded[v] for v in node.inputs]
@@ -421,17 +637,21 @@ def _group(builder: _Builder, node, args, recorded, step: GroupStep):
         raise NotNative("a group that ran no kernel")
     variant, shape = found
     spec = variant.spec
-    if variant.head_is_result or spec.notes.get("then") is not None or any(
+    if spec.notes.get("then") is not None or any(
             variant.scalar_dtypes.get(i) is not None and i not in dict(variant.fixed_reads) for i in spec.used_inputs):
         raise NotNative("a group whose kernel the program cannot launch")
     syms = list(args)
     if variant.head is not None:
-        if variant.head.name != "matmul":
+        sources = [syms[p] if p is not None else _sym_of_value(builder, c, [], None) for p, c in variant.head_sources]
+        if variant.head.name == "matmul":
+            syms.append(_product(builder, _dense(builder, sources[0]), _dense(builder, sources[1])))
+        elif variant.head.name == "conv2d":
+            floor = spec.head_floor if variant.head_is_result else None
+            syms.append(_convolution(builder, sources, recorded[node.inputs[variant.head_sources[0][0]]], floor))
+            if variant.head_is_result:
+                return [syms[-1]]  # (the products applied the group's ReLU as they stored)
+        else:
             raise NotNative(f"a {variant.head.name} head")
-        (pa, ca), (pb, cb) = variant.head_sources
-        a = _contiguous(syms[pa] if pa is not None else _sym_of_value(builder, ca, [], None))
-        b = _contiguous(syms[pb] if pb is not None else _sym_of_value(builder, cb, [], None))
-        syms.append(_product(builder, a, b))
     rank = len(shape)
     iteration: list[int | None] = [None] * rank
     fixed = dict(variant.fixed_reads)
@@ -516,10 +736,15 @@ def _group(builder: _Builder, node, args, recorded, step: GroupStep):
     return outputs
 
 
+# The fusion heads a segment program runs (its lowering of each: _product, _convolution).
+HEADS = ("matmul", "conv2d")
+
 LOWERINGS = {
     "view": _view, "reshape": _view, "flatten": _flatten, "unsqueeze": _unsqueeze, "contiguous": _contiguous_op,
     "size": _size, "dim": _dim, "numel": _numel, "chunk": _chunk, "matmul": _matmul,
-    "zeros": _zeros(0), "new_zeros": _zeros(1), "zeros_like": _zeros(None),
+    "zeros": _zeros(0), "new_zeros": _zeros(1), "zeros_like": _zeros(None), "split": _split,
+    "cat": _join(stack=False), "stack": _join(stack=True), "max_pool2d": _pool(0), "avg_pool2d": _pool(1),
+    "conv2d": _conv2d,
     "prim::ListConstruct": _list, "prim::TupleConstruct": _list, "prim::ListUnpack": _unpack,
     "prim::TupleUnpack": _unpack,
     "add.scalar": _integer("ADD", lambda a, b: a + b), "sub.scalar": _integer("SUB", lambda a, b: a - b),
@@ -532,8 +757,9 @@ def runs_natively(node) -> bool:
     """Whether a node may be part of a segment: an op the interpreter runs, or a FusionGroup whose
     head (if any) it runs."""
     if node.op == "prim::FusionGroup":
-        head = next((n for n in node.blocks[0] if n.op != "prim::Constant"), None)
-        return head is None or head.op != "conv2d"
+        first = next((n for n in node.blocks[0] if n.op != "prim::Constant"), None)
+        head = ops.OPS.get(first.op) if first is not None else None
+        return head is None or not head.fusion_head or head.name in HEADS
     return node.op in LOWERINGS
 
 

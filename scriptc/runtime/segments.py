@@ -169,6 +169,9 @@ class SegmentStep:
         self._run = _RUN(native.function())  # the interpreter: compiled (or read from disk) with the plan
 
     def _signature(self, values: list):
+        """Per input its dtype and rank, or int; None for a call no program takes: one with an input
+        that is not contiguous (the program reads arrays as contiguous; the steps take any, and a
+        product reads a transposed input without a copy)."""
         key = []
         for value in values:
             if type(value) is np.ndarray:

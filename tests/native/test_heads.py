@@ -196,8 +196,8 @@ def test_a_compiled_cnn_uses_the_native_im2col_and_equals_the_interpreter():
     executor = Executor(fast.graph)
     convs = [s for s in executor.group_steps if s.head is not None and s.head.name == "conv2d"]
     assert convs and all(s.variants[0].head_kernel is not s.head.kernel for s in convs)
-    # float32's im2col loop (and its GEMM, where it runs), loaded with the plan
-    assert heads._native_loop.cache_info().currsize == 1 + has_wide_vectors()
+    # float32's im2col and depthwise loops (and its GEMM, where it runs), loaded with the plan
+    assert heads._native_loop.cache_info().currsize == 2 + has_wide_vectors()
     # each conv2d + ReLU group is its head alone, the ReLU applied by the products
     assert [s.variants[0].head_is_result for s in convs] == [True, True]
     x[1, 0, 3, 3] = float("nan")

@@ -140,10 +140,17 @@ def test_each_thread_has_its_own_frame_and_arenas():
 
 def test_segments_stop_at_what_the_program_cannot_run():
     torch.manual_seed(3)
-    cnn = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(64, 2))
-    graph = torch.jit.optimize_for_inference(torch.jit.trace(cnn.eval(), torch.randn(1, 3, 6, 6)), jit=False).graph
+    cnn = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+                              torch.nn.Linear(64, 2))
+
+    def fn(x):
+        return torch.cumsum(cnn(x), dim=-1) * 2.0  # a cumsum: no program runs one
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(fn, torch.randn(1, 3, 10, 10)), jit=False).graph
     executor = Executor(graph)
-    assert isinstance(executor.steps[0], GroupStep) and isinstance(executor.steps[-1], SegmentStep)
-    x = np.random.default_rng(4).standard_normal((2, 3, 6, 6)).astype(np.float32)
-    np.testing.assert_allclose(executor([x])[0], Interpreter(graph).run([x])[0], rtol=1e-5, atol=1e-6)
+    assert [type(s) for s in executor.steps[:1] + executor.steps[-1:]] == [SegmentStep, SegmentStep]
+    assert len(executor.steps) == 3 and not isinstance(executor.steps[1], (SegmentStep, GroupStep))
+    for batch in (2, 5):
+        x = np.random.default_rng(4).standard_normal((batch, 3, 10, 10)).astype(np.float32)
+        np.testing.assert_allclose(executor([x])[0], Interpreter(graph).run([x])[0], rtol=1e-5, atol=1e-6)
+    assert all(s.programs and all(s.programs.values()) for s in _segments(executor))
     assert not _segments(Executor(graph, jit=False))
