@@ -267,7 +267,7 @@ def _literal(tree):
         return {json.loads(str(p.children[0])): _literal(p.children[1]) for p in c if p is not None}
     if kind == "device":
         return device(json.loads(str(c[0])))
-    if kind == "complex":
+    if kind == "complex_number":
         return complex(_literal(c[0]), _literal(c[1]))
     if kind == "enum":
         return EnumValue(json.loads(str(c[0])), json.loads(str(c[1])), _literal(c[2]))

@@ -64,10 +64,10 @@ def format_attr(value, max_values: int | None = None) -> str:
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         return repr(value)
+    if isinstance(value, (complex, np.complexfloating)):
+        return f"complex({format_attr(value.real)}, {format_attr(value.imag)})"
     if isinstance(value, str):
         return json.dumps(value)
-    if isinstance(value, complex):
-        return f"complex({format_attr(value.real)}, {format_attr(value.imag)})"
     if isinstance(value, EnumValue):
         return f"Enum({json.dumps(value.enum)}, {json.dumps(value.name)}, {format_attr(value.value)})"
     if isinstance(value, dtype):

@@ -48,7 +48,7 @@ def fits(actual: Type, expected: Type) -> bool:
     if isinstance(expected, TensorType):
         return isinstance(actual, TensorType)
     if expected == Scalar:
-        return actual in (Int, Float, Bool, Scalar)
+        return actual in (Int, Float, Complex, Bool, Scalar)
     if expected == Float:
         return actual in (Float, Int, Bool)
     if expected == Complex:

@@ -1,11 +1,11 @@
-"""Subscripts: tensors (through scriptc.ops.indexing, the routine eager indexing uses too), lists,
+"""Subscripts: tensors (through scriptc.ops.subscript, the routine eager indexing uses too), lists,
 strings, dicts, tuples (indexed and sliced by constants), and ModuleList/ModuleDict/Sequential."""
 
 from __future__ import annotations
 
 from scriptc import ops
 from scriptc.ir.graph import Value
-from scriptc.ops import indexing
+from scriptc.ops import subscript as indexing
 from scriptc.types import (
     Bool,
     DictType,
