@@ -50,6 +50,7 @@ _SUBMODULES = {
     "multiprocessing",
     "grad_mode",
     "fft",
+    "_C",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {

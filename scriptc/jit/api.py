@@ -94,7 +94,8 @@ def script_module(module, example_inputs=None) -> ScriptModule:
             methods[name] = fn
     graphs, signatures, specializations = {}, {}, {}
     for name, fn in methods.items():
-        graphs[name] = ctx.compile_function_graph(fn, graph_name=name, module=module)
+        # forward is what calling the module runs: its forward hooks are compiled around it
+        graphs[name] = ctx.compile_function_graph(fn, graph_name=name, module=module, hooks=name == "forward")
         signature = inspect.signature(fn)
         signatures[name] = signature.replace(parameters=list(signature.parameters.values())[1:])
         specs = _example_specs(graphs[name], 1, _examples_for(example_inputs, fn, name), name)

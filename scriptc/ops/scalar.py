@@ -132,3 +132,28 @@ python_op("grad.autograd(outputs: Tensor[], inputs: Tensor[], grad_outputs: Any,
 python_op("name.enum(self: Any) -> str", lambda member: member.name, fixed(Str), "An Enum member's .name.")
 python_op("value.enum(self: Any) -> Any", lambda member: member.value, lambda member: member.value,
           "An Enum member's .value (its type is the Enum's value type).")
+
+
+def _write_out_type(out, value):
+    if isinstance(out, TensorType) and isinstance(value, TensorType):
+        return TensorType(out.dtype, value.shape, out.device)  # out's dtype, the result's shape
+    return TensorType()
+
+
+def _write_out(xp, out, value):
+    """torch's out= rule: the result written into `out`, which is resized first when its shape differs."""
+    target = getattr(out, "_data", out)  # the Tensor itself in an autograd run (as list ops get theirs)
+    value = xp.asarray(getattr(value, "_data", value))
+    if target.shape != value.shape:
+        try:
+            target.resize(value.shape, refcheck=False)
+        except ValueError:
+            raise RuntimeError(f"out= tensor of shape {list(target.shape)} cannot be resized to the result's "
+                               f"{list(value.shape)} (it is a view of another tensor)") from None
+    xp.copyto(target, value, casting="same_kind")
+    return out
+
+
+register("write_out(out: Tensor, value: Tensor) -> Tensor", SCALAR, _write_out, method=False, function=False,
+         shape=lambda out, value: _write_out_type(getattr(out, "type", out), getattr(value, "type", value)),
+         mutates=("out",), doc="f(..., out=t): the result written into t (resized when its shape differs).")

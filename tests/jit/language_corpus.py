@@ -313,6 +313,20 @@ def fork_and_wait(x: torch.Tensor) -> torch.Tensor:
     return total
 
 
+def op_results(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    best = x.max(dim=1)  # torch.return_types: fields by name
+    values, counts = torch.unique(x.round(), return_counts=True)  # constant flags pick the results
+    q = torch.linalg.qr(x @ x.T + torch.eye(x.shape[0])).Q  # an op only in a namespace
+    return best.indices, best.values + values.sum(), counts, q.abs(), torch.nn.functional.max_pool1d(
+        x.unsqueeze(0), 2, return_indices=True)[1]
+
+
+def tracing_state(x: torch.Tensor) -> torch.Tensor:
+    if torch._C._get_tracing_state():
+        return x + 1
+    return x - 1
+
+
 def _t(*shape):
     return lambda rng: torch.from_numpy(rng.standard_normal(shape).astype("float32"))
 
@@ -353,4 +367,6 @@ LANGUAGE = {
     "item_and_tolist": (item_and_tolist, [(_t(2, 2),)]),
     "tensor_arithmetic": (tensor_arithmetic, [(_t(4,), 2)]),
     "fork_and_wait": (fork_and_wait, [(_t(3,),)]),
+    "op_results": (op_results, [(_t(3, 4),)]),
+    "tracing_state": (tracing_state, [(_t(2,),)]),
 }

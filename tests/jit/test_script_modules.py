@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import pytest
@@ -268,3 +268,70 @@ def test_autograd_in_scripted_code():
     gx, gy = torch.jit.script(grads)(x, y)
     np.testing.assert_allclose(gx.numpy(), y.detach().numpy() + 1, rtol=1e-6)
     np.testing.assert_allclose(gy.numpy(), x.detach().numpy(), rtol=1e-6)
+
+
+class Shift(nn.Module):
+    def __init__(self, by: float):
+        super().__init__()
+        self.by = by
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x + y + self.by
+
+
+class Hooked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Shift(1.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(x, x * 2)
+
+
+def _double_second(module, inputs: Tuple[torch.Tensor, torch.Tensor]) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+    if bool(inputs[0].sum() > 0):
+        return inputs[0], inputs[1] * 2
+    return None
+
+
+def _add_by(module, inputs: Tuple[torch.Tensor, torch.Tensor], output: torch.Tensor) -> torch.Tensor:
+    return output + module.by
+
+
+def _negate_input(module, inputs: Tuple[torch.Tensor]) -> torch.Tensor:
+    return -inputs[0]
+
+
+def _observe(module, inputs: Tuple[torch.Tensor], output: torch.Tensor) -> None:
+    return None
+
+
+def test_forward_hooks_run_in_script_and_from_archives(tmp_path):
+    model = Hooked()
+    model.inner.register_forward_pre_hook(_double_second)  # Optional result: decided at run time
+    model.inner.register_forward_hook(_add_by)
+    model.register_forward_pre_hook(_negate_input)  # a single value stands for the one input
+    model.register_forward_hook(_observe)
+    scripted = torch.jit.script(model)
+    torch.jit.save(scripted, tmp_path / "hooked.sc")
+    loaded = runtime_load(tmp_path / "hooked.sc", prime=False)
+    for x in (torch.full((3,), -1.0), torch.full((3,), 2.0)):
+        expected = model(x).numpy()
+        np.testing.assert_allclose(scripted(x).numpy(), expected)
+        np.testing.assert_allclose(np.asarray(loaded(x.numpy())), expected)
+
+
+def test_out_arguments_resize_their_tensor_as_torch_does(tmp_path):
+    def add_into(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        return torch.add(a, b, out=out)
+
+    scripted = torch.jit.script(add_into)
+    a, b = torch.ones(2, 3), torch.full((2, 3), 2.0)
+    out = torch.zeros(6)
+    result = scripted(a, b, out)
+    assert out.shape == (2, 3) and np.array_equal(out.numpy(), np.full((2, 3), 3.0, np.float32))
+    assert result.shape == (2, 3)
+    torch.jit.save(scripted, tmp_path / "out.sc")
+    into = np.zeros(0, np.float32)
+    runtime_load(tmp_path / "out.sc", prime=False)(a.numpy(), b.numpy(), into)
+    assert np.array_equal(into, np.full((2, 3), 3.0, np.float32))

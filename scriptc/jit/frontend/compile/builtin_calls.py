@@ -322,6 +322,8 @@ class BuiltinCalls:
             return self.const(True)
         if name == "is_tracing":
             return self.const(False)
+        if name == "_get_tracing_state":  # torch._C._get_tracing_state(): no tracer in scripted code
+            return self.const(None)
         if name == "wait":
             future = self.as_value(self.one_argument("wait", args, kwargs, node), node)
             return self.emit1("prim::Wait", [future], future.type.elem)

@@ -69,7 +69,7 @@ class Calls:
 
     def call(self, callee, args: list, kwargs: dict, node: ast.Node, expected=None):
         if isinstance(callee, OpFunction):
-            return self.call_op(callee.name, args, kwargs, node)
+            return self.call_op(callee.name, args, kwargs, node, namespaced=callee.namespaced)
         if isinstance(callee, MethodRef):
             return self.call_method(callee.base, callee.name, args, kwargs, node, expected)
         if isinstance(callee, Builtin):
@@ -95,9 +95,10 @@ class Calls:
         raise self.error(f"this {self.describe(callee)} is not callable in scripted code", node)
 
     # --- op-table ops ---------------------------------------------------------------------------
-    def call_op(self, name: str, args: list, kwargs: dict, node, method: bool = False):
-        """A tensor op of the table by base name, trying its overloads in table order."""
-        candidates = _tensor_overloads(name, method)
+    def call_op(self, name: str, args: list, kwargs: dict, node, method: bool = False, namespaced: bool = False):
+        """A tensor op of the table by base name, trying its overloads in table order (`namespaced`:
+        also those that are only in a namespace such as torch.linalg)."""
+        candidates = _tensor_overloads(name, method, namespaced)
         if not candidates:
             raise self.error(f"unknown builtin op '{name}'", node)
         if "out" in kwargs and not any("out" in op.arg_index for op in candidates):
@@ -105,7 +106,8 @@ class Calls:
             kwargs = dict(kwargs)
             out = self.as_value(kwargs.pop("out"), node)
             result = self.call_overloads(name, candidates, args, kwargs, node)
-            return self.call_op("copy_", [out, self.as_value(result, node)], {}, node, method=True)
+            self.at(node)
+            return self.emit_op(ops.OPS["write_out"], [out, self.as_value(result, node)], node)
         return self.call_overloads(name, candidates, args, kwargs, node)
 
     def python_op(self, name: str, args: list, kwargs: dict, node, failure: str | None = None):
@@ -206,6 +208,9 @@ class Calls:
         self.at(node)
         result = self.emit(op.name, values, types)
         if len(result.outputs) > 1:
+            picked = _python_result(op, values, result.outputs)
+            if picked is not None:
+                return picked
             return SugaredTuple(result.outputs, tuple(op.result_names))
         return result.output
 
@@ -320,6 +325,12 @@ class Calls:
         named = dict(bound.arguments)
         if self.static_bool(self.as_value(named.pop("inplace", self.const(False)), node)) and op.inplace is not None:
             op = op.inplace
+        if self.static_bool(self.as_value(named.get("return_indices", self.const(False)), node)):
+            # torch's boolean dispatch: return_indices=True is the op's `_with_indices` variant
+            paired = [o for o in ops.overloads(f"{op.name}_with_indices") if o.kind != ops.SCALAR]
+            if paired:
+                op = paired[0]
+                named.pop("return_indices")
         if "input" in named and "input" not in op.arg_index:
             named[op.schema.args[0].name] = named.pop("input")
         for name in [n for n in named if n not in op.arg_index]:
@@ -396,6 +407,34 @@ def _fits(actual: Type, expected: Type) -> bool:
     return fits(actual, expected)
 
 
+class _NotConstant:
+    """An argument python_result may not look at: only constants pick an op's eager result."""
+
+    def __bool__(self):
+        raise TypeError("not a constant")
+
+    def __getattr__(self, name):
+        raise TypeError("not a constant")
+
+
+def _python_result(op, values: list[Value], outputs: list[Value]):
+    """What the op returns in Python, where its flags pick among its outputs (torch.unique's
+    return_inverse/return_counts), when those flags are constants; None otherwise."""
+    if op.python_result is None:
+        return None
+    args = [v.node.attrs["value"] if v.node is not None and v.node.op == "prim::Constant" else _NotConstant()
+            for v in values]
+    try:
+        picked = op.python_result(args, list(outputs))
+    except Exception:  # noqa: BLE001 - a flag that is not a constant: all the outputs, as the schema says
+        return None
+    if isinstance(picked, Value):
+        return picked
+    if isinstance(picked, tuple) and all(isinstance(p, Value) for p in picked):
+        return SugaredTuple(list(picked))
+    return None
+
+
 def _meta_key(meta):
     """A type rule's argument as a hashable key: ("t", TensorType) / ("u", type) / ("l", items) / ("c", value)."""
     if isinstance(meta, TensorType):
@@ -455,10 +494,10 @@ def _tensor_op_types(op, key: tuple) -> tuple:
 
 
 @lru_cache(maxsize=None)
-def _tensor_overloads(name: str, method: bool) -> tuple:
+def _tensor_overloads(name: str, method: bool, namespaced: bool = False) -> tuple:
     """The tensor ops a call of `name` may mean, in the order calls try them."""
     found = [op for op in ops.overloads(name) if op.kind != ops.SCALAR and (
-        (op.method or _takes_self_tensor(op)) if method else op.function)]
+        (op.method or _takes_self_tensor(op)) if method else op.function or namespaced and not op.method)]
     if name in ("max", "min"):
         found += ops.overloads("maximum" if name == "max" else "minimum")
     return tuple(found)

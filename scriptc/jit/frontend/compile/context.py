@@ -80,11 +80,12 @@ class ScriptContext:
         self.depth = 0
 
     # --- functions ---------------------------------------------------------------------------------
-    def compile_function_graph(self, fn, graph_name: str | None = None, module=None) -> Graph:
-        """A Graph for a free function (or a module method: `module` is `self`, the first input)."""
+    def compile_function_graph(self, fn, graph_name: str | None = None, module=None, hooks: bool = False) -> Graph:
+        """A Graph for a free function (or a module method: `module` is `self`, the first input;
+        `hooks`: forward with the module's forward hooks around it)."""
         with compiling():
             definition, source = definition_of(fn)
-            return build_graph(self, fn, definition, source, graph_name or fn.__name__, owner=module)
+            return build_graph(self, fn, definition, source, graph_name or fn.__name__, owner=module, hooks=hooks)
 
     def function_graph(self, fn, caller, node) -> tuple[Graph, str]:
         """The compiled graph of a helper function and its name in `functions` (compiled once)."""

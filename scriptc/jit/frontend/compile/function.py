@@ -108,9 +108,11 @@ class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, 
         return typed, returns
 
 
-def build_graph(ctx, fn, definition: ast.FunctionDef, source, name: str, owner=None, self_type=None) -> Graph:
+def build_graph(ctx, fn, definition: ast.FunctionDef, source, name: str, owner=None, self_type=None,
+                hooks: bool = False) -> Graph:
     """The graph of a free function, a module method (`owner`: the module, whose value is the first
-    input) or a script class method (`self_type`: the object type)."""
+    input) or a script class method (`self_type`: the object type). `hooks`: the method is the
+    module's forward called as the module is (`module(x)`), its forward pre-hooks and hooks around it."""
     from .values import SugaredModule
 
     graph = Graph(name)
@@ -126,7 +128,12 @@ def build_graph(ctx, fn, definition: ast.FunctionDef, source, name: str, owner=N
         bound[param_name] = graph.add_input(t, param_name)
     if isinstance(self_type, ObjectType) and definition.name == "__init__":
         returns = NoneType
-    result = compiler.compile_body(definition, bound, returns)
+    if hooks and owner is not None and (getattr(owner, "_forward_pre_hooks", None) or
+                                        getattr(owner, "_forward_hooks", None)):
+        compiler.at(definition)
+        result = compiler.call_module(compiler.self_value, [bound[n] for n, _ in params], {}, definition)
+    else:
+        result = compiler.compile_body(definition, bound, returns)
     graph.add_output(compiler.as_value(result, definition))
     return graph
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 
 from scriptc.ir.graph import Value
-from scriptc.types import Bool, DictType, ListType, ModuleType, TensorType, TupleType
+from scriptc.types import Bool, DictType, ListType, ModuleType, NoneType, OptionalType, TensorType, TupleType
 
 from .. import ast
 from .values import IgnoredMethod, ModuleMethod, SugaredModule
@@ -136,15 +136,41 @@ class Modules:
         for hook in list(getattr(module, "_forward_pre_hooks", {}).values()):
             packed = self.sequence_of([self.as_value(a, node) for a in args])
             result = self.call_hook(owner, hook, [packed], node)
-            if not (isinstance(result, Value) and result.type == ModuleType()) and not _is_none(result):
-                args = list(self.tuple_elements(result, node)) if self.tuple_like(result) else [result]
+            if not (isinstance(result, Value) and result.type == ModuleType()):
+                replaced = self.hook_result(result, packed, node, as_tuple=True)
+                if replaced is not packed:
+                    args = list(self.tuple_elements(replaced, node))
         output = self.inline_method(owner, forward, args, kwargs, node)
         for hook in list(getattr(module, "_forward_hooks", {}).values()):
             packed = self.sequence_of([self.as_value(a, node) for a in args])
             result = self.call_hook(owner, hook, [packed, output], node)
-            if not _is_none(result):
-                output = result
+            output = self.hook_result(result, output, node, as_tuple=False)
         return output
+
+    def hook_result(self, result, current, node, as_tuple: bool):
+        """What a hook's result replaces `current` with: nothing when it returns None, its value (a
+        pre-hook's single value as a one-tuple of inputs), or - an Optional - either, decided at run
+        time."""
+        if _is_none(result) or isinstance(result, Value) and result.type == NoneType:
+            return current
+
+        def replacement(value):
+            if as_tuple and not self.tuple_like(value):
+                return self.make_tuple([self.as_value(value, node)])
+            return value
+
+        if not (isinstance(result, Value) and isinstance(result.type, OptionalType)):
+            return replacement(result)
+        current = self.as_value(current, node)
+        branch = self.emit("prim::If", [self.emit1("prim::IsNone", [result], Bool)], [])
+        with self.inside(branch.add_block()):
+            branch.blocks[0].add_return(current)
+        with self.inside(branch.add_block()):
+            value = self.as_value(replacement(self.emit1("prim::Refine", [result], result.type.elem)), node)
+            value = self.coerce(value, current.type, node, f"a hook returned {value.type} where {current.type} "
+                                "was expected")
+            branch.blocks[1].add_return(value)
+        return branch.add_output(current.type)
 
     def call_hook(self, owner: SugaredModule, hook, args: list, node):
         fn = getattr(hook, "__func__", hook)

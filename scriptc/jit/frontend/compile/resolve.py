@@ -39,7 +39,8 @@ def jit_functions() -> dict[int, str]:
              "get_num_threads": scriptc.get_num_threads, "set_num_interop_threads": scriptc.set_num_interop_threads,
              "get_num_interop_threads": scriptc.get_num_interop_threads, "tensor": scriptc.tensor,
              "as_tensor": scriptc.as_tensor, "is_tensor": scriptc.is_tensor, "_assert": getattr(scriptc, "_assert", None),
-             "no_grad": scriptc.no_grad, "enable_grad": scriptc.enable_grad}
+             "no_grad": scriptc.no_grad, "enable_grad": scriptc.enable_grad,
+             "_get_tracing_state": scriptc._C._get_tracing_state}
     return {id(obj): name for name, obj in named.items() if obj is not None}
 
 
@@ -103,7 +104,7 @@ class Resolver:
             return ClassRef(obj, "exception")
         op_name = getattr(obj, "_scriptc_op", None)
         if op_name is not None:
-            return OpFunction(op_name)
+            return OpFunction(op_name, namespaced=True)
         scripted = getattr(obj, "_scriptc_source", None)
         if scripted is not None:  # a function already compiled with jit.script
             return UserFunction(scripted)

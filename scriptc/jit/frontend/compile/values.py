@@ -42,9 +42,12 @@ class PythonNamespace:
 
 @dataclass
 class OpFunction:
-    """A function generated from the op table (torch.relu, F.conv2d): calls pick an overload by schema."""
+    """A function generated from the op table (torch.relu, F.conv2d): calls pick an overload by schema.
+    `namespaced`: reached through a binding, which may stand for ops that are neither torch.<name>
+    functions nor methods (torch.linalg.qr, torch.fft.fft)."""
 
     name: str
+    namespaced: bool = False
 
 
 @dataclass
