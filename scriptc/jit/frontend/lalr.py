@@ -11,9 +11,11 @@ builder's (parser.py), called exactly as lark calls them.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from lark import Lark
 from lark.lexer import PatternStr
+from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders
 from lark.parsers.lalr_analysis import Shift
 
 
@@ -104,7 +106,8 @@ class Lexer:
                 self.keywords[pattern.value] = terminal.name
                 continue
             alternatives.append(f"(?P<{terminal.name}>{pattern.to_regexp()})")
-        self.master = re.compile("|".join(alternatives))
+        # spaces before a token are skipped by the same match (most ignored text is those spaces)
+        self.master = re.compile("[ \t]*(?:" + "|".join(alternatives) + ")")
         self.ignored = frozenset(parser.lexer_conf.ignore)
 
     def tokens(self, text: str):
@@ -116,16 +119,44 @@ class Lexer:
             if m is None:
                 raise SyntaxProblem("invalid syntax: unexpected character", line, pos - line_start + 1)
             kind = m.lastgroup
-            value = m.group()
+            value = m.group(kind)
+            start = m.start(kind)
             newlines = value.count("\n")
             if kind not in ignored:
                 if kind == "NAME":
                     kind = keywords.get(value, "NAME")
-                yield Tok.make(kind, value, line, pos - line_start + 1, line + newlines)
+                yield Tok.make(kind, value, line, start - line_start + 1, line + newlines)
             if newlines:
                 line += newlines
-                line_start = pos + value.rindex("\n") + 1
+                line_start = start + value.rindex("\n") + 1
             pos = m.end()
+
+
+class _Run:
+    """The items of a repetition (lark's `__rule_star_N`), which the rule around it splices in."""
+
+    __slots__ = ("children",)
+
+    def __init__(self, children: list):
+        self.children = children
+
+
+def _direct(callback, size: int, origin: str):
+    """lark's child filter for a rule that only drops tokens, as one list comprehension (or nothing,
+    when it keeps every child) in front of the builder; a repetition's items kept in a _Run rather
+    than a lark Tree; other callbacks as they are."""
+    internal = origin.startswith("__")
+    if internal and isinstance(callback, partial):
+        return _Run
+    if not isinstance(callback, ChildFilterLALR_NoPlaceholders):
+        return callback
+    build = _Run if internal and isinstance(callback.node_builder, partial) else callback.node_builder
+    if any(expand for _, expand in callback.to_include):
+        return ChildFilterLALR_NoPlaceholders(callback.to_include, build)
+    keep = [i for i, _ in callback.to_include]
+    if keep == list(range(size)):
+        return build
+    return lambda children: build([children[i] for i in keep])
 
 
 class Table:
@@ -148,7 +179,7 @@ class Table:
         that symbol's value on (most reductions of an expression are these)."""
         size = len(rule.expansion)
         passes_on = rule.options.expand1 and size == 1 and not rule.alias
-        return size, None if passes_on else callback, rule.origin.name
+        return size, None if passes_on else _direct(callback, size, rule.origin.name), rule.origin.name
 
     def run(self, tokens):
         """Feed `tokens`, then the end of input; returns the start rule's callback result."""

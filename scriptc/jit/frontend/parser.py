@@ -304,7 +304,8 @@ class AstBuilder(Transformer):
 
     def binop(self, children):
         token = children[0]
-        return Infix(" ".join(str(t) for t in children), token.line, token.column)
+        symbol = str(token) if len(children) == 1 else " ".join(str(t) for t in children)  # `not in`, `is not`
+        return Infix(symbol, token.line, token.column)
 
     arith_binop = binop
 

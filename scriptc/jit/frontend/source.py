@@ -30,6 +30,7 @@ class Source:
         if not self.lines:
             self.lines = self.text.splitlines()
         self.basename = Path(self.filename).name
+        self._commented: set | None = None  # numbers of the lines with "type:" in them
 
     def error(self, message: str, line: int | None = None, col: int | None = None) -> ScriptError:
         """A ScriptError at (line, col) of this text (1-based), showing the line and a caret."""
@@ -43,7 +44,13 @@ class Source:
 
     def type_comment(self, first: int, last: int) -> str | None:
         """The `# type: ...` comment on lines first..last (1-based, inclusive), if any ('ignore' is not one)."""
+        if self._commented is None:
+            self._commented = {n for n, line in enumerate(self.lines, 1) if "type:" in line}
+        if not self._commented:
+            return None
         for number in range(max(first, 1), min(last, len(self.lines)) + 1):
+            if number not in self._commented:
+                continue
             line = self.lines[number - 1]
             match = _TYPE_COMMENT.search(line)
             if match is None or _inside_string(line, match.start()):

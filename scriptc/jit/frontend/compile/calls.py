@@ -145,7 +145,7 @@ class Calls:
         """The op's arguments in schema order (defaults as None), or why they do not fit: TorchScript's
         schema matching, with int[] varargs (x.view(2, 3)) and tuples for lists."""
         params = op.schema.args
-        positional = [p for p in params if not p.kwarg_only]
+        positional = _positional(op)
         if "input" in kwargs and params and params[0].name == "self" and not args:
             kwargs = dict(kwargs)
             kwargs["self"] = kwargs.pop("input")  # torch.ceil(input=x)
@@ -162,7 +162,7 @@ class Calls:
                 bound.append(None)
             else:
                 return f"argument '{p.name}' not provided"
-        extra = set(kwargs) - {p.name for p in params[len(args):]}
+        extra = kwargs and set(kwargs) - {p.name for p in params[len(args):]}
         if extra:
             return f"unexpected keyword argument '{sorted(extra)[0]}'"
         out = []
@@ -491,6 +491,11 @@ def _tensor_op_types(op, key: tuple) -> tuple:
         else:
             out.append(d)
     return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _positional(op) -> list:
+    return [p for p in op.schema.args if not p.kwarg_only]
 
 
 @lru_cache(maxsize=None)
