@@ -68,10 +68,11 @@ def _popped(d, key):
 
 
 def _popitem(d):
+    """TorchScript's dict.popitem(): the first item inserted (Python's takes the last)."""
     if not d:
         raise KeyError("popitem(): dictionary is empty")
-    key, value = d.popitem()
-    return value_of_key(key), value
+    key = next(iter(d))
+    return value_of_key(key), d.pop(key)
 
 
 def _setdefault(d, key, default):

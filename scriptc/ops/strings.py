@@ -4,6 +4,7 @@ f-strings, str() and print() of any value (tensors printed as PyTorch prints the
 from __future__ import annotations
 
 import operator
+import re
 
 from scriptc.types import Bool, Int, ListType, NoneType, Str, TupleType
 
@@ -60,23 +61,35 @@ for _name in ("partition", "rpartition"):
 # --- formatting ---------------------------------------------------------------------------------
 
 def render(value) -> str:
-    """str(value) as TorchScript prints it: numbers and containers as Python does, tensors as
-    PyTorch does."""
-    if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, (int, float, complex)):
+    """str(value) as TorchScript prints it: a float with 17 significant digits and a point
+    (`2.`, `0.10000000000000001`), strings inside containers unquoted (`[a, b]`, `{k: 1.}`),
+    tensors as PyTorch prints them."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return str(value)
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, complex):
+        imag = _float(value.imag)
+        return f"{_float(value.real)}{'' if imag.startswith('-') else '+'}{imag}j"
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
         from scriptc.tensors import Tensor, wrap
 
         return repr(value if isinstance(value, Tensor) else wrap(value))
     if isinstance(value, list):
-        return "[" + ", ".join(_item(v) for v in value) + "]"
+        return "[" + ", ".join(render(v) for v in value) + "]"
     if isinstance(value, tuple):
-        return "(" + ", ".join(_item(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+        return "(" + ", ".join(render(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_item(k)}: {_item(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{render(k)}: {render(v)}" for k, v in value.items()) + "}"
     return str(value)
 
 
-def _item(value) -> str:
-    return repr(value) if isinstance(value, str) else render(value)
+def _float(x: float) -> str:
+    """A float as TorchScript's str() writes it: C's %.17g, with a point where that looks like an int."""
+    text = "%.17g" % x
+    if text.lstrip("-").isdigit():
+        text += "."
+    return text
 
 
 class _Rendered:
@@ -94,16 +107,22 @@ class _Rendered:
         return render(self.value)
 
     def __repr__(self) -> str:
-        return repr(self.value) if isinstance(self.value, str) else render(self.value)
+        return render(self.value)
 
 
 def _format(template: str, values) -> str:
     return template.format(*[_Rendered(v) for v in values])
 
 
+_CONVERSION = re.compile(r"%[#0 +-]*(?:\d+|\*)?(?:\.\d+)?([a-zA-Z%])")
+
+
 def _percent(template: str, values):
+    """`template % values`: %s writes a value as str() does; the numeric conversions as in Python."""
     values = values if isinstance(values, tuple) else (values,)
-    return template % tuple(v if isinstance(v, (int, float, str, bool)) else render(v) for v in values)
+    kinds = [c for c in _CONVERSION.findall(template) if c != "%"]
+    return template % tuple(render(v) if (i >= len(kinds) or kinds[i] in "sr") else v
+                            for i, v in enumerate(values))
 
 
 def _print(values, sep, end) -> None:

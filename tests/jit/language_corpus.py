@@ -254,6 +254,58 @@ def script_classes(amount: float) -> Tuple[str, float, List[float]]:
     return acct.owner, acct.balance, acct.log
 
 
+@torch.jit.script
+class Version:
+    """Python's syntax on a script class's own methods: operators, comparisons, len, [], in, with."""
+
+    def __init__(self, major: int, minor: int):
+        self.major = major
+        self.minor = minor
+        self.log: List[str] = []
+
+    def __lt__(self, other: "Version") -> bool:
+        return self.major < other.major or self.major == other.major and self.minor < other.minor
+
+    def __eq__(self, other: "Version") -> bool:
+        return self.major == other.major and self.minor == other.minor
+
+    def __add__(self, minors: int) -> "Version":
+        return Version(self.major, self.minor + minors)
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i: int) -> int:
+        return self.major if i == 0 else self.minor
+
+    def __contains__(self, part: int) -> bool:
+        return part == self.major or part == self.minor
+
+    def __enter__(self) -> int:
+        self.log.append("enter")
+        return self.major
+
+    def __exit__(self, kind: Any, value: Any, trace: Any) -> None:
+        self.log.append("exit")
+
+
+def class_magic_methods(minor: int) -> Tuple[bool, bool, bool, int, int, bool, List[int], List[str], int]:
+    a, b = Version(1, minor), Version(1, 2)
+    versions = [Version(2, 0), a, b, Version(0, 9)]
+    versions.sort()
+    newest = sorted(versions, reverse=True)[0]
+    with a as major:
+        total = major + 1
+    return (a < b, a == b + (minor - 2), a != b, len(a), a[1], 3 in a, [v.major * 10 + v.minor for v in versions],
+            a.log, newest.major + total)
+
+
+def enum_iteration_and_slices(xs: List[int]) -> Tuple[List[str], List[int], str]:
+    names = [c.name for c in Color]
+    every_other = slice(0, None, 2)
+    return names, xs[every_other], "abcdef"[every_other]
+
+
 def any_and_tuples(t: Tuple[int, str, float]) -> Tuple[str, int, Tuple[str, float]]:
     first: Any = t[0]
     return str(first), len(t), t[1:]
@@ -359,6 +411,8 @@ LANGUAGE = {
     "named_tuples": (named_tuples, [(3.0,)]),
     "enums": (enums, [(1,), (2,)]),
     "script_classes": (script_classes, [(5.0,)]),
+    "class_magic_methods": (class_magic_methods, [(1,), (3,)]),
+    "enum_iteration_and_slices": (enum_iteration_and_slices, [([1, 2, 3, 4, 5],)]),
     "any_and_tuples": (any_and_tuples, [((1, "a", 2.0),)]),
     "tensor_properties": (tensor_properties, [(_t(2, 3),)]),
     "tensor_literals": (tensor_literals, [(4,)]),

@@ -4,6 +4,8 @@ saved and run by the standalone runtime (scriptc.runtime.load) with the same res
 
 from __future__ import annotations
 
+from typing import Dict, List, Tuple
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -145,3 +147,24 @@ def test_int_power_is_a_float_as_in_torchscript():
     scripted = _scripted(power)
     for a, b in ((2, 10), (3, -2), (-2, 3)):
         same(scripted(a, b), float(a ** b))
+
+
+def test_values_print_as_torchscript_prints_them(capsys):
+    """Where TorchScript differs from Python (its str() of floats and of containers, dict.popitem
+    taking the first item), scripted code does as TorchScript does; the expected values are real
+    torch.jit.script's."""
+
+    def render(x: float, words: List[str], d: Dict[str, int]) -> List[str]:
+        print(x, words, d, (1, "a"), True, None)
+        return [str(x), str(-x), str(x / 3), str([x, 0.1]), str(words), str(d), "%s|%d" % (x, x),
+                "{} {}".format(x, words), f"{x}", str(complex(x, -1.0)), str(1e20)]
+
+    got = _scripted(render)(2.0, ["a", "b"], {"k": 1})
+    assert got == ["2.", "-2.", "0.66666666666666663", "[2., 0.10000000000000001]", "[a, b]", "{k: 1}", "2.|2",
+                   "2. [a, b]", "2.", "2.-1.j", "1e+20"]
+    assert capsys.readouterr().out == "2. [a, b] {k: 1} (1, a) True None\n"
+
+    def first_item(d: Dict[str, int]) -> Tuple[Tuple[str, int], int]:
+        return d.popitem(), len(d)
+
+    assert _scripted(first_item)({"a": 1, "b": 2}) == (("a", 1), 1)

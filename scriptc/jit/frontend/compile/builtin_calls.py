@@ -13,6 +13,7 @@ from scriptc.types import (
     Int,
     ListType,
     NoneType,
+    ObjectType,
     OptionalType,
     Scalar,
     Str,
@@ -24,7 +25,7 @@ from .. import ast
 from ..builtins import BY_SCHEMA
 from .loops import Iteration
 from .types import make_union, members
-from .values import ClassRef, ModuleMethod, SugaredModule, SugaredTuple, TypeValue, UserFunction
+from .values import ClassRef, ModuleMethod, SliceValue, SugaredModule, SugaredTuple, TypeValue, UserFunction
 
 _NUMBERS = (Int, Float, Bool)
 
@@ -33,6 +34,13 @@ class BuiltinCalls:
     """call_builtin / call_jit and the argument-level lowerings (isinstance, annotate, getattr, fork)."""
 
     def call_builtin(self, name: str, args: list, kwargs: dict, node, expected=None):
+        if len(args) == 1 and not kwargs and name in _MAGIC and self.has_magic(args[0], _MAGIC[name]):
+            return self.object_method(args[0], _MAGIC[name], [], {}, node)  # len(obj): obj.__len__()
+        if name == "sorted" and args and isinstance(args[0], Value) and isinstance(args[0].type, ListType) and \
+                isinstance(args[0].type.elem, ObjectType):
+            copied = self.emit1("copy.list", [args[0]], args[0].type)
+            self.sort_objects(copied, kwargs.get("reverse"), node)
+            return copied
         if name.startswith("math."):
             return self.python_op(name, args, kwargs, node)
         if name in BY_SCHEMA:
@@ -236,7 +244,14 @@ class BuiltinCalls:
         return self.const(None)
 
     def builtin_slice(self, args, kwargs, node, expected):
-        raise self.error("slice() objects are only supported as indices (x[slice(1, 3)])", node)
+        """slice(stop) / slice(start, stop[, step]): a compile-time value that indexes (x[s])."""
+        if not 1 <= len(args) <= 3 or kwargs:
+            raise self.error("slice() takes 1 to 3 positional arguments", node)
+        bounds = [None if self.as_value(a, node).type == NoneType else self.as_value(a, node) for a in args]
+        if any(b is not None and b.type != Int for b in bounds):
+            raise self.error("slice() bounds must be ints or None", node)
+        start, stop, step = [None, bounds[0], None] if len(bounds) == 1 else (bounds + [None])[:3]
+        return SliceValue(start, stop, step)
 
     def builtin_id(self, args, kwargs, node, expected):
         raise self.error("id() is not supported in scripted code", node)
@@ -426,3 +441,8 @@ class BuiltinCalls:
 
 def _empty_display(node) -> bool:
     return isinstance(node, ast.List) and not node.elts or isinstance(node, ast.Dict) and not node.keys
+
+
+# builtins that call a script-class object's method of the same meaning
+_MAGIC = {"len": "__len__", "str": "__str__", "int": "__int__", "float": "__float__", "bool": "__bool__",
+          "hash": "__hash__", "abs": "__abs__", "repr": "__repr__"}

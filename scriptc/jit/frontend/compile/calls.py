@@ -92,6 +92,8 @@ class Calls:
             return self.call_overloaded_method(callee, args, kwargs, node)
         if isinstance(callee, ModuleDictMethod):
             return SugaredTuple(self.module_dict_method(callee.owner, callee.name, node))
+        if self.has_magic(callee, "__call__"):
+            return self.object_method(callee, "__call__", args, kwargs, node)
         raise self.error(f"this {self.describe(callee)} is not callable in scripted code", node)
 
     # --- op-table ops ---------------------------------------------------------------------------
@@ -244,6 +246,11 @@ class Calls:
             return self.object_method(base, name, args, kwargs, node)
         if isinstance(t, FutureType) and name == "wait" and not args:
             return self.emit1("prim::Wait", [base], t.elem)
+        if isinstance(t, ListType) and isinstance(t.elem, ObjectType) and name == "sort":
+            if args or set(kwargs) - {"reverse"}:
+                raise self.error("list.sort() takes only reverse= in scripted code", node)
+            self.sort_objects(base, kwargs.get("reverse"), node)
+            return self.const(None)
         if t == Str and name == "format":
             if kwargs:
                 raise self.error("str.format() takes positional arguments only in scripted code", node)

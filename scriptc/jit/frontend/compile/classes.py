@@ -106,6 +106,24 @@ class Classes:
             raise self.error(f"'{script_class.cls.__name__}' object has no method '{name}'", node)
         return self.call_method_function(script_class, name, obj, args, kwargs, node)
 
+    def has_magic(self, value, name: str) -> bool:
+        """Whether `value` (a value or a type) is a script-class object whose class defines the
+        method `name` (__len__, __getitem__, __add__, __eq__, ...), which Python's syntax then calls."""
+        t = value.type if isinstance(value, Value) else value
+        if not isinstance(t, ObjectType):
+            return False
+        script_class = self.ctx.class_named(t.name)
+        return inspect.isfunction(inspect.getattr_static(script_class.cls, name, None))
+
+    def sort_objects(self, items: Value, reverse, node) -> None:
+        """list.sort() of script-class objects, by their class's __lt__ (templates.sort_by_lt)."""
+        from . import templates
+
+        if not self.has_magic(items.type.elem, "__lt__"):
+            raise self.error(f"sorting a list of {items.type.elem} needs its class to define __lt__", node)
+        reverse = self.as_value(reverse, node) if reverse is not None else self.const(False)
+        self.ctx.inline_template(templates.sort_by_lt, {"items": items, "reverse": reverse}, self, node)
+
     def set_object_attribute(self, obj: Value, name: str, value: Value, node) -> None:
         script_class = self.ctx.class_named(obj.type.name)
         declared = script_class.attributes.get(name)

@@ -13,7 +13,7 @@ from typing import Any
 
 from scriptc.errors import ScriptError
 from scriptc.ir.graph import Graph
-from scriptc.types import ObjectType, TensorType, Type
+from scriptc.types import NoneType, ObjectType, TensorType, Type
 
 from .. import ast
 from scriptc.ir.nesting import deep_recursion
@@ -166,6 +166,13 @@ class ScriptContext:
             return compiler.compile_body(definition, bound, returns)
         finally:
             self.depth -= 1
+
+    def inline_template(self, fn, bound: dict, caller, node) -> None:
+        """One of templates.py's functions compiled into the caller's block, parameters bound."""
+        definition, source = definition_of(fn)
+        compiler = FunctionCompiler(self, source, fn, caller.block)
+        compiler.at(definition)
+        compiler.compile_body(definition, bound, NoneType)
 
     def module_method_graph(self, owner, fn, caller, node) -> tuple[Graph, str]:
         """A module method compiled as a graph of its own (`self` its first input), for jit.fork."""

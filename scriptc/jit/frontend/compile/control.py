@@ -201,7 +201,9 @@ class ControlFlow:
     # --- exits ------------------------------------------------------------------------------------
     def stmt_Return(self, node: ast.Return):
         self.at(node)
-        value = self.as_value(self.expr(node.value), node.value) if node.value is not None else self.const(None)
+        # the declared return type is the expression's type hint ([] and x.tolist() take it)
+        value = self.as_value(self.expr(node.value, self.return_type), node.value) if node.value is not None \
+            else self.const(None)
         if self.return_type is not None:
             value = self.coerce(value, self.return_type, node, "Return value was annotated as having type "
                                 f"{self.return_type} but is actually of type {value.type}")

@@ -192,6 +192,10 @@ class Expressions:
             return self.tuple_binary(symbol, left, right, node)
         left, right = self.as_value(left, node), self.as_value(right, node)
         operator = operators.BINARY[symbol]
+        if self.has_magic(left, f"__{operator.dunder}__"):
+            return self.object_method(left, f"__{operator.dunder}__", [right], {}, node)
+        if self.has_magic(right, f"__r{operator.dunder}__"):
+            return self.object_method(right, f"__r{operator.dunder}__", [left], {}, node)
         if isinstance(left.type, TensorType) or isinstance(right.type, TensorType):
             return self.tensor_binary(operator, left, right, node)
         if operator.scalar is None:
@@ -361,6 +365,12 @@ class Expressions:
             return found if op == "in" else self.negate(found)
         left, right = self.as_value(left, node), self.as_value(right, node)
         operator = operators.COMPARE[op]
+        if self.has_magic(left, f"__{operator.dunder}__"):  # obj < other: obj.__lt__(other)
+            return self.object_method(left, f"__{operator.dunder}__", [right], {}, node)
+        if op == "!=" and self.has_magic(left, "__eq__"):
+            return self.negate(self.object_method(left, "__eq__", [right], {}, node))
+        if self.has_magic(right, f"__{operators.COMPARE[operator.flipped].dunder}__"):
+            return self.object_method(right, f"__{operators.COMPARE[operator.flipped].dunder}__", [left], {}, node)
         if isinstance(left.type, TensorType) or isinstance(right.type, TensorType):
             if not isinstance(left.type, TensorType):
                 left, right, operator = right, left, operators.COMPARE[operator.flipped]
@@ -404,6 +414,8 @@ class Expressions:
                 result = self.short_circuit_value(result, lambda e=element: self.compare("==", item, e, node))
             return result
         container, item = self.as_value(container, node), self.as_value(item, node)
+        if self.has_magic(container, "__contains__"):
+            return self.object_method(container, "__contains__", [item], {}, node)
         if isinstance(container.type, TensorType):
             return self.bool_of(self.call_op("eq", [container, item], {}, node), "any", node)
         return self.python_op("contains", [container, item], {}, node,

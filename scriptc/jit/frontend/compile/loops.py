@@ -17,7 +17,7 @@ from .. import ast
 from .analysis import assigned_names, target_names
 from .control import LOOP, RETVAL
 from .types import assignable
-from .values import Refined, SugaredModule, SugaredTuple
+from .values import ClassRef, Refined, SugaredModule, SugaredTuple
 
 INT64_MAX = 2 ** 63 - 1
 
@@ -175,6 +175,8 @@ class Loops:
             return self.module_items(value, node)
         if isinstance(value, SugaredTuple):
             return list(value.items)
+        if isinstance(value, ClassRef) and value.kind == "enum":  # for c in Color: its members, unrolled
+            return self.enum_members(value)
         if isinstance(value, Iteration) or isinstance(value, list):
             return value
         value = self.as_value(value, node)

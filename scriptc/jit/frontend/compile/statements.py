@@ -38,11 +38,29 @@ class Statements:
         raise self.error("class definitions inside a scripted function are not supported", node)
 
     def stmt_With(self, node: ast.With):
+        """`with torch.no_grad():` runs its body; `with obj [as name]:` for a script-class object calls
+        obj.__enter__() (bound to name), the body, then obj.__exit__(None, None, None) - also when
+        the body returns, breaks or continues."""
+        entered = []
         for item in node.items:
-            if not self.is_grad_mode_context(item.context) or item.name is not None:
-                raise self.error("with statements are not supported (except torch.no_grad() and "
-                                 "torch.enable_grad())", node)
-        return self.statements(node.body)
+            if self.is_grad_mode_context(item.context):
+                if item.name is not None:
+                    raise self.error("`with torch.no_grad() as name` is not supported", item)
+                continue
+            manager = self.as_value(self.expr(item.context), item.context)
+            if not (self.has_magic(manager, "__enter__") and self.has_magic(manager, "__exit__")):
+                raise self.error(f"a with statement needs a context manager (a script class with __enter__ and "
+                                 f"__exit__, or torch.no_grad()), not a {manager.type}", item.context)
+            value = self.object_method(manager, "__enter__", [], {}, item)
+            if item.name is not None:
+                self.assign_name(item.name, value, item)
+            entered.append(manager)
+        exit_kind = self.statements(node.body)
+        self.at(node)
+        none = self.const(None)
+        for manager in reversed(entered):
+            self.object_method(manager, "__exit__", [none, none, none], {}, node)
+        return exit_kind
 
     def stmt_Delete(self, node: ast.Delete):
         for target in node.targets:
@@ -194,7 +212,9 @@ class Statements:
     def store_subscript(self, container, index: ast.Node, value, where) -> None:
         container = self.as_value(container, where)
         t = container.type
-        if isinstance(t, TensorType):
+        if self.has_magic(container, "__setitem__"):
+            self.object_method(container, "__setitem__", [self.expr(index), value], {}, where)
+        elif isinstance(t, TensorType):
             self.tensor_setitem(container, index, value, where)
         elif isinstance(t, ListType):
             item = self.coerce(self.as_value(value, where), t.elem, where,

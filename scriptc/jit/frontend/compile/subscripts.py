@@ -20,7 +20,7 @@ from scriptc.types import (
 )
 
 from .. import ast
-from .values import ClassRef, SugaredModule, SugaredTuple
+from .values import ClassRef, SliceValue, SugaredModule, SugaredTuple
 
 
 class Subscripts:
@@ -43,6 +43,8 @@ class Subscripts:
             return self.module_subscript(base, index, node)
         base = self.as_value(base, node)
         t = base.type
+        if self.has_magic(base, "__getitem__"):
+            return self.object_method(base, "__getitem__", [self.expr(index)], {}, node)
         if isinstance(t, TensorType):
             return self.tensor_getitem(base, index, node)
         if isinstance(t, TupleType):
@@ -51,6 +53,11 @@ class Subscripts:
             kind = "list" if isinstance(t, ListType) else "str"
             if isinstance(index, ast.Slice):
                 start, stop, step = self.slice_bounds(index)
+                return self.emit1(f"slice.{kind}", [base, start, stop, step], t)
+            if isinstance(index, ast.Name) and isinstance(self.lookup(index.id), SliceValue):
+                bounds = self.lookup(index.id)
+                start, stop = [self.const(None) if b is None else b for b in (bounds.start, bounds.stop)]
+                step = self.const(1) if bounds.step is None else bounds.step
                 return self.emit1(f"slice.{kind}", [base, start, stop, step], t)
             return self.emit1(f"getitem.{kind}", [base, self.index_value(index)], t.elem if kind == "list" else Str)
         if isinstance(t, DictType):
@@ -124,6 +131,8 @@ class Subscripts:
         value = self.expr(node)
         if value is Ellipsis:
             return indexing.Item(indexing.ELLIPSIS)
+        if isinstance(value, SliceValue):
+            return indexing.Item(indexing.SLICE, start=value.start, stop=value.stop, step=value.step)
         value = self.as_value(value, node)
         t = value.type
         if t == NoneType:

@@ -285,6 +285,8 @@ def static_isinstance(actual: Type, target: Type) -> bool | None:
 def _type_is(actual: Type, target: Type) -> bool | None:
     if target == Any_:
         return True
+    if actual == Any_:
+        return None  # decided at run time
     if isinstance(target, (UnionType, OptionalType)):
         results = [_type_is(actual, t) for t in members(target)]
         if any(r is True for r in results):
@@ -308,8 +310,6 @@ def _type_is(actual: Type, target: Type) -> bool | None:
             return True
         return len(actual.elems) == len(target.elems) and all(
             _type_is(a, t) is True for a, t in zip(actual.elems, target.elems))
-    if actual == Any_:
-        return None
     return actual == target
 
 

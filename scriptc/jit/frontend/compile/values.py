@@ -108,6 +108,15 @@ class SugaredTuple:
 
 
 @dataclass
+class SliceValue:
+    """A slice() object (held in a variable, used as an index): its bounds, None where absent."""
+
+    start: object
+    stop: object
+    step: object
+
+
+@dataclass
 class TypeValue:
     """A type used as a value: `List[int]` in torch.jit.isinstance or jit.annotate."""
 
