@@ -62,6 +62,7 @@ _LAZY_NAMES = {
     "scriptc.runtime.parallel": {"set_num_threads", "get_num_threads", "set_num_interop_threads",
                                  "get_num_interop_threads"},
     "scriptc.serialization": {"save", "load"},
+    "scriptc.jit.markers": {"_check"},
 }
 
 

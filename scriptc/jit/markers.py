@@ -113,6 +113,12 @@ def is_scripting() -> bool:
     return False
 
 
+def _check(cond, message=None) -> None:
+    """torch._check: a RuntimeError (with `message`) unless `cond` holds; in scripted code too."""
+    if not cond:
+        raise RuntimeError(message if message is not None else "Expected cond to be True, but got False")
+
+
 def is_tracing() -> bool:
     """True while jit.trace records the calling code."""
     from scriptc import tensors

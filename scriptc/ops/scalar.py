@@ -157,3 +157,17 @@ def _write_out(xp, out, value):
 register("write_out(out: Tensor, value: Tensor) -> Tensor", SCALAR, _write_out, method=False, function=False,
          shape=lambda out, value: _write_out_type(getattr(out, "type", out), getattr(value, "type", value)),
          mutates=("out",), doc="f(..., out=t): the result written into t (resized when its shape differs).")
+
+
+# Tensor predicates and sizes read in scripted code (x.is_complex(), x.element_size(), x.nbytes)
+_tensor_op("is_complex.tensor(self: Tensor) -> bool", lambda xp, x: x.dtype.kind == "c", Bool)
+_tensor_op("is_floating_point.tensor(self: Tensor) -> bool", lambda xp, x: x.dtype.kind == "f" or
+           x.dtype.name == "bfloat16", Bool)
+_tensor_op("is_signed.tensor(self: Tensor) -> bool", lambda xp, x: x.dtype.kind in "ifc", Bool)
+_tensor_op("element_size.tensor(self: Tensor) -> int", lambda xp, x: int(x.itemsize), Int,
+           "Bytes per element (also x.itemsize).")
+_tensor_op("nbytes.tensor(self: Tensor) -> int", lambda xp, x: int(x.nbytes), Int)
+_tensor_op("is_nonzero.tensor(self: Tensor) -> bool", lambda xp, x: bool(_one_element(x, "is_nonzero")), Bool)
+_tensor_op("is_same_size.tensor(self: Tensor, other: Tensor) -> bool", lambda xp, x, y: x.shape == y.shape, Bool)
+_tensor_op("get_device.tensor(self: Tensor) -> int", lambda xp, x: -1 if isinstance(x, np.ndarray) else
+           int(x.device.id), Int, "-1 on the CPU, else the GPU's index.")

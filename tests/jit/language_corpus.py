@@ -306,6 +306,14 @@ def enum_iteration_and_slices(xs: List[int]) -> Tuple[List[str], List[int], str]
     return names, xs[every_other], "abcdef"[every_other]
 
 
+def deletes_and_checks(xs: List[int], x: torch.Tensor) -> Tuple[List[int], bool, bool, int, int, bool]:
+    a = xs[0]
+    del a
+    del xs[0], xs[-1]
+    torch._check(len(xs) >= 0, "a list has no negative length")
+    return xs, x.is_complex(), x.is_floating_point(), x.element_size(), x.itemsize, x.is_sparse
+
+
 def any_and_tuples(t: Tuple[int, str, float]) -> Tuple[str, int, Tuple[str, float]]:
     first: Any = t[0]
     return str(first), len(t), t[1:]
@@ -413,6 +421,7 @@ LANGUAGE = {
     "script_classes": (script_classes, [(5.0,)]),
     "class_magic_methods": (class_magic_methods, [(1,), (3,)]),
     "enum_iteration_and_slices": (enum_iteration_and_slices, [([1, 2, 3, 4, 5],)]),
+    "deletes_and_checks": (deletes_and_checks, [([1, 2, 3, 4], _t(2))]),
     "any_and_tuples": (any_and_tuples, [((1, "a", 2.0),)]),
     "tensor_properties": (tensor_properties, [(_t(2, 3),)]),
     "tensor_literals": (tensor_literals, [(4,)]),

@@ -93,6 +93,10 @@ class Attributes:
                 transposed
         if name in ("real", "imag"):
             return self.call_op(name, [x], {}, node)
+        if name in ("itemsize", "nbytes"):
+            return self.emit1("element_size.tensor" if name == "itemsize" else "nbytes.tensor", [x], Int)
+        if name in _NEVER:  # kinds of tensor scripted code never holds
+            return self.const(False)
         return MethodRef(x, name)
 
     def tensor_method(self, x: Value, name: str, args: list, kwargs: dict, node, expected=None):
@@ -125,6 +129,8 @@ class Attributes:
             return self.emit_op(ops.OPS["contiguous"], [x], node)
         if name in ("cuda",):
             raise self.error("Tensor.cuda() is not supported in scripted code", node)
+        if f"{name}.tensor" in ops.OPS:  # a tensor predicate or size of the table (x.is_complex())
+            return self.python_op(f"{name}.tensor", [x] + list(args), kwargs, node)
         return self.call_op(name, [x] + list(args), kwargs, node, method=True)
 
     def tensor_to(self, x: Value, args: list, kwargs: dict, node) -> Value:
@@ -144,3 +150,6 @@ class Attributes:
             return x
         return self.emit_op(ops.OPS["to.dtype"], [x, target], node)
 
+
+_NEVER = frozenset(("is_sparse", "is_quantized", "is_meta", "is_mkldnn", "is_nested", "is_xpu", "is_mps",
+                    "is_vulkan", "is_ipu", "is_xla", "is_sparse_csr"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 from scriptc.ir.graph import Value
 from scriptc.types import (
     Any_,
@@ -331,6 +333,25 @@ class BuiltinCalls:
             raise self.error("torch.jit.fork() takes a scripted function or a module's method", node)
         return self.emit1("prim::Fork", values, FutureType(graph.outputs[0].type), {"function": name})
 
+    def torch_check(self, args: list, kwargs: dict, node):
+        """torch._check(cond, message=None): raises RuntimeError(message) unless cond."""
+        try:
+            bound = inspect.signature(lambda cond, message=None: None).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.error(f"torch._check(): {exc}", node) from None
+        cond = self.as_bool(bound.arguments["cond"], node)
+        message = "Expected cond to be True, but got False"
+        if "message" in bound.arguments:
+            text = bound.arguments["message"]
+            constant = text.node.attrs.get("value") if isinstance(text, Value) and text.node is not None and \
+                text.node.op == "prim::Constant" else None
+            if not isinstance(constant, str):
+                raise self.error("torch._check(): the message must be a string constant in scripted code", node)
+            message = constant
+        if self.static_bool(cond) is not True:
+            self.emit_if(self.negate(cond), lambda: self.raises(f"RuntimeError: {message}"), None)
+        return self.const(None)
+
     # --- torch.jit and torch helpers ----------------------------------------------------------------
     def call_jit(self, name: str, args: list, kwargs: dict, node, expected):
         if name == "is_scripting":
@@ -339,6 +360,8 @@ class BuiltinCalls:
             return self.const(False)
         if name == "_get_tracing_state":  # torch._C._get_tracing_state(): no tracer in scripted code
             return self.const(None)
+        if name == "_check":
+            return self.torch_check(args, kwargs, node)
         if name == "wait":
             future = self.as_value(self.one_argument("wait", args, kwargs, node), node)
             return self.emit1("prim::Wait", [future], future.type.elem)

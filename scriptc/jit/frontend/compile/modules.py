@@ -102,8 +102,15 @@ class Modules:
         return [self.submodule(owner, name) for name in names]
 
     def module_subscript(self, owner: SugaredModule, index: ast.Node, node):
-        key = self.expr(index)
         names = list(owner.module._modules)
+        if isinstance(index, ast.Slice) and not _is_module_dict(owner.module):  # self.layers[1:3], [::-1]
+            bounds = [None if part is None else self.static_int(self.expr(part))
+                      for part in (index.lower, index.upper, index.step)]
+            if any(b is None and part is not None for b, part in zip(bounds, (index.lower, index.upper, index.step))):
+                raise self.error("ModuleList/Sequential slices must have constant bounds", index)
+            from .values import SugaredTuple
+            return SugaredTuple([self.submodule(owner, n) for n in names[slice(*bounds)]])
+        key = self.expr(index)
         if _is_module_dict(owner.module):
             text = key.node.attrs.get("value") if isinstance(key, Value) and key.node is not None and \
                 key.node.op == "prim::Constant" else None

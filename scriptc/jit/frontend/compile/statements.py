@@ -7,6 +7,7 @@ from scriptc.ir.graph import Value
 from scriptc.types import DictType, ListType, NoneType, ObjectType, Str, TensorType, TupleType
 
 from .. import ast
+from .control import Conflict
 from .types import assignable
 from .values import SugaredModule, SugaredTuple
 
@@ -64,8 +65,13 @@ class Statements:
 
     def stmt_Delete(self, node: ast.Delete):
         for target in node.targets:
+            if isinstance(target, ast.Name):  # `del a`: a is undefined from here on
+                if self.lookup(target.id) is None:
+                    raise self.error(f"undefined value {target.id}", target)
+                self.bind(target.id, Conflict(f"undefined value {target.id} (deleted by del)"))
+                continue
             if not isinstance(target, ast.Subscript):
-                raise self.error("del is not supported on variables (only on list and dict items)", node)
+                raise self.error("del takes variables and list and dict items", target)
             container = self.as_value(self.expr(target.value), target.value)
             if isinstance(container.type, ListType):
                 self.emit("delitem.list", [container, self.index_value(target.index)], [NoneType])

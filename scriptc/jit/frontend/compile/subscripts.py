@@ -54,18 +54,22 @@ class Subscripts:
             if isinstance(index, ast.Slice):
                 start, stop, step = self.slice_bounds(index)
                 return self.emit1(f"slice.{kind}", [base, start, stop, step], t)
-            if isinstance(index, ast.Name) and isinstance(self.lookup(index.id), SliceValue):
-                bounds = self.lookup(index.id)
-                start, stop = [self.const(None) if b is None else b for b in (bounds.start, bounds.stop)]
-                step = self.const(1) if bounds.step is None else bounds.step
+            value = self.expr(index)
+            if isinstance(value, SliceValue):  # lst[slice(1, None, 2)], or a slice held in a variable
+                start, stop = [self.const(None) if b is None else b for b in (value.start, value.stop)]
+                step = self.const(1) if value.step is None else value.step
                 return self.emit1(f"slice.{kind}", [base, start, stop, step], t)
-            return self.emit1(f"getitem.{kind}", [base, self.index_value(index)], t.elem if kind == "list" else Str)
+            return self.emit1(f"getitem.{kind}", [base, self.integer_index(value, index)],
+                              t.elem if kind == "list" else Str)
         if isinstance(t, DictType):
             return self.emit1("getitem.dict", [base, self.key_value(base, index)], t.value)
         raise self.error(f"a value of type {t} cannot be indexed", node)
 
     def index_value(self, index: ast.Node) -> Value:
-        value = self.as_value(self.expr(index), index)
+        return self.integer_index(self.expr(index), index)
+
+    def integer_index(self, value, index: ast.Node) -> Value:
+        value = self.as_value(value, index)
         if value.type not in (Int, Bool):
             raise self.error(f"indices must be integers, not {value.type}", index)
         return value
