@@ -197,7 +197,7 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         weights = {name: t._data for name, t in module.named_parameters()}
         weights.update({name: t._data for name, t in module.named_buffers()})
         attributes = {(f"{p}.training" if p else "training"): mod.training for p, mod in module.named_modules()}
-        attributes.update(_plain_attributes(m))
+        attributes.update(_plain_attributes(m, weights))
         graphs = dict(m._graphs)
         if optimized is not None:
             graphs["forward"] = optimized.generic_graph
@@ -211,8 +211,9 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
                   {"forward": _signature_of(m.graph, False, m.specialization)}, metadata, extra)
 
 
-def _plain_attributes(m: ScriptModule) -> dict:
-    """The plain attributes the module's graphs read at run time, encoded for the manifest."""
+def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
+    """The plain attributes the module's graphs read at run time, encoded for the manifest (the
+    arrays of tensors among them added to `weights`)."""
     from scriptc.errors import ArchiveError
     from scriptc.runtime import attributes
 
@@ -220,7 +221,8 @@ def _plain_attributes(m: ScriptModule) -> dict:
     for (path, name), t in m._attributes.items():
         owner = m._module.get_submodule(path) if path else m._module
         try:
-            out[f"{path}.{name}" if path else name] = attributes.encode(getattr(owner, name), t)
+            key = f"{path}.{name}" if path else name
+            out[key] = attributes.encode(getattr(owner, name), t, weights, key)
         except ValueError as exc:
             raise ArchiveError(f"cannot save attribute {path + '.' if path else ''}{name}: {exc}") from None
     return out

@@ -1,5 +1,7 @@
-"""A module's plain attributes (numbers, strings, and lists, tuples and dicts of them) in an archive's
-manifest: JSON with the attribute's IR type beside it, so a Dict[int, float] keeps its key type."""
+"""A module's plain attributes (numbers, strings, tensors, and lists, tuples and dicts of them) in an
+archive's manifest: JSON with the attribute's IR type beside it, so a Dict[int, float] keeps its key
+type. Tensors are stored with the weights; the manifest refers to each by its key
+({"tensor": key}), resolved when the archive is loaded."""
 
 from __future__ import annotations
 
@@ -7,25 +9,52 @@ from typing import Any
 
 from scriptc.errors import ArchiveError
 from scriptc.ops.schema import SchemaError, parse_type
-from scriptc.types import Bool, DictType, Float, Int, ListType, NoneType, OptionalType, Str, TupleType, Type
+from scriptc.types import (
+    Bool,
+    DictType,
+    Float,
+    Int,
+    ListType,
+    NoneType,
+    OptionalType,
+    Str,
+    TensorType,
+    TupleType,
+    Type,
+)
 
 _SCALARS = {Int: int, Float: float, Bool: bool, Str: str}
 
 
-def encode(value, t: Type) -> dict:
-    """{"type": ..., "value": ...} for the manifest; ValueError for what JSON cannot hold (tensors)."""
-    return {"type": str(t), "value": _encode(value, t)}
+class TensorRef:
+    """A tensor of an attribute, by its key among the archive's weights (until resolve())."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str):
+        self.key = key
 
 
-def _encode(value, t: Type) -> Any:
+def encode(value, t: Type, tensors: dict | None = None, key: str = "") -> dict:
+    """{"type": ..., "value": ...} for the manifest; the arrays of tensors in it go into `tensors`
+    under keys made from `key`. ValueError for what cannot be stored."""
+    return {"type": str(t), "value": _encode(value, t, tensors, [key, 0])}
+
+
+def _encode(value, t: Type, tensors, where: list) -> Any:
     if isinstance(t, OptionalType):
-        return None if value is None else _encode(value, t.elem)
+        return None if value is None else _encode(value, t.elem, tensors, where)
     if isinstance(t, ListType):
-        return [_encode(v, t.elem) for v in value]
+        return [_encode(v, t.elem, tensors, where) for v in value]
     if isinstance(t, TupleType):
-        return [_encode(v, e) for v, e in zip(value, t.elems)]
+        return [_encode(v, e, tensors, where) for v, e in zip(value, t.elems)]
     if isinstance(t, DictType):
-        return [[_encode(k, t.key), _encode(v, t.value)] for k, v in value.items()]
+        return [[_encode(k, t.key, tensors, where), _encode(v, t.value, tensors, where)] for k, v in value.items()]
+    if isinstance(t, TensorType) and tensors is not None and hasattr(value, "dtype"):
+        key = f"{where[0]}#{where[1]}"
+        where[1] += 1
+        tensors[key] = getattr(value, "_data", value)
+        return {"tensor": key}
     if t in _SCALARS and isinstance(value, (bool, int, float, str)):
         return value
     if t == NoneType and value is None:
@@ -48,7 +77,25 @@ def decode(name: str, entry) -> Any:
                            f"{exc}") from None
 
 
+def resolve(value, weights: dict) -> Any:
+    """An attribute's value with its TensorRefs replaced by the loaded arrays."""
+    if isinstance(value, TensorRef):
+        if value.key not in weights:
+            raise ArchiveError(f"manifest.json: attribute tensor {value.key!r} is not among the weights")
+        return weights[value.key]
+    if isinstance(value, list):
+        return [resolve(v, weights) for v in value]
+    if isinstance(value, tuple):
+        return tuple(resolve(v, weights) for v in value)
+    if isinstance(value, dict):
+        return {k: resolve(v, weights) for k, v in value.items()}
+    return value
+
+
 def _decode(data, t: Type) -> Any:
+    if isinstance(t, TensorType) and isinstance(data, dict) and set(data) == {"tensor"} and \
+            isinstance(data["tensor"], str):
+        return TensorRef(data["tensor"])
     if isinstance(t, OptionalType):
         return None if data is None else _decode(data, t.elem)
     if isinstance(t, ListType) and isinstance(data, list):

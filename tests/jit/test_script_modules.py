@@ -335,3 +335,44 @@ def test_out_arguments_resize_their_tensor_as_torch_does(tmp_path):
     into = np.zeros(0, np.float32)
     runtime_load(tmp_path / "out.sc", prime=False)(a.numpy(), b.numpy(), into)
     assert np.array_equal(into, np.full((2, 3), 3.0, np.float32))
+
+
+class Holder(nn.Module):
+    """Tensors as plain attributes (alone and in lists and dicts), torch.jit.Attribute, and parameter
+    containers."""
+
+    def __init__(self):
+        super().__init__()
+        self.offset = torch.full((3,), 0.5)
+        self.extras = [torch.ones(3), torch.arange(3.0)]
+        self.named = {"scale": torch.full((3,), 2.0)}
+        self.seen = torch.jit.Attribute([], List[str])
+        self.weights = nn.ParameterList([nn.Parameter(torch.ones(3)), nn.Parameter(torch.full((3,), 3.0))])
+        self.by_name = nn.ParameterDict({"bias": nn.Parameter(torch.zeros(3))})
+
+    def forward(self, x: torch.Tensor, tag: str) -> Tuple[torch.Tensor, int]:
+        self.seen.append(tag)
+        y = (x + self.offset) * self.named["scale"]
+        for extra in self.extras:
+            y = y + extra
+        for w in self.weights:
+            y = y * w
+        y = y + self.weights[0] + self.by_name["bias"] + len(self.weights)
+        for key, p in self.by_name.items():
+            y = y - p
+        return y, len(self.seen)
+
+
+def test_tensor_attributes_and_parameter_containers_in_script_and_archives(tmp_path):
+    scripted = torch.jit.script(Holder())
+    x = torch.arange(3.0)
+    with torch.no_grad():
+        y, count = scripted(x, "a")
+    expected = ((np.arange(3.0) + 0.5) * 2 + 1 + np.arange(3.0)) * 3 + 1 + 2
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-6)
+    assert count == 1 and scripted(x, "b")[1] == 2
+    torch.jit.save(scripted, tmp_path / "holder.sc")
+    loaded = runtime_load(tmp_path / "holder.sc", prime=False)
+    y2, count2 = loaded(x.numpy(), "c")
+    np.testing.assert_allclose(np.asarray(y2), expected, rtol=1e-6)
+    assert count2 == 3  # the two calls before saving are in the saved attribute

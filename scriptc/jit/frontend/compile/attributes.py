@@ -42,7 +42,7 @@ class Attributes:
         if isinstance(base, PythonNamespace):
             return self.namespace_attribute(base, name, node)
         if isinstance(base, SugaredModule):
-            if name in ("keys", "values", "items") and type(base.module).__name__ == "ModuleDict":
+            if name in ("keys", "values", "items") and type(base.module).__name__ in ("ModuleDict", "ParameterDict"):
                 return ModuleDictMethod(base, name)
             return self.module_attribute(base, name, node)
         if isinstance(base, ClassRef):

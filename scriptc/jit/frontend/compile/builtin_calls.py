@@ -63,7 +63,9 @@ class BuiltinCalls:
         if isinstance(value, SugaredTuple):
             return self.const(len(value.items))
         if isinstance(value, SugaredModule):
-            return self.const(len(value.module._modules))
+            module = value.module
+            parameters = type(module).__name__ in ("ParameterList", "ParameterDict")
+            return self.const(len(module._parameters if parameters else module._modules))
         value = self.as_value(value, node)
         if isinstance(value.type, TupleType):
             return self.const(len(value.type.elems))

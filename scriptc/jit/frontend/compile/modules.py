@@ -10,6 +10,7 @@ from scriptc.ir.graph import Value
 from scriptc.types import Bool, DictType, ListType, ModuleType, NoneType, OptionalType, TensorType, TupleType
 
 from .. import ast
+from .types import AnnotationError, python_type
 from .values import IgnoredMethod, ModuleMethod, SugaredModule
 
 
@@ -64,7 +65,18 @@ class Modules:
         number, string and tuple of constants), or, when scripted code assigns it or it is a list or
         dict, an attribute read at run time."""
         module = owner.module
-        if name in self.ctx.assigned_attributes(type(module)) or isinstance(value, (list, dict)):
+        from scriptc.jit.markers import Attribute
+
+        if isinstance(value, Attribute):  # torch.jit.Attribute(value, type): the value, of that type
+            try:
+                declared = python_type(value.type, self.class_type)
+            except AnnotationError as exc:
+                raise self.error(f"{type(module).__name__}.{name}: {exc}", node) from None
+            self.ctx.module_attributes[(owner.path, name)] = declared
+            value = value.value
+            setattr(module, name, value)
+        if name in self.ctx.assigned_attributes(type(module)) or isinstance(value, (list, dict)) or \
+                _holds_tensor(value):
             t = self.ctx.attribute_type(owner, name, value, self, node)
             return self.emit1("prim::GetAttr", [owner.value], t, {"name": name})
         return self.constant_attribute(value, f"{type(module).__name__}.{name}", node)
@@ -95,13 +107,28 @@ class Modules:
 
     # --- submodule containers --------------------------------------------------------------------
     def module_items(self, owner: SugaredModule, node) -> list:
-        """The items of iterating a ModuleList/Sequential (its modules) or ModuleDict (its keys)."""
+        """The items of iterating a ModuleList/Sequential (its modules), ParameterList (its
+        parameters) or ModuleDict/ParameterDict (its keys)."""
+        if _is_parameter_list(owner.module):
+            return [self.module_attribute(owner, n, node) for n in owner.module._parameters]
+        if type(owner.module).__name__ == "ParameterDict":
+            return [self.const(n) for n in owner.module._parameters]
         names = list(owner.module._modules)
         if _is_module_dict(owner.module):
             return [self.const(name) for name in names]
         return [self.submodule(owner, name) for name in names]
 
     def module_subscript(self, owner: SugaredModule, index: ast.Node, node):
+        if _is_parameter_list(owner.module) or type(owner.module).__name__ == "ParameterDict":
+            names = list(owner.module._parameters)
+            key = self.expr(index)
+            constant = key.node.attrs.get("value") if isinstance(key, Value) and key.node is not None and \
+                key.node.op == "prim::Constant" else None
+            if isinstance(constant, int) and not isinstance(constant, bool) and -len(names) <= constant < len(names):
+                return self.module_attribute(owner, names[constant], node)
+            if isinstance(constant, str) and constant in names:
+                return self.module_attribute(owner, constant, node)
+            raise self.error("ParameterList/ParameterDict indices must be constants naming a parameter", index)
         names = list(owner.module._modules)
         if isinstance(index, ast.Slice) and not _is_module_dict(owner.module):  # self.layers[1:3], [::-1]
             bounds = [None if part is None else self.static_int(self.expr(part))
@@ -123,14 +150,19 @@ class Modules:
         return self.submodule(owner, names[position])
 
     def module_dict_method(self, owner: SugaredModule, name: str, node):
-        names = list(owner.module._modules)
+        parameters = type(owner.module).__name__ == "ParameterDict"
+        names = list(owner.module._parameters if parameters else owner.module._modules)
+
+        def member(n):
+            return self.module_attribute(owner, n, node) if parameters else self.submodule(owner, n)
+
         if name == "keys":
             return [self.const(n) for n in names]
         if name == "values":
-            return [self.submodule(owner, n) for n in names]
+            return [member(n) for n in names]
         if name == "items":
             from .values import SugaredTuple
-            return [SugaredTuple([self.const(n), self.submodule(owner, n)]) for n in names]
+            return [SugaredTuple([self.const(n), member(n)]) for n in names]
         raise self.error(f"ModuleDict has no method '{name}' in scripted code", node)
 
     # --- calls --------------------------------------------------------------------------------------
@@ -198,6 +230,10 @@ class Modules:
         return Overloads(owner, fn, declarations)
 
 
+def _is_parameter_list(module) -> bool:
+    return type(module).__name__ == "ParameterList"
+
+
 def _is_module_dict(module) -> bool:
     return type(module).__name__ in ("ModuleDict", "ParameterDict")
 
@@ -205,6 +241,14 @@ def _is_module_dict(module) -> bool:
 def _is_none(value) -> bool:
     return isinstance(value, Value) and value.node is not None and value.node.op == "prim::Constant" and \
         value.node.attrs.get("value") is None
+
+
+def _holds_tensor(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_tensor(v) for v in value.values())
+    return hasattr(value, "_data") and hasattr(value, "dtype")
 
 
 def _constant_data(value) -> bool:
