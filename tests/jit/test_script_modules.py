@@ -358,7 +358,7 @@ class Holder(nn.Module):
         for w in self.weights:
             y = y * w
         y = y + self.weights[0] + self.by_name["bias"] + len(self.weights)
-        for key, p in self.by_name.items():
+        for _key, p in self.by_name.items():
             y = y - p
         return y, len(self.seen)
 
