@@ -1,5 +1,7 @@
 """scriptc.jit: tracing and scripting into the IR, and the ScriptModule they produce."""
 
+from typing import Final  # noqa: F401  (torch.jit.Final: a module attribute that is a constant)
+
 from scriptc.errors import TracerWarning  # noqa: F401
 from scriptc.jit.module import ScriptFunction, ScriptModule, TracedModule  # noqa: F401
 from scriptc.jit.trace import TracingCheckError, trace  # noqa: F401

@@ -27,7 +27,7 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
     if isinstance(obj, Module):
-        return script_module(obj, example_inputs)
+        return script_module(_prepare_scriptable(obj, {}), example_inputs)
     if isinstance(obj, type) and issubclass(obj, Module):
         raise ScriptError(f"jit.script expects a module instance, got the class {obj.__name__}; "
                           f"call jit.script({obj.__name__}(...))")
@@ -42,6 +42,22 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         obj._scriptc_script_class = True  # a @torch.jit.script class: compiled where scripted code uses it
         return obj
     raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
+
+
+def _prepare_scriptable(module, memo: dict):
+    """The module with every module in it (itself included) that defines __prepare_scriptable__
+    replaced by what that returns (what to script in its place), as torch.jit.script does."""
+    if id(module) in memo:
+        return memo[id(module)]
+    prepare = getattr(type(module), "__prepare_scriptable__", None)
+    prepared = prepare(module) if prepare is not None else module
+    memo[id(module)] = prepared
+    for name, child in list(getattr(prepared, "_modules", {}).items()):
+        if child is not None:
+            replaced = _prepare_scriptable(child, memo)
+            if replaced is not child:
+                prepared._modules[name] = replaced
+    return prepared
 
 
 def _examples_for(example_inputs, fn, name: str):

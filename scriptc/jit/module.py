@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from scriptc.ir.graph import Graph
+from scriptc.nn.module import Module
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.plan import Plan
@@ -174,12 +175,18 @@ class _LiveModuleValue(ModuleValue):
         setattr(self.module, name, from_runtime(value))
 
 
-class ScriptModule:
+class ScriptModule(Module):
     """A module compiled to graphs (`forward` and exported methods) that shares the original's state.
 
     `.graph` is forward's graph, `.code` its readable source; parameters, buffers and state_dict are
     the original module's (updates to them show through).
     """
+
+    # An nn.Module (isinstance, a child of other modules) whose state is the original module's: the
+    # Module methods it does not override reach the original's parameters, buffers and children
+    # through __getattr__; attributes set on it stay its own.
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
 
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
                  signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
@@ -204,6 +211,11 @@ class ScriptModule:
     @property
     def graphs(self) -> dict[str, Graph]:
         return dict(self._graphs)
+
+    @property
+    def _scriptc_original(self):
+        """The module this was scripted from (jit.script compiles a scripted child from its source)."""
+        return self._module
 
     @property
     def code(self) -> str:

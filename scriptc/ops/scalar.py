@@ -169,5 +169,5 @@ _tensor_op("element_size.tensor(self: Tensor) -> int", lambda xp, x: int(x.items
 _tensor_op("nbytes.tensor(self: Tensor) -> int", lambda xp, x: int(x.nbytes), Int)
 _tensor_op("is_nonzero.tensor(self: Tensor) -> bool", lambda xp, x: bool(_one_element(x, "is_nonzero")), Bool)
 _tensor_op("is_same_size.tensor(self: Tensor, other: Tensor) -> bool", lambda xp, x, y: x.shape == y.shape, Bool)
-_tensor_op("get_device.tensor(self: Tensor) -> int", lambda xp, x: -1 if isinstance(x, np.ndarray) else
-           int(x.device.id), Int, "-1 on the CPU, else the GPU's index.")
+_tensor_op("get_device.tensor(self: Tensor) -> int", lambda xp, x: int(x.device.id) if hasattr(x, "device") and
+           hasattr(x.device, "id") else -1, Int, "-1 on the CPU, else the GPU's index.")

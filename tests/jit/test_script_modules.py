@@ -376,3 +376,50 @@ def test_tensor_attributes_and_parameter_containers_in_script_and_archives(tmp_p
     y2, count2 = loaded(x.numpy(), "c")
     np.testing.assert_allclose(np.asarray(y2), expected, rtol=1e-6)
     assert count2 == 3  # the two calls before saving are in the saved attribute
+
+
+@torch.jit.script
+def _twice(x: torch.Tensor) -> torch.Tensor:
+    return x + x
+
+
+class Calls(nn.Module):
+    """A function held as an attribute (scripted, an op, a plain function), a child already
+    scripted, a torch.jit.Final constant, and a child that asks to be replaced when scripted."""
+
+    limit: torch.jit.Final[int]
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+        self.limit = 2
+        self.scripted_child = torch.jit.script(Scale(3.0))
+        self.swapped = nn.Sequential(SwappedWhenScripted())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.swapped(self.scripted_child(self.fn(x))) + self.limit
+
+
+class SwappedWhenScripted(nn.Module):
+    def forward(self, x):
+        return x * 100
+
+    def __prepare_scriptable__(self):
+        return nn.Identity()
+
+
+def _scale_free(x: torch.Tensor) -> torch.Tensor:
+    return x * 0.5 - 1
+
+
+@pytest.mark.parametrize("fn", [_twice, torch.sigmoid, _scale_free])
+def test_function_attributes_scripted_children_and_prepare_scriptable(fn, tmp_path):
+    model = Calls(fn)
+    scripted = torch.jit.script(model)
+    x = torch.arange(3.0)
+    expected = fn(x).numpy() * 3.0 + 2  # the swapped child is the identity once scripted
+    np.testing.assert_allclose(scripted(x).numpy(), expected, rtol=1e-6)
+    assert isinstance(scripted, nn.Module) and isinstance(model.scripted_child, nn.Module)
+    torch.jit.save(scripted, tmp_path / "calls.sc")
+    np.testing.assert_allclose(np.asarray(runtime_load(tmp_path / "calls.sc", prime=False)(x.numpy())), expected,
+                               rtol=1e-6)

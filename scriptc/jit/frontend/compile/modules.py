@@ -21,6 +21,7 @@ class Modules:
         child = owner.module._modules[name]
         if child is None:
             return self.const(None)
+        child = getattr(child, "_scriptc_original", child)  # a jit.script'ed child: its module's source
         path = f"{owner.path}.{name}" if owner.path else name
         value = self.emit1("prim::GetAttr", [owner.value], ModuleType(path), {"name": name})
         return SugaredModule(child, value, path)
@@ -79,6 +80,8 @@ class Modules:
                 _holds_tensor(value):
             t = self.ctx.attribute_type(owner, name, value, self, node)
             return self.emit1("prim::GetAttr", [owner.value], t, {"name": name})
+        if callable(value) and not isinstance(value, type):  # self.fn = some_function / a scripted one
+            return self.sugar(value, f"{type(module).__name__}.{name}", node)
         return self.constant_attribute(value, f"{type(module).__name__}.{name}", node)
 
     def constant_attribute(self, value, where: str, node):
