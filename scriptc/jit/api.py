@@ -238,7 +238,11 @@ def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
         owner = m._module.get_submodule(path) if path else m._module
         try:
             key = f"{path}.{name}" if path else name
-            out[key] = attributes.encode(getattr(owner, name), t, weights, key)
+            value = getattr(owner, name)
+            live = m._objects.get((path, name, False))  # a script object's state as the graphs left it
+            if live is not None and live[0] is value:
+                value = live[1]
+            out[key] = attributes.encode(value, t, weights, key)
         except ValueError as exc:
             raise ArchiveError(f"cannot save attribute {path + '.' if path else ''}{name}: {exc}") from None
     return out

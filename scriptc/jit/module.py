@@ -12,6 +12,7 @@ from scriptc.ir.graph import Graph
 from scriptc.nn.module import Module
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
+from scriptc.runtime.objects import ScriptObject
 from scriptc.runtime.plan import Plan
 from scriptc.tensors import Tensor, wrap
 
@@ -20,15 +21,38 @@ from .eager import EagerInterpreter, reads_autograd
 
 
 def to_runtime(value) -> Any:
-    """Tensors (also inside tuples, lists and dicts) as numpy arrays for the runtime."""
+    """Tensors (also inside tuples, lists and dicts) as numpy arrays for the runtime; instances of
+    script classes as runtime ScriptObjects."""
     if isinstance(value, Tensor):
         return value._data
+    if hasattr(type(value), "_scriptc_class_name"):
+        return script_object(value, to_runtime)
     if isinstance(value, tuple):
         return tuple(to_runtime(v) for v in value)
     if isinstance(value, list):
         return [to_runtime(v) for v in value]
     if isinstance(value, dict):
         return {k: to_runtime(v) for k, v in value.items()}
+    return value
+
+
+def script_object(value, convert) -> ScriptObject:
+    """A script class's Python instance as the runtime's ScriptObject (attributes through `convert`)."""
+    cls = type(value)
+    return ScriptObject(cls._scriptc_class_name, {k: convert(v) for k, v in vars(value).items()},
+                        getattr(cls, "_scriptc_field_types", None))
+
+
+def _eager_value(value) -> Any:
+    """A value for an autograd run: tensors as they are, script-class instances as ScriptObjects."""
+    if hasattr(type(value), "_scriptc_class_name"):
+        return script_object(value, _eager_value)
+    if isinstance(value, list):
+        return [_eager_value(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_eager_value(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _eager_value(v) for k, v in value.items()}
     return value
 
 
@@ -69,7 +93,7 @@ class ScriptFunction:
     def __call__(self, *args, **kwargs):
         args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs))
         if self._reads_autograd or wants_grad(args):
-            return _single(self._eager.run(list(args)))
+            return _single(self._eager.run([_eager_value(a) for a in args]))
         outputs = self._interpreter.run([to_runtime(a) for a in args])
         return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
 
@@ -134,7 +158,10 @@ class _LiveModuleValue(ModuleValue):
         self.copies: list[tuple[Any, Any]] = []  # (the module's list/dict, the runtime's copy of it)
 
     @classmethod
-    def of(cls, module, path: str, attributes, eager: bool) -> "_LiveModuleValue":
+    def of(cls, module, path: str, attributes, eager: bool, objects: dict | None = None) -> "_LiveModuleValue":
+        """`objects`: the runtime objects made for script-class attributes, kept across calls (their
+        state lives on in them, as in a TorchScript module) while the Python attribute is unchanged."""
+        objects = {} if objects is None else objects
         values: dict[str, Any] = {}
         for store in (module._parameters, module._buffers):
             for name, t in store.items():
@@ -145,7 +172,12 @@ class _LiveModuleValue(ModuleValue):
         for owner, name in attributes:
             if owner == path:
                 value = getattr(module, name)
-                if eager or not _holds_tensors(value):
+                if hasattr(type(value), "_scriptc_class_name"):
+                    key = (path, name, eager)
+                    if key not in objects or objects[key][0] is not value:
+                        objects[key] = (value, script_object(value, _eager_value if eager else to_runtime))
+                    values[name] = objects[key][1]
+                elif eager or not _holds_tensors(value):
                     values[name] = value  # shared: the graph's in-place writes are the module's
                 else:
                     values[name] = to_runtime(value)
@@ -153,7 +185,7 @@ class _LiveModuleValue(ModuleValue):
                         copies.append((value, values[name]))
         for name, child in module._modules.items():
             if child is not None:
-                values[name] = cls.of(child, f"{path}.{name}" if path else name, attributes, eager)
+                values[name] = cls.of(child, f"{path}.{name}" if path else name, attributes, eager, objects)
         made = cls(values, path, module)
         made.copies = copies
         return made
@@ -203,6 +235,7 @@ class ScriptModule(Module):
         object.__setattr__(self, "_eager", {name: EagerInterpreter(g, self._functions) for name, g in graphs.items()})
         object.__setattr__(self, "_reads_autograd", reads_autograd([*graphs.values(), *self._functions.values()]))
         object.__setattr__(self, "_state", None)
+        object.__setattr__(self, "_objects", {})  # script-class attributes as runtime objects
 
     @property
     def graph(self) -> Graph:
@@ -224,7 +257,7 @@ class ScriptModule(Module):
     def _module_value(self, eager: bool = False) -> ModuleValue:
         """The module as the graphs see it: parameters, buffers (arrays, or the Tensors themselves when
         `eager`), training flags, plain attributes; attribute writes go back to the Python module."""
-        return _LiveModuleValue.of(self._module, "", self._attributes, eager)
+        return _LiveModuleValue.of(self._module, "", self._attributes, eager, self._objects)
 
     def run_method(self, name: str, *args, **kwargs):
         if name not in self._interpreters:
@@ -232,7 +265,7 @@ class ScriptModule(Module):
         args = convert_arguments(self._graphs[name].inputs[1:], bind_arguments(self._signatures.get(name), args,
                                                                                kwargs))
         if self._reads_autograd or wants_grad(args) or wants_grad(list(self._module.parameters())):
-            return _single(self._eager[name].run([self._module_value(eager=True)] + list(args)))
+            return _single(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]))
         module_value = self._module_value()
         try:
             outputs = self._interpreters[name].run([module_value] + [to_runtime(a) for a in args])

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from scriptc.errors import ArchiveError
+from scriptc.runtime.objects import ScriptObject
 from scriptc.ops.schema import SchemaError, parse_type
 from scriptc.types import (
     Bool,
@@ -37,8 +38,41 @@ class TensorRef:
 
 def encode(value, t: Type, tensors: dict | None = None, key: str = "") -> dict:
     """{"type": ..., "value": ...} for the manifest; the arrays of tensors in it go into `tensors`
-    under keys made from `key`. ValueError for what cannot be stored."""
+    under keys made from `key`. An object of a script class is {"object": class, "fields": {...}}
+    (each field encoded so). ValueError for what cannot be stored."""
+    if _is_object(value):
+        return {"type": "Any", "value": _encode_object(value, tensors, [key, 0])}
     return {"type": str(t), "value": _encode(value, t, tensors, [key, 0])}
+
+
+def _is_object(value) -> bool:
+    return isinstance(value, ScriptObject) or hasattr(type(value), "_scriptc_class_name")
+
+
+def _encode_object(obj, tensors, where: list) -> dict:
+    if isinstance(obj, ScriptObject):
+        name, fields, types = obj.class_name, obj.attributes, obj.types
+    else:
+        name, fields, types = type(obj)._scriptc_class_name, vars(obj), type(obj)._scriptc_field_types
+    out = {}
+    for field, value in fields.items():
+        if _is_object(value):
+            out[field] = {"type": "Any", "value": _encode_object(value, tensors, where)}
+            continue
+        t = types.get(field) or _type_of(value)
+        out[field] = {"type": str(t), "value": _encode(value, t, tensors, where)}
+    return {"object": name, "fields": out}
+
+
+def _type_of(value) -> Type:
+    if value is None:
+        return NoneType
+    for t, kind in _SCALARS.items():
+        if type(value) is kind:
+            return t
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        return TensorType()
+    raise ValueError(f"cannot tell the type of a {type(value).__name__} attribute field")
 
 
 def _encode(value, t: Type, tensors, where: list) -> Any:
@@ -79,6 +113,9 @@ def decode(name: str, entry) -> Any:
 
 def resolve(value, weights: dict) -> Any:
     """An attribute's value with its TensorRefs replaced by the loaded arrays."""
+    if isinstance(value, ScriptObject):
+        value.attributes = {k: resolve(v, weights) for k, v in value.attributes.items()}
+        return value
     if isinstance(value, TensorRef):
         if value.key not in weights:
             raise ArchiveError(f"manifest.json: attribute tensor {value.key!r} is not among the weights")
@@ -93,6 +130,8 @@ def resolve(value, weights: dict) -> Any:
 
 
 def _decode(data, t: Type) -> Any:
+    if isinstance(data, dict) and set(data) == {"object", "fields"} and isinstance(data["fields"], dict):
+        return ScriptObject(str(data["object"]), {k: decode(k, v) for k, v in data["fields"].items()})
     if isinstance(t, TensorType) and isinstance(data, dict) and set(data) == {"tensor"} and \
             isinstance(data["tensor"], str):
         return TensorRef(data["tensor"])

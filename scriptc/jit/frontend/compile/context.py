@@ -257,6 +257,10 @@ class ScriptContext:
                 self.method_graph(record, "__init__", caller, None)
             finally:
                 record.defining = False
+        # instances crossing into compiled code (arguments, module attributes, archives) become
+        # runtime ScriptObjects of this name with these attribute types (jit/module.py, runtime/attributes.py)
+        cls._scriptc_class_name = record.name
+        cls._scriptc_field_types = record.attributes
         return record
 
     def unique_class_name(self, name: str) -> str:

@@ -7,7 +7,17 @@ from __future__ import annotations
 import inspect
 
 from scriptc.ir.graph import Value
-from scriptc.types import Bool, DictType, ListType, ModuleType, NoneType, OptionalType, TensorType, TupleType
+from scriptc.types import (
+    Bool,
+    DictType,
+    ListType,
+    ModuleType,
+    NoneType,
+    ObjectType,
+    OptionalType,
+    TensorType,
+    TupleType,
+)
 
 from .. import ast
 from .types import AnnotationError, python_type
@@ -80,6 +90,10 @@ class Modules:
                 _holds_tensor(value):
             t = self.ctx.attribute_type(owner, name, value, self, node)
             return self.emit1("prim::GetAttr", [owner.value], t, {"name": name})
+        if _is_class_instance(value):  # an instance of a (script) class: an object attribute
+            record = self.ctx.script_class(type(value), self)
+            self.ctx.module_attributes[(owner.path, name)] = ObjectType(record.name)
+            return self.emit1("prim::GetAttr", [owner.value], ObjectType(record.name), {"name": name})
         if callable(value) and not isinstance(value, type):  # self.fn = some_function / a scripted one
             return self.sugar(value, f"{type(module).__name__}.{name}", node)
         return self.constant_attribute(value, f"{type(module).__name__}.{name}", node)
@@ -244,6 +258,16 @@ def _is_module_dict(module) -> bool:
 def _is_none(value) -> bool:
     return isinstance(value, Value) and value.node is not None and value.node.op == "prim::Constant" and \
         value.node.attrs.get("value") is None
+
+
+def _is_class_instance(value) -> bool:
+    """An instance of a user class scripted code can compile (not a module, tensor or builtin value)."""
+    cls = type(value)
+    if getattr(cls, "_scriptc_script_class", False):
+        return True
+    return cls.__module__ not in ("builtins", "typing", "enum") and not cls.__module__.startswith("scriptc") and \
+        inspect.isfunction(getattr(cls, "__init__", None)) and not callable(value) and \
+        not hasattr(value, "_fields") and not isinstance(value, BaseException)
 
 
 def _holds_tensor(value) -> bool:
