@@ -83,8 +83,21 @@ def convert(value, t: Type, name: str):
         return value if isinstance(value, dtype) else _raise(_mismatch(value, t, name))
     if isinstance(t, EnumType):
         if isinstance(value, enum.Enum) and type(value).__qualname__ == t.name:
+            ENUM_CLASSES[t.name] = type(value)
             return EnumValue(t.name, value.name, value.value)
         raise _mismatch(value, t, name)
+    return value
+
+
+# Enum classes scripted code used, by name: results come back as their members (python_value)
+ENUM_CLASSES: dict[str, type] = {}
+
+
+def python_value(value):
+    """A runtime value as Python sees it where they differ: an Enum member for an EnumValue."""
+    if isinstance(value, EnumValue):
+        cls = ENUM_CLASSES.get(value.enum)
+        return cls[value.name] if cls is not None and value.name in cls.__members__ else value
     return value
 
 

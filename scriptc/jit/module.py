@@ -16,7 +16,7 @@ from scriptc.runtime.objects import ScriptObject
 from scriptc.runtime.plan import Plan
 from scriptc.tensors import Tensor, wrap
 
-from .arguments import convert_arguments
+from .arguments import convert_arguments, python_value
 from .eager import EagerInterpreter, reads_autograd
 
 
@@ -66,7 +66,7 @@ def from_runtime(value) -> Any:
         return [from_runtime(v) for v in value]
     if isinstance(value, dict):
         return {k: from_runtime(v) for k, v in value.items()}
-    return value
+    return python_value(value)
 
 
 class ScriptFunction:

@@ -27,7 +27,7 @@ from .. import ast
 from ..builtins import BY_SCHEMA
 from .loops import Iteration
 from .types import make_union, members
-from .values import ClassRef, ModuleMethod, SliceValue, SugaredModule, SugaredTuple, TypeValue, UserFunction
+from .values import ClassRef, MethodRef, ModuleMethod, SliceValue, SugaredModule, SugaredTuple, TypeValue, UserFunction
 
 _NUMBERS = (Int, Float, Bool)
 
@@ -331,8 +331,13 @@ class BuiltinCalls:
             fn = callee.fn if isinstance(callee, ModuleMethod) else type(owner.module).forward
             graph, name = self.ctx.module_method_graph(owner, fn, self, node)
             values = [owner.value] + self.bind_python(fn, graph.inputs[1:], args, kwargs, node, skip=1)
+        elif isinstance(callee, MethodRef) and isinstance(callee.base.type, ObjectType):  # obj.method
+            record = self.ctx.class_named(callee.base.type.name)
+            graph, name = self.ctx.method_graph(record, callee.name, self, node)
+            fn = getattr(record.cls, callee.name)
+            values = [callee.base] + self.bind_python(fn, graph.inputs[1:], args, kwargs, node, skip=1)
         else:
-            raise self.error("torch.jit.fork() takes a scripted function or a module's method", node)
+            raise self.error("torch.jit.fork() takes a scripted function or a method of a module or object", node)
         return self.emit1("prim::Fork", values, FutureType(graph.outputs[0].type), {"function": name})
 
     def torch_check(self, args: list, kwargs: dict, node):

@@ -161,6 +161,9 @@ class Classes:
         t = enum_type(type(member))
         value = EnumValue(t.name, member.name, member.value)
         self.ctx.enum_classes[t.name] = type(member)
+        from scriptc.jit.arguments import ENUM_CLASSES
+
+        ENUM_CLASSES[t.name] = type(member)
         return self.emit1("prim::Constant", [], t, {"value": value})
 
     def enum_members(self, ref: ClassRef) -> list:

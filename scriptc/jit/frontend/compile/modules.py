@@ -4,6 +4,7 @@ attributes that scripted code assigns."""
 
 from __future__ import annotations
 
+import enum
 import inspect
 
 from scriptc.ir.graph import Value
@@ -90,6 +91,8 @@ class Modules:
                 _holds_tensor(value):
             t = self.ctx.attribute_type(owner, name, value, self, node)
             return self.emit1("prim::GetAttr", [owner.value], t, {"name": name})
+        if isinstance(value, enum.Enum):
+            return self.enum_constant(value)
         if _is_class_instance(value):  # an instance of a (script) class: an object attribute
             record = self.ctx.script_class(type(value), self)
             self.ctx.module_attributes[(owner.path, name)] = ObjectType(record.name)
