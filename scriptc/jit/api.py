@@ -33,6 +33,7 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
                           f"call jit.script({obj.__name__}(...))")
     if inspect.isfunction(obj):
         ctx = ScriptContext()
+        _note_example_types(ctx, obj, example_inputs, "forward")
         graph = ctx.compile_function_graph(obj)
         specs = _example_specs(graph, 0, _examples_for(example_inputs, obj, "forward"), obj.__name__)
         scripted = ScriptFunction(graph, {**ctx.functions, **_ignored_callables(ctx)}, inspect.signature(obj), specs)
@@ -62,18 +63,33 @@ def _prepare_scriptable(module, memo: dict):
 
 def _examples_for(example_inputs, fn, name: str):
     """The first example tuple jit.script's `example_inputs` gives method `name`, or None."""
+    tuples = _example_tuples(example_inputs, fn, name)
+    return tuples[0] if tuples else None
+
+
+def _example_tuples(example_inputs, fn, name: str) -> list:
+    """Every example argument tuple jit.script's `example_inputs` gives method `name` ([] if none)."""
     if example_inputs is None:
-        return None
+        return []
     if isinstance(example_inputs, dict):
         matching = [v for k, v in example_inputs.items() if k is fn or getattr(k, "__name__", k) == name]
         if not matching:
-            return None
+            return []
         example_inputs = matching[0]
     if not isinstance(example_inputs, (list, tuple)) or not example_inputs:
         raise ScriptError(f"jit.script: example_inputs must be a non-empty list of argument tuples, "
                           f"got {type(example_inputs).__name__}")
-    first = example_inputs[0]
-    return tuple(first) if isinstance(first, (list, tuple)) else (first,)
+    return [tuple(e) if isinstance(e, (list, tuple)) else (e,) for e in example_inputs]
+
+
+def _note_example_types(ctx: ScriptContext, fn, example_inputs, name: str) -> None:
+    """Types for fn's unannotated parameters from the example arguments (torch's profile-directed
+    typing: what jit.script(fn, example_inputs=...) infers)."""
+    from .frontend.compile.types import example_types
+
+    tuples = _example_tuples(example_inputs, fn, name)
+    if tuples:
+        ctx.example_types[fn] = example_types(tuples)
 
 
 def _example_specs(graph, skip: int, examples, name: str) -> list | None:
@@ -109,6 +125,8 @@ def script_module(module, example_inputs=None) -> ScriptModule:
         if inspect.isfunction(fn) and getattr(fn, "_scriptc_export", False) and name != "forward":
             methods[name] = fn
     graphs, signatures, specializations = {}, {}, {}
+    for name, fn in methods.items():
+        _note_example_types(ctx, fn, example_inputs, name)
     for name, fn in methods.items():
         # forward is what calling the module runs: its forward hooks are compiled around it
         graphs[name] = ctx.compile_function_graph(fn, graph_name=name, module=module, hooks=name == "forward")

@@ -96,11 +96,14 @@ class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, 
                 raise self.error(f"the type comment gives {len(commented)} parameter types for {len(params)} "
                                  "parameters", definition)
         typed = []
+        examples = self.ctx.example_types.get(self.fn) or []
         for i, p in enumerate(params):
             if p.annotation is not None:
                 t = self.annotation(p.annotation)
             elif commented is not None:
                 t = commented[i]
+            elif i < len(examples) and examples[i] is not None:  # typed by jit.script's example_inputs
+                t = examples[i]
             else:
                 t = TensorType()
             typed.append((p.name, t))

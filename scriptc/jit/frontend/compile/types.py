@@ -337,3 +337,59 @@ def scalar_of_python(value) -> ScalarType | None:
 
 def object_type_name(cls) -> str:
     return ObjectType(cls.__qualname__).name
+
+
+def example_types(tuples: list) -> list:
+    """Per parameter position, the type that every example argument there has (None where they
+    disagree or say nothing: the parameter stays a Tensor)."""
+    out = []
+    for position in range(max(len(t) for t in tuples)):
+        found = None
+        for example in tuples:
+            if position >= len(example):
+                continue
+            t = type_of_example(example[position])
+            if t is None:
+                found = None
+                break
+            found = t if found is None else (unify(found, t) if found != NoneType and t != NoneType else
+                                             make_union([found, t]))
+            if found is None:
+                break
+        out.append(found if found != NoneType else None)
+    return out
+
+
+def type_of_example(value) -> Type | None:
+    """The script type of an example argument (None for a value that names no type: [] or {})."""
+    if value is None:
+        return NoneType
+    if isinstance(value, enum.Enum):
+        return enum_type(type(value))
+    for kind, t in ((bool, Bool), (int, Int), (float, Float), (complex, Complex), (str, Str)):
+        if type(value) is kind:
+            return t
+    if hasattr(value, "_data") and hasattr(value, "dtype"):
+        return TensorType()
+    if isinstance(value, list):
+        items = [type_of_example(v) for v in value]
+        if not items or any(t is None for t in items):
+            return None
+        elem = items[0]
+        for t in items[1:]:
+            elem = unify(elem, t)
+            if elem is None:
+                return None
+        return ListType(elem)
+    if isinstance(value, tuple):
+        items = [type_of_example(v) for v in value]
+        return None if any(t is None for t in items) else TupleType(tuple(items))
+    if isinstance(value, dict):
+        if not value:
+            return None
+        keys = {type_of_example(k) for k in value}
+        values = [type_of_example(v) for v in value.values()]
+        if len(keys) != 1 or None in keys or any(v is None or v != values[0] for v in values):
+            return None
+        return DictType(next(iter(keys)), values[0])
+    return None
