@@ -323,6 +323,13 @@ class Module:
         return self
 
     def share_memory(self) -> "Module":
+        """Move parameters, buffers and existing gradients into shared memory, in place, so that
+        processes given this module (Hogwild training) all read and update the same values."""
+        from scriptc.multiprocessing.shared_memory import move_to_shared_memory
+
+        tensors = [t for m in self.modules() for store in (m._parameters, m._buffers) for t in store.values()
+                   if t is not None]
+        move_to_shared_memory(tensors + [t.grad for t in tensors if t.grad is not None])
         return self
 
     # --- calling and printing -------------------------------------------------------------

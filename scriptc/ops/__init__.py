@@ -65,6 +65,8 @@ def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, 
 def _add(op: OpDef) -> None:
     if op.name in OPS:
         raise SchemaError(f"op {op.name} declared twice")
+    if op.base_name in ALIASES:
+        raise SchemaError(f"op {op.name} is declared as an alias of {ALIASES[op.base_name]}")
     OPS[op.name] = op
     _OVERLOADS.setdefault(op.base_name, []).append(op)
 
@@ -119,7 +121,10 @@ from . import einsum  # noqa: E402,F401
 from . import diagonal  # noqa: E402,F401
 from . import norms  # noqa: E402,F401
 from . import linalg_solve  # noqa: E402,F401
+from . import linalg_eigen  # noqa: E402,F401
 from . import linalg_decomp  # noqa: E402,F401
 from . import sparse  # noqa: E402,F401
 from . import activation  # noqa: E402,F401
 from . import dropout  # noqa: E402,F401
+from . import complex  # noqa: E402,F401
+from . import fft  # noqa: E402,F401

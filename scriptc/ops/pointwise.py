@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 from scriptc.types import TensorType
 
@@ -19,6 +20,8 @@ TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _sigmoid(xp, x):
+    if x.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-x))
     # exp of a negative argument only: no overflow warning for large |x|.
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
@@ -251,9 +254,21 @@ def _to_dtype_rule(x, dtype):
     return TensorType(dtype, x.shape, x.device)
 
 
-register("to.dtype(self: Tensor, dtype: ScalarType) -> Tensor", POINTWISE,
-         lambda xp, x, dtype: x.astype(dtype.np), shape=_to_dtype_rule,
-         scalar=lambda x, dtype: E.cast(x, dtype.name),
-         grad=lambda ctx, g: (g.astype(ctx.self.dtype) if ctx.self.dtype.kind == "f" else None, None),
-         save=("self",), method=False, function=False, doc="A copy converted to dtype.")
+def _to_dtype_kernel(xp, x, dtype):
+    if x.dtype.kind == "c" and not dtype.is_complex:
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
+        x = x.real
+    return x.astype(dtype.np)
+
+
+def _to_dtype_grad(ctx, g):
+    source = ctx.self.dtype
+    if source.kind not in "fc":
+        return None, None
+    return (g.real if g.dtype.kind == "c" and source.kind == "f" else g).astype(source), None
+
+
+register("to.dtype(self: Tensor, dtype: ScalarType) -> Tensor", POINTWISE, _to_dtype_kernel, shape=_to_dtype_rule,
+         scalar=lambda x, dtype: E.cast(x, dtype.name), grad=_to_dtype_grad, save=("self",), method=False,
+         function=False, complex_aware=True, doc="A copy converted to dtype (a complex one loses its imaginary part).")
 _unary("clone", lambda xp, x: x.copy(), lambda x: x, grad=lambda ctx, g: (g,), dtype_rule=None, inplace=False)

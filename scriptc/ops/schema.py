@@ -19,6 +19,8 @@ from scriptc.types import (
     UnionType,
 )
 
+DTYPE = SCALAR_TYPES["ScalarType"]
+
 POINTWISE = "pointwise"
 REDUCTION = "reduction"
 SHAPE = "shape"
@@ -253,6 +255,11 @@ class OpDef:
         # The arguments whose dtypes decide the result dtype (a where's condition or a mask does not).
         self.promote_args = tuple(i for i, a in enumerate(self.schema.args)
                                   if _mentions_tensor(a.type) and a.name not in ("condition", "mask"))
+        # Every argument that may be an array (a storage dtype such as bfloat16 is looked for there),
+        # and every dtype argument.
+        self.array_args = tuple(i for i, a in enumerate(self.schema.args) if _mentions_tensor(a.type))
+        self.dtype_args = tuple(i for i, a in enumerate(self.schema.args)
+                                if a.type == DTYPE or a.type == OptionalType(DTYPE))
 
     @property
     def name(self) -> str:

@@ -3,7 +3,7 @@
 `CASES[op_name]` is a list of Case. Arguments are numpy arrays (made into
 tensors by the tests, as float32 for the forward check and float64 for
 gradcheck), Python values, or `Int(array)` / `Bool(array)` for arrays that
-keep an integer or bool dtype.
+keep an integer or bool dtype, `Complex(array)` for complex ones.
 """
 
 from __future__ import annotations
@@ -24,6 +24,12 @@ class Int:
 
 @dataclass
 class Bool:
+    array: np.ndarray
+
+
+@dataclass
+class Complex:
+    """A complex array: complex64 where floats are float32, complex128 in gradcheck."""
     array: np.ndarray
 
 
@@ -475,7 +481,7 @@ SCALAR_KIND = "scalar"
 
 def unwrap(value) -> Any:
     """Arrays in place of Int/Bool markers, also inside lists (what references receive)."""
-    if isinstance(value, (Int, Bool)):
+    if isinstance(value, (Int, Bool, Complex)):
         return value.array
     if isinstance(value, list):
         return [unwrap(v) for v in value]
@@ -485,7 +491,9 @@ def unwrap(value) -> Any:
 def _merge_case_modules() -> None:
     """Cases kept in their own modules (one per op family, one a line), merged into CASES."""
     from . import cases_activation
+    from . import cases_complex
     from . import cases_dropout
+    from . import cases_fft
     from . import cases_linalg
     from . import cases_indexing
     from . import cases_logic
@@ -495,11 +503,13 @@ def _merge_case_modules() -> None:
     from . import cases_statistics
 
     for family in (cases_logic.CASES, cases_linalg.CASES, cases_activation.ACTIVATION_CASES,
-                   cases_dropout.DROPOUT_CASES, cases_pointwise_math.CASES, cases_rearrange.CASES,
-                   cases_statistics.CASES, cases_sorting.CASES, cases_indexing.CASES):
+                   cases_dropout.DROPOUT_CASES, cases_complex.CASES, cases_fft.CASES, cases_pointwise_math.CASES,
+                   cases_rearrange.CASES, cases_statistics.CASES, cases_sorting.CASES, cases_indexing.CASES):
         overlap = set(family) & set(CASES)
         assert not overlap, f"cases declared twice: {overlap}"
         CASES.update(family)
+    for name, cases in cases_complex.GENERAL.items():  # complex inputs to the general ops
+        CASES[name] = CASES[name] + cases
 
 
 _merge_case_modules()
