@@ -13,10 +13,15 @@ from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, Tr
 from scriptc.types import (  # noqa: F401
     bfloat16,
     bool_ as bool,
+    channels_last,
+    channels_last_3d,
     complex64,
     complex128,
+    contiguous_format,
     device,
     dtype,
+    memory_format,
+    preserve_format,
     float16,
     float32,
     float64,
@@ -50,6 +55,9 @@ _SUBMODULES = {
     "multiprocessing",
     "grad_mode",
     "fft",
+    "fx",
+    "backends",
+    "accelerator",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
@@ -59,6 +67,8 @@ _LAZY_NAMES = {
     "scriptc.random": {"Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state"},
     "scriptc.sparse": {"sparse_coo_tensor", "sparse_coo", "strided"},
     "scriptc.serialization": {"save", "load"},
+    "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+                       "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
 }
 
 
@@ -87,6 +97,11 @@ def is_floating_point(t) -> bool:
 
 def numel(t) -> int:
     return t.numel()
+
+
+def _assert(condition, message: str) -> None:
+    """torch._assert: AssertionError(message) when condition (a bool or one-element tensor) is false."""
+    assert condition, message
 
 
 def from_dlpack(obj):

@@ -11,6 +11,7 @@ from . import expr as E
 from . import register
 from .rules import broadcast_shapes
 from .schema import COMPARE, POINTWISE, PROMOTE, PROMOTE_FLOAT, TO_BOOL
+from .factory import with_layout
 from .special import erf as erf_kernel
 from .special import quiet_float_errors
 
@@ -271,4 +272,7 @@ def _to_dtype_grad(ctx, g):
 register("to.dtype(self: Tensor, dtype: ScalarType) -> Tensor", POINTWISE, _to_dtype_kernel, shape=_to_dtype_rule,
          scalar=lambda x, dtype: E.cast(x, dtype.name), grad=_to_dtype_grad, save=("self",), method=False,
          function=False, complex_aware=True, doc="A copy converted to dtype (a complex one loses its imaginary part).")
-_unary("clone", lambda xp, x: x.copy(), lambda x: x, grad=lambda ctx, g: (g,), dtype_rule=None, inplace=False)
+register("clone(self: Tensor, *, memory_format: int? = None) -> Tensor", POINTWISE, lambda xp, x, memory_format=None:
+         with_layout(xp, x, memory_format), scalar=lambda x, memory_format: x, grad=lambda ctx, g: (g, None),
+         doc="A copy; memory_format=scriptc.channels_last lays a 4-d copy out NHWC (preserve_format, the "
+             "default, keeps self's layout).")

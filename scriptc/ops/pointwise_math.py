@@ -76,7 +76,7 @@ def _logaddexp(base_two: bool):
 
 for _name, _two in (("logaddexp", False), ("logaddexp2", True)):
     _k, _s, _g = _logaddexp(_two)
-    register(f"{_name}(self: Tensor, other: Tensor) -> Tensor", POINTWISE, _k, dtype_rule=PROMOTE_FLOAT, scalar=_s,
+    register(f"{_name}(self: Tensor, other: Tensor) -> Tensor", POINTWISE, _k, dtype_rule=PROMOTE, scalar=_s,
              grad=_g, save=("self", "other", "out"),
              doc=("log2(2**self + 2**other)" if _two else "log(exp(self) + exp(other))") + ", computed stably.")
 
