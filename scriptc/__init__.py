@@ -112,7 +112,11 @@ def from_dlpack(obj):
 
 def __getattr__(name: str):
     if name in _SUBMODULES:
-        return importlib.import_module(f"scriptc.{name}")
+        try:
+            return importlib.import_module(f"scriptc.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"scriptc.{name}":
+                raise
     for module, names in _LAZY_NAMES.items():
         if name in names:
             from scriptc import bindings  # noqa: F401  (installs the Tensor methods)
@@ -122,7 +126,8 @@ def __getattr__(name: str):
         value = bindings.FUNCTIONS[name]
         globals()[name] = value  # later lookups skip this function
         return value
-    raise AttributeError(f"module 'scriptc' has no attribute '{name}'")
+    from scriptc.torch_names import missing
+    raise missing("torch", "module 'scriptc'", name, __dir__())
 
 
 def __dir__():

@@ -214,6 +214,11 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
+    def __getattr__(self, name: str):
+        # Only reached when normal lookup fails: say whether torch has the name (not a guess at another).
+        from scriptc.torch_names import missing
+        raise missing("torch.Tensor", f"'{type(self).__name__}' object", name, dir(type(self)))
+
     # --- conversion to Python / numpy --------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a numpy array sharing memory (no copy)."""

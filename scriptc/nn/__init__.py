@@ -16,3 +16,8 @@ from .pooling import *  # noqa: F401,F403
 from .recurrent import GRUCell, LSTMCell  # noqa: F401
 from .sparse import *  # noqa: F401,F403
 from . import utils  # noqa: F401,E402
+
+
+def __getattr__(name: str):
+    from scriptc.torch_names import missing
+    raise missing("torch.nn", "module 'scriptc.nn'", name, globals())

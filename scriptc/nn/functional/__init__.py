@@ -16,3 +16,8 @@ from .pooling import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .attention import _attention  # noqa: F401  (MultiheadAttention's forward, scripted too, calls F._attention)
 from .loss import _legacy_reduction  # noqa: F401  (the loss modules read size_average/reduce with it)
+
+
+def __getattr__(name: str):
+    from scriptc.torch_names import missing
+    raise missing("torch.nn.functional", "module 'scriptc.nn.functional'", name, globals())
