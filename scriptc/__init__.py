@@ -67,6 +67,7 @@ _LAZY_NAMES = {
     "scriptc.random": {"Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state"},
     "scriptc.sparse": {"sparse_coo_tensor", "sparse_coo", "strided"},
     "scriptc.serialization": {"save", "load"},
+    "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
 }

@@ -1,5 +1,5 @@
 """The markers and switches model code carries: torch._assert, fx.wrap, backends, accelerator, the legacy
-typed constructors, memory formats, Tensor.is_xpu/is_mps."""
+typed constructors, memory formats, Tensor.is_xpu/is_mps; torch.functional's shape and dtype helpers."""
 
 from __future__ import annotations
 
@@ -67,3 +67,18 @@ def test_memory_formats_lay_copies_out():
     assert repr(torch.channels_last) == "scriptc.channels_last" and isinstance(torch.preserve_format, torch.memory_format)
     with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
         torch.ones(3).clone(memory_format=torch.channels_last)
+
+
+def test_shape_and_dtype_helpers_match_torch():
+    real = pytest.importorskip("torch")
+    for T in (torch, real):
+        assert tuple(T.broadcast_shapes((2, 1), (3,), ())) == (2, 3)
+        assert tuple(T.broadcast_shapes(2, (3, 1))) == (3, 2)
+        with pytest.raises(RuntimeError, match="Attempting to broadcast a dimension of length 4 at -1! Mismatching "
+                                               r"argument at index 1 had \(4,\)"):
+            T.broadcast_shapes((2, 3), (4,))
+        assert T.promote_types(T.int32, T.float16) == T.float16
+        assert T.result_type(T.ones(2, dtype=T.int32), 2.5) == T.float32 and T.result_type(2, 3) == T.int64
+        assert T.result_type(T.ones(2, dtype=T.float16), T.tensor(1.0, dtype=T.float64)) == T.float16
+        assert not T.can_cast(T.float32, T.int32) and T.can_cast(T.int32, T.float32)
+        assert not T.can_cast(T.int64, T.bool) and T.can_cast(T.bool, T.uint8)
