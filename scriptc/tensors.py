@@ -129,6 +129,7 @@ class Tensor:
 
     @property
     def is_xpu(self) -> bool:
+        """Always False: scriptc tensors live on the CPU (models test it to pick a multi-device path)."""
         return False
 
     @property

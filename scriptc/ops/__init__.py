@@ -66,7 +66,7 @@ def _add(op: OpDef) -> None:
     if op.name in OPS:
         raise SchemaError(f"op {op.name} declared twice")
     if op.base_name in ALIASES:
-        raise SchemaError(f"op {op.name} is declared as an alias of {ALIASES[op.base_name]}")
+        raise SchemaError(f"op {op.name} is declared where an alias of {ALIASES[op.base_name]} stands")
     OPS[op.name] = op
     _OVERLOADS.setdefault(op.base_name, []).append(op)
 
@@ -128,3 +128,11 @@ from . import activation  # noqa: E402,F401
 from . import dropout  # noqa: E402,F401
 from . import complex  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+from . import conv  # noqa: E402,F401
+from . import padding  # noqa: E402,F401
+from . import pooling  # noqa: E402,F401
+from . import normalization  # noqa: E402,F401
+from . import spatial  # noqa: E402,F401
+from . import resample  # noqa: E402,F401
+from . import embedding  # noqa: E402,F401
+from . import loss  # noqa: E402,F401
