@@ -11,7 +11,10 @@ import importlib
 
 from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, TracerWarning  # noqa: F401
 from scriptc.types import (  # noqa: F401
+    bfloat16,
     bool_ as bool,
+    complex64,
+    complex128,
     device,
     dtype,
     float16,
@@ -32,6 +35,8 @@ half = float16
 long = int64
 int = int32
 short = int16
+cfloat = complex64
+cdouble = complex128
 
 _SUBMODULES = {
     "nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
@@ -44,6 +49,7 @@ _SUBMODULES = {
     "serialization",
     "multiprocessing",
     "grad_mode",
+    "fft",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
@@ -69,6 +75,14 @@ def get_default_dtype() -> dtype:
 def is_tensor(obj) -> bool:
     from scriptc.tensors import Tensor
     return isinstance(obj, Tensor)
+
+
+def is_complex(t) -> bool:
+    return t.is_complex()
+
+
+def is_floating_point(t) -> bool:
+    return t.is_floating_point()
 
 
 def numel(t) -> int:

@@ -23,6 +23,7 @@ from scriptc.grad_mode import (  # noqa: F401  (re-exported: torch.autograd has 
     no_grad,
     set_grad_enabled,
 )
+from scriptc.ops import bfloat16 as _bfloat16
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "backward", "grad", "gradcheck", "Node"]
@@ -228,10 +229,10 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
                     g = grads_out[index]
                     t.grad = wrap(g.copy()) if t.grad is None else wrap(t.grad._data + g)
         if node.n_outputs == 1:
-            g_in = node.op.grad(ctx, grads_out[0])
+            g_in = _gradient(node.op, ctx, grads_out[0])
         else:
             outs = ctx.out
-            g_in = node.op.grad(ctx, tuple(
+            g_in = _gradient(node.op, ctx, tuple(
                 g if g is not None else ctx.xp.zeros(o.shape, dtype=o.dtype) for g, o in zip(grads_out, outs)))
         if not retain_graph:
             node.ctx = FREED
@@ -244,19 +245,63 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
                     continue
                 gi = _sum_to(ctx.xp.asarray(gi), edge.shape)
                 if gi.dtype != edge.dtype:
-                    gi = gi.astype(edge.dtype)
+                    if gi.dtype.kind == "c" and edge.dtype.kind != "c":
+                        gi = gi.real  # a real input of a complex result gets the real part (PyTorch's rule)
+                    # bfloat16 tensors' gradients flow as float32 (their formulas compute in float32).
+                    gi = gi.astype(_gradient_dtype(edge.dtype))
                 if edge.node is None:
                     reach_leaf(edge.leaf, gi)
                 else:
                     reach_node(edge.node, edge.index, gi)
     if targets is None:
         for tensor, total in leaf_grads.values():
-            if tensor.grad is None:
+            if _bfloat16.holds(tensor._data):
+                if tensor.grad is not None:
+                    total = _bfloat16.to_float32(np, tensor.grad._data) + total
+                tensor.grad = wrap(_bfloat16.from_values(np, total))
+            elif tensor.grad is None:
                 # A copy: one gradient array may flow to several leaves (add passes it through).
                 tensor.grad = wrap(np.array(total, copy=True))
             else:
                 tensor.grad._data += total
     return captured
+
+
+def _gradient(op, ctx, grads):
+    """The op's gradient formula applied to the output gradient(s).
+
+    On complex gradients PyTorch's convention (the conjugate Wirtinger derivative) turns a formula
+    written as g * f'(z) into g * conj(f'(z)): conj(formula(conj(g))), unless the formula handles
+    complex inputs itself (`complex_aware`)."""
+    several = isinstance(grads, tuple)
+    flat = grads if several else (grads,)
+    ctx = _in_float32(ctx)
+    # A record that is not a table op (utils.checkpoint's recomputation) differentiates by autograd itself.
+    if getattr(op, "complex_aware", True) or not any(g is not None and g.dtype.kind == "c" for g in flat):
+        return op.grad(ctx, grads)
+    conjugated = tuple(_conj(g) for g in flat)
+    return tuple(_conj(g) for g in op.grad(ctx, conjugated if several else conjugated[0]))
+
+
+def _in_float32(ctx):
+    """ctx, or a copy with its bfloat16 arrays (inputs, outputs) as float32 for the formula to compute with."""
+    outs = ctx.out if isinstance(ctx.out, (tuple, list)) else (ctx.out,)
+    if not any(_bfloat16.holds(a) or (type(a) in (list, tuple) and any(_bfloat16.holds(t) for t in a))
+               for a in list(ctx.args) + list(outs)):
+        return ctx
+    widened_out = _bfloat16.widen_saved(ctx.xp, outs)
+    out = type(ctx.out)(widened_out) if isinstance(ctx.out, (tuple, list)) else widened_out[0]
+    return SavedContext(ctx.op, _bfloat16.widen_saved(ctx.xp, ctx.args), out, ctx.aux, ctx.xp)
+
+
+def _gradient_dtype(np_dtype):
+    return np.dtype(np.float32) if np_dtype == _bfloat16.STORAGE else np_dtype
+
+
+def _conj(g):
+    if isinstance(g, list):
+        return [_conj(item) for item in g]
+    return g.conj() if g is not None and getattr(g, "dtype", None) is not None and g.dtype.kind == "c" else g
 
 
 def _accumulate_leaf(tensor, g, leaf_grads):
@@ -276,12 +321,16 @@ def _root_grads(tensors, grad_tensors, who: str):
         if g is None:
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if t._data.dtype.kind != "f":
+            if t._data.dtype.kind not in "fV":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
-                                   f"{t.dtype.name}")
-            grads.append(np.ones(t._data.shape, dtype=t._data.dtype))
+                                   f"{t.dtype!r}")
+            grads.append(np.ones(t._data.shape, dtype=_gradient_dtype(t._data.dtype)))
         else:
-            g_arr = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=t._data.dtype)
+            g_arr = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=_gradient_dtype(t._data.dtype))
+            if _bfloat16.holds(g_arr):
+                g_arr = _bfloat16.to_float32(np, g_arr)
+            if g_arr.dtype != _gradient_dtype(t._data.dtype):
+                g_arr = g_arr.astype(_gradient_dtype(t._data.dtype))  # PyTorch casts a gradient to its output's dtype
             if g_arr.shape != t._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {list(g_arr.shape)} and "
                                    f"output[0] has a shape of {list(t._data.shape)}.")
@@ -343,16 +392,18 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
               raise_exception: bool = True) -> bool:
     """Compare autograd's gradients of `func(*inputs)` with float64 central differences.
 
-    Inputs that require grad must be float64 tensors. Returns True, or raises (or returns False
-    with raise_exception=False) naming the input and the worst element.
+    Inputs that require grad must be float64 or complex128 tensors; a complex input's gradient is
+    d/d(real part) + i d/d(imaginary part) of the real-valued test function, PyTorch's convention.
+    Returns True, or raises (or returns False with raise_exception=False) naming the input and the
+    worst element.
     """
     from scriptc.tensors import Tensor, wrap
 
     inputs = tuple(inputs)
     diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     for t in diff_inputs:
-        if t.dtype.name != "float64":
-            raise ValueError("gradcheck expects float64 inputs that require grad, got " + t.dtype.name)
+        if t.dtype.name not in ("float64", "complex128"):
+            raise ValueError("gradcheck expects float64 or complex128 inputs that require grad, got " + t.dtype.name)
 
     def outputs_of():
         with no_grad():
@@ -361,7 +412,8 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
 
     base = outputs_of()
     rng = np.random.default_rng(0)
-    weights = [rng.standard_normal(o.shape) for o in base]
+    weights = [rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape) if o._data.dtype.kind == "c" else 0)
+               for o in base]
     for t in diff_inputs:
         t.grad = None
     out = func(*inputs)
@@ -371,21 +423,23 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
     checked = [i for i, o in enumerate(outs) if o.requires_grad]
 
     def scalarize(outs, weights):
-        return sum(float((outs[i]._data.astype(np.float64) * weights[i]).sum()) for i in checked)
+        # Re(sum(conj(w) * out)): its gradient with respect to a complex output is w itself.
+        return sum(float((np.conj(weights[i]) * outs[i]._data).real.sum()) for i in checked)
     if differentiable:
         backward([o for o, _ in differentiable], [wrap(w.astype(o._data.dtype)) for o, w in differentiable])
     for index, t in enumerate(diff_inputs):
-        analytic = np.zeros(t.shape) if t.grad is None else t.grad._data.astype(np.float64)
-        numeric = np.zeros(t.shape)
         data = t._data
+        analytic = np.zeros(t.shape, data.dtype) if t.grad is None else t.grad._data
+        numeric = np.zeros(t.shape, data.dtype)
         for idx in np.ndindex(*data.shape):
             orig = data[idx]
-            data[idx] = orig + eps
-            plus = scalarize(outputs_of(), weights)
-            data[idx] = orig - eps
-            minus = scalarize(outputs_of(), weights)
-            data[idx] = orig
-            numeric[idx] = (plus - minus) / (2 * eps)
+            for step in ((1.0, 1j) if data.dtype.kind == "c" else (1.0,)):
+                data[idx] = orig + eps * step
+                plus = scalarize(outputs_of(), weights)
+                data[idx] = orig - eps * step
+                minus = scalarize(outputs_of(), weights)
+                data[idx] = orig
+                numeric[idx] += step * (plus - minus) / (2 * eps)
         if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
             worst = int(np.argmax(np.abs(analytic - numeric)))
             message = (f"Jacobian mismatch for input {index} (shape {list(t.shape)}): at flat index {worst} "

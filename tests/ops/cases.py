@@ -3,7 +3,7 @@
 `CASES[op_name]` is a list of Case. Arguments are numpy arrays (made into
 tensors by the tests, as float32 for the forward check and float64 for
 gradcheck), Python values, or `Int(array)` / `Bool(array)` for arrays that
-keep an integer or bool dtype.
+keep an integer or bool dtype, `Complex(array)` for complex ones.
 """
 
 from __future__ import annotations
@@ -24,6 +24,12 @@ class Int:
 
 @dataclass
 class Bool:
+    array: np.ndarray
+
+
+@dataclass
+class Complex:
+    """A complex array: complex64 where floats are float32, complex128 in gradcheck."""
     array: np.ndarray
 
 
@@ -294,7 +300,10 @@ CASES: dict[str, list[Case]] = {
         Case((rand(3, 4), 0.2), lambda x, s: np.where(x > 0, x, s * x), label="slope")],
     "clamp": [Case((rand(3, 4), -0.5, 0.5), lambda x, lo, hi: np.clip(x, lo, hi)),
               Case((rand(3, 4), -0.5), lambda x, lo: np.maximum(x, lo), label="min only"),
-              Case((rand(3, 4), None, 0.5), lambda x, lo, hi: np.minimum(x, hi), label="max only")],
+              Case((rand(3, 4), None, 0.5), lambda x, lo, hi: np.minimum(x, hi), label="max only"),
+              Case((rand(3, 4), rand(4, lo=-1, hi=0), rand(3, 1, lo=0, hi=1)), lambda x, lo, hi: np.clip(x, lo, hi),
+                   label="tensor bounds"),
+              Case((rand(3, 4), rand(3, 4)), lambda x, lo: np.maximum(x, lo), label="tensor min")],
     "where": [Case((Bool(rand(3, 4) > 0), rand(3, 4), rand(4)), lambda c, a, b: np.where(c, a, b)),
               Case((Bool(rand(3, 1) > 0), rand(3, 4), 0.0), lambda c, a, b: np.where(c, a, b), label="scalar")],
     "masked_fill": [Case((rand(3, 4), Bool(rand(3, 4) > 0), -1.0), lambda x, m, v: np.where(m, v, x)),
@@ -472,7 +481,7 @@ SCALAR_KIND = "scalar"
 
 def unwrap(value) -> Any:
     """Arrays in place of Int/Bool markers, also inside lists (what references receive)."""
-    if isinstance(value, (Int, Bool)):
+    if isinstance(value, (Int, Bool, Complex)):
         return value.array
     if isinstance(value, list):
         return [unwrap(v) for v in value]
@@ -480,18 +489,18 @@ def unwrap(value) -> Any:
 
 
 def _merge_case_modules() -> None:
-    """Cases kept in their own modules (one per op family, one a line), merged into CASES."""
-    from . import cases_activation
-    from . import cases_dropout
-    from . import cases_linalg
-    from . import cases_logic
-    from . import cases_norm
-    from . import cases_spatial
+    """Cases kept in their own modules (tests/ops/cases_<family>.py, each with a CASES dict), merged
+    into CASES: a new family is a new file, found here by its name."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
 
-    for module in (cases_logic, cases_linalg, cases_activation, cases_dropout, cases_spatial, cases_norm):
-        overlap = set(module.CASES) & set(CASES)
+    names = sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if m.name.startswith("cases_"))
+    for name in names:
+        family = importlib.import_module(f"{__package__}.{name}").CASES
+        overlap = set(family) & set(CASES)
         assert not overlap, f"cases declared twice: {overlap}"
-        CASES.update(module.CASES)
+        CASES.update(family)
 
 
 _merge_case_modules()
