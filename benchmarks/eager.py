@@ -1,10 +1,11 @@
 """Eager mode: per-op overhead on tiny tensors, one training step of a 784-512-512-10 MLP at batch 64,
-and ConvTranspose2d forward + backward at DCGAN's generator sizes.
+ConvTranspose2d forward + backward at DCGAN's generator sizes, and nn.LSTM forward + backward at
+word_language_model's size.
 
 Prints time per call for scriptc, numpy and torch (when installed) and scriptc's ratio to torch
 (above 1 means scriptc is faster). Targets (issue: eager tensors): the training step no slower than
-torch eager; per-op overhead within 2x of torch's. Issue #27: ConvTranspose2d within 1.5x of torch
-eager at one thread (both libraries, and numpy's BLAS, held to one thread for that table).
+torch eager; per-op overhead within 2x of torch's. Issue #27: ConvTranspose2d and nn.LSTM within 1.5x of
+torch eager at one thread (both libraries, and numpy's BLAS, held to one thread for those tables).
 """
 
 from __future__ import annotations
@@ -108,6 +109,36 @@ def conv_transpose_rows():
     return rows + [("whole generator (sum)", total)]
 
 
+# pytorch/examples word_language_model defaults: emsize 650 = nhid 650, 2 layers, bptt 35, batch 20.
+LSTM_SIZE = dict(input_size=650, hidden_size=650, num_layers=2)
+LSTM_STEPS, LSTM_BATCH = 35, 20
+
+
+def lstm_rows():
+    """nn.LSTM forward + backward (input, weight and bias gradients), one thread each, interleaved."""
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((LSTM_STEPS, LSTM_BATCH, LSTM_SIZE["input_size"])).astype(np.float32)
+    steps = {}
+    previous_threads = torch.get_num_threads() if torch is not None else None
+    with threadpool_limits(limits=1, user_api="blas"):
+        if torch is not None:
+            torch.set_num_threads(1)
+        for name, T in (("scriptc", scriptc), ("torch", torch)):
+            if T is None:
+                continue
+            layer = T.nn.LSTM(**LSTM_SIZE)
+            x = T.tensor(x_np, requires_grad=True)
+
+            def step(layer=layer, x=x):
+                out, (h, c) = layer(x)
+                (out.sum() + h.sum() + c.sum()).backward()
+            steps[name] = step
+        timings = timeit_interleaved(steps, min_time=2.0, rounds=5)
+        if torch is not None:
+            torch.set_num_threads(previous_threads)
+    return [(f"LSTM 650x650x2, seq {LSTM_STEPS}, batch {LSTM_BATCH}", timings)]
+
+
 def main():
     baseline = "torch" if torch is not None else "numpy"
     print(table("Per-op overhead on 10-element float32 tensors (time per call)", per_op_rows(), baseline))
@@ -116,6 +147,9 @@ def main():
     print()
     print(table("ConvTranspose2d forward + backward, DCGAN generator, batch 64, one thread (noisy: shared machine)",
                 conv_transpose_rows(), baseline))
+    print()
+    print(table("nn.LSTM forward + backward, word_language_model size, one thread (noisy: shared machine)",
+                lstm_rows(), baseline))
 
 
 if __name__ == "__main__":

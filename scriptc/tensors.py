@@ -126,6 +126,11 @@ class Tensor:
         return False
 
     @property
+    def is_xpu(self) -> bool:
+        """Always False: scriptc tensors live on the CPU (models test it to pick a multi-device path)."""
+        return False
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 

@@ -65,6 +65,8 @@ def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, 
 def _add(op: OpDef) -> None:
     if op.name in OPS:
         raise SchemaError(f"op {op.name} declared twice")
+    if op.base_name in ALIASES:
+        raise SchemaError(f"op {op.name} is declared where an alias of {ALIASES[op.base_name]} stands")
     OPS[op.name] = op
     _OVERLOADS.setdefault(op.base_name, []).append(op)
 
@@ -132,3 +134,5 @@ from . import pooling  # noqa: E402,F401
 from . import normalization  # noqa: E402,F401
 from . import spatial  # noqa: E402,F401
 from . import resample  # noqa: E402,F401
+from . import embedding  # noqa: E402,F401
+from . import loss  # noqa: E402,F401

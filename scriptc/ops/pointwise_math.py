@@ -420,7 +420,7 @@ register("polygamma.method(self: Tensor, n: int) -> Tensor", OPAQUE, lambda xp, 
 for _alias, _target in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("arcsinh", "asinh"),
                         ("arccosh", "acosh"), ("arctanh", "atanh"), ("arctan2", "atan2"), ("fix", "trunc"),
                         ("divide", "div"), ("true_divide", "div"), ("multiply", "mul"), ("subtract", "sub"),
-                        ("negative", "neg"), ("absolute", "abs"), ("clip", "clamp"), ("sgn", "sign"),
+                        ("negative", "neg"), ("absolute", "abs"), ("clip", "clamp"),
                         ("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
                         ("not_equal", "ne")):
     alias(_alias, _target)

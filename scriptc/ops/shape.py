@@ -314,6 +314,8 @@ def _split_kernel(xp, x, split_size, dim=0):
 def _pieces_grad(ctx, g):
     xp = ctx.xp
     axis = normalize_dim(ctx.dim, ctx.self.ndim)
+    if not isinstance(g, tuple):  # a split into one piece is a one-output node: its gradient comes bare
+        g = (g,)
     parts = [gi if gi is not None else xp.zeros(o.shape, dtype=o.dtype) for gi, o in zip(g, ctx.out)]
     return (xp.concatenate(parts, axis=axis),) + (None,) * (len(ctx.args) - 1)
 

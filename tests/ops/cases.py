@@ -44,6 +44,7 @@ class Case:
     atol: float = 2e-5
     label: str = ""
     nograd: tuple = ()              # positions of float arrays that are not differentiable inputs
+    torch_grad: bool = True         # compare gradients with torch's (False where torch's differ by design)
     pre: Callable | None = None     # args -> args, with either library's tensors, before the op in gradcheck
     #                                 and the torch comparison (symmetrize what an op reads half of)
     post: Callable | None = None    # outputs -> outputs before comparing (a decomposition's sign-free parts)
@@ -183,45 +184,6 @@ def _batch_norm_eval_ref(x, rm, rv, w=None, b=None, training=False, momentum=0.1
 def _log_softmax(x, dim):
     m = x.max(axis=dim, keepdims=True)
     return x - m - np.log(np.exp(x - m).sum(axis=dim, keepdims=True))
-
-
-def _nll_ref(logp, target, weight=None, ignore_index=-100, reduction="mean"):
-    t = target.reshape(-1)
-    lp = np.moveaxis(logp, 1, -1).reshape(-1, logp.shape[1]) if logp.ndim > 1 else logp[None]
-    w = np.ones(lp.shape[1]) if weight is None else weight
-    valid = t != ignore_index
-    safe = np.where(valid, t, 0)
-    per = -w[safe] * lp[np.arange(len(t)), safe] * valid
-    if reduction == "none":
-        return per.reshape(target.shape)
-    if reduction == "sum":
-        return per.sum()
-    return per.sum() / (w[safe] * valid).sum()
-
-
-def _ce_ref(x, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    lp = _log_softmax(x, 1)
-    if label_smoothing == 0.0:
-        return _nll_ref(lp, target, weight, ignore_index, reduction)
-    c = x.shape[1]
-    w = np.ones(c) if weight is None else weight
-    t = target.reshape(-1)
-    flat = np.moveaxis(lp, 1, -1).reshape(-1, c)
-    valid = t != ignore_index
-    safe = np.where(valid, t, 0)
-    nll = -w[safe] * flat[np.arange(len(t)), safe] * valid
-    smooth = -(flat * w).sum(axis=1) * valid
-    per = (1 - label_smoothing) * nll + label_smoothing / c * smooth
-    if reduction == "none":
-        return per.reshape(target.shape)
-    if reduction == "sum":
-        return per.sum()
-    return per.sum() / (w[safe] * valid).sum()
-
-
-def _mse_ref(x, t, reduction="mean"):
-    d = (x - t) ** 2
-    return {"none": d, "sum": d.sum(), "mean": d.mean()}[reduction]
 
 
 def _F(name):
@@ -373,6 +335,7 @@ CASES: dict[str, list[Case]] = {
     "stack": [Case(([rand(2, 3), rand(2, 3)],), lambda ts: np.stack(ts)),
               Case(([rand(2, 3), rand(2, 3)], -1), lambda ts, d: np.stack(ts, axis=d), label="last")],
     "split": [Case((rand(5, 3), 2), lambda a, s: (a[:2], a[2:4], a[4:])),
+              Case((rand(3, 2), 3), lambda a, s: (a,), label="one piece"),
               Case((rand(3, 5), [1, 4], 1), lambda a, s, d: (a[:, :1], a[:, 1:]), label="sizes")],
     "chunk": [Case((rand(5, 3), 2), lambda a, c: (a[:3], a[3:]))],
     "narrow": [Case((rand(4, 5), 1, 1, 3), lambda a, d, s, n: a[:, 1:4])],
@@ -429,31 +392,8 @@ CASES: dict[str, list[Case]] = {
                         atol=1e-4),
                    Case((rand(3, 4, 5), [4, 5]), _layer_norm_ref, torch=_F("layer_norm"), label="2 dims", rtol=1e-4,
                         atol=1e-4)],
-    "embedding": [Case((Int(rng.integers(0, 5, (2, 3))), rand(5, 4)), lambda i, w: w[i],
-                       torch=_F("embedding")),
-                  Case((Int(np.array([0, 2, 2])), rand(5, 4), 2), lambda i, w, p: w[i], torch=_F("embedding"),
-                       label="padding_idx (its row gets no gradient, unlike finite differences)", grad=False)],
     "dropout": [Case((rand(3, 4), 0.0, True), lambda x, p, t: x, torch=_F("dropout"), label="p=0"),
                 Case((rand(3, 4), 0.5, False), lambda x, p, t: x, torch=_F("dropout"), label="eval")],
-    "cross_entropy": [
-        Case((rand(5, 4), Int(rng.integers(0, 4, (5,)))), _ce_ref,
-             torch=lambda torch, x, t, *a: torch.nn.functional.cross_entropy(x, t)),
-        Case((rand(5, 4), Int(np.array([0, -100, 3, 1, 2])), positive(4), -100, "sum", 0.1), _ce_ref,
-             torch=lambda torch, x, t, w, i, r, s: torch.nn.functional.cross_entropy(
-                 x, t, w, ignore_index=i, reduction=r, label_smoothing=s), label="weight ignore smoothing",
-             nograd=(2,)),
-        Case((rand(2, 3, 4), Int(rng.integers(0, 3, (2, 4))), None, -100, "none"), _ce_ref,
-             torch=lambda torch, x, t, w, i, r: torch.nn.functional.cross_entropy(x, t, reduction=r),
-             label="spatial")],
-    "nll_loss": [Case((rand(5, 4), Int(rng.integers(0, 4, (5,)))), _nll_ref,
-                      torch=lambda torch, x, t: torch.nn.functional.nll_loss(x, t)),
-                 Case((rand(5, 4), Int(np.array([0, 1, -100, 3, 1])), positive(4), -100, "mean"), _nll_ref,
-                      torch=lambda torch, x, t, w, i, r: torch.nn.functional.nll_loss(x, t, w, ignore_index=i,
-                                                                                      reduction=r),
-                      label="weight ignore", nograd=(2,))],
-    "mse_loss": [Case((rand(3, 4), rand(3, 4)), _mse_ref, torch=_F("mse_loss")),
-                 Case((rand(3, 4), rand(3, 4), "sum"), _mse_ref,
-                      torch=lambda torch, a, b, r: torch.nn.functional.mse_loss(a, b, reduction=r), label="sum")],
     "zeros": [Case(([2, 3],), lambda s: np.zeros(s), grad=False)],
     "ones": [Case(([2, 3],), lambda s: np.ones(s), grad=False)],
     "full": [Case(([2, 3], 1.5), lambda s, v: np.full(s, v), grad=False)],
