@@ -22,10 +22,15 @@ from .pointers import data_pointer
 _DTYPES = {np.dtype(name): name for name in pool.FUNCTIONS}
 
 
+def _like(shape: tuple, dtype) -> np.ndarray:
+    """An array of `shape` and `dtype` for the op table's helpers to read the shape and dtype of (no memory)."""
+    return np.broadcast_to(np.empty((), dtype), shape)
+
+
 def pool_geometry(x_shape: tuple, kernel_size, stride, padding, dilation, ceil_mode, name: str) -> list[int]:
     """The pool loop's meta words but the mode, [H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW], with
     the op table's checks (its errors for bad arguments)."""
-    probe = np.empty(x_shape[-3:], dtype=np.uint8) if len(x_shape) >= 3 else np.empty(x_shape, np.uint8)
+    probe = _like(x_shape[-3:], np.uint8)
     kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, _, _ = _pool_params(probe, kernel_size, stride, padding, dilation,
                                                                 ceil_mode, name)
     return [x_shape[-2], x_shape[-1], oh, ow, kh, kw, sh, sw, ph, pw, dh, dw]
@@ -34,8 +39,8 @@ def pool_geometry(x_shape: tuple, kernel_size, stride, padding, dilation, ceil_m
 def average_divisors(x_shape: tuple, dtype, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override) -> np.ndarray:
     """What each output of avg_pool2d divides by, (OH, OW), as the op table's kernel works it out."""
-    _, divisors = _avg_pool2d_parts(np, np.empty(x_shape[-3:], dtype=np.uint8), kernel_size, stride, padding,
-                                    ceil_mode, count_include_pad, divisor_override)
+    _, divisors = _avg_pool2d_parts(np, _like(x_shape[-3:], dtype), kernel_size, stride, padding, ceil_mode,
+                                    count_include_pad, divisor_override)
     return np.ascontiguousarray(np.broadcast_to(divisors, divisors.shape), dtype=dtype)
 
 

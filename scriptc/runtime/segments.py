@@ -139,6 +139,9 @@ class Program:
         base = data_pointer(out)
         results = []
         for output in self.outputs:
+            if output.root == ("int",):
+                results.append(frame[output.pointer])
+                continue
             shape = tuple([frame[r] for r in output.dims])
             strides = None if output.strides is None else tuple([frame[r] * output.itemsize for r in output.strides])
             root = output.root
