@@ -11,7 +11,10 @@ import importlib
 
 from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, TracerWarning  # noqa: F401
 from scriptc.types import (  # noqa: F401
+    bfloat16,
     bool_ as bool,
+    complex64,
+    complex128,
     device,
     dtype,
     float16,
@@ -32,6 +35,8 @@ half = float16
 long = int64
 int = int32
 short = int16
+cfloat = complex64
+cdouble = complex128
 
 _SUBMODULES = {
     "nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
@@ -39,13 +44,21 @@ _SUBMODULES = {
     "random",
     "linalg",
     "sparse",
+    "utils",
+    "distributions",
+    "serialization",
+    "multiprocessing",
+    "grad_mode",
+    "fft",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
     "scriptc.tensors": {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"},
-    "scriptc.autograd": {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"},
+    "scriptc.autograd": {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+                         "is_inference_mode_enabled"},
     "scriptc.random": {"Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state"},
     "scriptc.sparse": {"sparse_coo_tensor", "sparse_coo", "strided"},
+    "scriptc.serialization": {"save", "load"},
 }
 
 
@@ -62,6 +75,14 @@ def get_default_dtype() -> dtype:
 def is_tensor(obj) -> bool:
     from scriptc.tensors import Tensor
     return isinstance(obj, Tensor)
+
+
+def is_complex(t) -> bool:
+    return t.is_complex()
+
+
+def is_floating_point(t) -> bool:
+    return t.is_floating_point()
 
 
 def numel(t) -> int:
@@ -81,8 +102,6 @@ def __getattr__(name: str):
         if name in names:
             from scriptc import bindings  # noqa: F401  (installs the Tensor methods)
             return getattr(importlib.import_module(module), name)
-    if name == "inference_mode":
-        return importlib.import_module("scriptc.autograd").no_grad
     from scriptc import bindings
     if name in bindings.FUNCTIONS:
         value = bindings.FUNCTIONS[name]

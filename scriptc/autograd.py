@@ -1,4 +1,4 @@
-"""Tape-based reverse-mode autograd: grad mode, the graph of Nodes, backward, grad, gradcheck.
+"""Tape-based reverse-mode autograd: the graph of Nodes, backward, grad, gradcheck (modes: grad_mode.py).
 
 Every differentiable op call made while grad mode is on and some input
 requires grad records a `Node`: the op (whose table entry holds the gradient
@@ -10,73 +10,23 @@ accumulates into the `.grad` of leaves.
 
 from __future__ import annotations
 
-import threading
 from typing import Sequence
 
 import numpy as np
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "backward", "grad", "gradcheck",
-           "Node"]
+from scriptc.grad_mode import (  # noqa: F401  (re-exported: torch.autograd has them)
+    _mode,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from scriptc.ops import bfloat16 as _bfloat16
 
-
-class _GradMode(threading.local):
-    enabled = True
-
-
-_mode = _GradMode()
-
-
-def is_grad_enabled() -> bool:
-    return _mode.enabled
-
-
-class set_grad_enabled:
-    """Context manager (and function) that sets grad mode, as torch.set_grad_enabled."""
-
-    def __init__(self, mode: bool):
-        self.prev = _mode.enabled
-        _mode.enabled = bool(mode)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        _mode.enabled = self.prev
-        return False
-
-
-class _GradModeContext:
-    enable = True
-
-    def __enter__(self):
-        self.prev = _mode.enabled
-        _mode.enabled = self.enable
-        return self
-
-    def __exit__(self, *exc):
-        _mode.enabled = self.prev
-        return False
-
-    def __call__(self, fn):
-        import functools
-
-        @functools.wraps(fn)
-        def wrapped(*args, **kwargs):
-            with type(self)():
-                return fn(*args, **kwargs)
-        return wrapped
-
-
-class no_grad(_GradModeContext):
-    """Disable gradient recording inside `with no_grad():` (or on a decorated function)."""
-
-    enable = False
-
-
-class enable_grad(_GradModeContext):
-    """Re-enable gradient recording inside a no_grad region."""
-
-    enable = True
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+           "is_inference_mode_enabled", "backward", "grad", "gradcheck", "Node"]
 
 
 class SavedContext:
@@ -245,8 +195,11 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
             captured[id(tensor)] = g if id(tensor) not in captured else captured[id(tensor)] + g
 
     def reach_node(node, index, g):
-        buf = buffers.setdefault(id(node), [None] * node.n_outputs)
-        buf[index] = g if buf[index] is None else buf[index] + g
+        sums = buffers.setdefault(id(node), [None] * node.n_outputs)
+        if sums[index] is None:
+            sums[index] = _GradSum(g)
+        else:
+            sums[index].add(g)
 
     node_roots = []
     for tensor, g in zip(roots, root_grads):
@@ -257,9 +210,10 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
         node_roots.append(tensor.grad_fn)
 
     for node in _topological_order(node_roots):
-        grads_out = buffers.pop(id(node), None)
-        if grads_out is None:
+        sums = buffers.pop(id(node), None)
+        if sums is None:
             continue
+        grads_out = [None if total is None else total.array for total in sums]
         if node.ctx is FREED:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -279,10 +233,10 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
                     g = grads_out[index]
                     t.grad = wrap(g.copy()) if t.grad is None else wrap(t.grad._data + g)
         if node.n_outputs == 1:
-            g_in = node.op.grad(ctx, grads_out[0])
+            g_in = _gradient(node.op, ctx, grads_out[0])
         else:
             outs = ctx.out
-            g_in = node.op.grad(ctx, tuple(
+            g_in = _gradient(node.op, ctx, tuple(
                 g if g is not None else ctx.xp.zeros(o.shape, dtype=o.dtype) for g, o in zip(grads_out, outs)))
         if not retain_graph:
             node.ctx = FREED
@@ -295,24 +249,90 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
                     continue
                 gi = _sum_to(ctx.xp.asarray(gi), edge.shape)
                 if gi.dtype != edge.dtype:
-                    gi = gi.astype(edge.dtype)
+                    if gi.dtype.kind == "c" and edge.dtype.kind != "c":
+                        gi = gi.real  # a real input of a complex result gets the real part (PyTorch's rule)
+                    # bfloat16 tensors' gradients flow as float32 (their formulas compute in float32).
+                    gi = gi.astype(_gradient_dtype(edge.dtype))
                 if edge.node is None:
                     reach_leaf(edge.leaf, gi)
                 else:
                     reach_node(edge.node, edge.index, gi)
     if targets is None:
         for tensor, total in leaf_grads.values():
+            if _bfloat16.holds(tensor._data):
+                if tensor.grad is not None:
+                    total.add(_bfloat16.to_float32(np, tensor.grad._data))
+                tensor.grad = wrap(_bfloat16.from_values(np, total.array))
+                continue
             if tensor.grad is None:
-                # A copy: one gradient array may flow to several leaves (add passes it through).
-                tensor.grad = wrap(np.array(total, copy=True))
+                # Not owned: the same gradient array may have flowed to several leaves (add passes it on).
+                tensor.grad = wrap(np.asarray(total.array) if total.owned else np.array(total.array, copy=True))
             else:
-                tensor.grad._data += total
+                tensor.grad._data += total.array
     return captured
+
+
+def _gradient(op, ctx, grads):
+    """The op's gradient formula applied to the output gradient(s).
+
+    On complex gradients PyTorch's convention (the conjugate Wirtinger derivative) turns a formula
+    written as g * f'(z) into g * conj(f'(z)): conj(formula(conj(g))), unless the formula handles
+    complex inputs itself (`complex_aware`)."""
+    several = isinstance(grads, tuple)
+    flat = grads if several else (grads,)
+    ctx = _in_float32(ctx)
+    # A record that is not a table op (utils.checkpoint's recomputation) differentiates by autograd itself.
+    if getattr(op, "complex_aware", True) or not any(g is not None and g.dtype.kind == "c" for g in flat):
+        return op.grad(ctx, grads)
+    conjugated = tuple(_conj(g) for g in flat)
+    return tuple(_conj(g) for g in op.grad(ctx, conjugated if several else conjugated[0]))
+
+
+def _in_float32(ctx):
+    """ctx, or a copy with its bfloat16 arrays (inputs, outputs) as float32 for the formula to compute with."""
+    outs = ctx.out if isinstance(ctx.out, (tuple, list)) else (ctx.out,)
+    if not any(_bfloat16.holds(a) or (type(a) in (list, tuple) and any(_bfloat16.holds(t) for t in a))
+               for a in list(ctx.args) + list(outs)):
+        return ctx
+    widened_out = _bfloat16.widen_saved(ctx.xp, outs)
+    out = type(ctx.out)(widened_out) if isinstance(ctx.out, (tuple, list)) else widened_out[0]
+    return SavedContext(ctx.op, _bfloat16.widen_saved(ctx.xp, ctx.args), out, ctx.aux, ctx.xp)
+
+
+def _gradient_dtype(np_dtype):
+    return np.dtype(np.float32) if np_dtype == _bfloat16.STORAGE else np_dtype
+
+
+def _conj(g):
+    if isinstance(g, list):
+        return [_conj(item) for item in g]
+    return g.conj() if g is not None and getattr(g, "dtype", None) is not None and g.dtype.kind == "c" else g
+
+
+class _GradSum:
+    """The running sum of the gradients that reach one tensor. The first array is kept as given (a
+    formula may have passed the same array on to several inputs); the second makes a sum this object
+    owns, and later ones are added into it in place, so a weight used at every step of a recurrence
+    allocates its gradient once, not once per step."""
+
+    __slots__ = ("array", "owned")
+
+    def __init__(self, g):
+        self.array, self.owned = g, False
+
+    def add(self, g) -> None:
+        if self.owned:
+            self.array += g
+        else:
+            self.array, self.owned = self.array + g, True
 
 
 def _accumulate_leaf(tensor, g, leaf_grads):
     entry = leaf_grads.get(id(tensor))
-    leaf_grads[id(tensor)] = (tensor, g if entry is None else entry[1] + g)
+    if entry is None:
+        leaf_grads[id(tensor)] = (tensor, _GradSum(g))
+    else:
+        entry[1].add(g)
 
 
 def _root_grads(tensors, grad_tensors, who: str):
@@ -327,12 +347,16 @@ def _root_grads(tensors, grad_tensors, who: str):
         if g is None:
             if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if t._data.dtype.kind != "f":
+            if t._data.dtype.kind not in "fV":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
-                                   f"{t.dtype.name}")
-            grads.append(np.ones(t._data.shape, dtype=t._data.dtype))
+                                   f"{t.dtype!r}")
+            grads.append(np.ones(t._data.shape, dtype=_gradient_dtype(t._data.dtype)))
         else:
-            g_arr = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=t._data.dtype)
+            g_arr = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=_gradient_dtype(t._data.dtype))
+            if _bfloat16.holds(g_arr):
+                g_arr = _bfloat16.to_float32(np, g_arr)
+            if g_arr.dtype != _gradient_dtype(t._data.dtype):
+                g_arr = g_arr.astype(_gradient_dtype(t._data.dtype))  # PyTorch casts a gradient to its output's dtype
             if g_arr.shape != t._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {list(g_arr.shape)} and "
                                    f"output[0] has a shape of {list(t._data.shape)}.")
@@ -394,16 +418,18 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
               raise_exception: bool = True) -> bool:
     """Compare autograd's gradients of `func(*inputs)` with float64 central differences.
 
-    Inputs that require grad must be float64 tensors. Returns True, or raises (or returns False
-    with raise_exception=False) naming the input and the worst element.
+    Inputs that require grad must be float64 or complex128 tensors; a complex input's gradient is
+    d/d(real part) + i d/d(imaginary part) of the real-valued test function, PyTorch's convention.
+    Returns True, or raises (or returns False with raise_exception=False) naming the input and the
+    worst element.
     """
     from scriptc.tensors import Tensor, wrap
 
     inputs = tuple(inputs)
     diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     for t in diff_inputs:
-        if t.dtype.name != "float64":
-            raise ValueError("gradcheck expects float64 inputs that require grad, got " + t.dtype.name)
+        if t.dtype.name not in ("float64", "complex128"):
+            raise ValueError("gradcheck expects float64 or complex128 inputs that require grad, got " + t.dtype.name)
 
     def outputs_of():
         with no_grad():
@@ -412,7 +438,8 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
 
     base = outputs_of()
     rng = np.random.default_rng(0)
-    weights = [rng.standard_normal(o.shape) for o in base]
+    weights = [rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape) if o._data.dtype.kind == "c" else 0)
+               for o in base]
     for t in diff_inputs:
         t.grad = None
     out = func(*inputs)
@@ -422,21 +449,23 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
     checked = [i for i, o in enumerate(outs) if o.requires_grad]
 
     def scalarize(outs, weights):
-        return sum(float((outs[i]._data.astype(np.float64) * weights[i]).sum()) for i in checked)
+        # Re(sum(conj(w) * out)): its gradient with respect to a complex output is w itself.
+        return sum(float((np.conj(weights[i]) * outs[i]._data).real.sum()) for i in checked)
     if differentiable:
         backward([o for o, _ in differentiable], [wrap(w.astype(o._data.dtype)) for o, w in differentiable])
     for index, t in enumerate(diff_inputs):
-        analytic = np.zeros(t.shape) if t.grad is None else t.grad._data.astype(np.float64)
-        numeric = np.zeros(t.shape)
         data = t._data
+        analytic = np.zeros(t.shape, data.dtype) if t.grad is None else t.grad._data
+        numeric = np.zeros(t.shape, data.dtype)
         for idx in np.ndindex(*data.shape):
             orig = data[idx]
-            data[idx] = orig + eps
-            plus = scalarize(outputs_of(), weights)
-            data[idx] = orig - eps
-            minus = scalarize(outputs_of(), weights)
-            data[idx] = orig
-            numeric[idx] = (plus - minus) / (2 * eps)
+            for step in ((1.0, 1j) if data.dtype.kind == "c" else (1.0,)):
+                data[idx] = orig + eps * step
+                plus = scalarize(outputs_of(), weights)
+                data[idx] = orig - eps * step
+                minus = scalarize(outputs_of(), weights)
+                data[idx] = orig
+                numeric[idx] += step * (plus - minus) / (2 * eps)
         if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
             worst = int(np.argmax(np.abs(analytic - numeric)))
             message = (f"Jacobian mismatch for input {index} (shape {list(t.shape)}): at flat index {worst} "

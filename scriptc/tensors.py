@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
-from scriptc import autograd
+from scriptc import autograd, grad_mode
 from scriptc import ops as _ops
 from scriptc.errors import ShapeError
+from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops import rules as _rules
 from scriptc.ops.execute import run_kernel
 from scriptc.types import (
@@ -21,8 +22,12 @@ from scriptc.types import (
     Bool,
     Float,
     Int,
+    DEFAULT_COMPLEX,
     DEFAULT_FLOAT,
+    bfloat16,
     bool_,
+    complex64,
+    complex128,
     device,
     dtype,
     float16,
@@ -37,6 +42,8 @@ from scriptc.types import (
 __all__ = ["Tensor", "Size", "tensor", "from_numpy", "as_tensor", "wrap", "call", "dtype", "device"]
 
 _mode = autograd._mode
+# numpy dtype kinds that carry gradients: float, complex, and "V", bfloat16's structured patterns.
+_DIFFERENTIABLE_KINDS = "fcV"
 # The active tracer (scriptc.jit.trace sets it); a list so the hot path reads one global.
 _tracer: list = [None]
 
@@ -49,6 +56,16 @@ class Size(tuple):
 
     def numel(self) -> int:
         return math.prod(self)
+
+
+def _complex_part(op_name: str, doc: str) -> property:
+    """The `real` / `imag` attribute: reading gives the view the op makes, assigning writes through it."""
+    def read(self):
+        return call(_ops.OPS[op_name], (self,))
+
+    def write(self, value) -> None:
+        read(self).copy_(value)
+    return property(read, write, doc=doc)
 
 
 class Tensor:
@@ -109,6 +126,11 @@ class Tensor:
         return False
 
     @property
+    def is_xpu(self) -> bool:
+        """Always False: scriptc tensors live on the CPU (models test it to pick a multi-device path)."""
+        return False
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
@@ -134,7 +156,23 @@ class Tensor:
         return self.transpose(-2, -1)
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind == "f" or _bfloat16.holds(self._data)
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def is_conj(self) -> bool:
+        """False: conj() makes a conjugated copy here, never a lazily conjugated view."""
+        return False
+
+    def resolve_conj(self) -> "Tensor":
+        return self
+
+    def resolve_neg(self) -> "Tensor":
+        return self
+
+    real = _complex_part("real", "The real part, a view (a real tensor's real part is itself).")
+    imag = _complex_part("imag", "The imaginary part of a complex tensor, a view.")
 
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)
@@ -165,10 +203,12 @@ class Tensor:
         """The data as a numpy array sharing memory (no copy)."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        _no_bfloat16_array(self._data)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
         data = self._data
+        _no_bfloat16_array(data)
         if dtype is not None and np.dtype(dtype) != data.dtype:
             return data.astype(dtype)
         return data.copy() if copy else data
@@ -185,10 +225,10 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         if _tracer[0] is not None:
             _tracer[0].data_dependent("item()")
-        return self._data.reshape(()).item()
+        return _values(self._data).reshape(()).item()
 
     def tolist(self):
-        return self._data.tolist()
+        return _values(self._data).tolist()
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
@@ -202,6 +242,9 @@ class Tensor:
 
     def __float__(self) -> float:
         return float(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -217,9 +260,6 @@ class Tensor:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
-
-    def unbind(self, dim: int = 0) -> tuple:
-        return tuple(self.select(dim, i) for i in range(self._data.shape[_rules.normalize_dim(dim, self.dim())]))
 
     # --- autograd ----------------------------------------------------------------
     def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False,
@@ -244,10 +284,14 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
                                "var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in _DIFFERENTIABLE_KINDS:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made under `inference_mode`."""
+        return grad_mode.is_inference(self)
 
     def retain_grad(self) -> None:
         """Keep `.grad` for this non-leaf tensor after backward."""
@@ -301,6 +345,15 @@ class Tensor:
     def half(self) -> "Tensor":
         return self.to(float16)
 
+    def bfloat16(self) -> "Tensor":
+        return self.to(bfloat16)
+
+    def cfloat(self) -> "Tensor":
+        return self.to(complex64)
+
+    def cdouble(self) -> "Tensor":
+        return self.to(complex128)
+
     def long(self) -> "Tensor":
         return self.to(int64)
 
@@ -316,6 +369,18 @@ class Tensor:
     def cuda(self, device_=None, non_blocking: bool = False) -> "Tensor":
         _check_device(device("cuda"))
         return self
+
+    def share_memory_(self) -> "Tensor":
+        """Move this tensor's storage into shared memory, in place (views follow); a no-op when it is
+        there already. A shared tensor sent to another process arrives as a view of the same memory."""
+        from scriptc.multiprocessing.shared_memory import move_to_shared_memory
+        move_to_shared_memory([self])
+        return self
+
+    def is_shared(self) -> bool:
+        """Whether this tensor's storage is in shared memory."""
+        from scriptc.multiprocessing.shared_memory import shared_storage
+        return shared_storage(self._data) is not None
 
     def pin_memory(self) -> "Tensor":
         _check_device(device("cuda"))
@@ -427,6 +492,16 @@ class Tensor:
             out = type(self)(out, requires_grad=self.requires_grad)
         memo[id(self)] = out
         return out
+
+
+def _values(data: np.ndarray) -> np.ndarray:
+    """The array itself, or a bfloat16 array's float32 values."""
+    return _bfloat16.to_float32(np, data) if _bfloat16.holds(data) else data
+
+
+def _no_bfloat16_array(data: np.ndarray) -> None:
+    if _bfloat16.holds(data):
+        raise TypeError("Got unsupported ScalarType BFloat16")
 
 
 def _rebuild(data, requires_grad):
@@ -547,14 +622,18 @@ def call(op, args: tuple):
     if record:
         node = autograd.record(op, arrays, _grad_inputs(op, args), out, aux, np)
         for i, t in enumerate(outs):
-            if t._data.dtype.kind in "fc" and i not in op.nondifferentiable_outputs:
+            if t._data.dtype.kind in _DIFFERENTIABLE_KINDS and i not in op.nondifferentiable_outputs:
                 t.requires_grad = True
                 t.grad_fn = node
                 t._out_index = i
         if "out" in op.save:
             autograd.watch_output(node, outs[0])
+    elif _mode.inference:
+        grad_mode.mark_inference(outs)
     if _tracer[0] is not None:
         _tracer[0].record(op, args, outs)
+    if op.python_result is not None:
+        return op.python_result(args, outs)
     return result
 
 
@@ -591,6 +670,10 @@ def _wrap_output(op, out, args) -> Tensor:
 
 
 def _check_inplace_allowed(target: Tensor, other_args) -> None:
+    if not _mode.inference and grad_mode.is_inference(target):
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
     if _mode.enabled and target.requires_grad and target.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     base = target._base
@@ -623,6 +706,8 @@ def call_inplace(op, args: tuple) -> Tensor:
     finally:
         _tracer[0] = tracer
     out = result._data
+    if out.dtype != target._data.dtype and (_bfloat16.holds(out) or _bfloat16.holds(target._data)):
+        out = _bfloat16.cast(np, out, target._data.dtype)
     if out.dtype != target._data.dtype and not np.can_cast(out.dtype, target._data.dtype, "same_kind"):
         raise RuntimeError(f"result type {from_numpy_dtype(out.dtype).name.capitalize()} can't be cast to the "
                            f"desired output type {target.dtype.name.capitalize()}")
@@ -688,6 +773,8 @@ def _infer_dtype(data) -> dtype:
     if isinstance(data, (list, tuple)):
         kinds = set()
         _scan_kinds(data, kinds)
+        if complex in kinds:
+            return DEFAULT_COMPLEX
         if float in kinds:
             return DEFAULT_FLOAT
         if int in kinds:
@@ -703,13 +790,15 @@ def _scan_kinds(data, kinds: set) -> None:
         if isinstance(item, (list, tuple)):
             _scan_kinds(item, kinds)
         elif isinstance(item, Tensor):
-            kinds.add({"f": float, "b": bool}.get(item._data.dtype.kind, int))
+            kinds.add({"f": float, "c": complex, "b": bool}.get(item._data.dtype.kind, int))
         elif isinstance(item, bool) or (isinstance(item, np.generic) and item.dtype.kind == "b"):
             kinds.add(bool)
         elif isinstance(item, (int, np.integer)):
             kinds.add(int)
         elif isinstance(item, (float, np.floating)):
             kinds.add(float)
+        elif isinstance(item, (complex, np.complexfloating)):
+            kinds.add(complex)
         else:
             raise TypeError(f"Could not infer dtype of {type(item).__name__}")
 
@@ -731,7 +820,12 @@ def tensor(data, dtype: dtype | None = None, device=None, requires_grad: bool = 
     target = dtype or _infer_dtype(data)
     if array.dtype == object:
         raise TypeError("tensor(): could not convert data with ragged or non-numeric elements")
-    out = wrap(np.array(array, dtype=target.np, copy=True))
+    if target is bfloat16:
+        out = wrap(_bfloat16.from_values(np, array))
+    else:
+        out = wrap(np.array(array, dtype=target.np, copy=True))
+    if _mode.inference:
+        grad_mode.mark_inference((out,))
     if _tracer[0] is not None:
         _tracer[0].constant(out)
     return _fresh(out, requires_grad)
@@ -756,6 +850,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     from_numpy_dtype(array.dtype)
+    if _bfloat16.holds(array):
+        _bfloat16.SEEN[0] = True
     return wrap(array)
 
 
@@ -918,6 +1014,18 @@ class _Formatter:
         return (self.max_width - len(text)) * " " + text
 
 
+class _ComplexFormatter:
+    """PyTorch's complex printing: real and imaginary parts each laid out by their own formatter."""
+
+    def __init__(self, values: np.ndarray):
+        self.real, self.imag = _Formatter(values.real), _Formatter(values.imag)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value) -> str:
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return self.real.format(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def _summarized(a: np.ndarray) -> np.ndarray:
     if a.ndim == 0:
         return a
@@ -950,10 +1058,11 @@ def _format_array(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) 
 
 def format_data(a: np.ndarray, indent: int) -> str:
     """The bracketed values of an array as PyTorch prints them (for tensors and Parameters)."""
-    if a.dtype == np.float16:
-        a = a.astype(np.float32)
+    if a.dtype == np.float16 or _bfloat16.holds(a):
+        a = _values(a).astype(np.float32)
     summarize = a.size > _THRESHOLD
-    fmt = _Formatter(_summarized(a) if summarize else a)
+    shown = _summarized(a) if summarize else a
+    fmt = _ComplexFormatter(shown) if a.dtype.kind == "c" else _Formatter(shown)
     return _format_array(a, indent, summarize, fmt)
 
 
@@ -969,7 +1078,7 @@ def _tensor_repr(t: Tensor, prefix: str = "tensor(") -> str:
             suffixes.append(f"dtype={d!r}")
         body = "[]"
     else:
-        if d not in (DEFAULT_FLOAT, int64, bool_):
+        if d not in (DEFAULT_FLOAT, int64, bool_, DEFAULT_COMPLEX):
             suffixes.append(f"dtype={d!r}")
         body = format_data(a, indent)
     if t.grad_fn is not None:

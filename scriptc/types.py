@@ -33,13 +33,18 @@ class dtype:
 
     @property
     def is_complex(self) -> bool:
-        return False
+        return self.category == COMPLEX
 
     def to_real(self) -> "dtype":
-        return self
+        """The dtype of a complex dtype's parts (float32 for complex64); other dtypes unchanged."""
+        return _COMPLEX_TO_REAL.get(self, self)
+
+    def to_complex(self) -> "dtype":
+        """The complex dtype with this floating dtype's precision (complex128 for float64)."""
+        return complex128 if self is float64 or self is complex128 else complex64
 
 
-BOOL, INT, FLOAT = 0, 1, 2
+BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
 
 bool_ = dtype("bool", np.bool_, BOOL)
 int32 = dtype("int32", np.int32, INT)
@@ -50,14 +55,22 @@ float64 = dtype("float64", np.float64, FLOAT)
 uint8 = dtype("uint8", np.uint8, INT)
 int8 = dtype("int8", np.int8, INT)
 int16 = dtype("int16", np.int16, INT)
+# numpy has no bfloat16: its tensors hold the 16-bit patterns in a 2-byte structured dtype (so no
+# numpy arithmetic applies to them by mistake); scriptc.ops.bfloat16 converts them for computing.
+# np.frombuffer(raw, bfloat16.np) and array.tobytes() move the raw bytes of a bfloat16 storage.
+bfloat16 = dtype("bfloat16", np.dtype([("bfloat16", "<u2")]), FLOAT)
+complex64 = dtype("complex64", np.complex64, COMPLEX)
+complex128 = dtype("complex128", np.complex128, COMPLEX)
+_COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
 DTYPES_BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NUMPY = {d.np: d for d in ALL_DTYPES}
 # Promotion order inside one category (PyTorch's lattice restricted to our types).
 _RANK = {d: i for i, d in enumerate(ALL_DTYPES)}
 
 DEFAULT_FLOAT = float32
+DEFAULT_COMPLEX = complex64
 
 
 def dtype_from_name(name: str) -> dtype:
@@ -79,9 +92,14 @@ def promote_pair(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        high, low = (a, b) if a.category > b.category else (b, a)
+        if high.category == COMPLEX and low is float64:
+            return complex128  # a complex dtype wide enough for the float64 (PyTorch's table)
+        return high
     if a.category == INT and {a, b} == {uint8, int8}:
         return int16
+    if {a, b} == {float16, bfloat16}:
+        return float32  # neither holds the other (PyTorch's table)
     return a if _RANK[a] > _RANK[b] else b
 
 
@@ -91,30 +109,42 @@ def scalar_dtype(value) -> dtype:
         return bool_
     if isinstance(value, int):
         return int64
+    if isinstance(value, complex):
+        return DEFAULT_COMPLEX
     return DEFAULT_FLOAT
 
 
 def result_type(participants) -> dtype:
     """PyTorch's type promotion over (dtype, priority) pairs.
 
-    priority 2 is a tensor with dims, 1 a 0-d tensor, 0 a Python scalar: the
-    highest category wins, and inside it the operands of the highest priority
-    that have that category decide (so `int_tensor + 2.5` is float32 and
-    `float32_tensor + float64_0d_tensor` stays float32).
+    priority 2 is a tensor with dims, 1 a 0-d tensor, 0 a Python scalar. Each
+    priority is promoted on its own; a lower one only adds a higher category
+    (so `int_tensor + 2.5` is float32, `float32_tensor + float64_0d_tensor`
+    stays float32 and `float64_tensor + 1j` is complex128), as ATen's
+    ResultTypeState and combine_categories do.
     """
-    category = max(d.category for d, _ in participants)
-    best = None
-    best_priority = -1
+    by_priority: dict[int, dtype] = {}
     for d, priority in participants:
-        if d.category != category:
-            continue
-        if priority > best_priority:
-            best, best_priority = d, priority
-        elif priority == best_priority:
-            best = promote_pair(best, d)
-    if best_priority == 0 and category == FLOAT:
-        return DEFAULT_FLOAT
-    return best
+        if priority == 0 and d.category >= FLOAT:
+            d = DEFAULT_FLOAT if d.category == FLOAT else DEFAULT_COMPLEX
+        have = by_priority.get(priority)
+        by_priority[priority] = d if have is None else promote_pair(have, d)
+    return _combine(by_priority.get(2), _combine(by_priority.get(1), by_priority.get(0)))
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """The dtype of a higher-priority operand group after meeting a lower-priority one."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if higher.category == COMPLEX:
+        return higher
+    if lower.category == COMPLEX:
+        return higher.to_complex() if higher.category == FLOAT else lower
+    if higher.category == FLOAT:
+        return higher
+    if higher.category == BOOL or lower.category == FLOAT:
+        return promote_pair(higher, lower)
+    return higher
 
 
 class device:
@@ -263,6 +293,7 @@ class UnionType(Type):
 
 Int = ScalarType("int")
 Float = ScalarType("float")
+Complex = ScalarType("complex")
 Bool = ScalarType("bool")
 Str = ScalarType("str")
 NoneType = ScalarType("None")
@@ -270,13 +301,13 @@ DeviceT = ScalarType("Device")
 DType = ScalarType("ScalarType")
 # A torch.Generator argument of a random op (only ever None inside a graph).
 GeneratorT = ScalarType("Generator")
-# "Scalar" = int | float | bool in schemas, like TorchScript's Scalar.
+# "Scalar" = int | float | complex | bool in schemas, like TorchScript's Scalar.
 Scalar = ScalarType("Scalar")
 # "Any" only in op schemas: the generic list ops take elements of every type.
 Any_ = ScalarType("Any")
 AnyTensor = TensorType()
 
-SCALAR_TYPES = {t.name: t for t in (Int, Float, Bool, Str, NoneType, DeviceT, DType, GeneratorT, Scalar, Any_)}
+SCALAR_TYPES = {t.name: t for t in (Int, Float, Complex, Bool, Str, NoneType, DeviceT, DType, GeneratorT, Scalar, Any_)}
 
 
 def is_subtype(actual: Type, expected: Type) -> bool:
@@ -291,7 +322,7 @@ def is_subtype(actual: Type, expected: Type) -> bool:
         return ((expected.dtype is None or expected.dtype is actual.dtype)
                 and (expected.shape is None or expected.shape == actual.shape))
     if expected is Scalar:
-        return actual in (Int, Float, Bool, Scalar)
+        return actual in (Int, Float, Complex, Bool, Scalar)
     if expected is Float:
         return actual in (Int, Bool)
     if expected is Int:
@@ -319,6 +350,8 @@ def type_of_constant(value) -> Type:
         return Int
     if isinstance(value, float):
         return Float
+    if isinstance(value, complex):
+        return Complex
     if isinstance(value, str):
         return Str
     if isinstance(value, dtype):

@@ -94,27 +94,7 @@ def test_sparse_sum_and_sparse_products():
     _close(t.to_dense(), s.to_dense())
 
 
-ERRORS = [
-    "T.sparse_coo_tensor(T.tensor([0, 1]), T.ones(2), (2, 2))",
-    "T.sparse_coo_tensor(T.tensor([[0, 1], [1, 0]]), T.ones(3), (2, 2))",
-    "T.sparse_coo_tensor(T.tensor([[0, 1], [1, 0]]), T.ones(2), (2,))",
-    "T.sparse_coo_tensor(T.tensor([[0, 1], [1, 0]]), T.ones(2, 3), (2, 2))",
-    "T.sparse_coo_tensor(T.tensor([[0, 1], [1, 0]]), T.ones(2)).indices()",
-    "T.sparse_coo_tensor(T.tensor([[0, 1], [1, 0]]), T.ones(2)).values()",
-    "T.ones(2, 2).indices()",
-    "T.ones(2, 2).values()",
-    "T.ones(2, 2).coalesce()",
-    "T.eye(3).to_sparse() + T.ones(3, 3)",
-]
 
-
-@pytest.mark.parametrize("code", ERRORS)
-def test_errors_match_torch(code):
-    with pytest.raises(RuntimeError) as expected:
-        eval(code, {"T": torch})
-    with pytest.raises(RuntimeError) as actual:
-        eval(code, {"T": scriptc})
-    assert str(actual.value) == str(expected.value).split("\n")[0]
 
 
 def test_out_of_range_index_is_an_error():

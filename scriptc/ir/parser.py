@@ -234,6 +234,8 @@ def _literal(tree):
         return {json.loads(str(p.children[0])): _literal(p.children[1]) for p in c if p is not None}
     if kind == "device":
         return device(json.loads(str(c[0])))
+    if kind == "complex_number":
+        return complex(_literal(c[0]), _literal(c[1]))
     if kind == "elided_array":
         if str(c[3]) != "values":
             raise ParseError(f"unexpected {str(c[3])!r} in an array literal", c[3].line, c[3].column)

@@ -63,6 +63,8 @@ def format_attr(value, max_values: int | None = None) -> str:
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         return repr(value)
+    if isinstance(value, (complex, np.complexfloating)):
+        return f"complex({format_attr(value.real)}, {format_attr(value.imag)})"
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, dtype):

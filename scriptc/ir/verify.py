@@ -6,6 +6,7 @@ from scriptc import ops
 from scriptc.types import (
     Any_,
     Bool,
+    Complex,
     DictType,
     Float,
     Int,
@@ -43,7 +44,7 @@ def fits(actual: Type, expected: Type) -> bool:
     if isinstance(expected, TensorType):
         return isinstance(actual, TensorType)
     if expected == Scalar:
-        return actual in (Int, Float, Bool, Scalar)
+        return actual in (Int, Float, Complex, Bool, Scalar)
     if expected == Float:
         return actual in (Float, Int, Bool)
     if expected == Int:

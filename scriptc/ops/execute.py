@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from scriptc.errors import ShapeError
-from scriptc.types import DEFAULT_FLOAT, TensorType, from_numpy_dtype, result_type, scalar_dtype
+from scriptc.errors import ArgumentError, ShapeError
+from scriptc.types import DEFAULT_FLOAT, FLOAT, TensorType, from_numpy_dtype, result_type, scalar_dtype
 
+from . import bfloat16
 from .schema import PROMOTE_FLOAT, TO_BOOL, OpDef
 
 _dtype_cache: dict = {}
@@ -33,12 +34,12 @@ def _compute_dtype(op: OpDef, args, array_type=np.ndarray) -> np.dtype | None:
         a = args[i]
         if type(a) is array_type:
             participants.append((from_numpy_dtype(a.dtype), 1 if a.ndim == 0 else 2))
-        elif isinstance(a, (bool, int, float)):
+        elif isinstance(a, (bool, int, float, complex)):
             participants.append((scalar_dtype(a), 0))
     result = None
     if participants:
         compute = result_type(participants)
-        if op.dtype_rule == PROMOTE_FLOAT and not compute.is_floating_point:
+        if op.dtype_rule == PROMOTE_FLOAT and compute.category < FLOAT:
             compute = DEFAULT_FLOAT
         result = None if op.dtype_rule == TO_BOOL else compute.np
     _dtype_cache[key] = result
@@ -58,14 +59,19 @@ def cast_dtype(op: OpDef, args, array_type=np.ndarray) -> np.dtype | None:
                 shared = a.dtype
             elif a.dtype is not shared:
                 return _compute_dtype(op, args, array_type)
+        elif isinstance(a, complex):
+            scalar_kind = 3
         elif isinstance(a, float):
-            scalar_kind = 2
+            scalar_kind = max(scalar_kind, 2)
         elif isinstance(a, int) and not isinstance(a, bool) and scalar_kind < 1:
             scalar_kind = 1
     if shared is not None:
         kind = shared.kind
-        if kind == "f" or (kind in "iu" and scalar_kind < 2) or (kind == "b" and scalar_kind == 0):
-            if op.dtype_rule != PROMOTE_FLOAT or kind == "f":
+        # numpy's weak Python scalars (NEP 50) agree with PyTorch here, except that numpy widens an
+        # integer tensor times a complex scalar to complex128 and a half tensor's to complex64 alike.
+        if kind == "c" or (kind == "f" and (scalar_kind < 3 or shared.itemsize >= 4)) or (
+                kind in "iu" and scalar_kind < 2) or (kind == "b" and scalar_kind == 0):
+            if op.dtype_rule != PROMOTE_FLOAT or kind in "fc":
                 return None
     return _compute_dtype(op, args, array_type)
 
@@ -91,7 +97,13 @@ def _kernel_error(op: OpDef, args, exc: Exception, array_type=np.ndarray):
 def run_kernel(op: OpDef, xp, arrays: list, kernel=None):
     """Cast to the promoted dtype and run the op's kernel on `arrays` (schema order; modified in place),
     arrays of the array module `xp` (numpy or cupy); `kernel`, when given, in place of the op's own
-    (a backend's version with the same arguments and results)."""
+    (a backend's version with the same arguments and results). bfloat16 arrays compute in float32."""
+    if (op.dtype_args or bfloat16.SEEN[0]) and bfloat16.involved(op, xp, arrays):
+        return bfloat16.run(op, xp, arrays, lambda op, xp, arrays: _run(op, xp, arrays, kernel))
+    return _run(op, xp, arrays, kernel)
+
+
+def _run(op: OpDef, xp, arrays: list, kernel=None):
     if op.dtype_rule is not None:
         array_type = xp.ndarray
         compute = cast_dtype(op, arrays, array_type)
@@ -102,5 +114,7 @@ def run_kernel(op: OpDef, xp, arrays: list, kernel=None):
                     arrays[i] = a.astype(compute)
     try:
         return (kernel or op.kernel)(xp, *arrays)
+    except ArgumentError:
+        raise
     except ValueError as exc:
         _kernel_error(op, arrays, exc, xp.ndarray)

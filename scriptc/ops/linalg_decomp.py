@@ -12,14 +12,12 @@ from scriptc.errors import LinAlgError, ShapeError
 from scriptc.types import int32, int64
 
 from . import register
+from .linalg_eigen import eigh_check
 from .linalg_solve import batch_prefix, first_failure, known_dims, solve_triangular
-from .matrix import conj, mH, out_type, real_dtype, require_floating, require_matrix, torch_name
+from .matrix import mH, out_type, real_dtype, real_type, require_floating, require_matrix, torch_name
 from .rules import broadcast_shapes
 from .schema import OPAQUE
 
-
-def _real_type(a):
-    return a.dtype.to_real() if a.dtype is not None else None
 
 
 # --- cholesky ------------------------------------------------------------------------------
@@ -226,11 +224,11 @@ def _svd_grad(ctx, g):
 
 def _svd_rule(a, full_matrices=True, driver=None):
     if not known_dims(a):
-        return out_type(a, None), out_type(a, None, _real_type(a)), out_type(a, None)
+        return out_type(a, None), out_type(a, None, real_type(a)), out_type(a, None)
     batch, (m, n) = tuple(a.shape[:-2]), a.shape[-2:]
     k = min(m, n)
     rows, cols = (m, n) if full_matrices else (k, k)
-    return out_type(a, batch + (m, rows)), out_type(a, batch + (k,), _real_type(a)), out_type(a, batch + (cols, n))
+    return out_type(a, batch + (m, rows)), out_type(a, batch + (k,), real_type(a)), out_type(a, batch + (cols, n))
 
 
 register("linalg_svd(A: Tensor, full_matrices: bool = True, *, driver: str? = None) -> (Tensor, Tensor, Tensor)",
@@ -283,62 +281,6 @@ register("linalg_svdvals(A: Tensor, *, driver: str? = None) -> Tensor", OPAQUE, 
          method=False, function=False, doc="The singular values of A, descending.")
 
 
-# --- eigh ----------------------------------------------------------------------------------
-
-def _eigh_check(a, uplo, name):
-    if a.dtype.kind not in "fc":
-        raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{torch_name(a.dtype)}'")
-    require_matrix(a, name, square=True)
-    if uplo not in ("L", "U"):
-        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {uplo}")
-
-
-def _eigh_kernel(xp, a, uplo="L"):
-    _eigh_check(a, uplo, "linalg.eigh")
-    values, vectors = xp.linalg.eigh(a, UPLO=uplo)
-    return values, vectors
-
-
-def eigh_grad(xp, values, vectors, g_values, g_vectors):
-    """PyTorch's linalg_eig_backward for Hermitian input."""
-    if g_vectors is None:
-        return (vectors * g_values[..., None, :]) @ mH(vectors)
-    vh_gv = mH(vectors) @ g_vectors
-    vh_gv = 0.5 * (vh_gv - mH(vh_gv))
-    e = conj(values)[..., None, :] - conj(values)[..., :, None]
-    xp.einsum("...ii->...i", e)[...] = 1
-    inner = vh_gv / e
-    if g_values is not None:
-        xp.einsum("...ii->...i", inner)[...] = g_values
-    return vectors @ inner @ mH(vectors)
-
-
-def _eigh_rule(a, uplo="L"):
-    values = out_type(a, None if a.shape is None else a.shape[:-1], _real_type(a))
-    return values, out_type(a, a.shape)
-
-
-register("linalg_eigh(A: Tensor, UPLO: str = 'L') -> (Tensor, Tensor)", OPAQUE, _eigh_kernel, shape=_eigh_rule,
-         grad=lambda ctx, g: (eigh_grad(ctx.xp, ctx.out[0], ctx.out[1], g[0], g[1]), None), save=("out",),
-         complex_aware=True, result_names=("eigenvalues", "eigenvectors"), method=False, function=False,
-         doc="Eigenvalues (ascending) and orthonormal eigenvectors of a Hermitian matrix (its UPLO triangle).")
-
-
-def _eigvalsh_kernel(xp, a, uplo="L"):
-    _eigh_check(a, uplo, "linalg.eigh")
-    return xp.linalg.eigvalsh(a, UPLO=uplo)
-
-
-def _eigvalsh_grad(ctx, g):
-    values, vectors = ctx.xp.linalg.eigh(ctx.A, UPLO=ctx.UPLO)
-    return eigh_grad(ctx.xp, values, vectors, g, None), None
-
-
-register("linalg_eigvalsh(A: Tensor, UPLO: str = 'L') -> Tensor", OPAQUE, _eigvalsh_kernel,
-         shape=lambda a, uplo="L": _eigh_rule(a)[0], grad=_eigvalsh_grad, save=("A",), complex_aware=True,
-         method=False, function=False, doc="The eigenvalues (ascending) of a Hermitian matrix.")
-
-
 # --- pseudo-inverse, rank, least squares --------------------------------------------------------
 
 def _tolerance(xp, s_max, shape, dtype, atol, rtol):
@@ -352,7 +294,7 @@ def _tolerance(xp, s_max, shape, dtype, atol, rtol):
 def _spectrum(xp, a, hermitian, name):
     """Singular values (descending) and the factors that rebuild A (U, S, Vh)."""
     if hermitian:
-        _eigh_check(a, "L", "linalg.eigh")
+        eigh_check(a, "L", "linalg.eigh")
         values, vectors = xp.linalg.eigh(a)
         order = xp.argsort(-xp.abs(values), axis=-1)
         values = xp.take_along_axis(values, order, axis=-1)
@@ -491,8 +433,8 @@ def _lstsq_grad(ctx, g):
 
 def _lstsq_rule(a, b, rcond=None, driver=None):
     if not (known_dims(a) and known_dims(b)):
-        return (out_type(a, None), out_type(a, None, _real_type(a)), out_type(a, None, int64),
-                out_type(a, None, _real_type(a)))
+        return (out_type(a, None), out_type(a, None, real_type(a)), out_type(a, None, int64),
+                out_type(a, None, real_type(a)))
     vector = len(b.shape) == 1 or (len(b.shape) == len(a.shape) - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
     b_shape = tuple(b.shape) + (1,) if vector else tuple(b.shape)
     batch = broadcast_shapes(a.shape[:-2], b_shape[:-2])
@@ -501,8 +443,8 @@ def _lstsq_rule(a, b, rcond=None, driver=None):
     driver = driver or "gelsy"
     rank = batch if driver != "gels" else (0,)
     singular = batch + (min(m, n),) if driver in ("gelsd", "gelss") else (0,)
-    return (out_type(a, solution), out_type(a, None, _real_type(a)), out_type(a, rank, int64),
-            out_type(a, singular, _real_type(a)))
+    return (out_type(a, solution), out_type(a, None, real_type(a)), out_type(a, rank, int64),
+            out_type(a, singular, real_type(a)))
 
 
 register("linalg_lstsq(A: Tensor, B: Tensor, rcond: float? = None, *, driver: str? = None) -> (Tensor, Tensor, "
@@ -510,3 +452,4 @@ register("linalg_lstsq(A: Tensor, B: Tensor, rcond: float? = None, *, driver: st
          complex_aware=True, result_names=("solution", "residuals", "rank", "singular_values"),
          nondifferentiable_outputs=(2, 3), method=False,
          function=False, doc="The least-squares solution of A X = B (minimum norm when rank-deficient).")
+

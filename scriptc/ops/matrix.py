@@ -72,6 +72,11 @@ def real_dtype(np_dtype) -> np.dtype:
     return np.dtype(np_dtype).type(0).real.dtype
 
 
+def real_type(t: TensorType):
+    """The real dtype of a tensor type (float32 for complex64), or None when unknown."""
+    return t.dtype.to_real() if t.dtype is not None else None
+
+
 def known(*types) -> bool:
     """Every TensorType among `types` has a fully known, integer shape."""
     return all(t.shape is not None and all(isinstance(d, int) for d in t.shape) for t in types

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 from scriptc.types import TensorType
 
@@ -19,9 +20,12 @@ TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _sigmoid(xp, x):
-    # exp of a negative argument only: no overflow warning for large |x|.
-    e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    if x.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-x))
+    # 1 / (1 + exp(-x)): exp overflows to inf for x < -88 (float32), which gives the right 0; four passes
+    # over memory, where a select between two branches took many more (it dominated LSTM steps).
+    with quiet_float_errors(xp):
+        return xp.asarray(1 / (1 + xp.exp(-x))).astype(x.dtype, copy=False)
 
 
 def _unary(name, kernel, scalar, grad=None, save=(), dtype_rule=PROMOTE_FLOAT, inplace=True, doc=""):
@@ -190,18 +194,37 @@ def _clamp_scalar(x, lo, hi):
     return out
 
 
-def _clamp_grad(ctx, g):
+def _clamp_grads(g, x, lo, hi):
+    """(d self, d min, d max): tensor bounds get the gradient where they are the result, as torch
+    gives it (neither bound where min == max)."""
     mask = 1
-    if ctx.min is not None:
-        mask = mask * (ctx.self >= ctx.min)
-    if ctx.max is not None:
-        mask = mask * (ctx.self <= ctx.max)
-    return (g * mask, None, None)
+    if lo is not None:
+        mask = mask * (x >= lo)
+    if hi is not None:
+        mask = mask * (x <= hi)
+    d_lo = g * ((x < lo) & (True if hi is None else lo < hi)) if hasattr(lo, "shape") else None
+    d_hi = g * (x > hi) if hasattr(hi, "shape") else None
+    return g * mask, d_lo, d_hi
+
+
+def _clamp_grad(ctx, g):
+    return _clamp_grads(g, ctx.self, ctx.min, ctx.max)
 
 
 register("clamp(self: Tensor, min: Tensor|Scalar? = None, max: Tensor|Scalar? = None) -> Tensor", POINTWISE,
-         _clamp_kernel, dtype_rule=PROMOTE, scalar=_clamp_scalar, grad=_clamp_grad, save=("self",),
-         inplace=True)
+         _clamp_kernel, dtype_rule=PROMOTE, scalar=_clamp_scalar, grad=_clamp_grad, save=("self", "min", "max"),
+         inplace=True, doc="self limited to [min, max] (scalars or broadcastable tensors).")
+register("clamp_min(self: Tensor, min: Tensor|Scalar) -> Tensor", POINTWISE,
+         lambda xp, x, lo: _clamp_kernel(xp, x, lo, None), dtype_rule=PROMOTE,
+         scalar=lambda x, lo: E.maximum(x, lo), grad=lambda ctx, g: _clamp_grads(g, ctx.self, ctx.min, None)[:2],
+         save=("self", "min"), inplace=True, doc="clamp(self, min=min).")
+register("clamp_max(self: Tensor, max: Tensor|Scalar) -> Tensor", POINTWISE,
+         lambda xp, x, hi: _clamp_kernel(xp, x, None, hi), dtype_rule=PROMOTE,
+         scalar=lambda x, hi: E.minimum(x, hi), grad=lambda ctx, g: _clamp_grads(g, ctx.self, None, ctx.max)[::2],
+         save=("self", "max"), inplace=True, doc="clamp(self, max=max).")
+
+
+
 register("where(condition: Tensor, self: Tensor|Scalar, other: Tensor|Scalar) -> Tensor", POINTWISE,
          lambda xp, c, a, b: xp.where(c, a, b), dtype_rule=PROMOTE, scalar=E.select,
          grad=lambda ctx, g: (None, g * ctx.condition, g * ~ctx.condition.astype(bool)),
@@ -232,9 +255,21 @@ def _to_dtype_rule(x, dtype):
     return TensorType(dtype, x.shape, x.device)
 
 
-register("to.dtype(self: Tensor, dtype: ScalarType) -> Tensor", POINTWISE,
-         lambda xp, x, dtype: x.astype(dtype.np), shape=_to_dtype_rule,
-         scalar=lambda x, dtype: E.cast(x, dtype.name),
-         grad=lambda ctx, g: (g.astype(ctx.self.dtype) if ctx.self.dtype.kind == "f" else None, None),
-         save=("self",), method=False, function=False, doc="A copy converted to dtype.")
+def _to_dtype_kernel(xp, x, dtype):
+    if x.dtype.kind == "c" and not dtype.is_complex:
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
+        x = x.real
+    return x.astype(dtype.np)
+
+
+def _to_dtype_grad(ctx, g):
+    source = ctx.self.dtype
+    if source.kind not in "fc":
+        return None, None
+    return (g.real if g.dtype.kind == "c" and source.kind == "f" else g).astype(source), None
+
+
+register("to.dtype(self: Tensor, dtype: ScalarType) -> Tensor", POINTWISE, _to_dtype_kernel, shape=_to_dtype_rule,
+         scalar=lambda x, dtype: E.cast(x, dtype.name), grad=_to_dtype_grad, save=("self",), method=False,
+         function=False, complex_aware=True, doc="A copy converted to dtype (a complex one loses its imaginary part).")
 _unary("clone", lambda xp, x: x.copy(), lambda x: x, grad=lambda ctx, g: (g,), dtype_rule=None, inplace=False)

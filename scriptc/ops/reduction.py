@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from scriptc.types import TensorType, bool_, float32, int64
+from scriptc.types import FLOAT, TensorType, bool_, float32, int64
 
 from . import register
 from .rules import normalize_dim, reduced_shape, reduction
@@ -41,7 +41,7 @@ def _require_float(x, op_name):
 
 def _sum_kernel(xp, x, dim=None, keepdim=False, dtype=None):
     axes = axes_of(x, dim, "sum")
-    out_dtype = dtype.np if dtype is not None else (x.dtype if x.dtype.kind == "f" else xp.int64)
+    out_dtype = dtype.np if dtype is not None else (x.dtype if x.dtype.kind in "fc" else xp.int64)
     return xp.asarray(xp.add.reduce(x, axis=axes, keepdims=keepdim, dtype=out_dtype))
 
 
@@ -86,7 +86,7 @@ register("mean(self: Tensor, dim: int[]? = None, keepdim: bool = False, *, dtype
 
 
 def _prod_kernel(xp, x, dim=None, keepdim=False, dtype=None):
-    out_dtype = dtype.np if dtype is not None else (x.dtype if x.dtype.kind == "f" else xp.int64)
+    out_dtype = dtype.np if dtype is not None else (x.dtype if x.dtype.kind in "fc" else xp.int64)
     return xp.asarray(xp.prod(x, axis=axes_of(x, dim, "prod"), keepdims=keepdim, dtype=out_dtype))
 
 
@@ -323,7 +323,7 @@ register("logsumexp(self: Tensor, dim: int[], keepdim: bool = False) -> Tensor",
 
 
 def _cumsum_kernel(xp, x, dim, dtype=None):
-    out_dtype = dtype.np if dtype is not None else (x.dtype if x.dtype.kind == "f" else xp.int64)
+    out_dtype = dtype.np if dtype is not None else (x.dtype if x.dtype.kind in "fc" else xp.int64)
     if x.ndim == 0:
         return x.astype(out_dtype)
     return xp.cumsum(x, axis=normalize_dim(dim, x.ndim, "cumsum"), dtype=out_dtype)
@@ -337,16 +337,16 @@ def _cumsum_grad(ctx, g):
 
 
 def _cumsum_rule(x, dim, dtype=None):
-    d = dtype or (x.dtype if x.dtype is None or x.dtype.is_floating_point else int64)
+    d = dtype or (x.dtype if x.dtype is None or x.dtype.category >= FLOAT else int64)
     normalize_dim(dim, x.rank, "cumsum")
     return TensorType(d, x.shape, x.device)
 
 
 register("cumsum(self: Tensor, dim: int, *, dtype: ScalarType? = None) -> Tensor", OPAQUE, _cumsum_kernel,
          shape=_cumsum_rule, grad=_cumsum_grad)
-register("all(self: Tensor, dim: int? = None, keepdim: bool = False) -> Tensor", REDUCTION,
+register("all(self: Tensor, dim: int[]? = None, keepdim: bool = False) -> Tensor", REDUCTION,
          lambda xp, x, dim=None, keepdim=False: xp.asarray(xp.all(x, axis=axes_of(x, dim, "all"), keepdims=keepdim)),
          shape=lambda x, dim=None, keepdim=False: TensorType(bool_, reduced_shape(x.shape, dim, keepdim), x.device))
-register("any(self: Tensor, dim: int? = None, keepdim: bool = False) -> Tensor", REDUCTION,
+register("any(self: Tensor, dim: int[]? = None, keepdim: bool = False) -> Tensor", REDUCTION,
          lambda xp, x, dim=None, keepdim=False: xp.asarray(xp.any(x, axis=axes_of(x, dim, "any"), keepdims=keepdim)),
          shape=lambda x, dim=None, keepdim=False: TensorType(bool_, reduced_shape(x.shape, dim, keepdim), x.device))

@@ -12,6 +12,7 @@ from typing import Sequence
 
 from scriptc.errors import ShapeError
 from scriptc.types import (
+    FLOAT,
     Dim,
     TensorType,
     bool_,
@@ -111,7 +112,7 @@ def promote_types(args) -> dtype | None:
                 return None
             rank = a.rank
             participants.append((a.dtype, 1 if rank == 0 else 2))
-        elif isinstance(a, (bool, int, float)):
+        elif isinstance(a, (bool, int, float, complex)):
             participants.append((scalar_dtype(a), 0))
         elif is_unknown(a):
             if a.type is not None and a.type.name in ("int", "float", "bool"):
@@ -126,7 +127,7 @@ def output_dtype(rule: str | None, compute: dtype | None) -> dtype | None:
         return bool_ if rule in (S.COMPARE, S.TO_BOOL) else None
     if rule in (S.COMPARE, S.TO_BOOL):
         return bool_
-    if rule == S.PROMOTE_FLOAT and not compute.is_floating_point:
+    if rule == S.PROMOTE_FLOAT and compute.category < FLOAT:
         return float32
     return compute
 
@@ -182,9 +183,9 @@ def reduction(dtype_rule: str | None = S.KEEP, integer_to=int64):
     def rule(x: TensorType, dim=None, keepdim=False, *rest):
         d = x.dtype
         if d is not None:
-            if dtype_rule == S.PROMOTE_FLOAT and not d.is_floating_point:
+            if dtype_rule == S.PROMOTE_FLOAT and d.category < FLOAT:
                 d = float32
-            elif integer_to is not None and not d.is_floating_point:
+            elif integer_to is not None and d.category < FLOAT:
                 d = integer_to
         return TensorType(d, reduced_shape(x.shape, dim, bool(keepdim), ""), x.device)
 

@@ -19,6 +19,8 @@ from scriptc.types import (
     UnionType,
 )
 
+DTYPE = SCALAR_TYPES["ScalarType"]
+
 POINTWISE = "pointwise"
 REDUCTION = "reduction"
 SHAPE = "shape"
@@ -233,6 +235,9 @@ class OpDef:
     complex_aware: bool = False
     result_names: tuple[str, ...] = ()  # names of a tuple result's fields (torch.return_types.<name>)
     nondifferentiable_outputs: tuple[int, ...] = ()  # outputs that never carry a gradient (lstsq's rank)
+    # What an eager call returns, from its arguments and output tensors, where that is not simply the
+    # outputs: torch.unique's flags pick among its three, nonzero(as_tuple=True) splits its one.
+    python_result: Callable | None = None
     inplace: "OpDef | None" = None
     inplace_of: "OpDef | None" = None
     doc: str = ""
@@ -250,6 +255,11 @@ class OpDef:
         # The arguments whose dtypes decide the result dtype (a where's condition or a mask does not).
         self.promote_args = tuple(i for i, a in enumerate(self.schema.args)
                                   if _mentions_tensor(a.type) and a.name not in ("condition", "mask"))
+        # Every argument that may be an array (a storage dtype such as bfloat16 is looked for there),
+        # and every dtype argument.
+        self.array_args = tuple(i for i, a in enumerate(self.schema.args) if _mentions_tensor(a.type))
+        self.dtype_args = tuple(i for i, a in enumerate(self.schema.args)
+                                if a.type == DTYPE or a.type == OptionalType(DTYPE))
 
     @property
     def name(self) -> str:

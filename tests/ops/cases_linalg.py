@@ -365,6 +365,20 @@ CASES.update({
 })
 
 
+def _eig_phase_free(values, vectors):
+    """Eigenvalues, and |V|^2: unit eigenvectors are defined up to a complex phase."""
+    return values, (vectors * vectors.conj()).real
+
+
+CASES.update({
+    "linalg_eig": [Case((square(3, 3),), np.linalg.eig, torch=_linalg("eig"), post=_eig_phase_free, rtol=1e-4,
+                        atol=1e-4),
+                   Case((np.array([[1.0, -2.0], [3.0, 0.5]]),), np.linalg.eig, torch=_linalg("eig"),
+                        post=_eig_phase_free, rtol=1e-4, atol=1e-4, label="complex eigenvalues")],
+    "linalg_eigvals": [Case((rand(2, 3, 3),), np.linalg.eigvals, torch=_linalg("eigvals"), rtol=1e-4, atol=1e-4)],
+})
+
+
 def _torch_svd_ref(a):
     u, s, vh = np.linalg.svd(a, full_matrices=False)
     return u, s, vh.T

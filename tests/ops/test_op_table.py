@@ -13,7 +13,7 @@ from scriptc.autograd import gradcheck
 from scriptc.ops import expr
 from scriptc.tensors import Tensor, call, call_inplace, wrap
 
-from .cases import CASES, STOCHASTIC, Bool, Int, unwrap
+from .cases import CASES, STOCHASTIC, Bool, Complex, Int, unwrap
 
 try:
     import torch
@@ -21,6 +21,7 @@ except ImportError:  # torch is optional: the comparison tests skip
     torch = None
 
 PURE_OPS = [op for op in ops.all_ops() if op.inplace_of is None and op.kind != ops.SCALAR]
+DTYPE_NAMES = ("float64", "complex128")  # strings in cases that stand for a dtype argument
 CASE_PARAMS = [pytest.param(name, i, id=f"{name}-{c.label or i}") for name, cases in CASES.items()
                for i, c in enumerate(cases)]
 
@@ -80,18 +81,21 @@ def _to_scriptc(value, float_dtype, requires_grad=False):
         return wrap(value.array.astype(np.int32 if value.array.dtype == np.int32 else np.int64))
     if isinstance(value, Bool):
         return wrap(value.array.astype(bool))
+    if isinstance(value, Complex):
+        t = wrap(value.array.astype(np.complex64 if float_dtype == np.float32 else np.complex128))
+        return t.requires_grad_(True) if requires_grad else t
     if isinstance(value, np.ndarray):
         t = wrap(value.astype(float_dtype))
         if requires_grad:
             t.requires_grad_(True)
         return t
-    if isinstance(value, list) and value and isinstance(value[0], (np.ndarray, Int)):
+    if isinstance(value, list) and value and isinstance(value[0], (np.ndarray, Int, Complex)):
         return [_to_scriptc(v, float_dtype, requires_grad) for v in value]
     if isinstance(value, list):
-        return [_to_scriptc(v, float_dtype, requires_grad) if isinstance(v, (Int, Bool, np.ndarray)) else v
+        return [_to_scriptc(v, float_dtype, requires_grad) if isinstance(v, (Int, Bool, Complex, np.ndarray)) else v
                 for v in value]
-    if value == "float64":
-        return scriptc.float64
+    if isinstance(value, str) and value in DTYPE_NAMES:
+        return getattr(scriptc, value)
     return value
 
 
@@ -114,7 +118,8 @@ def _assert_close(actual, expected, rtol, atol, where):
     if expected.dtype.kind in "biu" or actual.dtype.kind in "biu":
         np.testing.assert_array_equal(actual, expected, err_msg=where)
     else:
-        np.testing.assert_allclose(actual.astype(np.float64), expected, rtol=rtol, atol=atol, err_msg=where)
+        wide = np.complex128 if actual.dtype.kind == "c" else np.float64
+        np.testing.assert_allclose(actual.astype(wide), expected, rtol=rtol, atol=atol, err_msg=where)
 
 
 def _run(op, args, kwargs):
@@ -148,7 +153,8 @@ def test_gradcheck(name, index):
         pytest.skip("no elements to differentiate")
 
     def fn(*_):
-        return _run(op, _prepared(case, args), case.kwargs)
+        out = _run(op, _prepared(case, args), case.kwargs)
+        return case.post(*out) if case.post is not None else out
 
     assert gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4)
 
@@ -158,12 +164,14 @@ def _to_torch(value, requires_grad):
         return torch.tensor(value.array, dtype=torch.int32 if value.array.dtype == np.int32 else torch.int64)
     if isinstance(value, Bool):
         return torch.tensor(value.array, dtype=torch.bool)
+    if isinstance(value, Complex):
+        return torch.tensor(value.array, dtype=torch.complex64, requires_grad=requires_grad)
     if isinstance(value, np.ndarray):
         return torch.tensor(value, dtype=torch.float32, requires_grad=requires_grad)
     if isinstance(value, list):
-        return [_to_torch(v, requires_grad) if isinstance(v, (Int, Bool, np.ndarray)) else v for v in value]
-    if value == "float64":
-        return torch.float64
+        return [_to_torch(v, requires_grad) if isinstance(v, (Int, Bool, Complex, np.ndarray)) else v for v in value]
+    if isinstance(value, str) and value in DTYPE_NAMES:
+        return getattr(torch, value)
     return value
 
 
@@ -194,7 +202,7 @@ def test_matches_torch(name, index):
     op, case = ops.OPS[name], CASES[name][index]
     if op.kind == ops.RANDOM and any(isinstance(a, float) and 0 < a < 1 for a in case.args):
         pytest.skip("random values differ between generators")
-    differentiable = op.differentiable and case.grad
+    differentiable = op.differentiable and case.grad and case.torch_grad
     targs = [_to_torch(a, differentiable and i not in case.nograd) for i, a in enumerate(case.args)]
     sargs = _scriptc_args(case, np.float32, requires_grad=differentiable)
     expected = _torch_call(op, case, _prepared(case, targs))
@@ -208,7 +216,7 @@ def test_matches_torch(name, index):
         if not isinstance(e, torch.Tensor):  # a Python value (torch.equal, allclose)
             assert a == e and type(a) is type(e), where
             continue
-        _assert_close(a._data, e.detach().numpy(), max(case.rtol, 1e-5), max(case.atol, 1e-5), where)
+        _assert_close(a._data, e.detach().resolve_conj().numpy(), max(case.rtol, 1e-5), max(case.atol, 1e-5), where)
         assert a.dtype.name == str(e.dtype).replace("torch.", ""), f"{where}: dtype {a.dtype} vs {e.dtype}"
     if not differentiable:
         return
@@ -217,19 +225,22 @@ def test_matches_torch(name, index):
     pairs = [(a, e, w) for a, e, w in zip(actual_list, expected_list, weights) if e.requires_grad]
     if not pairs or all(e.numel() == 0 for _, e, _ in pairs):
         return
-    sum(float(0) + (e * torch.tensor(w)).sum() for _, e, w in pairs).backward()
+    # Re(sum(e * w)): for a complex output its gradient is w too, in PyTorch's convention.
+    sum(float(0) + torch.real((e * torch.tensor(w)).sum()) for _, e, w in pairs).backward()
     scriptc.autograd.backward([a for a, _, _ in pairs], [wrap(w) for _, _, w in pairs])
     for s, t in zip(_flat_tensors(sargs), _flat_tensors(targs)):
         if t.grad is None or not t.grad.any():
             assert s.grad is None or not np.any(s.grad._data), where
             continue
         assert s.grad is not None, f"{where}: no gradient"
-        _assert_close(s.grad._data, t.grad.numpy(), 1e-4, 1e-4, where + " grad")
+        _assert_close(s.grad._data, t.grad.resolve_conj().numpy(), 1e-4, 1e-4, where + " grad")
 
 
 @pytest.mark.parametrize("name, index", [p for p in CASE_PARAMS if ops.OPS[p.values[0]].kind == ops.POINTWISE])
 def test_scalar_expression_matches_reference(name, index):
     op, case = ops.OPS[name], CASES[name][index]
+    if any(isinstance(a, (Complex, complex)) for a in case.args):
+        pytest.skip("fusion compiles real dtypes only: complex tensors run their numpy kernels")
     values = [unwrap(a) for a in case.args]
     bound = op.bind(tuple(values), case.kwargs)
     tensor_like = [isinstance(v, (np.ndarray, bool, int, float)) and not isinstance(v, str) for v in bound]

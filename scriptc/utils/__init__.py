@@ -1,0 +1,15 @@
+"""scriptc.utils: torch.utils' helpers (hooks, checkpoint) and `data` (Dataset, samplers, DataLoader),
+which loads on first use."""
+
+import importlib
+
+from . import checkpoint  # noqa: F401
+from . import hooks  # noqa: F401
+
+_SUBMODULES = {"data"}
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"scriptc.utils.{name}")
+    raise AttributeError(f"module 'scriptc.utils' has no attribute '{name}'")

@@ -1,0 +1,148 @@
+"""DataLoader worker processes: what runs in a worker, and what a worker's code can ask about it.
+
+A worker seeds its random generators (base_seed + id, as torch does), runs worker_init_fn, then
+answers the main process's messages on its channel: a task (fetch and collate one batch), a
+reset (start a new epoch with persistent workers) or stop. Batches are collated into the
+worker's shared-memory blocks (shared_batches.py); an exception becomes an ExceptionWrapper the
+main process re-raises with this worker's traceback.
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+import sys
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper", "worker_loop", "batch_memory"]
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """What get_worker_info() returns inside a worker: its id (0..num_workers-1), the number of
+    workers, its seed, and its own copy of the dataset."""
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: object
+
+
+_worker_info: WorkerInfo | None = None
+_blocks = None  # this worker's WorkerBlocks
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """Information about the DataLoader worker this code runs in; None in the main process.
+
+    An IterableDataset's `__iter__` uses it to give each worker its own share of the data."""
+    return _worker_info
+
+
+def batch_memory():
+    """The worker's shared-memory blocks that collate writes batches into (None outside workers)."""
+    return _blocks
+
+
+class KeyErrorMessage(str):
+    """A KeyError message that prints as written (KeyError shows the repr of its argument)."""
+
+    def __repr__(self) -> str:
+        return self
+
+
+class ExceptionWrapper:
+    """An exception with its formatted traceback, to re-raise in another process."""
+
+    def __init__(self, exc_info=None, where: str = "in background"):
+        if exc_info is None:
+            exc_info = sys.exc_info()
+        self.exc_type = exc_info[0]
+        self.exc_msg = "".join(traceback.format_exception(*exc_info))
+        self.where = where
+
+    def reraise(self):
+        """Raise the wrapped exception type with 'Caught <Type> <where>.' and the original traceback."""
+        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        if self.exc_type is KeyError:
+            msg = KeyErrorMessage(msg)
+        elif getattr(self.exc_type, "message", None):
+            raise self.exc_type(message=msg)
+        try:
+            exception = self.exc_type(msg)
+        except Exception:
+            raise RuntimeError(msg) from None
+        raise exception
+
+
+def _seed(base_seed: int, worker_id: int) -> int:
+    """Seed random, numpy's global generator and scriptc's from base_seed and the worker id."""
+    import scriptc
+
+    seed = base_seed + worker_id
+    random.seed(seed)
+    scriptc.manual_seed(seed)
+    np.random.seed(np.random.SeedSequence([worker_id, base_seed]).generate_state(4))
+    return seed
+
+
+def worker_loop(channel, dataset_kind: str, dataset, auto_collation: bool, collate_fn, drop_last: bool,
+                base_seed: int, init_fn, worker_id: int, num_workers: int, prefetch_factor: int) -> None:
+    """The body of a worker process (the target its Process runs)."""
+    global _worker_info, _blocks
+    from scriptc.utils.data._utils.fetch import create_fetcher
+    from scriptc.utils.data._utils.shared_batches import WorkerBlocks
+
+    try:
+        seed = _seed(base_seed, worker_id)
+        _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
+        _blocks = WorkerBlocks(prefetch_factor)
+        where = f"in DataLoader worker process {worker_id}"
+        init_exception = None
+        try:
+            if init_fn is not None:
+                init_fn(worker_id)
+            fetcher = create_fetcher(dataset_kind, dataset, auto_collation, collate_fn, drop_last)
+        except Exception:
+            init_exception = ExceptionWrapper(where=where)
+        iteration_end = False
+        while True:
+            message = pickle.loads(channel.recv()[0])  # EOFError when the main process is gone
+            if message[0] == "stop":
+                return
+            if message[0] == "reset":
+                iteration_end = False
+                fetcher = create_fetcher(dataset_kind, dataset, auto_collation, collate_fn, drop_last)
+                _send(channel, ("reset",), where)
+                continue
+            _, task, index, freed = message
+            _blocks.release(freed)
+            if iteration_end:
+                continue  # the main process stops asking once it hears of the end
+            if init_exception is not None:
+                reply, init_exception = ("data", task, init_exception), None
+            else:
+                try:
+                    reply = ("data", task, fetcher.fetch(index))
+                except StopIteration:
+                    if dataset_kind != "iterable":
+                        reply = ("data", task, ExceptionWrapper(where=where))
+                    else:
+                        reply, iteration_end = ("end", task, worker_id), True
+                except Exception:
+                    reply = ("data", task, ExceptionWrapper(where=where))
+            _send(channel, reply, where)
+            del reply
+    except (KeyboardInterrupt, EOFError, BrokenPipeError, ConnectionResetError):
+        pass  # interrupted with the main process, or the main process closed the channel
+
+
+def _send(channel, reply: tuple, where: str) -> None:
+    try:
+        payload, fds = _blocks.pack(reply)
+    except Exception:  # the batch cannot be pickled (or a tensor in it cannot be shared): report that
+        payload, fds = _blocks.pack(reply[:2] + (ExceptionWrapper(where=where),))
+    channel.send(payload, fds)

@@ -1,0 +1,332 @@
+"""DataLoader with worker processes: every sample once, reproducible order, batches in shared
+memory, errors and dead workers reported, and nothing left behind (processes, descriptors,
+/dev/shm) once the loop ends. Generous timeouts and no sleeps: the machine is shared."""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import scriptc as torch
+from scriptc.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset, get_worker_info
+
+
+def _open_fds() -> int:
+    """Open sockets and memory files: what DataLoader channels and shared-memory blocks hold
+    (other descriptors come and go with unrelated machinery, such as pytest's capture)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except FileNotFoundError:  # the listing's own descriptor
+            continue
+        count += target.startswith(("socket:", "/memfd:"))
+    return count
+
+
+def _named_shared_memory(pid: int | str = "self") -> list[str]:
+    """The /dev/shm files a process maps or holds open: named segments, which can outlive it."""
+    with open(f"/proc/{pid}/maps") as fh:
+        mapped = [line.split()[-1] for line in fh if "/dev/shm/" in line]
+    held = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            held.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except FileNotFoundError:
+            continue
+    return mapped + [path for path in held if path.startswith("/dev/shm/")]
+
+
+@pytest.fixture
+def leaves_nothing_behind():
+    """The test must leave no worker process or open descriptor behind. (Named shared memory
+    is checked where it could appear, in the processes themselves: /dev/shm as a whole is
+    shared with everything else running on the machine.)"""
+    gc.collect()
+    fds = _open_fds()
+    yield
+    gc.collect()
+    assert multiprocessing.active_children() == []
+    assert _open_fds() == fds, "descriptors leaked"
+    assert _named_shared_memory() == []
+
+
+def _rows(n=100, width=3):
+    x = torch.from_numpy(np.arange(n * width, dtype=np.float32).reshape(n, width))
+    return TensorDataset(x, torch.arange(n))
+
+
+class Samples(Dataset):
+    """Samples as dicts of a tensor, an int and a string: the generic fetch and collate path."""
+
+    def __init__(self, n=40, fail_at=None):
+        self.n, self.fail_at = n, fail_at
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i == self.fail_at:
+            raise ValueError(f"bad sample {i}")
+        info = get_worker_info()
+        return {"x": torch.full((2,), float(i)), "i": i, "worker": -1 if info is None else info.id, "name": f"s{i}"}
+
+
+def _ids(loader) -> list[int]:
+    return [i for batch in loader for i in batch[1].tolist()]
+
+
+def test_every_sample_exactly_once_and_the_order_reproducible(leaves_nothing_behind):
+    def order(workers, seed):
+        loader = DataLoader(_rows(), batch_size=7, shuffle=True, num_workers=workers,
+                            generator=torch.Generator().manual_seed(seed))
+        return _ids(loader)
+
+    in_main = order(0, 5)
+    with_workers = order(2, 5)
+    assert sorted(with_workers) == list(range(100))
+    assert with_workers == in_main, "workers fetch what the sampler says, in order"
+    assert order(2, 5) == with_workers and order(2, 6) != with_workers
+
+
+def test_batches_arrive_in_shared_memory_with_the_right_values(leaves_nothing_behind):
+    ds = _rows()
+    seen = 0
+    for x, y in DataLoader(ds, batch_size=16, num_workers=2):
+        assert x.is_shared() and y.is_shared() and not ds.tensors[0].is_shared()
+        np.testing.assert_array_equal(x.numpy(), ds.tensors[0].numpy()[y.numpy()])
+        seen += len(y)
+    assert seen == 100
+
+
+def test_batches_live_in_anonymous_shared_memory(leaves_nothing_behind):
+    iterator = iter(DataLoader(_rows(), batch_size=10, num_workers=2))
+    try:
+        x, y = next(iterator)
+        for pid in ["self", iterator._workers[0].pid]:  # (worker 1 may not have made a batch yet)
+            with open(f"/proc/{pid}/maps") as fh:
+                maps = fh.read()
+            assert "/memfd:scriptc-storage" in maps, "the batch blocks are memory files"
+            assert _named_shared_memory(pid) == [], "nothing named that could be left behind"
+    finally:
+        iterator._shutdown_workers()
+    del iterator, x, y
+
+
+def test_batches_kept_by_the_user_are_never_overwritten(leaves_nothing_behind):
+    kept = list(DataLoader(_rows(), batch_size=10, num_workers=2))  # all held: no block may be reused
+    assert [y.tolist() for _, y in kept] == [list(range(i, i + 10)) for i in range(0, 100, 10)]
+    for x, y in kept:
+        np.testing.assert_array_equal(x.numpy()[:, 0], y.numpy() * 3)
+    del kept
+
+
+def test_generic_samples_collate_in_the_workers(leaves_nothing_behind):
+    batches = list(DataLoader(Samples(), batch_size=8, num_workers=2))
+    assert [b["i"].tolist() for b in batches] == [list(range(i, i + 8)) for i in range(0, 40, 8)]
+    assert batches[1]["name"] == [f"s{i}" for i in range(8, 16)]
+    assert {w for b in batches for w in b["worker"].tolist()} == {0, 1}
+    assert batches[2]["x"].is_shared() and batches[2]["x"][3].tolist() == [19.0, 19.0]
+
+
+def _record_worker(worker_id):
+    info = get_worker_info()
+    info.dataset.started_by = (worker_id, info.id, info.num_workers, info.seed)
+
+
+class Started(Dataset):
+    started_by = None
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return torch.tensor(self.started_by)
+
+
+def test_worker_init_fn_and_get_worker_info(leaves_nothing_behind):
+    loader = DataLoader(Started(), batch_size=1, num_workers=2, worker_init_fn=_record_worker,
+                        generator=torch.Generator().manual_seed(0))
+    rows = [batch[0].tolist() for batch in loader]
+    seeds = {row[0]: row[3] for row in rows}
+    assert {tuple(row[:3]) for row in rows} == {(0, 0, 2), (1, 1, 2)}
+    assert seeds[1] == seeds[0] + 1, "worker seeds are base_seed + worker id"
+    epoch_two = {row[0]: row[3] for row in ([b[0].tolist() for b in loader])}
+    assert epoch_two[0] != seeds[0], "each epoch draws a new base seed"
+    assert get_worker_info() is None
+
+
+class Sharded(IterableDataset):
+    def __iter__(self):
+        info = get_worker_info()
+        start, step = (0, 1) if info is None else (info.id, info.num_workers)
+        return iter(range(start, 23, step))
+
+
+def test_iterable_datasets_shard_by_worker_info(leaves_nothing_behind):
+    values = sorted(v for batch in DataLoader(Sharded(), batch_size=4, num_workers=2) for v in batch.tolist())
+    assert values == list(range(23))
+    dropped = [len(b) for b in DataLoader(Sharded(), batch_size=4, num_workers=2, drop_last=True)]
+    assert dropped == [4] * 5, "each worker's short last batch is dropped"
+
+
+def test_a_worker_exception_is_reraised_with_its_traceback(leaves_nothing_behind):
+    loader = DataLoader(Samples(fail_at=13), batch_size=4, num_workers=2)
+    with pytest.raises(ValueError) as info:
+        for _ in loader:
+            pass
+    message = str(info.value)
+    assert message.startswith("Caught ValueError in DataLoader worker process 1.\nOriginal Traceback")
+    assert "in __getitem__" in message and "bad sample 13" in message
+    del info, loader
+
+
+class Slow(Dataset):
+    """Sample 0 comes at once; later ones wait on an event nobody sets (a worker that hangs)."""
+
+    def __init__(self, gate):
+        self.gate = gate
+
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        if i:
+            self.gate.wait(60)
+        return torch.tensor([i])
+
+
+def test_a_killed_worker_is_a_clear_error_not_a_hang(leaves_nothing_behind):
+    gate = multiprocessing.get_context("fork").Event()
+    iterator = iter(DataLoader(Slow(gate), batch_size=1, num_workers=2, multiprocessing_context="fork"))
+    assert next(iterator).tolist() == [[0]]
+    victim = iterator._workers[1].pid
+    os.kill(victim, signal.SIGKILL)
+    with pytest.raises(RuntimeError, match=rf"DataLoader worker \(pid\(s\) {victim}\) exited unexpectedly: the "
+                                           "worker is killed by signal: Killed"):
+        next(iterator)
+    del iterator
+
+
+def test_timeout_is_enforced(leaves_nothing_behind):
+    gate = multiprocessing.get_context("fork").Event()
+    iterator = iter(DataLoader(Slow(gate), batch_size=1, num_workers=1, timeout=0.5))
+    next(iterator)
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
+        next(iterator)
+    gate.set()
+    iterator._shutdown_workers()
+    del iterator
+
+
+def test_breaking_out_early_shuts_the_workers_down(leaves_nothing_behind):
+    loader = DataLoader(_rows(), batch_size=5, num_workers=2, prefetch_factor=4)
+    for i, _ in enumerate(loader):
+        if i == 2:
+            break
+    del loader, _
+
+
+def test_persistent_workers_serve_every_epoch(leaves_nothing_behind):
+    loader = DataLoader(_rows(), batch_size=9, shuffle=True, num_workers=2, persistent_workers=True,
+                        generator=torch.Generator().manual_seed(0))
+    first = _ids(loader)
+    pids = [w.pid for w in loader._iterator._workers]
+    for i, _ in enumerate(loader):  # an epoch left half-way: the next one starts clean
+        if i == 3:
+            break
+    second = _ids(loader)
+    assert sorted(first) == sorted(second) == list(range(100)) and first != second
+    assert [w.pid for w in loader._iterator._workers] == pids
+    loader._iterator._shutdown_workers()
+    del loader, _
+
+
+def test_unordered_batches_and_prefetch(leaves_nothing_behind):
+    ids = _ids(DataLoader(_rows(), batch_size=3, num_workers=2, in_order=False, prefetch_factor=3))
+    assert sorted(ids) == list(range(100))
+
+
+def test_bfloat16_batches(leaves_nothing_behind):
+    values = torch.arange(12).float().reshape(6, 2).to(torch.bfloat16)
+    batches = list(DataLoader(TensorDataset(values), batch_size=4, num_workers=2))
+    assert [b.dtype for (b,) in batches] == [torch.bfloat16] * 2
+    assert [b.float().tolist() for (b,) in batches] == [values[:4].float().tolist(), values[4:].float().tolist()]
+
+
+def test_samples_without_automatic_batching(leaves_nothing_behind):
+    items = list(DataLoader(np.arange(12).reshape(6, 2), batch_size=None, num_workers=2))
+    assert [i.tolist() for i in items] == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [10, 11]]
+    assert items[0].is_shared()
+
+
+def _copy_out(batch):
+    return torch.stack([s[0] for s in batch]).clone(), "x" * 100_000  # a new tensor and a big non-tensor
+
+
+def test_custom_collate_results_and_big_messages_arrive(leaves_nothing_behind):
+    batches = list(DataLoader(_rows(20), batch_size=10, num_workers=2, collate_fn=_copy_out))
+    assert [b[0][:, 0].tolist() for b in batches] == [[3.0 * i for i in range(j, j + 10)] for j in (0, 10)]
+    assert batches[0][0].is_shared() and batches[1][1] == "x" * 100_000
+
+
+def test_blocks_are_reused_across_batches(leaves_nothing_behind):
+    iterator = iter(DataLoader(_rows(2000, 8), batch_size=10, num_workers=2))
+    for _ in iterator:
+        pass
+    mapped = sum(len(blocks.mappings) for blocks in iterator._blocks)
+    assert mapped <= 2 * (2 + 1) * 2 + 4, f"{mapped} blocks for 200 batches: blocks are not reused"
+    del iterator
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_other_start_methods(method):
+    def ids(workers):
+        return _ids(DataLoader(_rows(40), batch_size=8, shuffle=True, num_workers=workers,
+                               multiprocessing_context=method if workers else None,
+                               generator=torch.Generator().manual_seed(3)))
+
+    expected = ids(0)
+    assert ids(1) == expected  # also starts the start method's own helper processes, once
+    gc.collect()
+    fds = _open_fds()
+    assert ids(2) == expected
+    gc.collect()
+    assert multiprocessing.active_children() == [] and _open_fds() == fds and _named_shared_memory() == []
+
+
+_DIES_WITH_WORKERS = """
+import os, signal, sys
+import scriptc as torch
+from scriptc.utils.data import DataLoader, TensorDataset
+iterator = iter(DataLoader(TensorDataset(torch.arange(100)), batch_size=5, num_workers=2))
+next(iterator)
+print(" ".join(str(w.pid) for w in iterator._workers), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_workers_exit_when_the_main_process_dies():
+    main = subprocess.run([sys.executable, "-c", _DIES_WITH_WORKERS], capture_output=True, text=True, timeout=120)
+    pids = [int(p) for p in main.stdout.split()]
+    assert len(pids) == 2, main.stderr
+    deadline = time.monotonic() + 60
+    while any(os.path.exists(f"/proc/{pid}") and "zombie" not in _state(pid) for pid in pids):
+        assert time.monotonic() < deadline, "workers outlived their main process"
+        time.sleep(0.05)  # polling the process table: the workers' exit is not ours to wait on
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next(line for line in fh if line.startswith("State:")).lower()
+    except (FileNotFoundError, StopIteration):
+        return "zombie"
