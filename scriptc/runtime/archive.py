@@ -187,7 +187,8 @@ def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str
 def _text_with_lifted_constants(graph: Graph, prefix: str, weights: dict) -> str:
     """The graph's IR text with each array constant naming a tensor it adds to `weights` (attribute
     `weight`) instead of holding its values (the nodes get their arrays back once printed)."""
-    lifted = [n for n in walk(graph.block) if n.op == "prim::Constant" and isinstance(n.attrs.get("value"), np.ndarray)]
+    lifted = [n for n in walk(graph.block) if n.op == "prim::Constant" and isinstance(n.attrs.get("value"), np.ndarray)
+              and n.attrs["value"].dtype.name in _CODES]  # (others, complex ones say, stay in the text)
     values = [node.attrs["value"] for node in lifted]
     try:
         for k, node in enumerate(lifted):

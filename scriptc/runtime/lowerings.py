@@ -9,6 +9,7 @@ import numpy as np
 from scriptc import ops
 from scriptc.native import program as native
 from scriptc.native.blas import cblas_addresses
+from scriptc.native.geometry import average_divisors, conv_geometry, pool_geometry
 from scriptc.native.heads import GEMM_MIN_ROWS, GEMM_SPLIT_MIN, MATVEC_MIN_COLUMNS, MATVEC_ROWS, gemm_runs
 from scriptc.native.loops import loop_function
 
@@ -73,6 +74,43 @@ def _squeeze(builder: Builder, node, args, recorded):
     return [TensorValue(x.dtype, [x.dims[d] for d in keep], x.pointer, x.buffer, strides, x.root)]
 
 
+def _select(builder: Builder, node, args, recorded):
+    """x[..., index, ...] along dim: a view (the index checked inside the dim, else the steps raise)."""
+    x, dim, index = tensor_of(args[0]), constant_of(args[1]), args[2]
+    if x.rank == 0:
+        raise NotNative("a select of a 0-dim tensor")
+    dim %= x.rank
+    if type(index) is int and index < 0:
+        index = IntValue(builder.arithmetic("ADD", x.dims[dim], builder.const(index)))
+    position = int_register(builder, index)
+    _in_range(builder, position, x.dims[dim])
+    strides = x.strides if x.strides is not None else builder.contiguous_strides(x.dims)
+    pointer = builder.register()
+    builder.compute.append(("ADDR", pointer, x.pointer, builder.arithmetic("MUL", position, strides[dim]),
+                            x.dtype.itemsize))
+    keep = [d for d in range(x.rank) if d != dim]
+    return [TensorValue(x.dtype, [x.dims[d] for d in keep], pointer, x.buffer, [strides[d] for d in keep], x.root)]
+
+
+def _in_range(builder: Builder, index: int, size: int) -> None:
+    """Refuse the call unless 0 <= index < size (a division by zero refuses it)."""
+    below = builder.arithmetic("SUB", size, index)  # > 0 when index < size
+    builder.nonzero(builder.arithmetic("MAX", native.ZERO, below))
+    builder.nonzero(builder.arithmetic("MAX", native.ZERO, builder.arithmetic("ADD", index, native.ONE)))
+
+
+def _embedding(builder: Builder, node, args, recorded):
+    """Rows of a table looked up by int64 indices (one out of range refuses the call: the steps raise)."""
+    indices, table = dense(builder, args[0]), dense(builder, args[1])
+    if indices.dtype != np.int64 or table.rank != 2:
+        raise NotNative("an embedding of other than int64 indices into a matrix")
+    out = builder.alloc(table.dtype, indices.dims + [table.dims[1]])
+    row = builder.arithmetic("MUL", table.dims[1], builder.const(table.dtype.itemsize))
+    builder.compute.append(("GATHER", out.pointer, table.pointer, table.dims[0], indices.pointer,
+                            builder.product(indices.dims), row))
+    return [out]
+
+
 def _contiguous_op(builder: Builder, node, args, recorded):
     return [contiguous_of(args[0])]
 
@@ -103,6 +141,10 @@ def _integer(op: str, fold):
 
 def _list(builder: Builder, node, args, recorded):
     return [list(args)]
+
+
+def _tuple(builder: Builder, node, args, recorded):
+    return [tuple(args)]
 
 
 def _unpack(builder: Builder, node, args, recorded):
@@ -205,7 +247,7 @@ def _pool(mode: int | None):
     """max_pool2d / avg_pool2d with the pool loop: the image size the recorded call had (checked);
     mode None: adaptive_avg_pool2d to sizes that divide the image's (an average pool of that kernel)."""
     def lower(builder: Builder, node, args, recorded):
-        from scriptc.native import opaque, pool
+        from scriptc.native import pool
         kind = mode
         x = contiguous_of(args[0])
         constants = [constant_of(a) for a in args[1:]]
@@ -223,14 +265,17 @@ def _pool(mode: int | None):
             kind = pool.AVERAGE
         if kind == pool.MAX:
             kernel_size, stride, padding, dilation, ceil_mode = constants
-            geometry = opaque.pool_geometry(concrete.shape, kernel_size, stride, padding, dilation, ceil_mode,
-                                            "max_pool2d")
+            geometry = pool_geometry(concrete.shape, kernel_size, stride, padding, dilation, ceil_mode)
             divisors = builder.const(0)
         else:
             kernel_size, stride, padding, ceil_mode, include_pad, divisor = constants
-            geometry = opaque.pool_geometry(concrete.shape, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
-            divisors = builder.address_of(opaque.average_divisors(concrete.shape, x.dtype, kernel_size, stride,
-                                                                  padding, ceil_mode, include_pad, divisor))
+            geometry = pool_geometry(concrete.shape, kernel_size, stride, padding, 1, ceil_mode)
+            table = None if geometry is None else average_divisors(geometry, x.dtype, include_pad, divisor)
+            if table is None:
+                raise NotNative("pooling arguments the op refuses")
+            divisors = builder.address_of(table)
+        if geometry is None:
+            raise NotNative("pooling arguments the op refuses")
         builder.equal(x.dims[2], builder.const(geometry[0]))
         builder.equal(x.dims[3], builder.const(geometry[1]))
         out = builder.alloc(x.dtype, x.dims[:2] + [builder.const(geometry[2]), builder.const(geometry[3])])
@@ -330,7 +375,6 @@ def _convolution(builder: Builder, args: list, x_value: np.ndarray, floor: float
     a 1x1 convolution of stride 1, im2col's otherwise) times each group's weights by the compiled GEMM,
     which adds the bias and applies the floor (a fused ReLU) as it stores."""
     from scriptc.native import im2col
-    from scriptc.ops.linalg import _conv_params
 
     x = dense(builder, args[0])
     weight = constant_array(args[1])
@@ -338,7 +382,10 @@ def _convolution(builder: Builder, args: list, x_value: np.ndarray, floor: float
     stride, padding, dilation, groups = (constant_of(a) for a in args[3:7])
     if x.rank != 4 or weight.dtype != x.dtype or x.dtype.name not in im2col.FUNCTIONS or not gemm_runs():
         raise NotNative("a convolution not of 4-D floats of one dtype, or no compiled GEMM")
-    sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x_value, weight, stride, padding, dilation, groups)
+    geometry = conv_geometry(x_value.shape, weight.shape, stride, padding, dilation, groups)
+    if geometry is None:
+        raise NotNative("convolution arguments the op refuses")
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
     _, c, h, w = x_value.shape
     o, per_group, kh, kw = weight.shape
     for d, size in zip(x.dims[1:], (c, h, w)):
@@ -544,8 +591,9 @@ LOWERINGS = {
     "size": _size, "dim": _dim, "numel": _numel, "chunk": _chunk, "matmul": _matmul,
     "zeros": _zeros(0), "new_zeros": _zeros(1), "zeros_like": _zeros(None), "split": _split,
     "cat": _join(stack=False), "stack": _join(stack=True), "max_pool2d": _pool(0), "avg_pool2d": _pool(1),
-    "adaptive_avg_pool2d": _pool(None), "conv2d": _conv2d, "squeeze": _squeeze,
-    "prim::ListConstruct": _list, "prim::TupleConstruct": _list, "prim::ListUnpack": _unpack,
+    "adaptive_avg_pool2d": _pool(None), "conv2d": _conv2d, "squeeze": _squeeze, "select": _select,
+    "embedding": _embedding,
+    "prim::ListConstruct": _list, "prim::TupleConstruct": _tuple, "prim::ListUnpack": _unpack,
     "prim::TupleUnpack": _unpack,
     "add.scalar": _integer("ADD", lambda a, b: a + b), "sub.scalar": _integer("SUB", lambda a, b: a - b),
     "mul.scalar": _integer("MUL", lambda a, b: a * b), "floordiv.scalar": _integer("DIV", lambda a, b: a // b),
@@ -560,6 +608,7 @@ LOWERINGS = {
 # Lowerings that only rename memory or do integer arithmetic: a run of nothing but these is no segment
 # (a program call costs more than their steps).
 CHEAP = {"view", "reshape", "flatten", "unsqueeze", "squeeze", "contiguous", "size", "dim", "numel", "chunk", "split",
+         "select",
          "prim::ListConstruct", "prim::TupleConstruct", "prim::ListUnpack", "prim::TupleUnpack", "add.scalar",
          "sub.scalar", "mul.scalar", "floordiv.scalar", "max.scalar", "eq.scalar", "ne.scalar", "lt.scalar",
          "le.scalar", "gt.scalar", "ge.scalar", "prim::RaiseException", "prim::If"}

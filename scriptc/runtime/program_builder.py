@@ -33,25 +33,27 @@ def build(segment, frame: list) -> Built:
     for k, slot in enumerate(segment.in_slots):
         syms[slot] = value_of(builder, frame[slot], inputs, k)
     _lower_nodes(builder, segment.nodes, syms, executor, _Recorded(frame, slot_of))
-    outputs = []
-    for slot in segment.out_slots:
-        sym = syms[slot]
-        if isinstance(sym, (IntValue, int)) and not isinstance(sym, bool):
-            outputs.append(Output(None, 0, [], None, int_register(builder, sym), ("int",)))
-            continue
-        if not isinstance(sym, TensorValue):
-            raise NotNative("a segment output that is not a tensor or an int")
-        if sym.buffer is not None:
-            sym.buffer.arena = native.OUT  # (a view's whole buffer: the caller's result lives in it)
-            outputs.append(Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, None))
-        elif sym.root[0] == "input":
-            k = sym.root[1]
-            outputs.append(Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, sym.root,
-                                  syms[segment.in_slots[k]].pointer))
-        else:
-            outputs.append(Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, sym.root))
+    outputs = [_output(builder, syms[slot], syms, segment) for slot in segment.out_slots]
     words, template = builder.assemble()
     return Built(words, template, inputs, outputs, builder.keep)
+
+
+def _output(builder: Builder, sym, syms: dict, segment) -> Output:
+    """Where the caller finds a segment output's value after a call."""
+    if isinstance(sym, (IntValue, int)) and not isinstance(sym, bool):
+        return Output(None, 0, [], None, int_register(builder, sym), ("int",))
+    if isinstance(sym, (list, tuple)):
+        return Output(None, 0, [], None, 0, ("list" if isinstance(sym, list) else "tuple",
+                                              [_output(builder, item, syms, segment) for item in sym]))
+    if not isinstance(sym, TensorValue):
+        raise NotNative("a segment output that is not a tensor, an int, or a list or tuple of them")
+    if sym.buffer is not None:
+        sym.buffer.arena = native.OUT  # (a view's whole buffer: the caller's result lives in it)
+        return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, None)
+    if sym.root[0] == "input":
+        return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, sym.root,
+                      syms[segment.in_slots[sym.root[1]]].pointer)
+    return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, sym.root)
 
 
 def _lower_nodes(builder: Builder, nodes, syms: dict, executor, recorded) -> None:

@@ -195,3 +195,42 @@ def test_a_convolutional_net_is_one_program_for_every_batch_size(script):
     # Another image size breaks what the program was built on (the convolutions' geometry): the steps run it.
     x = rng.standard_normal((2, 3, 16, 16)).astype(np.float32)
     np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-4, atol=1e-5)
+
+
+class _WordModel(torch.nn.Module):
+    """An embedding, an LSTM and a decoder, returning the output and the LSTM's state (a tuple)."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = torch.nn.Embedding(30, 8)
+        self.rnn = torch.nn.LSTM(8, 12, 2)
+        self.decoder = torch.nn.Linear(12, 30)
+
+    def forward(self, tokens, h0, c0):
+        output, hidden = self.rnn(self.encoder(tokens), (h0, c0))
+        return torch.log_softmax(self.decoder(output), -1), hidden
+
+
+def test_a_traced_lstm_language_model_is_one_program():
+    torch.manual_seed(7)
+    model = _WordModel().eval()
+    rng = np.random.default_rng(8)
+
+    def inputs():
+        return [rng.integers(0, 30, (5, 3)), rng.standard_normal((2, 3, 12)).astype(np.float32),
+                rng.standard_normal((2, 3, 12)).astype(np.float32)]
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model, tuple(torch.from_numpy(a) for a in inputs())),
+                                             jit=False).graph
+    executor, reference = Executor(graph, threads=2), Interpreter(graph)
+    assert [type(s) for s in executor.steps] == [SegmentStep]
+    for _ in range(3):
+        args = inputs()
+        (got,), (expected,) = executor(args), reference.run(args)  # (output, (h, c)): tuples, as traced
+        assert isinstance(got, tuple) and isinstance(got[1], tuple)
+        for g, e in zip([got[0], *got[1]], [expected[0], *expected[1]]):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+    assert all(executor.steps[0].programs.values())
+    args = inputs()
+    args[0][1, 2] = 30  # a token outside the table: the steps raise PyTorch's error
+    with pytest.raises(IndexError, match="out of range"):
+        executor(args)
