@@ -313,6 +313,14 @@ class _GroupStep:
             self.checked_guards = [None if self.guards[i][0] == "scalar" else
                                    (np.dtype(self.guards[i][0]), self.guards[i][1], frozenset(self.guards[i][2]))
                                    for i in self.guarded]
+            # What the head reads and what it returns is guarded too, by dtype and rank (its shapes are
+            # the head's to check): the kernel reads the head's result as the dtype it was compiled for.
+            self.head_guards = []
+            if spec.head:
+                self.head_guards = [(i, np.dtype(self.guards[i][0]), self.guards[i][1]) for i in spec.head.inputs
+                                    if i is not None and i < len(self.guards) and self.guards[i][0] != "scalar"]
+                result = next(n for n in node.blocks[0] if n.op == spec.head.op).outputs[0].type
+                self.head_guards.append((spec.head.result, result.dtype.np, len(result.shape)))
             self.out_dtypes = [np.dtype(spec.exprs[k][1]) for k in spec.outputs] if spec.tail is None else \
                 [np.dtype(spec.exprs[spec.tail.value][1])]
             self.scalar_dtypes = {i: np.dtype(inp.dtype) for i, inp in enumerate(spec.inputs) if inp.kind == "scalar"}
@@ -395,6 +403,9 @@ class _GroupStep:
         rank = spec.rank + (merge[1] - merge[0] if merge else 0)  # the arrays' rank, before any merging
         if len(shape) != rank or not _guard_ok(self.checked_guards, [args[i] for i in self.guarded], shape):
             return None
+        for i, dtype, head_rank in self.head_guards:
+            if type(args[i]) is not np.ndarray or args[i].dtype != dtype or args[i].ndim != head_rank:
+                return None
         tail = spec.tail
         reduces = tail is not None and tail.form == ops.REDUCE
         reduced = range(merge[0], merge[1] + 1) if merge else [tail.dim if reduces else rank - 1]
