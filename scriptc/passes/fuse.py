@@ -21,6 +21,12 @@ from scriptc.types import Bool, Float, Int, TensorType
 from .analysis import constant_value, is_constant, op_of
 
 MIN_MEMBERS = 2
+# A group's expression trees are as deep as its longest chain, and codegen walks them recursively;
+# a chain longer than this continues in a new group (a 1,000-relu chain was one 1,000-deep tree,
+# past Python's recursion limit). Groups stop growing at MAX_MEMBERS, so one kernel's compile time is
+# bounded too (real models' groups have a few to a few dozen members).
+MAX_DEPTH = 64
+MAX_MEMBERS = 256
 
 
 @dataclass
@@ -124,6 +130,7 @@ def _fuse_block(block: Block) -> bool:
     position = {id(n): i for i, n in enumerate(block)}
     group_of: dict[int, _Group] = {}
     groups: dict[int, _Group] = {}  # by id, in creation order
+    depth: dict[int, int] = {}  # a member's longest chain of members ending in it
     for node in list(block):
         pointwise = _pointwise_fusible(node)
         reduction = not pointwise and _reduction_fusible(node)
@@ -131,7 +138,13 @@ def _fuse_block(block: Block) -> bool:
             continue
         if pointwise or reduction:
             candidates = _candidate_groups(node, group_of, position, reduction)
+            joined = 1 + max((depth[id(v.node)] for v in node.inputs
+                              if v.node is not None and any(group_of.get(id(v.node)) is c for c in candidates)),
+                             default=0)
+            if joined > MAX_DEPTH or sum(len(c.members) for c in candidates) >= MAX_MEMBERS:
+                candidates = []
             if candidates:
+                depth[id(node)] = joined
                 # The largest absorbs the others, so a node's group changes O(log n) times at most.
                 target = max(candidates, key=lambda g: len(g.members))
                 for other in candidates:
@@ -146,6 +159,7 @@ def _fuse_block(block: Block) -> bool:
                 continue
         group = _Group(shape=tuple(node.output.type.shape), dtype=node.output.type.dtype)
         group.add(node, position)
+        depth[id(node)] = 1
         if reduction:
             group.shape = tuple(node.inputs[0].type.shape)
             group.closed, group.reduction = True, node
