@@ -206,7 +206,7 @@ def _from_list(value, dtype: np.dtype | None) -> np.ndarray | str:
     except (TypeError, ValueError) as exc:  # a ragged nesting
         return f"a list that is no array ({exc})"
     if array.dtype.kind not in "biufc":
-        return f"a list of {array.dtype.name if array.dtype.kind != 'O' else 'objects'}, not numbers"
+        return f"a list of {'strings' if array.dtype.kind in 'US' else 'objects'}, not numbers"
     if dtype is None:
         return array.astype(_LIST_DTYPES[array.dtype.kind], copy=False)
     if not np.can_cast(array.dtype, dtype, "same_kind"):
