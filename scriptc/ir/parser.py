@@ -57,6 +57,7 @@ _LOC = re.compile(r"#[^\n]*")
 # The text of a type without nested generics (`int`, `Tensor(float32, [B, 4])`, `Module(fc1)`): each
 # is parsed once per graph, then looked up.
 _PLAIN_TYPE = re.compile(r"[A-Za-z_]+(?:\([^()\[\]]*(?:\[[^\[\]]*\][^()\[\]]*)?\))?(?![\[(A-Za-z0-9_])")
+_TOKEN = re.compile(r"[A-Za-z0-9_%.]+|.", re.DOTALL)  # what an error names as the offending token
 _IDENTS = {"True": True, "False": False, "None": None, "inf": math.inf, "nan": math.nan}
 
 
@@ -85,7 +86,7 @@ class _Parser:
         self.skip()
         if self.pos >= len(self.text):
             return self.error("unexpected end of input")
-        token = re.compile(r"[A-Za-z0-9_%.]+|\S").match(self.text, self.pos).group()
+        token = _TOKEN.match(self.text, self.pos).group()
         return self.error(f"unexpected token {token!r}")
 
     def skip(self) -> None:

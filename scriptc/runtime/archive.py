@@ -5,11 +5,11 @@ field before any large allocation and memory-maps the weights. See DESIGN.md, "A
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
 import mmap
-import os
 import struct
 import zipfile
 import zlib
@@ -262,17 +262,22 @@ class _Members:
 
 
 def read_archive(path, mmap_weights: bool = True) -> Archive:
-    """Open and validate an archive; ArchiveError says what is wrong and where."""
-    try:
-        file = open(path, "rb")
-    except OSError as exc:
-        raise ArchiveError(f"cannot open {path}: {exc.strerror}") from None
-    with file:
+    """Open and validate an archive - a path, or a binary file object (read from where it stands; its
+    weights are then read, not memory-mapped); ArchiveError says what is wrong and where."""
+    if hasattr(path, "read"):
+        file, path = contextlib.nullcontext(path), getattr(path, "name", "<file object>")
+    else:
+        try:
+            file = open(path, "rb")
+        except OSError as exc:
+            raise ArchiveError(f"cannot open {path}: {exc.strerror}") from None
+    with file as file:
         try:
             zf = zipfile.ZipFile(file)
+            size = file.seek(0, io.SEEK_END)
         except _ZIP_ERRORS as exc:
             raise ArchiveError(f"{path}: not a scriptc archive ({exc})") from None
-        members = _Members(zf, os.fstat(file.fileno()).st_size, path)
+        members = _Members(zf, size, path)
         for required in ("manifest.json", "weights.safetensors"):
             if required not in members:
                 raise ArchiveError(f"{path}: missing member {required}")
@@ -356,9 +361,13 @@ def _weights(file, members: _Members, zf: zipfile.ZipFile, use_mmap: bool) -> di
     file.seek(0, io.SEEK_END)
     if start + info.file_size > file.tell():
         raise ArchiveError("weights.safetensors: truncated")
-    if not use_mmap or info.file_size == 0:
+    try:
+        descriptor = file.fileno() if use_mmap and info.file_size else None
+    except (AttributeError, io.UnsupportedOperation):  # an in-memory file object
+        descriptor = None
+    if descriptor is None:
         file.seek(start)
         return decode_safetensors(file.read(info.file_size))
-    mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    mapped = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
     view = memoryview(mapped)[start:start + info.file_size]
     return decode_safetensors(view)

@@ -218,8 +218,9 @@ class RuntimeModel:
 
 def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None = None,
          prime: bool = True) -> RuntimeModel:
-    """Load a `.sc` archive, validate it, and compile it for `device` (kernels come from the disk cache
-    when another process already compiled them). ArchiveError for a bad file.
+    """Load a `.sc` archive (a path, or a binary file object), validate it, and compile it for
+    `device` (kernels come from the disk cache when another process already compiled them).
+    ArchiveError for a bad file.
 
     With `prime` (the default), each method then runs a few times on zeros at batch 2 and 1, and
     at the widest batch up to 64 that is cheap (at most ~20 ms of calls in all), as serving
