@@ -13,6 +13,7 @@ Run with OMP_NUM_THREADS=1; on a shared machine the numbers are noisy.
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import sys
 import time
@@ -30,11 +31,18 @@ SAMPLES, FEATURES, BATCH = 131072, 1024, 256  # 131072 x 1024 float32 = 512 MB
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 
 
-def epoch_seconds(loader) -> float:
-    start = time.perf_counter()
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the workers of finished epochs)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def epoch(loader) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the main process and its workers) for one epoch."""
+    start, cpu = time.perf_counter(), _cpu_seconds()
     for _ in loader:
         pass
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _cpu_seconds() - cpu
 
 
 def main() -> None:
@@ -53,16 +61,20 @@ def main() -> None:
     samples = {key: [] for key in loaders}
     for _ in range(ROUNDS):
         for key, loader in loaders.items():
-            samples[key].append(epoch_seconds(loader))
-    rate = {key: megabytes / statistics.median(times) for key, times in samples.items()}
+            samples[key].append(epoch(loader))
+    rate = {key: megabytes / statistics.median(wall for wall, _ in runs) for key, runs in samples.items()}
+    cpu = {key: statistics.median(cpu for _, cpu in runs) for key, runs in samples.items()}
 
     print(f"DataLoader epoch over a {megabytes:.0f} MB TensorDataset, batch {BATCH}, median of {ROUNDS} "
-          f"interleaved epochs (MB/s, higher is better; noisy on a shared machine)\n")
-    print(f"{'workers':>8} {'scriptc':>10} {'torch':>10} {'scriptc/torch':>14}")
+          f"interleaved epochs. MB/s: higher is better, and noisy on a shared machine; CPU s: the main process's "
+          f"and its workers' CPU time per epoch, which load on the machine changes much less.\n")
+    print(f"{'workers':>8} {'scriptc MB/s':>13} {'torch MB/s':>11} {'ratio':>6} {'scriptc CPU s':>14} "
+          f"{'torch CPU s':>12}")
     for workers in (0, 2):
         ours, theirs = rate[("scriptc", workers)], rate.get(("torch", workers))
-        torch_cols = f"{theirs:10.0f} {ours / theirs:14.2f}" if theirs else f"{'-':>10} {'-':>14}"
-        print(f"{workers:>8} {ours:10.0f} {torch_cols}")
+        torch_cols = (f"{theirs:11.0f} {ours / theirs:6.2f}" if theirs else f"{'-':>11} {'-':>6}")
+        torch_cpu = f"{cpu[('torch', workers)]:12.2f}" if theirs else f"{'-':>12}"
+        print(f"{workers:>8} {ours:13.0f} {torch_cols} {cpu[('scriptc', workers)]:14.2f} {torch_cpu}")
     print(f"\nscriptc 2 workers / 0 workers: {rate[('scriptc', 2)] / rate[('scriptc', 0)]:.2f} (target >= 0.80)")
     if torch is not None:
         print(f"scriptc 2 workers / torch 2 workers: {rate[('scriptc', 2)] / rate[('torch', 2)]:.2f} (target >= 1.00)")

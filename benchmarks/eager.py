@@ -1,15 +1,19 @@
-"""Eager mode: per-op overhead on tiny tensors, and one training step of a 784-512-512-10 MLP at batch 64.
+"""Eager mode: per-op overhead on tiny tensors, one training step of a 784-512-512-10 MLP at batch 64,
+ConvTranspose2d forward + backward at DCGAN's generator sizes, and nn.LSTM forward + backward at
+word_language_model's size.
 
 Prints time per call for scriptc, numpy and torch (when installed) and scriptc's ratio to torch
 (above 1 means scriptc is faster). Targets (issue: eager tensors): the training step no slower than
-torch eager; per-op overhead within 2x of torch's.
+torch eager; per-op overhead within 2x of torch's. Issue #27: ConvTranspose2d and nn.LSTM within 1.5x of
+torch eager at one thread (both libraries, and numpy's BLAS, held to one thread for those tables).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from common import optional, table, timeit
+from common import optional, table, timeit, timeit_interleaved
+from threadpoolctl import threadpool_limits
 
 import scriptc
 
@@ -70,11 +74,82 @@ def training_step_row():
     return [("train step MLP 784-512-512-10 b64", timings)]
 
 
+# DCGAN's generator (pytorch/examples dcgan/main.py: nz=100, ngf=64, nc=3) at batch 64:
+# (in_channels, out_channels, stride, padding, input size) of its five 4x4 ConvTranspose2d layers.
+DCGAN_GENERATOR = [(100, 512, 1, 0, 1), (512, 256, 2, 1, 4), (256, 128, 2, 1, 8), (128, 64, 2, 1, 16),
+                   (64, 3, 2, 1, 32)]
+
+
+def conv_transpose_rows():
+    """Forward + backward (input and weight gradients) of each generator layer, one thread each."""
+    rng = np.random.default_rng(0)
+    rows = []
+    previous_threads = torch.get_num_threads() if torch is not None else None
+    with threadpool_limits(limits=1, user_api="blas"):
+        if torch is not None:
+            torch.set_num_threads(1)
+        for cin, cout, stride, padding, size in DCGAN_GENERATOR:
+            x_np = rng.standard_normal((64, cin, size, size)).astype(np.float32)
+            steps = {}
+            for name, T in (("scriptc", scriptc), ("torch", torch)):
+                if T is None:
+                    continue
+                layer = T.nn.ConvTranspose2d(cin, cout, 4, stride, padding, bias=False)
+                x = T.tensor(x_np, requires_grad=cin != 100)  # the first layer's input is the noise
+
+                def step(layer=layer, x=x):
+                    layer(x).sum().backward()
+                steps[name] = step
+            out = (size - 1) * stride - 2 * padding + 4
+            rows.append((f"{cin}->{cout} {size}x{size}->{out}x{out}", timeit_interleaved(steps, min_time=1.0,
+                                                                                         rounds=5)))
+        if torch is not None:
+            torch.set_num_threads(previous_threads)
+    total = {name: sum(timings[name] for _, timings in rows) for name in rows[0][1]}
+    return rows + [("whole generator (sum)", total)]
+
+
+# pytorch/examples word_language_model defaults: emsize 650 = nhid 650, 2 layers, bptt 35, batch 20.
+LSTM_SIZE = dict(input_size=650, hidden_size=650, num_layers=2)
+LSTM_STEPS, LSTM_BATCH = 35, 20
+
+
+def lstm_rows():
+    """nn.LSTM forward + backward (input, weight and bias gradients), one thread each, interleaved."""
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((LSTM_STEPS, LSTM_BATCH, LSTM_SIZE["input_size"])).astype(np.float32)
+    steps = {}
+    previous_threads = torch.get_num_threads() if torch is not None else None
+    with threadpool_limits(limits=1, user_api="blas"):
+        if torch is not None:
+            torch.set_num_threads(1)
+        for name, T in (("scriptc", scriptc), ("torch", torch)):
+            if T is None:
+                continue
+            layer = T.nn.LSTM(**LSTM_SIZE)
+            x = T.tensor(x_np, requires_grad=True)
+
+            def step(layer=layer, x=x):
+                out, (h, c) = layer(x)
+                (out.sum() + h.sum() + c.sum()).backward()
+            steps[name] = step
+        timings = timeit_interleaved(steps, min_time=2.0, rounds=5)
+        if torch is not None:
+            torch.set_num_threads(previous_threads)
+    return [(f"LSTM 650x650x2, seq {LSTM_STEPS}, batch {LSTM_BATCH}", timings)]
+
+
 def main():
     baseline = "torch" if torch is not None else "numpy"
     print(table("Per-op overhead on 10-element float32 tensors (time per call)", per_op_rows(), baseline))
     print()
     print(table("Training step: forward + backward + SGD(momentum) step", training_step_row(), baseline))
+    print()
+    print(table("ConvTranspose2d forward + backward, DCGAN generator, batch 64, one thread (noisy: shared machine)",
+                conv_transpose_rows(), baseline))
+    print()
+    print(table("nn.LSTM forward + backward, word_language_model size, one thread (noisy: shared machine)",
+                lstm_rows(), baseline))
 
 
 if __name__ == "__main__":

@@ -1,156 +1,209 @@
-"""Model latency: the 784-512-512-10 MLP at batch 1 and 64, and a small CNN at 16x3x64x64, for numpy,
-torch eager, torch.jit frozen, onnxruntime and scriptc (traced, and "scripted": jit.script with example_inputs);
-cold and warm compile; first call vs steady state (for scriptc in new processes with a warm disk cache, as the
-target is stated).
+"""Model latency: the architectures of benchmarks/zoo.py (the MLP and small CNN, the pytorch/examples
+models, ResNet-18, MobileNetV2, SqueezeNet) in one table per thread count, with columns torch eager,
+torch.jit frozen (torch.jit.freeze(torch.jit.trace(m))), onnxruntime, scriptc traced and scriptc
+scripted without example inputs (both through optimize_for_inference), then scriptc's first call
+after runtime.load in a fresh process (disk cache warm), at the saved size and at one never seen.
 
-Targets (issue: LLVM codegen): MLP no slower than torch.jit frozen and within 1.1x of onnxruntime;
-cold compile of the MLP under 1 s, warm (disk cache) under 0.1 s.
+    python benchmarks/models.py [--threads 1,2] [--only "MLP b1,ResNet"] [--rounds 7]
+
+Each thread count runs in its own process, with OMP/OpenBLAS/MKL thread counts set before anything
+is imported; peers never spin (OMP_WAIT_POLICY=PASSIVE, onnxruntime's allow_spinning=0). Columns
+are timed in interleaved turns and medians are printed (common.timeit_interleaved).
+
+Targets (issue #30, ratios of one run): every model at most 0.8x torch.jit frozen's time at one
+thread; ResNet-18, MobileNetV2, SqueezeNet and the small CNN at most 1.1x onnxruntime's; the MLP at
+batch 1 and 64 at most 0.9x onnxruntime's; the first call after load within 1.5x of the steady state,
+at a size never seen too.
 """
 
 from __future__ import annotations
 
-import contextlib
+import argparse
+import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-import numpy as np
-
-from common import fmt_time, optional, timeit_interleaved
-
-import scriptc
-
-torch = optional("torch")
-ort = optional("onnxruntime")
+HERE = os.path.dirname(os.path.abspath(__file__))
+COLUMNS = ["torch", "torch.jit", "onnxruntime", "traced", "scripted"]
+SETTLE_S = 0.15  # untimed calls before each timed turn (common.timeit_interleaved's warm_s)
 
 
-def mlp(T):
-    return T.nn.Sequential(T.nn.Linear(784, 512), T.nn.ReLU(), T.nn.Linear(512, 512), T.nn.ReLU(),
-                           T.nn.Linear(512, 10))
+def _run_threads(threads: int, args) -> None:
+    """This script again, in a process whose libraries start with `threads` threads."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
+               MKL_NUM_THREADS=str(threads), OMP_WAIT_POLICY="PASSIVE")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # (the first-call processes time imports from bytecode)
+    command = [sys.executable, os.path.abspath(__file__), "--child", str(threads), "--rounds", str(args.rounds)]
+    if args.only:
+        command += ["--only", args.only]
+    subprocess.run(command, env=env, check=True)
 
 
-def cnn(T):
-    return T.nn.Sequential(T.nn.Conv2d(3, 32, 3, padding=1), T.nn.ReLU(), T.nn.Conv2d(32, 64, 3, stride=2, padding=1),
-                           T.nn.ReLU(), T.nn.AdaptiveAvgPool2d(1), T.nn.Flatten(), T.nn.Linear(64, 10))
+def _load_child(archive: str, shapes: str, threads: int) -> dict:
+    """Seconds of runtime.load, its compiles, the first call and the steady call, in a fresh process,
+    for each input shape list in `shapes` (the first one the saved size, the next one new)."""
+    script = (
+        "import json, sys, time; import numpy as np; sys.path.insert(0, sys.argv[2]); from common import timeit\n"
+        "t = time.perf_counter(); import scriptc.runtime as rt; from scriptc.codegen.llvm.driver import STATS\n"
+        "m = rt.load(sys.argv[1], threads=int(sys.argv[4])); load = time.perf_counter() - t\n"
+        "out = {'load': load, 'compiles': STATS.compiles}\n"
+        "for name, inputs in json.loads(sys.argv[3]).items():\n"
+        "    xs = [np.random.default_rng(1).standard_normal(s).astype(d) if d.startswith('float') else\n"
+        "          np.random.default_rng(1).integers(0, 10, s).astype(d) for s, d in inputs]\n"
+        "    t = time.perf_counter(); m(*xs); first = time.perf_counter() - t\n"
+        "    out[name] = [first, timeit(lambda: m(*xs), min_time=0.1)]\n"
+        "print(json.dumps(out))\n")
+    result = subprocess.run([sys.executable, "-c", script, archive, HERE, shapes, str(threads)],
+                            capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
 
 
-def numpy_mlp(ws):
-    def run(x):
-        h = np.maximum(x @ ws[0].T + ws[1], 0)
-        h = np.maximum(h @ ws[2].T + ws[3], 0)
-        return h @ ws[4].T + ws[5]
-    return run
+def _grown(inputs: list) -> list:
+    """Input shapes one larger in the first (batch) dim: a size the archive never saw."""
+    return [[[s[0] + 1] + list(s[1:]) if s else s, d] for s, d in inputs]
 
 
-WARM_PROCESSES = 3
-# numpy's GEMMs (and torch's) leave their workers spinning on a core that the next column's library
-# needs (measured: one 512x512 float32 matmul, then a full core of CPU time for ~0.1 s): each column
-# runs this long untimed before its turn is timed (timeit_interleaved), and a warm process starts
-# this long after this one's last call.
-SETTLE_S = 0.15
-ROUNDS = 11
+def _child(threads: int, only: list[str], rounds: int) -> None:
+    import numpy as np
+
+    sys.path.insert(0, HERE)
+    from common import fmt_time, optional, timeit_interleaved
+    from zoo import MODELS
+
+    import scriptc
+
+    torch = optional("torch")
+    ort = optional("onnxruntime")
+    if torch is not None:
+        torch.set_num_threads(threads)
+    cache = tempfile.mkdtemp(prefix="scriptc-bench-")
+    os.environ["SCRIPTC_CACHE_DIR"] = cache
+    rows, notes = [], []
+    for spec in MODELS:
+        if only and not any(o in spec.name for o in only):
+            continue
+        missing = [n for n in spec.needs if not _has(scriptc, n)]
+        if missing:
+            notes.append(f"{spec.name}: skipped, scriptc lacks {', '.join(missing)}")
+            continue
+        rng = np.random.default_rng(0)
+        arrays = spec.inputs(rng)
+        scriptc.manual_seed(0)
+        ours = spec.make(scriptc).eval()
+        xs = [scriptc.from_numpy(a) for a in arrays]
+        fns, cells = {}, {}
+        no_grad = scriptc.no_grad
+        if torch is not None:
+            theirs = spec.make(torch).eval()
+            theirs.load_state_dict({k: torch.from_numpy(np.array(v.detach().numpy()))
+                                    for k, v in ours.state_dict().items()})
+            txs = [torch.from_numpy(a) for a in arrays]
+            with torch.no_grad():
+                fns["torch"] = lambda theirs=theirs, txs=txs: theirs(*txs)
+                try:
+                    frozen = torch.jit.freeze(torch.jit.trace(theirs, tuple(txs), check_trace=False))
+                    fns["torch.jit"] = lambda frozen=frozen, txs=txs: frozen(*txs)
+                except Exception as exc:  # noqa: BLE001 - a peer that cannot run this model gets no column
+                    notes.append(f"{spec.name}: torch.jit failed ({type(exc).__name__})")
+                if ort is not None:
+                    session = _ort_session(torch, ort, theirs, txs, threads, cache, notes, spec.name)
+                    if session is not None:
+                        names = [i.name for i in session.get_inputs()]
+                        feed = dict(zip(names, arrays))
+                        fns["onnxruntime"] = lambda session=session, feed=feed: session.run(None, feed)
+        traced = None
+        try:
+            traced = scriptc.jit.trace(ours, tuple(xs), check_trace=False)
+            fast = scriptc.jit.optimize_for_inference(traced, threads=threads)
+            fns["traced"] = lambda fast=fast, xs=xs: fast(*xs)
+        except Exception as exc:  # noqa: BLE001 - the row says what failed instead of stopping the table
+            notes.append(f"{spec.name}: scriptc traced failed ({type(exc).__name__}: {str(exc)[:80]})")
+        try:
+            scripted = scriptc.jit.optimize_for_inference(scriptc.jit.script(ours), threads=threads)
+            fns["scripted"] = lambda scripted=scripted, xs=xs: scripted(*xs)
+        except Exception as exc:  # noqa: BLE001
+            notes.append(f"{spec.name}: scriptc scripted failed ({type(exc).__name__}: {str(exc)[:80]})")
+        with no_grad():
+            if torch is not None:
+                with torch.no_grad():
+                    cells = timeit_interleaved(fns, min_time=0.1, rounds=rounds, warm_s=SETTLE_S)
+            else:
+                cells = timeit_interleaved(fns, min_time=0.1, rounds=rounds, warm_s=SETTLE_S)
+        first = None
+        if traced is not None:
+            archive = os.path.join(cache, "model.sc")
+            try:
+                traced.save(archive)
+                shapes = [[list(a.shape), a.dtype.name] for a in arrays]
+                first = _load_child(archive, json.dumps({"saved": shapes, "new": _grown(shapes)}), threads)
+            except Exception as exc:  # noqa: BLE001
+                notes.append(f"{spec.name}: first call after load failed ({type(exc).__name__})")
+        rows.append((spec.name, cells, first))
+    print(f"\n=== {threads} thread{'s' if threads > 1 else ''} (median per call, {rounds} interleaved rounds) ===")
+    header = f"{'model':<26}" + "".join(f"{c:>13}" for c in COLUMNS) + \
+        f"{'tr/jit':>8}{'tr/ort':>8}{'sc/tr':>7}{'1st/st':>8}{'new 1st':>9}"
+    print(header)
+    print("-" * len(header))
+    for name, cells, first in rows:
+        line = f"{name:<26}" + "".join(f"{fmt_time(cells[c]) if c in cells else '-':>13}" for c in COLUMNS)
+        line += "".join(f"{_ratio(cells, a, b):>{w}}" for a, b, w in (("traced", "torch.jit", 8),
+                                                                    ("traced", "onnxruntime", 8),
+                                                                    ("scripted", "traced", 7)))
+        if first is not None:
+            line += f"{first['saved'][0] / first['saved'][1]:>7.2f}x{first['new'][0] / first['new'][1]:>8.2f}x"
+        print(line)
+    print("ratios: time over time (lower is faster for scriptc); 1st/st: the first call after runtime.load in a new "
+          "process over the steady call; new 1st: the same at a batch one larger than the archive was traced with")
+    for note in notes:
+        print(f"  note: {note}")
 
 
-def warm_start(archive: str, shape: tuple) -> tuple[float, int, float, float]:
-    """In fresh processes that share the disk cache, as a restarted server would: (seconds runtime.load
-    takes, kernels it compiles, the first call's seconds, the steady call's seconds), each the median
-    of WARM_PROCESSES processes."""
-    script = ("import sys, time; import numpy as np; sys.path.insert(0, sys.argv[2]); from common import timeit; "
-              "import scriptc.runtime as rt; from scriptc.codegen.llvm.driver import STATS; "
-              "x = np.random.default_rng(1).standard_normal(eval(sys.argv[3])).astype(np.float32); "
-              "t = time.perf_counter(); m = rt.load(sys.argv[1], threads=2); load = time.perf_counter() - t; "
-              "t = time.perf_counter(); m(x); first = time.perf_counter() - t; "
-              "print(load, STATS.compiles, first, timeit(lambda: m(x)))")
-    # An installed package imports from byte-compiled files; PYTHONDONTWRITEBYTECODE (set on some
-    # machines) would have every import in the timed load compile scriptc's source again.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    runs = []
-    for _ in range(WARM_PROCESSES):
-        time.sleep(SETTLE_S)
-        out = subprocess.run([sys.executable, "-c", script, archive, os.path.dirname(os.path.abspath(__file__)),
-                              repr(shape)], capture_output=True, text=True, check=True, env=env)
-        runs.append([float(v) for v in out.stdout.split()])
-    load, compiles, first, steady = (statistics.median(column) for column in zip(*runs))
-    return load, int(compiles), first, steady
+def _ratio(cells: dict, ours: str, theirs: str) -> str:
+    if ours not in cells or theirs not in cells:
+        return "-"
+    return f"{cells[ours] / cells[theirs]:.2f}x"
+
+
+def _has(module, dotted: str) -> bool:
+    for part in dotted.split("."):
+        module = getattr(module, part, None)
+        if module is None:
+            return False
+    return True
+
+
+def _ort_session(torch, ort, model, inputs, threads: int, folder: str, notes: list, name: str):
+    path = os.path.join(folder, "model.onnx")
+    try:
+        torch.onnx.export(model, tuple(inputs), path, input_names=[f"input{i}" for i in range(len(inputs))],
+                          dynamo=False)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - no onnxruntime column for this model
+        notes.append(f"{name}: onnxruntime skipped ({type(exc).__name__})")
+        return None
 
 
 def main():
-    if torch is not None:
-        torch.set_num_threads(2)
-    cache = tempfile.mkdtemp(prefix="scriptc-bench-cache-")
-    os.environ["SCRIPTC_CACHE_DIR"] = cache
-    rows = []
-    for name, make, shape in (("MLP b1", mlp, (1, 784)), ("MLP b64", mlp, (64, 784)), ("CNN 16x3x64x64", cnn,
-                                                                                          (16, 3, 64, 64))):
-        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-        ours_eager = make(scriptc).eval()
-        fns, firsts = {}, {}
-        if name.startswith("MLP"):
-            ws = [p.detach().numpy() for p in ours_eager.parameters()]
-            fns["numpy"] = lambda: numpy_mlp(ws)(x)
-        no_grad = contextlib.nullcontext()
-        if torch is not None:
-            no_grad = torch.no_grad()
-            theirs = make(torch).eval()
-            theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours_eager.state_dict().items()})
-            tx = torch.from_numpy(x)
-            with torch.no_grad():
-                fns["torch"] = lambda: theirs(tx)
-                frozen = torch.jit.freeze(torch.jit.script(theirs))
-                start = time.perf_counter()
-                frozen(tx)
-                firsts["torch.jit"] = time.perf_counter() - start
-                fns["torch.jit"] = lambda: frozen(tx)
-            if ort is not None:
-                try:
-                    path = os.path.join(cache, "model.onnx")
-                    torch.onnx.export(theirs, tx, path, input_names=["x"], dynamo=False)
-                    options = ort.SessionOptions()
-                    options.intra_op_num_threads = 2
-                    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-                    fns["onnxruntime"] = lambda: session.run(None, {"x": x})
-                except Exception as exc:
-                    print(f"(onnxruntime skipped for {name}: {type(exc).__name__})")
-        traced = scriptc.jit.trace(ours_eager, scriptc.from_numpy(x))
-        archive = os.path.join(cache, "model.sc")
-        traced.save(archive)
-        start = time.perf_counter()
-        model = scriptc.runtime.load(archive, threads=2)
-        cold = time.perf_counter() - start
-        start = time.perf_counter()
-        model(x)
-        firsts["scriptc"] = time.perf_counter() - start
-        fns["scriptc"] = lambda: model(x)
-        # The same model scripted rather than traced, with example inputs (so that it fuses), from its archive.
-        scripted_path = os.path.join(cache, "scripted.sc")
-        scriptc.jit.script(ours_eager, example_inputs=[(scriptc.from_numpy(x),)]).save(scripted_path)
-        scripted = scriptc.runtime.load(scripted_path, threads=2)
-        fns["scripted"] = lambda: scripted(x)
-        with no_grad:
-            timings = timeit_interleaved(fns, rounds=ROUNDS, warm_s=SETTLE_S)
-        rows.append((name, timings, cold, warm_start(archive, shape), firsts))
-    cols = ["numpy", "torch", "torch.jit", "onnxruntime", "scriptc", "scripted"]
-    print(f"steady state (each column timed in turn with the others, each turn after {SETTLE_S} s of untimed "
-          f"calls; median of {ROUNDS} rounds)")
-    print(f"{'model':<18}" + "".join(f"{c:>13}" for c in cols) + f"{'vs torch.jit':>14}{'vs ort':>9}")
-    for name, t, *_ in rows:
-        cells = "".join(f"{fmt_time(t[c]) if c in t else '-':>13}" for c in cols)
-        vs_jit = t["torch.jit"] / t["scriptc"] if "torch.jit" in t else float("nan")
-        vs_ort = t["onnxruntime"] / t["scriptc"] if "onnxruntime" in t else float("nan")
-        print(f"{name:<18}{cells}{vs_jit:>13.2f}x{vs_ort:>8.2f}x")
-    print(f"\nstartup: the cold compile and its first call in this process; then, with the disk cache warm, "
-          f"{WARM_PROCESSES} new processes (medians)")
-    print(f"{'model':<18}{'cold load':>10}{'first':>11}{'warm load':>11}{'compiles':>9}{'first':>11}{'steady':>11}"
-          f"{'ratio':>7}   {'torch.jit first':>15}{'steady':>11}{'ratio':>7}")
-    for name, t, cold, (warm, compiles, first, steady), firsts in rows:
-        theirs = (f"{fmt_time(firsts['torch.jit']):>15}{fmt_time(t['torch.jit']):>11}"
-                  f"{firsts['torch.jit'] / t['torch.jit']:>6.1f}x") if "torch.jit" in firsts else ""
-        print(f"{name:<18}{cold:>9.3f}s{fmt_time(firsts['scriptc']):>11}{warm:>10.3f}s{compiles:>9}"
-              f"{fmt_time(first):>11}{fmt_time(steady):>11}{first / steady:>6.1f}x   {theirs}")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", default="1,2", help="thread counts, each in its own process")
+    parser.add_argument("--only", default="", help="comma-separated parts of model names")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child, [o.strip() for o in args.only.split(",") if o.strip()], args.rounds)
+        return
+    started = time.perf_counter()
+    for threads in (int(t) for t in args.threads.split(",")):
+        _run_threads(threads, args)
+    print(f"\n({time.perf_counter() - started:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -195,8 +195,11 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
             captured[id(tensor)] = g if id(tensor) not in captured else captured[id(tensor)] + g
 
     def reach_node(node, index, g):
-        buf = buffers.setdefault(id(node), [None] * node.n_outputs)
-        buf[index] = g if buf[index] is None else buf[index] + g
+        sums = buffers.setdefault(id(node), [None] * node.n_outputs)
+        if sums[index] is None:
+            sums[index] = _GradSum(g)
+        else:
+            sums[index].add(g)
 
     node_roots = []
     for tensor, g in zip(roots, root_grads):
@@ -207,9 +210,10 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
         node_roots.append(tensor.grad_fn)
 
     for node in _topological_order(node_roots):
-        grads_out = buffers.pop(id(node), None)
-        if grads_out is None:
+        sums = buffers.pop(id(node), None)
+        if sums is None:
             continue
+        grads_out = [None if total is None else total.array for total in sums]
         if node.ctx is FREED:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -257,13 +261,14 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
         for tensor, total in leaf_grads.values():
             if _bfloat16.holds(tensor._data):
                 if tensor.grad is not None:
-                    total = _bfloat16.to_float32(np, tensor.grad._data) + total
-                tensor.grad = wrap(_bfloat16.from_values(np, total))
-            elif tensor.grad is None:
-                # A copy: one gradient array may flow to several leaves (add passes it through).
-                tensor.grad = wrap(np.array(total, copy=True))
+                    total.add(_bfloat16.to_float32(np, tensor.grad._data))
+                tensor.grad = wrap(_bfloat16.from_values(np, total.array))
+                continue
+            if tensor.grad is None:
+                # Not owned: the same gradient array may have flowed to several leaves (add passes it on).
+                tensor.grad = wrap(np.asarray(total.array) if total.owned else np.array(total.array, copy=True))
             else:
-                tensor.grad._data += total
+                tensor.grad._data += total.array
     return captured
 
 
@@ -304,9 +309,30 @@ def _conj(g):
     return g.conj() if g is not None and getattr(g, "dtype", None) is not None and g.dtype.kind == "c" else g
 
 
+class _GradSum:
+    """The running sum of the gradients that reach one tensor. The first array is kept as given (a
+    formula may have passed the same array on to several inputs); the second makes a sum this object
+    owns, and later ones are added into it in place, so a weight used at every step of a recurrence
+    allocates its gradient once, not once per step."""
+
+    __slots__ = ("array", "owned")
+
+    def __init__(self, g):
+        self.array, self.owned = g, False
+
+    def add(self, g) -> None:
+        if self.owned:
+            self.array += g
+        else:
+            self.array, self.owned = self.array + g, True
+
+
 def _accumulate_leaf(tensor, g, leaf_grads):
     entry = leaf_grads.get(id(tensor))
-    leaf_grads[id(tensor)] = (tensor, g if entry is None else entry[1] + g)
+    if entry is None:
+        leaf_grads[id(tensor)] = (tensor, _GradSum(g))
+    else:
+        entry[1].add(g)
 
 
 def _root_grads(tensors, grad_tensors, who: str):

@@ -16,7 +16,8 @@ from scriptc.types import ListType, OptionalType, Scalar, ScalarType, TensorType
 
 # Methods and functions whose first list argument may also be given as varargs: x.view(2, 3), zeros(2, 3).
 _VARARG_LISTS = {"view", "reshape", "permute", "expand", "repeat", "flip", "zeros", "ones", "empty", "rand",
-                 "randn", "einsum", "chain_matmul"}
+                 "randn", "einsum", "chain_matmul", "tile", "meshgrid", "broadcast_tensors", "block_diag",
+                 "cartesian_prod"}
 # Other public names an overloaded name falls back to: max(a, b) is maximum(a, b).
 _ALIASES = {"max": ["maximum"], "min": ["minimum"]}
 
@@ -136,6 +137,9 @@ def _public(filter_attr: str) -> dict:
     for name, group in groups.items():
         candidates = group + [ops.OPS[a] for a in _ALIASES.get(name, [])]
         out[name] = _make(group[0], filter_attr == "method") if len(candidates) == 1 else _overloaded(name, candidates)
+    for name, target in ops.ALIASES.items():
+        if target in out:
+            out[name] = out[target]
     return out
 
 

@@ -113,11 +113,11 @@ def _export(args) -> int:
 
 
 def _inspect(args) -> int:
-    from scriptc.passes import PassContext, optimize
+    from scriptc.passes import PassContext
     from scriptc.runtime.archive import read_archive
     from scriptc.runtime.interpreter import ModuleValue
-    from scriptc.runtime.model import input_specs, takes_self
-    from scriptc.runtime.specialize import specialized_graph
+    from scriptc.runtime.model import input_specs
+    from scriptc.runtime.plan import build_plan, takes_self
 
     archive = read_archive(args.archive)
     print(f"archive  {args.archive}\nkind     {archive.kind}")
@@ -130,16 +130,16 @@ def _inspect(args) -> int:
         context = PassContext(archive.functions, ModuleValue.from_flat(flat) if archive.kind == "module" else None)
         skip = 1 if takes_self(graph) else 0
         specs = input_specs(archive.signatures.get(name, {}), graph, skip, name)
-        variants = [(name, graph)]
+        records: list = []
+        plan = build_plan(graph, context, specs=specs, skip=skip, jit=False, records=records)
+        variants = [(name, plan.generic_graph, records)]
         if specs is not None:  # scripted with example inputs: the plan such inputs run
             described = ", ".join(f"{v.name}: {s.dtype} [{', '.join('?' if d is None else str(d) for d in s.shape)}]"
                                   for v, s in zip(graph.inputs[skip:], specs) if s is not None)
-            variants.append((f"{name} for ({described})", specialized_graph(graph, specs, skip)))
-        for label, variant in variants:
-            records = []
-            optimized = optimize(variant, 2, context, records)
+            variants.append((f"{name} for ({described})", plan.graph, []))
+        for label, optimized, records in variants:
             groups = [n for n in optimized.nodes() if n.op == "prim::FusionGroup"]
-            print(f"graph    {label}: {len(variant)} nodes, {len(optimized)} after optimization, "
+            print(f"graph    {label}: {len(graph)} nodes, {len(optimized)} after optimization, "
                   f"{len(groups)} fusion groups")
             for g in groups:
                 members = [n.op for n in g.blocks[0] if n.op != "prim::Constant"]

@@ -21,6 +21,13 @@ class LinAlgError(ScriptcError, RuntimeError):
     """
 
 
+class ArgumentError(ScriptcError, ValueError):
+    """A bad argument value an op's kernel refuses on purpose, where PyTorch raises ValueError.
+
+    (Other ValueErrors out of a kernel are numpy's, which dispatch rewords through the op's shape rule.)
+    """
+
+
 class SourceError(ScriptcError):
     """An error that points at a place in some text: file:line:col, the line and a caret."""
 

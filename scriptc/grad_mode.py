@@ -118,28 +118,30 @@ class _NoParamModeContext(_ModeContext):
         return cls()(orig_func)
 
 
-class no_grad(_NoParamModeContext):
+class _GradSwitch(_NoParamModeContext):
+    """Sets grad mode to the class's `enabled` inside the block."""
+
+    enabled: bool
+
+    def __enter__(self):
+        self.prev = _mode.enabled
+        _mode.enabled = self.enabled
+
+    def __exit__(self, *exc) -> bool:
+        _mode.enabled = self.prev
+        return False
+
+
+class no_grad(_GradSwitch):
     """Ops inside `with no_grad():` (or a decorated function) record no autograd history."""
 
-    def __enter__(self):
-        self.prev = _mode.enabled
-        _mode.enabled = False
-
-    def __exit__(self, *exc) -> bool:
-        _mode.enabled = self.prev
-        return False
+    enabled = False
 
 
-class enable_grad(_NoParamModeContext):
+class enable_grad(_GradSwitch):
     """Re-enable autograd recording inside a no_grad region (or for a decorated function)."""
 
-    def __enter__(self):
-        self.prev = _mode.enabled
-        _mode.enabled = True
-
-    def __exit__(self, *exc) -> bool:
-        _mode.enabled = self.prev
-        return False
+    enabled = True
 
 
 class set_grad_enabled(_ModeContext):

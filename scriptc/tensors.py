@@ -126,6 +126,11 @@ class Tensor:
         return False
 
     @property
+    def is_xpu(self) -> bool:
+        """Always False: scriptc tensors live on the CPU (models test it to pick a multi-device path)."""
+        return False
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
@@ -255,9 +260,6 @@ class Tensor:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
-
-    def unbind(self, dim: int = 0) -> tuple:
-        return tuple(self.select(dim, i) for i in range(self._data.shape[_rules.normalize_dim(dim, self.dim())]))
 
     # --- autograd ----------------------------------------------------------------
     def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False,
@@ -630,6 +632,8 @@ def call(op, args: tuple):
         grad_mode.mark_inference(outs)
     if _tracer[0] is not None:
         _tracer[0].record(op, args, outs)
+    if op.python_result is not None:
+        return op.python_result(args, outs)
     return result
 
 

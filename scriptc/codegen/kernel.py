@@ -107,8 +107,9 @@ class KernelSpec:
 
     @property
     def flat(self) -> bool:
-        """No input broadcasts and there is no tail: the kernel is one loop over all elements."""
-        return self.tail is None and all(self.inputs[k].kind == "scalar" or (
+        """No input broadcasts and there is no tail: the kernel is one loop over all elements (unless
+        notes["strided"] asks for rows with strides, for inputs that are views)."""
+        return not self.notes.get("strided") and self.tail is None and all(self.inputs[k].kind == "scalar" or (
             not self.inputs[k].broadcast and self.inputs[k].rank == self.rank) for k in self.used_inputs)
 
 

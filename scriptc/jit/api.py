@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from scriptc.errors import ScriptError
-from scriptc.runtime.specialize import InputSpec, specialized_graph
+from scriptc.runtime.specialize import InputSpec
 from scriptc.types import TensorType
 
 from .module import ScriptFunction, ScriptModule
@@ -132,34 +132,26 @@ def optimize_for_inference(mod, other_methods=None, jit: bool | None = None, thr
 
 
 def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = None):
+    from scriptc import config
     from scriptc.passes import PassContext
+    from scriptc.runtime.plan import build_plan
 
     from .module import OptimizedModule
 
     compiled = _compiled(mod)
+    jit = config.jit_enabled() if jit is None else jit
+    records: list = []
     if isinstance(compiled, ScriptModule):
         if compiled.training:
             compiled.eval()
-        context = PassContext(functions={k: v for k, v in compiled._functions.items()},
-                              module_value=compiled._module_value())
-        records: list = []
-        specs = compiled._specializations.get("forward")
-        graph, special = _plans(compiled.graph, specs, 1, level, context, records)
-        return OptimizedModule(graph, compiled._functions, compiled._signatures.get("forward"), compiled, records,
-                               jit, threads, special, specs)
+        context = PassContext(functions=dict(compiled._functions), module_value=compiled._module_value())
+        plan = build_plan(compiled.graph, context, specs=compiled._specializations.get("forward"), skip=1,
+                          level=level, jit=jit, threads=threads, records=records)
+        return OptimizedModule(plan, compiled._functions, compiled._signatures.get("forward"), compiled, records)
     context = PassContext(functions=dict(compiled.functions))
-    records = []
-    graph, special = _plans(compiled.graph, compiled.specialization, 0, level, context, records)
-    return OptimizedModule(graph, compiled.functions, compiled.signature, None, records, jit, threads, special,
-                           compiled.specialization)
-
-
-def _plans(graph, specs, skip: int, level: int, context, records: list):
-    """The optimized generic graph, and the one specialized for `specs` (None without them)."""
-    from scriptc.passes import optimize
-
-    generic = optimize(graph, level, context, records)
-    return generic, (optimize(specialized_graph(graph, specs, skip), level, context) if specs else None)
+    plan = build_plan(compiled.graph, context, specs=compiled.specialization, level=level, jit=jit, threads=threads,
+                      records=records)
+    return OptimizedModule(plan, compiled.functions, compiled.signature, None, records)
 
 
 def _signature_of(graph, skip_self: bool, specs: list | None = None) -> dict:
@@ -176,10 +168,15 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
     Weights go to weights.safetensors; `_extra_files` maps names to bytes/str stored beside them."""
     from scriptc.errors import ArchiveError
     from scriptc.runtime.archive import write_archive
+    from scriptc.runtime.plan import takes_self
 
     from .module import LoadedModule, OptimizedModule
 
+    optimized = None
     if isinstance(m, OptimizedModule):
+        # Its plan is what is saved: forward's optimized graph (frozen weights and all), with the
+        # specs of its examples; loading optimizes it again, which changes nothing but its guards.
+        optimized = m
         m = m.source if m.source is not None else ScriptFunction(m.generic_graph, m.functions, m.signature, m.specs)
     if isinstance(m, LoadedModule):
         m = m._archive_source()
@@ -194,9 +191,11 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         weights = {name: t._data for name, t in module.named_parameters()}
         weights.update({name: t._data for name, t in module.named_buffers()})
         attributes = {(f"{p}.training" if p else "training"): mod.training for p, mod in module.named_modules()}
-        graphs = m._graphs
+        graphs = dict(m._graphs)
+        if optimized is not None:
+            graphs["forward"] = optimized.generic_graph
         functions = {k: v for k, v in m._functions.items() if not k.startswith("ignored:")}
-        signatures = {name: _signature_of(g, True, m._specializations.get(name)) for name, g in graphs.items()}
+        signatures = {name: _signature_of(g, takes_self(g), m._specializations.get(name)) for name, g in graphs.items()}
         write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra)
         return
     if any(not hasattr(fn, "block") for fn in m.functions.values()):

@@ -8,12 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from scriptc import config
 from scriptc.ir.graph import Graph
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
-from scriptc.runtime.model import takes_self
-from scriptc.runtime.specialize import Specialized
+from scriptc.runtime.plan import Plan
 from scriptc.tensors import Tensor, wrap
 
 
@@ -202,27 +200,16 @@ class OptimizedModule:
     examples, and `.generic_graph`, which runs every other call.
     """
 
-    def __init__(self, graph: Graph, functions: dict, signature, source: ScriptModule | None, records: list,
-                 jit: bool | None = None, threads: int | None = None, specialized: Graph | None = None,
-                 specs: list | None = None):
-        self.generic_graph = graph
-        self.graph = specialized if specialized is not None else graph
-        self.specs = specs
+    def __init__(self, plan: Plan, functions: dict, signature, source: ScriptModule | None, records: list):
+        self.generic_graph = plan.generic_graph
+        self.graph = plan.graph
+        self.specs = plan.specs
         self.functions = dict(functions)
         self.signature = signature
         self.source = source
         self.pass_records = records
-        self.needs_self = takes_self(self.graph)
-        compiled = jit if jit is not None else config.jit_enabled()
-
-        def runner(g: Graph):
-            if not compiled:
-                return Interpreter(g, self.functions)
-            from scriptc.runtime.executor import Executor
-            return Executor(g, self.functions, threads=threads)
-        self._runner = runner(graph)
-        if specialized is not None:
-            self._runner = Specialized(self._runner, runner(specialized), specs, 1 if self.needs_self else 0)
+        self.needs_self = plan.needs_self
+        self._runner = plan.runner
 
     @property
     def code(self) -> str:
@@ -237,6 +224,11 @@ class OptimizedModule:
 
     def __repr__(self) -> str:
         return f"OptimizedModule({len(self.graph)} nodes)"
+
+    def save(self, path, **kwargs) -> None:
+        """Save the optimized plan as a `.sc` archive (jit.save); runtime.load and jit.load run it."""
+        from .api import save
+        save(self, path, **kwargs)
 
 
 class LoadedModule:

@@ -27,17 +27,17 @@ def reduce_tensor(tensor):
     move_to_shared_memory([tensor], need_fd=True)
     array = tensor._data
     mapping = shared_storage(array)
-    layout = (array.dtype.str, array.shape, array.strides, byte_offset(array, mapping))
+    layout = (array.dtype, array.shape, array.strides, byte_offset(array, mapping))
     return rebuild_tensor, (type(tensor), reduction.DupFd(mapping.fd), len(mapping), layout, tensor.requires_grad)
 
 
 def rebuild_tensor(cls, fd_holder, nbytes: int, layout: tuple, requires_grad: bool):
     """The receiving side of reduce_tensor: a tensor on the sender's shared memory."""
-    from scriptc.tensors import Tensor, wrap
+    from scriptc.tensors import Tensor, from_numpy
 
     mapping = map_descriptor(fd_holder.detach(), nbytes)
     dtype, shape, strides, offset = layout
-    t = wrap(np.ndarray(shape, np.dtype(dtype), buffer=mapping, offset=offset, strides=strides))
+    t = from_numpy(np.ndarray(shape, dtype, buffer=mapping.array(), offset=offset, strides=strides))
     t._vc = mapping.version_counter
     if cls is Tensor:
         t.requires_grad = requires_grad

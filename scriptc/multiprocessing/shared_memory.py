@@ -1,10 +1,12 @@
 """Tensor storage in shared memory: anonymous memory files (memfd) mapped MAP_SHARED.
 
-A shared storage is a `SharedMapping`; the arrays of the tensors on it are numpy views whose
+A shared storage is a SharedMapping; the arrays of the tensors on it are numpy views whose
 base chain ends at the mapping. The memory has no name in /dev/shm, so nothing can leak
 there: it is freed when the last process that maps it (or holds its file descriptor) lets go.
-The mapping keeps its file descriptor open so the storage can be sent to another process
-(the receiver gets a duplicate of the descriptor and maps the same memory).
+A mapping that may be sent to another process keeps its file descriptor open (the receiver
+gets a duplicate and maps the same memory), and holds no other: the mapping is made with
+mmap(2) itself, because Python's mmap module keeps a second, private duplicate of every file
+it maps - two descriptors per shared tensor would run into the open-file limit twice as soon.
 """
 
 from __future__ import annotations
@@ -20,24 +22,41 @@ import weakref
 import numpy as np
 
 __all__ = ["SharedMapping", "allocate", "map_descriptor", "shared_storage", "move_to_shared_memory",
-           "shared_array_like", "byte_offset"]
+           "byte_offset"]
 
+class SharedMapping:
+    """A read-write MAP_SHARED mapping of a memory file, seen by numpy as a flat uint8 array
+    (`array()`, whose base it is, so the mapping lives as long as any array on it).
 
-class SharedMapping(mmap.mmap):
-    """A read-write MAP_SHARED mapping of a memory file.
-
-    fd: the open descriptor (None once closed; the memory then lives as long as the mapping).
+    fd: the open descriptor, or None when the mapping was made not to be sent on.
     key: (st_dev, st_ino) of the memory file: the same memory in every process that maps it.
-    address: where the mapping starts in this process.
-    version_counter: shared by every tensor made on this mapping in this process (autograd's
-    check for in-place changes).
+    address, nbytes: where the mapping starts in this process, and its length.
+    version_counter: shared by every tensor made on this mapping here (autograd's in-place check).
     """
 
-    fd: int | None
-    key: tuple
-    address: int
-    version_counter: list
+    __slots__ = ("address", "nbytes", "fd", "key", "version_counter", "__weakref__")
 
+    def __init__(self, address: int, nbytes: int, fd: int | None, key: tuple):
+        self.address, self.nbytes, self.fd, self.key = address, nbytes, fd, key
+        self.version_counter = [0]
+
+    @property
+    def __array_interface__(self) -> dict:
+        return {"shape": (self.nbytes,), "typestr": "|u1", "data": (self.address, False), "version": 3}
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def array(self) -> np.ndarray:
+        """A new flat uint8 array over the whole mapping."""
+        return np.asarray(self)
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+_libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+_MAP_FAILED = ctypes.c_void_p(-1).value
 
 # Mappings by key, so a storage received twice (or sent away and back) is mapped once.
 _mappings: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -50,6 +69,12 @@ def _memory_file() -> int:
         return os.dup(fh.fileno())  # already unlinked: the memory has no name
 
 
+def _unmap(address: int, nbytes: int, fd: int | None) -> None:
+    _libc.munmap(address, nbytes)
+    if fd is not None:
+        os.close(fd)
+
+
 def map_descriptor(fd: int, nbytes: int, keep_fd: bool = True) -> SharedMapping:
     """Map the memory file `fd` (of at least `nbytes` bytes); the mapping owns fd from now on
     (closes it with itself, or at once when keep_fd is False)."""
@@ -59,20 +84,20 @@ def map_descriptor(fd: int, nbytes: int, keep_fd: bool = True) -> SharedMapping:
     if known is not None and len(known) >= nbytes:
         os.close(fd)
         return known
-    try:
-        mapping = SharedMapping(fd, max(nbytes, 1), flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0))
-    except BaseException:
+    length = max(nbytes, 1)
+    address = _libc.mmap(None, length, mmap.PROT_READ | mmap.PROT_WRITE,
+                         mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0), fd, 0)
+    if address in (None, _MAP_FAILED):
+        code = ctypes.get_errno()
         os.close(fd)
-        raise
-    mapping.key = key
-    mapping.address = ctypes.addressof(ctypes.c_char.from_buffer(mapping))
-    mapping.version_counter = [0]
-    if keep_fd:
-        mapping.fd = fd
-        weakref.finalize(mapping, os.close, fd)
-    else:
-        mapping.fd = None
+        raise OSError(code, f"mmap of shared memory failed: {os.strerror(code)}")
+    if not keep_fd:
         os.close(fd)
+        fd = None
+    mapping = SharedMapping(address, length, fd, key)
+    # Unmapped when the last array on it dies; never at interpreter exit, when arrays that
+    # outlive the collection of this object could still be read.
+    weakref.finalize(mapping, _unmap, address, length, fd).atexit = False
     _mappings[key] = mapping
     return mapping
 
@@ -93,21 +118,12 @@ def shared_storage(array: np.ndarray) -> SharedMapping | None:
     base = array
     while isinstance(base, np.ndarray):
         base = base.base
-    if isinstance(base, memoryview):
-        base = base.obj
     return base if isinstance(base, SharedMapping) else None
 
 
 def byte_offset(array: np.ndarray, mapping: SharedMapping) -> int:
     """Where `array`'s first element lies in `mapping`, in bytes."""
     return array.__array_interface__["data"][0] - mapping.address  # (array.ctypes is slower)
-
-
-def shared_array_like(shape, dtype) -> np.ndarray:
-    """An uninitialized C-contiguous array of shape and dtype in a fresh shared mapping."""
-    dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    return np.ndarray(shape, dtype, buffer=allocate(nbytes))
 
 
 def _byte_span(array: np.ndarray) -> tuple[int, int]:
@@ -178,19 +194,18 @@ def _tensors_sharing(storages: dict) -> dict:
 def _move_storage(seed, tensors: list) -> None:
     root = _root_array(seed._data)
     lo, hi = _byte_span(root)
-    for t in tensors:
-        t_lo, t_hi = _byte_span(t._data)
-        lo, hi = min(lo, t_lo), max(hi, t_hi)
     mapping = allocate(hi - lo)
     mapping.version_counter = seed._vc
     np.copyto(_rebase(root, lo, mapping), root)
     for t in tensors:
-        t._data = _rebase(t._data, lo, mapping)
+        t_lo, t_hi = _byte_span(t._data)
+        if lo <= t_lo and t_hi <= hi:  # a view of this storage (anything else keeps its memory)
+            t._data = _rebase(t._data, lo, mapping)
 
 
 def _rebase(array: np.ndarray, lo: int, mapping: SharedMapping) -> np.ndarray:
     """The array with the same layout at the same place relative to `lo`, in `mapping`."""
-    moved = np.ndarray(array.shape, array.dtype, buffer=mapping, offset=array.ctypes.data - lo,
+    moved = np.ndarray(array.shape, array.dtype, buffer=mapping.array(), offset=array.ctypes.data - lo,
                        strides=array.strides)
     if not array.flags.writeable:
         moved.flags.writeable = False

@@ -19,6 +19,8 @@ import numpy as np
 
 _PREFIXES = ("libscipy_openblas", "libopenblas")
 _SYMBOLS = {"float32": ("scipy_cblas_sgemv64_", "cblas_sgemv64_"), "float64": ("scipy_cblas_dgemv64_", "cblas_dgemv64_")}
+_GEMM_SYMBOLS = {"gemm_float32": ("scipy_cblas_sgemm64_", "cblas_sgemm64_"),
+                 "gemm_float64": ("scipy_cblas_dgemm64_", "cblas_dgemm64_")}
 _THREAD_SYMBOLS = {"get": ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_"),
                    "set": ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_")}
 
@@ -35,7 +37,7 @@ def _symbols() -> dict[str, int] | None:
     """The addresses of every symbol above, from the first of numpy's bundled libraries that has
     them all, or None."""
     root = os.path.dirname(os.path.dirname(np.__file__))
-    wanted = {**_SYMBOLS, **_THREAD_SYMBOLS}
+    wanted = {**_SYMBOLS, **_GEMM_SYMBOLS, **_THREAD_SYMBOLS}
     for folder in (os.path.join(root, "numpy.libs"), os.path.join(os.path.dirname(np.__file__), ".dylibs")):
         if not os.path.isdir(folder):
             continue
@@ -56,6 +58,15 @@ def gemv_addresses() -> dict[str, int] | None:
     """{'float32': address of cblas_sgemv, 'float64': of cblas_dgemv} in numpy's BLAS, or None."""
     found = _symbols()
     return None if found is None else {dtype: found[dtype] for dtype in _SYMBOLS}
+
+
+def cblas_addresses() -> dict[str, dict[str, int]] | None:
+    """{"gemv": {dtype name: address}, "gemm": {...}} of numpy's BLAS (64-bit integers), or None."""
+    found = _symbols()
+    if found is None:
+        return None
+    return {"gemv": {dtype: found[dtype] for dtype in _SYMBOLS},
+            "gemm": {dtype: found[f"gemm_{dtype}"] for dtype in _SYMBOLS}}
 
 
 class _SingleThreaded:

@@ -13,7 +13,8 @@ MLP's the same (~240).
 `scriptc_gemm_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): ptrs = [a (M, K),
 b (K, N), out (M, N), bias (M,), floor (1,)], all contiguous, out = a @ b + bias[:, None] (a
 convolution's bias, one per output channel; zeros for a plain product), then maximum(out, floor)
-where meta[3] is 1 (a fused ReLU's 0; numpy's maximum, a NaN stays NaN); meta = [M, K, N, floored].
+where meta[3] is 1 (a fused ReLU's 0; numpy's maximum, a NaN stays NaN); meta = [M, K, N, floored,
+bias step] (bias[row * step]: 1, or 0 for one value - a zero - for every row).
 (The maximum costs a short product, K = 27, 10% where it runs: a flag, not a floor of -inf.) The range counts vectors of
 columns of the output (the last one partial where N is not a multiple), so that threads split the
 columns evenly; a range goes through them in panels of VECTORS vectors, its last vectors as one
@@ -57,7 +58,8 @@ def module(triple: str, dtype: str) -> ir.Module:
 
 def _build(b: ir.IRBuilder, args, element) -> None:
 
-    start, end, (a, matrix, out, bias, floor), (rows, depth, width, floored) = loop_arguments(b, args, element, 5, 4)
+    start, end, (a, matrix, out, bias, floor), (rows, depth, width, floored, bias_step) = loop_arguments(
+        b, args, element, 5, 5)
 
     def const(value):
         return ir.Constant(I64, value)
@@ -110,7 +112,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         row_at = [b.select(b.icmp_signed("<", b.add(first_row, const(r)), rows), b.add(first_row, const(r)), last)
                   for r in range(ROWS)]
         for row, at in zip(acc, row_at):
-            start_value = splat(b.load(b.gep(bias, [at])), vector)
+            start_value = splat(b.load(b.gep(bias, [b.mul(at, bias_step)])), vector)
             for cell in row:
                 b.store(start_value, cell)
         a_rows = [b.gep(a, [b.mul(at, depth)]) for at in row_at]

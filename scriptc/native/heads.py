@@ -22,10 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from scriptc.ops import OpDef
+from scriptc.ops.linalg import _conv_params
 
 from scriptc.codegen.llvm.driver import KERNEL_TYPE, has_wide_vectors
 
-from . import gemm, im2col, matvec
+from . import depthwise, gemm, im2col, matvec
 from .blas import single_threaded
 from .loops import loop_function
 from .pointers import data_pointer
@@ -68,11 +69,18 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1,
     if op.name == "conv2d":
         if dtype in im2col.FUNCTIONS:
             _native_loop("im2col", dtype)
-            if _gemm_runs():
+            _native_loop("depthwise", dtype)
+            if gemm_runs():
                 _native_loop("gemm", dtype)
-        whole = functools.partial(op.kernel, im2col=functools.partial(native_im2col, split=split),
-                                  matmul=functools.partial(native_conv_products, split=split),
-                                  column_bytes=CONV_COLUMN_BYTES, floor=floor)
+
+        def depthwise_first(kernel):
+            def conv2d(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, **options):
+                out = native_depthwise(xp, x, w, b, stride, padding, dilation, groups, floor, split)
+                return out if out is not None else kernel(xp, x, w, b, stride, padding, dilation, groups, **options)
+            return conv2d
+        whole = depthwise_first(functools.partial(op.kernel, im2col=functools.partial(native_im2col, split=split),
+                                                  matmul=functools.partial(native_conv_products, split=split),
+                                                  column_bytes=CONV_COLUMN_BYTES, floor=floor))
         blas = single_threaded() if run_slices is not None and parts > 1 else None
         if blas is None:
             return whole
@@ -98,7 +106,7 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1,
         return conv2d
     if op.name == "matmul" and dtype in matvec.FUNCTIONS:
         _native_loop("matvec", dtype)
-        tiled = _gemm_runs()
+        tiled = gemm_runs()
         if tiled:
             _native_loop("gemm", dtype)
         fallback = op.kernel
@@ -186,7 +194,7 @@ def _native_loop(kind: str, dtype: str) -> _Loop:
 
 # Every native loop has a float32 and a float64 function: their names by dtype (a dtype's .name takes 2-4 us).
 _LOOP_DTYPES = {np.dtype(name): name for name in gemm.FUNCTIONS}
-assert set(_LOOP_DTYPES.values()) == set(matvec.FUNCTIONS) == set(im2col.FUNCTIONS)
+assert set(_LOOP_DTYPES.values()) == set(matvec.FUNCTIONS) == set(im2col.FUNCTIONS) == set(depthwise.FUNCTIONS)
 
 
 def native_matmul(xp, a, b, fallback, split=None, parts: int = 1):
@@ -215,13 +223,14 @@ def native_matmul(xp, a, b, fallback, split=None, parts: int = 1):
 
 
 @functools.cache
-def _gemm_runs() -> bool:
+def gemm_runs() -> bool:
+    """Whether the compiled GEMM (gemm.py) runs on this CPU (it is written for 512-bit vectors)."""
     return has_wide_vectors()
 
 
 def _gemm_applies(a, b, out=None) -> bool:
     dtype = _LOOP_DTYPES.get(a.dtype) if type(a) is np.ndarray else None
-    return (dtype is not None and _gemm_runs() and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and
+    return (dtype is not None and gemm_runs() and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2 and
             a.dtype == b.dtype and a.shape[0] >= GEMM_MIN_ROWS and a.shape[1] == b.shape[0] and
             a.flags.c_contiguous and b.flags.c_contiguous and
             (out is None or (type(out) is np.ndarray and out.dtype == a.dtype and
@@ -246,10 +255,11 @@ def _run_gemm(a, b, out, split, bias=None, floor: float | None = None) -> None:
     (rows, depth), width = a.shape, b.shape[1]
     dtype = _LOOP_DTYPES[a.dtype]
     loop = _native_loop("gemm", dtype)
-    bias = _zeros(rows, a.dtype) if bias is None else bias
+    step = 0 if bias is None else 1
+    bias = _zeros(1, a.dtype) if bias is None else bias
     ptrs = (ctypes.c_void_p * 5)(data_pointer(a), data_pointer(b), data_pointer(out), data_pointer(bias),
                                  data_pointer(_floor(0.0 if floor is None else floor, a.dtype)))
-    meta = (ctypes.c_int64 * 4)(rows, depth, width, floor is not None)
+    meta = (ctypes.c_int64 * 5)(rows, depth, width, floor is not None, step)
     vectors = -(-width // gemm.vector_columns(dtype))
     if split is not None and rows * depth * width >= GEMM_SPLIT_MIN:
         split(loop, vectors, ptrs, meta)
@@ -302,11 +312,15 @@ def _im2col_words(*geometry: int):
 
 def native_im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups, split=None):
     """The columns the op table's im2col makes, (N, G, C/G*KH*KW, OH*OW), from the compiled loop (its
-    rows, one per image and channel, split by `split` when given); None where it has no loop (another
-    array module or dtype), for the op table's to make."""
+    rows, one per image and channel, split by `split` when given) - or the input itself, viewed so, for
+    a 1x1 convolution of stride 1 without padding; None where it has no loop (another array module
+    or dtype), for the op table's to make."""
     dtype = _LOOP_DTYPES.get(x.dtype) if xp is np and type(x) is np.ndarray else None
     if dtype is None:
         return None
+    if w.shape[2:] == (1, 1) and (sh, sw, ph, pw) == (1, 1, 0, 0) and x.flags.c_contiguous:
+        n, c, h, width = x.shape
+        return x.reshape(n, groups, c // groups, h * width)
     loop = _native_loop("im2col", dtype)
     x = np.ascontiguousarray(x)
     n, c, h, width = x.shape
@@ -319,3 +333,31 @@ def native_im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups, split=None):
     else:
         loop.function(0, n * c, ptrs, words)
     return cols
+
+
+def native_depthwise(xp, x, w, b, stride, padding, dilation, groups, floor=None, split=None):
+    """conv2d of a depthwise convolution (groups == input channels == output channels) from the
+    compiled loop (depthwise.py), its planes split by `split` when given and there is work enough,
+    with the op table's checks; then maximum(result, floor) where floor is given. None for anything
+    else (other arguments, array modules, dtypes), for the op table's kernel."""
+    dtype = _LOOP_DTYPES.get(x.dtype) if xp is np and type(x) is np.ndarray else None
+    if (dtype is None or type(w) is not np.ndarray or x.ndim != 4 or w.ndim != 4 or w.dtype != x.dtype or
+            groups != x.shape[1] or w.shape[:2] != (groups, 1) or
+            (b is not None and (type(b) is not np.ndarray or b.dtype != x.dtype or b.shape != (groups,)))):
+        return None
+    sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, stride, padding, dilation, groups)
+    n, c, h, width = x.shape
+    x = np.ascontiguousarray(x)
+    out = np.empty((n, c, oh, ow), dtype=x.dtype)
+    taps = np.ascontiguousarray(w.reshape(c, -1))
+    bias = _zeros(c, x.dtype) if b is None else np.ascontiguousarray(b)
+    ptrs = (ctypes.c_void_p * 5)(data_pointer(x), data_pointer(taps), data_pointer(bias), data_pointer(out),
+                                 data_pointer(_floor(0.0 if floor is None else floor, x.dtype)))
+    meta = (ctypes.c_int64 * 14)(c, h, width, oh, ow, w.shape[2], w.shape[3], sh, sw, ph, pw, dh, dw,
+                                 floor is not None)
+    loop = _native_loop("depthwise", dtype)
+    if split is not None and out.size * w.shape[2] * w.shape[3] >= GEMM_SPLIT_MIN:
+        split(loop, n * c, ptrs, meta)
+    else:
+        loop.function(0, n * c, ptrs, meta)
+    return out

@@ -30,4 +30,17 @@ def _layout_is_known() -> bool:
     return _read_data_field(probe) == probe.ctypes.data
 
 
+def _struct_is_known() -> bool:
+    """Whether numpy's array struct keeps its rank (an int) and its dims pointer where native/program.py
+    reads them: at 24 and 32 bytes, after the data pointer."""
+    if not _layout_is_known():
+        return False
+    probe = np.empty((3, 5, 7))
+    rank = ctypes.c_int32.from_address(id(probe) + 24).value
+    dims = ctypes.c_void_p.from_address(id(probe) + 32).value
+    return rank == 3 and dims is not None and list((ctypes.c_int64 * 3).from_address(dims)) == [3, 5, 7]
+
+
 data_pointer: Callable[[np.ndarray], int] = _read_data_field if _layout_is_known() else (lambda a: a.ctypes.data)
+# Whether native code may read an ndarray's data pointer, rank and dims from the object itself.
+ARRAY_STRUCT_KNOWN = _struct_is_known()

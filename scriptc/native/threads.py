@@ -235,18 +235,51 @@ def _parallel_for(module: ir.Module) -> None:
     b.ret_void()
 
 
+def _split(module: ir.Module) -> None:
+    """scriptc_split(blocks, workers, busy, kernel, total, ptrs, meta): the kernel over [0, total) in
+    up to workers + 1 slices, when the workers are free - `busy` (an i32 the process's callers
+    share) taken by compare-and-swap, never waited for - else whole on this thread."""
+    signature = [I8.as_pointer(), I64, I32.as_pointer(), I64, I64, I8.as_pointer().as_pointer(), I64.as_pointer()]
+    fn = ir.Function(module, ir.FunctionType(VOID, signature), "scriptc_split")
+    blocks, workers, busy, kernel, total, ptrs, meta = fn.args
+    h = _Builder(module, fn)
+    b = h.b
+    parallel_for = module.globals["scriptc_parallel_for"]
+    whole, try_split, split, done = (fn.append_basic_block(n) for n in ("whole", "try_split", "split", "done"))
+    used = b.select(b.icmp_signed("<", workers, b.sub(total, ir.Constant(I64, 1))), workers,
+                    b.sub(total, ir.Constant(I64, 1)))
+    b.cbranch(b.icmp_signed(">", used, ir.Constant(I64, 0)), try_split, whole)
+    b.position_at_end(try_split)
+    taken = b.extract_value(b.cmpxchg(busy, ir.Constant(I32, 0), ir.Constant(I32, 1), "acquire", "monotonic"), 1)
+    b.cbranch(taken, split, whole)
+    b.position_at_end(split)
+    b.call(parallel_for, [blocks, used, kernel, total, ptrs, meta])
+    h.store(ir.Constant(I32, 0), busy, "release")
+    b.branch(done)
+    b.position_at_end(whole)
+    h.call_kernel(kernel, ir.Constant(I64, 0), total, ptrs, meta)
+    b.branch(done)
+    b.position_at_end(done)
+    b.ret_void()
+
+
+NAMES = ["scriptc_worker", "scriptc_parallel_for", "scriptc_split"]
+
+
 def functions() -> dict[str, int]:
-    """The addresses of scriptc_worker and scriptc_parallel_for, compiled once per machine."""
+    """The addresses of NAMES, compiled once per machine."""
     from .build import compiled
 
-    return compiled("threads", ("native/threads",), module, ["scriptc_worker", "scriptc_parallel_for"])
+    return compiled("threads", ("native/threads",), module, NAMES)
 
 
 def module(triple: str) -> ir.Module:
-    """The module with both functions: scriptc_worker(block) and scriptc_parallel_for(blocks,
-    workers, kernel address, total, ptrs, meta), which splits [0, total) into workers + 1 slices."""
+    """The module with three functions: scriptc_worker(block); scriptc_parallel_for(blocks, workers,
+    kernel address, total, ptrs, meta), which splits [0, total) into workers + 1 slices; and
+    scriptc_split (see _split), what callers use."""
     m = ir.Module(name="scriptc_threads")
     m.triple = triple
     _worker(m)
     _parallel_for(m)
+    _split(m)
     return m

@@ -3,16 +3,25 @@ listing its layers in `__all__`)."""
 
 from . import functional, init  # noqa: F401
 from .activation import *  # noqa: F401,F403
-from .attention import MultiheadAttention  # noqa: F401
+from .attention import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
+from .container import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
+from .fold import *  # noqa: F401,F403
+from .instancenorm import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
-from .module import Module, ModuleDict, ModuleList, Parameter, Sequential  # noqa: F401
+from .module import Module, Parameter  # noqa: F401
 from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .pixelshuffle import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
-from .recurrent import GRUCell, LSTMCell  # noqa: F401
+from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
-from . import utils  # noqa: F401,E402
+from .upsampling import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
+from . import parallel, utils  # noqa: F401,E402
+from .parallel import DataParallel  # noqa: F401,E402

@@ -1,30 +1,35 @@
-"""Batch normalization layers: running statistics as buffers, PyTorch's momentum rules."""
+"""Batch normalization layers (BatchNorm1d/2d/3d) and the base they share with instance norm: affine
+parameters, running statistics as buffers, torch's momentum rules (momentum=None: cumulative average)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from scriptc import autograd
 from scriptc.tensors import Tensor, wrap
 from scriptc.types import float32, int64
 
 from . import functional as F
+from . import init
+from .common import _empty
 from .module import Module, Parameter
 
-__all__ = ["BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
-class BatchNorm2d(Module):
-    """Batch normalization over (N, C, H, W); tracks running_mean/var with `momentum` in training."""
+class _NormBase(Module):
+    """num_features channels: weight and bias when affine, running_mean/var and num_batches_tracked
+    buffers when track_running_stats."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats, self.use_bias = affine, track_running_stats, bias
+        self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = Parameter(wrap(np.ones(num_features, dtype=(dtype or float32).np)))
+            self.weight = Parameter(_empty(num_features, dtype=dtype))
             if bias:
-                self.bias = Parameter(wrap(np.zeros(num_features, dtype=(dtype or float32).np)))
+                self.bias = Parameter(_empty(num_features, dtype=dtype))
             else:
                 self.register_parameter("bias", None)
         else:
@@ -38,10 +43,30 @@ class BatchNorm2d(Module):
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
 
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            with autograd.no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
     def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() != 4:
-            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+        raise NotImplementedError
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
@@ -61,7 +86,26 @@ class BatchNorm2d(Module):
                             self.running_var if not self.training or self.track_running_stats else None,
                             self.weight, self.bias, bn_training, exponential_average_factor, self.eps)
 
-    def extra_repr(self) -> str:
-        bias = f", bias={self.use_bias}" if self.affine else ""
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}{bias}, "
-                f"track_running_stats={self.track_running_stats}")
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization over (N, C) or (N, C, L)."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 2 and input.dim() != 3:
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization over (N, C, H, W)."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over (N, C, D, H, W)."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

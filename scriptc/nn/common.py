@@ -12,5 +12,17 @@ def _empty(*shape, dtype=None) -> Tensor:
     return wrap(np.empty(shape, dtype=(dtype or float32).np))
 
 
-def _pair(v):
-    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+def _ntuple(n: int):
+    """A function making n-tuples: sequences pass through as tuples, a single value is repeated."""
+    def parse(value):
+        return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+    return parse
+
+
+_single, _pair, _triple, _quadruple = _ntuple(1), _ntuple(2), _ntuple(3), _ntuple(4)
+_sextuple = _ntuple(6)
+
+
+def _reverse_repeat_tuple(t) -> tuple:
+    """(a, b) -> (b, b, a, a): per-dim padding in the last-dim-first order F.pad takes."""
+    return tuple(x for x in reversed(t) for _ in range(2))

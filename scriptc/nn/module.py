@@ -1,98 +1,116 @@
-"""Module, Parameter and the containers (Sequential, ModuleList), with PyTorch's semantics."""
+"""Module and Parameter, with PyTorch's semantics: registration, traversal, hooks, state_dict, conversion."""
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 import numpy as np
 
 from scriptc import autograd
-from scriptc.tensors import Tensor, _tensor_repr, wrap
+from scriptc.tensors import Tensor, wrap
 from scriptc.types import dtype as Dtype
-from scriptc.types import float16, float32, float64
+
+from scriptc.utils.hooks import RemovableHandle
+
+from .hooks import ModuleHooks, add_hook
+from .parameter import Parameter
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
-class Parameter(Tensor):
-    """A Tensor that a Module registers as a parameter; requires grad by default."""
-
-    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
-        if data is None:
-            data = wrap(np.empty((0,), dtype=np.float32))
-        self = object.__new__(cls)
-        source = data._data if isinstance(data, Tensor) else np.asarray(data)
-        self._data = source
-        self.requires_grad = requires_grad
-        self.grad = None
-        self.grad_fn = None
-        self._out_index = 0
-        self._vc = data._vc if isinstance(data, Tensor) else [0]
-        self._base = None
-        return self
-
-    def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
-        pass
-
-    def __repr__(self) -> str:
-        return "Parameter containing:\n" + _tensor_repr(self)
-
-    def __reduce_ex__(self, protocol):
-        return (Parameter, (wrap(self._data.copy()), self.requires_grad))
-
-
-class _IncompatibleKeys(NamedTuple):
+class _IncompatibleKeysFields(NamedTuple):
     missing_keys: list
     unexpected_keys: list
 
 
-class Module:
+class _IncompatibleKeys(_IncompatibleKeysFields):
+    """What load_state_dict returns: the missing and unexpected keys."""
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _typename(obj) -> str:
+    """torch.typename: a tensor's type(), else the qualified class name (bare for builtins)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    cls = type(obj)
+    return cls.__qualname__ if cls.__module__ in ("", "builtins") else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _parse_to(args, kwargs):
+    """(device, dtype) from Module.to's forms: to(device), to(dtype), to(device, dtype), to(tensor), keywords."""
+    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, Dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, bool):
+            continue  # the non_blocking positional
+        else:
+            device = a
+    return device, dtype
+
+
+class Module(ModuleHooks):
     """Base class of every layer and model: holds parameters, buffers and submodules by name."""
 
     training: bool
     _version = 1
+    call_super_init = False
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
             raise TypeError(f"{type(self).__name__}.__init__() takes no arguments")
-        object.__setattr__(self, "_parameters", OrderedDict())
-        object.__setattr__(self, "_buffers", OrderedDict())
-        object.__setattr__(self, "_non_persistent_buffers", set())
-        object.__setattr__(self, "_modules", OrderedDict())
-        object.__setattr__(self, "training", True)
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        for name in ("_parameters", "_buffers", "_modules", "_forward_hooks", "_forward_hooks_with_kwargs",
+                     "_forward_hooks_always_called", "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+                     "_backward_hooks", "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+                     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+            setattr_(self, name, OrderedDict())
+        setattr_(self, "_non_persistent_buffers_set", set())
 
     # --- attribute registration ----------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
-        if "_parameters" not in self.__dict__:
-            if isinstance(value, (Parameter, Module)):
-                raise AttributeError("cannot assign parameters or modules before Module.__init__() call")
-            object.__setattr__(self, name, value)
-            return
-        params, buffers, modules = self._parameters, self._buffers, self._modules
+        d = self.__dict__
+        params = d.get("_parameters")
         if isinstance(value, Parameter):
-            self.__dict__.pop(name, None)
-            buffers.pop(name, None)
-            modules.pop(name, None)
-            params[name] = value
-        elif isinstance(value, Module):
-            self.__dict__.pop(name, None)
-            params.pop(name, None)
-            buffers.pop(name, None)
-            modules[name] = value
-        elif name in params:
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            _remove_from(name, d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
-            params[name] = None
-        elif name in buffers:
-            if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                "(torch.Tensor or None expected)")
-            buffers[name] = value
-        elif name in modules:
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            if "_modules" not in d:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            _remove_from(name, d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            self._modules[name] = value
+        elif "_modules" in d and name in self._modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
-            modules[name] = None
+            self._modules[name] = value
+        elif "_buffers" in d and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 
@@ -104,48 +122,86 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name: str) -> None:
-        for store in (self._parameters, self._buffers, self._modules):
-            if name in store:
-                del store[name]
-                self._non_persistent_buffers.discard(name)
-                return
-        object.__delattr__(self, name)
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """A tensor that is state but not a parameter (BatchNorm's running_mean); in state_dict if persistent."""
-        if "." in name or not name:
-            raise KeyError(f"buffer name can't contain \".\" or be empty, got '{name}'")
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
-        self.__dict__.pop(name, None)
         self._buffers[name] = tensor
         if persistent:
-            self._non_persistent_buffers.discard(name)
+            self._non_persistent_buffers_set.discard(name)
         else:
-            self._non_persistent_buffers.add(name)
+            self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (or a None placeholder) under `name`."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
                             "(torch.nn.Parameter or None required)")
-        self.__dict__.pop(name, None)
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                             f"created explicitly. To express '{name}' as a function of another Tensor, compute "
+                             "the value in the forward() method.")
         self._parameters[name] = param
 
     def add_module(self, name: str, module: "Module | None") -> None:
+        """Add a child module under `name` (what assigning a Module attribute does)."""
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
         self._modules[name] = module
 
-    register_module = add_module
+    def register_module(self, name: str, module: "Module | None") -> None:
+        """Alias of add_module."""
+        self.add_module(name, module)
 
     # --- traversal ----------------------------------------------------------------------
     def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
+        """(dotted name, module) for this module and every descendant; shared modules once unless
+        remove_duplicate=False."""
         if memo is None:
             memo = set()
-        if remove_duplicate and id(self) in memo:
+        if id(self) in memo:
             return
-        memo.add(id(self))
+        if remove_duplicate:
+            memo.add(id(self))
         yield prefix, self
         for name, child in self._modules.items():
             if child is not None:
@@ -168,12 +224,14 @@ class Module:
 
     def _named_members(self, store: str, prefix: str, recurse: bool, remove_duplicate: bool = True):
         seen = set()
-        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
         for module_prefix, module in modules:
             for name, value in getattr(module, store).items():
-                if value is None or (remove_duplicate and id(value) in seen):
+                if value is None or id(value) in seen:
                     continue
-                seen.add(id(value))
+                if remove_duplicate:
+                    seen.add(id(value))
                 yield (f"{module_prefix}.{name}" if module_prefix else name), value
 
     def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
@@ -190,70 +248,181 @@ class Module:
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
+    def _get_name(self) -> str:
+        return type(self).__name__
+
     def get_submodule(self, target: str) -> "Module":
+        """The submodule at dotted path `target` ("" is self)."""
         module = self
-        for part in target.split(".") if target else []:
-            if part not in module._modules:
-                raise AttributeError(f"{type(module).__name__} has no attribute `{part}`")
-            module = module._modules[part]
+        for item in target.split(".") if target else []:
+            if not hasattr(module, item):
+                raise AttributeError(module._get_name() + " has no attribute `" + item + "`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
         return module
 
-    def get_parameter(self, target: str) -> Parameter:
+    def _get_member(self, target: str, store: str, kind: str):
         path, _, name = target.rpartition(".")
         module = self.get_submodule(path)
-        if name not in module._parameters:
-            raise AttributeError(f"{type(module).__name__} has no parameter `{name}`")
-        return module._parameters[name]
+        if not hasattr(module, name):
+            raise AttributeError(module._get_name() + " has no attribute `" + name + "`")
+        if name not in getattr(module, store):
+            raise AttributeError("`" + name + "` is not " + kind)
+        return getattr(module, name)
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path `target`."""
+        return self._get_member(target, "_parameters", "an nn.Parameter")
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path `target`."""
+        return self._get_member(target, "_buffers", "a buffer")
+
+    def get_extra_state(self) -> Any:
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please "
+                           "file an issue to report this bug.")
+
+    def set_extra_state(self, state: Any) -> None:
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please "
+                           "file an issue to report this bug.")
 
     # --- state ----------------------------------------------------------------------------
-    def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
-        """Parameters and persistent buffers by dotted name (`fc1.weight`, `bn.running_mean`)."""
-        out = OrderedDict() if destination is None else destination
+    def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
         for name, p in self._parameters.items():
             if p is not None:
-                out[prefix + name] = p if keep_vars else p.detach()
+                destination[prefix + name] = p if keep_vars else p.detach()
         for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers:
-                out[prefix + name] = b if keep_vars else b.detach()
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
+        """Parameters and persistent buffers by dotted name (`fc1.weight`, `bn.running_mean`)."""
+        if args:
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
+        out = OrderedDict() if destination is None else destination
+        self._save_to_state_dict(out, prefix, keep_vars)
         for name, child in self._modules.items():
             if child is not None:
-                child.state_dict(out, prefix + name + ".", keep_vars)
+                child.state_dict(destination=out, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, out, prefix, {})
+            if result is not None:
+                out = result
         return out
 
-    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
-        """Copy values into parameters and buffers; accepts tensors or anything numpy can read."""
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        for key, target in own.items():
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), self._buffers.items())
+                       if v is not None and k not in self._non_persistent_buffers_set}
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
             if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
                 continue
             value = state_dict[key]
-            array = value._data if isinstance(value, Tensor) else np.asarray(value)
-            if array.shape != target._data.shape:
-                errors.append(f"size mismatch for {key}: copying a param with shape scriptc.Size({list(array.shape)}) "
-                              f"from checkpoint, the shape in current model is scriptc.Size("
-                              f"{list(target._data.shape)}).")
+            if not isinstance(value, Tensor):
+                if not hasattr(value, "__array__"):
+                    error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
+                                      f"Tensor-like object from checkpoint but received {type(value)}")
+                    continue
+                value = wrap(np.asarray(value))
+            if param.dim() == 0 and value.dim() == 1 and value.shape[0] == 1:
+                value = value.reshape(())
+            if value.shape != param.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                                  f"checkpoint, the shape in current model is {param.shape}.")
                 continue
             with autograd.no_grad():
-                np.copyto(target._data, array, casting="unsafe")
-                target._vc[0] += 1
+                if assign:
+                    if isinstance(param, Parameter) and not isinstance(value, Parameter):
+                        value = Parameter(value.detach(), requires_grad=param.requires_grad)
+                    setattr(self, name, value)
+                else:
+                    param.copy_(value)
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
         if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
-        if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
-        return _IncompatibleKeys(missing, unexpected)
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_key:
+                    head = key[len(prefix):].split(".", 1)
+                    if (head[0] not in self._modules) if len(head) > 1 else (head[0] not in local_state):
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
+        """Copy (or with assign=True, adopt) the values of a state_dict into parameters and buffers.
+
+        Returns the (missing_keys, unexpected_keys) named tuple; with strict=True either kind of key,
+        and a shape mismatch in any case, raises RuntimeError worded as torch's.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys: list = []
+        unexpected_keys: list = []
+        error_msgs: list = []
+        state_dict = OrderedDict(state_dict)
+
+        def load(module, local_state_dict, prefix=""):
+            metadata = {"assign_to_params_buffers": True} if assign else {}
+            module._load_from_state_dict(local_state_dict, prefix, metadata, True, missing_keys, unexpected_keys,
+                                         error_msgs)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
+                         child_prefix)
+            incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, incompatible) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys need to be modified, "
+                                         "it should be done inplace.")
+
+        load(self, state_dict)
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected_keys)))
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing_keys)))
+        if error_msgs:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(error_msgs)))
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, state_dict, prefix, local_metadata) runs after this module's state_dict()."""
+        return add_hook(self._state_dict_hooks, hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors) runs first."""
+        return add_hook(self._load_state_dict_pre_hooks, lambda *args: hook(self, *args))
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, incompatible_keys) runs after load_state_dict; it may edit the key lists in place."""
+        return add_hook(self._load_state_dict_post_hooks, hook)
 
     # --- modes and conversion -----------------------------------------------------------
     def train(self, mode: bool = True) -> "Module":
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+        object.__setattr__(self, "training", mode)
+        for child in self.children():
+            child.train(mode)
         return self
 
     def eval(self) -> "Module":
@@ -271,52 +440,71 @@ class Module:
             if set_to_none:
                 p.grad = None
             else:
+                p.grad = p.grad.detach()
                 p.grad._data[...] = 0
 
-    def _apply(self, convert) -> "Module":
-        for module in self.modules():
-            for store in (module._parameters, module._buffers):
-                for name, t in store.items():
-                    if t is None:
-                        continue
-                    new = convert(t)
-                    if new is t:
-                        continue
-                    if isinstance(t, Parameter):
-                        store[name] = Parameter(new.detach(), t.requires_grad)
-                    else:
-                        store[name] = new
+    def _apply(self, fn, recurse: bool = True) -> "Module":
+        """Apply `fn` to every parameter, gradient and buffer; parameters keep their identity (their
+        data is replaced), so optimizers and tied weights still see them."""
+        if recurse:
+            for child in self.children():
+                child._apply(fn)
+        with autograd.no_grad():
+            for p in self._parameters.values():
+                if p is None:
+                    continue
+                new = fn(p)
+                if new is not p:
+                    p.data = new
+                if p.grad is not None:
+                    new_grad = fn(p.grad)
+                    if new_grad is not p.grad:
+                        p.grad = new_grad.detach()
+            for name, b in self._buffers.items():
+                if b is not None:
+                    self._buffers[name] = fn(b)
         return self
 
     def to(self, *args, **kwargs) -> "Module":
-        """Convert floating parameters and buffers to a dtype and/or move them to a device."""
-        target = None
-        for a in list(args) + [kwargs.get("dtype")]:
-            if isinstance(a, Dtype):
-                target = a
-        for a in list(args) + [kwargs.get("device")]:
-            if a is not None and not isinstance(a, Dtype):
-                wrap(np.zeros(())).to(a)
-        if target is None:
-            return self
-        return self._apply(lambda t: t.to(target) if t.is_floating_point() else t)
+        """Move and/or cast: to(device), to(dtype), to(device, dtype), to(tensor). Only floating point
+        parameters and buffers change dtype."""
+        device, dtype = _parse_to(args, dict(kwargs))
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype={dtype}")
+
+        def convert(t: Tensor) -> Tensor:
+            if dtype is not None and (t.is_floating_point() or t.is_complex()):
+                return t.to(device, dtype) if device is not None else t.to(dtype)
+            return t.to(device) if device is not None else t
+        return self._apply(convert)
+
+    def type(self, dst_type) -> "Module":
+        """Cast every parameter and buffer, whatever its dtype, to dst_type."""
+        return self._apply(lambda t: t.type(dst_type))
 
     def float(self) -> "Module":
-        return self.to(float32)
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 
     def double(self) -> "Module":
-        return self.to(float64)
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
     def half(self) -> "Module":
-        return self.to(float16)
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self) -> "Module":
+        import scriptc
+        target = scriptc.bfloat16
+        return self._apply(lambda t: t.to(target) if t.is_floating_point() else t)
 
     def cpu(self) -> "Module":
-        return self
+        return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None) -> "Module":
-        return self.to("cuda")
+        return self._apply(lambda t: t.cuda(device))
 
-    def apply(self, fn) -> "Module":
+    def apply(self, fn: Callable[["Module"], None]) -> "Module":
+        """Call fn on every submodule (children first) and then on self, as for weight initialisation."""
         for child in self.children():
             child.apply(fn)
         fn(self)
@@ -337,151 +525,43 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
 
     def extra_repr(self) -> str:
         return ""
 
     def __repr__(self) -> str:
-        lines = []
         extra = self.extra_repr()
-        if extra:
-            lines = extra.split("\n")
-        children = []
-        for name, module in self._modules.items():
-            text = repr(module).replace("\n", "\n  ")
-            children.append(f"({name}): {text}")
-        lines = lines + children
-        main = type(self).__name__ + "("
-        if lines:
+        lines = extra.split("\n") if extra else []
+        children = [f"({name}): " + repr(module).replace("\n", "\n  ") for name, module in self._modules.items()]
+        main = self._get_name() + "("
+        if lines or children:
             if len(lines) == 1 and not children:
                 main += lines[0]
             else:
-                main += "\n  " + "\n  ".join(lines) + "\n"
+                main += "\n  " + "\n  ".join(lines + children) + "\n"
         return main + ")"
 
     def __dir__(self):
-        return sorted(set(object.__dir__(self)) | set(self._parameters) | set(self._buffers) | set(self._modules))
+        keys = dir(type(self)) + list(self.__dict__) + list(self._parameters) + list(self._modules) + \
+            list(self._buffers)
+        return sorted(k for k in keys if not k[0].isdigit())
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        for name in ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+                     "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
+                     "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+                     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+            self.__dict__.setdefault(name, OrderedDict())
+        self.__dict__.setdefault("_non_persistent_buffers_set", set())
 
 
-class Sequential(Module):
-    """Modules applied in order: `Sequential(Linear(4, 8), ReLU())`; keys are "0", "1", ..."""
-
-    def __init__(self, *args):
-        super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for name, m in args[0].items():
-                self.add_module(name, m)
+def _remove_from(name: str, *stores) -> None:
+    for store in stores:
+        if isinstance(store, set):
+            store.discard(name)
         else:
-            for i, m in enumerate(args):
-                self.add_module(str(i), m)
-
-    def __getitem__(self, index):
-        items = list(self._modules.items())
-        if isinstance(index, slice):
-            return Sequential(OrderedDict(items[index]))
-        return items[_checked_index(index, len(items))][1]
-
-    def __setitem__(self, index: int, module: Module) -> None:
-        key = list(self._modules)[_checked_index(index, len(self._modules))]
-        self._modules[key] = module
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module: Module) -> "Sequential":
-        self.add_module(str(len(self)), module)
-        return self
-
-    def forward(self, input):
-        for module in self:
-            input = module(input)
-        return input
-
-
-def _checked_index(index: int, length: int) -> int:
-    if not -length <= index < length:
-        raise IndexError(f"index {index} is out of range")
-    return index % length
-
-
-class ModuleList(Module):
-    """A list of modules that registers each one (`self.layers = ModuleList([...])`)."""
-
-    def __init__(self, modules=None):
-        super().__init__()
-        if modules is not None:
-            self.extend(modules)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return ModuleList(list(self._modules.values())[index])
-        return self._modules[str(_checked_index(index, len(self._modules)))]
-
-    def __setitem__(self, index: int, module: Module) -> None:
-        self.add_module(str(_checked_index(index, len(self._modules))), module)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def __iadd__(self, modules):
-        return self.extend(modules)
-
-    def append(self, module: Module) -> "ModuleList":
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules) -> "ModuleList":
-        for m in modules:
-            self.append(m)
-        return self
-
-    def insert(self, index: int, module: Module) -> None:
-        items = list(self._modules.values())
-        items.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self.add_module(str(i), m)
-
-
-class ModuleDict(Module):
-    """Modules by name, registered in insertion order."""
-
-    def __init__(self, modules=None):
-        super().__init__()
-        if modules is not None:
-            for k, v in (modules.items() if hasattr(modules, "items") else modules):
-                self.add_module(k, v)
-
-    def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
-
-    def __setitem__(self, key: str, module: Module) -> None:
-        self.add_module(key, module)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._modules
-
-    def keys(self):
-        return self._modules.keys()
-
-    def values(self):
-        return self._modules.values()
-
-    def items(self):
-        return self._modules.items()
+            store.pop(name, None)

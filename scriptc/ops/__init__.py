@@ -36,6 +36,8 @@ from .schema import (  # noqa: F401  (re-exported: the vocabulary of the table)
 
 OPS: dict[str, OpDef] = {}
 _OVERLOADS: dict[str, list[OpDef]] = {}
+# Other public names of an op family, as torch has them (arcsin is asin): {alias: base name}.
+ALIASES: dict[str, str] = {}
 
 
 def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, **fields) -> OpDef:  # noqa: F811
@@ -63,6 +65,8 @@ def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, 
 def _add(op: OpDef) -> None:
     if op.name in OPS:
         raise SchemaError(f"op {op.name} declared twice")
+    if op.base_name in ALIASES:
+        raise SchemaError(f"op {op.name} is declared where an alias of {ALIASES[op.base_name]} stands")
     OPS[op.name] = op
     _OVERLOADS.setdefault(op.base_name, []).append(op)
 
@@ -76,7 +80,20 @@ def get(name: str) -> OpDef:
 
 
 def overloads(base_name: str) -> list[OpDef]:
-    return _OVERLOADS.get(base_name, [])
+    """The OpDefs named `base_name` (or the ones it is an alias of), in the order calls try them."""
+    return _OVERLOADS.get(ALIASES.get(base_name, base_name), [])
+
+
+def alias(name: str, target: str) -> None:
+    """Declare `name` another name of the ops called `target` (and `name_` of `target_` where that exists)."""
+    for new, old in ((name, target), (name + "_", target + "_")):
+        if old not in _OVERLOADS:
+            continue
+        if new in _OVERLOADS or new in ALIASES:
+            raise SchemaError(f"alias {new} names an op that exists")
+        ALIASES[new] = old
+    if name not in ALIASES:
+        raise SchemaError(f"alias {name} of unknown op {target}")
 
 
 def all_ops() -> list[OpDef]:
@@ -86,11 +103,18 @@ def all_ops() -> list[OpDef]:
 # Importing the modules fills the table (one module a line).
 from . import pointwise  # noqa: E402,F401
 from . import pointwise_logic  # noqa: E402,F401
+from . import pointwise_math  # noqa: E402,F401
 from . import reduction  # noqa: E402,F401
+from . import scan  # noqa: E402,F401
+from . import sorting  # noqa: E402,F401
+from . import statistics  # noqa: E402,F401
 from . import shape  # noqa: E402,F401
+from . import indexing  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
 from . import random  # noqa: E402,F401
+from . import rearrange  # noqa: E402,F401
+from . import views  # noqa: E402,F401
 from . import scalar  # noqa: E402,F401
 from . import products  # noqa: E402,F401
 from . import einsum  # noqa: E402,F401
@@ -104,3 +128,11 @@ from . import activation  # noqa: E402,F401
 from . import dropout  # noqa: E402,F401
 from . import complex  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+from . import conv  # noqa: E402,F401
+from . import padding  # noqa: E402,F401
+from . import pooling  # noqa: E402,F401
+from . import normalization  # noqa: E402,F401
+from . import spatial  # noqa: E402,F401
+from . import resample  # noqa: E402,F401
+from . import embedding  # noqa: E402,F401
+from . import loss  # noqa: E402,F401

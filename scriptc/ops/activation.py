@@ -255,12 +255,12 @@ register("softmin(self: Tensor, dim: int, dtype: ScalarType? = None) -> Tensor",
          function=False, doc="softmax(-x) along dim.")
 
 
-def _rrelu_kernel(xp, x, lower=1.0 / 8, upper=1.0 / 3, training=False):
+def _rrelu_kernel(xp, x, lower=1.0 / 8, upper=1.0 / 3, training=False, gen=None):
     if not training:
         slope = (lower + upper) / 2
         return xp.where(x >= 0, x, x * slope).astype(x.dtype, copy=False), None
     from .generator import generator
-    slopes = generator(xp).uniform(lower, upper, x.shape).astype(x.dtype)
+    slopes = generator(xp, gen).uniform(lower, upper, x.shape).astype(x.dtype)
     noise = xp.where(x > 0, xp.asarray(1, dtype=x.dtype), slopes)
     return x * noise, noise
 
@@ -268,11 +268,11 @@ def _rrelu_kernel(xp, x, lower=1.0 / 8, upper=1.0 / 3, training=False):
 def _rrelu_grad(ctx, g):
     if ctx.aux is None:
         slope = (ctx.lower + ctx.upper) / 2
-        return g * ctx.xp.where(ctx.self >= 0, 1, slope), None, None, None
-    return g * ctx.aux, None, None, None
+        return g * ctx.xp.where(ctx.self >= 0, 1, slope), None, None, None, None
+    return g * ctx.aux, None, None, None, None
 
 
-register("rrelu(self: Tensor, lower: Scalar = 0.125, upper: Scalar = 0.3333333333333333, training: bool = False) "
-         "-> Tensor", RANDOM, _rrelu_kernel, shape=lambda x, *rest: _float_rule(x), grad=_rrelu_grad,
-         save=("self",), aux=True, inplace=True, method=False,
+register("rrelu(self: Tensor, lower: Scalar = 0.125, upper: Scalar = 0.3333333333333333, training: bool = False, "
+         "*, generator: Generator? = None) -> Tensor", RANDOM, _rrelu_kernel, shape=lambda x, *rest: _float_rule(x),
+         grad=_rrelu_grad, save=("self",), aux=True, inplace=True, method=False,
          doc="Leaky ReLU whose negative slopes are drawn from U(lower, upper) in training, their mean in eval.")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import warnings
 
+from scriptc.errors import ArgumentError
+
 from . import register
 from .schema import RANDOM
 
@@ -18,7 +20,7 @@ SELU_SATURATION = 1.7580993408473766
 
 def _check_p(p):
     if not 0 <= p <= 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        raise ArgumentError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
 def _noise_shape(x, per_channel):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scriptc.errors import ShapeError
+from scriptc.errors import ArgumentError, ShapeError
 from scriptc.types import DEFAULT_FLOAT, FLOAT, TensorType, from_numpy_dtype, result_type, scalar_dtype
 
 from . import bfloat16
@@ -114,5 +114,7 @@ def _run(op: OpDef, xp, arrays: list, kernel=None):
                     arrays[i] = a.astype(compute)
     try:
         return (kernel or op.kernel)(xp, *arrays)
+    except ArgumentError:
+        raise
     except ValueError as exc:
         _kernel_error(op, arrays, exc, xp.ndarray)

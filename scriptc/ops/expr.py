@@ -17,7 +17,15 @@ UNARY = ("neg", "exp", "log", "sqrt", "tanh", "erf", "abs", "floor", "ceil", "si
 BINARY = ("add", "sub", "mul", "div", "pow", "max", "min",
           "lt", "le", "gt", "ge", "eq", "ne", "and", "or")
 COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
-PRIMITIVES = set(UNARY) | set(BINARY) | {"select", "const", "var", "cast"}
+# Functions of C's math library (and CUDA's), each with its numpy name: a backend calls the
+# library's function of that name (`f`-suffixed in float32), so its accuracy is the library's.
+LIBM_UNARY = {"tan": "tan", "asin": "arcsin", "acos": "arccos", "atan": "arctan", "sinh": "sinh", "cosh": "cosh",
+              "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "log1p": "log1p", "expm1": "expm1",
+              "trunc": "trunc", "rint": "rint"}
+LIBM_BINARY = {"atan2": "arctan2", "fmod": "fmod", "hypot": "hypot", "copysign": "copysign",
+               "nextafter": "nextafter"}
+LIBM = {**LIBM_UNARY, **LIBM_BINARY}
+PRIMITIVES = set(UNARY) | set(BINARY) | set(LIBM) | {"select", "const", "var", "cast"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,11 +53,30 @@ class Expr:
     def __ge__(self, other): return Expr("ge", (self, lift(other)))
 
     def __repr__(self) -> str:
-        if self.op == "var":
-            return f"${self.value}"
-        if self.op == "const":
-            return repr(self.value)
-        return f"{self.op}({', '.join(map(repr, self.args))})"
+        """The tree as text; a subtree used more than once is written once, as `#k=...`, then `#k` (codegen
+        hashes this text, and writing shared subtrees out in full grows exponentially with the sharing)."""
+        uses: dict[int, int] = {}
+        for node in walk(self):
+            for child in node.args:
+                uses[id(child)] = uses.get(id(child), 0) + 1
+        labels: dict[int, str] = {}
+
+        def text(node: "Expr") -> str:
+            if node.op == "var":
+                return f"${node.value}"
+            if node.op == "const":
+                return repr(node.value)
+            if id(node) in labels:
+                return labels[id(node)]
+            body = f"{node.op}({', '.join(text(a) for a in node.args)})"
+            if node.op == "cast":
+                body = f"cast({text(node.args[0])}, {node.value!r})"
+            if uses.get(id(node), 0) > 1:
+                labels[id(node)] = f"#{len(labels)}"
+                return f"{labels[id(node)]}={body}"
+            return body
+
+        return text(self)
 
 
 def lift(value) -> Expr:
@@ -78,6 +105,9 @@ def _binary(name):
 exp, log, sqrt, tanh, erf, abs_, floor, ceil, sin, cos, not_ = (
     _unary(n) for n in ("exp", "log", "sqrt", "tanh", "erf", "abs", "floor", "ceil", "sin", "cos", "not"))
 maximum, minimum, eq, ne, and_, or_ = (_binary(n) for n in ("max", "min", "eq", "ne", "and", "or"))
+tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log1p, expm1, trunc, rint = (
+    _unary(n) for n in LIBM_UNARY)
+atan2, fmod, hypot, copysign, nextafter = (_binary(n) for n in LIBM_BINARY)
 
 
 def select(cond, if_true, if_false) -> Expr:
@@ -123,6 +153,8 @@ def evaluate(expr: Expr, xp, inputs: list, dtype) -> Any:
             v = xp.where(a[0], a[1], a[2])
         elif op == "erf":
             v = xp.vectorize(math.erf, otypes=[dtype])(a[0])
+        elif op in LIBM:
+            v = getattr(xp, LIBM[op])(*a)
         else:
             fn = {"neg": xp.negative, "abs": xp.abs, "not": xp.logical_not, "max": xp.maximum,
                   "min": xp.minimum, "pow": xp.power, "add": xp.add, "sub": xp.subtract,

@@ -137,3 +137,28 @@ register("new_zeros(self: Tensor, size: int[]) -> Tensor", FACTORY,
 register("new_ones(self: Tensor, size: int[]) -> Tensor", FACTORY,
          lambda xp, x, size: xp.ones(_size(size), x.dtype), shape=lambda x, size: TensorType(
              x.dtype, tuple(size) if is_known(size) else None, x.device), method=False, function=False)
+
+
+def _triangle_indices(lower: bool):
+    def kernel(xp, row, col, offset=0, dtype=None, device=None):
+        if row < 0 or col < 0:
+            raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else f"col must be non-negative, got{col}")
+        rows, cols = (xp.tril_indices if lower else xp.triu_indices)(row, offset, col)
+        return xp.stack([rows, cols]).astype((dtype or int64).np)
+    return kernel
+
+
+def _triangle_count(row, col, offset, lower):
+    if not all(is_known(v) for v in (row, col, offset)):
+        return None
+    return int(np.tril(np.ones((row, col), bool), offset).sum() if lower else np.triu(np.ones((row, col), bool),
+                                                                                      offset).sum())
+
+
+for _name, _lower in (("tril_indices", True), ("triu_indices", False)):
+    register(f"{_name}(row: int, col: int, offset: int = 0, *, dtype: ScalarType? = None, device: Device? = None) "
+             "-> Tensor", FACTORY, _triangle_indices(_lower),
+             shape=(lambda lower: lambda row, col, offset=0, dtype=None, device=None: TensorType(
+                 dtype or int64, (2, _triangle_count(row, col, offset, lower))))(_lower), method=False,
+             doc=f"The (row, col) indices of the {'lower' if _lower else 'upper'} triangle of a row x col matrix "
+                 "(from the offset diagonal), as a 2 x N tensor.")

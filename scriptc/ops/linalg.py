@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from scriptc.errors import ShapeError
+from scriptc.errors import ArgumentError, ShapeError
 from scriptc.types import TensorType
 
 from . import register
@@ -75,7 +75,11 @@ def _linear_kernel(xp, x, w, b=None):
                          f"({x.shape[0] if x.ndim > 1 else 1}x{x.shape[-1] if x.ndim else 1} and "
                          f"{'x'.join(map(str, reversed(w.shape)))})")
     _same_dtype(x, w, "linear")
-    out = xp.matmul(x, w.T)
+    if x.ndim == 2 and w.ndim == 2 and 4 * x.shape[0] <= w.shape[0]:
+        # few rows times a tall weight (a recurrent step): BLAS is faster as w @ x^T than with w transposed
+        out = xp.ascontiguousarray(xp.matmul(w, x.T).T)
+    else:
+        out = xp.matmul(x, w.T)
     if b is not None:
         out += b
     return xp.asarray(out)
@@ -138,6 +142,19 @@ def _conv_params(x, w, stride, padding, dilation, groups):
     return sh, sw, ph, pw, dh, dw, oh, ow
 
 
+def _same_as_symmetric(xp, x, w, stride, padding, dilation):
+    """padding='same' with an even reach pads one more after than before (as torch): that one is
+    added to x here, so the rest is symmetric padding. Returns (x, padding)."""
+    if padding != "same" or x.ndim != 4 or w.ndim != 4 or pair(stride) != (1, 1):
+        return x, padding
+    from .conv import same_padding
+    pads = same_padding(w.shape[2:], pair(dilation))
+    extra = [hi - lo for lo, hi in pads]
+    if any(extra):
+        x = xp.pad(x, ((0, 0), (0, 0), (0, extra[0]), (0, extra[1])))
+    return x, [lo for lo, _ in pads]
+
+
 def _windows(xp, xpad, kh, kw, sh, sw, dh, dw, oh, ow):
     """Strided views of every kernel window: (N, C, OH, OW, KH, KW), no copy."""
     n, c = xpad.shape[:2]
@@ -184,6 +201,7 @@ def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, 
     # over 32x32 outputs).
     # `run_slices(fn, n)`: when given, calls fn(start, end) over slices of the batch side by side.
     _same_dtype(x, w, "conv2d")
+    x, padding = _same_as_symmetric(xp, x, w, stride, padding, dilation)
     sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, stride, padding, dilation, groups)
     n, o = x.shape[0], w.shape[0]
     wmat = w.reshape(groups, o // groups, -1)
@@ -220,7 +238,9 @@ def _conv2d_grad(ctx, g):
     if not batched:
         x, g = x[None], g[None]
     groups = ctx.groups
-    sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, ctx.stride, ctx.padding, ctx.dilation, groups)
+    h_in, w_in = x.shape[2:]
+    x, padding = _same_as_symmetric(xp, x, w, ctx.stride, ctx.padding, ctx.dilation)
+    sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, ctx.stride, padding, ctx.dilation, groups)
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     gmat = g.reshape(n, groups, o // groups, oh * ow)
@@ -232,7 +252,7 @@ def _conv2d_grad(ctx, g):
     for i in range(kh):
         for j in range(kw):
             gpad[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += gcols[:, :, i, j]
-    gx = gpad[:, :, ph:ph + h, pw:pw + wd]
+    gx = gpad[:, :, ph:ph + h_in, pw:pw + w_in]
     gb = g.sum(axis=(0, 2, 3)) if ctx.bias is not None else None
     return (gx if batched else gx[0]), gw, gb, None, None, None, None
 
@@ -245,12 +265,11 @@ def _conv2d_rule(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     h, wd = x.shape[-2:]
     sh, sw = pair(stride)
     dh, dw = pair(dilation)
-    if isinstance(padding, str):
-        ph = dh * (w.shape[2] - 1) // 2 if padding == "same" else 0
-        pw = dw * (w.shape[3] - 1) // 2 if padding == "same" else 0
+    if padding == "same":
+        shape = (w.shape[0], h, wd)
     else:
-        ph, pw = pair(padding)
-    shape = (w.shape[0], conv_out(h, w.shape[2], sh, ph, dh), conv_out(wd, w.shape[3], sw, pw, dw))
+        ph, pw = pair(padding) if not isinstance(padding, str) else (0, 0)
+        shape = (w.shape[0], conv_out(h, w.shape[2], sh, ph, dh), conv_out(wd, w.shape[3], sw, pw, dw))
     return TensorType(x.dtype, ((n,) + shape) if batched else shape, x.device)
 
 
@@ -259,162 +278,6 @@ register("conv2d(input: Tensor, weight: Tensor, bias: Tensor? = None, stride: in
          _unbatched(_conv2d_kernel), shape=_conv2d_rule, grad=_conv2d_grad, save=("input", "weight"),
          method=False, functional=True, fusion_head=True, head_floor=True,
          doc="2-D convolution (cross-correlation) as im2col + GEMM.")
-
-
-# --- pooling -----------------------------------------------------------------
-
-def _pool_params(x, kernel_size, stride, padding, dilation, ceil_mode, name):
-    kh, kw = pair(kernel_size)
-    sh, sw = pair(stride) if stride not in (None, []) else (kh, kw)
-    ph, pw = pair(padding)
-    dh, dw = pair(dilation)
-    if ph > kh // 2 or pw > kw // 2:
-        raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but got pad={ph}, "
-                           f"kernel_size={kh} and dilation={dh}")
-    oh = conv_out(x.shape[-2], kh, sh, ph, dh, ceil_mode)
-    ow = conv_out(x.shape[-1], kw, sw, pw, dw, ceil_mode)
-    if oh <= 0 or ow <= 0:
-        raise ShapeError(f"Given input size: ({'x'.join(map(str, x.shape[-3:]))}). Calculated output size: "
-                         f"({x.shape[-3]}x{oh}x{ow}). Output size is too small")
-    extra_h = max((oh - 1) * sh + dh * (kh - 1) + 1 - (x.shape[-2] + 2 * ph), 0)
-    extra_w = max((ow - 1) * sw + dw * (kw - 1) + 1 - (x.shape[-1] + 2 * pw), 0)
-    return kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, extra_h, extra_w
-
-
-def _max_pool2d_kernel(xp, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
-    kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, eh, ew = _pool_params(x, kernel_size, stride, padding, dilation,
-                                                                  ceil_mode, "max_pool2d")
-    fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
-    win = _windows(xp, _pad2d(xp, x, ph, pw, fill, eh, ew), kh, kw, sh, sw, dh, dw, oh, ow)
-    flat = win.reshape(win.shape[:4] + (kh * kw,))
-    arg = xp.argmax(flat, axis=-1)
-    out = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-    return out, arg
-
-
-def _max_pool2d_grad(ctx, g):
-    xp, x = ctx.xp, ctx.input
-    batched = x.ndim == 4
-    if not batched:
-        x, g = x[None], g[None]
-    arg = ctx.aux if batched else ctx.aux[None]
-    kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, eh, ew = _pool_params(x, ctx.kernel_size, ctx.stride, ctx.padding,
-                                                                  ctx.dilation, ctx.ceil_mode, "max_pool2d")
-    n, c, h, w = x.shape
-    gpad = xp.zeros((n, c, h + 2 * ph + eh, w + 2 * pw + ew), dtype=g.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            gpad[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += \
-                g * (arg == i * kw + j)
-    gx = gpad[:, :, ph:ph + h, pw:pw + w]
-    return ((gx if batched else gx[0]),) + (None,) * 5
-
-
-def _pool_rule(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, *rest):
-    if x.shape is None or not isinstance(x.shape[-1], int) or not isinstance(x.shape[-2], int):
-        return TensorType(x.dtype, None if x.shape is None else tuple(x.shape[:-2]) + (None, None), x.device)
-    kh, kw = pair(kernel_size)
-    sh, sw = pair(stride) if stride not in (None, []) else (kh, kw)
-    ph, pw = pair(padding)
-    dh, dw = pair(dilation) if isinstance(dilation, (int, list, tuple)) else (1, 1)
-    return TensorType(x.dtype, tuple(x.shape[:-2]) + (conv_out(x.shape[-2], kh, sh, ph, dh, ceil_mode),
-                                                      conv_out(x.shape[-1], kw, sw, pw, dw, ceil_mode)), x.device)
-
-
-register("max_pool2d(input: Tensor, kernel_size: int[], stride: int[]? = None, padding: int[] = [0, 0], "
-         "dilation: int[] = [1, 1], ceil_mode: bool = False) -> Tensor", OPAQUE, _unbatched(_max_pool2d_kernel),
-         shape=_pool_rule, grad=_max_pool2d_grad, aux=True, method=False, functional=True)
-
-
-def _avg_divisor(xp, size, k, s, p, out, include_pad, extra):
-    starts = xp.arange(out) * s - p
-    ends = xp.minimum(starts + k, size + p)
-    if include_pad:
-        return ends - starts
-    return xp.minimum(ends, size) - xp.maximum(starts, 0)
-
-
-def _avg_pool2d_parts(xp, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, eh, ew = _pool_params(x, kernel_size, stride, padding, 1,
-                                                                  ceil_mode, "avg_pool2d")
-    if divisor_override:
-        div = xp.full((oh, ow), float(divisor_override))
-    else:
-        dv = _avg_divisor(xp, x.shape[-2], kh, sh, ph, oh, count_include_pad, eh)
-        dvw = _avg_divisor(xp, x.shape[-1], kw, sw, pw, ow, count_include_pad, ew)
-        div = xp.multiply.outer(dv, dvw).astype(x.dtype)
-    return (kh, kw, sh, sw, ph, pw, oh, ow, eh, ew), div
-
-
-def _avg_pool2d_kernel(xp, x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-                       divisor_override=None):
-    (kh, kw, sh, sw, ph, pw, oh, ow, eh, ew), div = _avg_pool2d_parts(
-        xp, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    win = _windows(xp, _pad2d(xp, x, ph, pw, 0.0, eh, ew), kh, kw, sh, sw, 1, 1, oh, ow)
-    return (win.sum(axis=(-1, -2)) / div).astype(x.dtype, copy=False)
-
-
-def _avg_pool2d_grad(ctx, g):
-    xp, x = ctx.xp, ctx.input
-    batched = x.ndim == 4
-    if not batched:
-        x, g = x[None], g[None]
-    (kh, kw, sh, sw, ph, pw, oh, ow, eh, ew), div = _avg_pool2d_parts(
-        xp, x, ctx.kernel_size, ctx.stride, ctx.padding, ctx.ceil_mode, ctx.count_include_pad,
-        ctx.divisor_override)
-    n, c, h, w = x.shape
-    share = g / div
-    gpad = xp.zeros((n, c, h + 2 * ph + eh, w + 2 * pw + ew), dtype=g.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            gpad[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw] += share
-    gx = gpad[:, :, ph:ph + h, pw:pw + w]
-    return ((gx if batched else gx[0]),) + (None,) * 6
-
-
-register("avg_pool2d(input: Tensor, kernel_size: int[], stride: int[]? = None, padding: int[] = [0, 0], "
-         "ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int? = None) -> Tensor",
-         OPAQUE, _unbatched(_avg_pool2d_kernel),
-         shape=lambda x, k, s=None, p=0, ceil_mode=False, *rest: _pool_rule(x, k, s, p, 1, ceil_mode),
-         grad=_avg_pool2d_grad, method=False, functional=True)
-
-
-def _adaptive_matrix(xp, size, out, dtype):
-    """The (out, size) averaging matrix of adaptive pooling: row i averages [floor(i*size/out), ceil((i+1)*size/out))."""
-    m = xp.zeros((out, size), dtype=dtype)
-    for i in range(out):
-        start, end = (i * size) // out, -(-((i + 1) * size) // out)
-        m[i, start:end] = 1.0 / (end - start)
-    return m
-
-
-def _adaptive_sizes(x, output_size):
-    oh, ow = pair(output_size)
-    return (x.shape[-2] if oh is None else oh), (x.shape[-1] if ow is None else ow)
-
-
-def _adaptive_avg_pool2d_kernel(xp, x, output_size):
-    if x.ndim not in (3, 4):
-        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(x.shape)}")
-    oh, ow = _adaptive_sizes(x, output_size)
-    h, w = x.shape[-2:]
-    if oh == 1 and ow == 1:
-        return x.mean(axis=(-1, -2), keepdims=True)
-    return _adaptive_matrix(xp, h, oh, x.dtype) @ x @ _adaptive_matrix(xp, w, ow, x.dtype).T
-
-
-def _adaptive_avg_pool2d_grad(ctx, g):
-    xp, x = ctx.xp, ctx.input
-    oh, ow = _adaptive_sizes(x, ctx.output_size)
-    h, w = x.shape[-2:]
-    return (_adaptive_matrix(xp, h, oh, g.dtype).T @ g @ _adaptive_matrix(xp, w, ow, g.dtype), None)
-
-
-register("adaptive_avg_pool2d(input: Tensor, output_size: int[]) -> Tensor", OPAQUE, _adaptive_avg_pool2d_kernel,
-         shape=lambda x, size: TensorType(x.dtype, None if x.shape is None or not is_known(size) else
-                                          tuple(x.shape[:-2]) + tuple(d if s is None else s for s, d in
-                                                                      zip(pair(size), x.shape[-2:])), x.device),
-         grad=_adaptive_avg_pool2d_grad, method=False, functional=True)
 
 
 # --- normalization -----------------------------------------------------------
@@ -426,7 +289,7 @@ def _channel_shape(x):
 def _batch_norm_kernel(xp, x, running_mean, running_var, weight=None, bias=None, training=False,
                        momentum=0.1, eps=1e-5):
     if x.ndim < 2:
-        raise ValueError(f"expected 2D or higher input (got {x.ndim}D input)")
+        raise ArgumentError(f"expected 2D or higher input (got {x.ndim}D input)")
     axes = (0,) + tuple(range(2, x.ndim))
     shape = _channel_shape(x)
     c = x.shape[1]
@@ -437,7 +300,8 @@ def _batch_norm_kernel(xp, x, running_mean, running_var, weight=None, bias=None,
     if training:
         count = x.size // c
         if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(x.shape)}")
+            raise ArgumentError(f"Expected more than 1 value per channel when training, got input size "
+                                f"scriptc.Size({list(x.shape)})")
         mean = x.mean(axis=axes)
         var = x.var(axis=axes)
         if running_mean is not None:
@@ -524,183 +388,3 @@ register("layer_norm(input: Tensor, normalized_shape: int[], weight: Tensor? = N
          grad=_layer_norm_grad, aux=True, save=("input",), method=False, functional=True,
          fusion_tail=FusionTail(LAYER_NORM),
          doc="Normalizes over the last len(normalized_shape) dims.")
-
-
-def _embedding_kernel(xp, indices, weight, padding_idx=None):
-    if indices.dtype.kind not in "iu":
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {indices.dtype} instead")
-    if indices.size and (indices.max() >= weight.shape[0] or indices.min() < 0):
-        raise IndexError("index out of range in self")
-    return weight[indices]
-
-
-def _embedding_grad(ctx, g):
-    xp, w = ctx.xp, ctx.weight
-    gw = xp.zeros(w.shape, dtype=g.dtype)
-    xp.add.at(gw, ctx.input.reshape(-1), g.reshape(-1, w.shape[1]))
-    if ctx.padding_idx is not None:
-        gw[ctx.padding_idx] = 0
-    return None, gw, None
-
-
-register("embedding(input: Tensor, weight: Tensor, padding_idx: int? = None) -> Tensor", OPAQUE,
-         _embedding_kernel, shape=lambda i, w, p=None: TensorType(
-             w.dtype, None if i.shape is None or w.shape is None else tuple(i.shape) + tuple(w.shape[1:]), w.device),
-         grad=_embedding_grad, save=("input",), method=False, functional=True)
-
-
-# --- losses ------------------------------------------------------------------
-
-def _reduce(xp, loss, reduction, denom=None):
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return xp.asarray(loss.sum())
-    if reduction == "mean":
-        return xp.asarray(loss.sum() / (loss.size if denom is None else denom))
-    raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _reduce_grad(xp, g, shape, reduction, denom, dtype):
-    if reduction == "none":
-        return g
-    scale = g if reduction == "sum" else g / denom
-    return xp.broadcast_to(xp.asarray(scale, dtype=dtype), shape)
-
-
-def _class_dim_last(x):
-    """(N, C, d1, ...) -> (N*d1*..., C); (C,) -> (1, C)."""
-    if x.ndim == 1:
-        return x[None, :]
-    return xp_moveaxis(x, 1, -1).reshape(-1, x.shape[1])
-
-
-def xp_moveaxis(x, src, dst):
-    return x.swapaxes(src, dst) if x.ndim == 2 else x.transpose([i for i in range(x.ndim) if i != src] + [src])
-
-
-def _nll_parts(xp, logp, target, weight, ignore_index):
-    """Flattened (log_probs (M, C), targets (M,), per-sample weights (M,)) with ignored samples weighted 0."""
-    if target.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
-    lp = _class_dim_last(logp)
-    t = target.reshape(-1)
-    if lp.shape[0] != t.shape[0]:
-        raise ValueError(f"Expected input batch_size ({lp.shape[0]}) to match target batch_size ({t.shape[0]}).")
-    c = lp.shape[1]
-    valid = t != ignore_index
-    safe_t = xp.where(valid, t, 0)
-    if xp.any((safe_t < 0) | (safe_t >= c)):
-        raise IndexError(f"Target {int(t[(safe_t < 0) | (safe_t >= c)][0])} is out of bounds.")
-    w = (weight[safe_t] if weight is not None else xp.ones(t.shape, dtype=lp.dtype)) * valid
-    return lp, safe_t, w.astype(lp.dtype)
-
-
-def _nll_loss_kernel(xp, logp, target, weight=None, ignore_index=-100, reduction="mean"):
-    lp, t, w = _nll_parts(xp, logp, target, weight, ignore_index)
-    picked = -w * lp[xp.arange(lp.shape[0]), t]
-    loss = picked.reshape(target.shape)
-    return _reduce(xp, loss, reduction, w.sum()).astype(logp.dtype, copy=False)
-
-
-def _nll_grad_flat(xp, lp_shape, t, w, g_per_sample):
-    out = xp.zeros(lp_shape, dtype=g_per_sample.dtype)
-    out[xp.arange(lp_shape[0]), t] = -w * g_per_sample
-    return out
-
-
-def _unflatten_class(x_like, flat):
-    if x_like.ndim == 1:
-        return flat[0]
-    moved_shape = (x_like.shape[0],) + x_like.shape[2:] + (x_like.shape[1],)
-    return flat.reshape(moved_shape).transpose([0, x_like.ndim - 1] + list(range(1, x_like.ndim - 1)))
-
-
-def _nll_loss_grad(ctx, g):
-    xp = ctx.xp
-    lp, t, w = _nll_parts(xp, ctx.input, ctx.target, ctx.weight, ctx.ignore_index)
-    per = _reduce_grad(xp, g, ctx.target.shape, ctx.reduction, w.sum(), lp.dtype).reshape(-1)
-    return (_unflatten_class(ctx.input, _nll_grad_flat(xp, lp.shape, t, w, per)), None, None, None, None)
-
-
-def _loss_rule(x, target, *rest):
-    reduction = rest[-1] if rest else "mean"
-    if reduction == "none":
-        return TensorType(x.dtype, target.shape if target.dtype is not None and not target.dtype.is_floating_point
-                          else x.shape, x.device)
-    return TensorType(x.dtype, (), x.device)
-
-
-register("nll_loss(input: Tensor, target: Tensor, weight: Tensor? = None, ignore_index: int = -100, "
-         "reduction: str = 'mean') -> Tensor", OPAQUE, _nll_loss_kernel, shape=_loss_rule, grad=_nll_loss_grad,
-         save=("input",), method=False, functional=True)
-
-
-def _ce_parts(xp, x, target, weight, ignore_index, label_smoothing):
-    from .reduction import _log_softmax_kernel
-    logp = _log_softmax_kernel(xp, x, 1 if x.ndim > 1 else 0)
-    lp = _class_dim_last(logp)
-    c = lp.shape[1]
-    if target.dtype.kind == "f":
-        if target.shape != x.shape:
-            raise ShapeError(f"Expected target size {list(x.shape)}, got {list(target.shape)}")
-        probs = _class_dim_last(target)
-        if label_smoothing:
-            probs = probs * (1 - label_smoothing) + label_smoothing / c
-        wc = weight if weight is not None else 1
-        coeff = probs * wc                                   # d loss_i / d (-logp_ic)
-        return lp, coeff, None, x.size // c if x.ndim > 1 else 1
-    lp_, t, w = _nll_parts(xp, logp, target, weight, ignore_index)
-    coeff = xp.zeros(lp.shape, dtype=lp.dtype)
-    coeff[xp.arange(lp.shape[0]), t] = w * (1 - label_smoothing)
-    if label_smoothing:
-        wc = weight if weight is not None else xp.ones(c, dtype=lp.dtype)
-        coeff += (label_smoothing / c) * wc[None, :] * (w != 0)[:, None]
-    return lp, coeff, target.shape, w.sum()
-
-
-def _cross_entropy_kernel(xp, x, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    lp, coeff, per_shape, denom = _ce_parts(xp, x, target, weight, ignore_index, label_smoothing)
-    per = -(coeff * lp).sum(axis=1)
-    if per_shape is None:
-        per_shape = (x.shape[0],) + x.shape[2:] if x.ndim > 1 else ()
-    return _reduce(xp, per.reshape(per_shape), reduction, denom).astype(x.dtype, copy=False)
-
-
-def _cross_entropy_grad(ctx, g):
-    xp, x = ctx.xp, ctx.input
-    lp, coeff, per_shape, denom = _ce_parts(xp, x, ctx.target, ctx.weight, ctx.ignore_index, ctx.label_smoothing)
-    if per_shape is None:
-        per_shape = (x.shape[0],) + x.shape[2:] if x.ndim > 1 else ()
-    per = _reduce_grad(xp, g, per_shape, ctx.reduction, denom, lp.dtype).reshape(-1, 1)
-    d_lp = -coeff * per
-    d_x = d_lp - xp.exp(lp) * d_lp.sum(axis=1, keepdims=True)
-    return (_unflatten_class(x, d_x), None, None, None, None, None)
-
-
-register("cross_entropy(input: Tensor, target: Tensor, weight: Tensor? = None, ignore_index: int = -100, "
-         "reduction: str = 'mean', label_smoothing: float = 0.0) -> Tensor", OPAQUE, _cross_entropy_kernel,
-         shape=lambda x, t, w=None, i=-100, reduction="mean", ls=0.0: _loss_rule(x, t, reduction),
-         grad=_cross_entropy_grad, save=("input",), method=False, functional=True,
-         doc="log_softmax + nll_loss over class dim 1; targets are class indices or probabilities.")
-
-
-def _mse_kernel(xp, x, target, reduction="mean"):
-    if x.shape != target.shape:
-        xp.broadcast_shapes(x.shape, target.shape)
-    d = x - target
-    return _reduce(xp, d * d, reduction).astype(x.dtype, copy=False)
-
-
-def _mse_grad(ctx, g):
-    xp = ctx.xp
-    d = ctx.input - ctx.target
-    shape = xp.broadcast_shapes(ctx.input.shape, ctx.target.shape)
-    scale = _reduce_grad(xp, g, shape, ctx.reduction, math.prod(shape), d.dtype)
-    return 2 * d * scale, -2 * d * scale, None
-
-
-register("mse_loss(input: Tensor, target: Tensor, reduction: str = 'mean') -> Tensor", OPAQUE, _mse_kernel,
-         shape=lambda x, t, reduction="mean": TensorType(x.dtype, x.shape if reduction == "none" else (), x.device),
-         grad=_mse_grad, save=("input", "target"), method=False, functional=True)

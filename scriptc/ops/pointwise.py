@@ -22,9 +22,10 @@ TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 def _sigmoid(xp, x):
     if x.dtype.kind == "c":
         return 1 / (1 + xp.exp(-x))
-    # exp of a negative argument only: no overflow warning for large |x|.
-    e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    # 1 / (1 + exp(-x)): exp overflows to inf for x < -88 (float32), which gives the right 0; four passes
+    # over memory, where a select between two branches took many more (it dominated LSTM steps).
+    with quiet_float_errors(xp):
+        return xp.asarray(1 / (1 + xp.exp(-x))).astype(x.dtype, copy=False)
 
 
 def _unary(name, kernel, scalar, grad=None, save=(), dtype_rule=PROMOTE_FLOAT, inplace=True, doc=""):
@@ -193,18 +194,37 @@ def _clamp_scalar(x, lo, hi):
     return out
 
 
-def _clamp_grad(ctx, g):
+def _clamp_grads(g, x, lo, hi):
+    """(d self, d min, d max): tensor bounds get the gradient where they are the result, as torch
+    gives it (neither bound where min == max)."""
     mask = 1
-    if ctx.min is not None:
-        mask = mask * (ctx.self >= ctx.min)
-    if ctx.max is not None:
-        mask = mask * (ctx.self <= ctx.max)
-    return (g * mask, None, None)
+    if lo is not None:
+        mask = mask * (x >= lo)
+    if hi is not None:
+        mask = mask * (x <= hi)
+    d_lo = g * ((x < lo) & (True if hi is None else lo < hi)) if hasattr(lo, "shape") else None
+    d_hi = g * (x > hi) if hasattr(hi, "shape") else None
+    return g * mask, d_lo, d_hi
+
+
+def _clamp_grad(ctx, g):
+    return _clamp_grads(g, ctx.self, ctx.min, ctx.max)
 
 
 register("clamp(self: Tensor, min: Tensor|Scalar? = None, max: Tensor|Scalar? = None) -> Tensor", POINTWISE,
-         _clamp_kernel, dtype_rule=PROMOTE, scalar=_clamp_scalar, grad=_clamp_grad, save=("self",),
-         inplace=True)
+         _clamp_kernel, dtype_rule=PROMOTE, scalar=_clamp_scalar, grad=_clamp_grad, save=("self", "min", "max"),
+         inplace=True, doc="self limited to [min, max] (scalars or broadcastable tensors).")
+register("clamp_min(self: Tensor, min: Tensor|Scalar) -> Tensor", POINTWISE,
+         lambda xp, x, lo: _clamp_kernel(xp, x, lo, None), dtype_rule=PROMOTE,
+         scalar=lambda x, lo: E.maximum(x, lo), grad=lambda ctx, g: _clamp_grads(g, ctx.self, ctx.min, None)[:2],
+         save=("self", "min"), inplace=True, doc="clamp(self, min=min).")
+register("clamp_max(self: Tensor, max: Tensor|Scalar) -> Tensor", POINTWISE,
+         lambda xp, x, hi: _clamp_kernel(xp, x, None, hi), dtype_rule=PROMOTE,
+         scalar=lambda x, hi: E.minimum(x, hi), grad=lambda ctx, g: _clamp_grads(g, ctx.self, None, ctx.max)[::2],
+         save=("self", "max"), inplace=True, doc="clamp(self, max=max).")
+
+
+
 register("where(condition: Tensor, self: Tensor|Scalar, other: Tensor|Scalar) -> Tensor", POINTWISE,
          lambda xp, c, a, b: xp.where(c, a, b), dtype_rule=PROMOTE, scalar=E.select,
          grad=lambda ctx, g: (None, g * ctx.condition, g * ~ctx.condition.astype(bool)),

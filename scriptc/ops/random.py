@@ -14,7 +14,7 @@ from .factory import _size
 from .generator import generator
 from .rules import is_known, same_as, scalar_type_name
 from .schema import RANDOM
-from .special import quiet_float_errors
+from .special import quiet_float_errors, standard_gamma_grad
 
 _GEN = "*, generator: Generator? = None"
 _FACTORY = _GEN + ", dtype: ScalarType? = None, device: Device? = None"
@@ -344,7 +344,10 @@ def _standard_gamma_kernel(xp, alpha, gen=None):
 
 
 register("_standard_gamma(self: Tensor, generator: Generator? = None) -> Tensor", RANDOM, _standard_gamma_kernel,
-         shape=same_as(0), method=False, doc="Gamma(self, 1) samples (what torch.distributions.Gamma draws).")
+         shape=same_as(0), method=False, save=("self", "out"),
+         grad=lambda ctx, g: (g * standard_gamma_grad(ctx.xp, ctx.self, ctx.out), None),
+         doc="Gamma(self, 1) samples (what torch.distributions.Gamma draws); differentiable in self by "
+             "implicit reparameterization.")
 
 
 def _binomial_kernel(xp, count, prob, gen=None):

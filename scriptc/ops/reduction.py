@@ -344,9 +344,9 @@ def _cumsum_rule(x, dim, dtype=None):
 
 register("cumsum(self: Tensor, dim: int, *, dtype: ScalarType? = None) -> Tensor", OPAQUE, _cumsum_kernel,
          shape=_cumsum_rule, grad=_cumsum_grad)
-register("all(self: Tensor, dim: int? = None, keepdim: bool = False) -> Tensor", REDUCTION,
+register("all(self: Tensor, dim: int[]? = None, keepdim: bool = False) -> Tensor", REDUCTION,
          lambda xp, x, dim=None, keepdim=False: xp.asarray(xp.all(x, axis=axes_of(x, dim, "all"), keepdims=keepdim)),
          shape=lambda x, dim=None, keepdim=False: TensorType(bool_, reduced_shape(x.shape, dim, keepdim), x.device))
-register("any(self: Tensor, dim: int? = None, keepdim: bool = False) -> Tensor", REDUCTION,
+register("any(self: Tensor, dim: int[]? = None, keepdim: bool = False) -> Tensor", REDUCTION,
          lambda xp, x, dim=None, keepdim=False: xp.asarray(xp.any(x, axis=axes_of(x, dim, "any"), keepdims=keepdim)),
          shape=lambda x, dim=None, keepdim=False: TensorType(bool_, reduced_shape(x.shape, dim, keepdim), x.device))

@@ -314,6 +314,8 @@ def _split_kernel(xp, x, split_size, dim=0):
 def _pieces_grad(ctx, g):
     xp = ctx.xp
     axis = normalize_dim(ctx.dim, ctx.self.ndim)
+    if not isinstance(g, tuple):  # a split into one piece is a one-output node: its gradient comes bare
+        g = (g,)
     parts = [gi if gi is not None else xp.zeros(o.shape, dtype=o.dtype) for gi, o in zip(g, ctx.out)]
     return (xp.concatenate(parts, axis=axis),) + (None,) * (len(ctx.args) - 1)
 
@@ -334,7 +336,7 @@ def _split_rule(x, split_size, dim=0):
 
 
 register("split(self: Tensor, split_size: int|int[], dim: int = 0) -> Tensor[]", SHAPE, _split_kernel,
-         shape=_split_rule, grad=_pieces_grad, view=True,
+         shape=_split_rule, grad=_pieces_grad, view=True, python_result=lambda args, outs: tuple(outs),
          doc="Pieces of split_size along dim (the last may be smaller), or of the listed sizes.")
 
 
@@ -351,7 +353,7 @@ register("chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor[]", SHAPE,
              x, _chunk_size(x.shape[normalize_dim(dim, len(x.shape))], chunks)
              if x.shape is not None and is_known(chunks) and isinstance(x.shape[normalize_dim(dim, len(x.shape))], int)
              else UNKNOWN, dim),
-         grad=_pieces_grad, view=True)
+         grad=_pieces_grad, view=True, python_result=lambda args, outs: tuple(outs))
 
 
 def _narrow_kernel(xp, x, dim, start, length):

@@ -43,7 +43,17 @@ def has_side_effects(node: Node) -> bool:
         return True
     if op.mutates and not op.inplace_of and op.kind != "random" and _mutation_disabled(node, op):
         return False
+    if op.kind == "random" and not op.mutates and op.inplace_of is None and _not_training(node, op):
+        return False  # dropout in eval: draws nothing
     return op.has_side_effects
+
+
+def _not_training(node: Node, op) -> bool:
+    """A random op with a `training` flag (the dropout family) that is constant false: the identity."""
+    if "training" not in op.arg_index:
+        return False
+    flag = node.inputs[op.arg_index["training"]]
+    return is_constant(flag) and constant_value(flag) is False
 
 
 def is_pure(node: Node) -> bool:

@@ -26,7 +26,8 @@ def _attr_key(value):
 
 
 def cse(graph: Graph) -> bool:
-    """Values seen in an enclosing block are reused inside nested blocks (they dominate them)."""
+    """Values seen in an enclosing block are reused inside nested blocks (they dominate them), but for
+    a FusionGroup's body: it reads nothing but its params (codegen compiles it on its own)."""
     return _cse_block(graph.block, ChainMap())
 
 
@@ -34,7 +35,7 @@ def _cse_block(block: Block, seen: ChainMap) -> bool:
     changed = False
     for node in list(block):
         for b in node.blocks:
-            changed |= _cse_block(b, seen.new_child())
+            changed |= _cse_block(b, ChainMap() if node.op == "prim::FusionGroup" else seen.new_child())
         if not is_pure(node) or not node.outputs:
             continue
         key = (node.op, tuple(id(v) for v in node.inputs), tuple((k, _attr_key(v)) for k, v in node.attrs.items()),

@@ -2,11 +2,15 @@
 into prim::FusionGroup nodes that codegen compiles into one kernel.
 
 One forward scan per block. A node joins the group of one of its producers when that is legal:
-the group is open, dtypes and iteration shapes agree, and no node between the group's last member
-and this one reads a value the group produces (so placing the group at its last member keeps every
-use after its definition and never creates a cycle). Each group records a guard: per input its
-dtype, rank and which dims are size 1 (broadcast) - never exact sizes, so another batch size or
-sequence length runs the same kernel.
+the group is open, dtypes and iteration shapes agree (where they are known), and no node between
+the group's last member and this one reads a value the group produces (so placing the group at its
+last member keeps every use after its definition and never creates a cycle).
+
+Sizes are never needed. Where every input's dtype and rank are known (a traced graph), the group
+records a guard: per input its dtype, rank and which dims are size 1 (broadcast), and its kernel
+is compiled with the plan. A scripted graph's tensors may have no dtype or shape at all: such
+values fuse too, and the group has no guard - the executor compiles it on its first call, for the
+dtypes, ranks and broadcast pattern that call has (runtime/groups.py).
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from scriptc.types import Bool, Float, Int, TensorType
 
 from .analysis import constant_value, is_constant, op_of
 
-MIN_MEMBERS = 2
+# One op is a group too: a compiled kernel is as fast as numpy's, and a segment program runs it in
+# its native call (runtime/segments.py) where a lone numpy op would stop the program.
+MIN_MEMBERS = 1
 # A group's expression trees are as deep as its longest chain, and codegen walks them recursively;
 # a chain longer than this continues in a new group (a 1,000-relu chain was one 1,000-deep tree,
 # past Python's recursion limit). Groups stop growing at MAX_MEMBERS, so one kernel's compile time is
@@ -74,9 +80,14 @@ class _Group:
             self.reads[reader] = self.reads.get(reader, 0) + n
 
 
-def _tensor_known(v: Value) -> bool:
-    t = v.type
-    return isinstance(t, TensorType) and t.dtype is not None and t.shape is not None
+def _same_space(a: tuple | None, b: tuple | None) -> bool:
+    """Whether two iteration shapes may be one group's: equal, or either unknown (the executor
+    checks a group of unknown shapes when it first runs)."""
+    return a is None or b is None or a == b
+
+
+def _same_dtype(a, b) -> bool:
+    return a is None or b is None or a is b
 
 
 def _scalar_ok(v: Value) -> bool:
@@ -87,23 +98,18 @@ def _pointwise_fusible(node: Node) -> bool:
     op = op_of(node)
     if op is None or op.kind != ops.POINTWISE or op.inplace_of is not None or len(node.outputs) != 1:
         return False
-    if not _tensor_known(node.output) or node.output.type.device != "cpu":
+    if not isinstance(node.output.type, TensorType) or node.output.type.device != "cpu":
         return False
-    for v in node.inputs:
-        if isinstance(v.type, TensorType):
-            if not _tensor_known(v):
-                return False
-        elif not (_scalar_ok(v) or is_constant(v)):
-            return False
-    return True
+    return all(isinstance(v.type, TensorType) or _scalar_ok(v) or is_constant(v) for v in node.inputs)
 
 
 def _reduction_fusible(node: Node) -> bool:
     op = op_of(node)
-    if op is None or op.fusion_tail is None or len(node.outputs) != 1 or not _tensor_known(node.inputs[0]):
+    if op is None or op.fusion_tail is None or len(node.outputs) != 1 or \
+            not isinstance(node.inputs[0].type, TensorType) or not isinstance(node.output.type, TensorType):
         return False
-    if not _tensor_known(node.output) or node.output.type.dtype is not node.inputs[0].type.dtype:
-        return False
+    if node.output.type.dtype is not node.inputs[0].type.dtype:
+        return False  # (a dtype unknown on one side only: dtype= or an integer sum)
     # dims, keepdim, normalized_shape, eps... must be compile-time constants for the kernel.
     return all(is_constant(v) or isinstance(v.type, TensorType) for v in node.inputs[1:])
 
@@ -112,8 +118,9 @@ def _head_fusible(node: Node) -> bool:
     """A library op that may start a group (OpDef.fusion_head): its options (a conv's stride...) are
     constants, and its result is a float tensor the group's epilogue reads."""
     op = op_of(node)
-    if op is None or not op.fusion_head or not _tensor_known(node.output) or \
-            not node.output.type.dtype.is_floating_point:
+    if op is None or not op.fusion_head or not isinstance(node.output.type, TensorType):
+        return False
+    if node.output.type.dtype is not None and not node.output.type.dtype.is_floating_point:
         return False
     return all(is_constant(v) for v, arg in zip(node.inputs, op.schema.args) if not arg.is_tensor)
 
@@ -125,6 +132,16 @@ def fuse(graph: Graph) -> bool:
 def _fuse_block(block: Block) -> bool:
     changed = False
     for node in block:
+        if node.op == "prim::FusionGroup":
+            # Fused already (an optimized graph optimized again: a saved plan, a specialized copy):
+            # its guard is what its inputs' types say now, never what it was given.
+            guard = guard_of(node) if all(_guardable(v.type) for v in node.inputs) else None
+            if guard != node.attrs.get("guard"):
+                node.attrs.pop("guard", None)
+                if guard is not None:
+                    node.attrs["guard"] = guard
+                changed = True
+            continue
         for b in node.blocks:
             changed |= _fuse_block(b)
     position = {id(n): i for i, n in enumerate(block)}
@@ -154,14 +171,16 @@ def _fuse_block(block: Block) -> bool:
                     del groups[id(other)]
                 target.add(node, position)
                 group_of[id(node)] = target
+                if pointwise and target.shape is None:
+                    target.shape, target.dtype = _shape(node.output), node.output.type.dtype
                 if reduction:
                     target.closed, target.reduction = True, node
                 continue
-        group = _Group(shape=tuple(node.output.type.shape), dtype=node.output.type.dtype)
+        group = _Group(_shape(node.output), node.output.type.dtype)
         group.add(node, position)
         depth[id(node)] = 1
         if reduction:
-            group.shape = tuple(node.inputs[0].type.shape)
+            group.shape = _shape(node.inputs[0])
             group.closed, group.reduction = True, node
         elif not pointwise:
             group.head = node
@@ -189,12 +208,13 @@ def _candidate_groups(node: Node, group_of: dict, position: dict, reduction: boo
         if group is None or group.closed or any(group is c for c in candidates):
             continue
         if reduction:
-            if tuple(node.inputs[0].type.shape) != group.shape or node.inputs[0].type.dtype is not group.dtype:
+            if not _same_space(_shape(node.inputs[0]), group.shape) or \
+                    not _same_dtype(node.inputs[0].type.dtype, group.dtype):
                 continue
             # A reduction kernel writes only its result: the chain feeding it must not be needed elsewhere.
             if group.outside != group.reads.get(id(node), 0):
                 continue
-        elif tuple(node.output.type.shape) != group.shape or node.output.type.dtype is not group.dtype:
+        elif not _same_space(_shape(node.output), group.shape) or not _same_dtype(node.output.type.dtype, group.dtype):
             continue
         if candidates and (group.head is not None or candidates[0].head is not None):
             continue  # a kernel has at most one BLAS head, and it comes first
@@ -264,7 +284,8 @@ def _materialize(group: _Group, block: Block) -> None:
                     use.user.set_return(use.index, exported)
     kind = "epilogue" if group.head is not None else ("reduction" if group.reduction is not None else "pointwise")
     fusion.attrs["kind"] = kind
-    fusion.attrs["guard"] = [_guard(v.type) for v in fusion.inputs]
+    if all(_guardable(v.type) for v in fusion.inputs):
+        fusion.attrs["guard"] = guard_of(fusion)
 
 
 def _inside(node: Node, block: Block) -> bool:
@@ -273,6 +294,20 @@ def _inside(node: Node, block: Block) -> bool:
             return True
         node = node.owner.owner_node if node.owner is not None else None
     return False
+
+
+def _shape(v: Value) -> tuple | None:
+    return None if v.type.shape is None else tuple(v.type.shape)
+
+
+def _guardable(t) -> bool:
+    """Whether a group input's type says all its guard holds: a dtype and a rank, or a scalar."""
+    return not isinstance(t, TensorType) or (t.dtype is not None and t.shape is not None)
+
+
+def guard_of(group: Node) -> list:
+    """The guard of a FusionGroup whose inputs' types are all known (see _guardable)."""
+    return [_guard(v.type) for v in group.inputs]
 
 
 def _guard(t) -> list:

@@ -21,7 +21,6 @@ from .fold_conv_bn import fold_conv_bn
 from .freeze import freeze
 from .fuse import fuse
 from .inline import inline
-from .plan_memory import plan_memory
 from .remove_mutation import remove_mutation
 from .shape_infer import shape_infer
 from .transpose_frozen_linear import transpose_frozen_linear
@@ -63,7 +62,6 @@ PIPELINE: list[tuple[str, str, Callable[[Graph, PassContext], bool], int]] = [
      lambda g, c: transpose_frozen_linear(g), 2),
     ("fuse", "pointwise groups, reductions and epilogues into prim::FusionGroup", lambda g, c: fuse(g), 2),
     ("dce", "dead code after fusion", lambda g, c: dce(g), 2),
-    ("plan_memory", "buffer reuse from liveness", lambda g, c: plan_memory(g), 2),
 ]
 
 

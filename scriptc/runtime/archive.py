@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from scriptc.errors import ArchiveError
-from scriptc.ir.graph import Graph
+from scriptc.ir.graph import Graph, walk
 from scriptc.ir.parser import ParseError, parse
 from scriptc.ir.printer import graph_code, print_graph
 from scriptc.ir.verify import VerifyError, verify
@@ -37,6 +37,9 @@ MAX_RANK = 64  # numpy's
 # What zipfile raises for damaged input (NotImplementedError: a byte flip can name an unknown method).
 _ZIP_ERRORS = (zipfile.BadZipFile, NotImplementedError, zlib.error, OSError, ValueError, EOFError, RuntimeError,
                struct.error, OverflowError)
+# Array constants of the stored graphs (an optimized plan's frozen weights) are stored as tensors named
+# CONSTANTS/<graphs|functions>/<name>/<k>; the node's attribute `weight` names its tensor.
+CONSTANTS = "constants"
 MANIFEST_KEYS = {"format_version", "scriptc_version", "kind", "methods", "attributes", "functions", "metadata",
                  "extra_files"}
 
@@ -163,7 +166,12 @@ def _aligned_member(zf: zipfile.ZipFile, f, name: str, data: bytes, alignment: i
 def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str, Graph],
                   weights: dict[str, np.ndarray], attributes: dict[str, Any], signatures: dict[str, dict],
                   metadata: dict | None = None, extra_files: dict[str, bytes] | None = None) -> None:
-    """Write a deterministic archive: the same model gives the same bytes."""
+    """Write a deterministic archive: the same model gives the same bytes. Array constants in the
+    graphs go to weights.safetensors beside the weights (CONSTANTS)."""
+    weights = dict(weights)
+    texts = {name: _text_with_lifted_constants(g, f"{CONSTANTS}/graphs/{name}", weights) for name, g in graphs.items()}
+    function_texts = {name: _text_with_lifted_constants(g, f"{CONSTANTS}/functions/{name}", weights)
+                      for name, g in functions.items()}
     manifest = {
         "format_version": FORMAT_VERSION, "scriptc_version": SCRIPTC_VERSION, "kind": kind,
         "methods": {name: signatures.get(name, {}) for name in sorted(graphs)},
@@ -174,14 +182,50 @@ def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str
         with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
             _member(zf, "manifest.json", json.dumps(manifest, sort_keys=True, indent=1).encode())
             for name in sorted(graphs):
-                _member(zf, f"graphs/{name}.ir", print_graph(graphs[name]).encode())
+                _member(zf, f"graphs/{name}.ir", texts[name].encode())
                 _member(zf, f"code/{name}.py", graph_code(graphs[name], name).encode())
             for name in sorted(functions):
-                _member(zf, f"functions/{name}.ir", print_graph(functions[name]).encode())
+                _member(zf, f"functions/{name}.ir", function_texts[name].encode())
             # Weights last and stored, so load can memory-map them straight out of the file.
             for name in sorted(extra_files or {}):
                 _member(zf, f"extra/{name}", extra_files[name])
             _aligned_member(zf, f, "weights.safetensors", encode_safetensors(weights))
+
+
+def _text_with_lifted_constants(graph: Graph, prefix: str, weights: dict) -> str:
+    """The graph's IR text with each array constant naming a tensor it adds to `weights` (attribute
+    `weight`) instead of holding its values (the nodes get their arrays back once printed). Arrays of a
+    dtype safetensors has no code for (complex) keep their values in the text."""
+    lifted = [n for n in walk(graph.block) if n.op == "prim::Constant" and isinstance(n.attrs.get("value"), np.ndarray)
+              and n.attrs["value"].dtype.name in _CODES]
+    values = [node.attrs["value"] for node in lifted]
+    try:
+        for k, node in enumerate(lifted):
+            weights[f"{prefix}/{k}"] = node.attrs.pop("value")
+            node.attrs["weight"] = f"{prefix}/{k}"
+        return print_graph(graph)
+    finally:
+        for node, value in zip(lifted, values):
+            node.attrs.pop("weight", None)
+            node.attrs["value"] = value
+
+
+def _resolve_constants(graph: Graph, weights: dict, where: str) -> None:
+    """Put back the arrays of the constants _lift_constants stored (checked against their types)."""
+    for node in walk(graph.block):
+        if node.op != "prim::Constant" or "weight" not in node.attrs:
+            continue
+        name = node.attrs.pop("weight")
+        value = weights.get(name) if isinstance(name, str) and name.startswith(CONSTANTS + "/") else None
+        if value is None or "value" in node.attrs:
+            raise ArchiveError(f"{where}: a constant names tensor {name!r}, which weights.safetensors does not hold")
+        t = node.output.type
+        if getattr(t, "dtype", None) is not None and t.dtype.name != value.dtype.name or \
+                getattr(t, "shape", None) is not None and len(t.shape) != value.ndim or \
+                any(isinstance(d, int) and d != n for d, n in zip(getattr(t, "shape", None) or (), value.shape)):
+            raise ArchiveError(f"{where}: constant {name!r} is {value.dtype.name} {list(value.shape)}, "
+                               f"but the graph types it {t}")
+        node.attrs["value"] = value
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -204,9 +248,10 @@ def _check_name(name: str) -> None:
         raise ArchiveError(f"member name {name!r} is not a plain relative path")
 
 
-def _graph(text: bytes, where: str) -> Graph:
+def _graph(text: bytes, where: str, weights: dict) -> Graph:
     try:
         graph = parse(text.decode("utf-8"))
+        _resolve_constants(graph, weights, where)
         verify(graph)
     except UnicodeDecodeError:
         raise ArchiveError(f"{where}: not UTF-8 text") from None
@@ -292,15 +337,16 @@ def read_archive(path, mmap_weights: bool = True) -> Archive:
                 out[name] = members.read(member, limit)
             return out
 
-        graphs = {name: _graph(text, f"graphs/{name}.ir") for name, text in
-                  listed("method", "graphs", manifest["methods"], ".ir", limits.MAX_IR_BYTES).items()}
-        functions = {name: _graph(text, f"functions/{name}.ir") for name, text in
-                     listed("function", "functions", manifest["functions"], ".ir", limits.MAX_IR_BYTES).items()}
-        extra = listed("extra file", "extra", manifest["extra_files"], "", limits.MAX_EXTRA_BYTES)
         try:
             weights = _weights(file, members, zf, mmap_weights)
         except _ZIP_ERRORS as exc:
             raise ArchiveError(f"weights.safetensors: unreadable ({exc})") from None
+        graphs = {name: _graph(text, f"graphs/{name}.ir", weights) for name, text in
+                  listed("method", "graphs", manifest["methods"], ".ir", limits.MAX_IR_BYTES).items()}
+        functions = {name: _graph(text, f"functions/{name}.ir", weights) for name, text in
+                     listed("function", "functions", manifest["functions"], ".ir", limits.MAX_IR_BYTES).items()}
+        extra = listed("extra file", "extra", manifest["extra_files"], "", limits.MAX_EXTRA_BYTES)
+        weights = {name: value for name, value in weights.items() if not name.startswith(CONSTANTS + "/")}
     values = dict(weights)
     values.update(manifest["attributes"])
     check_archive(manifest["kind"], graphs, functions, manifest["methods"], values)

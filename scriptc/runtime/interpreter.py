@@ -3,6 +3,11 @@
 It is the oracle every pass and code generator is tested against, so it is
 small and direct: one method per prim:: op, `run_kernel` for everything else.
 A FusionGroup runs its subgraph, which is its unfused meaning.
+
+Its public interface is what the compiled executor builds on: `run_block(block,
+env)` runs a block's nodes over an environment of values (by id of the IR
+Value) and returns what the block returns; `run_node(node, env)` runs one node
+and returns its outputs. Subclasses may override either to watch a run.
 """
 
 from __future__ import annotations
@@ -81,20 +86,23 @@ class Interpreter:
         if len(inputs) != len(self.graph.inputs):
             raise TypeError(f"{self.graph.name}() expects {len(self.graph.inputs)} inputs, got {len(inputs)}")
         env: dict[int, Any] = {id(p): v for p, v in zip(self.graph.inputs, inputs)}
-        return self._run_block(self.graph.block, env)
+        return self.run_block(self.graph.block, env)
 
     __call__ = run
 
-    def _run_block(self, block: Block, env: dict) -> list:
+    def run_block(self, block: Block, env: dict) -> list:
+        """Run the block's nodes, binding their outputs in `env`; the values the block returns."""
         for node in block:
-            prim = self._prims.get(node.op)
-            if prim is not None:
-                results = prim(node, env)
-            else:
-                results = self._op(node, [env[id(v)] for v in node.inputs])
-            for out, value in zip(node.outputs, results):
+            for out, value in zip(node.outputs, self.run_node(node, env)):
                 env[id(out)] = value
         return [env[id(v)] for v in block.returns]
+
+    def run_node(self, node: Node, env: dict) -> list:
+        """The outputs of one node whose inputs are bound in `env` (nested blocks bind theirs there too)."""
+        prim = self._prims.get(node.op)
+        if prim is not None:
+            return prim(node, env)
+        return self._op(node, [env[id(v)] for v in node.inputs])
 
     def _op(self, node: Node, args: list) -> list:
         op = ops.OPS[node.op]
@@ -119,7 +127,7 @@ class Interpreter:
 
     def _if(self, node: Node, env: dict) -> list:
         cond = env[id(node.inputs[0])]
-        return self._run_block(node.blocks[0] if bool(cond) else node.blocks[1], env)
+        return self.run_block(node.blocks[0] if bool(cond) else node.blocks[1], env)
 
     def _loop(self, node: Node, env: dict) -> list:
         max_trip = int(env[id(node.inputs[0])])
@@ -131,7 +139,7 @@ class Interpreter:
             env[id(body.params[0])] = i
             for p, v in zip(body.params[1:], carried):
                 env[id(p)] = v
-            results = self._run_block(body, env)
+            results = self.run_block(body, env)
             cond, carried = bool(results[0]), results[1:]
             i += 1
         return carried
@@ -158,7 +166,7 @@ class Interpreter:
         body = node.blocks[0]
         for p, v in zip(body.params, node.inputs):
             env[id(p)] = env[id(v)]
-        return self._run_block(body, env)
+        return self.run_block(body, env)
 
     def _call(self, node: Node, env: dict) -> list:
         name = node.attrs["function"]

@@ -15,14 +15,15 @@ import numpy as np
 from scriptc import config
 from scriptc.errors import ArchiveError
 from scriptc.ir.graph import walk
-from scriptc.passes import PassContext, optimize
+from scriptc.passes import PassContext
 from scriptc.types import TensorType
 
 from .archive import Archive, read_archive
 from .executor import Executor
-from .interpreter import Interpreter, ModuleValue
+from .interpreter import ModuleValue
+from .plan import build_plan, takes_self
 from .signature import Signature
-from .specialize import InputSpec, Specialized, specialized_graph
+from .specialize import InputSpec, Specialized
 
 
 def _check_attributes(graph, module_value: ModuleValue, method: str) -> None:
@@ -39,11 +40,6 @@ def _check_attributes(graph, module_value: ModuleValue, method: str) -> None:
         except AttributeError as exc:
             raise ArchiveError(f"graphs/{method}.ir reads {exc.args[0]}, which the archive does not contain") \
                 from None
-
-
-def takes_self(graph) -> bool:
-    """Whether the graph's first input is the module (a method's `self`)."""
-    return bool(graph.inputs) and str(graph.inputs[0].type).startswith("Module")
 
 
 def input_specs(signature: dict, graph, skip: int, method: str) -> list | None:
@@ -132,21 +128,15 @@ class RuntimeModel:
             names = [e["name"] for e in archive.signatures.get(name, {}).get("inputs", [])]
             self.signature[name] = Signature.of_graph(name, graph, skip, names)
             specs = input_specs(archive.signatures.get(name, {}), graph, skip, name)
-            plans = []
-            for variant in ([graph] if specs is None else [graph, specialized_graph(graph, specs, skip)]):
-                try:
-                    optimized = optimize(variant, 2, context)
-                except AttributeError as exc:
-                    raise ArchiveError(f"graphs/{name}.ir: {exc} in the archive's weights or attributes") from None
+            try:
+                plan = build_plan(graph, context, specs=specs, skip=skip, jit=use_jit, threads=threads)
+            except AttributeError as exc:
+                raise ArchiveError(f"graphs/{name}.ir: {exc} in the archive's weights or attributes") from None
+            for optimized in {id(g): g for g in (plan.generic_graph, plan.graph)}.values():
                 _check_attributes(optimized, self.module_value, name)
-                runner = Executor(optimized, archive.functions, threads) if use_jit else \
-                    Interpreter(optimized, archive.functions)
-                plans.append((optimized, runner))
-            self.graphs[name] = plans[-1][0]  # the specialized plan's graph, when there is one
-            # (Freezing drops `self` from a graph that reads no attribute at run time.)
-            self.needs_self[name] = takes_self(self.graphs[name])
-            self.runners[name] = plans[0][1] if specs is None else \
-                Specialized(plans[0][1], plans[1][1], specs, 1 if self.needs_self[name] else 0)
+            self.graphs[name] = plan.graph  # the specialized plan's graph, when there is one
+            self.needs_self[name] = plan.needs_self
+            self.runners[name] = plan.runner
         # Loading allocates many objects (graphs, plans, and a process's imports before it), which
         # leaves the collector's young generations at some point of their cycle: when nearly full, a
         # collection ran inside the first real call (1.0-1.5 ms of the MLP's first batch-64 call

@@ -2,9 +2,10 @@
 
 On Linux the workers are native loops (native/threads.py) that ctypes started once and
 that never hold the GIL: a hand-off costs ~2 us, so kernels of tens of microseconds split with
-profit. The workers are shared by every pool in the process; a call that finds them busy (another
-thread is splitting a kernel) runs its kernel whole on its own thread. Elsewhere, Python threads
-(~60 us a hand-off) take the slices.
+profit. The workers are shared by every pool in the process (and every segment program, native/
+program.py); a call that finds them busy (another thread is splitting a kernel: a flag taken by
+compare-and-swap, never waited for) runs its kernel whole on its own thread. Elsewhere, Python
+threads (~60 us a hand-off) take the slices.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from scriptc.native import threads as native
 
 MAX_WORKERS = 63
-_PARALLEL_FOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
-                                 ctypes.c_void_p, ctypes.c_void_p)
+_SPLIT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                          ctypes.c_void_p, ctypes.c_void_p)
 _WORKER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
@@ -27,22 +28,30 @@ class _NativeWorkers:
 
     def __init__(self):
         self._start_lock = threading.Lock()
+        # Blocks and flags of before a fork stay allocated: segment programs may hold their addresses
+        # (a forked child's calls then post jobs no worker takes, and run every slice themselves).
+        self._retired: list = []
         self._reset()
 
     def _reset(self) -> None:
-        self.busy = threading.Lock()
+        if hasattr(self, "_memory"):
+            self._retired.append((self._memory, self.busy))
+        self.busy = ctypes.c_int32(0)  # 1 while some caller's split has the workers
+        self.busy_address = ctypes.addressof(self.busy)
         self.started = 0
         self._threads: list[threading.Thread] = []
         self._memory = ctypes.create_string_buffer(native.BLOCK_BYTES * (MAX_WORKERS + 1))
         self.blocks = -(-ctypes.addressof(self._memory) // native.BLOCK_BYTES) * native.BLOCK_BYTES
-        self._parallel_for = None
+        self._split = None
+        self.split_address = 0
 
     def ensure(self, count: int) -> None:
         if self.started >= count:
             return
         with self._start_lock:
             addresses = native.functions()
-            self._parallel_for = _PARALLEL_FOR(addresses["scriptc_parallel_for"])
+            self.split_address = addresses["scriptc_split"]
+            self._split = _SPLIT(self.split_address)
             worker = _WORKER(addresses["scriptc_worker"])
             while self.started < count:
                 block = self.blocks + native.BLOCK_BYTES * self.started
@@ -52,13 +61,7 @@ class _NativeWorkers:
                 self.started += 1
 
     def run(self, workers: int, kernel, n: int, ptrs, meta) -> None:
-        if not self.busy.acquire(blocking=False):
-            kernel.function(0, n, ptrs, meta)
-            return
-        try:
-            self._parallel_for(self.blocks, workers, kernel.address, n, ptrs, meta)
-        finally:
-            self.busy.release()
+        self._split(self.blocks, workers, self.busy_address, kernel.address, n, ptrs, meta)
 
 
 _native = _NativeWorkers() if native.supported() else None
@@ -85,6 +88,16 @@ class ThreadPool:
         cache), with a plan, rather than at its first split."""
         if _native is not None and self.size > 1:
             _native.ensure(min(self.size, MAX_WORKERS + 1) - 1)
+
+    def native_workers(self) -> tuple[int, int, int, int] | None:
+        """What native code needs to split a kernel across this pool's workers: (the workers' blocks,
+        how many to use, the address of the busy flag, scriptc_split's address); None when the pool
+        has no native workers (one thread, or a platform without them)."""
+        if _native is None or self.size <= 1:
+            return None
+        count = min(self.size, MAX_WORKERS + 1) - 1
+        _native.ensure(count)
+        return _native.blocks, count, _native.busy_address, _native.split_address
 
     def split(self, kernel, n: int, ptrs, meta) -> None:
         """Run the compiled kernel over [0, n) in up to `size` contiguous slices (this thread runs one)."""

@@ -68,10 +68,11 @@ def _memory_of(array: np.ndarray) -> tuple[object, np.ndarray]:
     root = array
     while isinstance(root.base, np.ndarray):
         root = root.base
-    if root.base is None:  # a numpy-owned block: contiguous in C or Fortran order
-        return root, root.ravel(order="K").view(np.uint8)
-    buffer = root.base.obj if isinstance(root.base, memoryview) else root.base
-    return buffer, np.frombuffer(buffer, np.uint8)
+    owner = root.base.obj if isinstance(root.base, memoryview) else root.base
+    if owner is None or hasattr(owner, "__array_interface__"):
+        # numpy-owned memory, or an array over an interface (a shared mapping): contiguous
+        return root if owner is None else owner, root.ravel(order="K").view(np.uint8)
+    return owner, np.frombuffer(owner, np.uint8)
 
 
 class TorchPickler(pickle._Pickler):

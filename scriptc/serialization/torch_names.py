@@ -99,7 +99,7 @@ class Storage:
 
 def rebuild_tensor(storage: Storage, storage_offset: int, size, stride):
     """A tensor viewing `storage` (torch._utils._rebuild_tensor), checked to lie inside it."""
-    from scriptc.tensors import wrap
+    from scriptc.tensors import from_numpy
 
     if not isinstance(storage, Storage):
         raise RuntimeError(f"expected a storage to rebuild a tensor from, got {type(storage).__name__}")
@@ -120,7 +120,7 @@ def rebuild_tensor(storage: Storage, storage_offset: int, size, stride):
                       strides=tuple(s * array.itemsize for s in stride))
     if not array.flags.writeable:
         data.flags.writeable = False
-    t = wrap(data)
+    t = from_numpy(data)  # (not wrap: from_numpy also tells dispatch when bfloat16 data appears)
     t._vc = storage.version_counter
     return t
 

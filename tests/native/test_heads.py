@@ -195,11 +195,11 @@ def test_a_compiled_cnn_uses_the_native_im2col_and_equals_the_interpreter():
     heads._native_loop.cache_clear()
     executor = Executor(fast.graph)
     convs = [s for s in executor.group_steps if s.head is not None and s.head.name == "conv2d"]
-    assert convs and all(s.head_kernel is not s.head.kernel for s in convs)
-    # float32's im2col loop (and its GEMM, where it runs), loaded with the plan
-    assert heads._native_loop.cache_info().currsize == 1 + has_wide_vectors()
+    assert convs and all(s.variants[0].head_kernel is not s.head.kernel for s in convs)
+    # float32's im2col and depthwise loops (and its GEMM, where it runs), loaded with the plan
+    assert heads._native_loop.cache_info().currsize == 2 + has_wide_vectors()
     # each conv2d + ReLU group is its head alone, the ReLU applied by the products
-    assert [s.head_is_result for s in convs] == [True, True]
+    assert [s.variants[0].head_is_result for s in convs] == [True, True]
     x[1, 0, 3, 3] = float("nan")
     got = executor([x.numpy()])[0]
     with torch.no_grad():
@@ -230,7 +230,7 @@ def test_only_a_floor_after_a_conv_head_is_left_to_the_head(then, fused):
     x = torch.randn(2, 3, 10, 10)
     executor = Executor(torch.jit.optimize_for_inference(torch.jit.trace(model, x)).graph)
     [conv] = [s for s in executor.group_steps if s.head is not None]
-    assert conv.head_is_result == fused
+    assert conv.variants[0].head_is_result == fused
     with torch.no_grad():
         np.testing.assert_allclose(executor([x.numpy()])[0], model(x).numpy(), rtol=1e-5, atol=1e-6)
 
@@ -240,7 +240,7 @@ def test_the_gemm_loop_equals_numpy_for_every_tail(dtype, monkeypatch):
     """Rows past the last whole tile, panels narrower than a panel, columns that fill no vector;
     inputs and output flush against unreadable pages; split across threads or not. (The loop is
     checked on any CPU: only where it runs by default depends on 512-bit vectors.)"""
-    monkeypatch.setattr(heads, "_gemm_runs", lambda: True)
+    monkeypatch.setattr(heads, "gemm_runs", lambda: True)
     rng = np.random.default_rng(7)
     lanes = gemm.vector_columns(np.dtype(dtype).name)
     tolerance = 1e-4 if dtype == np.float32 else 1e-10
@@ -275,7 +275,7 @@ def test_the_gemm_loop_equals_numpy_for_every_tail(dtype, monkeypatch):
 
 
 def test_native_gemm_leaves_what_it_has_no_loop_for_to_blas(monkeypatch):
-    monkeypatch.setattr(heads, "_gemm_runs", lambda: True)
+    monkeypatch.setattr(heads, "gemm_runs", lambda: True)
     rng = np.random.default_rng(8)
     a = rng.standard_normal((16, 20)).astype(np.float32)
     b = rng.standard_normal((20, 64)).astype(np.float32)
@@ -286,13 +286,13 @@ def test_native_gemm_leaves_what_it_has_no_loop_for_to_blas(monkeypatch):
         assert native_gemm(left, right) is None
     assert native_gemm(a, b, out=np.empty((16, 64), np.float64)) is None
     assert native_gemm(a, b, out=np.empty((64, 16), np.float32).T) is None
-    monkeypatch.setattr(heads, "_gemm_runs", lambda: False)
+    monkeypatch.setattr(heads, "gemm_runs", lambda: False)
     assert native_gemm(a, b) is None
 
 
 @pytest.mark.parametrize("groups", [1, 2])
 def test_a_convolutions_products_through_the_gemm_equal_the_op_tables(groups, monkeypatch):
-    monkeypatch.setattr(heads, "_gemm_runs", lambda: True)
+    monkeypatch.setattr(heads, "gemm_runs", lambda: True)
     rng = np.random.default_rng(9)
     x = rng.standard_normal((3, 4, 12, 12)).astype(np.float32)
     w = rng.standard_normal((16, 4 // groups, 3, 3)).astype(np.float32)
@@ -318,7 +318,7 @@ def test_a_convolutions_products_through_the_gemm_equal_the_op_tables(groups, mo
 def test_a_conv_head_with_a_floor_is_numpys_maximum_of_the_conv(gemm_runs, monkeypatch):
     """A fused ReLU (floor 0) or clamp(min=...) through the compiled products, or through BLAS and
     the op table's own pass where the GEMM does not run; NaNs stay NaN, as numpy's maximum keeps them."""
-    monkeypatch.setattr(heads, "_gemm_runs", lambda: gemm_runs)
+    monkeypatch.setattr(heads, "gemm_runs", lambda: gemm_runs)
     conv = OPS["conv2d"]
     rng = np.random.default_rng(10)
     for dtype, floor in ((np.float32, 0.0), (np.float64, 0.0), (np.float32, 0.25)):
@@ -376,7 +376,7 @@ def test_a_compiled_mlp_uses_the_native_matmul_for_small_batches_and_equals_the_
     fast = torch.jit.optimize_for_inference(torch.jit.trace(model, torch.randn(2, 300)))
     executor = Executor(fast.graph, threads=2)
     heads_ = [s for s in executor.group_steps if s.head is not None]
-    assert heads_ and all(s.head.name == "matmul" and s.head_kernel is not s.head.kernel for s in heads_)
+    assert heads_ and all(s.head.name == "matmul" and s.variants[0].head_kernel is not s.head.kernel for s in heads_)
     for batch in (1, 2, 3, 6, 8):
         x = torch.randn(batch, 300)
         with torch.no_grad():

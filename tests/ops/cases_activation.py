@@ -48,7 +48,7 @@ def _away_from(points, *shape, margin=0.05):
     return x
 
 
-ACTIVATION_CASES: dict[str, list[Case]] = {
+CASES: dict[str, list[Case]] = {
     "elu": unary_cases(_elu) + [Case((rand(3, 4), 0.5), _elu, label="alpha", torch=_F("elu"))],
     "selu": unary_cases(lambda x: SELU_SCALE * _elu(x, SELU_ALPHA), ),
     "celu": unary_cases(lambda x: np.maximum(x, 0) + np.minimum(0, np.expm1(x))) + [

@@ -14,7 +14,7 @@ def _torch(name):
     return lambda torch, x, p, training: getattr(torch.nn.functional, name)(x, p, training)
 
 
-DROPOUT_CASES: dict[str, list[Case]] = {
+CASES: dict[str, list[Case]] = {
     name: [Case((rand(*shape), 0.0, True), _identity, label="p=0", torch=_torch(fn)),
            Case((rand(*shape), 0.5, False), _identity, label="eval", torch=_torch(fn))]
     for name, fn, shape in (("alpha_dropout", "alpha_dropout", (3, 4)),

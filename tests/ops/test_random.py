@@ -43,9 +43,10 @@ DRAWS = {
     "_standard_gamma": lambda t, g: t._standard_gamma(t.full((6,), 2.0), generator=g),
     "binomial": lambda t, g: t.binomial(t.full((6,), 10.0), t.full((6,), 0.5), generator=g),
     "_sample_dirichlet": lambda t, g: t._sample_dirichlet(t.ones(2, 3), generator=g),
+    "rrelu": lambda t, g: t.rrelu(-t.ones(6), training=True, generator=g),
 }
 # Ops drawing from the default generator only, as in torch.
-WITHOUT_GENERATOR = {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "rrelu"}
+WITHOUT_GENERATOR = {"dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d"}
 
 
 def test_every_random_op_takes_a_generator_and_has_a_draw():

@@ -259,3 +259,17 @@ def test_capturable_and_differentiable_are_refused_at_step():
         scriptc.optim.Adam([p], capturable=True).step()
     with pytest.raises(RuntimeError, match="differentiable=True"):
         scriptc.optim.Adam([p], differentiable=True).step()
+
+
+def test_state_dict_through_checkpoint_files_both_ways(tmp_path):
+    pair = Pair(torch, np.random.default_rng(7))
+    opt = scriptc.optim.Adam(pair.params, lr=0.1, amsgrad=True)
+    torch_opt = torch.optim.Adam(pair.torch_params, lr=0.1, amsgrad=True)
+    pair.steps(torch_opt, opt, 2)
+    scriptc.save(opt.state_dict(), tmp_path / "ours.pt")
+    torch.save(torch_opt.state_dict(), tmp_path / "theirs.pt")
+    torch_opt.load_state_dict(torch.load(tmp_path / "ours.pt", weights_only=True))
+    opt.load_state_dict(scriptc.load(tmp_path / "theirs.pt"))
+    assert isinstance(opt.state[pair.params[0]]["exp_avg"], scriptc.Tensor)
+    pair.steps(torch_opt, opt, 2)
+    pair.assert_close(rtol=2e-5, atol=2e-6)

@@ -15,7 +15,6 @@ from scriptc.passes.fold_conv_bn import fold_conv_bn
 from scriptc.passes.freeze import freeze
 from scriptc.passes.fuse import fuse
 from scriptc.passes.inline import inline
-from scriptc.passes.plan_memory import plan_memory
 from scriptc.passes.remove_mutation import remove_mutation
 from scriptc.passes.shape_infer import shape_infer
 from scriptc.passes.transpose_frozen_linear import transpose_frozen_linear
@@ -323,17 +322,6 @@ def test_fusion_group_guard_records_dtype_rank_and_broadcast_dims():
     g, _ = run(fuse, text)
     group = next(n for n in g.nodes() if n.op == "prim::FusionGroup")
     assert group.attrs["guard"] == [["float32", 2, []], ["float32", 2, [0]]]
-
-
-def test_plan_memory_marks_dead_inputs_for_reuse():
-    text = ('graph(%x : Tensor(float32, [B, 4])):\n  %a : Tensor(float32, [B, 4]) = exp(%x)\n'
-            '  %b : Tensor(float32, [B, 4]) = neg(%a)\n  %c : Tensor(float32, [B, 4]) = tanh(%b)\n'
-            '  %d : Tensor(float32, [B, 4]) = sigmoid(%c)\n  return (%d)\n')
-    g = ir.parse(text)
-    fuse(g)
-    plan_memory(g)
-    ir.verify(g)
-    assert any("slots" in n.attrs for n in g.nodes() if n.op == "prim::FusionGroup")
 
 
 def test_transpose_frozen_linear_stores_the_transposed_weight_and_adds_the_bias():

@@ -19,6 +19,7 @@ import scriptc as torch
 from scriptc.errors import ArchiveError
 from scriptc.runtime import load as runtime_load
 from scriptc.runtime import model as model_module
+from scriptc.runtime.segments import SegmentStep
 from scriptc.runtime.archive import decode_safetensors, encode_safetensors, write_archive
 from scriptc.types import TensorType, float32
 
@@ -230,14 +231,18 @@ def test_load_primes_each_method_so_the_first_call_builds_nothing(tmp_path):
     path = tmp_path / "mlp.sc"
     torch.jit.save(torch.jit.trace(ALL["MLP"]().eval(), make_inputs("MLP", 2)), path)
     model = runtime_load(path)
-    steps = model.runners["forward"].group_steps
-    assert steps and all(s.kernel is not None for s in steps)
-    prepared = [dict(s._launches) for s in steps]
-    # One launch per priming batch: 1, 2 and the wide one (each group's key: its input's shape, dtype).
-    assert all(sorted(shape[0] for shape, _ in p) == [1, 2, model_module.WIDE_PRIMING_BATCH] for p in prepared)
-    x = np.random.default_rng(0).standard_normal((1, 16)).astype(np.float32)
-    np.testing.assert_array_equal(model(x), runtime_load(path, prime=False)(x))
-    assert [dict(s._launches) for s in steps] == prepared
+    runner = model.runners["forward"]
+    assert runner.group_steps and all(s.kernel is not None for s in runner.group_steps)
+    segments = [s for s in runner.steps if isinstance(s, SegmentStep)]
+    # The whole MLP is one segment, whose program (for any batch size) the priming calls wrote down.
+    assert len(segments) == len(runner.steps) == 1 and all(segments[0].programs.values())
+
+    def built():
+        return [dict(s.programs) for s in segments], [dict(s._launches) for s in runner.group_steps]
+    prepared = built()
+    x = np.random.default_rng(0).standard_normal((3, 16)).astype(np.float32)  # a batch no priming call had
+    np.testing.assert_allclose(model(x), runtime_load(path, prime=False, jit=False)(x), rtol=1e-5, atol=1e-6)
+    assert built() == prepared
 
 
 def test_load_leaves_the_young_generations_collected(tmp_path):

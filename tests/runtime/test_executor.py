@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptc.runtime.executor import _broadcast
+from scriptc.runtime.groups import broadcast_shape
 
 _shapes = st.lists(st.lists(st.sampled_from([0, 1, 2, 3]), max_size=4).map(tuple), max_size=4)
 
@@ -18,7 +18,7 @@ def test_broadcast_agrees_with_numpy(shapes):
         expected = np.broadcast_shapes(*shapes)
     except ValueError:
         expected = None
-    assert _broadcast(shapes) == expected
+    assert broadcast_shape(shapes) == expected
 
 
 _EPILOGUE = """graph(%x : Tensor(float32, [B, 12]), %w : Tensor(float32, [12, 32])):

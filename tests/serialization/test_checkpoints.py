@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import scriptc
+from tests.torch_values import assert_same_values
 
 torch = pytest.importorskip("torch")
 
@@ -25,6 +26,7 @@ def _values(T, rng):
     return {
         "tensors": tensors,
         "base": base, "row_view": base[1], "strided": base[:, ::2], "transposed": base.t(),
+        "flipped": base.flip(0), "expanded": base[0:1].expand(3, 6),
         "scalar": T.from_numpy(np.array(3.5, np.float32)),
         "empty": T.from_numpy(np.zeros((0, 3), np.float32)),
         "parameter": T.nn.Parameter(T.from_numpy(rng.standard_normal(3).astype(np.float32))),
@@ -36,30 +38,7 @@ def _values(T, rng):
 
 
 def _assert_same(ours, theirs):
-    """ours (scriptc) holds the same values as theirs (torch), with the same container types."""
-    if isinstance(theirs, torch.Tensor):
-        assert isinstance(ours, scriptc.Tensor), type(ours)
-        assert isinstance(ours, scriptc.nn.Parameter) == isinstance(theirs, torch.nn.Parameter)
-        assert ours.requires_grad == theirs.requires_grad
-        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
-        assert tuple(ours.shape) == tuple(theirs.shape)
-        np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
-    elif isinstance(theirs, torch.Size):
-        assert type(ours) is scriptc.Size and tuple(ours) == tuple(theirs)
-    elif isinstance(theirs, torch.dtype):
-        assert ours is getattr(scriptc, str(theirs).removeprefix("torch."))
-    elif isinstance(theirs, torch.device):
-        assert ours == scriptc.device(str(theirs))
-    elif isinstance(theirs, dict):
-        assert type(ours) is type(theirs) and list(ours) == list(theirs)
-        for key in theirs:
-            _assert_same(ours[key], theirs[key])
-    elif isinstance(theirs, (list, tuple)):
-        assert type(ours) is type(theirs) and len(ours) == len(theirs)
-        for a, b in zip(ours, theirs):
-            _assert_same(a, b)
-    else:
-        assert type(ours) is type(theirs) and ours == theirs
+    assert_same_values(ours, theirs, torch)
 
 
 @pytest.mark.parametrize("zip_format", [True, False], ids=["zip", "legacy"])
@@ -242,3 +221,22 @@ def test_a_model_trained_in_torch_gives_torchs_outputs_in_scriptc(tmp_path):
     with torch.no_grad():
         expected = model(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ours(scriptc.from_numpy(x)).detach().numpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.skipif(not hasattr(scriptc, "bfloat16"), reason="bfloat16 arrives with the linalg work")
+@pytest.mark.parametrize("zip_format", [True, False], ids=["zip", "legacy"])
+def test_bfloat16_both_ways(zip_format):
+    values = torch.tensor([1.5, -2.25, 3.0e10, 1e-3, float("inf")]).to(torch.bfloat16)
+    buffer = io.BytesIO()
+    torch.save({"b": values, "tail": values[2:]}, buffer, _use_new_zipfile_serialization=zip_format)
+    buffer.seek(0)
+    loaded = scriptc.load(buffer)
+    assert loaded["b"].dtype is scriptc.bfloat16
+    assert loaded["b"].float().tolist() == values.float().tolist()
+    assert loaded["tail"].float().tolist() == values[2:].float().tolist()
+    again = io.BytesIO()
+    scriptc.save(loaded, again, _use_new_zipfile_serialization=zip_format)
+    again.seek(0)
+    back = torch.load(again, weights_only=True)
+    assert back["b"].dtype == torch.bfloat16 and torch.equal(back["b"], values)
+    assert back["tail"].data_ptr() == back["b"].data_ptr() + 4, "the view still shares its storage"

@@ -27,19 +27,25 @@ class _Evaluates:
         return eval, ("__import__('os').getpid()",)
 
 
-def _checkpoint_with(payload, protocol: int = 2) -> io.BytesIO:
-    """A well-formed torch zip checkpoint whose data.pkl is pickle.dumps(payload)."""
-    buffer = io.BytesIO()
-    scriptc.save({"w": scriptc.ones(2)}, buffer)
-    with zipfile.ZipFile(buffer) as archive:
-        records = {name: archive.read(name) for name in archive.namelist()}
-    records["archive/data.pkl"] = pickle.dumps(payload, protocol=protocol)
+def _records(data: bytes) -> dict:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def _zipped(records: dict) -> io.BytesIO:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as archive:
         for name, data in records.items():
             archive.writestr(name, data)
     out.seek(0)
     return out
+
+
+def _checkpoint_with(payload, protocol: int = 2) -> io.BytesIO:
+    """A well-formed torch zip checkpoint whose data.pkl is pickle.dumps(payload)."""
+    records = _records(_saved())
+    records["archive/data.pkl"] = pickle.dumps(payload, protocol=protocol)
+    return _zipped(records)
 
 
 @pytest.mark.parametrize("weights_only", [True, False])
@@ -151,24 +157,13 @@ def test_corrupt_records_raise_a_clear_error():
     data[start] ^= 0xFF
     with pytest.raises(RuntimeError, match="failed reading file data/0: Bad CRC-32"):
         scriptc.load(io.BytesIO(bytes(data)))
-    with zipfile.ZipFile(io.BytesIO(_saved())) as archive:
-        records = {name: archive.read(name) for name in archive.namelist()}
+    records = _records(_saved())
     records["archive/data/0"] = records["archive/data/0"][:40]
-    shortened = io.BytesIO()
-    with zipfile.ZipFile(shortened, "w") as archive:
-        for name, record in records.items():
-            archive.writestr(name, record)
-    shortened.seek(0)
     with pytest.raises(RuntimeError, match="holds 40 bytes but the checkpoint's pickle describes 400"):
-        scriptc.load(shortened)
+        scriptc.load(_zipped(records))
     del records["archive/data.pkl"]
-    missing = io.BytesIO()
-    with zipfile.ZipFile(missing, "w") as archive:
-        for name, record in records.items():
-            archive.writestr(name, record)
-    missing.seek(0)
     with pytest.raises(RuntimeError, match="failed locating file data.pkl"):
-        scriptc.load(missing)
+        scriptc.load(_zipped(records))
 
 
 def test_a_tensor_reaching_past_its_storage_is_refused():

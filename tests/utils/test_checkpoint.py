@@ -48,6 +48,16 @@ def test_gradients_equal_the_plain_forward_with_dropout(name):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_the_output_comes_from_one_checkpoint_node(reentrant):
+    model = _model()
+    x = scriptc.randn(3, 4, requires_grad=True)
+    y = checkpoint(model, x, use_reentrant=reentrant)
+    assert y.grad_fn.name() == "CheckpointBackward0"
+    # reentrant: the input only; non-reentrant: the input and the six parameters
+    assert len(y.grad_fn.next_functions) == (1 if reentrant else 7)
+
+
 def test_random_state_after_backward_is_as_without_recomputation():
     model = _model()
     x = scriptc.randn(3, 4, requires_grad=True)

@@ -101,6 +101,11 @@ class _Emitter:
             return self.temp(f"(bool){a[0]} {'&&' if op == 'and' else '||'} (bool){c[0]}", "bool")
         if op == "not":
             return self.temp(f"!(bool){self.value(e.args[0])[0]}", "bool")
+        if op in E.LIBM_BINARY:
+            a, c = self._pair(e, like)
+            dtype = a[1] if a[1].startswith("float") else "float64"
+            return self.temp(f"{op}{'f' if dtype == 'float32' else ''}(({ctype(dtype)}){a[0]}, ({ctype(dtype)}){c[0]})",
+                             dtype)
         if op in E.BINARY:
             a, c = self._pair(e, like)
             dtype = a[1]
@@ -126,11 +131,11 @@ class _Emitter:
             return self.temp(f"{'fabsf' if dtype == 'float32' else 'fabs' if dtype == 'float64' else 'llabs'}({x[0]})",
                              dtype)
         if not dtype.startswith("float"):
-            if op in ("floor", "ceil"):
+            if op in ("floor", "ceil", "trunc", "rint"):
                 return x
             x, dtype = (f"(float){x[0]}", "float32"), "float32"
         name = {"exp": "exp", "log": "log", "sqrt": "sqrt", "tanh": "tanh", "erf": "erf", "floor": "floor",
-                "ceil": "ceil", "sin": "sin", "cos": "cos"}.get(op)
+                "ceil": "ceil", "sin": "sin", "cos": "cos", **{f: f for f in E.LIBM_UNARY}}.get(op)
         if name is None:
             raise Unsupported(f"scalar op {op} on CUDA")
         return self.temp(f"{name}{'f' if dtype == 'float32' else ''}({x[0]})", dtype)

@@ -127,6 +127,9 @@ class _ExprLowering:
             return b.and_(a, c) if op == "and" else b.or_(a, c)
         if op == "not":
             return b.not_(self.convert(self.value(e.args[0]), I1))
+        if op in E.LIBM_BINARY:
+            a, c = (v if _is_float(v.type) else self.convert(v, F64) for v in self._operands(e, like))
+            return mathlib.libm_call(b, op, (a, c))
         if op in E.BINARY:
             a, c = self._operands(e, like)
             if _is_float(a.type):
@@ -150,11 +153,13 @@ class _ExprLowering:
                 return b.call(b.module.declare_intrinsic("llvm.fabs", [x.type]), [x])
             return b.select(b.icmp_signed("<", x, ir.Constant(x.type, 0)), b.neg(x), x)
         if not _is_float(x.type):
-            if op in ("floor", "ceil"):
+            if op in ("floor", "ceil", "trunc", "rint"):
                 return x
             x = self.convert(x, F32)
         if op in ("exp", "log", "tanh", "erf"):
             return getattr(mathlib, op)(b, x)
+        if op in E.LIBM_UNARY:
+            return mathlib.libm_call(b, op, (x,))
         intrinsic = {"sqrt": "llvm.sqrt", "floor": "llvm.floor", "ceil": "llvm.ceil", "sin": "llvm.sin",
                      "cos": "llvm.cos"}.get(op)
         if intrinsic is None:

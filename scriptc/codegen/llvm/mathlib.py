@@ -154,3 +154,13 @@ def erf(b: ir.IRBuilder, x):
     value = b.select(b.fcmp_ordered("<", a, _c(t, 2.0)), series, b.fsub(_c(t, 1.0), tail))
     signed = b.select(b.fcmp_ordered("<", x, _c(t, 0.0)), b.fsub(_c(t, -0.0), value), value)
     return b.select(b.fcmp_unordered("uno", x, x), x, signed)
+
+
+def libm_call(b: ir.IRBuilder, name: str, args):
+    """A call to the C math library's `name` (`namef` for float32): the primitives in expr.LIBM."""
+    t = args[0].type
+    symbol = name + ("f" if t == F32 else "")
+    fn = b.module.globals.get(symbol)
+    if fn is None:
+        fn = ir.Function(b.module, ir.FunctionType(t, [t] * len(args)), name=symbol)
+    return b.call(fn, list(args))

@@ -8,11 +8,14 @@ code calls the op), or is a short composition of ops written in the script subse
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
-from .attention import _attention  # noqa: F401  (MultiheadAttention's forward, scripted too, calls F._attention)
+from .vision import *  # noqa: F401,F403
+from .attention import _canonical_mask  # noqa: F401  (the Transformer layers canonicalise their masks with it)
 from .loss import _legacy_reduction  # noqa: F401  (the loss modules read size_average/reduce with it)

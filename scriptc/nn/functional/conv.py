@@ -1,4 +1,4 @@
-"""Convolution functions of torch.nn.functional."""
+"""Convolution functions of torch.nn.functional: each the call of its op."""
 
 from __future__ import annotations
 
@@ -6,9 +6,40 @@ from scriptc.tensors import Tensor
 
 from ._calls import _op
 
-__all__ = ["conv2d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """1-D cross-correlation of (N, C, L) with weight (out, C // groups, k); padding an int, 'same' or 'valid'."""
+    return _op("conv1d", input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
+    """2-D cross-correlation of (N, C, H, W) with weight (out, C // groups, kh, kw)."""
     return _op("conv2d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """3-D cross-correlation of (N, C, D, H, W) with weight (out, C // groups, kd, kh, kw)."""
+    return _op("conv3d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The adjoint of conv1d; weight is (in, out // groups, k)."""
+    return _op("conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The adjoint of conv2d; weight is (in, out // groups, kh, kw)."""
+    return _op("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The adjoint of conv3d; weight is (in, out // groups, kd, kh, kw)."""
+    return _op("conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups, dilation)

@@ -1,25 +1,204 @@
-"""Pooling functions of torch.nn.functional."""
+"""Pooling functions of torch.nn.functional: each the call of its op (the `_with_indices` op when
+indices are asked for); lp_pool and max_unpool's output size are torch's compositions."""
 
 from __future__ import annotations
 
+import math
+
+import scriptc
 from scriptc.tensors import Tensor
 
 from ._calls import _op
+from .activation import relu
 
-__all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+           "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d",
+           "lp_pool2d", "lp_pool3d"]
+
+
+def _max_pool(dims: int, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    suffix = "_with_indices" if return_indices else ""
+    return _op(f"max_pool{dims}d{suffix}", input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """The largest value of each window of (N, C, L); with return_indices also its index in L."""
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-               return_indices: bool = False) -> Tensor:
-    if return_indices:
-        raise NotImplementedError("max_pool2d(return_indices=True) is not supported by scriptc")
-    return _op("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+               return_indices: bool = False):
+    """The largest value of each window of (N, C, H, W); with return_indices also its flat index in H*W."""
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """The largest value of each window of (N, C, D, H, W); with return_indices also its flat index."""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """The mean of each window of (N, C, L)."""
+    return _op("avg_pool1d", input, kernel_size, stride, padding, ceil_mode, count_include_pad)
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None) -> Tensor:
+    """The mean of each window of (N, C, H, W) (divided by divisor_override when given)."""
     return _op("avg_pool2d", input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None) -> Tensor:
+    """The mean of each window of (N, C, D, H, W) (divided by divisor_override when given)."""
+    return _op("avg_pool3d", input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Average pooling of (N, C, L) to output_size."""
+    return _op("adaptive_avg_pool1d", input, _with_input_sizes(output_size, input))
+
+
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
-    return _op("adaptive_avg_pool2d", input, output_size)
+    """Average pooling of (N, C, H, W) to output_size (None entries keep the input's size)."""
+    return _op("adaptive_avg_pool2d", input, _with_input_sizes(output_size, input))
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Average pooling of (N, C, D, H, W) to output_size (None entries keep the input's size)."""
+    return _op("adaptive_avg_pool3d", input, _with_input_sizes(output_size, input))
+
+
+def _with_input_sizes(output_size, input: Tensor):
+    """output_size with its None entries replaced by the input's sizes (torch's _list_with_default)."""
+    if not isinstance(output_size, (list, tuple)):
+        return output_size
+    return [input.size(d - len(output_size)) if v is None else v for d, v in enumerate(output_size)]
+
+
+def _adaptive_max(dims: int, input, output_size, return_indices):
+    return _op(f"adaptive_max_pool{dims}d{'_with_indices' if return_indices else ''}", input,
+               _with_input_sizes(output_size, input))
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of (N, C, L) to output_size; with return_indices also the indices."""
+    return _adaptive_max(1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of (N, C, H, W) to output_size; with return_indices also the flat indices."""
+    return _adaptive_max(2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """Max pooling of (N, C, D, H, W) to output_size; with return_indices also the flat indices."""
+    return _adaptive_max(3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    return _adaptive_max(1, input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    return _adaptive_max(2, input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    return _adaptive_max(3, input, output_size, True)
+
+
+def _tuple(value, n):
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,) * n
+
+
+def _unpool_output_size(input: Tensor, kernel_size, stride, padding, output_size) -> list[int]:
+    """torch's rule: the default ((in - 1) * stride + kernel - 2 * padding), or output_size checked
+    to be within a stride of it."""
+    default = [(input.size(-len(kernel_size) + d) - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+               for d in range(len(kernel_size))]
+    if output_size is None:
+        return default
+    output_size = list(output_size)
+    if len(output_size) == len(kernel_size) + 2:
+        output_size = output_size[2:]
+    if len(output_size) != len(kernel_size):
+        raise ValueError(f"output_size should be a sequence containing {len(kernel_size)} or "
+                         f"{len(kernel_size) + 2} elements, but it has a length of '{len(output_size)}'")
+    for d in range(len(kernel_size)):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be between {low} and {high})')
+    return output_size
+
+
+def _max_unpool(dims: int, input, indices, kernel_size, stride, padding, output_size):
+    kernel_size = _tuple(kernel_size, dims)
+    stride = _tuple(stride, dims) if stride is not None else kernel_size
+    padding = _tuple(padding, dims)
+    size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
+    return _op(f"max_unpool{dims}d", input, indices, list(size))
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """The inverse of max_pool1d: values put back at their indices, zeros elsewhere."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """The inverse of max_pool2d: values put back at their indices, zeros elsewhere."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """The inverse of max_pool3d: values put back at their indices, zeros elsewhere."""
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _lp_pool(dims: int, input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bool) -> Tensor:
+    """(sum of x^p over each window)^(1/p), as torch composes it from avg_pool."""
+    max_pool = (max_pool1d, max_pool2d, max_pool3d)[dims - 1]
+    avg_pool = (avg_pool1d, avg_pool2d, avg_pool3d)[dims - 1]
+    if norm_type == float("inf"):
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    taps = math.prod(_tuple(kernel_size, dims))
+    return (scriptc.sign(out) * relu(scriptc.abs(out))).mul(taps).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """The norm_type-norm of each window of (N, C, L)."""
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """The norm_type-norm of each window of (N, C, H, W)."""
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """The norm_type-norm of each window of (N, C, D, H, W)."""
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)

@@ -7,11 +7,10 @@ import types
 import warnings
 from typing import Iterable
 
-from scriptc import stack
+from scriptc import linalg, stack
 from scriptc.autograd import no_grad
 from scriptc.tensors import Tensor, tensor
 
-from ._norms import vector_norm
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
@@ -31,8 +30,8 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0, e
     if not tensors:
         return tensor(0.0)
     with no_grad():
-        norms = [vector_norm(t, norm_type) for t in tensors]
-        total = vector_norm(stack(norms), norm_type)
+        norms = [linalg.vector_norm(t, norm_type) for t in tensors]
+        total = linalg.vector_norm(stack(norms), norm_type)
     if error_if_nonfinite and not math.isfinite(total.item()):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it "
                            "cannot be clipped. To disable this error and scale the gradients by the non-finite norm "

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import math
+from enum import Enum, auto
+
+import numpy as np
+
+import scriptc
+from scriptc import mv, vdot
 from scriptc.autograd import no_grad
 from scriptc.tensors import Tensor
 
+from ..functional import normalize
 from ..module import Module
 from . import parametrize
-from ._norms import norm_except_dim, normalize
+from ._norms import norm_except_dim
 
-__all__ = ["spectral_norm", "weight_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
 class _WeightNorm(Module):
@@ -51,8 +59,8 @@ class _SpectralNorm(Module):
             self.n_power_iterations = n_power_iterations
             weight_mat = self._reshape_weight_to_matrix(weight)
             h, w = weight_mat.shape
-            self.register_buffer("_u", normalize(weight_mat.new_empty(h).normal_(0, 1), eps=eps))
-            self.register_buffer("_v", normalize(weight_mat.new_empty(w).normal_(0, 1), eps=eps))
+            self.register_buffer("_u", normalize(weight_mat.new_empty(h).normal_(0, 1), dim=0, eps=eps))
+            self.register_buffer("_v", normalize(weight_mat.new_empty(w).normal_(0, 1), dim=0, eps=eps))
             self._power_method(weight_mat, 15)
 
     def _reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
@@ -63,16 +71,16 @@ class _SpectralNorm(Module):
     def _power_method(self, weight_mat: Tensor, n_power_iterations: int) -> None:
         with no_grad():
             for _ in range(n_power_iterations):
-                self._u.copy_(normalize(weight_mat @ self._v, eps=self.eps))
-                self._v.copy_(normalize(weight_mat.t() @ self._u, eps=self.eps))
+                self._u.copy_(normalize(mv(weight_mat, self._v), dim=0, eps=self.eps))
+                self._v.copy_(normalize(mv(weight_mat.t(), self._u), dim=0, eps=self.eps))
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.ndim == 1:
-            return normalize(weight, eps=self.eps)
+            return normalize(weight, dim=0, eps=self.eps)
         weight_mat = self._reshape_weight_to_matrix(weight)
         if self.training:
             self._power_method(weight_mat, self.n_power_iterations)
-        sigma = (self._u.clone() * (weight_mat @ self._v.clone())).sum()
+        sigma = vdot(self._u.clone(), mv(weight_mat, self._v.clone()))
         return weight / sigma
 
     def right_inverse(self, value: Tensor) -> Tensor:
@@ -89,4 +97,137 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if dim is None:
         dim = 1 if type(module).__name__ in ("ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d") else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+    return module
+
+
+class _OrthMaps(Enum):
+    matrix_exp = auto()
+    cayley = auto()
+    householder = auto()
+
+
+def _matrix_exp(a):
+    """exp(a) for (batches of) square matrices: scaling and squaring of a degree-18 Taylor polynomial,
+    built from matmuls so autograd differentiates it."""
+    norm = float(a.detach().abs().sum(-2).amax(-1).max()) if a.numel() else 0.0
+    squarings = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
+    x = a / 2.0 ** squarings
+    identity = scriptc.eye(a.shape[-1], dtype=a.dtype).expand(a.shape)
+    term, result = x, identity + x
+    for k in range(2, 19):
+        term = (term @ x) / k
+        result = result + term
+    for _ in range(squarings):
+        result = result @ result
+    return result
+
+
+def _householder_product(reflectors, tau):
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T with v_i = e_i + (column i of
+    `reflectors` below the diagonal) (torch.linalg.householder_product)."""
+    m, n = reflectors.shape[-2], reflectors.shape[-1]
+    rows = scriptc.arange(m)
+    q = scriptc.eye(m, dtype=reflectors.dtype).expand(tuple(reflectors.shape[:-2]) + (m, m))
+    for i in range(tau.shape[-1]):
+        v = scriptc.where(rows > i, reflectors[..., :, i], (rows == i).to(reflectors.dtype))
+        q = q - (q @ v.unsqueeze(-1)) * (tau[..., i, None, None] * v.unsqueeze(-2))
+    return q[..., :, :n]
+
+
+def _make_orthogonal(a):
+    """The Q of a's QR decomposition with its columns' signs those of R's diagonal (so Q R' = a with a
+    positive diagonal in R')."""
+    q, r = scriptc.linalg.qr(a)
+    return q * r.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
+
+
+def _is_orthogonal(q) -> bool:
+    n, k = q.shape[-2], q.shape[-1]
+    eps = 10.0 * n * float(np.finfo(q.dtype.np).eps)
+    return scriptc.allclose(q.mT @ q, scriptc.eye(k, dtype=q.dtype), atol=eps)
+
+
+class _Orthogonal(Module):
+    """Maps an unconstrained matrix to an orthogonal one (columns orthonormal; rows when wide): by the
+    matrix exponential or the Cayley transform of a skew-symmetric matrix, or by Householder
+    reflections; with `use_trivialization` the result multiplies a stored orthogonal `base`."""
+
+    def __init__(self, weight, orthogonal_map: _OrthMaps, *, use_trivialization: bool = True) -> None:
+        super().__init__()
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X):
+        n, k = X.shape[-2], X.shape[-1]
+        transposed = n < k
+        if transposed:
+            X = X.mT
+            n, k = k, n
+        if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
+            X = X.tril()
+            if n != k:
+                X = scriptc.cat([X, X.new_zeros(n, n - k).expand(tuple(X.shape[:-2]) + (-1, -1))], dim=-1)
+            A = X - X.mT
+            if self.orthogonal_map == _OrthMaps.matrix_exp:
+                Q = _matrix_exp(A)
+            else:
+                identity = scriptc.eye(n, dtype=A.dtype)
+                Q = scriptc.linalg.solve(identity - 0.5 * A, identity + 0.5 * A)
+            if n != k:
+                Q = Q[..., :k]
+        else:
+            A = X.tril(diagonal=-1)
+            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
+            Q = _householder_product(A, tau)
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+        if hasattr(self, "base"):
+            Q = self.base @ Q
+        return Q.mT if transposed else Q
+
+    def right_inverse(self, Q):
+        with no_grad():
+            if Q.shape != self.shape:
+                raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                                 f"Got a tensor of shape {Q.shape}.")
+            initial = Q
+            n, k = Q.shape[-2], Q.shape[-1]
+            transpose = n < k
+            if transpose:
+                Q = Q.mT
+                n, k = k, n
+            if not hasattr(self, "base"):
+                if self.orthogonal_map != _OrthMaps.householder:
+                    raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
+                                              "parametrizations when use_trivialization=False.")
+                raise NotImplementedError("assigning to a householder parametrization with use_trivialization=False "
+                                          "needs torch.geqrf, which scriptc does not have")
+            if n == k:
+                Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+            else:
+                extra = scriptc.randn(tuple(Q.shape[:-2]) + (n, n - k), dtype=Q.dtype)
+                Q = _make_orthogonal(scriptc.cat([Q, extra], dim=-1))
+            self.base = Q
+            neg_identity = -scriptc.eye(initial.shape[-2], initial.shape[-1], dtype=initial.dtype)
+            return neg_identity.expand(initial.shape).clone()
+
+
+def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True) -> Module:
+    """Constrain `module.<name>` (a matrix or batch of matrices) to be orthogonal. `orthogonal_map` is
+    "matrix_exp" (default for square), "cayley" or "householder" (default otherwise)."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.size(-2) == weight.size(-1) else "householder"
+    orth_enum = getattr(_OrthMaps, orthogonal_map, None)
+    if orth_enum is None:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+                         f"Got: {orthogonal_map}")
+    orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module

@@ -15,7 +15,8 @@ from typing import Sequence
 from scriptc.autograd import no_grad
 from scriptc.tensors import Tensor
 
-from ..module import Module, ModuleDict, ModuleList, Parameter
+from ..container import ModuleDict, ModuleList
+from ..module import Module, Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
            "remove_parametrizations", "type_before_parametrizations", "transfer_parametrizations_and_params"]

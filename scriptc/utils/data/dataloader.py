@@ -165,7 +165,7 @@ class DataLoader:
 
     def __iter__(self) -> "_BaseDataLoaderIter":
         if self.persistent_workers and self.num_workers > 0:
-            if self._iterator is None:
+            if self._iterator is None or self._iterator._shutdown:  # none yet, or stopped by a failure
                 self._iterator = self._get_iterator()
             else:
                 self._iterator._reset(self)

@@ -176,3 +176,36 @@ def test_transfer_parametrizations_shares_originals():
     parametrize.transfer_parametrizations_and_params(source, target)
     assert target.parametrizations.weight.original0 is source.parametrizations.weight.original0
     np.testing.assert_allclose(target.weight.detach().numpy(), source.weight.detach().numpy())
+
+
+@pytest.mark.parametrize("shape,orthogonal_map", [((4, 4), None), ((4, 4), "cayley"), ((5, 3), None),
+                                                  ((3, 5), "householder"), ((5, 3), "matrix_exp")])
+def test_orthogonal_matches_torch_and_is_orthogonal(shape, orthogonal_map):
+    rng = np.random.default_rng(5)
+    weight = rng.standard_normal(shape)
+    theirs = torch.nn.Linear(shape[1], shape[0], dtype=torch.float64)
+    ours = scriptc.nn.Linear(shape[1], shape[0]).double()
+    with torch.no_grad():
+        theirs.weight.copy_(torch.from_numpy(weight))
+    ours.weight.data = scriptc.from_numpy(weight.copy())
+    torch.nn.utils.parametrizations.orthogonal(theirs, orthogonal_map=orthogonal_map)
+    scriptc.nn.utils.parametrizations.orthogonal(ours, orthogonal_map=orthogonal_map)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    q = ours.weight.detach().numpy()
+    small = min(shape)
+    gram = q.T @ q if shape[0] >= shape[1] else q @ q.T
+    np.testing.assert_allclose(gram, np.eye(small), atol=1e-10)
+    _copy_state(ours, theirs)
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), atol=1e-10)
+    original = ours.parametrizations.weight.original
+    ours.weight.sum().backward()
+    theirs.weight.sum().backward()
+    np.testing.assert_allclose(original.grad.numpy(), theirs.parametrizations.weight.original.grad.numpy(),
+                               rtol=1e-6, atol=1e-10)
+
+
+def test_orthogonal_errors():
+    with pytest.raises(ValueError, match="Expected a matrix or batch of matrices. Got a tensor of 1 dimensions."):
+        scriptc.nn.utils.parametrizations.orthogonal(scriptc.nn.Linear(2, 2), name="bias")
+    with pytest.raises(ValueError, match='orthogonal_map has to be one of "matrix_exp", "cayley", "householder"'):
+        scriptc.nn.utils.parametrizations.orthogonal(scriptc.nn.Linear(2, 2), orthogonal_map="qr")

@@ -10,6 +10,7 @@ import pytest
 import scriptc
 from scriptc.utils.data import default_collate, default_convert
 from scriptc.utils.data._utils.collate import collate
+from tests.torch_values import assert_same_values
 
 torch = pytest.importorskip("torch")
 
@@ -34,20 +35,7 @@ def _samples(T, rng):
 
 
 def _assert_same(ours, theirs):
-    if isinstance(theirs, torch.Tensor):
-        assert isinstance(ours, scriptc.Tensor)
-        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
-        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
-    elif isinstance(theirs, dict):
-        assert type(ours) is type(theirs) and list(ours) == list(theirs)
-        for key in theirs:
-            _assert_same(ours[key], theirs[key])
-    elif isinstance(theirs, (list, tuple)):
-        assert type(ours) is type(theirs) and len(ours) == len(theirs)
-        for a, b in zip(ours, theirs):
-            _assert_same(a, b)
-    else:
-        assert type(ours) is type(theirs) and ours == theirs
+    assert_same_values(ours, theirs, torch)
 
 
 def test_default_collate_matches_torch():

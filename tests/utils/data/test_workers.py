@@ -8,6 +8,9 @@ import gc
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -17,23 +20,43 @@ from scriptc.utils.data import DataLoader, Dataset, IterableDataset, TensorDatas
 
 
 def _open_fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
+    """Open sockets and memory files: what DataLoader channels and shared-memory blocks hold
+    (other descriptors come and go with unrelated machinery, such as pytest's capture)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except FileNotFoundError:  # the listing's own descriptor
+            continue
+        count += target.startswith(("socket:", "/memfd:"))
+    return count
 
 
-def _shm_names() -> set:
-    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+def _named_shared_memory(pid: int | str = "self") -> list[str]:
+    """The /dev/shm files a process maps or holds open: named segments, which can outlive it."""
+    with open(f"/proc/{pid}/maps") as fh:
+        mapped = [line.split()[-1] for line in fh if "/dev/shm/" in line]
+    held = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            held.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except FileNotFoundError:
+            continue
+    return mapped + [path for path in held if path.startswith("/dev/shm/")]
 
 
 @pytest.fixture
 def leaves_nothing_behind():
-    """The test must leave no worker process, open descriptor or /dev/shm entry behind."""
+    """The test must leave no worker process or open descriptor behind. (Named shared memory
+    is checked where it could appear, in the processes themselves: /dev/shm as a whole is
+    shared with everything else running on the machine.)"""
     gc.collect()
-    fds, shm = _open_fds(), _shm_names()
+    fds = _open_fds()
     yield
     gc.collect()
     assert multiprocessing.active_children() == []
     assert _open_fds() == fds, "descriptors leaked"
-    assert _shm_names() == shm, "shared-memory segments leaked"
+    assert _named_shared_memory() == []
 
 
 def _rows(n=100, width=3):
@@ -82,6 +105,20 @@ def test_batches_arrive_in_shared_memory_with_the_right_values(leaves_nothing_be
         np.testing.assert_array_equal(x.numpy(), ds.tensors[0].numpy()[y.numpy()])
         seen += len(y)
     assert seen == 100
+
+
+def test_batches_live_in_anonymous_shared_memory(leaves_nothing_behind):
+    iterator = iter(DataLoader(_rows(), batch_size=10, num_workers=2))
+    try:
+        x, y = next(iterator)
+        for pid in ["self", iterator._workers[0].pid]:  # (worker 1 may not have made a batch yet)
+            with open(f"/proc/{pid}/maps") as fh:
+                maps = fh.read()
+            assert "/memfd:scriptc-storage" in maps, "the batch blocks are memory files"
+            assert _named_shared_memory(pid) == [], "nothing named that could be left behind"
+    finally:
+        iterator._shutdown_workers()
+    del iterator, x, y
 
 
 def test_batches_kept_by_the_user_are_never_overwritten(leaves_nothing_behind):
@@ -218,6 +255,19 @@ def test_unordered_batches_and_prefetch(leaves_nothing_behind):
     assert sorted(ids) == list(range(100))
 
 
+def test_bfloat16_batches(leaves_nothing_behind):
+    values = torch.arange(12).float().reshape(6, 2).to(torch.bfloat16)
+    batches = list(DataLoader(TensorDataset(values), batch_size=4, num_workers=2))
+    assert [b.dtype for (b,) in batches] == [torch.bfloat16] * 2
+    assert [b.float().tolist() for (b,) in batches] == [values[:4].float().tolist(), values[4:].float().tolist()]
+
+
+def test_samples_without_automatic_batching(leaves_nothing_behind):
+    items = list(DataLoader(np.arange(12).reshape(6, 2), batch_size=None, num_workers=2))
+    assert [i.tolist() for i in items] == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [10, 11]]
+    assert items[0].is_shared()
+
+
 def _copy_out(batch):
     return torch.stack([s[0] for s in batch]).clone(), "x" * 100_000  # a new tensor and a big non-tensor
 
@@ -247,7 +297,36 @@ def test_other_start_methods(method):
     expected = ids(0)
     assert ids(1) == expected  # also starts the start method's own helper processes, once
     gc.collect()
-    fds, shm = _open_fds(), _shm_names()
+    fds = _open_fds()
     assert ids(2) == expected
     gc.collect()
-    assert multiprocessing.active_children() == [] and _open_fds() == fds and _shm_names() == shm
+    assert multiprocessing.active_children() == [] and _open_fds() == fds and _named_shared_memory() == []
+
+
+_DIES_WITH_WORKERS = """
+import os, signal, sys
+import scriptc as torch
+from scriptc.utils.data import DataLoader, TensorDataset
+iterator = iter(DataLoader(TensorDataset(torch.arange(100)), batch_size=5, num_workers=2))
+next(iterator)
+print(" ".join(str(w.pid) for w in iterator._workers), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_workers_exit_when_the_main_process_dies():
+    main = subprocess.run([sys.executable, "-c", _DIES_WITH_WORKERS], capture_output=True, text=True, timeout=120)
+    pids = [int(p) for p in main.stdout.split()]
+    assert len(pids) == 2, main.stderr
+    deadline = time.monotonic() + 60
+    while any(os.path.exists(f"/proc/{pid}") and "zombie" not in _state(pid) for pid in pids):
+        assert time.monotonic() < deadline, "workers outlived their main process"
+        time.sleep(0.05)  # polling the process table: the workers' exit is not ours to wait on
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next(line for line in fh if line.startswith("State:")).lower()
+    except (FileNotFoundError, StopIteration):
+        return "zombie"

@@ -15,13 +15,19 @@ import os
 import socket
 import weakref
 
+import numpy as np
+
 from scriptc.multiprocessing.shared_memory import allocate, map_descriptor
 
 __all__ = ["Channel", "channel_pair"]
 
 _INLINE_LIMIT = 1 << 16  # payloads up to this travel in the packet itself
 _FDS_PER_PACKET = 250  # the kernel passes at most 253 descriptors in one message
-_CLOEXEC = getattr(socket, "MSG_CMSG_CLOEXEC", 0)
+# Plain ints: the socket module's flags are enums, whose `|` costs microseconds per message.
+_CLOEXEC = int(getattr(socket, "MSG_CMSG_CLOEXEC", 0))
+_DONT_WAIT = int(socket.MSG_DONTWAIT)
+_TRUNCATED = int(socket.MSG_TRUNC | socket.MSG_CTRUNC)
+_ANCILLARY_SPACE = socket.CMSG_SPACE(_FDS_PER_PACKET * 4)
 # The first byte of a packet says what it holds.
 _INLINE, _CARRIED, _DESCRIPTORS_ONLY = b"\x00", b"\x01", b"\x02"
 
@@ -42,7 +48,7 @@ class Channel:
         carrier = None
         if len(payload) > _INLINE_LIMIT:
             carrier = allocate(len(payload))
-            carrier[:len(payload)] = payload
+            carrier.array()[:len(payload)] = np.frombuffer(payload, np.uint8)
             packet, fds = _CARRIED + len(payload).to_bytes(8, "little"), fds + [carrier.fd]
         else:
             packet = _INLINE + payload
@@ -60,7 +66,7 @@ class Channel:
         None when block is False and no message is waiting. EOFError when the other end closed."""
         fds: list[int] = []
         try:
-            packet = self._recv_packet(fds, 0 if block else socket.MSG_DONTWAIT)
+            packet = self._recv_packet(fds, 0 if block else _DONT_WAIT)
             if packet is None:
                 return None
             while packet[:1] == _DESCRIPTORS_ONLY:  # the rest of this message follows at once
@@ -69,7 +75,7 @@ class Channel:
                 return packet[1:], fds
             length = int.from_bytes(packet[1:9], "little")
             carrier = map_descriptor(fds.pop(), length, keep_fd=False)
-            return carrier[:length], fds
+            return carrier.array()[:length].tobytes(), fds
         except BaseException:
             for fd in fds:
                 os.close(fd)
@@ -77,8 +83,7 @@ class Channel:
 
     def _recv_packet(self, fds: list[int], flags: int) -> bytes | None:
         try:
-            packet, ancillary, flags, _ = self.sock.recvmsg(_INLINE_LIMIT + 1, socket.CMSG_SPACE(_FDS_PER_PACKET * 4),
-                                                            _CLOEXEC | flags)
+            packet, ancillary, flags, _ = self.sock.recvmsg(_INLINE_LIMIT + 1, _ANCILLARY_SPACE, _CLOEXEC | flags)
         except BlockingIOError:
             return None
         for level, kind, data in ancillary:
@@ -88,7 +93,7 @@ class Channel:
                 fds.extend(received)
         if not packet:
             raise EOFError("the other end of the DataLoader channel closed")
-        if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+        if flags & _TRUNCATED:
             raise RuntimeError("a DataLoader channel message arrived truncated")
         return packet
 

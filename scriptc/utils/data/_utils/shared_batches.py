@@ -27,7 +27,7 @@ from collections import deque
 import numpy as np
 
 from scriptc.multiprocessing.shared_memory import SharedMapping, allocate, byte_offset, map_descriptor, shared_storage
-from scriptc.tensors import Tensor, wrap
+from scriptc.tensors import Tensor, from_numpy
 
 __all__ = ["WorkerBlocks", "ReceivedBlocks"]
 
@@ -56,7 +56,7 @@ class WorkerBlocks:
         nbytes = math.prod(shape) * dtype.itemsize
         block = self._take(nbytes)
         self.session.append(block)
-        return np.ndarray(shape, dtype, buffer=self.mappings[block])
+        return np.ndarray(shape, dtype, buffer=self.mappings[block].array())
 
     def _take(self, nbytes: int) -> int:
         """The smallest idle block that fits (reused: mapped on both sides already), else a new one."""
@@ -167,15 +167,14 @@ class ReceivedBlocks:
         if block not in leases:
             # One flat array per block per message is the base of that message's tensors on the
             # block: its death (every such tensor's and view's) is the signal to release the block.
-            # (numpy keeps an ndarray buffer as the base; a memoryview it unwraps to the mapping.)
-            lease = np.frombuffer(self.mappings[block], np.uint8)
+            lease = self.mappings[block].array()
             leases[block] = (lease, [0])  # the tensors on one block share a version counter
             with self.lock:
                 self.live_leases[block] += 1
                 watch = weakref.ref(lease, self._lease_died)
                 self.watched[id(watch)] = (watch, block)
         lease, version_counter = leases[block]
-        tensor = wrap(np.ndarray(shape, dtype, buffer=lease, offset=offset, strides=strides))
+        tensor = from_numpy(np.ndarray(shape, dtype, buffer=lease, offset=offset, strides=strides))
         tensor._vc = version_counter
         if flags & _PARAMETER:
             from scriptc.nn import Parameter
@@ -218,24 +217,38 @@ class ReceivedBlocks:
 # --- the pickling of a message ----------------------------------------------------------------
 
 _REQUIRES_GRAD, _PARAMETER = 1, 2
-_REFERENCE_HEAD = struct.Struct("<qqqqBB4s")  # block, fd index, capacity, offset, flags, ndim, dtype
-_DTYPES: dict[bytes, np.dtype] = {}
+_REFERENCE_HEAD = struct.Struct("<qqqqBBH")  # block, fd index, capacity, offset, flags, ndim, dtype code length
 
 
 def _encode_reference(block: int, fd_index: int, capacity: int, offset: int, flags: int, array: np.ndarray) -> bytes:
-    """A tensor reference as one bytes object (a tuple would cost a persistent_id call per field)."""
-    ndim = array.ndim
-    return (_REFERENCE_HEAD.pack(block, fd_index, capacity, offset, flags, ndim, array.dtype.str.encode())
-            + struct.pack(f"<{2 * ndim}q", *array.shape, *array.strides))
+    """A tensor reference as one bytes object (a tuple would cost a persistent_id call per field):
+    the head, then shape and strides, then the dtype's code."""
+    ndim, code = array.ndim, _dtype_code(array.dtype)
+    return (_REFERENCE_HEAD.pack(block, fd_index, capacity, offset, flags, ndim, len(code))
+            + struct.pack(f"<{2 * ndim}q", *array.shape, *array.strides) + code)
+
+
+def _dtype_code(dtype: np.dtype) -> bytes:
+    """Bytes that _decode_reference turns back into this dtype: its type string ('<f4'), or a
+    pickle of it when the type string loses something (bfloat16's structured dtype is '|V2')."""
+    code = _DTYPE_CODES.get(dtype)
+    if code is None:
+        code = _DTYPE_CODES[dtype] = dtype.str.encode() if np.dtype(dtype.str) == dtype else pickle.dumps(dtype)
+    return code
 
 
 def _decode_reference(reference: bytes) -> tuple:
-    block, fd_index, capacity, offset, flags, ndim, code = _REFERENCE_HEAD.unpack_from(reference)
+    block, fd_index, capacity, offset, flags, ndim, code_length = _REFERENCE_HEAD.unpack_from(reference)
     dims = struct.unpack_from(f"<{2 * ndim}q", reference, _REFERENCE_HEAD.size)
+    code = reference[_REFERENCE_HEAD.size + 16 * ndim:]
     dtype = _DTYPES.get(code)
     if dtype is None:
-        dtype = _DTYPES[code] = np.dtype(code.rstrip(b"\0").decode())
+        dtype = _DTYPES[code] = pickle.loads(code) if code[:1] == pickle.PROTO else np.dtype(code.decode())
     return block, fd_index, capacity, offset, flags, dtype, dims[:ndim], dims[ndim:]
+
+
+_DTYPE_CODES: dict[np.dtype, bytes] = {}
+_DTYPES: dict[bytes, np.dtype] = {}
 
 
 class _BatchPickler(pickle.Pickler):

@@ -1,0 +1,94 @@
+"""Depthwise 2-D convolution (groups == input channels == output channels), as a native loop.
+
+As im2col + GEMM, a depthwise convolution is one product per channel of a 1 x KH*KW row by a
+KH*KW x OH*OW block of columns: the columns cost a copy of 9x the input, and a GEMM tile meant for
+8 rows computes one. Directly, each output row accumulates, per kernel tap, the tap's weight times
+a run of one input row - a multiply-add over contiguous memory that vectorizes (at stride 1).
+
+`scriptc_depthwise_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): planes [start,
+end) of a contiguous (N*C, H, W) input; ptrs = [input, weight (C, KH*KW), bias (C), output
+(N*C, OH, OW), floor (1)]; meta = [C, H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, floored]:
+output = bias + the taps' products (zero padding), then maximum(output, floor) where floored is 1
+(a fused ReLU's 0; numpy's maximum, so a NaN stays).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from scriptc.codegen.llvm.loop import loop
+
+from .loops import loop_arguments, loop_module
+
+I64 = ir.IntType(64)
+FUNCTIONS = {"float32": ("scriptc_depthwise_f32", ir.FloatType()),
+             "float64": ("scriptc_depthwise_f64", ir.DoubleType())}
+_CONTRACT = ("contract",)
+
+
+def module(triple: str, dtype: str) -> ir.Module:
+    """The module of one dtype's loop (built on a cache miss only)."""
+    return loop_module(triple, *FUNCTIONS[dtype], _build)
+
+
+def _build(b: ir.IRBuilder, args, element) -> None:
+    start, end, (source, weight, bias, target, floor), meta = loop_arguments(b, args, element, 5, 14)
+    channels, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, floored = meta
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+    image, plane, taps = b.mul(h, w), b.mul(oh, ow), b.mul(kh, kw)
+    floor_value = b.load(floor)
+    maximum = b.module.declare_intrinsic("llvm.maximum", [element], ir.FunctionType(element, [element, element]))
+
+    def clamp(value, lo, hi):
+        value = b.select(b.icmp_signed("<", value, lo), lo, value)
+        return b.select(b.icmp_signed(">", value, hi), hi, value)
+
+    def ceil_div(a, d):  # for a >= 0, d > 0
+        return b.sdiv(b.add(a, b.sub(d, one)), d)
+
+    def planes(p):
+        c = b.srem(p, channels)
+        x = b.gep(source, [b.mul(p, image)])
+        out = b.gep(target, [b.mul(p, plane)])
+        taps_of = b.gep(weight, [b.mul(c, taps)])
+        start_value = b.load(b.gep(bias, [c]))
+
+        def out_row(oy):
+            row = b.gep(out, [b.mul(oy, ow)])
+            loop(b, zero, ow, lambda ox: b.store(start_value, b.gep(row, [ox])), "init")
+            top = b.sub(b.mul(oy, sh), ph)
+
+            def tap_row(ky):
+                iy = b.add(top, b.mul(ky, dh))
+                inside = b.and_(b.icmp_signed(">=", iy, zero), b.icmp_signed("<", iy, h))
+                with b.if_then(inside):
+                    line = b.gep(x, [b.mul(iy, w)])
+
+                    def tap(kx):
+                        tap_weight = b.load(b.gep(taps_of, [b.add(b.mul(ky, kw), kx)]))
+                        offset = b.sub(b.mul(kx, dw), pw)  # input column of output column ox: ox*SW + offset
+                        # outputs whose input column is inside the row: ox in [lo, hi)
+                        lo = clamp(ceil_div(clamp(b.sub(zero, offset), zero, b.mul(ow, sw)), sw), zero, ow)
+                        hi = clamp(ceil_div(clamp(b.sub(w, offset), zero, b.mul(ow, sw)), sw), lo, ow)
+
+                        def accumulate_at(stride):
+                            def accumulate(ox):
+                                slot = b.gep(row, [ox])
+                                v = b.load(b.gep(line, [b.add(b.mul(ox, stride), offset)]))
+                                b.store(b.fadd(b.load(slot), b.fmul(tap_weight, v, flags=_CONTRACT),
+                                               flags=_CONTRACT), slot)
+                            loop(b, lo, hi, accumulate, "ox")
+                        # stride 1 as a constant: the vectorizer then loads whole vectors
+                        with b.if_else(b.icmp_signed("==", sw, one)) as (unit, other):
+                            with unit:
+                                accumulate_at(one)
+                            with other:
+                                accumulate_at(sw)
+                    loop(b, zero, kw, tap, "kx")
+            loop(b, zero, kh, tap_row, "ky")
+            with b.if_then(b.icmp_signed("!=", floored, zero)):
+                loop(b, zero, ow, lambda ox: b.store(b.call(maximum, [b.load(b.gep(row, [ox])), floor_value]),
+                                                     b.gep(row, [ox])), "floor")
+        loop(b, zero, oh, out_row, "oy")
+    loop(b, start, end, planes, "plane")
+    b.ret_void()

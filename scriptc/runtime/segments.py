@@ -1,0 +1,215 @@
+"""Segments: a straight-line run of a plan's steps, run as one native program per call.
+
+The executor groups consecutive steps that the program interpreter (native/program.py) can run -
+compiled FusionGroups, matrix products, views and reshapes, sizes and the integer arithmetic on
+them - into a SegmentStep. Its first call for an input signature (dtype and rank of each input)
+runs the steps the usual way and then writes the segment down as a program (program_builder.py):
+registers for every dim, so that one program serves every batch size and sequence length. Later
+calls with that signature set the input registers and make one ctypes call; the results are views
+of an arena the program fills, a new one when the caller still holds the last call's results.
+
+A program refuses a call whose shapes break what it was built on (a new broadcast pattern, a
+convolution's image size): the segment's steps run it instead, as they do a signature the program
+cannot take (a group no kernel compiled for, a strided value a product reads).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import threading
+
+import numpy as np
+
+from scriptc.native import program as native
+from scriptc.native.pointers import ARRAY_STRUCT_KNOWN, data_pointer
+
+from .program_builder import NotNative, build
+
+MAX_PROGRAMS = 8           # signatures per segment; past that, new ones run the steps
+_RUN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+_refcount = sys.getrefcount
+_GROWTH = 1.25             # an arena that is too small grows to this many times what the call needs
+# Out arenas a thread keeps: a call takes one the caller holds no result of. A loop that feeds each
+# result to the next call (y = f(y)) holds one, so two alternate; beyond this many, the caller keeps
+# results alive, and a call makes a fresh arena for its own.
+OUT_ARENAS = 4
+_FIRST_ARENA_BYTES = 4096
+
+
+def native_programs() -> bool:
+    """Whether this process can run segment programs (numpy's array struct as the interpreter reads it)."""
+    return ARRAY_STRUCT_KNOWN
+
+
+class _ThreadState:
+    """One thread's frame and arenas for one program."""
+
+    def __init__(self, program: "Program", pool):
+        self.frame = (ctypes.c_int64 * program.frame_size)(*program.template)
+        self.address = ctypes.addressof(self.frame)
+        self.scratch = None
+        self.outs: list[np.ndarray] = []  # the out arenas (OUT_ARENAS at most)
+        self.out = None                   # the one the frame points at
+        workers = pool.native_workers()
+        if workers is not None:
+            blocks, count, busy, split = workers
+            frame = self.frame
+            frame[native.BLOCKS], frame[native.WORKERS], frame[native.BUSY] = blocks, count, busy
+            frame[native.SPLIT_FUNCTION] = split
+
+    def arena(self, kind: int, size: int) -> np.ndarray:
+        """A new arena of `size` bytes (or more) for the frame to use."""
+        arena = np.empty(max(size, native.ALIGNMENT) + native.ALIGNMENT, dtype=np.uint8)
+        if kind == native.OUT:
+            if len(self.outs) < OUT_ARENAS:
+                self.outs.append(arena)
+            else:
+                self.outs[-1] = arena  # (the one it replaces lives on in the caller's results)
+        else:
+            self.scratch = arena
+        self.use(kind, arena)
+        return arena
+
+    def grow(self, kind: int, size: int) -> None:
+        """The arena the frame points at, replaced by one of `size` bytes or more."""
+        if kind == native.OUT:
+            index = next(i for i, arena in enumerate(self.outs) if arena is self.out)
+            self.outs[index] = self.out = np.empty(size + native.ALIGNMENT, dtype=np.uint8)
+            self.use(kind, self.out)
+        else:
+            self.arena(kind, size)
+
+    def use(self, kind: int, arena: np.ndarray) -> None:
+        start = data_pointer(arena)
+        address = -(-start // native.ALIGNMENT) * native.ALIGNMENT
+        self.frame[native.BASE_ADDRESS[kind]] = address
+        self.frame[native.CAPACITY[kind]] = arena.size - (address - start)
+        if kind == native.OUT:
+            self.out = arena
+
+    def free_out(self) -> np.ndarray:
+        """An out arena no result of an earlier call is a view of, the frame pointed at it."""
+        out = self.out
+        # 3 references: the list's, `out` and getrefcount's argument (each result of it is a view).
+        if _refcount(out) - (out is self.out) == 3:
+            return out
+        for arena in self.outs:
+            if arena is not out and _refcount(arena) == 3:
+                self.use(native.OUT, arena)
+                return arena
+        return self.arena(native.OUT, out.size)
+
+
+class Program:
+    """A segment's program for one input signature: its words, its frame's initial registers, where
+    its inputs go and where its outputs are found."""
+
+    def __init__(self, built, run):
+        self.words = (ctypes.c_int64 * len(built.words))(*built.words)
+        self.words_address = ctypes.addressof(self.words)
+        self.template = built.template
+        self.frame_size = len(built.template)
+        self.inputs = built.inputs      # per segment input: ("array", register) or ("int", register)
+        self.outputs = built.outputs    # per segment output: see program_builder.Output
+        self.keep = built.keep          # constants whose addresses the frame holds
+        self.run = run
+        self._local = threading.local()
+
+    def __call__(self, values: list, pool) -> list | None:
+        """The segment's outputs for `values` (its inputs), or None when the program refuses them."""
+        state = getattr(self._local, "state", None)
+        if state is None:
+            state = self._local.state = _ThreadState(self, pool)
+            state.arena(native.SCRATCH, _FIRST_ARENA_BYTES)
+            state.arena(native.OUT, _FIRST_ARENA_BYTES)
+        frame = state.frame
+        for (kind, register), value in zip(self.inputs, values):
+            frame[register] = id(value) if kind == "array" else value
+        out = state.free_out()
+        status = self.run(state.address, self.words_address)
+        if status == native.NEED_MEMORY:
+            for kind in (native.SCRATCH, native.OUT):
+                if frame[native.NEED[kind]] > frame[native.CAPACITY[kind]]:
+                    state.grow(kind, int(frame[native.NEED[kind]] * _GROWTH))
+            out = state.out
+            status = self.run(state.address, self.words_address)
+        if status != native.OK:
+            return None
+        base = data_pointer(out)
+        results = []
+        for output in self.outputs:
+            shape = tuple([frame[r] for r in output.dims])
+            strides = None if output.strides is None else tuple([frame[r] * output.itemsize for r in output.strides])
+            root = output.root
+            if root is None:  # in the out arena
+                results.append(np.ndarray(shape, output.dtype, out, frame[output.pointer] - base, strides))
+            elif root[0] == "input":  # a view of an input
+                results.append(np.ndarray(shape, output.dtype, values[root[1]],
+                                          frame[output.pointer] - frame[output.data], strides))
+            else:  # a view of a constant
+                results.append(np.ndarray(shape, output.dtype, root[1], frame[output.pointer] - root[1].ctypes.data,
+                                          strides))
+        return results
+
+
+class SegmentStep:
+    """Steps of a plan run as one native program per input signature (the steps themselves when
+    there is none)."""
+
+    def __init__(self, executor, nodes: list, steps: list, in_slots: list[int], constant_slots: list[int],
+                 out_slots: list[int]):
+        self.executor = executor
+        self.nodes, self.steps = nodes, steps
+        self.in_slots, self.constant_slots, self.out_slots = in_slots, constant_slots, out_slots
+        self.reason: str | None = None  # why the last signature tried got no program
+        self.pool = executor.pool
+        self.programs: dict[tuple, Program | None] = {}
+        self._build_lock = threading.Lock()
+        self._run = _RUN(native.function())  # the interpreter: compiled (or read from disk) with the plan
+
+    def _signature(self, values: list):
+        """Per input its dtype and rank, or int; None for a call no program takes: one with an input
+        that is not contiguous (the program reads arrays as contiguous; the steps take any, and a
+        product reads a transposed input without a copy)."""
+        key = []
+        for value in values:
+            if type(value) is np.ndarray:
+                if not value.flags.c_contiguous:
+                    return None
+                key.append((value.dtype, value.ndim))
+            elif type(value) is int:
+                key.append(int)
+            else:
+                return None
+        return tuple(key)
+
+    def run_steps(self, frame) -> None:
+        for step in self.steps:
+            step(frame)
+
+    def __call__(self, frame) -> None:
+        values = [frame[s] for s in self.in_slots]
+        key = self._signature(values)
+        program = self.programs.get(key, False) if key is not None else None
+        if program:
+            results = program(values, self.pool)
+            if results is not None:
+                for slot, value in zip(self.out_slots, results):
+                    frame[slot] = value
+                return
+        self.run_steps(frame)
+        if program is False:
+            self._learn(key, frame)
+
+    def _learn(self, key: tuple, frame) -> None:
+        """Write down the program for the signature of the call that just ran (`frame`: its values)."""
+        with self._build_lock:
+            if key in self.programs or len(self.programs) >= MAX_PROGRAMS:
+                return
+            try:
+                built = build(self, frame)
+            except NotNative as exc:
+                self.reason = str(exc)
+                built = None
+            self.programs[key] = Program(built, self._run) if built is not None else None

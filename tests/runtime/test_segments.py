@@ -1,0 +1,156 @@
+"""Segment programs (runtime/segments.py, native/program.py): straight-line runs of a plan as one native
+call, for any batch size, against the reference interpreter."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import scriptc as torch
+from scriptc.runtime.executor import Executor
+from scriptc.runtime.groups import GroupStep
+from scriptc.runtime.interpreter import Interpreter
+from scriptc.runtime.segments import SegmentStep
+
+
+def _plans(model, features: int, dtype=np.float32, script: bool = False):
+    example = torch.from_numpy(np.ones((2, features), dtype=dtype))
+    compiled = torch.jit.script(model.eval()) if script else torch.jit.trace(model.eval(), example)
+    graph = torch.jit.optimize_for_inference(compiled, jit=False).graph
+    return Executor(graph, threads=2), Interpreter(graph)
+
+
+def _segments(executor) -> list[SegmentStep]:
+    return [s for s in executor.steps if isinstance(s, SegmentStep)]
+
+
+class _Residual(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(24, 24)
+        self.b = torch.nn.Linear(24, 24)
+
+    def forward(self, x):
+        h = torch.relu(self.a(x)) + x  # an epilogue reading the graph's input beside its head
+        return torch.nn.functional.gelu(self.b(h)) * h
+
+
+class _Gates(torch.nn.Module):
+    """An LSTM cell's arithmetic: chunked gates (strided views), sizes and views in between."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = torch.nn.LSTMCell(24, 16)
+        self.out = torch.nn.Linear(16, 24)
+
+    def forward(self, x):
+        h, c = self.cell(x)
+        flat = h.view(h.size(0), -1)
+        return self.out(torch.tanh(flat) * c).reshape(x.size(0), 2, 12).flatten(1) + x
+
+
+@pytest.mark.parametrize("make, dtype, script", [
+    (lambda: torch.nn.Sequential(torch.nn.Linear(40, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64),
+                                 torch.nn.Tanh(), torch.nn.Linear(64, 7)), np.float32, False),
+    (lambda: torch.nn.Sequential(torch.nn.Linear(40, 33), torch.nn.GELU(), torch.nn.Linear(33, 5),
+                                 torch.nn.Softmax(dim=-1)), np.float64, True),
+    (lambda: _Residual(), np.float32, True),
+    (lambda: _Gates(), np.float32, False),
+])
+def test_one_program_runs_every_batch_size_with_the_references_results(make, dtype, script):
+    torch.manual_seed(0)
+    model = make().to(torch.float64) if dtype == np.float64 else make()
+    features = 24 if isinstance(model, (_Residual, _Gates)) else 40
+    executor, reference = _plans(model, features, dtype, script)
+    [segment] = _segments(executor)
+    assert len(executor.steps) == 1  # the whole plan is the one segment
+    rng = np.random.default_rng(1)
+    results = []
+    for batch in (2, 1, 7, 64, 1, 3, 128, 2):
+        x = rng.standard_normal((batch, features)).astype(dtype)
+        (got,) = executor([x])
+        (expected,) = reference.run([x])
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+        results.append((got, got.copy()))
+    assert len(segment.programs) == 1 and all(segment.programs.values()), segment.reason
+    for got, copy in results:  # results the caller kept were never written over
+        np.testing.assert_array_equal(got, copy)
+    group_launches = sum(len(s._launches) for s in executor.group_steps)
+    assert group_launches <= len(executor.group_steps)  # only the first call ran the steps
+
+
+def test_a_new_result_while_the_caller_holds_the_last_one_or_a_view_of_it():
+    torch.manual_seed(1)
+    executor, reference = _plans(torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
+                                                     torch.nn.Linear(16, 4)), 8)
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal((1, 8)).astype(np.float32) for _ in range(4)]
+    executor([xs[0]])
+    first = executor([xs[0]])[0]
+    view = executor([xs[1]])[0][0]
+    third = executor([xs[2]])[0]
+    assert not np.shares_memory(first, third) and not np.shares_memory(view, third)
+    for x, got in ((xs[0], first), (xs[1], view[None]), (xs[2], third)):
+        np.testing.assert_allclose(got, reference.run([x])[0], rtol=1e-6, atol=1e-6)
+    transposed = np.asfortranarray(rng.standard_normal((8, 1)).astype(np.float32)).T  # not C-contiguous: the steps
+    np.testing.assert_allclose(executor([transposed])[0], reference.run([transposed])[0], rtol=1e-6, atol=1e-6)
+    with pytest.raises(RuntimeError, match="same dtype"):  # as the reference: not the program's to run
+        executor([xs[3].astype(np.float64)])
+
+
+def test_a_call_the_program_refuses_runs_the_steps():
+    # Built for x + b with b broadcast along rows; a call where x broadcasts instead gets the steps.
+    def fn(x, b):
+        return torch.tanh(x @ b) * 2.0 + x.sum(-1, keepdim=True)
+    fn = torch.jit.script(fn)
+    graph = torch.jit.optimize_for_inference(fn, jit=False).graph
+    executor, reference = Executor(graph, threads=1), Interpreter(graph)
+    rng = np.random.default_rng(3)
+    for x, b in [(rng.standard_normal((4, 5)), rng.standard_normal((5, 5))),
+                 (rng.standard_normal((9, 5)), rng.standard_normal((5, 5))),
+                 (rng.standard_normal((4, 3)), rng.standard_normal((3, 5)))]:  # a matmul that is not square
+        np.testing.assert_allclose(executor([x, b])[0], reference.run([x, b])[0], rtol=1e-12, atol=1e-12)
+    with pytest.raises(RuntimeError):
+        executor([rng.standard_normal((4, 3)), rng.standard_normal((4, 5))])
+
+
+def test_each_thread_has_its_own_frame_and_arenas():
+    torch.manual_seed(2)
+    executor, reference = _plans(torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
+                                                     torch.nn.Linear(32, 3)), 16)
+    errors = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        for i in range(200):
+            x = rng.standard_normal((1 + i % 5, 16)).astype(np.float32)
+            got = executor([x])[0].copy()
+            if not np.allclose(got, reference.run([x])[0], rtol=1e-5, atol=1e-6):
+                errors.append(seed)
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_segments_stop_at_what_the_program_cannot_run():
+    torch.manual_seed(3)
+    cnn = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+                              torch.nn.Linear(64, 2))
+
+    def fn(x):
+        return torch.cumsum(cnn(x), dim=-1) * 2.0  # a cumsum: no program runs one
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(fn, torch.randn(1, 3, 10, 10)), jit=False).graph
+    executor = Executor(graph)
+    assert [type(s) for s in executor.steps[:1] + executor.steps[-1:]] == [SegmentStep, SegmentStep]
+    assert len(executor.steps) == 3 and not isinstance(executor.steps[1], (SegmentStep, GroupStep))
+    for batch in (2, 5):
+        x = np.random.default_rng(4).standard_normal((batch, 3, 10, 10)).astype(np.float32)
+        np.testing.assert_allclose(executor([x])[0], Interpreter(graph).run([x])[0], rtol=1e-5, atol=1e-6)
+    assert all(s.programs and all(s.programs.values()) for s in _segments(executor))
+    assert not _segments(Executor(graph, jit=False))
