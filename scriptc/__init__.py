@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, TracerWarning  # noqa: F401
+from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, SignatureError, TracerWarning  # noqa: F401
 from scriptc.types import (  # noqa: F401
     bfloat16,
     bool_ as bool,
