@@ -26,7 +26,7 @@ httpclient = pytest.importorskip("tritonclient.http")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from scriptc.runtime.server import DATATYPES, _json_array  # noqa: E402  (needs the serve extra)
+from scriptc.serving.protocol import DATATYPES, _json_array  # noqa: E402  (needs the serve extra)
 
 
 def _free_port() -> int:
@@ -298,15 +298,19 @@ def test_threads_caps_blas_while_the_server_runs_and_restores_it(archive):
 
     from threadpoolctl import threadpool_info
 
-    from scriptc.runtime.server import Server, ServerConfig
+    from scriptc.serving.app import Server, ServerConfig
 
     def blas_threads():
         return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
 
     before = blas_threads()
     server = Server([archive], config=ServerConfig(threads=1))
-    assert blas_threads() and all(n == 1 for n in blas_threads())
-    asyncio.run(server.stop())
+
+    async def running():
+        server.start()
+        assert blas_threads() and all(n == 1 for n in blas_threads())
+        server.stop()
+    asyncio.run(running())
     assert blas_threads() == before
 
 
