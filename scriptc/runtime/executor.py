@@ -18,13 +18,13 @@ from typing import Any, Callable
 import numpy as np
 
 from scriptc import ops
-from scriptc.ir.graph import Block, Graph, Node
+from scriptc.ir.graph import Block, Graph, Node, walk
 from scriptc.native.opaque import native_kernel
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType
 
 from .groups import GroupStep
-from .program_builder import runs_natively
+from .lowerings import CHEAP, runs_natively
 from .segments import SegmentStep, native_programs
 from .interpreter import Interpreter
 from .memory import configure_allocator
@@ -46,6 +46,7 @@ class Executor:
             self._slot(v)
         self.input_slots = [self.slot_of[id(v)] for v in graph.inputs]
         self.group_steps: list[GroupStep] = []
+        self.group_step_of: dict[int, GroupStep] = {}  # by id of the FusionGroup node
         self.constants: dict[int, Any] = {}
         self.steps = self._plan(graph.block)
         self.output_slots = [self._slot(v) for v in graph.outputs]
@@ -98,19 +99,23 @@ class Executor:
 
     def _segment(self, run: list) -> list[Callable]:
         """The steps of `run` as one SegmentStep, or as they are when there is nothing in it worth a
-        program (no kernel, no product)."""
-        if not any(node.op in ("prim::FusionGroup", "matmul") for node, _ in run):
+        program (only views and integer arithmetic)."""
+        if all(node.op in CHEAP for node, _ in run):
             return [step for _, step in run]
         nodes = [node for node, _ in run]
-        inside = {id(node) for node in nodes}
-        defined = {id(v) for node in nodes for v in node.outputs}
+        # (An If's blocks are part of the segment: their nodes read and define values too.)
+        everything = [inner for node in nodes for inner in walk_node(node)]
+        inside = {id(node) for node in everything}
+        defined = {id(v) for node in everything for v in node.outputs} | {
+            id(p) for node in everything for block in node.blocks for p in block.params}
         in_slots, constant_slots, out_slots = [], [], []
-        for node in nodes:
+        for node in everything:
             for v in node.inputs:
                 slot = self._slot(v)
                 if id(v) in defined or slot in in_slots or slot in constant_slots:
                     continue
                 (constant_slots if slot in self.constants else in_slots).append(slot)
+        for node in nodes:
             for v in node.outputs:
                 if any(not isinstance(u.user, Node) or id(u.user) not in inside for u in v.uses):
                     out_slots.append(self._slot(v))
@@ -158,6 +163,7 @@ class Executor:
         if op == "prim::FusionGroup":
             step = GroupStep(self, node, ins, outs)
             self.group_steps.append(step)
+            self.group_step_of[id(node)] = step
             return step
         if op.startswith("prim::"):
             run_node = self.interpreter.run_node
@@ -191,3 +197,10 @@ class Executor:
                     result = np.asarray(result)
                 frame[out] = list(result) if isinstance(result, tuple) else result
         return op_step
+
+
+def walk_node(node: Node):
+    """The node, then every node of its blocks."""
+    yield node
+    for block in node.blocks:
+        yield from walk(block)

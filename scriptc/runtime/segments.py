@@ -137,20 +137,29 @@ class Program:
         if status != native.OK:
             return None
         base = data_pointer(out)
-        results = []
-        for output in self.outputs:
-            shape = tuple([frame[r] for r in output.dims])
-            strides = None if output.strides is None else tuple([frame[r] * output.itemsize for r in output.strides])
-            root = output.root
-            if root is None:  # in the out arena
-                results.append(np.ndarray(shape, output.dtype, out, frame[output.pointer] - base, strides))
-            elif root[0] == "input":  # a view of an input
-                results.append(np.ndarray(shape, output.dtype, values[root[1]],
-                                          frame[output.pointer] - frame[output.data], strides))
-            else:  # a view of a constant
-                results.append(np.ndarray(shape, output.dtype, root[1], frame[output.pointer] - root[1].ctypes.data,
-                                          strides))
-        return results
+        return [_result(output, frame, out, base, values) for output in self.outputs]
+
+
+def _result(output, frame, out: np.ndarray, base: int, values: list):
+    """The value an Output describes, after a call."""
+    root = output.root
+    if root is None:  # in the out arena
+        return np.ndarray(tuple([frame[r] for r in output.dims]), output.dtype, out, frame[output.pointer] - base,
+                          _strides(output, frame))
+    kind = root[0]
+    if kind == "int":
+        return frame[output.pointer]
+    if kind in ("list", "tuple"):
+        items = [_result(item, frame, out, base, values) for item in root[1]]
+        return items if kind == "list" else tuple(items)
+    shape, strides = tuple([frame[r] for r in output.dims]), _strides(output, frame)
+    if kind == "input":  # a view of an input
+        return np.ndarray(shape, output.dtype, values[root[1]], frame[output.pointer] - frame[output.data], strides)
+    return np.ndarray(shape, output.dtype, root[1], frame[output.pointer] - data_pointer(root[1]), strides)
+
+
+def _strides(output, frame) -> tuple | None:
+    return None if output.strides is None else tuple([frame[r] * output.itemsize for r in output.strides])
 
 
 class SegmentStep:
