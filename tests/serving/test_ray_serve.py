@@ -19,15 +19,6 @@ from scriptc.runtime import load
 from scriptc.serving.batcher import run_batch
 from scriptc.serving.protocol import model_entry
 
-from ..models import MLP
-
-
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory):
-    torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("ray") / "mlp.sc"
-    torch.jit.trace(MLP().eval(), torch.randn(3, 16)).save(path)
-    return path
 
 
 class CountingModel:

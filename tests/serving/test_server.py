@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 import scriptc as torch
 from scriptc.runtime import load
 
-from ..models import MLP
 from .running import Running, post as _post
 
 httpclient = pytest.importorskip("tritonclient.http")
@@ -25,14 +24,6 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
 from scriptc.serving.protocol import DATATYPES, _json_array  # noqa: E402  (needs the serve extra)
-
-
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory):
-    torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("serve") / "mlp.sc"
-    torch.jit.trace(MLP().eval(), torch.randn(3, 16)).save(path)
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -11,20 +11,10 @@ import time
 
 import pytest
 
-import scriptc as torch
 
-from ..models import MLP
 from .running import Running
 
 pytest.importorskip("uvicorn")
-
-
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory):
-    torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("shutdown") / "mlp.sc"
-    torch.jit.trace(MLP().eval(), torch.randn(3, 16)).save(path)
-    return path
 
 
 BODY = json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.5] * 16}]}).encode()
