@@ -13,6 +13,7 @@ from scriptc.autograd import no_grad
 from scriptc.tensors import Tensor
 
 from ..functional import normalize
+from ..conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..module import Module
 from . import parametrize
 from ._norms import norm_except_dim
@@ -95,7 +96,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        dim = 1 if type(module).__name__ in ("ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d") else 0
+        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module
 

@@ -6,6 +6,7 @@ from scriptc import mv, vdot
 from scriptc.autograd import no_grad
 
 from ..functional import normalize
+from ..conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..module import Module, Parameter
 from .weight_norm import remove_norm_hook
 
@@ -81,7 +82,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     """Divide `module.<name>` by its spectral norm before each forward (state: `<name>_orig`,
     `<name>_u`, `<name>_v`). `dim` defaults to 1 for ConvTranspose, else 0."""
     if dim is None:
-        dim = 1 if type(module).__name__ in ("ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d") else 0
+        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module
 

@@ -209,3 +209,11 @@ def test_orthogonal_errors():
         scriptc.nn.utils.parametrizations.orthogonal(scriptc.nn.Linear(2, 2), name="bias")
     with pytest.raises(ValueError, match='orthogonal_map has to be one of "matrix_exp", "cayley", "householder"'):
         scriptc.nn.utils.parametrizations.orthogonal(scriptc.nn.Linear(2, 2), orthogonal_map="qr")
+
+
+def test_spectral_norm_of_a_transposed_convolution_normalizes_over_its_output_channels():
+    for module in (torch, scriptc):
+        conv = module.nn.ConvTranspose2d(3, 5, 2)
+        module.nn.utils.parametrizations.spectral_norm(conv)
+        assert tuple(conv.parametrizations.weight[0]._u.shape) == (5,)
+        assert tuple(conv.parametrizations.weight[0]._v.shape) == (12,)
