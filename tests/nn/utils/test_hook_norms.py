@@ -59,3 +59,14 @@ def test_spectral_norm_hook_matches_torch(training):
     torch.nn.utils.remove_spectral_norm(theirs)
     assert sorted(ours.state_dict()) == ["bias", "weight"]
     np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_state_dict_of_the_hook_weight_norm_loads_into_the_parametrization():
+    old, new = scriptc.nn.Linear(4, 3), scriptc.nn.Linear(4, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        scriptc.nn.utils.weight_norm(old)
+    scriptc.nn.utils.parametrizations.weight_norm(new)
+    new.load_state_dict(old.state_dict())
+    x = scriptc.randn(2, 4)
+    np.testing.assert_allclose(new(x).detach().numpy(), old(x).detach().numpy(), rtol=1e-6)
