@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import scriptc
-from tests.nn.utils.test_parametrize import _copy_state, _forward_backward, _linear_pair
+from tests.nn.utils.test_parametrize import _copy_state, _forward_backward, _linear_pair, steps_match
 
 torch = pytest.importorskip("torch")
 
@@ -44,16 +44,7 @@ def test_spectral_norm_hook_matches_torch(training):
     scriptc.nn.utils.spectral_norm(ours)
     assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
     _copy_state(ours, theirs)
-    ours.train(training)
-    theirs.train(training)
-    x = np.random.default_rng(10).standard_normal((2, 3)).astype(np.float32)
-    for _ in range(3):
-        for m in (ours, theirs):
-            m.zero_grad()
-        (y, grads), (y_t, grads_t) = _forward_backward(ours, scriptc, x), _forward_backward(theirs, torch, x)
-        np.testing.assert_allclose(y, y_t, rtol=1e-5, atol=1e-5)
-        for name in grads_t:
-            np.testing.assert_allclose(grads[name], grads_t[name], rtol=1e-4, atol=1e-5)
+    steps_match(ours, theirs, np.random.default_rng(10).standard_normal((2, 3)).astype(np.float32), training)
     np.testing.assert_allclose(ours.weight_u.numpy(), theirs.weight_u.numpy(), rtol=1e-5, atol=1e-6)
     scriptc.nn.utils.remove_spectral_norm(ours)
     torch.nn.utils.remove_spectral_norm(theirs)
