@@ -49,6 +49,7 @@ _SUBMODULES = {
     "random",
     "linalg",
     "sparse",
+    "functional",
     "utils",
     "distributions",
     "serialization",
