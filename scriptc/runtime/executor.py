@@ -56,6 +56,11 @@ class Executor:
             self.frame_template[slot] = value
         if self.group_steps and jit:
             self.pool.start_workers()
+        # A plan that is one segment reading the inputs and giving the outputs in order: a call hands
+        # them to its program directly.
+        whole = self.steps[0] if len(self.steps) == 1 and isinstance(self.steps[0], SegmentStep) else None
+        self.whole = whole if whole is not None and whole.in_slots == self.input_slots and \
+            whole.out_slots == self.output_slots else None
 
     def _slot(self, value) -> int:
         key = id(value)
@@ -71,6 +76,11 @@ class Executor:
     def __call__(self, inputs: list) -> list:
         if len(inputs) != len(self.input_slots):
             raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
+        whole = self.whole
+        if whole is not None:
+            results = whole.run_values(list(inputs))
+            if results is not None:
+                return results
         frame = self.frame_template.copy()
         for slot, value in zip(self.input_slots, inputs):
             frame[slot] = value
@@ -100,7 +110,7 @@ class Executor:
     def _segment(self, run: list) -> list[Callable]:
         """The steps of `run` as one SegmentStep, or as they are when there is nothing in it worth a
         program (only views and integer arithmetic)."""
-        if all(node.op in CHEAP for node, _ in run):
+        if all(inner.op in CHEAP or inner.op == "prim::Constant" for node, _ in run for inner in walk_node(node)):
             return [step for _, step in run]
         nodes = [node for node, _ in run]
         # (An If's blocks are part of the segment: their nodes read and define values too.)

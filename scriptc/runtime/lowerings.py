@@ -611,13 +611,13 @@ CHEAP = {"view", "reshape", "flatten", "unsqueeze", "squeeze", "contiguous", "si
          "select",
          "prim::ListConstruct", "prim::TupleConstruct", "prim::ListUnpack", "prim::TupleUnpack", "add.scalar",
          "sub.scalar", "mul.scalar", "floordiv.scalar", "max.scalar", "eq.scalar", "ne.scalar", "lt.scalar",
-         "le.scalar", "gt.scalar", "ge.scalar", "prim::RaiseException", "prim::If"}
+         "le.scalar", "gt.scalar", "ge.scalar", "prim::RaiseException", "prim::If", "prim::Loop"}
 
 
 def runs_natively(node) -> bool:
     """Whether a node may be part of a segment: an op the interpreter runs, a FusionGroup whose head
-    (if any) it runs, or an If of such nodes (the signature must decide its condition)."""
-    if node.op == "prim::If":
+    (if any) it runs, or an If (the signature must decide its condition) or a Loop of such nodes."""
+    if node.op in ("prim::If", "prim::Loop"):
         return all(inner.op == "prim::Constant" or runs_natively(inner) for block in node.blocks for inner in block)
     if node.op == "prim::FusionGroup":
         first = next((n for n in node.blocks[0] if n.op != "prim::Constant"), None)
