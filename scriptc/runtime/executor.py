@@ -4,10 +4,11 @@ Calling the plan walks no graph: each step is a closure that reads its input slo
 call's frame (a list), runs a numpy kernel, a compiled FusionGroup (groups.py: ctypes, GIL
 released) or a nested plan for If/Loop, and writes its output slots. A group whose inputs' types
 are known is compiled when the plan is built; any other signature when a call first brings it (no
-warm-up runs, no profiling). Plans hold no per-call state, so one plan is safe to call from many
-threads at once. A graph that is a straight chain of layers also runs its batch-1 calls as one
-native program per thread (chain.py). The reference interpreter runs whatever is not compiled,
-through its public interface (run_node, run_block).
+warm-up runs, no profiling). Consecutive steps a native program can run (segments.py) become one
+SegmentStep, which runs them with one native call for any batch size once its first call wrote the
+program down. Plans hold no per-call state, so one plan is safe to call from many threads at once.
+The reference interpreter runs whatever is not compiled, through its public interface (run_node,
+run_block).
 """
 
 from __future__ import annotations
