@@ -267,3 +267,37 @@ def test_a_scripted_time_loop_runs_natively_and_a_loop_that_changes_shapes_does_
         x = rng.standard_normal((2, 3)).astype(np.float32)
         np.testing.assert_allclose(executor([x, n])[0], Interpreter(graph).run([x, n])[0], rtol=1e-6)
     assert not any(executor.steps[0].programs.values())  # (its carried tensor grows: the steps run it)
+
+
+class _SequenceClassifier(torch.nn.Module):
+    """pytorch/examples mnist_rnn's shape: a batch_first LSTM (transposes and a reshape of one), its last
+    step (a select), BatchNorm1d (no conv to fold into), Dropout2d in eval, two Linears."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(input_size=6, hidden_size=8, batch_first=True)
+        self.norm = torch.nn.BatchNorm1d(8)
+        self.drop = torch.nn.Dropout2d(0.25)
+        self.fc = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        output, _ = self.rnn(x.reshape(-1, 5, 6))
+        return torch.log_softmax(self.fc(self.drop(self.norm(output[:, -1, :]))), dim=1)
+
+
+def test_a_batch_first_lstm_classifier_is_one_program():
+    torch.manual_seed(10)
+    model = _SequenceClassifier().eval()
+    model.norm.running_mean = torch.randn(8)
+    model.norm.running_var = torch.rand(8) + 0.5
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model, torch.randn(4, 1, 5, 6)), jit=False).graph
+    assert not [n for n in graph.block if n.op in ("batch_norm", "dropout2d")]  # an affine map; the identity
+    executor, reference = Executor(graph, threads=2), Interpreter(graph)
+    assert [type(s) for s in executor.steps] == [SegmentStep]
+    rng = np.random.default_rng(11)
+    for batch in (4, 1, 9):
+        x = rng.standard_normal((batch, 1, 5, 6)).astype(np.float32)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-5)
+        with torch.no_grad():
+            np.testing.assert_allclose(executor([x])[0], model(torch.from_numpy(x)).numpy(), rtol=1e-5, atol=1e-5)
+    assert all(executor.steps[0].programs.values()), executor.steps[0].reason
