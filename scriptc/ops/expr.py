@@ -118,9 +118,9 @@ def cast(x, dtype_name: str) -> Expr:
     return Expr("cast", (lift(x),), dtype_name)
 
 
-def walk(expr: Expr):
-    """Every node of the tree, children before parents (each shared node once)."""
-    seen, order, stack = set(), [], [(expr, False)]
+def walk(*exprs: Expr):
+    """Every node of the trees, children before parents (each shared node once)."""
+    seen, order, stack = set(), [], [(e, False) for e in reversed(exprs)]
     while stack:
         node, expanded = stack.pop()
         if id(node) in seen:

@@ -15,10 +15,12 @@ def _check_index_dtype(index, name):
         raise RuntimeError(f"{name}(): Expected dtype int64 for index")
 
 
-def _check_bounds(index, size, dim, error=IndexError):
-    if index.size and (index.max() >= size or index.min() < -size):
+def _check_bounds(index, size, dim, error=IndexError, negative=False, prefix=""):
+    """torch's error for an index outside [0, size) (or [-size, size) where `negative` indices count back)."""
+    low = -size if negative else 0
+    if index.size and (index.max() >= size or index.min() < low):
         bad = int(index.max()) if index.max() >= size else int(index.min())
-        raise error(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+        raise error(f"{prefix}index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
 # --- nonzero, argwhere, one-argument where --------------------------------------------------------------------
@@ -254,7 +256,8 @@ def _index_key(xp, x, dim, index, name, source=None):
     _check_index_dtype(index, name)
     axis = normalize_dim(dim, x.ndim, name) if x.ndim else 0
     size = x.shape[axis] if x.ndim else 1
-    _check_bounds(index.reshape(-1), size, axis, IndexError if name != "index_add" else RuntimeError)
+    _check_bounds(index.reshape(-1), size, axis, IndexError if name != "index_add" else RuntimeError,
+                  negative=name == "index_fill", prefix="index_copy_(): " if name == "index_copy_" else "")
     if source is not None and x.ndim:
         expected = x.shape[:axis] + (index.size,) + x.shape[axis + 1:]
         if source.shape != expected and source.size:
@@ -356,14 +359,14 @@ def _along_dim(xp, x, indices, dim):
     shape = list(broadcast_shapes(*(tuple(1 if i == axis else n for i, n in enumerate(t.shape)) for t in (x, indices))))
     x_shape, index_shape = list(shape), list(shape)
     x_shape[axis], index_shape[axis] = x.shape[axis], indices.shape[axis]
-    _check_bounds(indices, x.shape[axis], axis, RuntimeError)
+    _check_bounds(indices, x.shape[axis], axis, RuntimeError, negative=True)
     return xp.broadcast_to(x, x_shape), xp.broadcast_to(indices, index_shape), axis
 
 
 def _take_along_dim_kernel(xp, x, indices, dim=None):
     values, index, axis = _along_dim(xp, x, indices, dim)
     if dim is None:
-        _check_bounds(index, values.size, 0, RuntimeError)
+        _check_bounds(index, values.size, 0, RuntimeError, negative=True)
     return xp.take_along_axis(values, index, axis=axis)
 
 

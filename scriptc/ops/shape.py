@@ -341,9 +341,10 @@ register("split(self: Tensor, split_size: int|int[], dim: int = 0) -> Tensor[]",
 
 
 def _chunk_size(length, chunks):
+    """The split size of chunk(); a list of `chunks` zeros for an empty dim (torch gives that many empty chunks)."""
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-    return max(-(-length // chunks), 1) if length else 1
+    return max(-(-length // chunks), 1) if length else [0] * chunks
 
 
 register("chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor[]", SHAPE,
@@ -529,7 +530,7 @@ def _index_select_kernel(xp, x, dim, index):
         raise IndexError(f"index_select(): Expected dtype int32/int64 for index but got: {index.dtype}")
     axis = normalize_dim(dim, x.ndim, "index_select") if x.ndim else 0
     size = x.shape[axis] if x.ndim else 1
-    if index.size and (index.max() >= size or index.min() < -size):
+    if index.size and (index.max() >= size or index.min() < 0):
         raise IndexError("index out of range in self")
     return xp.take(x, index.reshape(-1), axis=axis) if x.ndim else x.reshape(()).copy()
 
@@ -560,8 +561,9 @@ def _gather_key(xp, x, dim, index):
         if d != axis and index.shape[d] > x.shape[d]:
             raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
                                f"smaller than self {list(x.shape)} apart from dimension {axis}")
-    if index.size and (index.max() >= x.shape[axis] or index.min() < -x.shape[axis]):
-        raise RuntimeError(f"index {int(index.max())} is out of bounds for dimension {axis} with size {x.shape[axis]}")
+    if index.size and (index.max() >= x.shape[axis] or index.min() < 0):
+        bad = int(index.max()) if index.max() >= x.shape[axis] else int(index.min())
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {axis} with size {x.shape[axis]}")
     grid = list(xp.indices(index.shape, sparse=True))
     grid[axis] = index
     return tuple(grid)

@@ -39,19 +39,31 @@ class ModuleValue:
             raise AttributeError(f"{where} has no attribute '{name}'") from None
 
     @classmethod
-    def from_flat(cls, flat: Mapping[str, Any], path: str = "") -> "ModuleValue":
-        """Build the nested form from dotted names ({'fc1.weight': w} -> self.fc1.weight)."""
-        nested: dict[str, Any] = {}
-        children: dict[str, dict] = {}
+    def from_flat(cls, flat: Mapping[str, Any]) -> "ModuleValue":
+        """Build the nested form from dotted names ({'fc1.weight': w} -> self.fc1.weight); a
+        ValueError where a name is both a value and a module. Iterative: names may have many dots."""
+        root: dict[str, Any] = {}
+        modules: list[tuple[str, dict]] = [("", root)]  # each module's path and attributes, parents first
         for key, value in flat.items():
-            head, dot, rest = key.partition(".")
-            if dot:
-                children.setdefault(head, {})[rest] = value
-            else:
-                nested[head] = value
-        for name, sub in children.items():
-            nested[name] = cls.from_flat(sub, f"{path}.{name}" if path else name)
-        return cls(nested, path)
+            *owners, last = key.split(".")
+            attributes, path = root, ""
+            for part in owners:
+                path = f"{path}.{part}" if path else part
+                child = attributes.get(part)
+                if child is None:
+                    child = attributes[part] = {}
+                    modules.append((path, child))
+                elif type(child) is not dict:
+                    raise ValueError(f"'{path}' is both a value and a module")
+                attributes = child
+            if type(attributes.get(last)) is dict:
+                raise ValueError(f"'{key}' is both a value and a module")
+            attributes[last] = value
+        built: dict[int, ModuleValue] = {}
+        for path, attributes in reversed(modules):  # children before their parents
+            built[id(attributes)] = cls({k: built[id(v)] if type(v) is dict else v for k, v in attributes.items()},
+                                        path)
+        return built[id(root)]
 
 
 class Interpreter:
