@@ -53,7 +53,10 @@ def _load_child(archive: str, shapes: str, threads: int) -> dict:
         "for name, inputs in json.loads(sys.argv[3]).items():\n"
         "    xs = [np.random.default_rng(1).standard_normal(s).astype(d) if d.startswith('float') else\n"
         "          np.random.default_rng(1).integers(0, 10, s).astype(d) for s, d in inputs]\n"
-        "    t = time.perf_counter(); m(*xs); first = time.perf_counter() - t\n"
+        "    try:\n"
+        "        t = time.perf_counter(); m(*xs); first = time.perf_counter() - t\n"
+        "    except Exception:\n"
+        "        continue  # (a trace that baked this size in)\n"
         "    out[name] = [first, timeit(lambda: m(*xs), min_time=0.1)]\n"
         "print(json.dumps(out))\n")
     result = subprocess.run([sys.executable, "-c", script, archive, HERE, shapes, str(threads)],
@@ -61,9 +64,17 @@ def _load_child(archive: str, shapes: str, threads: int) -> dict:
     return json.loads(result.stdout)
 
 
-def _grown(inputs: list) -> list:
-    """Input shapes one larger in the first (batch) dim: a size the archive never saw."""
-    return [[[s[0] + 1] + list(s[1:]) if s else s, d] for s, d in inputs]
+def _grown(inputs: list, batch_dim: int) -> list:
+    """The first input's shape one larger in its batch dim: a size the archive never saw (the other
+    inputs - a recurrent model's state, say - grow along that dim where they have it too)."""
+    grown = []
+    for k, (s, d) in enumerate(inputs):
+        s = list(s)
+        dim = batch_dim if k == 0 else batch_dim - (len(inputs[0][0]) - len(s))
+        if 0 <= dim < len(s) and (k == 0 or s[dim] == inputs[0][0][batch_dim]):
+            s[dim] += 1
+        grown.append([s, d])
+    return grown
 
 
 def _child(threads: int, only: list[str], rounds: int) -> None:
@@ -138,7 +149,8 @@ def _child(threads: int, only: list[str], rounds: int) -> None:
             try:
                 traced.save(archive)
                 shapes = [[list(a.shape), a.dtype.name] for a in arrays]
-                first = _load_child(archive, json.dumps({"saved": shapes, "new": _grown(shapes)}), threads)
+                first = _load_child(archive, json.dumps({"saved": shapes, "new": _grown(shapes, spec.batch_dim)}),
+                                    threads)
             except Exception as exc:  # noqa: BLE001
                 notes.append(f"{spec.name}: first call after load failed ({type(exc).__name__})")
         rows.append((spec.name, cells, first))
@@ -153,7 +165,8 @@ def _child(threads: int, only: list[str], rounds: int) -> None:
                                                                     ("traced", "onnxruntime", 8),
                                                                     ("scripted", "traced", 7)))
         if first is not None:
-            line += f"{first['saved'][0] / first['saved'][1]:>7.2f}x{first['new'][0] / first['new'][1]:>8.2f}x"
+            line += "".join(f"{first[k][0] / first[k][1]:>{w}.2f}x" if k in first else f"{'-':>{w + 1}}"
+                            for k, w in (("saved", 7), ("new", 8)))
         print(line)
     print("ratios: time over time (lower is faster for scriptc); 1st/st: the first call after runtime.load in a new "
           "process over the steady call; new 1st: the same at a batch one larger than the archive was traced with")

@@ -22,6 +22,7 @@ class Model:
     inputs: Callable
     needs: tuple[str, ...] = ()
     dtype: str = "float32"
+    batch_dim: int = 0   # the dim of the first input a new size grows (benchmarks/models.py's first calls)
     notes: list[str] = field(default_factory=list)
 
 
@@ -325,7 +326,7 @@ MODELS = [
     Model("mnist CNN 16x1x28x28", mnist, _floats(16, 1, 28, 28)),
     Model("VAE b64", vae, _floats(64, 784)),
     Model("time-sequence 8x100 f64", time_sequence, _floats(8, 100, dtype=np.float64), dtype="float64"),
-    Model("word-LM LSTM 35x20", word_lm, _word_lm_inputs, needs=("nn.LSTM",)),
+    Model("word-LM LSTM 35x20", word_lm, _word_lm_inputs, needs=("nn.LSTM",), batch_dim=1),
     Model("DCGAN G 16x100", dcgan_generator, _floats(16, 100, 1, 1), needs=("nn.ConvTranspose2d",)),
     Model("DCGAN D 16x3x64x64", dcgan_discriminator, _floats(16, 3, 64, 64)),
     Model("super-res 4x1x64x64", super_resolution, _floats(4, 1, 64, 64), needs=("nn.PixelShuffle",)),

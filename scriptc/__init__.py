@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import importlib
 
-from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, TracerWarning  # noqa: F401
+from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, SignatureError, TracerWarning  # noqa: F401
 from scriptc.types import (  # noqa: F401
     bfloat16,
     bool_ as bool,
+    channels_last,
+    channels_last_3d,
     complex64,
     complex128,
+    contiguous_format,
     device,
     dtype,
+    memory_format,
+    preserve_format,
     float16,
     float32,
     float64,
@@ -44,6 +49,7 @@ _SUBMODULES = {
     "random",
     "linalg",
     "sparse",
+    "functional",
     "utils",
     "distributions",
     "serialization",
@@ -51,6 +57,10 @@ _SUBMODULES = {
     "grad_mode",
     "fft",
     "_C",
+    "fx",
+    "backends",
+    "accelerator",
+    "functional",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
@@ -63,6 +73,9 @@ _LAZY_NAMES = {
                                  "get_num_interop_threads"},
     "scriptc.serialization": {"save", "load"},
     "scriptc.jit.markers": {"_check"},
+    "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast"},
+    "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+                       "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
 }
 
 
@@ -93,6 +106,11 @@ def numel(t) -> int:
     return t.numel()
 
 
+def _assert(condition, message: str) -> None:
+    """torch._assert: AssertionError(message) when condition (a bool or one-element tensor) is false."""
+    assert condition, message
+
+
 def from_dlpack(obj):
     import numpy as np
     from scriptc.tensors import from_numpy
@@ -101,7 +119,11 @@ def from_dlpack(obj):
 
 def __getattr__(name: str):
     if name in _SUBMODULES:
-        return importlib.import_module(f"scriptc.{name}")
+        try:
+            return importlib.import_module(f"scriptc.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"scriptc.{name}":
+                raise
     for module, names in _LAZY_NAMES.items():
         if name in names:
             from scriptc import bindings  # noqa: F401  (installs the Tensor methods)
@@ -111,7 +133,8 @@ def __getattr__(name: str):
         value = bindings.FUNCTIONS[name]
         globals()[name] = value  # later lookups skip this function
         return value
-    raise AttributeError(f"module 'scriptc' has no attribute '{name}'")
+    from scriptc.torch_names import missing
+    raise missing("torch", "module 'scriptc'", name, __dir__())
 
 
 def __dir__():

@@ -35,8 +35,9 @@ def _signature(op: OpDef, as_method: bool) -> tuple[str, str]:
     for i, a in enumerate(args):
         name = _param_name(a)
         if vararg and i == _first_list_arg(op):
-            params.append(f"*{name}")
-            values.append(f"_size_arg({name})")
+            # zeros(2, 3), zeros((2, 3)) and zeros(size=(2, 3)) all work, as in torch.
+            params += [f"*{name}_items", f"{name}=None"]
+            values.append(f"_size_arg({name}_items if {name} is None else ({name},))")
             star = True
             continue
         if a.kwarg_only and not star:

@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,27 +35,19 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--passes", action="store_true", help="also time each optimization pass")
     run = sub.add_parser("run", help="run an archive on .npy inputs")
     run.add_argument("archive")
-    run.add_argument("--input", action="append", required=True, metavar="X.npy")
+    run.add_argument("--input", action="append", required=True, metavar="X.npy",
+                     help="one per input, in the order of the method's signature")
     run.add_argument("-o", "--output", metavar="Y.npy")
+    run.add_argument("--cast", action="store_true",
+                     help="convert each input to the dtype the model takes (float64 to float32, say)")
     bench = sub.add_parser("bench", help="latency percentiles and throughput")
     bench.add_argument("archive")
-    bench.add_argument("--batch", type=int, default=1)
-    bench.add_argument("--threads", type=int, default=None)
-    bench.add_argument("--iterations", type=int, default=200)
-    serve = sub.add_parser("serve", help="serve archives over the Open Inference Protocol (KServe v2)")
-    serve.add_argument("paths", nargs="+")
-    serve.add_argument("--name", action="append", default=[], help="model name (default: the file stem)")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--max-batch", type=int, default=32)
-    serve.add_argument("--batch-delay-ms", type=float, default=2.0,
-                       help="the longest a batch waits for more requests (it runs sooner when they stop coming)")
-    serve.add_argument("--max-queue", type=int, default=256)
-    serve.add_argument("--threads", type=int, default=1,
-                       help="threads per model call, for scriptc's kernels and BLAS (default 1: concurrent "
-                            "batches use the cores)")
-    serve.add_argument("--timeout-s", type=float, default=30.0)
-    serve.add_argument("--max-body-mb", type=float, default=64.0)
+    bench.add_argument("--batch", type=positive_int, default=1)
+    bench.add_argument("--threads", type=positive_int, default=None)
+    bench.add_argument("--iterations", type=positive_int, default=200)
+    from scriptc.serving.cli import add_arguments as add_serve_arguments
+
+    add_serve_arguments(sub.add_parser("serve", help="serve archives over the Open Inference Protocol (KServe v2)"))
     return parser
 
 
@@ -58,6 +62,11 @@ def main(argv: list[str] | None = None) -> int:
             args.command](args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`scriptc run ... | head`): stop quietly, as a process SIGPIPE ends
+        # would; stdout goes to /dev/null so that flushing it at exit raises nothing more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:  # the CLI's boundary: one line on stderr, a traceback only with --debug
         if args.debug:
             raise
@@ -139,10 +148,24 @@ def _inspect(args) -> int:
 def _run(args) -> int:
     import numpy as np
 
+    from scriptc.errors import SignatureError
     from scriptc.runtime import load
 
     model = load(args.archive)
-    out = model(*[np.load(p) for p in args.input])
+    inputs = [np.load(p, allow_pickle=False) for p in args.input]
+    if args.cast:
+        for i, (parameter, array) in enumerate(zip(model.signature["forward"].parameters, inputs)):
+            if parameter.dtype is not None and array.dtype != parameter.dtype:
+                if not np.can_cast(array.dtype, parameter.dtype, "same_kind"):
+                    raise SystemExit(f"scriptc run: --cast converts {array.dtype.name} to {parameter.dtype.name} only "
+                                     f"where no kind changes (input '{parameter.name}' from {args.input[i]})")
+                inputs[i] = array.astype(parameter.dtype)
+    try:
+        out = model(*inputs)
+    except SignatureError as exc:
+        hint = " (--cast converts the inputs to the dtypes the model takes)" if "dtype" in exc.got and not args.cast \
+            else ""
+        raise SystemExit(f"scriptc run: {exc}{hint}") from None
     outputs = out if isinstance(out, tuple) else (out,)
     if args.output:
         np.save(args.output, np.asarray(outputs[0]))
@@ -184,14 +207,6 @@ def _bench(args) -> int:
 
 
 def _serve(args) -> int:
-    try:
-        import uvicorn  # noqa: F401  (serve() starts it)
+    from scriptc.serving.cli import main
 
-        from scriptc.runtime.server import ServerConfig, serve
-    except ImportError as exc:
-        raise SystemExit(f"scriptc serve needs the 'serve' extra (pip install 'scriptc[serve]'): {exc}") from None
-
-    config = ServerConfig(max_batch=args.max_batch, batch_delay_ms=args.batch_delay_ms, max_queue=args.max_queue,
-                          timeout_s=args.timeout_s, max_body_bytes=int(args.max_body_mb * (1 << 20)),
-                          threads=args.threads)
-    return serve(args.paths, args.host, args.port, args.name, config)
+    return main(args)

@@ -59,6 +59,18 @@ class ArchiveError(ScriptcError):
     """A `.sc` archive is malformed, truncated, too new, or inconsistent."""
 
 
+class SignatureError(ScriptcError, RuntimeError):
+    """A call's input does not fit the method's signature (its dtype, rank, a fixed dim, its type).
+
+    Names the input, what it expects and what it got (`input`, `expected`, `got`); a RuntimeError,
+    as TorchScript raises for arguments that do not fit a method's schema.
+    """
+
+    def __init__(self, method: str, input: str, expected: str, got: str):
+        self.method, self.input, self.expected, self.got = method, input, expected, got
+        super().__init__(f"{method}(): input '{input}' expects {expected}, got {got}")
+
+
 class ServeError(ScriptcError):
     """A request the server cannot serve; carries the HTTP status it maps to."""
 

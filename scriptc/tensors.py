@@ -20,6 +20,8 @@ from scriptc.ops import rules as _rules
 from scriptc.ops.execute import run_kernel
 from scriptc.types import (
     CPU,
+    channels_last,
+    channels_last_3d,
     Bool,
     Float,
     Int,
@@ -132,6 +134,14 @@ class Tensor:
         return False
 
     @property
+    def is_mps(self) -> bool:
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
@@ -175,7 +185,14 @@ class Tensor:
     real = _complex_part("real", "The real part, a view (a real tensor's real part is itself).")
     imag = _complex_part("imag", "The imaginary part of a complex tensor, a view.")
 
-    def is_contiguous(self) -> bool:
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the elements are laid out in row-major order (or in memory_format's order)."""
+        if memory_format in (channels_last, channels_last_3d):
+            rank = 4 if memory_format == channels_last else 5
+            if self._data.ndim != rank:
+                return False
+            order = (0,) + tuple(range(2, rank)) + (1,)
+            return bool(self._data.transpose(order).flags.c_contiguous)
         return bool(self._data.flags.c_contiguous)
 
     def stride(self, dim: int | None = None):
@@ -198,6 +215,11 @@ class Tensor:
 
     def __hash__(self) -> int:
         return id(self)
+
+    def __getattr__(self, name: str):
+        # Only reached when normal lookup fails: say whether torch has the name (not a guess at another).
+        from scriptc.torch_names import missing
+        raise missing("torch.Tensor", f"'{type(self).__name__}' object", name, dir(type(self)))
 
     # --- conversion to Python / numpy --------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -328,6 +350,14 @@ class Tensor:
         return call(_TO_DTYPE, (self, target_dtype))
 
     def type(self, dtype_: dtype | None = None):
+        """The legacy type name ('scriptc.FloatTensor'), or a copy converted to a dtype, a legacy type
+        (scriptc.LongTensor) or a legacy type's name."""
+        from scriptc.legacy import BY_NAME
+
+        if isinstance(dtype_, str):
+            dtype_ = BY_NAME.get(dtype_.rpartition(".")[2], dtype_)
+        if isinstance(dtype_, type) and isinstance(getattr(dtype_, "dtype", None), dtype):
+            dtype_ = dtype_.dtype
         if dtype_ is None:
             return {"float32": "scriptc.FloatTensor", "float64": "scriptc.DoubleTensor",
                     "float16": "scriptc.HalfTensor", "int64": "scriptc.LongTensor", "int32": "scriptc.IntTensor",

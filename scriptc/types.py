@@ -147,6 +147,20 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
     return higher
 
 
+class memory_format(int):
+    """A tensor memory layout (`scriptc.channels_last`); an int in graphs, as TorchScript stores it."""
+
+    _NAMES = ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d")
+
+    def __repr__(self) -> str:
+        return f"scriptc.{self._NAMES[self]}"
+
+    __str__ = __repr__
+
+
+contiguous_format, preserve_format, channels_last, channels_last_3d = (memory_format(i) for i in range(4))
+
+
 class device:
     """Where a tensor lives: `device("cpu")`, `device("cuda")`, `device("cuda", 1)`."""
 

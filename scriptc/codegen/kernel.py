@@ -209,7 +209,7 @@ def build_spec(group: Node) -> KernelSpec:
         outputs.append(env[id(r)][1])
     if tail is not None and outputs:
         raise Unsupported("a reduction group that also returns its intermediate values")
-    used = {n.value for e, _ in exprs for n in E.walk(e) if n.op == "var"}
+    used = {n.value for n in E.walk(*[e for e, _ in exprs]) if n.op == "var"}  # (one walk: exprs share subtrees)
     if tail is not None and tail.form == LAYER_NORM:
         used |= {i for i in (tail.weight, tail.bias) if i is not None}
     if tail is not None and merge is not None and merge[1] > merge[0]:

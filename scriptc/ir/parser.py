@@ -1,22 +1,27 @@
-"""Reads the IR's text form back into a Graph (lark LALR); print -> parse -> print is the identity."""
+"""Reads the IR's text form back into a Graph; print -> parse -> print is the identity.
+
+The grammar is ir.lark's (the readable spec of the text form). The parser is written by hand over
+it, one method per rule, each matching its tokens with a regex at the cursor: archives are read by
+the deployment runtime, and a generated LALR parser took over a minute on a 100,000-node graph
+(this one: about a second). Nesting (blocks in nodes, lists in literals, types in types) is bounded
+by MAX_NESTING, and parsing runs with room for that many levels, so it never runs into Python's
+recursion limit.
+"""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
-from scriptc.config import parser_cache
 from scriptc.types import (
     SCALAR_TYPES,
-    EnumValue,
     DTYPES_BY_NAME,
     DictType,
     EnumType,
+    EnumValue,
     FutureType,
     ListType,
     ModuleType,
@@ -33,6 +38,10 @@ from scriptc.types import (
 from .graph import Block, Graph, Node, SourceLocation, Value
 from .nesting import deep_recursion
 
+# The deepest nesting of blocks, literals or types the text may have: a chain of 500 conditional
+# expressions in a script is 500 nested prim::If blocks.
+MAX_NESTING = 1000
+
 
 class ParseError(ValueError):
     """IR text that does not parse: says line:col and the offending token."""
@@ -42,119 +51,428 @@ class ParseError(ValueError):
         super().__init__(f"{line}:{col}: {message}" if line is not None else message)
 
 
-@lru_cache(maxsize=1)
-def _parser():
-    from lark import Lark
-    grammar = (Path(__file__).with_name("ir.lark")).read_text()
-    return Lark(grammar, parser="lalr", propagate_positions=False, maybe_placeholders=True,
-                cache=parser_cache("ir-grammar"))
+# The terminals of ir.lark (lark's common.* definitions for NAME, INT, SIGNED_NUMBER, ESCAPED_STRING).
+_SPACE = re.compile(r"[ \t\f\r\n]*")
+_VALUE = re.compile(r"%[A-Za-z0-9_.]+")
+_BLOCKNAME = re.compile(r"block[0-9]+(?![A-Za-z0-9_])")
+_OPNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)?(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_INT = re.compile(r"[0-9]+")
+_DOTTED = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)+")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_LOC = re.compile(r"#[^\n]*")
+# The text of a type without nested generics (`int`, `Tensor(float32, [B, 4])`, `Module(fc1)`): each
+# is parsed once per graph, then looked up.
+_PLAIN_TYPE = re.compile(r"[A-Za-z_]+(?:\([^()\[\]]*(?:\[[^\[\]]*\][^()\[\]]*)?\))?(?![\[(A-Za-z0-9_])")
+_TOKEN = re.compile(r"[A-Za-z0-9_%.]+|.", re.DOTALL)  # what an error names as the offending token
+_IDENTS = {"True": True, "False": False, "None": None, "inf": math.inf, "nan": math.nan}
 
 
 def parse(text: str) -> Graph:
     """Parse IR text into a Graph; ParseError with line:col on malformed text or undefined values."""
-    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-
-    try:
-        with deep_recursion():
-            tree = _parser().parse(text)
-    except UnexpectedToken as exc:
-        raise ParseError(f"unexpected token {str(exc.token)!r}", exc.line, exc.column) from None
-    except UnexpectedCharacters as exc:
-        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
-        raise ParseError(f"unexpected character {char!r}", exc.line, exc.column) from None
-    except UnexpectedEOF:
-        lines = text.splitlines() or [""]
-        raise ParseError("unexpected end of input", len(lines), len(lines[-1]) + 1) from None
-    except UnexpectedInput as exc:
-        raise ParseError(str(exc), getattr(exc, "line", None), getattr(exc, "column", None)) from None
     with deep_recursion():
-        return _Builder().graph(tree.children[0])
+        return _Parser(text).graph()
 
 
-class _Builder:
-    """Walks the lark tree and builds Values and Nodes, resolving names in scope."""
+class _Parser:
+    """A cursor over the text, and the values defined so far by name."""
 
-    def __init__(self):
+    def __init__(self, text: str):
+        self.text = text
+        self.pos = 0
         self.scope: dict[str, Value] = {}
+        self.types: dict[str, Type] = {}
+        self._nesting = _Nesting(self)
 
-    def _define(self, token, value: Value) -> None:
-        name = str(token)[1:]
+    # --- the cursor ------------------------------------------------------------------------------
+    def error(self, message: str, pos: int | None = None) -> ParseError:
+        pos = self.pos if pos is None else pos
+        line = self.text.count("\n", 0, pos) + 1
+        return ParseError(message, line, pos - (self.text.rfind("\n", 0, pos) + 1) + 1)
+
+    def unexpected(self) -> ParseError:
+        self.skip()
+        if self.pos >= len(self.text):
+            return self.error("unexpected end of input")
+        token = _TOKEN.match(self.text, self.pos).group()
+        return self.error(f"unexpected token {token!r}")
+
+    def skip(self) -> None:
+        self.pos = _SPACE.match(self.text, self.pos).end()
+
+    def peek(self, literal: str) -> bool:
+        self.skip()
+        return self.text.startswith(literal, self.pos)
+
+    def accept(self, literal: str) -> bool:
+        if self.peek(literal):
+            self.pos += len(literal)
+            return True
+        return False
+
+    def expect(self, literal: str) -> None:
+        if not self.accept(literal):
+            raise self.unexpected()
+
+    def token(self, pattern: re.Pattern) -> str | None:
+        self.skip()
+        m = pattern.match(self.text, self.pos)
+        if m is None:
+            return None
+        self.pos = m.end()
+        return m.group()
+
+    def need(self, pattern: re.Pattern) -> str:
+        found = self.token(pattern)
+        if found is None:
+            raise self.unexpected()
+        return found
+
+    def nested(self) -> "_Nesting":
+        """One level deeper for a `with` block; past MAX_NESTING levels, a ParseError."""
+        return self._nesting
+
+    def separated(self, item, close: str, trailing_comma: bool = False) -> list:
+        """item() repeated, separated by commas, up to `close` (consumed)."""
+        items = []
+        if self.accept(close):
+            return items
+        while True:
+            items.append(item())
+            if self.accept(close):
+                return items
+            self.expect(",")
+            if trailing_comma and self.accept(close):
+                return items
+
+    # --- values ----------------------------------------------------------------------------------
+    def define(self, value: Value, at: int, name: str) -> None:
+        name = name[1:]
         if name in self.scope:
-            raise ParseError(f"value %{name} is defined twice", token.line, token.column)
+            raise self.error(f"value %{name} is defined twice", at)
         # The printer writes hints as name, name.1, name.2, ...: keep the hint, drop the suffix.
         value.name = None if name.isdigit() else re.sub(r"\.\d+$", "", name)
         self.scope[name] = value
 
-    def _use(self, token) -> Value:
-        name = str(token)[1:]
+    def use(self) -> Value:
+        self.skip()
+        at = self.pos
+        name = self.need(_VALUE)[1:]
         try:
             return self.scope[name]
         except KeyError:
-            raise ParseError(f"undefined value %{name}", token.line, token.column) from None
+            raise self.error(f"undefined value %{name}", at) from None
 
-    def graph(self, tree) -> Graph:
+    def params(self) -> list[tuple[int, str, Type]]:
+        """`(%a : T, ...)` after the opening parenthesis: (position, name, type) each."""
+        def param():
+            self.skip()
+            at = self.pos
+            name = self.need(_VALUE)
+            self.expect(":")
+            return at, name, self.type()
+        return self.separated(param, ")")
+
+    # --- structure -------------------------------------------------------------------------------
+    def graph(self) -> Graph:
+        if self.token(_NAME) != "graph":
+            self.pos = 0
+            raise self.unexpected()
+        self.expect("(")
         g = Graph()
-        items = [c for c in tree.children]
-        params, rest = _split_params(items)
-        for p in params:
-            self._define(p.children[0], g.add_input(_type(p.children[1])))
-        nodes = [c for c in rest if getattr(c, "data", None) == "node"]
-        returns = [c for c in rest if c is not None and getattr(c, "data", None) is None]
-        for n in nodes:
-            self.node(n, g.block)
-        for r in returns:
-            g.add_output(self._use(r))
+        for at, name, t in self.params():
+            self.define(g.add_input(t), at, name)
+        self.expect(":")
+        while not self.peek("return"):
+            self.node(g.block)
+        self.expect("return")
+        self.expect("(")
+        for value in self.separated(self.use, ")"):
+            g.add_output(value)
+        self.skip()
+        if self.pos != len(self.text):
+            raise self.unexpected()
         return g
 
-    def node(self, tree, block: Block) -> None:
-        children = list(tree.children)
-        outdecls = []
-        while children and (children[0] is None or getattr(children[0], "data", None) == "outdecl"):
-            item = children.pop(0)
-            if item is not None:
-                outdecls.append(item)
-        op = str(children.pop(0))
+    def node(self, block: Block) -> None:
+        outputs = []
+        if not self.peek("="):
+            def outdecl():
+                self.skip()
+                at = self.pos
+                name = self.need(_VALUE)
+                self.expect(":")
+                return at, name, self.type()
+            outputs.append(outdecl())
+            while self.accept(","):
+                outputs.append(outdecl())
+        self.expect("=")
+        op = self.need(_OPNAME)
         attrs = {}
-        if children and getattr(children[0], "data", None) == "attrs":
-            attrs = {str(a.children[0]): _literal(a.children[1]) for a in children.pop(0).children if a is not None}
-        elif children and children[0] is None:
-            children.pop(0)
-        inputs, loc, blocks = [], None, []
-        for c in children:
-            if c is None:
-                continue
-            data = getattr(c, "data", None)
-            if data == "block":
-                blocks.append(c)
-            elif c.type == "VALUE":
-                inputs.append(self._use(c))
-            elif c.type == "LOC":
-                loc = _location(str(c))
-        node = Node(op, inputs, [_type(d.children[1]) for d in outdecls], attrs, loc)
+        if self.accept("["):
+            def attr():
+                key = self.need(_NAME)
+                self.expect("=")
+                return key, self.literal()
+            attrs = dict(self.separated(attr, "]"))
+        self.expect("(")
+        inputs = self.separated(self.use, ")")
+        loc = None
+        location = self.token(_LOC)
+        if location is not None:
+            loc = _location(location)
+        node = Node(op, inputs, [t for _, _, t in outputs], attrs, loc)
         block.append(node)
-        for b in blocks:
-            self.block(b, node.add_block())
-        for d, out in zip(outdecls, node.outputs):
-            self._define(d.children[0], out)
+        while self.token(_BLOCKNAME) is not None:
+            with self.nested():
+                self.block(node.add_block())
+        for (at, name, _), out in zip(outputs, node.outputs):
+            self.define(out, at, name)
 
-    def block(self, tree, block: Block) -> None:
-        children = list(tree.children)[1:]
-        params, rest = _split_params(children)
-        for p in params:
-            self._define(p.children[0], block.add_param(_type(p.children[1])))
-        for c in rest:
-            if c is None:
-                continue
-            if getattr(c, "data", None) == "node":
-                self.node(c, block)
-            else:
-                block.add_return(self._use(c))
+    def block(self, block: Block) -> None:
+        self.expect("(")
+        for at, name, t in self.params():
+            self.define(block.add_param(t), at, name)
+        self.expect(":")
+        while not self.peek("->"):
+            self.node(block)
+        self.expect("->")
+        self.expect("(")
+        for value in self.separated(self.use, ")"):
+            block.add_return(value)
+
+    # --- types -----------------------------------------------------------------------------------
+    def type(self) -> Type:
+        """One type, or several joined by `|` (a Union)."""
+        first = self.one_type()
+        if not self.peek("|"):
+            return first
+        options = [first]
+        while self.accept("|"):
+            options.append(self.one_type())
+        return UnionType(tuple(options))
+
+    def one_type(self) -> Type:
+        self.skip()
+        plain = _PLAIN_TYPE.match(self.text, self.pos)
+        if plain is None:
+            return self.parse_type()
+        known = self.types.get(plain.group())
+        if known is not None:
+            self.pos = plain.end()
+            return known
+        start = self.pos
+        parsed = self.parse_type()
+        if self.text[start:self.pos].rstrip() == plain.group():
+            self.types[plain.group()] = parsed
+        return parsed
+
+    def parse_type(self) -> Type:
+        at = self.pos
+        name = self.need(_NAME)
+        if self.accept("["):
+            with self.nested():
+                args = self.separated(self.type, "]")
+            builders = {"List": (1, lambda: ListType(args[0])), "Optional": (1, lambda: OptionalType(args[0])),
+                        "Tuple": (None, lambda: TupleType(tuple(args))),
+                        "Dict": (2, lambda: DictType(args[0], args[1])),
+                        "Future": (1, lambda: FutureType(args[0]))}
+            if name not in builders:
+                raise self.error(f"unknown type {name!r}", at)
+            arity, build = builders[name]
+            if (not args and name != "Tuple") or (arity is not None and len(args) != arity):
+                raise self.error(f"{name} takes {arity or 'at least one'} type argument(s), got {len(args)}", at)
+            return build()
+        if self.accept("("):
+            return self.call_type(name, at)
+        if name == "Tensor":
+            return TensorType()
+        if name == "Module":
+            return ModuleType()
+        if name in SCALAR_TYPES:
+            return SCALAR_TYPES[name]
+        raise self.error(f"unknown type {name!r}", at)
+
+    def call_type(self, name: str, at: int) -> Type:
+        """Module(path), Tensor(dtype, [dims], device), Object(name), Enum(name, value type) or
+        NamedTuple(name, field: type, ...), after the opening parenthesis."""
+        def targ():
+            self.skip()
+            start = self.pos
+            if self.accept("?"):
+                return start, None
+            if self.accept("["):
+                return start, tuple(self.separated(self.dim, "]"))
+            for pattern in (_DOTTED, _NAME, _INT):
+                found = self.token(pattern)
+                if found is not None:
+                    if pattern is _NAME and self.accept(":"):
+                        with self.nested():
+                            return start, _Field(found, self.type())
+                    return start, found
+            raise self.unexpected()
+        args = self.separated(targ, ")")
+        if name == "Module":
+            return ModuleType(str(args[0][1]) if args and isinstance(args[0][1], str) else "")
+        if name in ("Object", "Enum", "NamedTuple"):
+            return self.named_type(name, [arg for _, arg in args], at)
+        if name != "Tensor":
+            raise self.error(f"unknown type {name!r}", at)
+        dtype, shape, dev = None, None, "cpu"
+        for i, (start, arg) in enumerate(args):
+            if isinstance(arg, tuple):
+                shape = arg
+            elif isinstance(arg, str):
+                if i == 0:
+                    if arg not in DTYPES_BY_NAME:
+                        raise self.error(f"unknown dtype {arg!r}", start)
+                    dtype = DTYPES_BY_NAME[arg]
+                else:
+                    dev = arg
+        return TensorType(dtype, shape, dev)
+
+    def named_type(self, kind: str, args: list, at: int) -> Type:
+        if not args or not isinstance(args[0], str) or isinstance(args[0], _Field):
+            raise self.error(f"{kind}(...) needs a name", at)
+        name = args[0]
+        if kind == "Object":
+            return ObjectType(name)
+        if kind == "Enum":
+            if len(args) != 2 or not isinstance(args[1], str) or args[1] not in SCALAR_TYPES:
+                raise self.error("Enum(name, value type) needs the type of its values", at)
+            return EnumType(name, SCALAR_TYPES[args[1]])
+        fields = args[1:]
+        if not all(isinstance(f, _Field) for f in fields):
+            raise self.error("NamedTuple(name, field: type, ...) fields need types", at)
+        return NamedTupleType(tuple(f.type for f in fields), name, tuple(f.name for f in fields))
+
+    def dim(self):
+        if self.accept("?"):
+            return None
+        found = self.token(_INT)
+        if found is not None:
+            return int(found)
+        return self.need(_NAME)
+
+    # --- literals --------------------------------------------------------------------------------
+    def literal(self):
+        self.skip()
+        at = self.pos
+        for opening, closing, build in (("[", "]", list), ("(", ")", tuple), ("{", "}", dict)):
+            if self.accept(opening):
+                item = self.pair if opening == "{" else self.literal
+                with self.nested():
+                    return build(self.separated(item, closing, trailing_comma=opening == "("))
+        if self.peek('"'):
+            return self.string()
+        number = self.token(_NUMBER)
+        if number is not None:
+            return float(number) if any(ch in number for ch in ".eE") else int(number)
+        if self.accept("-"):
+            if self.need(_NAME) != "inf":
+                raise self.error(f"unknown attribute value -{self.text[at + 1:self.pos].strip()}", at)
+            return -math.inf
+        name = self.need(_NAME)
+        if name == "array" and self.accept("("):
+            return self.array(at)
+        if name == "Device" and self.accept("("):
+            text = self.string()
+            self.expect(")")
+            try:
+                return device(text)
+            except (TypeError, ValueError, RuntimeError) as exc:
+                raise self.error(f"invalid device {text!r} ({exc})", at) from None
+        if name == "complex" and self.accept("("):
+            with self.nested():
+                real = self.literal()
+                self.expect(",")
+                parts = [real, self.literal()]
+            self.expect(")")
+            if not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in parts):
+                raise self.error(f"complex() takes two numbers, got {parts}", at)
+            return complex(*parts)
+        if name == "Enum" and self.accept("("):
+            enum = self.string()
+            self.expect(",")
+            member = self.string()
+            self.expect(",")
+            with self.nested():
+                value = self.literal()
+            self.expect(")")
+            return EnumValue(enum, member, value)
+        if name in _IDENTS:
+            return _IDENTS[name]
+        if name in DTYPES_BY_NAME:
+            return DTYPES_BY_NAME[name]
+        raise self.error(f"unknown attribute value {name!r}", at)
+
+    def pair(self) -> tuple:
+        key = self.string()
+        self.expect(":")
+        return key, self.literal()
+
+    def string(self) -> str:
+        self.skip()
+        at = self.pos
+        text = self.need(_STRING)
+        try:
+            return json.loads(text)
+        except ValueError as exc:  # a control character or a bad escape inside the quotes
+            raise self.error(f"invalid string literal ({exc.args[0]})", at) from None
+
+    def array(self, at: int) -> np.ndarray:
+        """array(dtype, [shape], [values]) after `array(`; the elided form str(graph) prints is refused."""
+        name = self.need(_NAME)
+        if name not in DTYPES_BY_NAME:
+            raise self.error(f"unknown dtype {name!r}", at)
+        self.expect(",")
+        self.expect("[")
+        shape = tuple(self.separated(self.dim, "]"))
+        self.expect(",")
+        if self.accept("<"):
+            count = self.need(_INT)
+            if self.need(_NAME) != "values":
+                raise self.unexpected()
+            raise self.error(f"the values of this {count}-value array were left out when the graph was printed "
+                             f"(str(graph) shortens large constants); scriptc.ir.print_graph(graph) writes text "
+                             f"that parses back", at)
+        self.expect("[")
+        values = self.separated(self.literal, "]")
+        self.expect(")")
+        if any(not isinstance(d, int) for d in shape):
+            raise self.error(f"array literal has a shape of symbols {list(shape)}", at)
+        try:
+            array = np.array(values, dtype=DTYPES_BY_NAME[name].np)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise self.error(f"array literal values do not fit {name}: {exc}", at) from None
+        if array.ndim != 1 or array.size != math.prod(shape):
+            raise self.error(f"array literal has {array.size} values for shape {list(shape)}", at)
+        return array.reshape(shape)
 
 
-def _split_params(items):
-    params = [c for c in items if getattr(c, "data", None) == "param"]
-    rest = [c for c in items if getattr(c, "data", None) != "param"]
-    return params, rest
+class _Field(str):
+    """A NamedTuple field in a type's arguments: its name (the str) and its type."""
+
+    def __new__(cls, name: str, type_: Type):
+        field = super().__new__(cls, name)
+        field.name, field.type = name, type_
+        return field
+
+
+class _Nesting:
+    """The parser's nesting depth, entered with `with` around each nested rule."""
+
+    def __init__(self, parser: _Parser):
+        self.parser, self.depth = parser, 0
+
+    def __enter__(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.parser.error(f"nested more than {MAX_NESTING} levels deep")
+
+    def __exit__(self, *exc) -> None:
+        self.depth -= 1
 
 
 def _location(comment: str) -> SourceLocation | None:
@@ -163,128 +481,3 @@ def _location(comment: str) -> SourceLocation | None:
     if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
         return SourceLocation(parts[0], int(parts[1]), int(parts[2]))
     return None
-
-
-def _type(tree) -> Type:
-    kind = tree.data
-    if kind == "union_type":
-        return UnionType(tuple(_type(c) for c in tree.children))
-    name = str(tree.children[0])
-    if kind == "simple_type":
-        if name == "Tensor":
-            return TensorType()
-        if name == "Module":
-            return ModuleType()
-        if name in SCALAR_TYPES:
-            return SCALAR_TYPES[name]
-        raise ParseError(f"unknown type {name!r}", tree.children[0].line, tree.children[0].column)
-    if kind == "generic_type":
-        args = [_type(c) for c in tree.children[1:] if c is not None]
-        builders = {"List": lambda: ListType(args[0]), "Optional": lambda: OptionalType(args[0]),
-                    "Tuple": lambda: TupleType(tuple(args)), "Dict": lambda: DictType(args[0], args[1]),
-                    "Future": lambda: FutureType(args[0])}
-        if name not in builders or (not args and name != "Tuple"):
-            raise ParseError(f"unknown type {name!r}", tree.children[0].line, tree.children[0].column)
-        return builders[name]()
-    args = [c for c in tree.children[1:] if c is not None]
-    if name == "Module":
-        return ModuleType(str(args[0].children[0]) if args else "")
-    if name in ("Object", "Enum", "NamedTuple"):
-        return _named_type(name, args, tree)
-    if name != "Tensor":
-        raise ParseError(f"unknown type {name!r}", tree.children[0].line, tree.children[0].column)
-    dtype = None
-    shape = None
-    dev = "cpu"
-    for i, a in enumerate(args):
-        if a.data == "shape":
-            shape = tuple(_dim(d) for d in a.children if d is not None)
-        elif a.data == "targ_name":
-            text = str(a.children[0])
-            if i == 0:
-                if text not in DTYPES_BY_NAME:
-                    raise ParseError(f"unknown dtype {text!r}", a.children[0].line, a.children[0].column)
-                dtype = DTYPES_BY_NAME[text]
-            else:
-                dev = text
-    return TensorType(dtype, shape, dev)
-
-
-def _named_type(kind: str, args: list, tree) -> Type:
-    """Object(name), Enum(name, value type), NamedTuple(name, field: type, ...)."""
-    token = tree.children[0]
-    if not args or args[0].data != "targ_name":
-        raise ParseError(f"{kind}(...) needs a name", token.line, token.column)
-    name = str(args[0].children[0])
-    if kind == "Object":
-        return ObjectType(name)
-    if kind == "Enum":
-        if len(args) != 2 or args[1].data != "targ_name" or str(args[1].children[0]) not in SCALAR_TYPES:
-            raise ParseError("Enum(name, value type) needs the type of its values", token.line, token.column)
-        return EnumType(name, SCALAR_TYPES[str(args[1].children[0])])
-    fields = args[1:]
-    if any(f.data != "targ_field" for f in fields):
-        raise ParseError("NamedTuple(name, field: type, ...) fields need types", token.line, token.column)
-    return NamedTupleType(tuple(_type(f.children[1]) for f in fields), name,
-                          tuple(str(f.children[0]) for f in fields))
-
-
-def _dim(tree):
-    if tree.data == "dim_int":
-        return int(tree.children[0])
-    if tree.data == "dim_sym":
-        return str(tree.children[0])
-    return None
-
-
-_IDENTS = {"True": True, "False": False, "None": None, "inf": math.inf, "nan": math.nan}
-
-
-def _literal(tree):
-    kind = tree.data
-    c = tree.children
-    if kind == "number":
-        text = str(c[0])
-        return float(text) if any(ch in text for ch in ".eE") else int(text)
-    if kind == "string":
-        return json.loads(str(c[0]))
-    if kind == "ident":
-        text = str(c[0])
-        if text in _IDENTS:
-            return _IDENTS[text]
-        if text in DTYPES_BY_NAME:
-            return DTYPES_BY_NAME[text]
-        raise ParseError(f"unknown attribute value {text!r}", c[0].line, c[0].column)
-    if kind == "neg_ident":
-        if str(c[0]) != "inf":
-            raise ParseError(f"unknown attribute value -{c[0]}", c[0].line, c[0].column)
-        return -math.inf
-    if kind == "list":
-        return [_literal(x) for x in c if x is not None]
-    if kind == "tuple":
-        return tuple(_literal(x) for x in c if x is not None)
-    if kind == "dict":
-        return {json.loads(str(p.children[0])): _literal(p.children[1]) for p in c if p is not None}
-    if kind == "device":
-        return device(json.loads(str(c[0])))
-    if kind == "complex_number":
-        return complex(_literal(c[0]), _literal(c[1]))
-    if kind == "enum":
-        return EnumValue(json.loads(str(c[0])), json.loads(str(c[1])), _literal(c[2]))
-    if kind == "elided_array":
-        if str(c[3]) != "values":
-            raise ParseError(f"unexpected {str(c[3])!r} in an array literal", c[3].line, c[3].column)
-        raise ParseError(f"the values of this {c[2]}-value array were left out when the graph was printed "
-                         f"(str(graph) shortens large constants); scriptc.ir.print_graph(graph) writes text "
-                         f"that parses back", c[0].line, c[0].column)
-    if kind == "array":
-        name = str(c[0])
-        if name not in DTYPES_BY_NAME:
-            raise ParseError(f"unknown dtype {name!r}", c[0].line, c[0].column)
-        shape = tuple(_dim(d) for d in c[1].children if d is not None)
-        values = [_literal(x) for x in c[2:] if x is not None]
-        array = np.array(values, dtype=DTYPES_BY_NAME[name].np)
-        if array.size != int(np.prod(shape)) or any(not isinstance(d, int) for d in shape):
-            raise ParseError(f"array literal has {array.size} values for shape {list(shape)}", c[0].line, c[0].column)
-        return array.reshape(shape)
-    raise ParseError(f"unknown literal {kind}")

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from scriptc.ops import OpDef
-from scriptc.ops.linalg import _conv_params
 
 from scriptc.codegen.llvm.driver import KERNEL_TYPE, has_wide_vectors
 
 from . import depthwise, gemm, im2col, matvec
 from .blas import single_threaded
+from .geometry import conv_geometry
 from .loops import loop_function
 from .pointers import data_pointer
 
@@ -338,14 +338,17 @@ def native_im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups, split=None):
 def native_depthwise(xp, x, w, b, stride, padding, dilation, groups, floor=None, split=None):
     """conv2d of a depthwise convolution (groups == input channels == output channels) from the
     compiled loop (depthwise.py), its planes split by `split` when given and there is work enough,
-    with the op table's checks; then maximum(result, floor) where floor is given. None for anything
+    then maximum(result, floor) where floor is given. None for anything
     else (other arguments, array modules, dtypes), for the op table's kernel."""
     dtype = _LOOP_DTYPES.get(x.dtype) if xp is np and type(x) is np.ndarray else None
     if (dtype is None or type(w) is not np.ndarray or x.ndim != 4 or w.ndim != 4 or w.dtype != x.dtype or
             groups != x.shape[1] or w.shape[:2] != (groups, 1) or
             (b is not None and (type(b) is not np.ndarray or b.dtype != x.dtype or b.shape != (groups,)))):
         return None
-    sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, stride, padding, dilation, groups)
+    geometry = conv_geometry(x.shape, w.shape, stride, padding, dilation, groups)
+    if geometry is None:
+        return None  # (the op table's kernel raises the user's error)
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
     n, c, h, width = x.shape
     x = np.ascontiguousarray(x)
     out = np.empty((n, c, oh, ow), dtype=x.dtype)

@@ -1,9 +1,9 @@
 """Native kernels for opaque ops the executor runs outside fusion groups: pooling (pool.py).
 
 `native_kernel(op)` is the kernel to run `op` with: the op table's, unless this module has a faster
-one, which takes the same arguments, makes the same checks (the op table's own helpers) and gives
-the same results - for float32 and float64 numpy arrays in 4-D (or 3-D, unbatched); anything else
-goes to the op table's kernel.
+one, which takes the same arguments and gives the same results - for float32 and float64 numpy
+arrays in 4-D (or 3-D, unbatched) and arguments PyTorch takes; anything else (arguments it refuses
+included: the op table's kernel raises the user's error) goes to the op table's kernel.
 """
 
 from __future__ import annotations
@@ -13,34 +13,13 @@ import ctypes
 import numpy as np
 
 from scriptc.ops import OpDef
-from scriptc.ops.pooling import _avg_parts, _geometry
 
 from . import pool
+from .geometry import average_divisors, pool_geometry
 from .loops import loop_function
 from .pointers import data_pointer
 
 _DTYPES = {np.dtype(name): name for name in pool.FUNCTIONS}
-
-
-def _probe(x_shape: tuple, dtype) -> np.ndarray:
-    """An array of x's last three dims that owns no memory: what the op table's checks read (shape, dtype)."""
-    return np.broadcast_to(np.zeros((), dtype=dtype), tuple(x_shape[-3:]))
-
-
-def pool_geometry(x_shape: tuple, kernel_size, stride, padding, dilation, ceil_mode, name: str) -> list[int]:
-    """The pool loop's meta words but the mode, [H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW], with
-    the op table's checks (its errors for bad arguments)."""
-    kernel, stride, padding, dilation, out, _ = _geometry(_probe(x_shape, np.float64), kernel_size, stride, padding,
-                                                          dilation, ceil_mode, 2, name)
-    return [x_shape[-2], x_shape[-1], *out, *kernel, *stride, *padding, *dilation]
-
-
-def average_divisors(x_shape: tuple, dtype, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override) -> np.ndarray:
-    """What each output of avg_pool2d divides by, (OH, OW), as the op table's kernel works it out."""
-    *_, out, _, divisors = _avg_parts(np, _probe(x_shape, dtype), kernel_size, stride, padding, ceil_mode,
-                                      count_include_pad, divisor_override, 2, "avg_pool2d")
-    return np.ascontiguousarray(np.broadcast_to(divisors, out), dtype=dtype)
 
 
 def _run_pool(x: np.ndarray, geometry: list[int], mode: int, divisors: np.ndarray | None) -> np.ndarray:
@@ -63,9 +42,10 @@ def _pooled(x) -> bool:
 
 def _max_pool2d(op: OpDef):
     def kernel(xp, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
-        if xp is not np or not _pooled(x):
+        geometry = pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode) if xp is np and \
+            _pooled(x) else None
+        if geometry is None:
             return op.kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode)
-        geometry = pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
         return _run_pool(x, geometry, pool.MAX, None), None  # (no indices: a plan computes no gradient)
     return kernel
 
@@ -73,11 +53,12 @@ def _max_pool2d(op: OpDef):
 def _avg_pool2d(op: OpDef):
     def kernel(xp, x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-        if xp is not np or not _pooled(x):
+        geometry = pool_geometry(x.shape, kernel_size, stride, padding, 1, ceil_mode) if xp is np and \
+            _pooled(x) else None
+        divisors = None if geometry is None else average_divisors(geometry, x.dtype, count_include_pad,
+                                                                    divisor_override)
+        if divisors is None:
             return op.kernel(xp, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-        geometry = pool_geometry(x.shape, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
-        divisors = average_divisors(x.shape, x.dtype, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                    divisor_override)
         return _run_pool(x, geometry, pool.AVERAGE, divisors)
     return kernel
 

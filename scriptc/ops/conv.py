@@ -1,7 +1,7 @@
 """N-d convolution and transposed convolution (conv1d, conv3d, conv_transpose1d/2d/3d) as GEMMs.
 
 A convolution is W @ columns(x): `columns` copies every kernel window of the padded input into a
-(groups, C/groups * K, N * L) matrix (K kernel taps, L output positions), so one GEMM per group
+(groups, C/groups * K, L * N) matrix (K kernel taps, L output positions), so one GEMM per group
 covers the whole batch. Its adjoint, `scatter`, runs W^T @ y and adds each column back at its
 window (col2im): the input gradient of a convolution and the forward of a transposed one. A
 transposed convolution's input gradient is, in turn, a convolution of the output gradient. Every
@@ -127,49 +127,71 @@ def _lattice(phase, stride, sizes):
     return where, counts
 
 
-def columns(xp, x, kernel, stride, dilation, positions, groups):
-    """im2col: (groups, C/groups * K, N * L) - every window of the (already padded) x as a column."""
-    n, c = x.shape[:2]
-    cols = xp.empty((c,) + tuple(kernel) + (n,) + tuple(positions), dtype=x.dtype)
-    channels_first = x.swapaxes(0, 1)
-    for phase, taps in _phases(kernel, stride, dilation).items():
-        where, _ = _lattice(phase, stride, x.shape[2:])
-        lattice = xp.ascontiguousarray(channels_first[(slice(None), slice(None)) + where])
-        for tap, shift in taps:
-            window = tuple(slice(h, h + p) for h, p in zip(shift, positions))
-            cols[(slice(None),) + tap] = lattice[(slice(None), slice(None)) + window]
-    return cols.reshape(groups, (c // groups) * math.prod(kernel), n * math.prod(positions))
-
-
-def scatter(xp, cols, channels, n, kernel, stride, dilation, positions, sizes):
-    """col2im, the adjoint of `columns`: (C, N, *sizes) with each column added back at its window.
-    `cols` is (groups, C/groups * K, N * L)."""
-    cols = cols.reshape((channels,) + tuple(kernel) + (n,) + tuple(positions))
-    out = xp.zeros((channels, n) + tuple(sizes), dtype=cols.dtype)
-    for phase, taps in _phases(kernel, stride, dilation).items():
-        where, counts = _lattice(phase, stride, sizes)
-        lattice = xp.zeros((channels, n) + counts, dtype=cols.dtype)
-        for tap, shift in taps:
-            window = tuple(slice(h, h + p) for h, p in zip(shift, positions))
-            lattice[(slice(None), slice(None)) + window] += cols[(slice(None),) + tap]
-        out[(slice(None), slice(None)) + where] = lattice
+def to_inner(xp, y, pads=None):
+    """(N, C, *s) -> (C, *s, N), zero-padded by `pads` ((before, after) per spatial dim): the layout
+    the GEMMs and window copies work in. With the batch innermost, every window copy and col2im add
+    runs over whole rows of N * width elements instead of short rows of width."""
+    pads = pads or [(0, 0)] * (y.ndim - 2)
+    sizes = tuple(n + lo + hi for n, (lo, hi) in zip(y.shape[2:], pads))
+    padded = any(lo or hi for lo, hi in pads)
+    out = (xp.zeros if padded else xp.empty)((y.shape[1],) + sizes + (y.shape[0],), dtype=y.dtype)
+    window = tuple(slice(lo, lo + n) for n, (lo, _) in zip(y.shape[2:], pads))
+    for c in range(y.shape[1]):  # one channel at a time: see from_inner
+        out[(c,) + window] = xp.moveaxis(y[:, c], 0, -1)
     return out
 
 
-def _pad_input(xp, x, pads):
-    if not any(lo or hi for lo, hi in pads):
-        return x
-    return xp.pad(x, ((0, 0), (0, 0)) + tuple(pads))
+def from_inner(xp, y, crop=None):
+    """(C, *s, N) -> (N, C, *s), contiguous; `crop` keeps a window of the spatial dims.
+
+    The copy goes one channel at a time: a whole-array transposing copy reads one side with a stride
+    of a plane per element and ran at memory speed (97 ms for a (64, 64, 32, 32) batch); a channel's
+    (*s, N) block stays in cache."""
+    window = y[(slice(None),) + tuple(crop)] if crop is not None else y
+    out = xp.empty((y.shape[-1], y.shape[0]) + window.shape[1:-1], dtype=y.dtype)
+    for c in range(y.shape[0]):
+        out[:, c] = xp.moveaxis(window[c], -1, 0)
+    return out
 
 
-def _batch_first(xp, channels_first):
-    """(C, N, *s) -> (N, C, *s), contiguous."""
-    return xp.ascontiguousarray(channels_first.swapaxes(0, 1))
+def columns(xp, x, kernel, stride, dilation, positions, groups):
+    """im2col of x in (C, *s, N) layout (already padded): (groups, C/groups * K, L * N), every kernel
+    tap's window of every output position as a column."""
+    c, n = x.shape[0], x.shape[-1]
+    cols = xp.empty((c,) + tuple(kernel) + tuple(positions) + (n,), dtype=x.dtype)
+    for phase, taps in _phases(kernel, stride, dilation).items():
+        where, _ = _lattice(phase, stride, x.shape[1:-1])
+        lattice = xp.ascontiguousarray(x[(slice(None),) + where])
+        for tap, shift in taps:
+            window = tuple(slice(h, h + p) for h, p in zip(shift, positions))
+            cols[(slice(None),) + tap] = lattice[(slice(None),) + window]
+    return cols.reshape(groups, (c // groups) * math.prod(kernel), math.prod(positions) * n)
 
 
-def _group_rows(xp, y, groups):
-    """(N, C, *s) -> (groups, C/groups, N * prod(s)): the layout GEMMs against grouped weights take."""
-    return xp.ascontiguousarray(y.swapaxes(0, 1)).reshape(groups, y.shape[1] // groups, -1)
+def scatter(xp, cols, channels, n, kernel, stride, dilation, positions, sizes):
+    """col2im, the adjoint of `columns`: (C, *sizes, N) with each column added back at its window.
+    `cols` is (groups, C/groups * K, L * N)."""
+    cols = cols.reshape((channels,) + tuple(kernel) + tuple(positions) + (n,))
+    phases = _phases(kernel, stride, dilation)
+    covered = len(phases) == math.prod(stride)  # every lattice point is written: no zero fill needed
+    out = (xp.empty if covered else xp.zeros)((channels,) + tuple(sizes) + (n,), dtype=cols.dtype)
+    for phase, taps in phases.items():
+        where, counts = _lattice(phase, stride, sizes)
+        lattice = xp.zeros((channels,) + counts + (n,), dtype=cols.dtype)
+        for tap, shift in taps:
+            window = tuple(slice(h, h + p) for h, p in zip(shift, positions))
+            lattice[(slice(None),) + window] += cols[(slice(None),) + tap]
+        out[(slice(None),) + where] = lattice
+    return out
+
+
+def _rows(y, groups):
+    """(C, *s, N) -> (groups, C/groups, prod(s) * N): the layout GEMMs against grouped weights take."""
+    return y.reshape(groups, y.shape[0] // groups, -1)
+
+
+def _weight_rows(w, groups):
+    return w.reshape(groups, w.shape[0] // groups, -1)
 
 
 def _add_bias(out, b):
@@ -181,26 +203,25 @@ def _add_bias(out, b):
 def _correlate(xp, x, w, stride, pads, dilation, groups):
     """The convolution (cross-correlation) of batched x with w, without bias."""
     kernel = w.shape[2:]
-    padded = _pad_input(xp, x, pads)
-    positions = _positions(padded.shape[2:], kernel, stride, dilation)
+    padded = to_inner(xp, x, pads)
+    positions = _positions(padded.shape[1:-1], kernel, stride, dilation)
     cols = columns(xp, padded, kernel, stride, dilation, positions, groups)
-    out = xp.matmul(w.reshape(groups, w.shape[0] // groups, -1), cols)
-    return _batch_first(xp, out.reshape((w.shape[0], x.shape[0]) + positions))
+    out = xp.matmul(_weight_rows(w, groups), cols)
+    return from_inner(xp, out.reshape((w.shape[0],) + positions + (x.shape[0],)))
 
 
 def _correlate_grads(xp, x, w, g, stride, pads, dilation, groups):
     """(d input, d weight) of _correlate, for output gradient g."""
     kernel = w.shape[2:]
-    padded = _pad_input(xp, x, pads)
+    padded = to_inner(xp, x, pads)
     positions = g.shape[2:]
-    g_rows = _group_rows(xp, g, groups)
-    w_rows = w.reshape(groups, w.shape[0] // groups, -1)
+    g_rows = _rows(to_inner(xp, g), groups)
     cols = columns(xp, padded, kernel, stride, dilation, positions, groups)
     gw = xp.matmul(g_rows, cols.swapaxes(1, 2)).reshape(w.shape)
-    gcols = xp.matmul(w_rows.swapaxes(1, 2), g_rows)
-    full = scatter(xp, gcols, x.shape[1], x.shape[0], kernel, stride, dilation, positions, padded.shape[2:])
+    gcols = xp.matmul(_weight_rows(w, groups).swapaxes(1, 2), g_rows)
+    full = scatter(xp, gcols, x.shape[1], x.shape[0], kernel, stride, dilation, positions, padded.shape[1:-1])
     inner = tuple(slice(lo, lo + size) for (lo, _), size in zip(pads, x.shape[2:]))
-    return _batch_first(xp, full[(slice(None), slice(None)) + inner]), gw
+    return from_inner(xp, full, inner), gw
 
 
 def _transposed(xp, x, w, stride, padding, output_padding, dilation, groups):
@@ -208,24 +229,21 @@ def _transposed(xp, x, w, stride, padding, output_padding, dilation, groups):
     kernel = w.shape[2:]
     out_channels = w.shape[1] * groups
     positions = x.shape[2:]
-    w_rows = w.reshape(groups, w.shape[0] // groups, -1)
-    cols = xp.matmul(w_rows.swapaxes(1, 2), _group_rows(xp, x, groups))
+    cols = xp.matmul(_weight_rows(w, groups).swapaxes(1, 2), _rows(to_inner(xp, x), groups))
     full = tuple((p - 1) * s + d * (k - 1) + 1 + op for p, s, d, k, op in
                  zip(positions, stride, dilation, kernel, output_padding))
     out = scatter(xp, cols, out_channels, x.shape[0], kernel, stride, dilation, positions, full)
-    inner = tuple(slice(p, f - p) for p, f in zip(padding, full))
-    return _batch_first(xp, out[(slice(None), slice(None)) + inner])
+    return from_inner(xp, out, tuple(slice(p, f - p) for p, f in zip(padding, full)))
 
 
 def _transposed_grads(xp, x, w, g, stride, padding, dilation, groups):
     """(d input, d weight) of _transposed, for output gradient g: g seen as a convolution's input."""
     kernel = w.shape[2:]
-    embedded = xp.pad(g, ((0, 0), (0, 0)) + tuple((p, p) for p in padding))
+    embedded = to_inner(xp, g, [(p, p) for p in padding])
     cols = columns(xp, embedded, kernel, stride, dilation, x.shape[2:], groups)
-    x_rows = _group_rows(xp, x, groups)
-    gw = xp.matmul(x_rows, cols.swapaxes(1, 2)).reshape(w.shape)
-    w_rows = w.reshape(groups, w.shape[0] // groups, -1)
-    return _batch_first(xp, xp.matmul(w_rows, cols).reshape((x.shape[1], x.shape[0]) + x.shape[2:])), gw
+    gw = xp.matmul(_rows(to_inner(xp, x), groups), cols.swapaxes(1, 2)).reshape(w.shape)
+    gx = xp.matmul(_weight_rows(w, groups), cols)
+    return from_inner(xp, gx.reshape((x.shape[1],) + x.shape[2:] + (x.shape[0],))), gw
 
 
 # --- the ops -----------------------------------------------------------------------

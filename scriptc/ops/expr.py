@@ -68,9 +68,10 @@ class Expr:
                 return repr(node.value)
             if id(node) in labels:
                 return labels[id(node)]
-            body = f"{node.op}({', '.join(text(a) for a in node.args)})"
-            if node.op == "cast":
+            if node.op == "cast":  # (its argument written once: twice per level doubled the work at each cast)
                 body = f"cast({text(node.args[0])}, {node.value!r})"
+            else:
+                body = f"{node.op}({', '.join(text(a) for a in node.args)})"
             if uses.get(id(node), 0) > 1:
                 labels[id(node)] = f"#{len(labels)}"
                 return f"{labels[id(node)]}={body}"
@@ -118,9 +119,9 @@ def cast(x, dtype_name: str) -> Expr:
     return Expr("cast", (lift(x),), dtype_name)
 
 
-def walk(expr: Expr):
-    """Every node of the tree, children before parents (each shared node once)."""
-    seen, order, stack = set(), [], [(expr, False)]
+def walk(*exprs: Expr):
+    """Every node of the trees, children before parents (each shared node once)."""
+    seen, order, stack = set(), [], [(e, False) for e in reversed(exprs)]
     while stack:
         node, expanded = stack.pop()
         if id(node) in seen:

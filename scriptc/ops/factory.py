@@ -38,7 +38,34 @@ def _like_rule(x, dtype=None, *rest):
 
 
 _SIZED = "(size: int[], *, dtype: ScalarType? = None, device: Device? = None) -> Tensor"
-_LIKE = "(self: Tensor, *, dtype: ScalarType? = None, device: Device? = None) -> Tensor"
+_LIKE = "(self: Tensor, *, dtype: ScalarType? = None, device: Device? = None, memory_format: int? = None) -> Tensor"
+
+# scriptc.memory_format's values (an int in graphs, as in TorchScript).
+CONTIGUOUS_FORMAT, PRESERVE_FORMAT, CHANNELS_LAST, CHANNELS_LAST_3D = range(4)
+
+
+def with_layout(xp, x, memory_format=None, values=None):
+    """A copy of x (or `values`, shaped like x) laid out in memory as memory_format asks: row-major,
+    channels-last (NHWC / NDHWC), or x's own layout (preserve_format, the default)."""
+    values = x if values is None else values
+    if memory_format in (CHANNELS_LAST, CHANNELS_LAST_3D):
+        rank = 4 if memory_format == CHANNELS_LAST else 5
+        if x.ndim != rank:
+            raise RuntimeError(f"required rank {rank} tensor to use {'channels_last' if rank == 4 else 'channels_last_3d'}"
+                               " format")
+        order = (0,) + tuple(range(2, rank)) + (1,)
+        back = (0, rank - 1) + tuple(range(1, rank - 1))
+        return xp.ascontiguousarray(values.transpose(order)).transpose(back)
+    if memory_format == CONTIGUOUS_FORMAT:
+        return xp.array(values, copy=True, order="C")
+    return xp.array(values, copy=True, order="K") if values is x else _like_layout(xp, x, values)
+
+
+def _like_layout(xp, x, values):
+    """values copied into x's memory layout (its strides' order)."""
+    out = xp.empty_like(x, dtype=values.dtype)
+    out[...] = values
+    return out
 register("zeros" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: xp.zeros(_size(size), _np_dtype(dtype)),
          shape=_sized_rule(), method=False)
 register("ones" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: xp.ones(_size(size), _np_dtype(dtype)),
@@ -60,16 +87,20 @@ register("full(size: int[], fill_value: Scalar, *, dtype: ScalarType? = None, de
              _full_dtype(fill, dtype) if is_known(fill) or dtype else None, tuple(size) if is_known(size) else None),
          method=False)
 register("zeros_like" + _LIKE, FACTORY,
-         lambda xp, x, dtype=None, device=None: xp.zeros(x.shape, dtype.np if dtype else x.dtype),
+         lambda xp, x, dtype=None, device=None, memory_format=None:
+         with_layout(xp, x, memory_format, xp.zeros(x.shape, dtype.np if dtype else x.dtype)),
          shape=_like_rule, method=False)
 register("ones_like" + _LIKE, FACTORY,
-         lambda xp, x, dtype=None, device=None: xp.ones(x.shape, dtype.np if dtype else x.dtype),
+         lambda xp, x, dtype=None, device=None, memory_format=None:
+         with_layout(xp, x, memory_format, xp.ones(x.shape, dtype.np if dtype else x.dtype)),
          shape=_like_rule, method=False)
 register("empty_like" + _LIKE, FACTORY,
-         lambda xp, x, dtype=None, device=None: xp.empty(x.shape, dtype.np if dtype else x.dtype),
+         lambda xp, x, dtype=None, device=None, memory_format=None:
+         with_layout(xp, x, memory_format, xp.empty(x.shape, dtype.np if dtype else x.dtype)),
          shape=_like_rule, method=False)
-register("full_like(self: Tensor, fill_value: Scalar, *, dtype: ScalarType? = None, device: Device? = None) -> Tensor",
-         FACTORY, lambda xp, x, fill, dtype=None, device=None: xp.full(x.shape, fill, dtype.np if dtype else x.dtype),
+register("full_like(self: Tensor, fill_value: Scalar, *, dtype: ScalarType? = None, device: Device? = None, "
+         "memory_format: int? = None) -> Tensor", FACTORY, lambda xp, x, fill, dtype=None, device=None, memory_format=None:
+         with_layout(xp, x, memory_format, xp.full(x.shape, fill, dtype.np if dtype else x.dtype)),
          shape=lambda x, fill, dtype=None, device=None: _like_rule(x, dtype), method=False)
 
 

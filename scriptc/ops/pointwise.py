@@ -9,8 +9,9 @@ from scriptc.types import TensorType
 
 from . import expr as E
 from . import register
-from .rules import broadcast_shapes
+from .rules import broadcast_shapes, output_dtype, promote_types
 from .schema import COMPARE, POINTWISE, PROMOTE, PROMOTE_FLOAT, TO_BOOL
+from .factory import with_layout
 from .special import erf as erf_kernel
 from .special import quiet_float_errors
 
@@ -53,15 +54,45 @@ _binary("mul", lambda xp, a, b: xp.multiply(a, b), lambda a, b: a * b,
         grad=lambda ctx, g: (g * ctx.other, g * ctx.self), save=("self", "other"))
 
 
+def _integral(*values) -> bool:
+    """Whether every operand is an integer or bool array or a Python int or bool."""
+    for v in values:
+        kind = v.dtype.kind if hasattr(v, "dtype") else ("f" if isinstance(v, float) else "i")
+        if kind not in "iub":
+            return False
+    return True
+
+
+def check_integer_divisor(a, b):
+    """torch's error for an integer division by zero (floats give inf and nan)."""
+    if _integral(a, b) and ((b == 0) if not hasattr(b, "dtype") else bool((b == 0).any())):
+        raise RuntimeError("ZeroDivisionError")
+
+
 def _div_kernel(xp, a, b, rounding_mode=None):
     if rounding_mode is None:
-        return xp.true_divide(a, b)
-    if rounding_mode == "floor":
-        return xp.floor_divide(a, b)
-    if rounding_mode == "trunc":
-        q = xp.true_divide(a, b)
-        return xp.trunc(q).astype(xp.result_type(a, b), copy=False)
-    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+        if _integral(a, b):  # integers divide to the default float dtype
+            a, b = xp.asarray(a, dtype=xp.float32), xp.asarray(b, dtype=xp.float32)
+        with quiet_float_errors(xp):
+            return xp.true_divide(a, b)
+    if rounding_mode not in ("floor", "trunc"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    check_integer_divisor(a, b)
+    with quiet_float_errors(xp):
+        if rounding_mode == "floor":
+            return xp.floor_divide(a, b)
+        if _integral(a, b):
+            quotient = xp.floor_divide(a, b)
+            return quotient + ((quotient < 0) & (quotient * b != a))  # toward zero
+        return xp.trunc(xp.true_divide(a, b))
+
+
+def _div_rule(a, b, rounding_mode=None):
+    """Promoted like add; without a rounding mode integers give the default float dtype."""
+    tensors = [t for t in (a, b) if isinstance(t, TensorType)]
+    dtype = output_dtype(PROMOTE_FLOAT if rounding_mode is None else PROMOTE, promote_types([a, b]))
+    return TensorType(dtype, broadcast_shapes(*(t.shape for t in tensors)), tensors[0].device)
 
 
 def _div_scalar(a, b, rounding_mode):
@@ -74,12 +105,20 @@ def _div_scalar(a, b, rounding_mode):
 
 
 register("div(self: Tensor|Scalar, other: Tensor|Scalar, *, rounding_mode: str? = None) -> Tensor", POINTWISE,
-         _div_kernel, dtype_rule=PROMOTE_FLOAT, scalar=_div_scalar,
+         _div_kernel, dtype_rule=PROMOTE, shape=_div_rule, scalar=_div_scalar,
          grad=lambda ctx, g: (g / ctx.other, -g * ctx.self / (ctx.other * ctx.other))
          if ctx.rounding_mode is None else (g * 0, None),
          save=("self", "other"), inplace=True, doc="True division (ints give float32), or rounded.")
-_binary("floor_divide", lambda xp, a, b: xp.floor_divide(a, b), lambda a, b: E.floor(a / b), reflected=True)
-_binary("remainder", lambda xp, a, b: xp.remainder(a, b), lambda a, b: a - E.floor(a / b) * b,
+def _rounded_division(np_name):
+    def kernel(xp, a, b):
+        check_integer_divisor(a, b)
+        with quiet_float_errors(xp):
+            return getattr(xp, np_name)(a, b)
+    return kernel
+
+
+_binary("floor_divide", _rounded_division("floor_divide"), lambda a, b: E.floor(a / b), reflected=True)
+_binary("remainder", _rounded_division("remainder"), lambda a, b: a - E.floor(a / b) * b,
         grad=lambda ctx, g: (g, -g * ctx.xp.floor_divide(ctx.self, ctx.other)), save=("self", "other"),
         reflected=True)
 
@@ -272,4 +311,7 @@ def _to_dtype_grad(ctx, g):
 register("to.dtype(self: Tensor, dtype: ScalarType) -> Tensor", POINTWISE, _to_dtype_kernel, shape=_to_dtype_rule,
          scalar=lambda x, dtype: E.cast(x, dtype.name), grad=_to_dtype_grad, save=("self",), method=False,
          function=False, complex_aware=True, doc="A copy converted to dtype (a complex one loses its imaginary part).")
-_unary("clone", lambda xp, x: x.copy(), lambda x: x, grad=lambda ctx, g: (g,), dtype_rule=None, inplace=False)
+register("clone(self: Tensor, *, memory_format: int? = None) -> Tensor", POINTWISE, lambda xp, x, memory_format=None:
+         with_layout(xp, x, memory_format), scalar=lambda x, memory_format: x, grad=lambda ctx, g: (g, None),
+         doc="A copy; memory_format=scriptc.channels_last lays a 4-d copy out NHWC (preserve_format, the "
+             "default, keeps self's layout).")

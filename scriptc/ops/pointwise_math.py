@@ -10,7 +10,7 @@ from scriptc.types import TensorType, float64, from_numpy_dtype
 from . import alias, register
 from . import expr as E
 from . import special as S
-from .pointwise import _binary, _unary
+from .pointwise import _binary, _unary, check_integer_divisor
 from .rules import broadcast_shapes, scalar_type_name
 from .schema import OPAQUE, POINTWISE, PROMOTE, PROMOTE_FLOAT
 from .special import EXPR_MATH, quiet_float_errors
@@ -76,7 +76,7 @@ def _logaddexp(base_two: bool):
 
 for _name, _two in (("logaddexp", False), ("logaddexp2", True)):
     _k, _s, _g = _logaddexp(_two)
-    register(f"{_name}(self: Tensor, other: Tensor) -> Tensor", POINTWISE, _k, dtype_rule=PROMOTE_FLOAT, scalar=_s,
+    register(f"{_name}(self: Tensor, other: Tensor) -> Tensor", POINTWISE, _k, dtype_rule=PROMOTE, scalar=_s,
              grad=_g, save=("self", "other", "out"),
              doc=("log2(2**self + 2**other)" if _two else "log(exp(self) + exp(other))") + ", computed stably.")
 
@@ -237,16 +237,8 @@ register("round(self: Tensor, *, decimals: int = 0) -> Tensor", POINTWISE, _roun
          doc="Rounds half to even, to `decimals` places (negative: to tens, hundreds, ...).")
 
 
-def _check_integer_divisor(b):
-    kind = getattr(b, "dtype", None)
-    integral = kind.kind in "iub" if kind is not None else isinstance(b, int)
-    if integral and (b == 0 if isinstance(b, int) else (b == 0).any()):
-        raise RuntimeError("ZeroDivisionError")
-
-
 def _fmod_kernel(xp, a, b):
-    if a.dtype.kind in "iub":
-        _check_integer_divisor(b)
+    check_integer_divisor(a, b)
     with quiet_float_errors(xp):
         return xp.fmod(a, b)
 

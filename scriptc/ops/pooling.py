@@ -27,8 +27,9 @@ def _rank_error(name, spatial, x):
     return RuntimeError(f"non-empty {spatial + 1}D or {spatial + 2}D (batch mode) tensor expected for input")
 
 
-def _geometry(x, kernel_size, stride, padding, dilation, ceil_mode, spatial, name):
-    """(kernel, stride, padding, dilation, output sizes, extra padding after) of a pooling window."""
+def window_geometry(x, kernel_size, stride, padding, dilation, ceil_mode, spatial, name):
+    """(kernel, stride, padding, dilation, output sizes, extra padding after) of a pooling window of x
+    (an array, or anything with ndim and shape), with the op's checks: what a backend's pooling loop needs."""
     if x.ndim not in (spatial + 1, spatial + 2):
         raise _rank_error(name, spatial, x)
     kernel = expand(kernel_size, spatial, "kernel_size")
@@ -102,8 +103,8 @@ def _flat_positions(xp, taps, chosen, stride, padding, dilation, out, sizes):
 
 def _max_pool(xp, x, kernel_size, stride, padding, dilation, ceil_mode, spatial, name):
     """(values, flat input indices) of a max pool, unbatched inputs as given."""
-    kernel, stride, padding, dilation, out, extra = _geometry(x, kernel_size, stride, padding, dilation, ceil_mode,
-                                                              spatial, name)
+    kernel, stride, padding, dilation, out, extra = window_geometry(x, kernel_size, stride, padding, dilation,
+                                                                    ceil_mode, spatial, name)
     batched = _batched(x, spatial)
     fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
     source = _padded(xp, batched, padding, extra, fill)
@@ -181,17 +182,25 @@ def _divisor_1d(xp, size, kernel, stride, padding, out, include_pad):
 
 
 def _avg_parts(xp, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, spatial, name):
-    kernel, stride, padding, _, out, extra = _geometry(x, kernel_size, stride, padding, 1, ceil_mode, spatial, name)
+    kernel, stride, padding, _, out, extra = window_geometry(x, kernel_size, stride, padding, 1, ceil_mode, spatial,
+                                                             name)
+    divisor = average_divisors(xp, x.shape, kernel, stride, padding, out, count_include_pad, divisor_override)
+    return kernel, stride, padding, out, extra, divisor.astype(x.dtype, copy=False)
+
+
+def average_divisors(xp, shape, kernel, stride, padding, out, count_include_pad, divisor_override):
+    """What each output of an average pool divides by (float64, the output's spatial shape), torch's
+    rule: the window's size, clipped to the padded input (or to the input without count_include_pad)."""
     if divisor_override is not None:
         if divisor_override == 0:
             raise RuntimeError("divisor must be not zero")
-        divisor = xp.asarray(float(divisor_override))
-    else:
-        divisor = xp.ones((), dtype=x.dtype)
-        for d, (n, k, s, p, o) in enumerate(zip(x.shape[-spatial:], kernel, stride, padding, out)):
-            counts = _divisor_1d(xp, n, k, s, p, o, count_include_pad).astype(x.dtype)
-            divisor = divisor * counts.reshape((-1,) + (1,) * (spatial - 1 - d))
-    return kernel, stride, padding, out, extra, divisor
+        return xp.full(tuple(out), float(divisor_override))
+    spatial = len(kernel)
+    divisor = xp.ones(tuple(out))
+    for d, (n, k, s, p, o) in enumerate(zip(shape[-spatial:], kernel, stride, padding, out)):
+        counts = _divisor_1d(xp, n, k, s, p, o, count_include_pad).astype(xp.float64)
+        divisor = divisor * counts.reshape((-1,) + (1,) * (spatial - 1 - d))
+    return divisor
 
 
 def _avg_pool_op(spatial):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from scriptc.types import DEFAULT_FLOAT, TensorType, int64
 
 from . import register
-from .factory import _size
+from .factory import _size, with_layout
 from .generator import generator
 from .rules import is_known, same_as, scalar_type_name
 from .schema import RANDOM
@@ -19,7 +19,7 @@ from .special import quiet_float_errors, standard_gamma_grad
 _GEN = "*, generator: Generator? = None"
 _FACTORY = _GEN + ", dtype: ScalarType? = None, device: Device? = None"
 _SIZED = "size: int[], " + _FACTORY
-_LIKE = "self: Tensor, " + _FACTORY
+_LIKE = "self: Tensor, " + _FACTORY + ", memory_format: int? = None"
 
 
 def _floating(dtype, kernel_name: str):
@@ -46,11 +46,13 @@ register(f"rand({_SIZED}) -> Tensor", RANDOM, lambda xp, size, gen=None, dtype=N
 register(f"randn({_SIZED}) -> Tensor", RANDOM, lambda xp, size, gen=None, dtype=None, device=None:
          generator(xp, gen).standard_normal(_size(size)).astype(_floating(dtype, "normal_kernel_cpu")),
          shape=_sized_rule(), method=False, doc="Standard normal samples.")
-register(f"rand_like({_LIKE}) -> Tensor", RANDOM, lambda xp, x, gen=None, dtype=None, device=None:
-         generator(xp, gen).random(x.shape).astype(_floating(dtype or _dtype_of(x), "check_uniform_bounds")),
+register(f"rand_like({_LIKE}) -> Tensor", RANDOM, lambda xp, x, gen=None, dtype=None, device=None, memory_format=None:
+         with_layout(xp, x, memory_format, generator(xp, gen).random(x.shape).astype(
+             _floating(dtype or _dtype_of(x), "check_uniform_bounds"))),
          shape=_like_rule, method=False, doc="Uniform samples in [0, 1) shaped like self.")
-register(f"randn_like({_LIKE}) -> Tensor", RANDOM, lambda xp, x, gen=None, dtype=None, device=None:
-         generator(xp, gen).standard_normal(x.shape).astype(_floating(dtype or _dtype_of(x), "normal_kernel_cpu")),
+register(f"randn_like({_LIKE}) -> Tensor", RANDOM, lambda xp, x, gen=None, dtype=None, device=None, memory_format=None:
+         with_layout(xp, x, memory_format, generator(xp, gen).standard_normal(x.shape).astype(
+             _floating(dtype or _dtype_of(x), "normal_kernel_cpu"))),
          shape=_like_rule, method=False, doc="Standard normal samples shaped like self.")
 
 
@@ -75,14 +77,14 @@ register(f"randint.low(low: int, high: int, {_SIZED}) -> Tensor", RANDOM,
          _integers(xp, gen, low, high, _size(size), (dtype or int64).np),
          shape=lambda low, high, size, *rest: _sized_rule(int64)(size, *rest), method=False,
          doc="Integers uniform in [low, high).")
-register(f"randint_like(self: Tensor, high: int, {_FACTORY}) -> Tensor", RANDOM,
-         lambda xp, x, high, gen=None, dtype=None, device=None:
-         _integers(xp, gen, 0, high, x.shape, dtype.np if dtype else x.dtype),
+register(f"randint_like(self: Tensor, high: int, {_FACTORY}, memory_format: int? = None) -> Tensor", RANDOM,
+         lambda xp, x, high, gen=None, dtype=None, device=None, memory_format=None:
+         with_layout(xp, x, memory_format, _integers(xp, gen, 0, high, x.shape, dtype.np if dtype else x.dtype)),
          shape=lambda x, high, *rest: _like_rule(x, *rest), method=False,
          doc="Integers uniform in [0, high) shaped like self.")
-register(f"randint_like.low(self: Tensor, low: int, high: int, {_FACTORY}) -> Tensor", RANDOM,
-         lambda xp, x, low, high, gen=None, dtype=None, device=None:
-         _integers(xp, gen, low, high, x.shape, dtype.np if dtype else x.dtype),
+register(f"randint_like.low(self: Tensor, low: int, high: int, {_FACTORY}, memory_format: int? = None) -> Tensor",
+         RANDOM, lambda xp, x, low, high, gen=None, dtype=None, device=None, memory_format=None:
+         with_layout(xp, x, memory_format, _integers(xp, gen, low, high, x.shape, dtype.np if dtype else x.dtype)),
          shape=lambda x, low, high, *rest: _like_rule(x, *rest), method=False)
 
 

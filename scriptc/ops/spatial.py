@@ -9,7 +9,7 @@ import math
 from scriptc.types import TensorType
 
 from . import register
-from .conv import columns, expand, scatter
+from .conv import columns, expand, from_inner, scatter, to_inner
 from .rules import is_known
 from .schema import OPAQUE
 
@@ -130,10 +130,10 @@ def _im2col_kernel(xp, x, kernel_size, dilation, padding, stride):
         raise RuntimeError(f"Given input with spatial size {tuple(batched.shape[2:])}, kernel_size={kernel}, "
                            f"dilation={dilation}, padding={padding}, calculated shape of the array of sliding blocks "
                            f"as {blocks}, but its components must be at least one.")
-    padded = xp.pad(batched, ((0, 0), (0, 0)) + tuple((p, p) for p in padding))
-    cols = columns(xp, padded, kernel, stride, dilation, blocks, 1)[0]        # (C * K, N * L)
+    padded = to_inner(xp, batched, [(p, p) for p in padding])
+    cols = columns(xp, padded, kernel, stride, dilation, blocks, 1)[0]        # (C * K, L * N)
     n = batched.shape[0]
-    out = xp.ascontiguousarray(cols.reshape(cols.shape[0], n, -1).swapaxes(0, 1))
+    out = xp.ascontiguousarray(xp.moveaxis(cols.reshape(cols.shape[0], -1, n), -1, 0))
     return out if x.ndim == 4 else out[0]
 
 
@@ -155,11 +155,10 @@ def _col2im_kernel(xp, x, output_size, kernel_size, dilation, padding, stride):
                            f"sliding blocks {blocks[0]} * {blocks[1]} = {math.prod(blocks)}, but got "
                            f"input.size(2)={batched.shape[2]}.")
     n, channels = batched.shape[0], batched.shape[1] // taps
-    cols = xp.ascontiguousarray(batched.swapaxes(0, 1))                     # (C * K, N, L)
+    cols = xp.ascontiguousarray(xp.moveaxis(batched, 0, -1))                # (C * K, L, N)
     padded = tuple(size + 2 * p for size, p in zip(sizes, padding))
     full = scatter(xp, cols, channels, n, kernel, stride, dilation, blocks, padded)
-    inner = (slice(None), slice(None)) + tuple(slice(p, p + size) for p, size in zip(padding, sizes))
-    out = xp.ascontiguousarray(full[inner].swapaxes(0, 1))
+    out = from_inner(xp, full, tuple(slice(p, p + size) for p, size in zip(padding, sizes)))
     return out if x.ndim == 3 else out[0]
 
 

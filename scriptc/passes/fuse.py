@@ -15,6 +15,7 @@ dtypes, ranks and broadcast pattern that call has (runtime/groups.py).
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 from scriptc import ops
@@ -26,20 +27,57 @@ from .analysis import constant_value, is_constant, op_of
 # One op is a group too: a compiled kernel is as fast as numpy's, and a segment program runs it in
 # its native call (runtime/segments.py) where a lone numpy op would stop the program.
 MIN_MEMBERS = 1
+# A group's expression trees are as deep as its longest chain, and codegen walks them recursively;
+# a chain longer than this continues in a new group (a 1,000-relu chain was one 1,000-deep tree,
+# past Python's recursion limit). Groups stop growing at MAX_MEMBERS, so one kernel's compile time is
+# bounded too (real models' groups have a few to a few dozen members).
+MAX_DEPTH = 64
+MAX_MEMBERS = 256
 
 
 @dataclass
 class _Group:
-    members: list[Node] = field(default_factory=list)
+    """A group being formed, kept so that each check costs the same however long the group is.
+
+    Members are in the order they joined (block order is restored when the group is materialized).
+    `readers` is a heap of (position, id) of the block's nodes that read a member's output (a block's
+    own returns count, placed last), members among them until _legal drops them as they surface;
+    `reads` counts each reader's uses and `outside` the uses by non-members."""
     shape: tuple | None = None
     dtype: object = None
     closed: bool = False
     head: Node | None = None
     reduction: Node | None = None
+    members: list[Node] = field(default_factory=list)
+    member_ids: set = field(default_factory=set)
+    readers: list = field(default_factory=list)
+    reads: dict = field(default_factory=dict)
+    outside: int = 0
 
-    @property
-    def last(self) -> Node:
-        return self.members[-1]
+    def add(self, node: Node, position: dict) -> None:
+        self.members.append(node)
+        self.member_ids.add(id(node))
+        self.outside -= self.reads.get(id(node), 0)
+        block = node.owner
+        for out in node.outputs:
+            for use in out.uses:
+                reader = _in_block(use.user, block)
+                key = (len(position), id(block)) if reader is None else (position[id(reader)], id(reader))
+                heapq.heappush(self.readers, key)
+                self.reads[key[1]] = self.reads.get(key[1], 0) + 1
+                self.outside += 1
+
+    def absorb(self, other: "_Group") -> None:
+        """Take `other`'s members (the smaller group into the larger: linear in the smaller)."""
+        self.outside += other.outside
+        self.outside -= sum(self.reads.get(id(m), 0) for m in other.members)
+        self.outside -= sum(n for reader, n in other.reads.items() if reader in self.member_ids)
+        self.members += other.members
+        self.member_ids |= other.member_ids
+        for reader in other.readers:
+            heapq.heappush(self.readers, reader)
+        for reader, n in other.reads.items():
+            self.reads[reader] = self.reads.get(reader, 0) + n
 
 
 def _same_space(a: tuple | None, b: tuple | None) -> bool:
@@ -108,7 +146,8 @@ def _fuse_block(block: Block) -> bool:
             changed |= _fuse_block(b)
     position = {id(n): i for i, n in enumerate(block)}
     group_of: dict[int, _Group] = {}
-    groups: list[_Group] = []
+    groups: dict[int, _Group] = {}  # by id, in creation order
+    depth: dict[int, int] = {}  # a member's longest chain of members ending in it
     for node in list(block):
         pointwise = _pointwise_fusible(node)
         reduction = not pointwise and _reduction_fusible(node)
@@ -116,32 +155,44 @@ def _fuse_block(block: Block) -> bool:
             continue
         if pointwise or reduction:
             candidates = _candidate_groups(node, group_of, position, reduction)
+            joined = 1 + max((depth[id(v.node)] for v in node.inputs
+                              if v.node is not None and any(group_of.get(id(v.node)) is c for c in candidates)),
+                             default=0)
+            if joined > MAX_DEPTH or sum(len(c.members) for c in candidates) >= MAX_MEMBERS:
+                candidates = []
             if candidates:
-                target = candidates[0]
-                for other in candidates[1:]:
-                    _merge(target, other, group_of, position)
-                    groups.remove(other)
-                target.members.append(node)
+                depth[id(node)] = joined
+                # The largest absorbs the others, so a node's group changes O(log n) times at most.
+                target = max(candidates, key=lambda g: len(g.members))
+                for other in candidates:
+                    if other is target:
+                        continue
+                    _merge(target, other, group_of)
+                    del groups[id(other)]
+                target.add(node, position)
                 group_of[id(node)] = target
                 if pointwise and target.shape is None:
                     target.shape, target.dtype = _shape(node.output), node.output.type.dtype
                 if reduction:
                     target.closed, target.reduction = True, node
                 continue
-        group = _Group([node], _shape(node.output), node.output.type.dtype)
+        group = _Group(_shape(node.output), node.output.type.dtype)
+        group.add(node, position)
+        depth[id(node)] = 1
         if reduction:
             group.shape = _shape(node.inputs[0])
             group.closed, group.reduction = True, node
         elif not pointwise:
             group.head = node
-        groups.append(group)
+        groups[id(group)] = group
         group_of[id(node)] = group
-    for group in groups:
+    for group in groups.values():
         pointwise_count = sum(1 for m in group.members if m is not group.head and m is not group.reduction)
         worth = len(group.members) >= MIN_MEMBERS or group.reduction is not None
         if group.head is not None and pointwise_count == 0:
             worth = False
         if worth:
+            group.members.sort(key=lambda m: position[id(m)])
             _materialize(group, block)
             changed = True
     return changed
@@ -161,8 +212,7 @@ def _candidate_groups(node: Node, group_of: dict, position: dict, reduction: boo
                     not _same_dtype(node.inputs[0].type.dtype, group.dtype):
                 continue
             # A reduction kernel writes only its result: the chain feeding it must not be needed elsewhere.
-            if any(u.user is not node and u.user not in group.members for m in group.members
-                   for o in m.outputs for u in o.uses):
+            if group.outside != group.reads.get(id(node), 0):
                 continue
         elif not _same_space(_shape(node.output), group.shape) or not _same_dtype(node.output.type.dtype, group.dtype):
             continue
@@ -175,28 +225,25 @@ def _candidate_groups(node: Node, group_of: dict, position: dict, reduction: boo
     return candidates
 
 
-def _merge(target: _Group, other: _Group, group_of: dict, position: dict) -> None:
-    """Fold `other` into `target`, members in block order (each member's producers stay before it)."""
-    target.members = sorted(target.members + other.members, key=lambda m: position[id(m)])
+def _merge(target: _Group, other: _Group, group_of: dict) -> None:
+    target.absorb(other)
     for m in other.members:
         group_of[id(m)] = target
 
 
 def _legal(group: _Group, node: Node, position: dict) -> bool:
     """No node outside the group, placed before `node`, may read a value the group defines."""
-    here = position[id(node)]
-    block = node.owner
-    for member in group.members:
-        for out in member.outputs:
-            for use in out.uses:
-                user = use.user
-                if user is node or not isinstance(user, Node):
-                    continue
-                while user is not None and user.owner is not block:
-                    user = user.owner.owner_node if user.owner is not None else None
-                if user is not None and position[id(user)] < here and user not in group.members:
-                    return False
-    return True
+    readers = group.readers
+    while readers and readers[0][1] in group.member_ids:
+        heapq.heappop(readers)
+    return not readers or readers[0][0] >= position[id(node)]
+
+
+def _in_block(user, block: Block) -> Node | None:
+    """The node of `block` that is `user` or holds it in a nested block; None for `block`'s returns."""
+    while isinstance(user, Node) and user.owner is not block:
+        user = user.owner.owner_node if user.owner is not None else None
+    return user if isinstance(user, Node) else None
 
 
 def _materialize(group: _Group, block: Block) -> None:

@@ -5,6 +5,7 @@ field before any large allocation and memory-maps the weights. See DESIGN.md, "A
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -20,10 +21,11 @@ import numpy as np
 from scriptc.errors import ArchiveError
 from scriptc.ir.graph import Graph, walk
 from scriptc.ir.parser import ParseError, parse
-
-from . import attributes
 from scriptc.ir.printer import graph_code, print_graph
 from scriptc.ir.verify import VerifyError, verify
+
+from . import attributes, limits
+from .validate import check_archive
 
 FORMAT_VERSION = 1
 SCRIPTC_VERSION = "0.1.0"
@@ -31,7 +33,7 @@ _DATE = (1980, 1, 1, 0, 0, 0)
 _DTYPES = {"F32": "float32", "F64": "float64", "F16": "float16", "I64": "int64", "I32": "int32", "I16": "int16",
            "I8": "int8", "U8": "uint8", "BOOL": "bool"}
 _CODES = {v: k for k, v in _DTYPES.items()}
-MAX_HEADER = 100 << 20
+MAX_RANK = 64  # numpy's
 # What zipfile raises for damaged input (NotImplementedError: a byte flip can name an unknown method).
 _ZIP_ERRORS = (zipfile.BadZipFile, NotImplementedError, zlib.error, OSError, ValueError, EOFError, RuntimeError,
                struct.error, OverflowError)
@@ -63,7 +65,9 @@ def encode_safetensors(tensors: dict[str, np.ndarray], metadata: dict | None = N
     header: dict[str, Any] = {}
     chunks, offset = [], 0
     for name in sorted(tensors):
-        a = np.ascontiguousarray(tensors[name])
+        a = np.asarray(tensors[name])
+        if not a.flags.c_contiguous:
+            a = a.copy(order="C")  # (not ascontiguousarray: it makes a 0-d array 1-d)
         if a.dtype.name not in _CODES:
             raise ArchiveError(f"tensor '{name}' has dtype {a.dtype}, which safetensors cannot store here")
         data = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
@@ -85,12 +89,11 @@ def decode_safetensors(buffer, where: str = "weights.safetensors") -> dict[str, 
     if size < 8:
         raise ArchiveError(f"{where}: truncated (no header length)")
     (header_len,) = struct.unpack("<Q", bytes(buffer[:8]))
-    if header_len > min(size - 8, MAX_HEADER):
+    if header_len > size - 8:
         raise ArchiveError(f"{where}: header length {header_len} exceeds the file ({size} bytes)")
-    try:
-        header = json.loads(bytes(buffer[8:8 + header_len]))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ArchiveError(f"{where}: header is not valid JSON ({exc})") from None
+    if header_len > limits.MAX_SAFETENSORS_HEADER:
+        raise ArchiveError(f"{where}: header of {header_len} bytes (at most {limits.MAX_SAFETENSORS_HEADER})")
+    header = load_json(bytes(buffer[8:8 + header_len]), f"{where}: header")
     if not isinstance(header, dict):
         raise ArchiveError(f"{where}: header must be a JSON object")
     header.pop("__metadata__", None)
@@ -99,13 +102,16 @@ def decode_safetensors(buffer, where: str = "weights.safetensors") -> dict[str, 
     spans = []
     out = {}
     for name, entry in header.items():
+        problem = limits.name_problem(name)
+        if problem is not None:
+            raise ArchiveError(f"{where}: tensor name {name[:80]!r} {problem}")
         if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
             raise ArchiveError(f"{where}: tensor '{name}' needs exactly dtype, shape and data_offsets")
         dtype_code, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-        if dtype_code not in _DTYPES:
+        if not isinstance(dtype_code, str) or dtype_code not in _DTYPES:
             raise ArchiveError(f"{where}: tensor '{name}' has unknown dtype {dtype_code!r}")
-        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                                                  for d in shape):
+        if not isinstance(shape, list) or len(shape) > MAX_RANK or not all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
             raise ArchiveError(f"{where}: tensor '{name}' has an invalid shape {shape!r}")
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) and not isinstance(o, bool)
                                                                        for o in offsets)):
@@ -224,7 +230,20 @@ def _resolve_constants(graph: Graph, weights: dict, where: str) -> None:
 
 # --- reading ----------------------------------------------------------------------------------
 
+def load_json(data: bytes, where: str):
+    """JSON text of at most limits.MAX_JSON_DEPTH levels, parsed; ArchiveError otherwise."""
+    depth = limits.json_nesting(data)
+    if depth > limits.MAX_JSON_DEPTH:
+        raise ArchiveError(f"{where}: JSON nested {depth} levels deep (at most {limits.MAX_JSON_DEPTH})")
+    try:
+        return json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArchiveError(f"{where}: not valid JSON ({exc})") from None
+
+
 def _check_name(name: str) -> None:
+    if len(name.encode("utf-8", "surrogatepass")) > limits.MAX_NAME_BYTES:
+        raise ArchiveError(f"member name {name[:80]!r}... is longer than {limits.MAX_NAME_BYTES} bytes")
     if name.startswith("/") or "\\" in name or any(part in ("..", "") for part in name.split("/")):
         raise ArchiveError(f"member name {name!r} is not a plain relative path")
 
@@ -238,71 +257,105 @@ def _graph(text: bytes, where: str, weights: dict) -> Graph:
         raise ArchiveError(f"{where}: not UTF-8 text") from None
     except (ParseError, VerifyError) as exc:
         raise ArchiveError(f"{where}: {exc}") from None
-    except RecursionError:
-        raise ArchiveError(f"{where}: nested too deeply") from None
     return graph
 
 
-def read_archive(path, mmap_weights: bool = True) -> Archive:
-    """Open and validate an archive; ArchiveError says what is wrong and where."""
-    try:
-        file = open(path, "rb")
-    except OSError as exc:
-        raise ArchiveError(f"cannot open {path}: {exc.strerror}") from None
-    with file:
-        try:
-            zf = zipfile.ZipFile(file)
-            infos = zf.infolist()
-        except _ZIP_ERRORS as exc:
-            raise ArchiveError(f"{path}: not a scriptc archive ({exc})") from None
-        names = {}
+class _Members:
+    """The archive's members by name, read within the caps (limits.py): how many there are, how far
+    each may expand, and how many bytes all reads together may make of a file this size."""
+
+    def __init__(self, zf: zipfile.ZipFile, file_size: int, path):
+        self.zf = zf
+        infos = zf.infolist()
+        if len(infos) > limits.MAX_MEMBERS:
+            raise ArchiveError(f"{path}: {len(infos)} members (at most {limits.MAX_MEMBERS})")
+        self.infos: dict[str, zipfile.ZipInfo] = {}
         for info in infos:
             _check_name(info.filename)
-            if info.filename in names:
+            if info.filename in self.infos:
                 raise ArchiveError(f"member {info.filename!r} appears twice")
-            names[info.filename] = info
+            self.infos[info.filename] = info
+        self.budget = limits.TOTAL_EXPANSION * file_size + limits.SLACK
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.infos
+
+    def size(self, name: str, limit: int) -> zipfile.ZipInfo:
+        """The member's info, once its size is known to be within `limit` and the caps; counted
+        against the archive's total."""
+        info = self.infos[name]
+        if info.file_size > limit:
+            raise ArchiveError(f"{name}: {info.file_size} bytes (at most {limit})")
+        if info.compress_type == zipfile.ZIP_STORED:
+            if info.file_size != info.compress_size:
+                raise ArchiveError(f"{name}: a stored member of {info.compress_size} bytes claims {info.file_size}")
+        elif info.file_size > limits.EXPANSION * info.compress_size + limits.SLACK:
+            raise ArchiveError(f"{name}: {info.compress_size} compressed bytes claim to expand to "
+                               f"{info.file_size} (at most {limits.EXPANSION}x)")
+        if info.file_size > self.budget:
+            raise ArchiveError(f"{name}: the members read so far and this one expand to more than "
+                               f"{limits.TOTAL_EXPANSION}x the file")
+        self.budget -= info.file_size
+        return info
+
+    def read(self, name: str, limit: int) -> bytes:
+        info = self.size(name, limit)
+        try:
+            return self.zf.read(info)  # (zipfile stops at file_size and checks the CRC)
+        except _ZIP_ERRORS as exc:
+            raise ArchiveError(f"{name}: unreadable ({exc})") from None
+
+
+def read_archive(path, mmap_weights: bool = True) -> Archive:
+    """Open and validate an archive - a path, or a binary file object (read from where it stands; its
+    weights are then read, not memory-mapped); ArchiveError says what is wrong and where."""
+    if hasattr(path, "read"):
+        file, path = contextlib.nullcontext(path), getattr(path, "name", "<file object>")
+    else:
+        try:
+            file = open(path, "rb")
+        except OSError as exc:
+            raise ArchiveError(f"cannot open {path}: {exc.strerror}") from None
+    with file as file:
+        try:
+            zf = zipfile.ZipFile(file)
+            size = file.seek(0, io.SEEK_END)
+        except _ZIP_ERRORS as exc:
+            raise ArchiveError(f"{path}: not a scriptc archive ({exc})") from None
+        members = _Members(zf, size, path)
         for required in ("manifest.json", "weights.safetensors"):
-            if required not in names:
+            if required not in members:
                 raise ArchiveError(f"{path}: missing member {required}")
+        manifest = _manifest(members.read("manifest.json", limits.MAX_MANIFEST_BYTES))
 
-        def read(name: str, limit: int = 256 << 20) -> bytes:
-            info = names[name]
-            if info.file_size > limit:
-                raise ArchiveError(f"{name}: {info.file_size} bytes is larger than allowed")
-            try:
-                return zf.read(info)
-            except _ZIP_ERRORS as exc:
-                raise ArchiveError(f"{name}: unreadable ({exc})") from None
-
-        manifest = _manifest(read("manifest.json", 16 << 20))
-        def members(kind: str, folder: str, listed, suffix: str = "") -> dict[str, bytes]:
+        def listed(kind: str, folder: str, names, suffix: str, limit: int) -> dict[str, bytes]:
             out = {}
-            for name in listed:
+            for name in names:
                 member = f"{folder}/{name}{suffix}"
-                if member not in names:
+                if member not in members:
                     raise ArchiveError(f"manifest lists {kind} '{name}' but {member} is missing")
-                out[name] = read(member)
+                out[name] = members.read(member, limit)
             return out
 
         try:
-            weights = _weights(file, names["weights.safetensors"], zf, mmap_weights)
+            weights = _weights(file, members, zf, mmap_weights)
         except _ZIP_ERRORS as exc:
             raise ArchiveError(f"weights.safetensors: unreadable ({exc})") from None
-        graphs = {name: _graph(text, f"graphs/{name}.ir", weights)
-                  for name, text in members("method", "graphs", manifest["methods"], ".ir").items()}
-        functions = {name: _graph(text, f"functions/{name}.ir", weights)
-                     for name, text in members("function", "functions", manifest["functions"], ".ir").items()}
-        extra = members("extra file", "extra", manifest["extra_files"])
+        graphs = {name: _graph(text, f"graphs/{name}.ir", weights) for name, text in
+                  listed("method", "graphs", manifest["methods"], ".ir", limits.MAX_IR_BYTES).items()}
+        functions = {name: _graph(text, f"functions/{name}.ir", weights) for name, text in
+                     listed("function", "functions", manifest["functions"], ".ir", limits.MAX_IR_BYTES).items()}
+        extra = listed("extra file", "extra", manifest["extra_files"], "", limits.MAX_EXTRA_BYTES)
         weights = {name: value for name, value in weights.items() if not name.startswith(CONSTANTS + "/")}
+    values = dict(weights)
+    values.update({k: attributes.resolve(v, weights) for k, v in manifest["attributes"].items()})
+    check_archive(manifest["kind"], graphs, functions, manifest["methods"], values)
     return Archive(manifest["kind"], graphs, functions, weights, manifest["attributes"], manifest["methods"],
                    manifest["metadata"], extra)
 
 
 def _manifest(data: bytes) -> dict:
-    try:
-        manifest = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ArchiveError(f"manifest.json: not valid JSON ({exc})") from None
+    manifest = load_json(data, "manifest.json")
     if not isinstance(manifest, dict):
         raise ArchiveError("manifest.json: must be a JSON object")
     missing = MANIFEST_KEYS - set(manifest)
@@ -330,13 +383,19 @@ def _manifest(data: bytes) -> dict:
         _check_name(name)
     if not isinstance(manifest["attributes"], dict) or not isinstance(manifest["metadata"], dict):
         raise ArchiveError("manifest.json: attributes and metadata must be objects")
+    for k in manifest["attributes"]:
+        problem = limits.name_problem(k)
+        if problem is not None:
+            raise ArchiveError(f"manifest.json: attribute name {k[:80]!r} {problem}")
     manifest["attributes"] = {k: attributes.decode(k, v) for k, v in manifest["attributes"].items()}
     return manifest
 
 
-def _weights(file, info: zipfile.ZipInfo, zf: zipfile.ZipFile, use_mmap: bool) -> dict[str, np.ndarray]:
+def _weights(file, members: _Members, zf: zipfile.ZipFile, use_mmap: bool) -> dict[str, np.ndarray]:
+    info = members.infos["weights.safetensors"]
     if info.compress_type != zipfile.ZIP_STORED:
-        return decode_safetensors(zf.read(info))
+        return decode_safetensors(members.read("weights.safetensors", info.file_size))
+    members.size("weights.safetensors", info.file_size)
     # The member's data starts after its local header: map exactly that range of the file.
     file.seek(info.header_offset)
     local = file.read(30)
@@ -347,9 +406,13 @@ def _weights(file, info: zipfile.ZipInfo, zf: zipfile.ZipFile, use_mmap: bool) -
     file.seek(0, io.SEEK_END)
     if start + info.file_size > file.tell():
         raise ArchiveError("weights.safetensors: truncated")
-    if not use_mmap or info.file_size == 0:
+    try:
+        descriptor = file.fileno() if use_mmap and info.file_size else None
+    except (AttributeError, io.UnsupportedOperation):  # an in-memory file object
+        descriptor = None
+    if descriptor is None:
         file.seek(start)
         return decode_safetensors(file.read(info.file_size))
-    mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    mapped = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
     view = memoryview(mapped)[start:start + info.file_size]
     return decode_safetensors(view)

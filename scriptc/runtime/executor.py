@@ -4,10 +4,11 @@ Calling the plan walks no graph: each step is a closure that reads its input slo
 call's frame (a list), runs a numpy kernel, a compiled FusionGroup (groups.py: ctypes, GIL
 released) or a nested plan for If/Loop, and writes its output slots. A group whose inputs' types
 are known is compiled when the plan is built; any other signature when a call first brings it (no
-warm-up runs, no profiling). Plans hold no per-call state, so one plan is safe to call from many
-threads at once. A graph that is a straight chain of layers also runs its batch-1 calls as one
-native program per thread (chain.py). The reference interpreter runs whatever is not compiled,
-through its public interface (run_node, run_block).
+warm-up runs, no profiling). Consecutive steps a native program can run (segments.py) become one
+SegmentStep, which runs them with one native call for any batch size once its first call wrote the
+program down. Plans hold no per-call state, so one plan is safe to call from many threads at once.
+The reference interpreter runs whatever is not compiled, through its public interface (run_node,
+run_block).
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from typing import Any, Callable
 import numpy as np
 
 from scriptc import ops
-from scriptc.ir.graph import Block, Graph, Node
+from scriptc.ir.graph import Block, Graph, Node, walk
 from scriptc.native.opaque import native_kernel
 from scriptc.ops.execute import run_kernel
 from scriptc.types import ListType, TensorType
 
 from .groups import GroupStep
-from .program_builder import runs_natively
+from .lowerings import CHEAP, runs_natively
 from .segments import SegmentStep, native_programs
 from .interpreter import Interpreter
 from .memory import configure_allocator
@@ -46,6 +47,7 @@ class Executor:
             self._slot(v)
         self.input_slots = [self.slot_of[id(v)] for v in graph.inputs]
         self.group_steps: list[GroupStep] = []
+        self.group_step_of: dict[int, GroupStep] = {}  # by id of the FusionGroup node
         self.constants: dict[int, Any] = {}
         self.steps = self._plan(graph.block)
         self.output_slots = [self._slot(v) for v in graph.outputs]
@@ -55,6 +57,11 @@ class Executor:
             self.frame_template[slot] = value
         if self.group_steps and jit:
             self.pool.start_workers()
+        # A plan that is one segment reading the inputs and giving the outputs in order: a call hands
+        # them to its program directly.
+        whole = self.steps[0] if len(self.steps) == 1 and isinstance(self.steps[0], SegmentStep) else None
+        self.whole = whole if whole is not None and whole.in_slots == self.input_slots and \
+            whole.out_slots == self.output_slots else None
 
     def _slot(self, value) -> int:
         key = id(value)
@@ -70,6 +77,11 @@ class Executor:
     def __call__(self, inputs: list) -> list:
         if len(inputs) != len(self.input_slots):
             raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
+        whole = self.whole
+        if whole is not None:
+            results = whole.run_values(list(inputs))
+            if results is not None:
+                return results
         frame = self.frame_template.copy()
         for slot, value in zip(self.input_slots, inputs):
             frame[slot] = value
@@ -98,19 +110,23 @@ class Executor:
 
     def _segment(self, run: list) -> list[Callable]:
         """The steps of `run` as one SegmentStep, or as they are when there is nothing in it worth a
-        program (no kernel, no product)."""
-        if not any(node.op in ("prim::FusionGroup", "matmul") for node, _ in run):
+        program (only views and integer arithmetic)."""
+        if all(inner.op in CHEAP or inner.op == "prim::Constant" for node, _ in run for inner in walk_node(node)):
             return [step for _, step in run]
         nodes = [node for node, _ in run]
-        inside = {id(node) for node in nodes}
-        defined = {id(v) for node in nodes for v in node.outputs}
+        # (An If's blocks are part of the segment: their nodes read and define values too.)
+        everything = [inner for node in nodes for inner in walk_node(node)]
+        inside = {id(node) for node in everything}
+        defined = {id(v) for node in everything for v in node.outputs} | {
+            id(p) for node in everything for block in node.blocks for p in block.params}
         in_slots, constant_slots, out_slots = [], [], []
-        for node in nodes:
+        for node in everything:
             for v in node.inputs:
                 slot = self._slot(v)
                 if id(v) in defined or slot in in_slots or slot in constant_slots:
                     continue
                 (constant_slots if slot in self.constants else in_slots).append(slot)
+        for node in nodes:
             for v in node.outputs:
                 if any(not isinstance(u.user, Node) or id(u.user) not in inside for u in v.uses):
                     out_slots.append(self._slot(v))
@@ -158,6 +174,7 @@ class Executor:
         if op == "prim::FusionGroup":
             step = GroupStep(self, node, ins, outs)
             self.group_steps.append(step)
+            self.group_step_of[id(node)] = step
             return step
         if op.startswith("prim::"):
             run_node = self.interpreter.run_node
@@ -192,3 +209,10 @@ class Executor:
                     result = np.asarray(result)
                 frame[out] = list(result) if list_out and isinstance(result, tuple) else result
         return op_step
+
+
+def walk_node(node: Node):
+    """The node, then every node of its blocks."""
+    yield node
+    for block in node.blocks:
+        yield from walk(block)

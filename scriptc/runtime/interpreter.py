@@ -47,19 +47,33 @@ class ModuleValue:
         self.attributes[name] = value
 
     @classmethod
-    def from_flat(cls, flat: Mapping[str, Any], path: str = "") -> "ModuleValue":
-        """Build the nested form from dotted names ({'fc1.weight': w} -> self.fc1.weight)."""
-        nested: dict[str, Any] = {}
-        children: dict[str, dict] = {}
+    def from_flat(cls, flat: Mapping[str, Any]) -> "ModuleValue":
+        """Build the nested form from dotted names ({'fc1.weight': w} -> self.fc1.weight); a
+        ValueError where a name is both a value and a module. Iterative: names may have many dots."""
+        root: dict[str, Any] = {}
+        modules: list[tuple[str, dict]] = [("", root)]  # each module's path and attributes, parents first
+        module_ids = {id(root)}  # a dict here is a module's attributes, unless it is an attribute's value
         for key, value in flat.items():
-            head, dot, rest = key.partition(".")
-            if dot:
-                children.setdefault(head, {})[rest] = value
-            else:
-                nested[head] = value
-        for name, sub in children.items():
-            nested[name] = cls.from_flat(sub, f"{path}.{name}" if path else name)
-        return cls(nested, path)
+            *owners, last = key.split(".")
+            attributes, path = root, ""
+            for part in owners:
+                path = f"{path}.{part}" if path else part
+                child = attributes.get(part)
+                if child is None:
+                    child = attributes[part] = {}
+                    modules.append((path, child))
+                    module_ids.add(id(child))
+                elif id(child) not in module_ids:
+                    raise ValueError(f"'{path}' is both a value and a module")
+                attributes = child
+            if id(attributes.get(last)) in module_ids:
+                raise ValueError(f"'{key}' is both a value and a module")
+            attributes[last] = value
+        built: dict[int, ModuleValue] = {}
+        for path, attributes in reversed(modules):  # children before their parents
+            built[id(attributes)] = cls({k: built[id(v)] if id(v) in module_ids else v for k, v in attributes.items()},
+                                        path)
+        return built[id(root)]
 
 
 class Interpreter:

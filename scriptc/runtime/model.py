@@ -23,17 +23,8 @@ from .archive import Archive, read_archive
 from .executor import Executor
 from .interpreter import ModuleValue
 from .plan import build_plan, takes_self
+from .signature import Signature
 from .specialize import InputSpec, Specialized
-
-
-def _to_array(value):
-    if isinstance(value, np.ndarray):
-        return value
-    if isinstance(value, (list, tuple)) and value and not isinstance(value[0], (int, float, bool)):
-        return type(value)(_to_array(v) for v in value)
-    if hasattr(value, "__array__"):
-        return np.asarray(value)  # scriptc Tensors, torch tensors
-    return value
 
 
 def _check_attributes(graph, module_value: ModuleValue, method: str) -> None:
@@ -130,10 +121,13 @@ class RuntimeModel:
         self.graphs = {}
         self.runners = {}
         self.needs_self = {}
+        self.signature: dict[str, Signature] = {}
         for name, graph in archive.graphs.items():
             context = PassContext(functions=archive.functions,
                                   module_value=self.module_value if archive.kind == "module" else None)
             skip = 1 if takes_self(graph) else 0
+            names = [e["name"] for e in archive.signatures.get(name, {}).get("inputs", [])]
+            self.signature[name] = Signature.of_graph(name, graph, skip, names)
             specs = input_specs(archive.signatures.get(name, {}), graph, skip, name)
             try:
                 plan = build_plan(graph, context, specs=specs, skip=skip, jit=use_jit, threads=threads)
@@ -191,36 +185,49 @@ class RuntimeModel:
     def compiled_kernels(self) -> int:
         return sum(r.compiled_groups for r in self.runners.values() if isinstance(r, (Executor, Specialized)))
 
-    def run_method(self, name: str, *inputs):
+    def run_method(self, name: str, *inputs, **named):
+        """Run method `name` on `inputs` (and inputs by name), checked against its signature first
+        (SignatureError, TypeError): numpy arrays, tensors or lists of numbers where it takes a
+        tensor; an Optional input may be None or left out."""
         if name not in self.runners:
             raise AttributeError(f"the archive has no method '{name}' (it has: {', '.join(sorted(self.runners))})")
-        args = [_to_array(x) for x in inputs]
-        expected = len(self.graphs[name].inputs) - (1 if self.needs_self[name] else 0)
-        if len(args) != expected:
-            raise TypeError(f"{name}() takes {expected} inputs, got {len(args)}")
+        args = self.signature[name].bind(inputs, named)
         if self.needs_self[name]:
             args = [self.module_value] + args
         outputs = self.runners[name].run(args)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def __call__(self, *inputs):
-        return self.run_method("forward", *inputs)
+    def __call__(self, *inputs, **named):
+        return self.run_method("forward", *inputs, **named)
 
     def __getattr__(self, name: str):
         runners = self.__dict__.get("runners", {})
         if name in runners:
-            return lambda *inputs: self.run_method(name, *inputs)
+            return lambda *inputs, **named: self.run_method(name, *inputs, **named)
         raise AttributeError(name)
 
 
 def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None = None,
          prime: bool = True) -> RuntimeModel:
-    """Load a `.sc` archive, validate it, and compile it for `device` (kernels come from the disk cache
-    when another process already compiled them). ArchiveError for a bad file.
+    """Load a `.sc` archive (a path, or a binary file object), validate it, and compile it for
+    `device` (kernels come from the disk cache when another process already compiled them).
+    ArchiveError for a bad file.
 
     With `prime` (the default), each method then runs a few times on zeros at batch 2 and 1, and
     at the widest batch up to 64 that is cheap (at most ~20 ms of calls in all), as serving
     systems warm a model up at load: a first real call at a batch up to that one is then within
     ~1.5x of the steady state instead of 3-5x (a wider one pays for its new buffers' memory).
-    Methods with loops or non-tensor inputs are not primed."""
-    return RuntimeModel(read_archive(path), device, threads, jit, prime)
+    Methods with loops or non-tensor inputs are not primed.
+
+    Every call is checked against the method's signature before any kernel runs (run_method)."""
+    archive = read_archive(path)
+    if str(device) != "cpu":
+        from scriptc import cuda
+        cuda.require()
+    try:
+        return RuntimeModel(archive, device, threads, jit, prime)
+    except ArchiveError:
+        raise
+    except Exception as exc:  # the archive's graphs do not build: its problem, whatever the pass says
+        raise ArchiveError(f"{path}: the archive's graphs do not build into a plan: {type(exc).__name__}: {exc}") \
+            from exc

@@ -45,14 +45,13 @@ CONVS = [
 @pytest.mark.parametrize("name, args, kwargs, shape", CONVS,
                          ids=[f"{n}-{i}" for i, (n, *_rest) in enumerate(CONVS)])
 def test_layer_matches_torch(name, args, kwargs, shape):
-    compare_layer(torch, lambda T: getattr(T.nn, name)(*args, **kwargs), RNG.standard_normal(shape),
-                  modes=("train",))
+    compare_layer(torch, lambda T: getattr(T.nn, name)(*args, **kwargs), RNG.standard_normal(shape))
 
 
 @pytest.mark.parametrize("output_size", [[9, 10], [2, 4, 10, 9], [10, 9]])
 def test_conv_transpose_output_size_picks_output_padding(output_size):
     compare_layer(torch, lambda T: T.nn.ConvTranspose2d(6, 4, 3, stride=2, padding=1), RNG.standard_normal((2, 6, 5, 5)),
-                  modes=("train",), call=lambda layer, x: layer(x, output_size=output_size))
+                  call=lambda layer, x: layer(x, output_size=output_size))
 
 
 def test_initialisation_matches_torch_statistics():

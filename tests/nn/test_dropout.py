@@ -82,3 +82,15 @@ def test_dropout2d_on_3d_input_warns_as_torch_does():
             T.nn.functional.dropout2d(T.ones(2, 3, 4), 0.5, True)
         messages.append(sorted(str(w.message) for w in caught))
     assert messages[0] == messages[1] and messages[0]
+
+
+def test_inplace_dropout_in_eval_leaves_its_input_alone_and_traces():
+    """EfficientNet's classifier: an in-place Dropout on a view (Flatten's) of a traced tensor."""
+    nn = scriptc.nn
+    model = nn.Sequential(nn.Conv2d(3, 4, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten(1), nn.Dropout(0.3, inplace=True),
+                          nn.Linear(4, 2)).eval()
+    x = scriptc.randn(3, 3, 5, 5)
+    expected = model(x).detach().numpy()
+    np.testing.assert_allclose(scriptc.jit.trace(model, (x,))(x).detach().numpy(), expected, rtol=1e-6)
+    y = scriptc.randn(5)
+    assert scriptc.nn.functional.dropout(y, 0.5, training=False, inplace=True) is y and y._version == 0

@@ -44,7 +44,7 @@ LAYERS = [
 
 @pytest.mark.parametrize("name, args, kwargs, shape", LAYERS, ids=[f"{n}-{i}" for i, (n, *_) in enumerate(LAYERS)])
 def test_layer_matches_torch(name, args, kwargs, shape):
-    compare_layer(torch, lambda T: getattr(T.nn, name)(*args, **kwargs), RNG.standard_normal(shape), modes=("train",))
+    compare_layer(torch, lambda T: getattr(T.nn, name)(*args, **kwargs), RNG.standard_normal(shape))
 
 
 def _sampler(T, mode, padding_mode, align_corners):
@@ -61,12 +61,12 @@ def _sampler(T, mode, padding_mode, align_corners):
 def test_spatial_transformer_matches_torch(mode, padding_mode, align_corners):
     theta = np.array([[[0.9, -0.3, 0.1], [0.2, 1.1, -0.05]], [[1.2, 0.1, 0.0], [-0.4, 0.8, 0.2]]])
     compare_layer(torch, lambda T: _sampler(T, mode, padding_mode, align_corners), RNG.standard_normal((2, 3, 6, 7)),
-                  theta, modes=("train",))
+                  theta)
 
 
 def test_grid_sample_in_3d():
     compare_layer(torch, lambda T: _Sample3d(T), RNG.standard_normal((2, 2, 3, 4, 5)),
-                  RNG.uniform(-1.2, 1.2, (2, 3, 2, 4, 3)), modes=("train",))
+                  RNG.uniform(-1.2, 1.2, (2, 3, 2, 4, 3)))
 
 
 def _Sample3d(T):

@@ -1,11 +1,10 @@
-"""Archives: round trips, determinism, the standalone runtime's layering, thread safety, validation, fuzzing."""
+"""Archives: round trips, determinism, the standalone runtime's layering, thread safety, validation.
+(Hostile archives: test_hostile_archives.py; mutated ones: tests/fuzz/test_archive_fuzz.py.)"""
 
 from __future__ import annotations
 
 import gc
 import json
-import os
-import random
 import struct
 import subprocess
 import sys
@@ -206,49 +205,6 @@ def test_safetensors_round_trip_and_bad_ir(tmp_path):
     with pytest.raises(ArchiveError, match="not a scriptc archive"):
         (tmp_path / "junk.sc").write_bytes(b"not a zip")
         runtime_load(tmp_path / "junk.sc")
-
-
-def test_fuzzed_archives_under_a_memory_limit(tmp_path):
-    """The same fuzz loop in a process whose address space is capped: a mutant that claims huge
-    tensors must fail with ArchiveError before allocating, not with MemoryError."""
-    code = textwrap.dedent(f"""
-        import resource, sys
-        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-        sys.path.insert(0, {os.getcwd()!r})
-        import pytest
-        from tests.runtime.test_archive import test_fuzzed_archives_load_or_raise_archive_error as run
-        import pathlib
-        run(pathlib.Path({str(tmp_path)!r}))
-        print("ok")
-    """)
-    env = dict(os.environ, SCRIPTC_FUZZ_CASES="600", OPENBLAS_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
-
-
-def test_fuzzed_archives_load_or_raise_archive_error(tmp_path):
-    data = _archive(tmp_path)
-    rng = random.Random(7)
-    outcomes = {"ok": 0, "error": 0}
-    path = tmp_path / "fuzz.sc"
-    for _ in range(int(os.environ.get("SCRIPTC_FUZZ_CASES", "1500"))):
-        mutant = bytearray(data)
-        kind = rng.random()
-        if kind < 0.3:
-            mutant = mutant[:rng.randrange(len(mutant))]
-        else:
-            for _ in range(rng.randint(1, 8)):
-                mutant[rng.randrange(len(mutant))] = rng.randrange(256)
-        path.write_bytes(bytes(mutant))
-        try:
-            model = runtime_load(path, jit=False)
-        except ArchiveError:
-            outcomes["error"] += 1
-            continue
-        outcomes["ok"] += 1
-        # A flipped byte in the weights' data gives other numbers, not a crash.
-        assert model(np.ones((2, 4), np.float32)).shape == (2, 2)
-    assert outcomes["error"] > 0 and outcomes["ok"] > 0
 
 
 def _doubles_until_one(x):

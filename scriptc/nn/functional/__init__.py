@@ -19,3 +19,8 @@ from .sparse import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .attention import _canonical_mask  # noqa: F401  (the Transformer layers canonicalise their masks with it)
 from .loss import _legacy_reduction  # noqa: F401  (the loss modules read size_average/reduce with it)
+
+
+def __getattr__(name: str):
+    from scriptc.torch_names import missing
+    raise missing("torch.nn.functional", "module 'scriptc.nn.functional'", name, globals())

@@ -12,6 +12,8 @@ __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "f
 def _dropout_op(name: str, input: Tensor, p: float, training: bool, inplace: bool) -> Tensor:
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if inplace and (not training or p == 0.0):
+        return input  # torch's dropout_ leaves its input alone here: nothing is written, nothing recorded
     return _activation(name, input, inplace, p, training)
 
 

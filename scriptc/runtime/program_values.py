@@ -1,0 +1,255 @@
+"""The symbolic values and the builder of segment programs (program_builder.py): registers, buffers,
+the two phases of records, and their assembly into the words native/program.py interprets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scriptc.native import program as native
+
+from .groups import PARALLEL_MIN_ELEMENTS
+
+OP = native.OP
+
+
+class NotNative(Exception):
+    """The segment (for this signature) has something the program interpreter cannot run."""
+
+
+@dataclass
+class Buffer:
+    """An allocation: its offset register, becoming its address once the arena is known."""
+    pointer: int
+    count: int
+    itemsize: int
+    arena: int = native.SCRATCH
+
+
+@dataclass
+class TensorValue:
+    dtype: np.dtype
+    dims: list[int]                  # registers
+    pointer: int                     # register: the address of element 0
+    buffer: Buffer | None = None    # the allocation it lives in (None: an input's or a constant's memory)
+    strides: list[int] | None = None # element strides (registers) of a view; None: contiguous
+    root: tuple | None = None        # ("input", k) or ("constant", array) for memory the program did not allocate
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+
+@dataclass(frozen=True)
+class IntValue:
+    register: int
+
+
+@dataclass
+class Output:
+    """Where a segment output is: in the out arena, or the input or constant it views."""
+    dtype: np.dtype
+    itemsize: int
+    dims: list[int]
+    strides: list[int] | None
+    pointer: int
+    root: tuple | None          # None: the out arena
+    data: int | None = None     # for an input's view: the register holding the input's address
+
+
+@dataclass
+class Built:
+    words: list[int]
+    template: list[int]
+    inputs: list[tuple]
+    outputs: list[Output]
+    keep: list = field(default_factory=list)
+
+
+class Builder:
+    def __init__(self):
+        self.template = [0] * native.HEADER
+        self.template[native.ONE] = 1
+        self.template[native.SPLIT_MIN] = PARALLEL_MIN_ELEMENTS
+        self.shape: list[tuple] = []    # records of phase one (dims, checks)
+        self.compute: list[tuple] = []  # records of phase two; ("label", name) marks a jump target
+        self.buffers: list[Buffer] = []
+        self.constants: dict[int, int] = {0: native.ZERO, 1: native.ONE}
+        self.keep: list = []
+        self.labels = 0
+        # Registers a loop changes as it runs (its counter, its carried ints, what follows from them):
+        # arithmetic on them runs in phase two, and no shape or size may depend on them.
+        self.varying: set[int] = set()
+
+    # --- registers -------------------------------------------------------------------------------
+    def register(self, value: int = 0) -> int:
+        self.template.append(int(value))
+        return len(self.template) - 1
+
+    def block(self, size: int) -> int:
+        """`size` consecutive registers; the first one's number."""
+        first = len(self.template)
+        self.template.extend([0] * size)
+        return first
+
+    def const(self, value: int) -> int:
+        value = int(value)
+        if value not in self.constants:
+            self.constants[value] = self.register(value)
+        return self.constants[value]
+
+    def address_of(self, array: np.ndarray) -> int:
+        """A register holding the address of a constant array (kept alive with the program)."""
+        self.keep.append(array)
+        return self.register(array.ctypes.data)
+
+    def label(self) -> str:
+        self.labels += 1
+        return f"L{self.labels}"
+
+    # --- arithmetic: in phase one, or in phase two on values a loop changes ----------------------
+    def arithmetic(self, op: str, a: int, b: int) -> int:
+        out = self.register()
+        if a in self.varying or b in self.varying:  # (a loop's counter, or something worked out from it)
+            self.varying.add(out)
+            self.compute.append((op, out, a, b))
+        else:
+            self.shape.append((op, out, a, b))
+        return out
+
+    def product(self, registers: list[int]) -> int:
+        if not registers:
+            return native.ONE
+        total = registers[0]
+        for r in registers[1:]:
+            total = self.arithmetic("MUL", total, r)
+        return total
+
+    def equal(self, a: int, b: int) -> None:
+        if a != b:
+            (self.compute if a in self.varying or b in self.varying else self.shape).append(("EQ", a, b))
+
+    def nonzero(self, a: int) -> None:
+        """Refuse the call unless a != 0 (a division by it fails)."""
+        self.arithmetic("DIV", native.ONE, a)
+
+    def copy_into(self, first: int, registers: list[int], phase: list) -> None:
+        for k, r in enumerate(registers):
+            phase.append(("MOV", first + k, r))
+
+    def alloc(self, dtype: np.dtype, dims: list[int]) -> TensorValue:
+        buffer = Buffer(self.register(), self.product(dims), dtype.itemsize)
+        self.buffers.append(buffer)
+        return TensorValue(dtype, list(dims), buffer.pointer, buffer)
+
+    def contiguous_strides(self, dims: list[int]) -> list[int]:
+        strides, step = [], native.ONE
+        for d in reversed(dims):
+            strides.append(step)
+            step = self.arithmetic("MUL", step, d)
+        return strides[::-1]
+
+    # --- assembly --------------------------------------------------------------------------------
+    def assemble(self) -> tuple[list[int], list[int]]:
+        records = list(self.shape)
+        records += [("MOV", native.NEED[0], native.ZERO), ("MOV", native.NEED[1], native.ZERO)]
+        records += [("ALLOC", b.pointer, b.count, b.itemsize, b.arena) for b in self.buffers]
+        records += [("RESERVE",)] + [("BASE", b.pointer, b.arena) for b in self.buffers]
+        records += self.compute + [("END",)]
+        words, at, targets = [], 0, {}
+        for record in records:  # where each label is
+            if record[0] == "label":
+                targets[record[1]] = at
+            else:
+                at += 1 + native.OPERANDS[record[0]]
+        for record in records:
+            if record[0] == "label":
+                continue
+            op, *operands = record
+            assert len(operands) == native.OPERANDS[op], record
+            words.append(OP[op])
+            words += [targets[o] if isinstance(o, str) else o for o in operands]
+        # The needs are reset by the program itself (the MOVs above): records before them only compute dims.
+        return words, self.template
+
+
+def value_of(builder: Builder, value, inputs: list, k: int | None):
+    """The symbolic form of a recorded value: an input's (k not None) or a constant's."""
+    if type(value) is np.ndarray:
+        if k is None:
+            array = value if value.flags.c_contiguous else np.ascontiguousarray(value)
+            return TensorValue(value.dtype, [builder.const(d) for d in array.shape], builder.address_of(array),
+                           root=("constant", array))
+        obj, data, dims = builder.register(), builder.register(), builder.block(value.ndim)
+        builder.shape.append(("ARRAY", obj, data, dims, value.ndim))
+        inputs.append(("array", obj))
+        return TensorValue(value.dtype, list(range(dims, dims + value.ndim)), data, root=("input", k))
+    if type(value) is int:
+        if k is None:
+            return value
+        register = builder.register()
+        inputs.append(("int", register))
+        return IntValue(register)
+    if k is not None:
+        raise NotNative(f"an input of type {type(value).__name__}")
+    return value
+
+
+def int_register(builder: Builder, value) -> int:
+    if isinstance(value, IntValue):
+        return value.register
+    if type(value) is int:
+        return builder.const(value)
+    raise NotNative(f"{type(value).__name__} where an int is needed")
+
+
+def tensor_of(value) -> TensorValue:
+    if not isinstance(value, TensorValue):
+        raise NotNative(f"{type(value).__name__} where a tensor is needed")
+    return value
+
+
+def contiguous_of(value) -> TensorValue:
+    t = tensor_of(value)
+    if t.strides is not None:
+        raise NotNative("a strided view where a contiguous array is needed")
+    return t
+
+
+def dense(builder: "Builder", value) -> TensorValue:
+    """A contiguous tensor of value's elements: itself, or a copy of a view whose rows (its last dim)
+    are contiguous and lie one row stride apart (a chunk or a split piece: what products read)."""
+    t = tensor_of(value)
+    if t.strides is None:
+        return t
+    rows = builder.product(t.dims[:-1])
+    if t.dims[-1] != native.ONE:
+        builder.equal(t.strides[-1], native.ONE)
+    for d in range(t.rank - 2):  # the outer dims collapse into the rows
+        if t.dims[d] != native.ONE:
+            builder.equal(t.strides[d], builder.arithmetic("MUL", t.strides[d + 1], t.dims[d + 1]))
+    out = builder.alloc(t.dtype, t.dims)
+    itemsize = builder.const(t.dtype.itemsize)
+    row = builder.arithmetic("MUL", t.dims[-1], itemsize)
+    step = builder.arithmetic("MUL", t.strides[-2], itemsize) if t.rank > 1 else row
+    builder.compute.append(("COPY2D", out.pointer, row, t.pointer, step, rows, row))
+    return out
+
+
+def constant_array(value) -> np.ndarray:
+    """The array of a constant tensor (a frozen weight)."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, TensorValue) and value.root is not None and value.root[0] == "constant":
+        return value.root[1]
+    raise NotNative("a weight that is not a constant")
+
+
+def constant_of(value):
+    if isinstance(value, (TensorValue, IntValue)):
+        raise NotNative("a value known only at run time where a constant is needed")
+    return value
+
+
+# --- lowerings -------------------------------------------------------------------------------------

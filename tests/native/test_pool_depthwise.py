@@ -1,0 +1,68 @@
+"""The compiled pooling (native/pool.py) and depthwise convolution (native/depthwise.py) loops against the
+op table's kernels, over geometries hypothesis draws: strides, padding, dilation, ceil_mode, NaNs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scriptc import ops
+from scriptc.native.heads import native_depthwise
+from scriptc.native.opaque import native_kernel
+
+geometry = st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 3), st.integers(1, 3),
+                     st.integers(0, 2), st.integers(0, 2), st.integers(1, 2), st.integers(1, 2), st.booleans())
+
+
+def _args(kh, kw, sh, sw, ph, pw, dh, dw):
+    return [kh, kw], [sh, sw], [min(ph, kh // 2), min(pw, kw // 2)], [dh, dw]
+
+
+@settings(max_examples=60, deadline=None)
+@given(geometry, st.sampled_from([np.float32, np.float64]), st.booleans(), st.integers(0, 2 ** 31 - 1))
+def test_pooling_matches_the_op_table(shape, dtype, nan, seed):
+    kh, kw, sh, sw, ph, pw, dh, dw, ceil_mode = shape
+    kernel_size, stride, padding, dilation = _args(kh, kw, sh, sw, ph, pw, dh, dw)
+    x = np.random.default_rng(seed).standard_normal((2, 3, 9, 8)).astype(dtype)
+    if nan:
+        x[1, 2, 4, 3] = np.nan
+    op = ops.OPS["max_pool2d"]
+    try:
+        expected = op.kernel(np, x, kernel_size, stride, padding, dilation, ceil_mode)[0]
+    except (RuntimeError, ValueError) as exc:  # the same error, with the same words
+        with pytest.raises(type(exc), match=str(exc)[:30].replace("(", r"\(").replace(")", r"\)")):
+            native_kernel(op)(np, x, kernel_size, stride, padding, dilation, ceil_mode)
+        return
+    np.testing.assert_array_equal(native_kernel(op)(np, x, kernel_size, stride, padding, dilation, ceil_mode)[0],
+                                  expected)
+    average = ops.OPS["avg_pool2d"]
+    for include_pad, divisor in ((True, None), (False, None), (True, 5)):
+        args = (kernel_size, stride, padding, ceil_mode, include_pad, divisor)
+        np.testing.assert_allclose(native_kernel(average)(np, x, *args), average.kernel(np, x, *args),
+                                   rtol=1e-5, atol=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(geometry, st.sampled_from([np.float32, np.float64]), st.booleans(), st.booleans(), st.integers(0, 2 ** 31 - 1))
+def test_depthwise_convolution_matches_the_op_table(shape, dtype, bias, floor, seed):
+    kh, kw, sh, sw, ph, pw, dh, dw, _ = shape
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, 5, 9, 10)).astype(dtype)
+    x[0, 1, 2, 3] = np.nan
+    w = rng.standard_normal((5, 1, kh, kw)).astype(dtype)
+    b = rng.standard_normal(5).astype(dtype) if bias else None
+    stride, padding, dilation = [sh, sw], [ph, pw], [dh, dw]
+    expected = ops.OPS["conv2d"].kernel(np, x, w, b, stride, padding, dilation, 5)
+    if floor:
+        expected = np.maximum(expected, 0.0)
+    got = native_depthwise(np, x, w, b, stride, padding, dilation, 5, 0.0 if floor else None)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+def test_depthwise_refuses_what_it_does_not_run():
+    x, w = np.ones((1, 4, 5, 5), np.float32), np.ones((4, 1, 3, 3), np.float32)
+    assert native_depthwise(np, x, w, None, 1, 0, 1, 2) is None  # not depthwise
+    assert native_depthwise(np, x.astype(np.int64), w.astype(np.int64), None, 1, 0, 1, 4) is None
+    assert native_depthwise(np, x[0], w, None, 1, 0, 1, 4) is None  # unbatched: the op table's

@@ -1,0 +1,109 @@
+"""Bad input to the general ops raises torch's error type with torch's words (checked against torch 2.13 too)."""
+
+from __future__ import annotations
+
+import pytest
+
+import scriptc
+
+# (call written against a torch-like module `torch`, exception type, text the message contains)
+ERRORS = [
+    (lambda torch: torch.bitwise_and(torch.ones(2), torch.ones(2)), NotImplementedError,
+     "\"bitwise_and_cpu\" not implemented for 'Float'"),
+    (lambda torch: torch.tensor([1.0]) << 1, NotImplementedError, "\"lshift_cpu\" not implemented for 'Float'"),
+    (lambda torch: torch.bitwise_not(torch.tensor([1.0])), NotImplementedError, "\"bitwise_not_cpu\""),
+    (lambda torch: torch.isclose(torch.ones(2), torch.ones(2, dtype=torch.float64)), RuntimeError,
+     "Float did not match Double"),
+    (lambda torch: torch.isclose(torch.ones(2), torch.ones(2), rtol=-1), RuntimeError,
+     "rtol must be greater than or equal to zero, but got -1"),
+    (lambda torch: torch.frac(torch.tensor([1, 2])), NotImplementedError, "\"frac_cpu\" not implemented for 'Long'"),
+    (lambda torch: torch.round(torch.tensor([1, 2]), decimals=1), NotImplementedError, "\"round_cpu\""),
+    (lambda torch: torch.fmod(torch.tensor([5, 3]), torch.tensor([2, 0])), RuntimeError, "ZeroDivisionError"),
+    (lambda torch: torch.hypot(torch.tensor([1]), torch.tensor([2])), NotImplementedError, "\"hypot_cpu\""),
+    (lambda torch: torch.logaddexp(torch.tensor([1]), torch.tensor([2])), NotImplementedError, "\"logaddexp_cpu\""),
+    (lambda torch: torch.lerp(torch.ones(1), torch.ones(1, dtype=torch.float64), 0.5), RuntimeError,
+     "expected dtype float for `end` but got dtype double"),
+    (lambda torch: torch.heaviside(torch.ones(2), torch.ones(2, dtype=torch.int64)), RuntimeError,
+     "heaviside is not yet implemented for tensors with different dtypes."),
+    (lambda torch: torch.polygamma(-1, torch.ones(2)), RuntimeError, "polygamma(n, x) does not support negative n."),
+    (lambda torch: torch.tril(torch.ones(3)), RuntimeError, "tril: input tensor must have at least 2 dimensions"),
+    (lambda torch: torch.logcumsumexp(torch.tensor([1, 2]), 0), NotImplementedError, "\"logcumsumexp_out_cpu\""),
+    (lambda torch: torch.cumprod(torch.ones(2, 3), 2), IndexError, "Dimension out of range"),
+    (lambda torch: torch.diff(torch.tensor(1.0)), RuntimeError, "diff expects input to be at least one-dimensional"),
+    (lambda torch: torch.mode(torch.tensor([])), IndexError, "mode(): Expected reduction dim 0 to have non-zero size."),
+    (lambda torch: torch.quantile(torch.tensor([1, 2]), 0.5), RuntimeError,
+     "quantile() input tensor must be either float or double dtype"),
+    (lambda torch: torch.quantile(torch.tensor([1.0, 2.0]), 1.5), RuntimeError,
+     "quantile() q must be in the range [0, 1] but got 1.5"),
+    (lambda torch: torch.quantile(torch.tensor([1.0, 2.0]), torch.tensor([[0.5]])), RuntimeError,
+     "quantile() q must be a scalar or 1D tensor"),
+    (lambda torch: torch.quantile(torch.tensor([1.0, 2.0]), torch.tensor([0.5], dtype=torch.float64)), RuntimeError,
+     "quantile() q tensor must be same dtype as the input tensor"),
+    (lambda torch: torch.quantile(torch.tensor([1.0]), 0.5, interpolation="bad"), RuntimeError,
+     "quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but got bad"),
+    (lambda torch: torch.quantile(torch.tensor([]), 0.5), RuntimeError, "quantile() input tensor must be non-empty"),
+    (lambda torch: torch.nanmean(torch.tensor([1, 2])), RuntimeError,
+     "nanmean(): expected input to have floating point or complex dtype but got Long"),
+    (lambda torch: torch.bincount(torch.tensor([-1])), RuntimeError,
+     "bincount only supports 1-d non-negative integral inputs."),
+    (lambda torch: torch.histc(torch.tensor([1, 2]), bins=4), NotImplementedError, "\"histogram_cpu\""),
+    (lambda torch: torch.histc(torch.tensor([1.0, 2.0]), bins=2, min=3, max=1), RuntimeError,
+     "torch.histc: max must be larger than min"),
+    (lambda torch: torch.topk(torch.tensor([1.0, 3.0]), 3), RuntimeError, "selected index k out of range"),
+    (lambda torch: torch.kthvalue(torch.tensor([3.0, 1.0, 2.0]), 4), RuntimeError,
+     "kthvalue(): selected number k out of range for dimension 0"),
+    (lambda torch: torch.searchsorted(torch.tensor([1, 3]), torch.tensor([3]), right=True, side="left"), RuntimeError,
+     "torch.searchsorted(): side and right can't be set to opposites"),
+    (lambda torch: torch.searchsorted(torch.tensor([[1, 3]]), torch.tensor([[3], [2]])), RuntimeError,
+     "first N-1 dimensions of boundaries tensor and input value tensor must match"),
+    (lambda torch: torch.bucketize(torch.tensor([1, 5]), torch.tensor([[1, 3]])), RuntimeError,
+     "boundaries tensor must be 1 dimension, but got dim(2)"),
+    (lambda torch: torch.zeros(3, 4).masked_select(torch.ones(3, 4)), RuntimeError,
+     "masked_select: expected BoolTensor for mask"),
+    (lambda torch: torch.zeros(3, 4).masked_scatter(torch.ones(3, 4, dtype=torch.bool), torch.ones(5)), RuntimeError,
+     "Number of elements of source < number of ones in mask"),
+    (lambda torch: torch.zeros(3, 4).scatter(0, torch.tensor([[5, 0]]), 1.0), RuntimeError,
+     "index 5 is out of bounds for dimension 0 with size 3"),
+    (lambda torch: torch.zeros(3, 4).scatter(0, torch.tensor([[1, 0]]), torch.ones(1, 1)), RuntimeError,
+     "Expected index [1, 2] to be no larger than self [3, 4] apart from dimension 0"),
+    (lambda torch: torch.zeros(3, 4).scatter(0, torch.tensor([[1, 0]]), 2.0, reduce="bad"), RuntimeError,
+     "reduce argument must be either add or multiply."),
+    (lambda torch: torch.zeros(3, 4).scatter_reduce(0, torch.tensor([[1, 0]]), torch.ones(1, 2), "bad"), RuntimeError,
+     "reduce argument must be either sum, prod, mean, amax or amin, got bad"),
+    (lambda torch: torch.zeros(3, 4).index_add(0, torch.tensor([5]), torch.ones(1, 4)), RuntimeError,
+     "index 5 is out of bounds for dimension 0 with size 3"),
+    (lambda torch: torch.zeros(3, 4).index_add(0, torch.tensor([1]), torch.ones(1, 3)), RuntimeError,
+     "source tensor shape must match self tensor shape, excluding the specified dimension."),
+    (lambda torch: torch.zeros(3, 4).index_fill(0, torch.tensor([5]), 1.0), IndexError,
+     "index 5 is out of bounds for dimension 0 with size 3"),
+    (lambda torch: torch.zeros(3, 4).take(torch.tensor([12])), IndexError,
+     "out of range: tried to access index 12 on a tensor of 12 elements."),
+    (lambda torch: torch.repeat_interleave(torch.tensor([1, 2]), torch.tensor([2, -1])), RuntimeError,
+     "repeats can not be negative"),
+    (lambda torch: torch.rot90(torch.ones(2, 3), 1, [0, 0]), RuntimeError,
+     "expected rotation dims to be different, but got dim0 = 0 and dim1 = 0"),
+    (lambda torch: torch.roll(torch.ones(2, 3), (1, -1), (0,)), RuntimeError,
+     "shifts and dimensions must align. shifts: 2, dims:1"),
+    (lambda torch: torch.fliplr(torch.ones(2)), RuntimeError, "Input must be >= 2-d."),
+    (lambda torch: torch.movedim(torch.ones(2, 3), (0, 0), (1, 0)), RuntimeError, "movedim: repeated dim in `source`"),
+    (lambda torch: torch.ones(2, 12).unflatten(1, (5, -1)), RuntimeError,
+     "unflatten: Provided sizes [5, -1] don't multiply up to the size of dim 1 (12) in the input tensor"),
+    (lambda torch: torch.meshgrid(torch.ones(2, 2), torch.ones(2), indexing="ij"), RuntimeError,
+     "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got:"),
+    (lambda torch: torch.tensor_split(torch.tensor(1.0), 2), RuntimeError,
+     "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"),
+    (lambda torch: torch.hsplit(torch.ones(2, 5), 2), RuntimeError,
+     "torch.hsplit attempted to split along dimension 1, but the size of the dimension 5 is not divisible"),
+]
+
+
+@pytest.mark.parametrize("index", range(len(ERRORS)))
+def test_error_matches_torch(index):
+    call, kind, message = ERRORS[index]
+    with pytest.raises(kind) as ours:
+        call(scriptc)
+    assert message in str(ours.value)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(kind) as theirs:
+        call(torch)
+    assert message in str(theirs.value)

@@ -1,0 +1,244 @@
+"""Archives made to hurt the loader: bombs, caps, deep names and JSON, types that disagree with the
+weights, recursive calls, long chains. Each is refused with an ArchiveError saying what is wrong (or,
+for the chains, loads and runs), never a MemoryError, RecursionError or a crash."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+import zipfile
+
+import numpy as np
+import pytest
+
+import scriptc as torch
+from scriptc.errors import ArchiveError
+from scriptc.ir.parser import parse
+from scriptc.runtime import limits
+from scriptc.runtime import load
+from scriptc.runtime.archive import encode_safetensors, write_archive
+
+from ..models import MLP
+
+CI = bool(os.environ.get("CI"))
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> bytes:
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("hostile") / "mlp.sc"
+    torch.jit.trace(MLP(sizes=(12, 8, 4)).eval(), torch.randn(3, 12)).save(path)
+    return path.read_bytes()
+
+
+def rewrite(data: bytes, path, replace: dict | None = None, add: dict | None = None,
+            compress: set | None = None) -> str:
+    """`data`'s archive with members replaced (None drops one), added, or deflated."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    replace, add, compress = replace or {}, add or {}, compress or set()
+    with zipfile.ZipFile(path, "w") as zf:
+        for info in src.infolist():
+            content = replace.get(info.filename, src.read(info))
+            if content is not None:
+                zf.writestr(info.filename, content,
+                            zipfile.ZIP_DEFLATED if info.filename in compress else zipfile.ZIP_STORED)
+        for name, content in add.items():
+            zf.writestr(name, content, zipfile.ZIP_DEFLATED if name in compress else zipfile.ZIP_STORED)
+    return str(path)
+
+
+def member(data: bytes, name: str) -> bytes:
+    return zipfile.ZipFile(io.BytesIO(data)).read(name)
+
+
+def manifest_with(data: bytes, **fields) -> bytes:
+    manifest = json.loads(member(data, "manifest.json"))
+    manifest.update(fields)
+    return json.dumps(manifest).encode()
+
+
+def refused(path, message: str) -> None:
+    with pytest.raises(ArchiveError, match=message):
+        load(path, jit=False)
+
+
+# --- bombs and caps ---------------------------------------------------------------------------------
+
+def test_a_deflate_bomb_is_refused_before_it_expands(base, tmp_path):
+    weights = member(base, "weights.safetensors")
+    bomb = weights + bytes(64 << 20)  # 64 MiB of zeros deflate to ~64 KiB
+    path = rewrite(base, tmp_path / "bomb.sc", {"weights.safetensors": bomb}, compress={"weights.safetensors"})
+    refused(path, r"weights.safetensors: \d+ compressed bytes claim to expand to \d+ \(at most 64x\)")
+
+
+def test_a_member_that_lies_about_its_size_is_refused(base, tmp_path):
+    path = rewrite(base, tmp_path / "lie.sc")
+    data = bytearray(open(path, "rb").read())
+    # The uncompressed size in the central directory's first entry (manifest.json, stored): ~4 GiB.
+    struct.pack_into("<I", data, data.index(b"PK\x01\x02") + 24, 0xFFFFFFF0)
+    (tmp_path / "lie.sc").write_bytes(bytes(data))
+    refused(tmp_path / "lie.sc", "manifest.json: 4294967280 bytes")
+
+
+def test_members_that_expand_past_the_total_are_refused(base, tmp_path):
+    # Each 12 MiB extra file is within the per-member cap (64x its ~12 KiB); together they are not.
+    extras = {f"extra/x{i}": bytes(12 << 20) for i in range(12)}
+    manifest = manifest_with(base, extra_files=[f"x{i}" for i in range(12)])
+    path = rewrite(base, tmp_path / "many.sc", {"manifest.json": manifest}, extras, compress=set(extras))
+    refused(path, "expand to more than 16x the file")
+
+
+def test_too_many_members_are_refused(base, tmp_path):
+    extras = {f"junk/{i}": b"" for i in range(limits.MAX_MEMBERS)}
+    refused(rewrite(base, tmp_path / "members.sc", add=extras), f"members \\(at most {limits.MAX_MEMBERS}\\)")
+
+
+def test_an_ir_past_its_cap_is_refused_unparsed(base, tmp_path):
+    """The issue's million-constant graph (45 MB of text; the old parser took over 120 s)."""
+    lines = ["graph(%x : Tensor(float32, [B, 12])):"]
+    lines += [f"  %c{i} : int = prim::Constant[value={i}]()" for i in range(1_000_000)]
+    lines.append("  return (%x)")
+    text = ("\n".join(lines) + "\n").encode()
+    path = rewrite(base, tmp_path / "big.sc", {"graphs/forward.ir": text}, compress={"graphs/forward.ir"})
+    refused(path, f"graphs/forward.ir: {len(text)} bytes \\(at most {limits.MAX_IR_BYTES}\\)")
+
+
+def test_a_long_member_name_is_refused(base, tmp_path):
+    refused(rewrite(base, tmp_path / "name.sc", add={"x" * 2000: b""}), "longer than 1024 bytes")
+
+
+# --- deep names and JSON ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, message", [
+    (".".join(["a"] * 20_000), "longer than 1024 bytes"),
+    (".".join(["a"] * 100), "more than 64 dotted parts"),
+    ("a..b", "empty dotted part"),
+])
+def test_deep_and_malformed_tensor_names_are_refused(base, tmp_path, name, message):
+    weights = encode_safetensors({name: np.zeros(2, np.float32)})
+    refused(rewrite(base, tmp_path / "w.sc", {"weights.safetensors": weights}), message)
+
+
+def test_deep_attribute_names_are_refused(base, tmp_path):
+    manifest = manifest_with(base, attributes={".".join(["a"] * 20_000): True})
+    refused(rewrite(base, tmp_path / "attr.sc", {"manifest.json": manifest}), "longer than 1024 bytes")
+
+
+def test_a_value_that_is_also_a_module_is_refused(base, tmp_path):
+    manifest = json.loads(member(base, "manifest.json"))
+    manifest["attributes"]["layers.0.weight.training"] = True  # layers.0.weight is a tensor
+    refused(rewrite(base, tmp_path / "both.sc", {"manifest.json": json.dumps(manifest).encode()}),
+            "both a value and a module")
+
+
+@pytest.mark.parametrize("where", ["manifest", "safetensors"])
+def test_deeply_nested_json_is_refused(base, tmp_path, where):
+    deep = "[" * 100_000 + "]" * 100_000
+    if where == "manifest":
+        replace = {"manifest.json": manifest_with(base, metadata={"x": "@"}).replace(b'"@"', deep.encode())}
+        message = "manifest.json: JSON nested 100002 levels deep"
+    else:
+        header = json.dumps({"__metadata__": "@"}).replace('"@"', deep).encode()
+        header += b" " * (-len(header) % 8)
+        replace = {"weights.safetensors": struct.pack("<Q", len(header)) + header}
+        message = "header: JSON nested 100001 levels deep"
+    refused(rewrite(base, tmp_path / "deep.sc", replace), message)
+
+
+def test_a_safetensors_dtype_that_is_an_object_is_refused(base, tmp_path):
+    """(The fuzzer's TypeError: an unhashable dtype.)"""
+    header = json.dumps({"w": {"dtype": {"F32": 1}, "shape": [1], "data_offsets": [0, 4]}}).encode()
+    header += b" " * (-len(header) % 8)
+    weights = struct.pack("<Q", len(header)) + header + bytes(4)
+    refused(rewrite(base, tmp_path / "dtype.sc", {"weights.safetensors": weights}), "unknown dtype")
+
+
+# --- types that disagree with the weights and the signature ------------------------------------------
+
+@pytest.mark.parametrize("change, message", [
+    (lambda w: w.astype(np.float64), r"reads 'layers.0.weight' as Tensor\(float32, \[8, 12\]\), but it is float64"),
+    (lambda w: w.astype(np.float16), "but it is float16"),
+    (lambda w: w.astype(np.int64), "but it is int64"),
+    (lambda w: np.ascontiguousarray(w.T), r"but it is float32 \[12, 8\]"),
+    (lambda w: w[None], r"but it is float32 \[1, 8, 12\]"),
+])
+def test_weights_that_disagree_with_the_graph_are_refused(base, tmp_path, change, message):
+    from scriptc.runtime.archive import decode_safetensors
+    weights = dict(decode_safetensors(member(base, "weights.safetensors")))
+    weights["layers.0.weight"] = change(np.array(weights["layers.0.weight"]))
+    refused(rewrite(base, tmp_path / "t.sc", {"weights.safetensors": encode_safetensors(weights)}), message)
+
+
+def test_a_graph_that_types_its_input_unlike_the_signature_is_refused(base, tmp_path):
+    """The issue's crafted archive: the graph says float64 where the weights and signature say float32."""
+    ir = member(base, "graphs/forward.ir").replace(b"%x : Tensor(float32", b"%x : Tensor(float64")
+    refused(rewrite(base, tmp_path / "sig.sc", {"graphs/forward.ir": ir}),
+            r"signature's inputs \['Tensor\(float32, \[B, 12\]\)'\] are not those of graphs/forward.ir")
+
+
+def test_a_float64_graph_over_float32_weights_is_refused(base, tmp_path):
+    ir = member(base, "graphs/forward.ir").replace(b"float32", b"float64")
+    manifest = member(base, "manifest.json").replace(b"float32", b"float64")
+    path = rewrite(base, tmp_path / "f64.sc", {"graphs/forward.ir": ir, "manifest.json": manifest})
+    refused(path, "as Tensor\\(float64, \\[8, 12\\]\\), but it is float32")
+
+
+def test_an_attribute_of_the_wrong_type_is_refused(base, tmp_path):
+    ir = member(base, "graphs/forward.ir").replace(b'prim::GetAttr[name="weight"]', b'prim::GetAttr[name="training"]')
+    refused(rewrite(base, tmp_path / "attr.sc", {"graphs/forward.ir": ir}), "reads 'layers.0.training' as Tensor")
+
+
+# --- recursion ----------------------------------------------------------------------------------------
+
+def _function_archive(path, forward: str, functions: dict[str, str]) -> str:
+    write_archive(path, "function", {"forward": parse(forward)}, {n: parse(t) for n, t in functions.items()},
+                  {}, {}, {})
+    return str(path)
+
+
+def _calls(target: str) -> str:
+    return (f'graph(%x : Tensor):\n  %y : Tensor = prim::Call[function="{target}"](%x)\n'
+            f'  %z : Tensor = prim::Call[function="{target}"](%y)\n  return (%z)\n')
+
+
+@pytest.mark.parametrize("functions, message", [
+    ({"f": _calls("f")}, r"function 'f' calls itself \(f -> f\)"),
+    ({"f": _calls("g"), "g": _calls("h"), "h": _calls("f")}, r"calls itself \(f -> g -> h -> f\)"),
+    ({"f": _calls("nope")}, "to 'nope', which is not a function of the archive"),
+    # Not recursive, but each level calls the next twice: 2^40 nodes once inlined.
+    ({f"f{i}": _calls(f"f{i + 1}") for i in range(40)} | {"f40": "graph(%x : Tensor):\n  return (%x)\n"},
+     "inlining its calls makes"),
+])
+def test_recursive_and_exploding_calls_are_refused(tmp_path, functions, message):
+    first = sorted(functions)[0]
+    refused(_function_archive(tmp_path / "calls.sc", _calls(first), functions), message)
+
+
+# --- long chains --------------------------------------------------------------------------------------
+
+def _chain_archive(path, length: int) -> str:
+    lines = ["graph(%x : Tensor(float32, [B, 4])):"]
+    for i in range(length):
+        lines.append(f"  %v{i} : Tensor(float32, [B, 4]) = relu(%{'x' if i == 0 else f'v{i - 1}'})")
+    lines.append(f"  return (%v{length - 1})")
+    signature = {"inputs": [{"name": "x", "type": "Tensor(float32, [B, 4])"}], "outputs": ["Tensor(float32, [B, 4])"]}
+    write_archive(path, "function", {"forward": parse("\n".join(lines) + "\n")}, {}, {}, {}, {"forward": signature})
+    return str(path)
+
+
+def test_a_thousand_relu_chain_compiles_and_runs(tmp_path):
+    """Once a RecursionError: the chain fused into one 1,000-deep expression tree."""
+    model = load(_chain_archive(tmp_path / "chain.sc", 1000))
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    np.testing.assert_array_equal(model(x), np.maximum(x, 0))
+
+
+def test_a_hundred_thousand_node_chain_loads(tmp_path):
+    """Every pass is linear: fuse's legality check was quadratic (10,000 nodes: over 120 s) and the
+    parser took a minute. (25,000 nodes on CI's shared cores; a quadratic pass still takes hours.)"""
+    length = 25_000 if CI else 100_000
+    model = load(_chain_archive(tmp_path / "chain.sc", length), jit=False)
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    np.testing.assert_array_equal(model(x), np.maximum(x, 0))
