@@ -60,7 +60,6 @@ _SUBMODULES = {
     "fx",
     "backends",
     "accelerator",
-    "functional",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
