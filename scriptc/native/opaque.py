@@ -23,21 +23,24 @@ from .pointers import data_pointer
 _DTYPES = {np.dtype(name): name for name in pool.FUNCTIONS}
 
 
+def _probe(x_shape: tuple, dtype) -> np.ndarray:
+    """An array of x's last three dims that owns no memory: what the op table's checks read (shape, dtype)."""
+    return np.broadcast_to(np.zeros((), dtype=dtype), tuple(x_shape[-3:]))
+
+
 def pool_geometry(x_shape: tuple, kernel_size, stride, padding, dilation, ceil_mode, name: str) -> list[int]:
     """The pool loop's meta words but the mode, [H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW], with
     the op table's checks (its errors for bad arguments)."""
-    probe = np.empty(x_shape[-3:], dtype=np.uint8) if len(x_shape) >= 3 else np.empty(x_shape, np.uint8)
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw), (oh, ow), _ = window_geometry(probe, kernel_size, stride, padding,
-                                                                          dilation, ceil_mode, 2, name)
-    return [x_shape[-2], x_shape[-1], oh, ow, kh, kw, sh, sw, ph, pw, dh, dw]
+    kernel, stride, padding, dilation, out, _ = window_geometry(_probe(x_shape, np.float64), kernel_size, stride,
+                                                                padding, dilation, ceil_mode, 2, name)
+    return [x_shape[-2], x_shape[-1], *out, *kernel, *stride, *padding, *dilation]
 
 
 def average_divisors(x_shape: tuple, dtype, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override) -> np.ndarray:
     """What each output of avg_pool2d divides by, (OH, OW), as the op table's kernel works it out."""
-    probe = np.empty(x_shape[-3:], dtype=np.uint8)
-    kernel, stride, padding, _, out, _ = window_geometry(probe, kernel_size, stride, padding, 1, ceil_mode, 2,
-                                                         "avg_pool2d")
+    kernel, stride, padding, _, out, _ = window_geometry(_probe(x_shape, dtype), kernel_size, stride, padding, 1,
+                                                         ceil_mode, 2, "avg_pool2d")
     divisors = _average_divisors(np, x_shape, kernel, stride, padding, out, count_include_pad, divisor_override)
     return np.ascontiguousarray(divisors, dtype=dtype)
 

@@ -186,8 +186,10 @@ def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str
 
 def _text_with_lifted_constants(graph: Graph, prefix: str, weights: dict) -> str:
     """The graph's IR text with each array constant naming a tensor it adds to `weights` (attribute
-    `weight`) instead of holding its values (the nodes get their arrays back once printed)."""
-    lifted = [n for n in walk(graph.block) if n.op == "prim::Constant" and isinstance(n.attrs.get("value"), np.ndarray)]
+    `weight`) instead of holding its values (the nodes get their arrays back once printed). Arrays of a
+    dtype safetensors has no code for (complex) keep their values in the text."""
+    lifted = [n for n in walk(graph.block) if n.op == "prim::Constant" and isinstance(n.attrs.get("value"), np.ndarray)
+              and n.attrs["value"].dtype.name in _CODES]
     values = [node.attrs["value"] for node in lifted]
     try:
         for k, node in enumerate(lifted):
