@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.context
+import os
 import warnings
 from typing import Any, Callable
 
@@ -122,6 +123,7 @@ class DataLoader:
         self._iterator = None
         self._IterableDataset_len_called = None
         self._initialized = True
+        self._check_worker_number_rationality()
 
     @property
     def multiprocessing_context(self):
@@ -157,9 +159,25 @@ class DataLoader:
     def _index_sampler(self):
         return self.batch_sampler if self._auto_collation else self.sampler
 
+    def _check_worker_number_rationality(self) -> None:
+        """Warn, as torch does, when more workers are asked for than this process has CPUs."""
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        if self.num_workers == 0 or (cpus is not None and self.num_workers <= cpus):
+            return
+        if cpus is None:
+            suggestion = "DataLoader is not able to compute a suggested max number of worker in current system."
+        else:
+            cpuset = "" if hasattr(os, "sched_getaffinity") else " (`cpuset` is not taken into account)"
+            suggestion = (f"Our suggested max number of worker in current system is {cpus}{cpuset}, which is smaller "
+                          "than what this DataLoader is going to create.")
+        warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in total. {suggestion} Please "
+                      "be aware that excessive worker creation might get DataLoader running slow or even freeze, lower "
+                      "the worker number to avoid potential slowness/freeze if necessary.", stacklevel=3)
+
     def _get_iterator(self) -> "_BaseDataLoaderIter":
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
+        self._check_worker_number_rationality()
         from scriptc.utils.data._utils.multiprocessing_iter import MultiProcessingDataLoaderIter
         return MultiProcessingDataLoaderIter(self)
 
@@ -249,6 +267,8 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
     def __init__(self, loader: DataLoader):
         super().__init__(loader)
+        if self._timeout != 0:  # torch's check, word for word: a timeout bounds the wait for a worker
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
         self._fetcher = create_fetcher(self._dataset_kind, self._dataset, self._auto_collation, self._collate_fn,
                                        self._drop_last)
 
