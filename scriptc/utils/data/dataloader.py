@@ -205,6 +205,11 @@ def _base_seed(generator) -> int:
     return int(scriptc.empty((), dtype=scriptc.int64).random_(generator=generator).item())
 
 
+def _index_iterator(index_sampler):
+    """The indices (or batches of indices) the fetchers receive, in the sampler's order."""
+    return index_sampler._index_batches() if isinstance(index_sampler, BatchSampler) else iter(index_sampler)
+
+
 class _BaseDataLoaderIter:
     """What iterating a DataLoader once gives: the sampler's indices become batches."""
 
@@ -221,7 +226,7 @@ class _BaseDataLoaderIter:
                           "memory won't be used.", stacklevel=3)
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
-        self._sampler_iter = iter(self._index_sampler)
+        self._sampler_iter = _index_iterator(self._index_sampler)
         self._base_seed = _base_seed(loader.generator)
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
@@ -230,7 +235,7 @@ class _BaseDataLoaderIter:
         return self
 
     def _reset(self, loader: DataLoader, first_iter: bool = False) -> None:
-        self._sampler_iter = iter(self._index_sampler)
+        self._sampler_iter = _index_iterator(self._index_sampler)
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
 

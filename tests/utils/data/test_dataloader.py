@@ -174,3 +174,33 @@ def test_argument_checks_match_torch():
             except Exception as exc:  # noqa: BLE001 - the kind and words are what is compared
                 outcomes.append((type(exc), str(exc)))
         assert outcomes[0] == outcomes[1], kwargs
+
+
+class RecordsIndices(Dataset):
+    """A dataset that records the index lists its __getitems__ is given."""
+
+    def __init__(self, n):
+        self.n, self.seen = n, []
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return torch.tensor(float(i))
+
+    def __getitems__(self, indices):
+        self.seen.append(indices)
+        return [self[i] for i in indices]
+
+
+def test_sequential_batches_reach_user_code_as_lists_and_match_torch():
+    dataset = RecordsIndices(7)
+    batches = [b.tolist() for b in DataLoader(dataset, batch_size=3, drop_last=True)]
+    assert dataset.seen == [[0, 1, 2], [3, 4, 5]] and all(type(seen) is list for seen in dataset.seen)
+    assert batches == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    x = torch.arange(20.0).reshape(10, 2)
+    got = [[t.tolist() for t in b] for b in DataLoader(TensorDataset(x, torch.arange(10)), batch_size=4)]
+    real = pytest.importorskip("torch")
+    ref = [[t.tolist() for t in b] for b in real.utils.data.DataLoader(
+        real.utils.data.TensorDataset(real.arange(20.0).reshape(10, 2), real.arange(10)), batch_size=4)]
+    assert got == ref
