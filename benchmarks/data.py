@@ -5,9 +5,10 @@ for scriptc and torch side by side (each reads the same array in memory). Target
 with 2 workers, at least torch's throughput and at least 80% of scriptc's own 0-worker rate.
 
 torch's loaders run in a peer process of their own, driven epoch by epoch from here so that the
-epochs still interleave: a process that has imported torch forks ~40x slower (~50 ms instead of
-~1 ms, torch's own memory and fork handlers), which would charge torch's import to every scriptc
-worker start-up; a scriptc user's process has no torch in it, and a torch user's no scriptc.
+epochs still interleave: a process that has imported torch forks several times slower (6-13 ms,
+at times 50, instead of ~1 ms here: torch's own memory and fork handlers), which would charge
+torch's import to every scriptc worker start-up; a scriptc user's process has no torch in it, and
+a torch user's no scriptc.
 
 Why 2 workers can keep up: a worker gathers each batch straight into a shared-memory block and
 sends a reference of ~100 bytes; the main process maps each block once and reuses it for later
