@@ -20,9 +20,10 @@ What the defaults lose on a busy machine is scheduling, not copying: batches com
 and at most prefetch_factor (2) per worker are loaded ahead, so whenever one of the three
 processes waits for a CPU (every few ms when other work keeps the cores busy) the other two run
 out of work after ~4 batches and sleep until it runs again, while the 0-worker loop simply runs
-whenever it gets a CPU. The third row lets the workers run 16 batches ahead and keeps them between
-epochs (no fork and shutdown per epoch): the transport the same, the waits fewer. (Its CPU column
-leaves out the persistent workers, which have not exited when it is read.)
+whenever it gets a CPU. The last two rows keep the workers between epochs (no fork and shutdown
+per epoch) and let them run 16 batches ahead, or hand batches out as they arrive: the transport
+the same, the waits fewer. (Their CPU column leaves out the persistent workers, which have not
+exited when it is read.)
 Run with OMP_NUM_THREADS=1; on a shared machine the numbers are noisy.
 """
 
@@ -42,9 +43,10 @@ import common  # noqa: F401 - its OMP_WAIT_POLICY reaches the torch peer through
 
 SAMPLES, FEATURES, BATCH = 131072, 1024, 256  # 131072 x 1024 float32 = 512 MB
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
-# (workers, prefetch_factor, persistent_workers): the issue's two defaults, and 2 workers allowed to run
-# further ahead and kept between epochs, which shows what the defaults lose to scheduling (module doc).
-CONFIGS = ((0, None, False), (2, None, False), (2, 16, True))
+# (workers, prefetch_factor, persistent_workers, in_order): the issue's two defaults, then 2 workers kept
+# between epochs and let run further ahead, or unordered, which show what the defaults lose to scheduling
+# (module doc).
+CONFIGS = ((0, None, False, True), (2, None, False, True), (2, 16, True, True), (2, None, True, False))
 
 
 def _cpu_seconds() -> float:
@@ -72,7 +74,8 @@ def loaders(library) -> list:
     data = library.utils.data
     dataset = data.TensorDataset(library.from_numpy(features), library.from_numpy(labels))
     return [data.DataLoader(dataset, batch_size=BATCH, num_workers=workers, prefetch_factor=prefetch,
-                            persistent_workers=persistent) for workers, prefetch, persistent in CONFIGS]
+                            persistent_workers=persistent, in_order=in_order)
+            for workers, prefetch, persistent, in_order in CONFIGS]
 
 
 def torch_peer() -> None:
@@ -146,16 +149,19 @@ def main() -> None:
           f"interleaved epochs (torch's in a peer process). MB/s: higher is better, and noisy on a shared machine; "
           f"CPU s: the loading process's and its workers' CPU time per epoch, which load on the machine changes "
           f"much less.\n")
-    print(f"{'workers':>30} {'scriptc MB/s':>13} {'torch MB/s':>11} {'ratio':>6} {'scriptc CPU s':>14} "
+    print(f"{'workers':>38} {'scriptc MB/s':>13} {'torch MB/s':>11} {'ratio':>6} {'scriptc CPU s':>14} "
           f"{'torch CPU s':>12}")
-    for config, (workers, prefetch, persistent) in enumerate(CONFIGS):
+    for config, (workers, prefetch, persistent, in_order) in enumerate(CONFIGS):
         mine, theirs = rate[("scriptc", config)], rate.get(("torch", config))
         torch_cols = f"{theirs:11.0f} {mine / theirs:6.2f}" if theirs else f"{'-':>11} {'-':>6}"
         torch_cpu = f"{cpu[('torch', config)]:12.2f}" if theirs else f"{'-':>12}"
-        label = f"{workers}" + (f" (prefetch {prefetch}, persistent)" if persistent else "")
-        print(f"{label:>30} {mine:13.0f} {torch_cols} {cpu[('scriptc', config)]:14.2f} {torch_cpu}")
+        options = ([f"prefetch {prefetch}"] if prefetch else []) + (["persistent"] if persistent else []) + (
+            [] if in_order else ["in_order=False"])
+        label = f"{workers}" + (f" ({', '.join(options)})" if options else "")
+        print(f"{label:>38} {mine:13.0f} {torch_cols} {cpu[('scriptc', config)]:14.2f} {torch_cpu}")
     print(f"\nscriptc 2 workers / 0 workers: {rate[('scriptc', 1)] / rate[('scriptc', 0)]:.2f} (target >= 0.80); "
-          f"prefetch 16, persistent: {rate[('scriptc', 2)] / rate[('scriptc', 0)]:.2f}")
+          f"prefetch 16, persistent: {rate[('scriptc', 2)] / rate[('scriptc', 0)]:.2f}; "
+          f"persistent, in_order=False: {rate[('scriptc', 3)] / rate[('scriptc', 0)]:.2f}")
     if peer is not None:
         print(f"scriptc 2 workers / torch 2 workers: {rate[('scriptc', 1)] / rate[('torch', 1)]:.2f} (target >= 1.00)")
 
