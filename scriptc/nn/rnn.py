@@ -35,8 +35,8 @@ def _lstm_step(gi: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Optional[Te
     """One LSTM step from the input's projection `gi`; gates i, f, g, o stacked in that order."""
     gates = gi + F.linear(h, w_hh, b_hh)
     i, f, g, o = gates.chunk(4, 1)
-    c_next = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    h_next = o.sigmoid() * c_next.tanh()
+    c_next = F._lstm_cell_state(i, f, g, c)
+    h_next = F._lstm_cell_hidden(o, c_next)
     if w_hr is not None:
         h_next = F.linear(h_next, w_hr)
     return h_next, c_next
@@ -44,13 +44,9 @@ def _lstm_step(gi: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Optional[Te
 
 def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Optional[Tensor]) -> Tensor:
     """One GRU step; gates r, z, n stacked in that order, n = tanh(x_n + r * (W_hn h + b_hn))."""
-    gh = F.linear(h, w_hh, b_hh)
     i_r, i_z, i_n = gi.chunk(3, 1)
-    h_r, h_z, h_n = gh.chunk(3, 1)
-    r = (i_r + h_r).sigmoid()
-    z = (i_z + h_z).sigmoid()
-    n = (i_n + r * h_n).tanh()
-    return n + z * (h - n)
+    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, 1)
+    return F._gru_cell(i_r, i_z, i_n, h_r, h_z, h_n, h)
 
 
 def _rnn_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Optional[Tensor], relu: bool) -> Tensor:

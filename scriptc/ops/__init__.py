@@ -136,3 +136,4 @@ from . import spatial  # noqa: E402,F401
 from . import resample  # noqa: E402,F401
 from . import embedding  # noqa: E402,F401
 from . import loss  # noqa: E402,F401
+from . import recurrent  # noqa: E402,F401
