@@ -9,6 +9,9 @@ minutes, so a ratio of two runs taken a minute apart says more about the drift t
 
 Target (issue: serving): at 64 clients, batching gives >= 3x the throughput of unbatched serving, and
 p99 latency stays under 50 ms.
+
+    python benchmarks/serve.py --baseline DIR   # this tree's server against the one in DIR (a checkout
+                                                # of an earlier commit), at 64 clients, runs interleaved
 """
 
 from __future__ import annotations
@@ -32,11 +35,14 @@ DURATION = float(os.environ.get("SCRIPTC_BENCH_SECONDS", "2"))
 ROUNDS = int(os.environ.get("SCRIPTC_BENCH_ROUNDS", "3"))
 
 
-def start(path, *extra):
+def start(path, *extra, tree: str | None = None):
+    """A `scriptc serve` process (of the scriptc in source tree `tree`, when given) and its port."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "scriptc", "serve", path, "--port", str(port), *extra])
+    env = dict(os.environ, PYTHONPATH=tree) if tree else None
+    proc = subprocess.Popen([sys.executable, "-m", "scriptc", "serve", path, "--port", str(port), *extra],
+                            env=env, cwd=tree, stdout=subprocess.DEVNULL)
     for _ in range(600):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/health/ready", timeout=1)
@@ -118,12 +124,51 @@ def measure(proc, port: int, clients: int, binary: bool) -> tuple:
             (time.process_time() - client_cpu) / served * 1e3)
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="scriptc-serve-bench-")
-    path = os.path.join(tmp, "mlp.sc")
+def mlp_archive() -> str:
+    path = os.path.join(tempfile.mkdtemp(prefix="scriptc-serve-bench-"), "mlp.sc")
     mlp = scriptc.nn.Sequential(scriptc.nn.Linear(784, 512), scriptc.nn.ReLU(), scriptc.nn.Linear(512, 512),
                                 scriptc.nn.ReLU(), scriptc.nn.Linear(512, 10)).eval()
     scriptc.jit.trace(mlp, scriptc.randn(2, 784)).save(path)
+    return path
+
+
+def compare(baseline: str, clients: int = 64) -> None:
+    """This tree's server against the one in source tree `baseline` (a checkout of an earlier
+    commit), both batching, side by side and driven in turn: a ratio that the machine's drift over
+    minutes does not decide. Each row: the median-throughput run of ROUNDS, with the spread of the
+    runs' req/s (min-max) as the noise to read the ratio against."""
+    path = mlp_archive()
+    batching = ["--max-batch", "32", "--batch-delay-ms", "2"]
+    servers = {"baseline": start(path, *batching, tree=os.path.abspath(baseline)), "this tree": start(path, *batching)}
+    print(f"Serving the MLP archive at {clients} clients, batching on: this tree against {baseline} "
+          f"(each row: the median-throughput run of {ROUNDS}, {DURATION:.0f} s each, the two taken in turn)")
+    print(f"{'data':<8}{'server':<11}{'req/s':>8}{'(min-max)':>15}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}"
+          f"{'server CPU':>12}")
+    try:
+        for data in ("JSON", "binary"):
+            runs = {label: [] for label in servers}
+            for _ in range(ROUNDS):
+                for label, (proc, port) in servers.items():
+                    runs[label].append(measure(proc, port, clients, data == "binary"))
+            medians = {}
+            for label in servers:
+                ordered = sorted(runs[label])
+                rps, p50, p99, errors, server_ms, _ = medians[label] = ordered[len(ordered) // 2]
+                spread = f"{ordered[0][0]:.0f}-{ordered[-1][0]:.0f}"
+                print(f"{data:<8}{label:<11}{rps:>8.0f}{spread:>15}{p50:>9.2f}{p99:>9.2f}{errors:>8}{server_ms:>12.2f}")
+            ratio = medians["this tree"][0] / medians["baseline"][0]
+            print(f"{data:<8}{'ratio':<11}{ratio:>8.2f}x req/s, p99 {medians['this tree'][2] / medians['baseline'][2]:.2f}x")
+    finally:
+        for proc, _ in servers.values():
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--baseline":
+        compare(sys.argv[2])
+        return
+    path = mlp_archive()
     print(f"Serving the MLP archive (batch-1 requests; each row: the median-throughput run of {ROUNDS}, "
           f"{DURATION:.0f} s each, batching off and on taken in turn)")
     print(f"{'data':<8}{'batching':<10}{'clients':>8}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}"

@@ -1,4 +1,5 @@
-"""Serve a traced MLP archive as a Ray Serve deployment (2 replicas, @serve.batch), then ask it.
+"""Serve a traced MLP archive as a Ray Serve deployment (2 replicas of one CPU each, @serve.batch, under
+the route prefix /mlp), then ask it.
 
     pip install -e '.[serve,ray]' && python examples/ray_serve.py
 """
@@ -14,7 +15,7 @@ from ray import serve
 
 import scriptc as torch
 import scriptc.nn as nn
-from scriptc.runtime.ray_serve import deployment
+from scriptc.serving.ray_serve import deployment
 
 model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 10)).eval()
 archive = Path(tempfile.mkdtemp()) / "mlp.sc"
@@ -22,11 +23,12 @@ torch.jit.trace(model, torch.randn(2, 784)).save(archive)
 
 ray.init(num_cpus=2, include_dashboard=False)
 serve.start(http_options={"host": "127.0.0.1", "port": 8000})
-serve.run(deployment(str(archive), num_replicas=2, max_batch=32, batch_wait_s=0.002), route_prefix="/")
+serve.run(deployment(str(archive), num_replicas=2, max_batch=32, batch_wait_s=0.002,
+                     ray_actor_options={"num_cpus": 1}), route_prefix="/mlp")
 
 x = np.random.default_rng(0).standard_normal((3, 784)).astype(np.float32)
 body = {"id": "demo", "inputs": [{"name": "input", "shape": list(x.shape), "datatype": "FP32", "data": x.ravel().tolist()}]}
-request = urllib.request.Request("http://127.0.0.1:8000/v2/models/mlp/infer", data=json.dumps(body).encode(), method="POST")
+request = urllib.request.Request("http://127.0.0.1:8000/mlp/v2/models/mlp/infer", data=json.dumps(body).encode(), method="POST")
 with urllib.request.urlopen(request) as response:
     answer = json.loads(response.read())
 served = np.array(answer["outputs"][0]["data"], dtype=np.float32).reshape(answer["outputs"][0]["shape"])

@@ -10,6 +10,7 @@ accumulates into the `.grad` of leaves.
 
 from __future__ import annotations
 
+import threading
 from typing import Sequence
 
 import numpy as np
@@ -431,6 +432,19 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     _run_backward(tensors, roots, bool(retain_graph))
 
 
+class _Capturing(threading.local):
+    depth = 0
+
+
+_capturing = _Capturing()
+
+
+def _is_checkpoint_valid() -> bool:
+    """False while autograd.grad runs: its gradients are returned, never accumulated into `.grad`,
+    which reentrant checkpointing relies on (torch.autograd._is_checkpoint_valid)."""
+    return _capturing.depth == 0
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
          allow_unused: bool = False) -> tuple:
     """The gradients of `outputs` w.r.t. `inputs`, returned (not accumulated into `.grad`)."""
@@ -445,7 +459,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots = _root_grads(outputs, grad_outputs, "grad")
-    captured = _run_backward(outputs, roots, bool(retain_graph), targets=inputs)
+    _capturing.depth += 1
+    try:
+        captured = _run_backward(outputs, roots, bool(retain_graph), targets=inputs)
+    finally:
+        _capturing.depth -= 1
     result = []
     for t in inputs:
         g = captured.get(id(t))

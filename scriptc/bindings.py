@@ -9,6 +9,7 @@ from __future__ import annotations
 import keyword
 
 from scriptc import ops
+from scriptc.ops import operators
 from scriptc.ops.generator import Generator
 from scriptc.ops.schema import FACTORY, RANDOM, Arg, OpDef
 from scriptc.tensors import Tensor, _size_arg, call, call_inplace, check_device_arg
@@ -84,6 +85,7 @@ def _make(op: OpDef, as_method: bool):
     fn.__doc__ = f"{op.schema}\n\n{op.doc}".strip()
     fn.__qualname__ = ("Tensor." if as_method else "") + op.base_name
     fn.__module__ = "scriptc"
+    fn._scriptc_op = op.base_name  # jit.script calls the op by schema, not this function
     return fn
 
 
@@ -125,6 +127,7 @@ def _overloaded(name: str, candidates: list[OpDef]):
         schemas = "\n  ".join(str(op.schema) for op in candidates)
         raise TypeError(f"{name}() received an invalid combination of arguments; it accepts:\n  {schemas}")
     dispatch.__name__ = name
+    dispatch._scriptc_op = name
     dispatch.__doc__ = "\n".join(str(op.schema) for op in candidates)
     return dispatch
 
@@ -192,22 +195,19 @@ def _inplace(op: OpDef):
     return method
 
 
-_BINARY_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floor_divide",
-                     "mod": "remainder", "pow": "pow", "matmul": "matmul", "and": "bitwise_and",
-                     "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "bitwise_left_shift",
-                     "rshift": "bitwise_right_shift"}
-_COMMUTATIVE = {"add", "mul", "and", "or", "xor"}
-for _dunder, _opname in _BINARY_OPERATORS.items():
-    _op = ops.OPS[_opname]
-    setattr(Tensor, f"__{_dunder}__", _forward(_op))
+for _operator in operators.BINARY.values():
+    _op = ops.OPS.get(_operator.tensor) if _operator.tensor else None
+    if _op is None:
+        continue  # no tensor op yet for this operator
+    setattr(Tensor, f"__{_operator.dunder}__", _forward(_op))
     # 2 * x records mul(x, 2): commutative ops keep the tensor first, as their schemas require.
-    setattr(Tensor, f"__r{_dunder}__", _forward(_op) if _dunder in _COMMUTATIVE else _reflected(_op))
+    setattr(Tensor, f"__r{_operator.dunder}__", _forward(_op) if _operator.commutative else _reflected(_op))
     if _op.inplace is not None:
-        setattr(Tensor, f"__i{_dunder}__", _inplace(_op.inplace))
-for _dunder in ("eq", "ne", "lt", "le", "gt", "ge"):
-    setattr(Tensor, f"__{_dunder}__", _forward(ops.OPS[_dunder]))
-Tensor.__neg__ = lambda self: call(ops.OPS["neg"], (self,))
+        setattr(Tensor, f"__i{_operator.dunder}__", _inplace(_op.inplace))
+for _operator in operators.COMPARE.values():
+    setattr(Tensor, f"__{_operator.dunder}__", _forward(ops.OPS[_operator.tensor]))
+Tensor.__neg__ = lambda self: call(ops.OPS[operators.UNARY["-"].tensor], (self,))
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: call(ops.OPS["abs"], (self,))
-Tensor.__invert__ = lambda self: call(ops.OPS["bitwise_not"], (self,))
+Tensor.__invert__ = lambda self: call(ops.OPS[operators.UNARY["~"].tensor], (self,))
 Tensor.__hash__ = object.__hash__

@@ -45,20 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--batch", type=positive_int, default=1)
     bench.add_argument("--threads", type=positive_int, default=None)
     bench.add_argument("--iterations", type=positive_int, default=200)
-    serve = sub.add_parser("serve", help="serve archives over the Open Inference Protocol (KServe v2)")
-    serve.add_argument("paths", nargs="+")
-    serve.add_argument("--name", action="append", default=[], help="model name (default: the file stem)")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--max-batch", type=int, default=32)
-    serve.add_argument("--batch-delay-ms", type=float, default=2.0,
-                       help="the longest a batch waits for more requests (it runs sooner when they stop coming)")
-    serve.add_argument("--max-queue", type=int, default=256)
-    serve.add_argument("--threads", type=int, default=1,
-                       help="threads per model call, for scriptc's kernels and BLAS (default 1: concurrent "
-                            "batches use the cores)")
-    serve.add_argument("--timeout-s", type=float, default=30.0)
-    serve.add_argument("--max-body-mb", type=float, default=64.0)
+    from scriptc.serving.cli import add_arguments as add_serve_arguments
+
+    add_serve_arguments(sub.add_parser("serve", help="serve archives over the Open Inference Protocol (KServe v2)"))
     return parser
 
 
@@ -218,14 +207,6 @@ def _bench(args) -> int:
 
 
 def _serve(args) -> int:
-    try:
-        import uvicorn  # noqa: F401  (serve() starts it)
+    from scriptc.serving.cli import main
 
-        from scriptc.runtime.server import ServerConfig, serve
-    except ImportError as exc:
-        raise SystemExit(f"scriptc serve needs the 'serve' extra (pip install 'scriptc[serve]'): {exc}") from None
-
-    config = ServerConfig(max_batch=args.max_batch, batch_delay_ms=args.batch_delay_ms, max_queue=args.max_queue,
-                          timeout_s=args.timeout_s, max_body_bytes=int(args.max_body_mb * (1 << 20)),
-                          threads=args.threads)
-    return serve(args.paths, args.host, args.port, args.name, config)
+    return main(args)

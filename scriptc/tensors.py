@@ -15,6 +15,7 @@ from scriptc import autograd, grad_mode
 from scriptc import ops as _ops
 from scriptc.errors import ShapeError
 from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.ops import subscript as indexing
 from scriptc.ops import rules as _rules
 from scriptc.ops.execute import run_kernel
 from scriptc.types import (
@@ -887,81 +888,52 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 # --- indexing ---------------------------------------------------------------------------
 
-_SELECT = _ops.OPS["select"]
+_INDEX_OPS = {name: _ops.OPS[name] for name in ("select", "slice", "unsqueeze", "index")}
 _SLICE = _ops.OPS["slice"]
-_UNSQUEEZE = _ops.OPS["unsqueeze"]
 _INDEX = _ops.OPS["index"]
 _INDEX_PUT = _ops.OPS["index_put"]
 _COPY = _ops.OPS["copy"]
 _TO_DTYPE = _ops.OPS["to.dtype"]
 
 
-def _expand_index(x: Tensor, index) -> tuple:
+def _index_items(index) -> list:
+    """An eager index (an int, slice, None, ..., bool, tensor, list or array, or a tuple of them) as
+    the items ops/subscript.py lowers."""
     if not isinstance(index, tuple):
         index = (index,)
-    consumed = sum(1 for i in index if i is not None and i is not Ellipsis and not (
-        isinstance(i, Tensor) and i._data.dtype == np.bool_) and not (isinstance(i, bool)))
-    consumed += sum(i._data.ndim for i in index if isinstance(i, Tensor) and i._data.dtype == np.bool_)
-    if sum(1 for i in index if i is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if consumed > x.dim():
-        raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
-    out = []
-    for i in index:
-        if i is Ellipsis:
-            out.extend([slice(None)] * (x.dim() - consumed))
-        else:
-            out.append(i)
-    return tuple(out)
-
-
-def _basic_index(x: Tensor, index):
-    """Apply ints, slices and None as select/slice/unsqueeze views; collect tensor indices per dim."""
-    index = _expand_index(x, index)
-    out = x
-    dim = 0
-    advanced: list = []
+    items = []
     for item in index:
         if item is None:
-            out = call(_UNSQUEEZE, (out, dim))
-            advanced.append(None)
-            dim += 1
+            items.append(indexing.Item(indexing.NEWAXIS))
+        elif item is Ellipsis:
+            items.append(indexing.Item(indexing.ELLIPSIS))
         elif isinstance(item, bool):
-            out = call(_UNSQUEEZE, (out, dim))
-            if not item:
-                out = call(_SLICE, (out, dim, 0, 0, 1))
-            advanced.append(None)
-            dim += 1
-        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
-            out = call(_SELECT, (out, dim, int(item)))
+            items.append(indexing.Item(indexing.BOOL, item))
+        elif isinstance(item, (int, np.integer)):
+            items.append(indexing.Item(indexing.INT, int(item)))
         elif isinstance(item, slice):
-            step = 1 if item.step is None else _as_int(item.step)
-            if step <= 0:
+            step = None if item.step is None else _as_int(item.step)
+            if step is not None and step <= 0:
                 raise ValueError("step must be greater than zero")
-            if not (item.start is None and item.stop is None and step == 1):
-                out = call(_SLICE, (out, dim, _opt_int(item.start), _opt_int(item.stop), step))
-            advanced.append(None)
-            dim += 1
+            items.append(indexing.Item(indexing.SLICE, start=_opt_int(item.start), stop=_opt_int(item.stop),
+                                       step=None if step == 1 else step))
         elif isinstance(item, (Tensor, list, np.ndarray)):
             t = item if isinstance(item, Tensor) else tensor(item)
             if t._data.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            if t._data.dtype == np.bool_:
-                advanced.append(t)
-                advanced.extend([_BOOL_CONSUMED] * (t._data.ndim - 1))
-                dim += t._data.ndim
-            else:
-                advanced.append(t)
-                dim += 1
+            items.append(indexing.Item(indexing.TENSOR, t, dims=t._data.ndim if t._data.dtype == np.bool_ else 1))
         else:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
                              f"valid indices (got {type(item).__name__})")
-    while advanced and advanced[-1] is None:
-        advanced.pop()
-    return out, [a for a in advanced if a is not _BOOL_CONSUMED]
+    return items
 
 
-_BOOL_CONSUMED = object()
+def _run_index_op(name: str, args: tuple):
+    if name == "index_put_":
+        return call_inplace(_INDEX_PUT.inplace, args)
+    if name == "copy_":
+        return call_inplace(_COPY.inplace, args)
+    return call(_INDEX_OPS[name], args)
 
 
 def _as_int(v):
@@ -975,21 +947,21 @@ def _opt_int(v):
 
 
 def _getitem(x: Tensor, index) -> Tensor:
-    out, advanced = _basic_index(x, index)
-    if advanced:
-        out = call(_INDEX, (out, advanced))
-    elif out is x:
-        out = call(_SLICE, (x, 0, None, None, 1)) if x.dim() else _view_of(x, x._data)
+    out, indices = indexing.lower(_run_index_op, x, _index_items(index), x.dim())
+    if indices:
+        return call(_INDEX, (out, indices))
+    if out is x:
+        return call(_SLICE, (x, 0, None, None, 1)) if x.dim() else _view_of(x, x._data)
     return out
 
 
 def _setitem(x: Tensor, index, value) -> None:
-    view, advanced = _basic_index(x, index)
-    if advanced:
+    view, indices = indexing.lower(_run_index_op, x, _index_items(index), x.dim())
+    if indices:
         if view is not x and not np.may_share_memory(view._data, x._data):
             raise RuntimeError("unsupported index for assignment")
         values = value if isinstance(value, Tensor) else tensor(value, dtype=x.dtype)
-        call_inplace(_INDEX_PUT.inplace, (view, advanced, values, False))
+        call_inplace(_INDEX_PUT.inplace, (view, indices, values, False))
         return
     if view is x:
         view = _view_of(x, x._data)

@@ -201,6 +201,24 @@ class device:
 
 CPU = device("cpu")
 
+
+class EnumValue:
+    """A member of an Enum: equal to another member of the same Enum with the same name."""
+
+    __slots__ = ("enum", "name", "value")
+
+    def __init__(self, enum: str, name: str, value):
+        self.enum, self.name, self.value = enum, name, value
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, EnumValue) and other.enum == self.enum and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((self.enum, self.name))
+
+    def __repr__(self) -> str:
+        return f"{self.enum}.{self.name}"
+
 # ----------------------------------------------------------------------------
 # Value types of the IR and of op schemas.
 #
@@ -297,12 +315,55 @@ class ModuleType(Type):
 
 @dataclass(frozen=True)
 class UnionType(Type):
-    """Only in op schemas: an argument that takes any of several types (`Tensor|Scalar`)."""
+    """A value of any of several types: `Union[int, str]` in scripts, `Tensor|Scalar` in op schemas."""
 
     options: tuple[Type, ...]
 
     def __str__(self) -> str:
         return "|".join(str(o) for o in self.options)
+
+
+@dataclass(frozen=True)
+class NamedTupleType(TupleType):
+    """A NamedTuple class's instances: a tuple whose items also have names."""
+
+    name: str = ""
+    fields: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        items = ", ".join(f"{f}: {t}" for f, t in zip(self.fields, self.elems))
+        return f"NamedTuple({self.name}, {items})" if items else f"NamedTuple({self.name})"
+
+
+@dataclass(frozen=True)
+class ObjectType(Type):
+    """An instance of a @jit.script class (a runtime object with typed attributes)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"Object({self.name})"
+
+
+@dataclass(frozen=True)
+class EnumType(Type):
+    """A member of an Enum class whose values have type `value`."""
+
+    name: str
+    value: Type
+
+    def __str__(self) -> str:
+        return f"Enum({self.name}, {self.value})"
+
+
+@dataclass(frozen=True)
+class FutureType(Type):
+    """What torch.jit.fork returns: the result of a call running concurrently."""
+
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"Future[{self.elem}]"
 
 
 Int = ScalarType("int")

@@ -8,7 +8,7 @@ import os
 import tempfile
 import textwrap
 
-HEADER = "import scriptc as torch\nimport math\nfrom typing import List, Optional, Tuple\n\n"
+HEADER = "import scriptc as torch\nimport math\nfrom typing import Dict, List, Optional, Tuple\n\n"
 
 
 def define(source: str, name: str | None = None):

@@ -7,7 +7,7 @@ import pytest
 
 import scriptc as torch
 
-GRAMMARS = {"script-grammar": importlib.import_module("scriptc.jit.script")}
+GRAMMARS = {"script-grammar": importlib.import_module("scriptc.jit.frontend.parser")}
 
 
 def double(x):

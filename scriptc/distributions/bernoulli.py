@@ -6,7 +6,7 @@ import math
 from numbers import Number
 
 import scriptc
-from scriptc.nn.functional import softplus
+from scriptc.nn.functional import binary_cross_entropy_with_logits
 from scriptc.tensors import Size
 
 from . import constraints
@@ -15,11 +15,6 @@ from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
-
-
-def binary_cross_entropy_with_logits(logits, target):
-    """-[target * log sigmoid(logits) + (1 - target) * log(1 - sigmoid(logits))], elementwise and stable."""
-    return softplus(logits) - logits * target
 
 
 class Bernoulli(ExponentialFamily):
@@ -81,10 +76,10 @@ class Bernoulli(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        return -binary_cross_entropy_with_logits(logits, value)
+        return -binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def entropy(self):
-        return binary_cross_entropy_with_logits(self.logits, self.probs)
+        return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand: bool = True):
         values = scriptc.arange(2, dtype=self._param.dtype).view((-1,) + (1,) * len(self._batch_shape))

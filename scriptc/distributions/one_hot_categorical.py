@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import scriptc
+from scriptc.nn.functional import one_hot
 from scriptc.tensors import Size
 
 from . import constraints
@@ -10,11 +11,6 @@ from .categorical import Categorical
 from .distribution import Distribution, as_size
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
-
-
-def _one_hot(indices, num_classes: int, like):
-    """One-hot rows for integer `indices`, in `like`'s dtype (F.one_hot(...).to(like))."""
-    return (indices.unsqueeze(-1) == scriptc.arange(num_classes)).to(like.dtype)
 
 
 class OneHotCategorical(Distribution):
@@ -52,7 +48,7 @@ class OneHotCategorical(Distribution):
     @property
     def mode(self):
         probs = self._categorical.probs
-        return _one_hot(probs.argmax(dim=-1), probs.shape[-1], probs)
+        return one_hot(probs.argmax(dim=-1), num_classes=probs.shape[-1]).to(probs.dtype)
 
     @property
     def variance(self):
@@ -63,8 +59,8 @@ class OneHotCategorical(Distribution):
         return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
-        return _one_hot(self._categorical.sample(as_size(sample_shape)), self._categorical._num_events,
-                        self._categorical.probs)
+        indices = self._categorical.sample(as_size(sample_shape))
+        return one_hot(indices, self._categorical._num_events).to(self._categorical.probs.dtype)
 
     def log_prob(self, value):
         if self._validate_args:

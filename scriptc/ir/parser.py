@@ -4,7 +4,8 @@ The grammar is ir.lark's (the readable spec of the text form). The parser is wri
 it, one method per rule, each matching its tokens with a regex at the cursor: archives are read by
 the deployment runtime, and a generated LALR parser took over a minute on a 100,000-node graph
 (this one: about a second). Nesting (blocks in nodes, lists in literals, types in types) is bounded
-by MAX_NESTING, so parsing never runs into Python's recursion limit.
+by MAX_NESTING, and parsing runs with room for that many levels, so it never runs into Python's
+recursion limit.
 """
 
 from __future__ import annotations
@@ -19,20 +20,27 @@ from scriptc.types import (
     SCALAR_TYPES,
     DTYPES_BY_NAME,
     DictType,
+    EnumType,
+    EnumValue,
+    FutureType,
     ListType,
     ModuleType,
+    NamedTupleType,
+    ObjectType,
     OptionalType,
     TensorType,
     TupleType,
     Type,
+    UnionType,
     device,
 )
 
 from .graph import Block, Graph, Node, SourceLocation, Value
+from .nesting import deep_recursion
 
-# The deepest nesting of blocks, literals or types the text may have (TorchScript's deepest code here
-# nests a handful of levels).
-MAX_NESTING = 64
+# The deepest nesting of blocks, literals or types the text may have: a chain of 500 conditional
+# expressions in a script is 500 nested prim::If blocks.
+MAX_NESTING = 1000
 
 
 class ParseError(ValueError):
@@ -63,7 +71,8 @@ _IDENTS = {"True": True, "False": False, "None": None, "inf": math.inf, "nan": m
 
 def parse(text: str) -> Graph:
     """Parse IR text into a Graph; ParseError with line:col on malformed text or undefined values."""
-    return _Parser(text).graph()
+    with deep_recursion():
+        return _Parser(text).graph()
 
 
 class _Parser:
@@ -235,6 +244,16 @@ class _Parser:
 
     # --- types -----------------------------------------------------------------------------------
     def type(self) -> Type:
+        """One type, or several joined by `|` (a Union)."""
+        first = self.one_type()
+        if not self.peek("|"):
+            return first
+        options = [first]
+        while self.accept("|"):
+            options.append(self.one_type())
+        return UnionType(tuple(options))
+
+    def one_type(self) -> Type:
         self.skip()
         plain = _PLAIN_TYPE.match(self.text, self.pos)
         if plain is None:
@@ -257,11 +276,12 @@ class _Parser:
                 args = self.separated(self.type, "]")
             builders = {"List": (1, lambda: ListType(args[0])), "Optional": (1, lambda: OptionalType(args[0])),
                         "Tuple": (None, lambda: TupleType(tuple(args))),
-                        "Dict": (2, lambda: DictType(args[0], args[1]))}
+                        "Dict": (2, lambda: DictType(args[0], args[1])),
+                        "Future": (1, lambda: FutureType(args[0]))}
             if name not in builders:
                 raise self.error(f"unknown type {name!r}", at)
             arity, build = builders[name]
-            if not args or (arity is not None and len(args) != arity):
+            if (not args and name != "Tuple") or (arity is not None and len(args) != arity):
                 raise self.error(f"{name} takes {arity or 'at least one'} type argument(s), got {len(args)}", at)
             return build()
         if self.accept("("):
@@ -275,7 +295,8 @@ class _Parser:
         raise self.error(f"unknown type {name!r}", at)
 
     def call_type(self, name: str, at: int) -> Type:
-        """Module(path) or Tensor(dtype, [dims], device), after the opening parenthesis."""
+        """Module(path), Tensor(dtype, [dims], device), Object(name), Enum(name, value type) or
+        NamedTuple(name, field: type, ...), after the opening parenthesis."""
         def targ():
             self.skip()
             start = self.pos
@@ -286,11 +307,16 @@ class _Parser:
             for pattern in (_DOTTED, _NAME, _INT):
                 found = self.token(pattern)
                 if found is not None:
+                    if pattern is _NAME and self.accept(":"):
+                        with self.nested():
+                            return start, _Field(found, self.type())
                     return start, found
             raise self.unexpected()
         args = self.separated(targ, ")")
         if name == "Module":
             return ModuleType(str(args[0][1]) if args and isinstance(args[0][1], str) else "")
+        if name in ("Object", "Enum", "NamedTuple"):
+            return self.named_type(name, [arg for _, arg in args], at)
         if name != "Tensor":
             raise self.error(f"unknown type {name!r}", at)
         dtype, shape, dev = None, None, "cpu"
@@ -305,6 +331,21 @@ class _Parser:
                 else:
                     dev = arg
         return TensorType(dtype, shape, dev)
+
+    def named_type(self, kind: str, args: list, at: int) -> Type:
+        if not args or not isinstance(args[0], str) or isinstance(args[0], _Field):
+            raise self.error(f"{kind}(...) needs a name", at)
+        name = args[0]
+        if kind == "Object":
+            return ObjectType(name)
+        if kind == "Enum":
+            if len(args) != 2 or not isinstance(args[1], str) or args[1] not in SCALAR_TYPES:
+                raise self.error("Enum(name, value type) needs the type of its values", at)
+            return EnumType(name, SCALAR_TYPES[args[1]])
+        fields = args[1:]
+        if not all(isinstance(f, _Field) for f in fields):
+            raise self.error("NamedTuple(name, field: type, ...) fields need types", at)
+        return NamedTupleType(tuple(f.type for f in fields), name, tuple(f.name for f in fields))
 
     def dim(self):
         if self.accept("?"):
@@ -351,6 +392,15 @@ class _Parser:
             if not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in parts):
                 raise self.error(f"complex() takes two numbers, got {parts}", at)
             return complex(*parts)
+        if name == "Enum" and self.accept("("):
+            enum = self.string()
+            self.expect(",")
+            member = self.string()
+            self.expect(",")
+            with self.nested():
+                value = self.literal()
+            self.expect(")")
+            return EnumValue(enum, member, value)
         if name in _IDENTS:
             return _IDENTS[name]
         if name in DTYPES_BY_NAME:
@@ -399,6 +449,15 @@ class _Parser:
         if array.ndim != 1 or array.size != math.prod(shape):
             raise self.error(f"array literal has {array.size} values for shape {list(shape)}", at)
         return array.reshape(shape)
+
+
+class _Field(str):
+    """A NamedTuple field in a type's arguments: its name (the str) and its type."""
+
+    def __new__(cls, name: str, type_: Type):
+        field = super().__new__(cls, name)
+        field.name, field.type = name, type_
+        return field
 
 
 class _Nesting:

@@ -8,9 +8,10 @@ import re
 
 import numpy as np
 
-from scriptc.types import device, dtype
+from scriptc.types import EnumValue, device, dtype
 
 from .graph import Block, Graph, Node, Value
+from .nesting import deep_recursion
 
 _NAME_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -67,6 +68,8 @@ def format_attr(value, max_values: int | None = None) -> str:
         return f"complex({format_attr(value.real)}, {format_attr(value.imag)})"
     if isinstance(value, str):
         return json.dumps(value)
+    if isinstance(value, EnumValue):
+        return f"Enum({json.dumps(value.enum)}, {json.dumps(value.name)}, {format_attr(value.value)})"
     if isinstance(value, dtype):
         return value.name
     if isinstance(value, device):
@@ -115,7 +118,8 @@ def print_graph(graph: Graph, max_values: int | None = None) -> str:
     name = Namer()
     params = ", ".join(f"%{name(p)} : {p.type}" for p in graph.inputs)
     lines = [f"graph({params}):"]
-    _print_block(graph.block, name, 2, lines, max_values)
+    with deep_recursion():
+        _print_block(graph.block, name, 2, lines, max_values)
     lines.append(f"  return ({', '.join('%' + name(v) for v in graph.outputs)})")
     return "\n".join(lines) + "\n"
 
@@ -140,8 +144,7 @@ def _code_expr(node: Node, name: Namer) -> str:
     if op == "prim::ListConstruct":
         return "[" + ", ".join(args) + "]"
     if op == "prim::DictConstruct":
-        keys = node.attrs["keys"]
-        return "{" + ", ".join(f"{json.dumps(k)}: {a}" for k, a in zip(keys, args)) + "}"
+        return "{" + ", ".join(f"{k}: {v}" for k, v in zip(args[0::2], args[1::2])) + "}"
     if op in ("prim::TupleUnpack", "prim::ListUnpack"):
         return args[0]
     if op == "prim::TupleIndex":
@@ -200,7 +203,8 @@ def graph_code(graph: Graph, method: str = "forward") -> str:
     name = Namer()
     params = ", ".join(f"{_py_name(name, p)}: {p.type}" for p in graph.inputs)
     lines = [f"def {method}({params}):"]
-    _code_block(graph.block, name, 1, lines)
+    with deep_recursion():
+        _code_block(graph.block, name, 1, lines)
     rets = [_py_name(name, v) for v in graph.outputs]
     lines.append(f"    return {', '.join(rets) if len(rets) != 1 else rets[0]}" if rets else "    return None")
     return "\n".join(lines) + "\n"

@@ -9,10 +9,12 @@ from scriptc.types import (
     Complex,
     DictType,
     Float,
+    FutureType,
     Int,
     ListType,
     ModuleType,
     NoneType,
+    ObjectType,
     OptionalType,
     Scalar,
     TensorType,
@@ -34,8 +36,10 @@ def _where(node: Node) -> str:
 
 def fits(actual: Type, expected: Type) -> bool:
     """Whether a value of type `actual` may be passed where an op schema declares `expected`."""
-    if expected == Any_:
+    if expected == Any_ or actual == expected:
         return True
+    if isinstance(actual, UnionType):
+        return all(fits(o, expected) for o in actual.options)
     if isinstance(expected, UnionType):
         return any(fits(actual, o) for o in expected.options)
     if isinstance(expected, OptionalType):
@@ -47,6 +51,8 @@ def fits(actual: Type, expected: Type) -> bool:
         return actual in (Int, Float, Complex, Bool, Scalar)
     if expected == Float:
         return actual in (Float, Int, Bool)
+    if expected == Complex:
+        return actual in (Complex, Float, Int, Bool)
     if expected == Int:
         return actual in (Int, Bool)
     if isinstance(expected, ListType):
@@ -61,7 +67,11 @@ def fits(actual: Type, expected: Type) -> bool:
     if isinstance(expected, TupleType):
         return isinstance(actual, TupleType) and len(actual.elems) == len(expected.elems) and all(
             fits(a, e) for a, e in zip(actual.elems, expected.elems))
-    return actual == expected
+    if isinstance(expected, DictType):
+        return isinstance(actual, DictType) and fits(actual.key, expected.key) and fits(actual.value, expected.value)
+    if isinstance(expected, FutureType):
+        return isinstance(actual, FutureType) and fits(actual.elem, expected.elem)
+    return False
 
 
 def _check_op(node: Node) -> None:
@@ -138,7 +148,8 @@ def _check_fusion_group(node: Node) -> None:
 PRIM_CHECKS = {
     "prim::Constant": lambda n: _arity(n, inputs=0, outputs=1, attrs=("value",)),
     "prim::GetAttr": lambda n: (_arity(n, inputs=1, outputs=1, attrs=("name",)),
-                                _require(n, isinstance(n.inputs[0].type, ModuleType), "input must be a Module")),
+                                _require(n, isinstance(n.inputs[0].type, (ModuleType, ObjectType)),
+                                         "input must be a Module or an object")),
     "prim::If": _check_if,
     "prim::Loop": _check_loop,
     "prim::TupleConstruct": lambda n: _arity(n, outputs=1),
@@ -146,13 +157,20 @@ PRIM_CHECKS = {
     "prim::TupleIndex": lambda n: _arity(n, inputs=1, outputs=1, attrs=("index",)),
     "prim::ListConstruct": lambda n: _arity(n, outputs=1),
     "prim::ListUnpack": lambda n: _arity(n, inputs=1),
-    "prim::DictConstruct": lambda n: _arity(n, outputs=1, attrs=("keys",)),
+    "prim::DictConstruct": lambda n: (_arity(n, outputs=1),
+                                      _require(n, len(n.inputs) % 2 == 0, "takes keys and values in pairs")),
     "prim::FusionGroup": _check_fusion_group,
     "prim::Call": lambda n: _arity(n, attrs=("function",)),
     "prim::RaiseException": lambda n: _arity(n, outputs=0, attrs=("message",)),
     "prim::Uninitialized": lambda n: _arity(n, inputs=0, outputs=1),
     "prim::IsNone": lambda n: _arity(n, inputs=1, outputs=1),
     "prim::Refine": lambda n: _arity(n, inputs=1, outputs=1),
+    "prim::SetAttr": lambda n: _arity(n, inputs=2, outputs=0, attrs=("name",)),
+    "prim::CreateObject": lambda n: _arity(n, inputs=0, outputs=1, attrs=("class",)),
+    "prim::isinstance": lambda n: _arity(n, inputs=1, outputs=1, attrs=("types",)),
+    "prim::Fork": lambda n: (_arity(n, outputs=1, attrs=("function",)),
+                             _require(n, isinstance(n.output.type, FutureType), "must produce a Future")),
+    "prim::Wait": lambda n: _arity(n, inputs=1, outputs=1),
 }
 
 

@@ -1,7 +1,25 @@
 """scriptc.jit: tracing and scripting into the IR, and the ScriptModule they produce."""
 
+from typing import Final  # noqa: F401  (torch.jit.Final: a module attribute that is a constant)
+
 from scriptc.errors import TracerWarning  # noqa: F401
 from scriptc.jit.module import ScriptFunction, ScriptModule, TracedModule  # noqa: F401
 from scriptc.jit.trace import TracingCheckError, trace  # noqa: F401
 from scriptc.jit.api import freeze, load, optimize_for_inference, save, script  # noqa: F401,E402
-from scriptc.jit.script import export, ignore  # noqa: F401,E402
+from scriptc.jit.markers import (  # noqa: F401,E402
+    Attribute,
+    Future,
+    _overload,
+    _overload_method,
+    _unwrap_optional,
+    annotate,
+    export,
+    fork,
+    ignore,
+    interface,
+    is_scripting,
+    is_tracing,
+    isinstance,
+    unused,
+    wait,
+)

@@ -8,8 +8,8 @@ from scriptc.errors import ScriptError
 from scriptc.runtime.specialize import InputSpec
 from scriptc.types import TensorType
 
+from .frontend.compile import ScriptContext
 from .module import ScriptFunction, ScriptModule
-from .script import ScriptContext, compile_function_graph
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
@@ -27,32 +27,69 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
     if isinstance(obj, Module):
-        return script_module(obj, example_inputs)
+        return script_module(_prepare_scriptable(obj, {}), example_inputs)
     if isinstance(obj, type) and issubclass(obj, Module):
         raise ScriptError(f"jit.script expects a module instance, got the class {obj.__name__}; "
                           f"call jit.script({obj.__name__}(...))")
     if inspect.isfunction(obj):
         ctx = ScriptContext()
-        graph = compile_function_graph(obj, ctx)
+        _note_example_types(ctx, obj, example_inputs, "forward")
+        graph = ctx.compile_function_graph(obj)
         specs = _example_specs(graph, 0, _examples_for(example_inputs, obj, "forward"), obj.__name__)
-        return ScriptFunction(graph, {**ctx.functions, **_ignored_callables(ctx)}, inspect.signature(obj), specs)
+        scripted = ScriptFunction(graph, {**ctx.functions, **_ignored_callables(ctx)}, inspect.signature(obj), specs)
+        scripted._scriptc_source = obj
+        return scripted
+    if isinstance(obj, type):
+        obj._scriptc_script_class = True  # a @torch.jit.script class: compiled where scripted code uses it
+        return obj
     raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
+
+
+def _prepare_scriptable(module, memo: dict):
+    """The module with every module in it (itself included) that defines __prepare_scriptable__
+    replaced by what that returns (what to script in its place), as torch.jit.script does."""
+    if id(module) in memo:
+        return memo[id(module)]
+    prepare = getattr(type(module), "__prepare_scriptable__", None)
+    prepared = prepare(module) if prepare is not None else module
+    memo[id(module)] = prepared
+    for name, child in list(getattr(prepared, "_modules", {}).items()):
+        if child is not None:
+            replaced = _prepare_scriptable(child, memo)
+            if replaced is not child:
+                prepared._modules[name] = replaced
+    return prepared
 
 
 def _examples_for(example_inputs, fn, name: str):
     """The first example tuple jit.script's `example_inputs` gives method `name`, or None."""
+    tuples = _example_tuples(example_inputs, fn, name)
+    return tuples[0] if tuples else None
+
+
+def _example_tuples(example_inputs, fn, name: str) -> list:
+    """Every example argument tuple jit.script's `example_inputs` gives method `name` ([] if none)."""
     if example_inputs is None:
-        return None
+        return []
     if isinstance(example_inputs, dict):
         matching = [v for k, v in example_inputs.items() if k is fn or getattr(k, "__name__", k) == name]
         if not matching:
-            return None
+            return []
         example_inputs = matching[0]
     if not isinstance(example_inputs, (list, tuple)) or not example_inputs:
         raise ScriptError(f"jit.script: example_inputs must be a non-empty list of argument tuples, "
                           f"got {type(example_inputs).__name__}")
-    first = example_inputs[0]
-    return tuple(first) if isinstance(first, (list, tuple)) else (first,)
+    return [tuple(e) if isinstance(e, (list, tuple)) else (e,) for e in example_inputs]
+
+
+def _note_example_types(ctx: ScriptContext, fn, example_inputs, name: str) -> None:
+    """Types for fn's unannotated parameters from the example arguments (torch's profile-directed
+    typing: what jit.script(fn, example_inputs=...) infers)."""
+    from .frontend.compile.types import example_types
+
+    tuples = _example_tuples(example_inputs, fn, name)
+    if tuples:
+        ctx.example_types[fn] = example_types(tuples)
 
 
 def _example_specs(graph, skip: int, examples, name: str) -> list | None:
@@ -89,14 +126,17 @@ def script_module(module, example_inputs=None) -> ScriptModule:
             methods[name] = fn
     graphs, signatures, specializations = {}, {}, {}
     for name, fn in methods.items():
-        graphs[name] = compile_function_graph(fn, ctx, graph_name=name, module=module)
+        _note_example_types(ctx, fn, example_inputs, name)
+    for name, fn in methods.items():
+        # forward is what calling the module runs: its forward hooks are compiled around it
+        graphs[name] = ctx.compile_function_graph(fn, graph_name=name, module=module, hooks=name == "forward")
         signature = inspect.signature(fn)
         signatures[name] = signature.replace(parameters=list(signature.parameters.values())[1:])
         specs = _example_specs(graphs[name], 1, _examples_for(example_inputs, fn, name), name)
         if specs is not None:
             specializations[name] = specs
     return ScriptModule(module, graphs, {**ctx.functions, **_ignored_callables(ctx)}, ignored=sorted(ctx.ignored),
-                        signatures=signatures, specializations=specializations)
+                        signatures=signatures, specializations=specializations, attributes=ctx.module_attributes)
 
 
 def _ignored_callables(ctx: ScriptContext) -> dict:
@@ -191,6 +231,7 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         weights = {name: t._data for name, t in module.named_parameters()}
         weights.update({name: t._data for name, t in module.named_buffers()})
         attributes = {(f"{p}.training" if p else "training"): mod.training for p, mod in module.named_modules()}
+        attributes.update(_plain_attributes(m, weights))
         graphs = dict(m._graphs)
         if optimized is not None:
             graphs["forward"] = optimized.generic_graph
@@ -202,6 +243,27 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         raise ArchiveError("cannot save: the function calls @jit.ignore'd Python functions")
     write_archive(f, "function", {"forward": m.graph}, dict(m.functions), {}, {},
                   {"forward": _signature_of(m.graph, False, m.specialization)}, metadata, extra)
+
+
+def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
+    """The plain attributes the module's graphs read at run time, encoded for the manifest (the
+    arrays of tensors among them added to `weights`)."""
+    from scriptc.errors import ArchiveError
+    from scriptc.runtime import attributes
+
+    out = {}
+    for (path, name), t in m._attributes.items():
+        owner = m._module.get_submodule(path) if path else m._module
+        try:
+            key = f"{path}.{name}" if path else name
+            value = getattr(owner, name)
+            live = m._objects.get((path, name, False))  # a script object's state as the graphs left it
+            if live is not None and live[0] is value:
+                value = live[1]
+            out[key] = attributes.encode(value, t, weights, key)
+        except ValueError as exc:
+            raise ArchiveError(f"cannot save attribute {path + '.' if path else ''}{name}: {exc}") from None
+    return out
 
 
 def load(f, map_location=None, _extra_files: dict | None = None):

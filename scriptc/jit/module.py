@@ -9,22 +9,50 @@ from typing import Any
 import numpy as np
 
 from scriptc.ir.graph import Graph
+from scriptc.nn.module import Module
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
+from scriptc.runtime.objects import ScriptObject
 from scriptc.runtime.plan import Plan
 from scriptc.tensors import Tensor, wrap
 
+from .arguments import convert_arguments, python_value
+from .eager import EagerInterpreter, reads_autograd
+
 
 def to_runtime(value) -> Any:
-    """Tensors (also inside tuples, lists and dicts) as numpy arrays for the runtime."""
+    """Tensors (also inside tuples, lists and dicts) as numpy arrays for the runtime; instances of
+    script classes as runtime ScriptObjects."""
     if isinstance(value, Tensor):
         return value._data
+    if hasattr(type(value), "_scriptc_class_name"):
+        return script_object(value, to_runtime)
     if isinstance(value, tuple):
         return tuple(to_runtime(v) for v in value)
     if isinstance(value, list):
         return [to_runtime(v) for v in value]
     if isinstance(value, dict):
         return {k: to_runtime(v) for k, v in value.items()}
+    return value
+
+
+def script_object(value, convert) -> ScriptObject:
+    """A script class's Python instance as the runtime's ScriptObject (attributes through `convert`)."""
+    cls = type(value)
+    return ScriptObject(cls._scriptc_class_name, {k: convert(v) for k, v in vars(value).items()},
+                        getattr(cls, "_scriptc_field_types", None))
+
+
+def _eager_value(value) -> Any:
+    """A value for an autograd run: tensors as they are, script-class instances as ScriptObjects."""
+    if hasattr(type(value), "_scriptc_class_name"):
+        return script_object(value, _eager_value)
+    if isinstance(value, list):
+        return [_eager_value(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_eager_value(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _eager_value(v) for k, v in value.items()}
     return value
 
 
@@ -38,7 +66,7 @@ def from_runtime(value) -> Any:
         return [from_runtime(v) for v in value]
     if isinstance(value, dict):
         return {k: from_runtime(v) for k, v in value.items()}
-    return value
+    return python_value(value)
 
 
 class ScriptFunction:
@@ -51,6 +79,8 @@ class ScriptFunction:
         self.signature = signature
         self.specialization = specialization  # from jit.script's example_inputs (runtime/specialize.py)
         self._interpreter = Interpreter(graph, self.functions)
+        self._eager = EagerInterpreter(graph, self.functions)
+        self._reads_autograd = reads_autograd([graph, *self.functions.values()])
 
     @property
     def name(self) -> str:
@@ -61,7 +91,9 @@ class ScriptFunction:
         return graph_code(self.graph, self.graph.name)
 
     def __call__(self, *args, **kwargs):
-        args = bind_arguments(self.signature, args, kwargs)
+        args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs))
+        if self._reads_autograd or wants_grad(args):
+            return _single(self._eager.run([_eager_value(a) for a in args]))
         outputs = self._interpreter.run([to_runtime(a) for a in args])
         return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
 
@@ -71,6 +103,27 @@ class ScriptFunction:
     def save(self, path, **kwargs) -> None:
         from .api import save
         save(self, path, **kwargs)
+
+
+def wants_grad(values) -> bool:
+    """Whether a call must run with autograd: grad mode is on and a tensor among `values` requires grad."""
+    from scriptc.autograd import is_grad_enabled
+
+    return is_grad_enabled() and any(_requires_grad(v) for v in values)
+
+
+def _requires_grad(value) -> bool:
+    if isinstance(value, Tensor):
+        return value.requires_grad
+    if isinstance(value, (list, tuple)):
+        return any(_requires_grad(v) for v in value)
+    if isinstance(value, dict):
+        return any(_requires_grad(v) for v in value.values())
+    return False
+
+
+def _single(outputs: list):
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
 def bind_arguments(signature: inspect.Signature | None, args, kwargs) -> list:
@@ -84,23 +137,105 @@ def bind_arguments(signature: inspect.Signature | None, args, kwargs) -> list:
     return list(bound.arguments.values())
 
 
-class ScriptModule:
+def _holds_tensors(value) -> bool:
+    if isinstance(value, Tensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tensors(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_tensors(k) or _holds_tensors(v) for k, v in value.items())
+    return False
+
+
+class _LiveModuleValue(ModuleValue):
+    """A module's runtime value whose attribute writes (prim::SetAttr) reach the Python module too."""
+
+    __slots__ = ("module", "copies")
+
+    def __init__(self, attributes, path: str, module):
+        super().__init__(attributes, path)
+        self.module = module
+        self.copies: list[tuple[Any, Any]] = []  # (the module's list/dict, the runtime's copy of it)
+
+    @classmethod
+    def of(cls, module, path: str, attributes, eager: bool, objects: dict | None = None) -> "_LiveModuleValue":
+        """`objects`: the runtime objects made for script-class attributes, kept across calls (their
+        state lives on in them, as in a TorchScript module) while the Python attribute is unchanged."""
+        objects = {} if objects is None else objects
+        values: dict[str, Any] = {}
+        for store in (module._parameters, module._buffers):
+            for name, t in store.items():
+                if t is not None:
+                    values[name] = t if eager else t._data
+        values["training"] = module.training
+        copies = []
+        for owner, name in attributes:
+            if owner == path:
+                value = getattr(module, name)
+                if hasattr(type(value), "_scriptc_class_name"):
+                    key = (path, name, eager)
+                    if key not in objects or objects[key][0] is not value:
+                        objects[key] = (value, script_object(value, _eager_value if eager else to_runtime))
+                    values[name] = objects[key][1]
+                elif eager or not _holds_tensors(value):
+                    values[name] = value  # shared: the graph's in-place writes are the module's
+                else:
+                    values[name] = to_runtime(value)
+                    if isinstance(value, (list, dict)):
+                        copies.append((value, values[name]))
+        for name, child in module._modules.items():
+            if child is not None:
+                values[name] = cls.of(child, f"{path}.{name}" if path else name, attributes, eager, objects)
+        made = cls(values, path, module)
+        made.copies = copies
+        return made
+
+    def write_back(self) -> None:
+        """Copies the runtime's containers that held arrays back into the module's lists and dicts."""
+        for original, copy in self.copies:
+            if isinstance(original, list):
+                original[:] = from_runtime(copy)
+            else:
+                original.clear()
+                original.update(from_runtime(copy))
+        for value in self.attributes.values():
+            if isinstance(value, _LiveModuleValue):
+                value.write_back()
+
+    def set(self, name: str, value) -> None:
+        super().set(name, value)
+        setattr(self.module, name, from_runtime(value))
+
+
+class ScriptModule(Module):
     """A module compiled to graphs (`forward` and exported methods) that shares the original's state.
 
     `.graph` is forward's graph, `.code` its readable source; parameters, buffers and state_dict are
     the original module's (updates to them show through).
     """
 
+    # An nn.Module (isinstance, a child of other modules) whose state is the original module's: the
+    # Module methods it does not override reach the original's parameters, buffers and children
+    # through __getattr__; attributes set on it stay its own.
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
+
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
-                 signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None):
+                 signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
+                 attributes: dict | None = None):
         object.__setattr__(self, "_ignored", list(ignored))
+        # (submodule path, name) -> type of the plain attributes (lists, dicts, assigned numbers) graphs read
+        object.__setattr__(self, "_attributes", dict(attributes or {}))
         object.__setattr__(self, "_specializations", dict(specializations or {}))
         object.__setattr__(self, "_signatures", dict(signatures or {}))
         object.__setattr__(self, "_module", module)
         object.__setattr__(self, "_graphs", dict(graphs))
         object.__setattr__(self, "_functions", dict(functions or {}))
         object.__setattr__(self, "_interpreters", {name: Interpreter(g, self._functions) for name, g in graphs.items()})
+        object.__setattr__(self, "_eager", {name: EagerInterpreter(g, self._functions) for name, g in graphs.items()})
+        object.__setattr__(self, "_reads_autograd", reads_autograd([*graphs.values(), *self._functions.values()]))
         object.__setattr__(self, "_state", None)
+        object.__setattr__(self, "_objects", {})  # script-class attributes as runtime objects
 
     @property
     def graph(self) -> Graph:
@@ -111,21 +246,31 @@ class ScriptModule:
         return dict(self._graphs)
 
     @property
+    def _scriptc_original(self):
+        """The module this was scripted from (jit.script compiles a scripted child from its source)."""
+        return self._module
+
+    @property
     def code(self) -> str:
         return graph_code(self.graph, "forward")
 
-    def _module_value(self) -> ModuleValue:
-        flat = OrderedDict((name, t._data) for name, t in self._module.named_parameters())
-        flat.update((name, t._data) for name, t in self._module.named_buffers())
-        for path, m in self._module.named_modules():
-            flat[f"{path}.training" if path else "training"] = m.training
-        return ModuleValue.from_flat(flat)
+    def _module_value(self, eager: bool = False) -> ModuleValue:
+        """The module as the graphs see it: parameters, buffers (arrays, or the Tensors themselves when
+        `eager`), training flags, plain attributes; attribute writes go back to the Python module."""
+        return _LiveModuleValue.of(self._module, "", self._attributes, eager, self._objects)
 
     def run_method(self, name: str, *args, **kwargs):
         if name not in self._interpreters:
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
-        args = bind_arguments(self._signatures.get(name), args, kwargs)
-        outputs = self._interpreters[name].run([self._module_value()] + [to_runtime(a) for a in args])
+        args = convert_arguments(self._graphs[name].inputs[1:], bind_arguments(self._signatures.get(name), args,
+                                                                               kwargs))
+        if self._reads_autograd or wants_grad(args) or wants_grad(list(self._module.parameters())):
+            return _single(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]))
+        module_value = self._module_value()
+        try:
+            outputs = self._interpreters[name].run([module_value] + [to_runtime(a) for a in args])
+        finally:
+            module_value.write_back()
         return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
 
     def __call__(self, *args, **kwargs):

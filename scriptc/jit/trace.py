@@ -21,6 +21,7 @@ from scriptc import tensors as _tensors
 from scriptc.errors import TracerWarning
 from scriptc.ir.graph import Graph, Node, SourceLocation, Value
 from scriptc.ir.verify import verify
+from scriptc.ops.operators import INT_ARITHMETIC, Operator
 from scriptc.ops.rules import Unknown
 from scriptc.ops.generator import Generator
 from scriptc.tensors import Size, Tensor
@@ -73,24 +74,21 @@ class TracedInt(int):
             self._value = self._make_value()
         return self._value
 
-    def _binary(self, other, name, fn, reflected=False):
+    def _binary(self, other, operator: Operator, reflected=False):
+        fn = operator.function
         if not isinstance(other, int) or isinstance(other, bool) or self._tracer is not _tensors._tracer[0]:
             return fn(int(self), other) if not reflected else fn(other, int(self))
         result = fn(int(self), int(other)) if not reflected else fn(int(other), int(self))
         a, b = (self, other) if not reflected else (other, self)
         tracer = self._tracer
-        return TracedInt(result, tracer, lambda: tracer.scalar_node(f"{name}.scalar", [a, b], Int))
+        return TracedInt(result, tracer, lambda: tracer.scalar_node(f"{operator.scalar}.scalar", [a, b], Int))
 
-    def __add__(self, o): return self._binary(o, "add", lambda a, b: a + b)
-    def __radd__(self, o): return self._binary(o, "add", lambda a, b: a + b, True)
-    def __sub__(self, o): return self._binary(o, "sub", lambda a, b: a - b)
-    def __rsub__(self, o): return self._binary(o, "sub", lambda a, b: a - b, True)
-    def __mul__(self, o): return self._binary(o, "mul", lambda a, b: a * b)
-    def __rmul__(self, o): return self._binary(o, "mul", lambda a, b: a * b, True)
-    def __floordiv__(self, o): return self._binary(o, "floordiv", lambda a, b: a // b)
-    def __rfloordiv__(self, o): return self._binary(o, "floordiv", lambda a, b: a // b, True)
-    def __mod__(self, o): return self._binary(o, "mod", lambda a, b: a % b)
     __hash__ = int.__hash__
+
+
+for _operator in INT_ARITHMETIC:  # size arithmetic is recorded: x.view(x.size(0) // 2, -1)
+    setattr(TracedInt, f"__{_operator.dunder}__", lambda self, o, op=_operator: self._binary(o, op))
+    setattr(TracedInt, f"__r{_operator.dunder}__", lambda self, o, op=_operator: self._binary(o, op, True))
 
 
 class Tracer:
@@ -299,8 +297,8 @@ class Tracer:
                 raise TypeError("jit.trace: dict outputs need str keys")
             items = [self.output_value(v) for v in out.values()]
             elem = items[0].type if items else TensorType()
-            return self._emit("prim::DictConstruct", items, [DictType(ScalarStr, elem)],
-                              {"keys": list(out.keys())}).output
+            flat = [x for key, item in zip(out, items) for x in (self.constant(key), item)]
+            return self._emit("prim::DictConstruct", flat, [DictType(ScalarStr, elem)]).output
         if isinstance(out, (bool, int, float)) or out is None:
             return self.constant(out)
         raise TypeError(f"jit.trace: cannot trace an output of type {type(out).__name__}")

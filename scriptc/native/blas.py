@@ -1,10 +1,10 @@
-"""numpy's own BLAS, found for native code to call (the chain runner's GEMV, chain.py) and for the
-executor to run single-threaded for a while (conv2d's images in parallel, heads.py).
+"""numpy's own BLAS, found for native code to call (segment programs' GEMV and GEMM, program.py) and
+for the executor to run single-threaded for a while (conv2d's images in parallel, heads.py).
 
 numpy's Linux and macOS wheels carry OpenBLAS built with 64-bit integers, its symbols suffixed
 `64_` (scipy-openblas: `scipy_cblas_sgemv64_`; older wheels: `cblas_sgemv64_`). Only those are
 used, so that the integer width is known; where none is found (numpy built against another BLAS)
-there is no native GEMV and the executor keeps calling numpy.
+programs use the compiled loops alone (or leave products to the executor's steps).
 """
 
 from __future__ import annotations

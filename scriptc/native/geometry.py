@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from scriptc.ops.pooling import average_divisors as pooling_divisors
+from scriptc.ops.pooling import window_geometry
 from scriptc.ops.rules import conv_out, pair
 
 
@@ -14,42 +16,42 @@ def _ints(*values) -> bool:
     return all(type(v) is int for v in values)
 
 
+def _probe(shape: tuple, dtype=np.float64) -> np.ndarray:
+    """An array of `shape` that owns no memory: what the op table's checks read (shape, dtype)."""
+    return np.broadcast_to(np.zeros((), dtype=dtype), tuple(shape))
+
+
+def _window(shape: tuple, kernel_size, stride, padding, dilation, ceil_mode):
+    """The op table's 2-D pooling window of an input of `shape`, or None where it refuses the arguments."""
+    try:
+        return window_geometry(_probe(shape[-3:]), kernel_size, stride, padding, dilation, bool(ceil_mode), 2,
+                               "max_pool2d")
+    except (RuntimeError, TypeError, ValueError, IndexError):
+        return None
+
+
 def pool_geometry(shape: tuple, kernel_size, stride, padding, dilation, ceil_mode) -> list[int] | None:
     """[H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW] of a 2-D pooling of an input of `shape` (its
     last two dims the image), or None."""
-    try:
-        kh, kw = pair(kernel_size)
-        sh, sw = pair(stride) if stride is not None and stride != [] else (kh, kw)
-        ph, pw = pair(padding)
-        dh, dw = pair(dilation)
-    except (TypeError, IndexError):
+    window = _window(shape, kernel_size, stride, padding, dilation, ceil_mode)
+    if window is None or len(shape) < 3:
         return None
-    if not _ints(kh, kw, sh, sw, ph, pw, dh, dw) or min(kh, kw, sh, sw, dh, dw) <= 0 or min(ph, pw) < 0 or \
-            2 * ph > dh * (kh - 1) + 1 or 2 * pw > dw * (kw - 1) + 1:
+    kernel, stride, padding, dilation, out, _ = window
+    if not _ints(*kernel, *stride, *padding, *dilation) or min(stride) <= 0 or min(padding) < 0:
         return None
-    h, w = shape[-2:]
-    oh, ow = conv_out(h, kh, sh, ph, dh, bool(ceil_mode)), conv_out(w, kw, sw, pw, dw, bool(ceil_mode))
-    if not oh or not ow or oh <= 0 or ow <= 0:
-        return None
-    return [h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw]
+    return [shape[-2], shape[-1], *out, *kernel, *stride, *padding, *dilation]
 
 
 def average_divisors(geometry: list[int], dtype, count_include_pad, divisor_override) -> np.ndarray | None:
-    """What each output of avg_pool2d divides by, (OH, OW): the window's elements (counting the padding
-    when count_include_pad), or divisor_override; None for a divisor of zero."""
+    """What each output of avg_pool2d divides by, (OH, OW), as the op table's kernel works it out; None
+    for a divisor of zero."""
     h, w, oh, ow, kh, kw, sh, sw, ph, pw = geometry[:10]
-    if divisor_override is not None:
-        if divisor_override == 0:
-            return None
-        return np.full((oh, ow), float(divisor_override), dtype=dtype)
-
-    def counts(size, kernel, stride, pad, out):
-        starts = np.arange(out) * stride - pad
-        ends = np.minimum(starts + kernel, size + pad)
-        if count_include_pad:
-            return ends - starts
-        return np.minimum(ends, size) - np.maximum(starts, 0)
-    return np.multiply.outer(counts(h, kh, sh, ph, oh), counts(w, kw, sw, pw, ow)).astype(dtype)
+    try:
+        divisors = pooling_divisors(np, (h, w), (kh, kw), (sh, sw), (ph, pw), (oh, ow), count_include_pad,
+                                    divisor_override)
+    except RuntimeError:
+        return None
+    return np.ascontiguousarray(divisors, dtype=dtype)
 
 
 def conv_geometry(x_shape: tuple, w_shape: tuple, stride, padding, dilation, groups) -> tuple | None:

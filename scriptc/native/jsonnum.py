@@ -4,7 +4,7 @@ A request with a 784-float input is 16 KB of JSON. orjson makes 784 Python float
 struct packs them into an array: ~40 us of the ~90 us the server's event loop spent on such a
 request under load. This scan finds each flat array of JSON numbers that lies outside strings and
 writes its numbers as doubles, so the server parses only the rest of the JSON (see
-runtime/server.py's decode): 7 us for those 16 KB here, digits read eight at a time.
+serving/protocol.py's decode): 7 us for those 16 KB here, digits read eight at a time.
 
 scriptc_json_numbers(text, length, values, spans, max_spans) -> i64
     text[0:length] is the JSON; values has room for length // 2 + 1 doubles; spans for 4 * max_spans

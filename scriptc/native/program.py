@@ -44,6 +44,8 @@ numbers (r), or immediates (i):
                                           rows step (in bytes) apart in dst and in src
     GATHER  r dst, r table, r rows, r indices, r count, r bytes   dst row i = table row indices[i] (int64),
                                           rows of bytes bytes (SHAPE_MISMATCH for an index outside [0, rows))
+    STRIDED r dst, r src, i rank, r dims, r strides, i bytes   a contiguous copy of the view of src with
+                                          rank dims and element strides (registers from dims, strides)
     JUMP    i target                      go on at word target
     JLT     r a, r b, i target            go on at word target if a < b
     GEMV_F32/F64 r fn, r k, r n, r a, r x, r y      y = x @ a, a contiguous (k, n): cblas_?gemv's
@@ -76,11 +78,11 @@ ALIGNMENT = 64
 
 OPCODES = ["END", "ARRAY", "EQ", "BCAST", "MUL", "ADD", "SUB", "DIV", "MAX", "MOV", "ALLOC", "RESERVE", "BASE",
            "ADDR", "KERNEL", "SPLIT", "STRIDES", "PROD", "COPY", "JUMP", "JLT", "GEMV_F32", "GEMV_F64", "GEMM_F32",
-           "GEMM_F64", "ZERO", "COPY2D", "GATHER"]
+           "GEMM_F64", "ZERO", "COPY2D", "GATHER", "STRIDED"]
 OPERANDS = {"END": 0, "ARRAY": 4, "EQ": 2, "BCAST": 3, "MUL": 3, "ADD": 3, "SUB": 3, "DIV": 3, "MAX": 3, "MOV": 2,
             "ALLOC": 4, "RESERVE": 0, "BASE": 2, "ADDR": 4, "KERNEL": 4, "SPLIT": 5, "STRIDES": 6, "PROD": 3,
             "COPY": 3, "JUMP": 1, "JLT": 3, "GEMV_F32": 6, "GEMV_F64": 6, "GEMM_F32": 7, "GEMM_F64": 7, "ZERO": 2,
-            "COPY2D": 6, "GATHER": 6}
+            "COPY2D": 6, "GATHER": 6, "STRIDED": 6}
 OP = {name: code for code, name in enumerate(OPCODES)}
 # Where numpy's array struct keeps what ARRAY reads (checked against numpy by pointers.py).
 ARRAY_DATA, ARRAY_NDIM, ARRAY_DIMS = 16, 24, 32
@@ -104,7 +106,7 @@ class _Emitter:
         self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
         entry = self.b.block
         # Accumulators for records that loop (allocated once, here: an alloca in the loop would grow the stack).
-        self.accumulator = self.b.alloca(I64)
+        self.accumulator, self.offset, self.rest = (self.b.alloca(I64) for _ in range(3))
         self.head = self.fn.append_basic_block("record")
         self.b.branch(self.head)
         self.b.position_at_end(self.head)
@@ -335,6 +337,43 @@ def _records(e: _Emitter) -> dict:
         e.count(count, row, "gather")
         e.next(6)
 
+    def strided():
+        dst, src = e.reg(1), e.reg(2)
+        rank, dims, strides, size = e.word(3), e.word(4), e.word(5), e.word(6)
+        zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+        last = b.sub(rank, one)
+        inner = b.load(e.slot(b.add(dims, last)))
+        inner_step = b.mul(b.load(e.slot(b.add(strides, last))), size)
+        rows = e.accumulator
+        b.store(one, rows)
+        e.count(last, lambda d: b.store(b.mul(b.load(rows), b.load(e.slot(b.add(dims, d)))), rows), "rows")
+        row_count = b.load(rows)
+        copy = e.module.declare_intrinsic("llvm.memcpy", [I8.as_pointer(), I8.as_pointer(), I64])
+
+        def row(r):
+            # the row's source offset: r's digits in the outer dims, times their strides
+            offset, rest = e.offset, e.rest
+            b.store(zero, offset)
+            b.store(r, rest)
+
+            def digit(k):
+                d = b.sub(b.sub(last, one), k)  # outer dims, last first
+                n = b.load(e.slot(b.add(dims, d)))
+                value = b.load(rest)
+                b.store(b.add(b.load(offset), b.mul(b.srem(value, n), b.load(e.slot(b.add(strides, d))))), offset)
+                b.store(b.sdiv(value, n), rest)
+            e.count(last, digit, "digit")
+            source = b.add(src, b.mul(b.load(offset), size))
+            target = b.add(dst, b.mul(b.mul(r, inner), size))
+
+            def element(j):
+                b.call(copy, [b.inttoptr(b.add(target, b.mul(j, size)), I8.as_pointer()),
+                              b.inttoptr(b.add(source, b.mul(j, inner_step)), I8.as_pointer()), size,
+                              ir.Constant(ir.IntType(1), 0)])
+            e.count(inner, element, "element")
+        e.count(row_count, row, "row")
+        e.next(6)
+
     def jump():
         e.jump(e.word(1))
 
@@ -377,7 +416,7 @@ def _records(e: _Emitter) -> dict:
             "RESERVE": reserve, "BASE": base, "ADDR": addr, "KERNEL": kernel, "SPLIT": split, "STRIDES": strides,
             "PROD": prod, "COPY": copy, "JUMP": jump, "JLT": jlt, "GEMV_F32": gemv(ir.FloatType()),
             "GEMV_F64": gemv(ir.DoubleType()), "GEMM_F32": gemm(ir.FloatType()), "GEMM_F64": gemm(ir.DoubleType()),
-            "ZERO": zero, "COPY2D": copy_rows, "GATHER": gather}
+            "ZERO": zero, "COPY2D": copy_rows, "GATHER": gather, "STRIDED": strided}
 
 
 def module(triple: str) -> ir.Module:

@@ -136,4 +136,10 @@ from . import spatial  # noqa: E402,F401
 from . import resample  # noqa: E402,F401
 from . import embedding  # noqa: E402,F401
 from . import loss  # noqa: E402,F401
+from . import numbers  # noqa: E402,F401
+from . import strings  # noqa: E402,F401
+from . import lists  # noqa: E402,F401
+from . import dicts  # noqa: E402,F401
+from . import pymath  # noqa: E402,F401
+from . import threads  # noqa: E402,F401
 from . import recurrent  # noqa: E402,F401

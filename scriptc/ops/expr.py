@@ -68,9 +68,10 @@ class Expr:
                 return repr(node.value)
             if id(node) in labels:
                 return labels[id(node)]
-            body = f"{node.op}({', '.join(text(a) for a in node.args)})"
-            if node.op == "cast":
+            if node.op == "cast":  # (its argument written once: twice per level doubled the work at each cast)
                 body = f"cast({text(node.args[0])}, {node.value!r})"
+            else:
+                body = f"{node.op}({', '.join(text(a) for a in node.args)})"
             if uses.get(id(node), 0) > 1:
                 labels[id(node)] = f"#{len(labels)}"
                 return f"{labels[id(node)]}={body}"

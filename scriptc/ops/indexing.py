@@ -1,5 +1,5 @@
-"""Indexing ops: nonzero, argwhere, masked_select/masked_scatter, the scatter family, index_add/copy/fill,
-take and take_along_dim (gather, index_select and index_put are in shape.py)."""
+"""Indexing ops: index_select, gather, nonzero, argwhere, masked_select/masked_scatter, the scatter family,
+index_add/copy/fill, take and take_along_dim (index and index_put, behind tensor[...], are in shape.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from scriptc.types import TensorType, int64
 
 from . import register
 from .rules import broadcast_shapes, normalize_dim
-from .schema import OPAQUE
+from .schema import OPAQUE, SHAPE
 
 
 def _check_index_dtype(index, name):
@@ -21,6 +21,74 @@ def _check_bounds(index, size, dim, error=IndexError, negative=False, prefix="")
     if index.size and (index.max() >= size or index.min() < low):
         bad = int(index.max()) if index.max() >= size else int(index.min())
         raise error(f"{prefix}index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+# --- index_select, gather ----------------------------------------------------------------------------------------
+
+def _index_select_kernel(xp, x, dim, index):
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.dtype.kind not in "iu":
+        raise IndexError(f"index_select(): Expected dtype int32/int64 for index but got: {index.dtype}")
+    axis = normalize_dim(dim, x.ndim, "index_select") if x.ndim else 0
+    size = x.shape[axis] if x.ndim else 1
+    if index.size and (index.max() >= size or index.min() < 0):
+        raise IndexError("index out of range in self")
+    return xp.take(x, index.reshape(-1), axis=axis) if x.ndim else x.reshape(()).copy()
+
+
+def _index_select_grad(ctx, g):
+    xp, x = ctx.xp, ctx.self
+    axis = normalize_dim(ctx.dim, x.ndim) if x.ndim else 0
+    out = xp.zeros(x.shape, dtype=g.dtype)
+    key = [slice(None)] * x.ndim
+    key[axis] = ctx.index.reshape(-1)
+    xp.add.at(out, tuple(key), g)
+    return (out, None, None)
+
+
+def _index_select_rule(x, dim, index):
+    if not x.shape:
+        return x
+    shape = list(x.shape)
+    shape[normalize_dim(dim, len(shape), "index_select")] = index.shape[0] if index.shape else 1
+    return TensorType(x.dtype, tuple(shape), x.device)
+
+
+register("index_select(self: Tensor, dim: int, index: Tensor) -> Tensor", SHAPE, _index_select_kernel,
+         shape=_index_select_rule,
+         grad=_index_select_grad, save=("self",), doc="The slices of self at index along dim.")
+
+
+def _gather_key(xp, x, dim, index):
+    axis = normalize_dim(dim, x.ndim, "gather")
+    if index.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if index.dtype.kind not in "iu":
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    for d in range(x.ndim):
+        if d != axis and index.shape[d] > x.shape[d]:
+            raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                               f"smaller than self {list(x.shape)} apart from dimension {axis}")
+    if index.size and (index.max() >= x.shape[axis] or index.min() < 0):
+        bad = int(index.max()) if index.max() >= x.shape[axis] else int(index.min())
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {axis} with size {x.shape[axis]}")
+    grid = list(xp.indices(index.shape, sparse=True))
+    grid[axis] = index
+    return tuple(grid)
+
+
+def _gather_grad(ctx, g):
+    xp = ctx.xp
+    out = xp.zeros(ctx.self.shape, dtype=g.dtype)
+    xp.add.at(out, _gather_key(xp, ctx.self, ctx.dim, ctx.index), g)
+    return (out, None, None)
+
+
+register("gather(self: Tensor, dim: int, index: Tensor) -> Tensor", SHAPE,
+         lambda xp, x, dim, index: x[_gather_key(xp, x, dim, index)],
+         shape=lambda x, dim, index: TensorType(x.dtype, index.shape, x.device), grad=_gather_grad, save=("self",),
+         doc="self's values at index along dim, every other dim in place (shaped as index).")
 
 
 # --- nonzero, argwhere, one-argument where --------------------------------------------------------------------

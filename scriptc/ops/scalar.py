@@ -1,92 +1,55 @@
-"""Scalar ops: sizes of tensors and arithmetic on Python numbers, for traced and scripted graphs."""
+"""Scalar ops about tensors: sizes, conversions to Python numbers, properties read in scripted code,
+torch.tensor() and torch.autograd.grad() in scripted code."""
 
 from __future__ import annotations
 
-import math
-import operator
+import numpy as np
 
-from scriptc.types import Bool, DType, Float, Int, ListType, type_of_constant
+from scriptc.types import (
+    Bool,
+    DeviceT,
+    DType,
+    Float,
+    Int,
+    ListType,
+    OptionalType,
+    Scalar,
+    Str,
+    TensorType,
+    device,
+    from_numpy_dtype,
+    scalar_dtype,
+)
 
 from . import register
-from .rules import is_unknown, normalize_dim
+from .pyvalues import fixed, python_op
+from .rules import normalize_dim
 from .schema import SCALAR
-
-
-def _type(value):
-    return value.type if is_unknown(value) else type_of_constant(value)
 
 
 def _size_kernel(xp, x, dim):
     return int(x.shape[normalize_dim(dim, x.ndim, "size")])
 
 
-register("size(self: Tensor, dim: int) -> int", SCALAR, _size_kernel,
-         shape=lambda x, dim: Int, method=False, function=False, doc="The size of one dim.")
-register("size.all(self: Tensor) -> int[]", SCALAR, lambda xp, x: [int(d) for d in x.shape],
-         shape=lambda x: ListType(Int), method=False, function=False)
-register("dim(self: Tensor) -> int", SCALAR, lambda xp, x: int(x.ndim), shape=lambda x: Int,
-         method=False, function=False)
-register("numel(self: Tensor) -> int", SCALAR, lambda xp, x: int(x.size), shape=lambda x: Int,
-         method=False, function=False)
-register("item(self: Tensor) -> Scalar", SCALAR, lambda xp, x: x.item(), method=False, function=False,
-         shape=lambda x: Float if x.dtype is not None and x.dtype.is_floating_point else
-         (Bool if x.dtype is not None and x.dtype.name == "bool" else Int))
+def _tensor_op(schema: str, kernel, result, doc: str = "") -> None:
+    register(schema, SCALAR, kernel, shape=lambda *metas: result, method=False, function=False, doc=doc)
 
 
-def _numeric(a, b, int_result=True):
-    ta, tb = _type(a), _type(b)
-    if ta == Float or tb == Float or not int_result:
-        return Float
-    return Int
+_tensor_op("size(self: Tensor, dim: int) -> int", _size_kernel, Int, "The size of one dim.")
+_tensor_op("size.all(self: Tensor) -> int[]", lambda xp, x: [int(d) for d in x.shape], ListType(Int))
+_tensor_op("dim(self: Tensor) -> int", lambda xp, x: int(x.ndim), Int)
+_tensor_op("numel(self: Tensor) -> int", lambda xp, x: int(x.size), Int)
+_tensor_op("len.tensor(self: Tensor) -> int", lambda xp, x: _length(x), Int, "len(tensor): the size of dim 0.")
+register("item(self: Tensor) -> Scalar", SCALAR, lambda xp, x: _one_element(x, "item"), method=False, function=False,
+         shape=lambda x: Float if getattr(x, "dtype", None) is not None and x.dtype.is_floating_point else
+         (Bool if getattr(x, "dtype", None) is not None and x.dtype.name == "bool" else
+          (Int if getattr(x, "dtype", None) is not None else Scalar)))
 
 
-def _binary(name, fn, rule):
-    register(f"{name}.scalar(a: Scalar, b: Scalar) -> Scalar", SCALAR, lambda xp, a, b: fn(a, b),
-             shape=rule, method=False, function=False)
-
-
-for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
-                   ("floordiv", operator.floordiv), ("mod", operator.mod)):
-    _binary(_name, _fn, _numeric)
-_binary("div", operator.truediv, lambda a, b: Float)
-_binary("pow", operator.pow, lambda a, b: Float if _type(a) == Float or _type(b) == Float else Int)
-_binary("min", min, _numeric)
-_binary("max", max, _numeric)
-for _name, _fn in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge)):
-    _binary(_name, _fn, lambda a, b: Bool)
-for _name, _fn in (("eq", operator.eq), ("ne", operator.ne)):
-    register(f"{_name}.scalar(a: Any, b: Any) -> bool", SCALAR, (lambda f: lambda xp, a, b: f(a, b))(_fn),
-             shape=lambda a, b: Bool, method=False, function=False, doc="== / != on numbers, strings, dtypes.")
-register("neg.scalar(a: Scalar) -> Scalar", SCALAR, lambda xp, a: -a, shape=lambda a: _type(a),
-         method=False, function=False)
-register("abs.scalar(a: Scalar) -> Scalar", SCALAR, lambda xp, a: abs(a), shape=lambda a: _type(a),
-         method=False, function=False)
-register("not.scalar(a: bool) -> bool", SCALAR, lambda xp, a: not a, shape=lambda a: Bool,
-         method=False, function=False)
-register("int.scalar(a: Scalar) -> int", SCALAR, lambda xp, a: int(a), shape=lambda a: Int,
-         method=False, function=False)
-register("float.scalar(a: Scalar) -> float", SCALAR, lambda xp, a: float(a), shape=lambda a: Float,
-         method=False, function=False)
-register("bool.scalar(a: Scalar) -> bool", SCALAR, lambda xp, a: bool(a), shape=lambda a: Bool,
-         method=False, function=False)
-for _name in ("sqrt", "exp", "log", "sin", "cos", "tanh", "floor", "ceil", "erf"):
-    register(f"math.{_name}(a: float) -> float", SCALAR,
-             (lambda f: lambda xp, a: f(a))(getattr(math, _name)),
-             shape=(lambda n: lambda a: Int if n in ("floor", "ceil") else Float)(_name),
-             method=False, function=False)
-
-
-def _list_elem(lst):
-    """The element type of a list argument whose IR type is known."""
-    if is_unknown(lst) and isinstance(lst.type, ListType):
-        return lst.type.elem
-    return Float
-register("bool.tensor(self: Tensor) -> bool", SCALAR, lambda xp, x: bool(_one_element(x, "bool")),
-         shape=lambda x: Bool, method=False, function=False, doc="bool(tensor): a one-element tensor's truth.")
-register("int.tensor(self: Tensor) -> int", SCALAR, lambda xp, x: int(_one_element(x, "int")),
-         shape=lambda x: Int, method=False, function=False)
-register("float.tensor(self: Tensor) -> float", SCALAR, lambda xp, x: float(_one_element(x, "float")),
-         shape=lambda x: Float, method=False, function=False)
+def _length(x) -> int:
+    if x.ndim == 0:
+        raise TypeError("len() of a 0-d tensor")
+    return int(x.shape[0])
 
 
 def _one_element(x, what):
@@ -95,34 +58,116 @@ def _one_element(x, what):
     return x.reshape(()).item()
 
 
-def _list_index(lst, i):
-    if not -len(lst) <= i < len(lst):
-        raise IndexError("list index out of range")
-    return lst[i]
+_tensor_op("bool.tensor(self: Tensor) -> bool", lambda xp, x: bool(_one_element(x, "bool")), Bool,
+           "bool(tensor): a one-element tensor's truth.")
+_tensor_op("int.tensor(self: Tensor) -> int", lambda xp, x: int(_one_element(x, "int")), Int)
+_tensor_op("float.tensor(self: Tensor) -> float", lambda xp, x: float(_one_element(x, "float")), Float)
+_tensor_op("dtype(self: Tensor) -> ScalarType", lambda xp, x: from_numpy_dtype(x.dtype), DType,
+           "Tensor.dtype in scripted code.")
+_tensor_op("device.tensor(self: Tensor) -> Device", lambda xp, x: device("cpu" if xp is np else "cuda"), DeviceT,
+           "Tensor.device in scripted code.")
+_tensor_op("type.device(self: Device) -> str", lambda xp, d: d.type, Str, "Device.type in scripted code.")
+_tensor_op("index.device(self: Device) -> int?", lambda xp, d: d.index, OptionalType(Int))
+_tensor_op("is_cuda.tensor(self: Tensor) -> bool", lambda xp, x: xp is not np, Bool)
+_tensor_op("requires_grad.tensor(self: Tensor) -> bool", lambda xp, x: bool(getattr(x, "requires_grad", False)),
+           Bool, "Tensor.requires_grad (False for the arrays the runtime computes on).")
+_tensor_op("is_leaf.tensor(self: Tensor) -> bool", lambda xp, x: getattr(x, "grad_fn", None) is None, Bool)
+_tensor_op("grad.tensor(self: Tensor) -> Tensor?", lambda xp, x: getattr(x, "grad", None),
+           OptionalType(TensorType()), "Tensor.grad (None for the arrays the runtime computes on).")
+_tensor_op("reversed_dims.tensor(self: Tensor) -> int[]", lambda xp, x: list(range(x.ndim - 1, -1, -1)), ListType(Int),
+           "The permutation Tensor.T applies.")
+register("tolist.tensor(self: Tensor) -> Any", SCALAR, lambda xp, x: _tolist(x), method=False, function=False,
+         shape=lambda x: None, doc="Tensor.tolist(); its type is the annotation the compiler was given.")
 
 
-def _list_append(lst, value):
-    lst.append(value)
-    return lst
+def _tolist(x):
+    return x.tolist() if hasattr(x, "tolist") else x
 
 
-register("len.list(self: List[Any]) -> int", SCALAR, lambda xp, lst: len(lst), shape=lambda lst: Int,
-         method=False, function=False, doc="len() of a list (any element type).")
-register("getitem.list(self: List[Any], index: int) -> Any", SCALAR, lambda xp, lst, i: _list_index(lst, i),
-         shape=lambda lst, i: _list_elem(lst), method=False, function=False)
-register("append.list(self: List[Any], value: Any) -> List[Any]", SCALAR,
-         lambda xp, lst, v: _list_append(lst, v), shape=lambda lst, v: lst.type if is_unknown(lst) else ListType(Int),
-         mutates=("self",), method=False, function=False, doc="list.append: mutates the list.")
-register("and.scalar(a: bool, b: bool) -> bool", SCALAR, lambda xp, a, b: bool(a and b), shape=lambda a, b: Bool,
-         method=False, function=False, doc="Both operands already evaluated (short circuit is a prim::If).")
-register("or.scalar(a: bool, b: bool) -> bool", SCALAR, lambda xp, a, b: bool(a or b), shape=lambda a, b: Bool,
-         method=False, function=False)
+def _tensor_data(xp, data, dtype, requires_grad):
+    """torch.tensor(data): ints give int64, floats float32, bools bool, complex complex64."""
+    if hasattr(data, "shape") and hasattr(data, "dtype") and not isinstance(data, (list, tuple)):
+        array = xp.array(data, copy=True)
+    else:
+        array = xp.asarray(data)
+        if array.dtype.kind == "f":
+            array = array.astype(np.float32)
+        elif array.dtype.kind == "c":
+            array = array.astype(np.complex64)
+        elif array.dtype.kind in "iu":
+            array = array.astype(np.int64)
+        elif array.size == 0 and array.dtype.kind != "b":
+            array = array.astype(np.float32)
+        elif array.dtype == object:
+            raise TypeError("torch.tensor(): data must be a number or a (nested) list of numbers")
+    return array.astype(dtype.np) if dtype is not None else array
 
 
-def _dtype_of(xp, x):
-    from scriptc.types import from_numpy_dtype
-    return from_numpy_dtype(x.dtype)
+_tensor_op("tensor.data(data: Any, dtype: ScalarType?, requires_grad: bool) -> Tensor", _tensor_data, TensorType(),
+           "torch.tensor(data, dtype=) in scripted code.")
 
 
-register("dtype(self: Tensor) -> ScalarType", SCALAR, _dtype_of, shape=lambda x: DType, method=False,
-         function=False, doc="Tensor.dtype in scripted code.")
+def _scalar_tensor(xp, value):
+    return xp.asarray(value, dtype=scalar_dtype(value).np) if not isinstance(value, complex) else \
+        xp.asarray(value, dtype=np.complex64)
+
+
+_tensor_op("scalar_tensor.scalar(value: Any) -> Tensor", _scalar_tensor, TensorType(),
+           "A number as a 0-d tensor of its default dtype (for `2 - x` where the op takes no scalar first).")
+
+
+def _autograd_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
+    from scriptc.autograd import grad
+
+    if not all(hasattr(t, "grad_fn") for t in list(outputs) + list(inputs)):
+        raise RuntimeError("torch.autograd.grad in scripted code needs tensors that require grad (call the "
+                           "scripted function from Python with such tensors)")
+    return list(grad(outputs, inputs, grad_outputs, retain_graph=retain_graph, create_graph=create_graph,
+                     allow_unused=allow_unused))
+
+
+python_op("grad.autograd(outputs: Tensor[], inputs: Tensor[], grad_outputs: Any, retain_graph: bool?, "
+          "create_graph: bool, allow_unused: bool) -> Tensor?[]", _autograd_grad,
+          fixed(ListType(OptionalType(TensorType()))), "torch.autograd.grad in scripted code.")
+python_op("name.enum(self: Any) -> str", lambda member: member.name, fixed(Str), "An Enum member's .name.")
+python_op("value.enum(self: Any) -> Any", lambda member: member.value, lambda member: member.value,
+          "An Enum member's .value (its type is the Enum's value type).")
+
+
+def _write_out_type(out, value):
+    if isinstance(out, TensorType) and isinstance(value, TensorType):
+        return TensorType(out.dtype, value.shape, out.device)  # out's dtype, the result's shape
+    return TensorType()
+
+
+def _write_out(xp, out, value):
+    """torch's out= rule: the result written into `out`, which is resized first when its shape differs."""
+    target = getattr(out, "_data", out)  # the Tensor itself in an autograd run (as list ops get theirs)
+    value = xp.asarray(getattr(value, "_data", value))
+    if target.shape != value.shape:
+        try:
+            target.resize(value.shape, refcheck=False)
+        except ValueError:
+            raise RuntimeError(f"out= tensor of shape {list(target.shape)} cannot be resized to the result's "
+                               f"{list(value.shape)} (it is a view of another tensor)") from None
+    xp.copyto(target, value, casting="same_kind")
+    return out
+
+
+register("write_out(out: Tensor, value: Tensor) -> Tensor", SCALAR, _write_out, method=False, function=False,
+         shape=lambda out, value: _write_out_type(getattr(out, "type", out), getattr(value, "type", value)),
+         mutates=("out",), doc="f(..., out=t): the result written into t (resized when its shape differs).")
+
+
+# Tensor predicates and sizes read in scripted code (x.is_complex(), x.element_size(), x.nbytes)
+_tensor_op("is_complex.tensor(self: Tensor) -> bool", lambda xp, x: x.dtype.kind == "c", Bool)
+_tensor_op("is_floating_point.tensor(self: Tensor) -> bool", lambda xp, x: x.dtype.kind == "f" or
+           x.dtype.name == "bfloat16", Bool)
+_tensor_op("is_signed.tensor(self: Tensor) -> bool", lambda xp, x: x.dtype.kind in "ifc", Bool)
+_tensor_op("element_size.tensor(self: Tensor) -> int", lambda xp, x: int(x.itemsize), Int,
+           "Bytes per element (also x.itemsize).")
+_tensor_op("nbytes.tensor(self: Tensor) -> int", lambda xp, x: int(x.nbytes), Int)
+_tensor_op("is_nonzero.tensor(self: Tensor) -> bool", lambda xp, x: bool(_one_element(x, "is_nonzero")), Bool)
+_tensor_op("is_same_size.tensor(self: Tensor, other: Tensor) -> bool", lambda xp, x, y: x.shape == y.shape, Bool)
+_tensor_op("get_device.tensor(self: Tensor) -> int", lambda xp, x: int(x.device.id) if hasattr(x, "device") and
+           hasattr(x.device, "id") else -1, Int, "-1 on the CPU, else the GPU's index.")

@@ -229,6 +229,7 @@ class OpDef:
     aux: bool = False
     mutates: tuple[str, ...] = ()
     mutates_when: str | None = None  # the bool argument that must be true for `mutates` to happen
+    effects: bool = False  # acts outside its arguments (print, thread settings): never dropped or merged
     method: bool = True
     function: bool = True
     functional: bool = False
@@ -275,7 +276,7 @@ class OpDef:
 
     @property
     def has_side_effects(self) -> bool:
-        return bool(self.mutates) or self.kind == RANDOM or self.inplace_of is not None
+        return bool(self.mutates) or self.effects or self.kind == RANDOM or self.inplace_of is not None
 
     def bind(self, args: tuple, kwargs: dict) -> tuple:
         """Arguments in schema order, defaults filled; TypeError naming the schema if they don't fit."""

@@ -523,64 +523,6 @@ register("index_put(self: Tensor, indices: Tensor?[], values: Tensor, accumulate
          inplace=True, function=False, doc="self with self[indices] = values (or += with accumulate).")
 
 
-def _index_select_kernel(xp, x, dim, index):
-    if index.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    if index.dtype.kind not in "iu":
-        raise IndexError(f"index_select(): Expected dtype int32/int64 for index but got: {index.dtype}")
-    axis = normalize_dim(dim, x.ndim, "index_select") if x.ndim else 0
-    size = x.shape[axis] if x.ndim else 1
-    if index.size and (index.max() >= size or index.min() < 0):
-        raise IndexError("index out of range in self")
-    return xp.take(x, index.reshape(-1), axis=axis) if x.ndim else x.reshape(()).copy()
-
-
-def _index_select_grad(ctx, g):
-    xp, x = ctx.xp, ctx.self
-    axis = normalize_dim(ctx.dim, x.ndim) if x.ndim else 0
-    out = xp.zeros(x.shape, dtype=g.dtype)
-    key = [slice(None)] * x.ndim
-    key[axis] = ctx.index.reshape(-1)
-    xp.add.at(out, tuple(key), g)
-    return (out, None, None)
-
-
-register("index_select(self: Tensor, dim: int, index: Tensor) -> Tensor", SHAPE, _index_select_kernel,
-         shape=lambda x, dim, index: _replace_dim(x, dim, index.shape[0] if index.shape else 1)
-         if x.shape else x,
-         grad=_index_select_grad, save=("self",))
-
-
-def _gather_key(xp, x, dim, index):
-    axis = normalize_dim(dim, x.ndim, "gather")
-    if index.ndim != x.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    if index.dtype.kind not in "iu":
-        raise RuntimeError("gather(): Expected dtype int64 for index")
-    for d in range(x.ndim):
-        if d != axis and index.shape[d] > x.shape[d]:
-            raise RuntimeError(f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
-                               f"smaller than self {list(x.shape)} apart from dimension {axis}")
-    if index.size and (index.max() >= x.shape[axis] or index.min() < 0):
-        bad = int(index.max()) if index.max() >= x.shape[axis] else int(index.min())
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {axis} with size {x.shape[axis]}")
-    grid = list(xp.indices(index.shape, sparse=True))
-    grid[axis] = index
-    return tuple(grid)
-
-
-def _gather_grad(ctx, g):
-    xp = ctx.xp
-    out = xp.zeros(ctx.self.shape, dtype=g.dtype)
-    xp.add.at(out, _gather_key(xp, ctx.self, ctx.dim, ctx.index), g)
-    return (out, None, None)
-
-
-register("gather(self: Tensor, dim: int, index: Tensor) -> Tensor", SHAPE,
-         lambda xp, x, dim, index: x[_gather_key(xp, x, dim, index)],
-         shape=lambda x, dim, index: TensorType(x.dtype, index.shape, x.device), grad=_gather_grad, save=("self",))
-
-
 def _repeat_kernel(xp, x, repeats):
     repeats = tuple(int(r) for r in repeats)
     if len(repeats) < x.ndim:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from scriptc import ops
 from scriptc.ir.graph import Node, Value
+from scriptc.types import DictType, ListType, ObjectType
+
+_MUTABLE = (ListType, DictType, ObjectType)
 
 _EFFECTFUL_PRIMS = {"prim::RaiseException", "prim::Call"}
 _PURE_PRIMS = {"prim::Constant", "prim::TupleConstruct", "prim::TupleUnpack", "prim::TupleIndex", "prim::ListUnpack",
@@ -57,8 +60,12 @@ def _not_training(node: Node, op) -> bool:
 
 
 def is_pure(node: Node) -> bool:
-    """Safe to evaluate once, reorder, or drop when unused (ListConstruct is not: lists are mutable)."""
-    return not has_side_effects(node) and node.op != "prim::ListConstruct" and not node.blocks
+    """Safe to evaluate once, reorder, or drop when unused. Lists, dicts and objects are mutable, so
+    neither making one (two `[]` are two lists) nor reading one (len(l), d[k]) is: another op may
+    change it in between."""
+    return not has_side_effects(node) and not node.blocks and \
+        not any(isinstance(v.type, _MUTABLE) for v in node.inputs) and \
+        not any(isinstance(v.type, _MUTABLE) for v in node.outputs)
 
 
 def mutated_values(node: Node) -> list[Value]:
@@ -73,3 +80,17 @@ def mutated_values(node: Node) -> list[Value]:
         for name in op.mutates:
             out.append(node.inputs[op.arg_index[name]])
     return out
+
+
+_WRITING_PRIMS = {"prim::Call", "prim::SetAttr", "prim::Fork", "prim::Wait"}
+
+
+def writes_memory(node: Node) -> bool:
+    """Whether the node may change a tensor, list, dict or object some other value aliases (an in-place
+    op, a list append, a call out): values computed before it may be stale after it."""
+    if node.op in _WRITING_PRIMS:
+        return True
+    if node.blocks:
+        return any(writes_memory(n) for b in node.blocks for n in b)
+    op = op_of(node)
+    return op is not None and bool(mutated_values(node))

@@ -13,7 +13,7 @@ from typing import Callable
 from scriptc.ir.graph import Graph, Node, Value, walk
 from scriptc.types import Bool, Int, ListType, NoneType, TensorType
 
-from .analysis import constant_value, is_constant
+from .analysis import constant_value, is_constant, op_of
 
 
 def _const(v: Value, *values) -> bool:
@@ -81,9 +81,13 @@ def _noop_reshape(node: Node):
 
 
 def _eval_dropout(node: Node):
-    if node.op == "dropout" and is_constant(node.inputs[2]) and constant_value(node.inputs[2]) is False:
-        return node.inputs[0]
-    return None
+    """A random op whose `training` flag is constant false (the dropout family in eval): its input."""
+    op = op_of(node)
+    if op is None or op.kind != "random" or "training" not in op.arg_index or not _same_type(node.inputs[0],
+                                                                                          node.output):
+        return None
+    flag = node.inputs[op.arg_index["training"]]
+    return node.inputs[0] if is_constant(flag) and constant_value(flag) is False else None
 
 
 def _global_average_pool(node: Node):

@@ -8,7 +8,7 @@ from scriptc.ir.graph import Block, Graph, Node, clone_node, walk
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType, type_of_constant
 
-from .analysis import constant_value, is_constant, is_pure, op_of
+from .analysis import constant_value, is_constant, is_pure, mutated_values, op_of
 
 MAX_UNROLL = 8           # loops with a constant trip count up to this many are unrolled
 MAX_FOLDED_ELEMENTS = 1 << 22  # don't materialize huge constant tensors
@@ -43,9 +43,31 @@ def _read_only_constant_list(node: Node) -> bool:
         return False
     for use in node.output.uses:
         user = use.user
-        if not isinstance(user, Node) or user.op.startswith("prim::") or user.op == "append.list":
+        if not isinstance(user, Node) or user.op.startswith("prim::") or node.output in mutated_values(user):
             return False
     return True
+
+
+def _written_later(value) -> bool:
+    """Whether the value may be written in place after it is made - by an in-place op on it, on a view
+    of it, on it taken back out of a list - or leaves the graph (a caller may write into it): a folded
+    constant is shared by every call, so such a value must stay computed."""
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        for use in v.uses:
+            user = use.user
+            if not isinstance(user, Node):
+                return True
+            if v in mutated_values(user):
+                return True
+            op = op_of(user)
+            if user.op.startswith("prim::") or op is not None and (op.view or op.kind == "scalar"):
+                stack.extend(user.outputs)
+    return False
 
 
 def _shape_fact(node: Node):
@@ -104,6 +126,8 @@ def _fold(node: Node) -> bool:
         return False  # it fails at run time too: leave the error to run time
     if len(results) != len(node.outputs):
         return False
+    if any(isinstance(out.type, TensorType) and _written_later(out) for out in node.outputs):
+        return False
     for out, value in zip(node.outputs, results):
         if isinstance(out.type, TensorType) and not isinstance(value, np.ndarray):
             value = np.asarray(value)
@@ -111,6 +135,8 @@ def _fold(node: Node) -> bool:
             return False
         if isinstance(value, (np.generic,)):
             value = value.item()
+    if any(isinstance(out.type, TensorType) and _written_later(out) for out in node.outputs):
+        return False
     for out, value in zip(node.outputs, results):
         if isinstance(out.type, TensorType) and not isinstance(value, np.ndarray):
             value = np.asarray(value)

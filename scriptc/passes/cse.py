@@ -8,7 +8,7 @@ import numpy as np
 
 from scriptc.ir.graph import Block, Graph
 
-from .analysis import is_pure
+from .analysis import is_pure, writes_memory
 
 
 def _attr_key(value):
@@ -36,6 +36,10 @@ def _cse_block(block: Block, seen: ChainMap) -> bool:
     for node in list(block):
         for b in node.blocks:
             changed |= _cse_block(b, ChainMap() if node.op == "prim::FusionGroup" else seen.new_child())
+        if writes_memory(node):
+            for known in seen.maps:  # x.add_(y) may change what any earlier value aliases
+                known.clear()
+            continue
         if not is_pure(node) or not node.outputs:
             continue
         key = (node.op, tuple(id(v) for v in node.inputs), tuple((k, _attr_key(v)) for k, v in node.attrs.items()),

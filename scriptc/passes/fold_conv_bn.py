@@ -1,10 +1,12 @@
-"""fold_conv_bn: a frozen Conv2d followed by an eval-mode BatchNorm2d becomes one conv."""
+"""fold_conv_bn: a frozen Conv2d followed by an eval-mode BatchNorm2d becomes one conv; any other eval-mode
+batch_norm with frozen statistics becomes x * scale + shift, pointwise ops that fuse with their neighbours."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from scriptc.ir.graph import Graph, Node, walk
+from scriptc.types import Int, TensorType
 
 from .analysis import constant_value, is_constant
 
@@ -47,4 +49,44 @@ def fold_conv_bn(graph: Graph) -> bool:
         bn.output.replace_all_uses_with(conv.output)
         bn.erase()
         changed = True
+    for bn in list(walk(graph.block)):
+        if bn.op == "batch_norm" and bn.owner is not None:
+            changed |= _affine(bn)
     return changed
+
+
+def _affine(bn: Node) -> bool:
+    """An eval-mode batch_norm whose statistics, weight, bias and eps are constants, of an input of known
+    rank and float dtype: x * scale + shift, scale and shift shaped to broadcast along dim 1."""
+    x = bn.inputs[0]
+    rm, rv, w, b, training, _, eps = bn.inputs[1:]
+    t = x.type
+    if not all(is_constant(v) for v in (rm, rv, w, b, training, eps)) or constant_value(training) is not False or \
+            not isinstance(t, TensorType) or t.shape is None or len(t.shape) < 2 or t.dtype is None or \
+            not t.dtype.is_floating_point:
+        return False
+    mean, var = constant_value(rm), constant_value(rv)
+    if not isinstance(mean, np.ndarray) or not isinstance(var, np.ndarray):
+        return False
+    dtype = t.dtype.np
+    gamma = constant_value(w) if constant_value(w) is not None else np.ones(mean.shape, dtype)
+    beta = constant_value(b) if constant_value(b) is not None else np.zeros(mean.shape, dtype)
+    scale = gamma / np.sqrt(var.astype(np.float64) + constant_value(eps))
+    shift = beta - mean * scale
+    shape = (-1,) + (1,) * (len(t.shape) - 2)
+    result = x
+    for op, value in (("mul", scale), ("add", shift)):
+        array = np.ascontiguousarray(value.reshape(shape), dtype=dtype)
+        const = Node("prim::Constant", [], [TensorType(t.dtype, array.shape, t.device)], {"value": array}, bn.loc)
+        const.insert_before(bn)
+        inputs = [result, const.output]
+        if op == "add":
+            alpha = Node("prim::Constant", [], [Int], {"value": 1}, bn.loc)
+            alpha.insert_before(bn)
+            inputs.append(alpha.output)
+        node = Node(op, inputs, [bn.output.type], None, bn.loc)
+        node.insert_before(bn)
+        result = node.output
+    bn.output.replace_all_uses_with(result)
+    bn.erase()
+    return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from scriptc.ir.graph import Graph, Node, walk
-from scriptc.types import ModuleType, TensorType, type_of_constant
+from scriptc.types import DictType, ListType, ModuleType, ObjectType, TensorType, type_of_constant
 
 from .analysis import mutated_values
 
@@ -17,10 +17,12 @@ def freeze(graph: Graph, module_value) -> bool:
     if not graph.inputs or not isinstance(graph.inputs[0].type, ModuleType):
         return False
     written = {id(v) for n in walk(graph.block) for v in mutated_values(n)}
+    assigned = {n.attrs["name"] for n in walk(graph.block) if n.op == "prim::SetAttr"}
     changed = False
     for node in list(walk(graph.block)):
-        if node.op != "prim::GetAttr" or id(node.output) in written:
-            continue
+        if node.op != "prim::GetAttr" or id(node.output) in written or node.attrs["name"] in assigned or \
+                isinstance(node.output.type, (ListType, DictType, ObjectType)):
+            continue  # the graph changes it (self.count += 1, self.names.append(...)): it stays an attribute
         target = _resolve(node, graph.inputs[0], module_value)
         if target is _UNRESOLVED or isinstance(node.output.type, ModuleType):
             continue

@@ -13,8 +13,8 @@ def _fresh_tensor(v: Value) -> bool:
     if v.node is None or v.node.op.startswith("prim::"):
         return False
     op = op_of(v.node)
-    if op is None or op.view:
-        return False
+    if op is None or op.view or op.kind == "scalar":
+        return False  # a scalar op's tensor may be one a list or dict also holds (l[0], d["k"])
     for use in v.uses:
         user = use.user
         if isinstance(user, Node):

@@ -24,7 +24,7 @@ from scriptc.ir.parser import ParseError, parse
 from scriptc.ir.printer import graph_code, print_graph
 from scriptc.ir.verify import VerifyError, verify
 
-from . import limits
+from . import attributes, limits
 from .validate import check_archive
 
 FORMAT_VERSION = 1
@@ -348,7 +348,7 @@ def read_archive(path, mmap_weights: bool = True) -> Archive:
         extra = listed("extra file", "extra", manifest["extra_files"], "", limits.MAX_EXTRA_BYTES)
         weights = {name: value for name, value in weights.items() if not name.startswith(CONSTANTS + "/")}
     values = dict(weights)
-    values.update(manifest["attributes"])
+    values.update({k: attributes.resolve(v, weights) for k, v in manifest["attributes"].items()})
     check_archive(manifest["kind"], graphs, functions, manifest["methods"], values)
     return Archive(manifest["kind"], graphs, functions, weights, manifest["attributes"], manifest["methods"],
                    manifest["metadata"], extra)
@@ -383,12 +383,11 @@ def _manifest(data: bytes) -> dict:
         _check_name(name)
     if not isinstance(manifest["attributes"], dict) or not isinstance(manifest["metadata"], dict):
         raise ArchiveError("manifest.json: attributes and metadata must be objects")
-    for k, v in manifest["attributes"].items():
+    for k in manifest["attributes"]:
         problem = limits.name_problem(k)
         if problem is not None:
             raise ArchiveError(f"manifest.json: attribute name {k[:80]!r} {problem}")
-        if not isinstance(v, (bool, int, float, str)) and v is not None:
-            raise ArchiveError(f"manifest.json: attribute {k!r} must be a number, bool, string or null")
+    manifest["attributes"] = {k: attributes.decode(k, v) for k, v in manifest["attributes"].items()}
     return manifest
 
 

@@ -4,10 +4,11 @@ Calling the plan walks no graph: each step is a closure that reads its input slo
 call's frame (a list), runs a numpy kernel, a compiled FusionGroup (groups.py: ctypes, GIL
 released) or a nested plan for If/Loop, and writes its output slots. A group whose inputs' types
 are known is compiled when the plan is built; any other signature when a call first brings it (no
-warm-up runs, no profiling). Plans hold no per-call state, so one plan is safe to call from many
-threads at once. A graph that is a straight chain of layers also runs its batch-1 calls as one
-native program per thread (chain.py). The reference interpreter runs whatever is not compiled,
-through its public interface (run_node, run_block).
+warm-up runs, no profiling). Consecutive steps a native program can run (segments.py) become one
+SegmentStep, which runs them with one native call for any batch size once its first call wrote the
+program down. Plans hold no per-call state, so one plan is safe to call from many threads at once.
+The reference interpreter runs whatever is not compiled, through its public interface (run_node,
+run_block).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from scriptc import ops
 from scriptc.ir.graph import Block, Graph, Node, walk
 from scriptc.native.opaque import native_kernel
 from scriptc.ops.execute import run_kernel
-from scriptc.types import TensorType
+from scriptc.types import ListType, TensorType
 
 from .groups import GroupStep
 from .lowerings import CHEAP, runs_natively
@@ -56,6 +57,11 @@ class Executor:
             self.frame_template[slot] = value
         if self.group_steps and jit:
             self.pool.start_workers()
+        # A plan that is one segment reading the inputs and giving the outputs in order: a call hands
+        # them to its program directly.
+        whole = self.steps[0] if len(self.steps) == 1 and isinstance(self.steps[0], SegmentStep) else None
+        self.whole = whole if whole is not None and whole.in_slots == self.input_slots and \
+            whole.out_slots == self.output_slots else None
 
     def _slot(self, value) -> int:
         key = id(value)
@@ -71,6 +77,11 @@ class Executor:
     def __call__(self, inputs: list) -> list:
         if len(inputs) != len(self.input_slots):
             raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
+        whole = self.whole
+        if whole is not None:
+            results = whole.run_values(list(inputs))
+            if results is not None:
+                return results
         frame = self.frame_template.copy()
         for slot, value in zip(self.input_slots, inputs):
             frame[slot] = value
@@ -100,7 +111,7 @@ class Executor:
     def _segment(self, run: list) -> list[Callable]:
         """The steps of `run` as one SegmentStep, or as they are when there is nothing in it worth a
         program (only views and integer arithmetic)."""
-        if all(node.op in CHEAP for node, _ in run):
+        if all(inner.op in CHEAP or inner.op == "prim::Constant" for node, _ in run for inner in walk_node(node)):
             return [step for _, step in run]
         nodes = [node for node, _ in run]
         # (An If's blocks are part of the segment: their nodes read and define values too.)
@@ -177,6 +188,7 @@ class Executor:
         kernel = native_kernel(definition) if self.jit else definition.kernel
         many = len(outs) > 1
         tensor_out = not many and isinstance(node.outputs[0].type, TensorType)
+        list_out = not many and isinstance(node.outputs[0].type, ListType)
         aux, inplace = definition.aux, definition.inplace_of is not None
         out = outs[0] if outs else None
 
@@ -195,7 +207,7 @@ class Executor:
             elif out is not None:
                 if tensor_out and type(result) is not np.ndarray:
                     result = np.asarray(result)
-                frame[out] = list(result) if isinstance(result, tuple) else result
+                frame[out] = list(result) if list_out and isinstance(result, tuple) else result
         return op_step
 
 

@@ -18,8 +18,13 @@ import numpy as np
 
 from scriptc import ops
 from scriptc.ir.graph import Block, Graph, Node
+from scriptc.ops.dicts import key_of
 from scriptc.ops.execute import run_kernel
-from scriptc.types import TensorType
+from scriptc.types import ListType, TensorType
+
+from . import parallel
+from .objects import ScriptObject
+from .values import value_has_type
 
 
 class ModuleValue:
@@ -38,12 +43,16 @@ class ModuleValue:
             where = self.path or "the module"
             raise AttributeError(f"{where} has no attribute '{name}'") from None
 
+    def set(self, name: str, value) -> None:
+        self.attributes[name] = value
+
     @classmethod
     def from_flat(cls, flat: Mapping[str, Any]) -> "ModuleValue":
         """Build the nested form from dotted names ({'fc1.weight': w} -> self.fc1.weight); a
         ValueError where a name is both a value and a module. Iterative: names may have many dots."""
         root: dict[str, Any] = {}
         modules: list[tuple[str, dict]] = [("", root)]  # each module's path and attributes, parents first
+        module_ids = {id(root)}  # a dict here is a module's attributes, unless it is an attribute's value
         for key, value in flat.items():
             *owners, last = key.split(".")
             attributes, path = root, ""
@@ -53,15 +62,16 @@ class ModuleValue:
                 if child is None:
                     child = attributes[part] = {}
                     modules.append((path, child))
-                elif type(child) is not dict:
+                    module_ids.add(id(child))
+                elif id(child) not in module_ids:
                     raise ValueError(f"'{path}' is both a value and a module")
                 attributes = child
-            if type(attributes.get(last)) is dict:
+            if id(attributes.get(last)) in module_ids:
                 raise ValueError(f"'{key}' is both a value and a module")
             attributes[last] = value
         built: dict[int, ModuleValue] = {}
         for path, attributes in reversed(modules):  # children before their parents
-            built[id(attributes)] = cls({k: built[id(v)] if type(v) is dict else v for k, v in attributes.items()},
+            built[id(attributes)] = cls({k: built[id(v)] if id(v) in module_ids else v for k, v in attributes.items()},
                                         path)
         return built[id(root)]
 
@@ -79,7 +89,9 @@ class Interpreter:
             "prim::ListConstruct": self._list, "prim::DictConstruct": self._dict,
             "prim::FusionGroup": self._fusion_group, "prim::Call": self._call,
             "prim::RaiseException": self._raise, "prim::Uninitialized": self._uninitialized,
-            "prim::IsNone": self._is_none, "prim::Refine": self._refine,
+            "prim::IsNone": self._is_none, "prim::Refine": self._refine, "prim::SetAttr": self._set_attr,
+            "prim::CreateObject": self._create_object, "prim::isinstance": self._isinstance,
+            "prim::Fork": self._fork, "prim::Wait": self._wait,
         }
 
     def run(self, inputs: list) -> list:
@@ -106,17 +118,18 @@ class Interpreter:
 
     def _op(self, node: Node, args: list) -> list:
         op = ops.OPS[node.op]
-        target = args[0]
         out = run_kernel(op, np, args)
         if op.aux:
             out = out[0]
         if op.inplace_of is not None:
+            target = args[0]
             np.copyto(target, out, casting="same_kind")
             out = target
         if len(node.outputs) == 1:
-            if isinstance(node.outputs[0].type, TensorType) and type(out) is not np.ndarray:
+            kind = node.outputs[0].type
+            if isinstance(kind, TensorType) and type(out) is not np.ndarray:
                 out = np.asarray(out)
-            return [list(out) if isinstance(out, tuple) else out]
+            return [list(out) if isinstance(out, tuple) and isinstance(kind, ListType) else out]
         return [np.asarray(o) if type(o) is not np.ndarray else o for o in out]
 
     def _constant(self, node: Node, env: dict) -> list:
@@ -151,7 +164,8 @@ class Interpreter:
         return [[env[id(v)] for v in node.inputs]]
 
     def _dict(self, node: Node, env: dict) -> list:
-        return [dict(zip(node.attrs["keys"], (env[id(v)] for v in node.inputs)))]
+        items = [env[id(v)] for v in node.inputs]
+        return [{key_of(k): v for k, v in zip(items[0::2], items[1::2])}]
 
     def _unpack(self, node: Node, env: dict) -> list:
         value = env[id(node.inputs[0])]
@@ -169,14 +183,34 @@ class Interpreter:
         return self.run_block(body, env)
 
     def _call(self, node: Node, env: dict) -> list:
+        return self._callee(node)(*[env[id(v)] for v in node.inputs])
+
+    def _callee(self, node: Node):
         name = node.attrs["function"]
         target = self.functions.get(name)
         if target is None:
             raise RuntimeError(f"prim::Call to unknown function '{name}'")
-        args = [env[id(v)] for v in node.inputs]
         if not isinstance(target, Graph):
-            return target(*args)  # a Python function left out of the script (@jit.ignore)
-        return Interpreter(target, self.functions).run(args)
+            return target  # a Python function left out of the script (@jit.ignore)
+        return lambda *args: type(self)(target, self.functions).run(list(args))
+
+    def _fork(self, node: Node, env: dict) -> list:
+        callee = self._callee(node)
+        return [parallel.fork(callee, *[env[id(v)] for v in node.inputs])]
+
+    def _wait(self, node: Node, env: dict) -> list:
+        return [env[id(node.inputs[0])].wait()[0]]
+
+    def _set_attr(self, node: Node, env: dict) -> list:
+        env[id(node.inputs[0])].set(node.attrs["name"], env[id(node.inputs[1])])
+        return []
+
+    def _create_object(self, node: Node, env: dict) -> list:
+        return [ScriptObject(node.attrs["class"])]
+
+    def _isinstance(self, node: Node, env: dict) -> list:
+        value = env[id(node.inputs[0])]
+        return [any(value_has_type(value, t) for t in node.attrs["types"])]
 
     def _raise(self, node: Node, env: dict) -> list:
         raise RuntimeError(node.attrs["message"])

@@ -19,7 +19,11 @@ from .program_values import (NotNative, Builder, constant_of, constant_array, co
 
 
 def _view(builder: Builder, node, args, recorded):
-    x, sizes = contiguous_of(args[0]), args[1]
+    x, sizes = tensor_of(args[0]), args[1]
+    if x.strides is not None:
+        if node.op == "view":
+            raise NotNative("a view of a strided view")  # (whether it is one depends on the strides: the steps)
+        x = _copied(builder, x)  # reshape of what no view can be: a copy
     if not isinstance(sizes, list):
         raise NotNative("sizes that are not a list")
     count = builder.product(x.dims)
@@ -37,6 +41,32 @@ def _view(builder: Builder, node, args, recorded):
         dims[unknown] = builder.arithmetic("DIV", count, known)
     builder.equal(builder.product(dims), count)
     return [TensorValue(x.dtype, dims, x.pointer, x.buffer, root=x.root)]
+
+
+def _copied(builder: Builder, x: TensorValue) -> TensorValue:
+    """A contiguous copy of a strided view."""
+    out = builder.alloc(x.dtype, x.dims)
+    dims, strides = builder.block(x.rank), builder.block(x.rank)
+    builder.copy_into(dims, x.dims, builder.shape)
+    builder.copy_into(strides, x.strides, builder.shape)
+    builder.compute.append(("STRIDED", out.pointer, x.pointer, x.rank, dims, strides, x.dtype.itemsize))
+    return out
+
+
+def _transpose(builder: Builder, node, args, recorded):
+    """transpose(x, a, b), permute(x, dims), t(x): views with their dims and strides reordered."""
+    x = tensor_of(args[0])
+    if node.op == "permute":
+        order = [d % x.rank for d in constant_of(args[1])]
+    else:
+        a, b = (constant_of(args[1]), constant_of(args[2])) if node.op == "transpose" else (0, 1)
+        order = list(range(x.rank))
+        if x.rank:
+            a, b = a % x.rank, b % x.rank
+            order[a], order[b] = order[b], order[a]
+    strides = x.strides if x.strides is not None else builder.contiguous_strides(x.dims)
+    return [TensorValue(x.dtype, [x.dims[d] for d in order], x.pointer, x.buffer, [strides[d] for d in order],
+                        x.root)]
 
 
 def _flatten(builder: Builder, node, args, recorded):
@@ -139,6 +169,21 @@ def _integer(op: str, fold):
     return lower
 
 
+def _range_length(builder: Builder, node, args, recorded):
+    """A for loop's trip count, max(0, ceil((stop - start) / step)), for a step known when planning."""
+    start, stop, step = args
+    if type(step) is not int or step <= 0:
+        raise NotNative("a range whose step is not a positive constant")
+    if type(start) is int and type(stop) is int:
+        return [len(range(start, stop, step))]
+    sub, add, div, most = (_integer(op, fold) for op, fold in (
+        ("SUB", lambda a, b: a - b), ("ADD", lambda a, b: a + b), ("DIV", lambda a, b: a // b), ("MAX", max)))
+    (span,) = sub(builder, node, [stop, start], recorded)
+    if step != 1:  # a negative span stays <= 0 whether DIV floors or truncates: MAX makes it 0
+        (span,) = div(builder, node, [add(builder, node, [span, step - 1], recorded)[0], step], recorded)
+    return most(builder, node, [span, 0], recorded)
+
+
 def _list(builder: Builder, node, args, recorded):
     return [list(args)]
 
@@ -180,14 +225,18 @@ def _chunk(builder: Builder, node, args, recorded):
 
 
 def _split(builder: Builder, node, args, recorded):
-    """split by a size: pieces of that size (the dim must divide evenly, as the recorded call's did)."""
-    x, size, dim = tensor_of(args[0]), constant_of(args[1]), constant_of(args[2])
+    """split by a size (an int known at run time too): as many pieces of it as the recorded call made,
+    which must fill the dim exactly (checked)."""
+    x, size, dim = tensor_of(args[0]), args[1], constant_of(args[2])
     dim = dim % x.rank
     count = len(recorded[node.outputs[0]])
-    if type(size) is not int or size <= 0 or recorded[node.inputs[0]].shape[dim] != count * size:
+    recorded_size = recorded[node.inputs[1]] if isinstance(size, IntValue) else size
+    if type(recorded_size) is not int or recorded_size <= 0 or recorded[node.inputs[0]].shape[dim] != count * \
+            recorded_size:
         raise NotNative("a split into pieces of other sizes")
-    builder.equal(x.dims[dim], builder.const(count * size))
-    return [_pieces(builder, x, dim, builder.const(size), count)]
+    size = int_register(builder, size)
+    builder.equal(x.dims[dim], builder.arithmetic("MUL", size, builder.const(count)))
+    return [_pieces(builder, x, dim, size, count)]
 
 
 def _join(stack: bool):
@@ -592,12 +641,13 @@ LOWERINGS = {
     "zeros": _zeros(0), "new_zeros": _zeros(1), "zeros_like": _zeros(None), "split": _split,
     "cat": _join(stack=False), "stack": _join(stack=True), "max_pool2d": _pool(0), "avg_pool2d": _pool(1),
     "adaptive_avg_pool2d": _pool(None), "conv2d": _conv2d, "squeeze": _squeeze, "select": _select,
+    "transpose": _transpose, "permute": _transpose, "t": _transpose,
     "embedding": _embedding,
     "prim::ListConstruct": _list, "prim::TupleConstruct": _tuple, "prim::ListUnpack": _unpack,
     "prim::TupleUnpack": _unpack,
     "add.scalar": _integer("ADD", lambda a, b: a + b), "sub.scalar": _integer("SUB", lambda a, b: a - b),
     "mul.scalar": _integer("MUL", lambda a, b: a * b), "floordiv.scalar": _integer("DIV", lambda a, b: a // b),
-    "max.scalar": _integer("MAX", max),
+    "max.scalar": _integer("MAX", max), "range_length.int": _range_length,
     "eq.scalar": _comparison(lambda a, b: a == b), "ne.scalar": _comparison(lambda a, b: a != b),
     "lt.scalar": _comparison(lambda a, b: a < b), "le.scalar": _comparison(lambda a, b: a <= b),
     "gt.scalar": _comparison(lambda a, b: a > b), "ge.scalar": _comparison(lambda a, b: a >= b),
@@ -608,16 +658,16 @@ LOWERINGS = {
 # Lowerings that only rename memory or do integer arithmetic: a run of nothing but these is no segment
 # (a program call costs more than their steps).
 CHEAP = {"view", "reshape", "flatten", "unsqueeze", "squeeze", "contiguous", "size", "dim", "numel", "chunk", "split",
-         "select",
+         "select", "transpose", "permute", "t",
          "prim::ListConstruct", "prim::TupleConstruct", "prim::ListUnpack", "prim::TupleUnpack", "add.scalar",
-         "sub.scalar", "mul.scalar", "floordiv.scalar", "max.scalar", "eq.scalar", "ne.scalar", "lt.scalar",
-         "le.scalar", "gt.scalar", "ge.scalar", "prim::RaiseException", "prim::If"}
+         "sub.scalar", "mul.scalar", "floordiv.scalar", "max.scalar", "range_length.int", "eq.scalar", "ne.scalar", "lt.scalar",
+         "le.scalar", "gt.scalar", "ge.scalar", "prim::RaiseException", "prim::If", "prim::Loop"}
 
 
 def runs_natively(node) -> bool:
     """Whether a node may be part of a segment: an op the interpreter runs, a FusionGroup whose head
-    (if any) it runs, or an If of such nodes (the signature must decide its condition)."""
-    if node.op == "prim::If":
+    (if any) it runs, or an If (the signature must decide its condition) or a Loop of such nodes."""
+    if node.op in ("prim::If", "prim::Loop"):
         return all(inner.op == "prim::Constant" or runs_natively(inner) for block in node.blocks for inner in block)
     if node.op == "prim::FusionGroup":
         first = next((n for n in node.blocks[0] if n.op != "prim::Constant"), None)

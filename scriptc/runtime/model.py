@@ -18,6 +18,7 @@ from scriptc.ir.graph import walk
 from scriptc.passes import PassContext
 from scriptc.types import TensorType
 
+from . import attributes
 from .archive import Archive, read_archive
 from .executor import Executor
 from .interpreter import ModuleValue
@@ -114,7 +115,7 @@ class RuntimeModel:
         self.archive = archive
         self.signatures = archive.signatures
         flat: dict[str, Any] = dict(archive.weights)
-        flat.update(archive.attributes)
+        flat.update({k: attributes.resolve(v, archive.weights) for k, v in archive.attributes.items()})
         self.module_value = ModuleValue.from_flat(flat)
         use_jit = config.jit_enabled() if jit is None else jit
         self.graphs = {}

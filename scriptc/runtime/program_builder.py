@@ -17,7 +17,8 @@ from __future__ import annotations
 from scriptc.native import program as native
 
 from .lowerings import LOWERINGS, lower_group
-from .program_values import Built, NotNative, Output, Builder, IntValue, int_register, value_of, TensorValue
+from .program_values import (Built, Builder, IntValue, NotNative, Output, TensorValue, dense, int_register,
+                             tensor_of, value_of)
 
 
 def build(segment, frame: list) -> Built:
@@ -72,6 +73,8 @@ def _lower_nodes(builder: Builder, nodes, syms: dict, executor, recorded) -> Non
             results = lower_group(builder, node, args, recorded, executor.group_step_of[id(node)])
         elif node.op == "prim::If":
             results = _if(builder, node, args, syms, executor, recorded)
+        elif node.op == "prim::Loop":
+            results = _loop(builder, node, args, syms, executor, recorded)
         else:
             lower = LOWERINGS.get(node.op)
             if lower is None:
@@ -91,6 +94,66 @@ def _if(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     block = node.blocks[0 if condition else 1]
     _lower_nodes(builder, list(block), syms, executor, recorded)
     return [syms[executor.slot_of[id(v)]] for v in block.returns]
+
+
+def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
+    """A for loop (its condition a constant true, in and out) whose body keeps every carried tensor's
+    shape: the body's buffers are allocated once, each carried tensor has a buffer of its own that an
+    iteration's result is copied into, and the counter and carried ints are registers of phase two.
+    The time loop of a recurrent model runs so, natively."""
+    trips, condition, carried = args[0], args[1], args[2:]
+    body = node.blocks[0]
+    if condition is not True or not _true(body.returns[0]):
+        raise NotNative("a loop that is not a for loop")
+    slot_of, compute = executor.slot_of, builder.compute
+    trips = int_register(builder, trips)
+    counter = builder.register()
+    builder.varying.add(counter)
+    state = []  # per carried value: the TensorValue whose buffer it lives in, or its register
+    for value in carried:
+        if isinstance(value, TensorValue):
+            source = dense(builder, value)
+            buffer = builder.alloc(source.dtype, source.dims)
+            state.append(buffer)
+            size = builder.arithmetic("MUL", buffer.buffer.count, builder.const(source.dtype.itemsize))
+            compute.append(("COPY", buffer.pointer, source.pointer, size))
+        elif isinstance(value, (IntValue, int)) and not isinstance(value, bool):
+            register = builder.register()
+            builder.varying.add(register)
+            compute.append(("MOV", register, int_register(builder, value)))
+            state.append(IntValue(register))
+        else:
+            raise NotNative("a loop carrying something that is not a tensor or an int")
+    syms[slot_of[id(body.params[0])]] = IntValue(counter)
+    for param, value in zip(body.params[1:], state):
+        syms[slot_of[id(param)]] = value
+    top, run, done = builder.label(), builder.label(), builder.label()
+    compute += [("MOV", counter, native.ZERO), ("label", top), ("JLT", counter, trips, run), ("JUMP", done),
+                ("label", run)]
+    phase_one = len(builder.shape)
+    _lower_nodes(builder, list(body), syms, executor, recorded)
+    if any(r in builder.varying for record in builder.shape[phase_one:] for r in record[1:] if type(r) is int):
+        raise NotNative("a loop whose shapes change as it runs")
+    for value, result in zip(state, body.returns[1:]):
+        result = syms[slot_of[id(result)]]
+        if isinstance(value, IntValue):
+            compute.append(("MOV", value.register, int_register(builder, result)))
+            continue
+        result = dense(builder, tensor_of(result))
+        if result.dtype != value.dtype or len(result.dims) != len(value.dims):
+            raise NotNative("a loop whose carried tensor changes dtype or rank")
+        for a, b in zip(result.dims, value.dims):
+            builder.equal(a, b)
+        if result.pointer != value.pointer:
+            size = builder.arithmetic("MUL", value.buffer.count, builder.const(value.dtype.itemsize))
+            compute.append(("COPY", value.pointer, result.pointer, size))
+    compute += [("ADD", counter, counter, native.ONE), ("JUMP", top), ("label", done)]
+    return state
+
+
+def _true(value) -> bool:
+    """Whether an IR value is the constant true (a for loop's condition)."""
+    return value.node is not None and value.node.op == "prim::Constant" and value.node.attrs.get("value") is True
 
 
 class _Recorded:

@@ -78,6 +78,9 @@ class Builder:
         self.constants: dict[int, int] = {0: native.ZERO, 1: native.ONE}
         self.keep: list = []
         self.labels = 0
+        # Registers a loop changes as it runs (its counter, its carried ints, what follows from them):
+        # arithmetic on them runs in phase two, and no shape or size may depend on them.
+        self.varying: set[int] = set()
 
     # --- registers -------------------------------------------------------------------------------
     def register(self, value: int = 0) -> int:
@@ -105,10 +108,14 @@ class Builder:
         self.labels += 1
         return f"L{self.labels}"
 
-    # --- arithmetic in phase one -----------------------------------------------------------------
+    # --- arithmetic: in phase one, or in phase two on values a loop changes ----------------------
     def arithmetic(self, op: str, a: int, b: int) -> int:
         out = self.register()
-        self.shape.append((op, out, a, b))
+        if a in self.varying or b in self.varying:  # (a loop's counter, or something worked out from it)
+            self.varying.add(out)
+            self.compute.append((op, out, a, b))
+        else:
+            self.shape.append((op, out, a, b))
         return out
 
     def product(self, registers: list[int]) -> int:
@@ -121,7 +128,7 @@ class Builder:
 
     def equal(self, a: int, b: int) -> None:
         if a != b:
-            self.shape.append(("EQ", a, b))
+            (self.compute if a in self.varying or b in self.varying else self.shape).append(("EQ", a, b))
 
     def nonzero(self, a: int) -> None:
         """Refuse the call unless a != 0 (a division by it fails)."""

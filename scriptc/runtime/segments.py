@@ -47,7 +47,7 @@ class _ThreadState:
 
     def __init__(self, program: "Program", pool):
         self.frame = (ctypes.c_int64 * program.frame_size)(*program.template)
-        self.address = ctypes.addressof(self.frame)
+        self.c_address = ctypes.c_void_p(ctypes.addressof(self.frame))
         self.scratch = None
         self.outs: list[np.ndarray] = []  # the out arenas (OUT_ARENAS at most)
         self.out = None                   # the one the frame points at
@@ -107,7 +107,7 @@ class Program:
 
     def __init__(self, built, run):
         self.words = (ctypes.c_int64 * len(built.words))(*built.words)
-        self.words_address = ctypes.addressof(self.words)
+        self.c_words = ctypes.c_void_p(ctypes.addressof(self.words))  # (ready ctypes values: no conversion per call)
         self.template = built.template
         self.frame_size = len(built.template)
         self.inputs = built.inputs      # per segment input: ("array", register) or ("int", register)
@@ -127,13 +127,13 @@ class Program:
         for (kind, register), value in zip(self.inputs, values):
             frame[register] = id(value) if kind == "array" else value
         out = state.free_out()
-        status = self.run(state.address, self.words_address)
+        status = self.run(state.c_address, self.c_words)
         if status == native.NEED_MEMORY:
             for kind in (native.SCRATCH, native.OUT):
                 if frame[native.NEED[kind]] > frame[native.CAPACITY[kind]]:
                     state.grow(kind, int(frame[native.NEED[kind]] * _GROWTH))
             out = state.out
-            status = self.run(state.address, self.words_address)
+            status = self.run(state.c_address, self.c_words)
         if status != native.OK:
             return None
         base = data_pointer(out)
@@ -197,18 +197,28 @@ class SegmentStep:
         for step in self.steps:
             step(frame)
 
+    def run_values(self, values: list) -> list | None:
+        """The outputs for `values` (the inputs, in in_slots' order) from this signature's program, or
+        None when there is none or it refuses them (the caller runs the steps, then `learn`s)."""
+        key = self._signature(values)
+        program = self.programs.get(key) if key is not None else None
+        return program(values, self.pool) if program else None
+
     def __call__(self, frame) -> None:
         values = [frame[s] for s in self.in_slots]
-        key = self._signature(values)
-        program = self.programs.get(key, False) if key is not None else None
-        if program:
-            results = program(values, self.pool)
-            if results is not None:
-                for slot, value in zip(self.out_slots, results):
-                    frame[slot] = value
-                return
+        results = self.run_values(values)
+        if results is not None:
+            for slot, value in zip(self.out_slots, results):
+                frame[slot] = value
+            return
         self.run_steps(frame)
-        if program is False:
+        self.learn(values, frame)
+
+    def learn(self, values: list, frame) -> None:
+        """After the steps ran a call (`frame`: its values), write down the program for its signature
+        unless one was tried already."""
+        key = self._signature(values)
+        if key is not None and key not in self.programs:
             self._learn(key, frame)
 
     def _learn(self, key: tuple, frame) -> None:

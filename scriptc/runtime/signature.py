@@ -87,12 +87,18 @@ class Signature:
         Optional input is None. TypeError for a wrong count or name, SignatureError for a value that
         does not fit."""
         count = len(self.parameters)
-        if not named and len(args) == count and self._fast_only:
+        if not named and len(args) == count and self._fast_only:  # arrays that fit: checked in ~1 us
             for i, dtype, rank, fixed in self._fast:
                 a = args[i]
-                if type(a) is not np.ndarray or a.dtype != dtype or a.ndim != rank or \
-                        any(a.shape[d] != n for d, n in fixed):
+                if type(a) is not np.ndarray or a.dtype != dtype or a.ndim != rank:
                     break
+                shape = a.shape
+                for d, n in fixed:
+                    if shape[d] != n:
+                        break
+                else:
+                    continue
+                break
             else:
                 return list(args)
         if len(args) > count:

@@ -105,6 +105,10 @@ class _Recompute:
         self.forward_meta = forward_meta
 
     def grad(self, ctx, grads_out):
+        if self.reentrant and not autograd._is_checkpoint_valid():
+            raise RuntimeError("When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+                               "passing an `inputs` parameter to .backward(). To resolve this error, you can either "
+                               "set use_reentrant=False, or call .backward() without passing the `inputs` argument.")
         grads_out = grads_out if isinstance(grads_out, tuple) else (grads_out,)
         args = detach_variable(tuple(self.args))
         with _rng_as_in_forward(self.rng_state, self.preserve), autograd.enable_grad(), self.recompute_context:

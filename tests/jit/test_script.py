@@ -22,7 +22,7 @@ def _compare(a, b):
         for x, y in zip(a, b):
             _compare(x, y)
     elif isinstance(b, torch.Tensor):
-        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-5)
     else:
         assert a == pytest.approx(b)
 

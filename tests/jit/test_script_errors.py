@@ -7,14 +7,14 @@ import random
 import pytest
 
 from scriptc.errors import ScriptError
-from scriptc.jit.script import ScriptContext, compile_function_graph
+from scriptc.jit.frontend.compile import ScriptContext
 
 from ..source_util import define
 
 
 def compile_source(source: str):
     """Compile the first function of `source` as jit.script would."""
-    return compile_function_graph(define(source), ScriptContext())
+    return ScriptContext().compile_function_graph(define(source))
 
 
 pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built graphs behind
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built grap
 @pytest.mark.parametrize("body, message, line, col", [
     ("def f(x):\n    g = lambda y: y\n    return x\n", "lambda expressions are not supported", 6, 9),
     ("def f(x):\n    yield x\n", "yield is not supported", 6, 5),
-    ("def f(x):\n    with x:\n        pass\n    return x\n", "with statements are not supported", 6, 5),
+    ("def f(x):\n    with x:\n        pass\n    return x\n", "a with statement needs a context manager", 6, 10),
     ("def f(x):\n    try:\n        x = x + 1\n    except Exception:\n        pass\n    return x\n",
      "try/except is not supported", 6, 5),
     ("def f(x):\n    global y\n    return x\n", "global declarations are not supported", 6, 5),
@@ -34,15 +34,34 @@ pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built grap
     ("def f(x):\n    s = {1, 2}\n    return x\n", "set literals are not supported", 6, 9),
     ("def f(x):\n    s = sum(i for i in range(3))\n    return x\n", "generator expressions", 6, 9),
     ("def f(x):\n    return x + undefined_name\n", "undefined value undefined_name", 6, 16),
-    ("def f(x, n: int):\n    y = 1\n    y = x\n    return y\n", "previously had type int", 7, 5),
+    ("def f(x):\n    a = x\n    del a\n    return a\n", "undefined value a", 8, 12),
+    ("def f(x):\n    torch._check(x > 0, x)\n    return x\n", "message must be a string constant", 6, 5),
+    ("def f(x, n: int):\n    y = 1\n    for i in range(n):\n        y = x\n    return y\n",
+     "previously had type int", 7, 5),
     ("def f(x):\n    return torch.relu(x, 3, 4)\n", "relu", 6, 12),
     ("def f(x):\n    return x.sum(dim='a')\n", "arguments for call are not valid", 6, 12),
     ("def f(x):\n    return torch.frobnicate(x)\n", "unknown builtin op 'frobnicate'", 6, 12),
     ("def f(x):\n    import os\n    return x\n", "import statements are not supported", 6, 5),
-    ("def f(x):\n    del x\n    return 1\n", "del is not supported", 6, 5),
+    ("def f(x):\n    del x.y\n    return 1\n", "del takes variables and list and dict items", 6, 9),
     ("async def f(x):\n    return x\n", "async functions are not supported", 5, 1),
     ("def f(x):\n    for i in range(3):\n        pass\n    else:\n        pass\n    return x\n", "for ... else", 6, 5),
     ("def f(x):\n    return x if x else 3\n", "conditional expression have types", 6, 12),
+    ("def f(x):\n    return b'raw'\n", "bytes literals are not supported", 6, 12),
+    ("def f(x, /, y):\n    return x\n", "positional-only parameters", 5, 7),
+    ("def f(x):\n    return ()[0]\n", "tuple index 0 out of range", 6, 15),
+    ("def f(x: int):\n    if x > 0:\n        y = 1\n    return y\n", "'y' is not defined in the false branch", 8, 12),
+    ("def f(x: int):\n    if x > 0:\n        y = 1\n    else:\n        y = 'a'\n    return y\n",
+     "has type int in the true branch and type str", 10, 12),
+    ("def f(x: int):\n    if x > 0:\n        return 1\n    return 'a'\n", "Previous return statement returned", 5, 1),
+    ("def f(x: int):\n    return f(x - 1)\n", "recursive call to f()", 6, 12),
+    ("def f(x: int) -> str:\n    return x\n", "annotated as having type str but is actually of type int", 6, 5),
+    ("def f(x: Dict[List[int], int]):\n    return x\n", "Dict keys must be", 5, 10),
+    ("def f(x: int):\n    y: List[int] = [1, 'a']\n    return y\n", "a list of int cannot hold a str", 6, 24),
+    ("def f(x: Optional[int]):\n    return x + 1\n", "unsupported operand types for +: Optional[int] and int", 6, 12),
+    ("def f(x):\n    return x.frobnicate()\n", "unknown builtin op 'frobnicate'", 6, 12),
+    ("def f(x: str):\n    return x.frobnicate()\n", "'str' has no method 'frobnicate'", 6, 12),
+    ("def f(x: List[int]):\n    return x[0:1:0]\n", "slice step cannot be zero", 6, 14),
+    ("def f(x):\n    return x[1, ..., ...]\n", "single ellipsis", 6, 12),
 ])
 def test_unsupported_constructs_name_the_construct_and_place(body, message, line, col):
     with pytest.raises(ScriptError) as info:
@@ -53,12 +72,41 @@ def test_unsupported_constructs_name_the_construct_and_place(body, message, line
     assert error.source_line is not None and "^" in str(error)
 
 
+def test_deep_expressions_compile():
+    deep = "def f(x: int):\n    return " + " + ".join(["x"] * 500) + "\n"
+    assert ScriptContext().compile_function_graph(define(deep)) is not None
+
+
+def test_source_that_cannot_be_read_is_a_script_error():
+    import linecache
+
+    fn = define("def f(x):\n    return x\n")
+    filename = fn.__code__.co_filename
+    lines = linecache.cache[filename]
+    try:
+        # the file changed under the function: an unterminated bracket (inspect's tokenize raised TokenError)
+        linecache.cache[filename] = (0, None, lines[2][:4] + ["def f(x):\n", "    return (x\n"], filename)
+        with pytest.raises(ScriptError) as info:
+            compile_source_of(fn)
+        assert info.value.line is not None
+        del linecache.cache[filename]  # and a file that is gone
+        with pytest.raises(ScriptError, match="could not read the source"):
+            compile_source_of(fn)
+    finally:
+        linecache.cache[filename] = lines
+
+
+def compile_source_of(fn):
+    return ScriptContext().compile_function_graph(fn)
+
+
 def test_syntax_errors_show_the_source_line_and_a_caret():
-    from scriptc.jit.script import Source, parse_function
+    from scriptc.jit.frontend.parser import parse
+    from scriptc.jit.frontend.source import Source
 
     text = "def f(x):\n    return x @@ x\n"
     with pytest.raises(ScriptError) as info:
-        parse_function(None, Source(text, "model.py", 10, text.splitlines()))
+        parse(Source(text, "model.py", 10))
     message = str(info.value)
     assert message.startswith("model.py:12:") and "invalid syntax" in message
     assert "return x @@ x" in message and message.strip().endswith("^")
@@ -117,7 +165,7 @@ def test_fuzzed_scripts_give_a_graph_or_a_script_error():
         except Exception:
             continue  # Python itself cannot define the mutated function: not an input jit.script can get
         try:
-            graph = compile_function_graph(fn, ScriptContext())
+            graph = ScriptContext().compile_function_graph(fn)
         except ScriptError:
             refused += 1
             continue

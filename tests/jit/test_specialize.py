@@ -70,7 +70,7 @@ def test_examples_for_a_function_skip_its_scalars_and_a_dict_names_the_method(tm
 
 @pytest.mark.parametrize("examples, message", [
     ([(torch.randn(2, 16), torch.randn(2, 16))], "gives 2 values for forward"),
-    ([(3.0,)], "is a float, but the argument is a Tensor"),
+    ([(3.0,)], "expects Tensor, got float"),  # the example types x as a float
     ("x", "non-empty list of argument tuples"),
     ([], "non-empty list of argument tuples"),
 ])
@@ -111,3 +111,28 @@ def test_a_bad_specialization_in_an_archive_is_an_archive_error(entry, message, 
             out.writestr(info, data)
     with pytest.raises(ArchiveError, match=message):
         rt.load(str(edited))
+
+
+def _scaled_head(x, n, xs):
+    return x * n + xs[0]
+
+
+def _first_or_zero(x, maybe):
+    if maybe is None:
+        return x
+    return x + maybe
+
+
+def test_example_inputs_type_the_unannotated_parameters():
+    scripted = torch.jit.script(_scaled_head, example_inputs=[(torch.ones(2), 3, [1.5, 2.0])])
+    assert "%n : int" in str(scripted.graph) and "%xs : List[float]" in str(scripted.graph)
+    np.testing.assert_allclose(scripted(torch.ones(2), 4, [0.5]).numpy(), [4.5, 4.5])
+    with pytest.raises((TypeError, ScriptError)):
+        scripted(torch.ones(2), "four", [0.5])
+
+
+def test_examples_that_disagree_make_an_optional_or_leave_a_tensor():
+    scripted = torch.jit.script(_first_or_zero, example_inputs=[(torch.ones(2), None), (torch.ones(2), torch.ones(2))])
+    assert "Optional[Tensor]" in str(scripted.graph)
+    np.testing.assert_allclose(scripted(torch.ones(2), None).numpy(), [1.0, 1.0])
+    np.testing.assert_allclose(scripted(torch.ones(2), torch.ones(2)).numpy(), [2.0, 2.0])

@@ -19,7 +19,7 @@ def _close(a, b):
         for x, y in zip(a, b):
             _close(x, y)
         return
-    np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", sorted(ALL))

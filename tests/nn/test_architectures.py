@@ -6,6 +6,8 @@ parameter gets its gradient, and trace and script reproduce the eager forward.""
 
 from __future__ import annotations
 
+from typing import List
+
 import numpy as np
 import pytest
 
@@ -104,7 +106,7 @@ def densenet(T):
             self.norm2 = nn.BatchNorm2d(growth)
             self.conv2 = nn.Conv2d(growth, growth, 3, 1, 1, bias=False)
 
-        def forward(self, features):
+        def forward(self, features: List[T.Tensor]):
             x = self.conv1(self.relu1(self.norm1(T.cat(features, 1))))
             return self.conv2(F.relu(self.norm2(x)))
 
@@ -210,9 +212,8 @@ def test_model_matches_torch_forward_and_backward(name):
     assert [k for k, p in ours.named_parameters() if p.grad is None] == []
 
 
-# Scripting these waits on the script frontend (issue #29): ConvTranspose's forward (torch's own code:
-# list(), slicing, an early return in an if), an Optional attribute tested for truth, and slicing a size.
-_WAITS_ON_FRONTEND = {"dcgan_generator", "style_transformer", "segmentation_head"}
+# Scripting this waits on the script frontend (issue #29): ConvTranspose's forward (torch's own code).
+_WAITS_ON_FRONTEND = {"dcgan_generator"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(

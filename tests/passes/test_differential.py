@@ -209,6 +209,18 @@ def test_frozen_conv_bn_is_one_conv():
     np.testing.assert_allclose(frozen(x).numpy(), model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
+def test_a_frozen_batch_norm_after_no_conv_is_an_affine_map_that_fuses():
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4), torch.nn.ReLU()).eval()
+    with torch.no_grad():
+        model[1].running_mean.copy_(torch.randn(4))
+        model[1].running_var.copy_(torch.rand(4) + 0.5)
+    x = torch.randn(5, 3)
+    fast = torch.jit.optimize_for_inference(torch.jit.trace(model, x))
+    assert _count(fast.graph, "batch_norm") == 0 and [n.op for n in fast.graph.block if n.op != "prim::Constant"] == [
+        "prim::FusionGroup"]  # the product, then x * scale + shift and the ReLU, in one group
+    np.testing.assert_allclose(fast(x).numpy(), model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_guard_mismatch_still_gives_the_right_answer():
     def f(x, w):
         return torch.tanh(x * w) + 1

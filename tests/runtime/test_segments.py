@@ -234,3 +234,87 @@ def test_a_traced_lstm_language_model_is_one_program():
     args[0][1, 2] = 30  # a token outside the table: the steps raise PyTorch's error
     with pytest.raises(IndexError, match="out of range"):
         executor(args)
+
+
+def test_a_scripted_time_loop_runs_natively_and_a_loop_that_changes_shapes_does_not():
+    from ..source_util import define
+    rnn = torch.jit.script(define("""
+    def rnn(x, w, u, h):
+        for t in range(x.size(0)):
+            h = torch.tanh(x[t] @ w + h @ u)
+        for i in range(2):
+            h = h * 0.5 + torch.relu(h)
+        return h
+    """))
+    graph = torch.jit.optimize_for_inference(rnn, jit=False).graph
+    executor, reference = Executor(graph, threads=2), Interpreter(graph)
+    assert [type(s) for s in executor.steps] == [SegmentStep]
+    rng = np.random.default_rng(9)
+    for steps, batch in [(4, 3), (0, 3), (1, 1), (50, 7)]:
+        args = [rng.standard_normal((steps, batch, 5)).astype(np.float32), rng.standard_normal((5, 6)).astype(np.float32),
+                rng.standard_normal((6, 6)).astype(np.float32) * 0.3, rng.standard_normal((batch, 6)).astype(np.float32)]
+        np.testing.assert_allclose(executor(args)[0], reference.run(args)[0], rtol=1e-5, atol=1e-5)
+    assert all(executor.steps[0].programs.values())
+    growing = torch.jit.script(define("""
+    def grow(x, n: int):
+        for i in range(n):
+            x = torch.cat([x, x * 2.0], 0)
+        return x
+    """))
+    graph = torch.jit.optimize_for_inference(growing, jit=False).graph
+    executor = Executor(graph)
+    for n in (0, 3, 3):
+        x = rng.standard_normal((2, 3)).astype(np.float32)
+        np.testing.assert_allclose(executor([x, n])[0], Interpreter(graph).run([x, n])[0], rtol=1e-6)
+    assert not any(executor.steps[0].programs.values())  # (its carried tensor grows: the steps run it)
+
+
+class _SequenceClassifier(torch.nn.Module):
+    """pytorch/examples mnist_rnn's shape: a batch_first LSTM (transposes and a reshape of one), its last
+    step (a select), BatchNorm1d (no conv to fold into), Dropout2d in eval, two Linears."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(input_size=6, hidden_size=8, batch_first=True)
+        self.norm = torch.nn.BatchNorm1d(8)
+        self.drop = torch.nn.Dropout2d(0.25)
+        self.fc = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        output, _ = self.rnn(x.reshape(-1, 5, 6))
+        return torch.log_softmax(self.fc(self.drop(self.norm(output[:, -1, :]))), dim=1)
+
+
+def test_a_batch_first_lstm_classifier_is_one_program():
+    torch.manual_seed(10)
+    model = _SequenceClassifier().eval()
+    model.norm.running_mean = torch.randn(8)
+    model.norm.running_var = torch.rand(8) + 0.5
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model, torch.randn(4, 1, 5, 6)), jit=False).graph
+    assert not [n for n in graph.block if n.op in ("batch_norm", "dropout2d")]  # an affine map; the identity
+    executor, reference = Executor(graph, threads=2), Interpreter(graph)
+    assert [type(s) for s in executor.steps] == [SegmentStep]
+    rng = np.random.default_rng(11)
+    for batch in (4, 1, 9):
+        x = rng.standard_normal((batch, 1, 5, 6)).astype(np.float32)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-5)
+        with torch.no_grad():
+            np.testing.assert_allclose(executor([x])[0], model(torch.from_numpy(x)).numpy(), rtol=1e-5, atol=1e-5)
+    assert all(executor.steps[0].programs.values()), executor.steps[0].reason
+
+
+def test_a_loop_over_a_stepped_range_counts_its_trips_natively():
+    from ..source_util import define
+    odd = torch.jit.script(define("""
+    def odd(x, h):
+        for t in range(1, x.size(0), 3):
+            h = torch.tanh(x[t] + h)
+        return h
+    """))
+    graph = torch.jit.optimize_for_inference(odd, jit=False).graph
+    executor, reference = Executor(graph, threads=2), Interpreter(graph)
+    assert [type(s) for s in executor.steps] == [SegmentStep]
+    rng = np.random.default_rng(3)
+    for steps in (0, 1, 2, 4, 5, 11):
+        args = [rng.standard_normal((steps, 4)).astype(np.float32), rng.standard_normal(4).astype(np.float32)]
+        np.testing.assert_allclose(executor(args)[0], reference.run(args)[0], rtol=1e-6)

@@ -89,6 +89,16 @@ def test_non_reentrant_reaches_parameters_when_no_input_requires_grad_and_suppor
     assert weight.grad is None
 
 
+def test_reentrant_refuses_autograd_grad_as_torch():
+    model = _model().eval()
+    x = scriptc.randn(3, 4, requires_grad=True)
+    y = checkpoint(model, x, use_reentrant=True).sum()
+    with pytest.raises(RuntimeError, match="When use_reentrant=True, torch.utils.checkpoint is incompatible with "
+                                           "\\.grad\\(\\)"):
+        scriptc.autograd.grad(y, [x])
+    assert model[0].weight.grad is None
+
+
 def test_reentrant_without_inputs_requiring_grad_warns_and_gives_no_gradients():
     model = _model().eval()
     with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True. Gradients will be None"):

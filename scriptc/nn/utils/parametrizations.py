@@ -13,6 +13,7 @@ from scriptc.autograd import no_grad
 from scriptc.tensors import Tensor
 
 from ..functional import normalize
+from ..conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..module import Module
 from . import parametrize
 from ._norms import norm_except_dim
@@ -36,8 +37,17 @@ class _WeightNorm(Module):
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Reparametrize `module.<name>` by its magnitude and direction: state_dict keys
-    `parametrizations.<name>.original0` (g) and `.original1` (v), as torch."""
+    `parametrizations.<name>.original0` (g) and `.original1` (v), as torch. A state dict saved with
+    the old hook-based weight_norm (`<name>_g`, `<name>_v`) still loads."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def load_old_keys(module, state_dict, prefix, *rest) -> None:
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module.register_load_state_dict_pre_hook(load_old_keys)
     return module
 
 
@@ -95,7 +105,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        dim = 1 if type(module).__name__ in ("ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d") else 0
+        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module
 

@@ -31,6 +31,21 @@ def _forward_backward(module, backend, x):
     return y.detach().numpy(), {n: p.grad.numpy().copy() for n, p in module.named_parameters()}
 
 
+def steps_match(ours, theirs, x, training: bool, steps: int = 3) -> None:
+    """Forward and backward `steps` times (power iterations advance in training mode): outputs and
+    gradients equal torch's each time."""
+    ours.train(training)
+    theirs.train(training)
+    for _ in range(steps):
+        for m in (ours, theirs):
+            m.zero_grad()
+        (y, grads), (y_t, grads_t) = _forward_backward(ours, scriptc, x), _forward_backward(theirs, torch, x)
+        np.testing.assert_allclose(y, y_t, rtol=1e-5, atol=1e-5)
+        assert grads.keys() == grads_t.keys()
+        for name in grads:
+            np.testing.assert_allclose(grads[name], grads_t[name], rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("dim", [0, 1, None, -1])
 def test_weight_norm_state_dict_forward_and_gradients(dim):
     ours, theirs = _linear_pair()
@@ -66,16 +81,7 @@ def test_spectral_norm_power_iteration_follows_torch(training):
     scriptc.nn.utils.parametrizations.spectral_norm(ours)
     assert list(ours.state_dict()) == list(theirs.state_dict())
     _copy_state(ours, theirs)
-    ours.train(training)
-    theirs.train(training)
-    x = np.random.default_rng(4).standard_normal((2, 4)).astype(np.float32)
-    for _ in range(3):
-        for m in (ours, theirs):
-            m.zero_grad()
-        (y, grads), (y_t, grads_t) = _forward_backward(ours, scriptc, x), _forward_backward(theirs, torch, x)
-        np.testing.assert_allclose(y, y_t, rtol=1e-5, atol=1e-5)
-        for name in grads:
-            np.testing.assert_allclose(grads[name], grads_t[name], rtol=1e-4, atol=1e-5)
+    steps_match(ours, theirs, np.random.default_rng(4).standard_normal((2, 4)).astype(np.float32), training)
     np.testing.assert_allclose(ours.parametrizations.weight[0]._u.numpy(),
                                theirs.parametrizations.weight[0]._u.numpy(), rtol=1e-5, atol=1e-6)
 
@@ -209,3 +215,11 @@ def test_orthogonal_errors():
         scriptc.nn.utils.parametrizations.orthogonal(scriptc.nn.Linear(2, 2), name="bias")
     with pytest.raises(ValueError, match='orthogonal_map has to be one of "matrix_exp", "cayley", "householder"'):
         scriptc.nn.utils.parametrizations.orthogonal(scriptc.nn.Linear(2, 2), orthogonal_map="qr")
+
+
+def test_spectral_norm_of_a_transposed_convolution_normalizes_over_its_output_channels():
+    for module in (torch, scriptc):
+        conv = module.nn.ConvTranspose2d(3, 5, 2)
+        module.nn.utils.parametrizations.spectral_norm(conv)
+        assert tuple(conv.parametrizations.weight[0]._u.shape) == (5,)
+        assert tuple(conv.parametrizations.weight[0]._v.shape) == (12,)

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptc.runtime.server import ModelEntry, ServeError, _check_header, _scan_buffers, decode
+from scriptc.errors import ServeError
+from scriptc.serving.jsonscan import scan_buffers
+from scriptc.serving.protocol import ModelEntry, TensorSpec, _check_header, decode
 
 N = 24  # elements per input: past the scan's shortest array
 scans = pytest.mark.skipif(sys.byteorder != "little", reason="the native scan runs on little-endian hosts")
@@ -20,8 +22,8 @@ _INPUTS = {"x": "FP32", "y": "FP64", "h": "FP16", "i": "INT64"}
 
 
 def _entry(names: str = "xyhi") -> ModelEntry:
-    inputs = [(name, _INPUTS[name], [-1, N]) for name in names]
-    return ModelEntry("m", None, inputs, [("output0", "FP32", [-1, N])], True)
+    inputs = [TensorSpec(name, _INPUTS[name], [-1, N]) for name in names]
+    return ModelEntry("m", None, inputs, [TensorSpec("output0", "FP32", [-1, N])], True)
 
 
 def _parsed(entry: ModelEntry, body: bytes):
@@ -183,14 +185,15 @@ def test_any_numbers(floats, doubles):
 
 def test_a_body_past_the_kept_buffer_gets_its_own():
     wide = 40000
-    entry = ModelEntry("m", None, [("x", "FP32", [-1, wide])], [("output0", "FP32", [-1, wide])], True)
+    entry = ModelEntry("m", None, [TensorSpec("x", "FP32", [-1, wide])], [TensorSpec("output0", "FP32", [-1, wide])],
+                       True)
     for seed in (0, 1):
         x = np.random.default_rng(seed).standard_normal(wide).astype(np.float32)
         body = json.dumps({"inputs": [{"name": "x", "shape": [1, wide], "datatype": "FP32", "data": x.tolist()}]})
-        assert len(body) // 2 > _scan_buffers.KEPT_VALUES
+        assert len(body) // 2 > scan_buffers.KEPT_VALUES
         assert_same(entry, body.encode())
         assert decode(entry, body.encode(), None)[1][0].tobytes() == x.tobytes()
-    assert len(_scan_buffers.kept) <= _scan_buffers.KEPT_VALUES
+    assert len(scan_buffers.kept) <= scan_buffers.KEPT_VALUES
 
 
 _mutation = st.tuples(st.sampled_from(["replace", "insert", "delete"]), st.floats(0, 1),

@@ -9,7 +9,9 @@ import pytest
 
 import scriptc as torch
 from scriptc.runtime import load
-from scriptc.runtime.server import ServeError, decode, metadata, model_entry, run_batch
+from scriptc.errors import ServeError
+from scriptc.serving.batcher import run_batch
+from scriptc.serving.protocol import decode, metadata, model_entry
 
 
 class _Scripted(torch.nn.Module):

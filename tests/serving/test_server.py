@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
+import http.client
 import json
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -20,49 +17,13 @@ from hypothesis import strategies as st
 import scriptc as torch
 from scriptc.runtime import load
 
-from ..models import MLP
+from .running import Running, post as _post
 
 httpclient = pytest.importorskip("tritonclient.http")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from scriptc.runtime.server import DATATYPES, _json_array  # noqa: E402  (needs the serve extra)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Running:
-    def __init__(self, archive, *extra):
-        self.port = _free_port()
-        self.url = f"127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([sys.executable, "-m", "scriptc", "serve", str(archive), "--port", str(self.port),
-                                      *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                urllib.request.urlopen(f"http://{self.url}/v2/health/ready", timeout=1)
-                return
-            except (urllib.error.URLError, ConnectionError, OSError):
-                if self.proc.poll() is not None:
-                    raise RuntimeError(self.proc.stderr.read().decode()) from None
-                time.sleep(0.1)
-        raise RuntimeError("server did not start")
-
-    def stop(self) -> int:
-        self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(30)
-
-
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory):
-    torch.manual_seed(0)
-    path = tmp_path_factory.mktemp("serve") / "mlp.sc"
-    torch.jit.trace(MLP().eval(), torch.randn(3, 16)).save(path)
-    return path
+from scriptc.serving.protocol import DATATYPES, _json_array  # noqa: E402  (needs the serve extra)
 
 
 @pytest.fixture(scope="module")
@@ -70,15 +31,6 @@ def server(archive):
     running = Running(archive, "--max-batch", "16", "--batch-delay-ms", "3")
     yield running
     assert running.stop() == 0
-
-
-def _post(url, body: bytes, headers=None):
-    request = urllib.request.Request(url, data=body, headers=headers or {}, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
 
 
 def test_health_metadata_and_infer_json_and_binary(server, archive):
@@ -191,26 +143,36 @@ def test_json_that_only_python_writes_is_still_read(server, archive):
     assert status == 400 and "malformed JSON" in json.loads(payload)["error"]
 
 
-def test_body_limit_and_full_queue(archive):
-    running = Running(archive, "--max-body-mb", "0.001", "--max-queue", "1", "--batch-delay-ms", "50",
+def test_body_limit_and_full_queue(archive, tmp_path):
+    """A body past the limit is a 413; a request that finds its model's queue full, a 503 at once
+    with Retry-After (the slow model holds each request ~0.5 s: one runs, one waits, the rest are
+    turned away)."""
+    torch.jit.script(slow).save(tmp_path / "slow.sc")
+    running = Running([archive, tmp_path / "slow.sc"], "--max-body-mb", "0.001", "--max-queue", "1",
                       "--max-batch", "1")
     try:
         big = json.dumps({"inputs": [{"name": "x", "shape": [100, 16], "datatype": "FP32",
                                       "data": [0.0] * 1600}]}).encode()
         status, payload = _post(f"http://{running.url}/v2/models/mlp/infer", big)
         assert status == 413 and "error" in json.loads(payload)
-        small = json.dumps({"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [0.0] * 16}]}
-                           ).encode()
-        statuses = []
+        busy = json.dumps({"inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [100000.0]}]}).encode()
+        statuses, retry_after = [], set()
 
         def one():
-            statuses.append(_post(f"http://{running.url}/v2/models/mlp/infer", small)[0])
-        threads = [threading.Thread(target=one) for _ in range(40)]
+            conn = http.client.HTTPConnection(running.url, timeout=60)
+            conn.request("POST", "/v2/models/slow/infer", busy)
+            response = conn.getresponse()
+            statuses.append(response.status)
+            if response.status == 503:
+                retry_after.add(response.getheader("Retry-After"))
+                assert "queue is full" in json.loads(response.read())["error"]
+            conn.close()
+        threads = [threading.Thread(target=one) for _ in range(12)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-        assert set(statuses) <= {200, 503} and 200 in statuses
+        assert statuses.count(200) >= 2 and statuses.count(503) >= 6 and retry_after == {"1"}, statuses
     finally:
         assert running.stop() == 0
 
@@ -298,15 +260,19 @@ def test_threads_caps_blas_while_the_server_runs_and_restores_it(archive):
 
     from threadpoolctl import threadpool_info
 
-    from scriptc.runtime.server import Server, ServerConfig
+    from scriptc.serving.app import Server, ServerConfig
 
     def blas_threads():
         return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
 
     before = blas_threads()
     server = Server([archive], config=ServerConfig(threads=1))
-    assert blas_threads() and all(n == 1 for n in blas_threads())
-    asyncio.run(server.stop())
+
+    async def running():
+        server.start()
+        assert blas_threads() and all(n == 1 for n in blas_threads())
+        server.stop()
+    asyncio.run(running())
     assert blas_threads() == before
 
 

@@ -1,0 +1,125 @@
+"""Arguments of a call from Python into scripted code, checked and converted to the parameters'
+types as TorchScript does: a one-element tensor for a number, a tuple for a List, ints for a
+float; anything else of the wrong type is a TypeError naming the argument."""
+
+from __future__ import annotations
+
+import enum
+
+from scriptc.tensors import Tensor
+from scriptc.types import (
+    EnumValue,
+    Any_,
+    Bool,
+    Complex,
+    DeviceT,
+    DictType,
+    DType,
+    EnumType,
+    Float,
+    Int,
+    ListType,
+    NoneType,
+    OptionalType,
+    Scalar,
+    Str,
+    TensorType,
+    TupleType,
+    Type,
+    UnionType,
+    device,
+    dtype,
+)
+
+_NUMBERS = {Int: int, Float: float, Bool: bool, Complex: complex}
+
+
+def convert_arguments(params: list, values: list) -> list:
+    """`values` for the graph inputs `params` (IR Values with names and types)."""
+    return [convert(v, p.type, p.name or f"argument {i}") for i, (p, v) in enumerate(zip(params, values))]
+
+
+def convert(value, t: Type, name: str):
+    if t == Any_ or t == Scalar and isinstance(value, (int, float, bool)):
+        return value
+    if isinstance(t, OptionalType):
+        return None if value is None else convert(value, t.elem, name)
+    if isinstance(t, UnionType):
+        for option in t.options:
+            try:
+                return convert(value, option, name)
+            except TypeError:
+                continue
+        raise _mismatch(value, t, name)
+    if t == NoneType:
+        if value is not None:
+            raise _mismatch(value, t, name)
+        return value
+    if isinstance(t, TensorType):
+        if not isinstance(value, Tensor):
+            raise _mismatch(value, t, name)
+        return value
+    if t in _NUMBERS:
+        return _number(value, t, name)
+    if t == Str:
+        if not isinstance(value, (str, bytes)):
+            raise _mismatch(value, t, name)
+        return value
+    if isinstance(t, ListType):
+        if not isinstance(value, (list, tuple)):
+            raise _mismatch(value, t, name)
+        return [convert(v, t.elem, name) for v in value]
+    if isinstance(t, TupleType):
+        if not isinstance(value, (list, tuple)) or t.elems and len(value) != len(t.elems):
+            raise _mismatch(value, t, name)
+        return tuple(convert(v, e, name) for v, e in zip(value, t.elems)) if t.elems else tuple(value)
+    if isinstance(t, DictType):
+        if not isinstance(value, dict):
+            raise _mismatch(value, t, name)
+        return {convert(k, t.key, name): convert(v, t.value, name) for k, v in value.items()}
+    if t == DeviceT:
+        return device(value) if isinstance(value, (str, device)) else _raise(_mismatch(value, t, name))
+    if t == DType:
+        return value if isinstance(value, dtype) else _raise(_mismatch(value, t, name))
+    if isinstance(t, EnumType):
+        if isinstance(value, enum.Enum) and type(value).__qualname__ == t.name:
+            ENUM_CLASSES[t.name] = type(value)
+            return EnumValue(t.name, value.name, value.value)
+        raise _mismatch(value, t, name)
+    return value
+
+
+# Enum classes scripted code used, by name: results come back as their members (python_value)
+ENUM_CLASSES: dict[str, type] = {}
+
+
+def python_value(value):
+    """A runtime value as Python sees it where they differ: an Enum member for an EnumValue."""
+    if isinstance(value, EnumValue):
+        cls = ENUM_CLASSES.get(value.enum)
+        return cls[value.name] if cls is not None and value.name in cls.__members__ else value
+    return value
+
+
+def _number(value, t: Type, name: str):
+    kind = _NUMBERS[t]
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise TypeError(f"Expected a value of type '{t}' for argument '{name}' but got a tensor with "
+                            f"{value.numel()} elements")
+        return kind(value.item())
+    if t == Bool and not isinstance(value, bool) or t == Int and (isinstance(value, bool) or
+                                                                  not isinstance(value, int)):
+        raise _mismatch(value, t, name)
+    if not isinstance(value, (int, float, complex)) or isinstance(value, complex) and t != Complex:
+        raise _mismatch(value, t, name)
+    return kind(value)
+
+
+def _mismatch(value, t: Type, name: str) -> TypeError:
+    return TypeError(f"Expected a value of type '{t}' for argument '{name}' but instead found type "
+                     f"'{type(value).__name__}'.")
+
+
+def _raise(error: Exception):
+    raise error

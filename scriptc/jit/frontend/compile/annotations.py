@@ -1,0 +1,237 @@
+"""Types in the source: annotations and `# type:` comments, isinstance() and torch.jit.isinstance(),
+refinement of Optional and Union variables, and the implicit conversions TorchScript inserts."""
+
+from __future__ import annotations
+
+from scriptc.ir.graph import Value
+from scriptc.types import (
+    Any_,
+    Bool,
+    Complex,
+    DictType,
+    Float,
+    Int,
+    ListType,
+    NoneType,
+    OptionalType,
+    Scalar,
+    TensorType,
+    TupleType,
+    UnionType,
+)
+
+from .. import ast
+from ..lalr import SyntaxProblem
+from ..parser import parse_expression
+from .types import (
+    GENERICS,
+    AnnotationError,
+    builtin_type_name,
+    generic_type,
+    make_union,
+    members,
+    named_type,
+    python_type,
+    static_isinstance,
+)
+from .values import Refined, TypeValue
+
+_BARE = {"list": ListType(Any_), "tuple": TupleType(()), "dict": DictType(Any_, Any_)}
+
+
+class Annotations:
+    """Annotation parsing, isinstance, refinement."""
+
+    def annotation(self, node: ast.Node):
+        """The IR type an annotation expression names."""
+        try:
+            return self._annotation(node)
+        except AnnotationError as exc:
+            raise self.error(str(exc), node) from None
+
+    def _annotation(self, node: ast.Node):
+        if isinstance(node, ast.Constant):
+            if node.value is None:
+                return NoneType
+            if isinstance(node.value, str):
+                try:
+                    return self._annotation(parse_expression(node.value, node.line, node.col))
+                except SyntaxProblem as exc:
+                    raise AnnotationError(exc.message) from None
+        if isinstance(node, ast.BinOp) and node.op == "|":
+            return make_union([self._annotation(node.left), self._annotation(node.right)])
+        if isinstance(node, ast.Subscript):
+            head = self.annotation_head(node.value)
+            index = node.index.elts if isinstance(node.index, ast.Tuple) else [node.index]
+            return generic_type(head, [self._annotation(i) for i in index])
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            found, obj = self.lookup_object(node)
+            if found:
+                return python_type(obj, self.class_type)
+            if isinstance(node, ast.Name) and named_type(node.id) is not None:
+                return named_type(node.id)
+            raise AnnotationError(f"unknown type annotation '{_dotted(node)}'")
+        if isinstance(node, ast.Tuple) and not node.elts:
+            return TupleType(())
+        raise AnnotationError("unsupported type annotation")
+
+    def annotation_head(self, node: ast.Node) -> str:
+        name = _dotted(node) or ""
+        short = name.split(".")[-1]
+        if short in GENERICS:
+            return short
+        found, obj = self.lookup_object(node)
+        if found:
+            short = getattr(obj, "_name", None) or getattr(obj, "__name__", short)
+            if short in GENERICS:
+                return short
+        raise AnnotationError(f"unknown generic type '{name}'")
+
+    def annotation_text(self, text: str, where: ast.Node):
+        """The type a `# type: T` comment names."""
+        try:
+            expression = parse_expression(text, where.line, where.col)
+        except SyntaxProblem as exc:
+            raise self.error(f"bad type comment: {exc.message}", where) from None
+        return self.annotation(expression)
+
+    def type_comment_signature(self, text: str, where: ast.Node) -> tuple[list, object]:
+        """(parameter types, return type or None) of a `# type: (A, B) -> R` comment."""
+        params_text, arrow, result = text.partition("->")
+        params_text = params_text.strip()
+        if not (params_text.startswith("(") and params_text.endswith(")")):
+            raise self.error(f"bad type comment '{text}': expected (types) -> type", where)
+        inner = params_text[1:-1].strip()
+        params = []
+        if inner:
+            tree = self.parse_annotation_text(f"({inner},)", where)
+            params = [self.annotation(e) for e in tree.elts]
+        returns = self.annotation(self.parse_annotation_text(result.strip(), where)) if arrow else None
+        return params, returns
+
+    def parse_annotation_text(self, text: str, where: ast.Node):
+        try:
+            return parse_expression(text, where.line, where.col)
+        except SyntaxProblem as exc:
+            raise self.error(f"bad type comment: {exc.message}", where) from None
+
+    def type_argument(self, node: ast.Node):
+        """The type an isinstance()/jit.isinstance()/jit.annotate argument names (a tuple: a Union)."""
+        if isinstance(node, ast.Tuple):
+            return make_union([self.type_argument(e) for e in node.elts])
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            found, obj = self.lookup_object(node)
+            name = builtin_type_name(obj) if found else None
+            if name in _BARE:
+                return _BARE[name]
+        return self.annotation(node)
+
+    # --- isinstance --------------------------------------------------------------------------------
+    def isinstance_test(self, value, target, node) -> Value:
+        """isinstance(value, target): a constant when the static type decides it, else a runtime
+        check of the value's class (for a Union/Optional/Any)."""
+        if isinstance(target, TypeValue):
+            target = target.type
+        value = self.as_value(value, node)
+        static = static_isinstance(value.type, target)
+        if static is not None:
+            return self.const(static)
+        return self.emit1("prim::isinstance", [value], Bool, {"types": [str(t) for t in members(target)]})
+
+    def refinements(self, test: ast.Node) -> tuple[dict, dict]:
+        """({name: Refined} when `test` is true, {...} when false) for `x is [not] None`,
+        isinstance(x, T) and torch.jit.isinstance(x, T), through `not`, `and` and `or`."""
+        if isinstance(test, ast.UnaryOp) and test.op == "not":
+            when_true, when_false = self.refinements(test.operand)
+            return when_false, when_true
+        if isinstance(test, ast.BoolOp):
+            parts = [self.refinements(v) for v in test.values]
+            merged: dict = {}
+            for when_true, when_false in parts:
+                merged.update(when_true if test.op == "and" else when_false)
+            return (merged, {}) if test.op == "and" else ({}, merged)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and test.ops[0] in ("is", "is not"):
+            name, other = _name_and_other(test.left, test.comparators[0])
+            if name is None or not (isinstance(other, ast.Constant) and other.value is None):
+                return {}, {}
+            narrowed = self.narrow(name, lambda t: t != NoneType)
+            return ({}, narrowed) if test.ops[0] == "is" else (narrowed, {})
+        if isinstance(test, ast.Call) and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and \
+                self.builtin_name(test.func) in ("isinstance", "jit.isinstance"):
+            try:
+                target = self.type_argument(test.args[1])
+            except Exception:  # noqa: BLE001 - the call itself reports a bad type when compiled
+                return {}, {}
+            name = test.args[0].id
+            kept = self.narrow(name, lambda t: static_isinstance(t, target) is not False)
+            dropped = self.narrow(name, lambda t: static_isinstance(t, target) is not True)
+            return kept, dropped
+        return {}, {}
+
+    def narrow(self, name: str, keep) -> dict:
+        """{name: Refined(value, the members of its type that `keep` accepts)}, when that narrows it."""
+        bound = self.lookup(name)
+        base = bound.value if isinstance(bound, Refined) else bound
+        current = bound.type if isinstance(bound, (Refined, Value)) else None
+        if current is None or not isinstance(current, (OptionalType, UnionType)) and current not in (Any_, Scalar):
+            return {}
+        options = [m for m in members(current) if keep(m)]
+        if not options or len(options) == len(members(current)):
+            return {}
+        return {name: Refined(base, make_union(options))}
+
+    # --- conversions ------------------------------------------------------------------------------
+    def implicit_conversion(self, value: Value, target, from_tensor: bool = False):
+        """The conversions TorchScript makes where a type is declared: int -> float -> complex, a
+        tuple of numbers -> List, and (`from_tensor`: for call arguments and jit.annotate) a
+        one-element tensor -> a number. None when there is none."""
+        t = value.type
+        if from_tensor and isinstance(t, TensorType) and target in (Int, Float, Bool):
+            name = {Int: "int", Float: "float", Bool: "bool"}[target]
+            return self.emit1(f"{name}.tensor", [value], target)
+        if target == Float and t in (Int, Bool):
+            return self.emit1("float.scalar", [value], Float)
+        if target == Complex and t in (Int, Float, Bool):
+            return self.emit1("complex.scalar", [value, self.const(0.0)], Complex)
+        if isinstance(target, ListType) and isinstance(t, TupleType) and all(
+                e == target.elem or (isinstance(e, TensorType) and isinstance(target.elem, TensorType))
+                for e in t.elems):
+            return self.emit1("prim::ListConstruct", self.tuple_items(value), target)
+        if isinstance(target, OptionalType) and target.elem in (Float, Complex) and t in (Int, Bool):
+            inner = self.implicit_conversion(value, target.elem)
+            return self.emit1("prim::Refine", [inner], target)
+        return None
+
+    def container_hint(self, expected, kind):
+        """The `kind` (ListType, DictType, TupleType) type an annotation asks a display to be: itself,
+        or its only member of that kind in a Union/Optional (None: nothing to go by)."""
+        if expected is None:
+            return None
+        options = [m for m in members(expected) if isinstance(m, kind)]
+        return options[0] if len(options) == 1 else None
+
+    def as_list(self, value: Value, node) -> Value:
+        if isinstance(value.type, ListType):
+            return value
+        if isinstance(value.type, TupleType):
+            items = self.tuple_items(value)
+            elem = items[0].type if items else TensorType()
+            return self.emit1("prim::ListConstruct", items, ListType(elem))
+        raise self.error(f"expected a list, got a value of type {value.type}", node)
+
+
+def _name_and_other(left, right):
+    if isinstance(left, ast.Name):
+        return left.id, right
+    if isinstance(right, ast.Name):
+        return right.id, left
+    return None, None
+
+
+def _dotted(node) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else None
+    return None

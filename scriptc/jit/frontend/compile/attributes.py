@@ -1,0 +1,155 @@
+"""Attribute access (`a.b`) on every kind of value, and the tensor properties and methods whose
+lowering is not a plain op-table call (size, item, tolist, to, T, mT, grad, ...)."""
+
+from __future__ import annotations
+
+from scriptc import ops
+from scriptc.ir.graph import Value
+from scriptc.types import (
+    DTYPES_BY_NAME,
+    Bool,
+    Complex,
+    DeviceT,
+    DType,
+    EnumType,
+    Float,
+    Int,
+    ListType,
+    NamedTupleType,
+    ObjectType,
+    OptionalType,
+    Scalar,
+    Str,
+    TensorType,
+)
+
+from .. import ast
+from .values import ClassRef, MethodRef, ModuleDictMethod, PythonNamespace, SugaredModule, SugaredTuple
+
+_CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
+                "short": "int16", "bool": "bool", "byte": "uint8", "char": "int8"}
+
+
+class Attributes:
+    """expr_Attribute and tensor methods."""
+
+    def expr_Attribute(self, node: ast.Attribute, expected):
+        base = self.expr(node.value)
+        self.at(node)
+        return self.attribute(base, node.attr, node)
+
+    def attribute(self, base, name: str, node):
+        if isinstance(base, PythonNamespace):
+            return self.namespace_attribute(base, name, node)
+        if isinstance(base, SugaredModule):
+            if name in ("keys", "values", "items") and type(base.module).__name__ in ("ModuleDict", "ParameterDict"):
+                return ModuleDictMethod(base, name)
+            return self.module_attribute(base, name, node)
+        if isinstance(base, ClassRef):
+            return self.class_attribute(base, name, node)
+        if isinstance(base, SugaredTuple) and name in base.names:
+            return base.items[base.names.index(name)]
+        if not isinstance(base, Value):
+            raise self.error(f"'{self.describe(base)}' has no attribute '{name}' in scripted code", node)
+        t = base.type
+        if isinstance(t, TensorType):
+            return self.tensor_attribute(base, name, node)
+        if isinstance(t, ObjectType):
+            return self.object_attribute(base, name, node)
+        if isinstance(t, NamedTupleType) and name in t.fields:
+            return self.tuple_field(base, name, node)
+        if isinstance(t, EnumType):
+            return self.enum_property(base, name, node)
+        if t == DeviceT and name in ("type", "index"):
+            return self.emit1(f"{name}.device", [base], Str if name == "type" else OptionalType(Int))
+        if t == Complex and name in ("real", "imag"):
+            return self.emit1(f"{name}.complex", [base], Float)
+        return MethodRef(base, name)
+
+    # --- tensors -------------------------------------------------------------------------------------
+    def tensor_attribute(self, x: Value, name: str, node):
+        if name == "shape":
+            return self.emit1("size.all", [x], ListType(Int))
+        if name == "dtype":
+            return self.emit1("dtype", [x], DType)
+        if name == "device":
+            return self.emit1("device.tensor", [x], DeviceT)
+        if name == "ndim":
+            return self.emit1("dim", [x], Int)
+        if name in ("requires_grad", "is_cuda", "is_leaf"):
+            return self.emit1(f"{name}.tensor", [x], Bool)
+        if name == "grad":
+            return self.emit1("grad.tensor", [x], OptionalType(TensorType()))
+        if name == "data":
+            return x
+        if name == "T":
+            dims = self.emit1("reversed_dims.tensor", [x], ListType(Int))
+            return self.call_op("permute", [x, dims], {}, node, method=True)
+        if name == "mT":
+            return self.call_op("transpose", [x, self.const(-2), self.const(-1)], {}, node, method=True)
+        if name in ("H", "mH"):
+            transposed = self.tensor_attribute(x, "T" if name == "H" else "mT", node)
+            return self.call_op("conj", [transposed], {}, node, method=True) if ops.overloads("conj") else \
+                transposed
+        if name in ("real", "imag"):
+            return self.call_op(name, [x], {}, node)
+        if name in ("itemsize", "nbytes"):
+            return self.emit1("element_size.tensor" if name == "itemsize" else "nbytes.tensor", [x], Int)
+        if name in _NEVER:  # kinds of tensor scripted code never holds
+            return self.const(False)
+        return MethodRef(x, name)
+
+    def tensor_method(self, x: Value, name: str, args: list, kwargs: dict, node, expected=None):
+        if name == "size":
+            if not args and not kwargs:
+                return self.emit1("size.all", [x], ListType(Int))
+            dim = self.as_value(args[0] if args else kwargs["dim"], node)
+            return self.emit1("size", [x, dim], Int)
+        if name in ("dim", "ndimension") and not args:
+            return self.emit1("dim", [x], Int)
+        if name in ("numel", "nelement") and not args:
+            return self.emit1("numel", [x], Int)
+        if name == "item" and not args:
+            return self.emit1("item", [x], Scalar)
+        if name == "tolist" and not args:
+            if expected is None:
+                raise self.error("Tensor.tolist() needs a type annotation in scripted code "
+                                 "(e.g. y: List[List[int]] = x.tolist())", node)
+            return self.emit1("tolist.tensor", [x], expected)
+        if name in _CONVERSIONS and not args and not kwargs:
+            return self.emit_op(ops.OPS["to.dtype"], [x, self.const(DTYPES_BY_NAME[_CONVERSIONS[name]])], node)
+        if name == "to":
+            return self.tensor_to(x, args, kwargs, node)
+        if name == "type_as":
+            other = self.as_value(args[0], node)
+            return self.emit_op(ops.OPS["to.dtype"], [x, self.emit1("dtype", [other], DType)], node)
+        if name in ("detach", "cpu") and not args:
+            return x
+        if name == "contiguous" and not args:
+            return self.emit_op(ops.OPS["contiguous"], [x], node)
+        if name in ("cuda",):
+            raise self.error("Tensor.cuda() is not supported in scripted code", node)
+        if f"{name}.tensor" in ops.OPS:  # a tensor predicate or size of the table (x.is_complex())
+            return self.python_op(f"{name}.tensor", [x] + list(args), kwargs, node)
+        return self.call_op(name, [x] + list(args), kwargs, node, method=True)
+
+    def tensor_to(self, x: Value, args: list, kwargs: dict, node) -> Value:
+        """x.to(dtype) / .to(device) / .to(device, dtype) / .to(other): only the dtype changes data here."""
+        target = None
+        for value in list(args) + [kwargs.get("dtype"), kwargs.get("other")]:
+            if value is None:
+                continue
+            value = self.as_value(value, node)
+            if value.type == DType:
+                target = value
+            elif isinstance(value.type, TensorType):
+                target = self.emit1("dtype", [value], DType)
+            elif value.type not in (DeviceT, Str, Bool, OptionalType(DType)):
+                raise self.error(f"Tensor.to() does not take a {value.type}", node)
+        if target is None:
+            return x
+        return self.emit_op(ops.OPS["to.dtype"], [x, target], node)
+
+
+_NEVER = frozenset(("is_sparse", "is_quantized", "is_meta", "is_mkldnn", "is_nested", "is_xpu", "is_mps",
+                    "is_vulkan", "is_ipu", "is_xla", "is_sparse_csr"))

@@ -1,0 +1,478 @@
+"""The builtins that need their own lowering (builtins.py's SPECIAL names) and torch.jit's helpers."""
+
+from __future__ import annotations
+
+import inspect
+
+from scriptc.ir.graph import Value
+from scriptc.types import (
+    Any_,
+    Bool,
+    Complex,
+    DictType,
+    Float,
+    FutureType,
+    Int,
+    ListType,
+    NoneType,
+    ObjectType,
+    OptionalType,
+    Scalar,
+    Str,
+    TensorType,
+    TupleType,
+)
+
+from .. import ast
+from ..builtins import BY_SCHEMA
+from .loops import Iteration
+from .types import make_union, members
+from .values import ClassRef, MethodRef, ModuleMethod, SliceValue, SugaredModule, SugaredTuple, TypeValue, UserFunction
+
+_NUMBERS = (Int, Float, Bool)
+
+
+class BuiltinCalls:
+    """call_builtin / call_jit and the argument-level lowerings (isinstance, annotate, getattr, fork)."""
+
+    def call_builtin(self, name: str, args: list, kwargs: dict, node, expected=None):
+        if len(args) == 1 and not kwargs and name in _MAGIC and self.has_magic(args[0], _MAGIC[name]):
+            return self.object_method(args[0], _MAGIC[name], [], {}, node)  # len(obj): obj.__len__()
+        if name == "sorted" and args and isinstance(args[0], Value) and isinstance(args[0].type, ListType) and \
+                isinstance(args[0].type.elem, ObjectType):
+            copied = self.emit1("copy.list", [args[0]], args[0].type)
+            self.sort_objects(copied, kwargs.get("reverse"), node)
+            return copied
+        if name.startswith("math."):
+            return self.python_op(name, args, kwargs, node)
+        if name in BY_SCHEMA:
+            if any(isinstance(a, Value) and isinstance(a.type, TensorType) for a in args):
+                return self.call_op(name, args, kwargs, node)
+            return self.python_op(name, args, kwargs, node)
+        handler = getattr(self, f"builtin_{name}", None)
+        if handler is None:
+            raise self.error(f"builtin '{name}' is not supported in scripted code", node)
+        return handler(args, kwargs, node, expected)
+
+    def one_argument(self, name: str, args: list, kwargs: dict, node):
+        if len(args) != 1 or kwargs:
+            raise self.error(f"{name}() takes exactly one argument here", node)
+        return args[0]
+
+    def length(self, value, node) -> Value:
+        if isinstance(value, SugaredTuple):
+            return self.const(len(value.items))
+        if isinstance(value, SugaredModule):
+            module = value.module
+            parameters = type(module).__name__ in ("ParameterList", "ParameterDict")
+            return self.const(len(module._parameters if parameters else module._modules))
+        value = self.as_value(value, node)
+        if isinstance(value.type, TupleType):
+            return self.const(len(value.type.elems))
+        if isinstance(value.type, TensorType):
+            return self.emit1("len.tensor", [value], Int)
+        return self.python_op("len", [value], {}, node, failure=f"object of type {value.type} has no len()")
+
+    def builtin_len(self, args, kwargs, node, expected):
+        return self.length(self.one_argument("len", args, kwargs, node), node)
+
+    # --- conversions ---------------------------------------------------------------------------
+    def builtin_int(self, args, kwargs, node, expected):
+        return self.convert("int", Int, args, kwargs, node)
+
+    def builtin_float(self, args, kwargs, node, expected):
+        return self.convert("float", Float, args, kwargs, node)
+
+    def convert(self, name: str, target, args, kwargs, node) -> Value:
+        if not args and not kwargs:
+            return self.const(0 if target == Int else 0.0)
+        value = self.as_value(self.one_argument(name, args, kwargs, node), node)
+        if value.type == target:
+            return value
+        if isinstance(value.type, TensorType):
+            return self.emit1(f"{name}.tensor", [value], target)
+        if value.type == Str:
+            return self.emit1(f"{name}.str", [value], target)
+        if value.type in _NUMBERS or value.type == Scalar:
+            return self.emit1(f"{name}.scalar", [value], target)
+        raise self.error(f"{name}() of a value of type {value.type} is not supported", node)
+
+    def builtin_bool(self, args, kwargs, node, expected):
+        if not args:
+            return self.const(False)
+        value = self.as_value(self.one_argument("bool", args, kwargs, node), node)
+        return self.as_bool(value, node)
+
+    def builtin_complex(self, args, kwargs, node, expected):
+        values = [self.as_value(a, node) for a in args] + [self.as_value(v, node) for v in kwargs.values()]
+        # complex(tensor, 2.0): TorchScript reads a one-element tensor as a number here
+        values = [self.emit1("float.tensor", [v], Float) if isinstance(v.type, TensorType) else v for v in values]
+        while len(values) < 2:
+            values.append(self.const(0.0))
+        if len(values) != 2 or not all(v.type in _NUMBERS + (Complex, Scalar) for v in values):
+            raise self.error("complex() takes a real and an imaginary part (numbers)", node)
+        if values[0].type == Complex or values[1].type == Complex:
+            return self.python_op("complex", values, {}, node)
+        return self.emit1("complex.scalar", values, Complex)
+
+    def builtin_str(self, args, kwargs, node, expected):
+        if not args:
+            return self.const("")
+        value = self.as_value(self.one_argument("str", args, kwargs, node), node)
+        return value if value.type == Str else self.emit1("str.any", [value], Str)
+
+    def builtin_hash(self, args, kwargs, node, expected):
+        value = self.as_value(self.one_argument("hash", args, kwargs, node), node)
+        return self.emit1("hash.any", [value], Int)
+
+    # --- containers ------------------------------------------------------------------------------
+    def builtin_list(self, args, kwargs, node, expected):
+        if not args:
+            return self.emit1("prim::ListConstruct", [], self.container_hint(expected, ListType) or
+                              ListType(TensorType()))
+        value = self.one_argument("list", args, kwargs, node)
+        if isinstance(value, (SugaredTuple, Iteration)) or isinstance(value, Value) and isinstance(value.type,
+                                                                                                    TupleType):
+            items = [self.as_value(v, node) for v in self.tuple_elements(value, node)] if not isinstance(
+                value, Iteration) else None
+            if items is None:
+                return self.list_of_items(value, node)
+            elem = self.element_type([v.type for v in items], node, "list") if items else TensorType()
+            return self.emit1("prim::ListConstruct", items, ListType(elem))
+        value = self.as_value(value, node)
+        if isinstance(value.type, ListType):
+            return self.emit1("copy.list", [value], value.type)
+        if value.type == Str:
+            return self.emit1("list.str", [value], ListType(Str))
+        if isinstance(value.type, DictType):
+            return self.emit1("keys.dict", [value], ListType(value.type.key))
+        if isinstance(value.type, TensorType):
+            return self.emit1("unbind", [value, self.const(0)], ListType(TensorType()))
+        raise self.error(f"list() of a value of type {value.type} is not supported", node)
+
+    def builtin_tuple(self, args, kwargs, node, expected):
+        value = self.one_argument("tuple", args, kwargs, node)
+        if isinstance(value, SugaredTuple) or isinstance(value, Value) and isinstance(value.type, TupleType):
+            return value
+        raise self.error("tuple() needs a tuple here (a list's length is not known when compiling)", node)
+
+    def builtin_dict(self, args, kwargs, node, expected):
+        target = self.container_hint(expected, DictType)
+        if len(args) > 1:
+            raise self.error("dict() takes at most one positional argument", node)
+        if args:
+            source = args[0]
+            if isinstance(source, Iteration):
+                source = self.list_of_items(source, node)
+            source = self.as_value(source, node)
+            if _empty_display(node.args[0]):  # dict([]), dict({})
+                result = self.emit1("prim::DictConstruct", [], target or DictType(Str, TensorType()))
+            elif isinstance(source.type, DictType):
+                result = self.emit1("copy.dict", [source], target or source.type)
+            elif isinstance(source.type, ListType) and isinstance(source.type.elem, TupleType) and \
+                    len(source.type.elem.elems) == 2:
+                key, value = source.type.elem.elems
+                result = self.emit1("dict.list", [source], target or DictType(key, value))
+            else:
+                raise self.error(f"dict() of a value of type {source.type} is not supported", node)
+        else:
+            values = [self.as_value(v, node) for v in kwargs.values()]
+            value_type = target.value if target else (self.element_type([v.type for v in values], node, "dict value")
+                                                      if values else TensorType())
+            result = self.emit1("prim::DictConstruct", [], target or DictType(Str, value_type))
+            if not target and not values:
+                return result
+        for key, value in (kwargs.items() if args else kwargs.items()):
+            value = self.as_value(value, node)
+            item = self.coerce(value, result.type.value, node, f"dict() value for '{key}' has type {value.type}, "
+                               f"not {result.type.value}")
+            self.emit("setitem.dict", [result, self.const(key), item], [NoneType])
+        return result
+
+    def list_of_items(self, iteration, node) -> Value:
+        """A list of an iteration's items (range(), zip(), enumerate() used as values)."""
+        if isinstance(iteration, list):
+            items = [self.as_value(v, node) for v in iteration]
+            elem = self.element_type([v.type for v in items], node, "list") if items else Int
+            return self.emit1("prim::ListConstruct", items, ListType(elem))
+        result = self.emit1("prim::ListConstruct", [], ListType(Int))
+        appended = []
+
+        def body(i):
+            item = self.as_value(iteration.element(i), node)
+            appended.append(self.emit("append.list", [result, item], [result.type]))
+            return self.const(True)
+        self.emit_loop(node, iteration.trip, self.const(True), [], body, set())
+        if appended:
+            result.type = ListType(appended[0].inputs[1].type)
+            appended[0].outputs[0].type = result.type
+        return result
+
+    def builtin_min(self, args, kwargs, node, expected):
+        return self.extreme("min", args, kwargs, node)
+
+    def builtin_max(self, args, kwargs, node, expected):
+        return self.extreme("max", args, kwargs, node)
+
+    def extreme(self, name: str, args, kwargs, node):
+        if len(args) == 1:
+            value = args[0]
+            if isinstance(value, SugaredTuple) or isinstance(value, Value) and isinstance(value.type, TupleType):
+                args = self.tuple_elements(value, node)
+            else:
+                value = self.as_value(value, node)
+                if isinstance(value.type, TensorType):
+                    return self.call_op(name, [value], kwargs, node)
+                return self.python_op(name, [value], kwargs, node, failure=f"{name}() of a value of type {value.type}")
+        values = [self.as_value(a, node) for a in args]
+        if len(values) < 2:
+            raise self.error(f"{name}() expected at least one argument", node)
+        if any(isinstance(v.type, TensorType) for v in values):
+            result = values[0]
+            for v in values[1:]:
+                result = self.call_op(name, [result, v], {}, node)
+            return result
+        result = values[0]
+        for v in values[1:]:
+            result = self.python_op(name, [result, v], {}, node,
+                                    failure=f"{name}() of values of types {result.type} and {v.type}")
+        return result
+
+    def builtin_print(self, args, kwargs, node, expected):
+        values = [self.as_value(a, node) for a in args]
+        sep = self.as_value(kwargs.pop("sep", self.const(" ")), node)
+        end = self.as_value(kwargs.pop("end", self.const("\n")), node)
+        if kwargs:
+            raise self.error(f"print() got an unexpected keyword argument '{sorted(kwargs)[0]}'", node)
+        self.emit("print.any", [self.make_tuple(values), sep, end], [NoneType])
+        return self.const(None)
+
+    def builtin_slice(self, args, kwargs, node, expected):
+        """slice(stop) / slice(start, stop[, step]): a compile-time value that indexes (x[s])."""
+        if not 1 <= len(args) <= 3 or kwargs:
+            raise self.error("slice() takes 1 to 3 positional arguments", node)
+        bounds = [None if self.as_value(a, node).type == NoneType else self.as_value(a, node) for a in args]
+        if any(b is not None and b.type != Int for b in bounds):
+            raise self.error("slice() bounds must be ints or None", node)
+        start, stop, step = [None, bounds[0], None] if len(bounds) == 1 else (bounds + [None])[:3]
+        return SliceValue(start, stop, step)
+
+    def builtin_id(self, args, kwargs, node, expected):
+        raise self.error("id() is not supported in scripted code", node)
+
+    builtin_iter = builtin_next = builtin_id
+
+    # --- calls whose arguments are types or names -------------------------------------------------
+    def raw_argument_call(self, name: str, node: ast.Call, expected):
+        if name in ("range", "enumerate", "zip", "reversed"):
+            return self.list_of_items(getattr(self, f"iterate_{name}")(node), node)
+        if name in ("isinstance", "jit.isinstance"):
+            if len(node.args) != 2 or node.keywords:
+                raise self.error(f"{name}() takes exactly two arguments", node)
+            value = self.expr(node.args[0])
+            target = self.type_argument(node.args[1])
+            self.at(node)
+            if not isinstance(value, Value):
+                return self.const(False)
+            return self.isinstance_test(value, target, node)
+        if name == "jit.annotate":
+            if len(node.args) != 2:
+                raise self.error("torch.jit.annotate(type, value) takes two arguments", node)
+            target = self.annotation(node.args[0])
+            value = self.as_value(self.expr(node.args[1], target), node.args[1])
+            return self.coerce(value, target, node, f"torch.jit.annotate: a value of type {value.type} is not a "
+                               f"{target}", from_tensor=True)
+        if name == "jit._unwrap_optional":
+            value = self.as_value(self.expr(node.args[0]), node.args[0])
+            if not isinstance(value.type, OptionalType):
+                return value
+            self.emit_if(self.emit1("prim::IsNone", [value], Bool),
+                         lambda: self.raises("AssertionError: Unwrapping null optional"), None)
+            return self.emit1("prim::Refine", [value], value.type.elem)
+        if name in ("getattr", "hasattr"):
+            return self.attribute_by_name(name, node)
+        return self.fork(node)
+
+    def attribute_by_name(self, name: str, node: ast.Call):
+        if len(node.args) not in (2, 3) or not isinstance(node.args[1], ast.Constant) or \
+                not isinstance(node.args[1].value, str):
+            raise self.error(f"{name}() needs an attribute name that is a string constant", node)
+        attr = node.args[1].value
+        if name == "getattr":
+            if len(node.args) == 3 and not self.has_attribute(node.args[0], attr):
+                return self.expr(node.args[2])
+            return self.attribute(self.expr(node.args[0]), attr, node)
+        return self.const(self.has_attribute(node.args[0], attr))
+
+    def has_attribute(self, node: ast.Node, attr: str) -> bool:
+        base = self.expr(node)
+        if isinstance(base, SugaredModule):
+            return self.module_has_attribute(base, attr)
+        try:
+            self.attribute(base, attr, node)
+        except Exception:  # noqa: BLE001 - any failure to resolve means "no such attribute"
+            return False
+        return True
+
+    def fork(self, node: ast.Call):
+        """torch.jit.fork(fn, *args): a prim::Fork of fn's graph, run on an inter-op thread; its
+        Future's wait() gives the result."""
+        if not node.args:
+            raise self.error("torch.jit.fork() needs a function to call", node)
+        callee = self.expr(node.args[0])
+        args = [self.expr(a) for a in node.args[1:]]
+        kwargs = {kw.name: self.expr(kw.value) for kw in node.keywords}
+        self.at(node)
+        if isinstance(callee, UserFunction) and not getattr(callee.fn, "_scriptc_ignore", False):
+            graph, name = self.ctx.function_graph(callee.fn, self, node)
+            values = self.bind_python(callee.fn, graph.inputs, args, kwargs, node)
+        elif isinstance(callee, (ModuleMethod, SugaredModule)):
+            owner = callee.owner if isinstance(callee, ModuleMethod) else callee
+            fn = callee.fn if isinstance(callee, ModuleMethod) else type(owner.module).forward
+            graph, name = self.ctx.module_method_graph(owner, fn, self, node)
+            values = [owner.value] + self.bind_python(fn, graph.inputs[1:], args, kwargs, node, skip=1)
+        elif isinstance(callee, MethodRef) and isinstance(callee.base.type, ObjectType):  # obj.method
+            record = self.ctx.class_named(callee.base.type.name)
+            graph, name = self.ctx.method_graph(record, callee.name, self, node)
+            fn = getattr(record.cls, callee.name)
+            values = [callee.base] + self.bind_python(fn, graph.inputs[1:], args, kwargs, node, skip=1)
+        else:
+            raise self.error("torch.jit.fork() takes a scripted function or a method of a module or object", node)
+        return self.emit1("prim::Fork", values, FutureType(graph.outputs[0].type), {"function": name})
+
+    def torch_check(self, args: list, kwargs: dict, node):
+        """torch._check(cond, message=None): raises RuntimeError(message) unless cond."""
+        try:
+            bound = inspect.signature(lambda cond, message=None: None).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.error(f"torch._check(): {exc}", node) from None
+        cond = self.as_bool(bound.arguments["cond"], node)
+        message = "Expected cond to be True, but got False"
+        if "message" in bound.arguments:
+            text = bound.arguments["message"]
+            constant = text.node.attrs.get("value") if isinstance(text, Value) and text.node is not None and \
+                text.node.op == "prim::Constant" else None
+            if not isinstance(constant, str):
+                raise self.error("torch._check(): the message must be a string constant in scripted code", node)
+            message = constant
+        if self.static_bool(cond) is not True:
+            self.emit_if(self.negate(cond), lambda: self.raises(f"RuntimeError: {message}"), None)
+        return self.const(None)
+
+    # --- torch.jit and torch helpers ----------------------------------------------------------------
+    def call_jit(self, name: str, args: list, kwargs: dict, node, expected):
+        if name == "is_scripting":
+            return self.const(True)
+        if name == "is_tracing":
+            return self.const(False)
+        if name == "_get_tracing_state":  # torch._C._get_tracing_state(): no tracer in scripted code
+            return self.const(None)
+        if name == "_check":
+            return self.torch_check(args, kwargs, node)
+        if name == "wait":
+            future = self.as_value(self.one_argument("wait", args, kwargs, node), node)
+            return self.emit1("prim::Wait", [future], future.type.elem)
+        if name in ("tensor", "as_tensor"):
+            return self.tensor_literal(name, args, kwargs, node)
+        if name == "is_tensor":
+            value = self.as_value(self.one_argument("is_tensor", args, kwargs, node), node)
+            return self.const(isinstance(value.type, TensorType))
+        if name == "_assert":
+            condition = self.as_bool(args[0], node)
+            failed = self.emit1("not.scalar", [condition], Bool)
+            message = args[1] if len(args) > 1 else None
+            text = "AssertionError"
+            if isinstance(message, Value) and message.node is not None and message.node.op == "prim::Constant":
+                text = f"AssertionError: {message.node.attrs['value']}"
+            self.emit_if(failed, lambda: self.raises(text), None)
+            return self.const(None)
+        if name == "autograd.grad":
+            return self.autograd_grad(args, kwargs, node)
+        if name in ("no_grad", "enable_grad"):
+            raise self.error(f"torch.{name}() is only supported as a `with` context manager", node)
+        return self.python_op(name, args, kwargs, node)
+
+    def is_grad_mode_context(self, node: ast.Node) -> bool:
+        if not isinstance(node, ast.Call) or node.args or node.keywords:
+            return False
+        found, obj = self.lookup_object(node.func)
+        return found and self.ctx.jit_functions.get(id(obj)) in ("no_grad", "enable_grad")
+
+    def tensor_literal(self, name: str, args: list, kwargs: dict, node) -> Value:
+        """torch.tensor(data, dtype=None, device=None, requires_grad=False): data a number, a (nested)
+        list of numbers, or a tensor."""
+        if not args:
+            raise self.error(f"torch.{name}() needs data", node)
+        data = self.as_value(args[0], node)
+        options = {k: self.as_value(v, node) for k, v in kwargs.items()}
+        unknown = set(options) - {"dtype", "device", "requires_grad"}
+        if unknown:
+            raise self.error(f"torch.{name}() got an unexpected keyword argument '{sorted(unknown)[0]}'", node)
+        dtype = options.get("dtype", self.const(None))
+        return self.emit1("tensor.data", [data, dtype, options.get("requires_grad", self.const(False))],
+                          TensorType())
+
+    def autograd_grad(self, args: list, kwargs: dict, node) -> Value:
+        names = ["outputs", "inputs", "grad_outputs", "retain_graph", "create_graph", "allow_unused"]
+        values = dict(zip(names, args))
+        values.update(kwargs)
+        unknown = set(values) - set(names)
+        if unknown:
+            raise self.error(f"torch.autograd.grad() got an unexpected keyword argument '{sorted(unknown)[0]}'", node)
+        outputs = self.as_tensor_list(values["outputs"], node)
+        inputs = self.as_tensor_list(values["inputs"], node)
+        grad_outputs = values.get("grad_outputs")
+        grad_outputs = self.as_value(grad_outputs, node) if grad_outputs is not None else self.const(None)
+        flags = [self.as_value(values.get(k, self.const(None if k == "retain_graph" else False)), node)
+                 for k in names[3:]]
+        return self.emit1("grad.autograd", [outputs, inputs, grad_outputs] + flags,
+                          ListType(OptionalType(TensorType())))
+
+    def as_tensor_list(self, value, node) -> Value:
+        value = self.as_value(value, node)
+        if isinstance(value.type, TensorType):
+            return self.emit1("prim::ListConstruct", [value], ListType(TensorType()))
+        if isinstance(value.type, TupleType):
+            return self.emit1("prim::ListConstruct", self.tuple_items(value), ListType(TensorType()))
+        return value
+
+    # --- constants and types as values ----------------------------------------------------------------
+    def container_constant(self, value, node, declared=None) -> Value:
+        """A list/tuple/dict of Python constants built in the graph (lists are mutable, so never a
+        shared prim::Constant)."""
+        if isinstance(value, tuple):
+            hints = declared.elems if isinstance(declared, TupleType) else [None] * len(value)
+            return self.make_tuple([self.container_constant(v, node, h) for v, h in zip(value, hints)])
+        if isinstance(value, list):
+            hint = declared.elem if isinstance(declared, ListType) else None
+            items = [self.container_constant(v, node, hint) for v in value]
+            elem = hint or (self.element_type([v.type for v in items], node, "list") if items else TensorType())
+            return self.emit1("prim::ListConstruct", items, ListType(elem))
+        if isinstance(value, dict):
+            keys = [self.const(k) for k in value]
+            items = [self.container_constant(v, node) for v in value.values()]
+            key_type = declared.key if isinstance(declared, DictType) else (keys[0].type if keys else Str)
+            value_type = declared.value if isinstance(declared, DictType) else (
+                self.element_type([v.type for v in items], node, "dict value") if items else TensorType())
+            flat = [x for pair in zip(keys, items) for x in pair]
+            return self.emit1("prim::DictConstruct", flat, DictType(key_type, value_type))
+        if isinstance(value, ClassRef):
+            raise self.error("a class cannot be used as a value here", node)
+        return self.const(value)
+
+    def type_value_of(self, obj, node) -> TypeValue:
+        from .types import python_type
+
+        return TypeValue(python_type(obj, self.class_type))
+
+    def any_member_type(self, t):
+        return make_union([m for m in members(t) if m != NoneType]) if t != Any_ else Any_
+
+
+def _empty_display(node) -> bool:
+    return isinstance(node, ast.List) and not node.elts or isinstance(node, ast.Dict) and not node.keys
+
+
+# builtins that call a script-class object's method of the same meaning
+_MAGIC = {"len": "__len__", "str": "__str__", "int": "__int__", "float": "__float__", "bool": "__bool__",
+          "hash": "__hash__", "abs": "__abs__", "repr": "__repr__"}

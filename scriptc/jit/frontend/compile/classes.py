@@ -1,0 +1,179 @@
+"""User classes in script: @torch.jit.script classes (objects with typed attributes and compiled
+methods), NamedTuples (typed tuples with field names) and Enums (constant members)."""
+
+from __future__ import annotations
+
+import inspect
+
+from scriptc.ir.graph import Value
+from scriptc.types import EnumValue, NamedTupleType, ObjectType, Str
+
+from .types import AnnotationError, annotations_of, enum_type, is_enum_class, is_namedtuple_class, python_type
+from .values import ClassRef
+
+
+class Classes:
+    """Construction, attributes and methods of user classes."""
+
+    def class_type(self, cls):
+        """The IR type an annotation naming the class `cls` means (None: not a class script knows)."""
+        from scriptc.nn import Module
+
+        if is_namedtuple_class(cls):
+            return self.namedtuple_type(cls)
+        if is_enum_class(cls):
+            return enum_type(cls)
+        if issubclass(cls, Module) or getattr(cls, "_scriptc_interface", False):
+            from scriptc.types import ModuleType
+            return ModuleType()
+        if cls.__module__ == "builtins":
+            return None
+        return ObjectType(self.ctx.script_class(cls, self).name)
+
+    def namedtuple_type(self, cls) -> NamedTupleType:
+        hints = annotations_of(cls)
+        try:
+            elems = tuple(python_type(hints[f], self.class_type) if f in hints else
+                          python_type("Tensor") for f in cls._fields)
+        except AnnotationError as exc:
+            raise self.error(f"NamedTuple {cls.__name__}: {exc}") from None
+        return NamedTupleType(elems, cls.__qualname__, tuple(cls._fields))
+
+    def construct(self, ref: ClassRef, args: list, kwargs: dict, node):
+        kind = ref.kind
+        if kind == "namedtuple":
+            return self.construct_namedtuple(ref.cls, args, kwargs, node)
+        if kind == "class":
+            return self.construct_object(ref.cls, args, kwargs, node)
+        if kind == "exception":
+            raise self.error("exceptions can only be raised (`raise Exception(...)`) in scripted code", node)
+        if kind == "enum":
+            raise self.error("Enum members are read as attributes (Color.RED) in scripted code", node)
+        raise self.error(f"{ref.cls.__name__}(...) cannot be called in scripted code", node)
+
+    def construct_namedtuple(self, cls, args: list, kwargs: dict, node) -> Value:
+        t = self.namedtuple_type(cls)
+        defaults = getattr(cls, "_field_defaults", {})
+        values = []
+        for i, (field, elem) in enumerate(zip(t.fields, t.elems)):
+            if i < len(args):
+                v = args[i]
+            elif field in kwargs:
+                v = kwargs[field]
+            elif field in defaults:
+                v = self.container_constant(defaults[field], node, elem)
+            else:
+                raise self.error(f"{cls.__name__}() missing required argument '{field}'", node)
+            v = self.as_value(v, node)
+            values.append(self.coerce(v, elem, node, f"{cls.__name__}(): field '{field}' expects {elem}, got {v.type}"))
+        if len(args) > len(t.fields):
+            raise self.error(f"{cls.__name__}() takes {len(t.fields)} arguments but {len(args)} were given", node)
+        return self.emit1("prim::TupleConstruct", values, t)
+
+    def construct_object(self, cls, args: list, kwargs: dict, node) -> Value:
+        script_class = self.ctx.script_class(cls, self)
+        obj = self.emit1("prim::CreateObject", [], ObjectType(script_class.name), {"class": script_class.name})
+        if inspect.isfunction(getattr(cls, "__init__", None)):
+            self.call_method_function(script_class, "__init__", obj, args, kwargs, node)
+        return obj
+
+    def call_method_function(self, script_class, name: str, obj: Value, args: list, kwargs: dict, node):
+        graph, function = self.ctx.method_graph(script_class, name, self, node)
+        fn = getattr(script_class.cls, name)
+        values = [obj] + self.bind_python(fn, graph.inputs[1:], args, kwargs, node, skip=1)
+        self.at(node)
+        result = self.emit("prim::Call", values, [o.type for o in graph.outputs], {"function": function})
+        return result.output
+
+    def object_attribute(self, obj: Value, name: str, node):
+        script_class = self.ctx.class_named(obj.type.name)
+        if name in script_class.attributes:
+            return self.emit1("prim::GetAttr", [obj], script_class.attributes[name], {"name": name})
+        member = inspect.getattr_static(script_class.cls, name, None)
+        if isinstance(member, property):
+            return self.call_method_function(script_class, name, obj, [], {}, node)
+        if inspect.isfunction(member):
+            from .values import MethodRef
+            return MethodRef(obj, name)
+        if member is not None and not callable(member):
+            return self.constant_attribute(member, f"{script_class.cls.__name__}.{name}", node)
+        raise self.error(f"'{script_class.cls.__name__}' object has no attribute '{name}'", node)
+
+    def object_method(self, obj: Value, name: str, args: list, kwargs: dict, node):
+        script_class = self.ctx.class_named(obj.type.name)
+        member = inspect.getattr_static(script_class.cls, name, None)
+        if not inspect.isfunction(member):
+            raise self.error(f"'{script_class.cls.__name__}' object has no method '{name}'", node)
+        return self.call_method_function(script_class, name, obj, args, kwargs, node)
+
+    def has_magic(self, value, name: str) -> bool:
+        """Whether `value` (a value or a type) is a script-class object whose class defines the
+        method `name` (__len__, __getitem__, __add__, __eq__, ...), which Python's syntax then calls."""
+        t = value.type if isinstance(value, Value) else value
+        if not isinstance(t, ObjectType):
+            return False
+        script_class = self.ctx.class_named(t.name)
+        return inspect.isfunction(inspect.getattr_static(script_class.cls, name, None))
+
+    def sort_objects(self, items: Value, reverse, node) -> None:
+        """list.sort() of script-class objects, by their class's __lt__ (templates.sort_by_lt)."""
+        from . import templates
+
+        if not self.has_magic(items.type.elem, "__lt__"):
+            raise self.error(f"sorting a list of {items.type.elem} needs its class to define __lt__", node)
+        reverse = self.as_value(reverse, node) if reverse is not None else self.const(False)
+        self.ctx.inline_template(templates.sort_by_lt, {"items": items, "reverse": reverse}, self, node)
+
+    def set_object_attribute(self, obj: Value, name: str, value: Value, node) -> None:
+        script_class = self.ctx.class_named(obj.type.name)
+        declared = script_class.attributes.get(name)
+        if declared is None:
+            if not script_class.defining:
+                raise self.error(f"'{script_class.cls.__name__}' object has no attribute '{name}' (attributes are "
+                                 "defined in __init__)", node)
+            declared = self.ctx.declare_attribute(script_class, name, value.type)
+        value = self.coerce(value, declared, node, f"attribute '{name}' has type {declared}, but is assigned a "
+                            f"{value.type}")
+        self.emit("prim::SetAttr", [obj, value], [], {"name": name})
+
+    # --- NamedTuple fields and Enum members ---------------------------------------------------------
+    def tuple_field(self, value: Value, name: str, node):
+        t = value.type
+        if isinstance(t, NamedTupleType) and name in t.fields:
+            return self.tuple_items(value)[t.fields.index(name)]
+        raise self.error(f"'{t}' has no attribute '{name}'", node)
+
+    def class_attribute(self, ref: ClassRef, name: str, node):
+        cls = ref.cls
+        if ref.kind == "enum":
+            member = getattr(cls, name, None)
+            if isinstance(member, cls):
+                return self.enum_constant(member)
+        member = inspect.getattr_static(cls, name, None)
+        if isinstance(member, staticmethod):
+            from .values import UserFunction
+            return UserFunction(member.__func__)
+        if member is not None and not callable(member) and not isinstance(member, (property, classmethod)):
+            return self.constant_attribute(member, f"{cls.__name__}.{name}", node)
+        raise self.error(f"'{cls.__name__}' has no attribute '{name}' usable in scripted code", node)
+
+    def enum_constant(self, member) -> Value:
+        t = enum_type(type(member))
+        value = EnumValue(t.name, member.name, member.value)
+        self.ctx.enum_classes[t.name] = type(member)
+        from scriptc.jit.arguments import ENUM_CLASSES
+
+        ENUM_CLASSES[t.name] = type(member)
+        return self.emit1("prim::Constant", [], t, {"value": value})
+
+    def enum_members(self, ref: ClassRef) -> list:
+        return [self.enum_constant(m) for m in ref.cls]
+
+    def enum_property(self, value: Value, name: str, node):
+        t = value.type
+        if name == "name":
+            return self.emit1("name.enum", [value], Str)
+        if name == "value":
+            return self.emit1("value.enum", [value], t.value)
+        raise self.error(f"'{t.name}' members have only .name and .value in scripted code", node)
+

@@ -1,0 +1,346 @@
+"""ScriptContext: what one jit.script call compiles besides its entry point - helper function graphs
+(prim::Call targets), script classes and their methods, @jit.ignore'd Python functions, overloads,
+the module attributes scripted code reads and writes - and the entry points that compile."""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import typing
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from scriptc.errors import ScriptError
+from scriptc.ir.graph import Graph
+from scriptc.types import NoneType, ObjectType, TensorType, Type
+
+from .. import ast
+from scriptc.ir.nesting import deep_recursion
+
+from ..parser import parse
+from ..source import get_source
+from .function import FunctionCompiler, build_graph
+from .modules import container_type_of
+from .resolve import jit_functions
+from .types import AnnotationError, annotations_of, python_type
+
+MAX_INLINE_DEPTH = 64
+
+
+@dataclass
+class ScriptClass:
+    """A @jit.script class: its compiled name, attribute types (from __init__ or annotations)."""
+
+    cls: Any
+    name: str
+    attributes: dict = field(default_factory=dict)
+    defining: bool = False
+
+
+@contextmanager
+def compiling():
+    """Compiling allocates many objects and frees few until it ends: collections in between find
+    no garbage, so they are held off (and deep expressions get room to recurse)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        with deep_recursion():
+            yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def definition_of(fn, source=None):
+    """(the function's AST definition, its Source)."""
+    source = source or get_source(fn)
+    for stmt in parse(source):
+        if isinstance(stmt, ast.FunctionDef):
+            return stmt, source
+        if isinstance(stmt, ast.Unsupported):
+            raise source.error(stmt.message, stmt.line, stmt.col)
+    raise ScriptError(f"jit.script: no function definition found in the source of {fn!r}", source.filename)
+
+
+class ScriptContext:
+    """Per-script state shared by every function compiled for one jit.script call."""
+
+    def __init__(self):
+        self.functions: dict[str, Any] = {}
+        self._names: dict[Any, str] = {}
+        self._compiling: set = set()
+        self.ignored: dict[str, Any] = {}
+        self.classes: dict[str, ScriptClass] = {}
+        self._class_records: dict[Any, ScriptClass] = {}
+        self.enum_classes: dict[str, Any] = {}
+        self.example_types: dict = {}  # function -> types of its parameters from jit.script's example_inputs
+        self.module_attributes: dict[tuple[str, str], Type] = {}
+        self._assigned: dict[Any, set] = {}
+        self.jit_functions = jit_functions()
+        self.depth = 0
+
+    # --- functions ---------------------------------------------------------------------------------
+    def compile_function_graph(self, fn, graph_name: str | None = None, module=None, hooks: bool = False) -> Graph:
+        """A Graph for a free function (or a module method: `module` is `self`, the first input;
+        `hooks`: forward with the module's forward hooks around it)."""
+        with compiling():
+            definition, source = definition_of(fn)
+            return build_graph(self, fn, definition, source, graph_name or fn.__name__, owner=module, hooks=hooks)
+
+    def function_graph(self, fn, caller, node) -> tuple[Graph, str]:
+        """The compiled graph of a helper function and its name in `functions` (compiled once)."""
+        key = fn
+        if key in self._names:
+            return self.functions[self._names[key]], self._names[key]
+        if key in self._compiling:
+            raise caller.error(f"recursive call to {fn.__name__}() (TorchScript does not support recursion)", node)
+        self._compiling.add(key)
+        try:
+            definition, source = definition_of(fn)
+            name = self.unique_name(fn.__qualname__.replace("<locals>.", ""))
+            graph = build_graph(self, fn, definition, source, name)
+        finally:
+            self._compiling.discard(key)
+        self.functions[name] = graph
+        self._names[key] = name
+        return graph, name
+
+    def unique_name(self, name: str) -> str:
+        while name in self.functions:
+            name += "_"
+        return name
+
+    def probe_return_type(self, compiler: FunctionCompiler, definition, params: dict):
+        """The return type of a function with early returns and no annotation: its body compiled once,
+        into a throwaway graph, noting each return's type."""
+        probe = Graph("probe")
+        prober = FunctionCompiler(self, compiler.source, compiler.fn, probe.block, compiler.self_value)
+        prober.probing = True
+        prober.declared = dict(compiler.declared)
+        prober.compile_body(definition, dict(params), None)
+        result = prober.probed_type(definition)
+        probe.block.clear()
+        return result
+
+    def inline(self, fn, owner, args: list, kwargs: dict, caller, node, bound_self: bool = False, signature=None):
+        """A module method (or hook) compiled into the caller's block with `self` the module
+        (`signature`: an @_overload_method declaration whose types to compile it with)."""
+        if self.depth > MAX_INLINE_DEPTH:
+            raise caller.error("methods call each other too deeply (TorchScript does not support recursion)", node)
+        definition, source = definition_of(fn)
+        if signature is not None:
+            declared, _ = definition_of(signature)
+            definition = ast.FunctionDef(definition.line, definition.col, definition.name, declared.params,
+                                         declared.returns, definition.body, [], declared.type_comment)
+        compiler = FunctionCompiler(self, source, fn, caller.block, owner)
+        params, returns = compiler.parameter_types(definition, skip_self=not bound_self)
+        names = [p.name for p in definition.params]
+        if bound_self:
+            args = [owner] + list(args)
+            params = [(names[0], None)] + params[1:]
+        defaults = {p.name: p.default for p in inspect.signature(fn).parameters.values()
+                    if p.default is not inspect.Parameter.empty}
+        bound = {}
+        for i, (name, declared) in enumerate(params):
+            if i < len(args):
+                value = args[i]
+            elif name in kwargs:
+                value = kwargs[name]
+            elif name in defaults:
+                value = caller.default_value(defaults[name], declared, node)
+            else:
+                raise caller.error(f"{type(owner.module).__name__}.{fn.__name__}() missing required argument "
+                                   f"'{name}'", node)
+            if declared is not None and not (bound_self and i == 0):
+                value = caller.as_value(value, node)
+                value = caller.coerce(value, declared, node, f"{type(owner.module).__name__}.{fn.__name__}(): "
+                                      f"argument '{name}' expects {declared}, got {value.type}")
+            bound[name] = value
+        extra = set(kwargs) - {name for name, _ in params}
+        if extra:
+            raise caller.error(f"{fn.__name__}() got an unexpected keyword argument '{sorted(extra)[0]}'", node)
+        if len(args) > len(params):
+            raise caller.error(f"{fn.__name__}() takes {len(params)} arguments but {len(args)} were given", node)
+        self.depth += 1
+        try:
+            return compiler.compile_body(definition, bound, returns)
+        finally:
+            self.depth -= 1
+
+    def inline_template(self, fn, bound: dict, caller, node) -> None:
+        """One of templates.py's functions compiled into the caller's block, parameters bound."""
+        definition, source = definition_of(fn)
+        compiler = FunctionCompiler(self, source, fn, caller.block)
+        compiler.at(definition)
+        compiler.compile_body(definition, bound, NoneType)
+
+    def module_method_graph(self, owner, fn, caller, node) -> tuple[Graph, str]:
+        """A module method compiled as a graph of its own (`self` its first input), for jit.fork."""
+        key = (id(owner.module), fn)
+        if key in self._names:
+            return self.functions[self._names[key]], self._names[key]
+        definition, source = definition_of(fn)
+        name = self.unique_name(f"{type(owner.module).__name__}.{fn.__name__}")
+        graph = build_graph(self, fn, definition, source, name, owner=owner.module)
+        self.functions[name] = graph
+        self._names[key] = name
+        return graph, name
+
+    # --- @jit.ignore / @jit.unused -------------------------------------------------------------------
+    def register_ignored(self, fn) -> str:
+        name = f"ignored:{getattr(fn, '__qualname__', fn.__name__)}"
+        self.ignored[name] = fn
+        return name
+
+    def ignored_return_type(self, fn, caller) -> Type:
+        annotation = inspect.signature(fn).return_annotation
+        if annotation is inspect.Signature.empty:
+            return TensorType()
+        if isinstance(annotation, str):  # from __future__ import annotations: resolved in fn's module
+            try:
+                annotation = typing.get_type_hints(fn).get("return", annotation)
+            except Exception:  # noqa: BLE001 - a name typing cannot resolve: reported below
+                pass
+        try:
+            return python_type(annotation, caller.class_type)
+        except AnnotationError as exc:
+            raise caller.error(f"{fn.__name__}: {exc}") from None
+
+    # --- overloads -------------------------------------------------------------------------------------
+    def overloads_of(self, fn) -> list:
+        from scriptc.jit.markers import function_overloads
+
+        return function_overloads(fn)
+
+    def method_overloads(self, cls, name: str) -> list:
+        from scriptc.jit.markers import method_overloads
+
+        return method_overloads(cls, name)
+
+    def declared_parameter_types(self, declaration, caller) -> dict:
+        definition, source = definition_of(declaration)
+        compiler = FunctionCompiler(self, source, declaration, Graph().block)
+        params, _ = compiler.parameter_types(definition, skip_self=False)
+        return dict(params)
+
+    def overload_graph(self, fn, declaration, caller, node) -> tuple[Graph, str]:
+        """fn's body compiled with the parameter types of one @_overload declaration."""
+        key = (fn, declaration)
+        if key in self._names:
+            return self.functions[self._names[key]], self._names[key]
+        definition, source = definition_of(fn)
+        declared, _ = definition_of(declaration)
+        definition = ast.FunctionDef(definition.line, definition.col, definition.name, declared.params,
+                                     declared.returns, definition.body, [], declared.type_comment)
+        name = self.unique_name(fn.__qualname__.replace("<locals>.", ""))
+        graph = build_graph(self, fn, definition, source, name)
+        self.functions[name] = graph
+        self._names[key] = name
+        return graph, name
+
+    # --- script classes ------------------------------------------------------------------------------
+    def script_class(self, cls, caller) -> ScriptClass:
+        record = self._class_records.get(cls)
+        if record is not None:
+            return record
+        record = ScriptClass(cls, self.unique_class_name(cls.__qualname__.replace("<locals>.", "")))
+        self._class_records[cls] = record
+        self.classes[record.name] = record
+        for name, annotation in annotations_of(cls).items():
+            try:
+                record.attributes[name] = python_type(annotation, caller.class_type)
+            except AnnotationError as exc:
+                raise caller.error(f"{cls.__name__}.{name}: {exc}") from None
+        if inspect.isfunction(getattr(cls, "__init__", None)):
+            record.defining = True
+            try:
+                self.method_graph(record, "__init__", caller, None)
+            finally:
+                record.defining = False
+        # instances crossing into compiled code (arguments, module attributes, archives) become
+        # runtime ScriptObjects of this name with these attribute types (jit/module.py, runtime/attributes.py)
+        cls._scriptc_class_name = record.name
+        cls._scriptc_field_types = record.attributes
+        return record
+
+    def unique_class_name(self, name: str) -> str:
+        while name in self.classes:
+            name += "_"
+        return name
+
+    def class_named(self, name: str) -> ScriptClass:
+        return self.classes[name]
+
+    def declare_attribute(self, record: ScriptClass, name: str, t: Type) -> Type:
+        record.attributes[name] = TensorType() if isinstance(t, TensorType) else t
+        return record.attributes[name]
+
+    def method_graph(self, record: ScriptClass, name: str, caller, node) -> tuple[Graph, str]:
+        function = f"{record.name}.{name}"
+        if function in self.functions:
+            return self.functions[function], function
+        fn = getattr(record.cls, name)
+        if function in self._compiling:
+            raise caller.error(f"recursive call to {record.cls.__name__}.{name}() (TorchScript does not support "
+                               "recursion)", node)
+        self._compiling.add(function)
+        try:
+            definition, source = definition_of(fn)
+            graph = build_graph(self, fn, definition, source, function, self_type=ObjectType(record.name))
+        finally:
+            self._compiling.discard(function)
+        self.functions[function] = graph
+        return graph, function
+
+    # --- module attributes ------------------------------------------------------------------------------
+    def assigned_attributes(self, cls) -> set:
+        """Names scripted code may assign on modules of class `cls` (`self.x = ...` outside __init__)."""
+        names = self._assigned.get(cls)
+        if names is not None:
+            return names
+        names = set()
+        for attr, member in vars(cls).items():
+            if not inspect.isfunction(member) or attr == "__init__":
+                continue
+            try:
+                definition, _ = definition_of(member)
+            except ScriptError:
+                continue
+            names |= _self_assignments(definition)
+        self._assigned[cls] = names
+        return names
+
+    def attribute_type(self, owner, name: str, value, caller, node) -> Type:
+        """The type of a module's plain attribute: its class annotation, else its current value's."""
+        key = (owner.path, name)
+        if key in self.module_attributes:
+            return self.module_attributes[key]
+        annotation = annotations_of(type(owner.module)).get(name)
+        if annotation is not None:
+            try:
+                t = python_type(annotation, caller.class_type)
+            except AnnotationError as exc:
+                raise caller.error(f"{type(owner.module).__name__}.{name}: {exc}", node) from None
+        else:
+            t = container_type_of(value, None)
+            if t is None:
+                raise caller.error(f"the type of attribute {type(owner.module).__name__}.{name} cannot be inferred "
+                                   "from its value; annotate it in the class", node)
+        self.module_attributes[key] = t
+        return t
+
+
+def _self_assignments(definition: ast.FunctionDef) -> set:
+    names = set()
+    stack = list(definition.body)
+    while stack:
+        stmt = stack.pop()
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else (
+            [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else [])
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                names.add(target.attr)
+        for name in ("body", "orelse"):
+            stack.extend(getattr(stmt, name, None) or [])
+    return names

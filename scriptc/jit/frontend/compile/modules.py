@@ -1,0 +1,308 @@
+"""nn.Modules in script: `self` and its attributes, submodules (ModuleList/Sequential/ModuleDict
+iterated and indexed by constants), methods inlined into the caller, forward hooks, and the
+attributes that scripted code assigns."""
+
+from __future__ import annotations
+
+import enum
+import inspect
+
+from scriptc.ir.graph import Value
+from scriptc.types import (
+    Bool,
+    DictType,
+    ListType,
+    ModuleType,
+    NoneType,
+    ObjectType,
+    OptionalType,
+    TensorType,
+    TupleType,
+)
+
+from .. import ast
+from .types import AnnotationError, python_type
+from .values import IgnoredMethod, ModuleMethod, SugaredModule
+
+
+class Modules:
+    """Attribute access and calls on modules reached through `self`."""
+
+    def submodule(self, owner: SugaredModule, name: str):
+        child = owner.module._modules[name]
+        if child is None:
+            return self.const(None)
+        child = getattr(child, "_scriptc_original", child)  # a jit.script'ed child: its module's source
+        path = f"{owner.path}.{name}" if owner.path else name
+        value = self.emit1("prim::GetAttr", [owner.value], ModuleType(path), {"name": name})
+        return SugaredModule(child, value, path)
+
+    def module_attribute(self, owner: SugaredModule, name: str, node: ast.Node):
+        module = owner.module
+        for store in (module._parameters, module._buffers):
+            if name in store:
+                t = store[name]
+                if t is None:
+                    return self.const(None)
+                return self.emit1("prim::GetAttr", [owner.value], TensorType(t.dtype, tuple(t.shape)), {"name": name})
+        if name in module._modules:
+            return self.submodule(owner, name)
+        if name == "training":
+            return self.emit1("prim::GetAttr", [owner.value], Bool, {"name": "training"})
+        cls_attr = inspect.getattr_static(type(module), name, None)
+        if isinstance(cls_attr, property):
+            return self.inline_method(owner, cls_attr.fget, [], {}, node)
+        if isinstance(cls_attr, (staticmethod, classmethod)):
+            raise self.error(f"static and class methods of modules are not supported ({name})", node)
+        if inspect.isfunction(cls_attr):
+            if getattr(cls_attr, "_scriptc_ignore", False) or getattr(cls_attr, "_scriptc_unused", False):
+                return IgnoredMethod(module, name, getattr(cls_attr, "_scriptc_unused", False))
+            overloads = self.ctx.method_overloads(type(module), name)
+            if overloads:
+                return self.overloaded_method(owner, cls_attr, overloads)
+            return ModuleMethod(owner, cls_attr)
+        if name in module.__dict__:
+            return self.module_data(owner, name, module.__dict__[name], node)
+        if cls_attr is not None or hasattr(type(module), name):
+            return self.constant_attribute(cls_attr, f"{type(module).__name__}.{name}", node)
+        raise self.error(f"Module '{type(module).__name__}' has no attribute '{name}'", node)
+
+    def module_has_attribute(self, owner: SugaredModule, name: str) -> bool:
+        module = owner.module
+        return name in module._parameters or name in module._buffers or name in module._modules or \
+            name in module.__dict__ or hasattr(type(module), name)
+
+    def module_data(self, owner: SugaredModule, name: str, value, node):
+        """A plain attribute of a module: a constant (TorchScript's __constants__ and Final, and every
+        number, string and tuple of constants), or, when scripted code assigns it or it is a list or
+        dict, an attribute read at run time."""
+        module = owner.module
+        from scriptc.jit.markers import Attribute
+
+        if isinstance(value, Attribute):  # torch.jit.Attribute(value, type): the value, of that type
+            try:
+                declared = python_type(value.type, self.class_type)
+            except AnnotationError as exc:
+                raise self.error(f"{type(module).__name__}.{name}: {exc}", node) from None
+            self.ctx.module_attributes[(owner.path, name)] = declared
+            value = value.value
+            setattr(module, name, value)
+        if name in self.ctx.assigned_attributes(type(module)) or isinstance(value, (list, dict)) or \
+                _holds_tensor(value):
+            t = self.ctx.attribute_type(owner, name, value, self, node)
+            return self.emit1("prim::GetAttr", [owner.value], t, {"name": name})
+        if isinstance(value, enum.Enum):
+            return self.enum_constant(value)
+        if _is_class_instance(value):  # an instance of a (script) class: an object attribute
+            record = self.ctx.script_class(type(value), self)
+            self.ctx.module_attributes[(owner.path, name)] = ObjectType(record.name)
+            return self.emit1("prim::GetAttr", [owner.value], ObjectType(record.name), {"name": name})
+        if callable(value) and not isinstance(value, type):  # self.fn = some_function / a scripted one
+            return self.sugar(value, f"{type(module).__name__}.{name}", node)
+        return self.constant_attribute(value, f"{type(module).__name__}.{name}", node)
+
+    def constant_attribute(self, value, where: str, node):
+        from scriptc.types import device, dtype
+
+        if value is None or isinstance(value, (bool, int, float, complex, str, dtype, device)):
+            return self.const(value)
+        if isinstance(value, (tuple, list)) and _constant_data(value):
+            return self.container_constant(value, node)
+        if isinstance(value, tuple):
+            return self.sugar(value, where, node)
+        raise self.error(f"attribute {where} of type {type(value).__name__} cannot be used in a scripted module "
+                         "(only tensors, submodules, numbers, strings, and lists, dicts and tuples of them)", node)
+
+    def set_module_attribute(self, owner: SugaredModule, name: str, value: Value, node) -> None:
+        module = owner.module
+        if name in module._parameters or name in module._buffers:
+            self.emit("prim::SetAttr", [owner.value, value], [], {"name": name})
+            return
+        if name in module._modules or name == "training":
+            raise self.error(f"cannot assign to {name} of a module in scripted code", node)
+        current = module.__dict__.get(name)
+        t = self.ctx.attribute_type(owner, name, current, self, node)
+        value = self.coerce(value, t, node, f"attribute '{name}' has type {t}, but is assigned a {value.type}")
+        self.emit("prim::SetAttr", [owner.value, value], [], {"name": name})
+
+    # --- submodule containers --------------------------------------------------------------------
+    def module_items(self, owner: SugaredModule, node) -> list:
+        """The items of iterating a ModuleList/Sequential (its modules), ParameterList (its
+        parameters) or ModuleDict/ParameterDict (its keys)."""
+        if _is_parameter_list(owner.module):
+            return [self.module_attribute(owner, n, node) for n in owner.module._parameters]
+        if type(owner.module).__name__ == "ParameterDict":
+            return [self.const(n) for n in owner.module._parameters]
+        names = list(owner.module._modules)
+        if _is_module_dict(owner.module):
+            return [self.const(name) for name in names]
+        return [self.submodule(owner, name) for name in names]
+
+    def module_subscript(self, owner: SugaredModule, index: ast.Node, node):
+        if _is_parameter_list(owner.module) or type(owner.module).__name__ == "ParameterDict":
+            names = list(owner.module._parameters)
+            key = self.expr(index)
+            constant = key.node.attrs.get("value") if isinstance(key, Value) and key.node is not None and \
+                key.node.op == "prim::Constant" else None
+            if isinstance(constant, int) and not isinstance(constant, bool) and -len(names) <= constant < len(names):
+                return self.module_attribute(owner, names[constant], node)
+            if isinstance(constant, str) and constant in names:
+                return self.module_attribute(owner, constant, node)
+            raise self.error("ParameterList/ParameterDict indices must be constants naming a parameter", index)
+        names = list(owner.module._modules)
+        if isinstance(index, ast.Slice) and not _is_module_dict(owner.module):  # self.layers[1:3], [::-1]
+            bounds = [None if part is None else self.static_int(self.expr(part))
+                      for part in (index.lower, index.upper, index.step)]
+            if any(b is None and part is not None for b, part in zip(bounds, (index.lower, index.upper, index.step))):
+                raise self.error("ModuleList/Sequential slices must have constant bounds", index)
+            from .values import SugaredTuple
+            return SugaredTuple([self.submodule(owner, n) for n in names[slice(*bounds)]])
+        key = self.expr(index)
+        if _is_module_dict(owner.module):
+            text = key.node.attrs.get("value") if isinstance(key, Value) and key.node is not None and \
+                key.node.op == "prim::Constant" else None
+            if not isinstance(text, str) or text not in names:
+                raise self.error("ModuleDict keys must be string constants of its modules", index)
+            return self.submodule(owner, text)
+        position = self.static_int(key)
+        if position is None or not -len(names) <= position < len(names):
+            raise self.error("ModuleList/Sequential indices must be integer constants in range", index)
+        return self.submodule(owner, names[position])
+
+    def module_dict_method(self, owner: SugaredModule, name: str, node):
+        parameters = type(owner.module).__name__ == "ParameterDict"
+        names = list(owner.module._parameters if parameters else owner.module._modules)
+
+        def member(n):
+            return self.module_attribute(owner, n, node) if parameters else self.submodule(owner, n)
+
+        if name == "keys":
+            return [self.const(n) for n in names]
+        if name == "values":
+            return [member(n) for n in names]
+        if name == "items":
+            from .values import SugaredTuple
+            return [SugaredTuple([self.const(n), member(n)]) for n in names]
+        raise self.error(f"ModuleDict has no method '{name}' in scripted code", node)
+
+    # --- calls --------------------------------------------------------------------------------------
+    def call_module(self, owner: SugaredModule, args: list, kwargs: dict, node):
+        """module(x): forward inlined, with the module's forward pre-hooks and hooks around it."""
+        module = owner.module
+        forward = inspect.getattr_static(type(module), "forward", None)
+        if forward is None or not inspect.isfunction(forward):
+            raise self.error(f"module {type(module).__name__} has no forward() scripted code can call", node)
+        for hook in list(getattr(module, "_forward_pre_hooks", {}).values()):
+            packed = self.sequence_of([self.as_value(a, node) for a in args])
+            result = self.call_hook(owner, hook, [packed], node)
+            if not (isinstance(result, Value) and result.type == ModuleType()):
+                replaced = self.hook_result(result, packed, node, as_tuple=True)
+                if replaced is not packed:
+                    args = list(self.tuple_elements(replaced, node))
+        output = self.inline_method(owner, forward, args, kwargs, node)
+        for hook in list(getattr(module, "_forward_hooks", {}).values()):
+            packed = self.sequence_of([self.as_value(a, node) for a in args])
+            result = self.call_hook(owner, hook, [packed, output], node)
+            output = self.hook_result(result, output, node, as_tuple=False)
+        return output
+
+    def hook_result(self, result, current, node, as_tuple: bool):
+        """What a hook's result replaces `current` with: nothing when it returns None, its value (a
+        pre-hook's single value as a one-tuple of inputs), or - an Optional - either, decided at run
+        time."""
+        if _is_none(result) or isinstance(result, Value) and result.type == NoneType:
+            return current
+
+        def replacement(value):
+            if as_tuple and not self.tuple_like(value):
+                return self.make_tuple([self.as_value(value, node)])
+            return value
+
+        if not (isinstance(result, Value) and isinstance(result.type, OptionalType)):
+            return replacement(result)
+        current = self.as_value(current, node)
+        branch = self.emit("prim::If", [self.emit1("prim::IsNone", [result], Bool)], [])
+        with self.inside(branch.add_block()):
+            branch.blocks[0].add_return(current)
+        with self.inside(branch.add_block()):
+            value = self.as_value(replacement(self.emit1("prim::Refine", [result], result.type.elem)), node)
+            value = self.coerce(value, current.type, node, f"a hook returned {value.type} where {current.type} "
+                                "was expected")
+            branch.blocks[1].add_return(value)
+        return branch.add_output(current.type)
+
+    def call_hook(self, owner: SugaredModule, hook, args: list, node):
+        fn = getattr(hook, "__func__", hook)
+        return self.ctx.inline(fn, owner, args, {}, self, node, bound_self=True)
+
+    def inline_method(self, owner: SugaredModule, fn, args: list, kwargs: dict, node):
+        return self.ctx.inline(fn, owner, args, kwargs, self, node)
+
+    def call_ignored_method(self, callee: IgnoredMethod, args: list, kwargs: dict, node):
+        fn = getattr(callee.module, callee.name)
+        if callee.unused:
+            return self.call_unused(fn.__func__ if hasattr(fn, "__func__") else fn, node)
+        return self.call_ignored(fn, args, kwargs, node)
+
+    def overloaded_method(self, owner: SugaredModule, fn, declarations):
+        from .values import Overloads
+
+        return Overloads(owner, fn, declarations)
+
+
+def _is_parameter_list(module) -> bool:
+    return type(module).__name__ == "ParameterList"
+
+
+def _is_module_dict(module) -> bool:
+    return type(module).__name__ in ("ModuleDict", "ParameterDict")
+
+
+def _is_none(value) -> bool:
+    return isinstance(value, Value) and value.node is not None and value.node.op == "prim::Constant" and \
+        value.node.attrs.get("value") is None
+
+
+def _is_class_instance(value) -> bool:
+    """An instance of a user class scripted code can compile (not a module, tensor or builtin value)."""
+    cls = type(value)
+    if getattr(cls, "_scriptc_script_class", False):
+        return True
+    return cls.__module__ not in ("builtins", "typing", "enum") and not cls.__module__.startswith("scriptc") and \
+        inspect.isfunction(getattr(cls, "__init__", None)) and not callable(value) and \
+        not hasattr(value, "_fields") and not isinstance(value, BaseException)
+
+
+def _holds_tensor(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_tensor(v) for v in value.values())
+    return hasattr(value, "_data") and hasattr(value, "dtype")
+
+
+def _constant_data(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_constant_data(v) for v in value)
+    if isinstance(value, dict):
+        return all(_constant_data(k) and _constant_data(v) for k, v in value.items())
+    return value is None or isinstance(value, (bool, int, float, complex, str))
+
+
+def container_type_of(value, fallback):
+    """The IR type of a module's list/dict attribute, from its items."""
+    from .types import scalar_of_python
+
+    if isinstance(value, list):
+        item = container_type_of(value[0], fallback) if value else None
+        return ListType(item) if item is not None else fallback
+    if isinstance(value, dict):
+        if not value:
+            return fallback
+        key, item = next(iter(value.items()))
+        return DictType(container_type_of(key, fallback), container_type_of(item, fallback))
+    if isinstance(value, tuple):
+        return TupleType(tuple(container_type_of(v, fallback) for v in value))
+    if hasattr(value, "_data") and hasattr(value, "dtype"):
+        return TensorType()
+    return scalar_of_python(value) or fallback

@@ -1,0 +1,236 @@
+"""Simple statements: expression statements, assignments (plain, annotated, augmented, to targets),
+del, with, pass, and the constructs TorchScript refuses."""
+
+from __future__ import annotations
+
+from scriptc.ir.graph import Value
+from scriptc.types import DictType, ListType, NoneType, ObjectType, Str, TensorType, TupleType
+
+from .. import ast
+from .control import Conflict
+from .types import assignable
+from .values import SugaredModule, SugaredTuple
+
+
+class Statements:
+    """Statement dispatch and assignment."""
+
+    def statement(self, stmt):
+        """Compile one statement; its exit (control.LEAVE, control.LOOP) or None when it falls through."""
+        self.at(stmt)
+        handler = self.statement_handlers.get(type(stmt))
+        if handler is None:
+            raise self.error(f"'{type(stmt).__name__}' statements are not supported", stmt)
+        return handler(self, stmt)
+
+    def stmt_Expr(self, node: ast.Expr):
+        self.expr(node.value)
+
+    def stmt_Pass(self, node: ast.Pass):
+        return None
+
+    def stmt_Unsupported(self, node: ast.Unsupported):
+        raise self.error(node.message, node)
+
+    def stmt_FunctionDef(self, node: ast.FunctionDef):
+        raise self.error("nested function definitions are not supported", node)
+
+    def stmt_ClassDef(self, node: ast.ClassDef):
+        raise self.error("class definitions inside a scripted function are not supported", node)
+
+    def stmt_With(self, node: ast.With):
+        """`with torch.no_grad():` runs its body; `with obj [as name]:` for a script-class object calls
+        obj.__enter__() (bound to name), the body, then obj.__exit__(None, None, None) - also when
+        the body returns, breaks or continues."""
+        entered = []
+        for item in node.items:
+            if self.is_grad_mode_context(item.context):
+                if item.name is not None:
+                    raise self.error("`with torch.no_grad() as name` is not supported", item)
+                continue
+            manager = self.as_value(self.expr(item.context), item.context)
+            if not (self.has_magic(manager, "__enter__") and self.has_magic(manager, "__exit__")):
+                raise self.error(f"a with statement needs a context manager (a script class with __enter__ and "
+                                 f"__exit__, or torch.no_grad()), not a {manager.type}", item.context)
+            value = self.object_method(manager, "__enter__", [], {}, item)
+            if item.name is not None:
+                self.assign_name(item.name, value, item)
+            entered.append(manager)
+        exit_kind = self.statements(node.body)
+        self.at(node)
+        none = self.const(None)
+        for manager in reversed(entered):
+            self.object_method(manager, "__exit__", [none, none, none], {}, node)
+        return exit_kind
+
+    def stmt_Delete(self, node: ast.Delete):
+        for target in node.targets:
+            if isinstance(target, ast.Name):  # `del a`: a is undefined from here on
+                if self.lookup(target.id) is None:
+                    raise self.error(f"undefined value {target.id}", target)
+                self.bind(target.id, Conflict(f"undefined value {target.id} (deleted by del)"))
+                continue
+            if not isinstance(target, ast.Subscript):
+                raise self.error("del takes variables and list and dict items", target)
+            container = self.as_value(self.expr(target.value), target.value)
+            if isinstance(container.type, ListType):
+                self.emit("delitem.list", [container, self.index_value(target.index)], [NoneType])
+            elif isinstance(container.type, DictType):
+                self.emit("delitem.dict", [container, self.key_value(container, target.index)], [NoneType])
+            else:
+                raise self.error(f"del is not supported on a value of type {container.type}", target)
+
+    # --- assignment -----------------------------------------------------------------------------
+    def stmt_Assign(self, node: ast.Assign):
+        declared = self.annotation_text(node.type_comment, node) if node.type_comment else None
+        if declared is not None and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self.declared[node.targets[0].id] = declared
+        expected = declared if declared is not None else self.expected_type(node.targets[0])
+        value = self.expr(node.value, expected)
+        for target in node.targets:
+            self.assign_target(target, value)
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign):
+        declared = self.annotation(node.annotation)
+        if not isinstance(node.target, (ast.Name, ast.Attribute)):
+            raise self.error("only a name or an attribute can be annotated", node.target)
+        if isinstance(node.target, ast.Name):
+            self.declared[node.target.id] = declared
+        if node.value is None:
+            return
+        value = self.as_value(self.expr(node.value, declared), node.value)
+        name = node.target.id if isinstance(node.target, ast.Name) else node.target.attr
+        value = self.coerce(value, declared, node, f"Variable '{name}' is annotated with type {declared} but is "
+                            f"assigned a value of type {value.type}")
+        if isinstance(node.target, ast.Name):
+            self.bind(name, value)
+        else:
+            self.assign_target(node.target, value)
+
+    def expected_type(self, target):
+        """The declared type a plain assignment to `target` fills (an annotated variable, `self.x`)."""
+        if isinstance(target, ast.Name):
+            return self.declared.get(target.id)
+        return None
+
+    def stmt_AugAssign(self, node: ast.AugAssign):
+        target = node.target
+        if isinstance(target, ast.Subscript):
+            container = self.expr(target.value)
+            current = self.subscript_value(container, target.index, target)
+            result = self.augmented(node.op, current, node)
+            self.store_subscript(container, target.index, result, target)
+            return
+        current = self.as_value(self.expr(target), target)
+        result = self.augmented(node.op, current, node)
+        self.assign_target(target, result)
+
+    def augmented(self, op: str, current: Value, node: ast.AugAssign):
+        """`current op= value`: in place for tensors and lists (as Python and TorchScript do)."""
+        value = self.expr(node.value)
+        if isinstance(current.type, TensorType):
+            return self.inplace_binary(op, current, value, node)
+        if isinstance(current.type, ListType) and op == "+":
+            other = self.as_value(value, node.value)
+            self.emit("extend.list", [current, self.as_list(other, node.value)], [NoneType])
+            return current
+        return self.binary(op, current, value, node)
+
+    def assign_target(self, target, value) -> None:
+        if isinstance(target, ast.Name):
+            self.assign_name(target.id, value, target)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self.assign_unpacked(target, value)
+        elif isinstance(target, ast.Subscript):
+            container = self.expr(target.value)
+            self.store_subscript(container, target.index, value, target)
+        elif isinstance(target, ast.Attribute):
+            self.store_attribute(target, value)
+        elif isinstance(target, ast.Starred):
+            raise self.error("starred assignment target must be in a list or tuple", target)
+        elif isinstance(target, ast.Unsupported):
+            raise self.error(target.message, target)
+        else:
+            raise self.error(f"cannot assign to a {type(target).__name__.lower()}", target)
+
+    def assign_name(self, name: str, value, where) -> None:
+        """Bind a variable. One annotated with a Union or Optional keeps the assigned value's narrower
+        type until the next join (TorchScript refines on assignment); at joins it has its annotation."""
+        declared = self.declared.get(name)
+        if declared is not None and isinstance(value, Value):
+            if not (assignable(value.type, declared) and value.type != NoneType):
+                value = self.coerce(value, declared, where, f"Variable '{name}' is annotated with type {declared} "
+                                    f"but is being assigned to a value of type {value.type}")
+        self.bind(name, value)
+
+    def assign_unpacked(self, target, value) -> None:
+        items = target.elts
+        stars = [i for i, t in enumerate(items) if isinstance(t, ast.Starred)]
+        if len(stars) > 1:
+            raise self.error("multiple starred expressions in assignment", target)
+        values = self.unpack(value, len(items), stars[0] if stars else None, target)
+        for item, v in zip(items, values):
+            self.assign_target(item.value if isinstance(item, ast.Starred) else item, v)
+
+    def unpack(self, value, count: int, star: int | None, where) -> list:
+        """`count` values from a tuple, list or compile-time tuple; the starred position gets the
+        rest as a tuple (TorchScript's form)."""
+        if isinstance(value, SugaredTuple):
+            items = list(value.items)
+        elif isinstance(value, SugaredModule):
+            items = self.module_items(value, where)
+        else:
+            value = self.as_value(value, where)
+            t = value.type
+            if isinstance(t, TupleType):
+                items = self.tuple_items(value)
+            elif isinstance(t, ListType):
+                if star is not None:
+                    raise self.error("starred assignment from a list is not supported", where)
+                return self.emit("prim::ListUnpack", [value], [t.elem] * count).outputs
+            elif isinstance(t, TensorType):
+                if star is not None:
+                    raise self.error("starred assignment from a tensor is not supported", where)
+                return self.emit("prim::ListUnpack", [self.emit1("unbind", [value, self.const(0)],
+                                                                 ListType(TensorType()))], [TensorType()] * count).outputs
+            else:
+                raise self.error(f"cannot unpack a value of type {t}", where)
+        if star is None:
+            if len(items) != count:
+                raise self.error(f"cannot unpack {len(items)} values into {count} targets", where)
+            return items
+        tail = count - star - 1
+        if len(items) < count - 1:
+            raise self.error(f"not enough values to unpack (expected at least {count - 1}, got {len(items)})", where)
+        middle = items[star:len(items) - tail]
+        return items[:star] + [self.make_tuple(middle)] + items[len(items) - tail:]
+
+    def store_attribute(self, target: ast.Attribute, value) -> None:
+        owner = self.expr(target.value)
+        value = self.as_value(value, target)
+        if isinstance(owner, SugaredModule):
+            self.set_module_attribute(owner, target.attr, value, target)
+        elif isinstance(owner, Value) and isinstance(owner.type, ObjectType):
+            self.set_object_attribute(owner, target.attr, value, target)
+        else:
+            raise self.error("attributes can only be assigned on self (a module or a script class)", target)
+
+    def store_subscript(self, container, index: ast.Node, value, where) -> None:
+        container = self.as_value(container, where)
+        t = container.type
+        if self.has_magic(container, "__setitem__"):
+            self.object_method(container, "__setitem__", [self.expr(index), value], {}, where)
+        elif isinstance(t, TensorType):
+            self.tensor_setitem(container, index, value, where)
+        elif isinstance(t, ListType):
+            item = self.coerce(self.as_value(value, where), t.elem, where,
+                               f"a list of {t.elem} cannot hold a {self.as_value(value, where).type}")
+            self.emit("setitem.list", [container, self.index_value(index), item], [NoneType])
+        elif isinstance(t, DictType):
+            item = self.coerce(self.as_value(value, where), t.value, where,
+                               f"a Dict[{t.key}, {t.value}] cannot hold a {self.as_value(value, where).type}")
+            self.emit("setitem.dict", [container, self.key_value(container, index), item], [NoneType])
+        elif t == Str:
+            raise self.error("'str' object does not support item assignment", where)
+        else:
+            raise self.error(f"a value of type {t} does not support item assignment", where)

@@ -1,0 +1,122 @@
+"""Lists in scripted code: every list method TorchScript has, indexing, slicing, +, *, `in`, and the
+builtins over lists (len, min, max, sum, sorted, any, all). Ops that change a list declare it
+(`mutates`), so passes never drop or reorder them."""
+
+from __future__ import annotations
+
+import operator
+
+from scriptc.types import Bool, Int, ListType, NoneType, TensorType
+
+from .pyvalues import element, fixed, number_kind, python_op, same_lists
+
+_NONE = fixed(NoneType)
+_SELF = lambda lst, *rest: lst  # noqa: E731 - the result is the list's own type
+
+
+def _checked(lst: list, i: int) -> int:
+    if not -len(lst) <= i < len(lst):
+        raise IndexError("list index out of range")
+    return i
+
+
+def _append(lst, value):
+    lst.append(value)
+    return lst
+
+
+def _setitem(lst, i, value):
+    lst[_checked(lst, i)] = value
+
+
+def _delitem(lst, i):
+    del lst[_checked(lst, i)]
+
+
+def _pop(lst, i):
+    if not lst:
+        raise IndexError("pop from empty list")
+    return lst.pop(_checked(lst, i))
+
+
+def _sort(lst, reverse):
+    lst.sort(reverse=reverse)
+
+
+def _contains(lst, value) -> bool:
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return any(v is value for v in lst)
+    return value in lst
+
+
+def _index(lst, value) -> int:
+    for i, v in enumerate(lst):
+        if v == value:
+            return i
+    raise ValueError(f"{value!r} is not in list")
+
+
+def _remove(lst, value) -> None:
+    del lst[_index(lst, value)]
+
+
+def _extreme(pick):
+    def reduce(lst):
+        if not lst:
+            raise ValueError(f"{pick.__name__}() arg is an empty sequence")
+        return pick(lst)
+    return reduce
+
+
+def _sum_type(lst, start):
+    elem = element(lst)
+    if isinstance(elem, TensorType):
+        return TensorType()
+    return number_kind(elem, start)
+
+
+def _mutating(schema: str, kernel, doc: str = "") -> None:
+    python_op(schema, kernel, _NONE, doc, mutates=("self",))
+
+
+python_op("len.list(self: List[Any]) -> int", len, fixed(Int), "len() of a list (any element type).")
+python_op("getitem.list(self: List[Any], index: int) -> Any", lambda lst, i: lst[_checked(lst, i)],
+          lambda lst, i: element(lst))
+python_op("slice.list(self: List[Any], start: int?, end: int?, step: int) -> List[Any]",
+          lambda lst, a, b, c: lst[a:b:c], _SELF)
+python_op("append.list(self: List[Any], value: Any) -> List[Any]", _append, _SELF, "list.append: mutates the list.",
+          mutates=("self",))
+_mutating("setitem.list(self: List[Any], index: int, value: Any) -> None", _setitem, "lst[i] = value.")
+_mutating("delitem.list(self: List[Any], index: int) -> None", _delitem, "del lst[i].")
+_mutating("extend.list(self: List[Any], other: List[Any]) -> None", list.extend)
+_mutating("insert.list(self: List[Any], index: int, value: Any) -> None", list.insert)
+_mutating("remove.list(self: List[Any], value: Any) -> None", _remove)
+_mutating("clear.list(self: List[Any]) -> None", list.clear)
+_mutating("sort.list(self: List[Any], reverse: bool = False) -> None", _sort)
+_mutating("reverse.list(self: List[Any]) -> None", list.reverse)
+python_op("pop.list(self: List[Any], index: int = -1) -> Any", _pop, lambda lst, i: element(lst), mutates=("self",))
+python_op("index.list(self: List[Any], value: Any) -> int", _index, fixed(Int))
+python_op("count.list(self: List[Any], value: Any) -> int", list.count, fixed(Int))
+python_op("copy.list(self: List[Any]) -> List[Any]", list.copy, _SELF, "A shallow copy (list.copy(), list(lst)).")
+python_op("contains.list(self: List[Any], value: Any) -> bool", _contains, fixed(Bool), "`value in lst`.")
+python_op("add.list(a: List[Any], b: List[Any]) -> List[Any]", operator.add, same_lists)
+python_op("mul.list(self: List[Any], times: int) -> List[Any]", operator.mul, _SELF)
+python_op("mul.int_list(times: int, self: List[Any]) -> List[Any]", operator.mul, lambda times, lst: lst)
+python_op("min.list(self: List[Any]) -> Any", _extreme(min), lambda lst: element(lst), "min() of one list.")
+python_op("max.list(self: List[Any]) -> Any", _extreme(max), lambda lst: element(lst), "max() of one list.")
+python_op("min.lists(a: List[Any], b: List[Any]) -> List[Any]", min, same_lists, "min() of two lists.")
+python_op("max.lists(a: List[Any], b: List[Any]) -> List[Any]", max, same_lists, "max() of two lists.")
+def _compared(a, b):
+    same_lists(a, b)
+    return Bool
+
+
+for _name, _fn in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge)):
+    python_op(f"{_name}.list(a: List[Any], b: List[Any]) -> bool", _fn, _compared)
+python_op("sum.list(self: List[Any], start: Scalar = 0) -> Any", lambda lst, start: sum(lst, start), _sum_type)
+python_op("sorted.list(self: List[Any], reverse: bool = False) -> List[Any]",
+          lambda lst, reverse: sorted(lst, reverse=reverse), _SELF)
+python_op("any.list(self: List[Any]) -> bool", any, fixed(Bool))
+python_op("all.list(self: List[Any]) -> bool", all, fixed(Bool))
+python_op("range.int(start: int, stop: int, step: int) -> int[]", lambda a, b, c: list(range(a, b, c)),
+          fixed(ListType(Int)), "list(range(start, stop, step)).")

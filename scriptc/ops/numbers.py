@@ -1,0 +1,135 @@
+"""Python numbers in scripted code: int, float, bool and complex arithmetic, comparisons, bitwise
+operators and conversions, with Python's semantics (// and % floor, int ** int is a float as in
+TorchScript) - what `a + b`, `abs(x)`, `divmod(a, b)` and `round(x)` lower to."""
+
+from __future__ import annotations
+
+import math
+import operator
+
+from scriptc.types import Bool, Complex, Float, Int, Str, TupleType
+
+from .pyvalues import fixed, number_kind, python_op
+
+
+def _real(*types):
+    """The kind of a real-number result (a complex operand is another overload's)."""
+    kind = number_kind(*types)
+    if kind == Complex:
+        raise TypeError("complex operand")
+    return kind
+
+
+def _real_to(result):
+    """A rule: `result` for real-number operands."""
+    def rule(*types):
+        _real(*types)
+        return result
+    return rule
+
+
+def _int_only(*types):
+    if any(t not in (Int, Bool) for t in types):
+        raise TypeError("bitwise operators take ints and bools")
+    return Bool if all(t == Bool for t in types) else Int
+
+
+def _division(kernel):
+    def divide(a, b):
+        if b == 0:
+            raise ZeroDivisionError("ZeroDivisionError: division by zero")
+        return kernel(a, b)
+    return divide
+
+
+def _power(a, b):
+    """TorchScript's pow on real numbers: a float (nan where Python would give a complex)."""
+    try:
+        result = math.pow(a, b)
+    except OverflowError:
+        return math.inf
+    except ValueError:
+        return math.nan
+    return result
+
+
+for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul)):
+    python_op(f"{_name}.scalar(a: Scalar, b: Scalar) -> Scalar", _fn, _real)
+python_op("floordiv.scalar(a: Scalar, b: Scalar) -> Scalar", _division(operator.floordiv), _real,
+          "a // b, rounding toward negative infinity (Python's, not C's).")
+python_op("mod.scalar(a: Scalar, b: Scalar) -> Scalar", _division(operator.mod), _real,
+          "a % b with the sign of b (Python's).")
+python_op("div.scalar(a: Scalar, b: Scalar) -> float", _division(lambda a, b: a / b), fixed(Float))
+python_op("pow.scalar(a: Scalar, b: Scalar) -> float", _power, _real_to(Float),
+          "a ** b: a float, as TorchScript's pow of two ints.")
+python_op("min.scalar(a: Scalar, b: Scalar) -> Scalar", min, _real)
+python_op("max.scalar(a: Scalar, b: Scalar) -> Scalar", max, _real)
+for _name, _fn in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge)):
+    python_op(f"{_name}.scalar(a: Scalar, b: Scalar) -> bool", _fn, _real_to(Bool))
+python_op("eq.scalar(a: Any, b: Any) -> bool", operator.eq, fixed(Bool), "== on any two values.")
+python_op("ne.scalar(a: Any, b: Any) -> bool", operator.ne, fixed(Bool), "!= on any two values.")
+python_op("is.any(a: Any, b: Any) -> bool", lambda a, b: a is b or not hasattr(a, "__dict__") and
+          type(a) is type(b) and a == b, fixed(Bool), "`is` between values that are not None.")
+python_op("neg.scalar(a: Scalar) -> Scalar", operator.neg, _real)
+python_op("abs.scalar(a: Scalar) -> Scalar", abs, _real)
+python_op("not.scalar(a: bool) -> bool", operator.not_, fixed(Bool))
+python_op("and.scalar(a: bool, b: bool) -> bool", lambda a, b: bool(a and b), fixed(Bool),
+          "Both operands already evaluated (a short-circuit `and` is a prim::If).")
+python_op("or.scalar(a: bool, b: bool) -> bool", lambda a, b: bool(a or b), fixed(Bool))
+python_op("int.scalar(a: Scalar) -> int", int, fixed(Int))
+python_op("float.scalar(a: Scalar) -> float", float, fixed(Float))
+python_op("bool.scalar(a: Scalar) -> bool", bool, fixed(Bool))
+
+for _name, _fn in (("bitwise_and", operator.and_), ("bitwise_or", operator.or_), ("bitwise_xor", operator.xor),
+                   ("lshift", operator.lshift), ("rshift", operator.rshift)):
+    python_op(f"{_name}.scalar(a: Scalar, b: Scalar) -> Scalar", _fn, _int_only)
+python_op("invert.scalar(a: Scalar) -> int", operator.invert, lambda a: _int_only(a, Int))
+
+
+def _divmod_type(a, b):
+    kind = _real(a, b)
+    return TupleType((kind, kind))
+
+
+python_op("divmod.scalar(a: Scalar, b: Scalar) -> Any", _division(divmod), _divmod_type,
+          "divmod(a, b): a tuple (a // b, a % b).")
+
+
+def _round(x, ndigits=None):
+    """TorchScript's round: half to even, a float for a float (also without ndigits)."""
+    if isinstance(x, int):
+        return x if ndigits is None else round(x, ndigits)
+    return float(round(x, ndigits)) if ndigits is not None else float(round(x))
+
+
+python_op("round.scalar(x: Scalar, ndigits: int? = None) -> Scalar", _round, lambda x, ndigits: _real(x))
+
+# complex numbers
+python_op("complex.scalar(real: Scalar, imag: Scalar) -> complex", complex, fixed(Complex))
+for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("div", _division(lambda a, b: a / b))):
+    python_op(f"{_name}.complex(a: complex, b: complex) -> complex", _fn, fixed(Complex))
+
+
+def _complex_power(a, b):
+    try:
+        return complex(a) ** b
+    except ZeroDivisionError:
+        return complex(math.nan, math.nan)
+
+
+python_op("pow.complex(a: complex, b: complex) -> complex", _complex_power, fixed(Complex))
+python_op("neg.complex(a: complex) -> complex", operator.neg, fixed(Complex))
+python_op("abs.complex(a: complex) -> float", abs, fixed(Float))
+python_op("bool.complex(a: complex) -> bool", bool, fixed(Bool))
+python_op("real.complex(a: complex) -> float", lambda a: float(complex(a).real), fixed(Float))
+python_op("imag.complex(a: complex) -> float", lambda a: float(complex(a).imag), fixed(Float))
+
+# numbers as text and text as numbers
+python_op("int.str(a: str) -> int", int, fixed(Int))
+python_op("float.str(a: str) -> float", float, fixed(Float))
+for _name, _fn in (("bin", bin), ("hex", hex), ("oct", oct), ("chr", chr)):
+    python_op(f"{_name}.scalar(a: int) -> str", _fn, fixed(Str))
+python_op("hash.any(a: Any) -> int", hash, fixed(Int), "hash() of a number, string or tuple of them.")
+python_op("range_length.int(start: int, stop: int, step: int) -> int", lambda a, b, c: len(range(a, b, c)),
+          fixed(Int), "The number of items range(start, stop, step) has (a for loop's trip count).")

@@ -1,0 +1,137 @@
+"""Strings in scripted code: str's methods, indexing, slicing, `in`, + and *, %-formatting, format(),
+f-strings, str() and print() of any value (tensors printed as PyTorch prints them)."""
+
+from __future__ import annotations
+
+import operator
+import re
+
+from scriptc.types import Bool, Int, ListType, NoneType, Str, TupleType
+
+from .pyvalues import fixed, python_op
+
+STR, STRS = fixed(Str), fixed(ListType(Str))
+
+
+def _index(text: str, i: int) -> str:
+    if not -len(text) <= i < len(text):
+        raise IndexError("string index out of range")
+    return text[i]
+
+
+python_op("len.str(self: str) -> int", len, fixed(Int))
+python_op("getitem.str(self: str, index: int) -> str", _index, STR)
+python_op("slice.str(self: str, start: int?, end: int?, step: int) -> str", lambda s, a, b, c: s[a:b:c], STR)
+python_op("contains.str(self: str, sub: str) -> bool", operator.contains, fixed(Bool), "`sub in text`.")
+python_op("add.str(a: str, b: str) -> str", operator.add, STR)
+python_op("mul.str(self: str, times: int) -> str", operator.mul, STR)
+python_op("mul.int_str(times: int, self: str) -> str", operator.mul, STR)
+for _name, _fn in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge)):
+    python_op(f"{_name}.str(a: str, b: str) -> bool", _fn, fixed(Bool))
+python_op("list.str(self: str) -> str[]", list, STRS, "list(text): its characters.")
+python_op("ord.str(self: str) -> int", ord, fixed(Int))
+
+for _name in ("upper", "lower", "capitalize", "title", "swapcase", "casefold"):
+    python_op(f"{_name}.str(self: str) -> str", getattr(str, _name), STR)
+for _name in ("isdigit", "isalpha", "isalnum", "isspace", "islower", "isupper", "istitle", "isdecimal",
+              "isnumeric", "isidentifier", "isprintable"):
+    python_op(f"{_name}.str(self: str) -> bool", getattr(str, _name), fixed(Bool))
+for _name in ("strip", "lstrip", "rstrip"):
+    python_op(f"{_name}.str(self: str, chars: str? = None) -> str", getattr(str, _name), STR)
+for _name in ("split", "rsplit"):
+    python_op(f"{_name}.str(self: str, sep: str? = None, maxsplit: int = -1) -> str[]", getattr(str, _name), STRS)
+python_op("splitlines.str(self: str, keepends: bool = False) -> str[]", str.splitlines, STRS)
+python_op("join.str(self: str, iterable: str[]) -> str", str.join, STR)
+for _name in ("startswith", "endswith"):
+    python_op(f"{_name}.str(self: str, prefix: str, start: int = 0, end: int? = None) -> bool",
+              getattr(str, _name), fixed(Bool))
+for _name in ("find", "rfind", "index", "rindex", "count"):
+    python_op(f"{_name}.str(self: str, sub: str, start: int = 0, end: int? = None) -> int", getattr(str, _name),
+              fixed(Int))
+python_op("replace.str(self: str, old: str, new: str, count: int = -1) -> str", str.replace, STR)
+for _name in ("center", "ljust", "rjust"):
+    python_op(f"{_name}.str(self: str, width: int, fillchar: str = ' ') -> str", getattr(str, _name), STR)
+python_op("zfill.str(self: str, width: int) -> str", str.zfill, STR)
+python_op("expandtabs.str(self: str, tabsize: int = 8) -> str", str.expandtabs, STR)
+for _name in ("partition", "rpartition"):
+    python_op(f"{_name}.str(self: str, sep: str) -> Tuple[str, str, str]", getattr(str, _name),
+              fixed(TupleType((Str, Str, Str))))
+
+
+# --- formatting ---------------------------------------------------------------------------------
+
+def render(value) -> str:
+    """str(value) as TorchScript prints it: a float with 17 significant digits and a point
+    (`2.`, `0.10000000000000001`), strings inside containers unquoted (`[a, b]`, `{k: 1.}`),
+    tensors as PyTorch prints them."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return str(value)
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, complex):
+        imag = _float(value.imag)
+        return f"{_float(value.real)}{'' if imag.startswith('-') else '+'}{imag}j"
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        from scriptc.tensors import Tensor, wrap
+
+        return repr(value if isinstance(value, Tensor) else wrap(value))
+    if isinstance(value, list):
+        return "[" + ", ".join(render(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(render(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{render(k)}: {render(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _float(x: float) -> str:
+    """A float as TorchScript's str() writes it: C's %.17g, with a point where that looks like an int."""
+    text = "%.17g" % x
+    if text.lstrip("-").isdigit():
+        text += "."
+    return text
+
+
+class _Rendered:
+    """A value that formats through render() (so that "{}".format(tensor) prints a tensor)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __format__(self, spec: str) -> str:
+        if spec and isinstance(self.value, (int, float, str, bool, complex)):
+            return format(self.value, spec)
+        return format(render(self.value), spec)
+
+    def __str__(self) -> str:
+        return render(self.value)
+
+    def __repr__(self) -> str:
+        return render(self.value)
+
+
+def _format(template: str, values) -> str:
+    return template.format(*[_Rendered(v) for v in values])
+
+
+_CONVERSION = re.compile(r"%[#0 +-]*(?:\d+|\*)?(?:\.\d+)?([a-zA-Z%])")
+
+
+def _percent(template: str, values):
+    """`template % values`: %s writes a value as str() does; the numeric conversions as in Python."""
+    values = values if isinstance(values, tuple) else (values,)
+    kinds = [c for c in _CONVERSION.findall(template) if c != "%"]
+    return template % tuple(render(v) if (i >= len(kinds) or kinds[i] in "sr") else v
+                            for i, v in enumerate(values))
+
+
+def _print(values, sep, end) -> None:
+    print(sep.join(render(v) for v in values), end=end)
+
+
+python_op("str.any(value: Any) -> str", render, STR, "str(value).")
+python_op("format.str(self: str, values: Any) -> str", _format, STR,
+          "template.format(*values) (also f-strings): values is a tuple.")
+python_op("mod.str(self: str, values: Any) -> str", _percent, STR, "`template % values` (printf-style).")
+python_op("print.any(values: Any, sep: str, end: str) -> None", _print, fixed(NoneType),
+          "print(*values, sep=sep, end=end).", effects=True)

@@ -1,0 +1,170 @@
+"""TorchScript's language, construct by construct: each function of language_corpus.py scripted and
+compared with Python running it (values and types: an int stays an int, a tuple a tuple), then
+saved and run by the standalone runtime (scriptc.runtime.load) with the same results."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import scriptc as torch
+from scriptc.jit.module import from_runtime
+from scriptc.runtime import load as runtime_load
+
+from .language_corpus import LANGUAGE
+
+
+def _arguments(args, rng):
+    return tuple(a(rng) if callable(a) else a for a in args)
+
+
+def _copy(value):
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_copy(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    return value
+
+
+def same(got, expected) -> None:
+    """Equal values of the same Python types (tensors by dtype, shape and values)."""
+    if isinstance(expected, torch.Size):  # TorchScript's x.shape is a List[int]
+        expected = list(expected)
+    if isinstance(expected, torch.Tensor):
+        assert isinstance(got, torch.Tensor) and got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=1e-6, atol=1e-6)
+        return
+    assert type(got) is type(expected), f"{got!r} is a {type(got).__name__}, expected a {type(expected).__name__}"
+    if isinstance(expected, (list, tuple)):
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            same(g, e)
+    elif isinstance(expected, dict):
+        assert list(got) == list(expected)
+        for k in expected:
+            same(got[k], expected[k])
+    elif isinstance(expected, float) and np.isnan(expected):
+        assert np.isnan(got)
+    else:
+        assert got == expected
+
+
+def _outcome(fn, args):
+    try:
+        return "ok", fn(*args)
+    except Exception as exc:  # noqa: BLE001 - the scripted function must fail where Python does
+        return "error", exc
+
+
+@pytest.mark.parametrize("name", sorted(LANGUAGE))
+def test_scripted_equals_python(name):
+    fn, cases = LANGUAGE[name]
+    scripted = torch.jit.script(fn)
+    rng = np.random.default_rng(0)
+    for args in cases:
+        args = _arguments(args, rng)
+        expected = _outcome(fn, _copy(args))
+        got = _outcome(scripted, _copy(args))
+        assert got[0] == expected[0], (args, expected, got)
+        if expected[0] == "ok":
+            same(got[1], expected[1])
+
+
+@pytest.mark.parametrize("name", sorted(LANGUAGE))
+def test_saved_archive_runs_in_the_runtime(name, tmp_path):
+    fn, cases = LANGUAGE[name]
+    scripted = torch.jit.script(fn)
+    path = tmp_path / f"{name}.sc"
+    torch.jit.save(scripted, path)
+    model = runtime_load(path, jit=False, prime=False)
+    rng = np.random.default_rng(0)
+    for args in cases:
+        args = _arguments(args, rng)
+        expected = _outcome(scripted, _copy(args))
+        got = _outcome(model, [a.numpy().copy() if isinstance(a, torch.Tensor) else _copy(a) for a in args])
+        assert got[0] == expected[0], (args, expected, got)
+        if expected[0] == "ok":
+            same(from_runtime(got[1]), expected[1])
+
+
+def test_compiled_runtime_plans_agree_with_the_interpreter(tmp_path):
+    for name in ("loops_with_exits", "tensor_arithmetic", "list_methods", "tensor_setitem"):
+        fn, cases = LANGUAGE[name]
+        path = tmp_path / f"{name}.sc"
+        torch.jit.save(torch.jit.script(fn), path)
+        interpreted, compiled = runtime_load(path, jit=False, prime=False), runtime_load(path, prime=False)
+        rng = np.random.default_rng(1)
+        for args in cases:
+            args = [a.numpy() if isinstance(a, torch.Tensor) else a for a in _arguments(args, rng)]
+            same(from_runtime(compiled(*_copy(args))), from_runtime(interpreted(*_copy(args))))
+
+
+_INTS = st.integers(-10 ** 6, 10 ** 6)
+_NONZERO = _INTS.filter(lambda v: v != 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_INTS, _NONZERO)
+def test_int_division_and_modulo_are_pythons(a, b):
+    scripted = _scripted(LANGUAGE["int_semantics"][0])
+    same(scripted(a, b), LANGUAGE["int_semantics"][0](a, b))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.text(alphabet="ab xyz\t-", max_size=12))
+def test_string_methods_are_pythons(s):
+    fn = LANGUAGE["string_methods"][0]
+    same(_scripted(fn)(s), fn(s))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(-50, 50), min_size=1, max_size=8))
+def test_list_methods_are_pythons(xs):
+    fn = LANGUAGE["list_methods"][0]
+    xs = xs + [7]  # list.index(7) and list.remove(9) need them present
+    same(_scripted(fn)(list(xs)), fn(list(xs)))
+
+
+_SCRIPTED: dict = {}
+
+
+def _scripted(fn):
+    if fn not in _SCRIPTED:
+        _SCRIPTED[fn] = torch.jit.script(fn)
+    return _SCRIPTED[fn]
+
+
+def test_int_power_is_a_float_as_in_torchscript():
+    def power(a: int, b: int):
+        return a ** b
+
+    scripted = _scripted(power)
+    for a, b in ((2, 10), (3, -2), (-2, 3)):
+        same(scripted(a, b), float(a ** b))
+
+
+def test_values_print_as_torchscript_prints_them(capsys):
+    """Where TorchScript differs from Python (its str() of floats and of containers, dict.popitem
+    taking the first item), scripted code does as TorchScript does; the expected values are real
+    torch.jit.script's."""
+
+    def render(x: float, words: List[str], d: Dict[str, int]) -> List[str]:
+        print(x, words, d, (1, "a"), True, None)
+        return [str(x), str(-x), str(x / 3), str([x, 0.1]), str(words), str(d), "%s|%d" % (x, x),
+                "{} {}".format(x, words), f"{x}", str(complex(x, -1.0)), str(1e20)]
+
+    got = _scripted(render)(2.0, ["a", "b"], {"k": 1})
+    assert got == ["2.", "-2.", "0.66666666666666663", "[2., 0.10000000000000001]", "[a, b]", "{k: 1}", "2.|2",
+                   "2. [a, b]", "2.", "2.-1.j", "1e+20"]
+    assert capsys.readouterr().out == "2. [a, b] {k: 1} (1, a) True None\n"
+
+    def first_item(d: Dict[str, int]) -> Tuple[Tuple[str, int], int]:
+        return d.popitem(), len(d)
+
+    assert _scripted(first_item)({"a": 1, "b": 2}) == (("a", 1), 1)
