@@ -9,7 +9,7 @@ import pytest
 
 import scriptc
 
-from .compare import assert_same_error, compare_module
+from .compare import assert_close, assert_same_error, compare_module, copy_weights
 
 torch = pytest.importorskip("torch")
 
@@ -47,6 +47,33 @@ def test_layer_matches_torch(kind, kw):
         warnings.simplefilter("ignore")  # torch: LSTM with projections is not supported with oneDNN
         compare_module(lambda T: getattr(T.nn, kind)(**kw), [_x(*shape)])
         compare_module(lambda T: getattr(T.nn, kind)(**kw), [_x(*shape), _states(kind, kw, 3)], modes=("train",))
+
+
+@pytest.mark.parametrize("kind, kw", LAYERS[1::2], ids=lambda v: v if isinstance(v, str) else "-".join(map(str, v.values())))
+def test_scripted_layer_matches_torch(kind, kw):
+    shape = (3, 6, 4) if kw.get("batch_first") else (6, 3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = getattr(torch.nn, kind)(**kw).eval()
+    ours = getattr(scriptc.nn, kind)(**kw).eval()
+    copy_weights(theirs, ours)
+    scripted = scriptc.jit.script(ours)
+    x, states = _x(*shape), _states(kind, kw, 3)
+    for args in ([x], [x, states]):
+        with torch.no_grad():
+            expected = theirs(*_convert(torch.from_numpy, args))
+        got = scripted(*_convert(scriptc.from_numpy, args))
+        for mine, ref in zip(_flat(got), _flat(expected)):
+            assert_close(mine, ref)
+
+
+def _convert(from_numpy, values):
+    return [tuple(map(from_numpy, v)) if isinstance(v, tuple) else from_numpy(v) for v in values]
+
+
+def _flat(result):
+    output, state = result
+    return [output, *state] if isinstance(state, tuple) else [output, state]
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
