@@ -223,3 +223,16 @@ def test_one_step_sequences(kind):
     kw = dict(input_size=4, hidden_size=4, bidirectional=True)
     compare_module(lambda T: getattr(T.nn, kind)(**kw), [_x(1, 3, 4)], modes=("train",))
     compare_module(lambda T: getattr(T.nn, kind)(**kw), [_packed([1, 1, 1, 1])], modes=("eval",))
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_an_optimized_traced_step_is_one_product_and_one_fused_kernel(kind):
+    # Per step: the recurrent GEMM (the input projection's rows added as its epilogue) and one
+    # pointwise kernel for the whole cell; plus one GEMM per layer for every step's input projection.
+    steps, layers = 4, 2
+    layer = getattr(scriptc.nn, kind)(3, 5, layers).eval()
+    graph = scriptc.jit.optimize_for_inference(scriptc.jit.trace(layer, scriptc.randn(steps, 2, 3)), jit=False).graph
+    kinds = [n.attrs["kind"] for n in graph.block if n.op == "prim::FusionGroup"]
+    assert kinds.count("pointwise") == steps * layers
+    assert kinds.count("epilogue") == steps * layers + layers
+    assert not [n for n in graph.block if n.op in ("sigmoid", "tanh", "mul", "add", "linear", "matmul")]
