@@ -318,3 +318,19 @@ def test_a_loop_over_a_stepped_range_counts_its_trips_natively():
     for steps in (0, 1, 2, 4, 5, 11):
         args = [rng.standard_normal((steps, 4)).astype(np.float32), rng.standard_normal(4).astype(np.float32)]
         np.testing.assert_allclose(executor(args)[0], reference.run(args)[0], rtol=1e-6)
+
+
+def test_a_group_reading_a_zero_dim_view_runs_in_the_program():
+    # c[0, 0] is a 0-d view (a pointer with no strides) that the group reads as its condition.
+    def fn(c, a, b):
+        return torch.where(c[0, 0], a + b, a - b) * 2.0
+    graph = torch.jit.optimize_for_inference(torch.jit.script(fn), jit=False).graph
+    executor, reference = Executor(graph, threads=1), Interpreter(graph)
+    rng = np.random.default_rng(7)
+    for rows in (3, 1, 6):
+        c = rng.random((rows, 5)) > 0.5
+        a, b = (rng.standard_normal((rows, 5)).astype(np.float32) for _ in range(2))
+        np.testing.assert_array_equal(executor([c, a, b])[0], reference.run([c, a, b])[0])
+    [segment] = _segments(executor)
+    assert segment.programs and all(segment.programs.values()), segment.reason
+

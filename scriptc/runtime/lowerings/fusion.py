@@ -44,7 +44,7 @@ def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
         t = tensor_of(syms[i])
         if t.dtype != dtype or t.rank != ndim:
             raise NotNative("a group input of another dtype or rank than its kernel's")
-        if t.strides is not None and t.strides[-1] != native.ONE and ndim - 1 not in ones:
+        if t.strides and t.strides[-1] != native.ONE and ndim - 1 not in ones:  # (a 0-d view has none)
             raise NotNative("a group input whose last dim is strided")
         offset = rank - ndim
         for k in range(ndim):
