@@ -15,8 +15,7 @@ import math
 from scriptc.types import TensorType, int64
 
 from . import register
-from .conv import expand
-from .rules import conv_out, is_known
+from .rules import conv_out, expand, is_known
 from .schema import OPAQUE
 
 
