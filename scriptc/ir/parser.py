@@ -75,6 +75,18 @@ def parse(text: str) -> Graph:
         return _Parser(text).graph()
 
 
+def parse_type(text: str) -> Type:
+    """One type in its IR text form (what str(t) writes: `Dict[str, List[Tensor]]`, `int|float`,
+    `Object(Point)`), parsed in time linear in the text; ParseError otherwise."""
+    with deep_recursion():
+        parser = _Parser(text)
+        parsed = parser.type()
+        parser.skip()
+        if parser.pos != len(text):
+            raise parser.unexpected()
+        return parsed
+
+
 class _Parser:
     """A cursor over the text, and the values defined so far by name."""
 
