@@ -219,7 +219,7 @@ def test_mutants_under_a_memory_limit(tmp_path):
         print(dict(fuzz(pathlib.Path({str(tmp_path)!r}), 600)))
     """)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0 and "refused" in out.stdout, out.stderr[-2000:]
 
 

@@ -306,6 +306,7 @@ def test_a_thousand_relu_chain_compiles_and_runs(tmp_path):
     np.testing.assert_array_equal(model(x), np.maximum(x, 0))
 
 
+@pytest.mark.large_graphs
 def test_a_hundred_thousand_node_chain_loads(tmp_path):
     """Every pass is linear: fuse's legality check was quadratic (10,000 nodes: over 120 s) and the
     parser took a minute. (25,000 nodes on CI's shared cores; a quadratic pass still takes hours.)"""
