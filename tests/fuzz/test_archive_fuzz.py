@@ -40,7 +40,8 @@ TOKENS = [b"float64", b"float16", b"int64", b"bool", b"Tensor", b"Module", b"Lis
           b"Object(", b"Object(Tally)", b"Enum(", b"Enum(Mode, int)", b'Enum("Mode", "ADD", 1)', b"NamedTuple(",
           b"NamedTuple(Pair, lo: float)", b"lo: ", b"|", b"int|", b"|Tensor", b"Union[", b"Future[", b"Any",
           b"prim::isinstance", b"prim::GetAttr", b"prim::SetAttr", b"prim::TupleConstruct", b"prim::Refine",
-          b'"object"', b'"fields"', b'"tensor"', b'"type"', b'"value"', b'{"tensor": "tally#0"}', b"Tally.step"]
+          b'"object"', b'"fields"', b'"tensor"', b'"type"', b'"value"', b'{"tensor": "tally#0"}', b"Tally.step",
+          b"Optional[int|" * 70]
 JSON_VALUES = [None, True, False, 0, -1, 1 << 64, 1.5, float("inf"), "", "x", "float32", "../x", "a" * 300, [],
                [1, 2], [-1], [[[]]], {}, {"a": 1}, {"F32": 1}, [0, 1 << 40], "\u0000",
                # attribute entries and the values inside them
@@ -56,7 +57,8 @@ JSON_VALUES = [None, True, False, 0, -1, 1 << 64, 1.5, float("inf"), "", "x", "f
 TYPE_TEXTS = ["Any", "int", "float", "str", "bool", "None", "Tensor", "Tensor(float64, [2])", "List[int]",
               "List[Tensor]", "Dict[str, List[float]]", "Dict[int, int]", "Tuple[float, float]", "Optional[int]",
               "int|float", "Object(Tally)", "Object(Other)", "Enum(Mode, int)", "NamedTuple(Pair, lo: float, hi: float)",
-              "Future[int]", "Module(fc)", "List[" * 3000 + "int" + "]" * 3000, "Tuple[" * 50, "\u0000", ""]
+              "Future[int]", "Module(fc)", "List[" * 3000 + "int" + "]" * 3000,
+              "Optional[" * 990 + "int" + "]" * 990, "Tuple[" * 50, "\u0000", ""]
 
 
 def _base_archives(tmp_path) -> list[bytes]:
