@@ -337,10 +337,18 @@ def _float_power_rule(base, exponent):
     return TensorType(float64, broadcast_shapes(*(t.shape for t in tensors)), tensors[0].device)
 
 
+def _float_power_target(target):
+    if target.dtype.kind in "fc" and target.dtype.itemsize == 8 * (1 + (target.dtype.kind == "c")):
+        return
+    raise RuntimeError(f"the base given to float_power_ has dtype {scalar_type_name(from_numpy_dtype(target.dtype))} "
+                       f"but the operation's result requires dtype Double")
+
+
 register("float_power(self: Tensor|Scalar, exponent: Tensor|Scalar) -> Tensor", POINTWISE,
          _quiet(lambda xp, a, b: xp.power(xp.asarray(a, dtype=xp.float64), xp.asarray(b, dtype=xp.float64))),
          dtype_rule=None, shape=_float_power_rule, scalar=lambda a, b: E.cast(a, "float64") ** E.cast(b, "float64"),
-         grad=_float_power_grad, save=("self", "exponent", "out"), doc="self ** exponent computed in float64.")
+         grad=_float_power_grad, save=("self", "exponent", "out"), inplace=True, inplace_check=_float_power_target,
+         doc="self ** exponent computed in float64 (in place: self must be float64).")
 
 
 def _addcdiv_kernel(xp, x, t1, t2, value=1):
