@@ -72,7 +72,7 @@ _LAZY_NAMES = {
                                  "get_num_interop_threads"},
     "scriptc.serialization": {"save", "load"},
     "scriptc.jit.markers": {"_check"},
-    "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast"},
+    "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
 }
