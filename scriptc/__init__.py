@@ -56,6 +56,7 @@ _SUBMODULES = {
     "multiprocessing",
     "grad_mode",
     "fft",
+    "special",
     "_C",
     "fx",
     "backends",

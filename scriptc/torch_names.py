@@ -13,7 +13,7 @@ __all__ = ["NAMES", "missing", "supported"]
 
 # The scriptc object behind each torch namespace.
 _OWNERS = {"torch": "scriptc", "torch.Tensor": "scriptc.tensors:Tensor", "torch.nn": "scriptc.nn",
-           "torch.nn.functional": "scriptc.nn.functional"}
+           "torch.nn.functional": "scriptc.nn.functional", "torch.special": "scriptc.special"}
 
 
 def missing(namespace: str, owner: str, name: str, existing) -> AttributeError:
@@ -257,5 +257,15 @@ NAMES = {
     soft_margin_loss softmax softmin softplus softshrink softsign sparse_support_notes tanh tanhshrink tf32_notes
     threshold threshold_ triplet_margin_loss triplet_margin_with_distance_loss unfold upsample upsample_bilinear
     upsample_nearest
+""".split()),
+    "torch.special": frozenset("""
+    Tensor airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1 chebyshev_polynomial_t chebyshev_polynomial_u
+    chebyshev_polynomial_v chebyshev_polynomial_w common_args digamma entr erf erfc erfcx erfinv exp2 expit expm1
+    gammainc gammaincc gammaln hermite_polynomial_h hermite_polynomial_he i0 i0e i1 i1e laguerre_polynomial_l
+    legendre_polynomial_p log1p log_ndtr log_softmax logit logsumexp modified_bessel_i0 modified_bessel_i1
+    modified_bessel_k0 modified_bessel_k1 multi_dim_common multigammaln ndtr ndtri polygamma psi round
+    scaled_modified_bessel_k0 scaled_modified_bessel_k1 shifted_chebyshev_polynomial_t
+    shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w sinc softmax
+    spherical_bessel_j0 xlog1py xlogy zeta
 """.split()),
 }

@@ -126,6 +126,7 @@ from . import statistics  # noqa: E402,F401
 from . import shape  # noqa: E402,F401
 from . import indexing  # noqa: E402,F401
 from . import placement  # noqa: E402,F401
+from . import special_ops  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
 from . import random  # noqa: E402,F401

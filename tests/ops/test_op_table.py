@@ -182,6 +182,8 @@ def _prepared(case, args):
 def _torch_call(op, case, targs):
     if case.torch is not None:
         return case.torch(torch, *targs, **case.kwargs)
+    if op.base_name.startswith("special_"):
+        return getattr(torch.special, op.base_name[len("special_"):])(*targs, **case.kwargs)
     fn = getattr(torch, op.base_name, None)
     if fn is None:
         fn = getattr(torch.nn.functional, op.base_name)
