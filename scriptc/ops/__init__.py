@@ -148,6 +148,7 @@ from . import fft  # noqa: E402,F401
 from . import conv  # noqa: E402,F401
 from . import padding  # noqa: E402,F401
 from . import pooling  # noqa: E402,F401
+from . import fractional_pool  # noqa: E402,F401
 from . import normalization  # noqa: E402,F401
 from . import spatial  # noqa: E402,F401
 from . import resample  # noqa: E402,F401
