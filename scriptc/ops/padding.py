@@ -57,6 +57,14 @@ def _check(shape, pad, mode, value):
                                f"{list(shape)}")
         if mode == "circular" and (before > size or after > size):
             raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "circular" and size + before + after < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        kept = size + min(before, 0) + min(after, 0)
+        if mode == "circular" and 0 < kept < max(before, after):
+            # torch wraps by copying the output into itself, which it refuses once a pad outgrows the cropped input
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
         if size + before + after < 0:
             raise RuntimeError(f"input (W: {size}) is too small. Calculated output W: {size + before + after}")
 
@@ -67,7 +75,9 @@ def source_index(xp, mode: str, size: int, before: int, after: int):
     if mode == "circular":
         start, stop = max(-before, 0), size - max(-after, 0)
         length = stop - start
-        return start + (out - max(before, 0)) % max(length, 1)
+        if length <= 0:  # cropped to nothing, then padded: torch leaves that memory unset, scriptc fills zeros
+            return xp.full(out.shape, -1)
+        return start + (out - max(before, 0)) % length
     src = out - before
     if mode == "constant":
         return xp.where((src >= 0) & (src < size), src, -1)
@@ -103,7 +113,7 @@ def _pad_kernel(xp, x, pad, mode="constant", value=None):
         axis = x.ndim - 1 - i
         index = source_index(xp, mode, x.shape[axis], before, after)
         out = xp.take(out, xp.maximum(index, 0), axis=axis)
-        if mode == "constant" and bool((index < 0).any()):
+        if bool((index < 0).any()):
             where = [slice(None)] * x.ndim
             where[axis] = index < 0
             out[tuple(where)] = 0 if value is None else value
