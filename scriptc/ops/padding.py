@@ -59,12 +59,6 @@ def _check(shape, pad, mode, value):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if mode == "circular" and size + before + after < 0:
             raise RuntimeError("Negative padding value is resulting in an empty dimension")
-        kept = size + min(before, 0) + min(after, 0)
-        if mode == "circular" and 0 < kept < max(before, after):
-            # torch wraps by copying the output into itself, which it refuses once a pad outgrows the cropped input
-            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
-                               "refer to a single memory location. Please clone() the tensor before performing the "
-                               "operation.")
         if size + before + after < 0:
             raise RuntimeError(f"input (W: {size}) is too small. Calculated output W: {size + before + after}")
 
@@ -75,7 +69,9 @@ def source_index(xp, mode: str, size: int, before: int, after: int):
     if mode == "circular":
         start, stop = max(-before, 0), size - max(-after, 0)
         length = stop - start
-        if length <= 0:  # cropped to nothing, then padded: torch leaves that memory unset, scriptc fills zeros
+        # A pad longer than the cropped input wraps around it again (torch copies its output into itself there:
+        # it refuses for some memory layouts and leaves memory unset for others); cropped to nothing, zeros.
+        if length <= 0:
             return xp.full(out.shape, -1)
         return start + (out - max(before, 0)) % length
     src = out - before
