@@ -375,6 +375,23 @@ register("addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Scal
          save=("tensor1", "tensor2"), inplace=True, doc="self + value * tensor1 / tensor2.")
 
 
+# --- fmax, fmin: maximum and minimum that ignore a NaN ------------------------------------------------------------
+
+def _nan_ignoring(pick):
+    """The scalar expression of fmax/fmin: the other operand where one is NaN."""
+    return lambda a, b: E.select(E.ne(a, a), b, E.select(E.ne(b, b), a, pick(a, b)))
+
+
+_binary("fmax", lambda xp, a, b: xp.fmax(a, b), _nan_ignoring(E.maximum), inplace=False, save=("self", "other"),
+        grad=lambda ctx, g: (g * ((ctx.self >= ctx.other) | (ctx.other != ctx.other)),
+                             g * ~((ctx.self >= ctx.other) | (ctx.other != ctx.other))),
+        doc="The elementwise maximum, where a NaN loses to a number.")
+_binary("fmin", lambda xp, a, b: xp.fmin(a, b), _nan_ignoring(E.minimum), inplace=False, save=("self", "other"),
+        grad=lambda ctx, g: (g * ((ctx.self <= ctx.other) | (ctx.other != ctx.other)),
+                             g * ~((ctx.self <= ctx.other) | (ctx.other != ctx.other))),
+        doc="The elementwise minimum, where a NaN loses to a number.")
+
+
 # --- special functions ------------------------------------------------------------------------------------------
 
 def _wide(x):
