@@ -25,6 +25,7 @@ from scriptc.grad_mode import (  # noqa: F401  (re-exported: torch.autograd has 
     set_grad_enabled,
 )
 from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.torch_names import missing_attribute as _missing_attribute
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "backward", "grad", "gradcheck", "Node"]
@@ -497,3 +498,6 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
 
 class GradcheckError(RuntimeError):
     """gradcheck found analytical and numerical gradients that differ."""
+
+
+__getattr__ = _missing_attribute("torch.autograd", __name__)

@@ -6,6 +6,7 @@ are the same functions as torch.<name> (torch.special.expit is torch.sigmoid, ga
 """
 
 from scriptc import bindings as _bindings
+from scriptc.torch_names import missing_attribute as _missing_attribute
 
 globals().update(_bindings.namespace("special_", __name__))
 _SAME_AS_TORCH = {"digamma": "digamma", "psi": "digamma", "erf": "erf", "erfc": "erfc", "erfinv": "erfinv",
@@ -17,9 +18,7 @@ globals().update({name: _bindings.FUNCTIONS[target] for name, target in _SAME_AS
 modified_bessel_i1 = i1  # noqa: F821  (defined by the namespace update above)
 
 
-def __getattr__(name: str):
-    from scriptc.torch_names import missing
-    raise missing("torch.special", "module 'scriptc.special'", name, __dir__())
+__getattr__ = _missing_attribute("torch.special", __name__)
 
 
 def __dir__():

@@ -29,6 +29,12 @@ def test_torch_names_match_the_installed_torch():
     (lambda: scriptc.nn.functional.gumbel_softmax, "torch.nn.functional.gumbel_softmax is not supported by scriptc yet"),
     (lambda: scriptc.ones(1).storage_offset, "'Tensor' object has no attribute 'storage_offset': "
                                              "torch.Tensor.storage_offset is not supported"),
+    (lambda: scriptc.linalg.matrix_exp, "module 'scriptc.linalg' has no attribute 'matrix_exp': "
+                                        "torch.linalg.matrix_exp is not supported by scriptc yet"),
+    (lambda: scriptc.autograd.functional, "torch.autograd.functional is not supported by scriptc yet"),
+    (lambda: scriptc.nn.init.dirac_, "torch.nn.init.dirac_ is not supported by scriptc yet"),
+    (lambda: scriptc.nn.utils.fuse_conv_bn_eval, "torch.nn.utils.fuse_conv_bn_eval is not supported by scriptc yet"),
+    (lambda: scriptc.special.airy_ai, "torch.special.airy_ai is not supported by scriptc yet"),
 ])
 def test_a_torch_name_scriptc_lacks_says_so(lookup, text):
     with pytest.raises(AttributeError) as info:
@@ -39,6 +45,7 @@ def test_a_torch_name_scriptc_lacks_says_so(lookup, text):
 @pytest.mark.parametrize("lookup, suggestion", [
     (lambda: scriptc.allclse, "allclose"), (lambda: scriptc.ones(1).clon, "clone"),
     (lambda: scriptc.nn.Linera, "Linear"), (lambda: scriptc.nn.functional.rleu, "relu"),
+    (lambda: scriptc.linalg.choleksy, "cholesky"), (lambda: scriptc.fft.rfftt, "rfft"),
 ])
 def test_a_typo_gets_a_close_existing_name(lookup, suggestion):
     with pytest.raises(AttributeError, match=f"Did you mean: '{suggestion}'"):

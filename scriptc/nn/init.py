@@ -10,6 +10,7 @@ from scriptc import autograd
 from scriptc.ops.generator import Generator
 from scriptc.ops.generator import generator as _numpy_generator
 from scriptc.tensors import Tensor
+from scriptc.torch_names import missing_attribute as _missing_attribute
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -130,3 +131,6 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     if rows < cols:
         q = q.T
     return _write(tensor, gain * q.reshape(tensor._data.shape))
+
+
+__getattr__ = _missing_attribute("torch.nn.init", __name__)
