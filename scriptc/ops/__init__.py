@@ -129,6 +129,7 @@ from . import placement  # noqa: E402,F401
 from . import special_ops  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
+from . import windows  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from . import rearrange  # noqa: E402,F401
 from . import views  # noqa: E402,F401
