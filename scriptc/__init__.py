@@ -74,6 +74,7 @@ _LAZY_NAMES = {
     "scriptc.serialization": {"save", "load"},
     "scriptc.jit.markers": {"_check"},
     "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"},
+    "scriptc.dtype_info": {"finfo", "iinfo"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
 }
