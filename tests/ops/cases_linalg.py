@@ -400,3 +400,25 @@ CASES.update({
              torch=lambda torch, i, v, size: torch.sparse_coo_tensor(i, v, size).to_dense(), label="hybrid")],
     "spmm": [Case((rand(3, 4), rand(4, 2)), np.matmul)],
 })
+
+
+def _triangular_ref(a, b, upper, left=True, unitriangular=False):
+    t = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        t = t - np.diag(np.diag(t)) + np.eye(t.shape[-1])
+    return np.linalg.solve(t, b) if left else np.linalg.solve(t.T, b.T).T
+
+
+def _well_conditioned(*shape):
+    return rand(*shape) + 4 * np.eye(shape[-1])
+
+
+CASES.update({
+    "linalg_solve_triangular": [
+        Case((_well_conditioned(3, 3), rand(3, 2)), _triangular_ref, kwargs={"upper": True},
+             torch=_linalg("solve_triangular"), rtol=1e-4),
+        Case((_well_conditioned(3, 3), rand(2, 3)), _triangular_ref, kwargs={"upper": False, "left": False},
+             torch=_linalg("solve_triangular"), rtol=1e-4, label="lower right"),
+        Case((_well_conditioned(3, 3), rand(3, 4)), _triangular_ref, kwargs={"upper": True, "unitriangular": True},
+             torch=_linalg("solve_triangular"), rtol=1e-4, label="unit")],
+})
