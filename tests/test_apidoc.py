@@ -26,7 +26,8 @@ def test_torch_names_match_the_installed_torch():
     (lambda: scriptc.stft, "module 'scriptc' has no attribute 'stft': torch.stft is not "
                                     "supported by scriptc yet (docs/api.md lists what is)"),
     (lambda: scriptc.nn.LazyLinear, "torch.nn.LazyLinear is not supported by scriptc yet"),
-    (lambda: scriptc.nn.functional.gumbel_softmax, "torch.nn.functional.gumbel_softmax is not supported by scriptc yet"),
+    (lambda: scriptc.nn.functional.scaled_grouped_mm,
+     "torch.nn.functional.scaled_grouped_mm is not supported by scriptc yet"),
     (lambda: scriptc.ones(1).storage_offset, "'Tensor' object has no attribute 'storage_offset': "
                                              "torch.Tensor.storage_offset is not supported"),
     (lambda: scriptc.linalg.matrix_exp, "module 'scriptc.linalg' has no attribute 'matrix_exp': "
