@@ -75,7 +75,7 @@ _LAZY_NAMES = {
     "scriptc.jit.markers": {"_check"},
     "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"},
     "scriptc.dtype_info": {"finfo", "iinfo"},
-    "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "cumulative_trapezoid"},
+    "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "cumulative_trapezoid", "vander", "combinations"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
 }

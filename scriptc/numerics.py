@@ -1,11 +1,13 @@
 """torch's numeric composites built from table ops (so autograd, tracing and scripting see through them):
-cov, corrcoef, trapezoid, cumulative_trapezoid."""
+cov, corrcoef, trapezoid, cumulative_trapezoid, vander, combinations."""
 
 from __future__ import annotations
 
+import itertools
+
 from scriptc.tensors import Tensor
 
-__all__ = ["cov", "corrcoef", "trapezoid", "cumulative_trapezoid"]
+__all__ = ["cov", "corrcoef", "trapezoid", "cumulative_trapezoid", "vander", "combinations"]
 
 
 def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None):
@@ -72,3 +74,35 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
     n = y.size(dim)
     pairs = (y.narrow(dim, 1, max(n - 1, 0)) + y.narrow(dim, 0, max(n - 1, 0))) / 2
     return (_spacing(y, x, dx, dim) * pairs).cumsum(dim)
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of 1-D x: columns x**(N-1), ..., x**0 (or ascending powers when increasing)."""
+    import scriptc
+
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    columns = x.size(0) if N is None else N
+    if columns < 0:
+        raise RuntimeError("N must be non-negative.")
+    base = x if x.is_floating_point() or x.is_complex() else x.long()
+    powers = scriptc.arange(columns, dtype=scriptc.int64)
+    if not increasing:
+        powers = powers.flip(0)
+    return base.unsqueeze(1) ** powers
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """The length-r combinations of 1-D input's elements (with repeats when with_replacement), one per row."""
+    import scriptc
+
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_empty((0,))
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = list(pick(range(input.size(0)), r))
+    index = scriptc.tensor(rows, dtype=scriptc.int64).reshape(len(rows), r)
+    return input[index]

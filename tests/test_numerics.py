@@ -1,4 +1,5 @@
-"""torch.cov, corrcoef, trapezoid and cumulative_trapezoid against torch 2.13: values, weights, gradients, errors."""
+"""torch.cov, corrcoef, trapezoid, cumulative_trapezoid, vander and combinations against torch 2.13: values,
+weights, gradients, errors."""
 
 from __future__ import annotations
 
@@ -43,4 +44,26 @@ def test_cov_of_more_than_two_dims_raises_torch_error():
         torch.cov(torch.ones(2, 2, 2))
     with pytest.raises(RuntimeError) as ours:
         scriptc.cov(scriptc.ones(2, 2, 2))
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("code", [
+    "T.vander(T.tensor([1.0, 2.0, 3.0]))", "T.vander(T.tensor([1, 2, 3]), N=2, increasing=True)",
+    "T.vander(T.tensor([1.5, -2.0]), N=4)", "T.vander(T.tensor([1.0, 2.0]), N=0)",
+    "T.combinations(T.tensor([1, 2, 3]))", "T.combinations(T.tensor([1.0, 2.0]), r=2, with_replacement=True)",
+    "T.combinations(T.tensor([1, 2, 3]), r=0)", "T.combinations(T.tensor([1, 2]), r=3)",
+    "T.combinations(T.tensor([4, 5, 6, 7]), r=3)",
+])
+def test_vander_and_combinations_match_torch(code):
+    ours, theirs = eval(code, {"T": scriptc}), eval(code, {"T": torch})
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("code", ["T.combinations(T.ones(2, 2))", "T.vander(T.ones(2, 2))"])
+def test_vander_and_combinations_errors_match_torch(code):
+    with pytest.raises(RuntimeError) as theirs:
+        eval(code, {"T": torch})
+    with pytest.raises(RuntimeError) as ours:
+        eval(code, {"T": scriptc})
     assert str(ours.value) == str(theirs.value)
