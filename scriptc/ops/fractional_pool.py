@@ -7,9 +7,8 @@ from __future__ import annotations
 from scriptc.types import TensorType, int64
 
 from . import register
-from .conv import expand
 from .pooling import _scatter_to_input, _taps
-from .rules import is_known
+from .rules import expand, is_known
 from .schema import OPAQUE
 
 _DIM_NAMES = {2: ("height", "width"), 3: ("time", "height", "width")}
