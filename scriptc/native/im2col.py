@@ -7,10 +7,14 @@ ms of GEMM. This loop writes the same columns in one pass, reading the unpadded 
 zeros where a window hangs over the border: 3-3.6 ms there (~8 GB/s of the ~13 a copy reaches).
 
 `scriptc_im2col_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): rows [start, end)
-of the (N*C, KH*KW*OH*OW) columns of a contiguous (N, C, H, W) input; ptrs = [input, columns];
-meta = [H, W, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW, then per kernel row i the output rows
-[oy_lo, oy_hi) whose input row is inside the image, then the same per kernel column j for output
-columns]. The bounds are worked out in Python (conv2d_meta), so the loop divides nothing.
+of the (N*C, KH*KW*B*OW) columns of a contiguous (N, C, H, W) input for the band of output rows
+[OY0, OY1) (B = OY1 - OY0 of them; a whole image's columns are the band [0, OH)); ptrs = [input,
+columns]; meta = [H, W, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW, OY0, OY1, then per kernel row i the
+output rows [oy_lo, oy_hi) whose input row is inside the image, then the same per kernel column j
+for output columns]. The bounds are worked out in Python (conv2d_meta), so the loop divides nothing.
+A band's columns are what a convolution of a large image multiplies at a time: they stay in the
+core's cache between im2col and the GEMM, where a whole image's (9 MB for 64 channels of 64x64,
+3x3) go out to memory and come back.
 """
 
 from __future__ import annotations
@@ -23,12 +27,13 @@ from .loops import loop_module
 
 I64 = ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_im2col_f32", ir.FloatType()), "float64": ("scriptc_im2col_f64", ir.DoubleType())}
-_FIELDS = ("H", "W", "KH", "KW", "OH", "OW", "SH", "SW", "DH", "DW", "PH", "PW")
+_FIELDS = ("H", "W", "KH", "KW", "OH", "OW", "SH", "SW", "DH", "DW", "PH", "PW", "OY0", "OY1")
 
 
 def conv2d_meta(h: int, w: int, kh: int, kw: int, oh: int, ow: int, sh: int, sw: int, dh: int, dw: int,
-                ph: int, pw: int) -> list[int]:
-    """The meta words of one convolution's geometry (see the module docstring)."""
+                ph: int, pw: int, band: tuple[int, int] | None = None) -> list[int]:
+    """The meta words of one convolution's geometry (see the module docstring), for the columns of
+    the output rows `band` (first, end), all of them when None."""
     def valid(size, out, stride, dilation, pad, k):
         # out positions o with 0 <= o*stride + k*dilation - pad < size
         lo = min(out, max(0, -(-(pad - k * dilation) // stride)))
@@ -36,7 +41,9 @@ def conv2d_meta(h: int, w: int, kh: int, kw: int, oh: int, ow: int, sh: int, sw:
         return lo, hi
     rows = [valid(h, oh, sh, dh, ph, i) for i in range(kh)]
     cols = [valid(w, ow, sw, dw, pw, j) for j in range(kw)]
-    return [h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw] + [v for r in rows for v in r] + [v for c in cols for v in c]
+    first, end = (0, oh) if band is None else band
+    return ([h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, first, end] + [v for r in rows for v in r] +
+            [v for c in cols for v in c])
 
 
 def _by_stride(b: ir.IRBuilder, stride, emit) -> None:
@@ -98,8 +105,12 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     dst = b.bitcast(b.load(b.gep(ptrs, [ir.Constant(I64, 1)])), element.as_pointer())
     zero = ir.Constant(element, 0.0)
     image = b.mul(g["H"], g["W"])
-    plane = b.mul(g["OH"], g["OW"])
+    plane = b.mul(b.sub(g["OY1"], g["OY0"]), g["OW"])
     per_row = b.mul(b.mul(g["KH"], g["KW"]), plane)
+
+    def clamp(value, lo, hi):
+        value = b.select(b.icmp_signed("<", value, lo), lo, value)
+        return b.select(b.icmp_signed(">", value, hi), hi, value)
 
     def fill(out, lo, hi):
         loop(b, lo, hi, lambda o: b.store(zero, b.gep(out, [o])), "z")
@@ -109,20 +120,22 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         row_base = b.gep(dst, [b.mul(r, per_row)])
 
         def kernel_row(i):
-            oy_lo = word(b.add(ir.Constant(I64, rows_at), b.mul(i, ir.Constant(I64, 2))))
-            oy_hi = word(b.add(ir.Constant(I64, rows_at + 1), b.mul(i, ir.Constant(I64, 2))))
+            # The rows of the band whose input row is inside the image (an empty range clamped into it).
+            oy_lo = clamp(word(b.add(ir.Constant(I64, rows_at), b.mul(i, ir.Constant(I64, 2)))), g["OY0"], g["OY1"])
+            oy_hi = clamp(word(b.add(ir.Constant(I64, rows_at + 1), b.mul(i, ir.Constant(I64, 2)))), oy_lo,
+                          g["OY1"])
 
             def kernel_col(j):
                 ox_lo = word(b.add(cols_at, b.mul(j, ir.Constant(I64, 2))))
                 ox_hi = word(b.add(b.add(cols_at, ir.Constant(I64, 1)), b.mul(j, ir.Constant(I64, 2))))
                 block = b.gep(row_base, [b.mul(b.add(b.mul(i, g["KW"]), j), plane)])
-                fill(block, ir.Constant(I64, 0), b.mul(oy_lo, g["OW"]))
-                fill(block, b.mul(oy_hi, g["OW"]), plane)
+                fill(block, ir.Constant(I64, 0), b.mul(b.sub(oy_lo, g["OY0"]), g["OW"]))
+                fill(block, b.mul(b.sub(oy_hi, g["OY0"]), g["OW"]), plane)
                 # input column of output column ox: ox*SW + j*DW - PW
                 x_offset = b.sub(b.mul(j, g["DW"]), g["PW"])
 
                 def out_row(oy):
-                    out = b.gep(block, [b.mul(oy, g["OW"])])
+                    out = b.gep(block, [b.mul(b.sub(oy, g["OY0"]), g["OW"])])
                     iy = b.sub(b.add(b.mul(oy, g["SH"]), b.mul(i, g["DH"])), g["PH"])
                     line = b.gep(image_base, [b.add(b.mul(iy, g["W"]), x_offset)])
                     fill(out, ir.Constant(I64, 0), ox_lo)
