@@ -245,6 +245,12 @@ def _zeros(rows: int, dtype: np.dtype) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
+def _positions(oh: int, ow: int, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """The depthwise loop's tables of output rows and columns for an output size (read only)."""
+    return depthwise.positions(oh, ow, dtype)
+
+
+@functools.lru_cache(maxsize=64)
 def _floor(value: float, dtype: np.dtype) -> np.ndarray:
     floor = np.full(1, value, dtype)
     floor.flags.writeable = False
@@ -356,8 +362,10 @@ def native_depthwise(xp, x, w, b, stride, padding, dilation, groups, floor=None,
     out = np.empty((n, c, oh, ow), dtype=x.dtype)
     taps = np.ascontiguousarray(w.reshape(c, -1))
     bias = _zeros(c, x.dtype) if b is None else np.ascontiguousarray(b)
-    ptrs = (ctypes.c_void_p * 5)(data_pointer(x), data_pointer(taps), data_pointer(bias), data_pointer(out),
-                                 data_pointer(_floor(0.0 if floor is None else floor, x.dtype)))
+    rows, columns = _positions(oh, ow, dtype)
+    ptrs = (ctypes.c_void_p * 7)(data_pointer(x), data_pointer(taps), data_pointer(bias), data_pointer(out),
+                                 data_pointer(_floor(0.0 if floor is None else floor, x.dtype)), data_pointer(rows),
+                                 data_pointer(columns))
     meta = (ctypes.c_int64 * 14)(c, h, width, oh, ow, w.shape[2], w.shape[3], sh, sw, ph, pw, dh, dw,
                                  floor is not None)
     loop = _native_loop("depthwise", dtype)
