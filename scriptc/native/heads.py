@@ -25,7 +25,7 @@ from scriptc.ops import OpDef
 
 from scriptc.codegen.llvm.driver import KERNEL_TYPE, has_wide_vectors
 
-from . import depthwise, gemm, im2col, matvec
+from . import depthwise, gemm, im2col, matvec, windows
 from .blas import single_threaded
 from .geometry import conv_geometry
 from .loops import loop_function
@@ -245,12 +245,6 @@ def _zeros(rows: int, dtype: np.dtype) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def _positions(oh: int, ow: int, dtype: str) -> tuple[np.ndarray, np.ndarray]:
-    """The depthwise loop's tables of output rows and columns for an output size (read only)."""
-    return depthwise.positions(oh, ow, dtype)
-
-
-@functools.lru_cache(maxsize=64)
 def _floor(value: float, dtype: np.dtype) -> np.ndarray:
     floor = np.full(1, value, dtype)
     floor.flags.writeable = False
@@ -362,7 +356,7 @@ def native_depthwise(xp, x, w, b, stride, padding, dilation, groups, floor=None,
     out = np.empty((n, c, oh, ow), dtype=x.dtype)
     taps = np.ascontiguousarray(w.reshape(c, -1))
     bias = _zeros(c, x.dtype) if b is None else np.ascontiguousarray(b)
-    rows, columns = _positions(oh, ow, dtype)
+    rows, columns = windows.positions(oh, ow, dtype)
     ptrs = (ctypes.c_void_p * 7)(data_pointer(x), data_pointer(taps), data_pointer(bias), data_pointer(out),
                                  data_pointer(_floor(0.0 if floor is None else floor, x.dtype)), data_pointer(rows),
                                  data_pointer(columns))

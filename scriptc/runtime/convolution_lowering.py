@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scriptc.native import depthwise, gemm, im2col
+from scriptc.native import gemm, im2col, windows
 from scriptc.native import program as native
 from scriptc.native.geometry import conv_geometry
 from scriptc.native.heads import GEMM_SPLIT_MIN, gemm_runs
@@ -76,7 +76,7 @@ def _depthwise(builder: Builder, x: TensorValue, image: tuple, weight, out: Tens
     (h, w), (c, _, kh, kw) = image, weight.shape
     ptrs, meta = builder.block(7), builder.block(14)
     taps = builder.address_of(np.ascontiguousarray(weight.reshape(c, -1)))
-    rows, columns = (builder.address_of(table) for table in depthwise.positions(oh, ow, x.dtype.name))
+    rows, columns = (builder.address_of(table) for table in windows.positions(oh, ow, x.dtype.name))
     builder.copy_into(ptrs, [x.pointer, taps, bias_pointer, out.pointer, floor_array, rows, columns], builder.compute)
     builder.copy_into(meta, [builder.const(v) for v in (c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw,
                                                        floor is not None)], builder.shape)

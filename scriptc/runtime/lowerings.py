@@ -297,7 +297,7 @@ def _pool(mode: int | None):
     """max_pool2d / avg_pool2d with the pool loop: the image size the recorded call had (checked);
     mode None: adaptive_avg_pool2d to sizes that divide the image's (an average pool of that kernel)."""
     def lower(builder: Builder, node, args, recorded):
-        from scriptc.native import pool
+        from scriptc.native import pool, windows
         kind = mode
         x = contiguous_of(args[0])
         constants = [constant_of(a) for a in args[1:]]
@@ -329,8 +329,9 @@ def _pool(mode: int | None):
         builder.equal(x.dims[2], builder.const(geometry[0]))
         builder.equal(x.dims[3], builder.const(geometry[1]))
         out = builder.alloc(x.dtype, x.dims[:2] + [builder.const(geometry[2]), builder.const(geometry[3])])
-        ptrs, meta = builder.block(3), builder.block(13)
-        builder.copy_into(ptrs, [x.pointer, out.pointer, divisors], builder.compute)
+        ptrs, meta = builder.block(5), builder.block(13)
+        rows, columns = (builder.address_of(t) for t in windows.positions(geometry[2], geometry[3], x.dtype.name))
+        builder.copy_into(ptrs, [x.pointer, out.pointer, divisors, rows, columns], builder.compute)
         builder.copy_into(meta, [builder.const(g) for g in geometry + [kind]], builder.shape)
         planes = builder.arithmetic("MUL", x.dims[0], x.dims[1])
         builder.compute.append(("KERNEL", builder.const(loop_function("pool", x.dtype.name)), planes, ptrs, meta))
