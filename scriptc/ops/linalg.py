@@ -8,6 +8,7 @@ from scriptc.errors import ArgumentError, ShapeError
 from scriptc.types import TensorType
 
 from . import register
+from .factored import FactoredGradient
 from .rules import conv_out, is_known, matmul_shape, pair
 from .schema import LAYER_NORM, OPAQUE, FusionTail
 
@@ -90,7 +91,13 @@ def _linear_grad(ctx, g):
     gx = xp.matmul(g, w) if w.ndim == 2 else xp.multiply.outer(g, w)
     x2 = x.reshape(-1, x.shape[-1])
     g2 = g.reshape(-1, w.shape[0]) if w.ndim == 2 else g.reshape(-1)
-    gw = g2.T @ x2 if w.ndim == 2 else g2 @ x2
+    if w.ndim == 1:
+        gw = g2 @ x2
+    elif g2.dtype.kind == "f" and g2.dtype == x2.dtype:
+        # g2.T @ x2, multiplied by autograd together with the other calls' (a recurrence's steps)
+        gw = FactoredGradient(xp, g2, x2)
+    else:
+        gw = g2.T @ x2
     gb = g2.sum(axis=0) if ctx.bias is not None else None
     return gx, gw, gb
 
