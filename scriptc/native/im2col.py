@@ -9,9 +9,10 @@ zeros where a window hangs over the border: 3-3.6 ms there (~8 GB/s of the ~13 a
 `scriptc_im2col_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): rows [start, end)
 of the (N*C, KH*KW*B*OW) columns of a contiguous (N, C, H, W) input for the band of output rows
 [OY0, OY1) (B = OY1 - OY0 of them; a whole image's columns are the band [0, OH)); ptrs = [input,
-columns]; meta = [H, W, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW, OY0, OY1, then per kernel row i the
-output rows [oy_lo, oy_hi) whose input row is inside the image, then the same per kernel column j
-for output columns]. The bounds are worked out in Python (conv2d_meta), so the loop divides nothing.
+columns]; meta = [H, W, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW, OY0, OY1, RS, then per kernel row i
+the output rows [oy_lo, oy_hi) whose input row is inside the image, then the same per kernel column j
+for output columns]; the rows of the columns are RS elements apart (B*OW, or more where several
+images' columns lie side by side in one matrix). The bounds are worked out in Python (conv2d_meta), so the loop divides nothing.
 A band's columns are what a convolution of a large image multiplies at a time: they stay in the
 core's cache between im2col and the GEMM, where a whole image's (9 MB for 64 channels of 64x64,
 3x3) go out to memory and come back.
@@ -27,13 +28,14 @@ from .loops import loop_module
 
 I64 = ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_im2col_f32", ir.FloatType()), "float64": ("scriptc_im2col_f64", ir.DoubleType())}
-_FIELDS = ("H", "W", "KH", "KW", "OH", "OW", "SH", "SW", "DH", "DW", "PH", "PW", "OY0", "OY1")
+_FIELDS = ("H", "W", "KH", "KW", "OH", "OW", "SH", "SW", "DH", "DW", "PH", "PW", "OY0", "OY1", "RS")
 
 
 def conv2d_meta(h: int, w: int, kh: int, kw: int, oh: int, ow: int, sh: int, sw: int, dh: int, dw: int,
-                ph: int, pw: int, band: tuple[int, int] | None = None) -> list[int]:
+                ph: int, pw: int, band: tuple[int, int] | None = None, row_stride: int | None = None) -> list[int]:
     """The meta words of one convolution's geometry (see the module docstring), for the columns of
-    the output rows `band` (first, end), all of them when None."""
+    the output rows `band` (first, end), all of them when None, in rows `row_stride` apart (the band's
+    width when None)."""
     def valid(size, out, stride, dilation, pad, k):
         # out positions o with 0 <= o*stride + k*dilation - pad < size
         lo = min(out, max(0, -(-(pad - k * dilation) // stride)))
@@ -42,7 +44,8 @@ def conv2d_meta(h: int, w: int, kh: int, kw: int, oh: int, ow: int, sh: int, sw:
     rows = [valid(h, oh, sh, dh, ph, i) for i in range(kh)]
     cols = [valid(w, ow, sw, dw, pw, j) for j in range(kw)]
     first, end = (0, oh) if band is None else band
-    return ([h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, first, end] + [v for r in rows for v in r] +
+    stride = (end - first) * ow if row_stride is None else row_stride
+    return ([h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, first, end, stride] + [v for r in rows for v in r] +
             [v for c in cols for v in c])
 
 
@@ -138,7 +141,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     zero = ir.Constant(element, 0.0)
     image = b.mul(g["H"], g["W"])
     plane = b.mul(b.sub(g["OY1"], g["OY0"]), g["OW"])
-    per_row = b.mul(b.mul(g["KH"], g["KW"]), plane)
+    per_row = b.mul(b.mul(g["KH"], g["KW"]), g["RS"])
 
     def clamp(value, lo, hi):
         value = b.select(b.icmp_signed("<", value, lo), lo, value)
@@ -160,7 +163,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
             def kernel_col(j):
                 ox_lo = word(b.add(cols_at, b.mul(j, ir.Constant(I64, 2))))
                 ox_hi = word(b.add(b.add(cols_at, ir.Constant(I64, 1)), b.mul(j, ir.Constant(I64, 2))))
-                block = b.gep(row_base, [b.mul(b.add(b.mul(i, g["KW"]), j), plane)])
+                block = b.gep(row_base, [b.mul(b.add(b.mul(i, g["KW"]), j), g["RS"])])
                 fill(block, ir.Constant(I64, 0), b.mul(b.sub(oy_lo, g["OY0"]), g["OW"]))
                 fill(block, b.mul(b.sub(oy_hi, g["OY0"]), g["OW"]), plane)
                 # input column of output column ox: ox*SW + j*DW - PW

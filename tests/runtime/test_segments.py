@@ -230,6 +230,26 @@ def test_a_convolution_of_many_bands_equals_the_interpreter(monkeypatch):
     assert len(segment.programs) == 1 and all(segment.programs.values()), segment.reason
 
 
+@pytest.mark.parametrize("group_bytes", [40_000, 160_000])
+def test_convolutions_of_images_side_by_side_equal_the_interpreter(monkeypatch, group_bytes):
+    """Images a few at a time through one GEMM (small planes under big weights): batches that fill
+    the last group and ones that do not, 1x1 (the images copied side by side), grouped, strided."""
+    from scriptc.runtime import convolution_lowering
+
+    monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
+    monkeypatch.setattr(convolution_lowering, "GROUP_BYTES", group_bytes)  # 2 to 10 images a group
+    torch.manual_seed(11)
+    traced = torch.jit.trace(_BandedNet().eval(), torch.randn(2, 3, 13, 13))
+    graph = torch.jit.optimize_for_inference(traced, jit=False).graph
+    executor, reference = Executor(graph, threads=2), Interpreter(graph)
+    rng = np.random.default_rng(12)
+    for batch in (2, 1, 5, 3, 7):
+        x = rng.standard_normal((batch, 3, 13, 13)).astype(np.float32)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-4, atol=1e-4)
+    [segment] = _segments(executor)
+    assert len(segment.programs) == 1 and all(segment.programs.values()), segment.reason
+
+
 class _WordModel(torch.nn.Module):
     """An embedding, an LSTM and a decoder, returning the output and the LSTM's state (a tuple)."""
 
