@@ -1,0 +1,129 @@
+"""Lowerings that call native kernels: pooling (the pool loop), products (BLAS, the few-row loop,
+the compiled GEMM) and convolutions (depthwise loop, im2col and GEMM)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scriptc.native import program as native
+from scriptc.native.blas import cblas_addresses
+from scriptc.native.geometry import average_divisors, pool_geometry
+from scriptc.native.heads import GEMM_MIN_ROWS, GEMM_SPLIT_MIN, MATVEC_MIN_COLUMNS, MATVEC_ROWS, gemm_runs
+from scriptc.native.loops import loop_function
+
+from ..convolution_lowering import convolution
+from ..groups import PARALLEL_MIN_ELEMENTS
+from ..program_values import NotNative, Builder, constant_of, contiguous_of, dense, TensorValue
+
+
+def _pool(mode: int | None):
+    """max_pool2d / avg_pool2d with the pool loop: the image size the recorded call had (checked);
+    mode None: adaptive_avg_pool2d to sizes that divide the image's (an average pool of that kernel)."""
+    def lower(builder: Builder, node, args, recorded):
+        from scriptc.native import pool, windows
+        kind = mode
+        x = contiguous_of(args[0])
+        constants = [constant_of(a) for a in args[1:]]
+        concrete = recorded[node.inputs[0]]
+        if x.rank != 4 or x.dtype.name not in pool.FUNCTIONS:
+            raise NotNative("pooling that is not of 4-D floats")
+        if kind is None:
+            sizes = constants[0] if isinstance(constants[0], (list, tuple)) else [constants[0]] * 2
+            h, w = concrete.shape[2:]
+            out = [h if s is None else s for s in sizes]
+            if len(out) != 2 or h % out[0] or w % out[1]:
+                raise NotNative("an adaptive pool to sizes that do not divide the image's")
+            kernel = [h // out[0], w // out[1]]
+            constants = [kernel, kernel, [0, 0], False, True, None]
+            kind = pool.AVERAGE
+        if kind == pool.MAX:
+            kernel_size, stride, padding, dilation, ceil_mode = constants
+            geometry = pool_geometry(concrete.shape, kernel_size, stride, padding, dilation, ceil_mode)
+            divisors = builder.const(0)
+        else:
+            kernel_size, stride, padding, ceil_mode, include_pad, divisor = constants
+            geometry = pool_geometry(concrete.shape, kernel_size, stride, padding, 1, ceil_mode)
+            table = None if geometry is None else average_divisors(geometry, x.dtype, include_pad, divisor)
+            if table is None:
+                raise NotNative("pooling arguments the op refuses")
+            divisors = builder.address_of(table)
+        if geometry is None:
+            raise NotNative("pooling arguments the op refuses")
+        builder.equal(x.dims[2], builder.const(geometry[0]))
+        builder.equal(x.dims[3], builder.const(geometry[1]))
+        out = builder.alloc(x.dtype, x.dims[:2] + [builder.const(geometry[2]), builder.const(geometry[3])])
+        ptrs, meta = builder.block(5), builder.block(13)
+        rows, columns = (builder.address_of(t) for t in windows.positions(geometry[2], geometry[3], x.dtype.name))
+        builder.copy_into(ptrs, [x.pointer, out.pointer, divisors, rows, columns], builder.compute)
+        builder.copy_into(meta, [builder.const(g) for g in geometry + [kind]], builder.shape)
+        planes = builder.arithmetic("MUL", x.dims[0], x.dims[1])
+        builder.compute.append(("KERNEL", builder.const(loop_function("pool", x.dtype.name)), planes, ptrs, meta))
+        return [out]
+    return lower
+
+
+def _matmul(builder: Builder, node, args, recorded):
+    return [_product(builder, dense(builder, args[0]), dense(builder, args[1]))]
+
+
+def _product(builder: Builder, a: TensorValue, b: TensorValue) -> TensorValue:
+    """a @ b for a of rank 2 or more (its leading dims as rows) and b a matrix, both contiguous and of
+    one float dtype: BLAS's GEMV for one row, the few-row loop for 2-6 (heads.py's rules), the
+    compiled GEMM split across the pool where it runs, else BLAS's GEMM."""
+    dtype = a.dtype
+    if a.rank < 2 or b.rank != 2 or b.dtype != dtype or dtype.name not in ("float32", "float64"):
+        raise NotNative("a product that is not rows times a matrix of one float dtype")
+    depth, width = b.dims
+    builder.equal(a.dims[-1], depth)
+    rows = builder.product(a.dims[:-1])
+    out = builder.alloc(dtype, a.dims[:-1] + [width])
+    blas = cblas_addresses()
+    suffix = "F32" if dtype.name == "float32" else "F64"
+    compute = builder.compute
+    done = builder.label()
+    if blas is not None:  # one row: GEMV
+        more = builder.label()
+        compute.append(("JLT", native.ONE, rows, more))
+        compute.append((f"GEMV_{suffix}", builder.const(blas["gemv"][dtype.name]), depth, width, b.pointer,
+                        a.pointer, out.pointer))
+        compute.append(("JUMP", done))
+        compute.append(("label", more))
+    few = builder.label()
+    if gemm_runs():
+        from scriptc.native import gemm
+        compute.append(("JLT", rows, builder.const(GEMM_MIN_ROWS), few))
+        vectors = builder.arithmetic("DIV", builder.arithmetic("ADD", width, builder.const(
+            gemm.vector_columns(dtype.name) - 1)), builder.const(gemm.vector_columns(dtype.name)))
+        ptrs, meta = builder.block(5), builder.block(7)
+        zero = builder.address_of(np.zeros(1, dtype))
+        builder.copy_into(ptrs, [a.pointer, b.pointer, out.pointer, zero, zero], compute)
+        builder.copy_into(meta, [rows, depth, width, native.ZERO, native.ZERO, width, width], builder.shape)
+        # SPLIT compares with the elementwise threshold: scale the multiply-adds to it.
+        work = builder.arithmetic("DIV", builder.product([rows, depth, width]),
+                                  builder.const(max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+        compute.append(("SPLIT", builder.const(loop_function("gemm", dtype.name)), vectors, ptrs, meta, work))
+    elif blas is not None:
+        compute.append(("JLT", rows, builder.const(MATVEC_ROWS.start), few))
+        compute.append((f"GEMM_{suffix}", builder.const(blas["gemm"][dtype.name]), rows, width, depth, a.pointer,
+                        b.pointer, out.pointer))
+    else:
+        raise NotNative("no BLAS to call")
+    compute.append(("JUMP", done))
+    compute.append(("label", few))  # 2 to 6 rows: the few-row loop, one chunk of k
+    ptrs, meta = builder.block(3), builder.block(4)
+    builder.copy_into(ptrs, [a.pointer, b.pointer, out.pointer], compute)
+    builder.copy_into(meta, [rows, depth, width, native.ONE], builder.shape)
+    if blas is not None and gemm_runs():
+        wide = builder.label()
+        compute.append(("JLT", builder.const(MATVEC_MIN_COLUMNS - 1), width, wide))
+        compute.append((f"GEMM_{suffix}", builder.const(blas["gemm"][dtype.name]), rows, width, depth, a.pointer,
+                        b.pointer, out.pointer))
+        compute.append(("JUMP", done))
+        compute.append(("label", wide))
+    compute.append(("KERNEL", builder.const(loop_function("matvec", dtype.name)), native.ONE, ptrs, meta))
+    compute.append(("label", done))
+    return out
+
+
+def _conv2d(builder: Builder, node, args, recorded):
+    return [convolution(builder, args, recorded[node.inputs[0]], None)]
