@@ -213,7 +213,7 @@ class Interpreter:
         return [any(value_has_type(value, t) for t in node.attrs["types"])]
 
     def _raise(self, node: Node, env: dict) -> list:
-        raise RuntimeError(node.attrs["message"])
+        raise RuntimeError(node.attrs["message"] + "".join(env[id(text)] for text in node.inputs))
 
     def _uninitialized(self, node: Node, env: dict) -> list:
         return [None]

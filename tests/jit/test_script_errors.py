@@ -62,6 +62,11 @@ pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built grap
     ("def f(x: str):\n    return x.frobnicate()\n", "'str' has no method 'frobnicate'", 6, 12),
     ("def f(x: List[int]):\n    return x[0:1:0]\n", "slice step cannot be zero", 6, 14),
     ("def f(x):\n    return x[1, ..., ...]\n", "single ellipsis", 6, 12),
+    ("def f(x: int):\n    return Pair((x, x))\n\nclass Pair(tuple):\n    pass\n",
+     "a subclass of a Python builtin type is not a script class", 6, 12),
+    ("def f(x: int):\n    return Empty(x)\n\nclass Empty:\n    pass\n", "Empty() takes no arguments", 6, 12),
+    ("def f(x: int):\n    return type(x)\n", "type() in scripted code takes a module or a script-class object", 6, 12),
+    ("def f(x: List[str]):\n    return torch.Size(x)\n", "torch.Size() takes a list or tuple of ints", 6, 12),
 ])
 def test_unsupported_constructs_name_the_construct_and_place(body, message, line, col):
     with pytest.raises(ScriptError) as info:

@@ -93,6 +93,20 @@ def test_saved_archive_runs_in_the_runtime(name, tmp_path):
             same(from_runtime(got[1]), expected[1])
 
 
+def test_raised_messages_are_formatted_when_raised_in_script_and_archives(tmp_path):
+    fn = LANGUAGE["formatted_messages"][0]
+    scripted = torch.jit.script(fn)
+    torch.jit.save(scripted, tmp_path / "messages.sc")
+    loaded = runtime_load(tmp_path / "messages.sc", jit=False, prime=False)
+    for args, kind in (((3, [1, 2]), AssertionError), ((101, []), ValueError), ((-1, [2]), RuntimeError)):
+        with pytest.raises(kind) as python:
+            fn(*args)
+        for compiled in (scripted, loaded):
+            with pytest.raises(RuntimeError) as script:
+                compiled(*args)
+            assert str(script.value) == f"{kind.__name__}: {python.value}"
+
+
 def test_compiled_runtime_plans_agree_with_the_interpreter(tmp_path):
     for name in ("loops_with_exits", "tensor_arithmetic", "list_methods", "tensor_setitem"):
         fn, cases = LANGUAGE[name]

@@ -16,6 +16,7 @@ from scriptc.types import (
     Int,
     ListType,
     NamedTupleType,
+    NoneType,
     ObjectType,
     OptionalType,
     Scalar,
@@ -24,6 +25,7 @@ from scriptc.types import (
 )
 
 from .. import ast
+from .types import members
 from .values import ClassRef, MethodRef, ModuleDictMethod, PythonNamespace, SugaredModule, SugaredTuple
 
 _CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
@@ -115,7 +117,8 @@ class Attributes:
             if expected is None:
                 raise self.error("Tensor.tolist() needs a type annotation in scripted code "
                                  "(e.g. y: List[List[int]] = x.tolist())", node)
-            return self.emit1("tolist.tensor", [x], expected)
+            held = [m for m in members(expected) if m != NoneType]  # p: Optional[List[int]]; p = x.tolist()
+            return self.emit1("tolist.tensor", [x], held[0] if len(held) == 1 else expected)
         if name in _CONVERSIONS and not args and not kwargs:
             return self.emit_op(ops.OPS["to.dtype"], [x, self.const(DTYPES_BY_NAME[_CONVERSIONS[name]])], node)
         if name == "to":

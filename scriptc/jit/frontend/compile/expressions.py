@@ -377,6 +377,10 @@ class Expressions:
             return self.call_op(operator.tensor, [left, right], {}, node)
         if op in ("==", "!=") and (left.type == NoneType or right.type == NoneType):
             return self.identity("is" if op == "==" else "is not", left, right, node)
+        if op in ("==", "!=") and isinstance(left.type, ListType) != isinstance(right.type, ListType):
+            # a list compared with a tuple of its elements compares as lists (TorchScript converts the tuple)
+            left = self.implicit_conversion(left, right.type) or left if isinstance(right.type, ListType) else left
+            right = self.implicit_conversion(right, left.type) or right if isinstance(left.type, ListType) else right
         return self.python_op(operator.scalar, [left, right], {}, node,
                               failure=f"'{op}' is not supported between {left.type} and {right.type}")
 

@@ -10,6 +10,7 @@ import typing
 
 from scriptc import ops
 from scriptc.types import device, dtype
+from scriptc.tensors import Size
 
 from .. import ast
 from ..builtins import MATH_CONSTANTS, builtin_of, math_function_of
@@ -102,6 +103,8 @@ class Resolver:
             return Builtin(math_name)
         if isinstance(obj, type) and issubclass(obj, BaseException):
             return ClassRef(obj, "exception")
+        if obj is Size:  # torch.Size is List[int] in scripted code
+            return Builtin("Size")
         op_name = getattr(obj, "_scriptc_op", None)
         if op_name is not None:
             return OpFunction(op_name, namespaced=True)
