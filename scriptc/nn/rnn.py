@@ -195,7 +195,7 @@ class RNNBase(Module):
 
     def check_hidden_size(self, hx: Tensor, expected_hidden_size: Tuple[int, int, int],
                           msg: str = "Expected hidden size {}, got {}") -> None:
-        if tuple(hx.size()) != tuple(expected_hidden_size):
+        if hx.size() != expected_hidden_size:
             raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
 
     def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Optional[Tensor]) -> None:
@@ -324,7 +324,7 @@ class RNNBase(Module):
 
     def _finish(self, input, output: Tensor, h_n: Tensor, batch_sizes: Optional[Tensor],
                 sorted_indices: Optional[Tensor], unsorted_indices: Optional[Tensor], batched: bool):
-        if batch_sizes is not None:
+        if not isinstance(input, Tensor):  # a PackedSequence (decided when scripting: input is a Tensor there)
             return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
                 self.permute_hidden(h_n, unsorted_indices)
         if not batched:

@@ -378,6 +378,28 @@ def test_tensor_attributes_and_parameter_containers_in_script_and_archives(tmp_p
     assert count2 == 3  # the two calls before saving are in the saved attribute
 
 
+class FlatWeights(nn.Module):
+    """A plain list attribute holding the module's parameters (as nn.RNN's _flat_weights does)."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.full((3,), 2.0))
+        self.flat = [self.weight]
+        self.named = {"w": self.weight}
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.flat[0] + self.named["w"]
+
+
+def test_scripted_calls_keep_the_parameters_in_list_and_dict_attributes():
+    module = FlatWeights()
+    with torch.no_grad():
+        torch.jit.script(module)(torch.ones(3))
+    assert module.flat[0] is module.weight and module.named["w"] is module.weight
+    module(torch.ones(3)).sum().backward()
+    np.testing.assert_allclose(module.weight.grad.numpy(), np.full(3, 2.0))
+
+
 @torch.jit.script
 def _twice(x: torch.Tensor) -> torch.Tensor:
     return x + x

@@ -196,3 +196,26 @@ def test_one_step_sequences(kind):
     kw = dict(input_size=4, hidden_size=4, bidirectional=True)
     compare_module(lambda T: getattr(T.nn, kind)(**kw), [_x(1, 3, 4)], modes=("train",))
     compare_module(lambda T: getattr(T.nn, kind)(**kw), [_packed([1, 1, 1, 1])], modes=("eval",))
+
+
+def _flat(out):
+    return [t for item in out for t in (item if isinstance(item, tuple) else (item,))]
+
+
+@pytest.mark.parametrize("kind, kw", LAYERS, ids=lambda v: v if isinstance(v, str) else "-".join(map(str, v.values())))
+def test_scripted_layer_matches_eager_and_runs_saved(kind, kw, tmp_path):
+    from scriptc.runtime import load as runtime_load
+
+    layer = getattr(scriptc.nn, kind)(**kw).eval()
+    scripted = scriptc.jit.script(layer)
+    x = scriptc.tensor(_x(*((3, 6, 4) if kw.get("batch_first") else (6, 3, 4))))
+    states = _states(kind, kw, 3)
+    hx = tuple(scriptc.tensor(s) for s in states) if kind == "LSTM" else scriptc.tensor(states)
+    for args in ((x,), (x, hx)):
+        for got, want in zip(_flat(scripted(*args)), _flat(layer(*args))):
+            np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+    path = tmp_path / "rnn.sc"
+    scripted.save(str(path))
+    loaded = runtime_load(path, jit=False, prime=False)
+    for got, want in zip(_flat(loaded(x.numpy())), _flat(layer(x))):
+        np.testing.assert_allclose(np.asarray(got), want.detach().numpy(), rtol=1e-5, atol=1e-6)
