@@ -4,7 +4,8 @@ saved and run by the standalone runtime (scriptc.runtime.load) with the same res
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+import re
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import pytest
@@ -182,3 +183,25 @@ def test_values_print_as_torchscript_prints_them(capsys):
         return d.popitem(), len(d)
 
     assert _scripted(first_item)({"a": 1, "b": 2}) == (("a", 1), 1)
+
+
+@pytest.mark.parametrize("template, value, expected", [
+    ("%e|%E", (1, 2.5), "1.000000e+00|2.500000E+00"), ("%f %F", (1, 1.5), "1.000000 1.500000"),
+    ("%c%c", (97, "b"), "ab"), ("%i%% of %s", (5, [1]), "5% of [1]"),
+    ("%a", "x", "The specifier %a is not supported in TorchScript format strings"),
+    ("%5d", 3, "The specifier %5 is not supported in TorchScript format strings"),
+    ("tail %", "x", "Incomplete format specifier"), ("%s %s", "x", "Too few arguments for format string"),
+    ("%s", ("x", "y"), "Too many arguments for format string"),
+    ("%d", "1", "%d requires a number for formatting, but got String"),
+    ("%c", "foo", "%c requires an int or char for formatting, but got String"),
+])
+def test_percent_formatting_is_torchscripts(template, value, expected):
+    """TorchScript's `%`: one letter per conversion (no flags or widths), its errors (real torch's)."""
+    def fmt(template: str, value: Any) -> str:
+        return template % value
+
+    if expected.startswith(("The specifier", "Incomplete", "Too", "%")):
+        with pytest.raises(RuntimeError, match=re.escape(expected)):
+            _scripted(fmt)(template, value)
+    else:
+        assert _scripted(fmt)(template, value) == expected
