@@ -205,3 +205,28 @@ def test_percent_formatting_is_torchscripts(template, value, expected):
             _scripted(fmt)(template, value)
     else:
         assert _scripted(fmt)(template, value) == expected
+
+
+def test_a_zero_dim_tensor_passes_where_an_op_declares_a_number():
+    """TorchScript reads a 0-d tensor as the int/float/Scalar an op's schema declares (real torch's
+    results and errors), but only where no overload takes the tensor itself."""
+    def unsqueeze(x: torch.Tensor, dim: torch.Tensor) -> torch.Tensor:
+        return x.unsqueeze(dim)
+
+    def addcmul(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return x.addcmul(t, t, value=t)
+
+    assert tuple(_scripted(unsqueeze)(torch.zeros(3), torch.tensor(0)).shape) == (1, 3)
+    np.testing.assert_allclose(_scripted(addcmul)(torch.zeros(2), torch.tensor(1.5)).numpy(), [3.375, 3.375])
+    with pytest.raises(RuntimeError, match="Cannot input a tensor of type Float as an integral argument"):
+        _scripted(unsqueeze)(torch.zeros(3), torch.tensor(1.0))
+    with pytest.raises(RuntimeError, match="Cannot input a tensor of dimension other than 0 as a scalar argument"):
+        _scripted(addcmul)(torch.zeros(2), torch.tensor([2.0]))
+
+
+def test_hash_is_by_value_as_torchscripts():
+    def same_hash(a: float, b: float) -> bool:
+        return hash(a) == hash(b)
+
+    assert _scripted(same_hash)(float("nan"), float("nan")) and _scripted(same_hash)(1.5, 1.5)
+    assert not _scripted(same_hash)(1.5, 2.5)

@@ -155,4 +155,4 @@ class Attributes:
 
 
 _NEVER = frozenset(("is_sparse", "is_quantized", "is_meta", "is_mkldnn", "is_nested", "is_xpu", "is_mps",
-                    "is_vulkan", "is_ipu", "is_xla", "is_sparse_csr"))
+                    "is_vulkan", "is_ipu", "is_xla", "is_sparse_csr", "is_maia", "is_mtia"))
