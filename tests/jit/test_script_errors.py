@@ -62,6 +62,7 @@ pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built grap
     ("def f(x: str):\n    return x.frobnicate()\n", "'str' has no method 'frobnicate'", 6, 12),
     ("def f(x: List[int]):\n    return x[0:1:0]\n", "slice step cannot be zero", 6, 14),
     ("def f(x):\n    return x[1, ..., ...]\n", "single ellipsis", 6, 12),
+    ("def f(x):\n    *b, = (x, x)\n    return b\n", "A Starred expression may only appear on the lhs", 6, 5),
     ("def f(x: int):\n    return Pair((x, x))\n\nclass Pair(tuple):\n    pass\n",
      "a subclass of a Python builtin type is not a script class", 6, 12),
     ("def f(x: int):\n    return Empty(x)\n\nclass Empty:\n    pass\n", "Empty() takes no arguments", 6, 12),
