@@ -230,3 +230,20 @@ def test_hash_is_by_value_as_torchscripts():
 
     assert _scripted(same_hash)(float("nan"), float("nan")) and _scripted(same_hash)(1.5, 1.5)
     assert not _scripted(same_hash)(1.5, 2.5)
+
+
+def test_functions_that_always_raise():
+    """No return on any path: None, or the declared type; a raise's arguments are written as
+    TorchScript writes them."""
+    def no_declaration():
+        raise RuntimeError("hello", "goodbye")
+
+    def declared() -> torch.Tensor:
+        raise ValueError
+
+    for fn, message in ((no_declaration, "RuntimeError: (hello, goodbye)"), (declared, "ValueError")):
+        scripted = torch.jit.script(fn)
+        with pytest.raises(RuntimeError, match=re.escape(message)):
+            scripted()
+    assert str(torch.jit.script(no_declaration).graph.outputs[0].type) == "None"
+    assert str(torch.jit.script(declared).graph.outputs[0].type) == "Tensor"

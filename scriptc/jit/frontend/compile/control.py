@@ -222,7 +222,7 @@ class ControlFlow:
             return self.raises("Exception")
         text = self.runtime_message(node.exc)
         if text is not None:  # raise Exc(f"... {value}"): the message is formatted when it is raised
-            self.emit("prim::RaiseException", [text], [], {"message": f"{_dotted(node.exc.func) or 'Exception'}: "})
+            self.emit("prim::RaiseException", [text], [], {"message": f"{self.exception_name(node.exc.func)}: "})
             return LEAVE
         return self.raises(self.exception_message(node.exc))
 
@@ -278,13 +278,25 @@ class ControlFlow:
     def exception_message(self, exc: ast.Node) -> str:
         """The text of `raise Exc("message")` (TorchScript keeps the message, not the object)."""
         if isinstance(exc, ast.Call):
-            name = _dotted(exc.func) or "Exception"
+            name = self.exception_name(exc.func)
             parts = []
             for arg in exc.args:
                 text = self.static_string(arg)
                 parts.append(text if text is not None else "<value>")
-            return f"{name}: {' '.join(parts)}" if parts else name
-        return _dotted(exc) or "Exception"
+            text = parts[0] if len(parts) == 1 else f"({', '.join(parts)})"  # as TorchScript writes args
+            return f"{name}: {text}" if parts else name
+        return self.exception_name(exc)
+
+    def exception_name(self, node: ast.Node) -> str:
+        """The raised class's name; a ScriptError where it names nothing, or no exception class."""
+        name = _dotted(node)
+        found, obj = self.lookup_object(node) if name is not None else (False, None)
+        if not found:
+            raise self.error(f"undefined value {name}" if name is not None else
+                             "exceptions must derive from BaseException", node)
+        if not (isinstance(obj, type) and issubclass(obj, BaseException)):
+            raise self.error(f"exceptions must derive from BaseException, not {name}", node)
+        return name
 
     def static_string(self, node: ast.Node) -> str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
