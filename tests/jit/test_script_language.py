@@ -16,7 +16,7 @@ import scriptc as torch
 from scriptc.jit.module import from_runtime
 from scriptc.runtime import load as runtime_load
 
-from .language_corpus import LANGUAGE
+from .language_corpus import LANGUAGE, Color
 
 
 def _arguments(args, rng):
@@ -247,3 +247,17 @@ def test_functions_that_always_raise():
             scripted()
     assert str(torch.jit.script(no_declaration).graph.outputs[0].type) == "None"
     assert str(torch.jit.script(declared).graph.outputs[0].type) == "Tensor"
+
+
+_FAVOURITE = Color.GREEN
+
+
+def test_enum_members_in_any_and_as_globals():
+    def is_color(x: Any) -> bool:
+        return isinstance(x, Color)
+
+    def favourite() -> int:
+        return _FAVOURITE.value
+
+    assert _scripted(is_color)(Color.RED) and not _scripted(is_color)(1)
+    assert _scripted(favourite)() == Color.GREEN.value

@@ -4,6 +4,7 @@ builtins) turned into a compile-time value (values.py) or a constant."""
 from __future__ import annotations
 
 import builtins
+import enum
 import inspect
 import types
 import typing
@@ -105,6 +106,8 @@ class Resolver:
             return ClassRef(obj, "exception")
         if obj is Size:  # torch.Size is List[int] in scripted code
             return Builtin("Size")
+        if isinstance(obj, enum.Enum):
+            return self.enum_constant(obj)
         op_name = getattr(obj, "_scriptc_op", None)
         if op_name is not None:
             return OpFunction(op_name, namespaced=True)
