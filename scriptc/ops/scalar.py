@@ -76,7 +76,7 @@ def _implicit_number(xp, x, kind: str):
 
 register("number.tensor(self: Tensor, kind: str) -> Scalar", SCALAR, _implicit_number, method=False, function=False,
          shape=lambda x, kind: {"int": Int, "float": Float, "bool": Bool}.get(kind, Scalar),
-         doc="A 0-d tensor read as the int, float, bool or Scalar an argument declares (`kind`).")
+         doc="A 0-d tensor read as the int, float or Scalar an argument declares (`kind`).")
 _tensor_op("dtype(self: Tensor) -> ScalarType", lambda xp, x: from_numpy_dtype(x.dtype), DType,
            "Tensor.dtype in scripted code.")
 _tensor_op("device.tensor(self: Tensor) -> Device", lambda xp, x: device("cpu" if xp is np else "cuda"), DeviceT,

@@ -186,8 +186,8 @@ class Annotations:
         tuple of numbers -> List, and (`from_tensor`: for call arguments and jit.annotate) a
         one-element tensor -> a number. None when there is none."""
         t = value.type
-        if from_tensor and isinstance(t, TensorType) and target in (Int, Float, Bool, Scalar):
-            kind = {Int: "int", Float: "float", Bool: "bool", Scalar: "scalar"}[target]
+        if from_tensor and isinstance(t, TensorType) and target in (Int, Float, Scalar):  # numbers, not bool
+            kind = {Int: "int", Float: "float", Scalar: "scalar"}[target]
             return self.emit1("number.tensor", [value, self.const(kind)], target)
         if target == Float and t in (Int, Bool):
             return self.emit1("float.scalar", [value], Float)
