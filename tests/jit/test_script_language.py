@@ -261,3 +261,16 @@ def test_enum_members_in_any_and_as_globals():
 
     assert _scripted(is_color)(Color.RED) and not _scripted(is_color)(1)
     assert _scripted(favourite)() == Color.GREEN.value
+
+
+def test_isinstance_refines_any():
+    def describe(x: Any) -> str:
+        if isinstance(x, str):
+            return x
+        if isinstance(x, List[int]):
+            return str(len(x))
+        if isinstance(x, (int, float)):
+            return "number"
+        return "other"
+
+    assert [_scripted(describe)(v) for v in ("s", [1, 2], 3, 1.5, None)] == ["s", "2", "number", "number", "other"]

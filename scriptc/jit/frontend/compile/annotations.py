@@ -163,6 +163,9 @@ class Annotations:
             except Exception:  # noqa: BLE001 - the call itself reports a bad type when compiled
                 return {}, {}
             name = test.args[0].id
+            bound = self.lookup(name)
+            if isinstance(bound, (Refined, Value)) and bound.type == Any_:  # Any: the checked type when true
+                return {name: Refined(bound.value if isinstance(bound, Refined) else bound, target)}, {}
             kept = self.narrow(name, lambda t: static_isinstance(t, target) is not False)
             dropped = self.narrow(name, lambda t: static_isinstance(t, target) is not True)
             return kept, dropped
