@@ -26,6 +26,7 @@ from scriptc.types import (
 from .. import ast
 from ..builtins import BY_SCHEMA
 from .loops import Iteration
+from .modules import user_method
 from .types import make_union, members
 from .values import ClassRef, MethodRef, ModuleMethod, SliceValue, SugaredModule, SugaredTuple, TypeValue, UserFunction
 
@@ -64,7 +65,11 @@ class BuiltinCalls:
             return self.const(len(value.items))
         if isinstance(value, SugaredModule):
             module = value.module
-            parameters = type(module).__name__ in ("ParameterList", "ParameterDict")
+            custom = user_method(module, "__len__")
+            if custom is not None:  # a container subclass's own __len__
+                return self.inline_method(value, custom, [], {}, node)
+            from scriptc.nn import ParameterDict, ParameterList
+            parameters = isinstance(module, (ParameterList, ParameterDict))
             return self.const(len(module._parameters if parameters else module._modules))
         value = self.as_value(value, node)
         if isinstance(value.type, TupleType):
