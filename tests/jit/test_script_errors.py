@@ -89,6 +89,20 @@ def test_deep_expressions_compile():
     assert ScriptContext().compile_function_graph(define(deep)) is not None
 
 
+def test_a_module_whose_init_skipped_super_is_a_script_error():
+    import scriptc
+
+    class NoSuper(scriptc.nn.Module):
+        def __init__(self):
+            self.x = 2
+
+        def forward(self):
+            return self.x
+
+    with pytest.raises(ScriptError, match="has not been initialized, did you forget to call 'super\\(\\)'"):
+        scriptc.jit.script(NoSuper())
+
+
 def test_source_that_cannot_be_read_is_a_script_error():
     import linecache
 
