@@ -118,11 +118,11 @@ class Interpreter:
 
     def _op(self, node: Node, args: list) -> list:
         op = ops.OPS[node.op]
+        target = args[0] if args else None  # (run_kernel may replace args' arrays by promoted copies)
         out = run_kernel(op, np, args)
         if op.aux:
             out = out[0]
         if op.inplace_of is not None:
-            target = args[0]
             np.copyto(target, out, casting="same_kind")
             out = target
         if len(node.outputs) == 1:

@@ -274,3 +274,20 @@ def test_isinstance_refines_any():
         return "other"
 
     assert [_scripted(describe)(v) for v in ("s", [1, 2], 3, 1.5, None)] == ["s", "2", "number", "number", "other"]
+
+
+def test_in_place_ops_write_into_their_tensor_in_its_dtype(tmp_path):
+    def scale(x: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+        x *= factor
+        x.add_(factor)
+        return x
+
+    factor = torch.tensor([2.0], dtype=torch.float64)
+    x = torch.ones(2, 2)
+    result = _scripted(scale)(x, factor)
+    assert result.dtype == x.dtype == torch.float32
+    np.testing.assert_allclose(x.numpy(), np.full((2, 2), 4.0))
+    torch.jit.save(_scripted(scale), tmp_path / "scale.sc")
+    array = np.ones((2, 2), np.float32)
+    runtime_load(tmp_path / "scale.sc", jit=False, prime=False)(array, factor.numpy())
+    np.testing.assert_allclose(array, np.full((2, 2), 4.0))
