@@ -49,8 +49,9 @@ def _median_call_us(model, x, seconds: float) -> float:
 def _measure(path: str, threads: int, elements: int, seconds: float, always_split: bool) -> float:
     """In this process: the median call of the chain over `elements`, with `threads` threads."""
     if always_split:  # every kernel splits, whatever its size (the plan reads these when it is built)
-        from scriptc.runtime import groups, lowerings, program_values
-        for module in (groups, lowerings, program_values):
+        from scriptc.runtime import groups, program_values
+        from scriptc.runtime.lowerings import kernels
+        for module in (groups, kernels, program_values):
             module.PARALLEL_MIN_ELEMENTS = 1
     from scriptc.runtime import load
 

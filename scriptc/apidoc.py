@@ -46,6 +46,8 @@ NAMESPACES = [
 TORCH_NAMESPACES = {"torch": "torch", "torch.Tensor": "torch.Tensor", "torch.nn": "torch.nn",
                     "torch.nn.functional": "torch.nn.functional"}
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+# A module default prints where it was loaded from (a path that differs per machine): the name is enough.
+_MODULE_PATH = re.compile(r"(<module '[^']+') from '[^']*'>")
 
 
 def _public(names) -> list[str]:
@@ -57,7 +59,7 @@ def _signature(obj) -> str:
         text = str(inspect.signature(obj))
     except (TypeError, ValueError):
         return "(...)"
-    return _ADDRESS.sub("", text).replace("|", "\\|")
+    return _MODULE_PATH.sub(r"\1>", _ADDRESS.sub("", text)).replace("|", "\\|")
 
 
 def _mark(flag: bool) -> str:

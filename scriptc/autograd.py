@@ -25,6 +25,8 @@ from scriptc.grad_mode import (  # noqa: F401  (re-exported: torch.autograd has 
     set_grad_enabled,
 )
 from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.ops.factored import FactoredGradient as _FactoredGradient
+from scriptc.ops.factored import product_of_stacked as _product_of_stacked
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "backward", "grad", "gradcheck", "Node"]
@@ -181,6 +183,7 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
     buffers: dict[int, list] = {}
     leaf_grads: dict[int, tuple] = {}
     captured: dict[int, np.ndarray] = {}
+    captured_leaves: dict[int, _GradSum] = {}
     # A target's gradient is what reaches it: a leaf's arrives along its edges; a computed
     # tensor's is the summed gradient of the Node output it is (read when that Node runs).
     leaf_targets = {id(t) for t in targets if t.grad_fn is None} if targets is not None else set()
@@ -193,7 +196,10 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
         if targets is None:
             _accumulate_leaf(tensor, g, leaf_grads)
         elif id(tensor) in leaf_targets:
-            captured[id(tensor)] = g if id(tensor) not in captured else captured[id(tensor)] + g
+            if id(tensor) in captured_leaves:
+                captured_leaves[id(tensor)].add(g)
+            else:
+                captured_leaves[id(tensor)] = _GradSum(g)
 
     def reach_node(node, index, g):
         sums = buffers.setdefault(id(node), [None] * node.n_outputs)
@@ -248,12 +254,10 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
             for edge, gi in pairs:
                 if edge is None or gi is None:
                     continue
-                gi = _sum_to(ctx.xp.asarray(gi), edge.shape)
-                if gi.dtype != edge.dtype:
-                    if gi.dtype.kind == "c" and edge.dtype.kind != "c":
-                        gi = gi.real  # a real input of a complex result gets the real part (PyTorch's rule)
-                    # bfloat16 tensors' gradients flow as float32 (their formulas compute in float32).
-                    gi = gi.astype(_gradient_dtype(edge.dtype))
+                if type(gi) is _FactoredGradient and (gi.shape != edge.shape or gi.dtype != edge.dtype):
+                    gi = gi.evaluate()
+                if type(gi) is not _FactoredGradient:
+                    gi = _as_edge_gradient(ctx.xp, gi, edge)
                 if edge.node is None:
                     reach_leaf(edge.leaf, gi)
                 else:
@@ -270,7 +274,21 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
                 tensor.grad = wrap(np.asarray(total.array) if total.owned else np.array(total.array, copy=True))
             else:
                 tensor.grad._data += total.array
+    for key, total in captured_leaves.items():
+        captured[key] = total.array
     return captured
+
+
+def _as_edge_gradient(xp, g, edge: Edge):
+    """A formula's gradient for one input as that input's gradient: summed down to its shape (from a
+    broadcast), in its dtype."""
+    g = _sum_to(xp.asarray(g), edge.shape)
+    if g.dtype != edge.dtype:
+        if g.dtype.kind == "c" and edge.dtype.kind != "c":
+            g = g.real  # a real input of a complex result gets the real part (PyTorch's rule)
+        # bfloat16 tensors' gradients flow as float32 (their formulas compute in float32).
+        g = g.astype(_gradient_dtype(edge.dtype))
+    return g
 
 
 def _gradient(op, ctx, grads):
@@ -310,22 +328,52 @@ def _conj(g):
     return g.conj() if g is not None and getattr(g, "dtype", None) is not None and g.dtype.kind == "c" else g
 
 
+# Factors are multiplied once they hold this many times the product's elements: the longer the stacked
+# GEMM the faster BLAS runs it (a weight's whole 35-step window at word_language_model's size is one),
+# while the memory the factors hold stays a small multiple of the weight's.
+_FACTORS_PER_PRODUCT = 4
+
+
 class _GradSum:
     """The running sum of the gradients that reach one tensor. The first array is kept as given (a
     formula may have passed the same array on to several inputs); the second makes a sum this object
-    owns, and later ones are added into it in place, so a weight used at every step of a recurrence
-    allocates its gradient once, not once per step."""
+    owns, and later ones are added into it in place. Factored gradients (a weight's g.T @ x from each
+    step of a recurrence) are kept as factors and multiplied as one product of the stacked factors
+    when the sum is read, or sooner when the factors grow a few times larger than the product."""
 
-    __slots__ = ("array", "owned")
+    __slots__ = ("dense", "owned", "factors", "factor_size")
 
     def __init__(self, g):
-        self.array, self.owned = g, False
+        self.dense, self.owned, self.factors, self.factor_size = None, False, [], 0
+        self.add(g)
 
     def add(self, g) -> None:
-        if self.owned:
-            self.array += g
+        if type(g) is not _FactoredGradient:
+            self._add_dense(g, owned=False)
+            return
+        self.factors.append(g)
+        self.factor_size += g.factor_size
+        if self.factor_size >= _FACTORS_PER_PRODUCT * g.shape[0] * g.shape[1]:
+            self._multiply_factors()
+
+    @property
+    def array(self):
+        if self.factors:
+            self._multiply_factors()
+        return self.dense
+
+    def _multiply_factors(self) -> None:
+        product = _product_of_stacked(self.factors)
+        self.factors, self.factor_size = [], 0
+        self._add_dense(product, owned=True)
+
+    def _add_dense(self, g, owned: bool) -> None:
+        if self.dense is None:
+            self.dense, self.owned = g, owned
+        elif self.owned:
+            self.dense += g
         else:
-            self.array, self.owned = self.array + g, True
+            self.dense, self.owned = self.dense + g, True
 
 
 def _accumulate_leaf(tensor, g, leaf_grads):

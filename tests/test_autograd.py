@@ -127,3 +127,24 @@ def test_next_functions_and_names():
     assert y.grad_fn.name() == "SumBackward0"
     fn, _ = y.grad_fn.next_functions[0]
     assert fn.name() == "MulBackward0"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_weight_used_at_every_step_sums_its_products(dtype):
+    # linear's weight gradients are summed as one product of the stacked steps' factors (some before
+    # the sum is read, when the factors outgrow the product): the sum must be the per-step sum.
+    real = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    w_np, xs = rng.standard_normal((6, 5)).astype(dtype), rng.standard_normal((12, 2, 5)).astype(dtype)
+    results = []
+    for T in (torch, real):
+        w = T.tensor(w_np, requires_grad=True)
+        x = T.tensor(xs, requires_grad=True)
+        loss = sum(((T.nn.functional.linear(x[t], w) ** 2) * (t + 1)).sum() for t in range(len(xs)))
+        results.append([g.detach().numpy() for g in T.autograd.grad(loss, [w, x], retain_graph=True)])
+        loss.backward()
+        results.append([w.grad.numpy(), x.grad.numpy()])
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    for ours, theirs in zip(results[:2], results[2:]):
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol)

@@ -32,3 +32,15 @@ def assert_same_values(ours, theirs, torch) -> None:
             assert_same_values(a, b, torch)
     else:
         assert type(ours) is type(theirs) and ours == theirs
+
+
+def as_backend(module, value):
+    """numpy arrays as tensors of `module` (torch or scriptc), through lists, tuples and dicts; other
+    values as given."""
+    if isinstance(value, np.ndarray):
+        return module.from_numpy(value.copy())
+    if isinstance(value, dict):
+        return {k: as_backend(module, v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(as_backend(module, v) for v in value)
+    return value

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from scriptc.ops.conv import same_padding
+from scriptc.ops.linalg import _conv_params
 from scriptc.ops.pooling import average_divisors as pooling_divisors
 from scriptc.ops.pooling import window_geometry
-from scriptc.ops.rules import conv_out, pair
 
 
 def _ints(*values) -> bool:
@@ -55,30 +56,18 @@ def average_divisors(geometry: list[int], dtype, count_include_pad, divisor_over
 
 
 def conv_geometry(x_shape: tuple, w_shape: tuple, stride, padding, dilation, groups) -> tuple | None:
-    """(SH, SW, PH, PW, DH, DW, OH, OW) of a conv2d of a 4-D input, or None."""
+    """(SH, SW, PH, PW, DH, DW, OH, OW) of a conv2d of a 4-D input, as the op table's conv2d works it
+    out; None where it refuses the arguments, or where padding='same' pads one side more than the
+    other (an even reach: the op pads the input first, which these loops do not)."""
+    if len(x_shape) != 4 or len(w_shape) != 4:
+        return None
     try:
-        sh, sw = pair(stride)
-        dh, dw = pair(dilation)
-    except (TypeError, IndexError):
-        return None
-    if len(x_shape) != 4 or len(w_shape) != 4 or not _ints(sh, sw, dh, dw, groups) or min(sh, sw, dh, dw) <= 0 or \
-            groups <= 0 or x_shape[1] != w_shape[1] * groups or w_shape[0] % groups:
-        return None
-    kh, kw = w_shape[2:]
-    if padding == "valid":
-        ph = pw = 0
-    elif padding == "same":
-        if (sh, sw) != (1, 1):
+        geometry = _conv_params(_probe(x_shape), _probe(w_shape), stride, padding, dilation, groups)
+        if padding == "same" and any(before != after for before, after in same_padding(w_shape[2:], geometry[4:6])):
             return None
-        ph, pw = dh * (kh - 1) // 2, dw * (kw - 1) // 2
-    else:
-        try:
-            ph, pw = pair(padding)
-        except (TypeError, IndexError):
-            return None
-        if not _ints(ph, pw) or min(ph, pw) < 0:
-            return None
-    oh, ow = conv_out(x_shape[2], kh, sh, ph, dh), conv_out(x_shape[3], kw, sw, pw, dw)
-    if not oh or not ow or oh <= 0 or ow <= 0:
+    except (RuntimeError, TypeError, ValueError, IndexError, ZeroDivisionError):
         return None
-    return sh, sw, ph, pw, dh, dw, oh, ow
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    if not _ints(*geometry, groups) or min(sh, sw, dh, dw, groups) <= 0 or min(ph, pw) < 0:
+        return None
+    return geometry

@@ -57,6 +57,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from scriptc.codegen.llvm.loop import loop
+
 from .threads import KERNEL
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -93,7 +95,7 @@ def function() -> int:
     """The address of scriptc_run_program, compiled once per machine."""
     from .build import compiled
 
-    return compiled("program", ("native/program", "native/threads"), module, [NAME])[NAME]
+    return compiled("program", ("native/program", "native/threads", "codegen/llvm/loop"), module, [NAME])[NAME]
 
 
 class _Emitter:
@@ -147,19 +149,7 @@ class _Emitter:
 
     def count(self, n, body, label: str) -> None:
         """for i in [0, n): body(i)."""
-        b = self.b
-        before = b.block
-        test, loop_body, done = (self.fn.append_basic_block(f"{label}.{s}") for s in ("test", "body", "done"))
-        b.branch(test)
-        b.position_at_end(test)
-        i = b.phi(I64, label)
-        i.add_incoming(ir.Constant(I64, 0), before)
-        b.cbranch(b.icmp_signed("<", i, n), loop_body, done)
-        b.position_at_end(loop_body)
-        body(i)
-        i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
-        b.branch(test)
-        b.position_at_end(done)
+        loop(self.b, ir.Constant(I64, 0), n, body, label)
 
     def check(self, ok, status: int) -> None:
         """Return `status` unless `ok`."""

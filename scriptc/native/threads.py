@@ -23,6 +23,8 @@ import sys
 
 from llvmlite import ir
 
+from scriptc.codegen.llvm.loop import loop
+
 BLOCK_BYTES = 64
 SPIN_LIMIT = 1000        # pause instructions (~100 cycles each) before a worker sleeps: ~50-100 us
 YIELD_EVERY = 64         # a spinning worker yields its core this often (2-core machines share it with BLAS)
@@ -71,19 +73,7 @@ class _Builder:
 
     def count(self, n, body, label: str) -> None:
         """for i in [0, n): body(i) - which may branch, and ends in the block that goes on to i + 1."""
-        b = self.b
-        before = b.block
-        head, first, done = (self.fn.append_basic_block(f"{label}_{s}") for s in ("head", "body", "done"))
-        b.branch(head)
-        b.position_at_end(head)
-        i = b.phi(I64, label)
-        i.add_incoming(ir.Constant(I64, 0), before)
-        b.cbranch(b.icmp_unsigned("<", i, n), first, done)
-        b.position_at_end(first)
-        body(i)
-        i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
-        b.branch(head)
-        b.position_at_end(done)
+        loop(self.b, ir.Constant(I64, 0), n, body, label)
 
     def call_kernel(self, fn_address, start, end, ptrs, meta):
         self.b.call(self.b.inttoptr(fn_address, KERNEL.as_pointer()), [start, end, ptrs, meta])
@@ -270,7 +260,7 @@ def functions() -> dict[str, int]:
     """The addresses of NAMES, compiled once per machine."""
     from .build import compiled
 
-    return compiled("threads", ("native/threads",), module, NAMES)
+    return compiled("threads", ("native/threads", "codegen/llvm/loop"), module, NAMES)
 
 
 def module(triple: str) -> ir.Module:

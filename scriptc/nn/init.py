@@ -8,7 +8,7 @@ import numpy as np
 
 from scriptc import autograd
 from scriptc.ops.generator import Generator
-from scriptc.ops.generator import generator as numpy_generator
+from scriptc.ops.generator import generator as _numpy_generator
 from scriptc.tensors import Tensor
 
 
@@ -45,7 +45,7 @@ def _fan(tensor: Tensor, mode: str) -> int:
 
 def _rng(generator: Generator | None):
     """numpy's random source behind a torch.Generator (the default one when None)."""
-    return numpy_generator(np, generator)
+    return _numpy_generator(np, generator)
 
 
 def _write(tensor: Tensor, values) -> Tensor:

@@ -35,8 +35,8 @@ def _lstm_step(gi: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Optional[Te
     """One LSTM step from the input's projection `gi`; gates i, f, g, o stacked in that order."""
     gates = gi + F.linear(h, w_hh, b_hh)
     i, f, g, o = gates.chunk(4, 1)
-    c_next = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    h_next = o.sigmoid() * c_next.tanh()
+    c_next = F._lstm_cell_state(i, f, g, c)
+    h_next = F._lstm_cell_hidden(o, c_next)
     if w_hr is not None:
         h_next = F.linear(h_next, w_hr)
     return h_next, c_next
@@ -44,13 +44,9 @@ def _lstm_step(gi: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Optional[Te
 
 def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Optional[Tensor]) -> Tensor:
     """One GRU step; gates r, z, n stacked in that order, n = tanh(x_n + r * (W_hn h + b_hn))."""
-    gh = F.linear(h, w_hh, b_hh)
     i_r, i_z, i_n = gi.chunk(3, 1)
-    h_r, h_z, h_n = gh.chunk(3, 1)
-    r = (i_r + h_r).sigmoid()
-    z = (i_z + h_z).sigmoid()
-    n = (i_n + r * h_n).tanh()
-    return n + z * (h - n)
+    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, 1)
+    return F._gru_cell(i_r, i_z, i_n, h_r, h_z, h_n, h)
 
 
 def _rnn_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Optional[Tensor], relu: bool) -> Tensor:
@@ -195,7 +191,7 @@ class RNNBase(Module):
 
     def check_hidden_size(self, hx: Tensor, expected_hidden_size: Tuple[int, int, int],
                           msg: str = "Expected hidden size {}, got {}") -> None:
-        if hx.size() != expected_hidden_size:
+        if list(hx.size()) != list(expected_hidden_size):
             raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
 
     def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Optional[Tensor]) -> None:
@@ -233,8 +229,9 @@ class RNNBase(Module):
             x = x.reshape(steps * batch, x.size(2))
         else:
             x = input
-            packed_sizes = batch_sizes.tolist()
-            steps, batch = len(packed_sizes), packed_sizes[0]
+            sizes: List[int] = batch_sizes.tolist()
+            packed_sizes = sizes
+            steps, batch = len(sizes), sizes[0]
         num_directions = 2 if self.bidirectional else 1
         weights = self._flat_weights
         per = len(weights) // (self.num_layers * num_directions)
@@ -304,7 +301,12 @@ class RNNBase(Module):
         x, batch, batch_sizes, sorted_indices, unsorted_indices, batched = self._prepare(input)
         hx = self._initial_hidden(x, hx, batch, batch_sizes, sorted_indices, batched)
         output, h_n, _ = self._run(x, batch_sizes, hx, None)
-        return self._finish(input, output, h_n, batch_sizes, sorted_indices, unsorted_indices, batched)
+        if batch_sizes is not None:
+            return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
+                self.permute_hidden(h_n, unsorted_indices)
+        if not batched:
+            return output.squeeze(0 if self.batch_first else 1), h_n.squeeze(1)
+        return output, h_n
 
     def _initial_hidden(self, x: Tensor, hx: Optional[Tensor], batch: int, batch_sizes: Optional[Tensor],
                         sorted_indices: Optional[Tensor], batched: bool) -> Tensor:
@@ -321,15 +323,6 @@ class RNNBase(Module):
             hx = self.permute_hidden(hx, sorted_indices)
         self.check_forward_args(x, hx, batch_sizes)
         return hx
-
-    def _finish(self, input, output: Tensor, h_n: Tensor, batch_sizes: Optional[Tensor],
-                sorted_indices: Optional[Tensor], unsorted_indices: Optional[Tensor], batched: bool):
-        if not isinstance(input, Tensor):  # a PackedSequence (decided when scripting: input is a Tensor there)
-            return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
-                self.permute_hidden(h_n, unsorted_indices)
-        if not batched:
-            return output.squeeze(0 if self.batch_first else 1), h_n.squeeze(1)
-        return output, h_n
 
 
 class RNN(RNNBase):

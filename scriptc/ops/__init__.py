@@ -142,3 +142,4 @@ from . import lists  # noqa: E402,F401
 from . import dicts  # noqa: E402,F401
 from . import pymath  # noqa: E402,F401
 from . import threads  # noqa: E402,F401
+from . import recurrent  # noqa: E402,F401

@@ -18,22 +18,10 @@ import math
 from scriptc.types import TensorType
 
 from . import register
-from .rules import is_known
+from .rules import expand, is_known
 from .schema import OPAQUE
 
 _DIM_NAMES = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
-
-
-def expand(value, n: int, name: str = "padding") -> tuple:
-    """An int or a sequence as an n-tuple (torch's _single/_pair/_triple)."""
-    if isinstance(value, (list, tuple)):
-        if len(value) == 1:
-            return tuple(value) * n
-        if len(value) != n:
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
-                               f"convolution dimensions, but got {name}={list(value)}")
-        return tuple(value)
-    return (value,) * n
 
 
 def _shape_text(sizes) -> str:

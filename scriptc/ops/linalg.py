@@ -8,7 +8,8 @@ from scriptc.errors import ArgumentError, ShapeError
 from scriptc.types import TensorType
 
 from . import register
-from .rules import conv_out, is_known, matmul_shape, pair
+from .factored import FactoredGradient
+from .rules import conv_out, expand, is_known, matmul_shape
 from .schema import LAYER_NORM, OPAQUE, FusionTail
 
 
@@ -90,7 +91,13 @@ def _linear_grad(ctx, g):
     gx = xp.matmul(g, w) if w.ndim == 2 else xp.multiply.outer(g, w)
     x2 = x.reshape(-1, x.shape[-1])
     g2 = g.reshape(-1, w.shape[0]) if w.ndim == 2 else g.reshape(-1)
-    gw = g2.T @ x2 if w.ndim == 2 else g2 @ x2
+    if w.ndim == 1:
+        gw = g2 @ x2
+    elif g2.dtype.kind == "f" and g2.dtype == x2.dtype:
+        # g2.T @ x2, multiplied by autograd together with the other calls' (a recurrence's steps)
+        gw = FactoredGradient(xp, g2, x2)
+    else:
+        gw = g2.T @ x2
     gb = g2.sum(axis=0) if ctx.bias is not None else None
     return gx, gw, gb
 
@@ -116,8 +123,8 @@ def _conv_params(x, w, stride, padding, dilation, groups):
                            f"{list(x.shape)}")
     if w.ndim != 4:
         raise RuntimeError(f"weight should have 4 dimensions, got {w.ndim}")
-    sh, sw = pair(stride)
-    dh, dw = pair(dilation)
+    sh, sw = expand(stride, 2, "stride")
+    dh, dw = expand(dilation, 2, "dilation")
     if isinstance(padding, str):
         if padding == "valid":
             ph = pw = 0
@@ -128,7 +135,7 @@ def _conv_params(x, w, stride, padding, dilation, groups):
         else:
             raise RuntimeError(f"Invalid padding string '{padding}'")
     else:
-        ph, pw = pair(padding)
+        ph, pw = expand(padding, 2)
     if x.shape[1] != w.shape[1] * groups:
         raise ShapeError(f"Given groups={groups}, weight of size {list(w.shape)}, expected input{list(x.shape)} "
                          f"to have {w.shape[1] * groups} channels, but got {x.shape[1]} channels instead")
@@ -145,10 +152,10 @@ def _conv_params(x, w, stride, padding, dilation, groups):
 def _same_as_symmetric(xp, x, w, stride, padding, dilation):
     """padding='same' with an even reach pads one more after than before (as torch): that one is
     added to x here, so the rest is symmetric padding. Returns (x, padding)."""
-    if padding != "same" or x.ndim != 4 or w.ndim != 4 or pair(stride) != (1, 1):
+    if padding != "same" or x.ndim != 4 or w.ndim != 4 or expand(stride, 2, "stride") != (1, 1):
         return x, padding
     from .conv import same_padding
-    pads = same_padding(w.shape[2:], pair(dilation))
+    pads = same_padding(w.shape[2:], expand(dilation, 2, "dilation"))
     extra = [hi - lo for lo, hi in pads]
     if any(extra):
         x = xp.pad(x, ((0, 0), (0, 0), (0, extra[0]), (0, extra[1])))
@@ -263,12 +270,12 @@ def _conv2d_rule(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     batched = len(x.shape) == 4
     n = x.shape[0] if batched else None
     h, wd = x.shape[-2:]
-    sh, sw = pair(stride)
-    dh, dw = pair(dilation)
+    sh, sw = expand(stride, 2, "stride")
+    dh, dw = expand(dilation, 2, "dilation")
     if padding == "same":
         shape = (w.shape[0], h, wd)
     else:
-        ph, pw = pair(padding) if not isinstance(padding, str) else (0, 0)
+        ph, pw = expand(padding, 2) if not isinstance(padding, str) else (0, 0)
         shape = (w.shape[0], conv_out(h, w.shape[2], sh, ph, dh), conv_out(wd, w.shape[3], sw, pw, dw))
     return TensorType(x.dtype, ((n,) + shape) if batched else shape, x.device)
 

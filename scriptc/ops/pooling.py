@@ -15,8 +15,7 @@ import math
 from scriptc.types import TensorType, int64
 
 from . import register
-from .conv import expand
-from .rules import conv_out, is_known
+from .rules import conv_out, expand, is_known
 from .schema import OPAQUE
 
 
@@ -27,15 +26,20 @@ def _rank_error(name, spatial, x):
     return RuntimeError(f"non-empty {spatial + 1}D or {spatial + 2}D (batch mode) tensor expected for input")
 
 
+def _window_arguments(kernel_size, stride, padding, dilation, spatial):
+    """kernel, stride, padding and dilation as `spatial`-tuples; no stride (None or []) is the kernel's."""
+    kernel = expand(kernel_size, spatial, "kernel_size")
+    stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
+        expand(stride, spatial, "stride")
+    return kernel, stride, expand(padding, spatial), expand(dilation, spatial, "dilation")
+
+
 def window_geometry(x, kernel_size, stride, padding, dilation, ceil_mode, spatial, name):
     """(kernel, stride, padding, dilation, output sizes, extra padding after) of a pooling window of x
     (an array, or anything with ndim and shape), with the op's checks: what a backend's pooling loop needs."""
     if x.ndim not in (spatial + 1, spatial + 2):
         raise _rank_error(name, spatial, x)
-    kernel = expand(kernel_size, spatial, "kernel_size")
-    stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
-        expand(stride, spatial, "stride")
-    padding, dilation = expand(padding, spatial), expand(dilation, spatial, "dilation")
+    kernel, stride, padding, dilation = _window_arguments(kernel_size, stride, padding, dilation, spatial)
     if any(s == 0 for s in stride):
         raise RuntimeError("stride should not be zero")
     if any(k <= 0 for k in kernel):
@@ -162,9 +166,7 @@ def _max_pool_ops(spatial):
 def _pool_rule(x, kernel_size, stride, padding, dilation, ceil_mode, spatial):
     if x.shape is None or not all(map(is_known, (kernel_size, stride, padding, dilation))):
         return TensorType(x.dtype, None, x.device)
-    kernel = expand(kernel_size, spatial)
-    stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) else expand(stride, spatial)
-    padding, dilation = expand(padding, spatial), expand(dilation, spatial)
+    kernel, stride, padding, dilation = _window_arguments(kernel_size, stride, padding, dilation, spatial)
     out = tuple(conv_out(n, k, s, p, d, bool(ceil_mode)) for n, k, s, p, d in
                 zip(x.shape[-spatial:], kernel, stride, padding, dilation))
     return TensorType(x.dtype, tuple(x.shape[:-spatial]) + out, x.device)

@@ -282,7 +282,14 @@ def conv_out(size: Dim, kernel: int, stride: int, padding: int, dilation: int, c
     return out
 
 
-def pair(value) -> tuple:
+def expand(value, n: int, name: str = "padding") -> tuple:
+    """An int or a sequence as an n-tuple (torch's _single/_pair/_triple), with torch's error for a
+    sequence of another length."""
     if isinstance(value, (list, tuple)):
-        return tuple(value) if len(value) == 2 else (value[0], value[0])
-    return (value, value)
+        if len(value) == 1:
+            return tuple(value) * n
+        if len(value) != n:
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
+                               f"convolution dimensions, but got {name}={list(value)}")
+        return tuple(value)
+    return (value,) * n

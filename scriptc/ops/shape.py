@@ -129,11 +129,12 @@ register("permute(self: Tensor, dims: int[]) -> Tensor", SHAPE,
          grad=_permute_grad, view=True)
 
 
-def _transpose_kernel(xp, x, dim0, dim1):
+def _transpose_kernel(xp, x, dim0, dim1, name="transpose"):
+    """x with two dims swapped, a view (transpose, and swapaxes under its own name)."""
     if x.ndim == 0:
         normalize_dim(dim0, 0), normalize_dim(dim1, 0)
         return x
-    return xp.swapaxes(x, normalize_dim(dim0, x.ndim, "transpose"), normalize_dim(dim1, x.ndim, "transpose"))
+    return xp.swapaxes(x, normalize_dim(dim0, x.ndim, name), normalize_dim(dim1, x.ndim, name))
 
 
 def _transpose_rule(x, dim0, dim1):

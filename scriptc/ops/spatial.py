@@ -9,8 +9,8 @@ import math
 from scriptc.types import TensorType
 
 from . import register
-from .conv import columns, expand, from_inner, scatter, to_inner
-from .rules import is_known
+from .conv import columns, from_inner, scatter, to_inner
+from .rules import expand, is_known
 from .schema import OPAQUE
 
 

@@ -11,6 +11,7 @@ from . import register
 from .reduction import _mean_rule, _require_float, _std_grad, _var_grad, _var_kernel, axes_of, restore_dims
 from .rules import is_known, normalize_dim, reduced_shape, scalar_type_name
 from .schema import OPAQUE, REDUCTION
+from .sorting import _axis, _scatter_back
 from .special import quiet_float_errors
 
 
@@ -28,18 +29,6 @@ def _back(xp, values, axis, keepdim, ndim):
     if axis is None:
         return values.reshape((1,) * ndim if keepdim else ())
     return xp.expand_dims(values, axis) if keepdim else values
-
-
-def _select_grad(ctx, g, indices, axis, keepdim):
-    """The gradient of a reduction that picks the element at `indices` along `axis`."""
-    xp, x = ctx.xp, ctx.self
-    if x.ndim == 0:
-        return g
-    if not keepdim:
-        g, indices = xp.expand_dims(g, axis), xp.expand_dims(indices, axis)
-    out = xp.zeros(x.shape, dtype=g.dtype)
-    xp.put_along_axis(out, indices, g, axis=axis)
-    return out
 
 
 def _values_indices(name):
@@ -97,8 +86,7 @@ def _median_dim(name, ignore_nan):
         return _back(xp, values, axis, keepdim, x.ndim), _back(xp, indices, axis, keepdim, x.ndim)
 
     def grad(ctx, g):
-        axis = normalize_dim(ctx.dim, ctx.self.ndim) if ctx.self.ndim else 0
-        return (_select_grad(ctx, g[0], ctx.out[1], axis, ctx.keepdim), None, None)
+        return (_scatter_back(ctx, g[0], ctx.out[1], _axis(ctx.self, ctx.dim, name), ctx.keepdim), None, None)
 
     register(f"{name}.dim(self: Tensor, dim: int, keepdim: bool = False) -> (Tensor, Tensor)", REDUCTION, kernel,
              shape=_values_indices(name), grad=grad, result_names=("values", "indices"),
@@ -135,8 +123,7 @@ def _mode_kernel(xp, x, dim=-1, keepdim=False):
 
 
 def _mode_grad(ctx, g):
-    axis = normalize_dim(ctx.dim, ctx.self.ndim) if ctx.self.ndim else 0
-    return (_select_grad(ctx, g[0], ctx.out[1], axis, ctx.keepdim), None, None)
+    return (_scatter_back(ctx, g[0], ctx.out[1], _axis(ctx.self, ctx.dim, "mode"), ctx.keepdim), None, None)
 
 
 register("mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> (Tensor, Tensor)", REDUCTION, _mode_kernel,

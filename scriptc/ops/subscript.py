@@ -1,7 +1,7 @@
 """Tensor indexing as ops: `x[2, 1:-1, None, ..., mask]` becomes select / slice / unsqueeze views and
 one `index` (reading) or `index_put_` (writing) for the tensor indices.
 
-Eager tensors (tensors.py) and scripted code (jit/frontend) lower an index through this one routine:
+Eager tensors (tensors/indexing.py) and scripted code (jit/frontend) lower an index through this one routine:
 eager passes an `apply` that runs each op at once, the script compiler one that emits it into the
 graph. Items after an ellipsis are addressed from the end (negative dims), so a scripted tensor of
 unknown rank indexes the same way.

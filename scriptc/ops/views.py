@@ -12,10 +12,7 @@ from scriptc.types import TensorType
 from . import alias, register
 from .rules import broadcast_shapes, is_known, normalize_dim
 from .schema import SHAPE
-
-
-def _t(x: TensorType, shape) -> TensorType:
-    return TensorType(x.dtype, None if shape is None else tuple(shape), x.device)
+from .shape import _t, _transpose_kernel, _transpose_rule
 
 
 def _unview(ctx, g):
@@ -69,23 +66,11 @@ alias("moveaxis", "movedim")
 
 
 def _swap_kernel(xp, x, axis0, axis1):
-    if x.ndim == 0:
-        normalize_dim(axis0, 0), normalize_dim(axis1, 0)
-        return x
-    return xp.swapaxes(x, normalize_dim(axis0, x.ndim, "swapaxes"), normalize_dim(axis1, x.ndim, "swapaxes"))
+    return _transpose_kernel(xp, x, axis0, axis1, "swapaxes")
 
 
-def _swap_rule(x, axis0, axis1):
-    if x.shape is None or not x.shape:
-        return x
-    shape = list(x.shape)
-    a, b = normalize_dim(axis0, len(shape)), normalize_dim(axis1, len(shape))
-    shape[a], shape[b] = shape[b], shape[a]
-    return _t(x, shape)
-
-
-register("swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor", SHAPE, _swap_kernel, shape=_swap_rule, view=True,
-         grad=lambda ctx, g: (_swap_kernel(ctx.xp, g, ctx.axis0, ctx.axis1), None, None),
+register("swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor", SHAPE, _swap_kernel, shape=_transpose_rule,
+         view=True,         grad=lambda ctx, g: (_swap_kernel(ctx.xp, g, ctx.axis0, ctx.axis1), None, None),
          doc="transpose(axis0, axis1).")
 alias("swapdims", "swapaxes")
 

@@ -15,14 +15,15 @@ def merge_types(old: Type, new) -> Type:
     """The more precise of two types for one value: new's facts, old's where new knows less."""
     if not isinstance(new, TensorType) or not isinstance(old, TensorType):
         return old if not isinstance(new, Type) else (new if not isinstance(old, TensorType) else old)
-    dtype = new.dtype if new.dtype is not None else old.dtype
+    # A rule handed a dtype known only at run time (`x.to(y.dtype)`) gives it back as Unknown.
+    known_dtype = new.dtype if new.dtype is not None and not isinstance(new.dtype, Unknown) else old.dtype
     if new.shape is None:
         shape = old.shape
     elif old.shape is None or len(old.shape) != len(new.shape):
         shape = new.shape
     else:
         shape = tuple(n if n is not None else o for n, o in zip(new.shape, old.shape))
-    return TensorType(dtype, shape, new.device if new.device != "cpu" else old.device)
+    return TensorType(known_dtype, shape, new.device if new.device != "cpu" else old.device)
 
 
 class _ShapeState:

@@ -7,7 +7,7 @@ larger buffer), a register for its data pointer and the buffer it lives in; an i
 or a constant. Shapes are never written in: every dim comes from the inputs' dims at run time.
 What the program cannot do raises NotNative, and the segment keeps running its steps.
 
-LOWERINGS (lowerings.py) holds the native implementation of each op the interpreter runs (views, sizes,
+LOWERINGS (lowerings/) holds the native implementation of each op the interpreter runs (views, sizes,
 integer arithmetic, products, convolutions); a FusionGroup runs its compiled kernel (groups.py) for the variant
 the recorded call used.
 """

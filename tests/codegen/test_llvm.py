@@ -313,6 +313,32 @@ def test_transposed_and_broadcast_inputs():
     _check(graph, executor, [x.astype(np.float64), rng.standard_normal((1, 5))])
 
 
+
+def _bool_select(c, x, y):
+    # A select whose branches are both comparisons (i1 values), fused with bool and float neighbours.
+    picked = torch.where(c, x > y, x < y) ^ (x > 1.0)
+    return torch.where(picked, x * 2.0, y - x) + picked.to(x.dtype)
+
+
+@pytest.mark.parametrize("script", [False, True], ids=["trace", "script"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_a_select_of_two_bool_comparisons_compiles_and_matches(script, dtype):
+    rng = np.random.default_rng(5)
+
+    def inputs(rows):
+        values = [(rng.standard_normal((rows, 67)) * 3).astype(dtype) for _ in range(2)]
+        return [rng.random((rows, 67)) > 0.5] + values
+    if script:
+        graph = torch.jit.optimize_for_inference(torch.jit.script(_bool_select), jit=False).graph
+        executor = Executor(graph, threads=2)
+    else:
+        graph, executor = _compile(_bool_select, inputs(2))
+    for rows in (2, 1, 33, 0):
+        _check(graph, executor, inputs(rows))
+    assert executor.group_steps and executor.compiled_groups == len(executor.group_steps), \
+        [s.reason for s in executor.group_steps]
+
+
 def test_inputs_only_the_blas_head_reads_reach_the_kernel_untouched(monkeypatch):
     graph, executor = _compile(lambda x, w, b: torch.relu(x @ w + b), [np.ones((4, 6), np.float32),
                                                                         np.ones((6, 5), np.float32),

@@ -5,17 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import scriptc
-
-
-def as_backend(module, value):
-    """numpy arrays as tensors of `module`, through lists, tuples and dicts; distributions and other values as given."""
-    if isinstance(value, np.ndarray):
-        return module.from_numpy(value.copy())
-    if isinstance(value, dict):
-        return {k: as_backend(module, v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(as_backend(module, v) for v in value)
-    return value
+from tests.torch_values import as_backend
 
 
 def numpy_of(value):

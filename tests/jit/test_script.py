@@ -131,3 +131,18 @@ def test_ignored_functions_stay_in_python():
     scripted = torch.jit.script(UsesIgnored())
     assert scripted(torch.ones(2)).tolist() == [4, 4] and calls
     assert scripted._ignored
+
+
+def test_a_dtype_known_only_at_run_time_types_the_result_as_any_tensor():
+    def fn(x, y):
+        return (x > 0).to(y.dtype) * 2
+    scripted = torch.jit.script(fn)
+    assert "Tensor = to.dtype" in str(scripted.graph)  # the dtype is y's, unknown until the call
+    optimized = torch.jit.optimize_for_inference(scripted)
+    x = torch.tensor([[-1.0, 2.0, 0.5]])
+    for dtype in (torch.float64, torch.int32):
+        y = torch.ones(1, dtype=dtype)
+        for run in (scripted, optimized):
+            out = run(x, y)
+            assert out.dtype == dtype
+            np.testing.assert_array_equal(out.numpy(), fn(x, y).numpy())

@@ -9,7 +9,7 @@ import pytest
 
 import scriptc
 
-from .compare import assert_same_error, compare_module
+from .compare import assert_close, assert_same_error, compare_module, copy_weights
 
 torch = pytest.importorskip("torch")
 
@@ -47,6 +47,33 @@ def test_layer_matches_torch(kind, kw):
         warnings.simplefilter("ignore")  # torch: LSTM with projections is not supported with oneDNN
         compare_module(lambda T: getattr(T.nn, kind)(**kw), [_x(*shape)])
         compare_module(lambda T: getattr(T.nn, kind)(**kw), [_x(*shape), _states(kind, kw, 3)], modes=("train",))
+
+
+@pytest.mark.parametrize("kind, kw", LAYERS[1::2], ids=lambda v: v if isinstance(v, str) else "-".join(map(str, v.values())))
+def test_scripted_layer_matches_torch(kind, kw):
+    shape = (3, 6, 4) if kw.get("batch_first") else (6, 3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = getattr(torch.nn, kind)(**kw).eval()
+    ours = getattr(scriptc.nn, kind)(**kw).eval()
+    copy_weights(theirs, ours)
+    scripted = scriptc.jit.script(ours)
+    x, states = _x(*shape), _states(kind, kw, 3)
+    for args in ([x], [x, states]):
+        with torch.no_grad():
+            expected = theirs(*_convert(torch.from_numpy, args))
+        got = scripted(*_convert(scriptc.from_numpy, args))
+        for mine, ref in zip(_flat(got), _flat(expected)):
+            assert_close(mine, ref)
+
+
+def _convert(from_numpy, values):
+    return [tuple(map(from_numpy, v)) if isinstance(v, tuple) else from_numpy(v) for v in values]
+
+
+def _flat(result):
+    output, state = result
+    return [output, *state] if isinstance(state, tuple) else [output, state]
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
@@ -198,24 +225,14 @@ def test_one_step_sequences(kind):
     compare_module(lambda T: getattr(T.nn, kind)(**kw), [_packed([1, 1, 1, 1])], modes=("eval",))
 
 
-def _flat(out):
-    return [t for item in out for t in (item if isinstance(item, tuple) else (item,))]
-
-
-@pytest.mark.parametrize("kind, kw", LAYERS, ids=lambda v: v if isinstance(v, str) else "-".join(map(str, v.values())))
-def test_scripted_layer_matches_eager_and_runs_saved(kind, kw, tmp_path):
-    from scriptc.runtime import load as runtime_load
-
-    layer = getattr(scriptc.nn, kind)(**kw).eval()
-    scripted = scriptc.jit.script(layer)
-    x = scriptc.tensor(_x(*((3, 6, 4) if kw.get("batch_first") else (6, 3, 4))))
-    states = _states(kind, kw, 3)
-    hx = tuple(scriptc.tensor(s) for s in states) if kind == "LSTM" else scriptc.tensor(states)
-    for args in ((x,), (x, hx)):
-        for got, want in zip(_flat(scripted(*args)), _flat(layer(*args))):
-            np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
-    path = tmp_path / "rnn.sc"
-    scripted.save(str(path))
-    loaded = runtime_load(path, jit=False, prime=False)
-    for got, want in zip(_flat(loaded(x.numpy())), _flat(layer(x))):
-        np.testing.assert_allclose(np.asarray(got), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_an_optimized_traced_step_is_one_product_and_one_fused_kernel(kind):
+    # Per step: the recurrent GEMM (the input projection's rows added as its epilogue) and one
+    # pointwise kernel for the whole cell; plus one GEMM per layer for every step's input projection.
+    steps, layers = 4, 2
+    layer = getattr(scriptc.nn, kind)(3, 5, layers).eval()
+    graph = scriptc.jit.optimize_for_inference(scriptc.jit.trace(layer, scriptc.randn(steps, 2, 3)), jit=False).graph
+    kinds = [n.attrs["kind"] for n in graph.block if n.op == "prim::FusionGroup"]
+    assert kinds.count("pointwise") == steps * layers
+    assert kinds.count("epilogue") == steps * layers + layers
+    assert not [n for n in graph.block if n.op in ("sigmoid", "tanh", "mul", "add", "linear", "matmul")]

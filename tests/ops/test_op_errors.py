@@ -94,6 +94,11 @@ ERRORS = [
      "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"),
     (lambda torch: torch.hsplit(torch.ones(2, 5), 2), RuntimeError,
      "torch.hsplit attempted to split along dimension 1, but the size of the dimension 5 is not divisible"),
+    (lambda torch: torch.nn.functional.conv2d(torch.ones(1, 1, 4, 4), torch.ones(1, 1, 2, 2), stride=[1, 2, 3]),
+     RuntimeError, "expected stride to be a single integer value or a list of 2 values to match the convolution "
+     "dimensions, but got stride=[1, 2, 3]"),
+    (lambda torch: torch.nn.functional.conv2d(torch.ones(1, 1, 4, 4), torch.ones(1, 1, 2, 2), padding=[1, 1, 1]),
+     RuntimeError, "expected padding to be a single integer value or a list of 2 values"),
 ]
 
 

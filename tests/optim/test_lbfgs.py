@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import scriptc
-from tests.optim.torch_pairs import to_numpy, to_torch
+from tests.optim.torch_pairs import to_numpy
+from tests.torch_values import as_backend
 
 torch = pytest.importorskip("torch")
 
@@ -58,7 +59,7 @@ def test_lbfgs_state_dict_moves_both_ways():
     fresh.load_state_dict(theirs)
     w_t2, back, back_closure = _problem(torch, **options)
     w_t2.data = torch.from_numpy(w.detach().numpy().copy())
-    back.load_state_dict(to_torch(ours, torch))
+    back.load_state_dict(as_backend(torch, ours))
     opt_t.step(closure_t)
     fresh.step(fresh_closure)
     np.testing.assert_allclose(fresh_w.detach().numpy(), w_t.detach().numpy(), rtol=1e-10)

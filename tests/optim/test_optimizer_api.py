@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import scriptc
-from tests.optim.torch_pairs import Pair, to_numpy, to_torch
+from tests.optim.torch_pairs import Pair, to_numpy
+from tests.torch_values import as_backend
 
 torch = pytest.importorskip("torch")
 
@@ -49,7 +50,7 @@ def test_scriptc_state_dict_loads_into_torch(name, options):
     for pt, ps in zip(pair.torch_params, pair.params):
         pt.data = torch.from_numpy(ps.detach().numpy().copy())
     torch_opt = getattr(torch.optim, name)(pair.torch_params, **options)
-    torch_opt.load_state_dict(to_torch(to_numpy(opt.state_dict()), torch))
+    torch_opt.load_state_dict(as_backend(torch, to_numpy(opt.state_dict())))
     pair.steps(torch_opt, opt, 3)
     pair.assert_close(rtol=2e-5, atol=2e-6)
 

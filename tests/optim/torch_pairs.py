@@ -20,17 +20,6 @@ def to_numpy(value):
     return value
 
 
-def to_torch(value, torch):
-    """A numpy-converted state dict with arrays as torch tensors."""
-    if isinstance(value, np.ndarray):
-        return torch.from_numpy(value.copy())
-    if isinstance(value, dict):
-        return {k: to_torch(v, torch) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(to_torch(v, torch) for v in value)
-    return value
-
-
 class Pair:
     """Parameters with equal values in torch and scriptc, fed equal gradients step by step."""
 

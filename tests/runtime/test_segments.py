@@ -318,3 +318,35 @@ def test_a_loop_over_a_stepped_range_counts_its_trips_natively():
     for steps in (0, 1, 2, 4, 5, 11):
         args = [rng.standard_normal((steps, 4)).astype(np.float32), rng.standard_normal(4).astype(np.float32)]
         np.testing.assert_allclose(executor(args)[0], reference.run(args)[0], rtol=1e-6)
+
+
+def test_a_group_reading_a_zero_dim_view_runs_in_the_program():
+    # c[0, 0] is a 0-d view (a pointer with no strides) that the group reads as its condition.
+    def fn(c, a, b):
+        return torch.where(c[0, 0], a + b, a - b) * 2.0
+    graph = torch.jit.optimize_for_inference(torch.jit.script(fn), jit=False).graph
+    executor, reference = Executor(graph, threads=1), Interpreter(graph)
+    rng = np.random.default_rng(7)
+    for rows in (3, 1, 6):
+        c = rng.random((rows, 5)) > 0.5
+        a, b = (rng.standard_normal((rows, 5)).astype(np.float32) for _ in range(2))
+        np.testing.assert_array_equal(executor([c, a, b])[0], reference.run([c, a, b])[0])
+    [segment] = _segments(executor)
+    assert segment.programs and all(segment.programs.values()), segment.reason
+
+
+@pytest.mark.parametrize("kernel, dilation", [(2, 1), (4, 1), (2, 3), (3, 2)])
+def test_a_same_padded_convolution_of_any_reach_keeps_the_image_size(kernel, dilation):
+    # An even reach pads one more after than before: the program leaves that to the op, which pads first.
+    torch.manual_seed(8)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, kernel, padding="same", dilation=dilation),
+                                torch.nn.ReLU()).eval()
+    graph = torch.jit.optimize_for_inference(torch.jit.script(model), jit=False).graph
+    executor = Executor(graph, threads=1)
+    rng = np.random.default_rng(9)
+    for batch in (2, 3):
+        x = rng.standard_normal((batch, 3, 9, 9)).astype(np.float32)
+        (got,) = executor([x])
+        expected = model(torch.from_numpy(x)).detach().numpy()
+        assert got.shape == expected.shape == (batch, 4, 9, 9)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

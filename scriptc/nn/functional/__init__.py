@@ -19,6 +19,7 @@ from .sparse import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .attention import _canonical_mask  # noqa: F401  (the Transformer layers canonicalise their masks with it)
 from .loss import _legacy_reduction  # noqa: F401  (the loss modules read size_average/reduce with it)
+from .recurrent import _gru_cell, _lstm_cell_hidden, _lstm_cell_state  # noqa: F401  (the recurrent layers' cells)
 
 
 def __getattr__(name: str):

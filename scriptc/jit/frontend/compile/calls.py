@@ -498,7 +498,9 @@ def _tensor_op_types(op, key: tuple) -> tuple:
     out = []
     for t, d in zip(inferred, declared):
         if isinstance(d, TensorType):
-            out.append(TensorType(t.dtype, None) if isinstance(t, TensorType) else TensorType())
+            # (a dtype argument known only at run time, `x.to(y.dtype)`, comes back as Unknown)
+            known = isinstance(t, TensorType) and not isinstance(t.dtype, Unknown)
+            out.append(TensorType(t.dtype, None) if known else TensorType())
         elif d == Scalar:
             out.append(t if t in (Int, Float, Bool) else Scalar)
         elif isinstance(t, Type) and fits(t, d):

@@ -1,0 +1,118 @@
+"""The lowering of a FusionGroup: its head (a product or convolution), then the kernel the recorded
+call ran, launched with its sizes and strides in registers."""
+
+from __future__ import annotations
+
+from scriptc import ops
+from scriptc.native import program as native
+
+from ..groups import GroupStep
+from ..program_values import NotNative, Builder, dense, value_of, TensorValue, tensor_of
+from .kernels import _convolution, _product
+
+
+def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
+    """A FusionGroup: its head, then the kernel the recorded call ran, its launch in registers."""
+    concrete = [recorded[v] for v in node.inputs]
+    found = step.variant_for(concrete)
+    if found is None:
+        raise NotNative("a group that ran no kernel")
+    variant, shape = found
+    spec = variant.spec
+    if spec.notes.get("then") is not None or any(
+            variant.scalar_dtypes.get(i) is not None and i not in dict(variant.fixed_reads) for i in spec.used_inputs):
+        raise NotNative("a group whose kernel the program cannot launch")
+    syms = list(args)
+    if variant.head is not None:
+        sources = [syms[p] if p is not None else value_of(builder, c, [], None) for p, c in variant.head_sources]
+        if variant.head.name == "matmul":
+            syms.append(_product(builder, dense(builder, sources[0]), dense(builder, sources[1])))
+        elif variant.head.name == "conv2d":
+            floor = spec.head_floor if variant.head_is_result else None
+            syms.append(_convolution(builder, sources, recorded[node.inputs[variant.head_sources[0][0]]], floor))
+            if variant.head_is_result:
+                return [syms[-1]]  # (the products applied the group's ReLU as they stored)
+        else:
+            raise NotNative(f"a {variant.head.name} head")
+    rank = len(shape)
+    iteration: list[int | None] = [None] * rank
+    fixed = dict(variant.fixed_reads)
+    for i, check in variant.checks:
+        if check is None:
+            continue
+        dtype, ndim, ones = check
+        t = tensor_of(syms[i])
+        if t.dtype != dtype or t.rank != ndim:
+            raise NotNative("a group input of another dtype or rank than its kernel's")
+        if t.strides and t.strides[-1] != native.ONE and ndim - 1 not in ones:  # (a 0-d view has none)
+            raise NotNative("a group input whose last dim is strided")
+        offset = rank - ndim
+        for k in range(ndim):
+            if k in ones:
+                builder.equal(t.dims[k], native.ONE)
+            elif iteration[offset + k] is None:
+                iteration[offset + k] = t.dims[k]
+            else:
+                builder.equal(t.dims[k], iteration[offset + k])
+    iteration = [native.ONE if d is None else d for d in iteration]
+    merge = spec.notes.get("merge")
+    if merge is not None and any(isinstance(s, TensorValue) and s.strides is not None for s in syms):
+        raise NotNative("a reduction over merged dims of a strided view")
+    tail = spec.tail
+
+    def merged(dims: list[int]) -> list[int]:
+        if merge is None:
+            return list(dims)
+        return dims[:merge[0]] + [builder.product(dims[merge[0]:merge[1] + 1])] + dims[merge[1] + 1:]
+
+    kernel_dims = merged(iteration)
+    tensors = [i for i, inp in enumerate(spec.inputs) if inp.kind == "tensor"]
+    # Views (chunks of a product's result) are read in place, by rows with their strides.
+    flat = variant.flat and not any(isinstance(syms[i], TensorValue) and syms[i].strides is not None
+                                    for i in spec.used_inputs)
+    kernel = variant.kernel if flat else variant.strided_kernel()
+    meta = builder.block(1 if flat else spec.rank * (1 + len(tensors)))
+    count = builder.product(iteration)
+    if flat:
+        total = count
+    else:
+        builder.copy_into(meta, kernel_dims, builder.shape)
+        used = set(spec.used_inputs)
+        for n, i in enumerate(tensors):
+            first = meta + spec.rank * (n + 1)
+            if i not in used:
+                continue  # (an input only the head reads: its strides stay 0, unread)
+            t = syms[i]
+            dims = merged([native.ONE] * (rank - t.rank) + t.dims)
+            dims_block = builder.block(len(dims))
+            builder.copy_into(dims_block, dims, builder.shape)
+            own = -1
+            if t.strides is not None:
+                own = builder.block(len(dims))
+                builder.copy_into(own, [native.ONE] * (rank - t.rank) + t.strides, builder.shape)
+            builder.shape.append(("STRIDES", first, spec.rank, meta, dims_block, len(dims), own))
+        spanned = tail.dim if tail is not None and tail.form in (ops.REDUCE, ops.NORMALIZE) else None
+        total = builder.product([kernel_dims[d] for d in range(spec.rank - 1) if d != spanned])
+    reduces = tail is not None and tail.form == ops.REDUCE
+    out_dims = list(iteration)
+    if reduces:
+        reduced = range(merge[0], merge[1] + 1) if merge else [tail.dim]
+        if tail.role.combine in ("max", "min"):
+            for d in reduced:
+                builder.nonzero(iteration[d])  # an empty amax/amin raises, from the steps
+        out_dims = [native.ONE if d in reduced else n for d, n in enumerate(iteration)
+                    if tail.keepdim or d not in reduced]
+    outputs = [builder.alloc(dtype, out_dims) for dtype in variant.out_dtypes]
+    ptrs = builder.block(len(spec.inputs) + len(outputs))
+    for i in range(len(spec.inputs)):
+        if i in fixed:
+            value = fixed[i]
+            builder.template[ptrs + i] = value.ctypes.data
+            builder.keep.append(value)
+        elif i in spec.used_inputs:
+            builder.compute.append(("MOV", ptrs + i, tensor_of(syms[i]).pointer))
+    for j, out in enumerate(outputs):
+        builder.compute.append(("MOV", ptrs + len(spec.inputs) + j, out.pointer))
+    function = builder.const(kernel.address)
+    builder.compute.append(("SPLIT", function, total, ptrs, meta, count))
+    return outputs

@@ -1,0 +1,77 @@
+"""Lowerings of sizes, integer arithmetic and comparisons, lists and tuples, and a raise: what a
+segment program computes in registers."""
+
+from __future__ import annotations
+
+from scriptc.native import program as native
+
+from ..program_values import NotNative, Builder, constant_of, IntValue, int_register, tensor_of
+
+
+def _size(builder: Builder, node, args, recorded):
+    x, dim = tensor_of(args[0]), constant_of(args[1])
+    return [IntValue(x.dims[dim % x.rank])]
+
+
+def _dim(builder: Builder, node, args, recorded):
+    return [tensor_of(args[0]).rank]
+
+
+def _numel(builder: Builder, node, args, recorded):
+    return [IntValue(builder.product(tensor_of(args[0]).dims))]
+
+
+def _integer(op: str, fold):
+    def lower(builder: Builder, node, args, recorded):
+        a, b = args
+        if type(a) is int and type(b) is int:
+            return [fold(a, b)]
+        if not all(isinstance(v, IntValue) or type(v) is int for v in (a, b)):
+            raise NotNative("arithmetic on values that are not ints")
+        return [IntValue(builder.arithmetic(op, int_register(builder, a), int_register(builder, b)))]
+    return lower
+
+
+def _range_length(builder: Builder, node, args, recorded):
+    """A for loop's trip count, max(0, ceil((stop - start) / step)), for a step known when planning."""
+    start, stop, step = args
+    if type(step) is not int or step <= 0:
+        raise NotNative("a range whose step is not a positive constant")
+    if type(start) is int and type(stop) is int:
+        return [len(range(start, stop, step))]
+    sub, add, div, most = (_integer(op, fold) for op, fold in (
+        ("SUB", lambda a, b: a - b), ("ADD", lambda a, b: a + b), ("DIV", lambda a, b: a // b), ("MAX", max)))
+    (span,) = sub(builder, node, [stop, start], recorded)
+    if step != 1:  # a negative span stays <= 0 whether DIV floors or truncates: MAX makes it 0
+        (span,) = div(builder, node, [add(builder, node, [span, step - 1], recorded)[0], step], recorded)
+    return most(builder, node, [span, 0], recorded)
+
+
+def _list(builder: Builder, node, args, recorded):
+    return [list(args)]
+
+
+def _tuple(builder: Builder, node, args, recorded):
+    return [tuple(args)]
+
+
+def _unpack(builder: Builder, node, args, recorded):
+    items = args[0]
+    if not isinstance(items, (list, tuple)) or len(items) != len(node.outputs):
+        raise NotNative("an unpack of something that is not a list of its length")
+    return list(items)
+
+
+def _raise(builder: Builder, node, args, recorded):
+    """Refuse the call: the steps run it, and raise the user's error."""
+    builder.shape.append(("EQ", native.ZERO, native.ONE))
+    return []
+
+
+def _comparison(compare):
+    def lower(builder: Builder, node, args, recorded):
+        a, b = args
+        if type(a) not in (int, bool) or type(b) not in (int, bool):
+            raise NotNative("a comparison of values known only at run time")
+        return [compare(a, b)]
+    return lower

@@ -1,0 +1,379 @@
+"""The Tensor class: a numpy array with PyTorch's dtype rules, views, version counters and autograd.
+
+Its op methods and operators are generated from the op table (scriptc/bindings.py); the methods
+written here reach the kernels through dispatch.call, which is built on this class and so is
+imported after it, at the bottom of this module.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from scriptc import autograd, grad_mode
+from scriptc import ops as _ops
+from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.ops import rules as _rules
+from scriptc.tensors.conversion import Conversions, check_device_arg
+from scriptc.tensors.printing import _tensor_repr
+from scriptc.types import CPU, channels_last, channels_last_3d, device, dtype, from_numpy_dtype
+
+_mode = autograd._mode
+# numpy dtype kinds that carry gradients: float, complex, and "V", bfloat16's structured patterns.
+_DIFFERENTIABLE_KINDS = "fcV"
+# The active tracer (scriptc.jit.trace sets it); a list so the hot path reads one global.
+_tracer: list = [None]
+_COPY = _ops.OPS["copy"]
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints, printed as `scriptc.Size([2, 3])`."""
+
+    def __repr__(self) -> str:
+        return f"scriptc.Size({list(self)})"
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+
+def _complex_part(op_name: str, doc: str) -> property:
+    """The `real` / `imag` attribute: reading gives the view the op makes, assigning writes through it."""
+    def read(self):
+        return call(_ops.OPS[op_name], (self,))
+
+    def write(self, value) -> None:
+        read(self).copy_(value)
+    return property(read, write, doc=doc)
+
+class Tensor(Conversions):
+    """An n-dimensional array with autograd, backed by a numpy array (`scriptc.tensor([...])`)."""
+
+    __slots__ = ("_data", "requires_grad", "grad", "grad_fn", "_out_index", "_vc", "_base", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, *args):
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = np.asarray(args[0], dtype=np.float32)
+        else:
+            data = np.empty(tuple(args), dtype=np.float32)
+        _init(self, data)
+
+    # --- basic properties ------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        tracer = _tracer[0]
+        if tracer is not None:
+            return tracer.traced_size(self)
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of one dim (negative dims count from the end)."""
+        if dim is None:
+            return self.shape
+        d = _rules.normalize_dim(dim, self._data.ndim, "size")
+        tracer = _tracer[0]
+        if tracer is not None:
+            return tracer.traced_size(self)[d]
+        return self._data.shape[d]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self) -> dtype:
+        return from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> device:
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_xpu(self) -> bool:
+        """Always False: scriptc tensors live on the CPU (models test it to pick a multi-device path)."""
+        return False
+
+    @property
+    def is_mps(self) -> bool:
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    @property
+    def data(self) -> "Tensor":
+        return _detached_alias(self)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data
+        self._vc = value._vc
+
+    @property
+    def T(self) -> "Tensor":
+        return self.permute(*reversed(range(self.dim())))
+
+    @property
+    def mT(self) -> "Tensor":
+        return self.transpose(-2, -1)
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f" or _bfloat16.holds(self._data)
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def is_conj(self) -> bool:
+        """False: conj() makes a conjugated copy here, never a lazily conjugated view."""
+        return False
+
+    def resolve_conj(self) -> "Tensor":
+        return self
+
+    def resolve_neg(self) -> "Tensor":
+        return self
+
+    real = _complex_part("real", "The real part, a view (a real tensor's real part is itself).")
+    imag = _complex_part("imag", "The imaginary part of a complex tensor, a view.")
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the elements are laid out in row-major order (or in memory_format's order)."""
+        if memory_format in (channels_last, channels_last_3d):
+            rank = 4 if memory_format == channels_last else 5
+            if self._data.ndim != rank:
+                return False
+            order = (0,) + tuple(range(2, rank)) + (1,)
+            return bool(self._data.transpose(order).flags.c_contiguous)
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim: int | None = None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_rules.normalize_dim(dim, self._data.ndim, "stride")]
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def data_ptr(self) -> int:
+        return self._data.ctypes.data
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __getattr__(self, name: str):
+        # Only reached when normal lookup fails: say whether torch has the name (not a guess at another).
+        from scriptc.torch_names import missing
+        raise missing("torch.Tensor", f"'{type(self).__name__}' object", name, dir(type(self)))
+
+
+    # --- autograd ----------------------------------------------------------------
+    def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False,
+                 inputs=None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's `.grad` (gradient= for non-scalars)."""
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def detach(self) -> "Tensor":
+        """The same data, cut from the autograd graph."""
+        out = _detached_alias(self)
+        if _tracer[0] is not None:
+            _tracer[0].alias(self, out)
+        return out
+
+    def detach_(self) -> "Tensor":
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if not self.is_leaf and not requires_grad:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                               "computed variable in a subgraph that doesn't require differentiation use "
+                               "var_no_grad = var.detach().")
+        if requires_grad and self._data.dtype.kind not in _DIFFERENTIABLE_KINDS:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self.requires_grad = requires_grad
+        return self
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made under `inference_mode`."""
+        return grad_mode.is_inference(self)
+
+    def retain_grad(self) -> None:
+        """Keep `.grad` for this non-leaf tensor after backward."""
+        import weakref
+
+        if self.grad_fn is None:
+            return
+        if self.grad_fn.retained is None:
+            self.grad_fn.retained = {}
+        self.grad_fn.retained[self._out_index] = weakref.ref(self)
+
+
+    # --- shape helpers that are compositions of table ops --------------------------
+    def contiguous(self, memory_format=None) -> "Tensor":
+        """self when already contiguous (as PyTorch), else a contiguous copy."""
+        if self._data.flags.c_contiguous:
+            return self
+        return call(_ops.OPS["contiguous"], (self,))
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        return self.view(other.shape)
+
+    def reshape_as(self, other: "Tensor") -> "Tensor":
+        return self.reshape(other.shape)
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        return self.expand(other.shape)
+
+    # --- in-place initialisers (used by nn.init) -------------------------------------
+    def zero_(self) -> "Tensor":
+        return self.fill_(0)
+
+    def fill_(self, value) -> "Tensor":
+        return call_inplace(_COPY.inplace, (self, value))
+
+    def copy_(self, src, non_blocking: bool = False) -> "Tensor":
+        return call_inplace(_COPY.inplace, (self, src))
+
+    # --- new_* keep this tensor's dtype and device ------------------------------------
+    def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        check_device_arg(device)
+        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        check_device_arg(device)
+        if dtype is not None:
+            return _fresh(call(_ops.OPS["zeros"], (_size_arg(size), dtype, None)), requires_grad)
+        return _fresh(call(_ops.OPS["new_zeros"], (self, _size_arg(size))), requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        check_device_arg(device)
+        if dtype is not None:
+            return _fresh(call(_ops.OPS["ones"], (_size_arg(size), dtype, None)), requires_grad)
+        return _fresh(call(_ops.OPS["new_ones"], (self, _size_arg(size))), requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        check_device_arg(device)
+        return _fresh(call(_ops.OPS["empty"], (_size_arg(size), dtype or self.dtype, None)), requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        check_device_arg(device)
+        return _fresh(call(_ops.OPS["full"], (_size_arg((size,)), fill_value, dtype or self.dtype, None)),
+                      requires_grad)
+
+    # --- indexing ------------------------------------------------------------------------
+    def __getitem__(self, index) -> "Tensor":
+        return _getitem(self, index)
+
+    def __setitem__(self, index, value) -> None:
+        _setitem(self, index, value)
+
+    # --- printing -----------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return _tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._data.copy(), self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        out = _fresh(wrap(self._data.copy()), self.requires_grad)
+        if type(self) is not Tensor:
+            out = type(self)(out, requires_grad=self.requires_grad)
+        memo[id(self)] = out
+        return out
+
+
+
+def _rebuild(data, requires_grad):
+    return _fresh(wrap(data), requires_grad)
+
+
+def _init(t: Tensor, data: np.ndarray) -> None:
+    t._data = data
+    t.requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._out_index = 0
+    t._vc = [0]
+    t._base = None
+
+
+def wrap(data) -> Tensor:
+    """A Tensor around an array (no copy); numpy scalars become 0-d arrays."""
+    if type(data) is not np.ndarray:
+        data = np.asarray(data)
+    t = object.__new__(Tensor)
+    t._data = data
+    t.requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._out_index = 0
+    t._vc = [0]
+    t._base = None
+    return t
+
+
+def _view_of(src: Tensor, data) -> Tensor:
+    """A Tensor over `data`, which aliases src's storage: it shares src's version counter."""
+    t = wrap(data)
+    t._vc = src._vc
+    t._base = src._base if src._base is not None else src
+    return t
+
+
+def _detached_alias(src: Tensor) -> Tensor:
+    """src's storage and version counter without its history (detach(), .data): an in-place op
+    on it records nothing into src's graph."""
+    t = wrap(src._data)
+    t._vc = src._vc
+    return t
+
+
+def _fresh(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+# The methods above run through these; each builds on Tensor, so they are imported once it exists.
+from scriptc.tensors.creation import _size_arg, tensor  # noqa: E402
+from scriptc.tensors.dispatch import call, call_inplace  # noqa: E402
+from scriptc.tensors.indexing import _getitem, _setitem  # noqa: E402

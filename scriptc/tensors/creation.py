@@ -1,0 +1,120 @@
+"""Making tensors from Python data: tensor(), as_tensor(), from_numpy(), and the dtype PyTorch
+infers from nested lists of numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scriptc import grad_mode
+from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.tensors.conversion import _check_device, check_device_arg
+from scriptc.tensors.core import Tensor, _fresh, _mode, _tracer, wrap
+from scriptc.types import (
+    DEFAULT_COMPLEX,
+    DEFAULT_FLOAT,
+    bfloat16,
+    bool_,
+    device as device_type,
+    dtype,
+    from_numpy_dtype,
+    int64,
+    scalar_dtype,
+)
+
+
+def _size_arg(size) -> list:
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        return list(size[0])
+    return list(size)
+
+
+def _infer_dtype(data) -> dtype:
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, np.ndarray):
+        return from_numpy_dtype(data.dtype)
+    if isinstance(data, np.generic):
+        return from_numpy_dtype(data.dtype)
+    if isinstance(data, (list, tuple)):
+        kinds = set()
+        _scan_kinds(data, kinds)
+        if complex in kinds:
+            return DEFAULT_COMPLEX
+        if float in kinds:
+            return DEFAULT_FLOAT
+        if int in kinds:
+            return int64
+        if bool in kinds:
+            return bool_
+        return DEFAULT_FLOAT
+    return scalar_dtype(data)
+
+
+def _scan_kinds(data, kinds: set) -> None:
+    for item in data:
+        if isinstance(item, (list, tuple)):
+            _scan_kinds(item, kinds)
+        elif isinstance(item, Tensor):
+            kinds.add({"f": float, "c": complex, "b": bool}.get(item._data.dtype.kind, int))
+        elif isinstance(item, bool) or (isinstance(item, np.generic) and item.dtype.kind == "b"):
+            kinds.add(bool)
+        elif isinstance(item, (int, np.integer)):
+            kinds.add(int)
+        elif isinstance(item, (float, np.floating)):
+            kinds.add(float)
+        elif isinstance(item, (complex, np.complexfloating)):
+            kinds.add(complex)
+        else:
+            raise TypeError(f"Could not infer dtype of {type(item).__name__}")
+
+
+def tensor(data, dtype: dtype | None = None, device=None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new tensor copied from data (nested lists, numbers, numpy arrays or tensors).
+
+    dtype follows PyTorch: ints give int64, floats float32, bools bool, numpy arrays keep theirs.
+    """
+    if device is not None:
+        _check_device(device_type(device))
+    if isinstance(data, Tensor):
+        array = data._data
+    elif isinstance(data, (list, tuple)):
+        array = np.array([_plain(x) for x in data] if any(isinstance(x, Tensor) for x in data) else data)
+    else:
+        array = np.asarray(data)
+    target = dtype or _infer_dtype(data)
+    if array.dtype == object:
+        raise TypeError("tensor(): could not convert data with ragged or non-numeric elements")
+    if target is bfloat16:
+        out = wrap(_bfloat16.from_values(np, array))
+    else:
+        out = wrap(np.array(array, dtype=target.np, copy=True))
+    if _mode.inference:
+        grad_mode.mark_inference((out,))
+    if _tracer[0] is not None:
+        _tracer[0].constant(out)
+    return _fresh(out, requires_grad)
+
+
+def _plain(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def as_tensor(data, dtype: dtype | None = None, device=None) -> Tensor:
+    """Like tensor(), but shares memory with a numpy array or Tensor of the same dtype."""
+    check_device_arg(device)
+    if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
+        return data
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with `array` (writes show through both ways)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    from_numpy_dtype(array.dtype)
+    if _bfloat16.holds(array):
+        _bfloat16.SEEN[0] = True
+    return wrap(array)

@@ -1,0 +1,203 @@
+"""Eager dispatch: every op reaches its kernel through `call(op, args)`, one lookup in the op
+table: cast to the promoted dtype, run the kernel, wrap the result, record a Node for autograd when
+an input requires grad, and tell the tracer. `call_inplace` runs the pure op and writes its result
+into the target (PyTorch's `add_`), rebasing a view's history onto its base."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scriptc import autograd, grad_mode
+from scriptc import ops as _ops
+from scriptc.errors import ShapeError
+from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.ops.execute import run_kernel
+from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
+from scriptc.types import Bool, Float, Int, from_numpy_dtype
+
+_INDEX_PUT = _ops.OPS["index_put"]
+
+
+def _unwrap(op, args):
+    """Arrays in place of Tensors (also inside lists); whether any input requires grad."""
+    arrays = list(args)
+    needs_grad = False
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            arrays[i] = a._data
+            if a.requires_grad:
+                needs_grad = True
+    for i in op.tensor_list_args:
+        items = args[i]
+        if type(items) in (list, tuple):
+            arrays[i] = [t._data if isinstance(t, Tensor) else t for t in items]
+            if any(isinstance(t, Tensor) and t.requires_grad for t in items):
+                needs_grad = True
+    return arrays, needs_grad
+
+
+def call(op, args: tuple):
+    """Run one op-table op eagerly on bound arguments (schema order); the only path to a kernel."""
+    arrays, needs_grad = _unwrap(op, args)
+    out = run_kernel(op, np, arrays)
+    aux = None
+    if op.aux:
+        out, aux = out
+    record = needs_grad and op.grad is not None and _mode.enabled
+    if type(out) is np.ndarray:
+        result = _wrap_output(op, out, args) if op.view else wrap(out)
+        outs = (result,)
+    elif isinstance(out, (tuple, list)):
+        outs = tuple(_wrap_output(op, o, args) for o in out)
+        result = op.result_tuple(*outs) if op.result_tuple is not None else (
+            list(outs) if type(out) is list or op.schema.returns[0].__class__.__name__ == "ListType" else outs)
+    elif isinstance(out, (bool, int, float)) and op.schema.returns[0] in _PYTHON_RESULTS:
+        if _tracer[0] is not None:
+            _tracer[0].data_dependent(f"the result of {op.base_name}()")
+        return out
+    else:
+        result = _wrap_output(op, np.asarray(out), args)
+        outs = (result,)
+    if record:
+        node = autograd.record(op, arrays, _grad_inputs(op, args), out, aux, np)
+        for i, t in enumerate(outs):
+            if t._data.dtype.kind in _DIFFERENTIABLE_KINDS and i not in op.nondifferentiable_outputs:
+                t.requires_grad = True
+                t.grad_fn = node
+                t._out_index = i
+        if "out" in op.save:
+            autograd.watch_output(node, outs[0])
+    elif _mode.inference:
+        grad_mode.mark_inference(outs)
+    if _tracer[0] is not None:
+        _tracer[0].record(op, args, outs)
+    if op.python_result is not None:
+        return op.python_result(args, outs)
+    return result
+
+
+# Ops whose schema returns one of these give the Python value (torch.equal, allclose).
+_PYTHON_RESULTS = (Bool, Int, Float)
+
+
+def _grad_inputs(op, args):
+    """Per argument: the Tensor, the list of Tensors, or None, for the autograd Node."""
+    inputs = [a if isinstance(a, Tensor) else None for a in args]
+    for i in op.tensor_list_args:
+        if type(args[i]) in (list, tuple):
+            inputs[i] = [t if isinstance(t, Tensor) else None for t in args[i]]
+    return inputs
+
+
+def _root(array: np.ndarray):
+    """The object that owns an array's memory, following `.base` (also through the non-array holder
+    numpy's as_strided puts between a strided view and its source)."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
+
+
+def _wrap_output(op, out, args) -> Tensor:
+    if op.view:
+        src = args[0]
+        if isinstance(src, Tensor):
+            data = src._data
+            base = out.base
+            if base is not None and (base is data or base is data.base or _root(out) is _root(data)):
+                return _view_of(src, out)
+    return wrap(out)
+
+
+def _check_inplace_allowed(target: Tensor, other_args) -> None:
+    if not _mode.inference and grad_mode.is_inference(target):
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    if _mode.enabled and target.requires_grad and target.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = target._base
+    if _mode.enabled and base is not None and base.requires_grad and base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if not target._data.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def call_inplace(op, args: tuple) -> Tensor:
+    """Run the pure op `op.inplace_of` and write its result into args[0] (PyTorch's `add_`)."""
+    target = args[0]
+    pure = op.inplace_of
+    grad_flow = _mode.enabled and any(
+        isinstance(a, Tensor) and a.requires_grad for a in args) and pure.grad is not None
+    _check_inplace_allowed(target, args[1:])
+    tracer = _tracer[0]
+    _tracer[0] = None
+    try:
+        if grad_flow:
+            # The pure op sees the old value: a copy when its gradient formula reads it, since the
+            # write below overwrites target's storage.
+            old = wrap(target._data.copy() if "self" in pure.save else target._data)
+            old.requires_grad, old.grad_fn, old._out_index = target.requires_grad, target.grad_fn, target._out_index
+            result = call(pure, (old,) + tuple(args[1:]))
+        else:
+            with autograd.no_grad():
+                result = call(pure, args)
+    finally:
+        _tracer[0] = tracer
+    out = result._data
+    if out.dtype != target._data.dtype and (_bfloat16.holds(out) or _bfloat16.holds(target._data)):
+        out = _bfloat16.cast(np, out, target._data.dtype)
+    if out.dtype != target._data.dtype and not np.can_cast(out.dtype, target._data.dtype, "same_kind"):
+        raise RuntimeError(f"result type {from_numpy_dtype(out.dtype).name.capitalize()} can't be cast to the "
+                           f"desired output type {target.dtype.name.capitalize()}")
+    if out.shape != target._data.shape:
+        raise ShapeError(f"output with shape {list(target._data.shape)} doesn't match the broadcast shape "
+                         f"{list(out.shape)}")
+    np.copyto(target._data, out, casting="unsafe")
+    target._vc[0] += 1
+    if grad_flow:
+        if target._base is not None:
+            _rebase_history(target._base, target, result)
+        target.requires_grad = True
+        target.grad_fn = result.grad_fn
+        target._out_index = 0
+        if "out" in pure.save:
+            # The formula reads the output, which now lives in target's storage.
+            target.grad_fn.versions[-1] = ("output 0", target._vc, target._vc[0], None)
+    if tracer is not None:
+        tracer.record_inplace(op, args, target)
+    return target
+
+
+def _rebase_history(base: Tensor, view: Tensor, result: Tensor) -> None:
+    """An in-place op wrote `result` through `view` into `base`'s storage: from now on base's value
+    is index_put(old base, view's positions in base, result), and that is its history, so gradient
+    reaches both what base was and what was written (PyTorch's CopySlices)."""
+    old = wrap(base._data)
+    old.requires_grad, old.grad_fn, old._out_index = base.requires_grad, base.grad_fn, base._out_index
+    positions = [wrap(p) for p in _view_positions(base._data, view._data)]
+    written = call(_INDEX_PUT, (old, positions, result, False))
+    base.requires_grad = True
+    base.grad_fn = written.grad_fn
+    base._out_index = 0
+
+
+def _view_positions(base: np.ndarray, view: np.ndarray) -> tuple:
+    """Per element of `view`, which lies in `base`'s memory, its index in `base` (one array per dim)."""
+    if view.itemsize != base.itemsize:
+        raise RuntimeError("an in-place operation on a view with another dtype than its base cannot record "
+                           "gradient in scriptc")
+    step = base.itemsize
+    low, high = np.lib.array_utils.byte_bounds(base)
+    shadow = np.full((high - low) // step, -1, dtype=np.intp)
+
+    def laid_over(a: np.ndarray) -> np.ndarray:
+        start = (a.__array_interface__["data"][0] - low) // step
+        strides = tuple(s // step * shadow.itemsize for s in a.strides)
+        return np.lib.stride_tricks.as_strided(shadow[start:], a.shape, strides)
+
+    laid_over(base)[...] = np.arange(base.size).reshape(base.shape)
+    return np.unravel_index(laid_over(view).copy(), base.shape)
+
+
+# --- tensor creation -------------------------------------------------------------------

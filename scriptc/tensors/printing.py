@@ -1,0 +1,144 @@
+"""Printing tensors in PyTorch's format: precision, scientific notation, summarized edges."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.tensors.conversion import _values
+from scriptc.types import DEFAULT_COMPLEX, DEFAULT_FLOAT, bool_, int64
+
+if TYPE_CHECKING:
+    from scriptc.tensors.core import Tensor
+
+_PRECISION, _THRESHOLD, _EDGEITEMS, _LINEWIDTH = 4, 1000, 3, 80
+
+class _Formatter:
+    def __init__(self, values: np.ndarray):
+        self.floating = values.dtype.kind == "f"
+        self.int_mode, self.sci_mode, self.max_width = True, False, 1
+        flat = values.reshape(-1)
+        if not self.floating:
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(str(v)))
+            return
+        finite = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+        if finite.size == 0:
+            return
+        lo, hi = np.abs(finite).min(), np.abs(finite).max()
+        values_list = finite.tolist()
+        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        if self.int_mode:
+            if hi / lo > 1000.0 or hi > 1.0e8:
+                self.sci_mode = True
+                width = max(len(f"{v:.{_PRECISION}e}") for v in values_list)
+            else:
+                width = max(len(f"{v:.0f}") + 1 for v in values_list)
+        elif hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
+            self.sci_mode = True
+            width = max(len(f"{v:.{_PRECISION}e}") for v in values_list)
+        else:
+            width = max(len(f"{v:.{_PRECISION}f}") for v in values_list)
+        self.max_width = max(self.max_width, width)
+
+    def format(self, value) -> str:
+        if self.floating:
+            if self.sci_mode:
+                text = f"{value:{self.max_width}.{_PRECISION}e}"
+            elif self.int_mode:
+                text = f"{value:.0f}"
+                if not (math.isinf(value) or math.isnan(value)):
+                    text += "."
+            else:
+                text = f"{value:.{_PRECISION}f}"
+        else:
+            text = str(value)
+        return (self.max_width - len(text)) * " " + text
+
+
+class _ComplexFormatter:
+    """PyTorch's complex printing: real and imaginary parts each laid out by their own formatter."""
+
+    def __init__(self, values: np.ndarray):
+        self.real, self.imag = _Formatter(values.real), _Formatter(values.imag)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value) -> str:
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return self.real.format(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
+def _summarized(a: np.ndarray) -> np.ndarray:
+    if a.ndim == 0:
+        return a
+    if a.shape[0] > 2 * _EDGEITEMS:
+        parts = [a[:_EDGEITEMS], a[-_EDGEITEMS:]]
+    else:
+        parts = [a]
+    return np.concatenate([np.stack([_summarized(row) for row in p]) if p.ndim > 1 else p for p in parts])
+
+
+def _format_array(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    if a.ndim == 0:
+        return fmt.format(a.item())
+    if a.ndim == 1:
+        per_line = max(1, int(math.floor((_LINEWIDTH - indent) / (fmt.max_width + 2))))
+        if summarize and a.shape[0] > 2 * _EDGEITEMS:
+            data = ([fmt.format(v) for v in a[:_EDGEITEMS].tolist()] + [" ..."]
+                    + [fmt.format(v) for v in a[-_EDGEITEMS:].tolist()])
+        else:
+            data = [fmt.format(v) for v in a.tolist()]
+        lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+        return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+    if summarize and a.shape[0] > 2 * _EDGEITEMS:
+        rows = ([_format_array(a[i], indent + 1, summarize, fmt) for i in range(_EDGEITEMS)] + ["..."]
+                + [_format_array(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0] - _EDGEITEMS, a.shape[0])])
+    else:
+        rows = [_format_array(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0])]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
+
+
+def format_data(a: np.ndarray, indent: int) -> str:
+    """The bracketed values of an array as PyTorch prints them (for tensors and Parameters)."""
+    if a.dtype == np.float16 or _bfloat16.holds(a):
+        a = _values(a).astype(np.float32)
+    summarize = a.size > _THRESHOLD
+    shown = _summarized(a) if summarize else a
+    fmt = _ComplexFormatter(shown) if a.dtype.kind == "c" else _Formatter(shown)
+    return _format_array(a, indent, summarize, fmt)
+
+
+def _tensor_repr(t: Tensor, prefix: str = "tensor(") -> str:
+    a = t._data
+    indent = len(prefix)
+    suffixes = []
+    d = t.dtype
+    if a.size == 0:
+        if a.ndim != 1:
+            suffixes.append("size=" + str(tuple(a.shape)))
+        if d is not DEFAULT_FLOAT:
+            suffixes.append(f"dtype={d!r}")
+        body = "[]"
+    else:
+        if d not in (DEFAULT_FLOAT, int64, bool_, DEFAULT_COMPLEX):
+            suffixes.append(f"dtype={d!r}")
+        body = format_data(a, indent)
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    text = prefix + body
+    last_len = len(text) - text.rfind("\n") + 1
+    parts = [text]
+    for s in suffixes:
+        if last_len + len(s) + 2 > _LINEWIDTH:
+            parts.append(",\n" + " " * indent + s)
+            last_len = indent + len(s)
+        else:
+            parts.append(", " + s)
+            last_len += len(s) + 2
+    parts.append(")")
+    return "".join(parts)
