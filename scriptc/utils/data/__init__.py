@@ -13,6 +13,7 @@ from scriptc.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from scriptc.utils.data.distributed import DistributedSampler
 from scriptc.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -24,5 +25,5 @@ from scriptc.utils.data.sampler import (
 
 __all__ = ["DataLoader", "Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "default_collate", "default_convert",
-           "get_worker_info", "WorkerInfo"]
+           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DistributedSampler", "default_collate",
+           "default_convert", "get_worker_info", "WorkerInfo"]
