@@ -269,6 +269,10 @@ register("where(condition: Tensor, self: Tensor|Scalar, other: Tensor|Scalar) ->
          grad=lambda ctx, g: (None, g * ctx.condition, g * ~ctx.condition.astype(bool)),
          save=("condition",), method=False,
          doc="Elementwise condition ? self : other, broadcasting all three.")
+register("where.method(self: Tensor, condition: Tensor, other: Tensor|Scalar) -> Tensor", POINTWISE,
+         lambda xp, a, c, b: xp.where(c, a, b), dtype_rule=PROMOTE, scalar=lambda a, c, b: E.select(c, a, b),
+         grad=lambda ctx, g: (g * ctx.condition, None, g * ~ctx.condition.astype(bool)),
+         save=("condition",), function=False, doc="x.where(condition, y): torch.where(condition, x, y).")
 register("masked_fill(self: Tensor, mask: Tensor, value: Tensor|Scalar) -> Tensor", POINTWISE,
          lambda xp, x, m, v: xp.where(m, xp.asarray(v, dtype=x.dtype), x),
          dtype_rule=None, scalar=lambda x, m, v: E.select(m, v, x),
