@@ -56,6 +56,7 @@ _SUBMODULES = {
     "multiprocessing",
     "grad_mode",
     "fft",
+    "special",
     "_C",
     "fx",
     "backends",
@@ -72,7 +73,9 @@ _LAZY_NAMES = {
                                  "get_num_interop_threads"},
     "scriptc.serialization": {"save", "load"},
     "scriptc.jit.markers": {"_check"},
-    "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast"},
+    "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"},
+    "scriptc.dtype_info": {"finfo", "iinfo"},
+    "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "cumulative_trapezoid", "vander", "combinations"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
 }

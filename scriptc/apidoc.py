@@ -36,6 +36,7 @@ NAMESPACES = [
     ("scriptc.jit", "torch.jit", "torch.jit"),
     ("scriptc.linalg", "torch.linalg", "torch.linalg"),
     ("scriptc.fft", "torch.fft", "torch.fft"),
+    ("scriptc.special", "torch.special", "torch.special"),
     ("scriptc.distributions", "torch.distributions", "torch.distributions"),
     ("scriptc.random", "torch.random", "torch.random"),
     ("scriptc.cuda", "torch.cuda", "torch.cuda"),
@@ -44,7 +45,9 @@ NAMESPACES = [
 ]
 # Where the AttributeError for a missing name looks: {page name: torch module}.
 TORCH_NAMESPACES = {"torch": "torch", "torch.Tensor": "torch.Tensor", "torch.nn": "torch.nn",
-                    "torch.nn.functional": "torch.nn.functional"}
+                    "torch.nn.functional": "torch.nn.functional", "torch.special": "torch.special",
+                    "torch.linalg": "torch.linalg", "torch.fft": "torch.fft", "torch.nn.init": "torch.nn.init",
+                    "torch.nn.utils": "torch.nn.utils", "torch.autograd": "torch.autograd"}
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 # A module default prints where it was loaded from (a path that differs per machine): the name is enough.
 _MODULE_PATH = re.compile(r"(<module '[^']+') from '[^']*'>")

@@ -27,6 +27,7 @@ from scriptc.grad_mode import (  # noqa: F401  (re-exported: torch.autograd has 
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.factored import FactoredGradient as _FactoredGradient
 from scriptc.ops.factored import product_of_stacked as _product_of_stacked
+from scriptc.torch_names import missing_attribute as _missing_attribute
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "backward", "grad", "gradcheck", "Node"]
@@ -545,3 +546,6 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
 
 class GradcheckError(RuntimeError):
     """gradcheck found analytical and numerical gradients that differ."""
+
+
+__getattr__ = _missing_attribute("torch.autograd", __name__)

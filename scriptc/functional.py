@@ -1,10 +1,11 @@
-"""torch.functional's shape and dtype helpers: broadcast_shapes, promote_types, result_type, can_cast."""
+"""torch.functional's shape and dtype helpers (broadcast_shapes, promote_types, result_type, can_cast) and
+einsum's sublist form."""
 
 from __future__ import annotations
 
 from scriptc import types as T
 
-__all__ = ["broadcast_shapes", "promote_types", "result_type", "can_cast"]
+__all__ = ["broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"]
 
 
 def broadcast_shapes(*shapes):
@@ -48,3 +49,31 @@ def can_cast(from_: T.dtype, to: T.dtype) -> bool:
     """Whether type promotion allows casting from_ to `to`: never to a lower kind (bool < int < float <
     complex), so float to int or int to bool is refused."""
     return from_.category <= to.category
+
+
+def einsum(*args):
+    """torch.einsum: einsum("ij,jk->ik", a, b), or the sublist form einsum(a, [0, 1], b, [1, 2], [0, 2]) with
+    subscripts 0-51 (and Ellipsis) per operand and an optional output list last."""
+    from scriptc.bindings import FUNCTIONS
+    from scriptc.tensors import Tensor
+
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
+                         "operand and its subscripts list")
+    if not isinstance(args[0], Tensor):
+        return FUNCTIONS["einsum"](*args)
+    equation = ",".join("".join(map(_sublist_letter, sublist)) for sublist in args[1::2])
+    if len(args) % 2:
+        equation += "->" + "".join(map(_sublist_letter, args[-1]))
+    return FUNCTIONS["einsum"](equation, *args[:len(args) - len(args) % 2:2])
+
+
+einsum._scriptc_op = "einsum"  # jit.script calls the op (the equation form)
+
+
+def _sublist_letter(subscript) -> str:
+    if subscript is Ellipsis:
+        return "..."
+    if isinstance(subscript, int) and 0 <= subscript < 52:
+        return chr(ord("A") + subscript) if subscript < 26 else chr(ord("a") + subscript - 26)
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")

@@ -6,6 +6,7 @@ the runtime see the same op; torch.linalg.matmul is torch.matmul.
 
 from scriptc import bindings as _bindings
 from scriptc.errors import LinAlgError  # noqa: F401  (torch.linalg.LinAlgError)
+from scriptc.torch_names import missing_attribute as _missing_attribute
 
 globals().update(_bindings.namespace("linalg_", __name__))
 matmul = _bindings.FUNCTIONS["matmul"]
@@ -13,3 +14,6 @@ matmul = _bindings.FUNCTIONS["matmul"]
 
 def __dir__():
     return sorted(name for name in globals() if not name.startswith("_"))
+
+
+__getattr__ = _missing_attribute("torch.linalg", __name__)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import difflib
 
-__all__ = ["NAMES", "missing", "supported"]
+__all__ = ["NAMES", "missing", "missing_attribute", "supported"]
 
 # The scriptc object behind each torch namespace.
 _OWNERS = {"torch": "scriptc", "torch.Tensor": "scriptc.tensors:Tensor", "torch.nn": "scriptc.nn",
-           "torch.nn.functional": "scriptc.nn.functional"}
+           "torch.nn.functional": "scriptc.nn.functional", "torch.special": "scriptc.special",
+           "torch.linalg": "scriptc.linalg", "torch.fft": "scriptc.fft", "torch.nn.init": "scriptc.nn.init",
+           "torch.nn.utils": "scriptc.nn.utils", "torch.autograd": "scriptc.autograd"}
 
 
 def missing(namespace: str, owner: str, name: str, existing) -> AttributeError:
@@ -25,6 +27,15 @@ def missing(namespace: str, owner: str, name: str, existing) -> AttributeError:
     public = [n for n in existing if not n.startswith("_")]
     close = difflib.get_close_matches(name, public, n=1, cutoff=0.7) if not name.startswith("__") else []
     return AttributeError(f"{owner} has no attribute '{name}'" + (f". Did you mean: '{close[0]}'?" if close else ""))
+
+
+def missing_attribute(namespace: str, module_name: str):
+    """A module-level __getattr__ for the scriptc module `module_name` mirroring torch's `namespace`."""
+    import sys
+
+    def __getattr__(name: str):
+        raise missing(namespace, f"module '{module_name}'", name, dir(sys.modules[module_name]))
+    return __getattr__
 
 
 def supported(namespace: str, name: str) -> bool:
@@ -257,5 +268,46 @@ NAMES = {
     soft_margin_loss softmax softmin softplus softshrink softsign sparse_support_notes tanh tanhshrink tf32_notes
     threshold threshold_ triplet_margin_loss triplet_margin_with_distance_loss unfold upsample upsample_bilinear
     upsample_nearest
+""".split()),
+    "torch.special": frozenset("""
+    Tensor airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1 chebyshev_polynomial_t chebyshev_polynomial_u
+    chebyshev_polynomial_v chebyshev_polynomial_w common_args digamma entr erf erfc erfcx erfinv exp2 expit expm1
+    gammainc gammaincc gammaln hermite_polynomial_h hermite_polynomial_he i0 i0e i1 i1e laguerre_polynomial_l
+    legendre_polynomial_p log1p log_ndtr log_softmax logit logsumexp modified_bessel_i0 modified_bessel_i1
+    modified_bessel_k0 modified_bessel_k1 multi_dim_common multigammaln ndtr ndtri polygamma psi round
+    scaled_modified_bessel_k0 scaled_modified_bessel_k1 shifted_chebyshev_polynomial_t
+    shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w sinc softmax
+    spherical_bessel_j0 xlog1py xlogy zeta
+""".split()),
+    "torch.linalg": frozenset("""
+    LinAlgError cholesky cholesky_ex common_notes cond cross det diagonal eig eigh eigvals eigvalsh
+    householder_product inv inv_ex ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor lu_factor_ex lu_solve
+    matmul matrix_exp matrix_norm matrix_power matrix_rank multi_dot norm pinv qr slogdet solve solve_ex
+    solve_triangular svd svdvals tensorinv tensorsolve vander vecdot vector_norm
+""".split()),
+    "torch.fft": frozenset("""
+    Tensor common_args factory_common_args fft fft2 fftfreq fftn fftshift hfft hfft2 hfftn ifft ifft2 ifftn
+    ifftshift ihfft ihfft2 ihfftn irfft irfft2 irfftn rfft rfft2 rfftfreq rfftn
+""".split()),
+    "torch.nn.init": frozenset("""
+    Callable Literal ParamSpec Tensor TypeVar calculate_gain constant constant_ dirac dirac_ eye eye_
+    kaiming_normal kaiming_normal_ kaiming_uniform kaiming_uniform_ normal normal_ ones_ orthogonal orthogonal_
+    sparse sparse_ trunc_normal_ uniform uniform_ xavier_normal xavier_normal_ xavier_uniform xavier_uniform_
+    zeros_
+""".split()),
+    "torch.nn.utils": frozenset("""
+    clip_grad clip_grad_norm clip_grad_norm_ clip_grad_value_ clip_grads_with_norm_
+    convert_conv2d_weight_memory_format convert_conv3d_weight_memory_format convert_parameters fuse_conv_bn_eval
+    fuse_conv_bn_weights fuse_linear_bn_eval fuse_linear_bn_weights fusion get_total_norm init memory_format
+    parameters_to_vector parametrizations parametrize prune remove_spectral_norm remove_weight_norm rnn skip_init
+    spectral_norm stateless vector_to_parameters weight_norm
+""".split()),
+    "torch.autograd": frozenset("""
+    DeviceType Function Mapping NestedIOFunction ProfilerActivity ProfilerConfig ProfilerEvent ProfilerState
+    SavedTensor Sequence Variable anomaly_mode backward cast detect_anomaly enable_grad enforce_grad_layout_policy
+    forward_ad function functional grad grad_mode gradcheck gradgradcheck graph handle_torch_function
+    has_torch_function inference_mode is_multithreading_enabled is_tensor_like is_view_replay_enabled
+    kineto_available no_grad overload profiler profiler_legacy profiler_util set_detect_anomaly set_grad_enabled
+    set_multithreading_enabled variable
 """.split()),
 }

@@ -23,12 +23,19 @@ def test_torch_names_match_the_installed_torch():
 
 
 @pytest.mark.parametrize("lookup, text", [
-    (lambda: scriptc.kaiser_window, "module 'scriptc' has no attribute 'kaiser_window': torch.kaiser_window is not "
+    (lambda: scriptc.stft, "module 'scriptc' has no attribute 'stft': torch.stft is not "
                                     "supported by scriptc yet (docs/api.md lists what is)"),
     (lambda: scriptc.nn.LazyLinear, "torch.nn.LazyLinear is not supported by scriptc yet"),
-    (lambda: scriptc.nn.functional.gumbel_softmax, "torch.nn.functional.gumbel_softmax is not supported by scriptc yet"),
+    (lambda: scriptc.nn.functional.scaled_grouped_mm,
+     "torch.nn.functional.scaled_grouped_mm is not supported by scriptc yet"),
     (lambda: scriptc.ones(1).storage_offset, "'Tensor' object has no attribute 'storage_offset': "
                                              "torch.Tensor.storage_offset is not supported"),
+    (lambda: scriptc.linalg.matrix_exp, "module 'scriptc.linalg' has no attribute 'matrix_exp': "
+                                        "torch.linalg.matrix_exp is not supported by scriptc yet"),
+    (lambda: scriptc.autograd.functional, "torch.autograd.functional is not supported by scriptc yet"),
+    (lambda: scriptc.nn.init.kaiming_normal, "torch.nn.init.kaiming_normal is not supported by scriptc yet"),
+    (lambda: scriptc.nn.utils.fuse_conv_bn_eval, "torch.nn.utils.fuse_conv_bn_eval is not supported by scriptc yet"),
+    (lambda: scriptc.special.airy_ai, "torch.special.airy_ai is not supported by scriptc yet"),
 ])
 def test_a_torch_name_scriptc_lacks_says_so(lookup, text):
     with pytest.raises(AttributeError) as info:
@@ -39,6 +46,7 @@ def test_a_torch_name_scriptc_lacks_says_so(lookup, text):
 @pytest.mark.parametrize("lookup, suggestion", [
     (lambda: scriptc.allclse, "allclose"), (lambda: scriptc.ones(1).clon, "clone"),
     (lambda: scriptc.nn.Linera, "Linear"), (lambda: scriptc.nn.functional.rleu, "relu"),
+    (lambda: scriptc.linalg.choleksy, "cholesky"), (lambda: scriptc.fft.rfftt, "rfft"),
 ])
 def test_a_typo_gets_a_close_existing_name(lookup, suggestion):
     with pytest.raises(AttributeError, match=f"Did you mean: '{suggestion}'"):
@@ -51,4 +59,4 @@ def test_names_that_neither_has_get_no_guess():
         getattr(scriptc, name)
     assert str(info.value) == "module 'scriptc' has no attribute 'not_a_torch_function_at_all'"
     assert not hasattr(scriptc.ones(1), "__torch_function__x")
-    assert torch_names.supported("torch", "allclose") and not torch_names.supported("torch", "kaiser_window")
+    assert torch_names.supported("torch", "allclose") and not torch_names.supported("torch", "stft")

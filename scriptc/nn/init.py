@@ -10,6 +10,7 @@ from scriptc import autograd
 from scriptc.ops.generator import Generator
 from scriptc.ops.generator import generator as _numpy_generator
 from scriptc.tensors import Tensor
+from scriptc.torch_names import missing_attribute as _missing_attribute
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -92,6 +93,36 @@ def eye_(tensor: Tensor) -> Tensor:
     return _write(tensor, np.eye(*tensor._data.shape))
 
 
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """A {3, 4, 5}-D convolution weight that passes each of (up to) out_channels // groups input channels per
+    group straight through: 1 at the kernel's center, 0 elsewhere."""
+    if tensor.dim() not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    shape = tensor._data.shape
+    if shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = shape[0] // groups
+    values = np.zeros(shape)
+    center = tuple(k // 2 for k in shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, shape[1])):
+            values[(g * per_group + d, d) + center] = 1
+    return _write(tensor, values)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """A 2-D tensor from N(0, std) with ceil(sparsity * rows) zeros in each column, at random rows."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor._data.shape
+    rng = _rng(generator)
+    values = rng.normal(0, std, (rows, cols))
+    zeros = int(math.ceil(sparsity * rows))
+    for column in range(cols):
+        values[rng.permutation(rows)[:zeros], column] = 0
+    return _write(tensor, values)
+
+
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
@@ -130,3 +161,6 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     if rows < cols:
         q = q.T
     return _write(tensor, gain * q.reshape(tensor._data.shape))
+
+
+__getattr__ = _missing_attribute("torch.nn.init", __name__)

@@ -10,7 +10,8 @@ from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -188,3 +189,42 @@ class LPPool2d(_LPPoolNd):
 class LPPool3d(_LPPoolNd):
     def forward(self, input: Tensor) -> Tensor:
         return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class _FractionalMaxPoolNd(Module):
+    dims = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
+                 _random_samples=None):
+        super().__init__()
+        expand = _ntuple(self.dims)
+        self.kernel_size = expand(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = expand(output_size) if output_size is not None else None
+        self.output_ratio = expand(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, H, W): windows at pseudo-random fractional strides (fresh samples from
+    the default generator on each call unless _random_samples is given)."""
+    dims = 2
+
+    def forward(self, input: Tensor):
+        return F.fractional_max_pool2d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                       self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, T, H, W), as FractionalMaxPool2d."""
+    dims = 3
+
+    def forward(self, input: Tensor):
+        return F.fractional_max_pool3d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                       self.return_indices, _random_samples=self._random_samples)

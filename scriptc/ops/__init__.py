@@ -40,9 +40,11 @@ _OVERLOADS: dict[str, list[OpDef]] = {}
 ALIASES: dict[str, str] = {}
 
 
-def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, **fields) -> OpDef:  # noqa: F811
+def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False,  # noqa: F811
+             inplace_check=None, **fields) -> OpDef:
     """Declare one op. Pointwise ops get the broadcasting rule unless given one;
-    `inplace=True` also declares the `name_` variant that writes into its first argument."""
+    `inplace=True` also declares the `name_` variant that writes into its first argument
+    (`inplace_check(target)` raising where that variant refuses a target)."""
     from . import rules
 
     op = OpDef(parse_schema(schema), kind, kernel, shape, **fields)
@@ -55,11 +57,24 @@ def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, 
     _add(op)
     if inplace:
         variant = OpDef(parse_schema(op.base_name + "_" + schema[len(op.base_name):]),
-                        kind, kernel, rules.same_as(0), dtype_rule=op.dtype_rule, grad=op.grad,
-                        save=op.save, aux=op.aux, function=False, inplace_of=op, doc=op.doc)
+                        kind, _checked(kernel, inplace_check), rules.same_as(0), dtype_rule=op.dtype_rule, grad=op.grad,
+                        save=op.save, aux=op.aux, function=False, inplace_of=op, doc=op.doc,
+                        inplace_check=inplace_check)
         op.inplace = variant
         _add(variant)
     return op
+
+
+def _checked(kernel, check):
+    """`kernel` calling `check(target)` first (what compiled graphs run for an in-place variant)."""
+    if check is None:
+        return kernel
+
+    def checked(xp, target, *args, **kwargs):
+        check(target)
+        return kernel(xp, target, *args, **kwargs)
+    checked.__name__ = kernel.__name__
+    return checked
 
 
 def _add(op: OpDef) -> None:
@@ -110,8 +125,11 @@ from . import sorting  # noqa: E402,F401
 from . import statistics  # noqa: E402,F401
 from . import shape  # noqa: E402,F401
 from . import indexing  # noqa: E402,F401
+from . import placement  # noqa: E402,F401
+from . import special_ops  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
+from . import windows  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from . import rearrange  # noqa: E402,F401
 from . import views  # noqa: E402,F401
@@ -123,6 +141,7 @@ from . import norms  # noqa: E402,F401
 from . import linalg_solve  # noqa: E402,F401
 from . import linalg_eigen  # noqa: E402,F401
 from . import linalg_decomp  # noqa: E402,F401
+from . import linalg_triangular  # noqa: E402,F401
 from . import sparse  # noqa: E402,F401
 from . import activation  # noqa: E402,F401
 from . import dropout  # noqa: E402,F401
@@ -131,6 +150,7 @@ from . import fft  # noqa: E402,F401
 from . import conv  # noqa: E402,F401
 from . import padding  # noqa: E402,F401
 from . import pooling  # noqa: E402,F401
+from . import fractional_pool  # noqa: E402,F401
 from . import normalization  # noqa: E402,F401
 from . import spatial  # noqa: E402,F401
 from . import resample  # noqa: E402,F401
@@ -143,3 +163,4 @@ from . import dicts  # noqa: E402,F401
 from . import pymath  # noqa: E402,F401
 from . import threads  # noqa: E402,F401
 from . import recurrent  # noqa: E402,F401
+from . import real_only  # noqa: E402,F401  (after every op: it marks some of them)

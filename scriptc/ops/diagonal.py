@@ -141,3 +141,39 @@ register("trace(self: Tensor) -> Tensor", OPAQUE, _trace_kernel,
          shape=shape_rule(lambda s: (), dtype_of=lambda x: x.dtype if x.dtype is None or x.dtype.category >= 2
                           else int64),
          grad=_trace_grad, save=("self",), doc="The sum of a matrix's main diagonal.")
+
+
+# --- fill_diagonal_ ----------------------------------------------------------------------------------------------
+
+def _diagonal_positions(xp, x, wrap):
+    """Flat positions of x's main diagonal (all dims equal beyond 2-D; in 2-D, with wrap, the diagonal of a tall
+    matrix restarts every columns + 1 rows), as numpy.fill_diagonal walks it."""
+    if x.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if x.ndim > 2 and len(set(x.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if x.ndim == 2:
+        step = x.shape[1] + 1
+        end = x.size if wrap else min(x.size, x.shape[1] * x.shape[1])
+    else:
+        step = sum(math.prod(x.shape[d + 1:]) for d in range(x.ndim))
+        end = x.size
+    return xp.arange(0, end, step)
+
+
+def _fill_diagonal_kernel(xp, x, fill_value, wrap=False):
+    out = x.copy()
+    out.reshape(-1)[_diagonal_positions(xp, x, wrap)] = fill_value
+    return out
+
+
+def _fill_diagonal_grad(ctx, g):
+    d_self = g.copy()
+    d_self.reshape(-1)[_diagonal_positions(ctx.xp, ctx.self, ctx.wrap)] = 0
+    return (d_self, None, None)
+
+
+register("fill_diagonal(self: Tensor, fill_value: Scalar, wrap: bool = False) -> Tensor", OPAQUE,
+         _fill_diagonal_kernel, shape=lambda x, *rest: x, grad=_fill_diagonal_grad, save=("self",), inplace=True,
+         method=False, function=False,
+         doc="x.fill_diagonal_(value, wrap=False): the main diagonal set to value (wrapping down a tall matrix).")

@@ -103,7 +103,21 @@ def run_kernel(op: OpDef, xp, arrays: list, kernel=None):
     return _run(op, xp, arrays, kernel)
 
 
+def _refuse_complex(op: OpDef, arrays: list) -> None:
+    """torch's error for a complex input to an op it supports for real dtypes only."""
+    for a in arrays:
+        if getattr(a, "dtype", None) is not None and getattr(a.dtype, "kind", "") == "c":
+            error = op.real_only(arrays) if callable(op.real_only) else op.real_only
+            if isinstance(error, tuple):
+                kind, message = error
+                raise kind(message)
+            name = "ComplexFloat" if a.dtype.itemsize == 8 else "ComplexDouble"
+            raise NotImplementedError(f'"{error}" not implemented for \'{name}\'')
+
+
 def _run(op: OpDef, xp, arrays: list, kernel=None):
+    if op.real_only is not None:
+        _refuse_complex(op, arrays)
     if op.dtype_rule is not None:
         array_type = xp.ndarray
         compute = cast_dtype(op, arrays, array_type)

@@ -137,25 +137,43 @@ def _lu_factor_kernel(name, ex):
     return kernel
 
 
-def _lu_grad_square(xp, p, lower, upper, g_lower, g_upper):
-    """PyTorch's gradient of A = P L U through L and U (square A)."""
-    inner = xp.tril(mH(lower) @ g_lower, -1) + xp.triu(g_upper @ mH(upper))
-    left = solve_triangular(xp, mH(lower), inner, lower=False, unit=True)
-    return p @ mH(solve_triangular(xp, upper, mH(left), lower=False))
+def _solve_right(xp, t, b, lower: bool, unit: bool = False):
+    """b t^{-1} for triangular t."""
+    return mH(solve_triangular(xp, mH(t), mH(b), lower=not lower, unit=unit))
 
 
-def _require_square_grad(a, name):
-    if a.shape[-1] != a.shape[-2]:
-        raise NotImplementedError(f"the derivative of {name} is implemented by scriptc for square matrices only")
+def _lu_backward(xp, p, lower, upper, g_lower, g_upper):
+    """The gradient of A = P L U (m x n, k = min(m, n)) through L (m x k) and U (k x n). The square k x k
+    block B1 = L1 U1 takes the square formula L1^{-H} [tril(L1^H gL1, -1) + triu(gU1 U1^H)] U1^{-H}; wide A's
+    extra columns U2 = L^{-1} B2 add gU2 to it as -gU2 U2^H inside the tril and get L^{-H} gU2; tall A's extra
+    rows L2 = B2 U^{-1} add -L2^H gL2 inside the triu and get gL2 U^{-H} (PyTorch's linalg_lu_backward)."""
+    m, n = lower.shape[-2], upper.shape[-1]
+    k = min(m, n)
+    lower1, upper1 = lower[..., :k, :], upper[..., :, :k]
+    g_lower1, g_upper1 = g_lower[..., :k, :], g_upper[..., :, :k]
+    strictly_lower = mH(lower1) @ g_lower1
+    upper_part = g_upper1 @ mH(upper1)
+    if m < n:
+        strictly_lower = strictly_lower - g_upper[..., :, k:] @ mH(upper[..., :, k:])
+    if m > n:
+        upper_part = upper_part - mH(lower[..., k:, :]) @ g_lower[..., k:, :]
+    inner = xp.tril(strictly_lower, -1) + xp.triu(upper_part)
+    block = _solve_right(xp, mH(upper1), solve_triangular(xp, mH(lower1), inner, lower=False, unit=True), lower=True)
+    if m < n:
+        block = xp.concatenate([block, solve_triangular(xp, mH(lower1), g_upper[..., :, k:], lower=False, unit=True)],
+                               axis=-1)
+    if m > n:
+        block = xp.concatenate([block, _solve_right(xp, mH(upper1), g_lower[..., k:, :], lower=True)], axis=-2)
+    return p @ block
 
 
 def _lu_factor_grad(ctx, g):
-    xp, a = ctx.xp, ctx.A
-    _require_square_grad(a, "linalg.lu_factor")
+    xp = ctx.xp
     g_lu = g[0]
     lu, pivots = ctx.out[0], ctx.out[1]
     p, lower, upper = lu_unpack(xp, lu, pivots)
-    return (_lu_grad_square(xp, p, lower, upper, xp.tril(g_lu, -1), xp.triu(g_lu)),) + (None,) * (len(ctx.args) - 1)
+    k = min(lu.shape[-2:])
+    return (_lu_backward(xp, p, lower, upper, g_lu[..., :, :k], g_lu[..., :k, :]),) + (None,) * (len(ctx.args) - 1)
 
 
 def _lu_factor_rule(a, *rest):
@@ -190,12 +208,11 @@ def _lu_kernel(xp, a, pivot=True):
 
 
 def _lu_grad(ctx, g):
-    xp, a = ctx.xp, ctx.A
-    _require_square_grad(a, "linalg.lu")
+    xp = ctx.xp
     p, lower, upper = ctx.out
     g_lower = xp.zeros(lower.shape, lower.dtype) if g[1] is None else g[1]
     g_upper = xp.zeros(upper.shape, upper.dtype) if g[2] is None else g[2]
-    return _lu_grad_square(xp, p, lower, upper, g_lower, g_upper), None
+    return _lu_backward(xp, p, lower, upper, g_lower, g_upper), None
 
 
 def _lu_rule(a, pivot=True):

@@ -57,6 +57,8 @@ def _check(shape, pad, mode, value):
                                f"{list(shape)}")
         if mode == "circular" and (before > size or after > size):
             raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "circular" and size + before + after < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
         if size + before + after < 0:
             raise RuntimeError(f"input (W: {size}) is too small. Calculated output W: {size + before + after}")
 
@@ -67,7 +69,11 @@ def source_index(xp, mode: str, size: int, before: int, after: int):
     if mode == "circular":
         start, stop = max(-before, 0), size - max(-after, 0)
         length = stop - start
-        return start + (out - max(before, 0)) % max(length, 1)
+        # A pad longer than the cropped input wraps around it again (torch copies its output into itself there:
+        # it refuses for some memory layouts and leaves memory unset for others); cropped to nothing, zeros.
+        if length <= 0:
+            return xp.full(out.shape, -1)
+        return start + (out - max(before, 0)) % length
     src = out - before
     if mode == "constant":
         return xp.where((src >= 0) & (src < size), src, -1)
@@ -103,7 +109,7 @@ def _pad_kernel(xp, x, pad, mode="constant", value=None):
         axis = x.ndim - 1 - i
         index = source_index(xp, mode, x.shape[axis], before, after)
         out = xp.take(out, xp.maximum(index, 0), axis=axis)
-        if mode == "constant" and bool((index < 0).any()):
+        if bool((index < 0).any()):
             where = [slice(None)] * x.ndim
             where[axis] = index < 0
             out[tuple(where)] = 0 if value is None else value

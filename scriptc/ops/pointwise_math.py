@@ -337,10 +337,18 @@ def _float_power_rule(base, exponent):
     return TensorType(float64, broadcast_shapes(*(t.shape for t in tensors)), tensors[0].device)
 
 
+def _float_power_target(target):
+    if target.dtype.kind in "fc" and target.dtype.itemsize == 8 * (1 + (target.dtype.kind == "c")):
+        return
+    raise RuntimeError(f"the base given to float_power_ has dtype {scalar_type_name(from_numpy_dtype(target.dtype))} "
+                       f"but the operation's result requires dtype Double")
+
+
 register("float_power(self: Tensor|Scalar, exponent: Tensor|Scalar) -> Tensor", POINTWISE,
          _quiet(lambda xp, a, b: xp.power(xp.asarray(a, dtype=xp.float64), xp.asarray(b, dtype=xp.float64))),
          dtype_rule=None, shape=_float_power_rule, scalar=lambda a, b: E.cast(a, "float64") ** E.cast(b, "float64"),
-         grad=_float_power_grad, save=("self", "exponent", "out"), doc="self ** exponent computed in float64.")
+         grad=_float_power_grad, save=("self", "exponent", "out"), inplace=True, inplace_check=_float_power_target,
+         doc="self ** exponent computed in float64 (in place: self must be float64).")
 
 
 def _addcdiv_kernel(xp, x, t1, t2, value=1):
@@ -365,6 +373,23 @@ register("addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Scal
          grad=lambda ctx, g: (g, g * ctx.value / ctx.tensor2, -g * ctx.value * ctx.tensor1 / (ctx.tensor2 * ctx.tensor2),
                               None),
          save=("tensor1", "tensor2"), inplace=True, doc="self + value * tensor1 / tensor2.")
+
+
+# --- fmax, fmin: maximum and minimum that ignore a NaN ------------------------------------------------------------
+
+def _nan_ignoring(pick):
+    """The scalar expression of fmax/fmin: the other operand where one is NaN."""
+    return lambda a, b: E.select(E.ne(a, a), b, E.select(E.ne(b, b), a, pick(a, b)))
+
+
+_binary("fmax", lambda xp, a, b: xp.fmax(a, b), _nan_ignoring(E.maximum), inplace=False, save=("self", "other"),
+        grad=lambda ctx, g: (g * ((ctx.self >= ctx.other) | (ctx.other != ctx.other)),
+                             g * ~((ctx.self >= ctx.other) | (ctx.other != ctx.other))),
+        doc="The elementwise maximum, where a NaN loses to a number.")
+_binary("fmin", lambda xp, a, b: xp.fmin(a, b), _nan_ignoring(E.minimum), inplace=False, save=("self", "other"),
+        grad=lambda ctx, g: (g * ((ctx.self <= ctx.other) | (ctx.other != ctx.other)),
+                             g * ~((ctx.self <= ctx.other) | (ctx.other != ctx.other))),
+        doc="The elementwise minimum, where a NaN loses to a number.")
 
 
 # --- special functions ------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Resampling: interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area),
+"""Resampling: interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area; antialiased
+bilinear and bicubic),
 grid_sample (bilinear, nearest, bicubic; zeros, border, reflection padding) and affine_grid.
 
 interpolate is separable: along each spatial dim an output position reads a few input positions
@@ -68,8 +69,6 @@ def _plan(x, size, scale_factor, mode, align_corners, recompute_scale_factor, an
                                   f"nearest-exact (got {mode})")
     if mode in _INTERPOLATING and x.ndim != _INTERPOLATING[mode]:
         raise NotImplementedError(f"Got {x.ndim}D input, but {mode} mode needs {_INTERPOLATING[mode]}D input")
-    if antialias:
-        raise NotImplementedError("interpolate(antialias=True) is not supported by scriptc")
     if any(o <= 0 for o in sizes) or any(n <= 0 for n in x.shape[2:]):
         names = ("D", "H", "W")[3 - spatial:]
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
@@ -117,6 +116,35 @@ def _taps(xp, n_in, n_out, scale, mode, align_corners, real):
     return xp.stack([low, high], axis=1), xp.stack([1 - frac, frac], axis=1)
 
 
+def _antialias_taps(xp, n_in, n_out, scale, mode, align_corners, real):
+    """torch's antialiased taps (PIL's): when shrinking, the triangle (bilinear) or Keys cubic (A = -0.5,
+    bicubic) filter is stretched by the scale, so every input position under it contributes; weights are
+    normalized to sum to 1."""
+    if align_corners:
+        step = real((n_in - 1) / (n_out - 1)) if n_out > 1 else real(0)
+    else:
+        step = real(1.0 / scale if scale is not None and scale > 0 else n_in / n_out)
+    half_width = 1 if mode == "bilinear" else 2
+    stretch = step if step >= 1 else real(1)
+    support = real(half_width) * stretch
+    width = int(math.ceil(support)) * 2 + 1
+    center = step * (xp.arange(n_out).astype(real) + real(0.5))
+    low = xp.maximum(xp.trunc(center - support + real(0.5)).astype(xp.int64), 0)
+    count = xp.clip(xp.minimum(xp.trunc(center + support + real(0.5)).astype(xp.int64), n_in) - low, 0, width)
+    offsets = xp.arange(width)
+    distance = xp.abs((offsets[None, :] + low[:, None] - center[:, None] + real(0.5)) / stretch).astype(real)
+    if mode == "bilinear":
+        weights = xp.maximum(real(0), real(1) - distance)
+    else:
+        a = real(-0.5)
+        weights = xp.where(distance < 1, ((a + 2) * distance - (a + 3)) * distance * distance + 1,
+                           xp.where(distance < 2, ((a * distance - 5 * a) * distance + 8 * a) * distance - 4 * a, 0))
+    weights = xp.where(offsets[None, :] < count[:, None], weights, real(0)).astype(real)
+    total = weights.sum(axis=1, keepdims=True)
+    weights = xp.where(total != 0, weights / xp.where(total != 0, total, 1), weights)
+    return xp.minimum(low[:, None] + offsets[None, :], n_in - 1), weights
+
+
 def _cubic_weights(t):
     """The four weights of cubic convolution (A = -0.75) at fractional offset t."""
     a = CUBIC_A
@@ -132,7 +160,8 @@ def _cubic_weights(t):
 def _interpolate_plan(xp, x, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias):
     sizes, scales, corners = _plan(x, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
     real = xp.float64 if x.dtype == xp.float64 else xp.float32
-    return [_taps(xp, n, o, s, mode, corners, real) for n, o, s in zip(x.shape[2:], sizes, scales)]
+    taps = _antialias_taps if antialias else _taps
+    return [taps(xp, n, o, s, mode, corners, real) for n, o, s in zip(x.shape[2:], sizes, scales)]
 
 
 def _interpolate_kernel(xp, x, size=None, scale_factor=None, mode="nearest", align_corners=None,

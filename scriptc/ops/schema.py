@@ -241,6 +241,11 @@ class OpDef:
     python_result: Callable | None = None
     inplace: "OpDef | None" = None
     inplace_of: "OpDef | None" = None
+    # On an in-place variant: check(target array) raising torch's error where the `name_` form refuses a
+    # target dtype the pure op accepts (float_power_ needs a float64/complex128 target).
+    inplace_check: Callable | None = None
+    # Set by real_only.py: torch's kernel name, or (exception type, message), for the error a complex input raises.
+    real_only: Any = None
     doc: str = ""
     fusion_head: bool = False
     head_floor: bool = False

@@ -26,13 +26,13 @@ TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 def array_math(xp) -> SimpleNamespace:
     """The math namespace the formulas use, on arrays of array module `xp`."""
-    return SimpleNamespace(where=xp.where, log=xp.log, exp=xp.exp, sqrt=xp.sqrt, sin=xp.sin, cos=xp.cos,
-                           floor=xp.floor, abs=xp.abs, eq=xp.equal, ne=xp.not_equal, and_=xp.logical_and,
-                           or_=xp.logical_or)
+    return SimpleNamespace(where=xp.where, log=xp.log, log1p=xp.log1p, exp=xp.exp, sqrt=xp.sqrt, sin=xp.sin,
+                           cos=xp.cos, floor=xp.floor, abs=xp.abs, eq=xp.equal, ne=xp.not_equal,
+                           and_=xp.logical_and, or_=xp.logical_or)
 
 
-EXPR_MATH = SimpleNamespace(where=E.select, log=E.log, exp=E.exp, sqrt=E.sqrt, sin=E.sin, cos=E.cos, floor=E.floor,
-                            abs=E.abs_, eq=E.eq, ne=E.ne, and_=E.and_, or_=E.or_)
+EXPR_MATH = SimpleNamespace(where=E.select, log=E.log, log1p=E.log1p, exp=E.exp, sqrt=E.sqrt, sin=E.sin, cos=E.cos,
+                            floor=E.floor, abs=E.abs_, eq=E.eq, ne=E.ne, and_=E.and_, or_=E.or_)
 
 
 def quiet_float_errors(xp):
@@ -75,20 +75,25 @@ _ERFC_TAIL_P = (6.58749161529837803e-4, 1.60837851487422766e-2, 1.25781726111229
                 3.05326634961232344e-1, 1.63153871373020978e-2)
 _ERFC_TAIL_Q = (2.33520497626869185e-3, 6.05183413124413191e-2, 5.27905102951428412e-1, 1.87295284992346047e00,
                 2.56852019228982242e00, 1.0)
-_ERF_SMALL = 0.46875
+ERF_SMALL = 0.46875
 
 
-def _erf_small(m, x):
+def erf_small(m, x):
     """erf for |x| <= 0.46875."""
     t = x * x
     return x * horner(_ERF_P, t) / horner(_ERF_Q, t)
 
 
-def _erfc_large(m, a):
-    """erfc for a >= 0.46875 (any value where not: the caller's `where` discards it)."""
+def erfcx_large(m, a):
+    """exp(a*a) * erfc(a) for a >= 0.46875 (any value where not: the caller's `where` discards it)."""
     t = 1 / (a * a)
     tail = (_ONE_OVER_SQRT_PI - t * horner(_ERFC_TAIL_P, t) / horner(_ERFC_TAIL_Q, t)) / a
-    scaled = m.where(a <= 4, horner(_ERFC_P, a) / horner(_ERFC_Q, a), tail)
+    return m.where(a <= 4, horner(_ERFC_P, a) / horner(_ERFC_Q, a), tail)
+
+
+def _erfc_large(m, a):
+    """erfc for a >= 0.46875 (any value where not: the caller's `where` discards it)."""
+    scaled = erfcx_large(m, a)
     # exp(-a*a) as exp(-s*s) * exp(-(a-s)(a+s)) with s = a rounded down to 1/16: s*s is exact.
     s = m.floor(a * 16) / 16
     return m.where(a > 27.3, 0.0, m.exp(-s * s) * m.exp(-(a - s) * (a + s)) * scaled)
@@ -97,13 +102,13 @@ def _erfc_large(m, a):
 def erf_formula(m, x):
     a = m.abs(x)
     far = 1 - _erfc_large(m, a)
-    return m.where(a <= _ERF_SMALL, _erf_small(m, x), m.where(x < 0, -far, far))
+    return m.where(a <= ERF_SMALL, erf_small(m, x), m.where(x < 0, -far, far))
 
 
 def erfc_formula(m, x):
     a = m.abs(x)
     large = _erfc_large(m, a)
-    return m.where(a <= _ERF_SMALL, 1 - _erf_small(m, x), m.where(x < 0, 2 - large, large))
+    return m.where(a <= ERF_SMALL, 1 - erf_small(m, x), m.where(x < 0, 2 - large, large))
 
 
 erf = on_arrays(erf_formula)
@@ -225,34 +230,47 @@ trigamma = on_arrays(trigamma_formula)
 
 def polygamma(xp, n: int, x):
     """The n-th derivative of digamma, for arrays: digamma and trigamma by their formulas; higher orders as
-    (-1)^(n+1) n! zeta(n+1, x), the Hurwitz zeta summed directly up to x + k >= 16 and by Euler-Maclaurin
-    beyond (so any x, negative included, takes as many direct terms as it needs)."""
+    (-1)^(n+1) n! zeta(n+1, x)."""
     if n == 0:
         return digamma(xp, x)
     if n == 1:
         return trigamma(xp, x)
     out_dtype = x.dtype if x.dtype.kind == "f" else xp.float32
     x = x.astype(xp.float64)
-    s = n + 1
     with quiet_float_errors(xp):
-        steps = int(max(0.0, math.ceil(16 - float(x.min())))) if x.size and xp.isfinite(x.min()) else 0
-        total = xp.zeros_like(x)
-        for k in range(steps):
-            total = total + xp.where(x + k < 16, (x + k) ** -s, 0.0)
-        a = xp.where(x < 16, x + xp.ceil(16 - x), x)   # the first argument the tail starts from, >= 16
-        a = xp.where(xp.isfinite(a), a, 16.0)
-        tail = a ** (1 - s) / (s - 1) + 0.5 * a ** -s
-        term, rising = a ** (-s - 1), s
-        for j, bernoulli in enumerate((1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)):
-            tail = tail + bernoulli / math.factorial(2 * j + 2) * rising * term
-            rising = rising * (s + 2 * j + 1) * (s + 2 * j + 2)
-            term = term / (a * a)
-        zeta = total + tail
-        out = (-1) ** (n + 1) * math.factorial(n) * zeta
+        out = (-1) ** (n + 1) * math.factorial(n) * hurwitz_zeta(xp, xp.full(x.shape, n + 1.0), x)
         pole = (x <= 0) & (x == xp.floor(x))
         out = xp.where(pole, xp.where(n % 2 == 1, math.inf, -math.inf) if n % 2 == 0 else math.inf, out)
         out = xp.where(xp.isnan(x), math.nan, out)
     return out.astype(out_dtype)
+
+
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
+
+
+def hurwitz_zeta(xp, s, q):
+    """sum over k >= 0 of (q + k)^-s, float64 arrays (broadcast): summed directly up to q + k >= 16 and by
+    Euler-Maclaurin beyond (so any q, negative included, takes as many direct terms as it needs); inf at
+    s = 1 and at the poles q = 0, -1, ..., nan for s < 1 (as torch)."""
+    s, q = xp.broadcast_arrays(s, q)
+    finite_q = q[xp.isfinite(q)]
+    steps = int(max(0.0, math.ceil(16 - float(finite_q.min())))) if finite_q.size else 0
+    total = xp.zeros(s.shape)
+    for k in range(steps):
+        total = total + xp.where(q + k < 16, (q + k) ** -s, 0.0)
+    a = xp.where(q < 16, q + xp.ceil(16 - q), q)   # where the Euler-Maclaurin tail starts, >= 16
+    a = xp.where(xp.isfinite(a), a, 16.0)
+    tail = a ** (1 - s) / (s - 1) + 0.5 * a ** -s
+    term, rising = a ** (-s - 1), s
+    for j, bernoulli in enumerate(_BERNOULLI):
+        tail = tail + bernoulli / math.factorial(2 * j + 2) * rising * term
+        rising = rising * (s + 2 * j + 1) * (s + 2 * j + 2)
+        term = term / (a * a)
+    out = total + tail
+    out = xp.where(xp.equal(s, 1), math.inf, xp.where(s < 1, math.nan, out))
+    pole = (q <= 0) & xp.equal(q, xp.floor(q))
+    return xp.where(pole, math.inf, out)
+
 
 
 # coefficients of the bivariate rational fit of the standard gamma sample's gradient (torch's)

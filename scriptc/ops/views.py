@@ -334,3 +334,59 @@ register("meshgrid(tensors: Tensor[], *, indexing: str? = None) -> Tensor[]", SH
          shape=_meshgrid_rule, grad=_meshgrid_grad, method=False, python_result=_as_tuple,
          doc="Coordinate grids from 1-d tensors; indexing='ij' (matrix) or 'xy' (Cartesian: the first two dims "
              "swapped).")
+
+
+# --- unfold (sliding windows), positive ------------------------------------------------------------------------
+
+def _window_count(x_shape, dimension, size, step):
+    axis = normalize_dim(dimension, len(x_shape), "unfold") if len(x_shape) else 0
+    length = x_shape[axis] if len(x_shape) else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {axis} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return axis, (length - size) // step + 1
+
+
+def _unfold_kernel(xp, x, dimension, size, step):
+    axis, count = _window_count(x.shape, dimension, size, step)
+    if x.ndim == 0:
+        return x.reshape(1)
+    shape = x.shape[:axis] + (count,) + x.shape[axis + 1:] + (size,)
+    strides = x.strides[:axis] + (x.strides[axis] * step,) + x.strides[axis + 1:] + (x.strides[axis],)
+    # A view of x's memory (eager dispatch finds x's storage through the view's base chain).
+    return xp.lib.stride_tricks.as_strided(x, shape=shape, strides=strides)
+
+
+def _unfold_grad(ctx, g):
+    xp, x = ctx.xp, ctx.self
+    if x.ndim == 0:
+        return (g.reshape(()), None, None, None)
+    axis, count = _window_count(x.shape, ctx.dimension, ctx.size, ctx.step)
+    out = xp.zeros(x.shape, dtype=g.dtype)
+    moved_out, moved_g = xp.moveaxis(out, axis, 0), xp.moveaxis(g, (axis, g.ndim - 1), (0, 1))
+    positions = ctx.step * xp.arange(count)[:, None] + xp.arange(ctx.size)[None, :]
+    xp.add.at(moved_out, positions, moved_g)
+    return (out, None, None, None)
+
+
+def _unfold_rule(x, dimension, size, step):
+    if x.shape is None or not all(isinstance(d, int) for d in x.shape) or not all(map(is_known, (size, step))):
+        return _t(x, None)
+    if not x.shape:
+        return _t(x, (1,))
+    axis, count = _window_count(x.shape, dimension, size, step)
+    return _t(x, x.shape[:axis] + (count,) + x.shape[axis + 1:] + (size,))
+
+
+register("unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor", SHAPE, _unfold_kernel,
+         shape=_unfold_rule, grad=_unfold_grad, view=True, function=False,
+         doc="Every size-long window along dimension, step apart, as a new last dim (a view).")
+def _positive_kernel(xp, x):
+    if x.dtype == bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return x[...]
+
+
+register("positive(self: Tensor) -> Tensor", SHAPE, _positive_kernel, shape=lambda x: x,
+         grad=lambda ctx, g: (g,), view=True, doc="self, as a view (an error for bool tensors).")

@@ -130,6 +130,8 @@ def call_inplace(op, args: tuple) -> Tensor:
     grad_flow = _mode.enabled and any(
         isinstance(a, Tensor) and a.requires_grad for a in args) and pure.grad is not None
     _check_inplace_allowed(target, args[1:])
+    if op.inplace_check is not None:
+        op.inplace_check(target._data)
     tracer = _tracer[0]
     _tracer[0] = None
     try:

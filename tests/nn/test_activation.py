@@ -116,3 +116,15 @@ def test_activations_trace_and_script_like_the_eager_model():
     expected = net(x).detach().numpy()
     for compiled in (scriptc.jit.trace(net, (x,)), scriptc.jit.script(net)):
         np.testing.assert_allclose(compiled(x).detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_gumbel_softmax_samples_the_simplex(hard):
+    """Each row sums to 1 (one-hot when hard, with the soft sample's gradient: the straight-through estimator)."""
+    x = scriptc.randn(4, 5, requires_grad=True)
+    y = scriptc.nn.functional.gumbel_softmax(x, tau=0.5, hard=hard)
+    np.testing.assert_allclose(y.sum(1).detach().numpy(), np.ones(4), rtol=1e-6)
+    if hard:
+        assert set(np.unique(y.detach().numpy())) <= {0.0, 1.0}
+    (y * scriptc.arange(5.0)).sum().backward()
+    assert x.grad is not None and np.abs(x.grad.numpy()).max() > 0

@@ -38,6 +38,12 @@ def test_negative_pads_crop(pad, mode):
     compare_layer(torch, lambda T: _pad_layer(T, pad, mode), RNG.standard_normal((2, 3, 5, 6)))
 
 
+@pytest.mark.parametrize("pad", [[3, 3, 0, 0], [-1, 2, 1, 1], [-3, 0, 0, 0], [2, 3, -1, 2]])
+def test_circular_pads_up_to_one_full_wrap(pad):
+    """torch wraps each side at most once around the (cropped) input: a pad of the full size is allowed."""
+    compare_layer(torch, lambda T: _pad_layer(T, pad, "circular"), RNG.standard_normal((2, 2, 3, 3)))
+
+
 @pytest.mark.parametrize("fn", [
     lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [1, 2, 3]),
     lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [1] * 8),
@@ -46,6 +52,9 @@ def test_negative_pads_crop(pad, mode):
     lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [3, 3], mode="reflect"),
     lambda T: T.nn.functional.pad(T.ones(1, 2, 3, 3), [1, 1, 3, 3], mode="reflect"),
     lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [4, 0], mode="circular"),
+    lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [-1, 5], mode="circular"),
+    lambda T: T.nn.functional.pad(T.ones(1, 1, 3, 4), [5, 1, 4, 2], mode="circular"),
+    lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [-2, -2], mode="circular"),
     lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [1, 1, 1, 1, 1, 1], mode="reflect"),
     lambda T: T.nn.functional.pad(T.ones(3), [1, 1], mode="replicate"),
     lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [1, 1], mode="foo"),

@@ -55,6 +55,30 @@ def _sampler(T, mode, padding_mode, align_corners):
     return Sampler()
 
 
+class _Interpolate:
+    """F.interpolate with fixed arguments, as a module for compare_layer."""
+
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+
+    def __call__(self, T):
+        kwargs = self.kwargs
+
+        class Interpolate(T.nn.Module):
+            def forward(self, x):
+                return T.nn.functional.interpolate(x, **kwargs)
+        return Interpolate()
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("kwargs, shape", [({"size": (5, 4)}, (2, 3, 17, 13)), ({"scale_factor": (0.5, 1.7)}, (1, 2, 20, 21)),
+                                           ({"size": (4, 3), "align_corners": True}, (1, 1, 9, 7)),
+                                           ({"scale_factor": 0.37, "recompute_scale_factor": True}, (1, 2, 30, 30)),
+                                           ({"size": (16, 20)}, (1, 2, 8, 9))])
+def test_antialias_matches_torch(mode, kwargs, shape):
+    compare_layer(torch, _Interpolate(mode=mode, antialias=True, **kwargs), RNG.standard_normal(shape))
+
+
 @pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
@@ -87,6 +111,7 @@ def _Sample3d(T):
     lambda T: T.nn.functional.interpolate(T.ones(1, 2, 4, 4), scale_factor=2, mode="foo"),
     lambda T: T.nn.functional.interpolate(T.ones(1, 2, 4, 4), size=3, recompute_scale_factor=True),
     lambda T: T.nn.functional.interpolate(T.ones(1, 2, 4, 4), scale_factor=2, antialias=True),
+    lambda T: T.nn.functional.interpolate(T.ones(1, 2, 4), scale_factor=0.5, mode="linear", antialias=True),
     lambda T: T.nn.functional.interpolate(T.ones(1, 2, 4, 4), size=(0, 3)),
     lambda T: T.nn.functional.grid_sample(T.ones(1, 2, 4, 4), T.zeros(1, 3, 3, 3), align_corners=False),
     lambda T: T.nn.functional.grid_sample(T.ones(1, 2, 4, 4), T.zeros(1, 3, 3, 2), mode="foo"),

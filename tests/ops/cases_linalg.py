@@ -298,12 +298,13 @@ CASES.update({
     "logdet": [Case((spd(3, 3),), lambda a: np.log(np.linalg.det(a)), rtol=1e-4)],
     "linalg_lu_factor": [Case((square(3, 3),), _lu_ref, torch=_linalg("lu_factor"), rtol=1e-4),
                          Case((rand(2, 4, 4),), _lu_ref, torch=_linalg("lu_factor"), rtol=1e-4, label="batched"),
-                         Case((rand(4, 3),), _lu_ref, torch=_linalg("lu_factor"), rtol=1e-4, grad=False,
-                              label="tall")],
+                         Case((rand(4, 3),), _lu_ref, torch=_linalg("lu_factor"), rtol=1e-4, label="tall"),
+                         Case((rand(2, 3, 5),), _lu_ref, torch=_linalg("lu_factor"), rtol=1e-4, label="wide")],
     "linalg_lu_factor_ex": [Case((square(3, 3),), lambda a: _lu_ref(a) + (np.zeros((), np.int32),),
                                  torch=_linalg("lu_factor_ex"), rtol=1e-4)],
     "linalg_lu": [Case((square(4, 4),), _lu_unpack_ref, torch=_linalg("lu"), rtol=1e-4),
-                  Case((rand(3, 5),), _lu_unpack_ref, torch=_linalg("lu"), rtol=1e-4, grad=False, label="wide")],
+                  Case((rand(3, 5),), _lu_unpack_ref, torch=_linalg("lu"), rtol=1e-4, label="wide"),
+                  Case((rand(5, 3),), _lu_unpack_ref, torch=_linalg("lu"), rtol=1e-4, label="tall")],
     "lu_unpack": [Case((_LU3, Int(_PIV3)), lambda lu, piv: _lu_unpack_ref(_A3), rtol=1e-4),
                   Case((_LU_WIDE, Int(_PIV_WIDE)), lambda lu, piv: _lu_unpack_ref(_WIDE), rtol=1e-4, label="wide")],
     "linalg_lu_solve": [Case((_LU3, Int(_PIV3), _B3), lambda lu, p, b: np.linalg.solve(_A3, b),
@@ -406,4 +407,26 @@ CASES.update({
         Case((Int(np.array([[1, 0]])), rand(2, 3), [2, 3]), _coo_dense,
              torch=lambda torch, i, v, size: torch.sparse_coo_tensor(i, v, size).to_dense(), label="hybrid")],
     "spmm": [Case((rand(3, 4), rand(4, 2)), np.matmul)],
+})
+
+
+def _triangular_ref(a, b, upper, left=True, unitriangular=False):
+    t = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        t = t - np.diag(np.diag(t)) + np.eye(t.shape[-1])
+    return np.linalg.solve(t, b) if left else np.linalg.solve(t.T, b.T).T
+
+
+def _well_conditioned(*shape):
+    return rand(*shape) + 4 * np.eye(shape[-1])
+
+
+CASES.update({
+    "linalg_solve_triangular": [
+        Case((_well_conditioned(3, 3), rand(3, 2)), _triangular_ref, kwargs={"upper": True},
+             torch=_linalg("solve_triangular"), rtol=1e-4),
+        Case((_well_conditioned(3, 3), rand(2, 3)), _triangular_ref, kwargs={"upper": False, "left": False},
+             torch=_linalg("solve_triangular"), rtol=1e-4, label="lower right"),
+        Case((_well_conditioned(3, 3), rand(3, 4)), _triangular_ref, kwargs={"upper": True, "unitriangular": True},
+             torch=_linalg("solve_triangular"), rtol=1e-4, label="unit")],
 })

@@ -82,7 +82,17 @@ def _nonzero_ints(*shape):
     return Int(rng.choice([-7, -3, -2, -1, 1, 2, 3, 5], shape))
 
 
+def _nan_ignoring(pick):
+    return lambda a, b: np.where(np.isnan(a), b, np.where(np.isnan(b), a, pick(a, b)))
+
+
 CASES = {
+    "fmax": binary_cases(np.fmax, scalar=None) + [
+        Case((np.array([np.nan, 1.0, np.nan]), np.array([2.0, np.nan, np.nan])), _nan_ignoring(np.maximum),
+             grad=False, label="nan")],
+    "fmin": binary_cases(np.fmin, scalar=None) + [
+        Case((np.array([np.nan, 1.0, np.nan]), np.array([2.0, np.nan, np.nan])), _nan_ignoring(np.minimum),
+             grad=False, label="nan")],
     "addcmul": [Case((rand(3, 4), rand(3, 4), rand(4)), lambda x, a, b: x + a * b),
                 Case((rand(3, 4), rand(3, 1), rand(4)), lambda x, a, b, value: x + value * a * b,
                      kwargs={"value": -0.5}, label="value")],

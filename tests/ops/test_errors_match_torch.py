@@ -1,4 +1,5 @@
-"""Bad input to the linear-algebra, fft, complex and sparse ops raises torch's error type with torch's message
+"""Bad input to the linear-algebra, fft, complex, sparse and placement (put, *_scatter, index_reduce) ops
+raises torch's error type with torch's message
 (checked against torch 2.13)."""
 
 from __future__ import annotations
@@ -133,6 +134,27 @@ CALLS = [
     "T.ones(2, 2).values()",
     "T.ones(2, 2).coalesce()",
     "T.eye(3).to_sparse() + T.ones(3, 3)",
+    "T.linalg.solve_triangular(T.eye(3), T.ones(3), upper=True)",
+    "T.linalg.solve_triangular(T.ones(2, 3), T.ones(3, 2), upper=True)",
+    "T.linalg.solve_triangular(T.eye(3), T.ones(3, 2), upper=True, left=False)",
+    "T.linalg.solve_triangular(T.eye(3, dtype=T.int64), T.ones(3, 2, dtype=T.int64), upper=True)",
+    "T.ones(3).float_power_(2)",
+    "T.ones(3, dtype=T.int64).float_power_(T.ones(3))",
+    "T.zeros(3, 4).index_reduce(0, T.tensor([0, 2]), T.ones(2, 4), 'sum')",
+    "T.zeros(3, 4).index_reduce(0, T.tensor([0, 5]), T.ones(2, 4), 'prod')",
+    "T.zeros(3, 4).index_reduce(0, T.tensor([0, 2]), T.ones(3, 4), 'prod')",
+    "T.zeros(3, 4).index_reduce(0, T.tensor([0.0, 2.0]), T.ones(2, 4), 'prod')",
+    "T.zeros(3, 4).put(T.tensor([0, 20]), T.ones(2))",
+    "T.zeros(3, 4).put(T.tensor([0, -13]), T.ones(2))",
+    "T.zeros(3, 4).put_(T.tensor([0, 1]), T.ones(3))",
+    "T.zeros(3, 4).put(T.tensor([0.0, 1.0]), T.ones(2))",
+    "T.select_scatter(T.zeros(3, 4), T.ones(4), 0, 5)",
+    "T.select_scatter(T.zeros(3, 4), T.ones(3), 0, 1)",
+    "T.select_scatter(T.zeros(3, 4), T.ones(4), 2, 1)",
+    "T.slice_scatter(T.zeros(3, 4), T.ones(3, 3), 1, 0, 4, 2)",
+    "T.slice_scatter(T.zeros(3, 4), T.ones(3, 2), 1, 0, 4, 0)",
+    "T.diagonal_scatter(T.zeros(3, 4), T.ones(4), 1)",
+    "T.diagonal_scatter(T.zeros(3, 4), T.ones(3), 0, 0, 0)",
 ]
 
 

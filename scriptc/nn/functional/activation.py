@@ -11,7 +11,7 @@ from ._calls import _activation, _op
 __all__ = ["relu", "relu_", "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "leaky_relu_", "softmax", "log_softmax",
            "elu", "elu_", "selu", "selu_", "celu", "celu_", "hardtanh", "hardtanh_", "relu6", "hardsigmoid",
            "hardswish", "mish", "softplus", "softsign", "softshrink", "hardshrink", "tanhshrink", "logsigmoid",
-           "threshold", "threshold_", "prelu", "rrelu", "rrelu_", "glu", "softmin"]
+           "threshold", "threshold_", "prelu", "rrelu", "rrelu_", "glu", "softmin", "gumbel_softmax"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -178,3 +178,16 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """softmax(-x) along dim."""
     return _op("softmin", input, _softmax_dim(input.dim()) if dim is None else dim, dtype)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """softmax((logits + Gumbel noise) / tau) along dim; with hard, the one-hot of its argmax in the forward pass
+    and the soft sample's gradient in the backward (the straight-through estimator), as torch."""
+    import scriptc
+
+    gumbels = -scriptc.empty_like(logits).exponential_().log()
+    soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    index = soft.max(dim, keepdim=True)[1]
+    return scriptc.zeros_like(logits).scatter_(dim, index, 1.0) - soft.detach() + soft

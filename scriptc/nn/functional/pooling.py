@@ -16,7 +16,8 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", 
            "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
            "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
            "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d",
-           "lp_pool2d", "lp_pool3d"]
+           "lp_pool2d", "lp_pool3d", "fractional_max_pool2d", "fractional_max_pool3d",
+           "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
 
 
 def _max_pool(dims: int, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
@@ -202,3 +203,46 @@ def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mo
 def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
     """The norm_type-norm of each window of (N, C, D, H, W)."""
     return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _fractional_max_pool(dims: int, input: Tensor, kernel_size, output_size, output_ratio, _random_samples):
+    """(values, indices), as torch: output_size from output_ratio of the input's spatial sizes when not given;
+    one uniform sample per (batch, channel, spatial dim) from the default generator when none are given."""
+    name = f"fractional_max_pool{dims}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        ratio = _tuple(output_ratio, dims)
+        if len(ratio) > dims:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
+        output_size = [int(input.size(d - dims) * ratio[d]) for d in range(dims)]
+    if _random_samples is None:
+        batch = 1 if input.dim() == dims + 1 else input.size(0)
+        _random_samples = scriptc.rand(batch, input.size(-dims - 1), dims, dtype=input.dtype)
+    return _op(name, input, list(_tuple(kernel_size, dims)), list(_tuple(output_size, dims)), _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices: bool = False, _random_samples=None):
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices: bool = False, _random_samples=None):
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples=None):
+    """Max pooling of (N, C, H, W) with kernel_size windows at pseudo-random fractional strides down to
+    output_size (or output_ratio of H, W); with return_indices also the flat index in H*W."""
+    out = _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples=None):
+    """Max pooling of (N, C, T, H, W) with kernel_size windows at pseudo-random fractional strides down to
+    output_size (or output_ratio of T, H, W); with return_indices also the flat index in T*H*W."""
+    out = _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]

@@ -8,3 +8,7 @@ from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_g
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
+from scriptc.torch_names import missing_attribute as _missing_attribute
+
+
+__getattr__ = _missing_attribute("torch.nn.utils", __name__)

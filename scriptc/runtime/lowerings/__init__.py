@@ -13,7 +13,7 @@ from .scalars import (_comparison, _dim, _integer, _list, _numel, _raise, _range
 from .views import (_chunk, _contiguous_op, _embedding, _flatten, _join, _select, _split, _squeeze, _transpose,
                     _unsqueeze, _view, _zeros)
 
-# The fusion heads a segment program runs (its lowering of each: _product, _convolution).
+# The fusion heads a segment program runs (its lowering of each: _product, convolution).
 HEADS = ("matmul", "conv2d")
 
 LOWERINGS = {
