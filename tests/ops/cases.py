@@ -268,8 +268,6 @@ CASES: dict[str, list[Case]] = {
               Case((rand(3, 4), rand(3, 4)), lambda x, lo: np.maximum(x, lo), label="tensor min")],
     "where": [Case((Bool(rand(3, 4) > 0), rand(3, 4), rand(4)), lambda c, a, b: np.where(c, a, b)),
               Case((Bool(rand(3, 1) > 0), rand(3, 4), 0.0), lambda c, a, b: np.where(c, a, b), label="scalar")],
-    "where.method": [Case((rand(3, 4), Bool(rand(3, 4) > 0), rand(4)), lambda a, c, b: np.where(c, a, b),
-                          torch=lambda torch, a, c, b: a.where(c, b))],
     "masked_fill": [Case((rand(3, 4), Bool(rand(3, 4) > 0), -1.0), lambda x, m, v: np.where(m, v, x)),
                     Case((rand(3, 4), Bool(rand(4) > 0), 2.0), lambda x, m, v: np.where(m, v, x),
                          label="broadcast mask")],
