@@ -102,7 +102,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         def finish(total, first, stored):
             return b.select(b.icmp_signed("!=", floored, zero),
                             b.call(gathered.maximum, [total, gathered.splat(floor_value)]), total)
-        with b.if_else(gathered.applies(ow, sw)) as (by_vectors, by_rows):
+        with b.if_else(gathered.applies(ow, sw, b.mul(kh, kw))) as (by_vectors, by_rows):
             with by_vectors:
                 gathered.plane(x, out, tables, (h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw),
                                gathered.splat(start_value), combine, finish, ir.Constant(gathered.vector, [0.0] *

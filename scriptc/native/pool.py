@@ -100,7 +100,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                 gathered.splat(ir.Constant(element, 1.0))]))
             return b.select(averages, divided, acc)
         start_vector = gathered.splat(start_value)
-        with b.if_else(gathered.applies(ow, sw)) as (by_vectors, by_rows):
+        with b.if_else(gathered.applies(ow, sw, b.mul(kh, kw))) as (by_vectors, by_rows):
             with by_vectors:
                 gathered.plane(x, out, tables, (h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw), start_vector, combine,
                                finish, start_vector)

@@ -19,8 +19,11 @@ from scriptc.codegen.llvm.loop import loop
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 VECTOR_BYTES = 64
-# Rows shorter than this many vectors go by gathers (and rows of any stride but 1).
+# Rows shorter than this many vectors go by gathers (and rows of any stride but 1), for windows of up
+# to GATHER_MAX_TAPS taps: a global average pool (a 32x32 window, one output a plane) would gather
+# each input into one lane of a vector - 1024 gathers a plane, against 1024 loads in the row loop.
 GATHER_BELOW_VECTORS = 2
+GATHER_MAX_TAPS = 64
 
 
 def lanes(dtype: str) -> int:
@@ -119,8 +122,10 @@ class Gathered:
                                        stored])
         loop(b, zero, b.mul(oh, ow), chunk, "chunk", step=self.width)
 
-    def applies(self, ow, sw):
-        """Whether a plane of rows of `ow` outputs at stride `sw` goes by gathers (i1)."""
+    def applies(self, ow, sw, taps):
+        """Whether a plane of rows of `ow` outputs at stride `sw`, windows of `taps` taps, goes by
+        gathers (i1)."""
         b = self.b
-        return b.or_(b.icmp_signed("<", ow, ir.Constant(I64, GATHER_BELOW_VECTORS * self.width)),
-                     b.icmp_signed("!=", sw, ir.Constant(I64, 1)))
+        short = b.or_(b.icmp_signed("<", ow, ir.Constant(I64, GATHER_BELOW_VECTORS * self.width)),
+                      b.icmp_signed("!=", sw, ir.Constant(I64, 1)))
+        return b.and_(short, b.icmp_signed("<=", taps, ir.Constant(I64, GATHER_MAX_TAPS)))

@@ -44,6 +44,8 @@ def _division(kernel):
 
 def _power(a, b):
     """TorchScript's pow on real numbers: a float (nan where Python would give a complex)."""
+    if a == 0 and b < 0:
+        raise RuntimeError("0.0 cannot be raised to a negative power")
     try:
         result = math.pow(a, b)
     except OverflowError:

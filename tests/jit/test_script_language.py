@@ -291,3 +291,12 @@ def test_in_place_ops_write_into_their_tensor_in_its_dtype(tmp_path):
     array = np.ones((2, 2), np.float32)
     runtime_load(tmp_path / "scale.sc", jit=False, prime=False)(array, factor.numpy())
     np.testing.assert_allclose(array, np.full((2, 2), 4.0))
+
+
+def test_zero_to_a_negative_power_raises_as_torchscript():
+    def power(a: float, b: int) -> float:
+        return a ** b
+
+    assert _scripted(power)(2.0, -2) == 0.25
+    with pytest.raises(RuntimeError, match="0.0 cannot be raised to a negative power"):
+        _scripted(power)(0.0, -2)

@@ -74,3 +74,13 @@ def test_depthwise_refuses_what_it_does_not_run():
     assert native_depthwise(np, x, w, None, 1, 0, 1, 2) is None  # not depthwise
     assert native_depthwise(np, x.astype(np.int64), w.astype(np.int64), None, 1, 0, 1, 4) is None
     assert native_depthwise(np, x[0], w, None, 1, 0, 1, 4) is None  # unbatched: the op table's
+
+
+def test_a_window_of_many_taps_over_a_small_output_matches_the_op_table():
+    """A global pool (one output a plane, 81 taps) goes output by output, not a lane at a time."""
+    x = np.random.default_rng(4).standard_normal((2, 3, 9, 9)).astype(np.float32)
+    average, largest = ops.OPS["avg_pool2d"], ops.OPS["max_pool2d"]
+    args = ([9, 9], [9, 9], [0, 0], False, True, None)
+    np.testing.assert_allclose(native_kernel(average)(np, x, *args), average.kernel(np, x, *args), rtol=1e-5)
+    np.testing.assert_array_equal(native_kernel(largest)(np, x, [9, 9], [1, 1], [0, 0], [1, 1], False)[0],
+                                  largest.kernel(np, x, [9, 9], [1, 1], [0, 0], [1, 1], False)[0])
