@@ -69,6 +69,14 @@ def from_runtime(value) -> Any:
     return python_value(value)
 
 
+def _kept(original, value):
+    """A runtime value written back into a module's list or dict: the original object where the runtime left
+    it as it was (a tensor's own array), so writing back a list of parameters does not replace them."""
+    if isinstance(original, Tensor) and value is original._data:
+        return original
+    return from_runtime(value)
+
+
 class ScriptFunction:
     """A compiled free function: call it like the original; `.graph` and `.code` show what it runs."""
 
@@ -194,10 +202,11 @@ class _LiveModuleValue(ModuleValue):
         """Copies the runtime's containers that held arrays back into the module's lists and dicts."""
         for original, copy in self.copies:
             if isinstance(original, list):
-                original[:] = from_runtime(copy)
+                original[:] = [_kept(o, c) for o, c in zip(original, copy)] + from_runtime(copy[len(original):])
             else:
+                merged = {k: _kept(original[k], v) if k in original else from_runtime(v) for k, v in copy.items()}
                 original.clear()
-                original.update(from_runtime(copy))
+                original.update(merged)
         for value in self.attributes.values():
             if isinstance(value, _LiveModuleValue):
                 value.write_back()
