@@ -39,13 +39,17 @@ def timeit(fn, min_time: float = 0.2, repeat: int = 5) -> float:
     return statistics.median(samples)
 
 
-def timeit_interleaved(fns: dict, min_time: float = 0.2, rounds: int = 15, warm_s: float = 0.0) -> dict:
+def timeit_interleaved(fns: dict, min_time: float = 0.2, rounds: int = 15, warm_s: float = 0.0,
+                       clock=time.perf_counter) -> dict:
     """Median seconds per call of each function, measured in turns: every round times each function
     once, so a noisy neighbour slows them alike instead of whichever was running at the time.
     `warm_s`: each turn first calls its function untimed for that long - the threads the previous
     turn woke spin on for ~0.1 s (OpenBLAS's after a threaded call), on a core this turn needs, and
     this machine runs the first tens of ms of calls after any pause 1.3-2x slower (numpy's own
-    64x784x512 matmul too): a turn timed at once measures those, not its function."""
+    64x784x512 matmul too): a turn timed at once measures those, not its function.
+    `clock`: time.process_time times the CPU the process spent instead of the wall clock - on a
+    machine others share, a single-threaded call's CPU time does not count the time it waited for a
+    core (it still counts caches others evicted)."""
     per_round = {}
     for name, fn in fns.items():
         fn()
@@ -63,10 +67,10 @@ def timeit_interleaved(fns: dict, min_time: float = 0.2, rounds: int = 15, warm_
             warm_until = time.perf_counter() + warm_s
             while time.perf_counter() < warm_until:
                 fn()
-            start = time.perf_counter()
+            start = clock()
             for _ in range(per_round[name]):
                 fn()
-            samples[name].append((time.perf_counter() - start) / per_round[name])
+            samples[name].append((clock() - start) / per_round[name])
     return {name: statistics.median(v) for name, v in samples.items()}
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import numpy as np
 
@@ -96,7 +97,8 @@ def main():
     np_fns = numpy_versions()
     print("Fusion benchmark (time per call; ratios are numpy time / time; GB/s counts bytes read+written once).")
     print("Each row times its columns and the copy in turns (median of 9 rounds), so that a noisy neighbour")
-    print("slows them alike; 'copy' is that row's np.copyto bandwidth at the same thread count.")
+    print("slows them alike; 'copy' is that row's np.copyto bandwidth at the same thread count. At one thread the")
+    print("times are the process's CPU seconds (a call's wait for a core on a shared machine left out).")
     for threads in (1, 2):
         copy, copied = copier(threads)
         print(f"\nthreads={threads}")
@@ -121,7 +123,7 @@ def main():
             fns["scriptc"] = lambda: executor(list(args))
             generic = torch.jit.optimize_for_inference(torch.jit.script(script), threads=threads)._runner
             fns["script"] = lambda: generic.run(list(args))
-            t = timeit_interleaved(fns, min_time=1.0, rounds=9)
+            t = timeit_interleaved(fns, min_time=1.0, rounds=9, clock=time.process_time if threads == 1 else time.perf_counter)
             nan = float("nan")
             bw = copied / t["copy"] / 1e9
             gbs = 2 * x4m.nbytes / t["scriptc"] / 1e9

@@ -4,11 +4,14 @@ torch.jit frozen (torch.jit.freeze(torch.jit.trace(m))), onnxruntime, scriptc tr
 scripted without example inputs (both through optimize_for_inference), then scriptc's first call
 after runtime.load in a fresh process (disk cache warm), at the saved size and at one never seen.
 
-    python benchmarks/models.py [--threads 1,2] [--only "MLP b1,ResNet"] [--rounds 7]
+    python benchmarks/models.py [--threads 1,2] [--only "MLP b1,ResNet"] [--rounds 7] [--clock cpu]
 
 Each thread count runs in its own process, with OMP/OpenBLAS/MKL thread counts set before anything
 is imported; peers never spin (OMP_WAIT_POLICY=PASSIVE, onnxruntime's allow_spinning=0). Columns
-are timed in interleaved turns and medians are printed (common.timeit_interleaved).
+are timed in interleaved turns and medians are printed (common.timeit_interleaved). `--clock cpu`
+(the default at one thread) times the CPU seconds the process spent rather than the wall clock: on
+a machine others share, a one-thread call's CPU time leaves out the time it waited for a core; at
+more threads the wall clock is what counts (and is what `--clock wall` times at one).
 
 Targets (issue #30, ratios of one run): every model at most 0.8x torch.jit frozen's time at one
 thread; ResNet-18, MobileNetV2, SqueezeNet and the small CNN at most 1.1x onnxruntime's; the MLP at
@@ -36,7 +39,8 @@ def _run_threads(threads: int, args) -> None:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads), OMP_WAIT_POLICY="PASSIVE")
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # (the first-call processes time imports from bytecode)
-    command = [sys.executable, os.path.abspath(__file__), "--child", str(threads), "--rounds", str(args.rounds)]
+    command = [sys.executable, os.path.abspath(__file__), "--child", str(threads), "--rounds", str(args.rounds),
+               "--clock", args.clock]
     if args.only:
         command += ["--only", args.only]
     subprocess.run(command, env=env, check=True)
@@ -77,7 +81,7 @@ def _grown(inputs: list, batch_dim: int) -> list:
     return grown
 
 
-def _child(threads: int, only: list[str], rounds: int) -> None:
+def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool) -> None:
     import numpy as np
 
     sys.path.insert(0, HERE)
@@ -93,6 +97,7 @@ def _child(threads: int, only: list[str], rounds: int) -> None:
     cache = tempfile.mkdtemp(prefix="scriptc-bench-")
     os.environ["SCRIPTC_CACHE_DIR"] = cache
     rows, notes = [], []
+    clock = time.process_time if cpu_clock else time.perf_counter
     for spec in MODELS:
         if only and not any(o in spec.name for o in only):
             continue
@@ -140,9 +145,9 @@ def _child(threads: int, only: list[str], rounds: int) -> None:
         with no_grad():
             if torch is not None:
                 with torch.no_grad():
-                    cells = timeit_interleaved(fns, min_time=0.1, rounds=rounds, warm_s=SETTLE_S)
+                    cells = timeit_interleaved(fns, min_time=0.1, rounds=rounds, warm_s=SETTLE_S, clock=clock)
             else:
-                cells = timeit_interleaved(fns, min_time=0.1, rounds=rounds, warm_s=SETTLE_S)
+                cells = timeit_interleaved(fns, min_time=0.1, rounds=rounds, warm_s=SETTLE_S, clock=clock)
         first = None
         if traced is not None:
             archive = os.path.join(cache, "model.sc")
@@ -154,7 +159,8 @@ def _child(threads: int, only: list[str], rounds: int) -> None:
             except Exception as exc:  # noqa: BLE001
                 notes.append(f"{spec.name}: first call after load failed ({type(exc).__name__})")
         rows.append((spec.name, cells, first))
-    print(f"\n=== {threads} thread{'s' if threads > 1 else ''} (median per call, {rounds} interleaved rounds) ===")
+    print(f"\n=== {threads} thread{'s' if threads > 1 else ''} (median {'CPU' if cpu_clock else 'wall'} time per call, "
+          f"{rounds} interleaved rounds) ===")
     header = f"{'model':<26}" + "".join(f"{c:>13}" for c in COLUMNS) + \
         f"{'tr/jit':>8}{'tr/ort':>8}{'sc/tr':>7}{'1st/st':>8}{'new 1st':>9}"
     print(header)
@@ -208,10 +214,13 @@ def main():
     parser.add_argument("--threads", default="1,2", help="thread counts, each in its own process")
     parser.add_argument("--only", default="", help="comma-separated parts of model names")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="cpu: the process's CPU time at one thread (wall clock at more); wall: the wall clock")
     parser.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _child(args.child, [o.strip() for o in args.only.split(",") if o.strip()], args.rounds)
+        _child(args.child, [o.strip() for o in args.only.split(",") if o.strip()], args.rounds,
+               args.clock == "cpu" and args.child == 1)
         return
     started = time.perf_counter()
     for threads in (int(t) for t in args.threads.split(",")):

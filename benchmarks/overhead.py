@@ -2,7 +2,7 @@
 FusionGroup (a GEMV head and its ReLU), run as one segment program (runtime/segments.py) and as the
 plan's steps one by one, at N = 1, 4, 16, 64. The work is a few hundred flops a layer, so the time is
 overhead; a least-squares line through the four sizes splits it into a fixed cost per call and a
-cost per node.
+cost per node. Times are the process's CPU seconds (single-threaded calls; the machine may be shared).
 
 Target (issue #30): the program's fixed cost under 5 us and under 0.3 us per node.
 
@@ -10,6 +10,8 @@ Target (issue #30): the program's fixed cost under 5 us and under 0.3 us per nod
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -55,7 +57,7 @@ def main():
             segment.run_steps(frame)
             return frame
         timed = timeit_interleaved({"program": lambda executor=executor: executor([x]), "steps": by_steps},
-                                   min_time=0.3, rounds=9)
+                                   min_time=0.3, rounds=9, clock=time.process_time)
         program[n], steps[n] = timed["program"], timed["steps"]
     print("Per-call overhead: a traced chain of N relu(x @ w) layers on a 1x8 input (median per call)")
     print(f"{'N':>5}{'program':>12}{'steps':>12}")

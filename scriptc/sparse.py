@@ -142,15 +142,22 @@ def _sparse(dense: Tensor, indices: Tensor, values: Tensor, coalesced: bool) -> 
     return out
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, requires_grad: bool = False,
+def sparse_coo_tensor(indices, values=None, size=None, *, dtype=None, device=None, requires_grad: bool = False,
                       check_invariants=None, is_coalesced=None) -> SparseTensor:
     """A sparse COO tensor with the given indices (sparse_dim, nnz) and values (nnz, *dense_dims).
 
-    size defaults to one past the largest index in each sparse dim; repeated indices add up."""
+    size defaults to one past the largest index in each sparse dim; repeated indices add up.
+    `sparse_coo_tensor(size, dtype=...)` alone is an empty sparse tensor of that size."""
     from scriptc.tensors import check_device_arg
-    from scriptc.types import int64
+    from scriptc.types import float32, int64
 
     check_device_arg(device)
+    if values is None:
+        if size is not None:
+            raise TypeError("sparse_coo_tensor() missing required argument 'values'")
+        size = [int(s) for s in indices]
+        indices = tensor(np.zeros((len(size), 0), np.int64))
+        values = tensor(np.zeros((0,), (dtype or float32).np))
     indices = indices if isinstance(indices, Tensor) else tensor(np.asarray(indices), dtype=int64)
     if indices._data.dtype.kind in "iu" and indices.dtype is not int64:
         indices = indices.long()

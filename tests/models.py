@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from enum import Enum
+from typing import Dict, List, NamedTuple, Tuple, Union
+
 import scriptc as torch
 import scriptc.nn as nn
 import scriptc.nn.functional as F
@@ -64,6 +67,55 @@ class TransformerBlock(nn.Module):
         a, _ = self.attn(h, h, h, need_weights=False)
         x = x + a
         return x + self.mlp(self.ln2(x))
+
+
+class Pair(NamedTuple):
+    lo: float
+    hi: float
+
+
+class Mode(Enum):
+    ADD = 1
+    MUL = 2
+
+
+class Tally:
+    def __init__(self, start: int) -> None:
+        self.count = start
+        self.scale = torch.ones(2)
+        self.history: List[int] = []
+
+    def step(self) -> int:
+        self.count += 1
+        self.history.append(self.count)
+        return self.count
+
+
+class ScriptFeatures(nn.Module):
+    """What the script frontend adds to an archive: a script object among the attributes (with a tensor
+    field) and its class's methods as functions, typed container and tensor attributes, Enum and
+    NamedTuple values, a Union input refined by isinstance."""
+
+    def __init__(self):
+        super().__init__()
+        self.tally = Tally(1)
+        self.table: Dict[str, List[float]] = {"a": [1.0, 2.0]}
+        self.extras = [torch.ones(2), torch.zeros(2)]
+        self.bounds = (0.0, 4.0)
+        self.fc = nn.Linear(2, 2)
+
+    def forward(self, x, k: Union[int, float], mode: int) -> Tuple[torch.Tensor, List[int]]:
+        bounds = Pair(self.bounds[0], self.bounds[1])
+        scale = 1.0
+        if isinstance(k, int):
+            scale = float(k)
+        else:
+            scale = k
+        y = self.fc(x) * self.tally.scale + self.extras[0]
+        y = y + scale if (Mode.ADD if mode == 1 else Mode.MUL) == Mode.ADD else y * scale
+        y = torch.clamp(y, bounds.lo, bounds.hi) + self.table["a"][0]
+        self.tally.step()
+        return y, self.tally.history
 
 
 def make_inputs(name, batch, generator=None):

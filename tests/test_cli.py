@@ -11,7 +11,8 @@ import scriptc
 
 
 def cli(*args, check=True):
-    return subprocess.run([sys.executable, "-m", "scriptc", *args], capture_output=True, text=True, check=check)
+    return subprocess.run([sys.executable, "-m", "scriptc", *args], capture_output=True, text=True, check=check,
+                          timeout=300)
 
 
 def test_version():
@@ -111,5 +112,5 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "scriptc", "run", str(archive), "--input", str(x)],
                             stdout=write, stderr=subprocess.PIPE)
     os.close(write)
-    stderr = proc.stderr.read().decode()
-    assert proc.wait(60) == 141 and stderr == ""
+    stderr = proc.communicate(timeout=60)[1].decode()
+    assert proc.returncode == 141 and stderr == ""

@@ -67,5 +67,5 @@ def test_serving_a_request_imports_nothing_above_the_runtime(tmp_path):
         top = {{m.split(".")[1] for m in sys.modules if m.startswith("scriptc.")}}
         print(",".join(sorted(top & set({sorted(EAGER_AND_FRONTEND)!r}))) or "clean")
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     assert out.stdout.strip() == "clean"

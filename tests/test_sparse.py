@@ -45,6 +45,12 @@ def test_size_inferred_from_indices_and_hybrid_values():
     _close(t.to_dense(), s.to_dense())
 
 
+def test_empty_of_a_size():
+    t, s = _both(lambda T: T.sparse_coo_tensor((2, 3), dtype=T.float64))
+    assert tuple(s.shape) == tuple(t.shape) and s._nnz() == t._nnz() == 0 and s.dtype is scriptc.float64
+    _close(t.to_dense(), s.to_dense())
+
+
 def test_to_sparse_round_trip_and_dtype():
     x = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]], dtype=np.float32)
     t, s = _both(lambda T: T.tensor(x).to_sparse())

@@ -41,6 +41,9 @@ from .nesting import deep_recursion
 # The deepest nesting of blocks, literals or types the text may have: a chain of 500 conditional
 # expressions in a script is 500 nested prim::If blocks.
 MAX_NESTING = 1000
+# Types nest far less (what walks a type - str(), verify's fits, an archive's checks - recurses once a
+# level, outside the parser's room): past this, a ParseError.
+MAX_TYPE_NESTING = 64
 
 
 class ParseError(ValueError):
@@ -75,6 +78,18 @@ def parse(text: str) -> Graph:
         return _Parser(text).graph()
 
 
+def parse_type(text: str) -> Type:
+    """One type in its IR text form (what str(t) writes: `Dict[str, List[Tensor]]`, `int|float`,
+    `Object(Point)`), parsed in time linear in the text; ParseError otherwise."""
+    with deep_recursion():
+        parser = _Parser(text)
+        parsed = parser.type()
+        parser.skip()
+        if parser.pos != len(text):
+            raise parser.unexpected()
+        return parsed
+
+
 class _Parser:
     """A cursor over the text, and the values defined so far by name."""
 
@@ -84,6 +99,7 @@ class _Parser:
         self.scope: dict[str, Value] = {}
         self.types: dict[str, Type] = {}
         self._nesting = _Nesting(self)
+        self.type_depth = 0
 
     # --- the cursor ------------------------------------------------------------------------------
     def error(self, message: str, pos: int | None = None) -> ParseError:
@@ -245,13 +261,19 @@ class _Parser:
     # --- types -----------------------------------------------------------------------------------
     def type(self) -> Type:
         """One type, or several joined by `|` (a Union)."""
-        first = self.one_type()
-        if not self.peek("|"):
-            return first
-        options = [first]
-        while self.accept("|"):
-            options.append(self.one_type())
-        return UnionType(tuple(options))
+        if self.type_depth >= MAX_TYPE_NESTING:
+            raise self.error(f"a type nested more than {MAX_TYPE_NESTING} levels deep")
+        self.type_depth += 1
+        try:
+            first = self.one_type()
+            if not self.peek("|"):
+                return first
+            options = [first]
+            while self.accept("|"):
+                options.append(self.one_type())
+            return UnionType(tuple(options))
+        finally:
+            self.type_depth -= 1
 
     def one_type(self) -> Type:
         self.skip()

@@ -151,6 +151,8 @@ def _code_expr(node: Node, name: Namer) -> str:
         return f"{args[0]}[{node.attrs['index']}]"
     if op == "prim::Call":
         return f"{node.attrs['function']}({', '.join(args)})"
+    if op == "prim::RaiseException":  # scripted code raises RuntimeError with the exception's name and text
+        return f"raise RuntimeError({' + '.join([format_attr(node.attrs['message'])] + args)})"
     return f"{op.replace('::', '.')}({', '.join(args)})"
 
 

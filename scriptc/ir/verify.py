@@ -8,6 +8,8 @@ from scriptc.types import (
     Bool,
     Complex,
     DictType,
+    EnumType,
+    EnumValue,
     Float,
     FutureType,
     Int,
@@ -17,6 +19,7 @@ from scriptc.types import (
     ObjectType,
     OptionalType,
     Scalar,
+    Str,
     TensorType,
     TupleType,
     Type,
@@ -24,6 +27,7 @@ from scriptc.types import (
 )
 
 from .graph import Block, Graph, Node
+from .parser import ParseError, parse_type
 
 
 class VerifyError(ValueError):
@@ -137,6 +141,36 @@ def _check_tuple_unpack(node: Node) -> None:
         raise VerifyError(f"{_where(node)}: unpacks {len(node.outputs)} values from {t}")
 
 
+_SCALAR_VALUES = {Int: int, Float: float, Str: str, Bool: bool}
+
+
+def _check_constant(node: Node) -> None:
+    _arity(node, inputs=0, outputs=1, attrs=("value",))
+    t, value = node.output.type, node.attrs["value"]
+    if isinstance(t, EnumType) and not (isinstance(value, EnumValue) and value.enum == t.name and
+                                        _SCALAR_VALUES.get(t.value, object) is type(value.value)):
+        raise VerifyError(f"{_where(node)}: a constant of type {t} holds {value!r}")
+
+
+def _check_tuple_construct(node: Node) -> None:
+    _arity(node, outputs=1)
+    t = node.output.type
+    if isinstance(t, TupleType) and t.elems and len(t.elems) != len(node.inputs):
+        raise VerifyError(f"{_where(node)}: makes a {t} of {len(node.inputs)} values")
+
+
+def _check_isinstance(node: Node) -> None:
+    _arity(node, inputs=1, outputs=1, attrs=("types",))
+    types = node.attrs["types"]
+    if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+        raise VerifyError(f"{_where(node)}: types must be a list of type names, got {types!r}")
+    for text in types:
+        try:
+            parse_type(text)
+        except ParseError as exc:
+            raise VerifyError(f"{_where(node)}: {text[:80]!r} is not a type ({exc})") from None
+
+
 def _check_fusion_group(node: Node) -> None:
     _arity(node, blocks=1)
     body = node.blocks[0]
@@ -146,13 +180,13 @@ def _check_fusion_group(node: Node) -> None:
 
 
 PRIM_CHECKS = {
-    "prim::Constant": lambda n: _arity(n, inputs=0, outputs=1, attrs=("value",)),
-    "prim::GetAttr": lambda n: (_arity(n, inputs=1, outputs=1, attrs=("name",)),
+    "prim::Constant": _check_constant,
+    "prim::GetAttr": lambda n: (_arity(n, inputs=1, outputs=1, attrs=("name",)), _named(n),
                                 _require(n, isinstance(n.inputs[0].type, (ModuleType, ObjectType)),
                                          "input must be a Module or an object")),
     "prim::If": _check_if,
     "prim::Loop": _check_loop,
-    "prim::TupleConstruct": lambda n: _arity(n, outputs=1),
+    "prim::TupleConstruct": _check_tuple_construct,
     "prim::TupleUnpack": _check_tuple_unpack,
     "prim::TupleIndex": lambda n: _arity(n, inputs=1, outputs=1, attrs=("index",)),
     "prim::ListConstruct": lambda n: _arity(n, outputs=1),
@@ -161,17 +195,22 @@ PRIM_CHECKS = {
                                       _require(n, len(n.inputs) % 2 == 0, "takes keys and values in pairs")),
     "prim::FusionGroup": _check_fusion_group,
     "prim::Call": lambda n: _arity(n, attrs=("function",)),
-    "prim::RaiseException": lambda n: _arity(n, outputs=0, attrs=("message",)),
+    "prim::RaiseException": lambda n: (_arity(n, outputs=0, attrs=("message",)),
+                                       _require(n, len(n.inputs) <= 1, "takes at most one input (the message)")),
     "prim::Uninitialized": lambda n: _arity(n, inputs=0, outputs=1),
     "prim::IsNone": lambda n: _arity(n, inputs=1, outputs=1),
     "prim::Refine": lambda n: _arity(n, inputs=1, outputs=1),
-    "prim::SetAttr": lambda n: _arity(n, inputs=2, outputs=0, attrs=("name",)),
+    "prim::SetAttr": lambda n: (_arity(n, inputs=2, outputs=0, attrs=("name",)), _named(n)),
     "prim::CreateObject": lambda n: _arity(n, inputs=0, outputs=1, attrs=("class",)),
-    "prim::isinstance": lambda n: _arity(n, inputs=1, outputs=1, attrs=("types",)),
+    "prim::isinstance": _check_isinstance,
     "prim::Fork": lambda n: (_arity(n, outputs=1, attrs=("function",)),
                              _require(n, isinstance(n.output.type, FutureType), "must produce a Future")),
     "prim::Wait": lambda n: _arity(n, inputs=1, outputs=1),
 }
+
+
+def _named(node: Node) -> None:
+    _require(node, isinstance(node.attrs["name"], str), f"names {node.attrs['name']!r}, not a string")
 
 
 def _require(node: Node, condition: bool, message: str) -> None:

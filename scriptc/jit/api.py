@@ -50,6 +50,9 @@ def _prepare_scriptable(module, memo: dict):
     replaced by what that returns (what to script in its place), as torch.jit.script does."""
     if id(module) in memo:
         return memo[id(module)]
+    if not isinstance(module, ScriptModule) and "_modules" not in module.__dict__:
+        raise ScriptError(f"'{type(module).__qualname__}' has not been initialized, did you forget to call "
+                          "'super()'?")
     prepare = getattr(type(module), "__prepare_scriptable__", None)
     prepared = prepare(module) if prepare is not None else module
     memo[id(module)] = prepared

@@ -40,6 +40,9 @@ def convert_arguments(params: list, values: list) -> list:
 
 
 def convert(value, t: Type, name: str):
+    if t == Any_ and isinstance(value, enum.Enum):  # an Enum member as the runtime holds one
+        ENUM_CLASSES.setdefault(type(value).__qualname__, type(value))
+        return EnumValue(type(value).__qualname__, value.name, value.value)
     if t == Any_ or t == Scalar and isinstance(value, (int, float, bool)):
         return value
     if isinstance(t, OptionalType):

@@ -69,14 +69,6 @@ def from_runtime(value) -> Any:
     return python_value(value)
 
 
-def _kept(original, value):
-    """A runtime value written back into a module's list or dict: the original object where the runtime left
-    it as it was (a tensor's own array), so writing back a list of parameters does not replace them."""
-    if isinstance(original, Tensor) and value is original._data:
-        return original
-    return from_runtime(value)
-
-
 class ScriptFunction:
     """A compiled free function: call it like the original; `.graph` and `.code` show what it runs."""
 
@@ -155,6 +147,18 @@ def _holds_tensors(value) -> bool:
     return False
 
 
+def _kept(original, value):
+    """`original` where the runtime's `value` is still its data (or a container of such), else `value` as
+    a Python value."""
+    if isinstance(original, Tensor) and value is original._data:
+        return original
+    if isinstance(original, list) and isinstance(value, list) and len(original) == len(value) or \
+            isinstance(original, tuple) and isinstance(value, tuple) and len(original) == len(value):
+        kept = [_kept(o, v) for o, v in zip(original, value)]
+        return original if all(k is o for k, o in zip(kept, original)) else type(original)(kept)
+    return from_runtime(value)
+
+
 class _LiveModuleValue(ModuleValue):
     """A module's runtime value whose attribute writes (prim::SetAttr) reach the Python module too."""
 
@@ -199,12 +203,14 @@ class _LiveModuleValue(ModuleValue):
         return made
 
     def write_back(self) -> None:
-        """Copies the runtime's containers that held arrays back into the module's lists and dicts."""
+        """Copies the runtime's containers that held arrays back into the module's lists and dicts
+        (an element the graph did not replace stays the module's own object: a parameter in a list
+        stays that parameter)."""
         for original, copy in self.copies:
             if isinstance(original, list):
-                original[:] = [_kept(o, c) for o, c in zip(original, copy)] + from_runtime(copy[len(original):])
+                original[:] = [_kept(original[i] if i < len(original) else None, v) for i, v in enumerate(copy)]
             else:
-                merged = {k: _kept(original[k], v) if k in original else from_runtime(v) for k, v in copy.items()}
+                merged = {k: _kept(original.get(k), v) for k, v in copy.items()}
                 original.clear()
                 original.update(merged)
         for value in self.attributes.values():

@@ -4,25 +4,29 @@ numpy's OpenBLAS is often told which kernels to use (OPENBLAS_CORETYPE=Haswell h
 AVX-512 it then runs 256-bit kernels at half the machine's multiply-add rate - ~120 GFLOP/s a core
 on this Zen 5, where onnxruntime's MLAS runs the small CNN's convolutions at twice that. This loop
 is the classic register-blocked GEMM: a tile of ROWS rows of the output by VECTORS vectors of
-columns stays in registers while k runs through the whole product; each k loads the tile's row of b
+columns stays in registers while k runs through a slice of DEPTH_BLOCK values; each k loads the tile's row of b
 (VECTORS vectors) once for all its rows and one element of a per row, broadcast. 8 rows by 3
 vectors (24 of the 32 registers) measured best here: the CNN's conv2 products (64x288x1024) at
 236 GFLOP/s a core in cache and 192 us an image from memory, against 194 and 250 for 8 by 2; the
 MLP's the same (~240).
 
 `scriptc_gemm_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): ptrs = [a (M, K),
-b (K, N), out (M, N), bias (M,), floor (1,)], all contiguous, out = a @ b + bias[:, None] (a
-convolution's bias, one per output channel; zeros for a plain product), then maximum(out, floor)
-where meta[3] is 1 (a fused ReLU's 0; numpy's maximum, a NaN stays NaN); meta = [M, K, N, floored,
-bias step] (bias[row * step]: 1, or 0 for one value - a zero - for every row).
+b (K, N), out (M, N), bias (M,), floor (1,)], a contiguous, the rows of b and of out LDB and LDC
+elements apart (N for contiguous ones; more for a band of a convolution's columns or output), out =
+a @ b + bias[:, None] (a convolution's bias, one per output channel; zeros for a plain product),
+then maximum(out, floor) where meta[3] is 1 (a fused ReLU's 0; numpy's maximum, a NaN stays NaN);
+meta = [M, K, N, floored, bias step, LDB, LDC] (bias[row * step]: 1, or 0 for one value - a zero -
+for every row).
 (The maximum costs a short product, K = 27, 10% where it runs: a flag, not a floor of -inf.) The range counts vectors of
 columns of the output (the last one partial where N is not a multiple), so that threads split the
 columns evenly; a range goes through them in panels of VECTORS vectors, its last vectors as one
 narrower panel, and the columns that fill no vector as one masked vector (so a classifier's 10
-columns run here too). A panel's columns of b are read once per ROWS rows of a, from the core's L2
-while the rows go by. The first block of rows asks for the next panel's part of b as it goes: a
-convolution's 16 images of columns (19 MB) otherwise came from memory at 265 us an image of the
-CNN's conv2 against 185 in cache (8 by 2 tiles; 235 with the prefetches).
+columns run here too). Where there are more than ROWS rows, each slice of a panel's columns of b is
+first copied into one contiguous pack that stays in L1 while every block of rows reads it (rows of b
+2-4 KB apart share a few of L1's sets and evicted each other: 64x784x512 at 87-110 GFLOP/s a core
+on this Sapphire Rapids in place, 130 packed, torch's oneDNN ~150). A product of one block of
+rows reads b in place and asks for the next panel's part as it goes (its rows are a page or more
+apart: too many streams for the hardware prefetcher).
 """
 
 from __future__ import annotations
@@ -39,6 +43,12 @@ FUNCTIONS = {"float32": ("scriptc_gemm_f32", ir.FloatType()), "float64": ("scrip
 VECTOR_BYTES = 64
 ROWS = 8
 VECTORS = 3
+# The values of k a tile runs through at a time: a panel's rows of b for them (128 x 3 vectors, 24 KB)
+# stay in L1 while every block of rows goes by; the tiles of the next slice add to what the last
+# stored.
+DEPTH_BLOCK = 128
+# The most bytes of a for which the products go slice by slice (over_rows).
+PACKED_A_BYTES = 256 << 10
 _CONTRACT = ("contract",)  # a multiply-add may become one fma (each product is still added in order)
 
 
@@ -58,8 +68,8 @@ def module(triple: str, dtype: str) -> ir.Module:
 
 def _build(b: ir.IRBuilder, args, element) -> None:
 
-    start, end, (a, matrix, out, bias, floor), (rows, depth, width, floored, bias_step) = loop_arguments(
-        b, args, element, 5, 5)
+    start, end, (a, matrix, out, bias, floor), (rows, depth, width, floored, bias_step, b_step, out_step) = \
+        loop_arguments(b, args, element, 5, 7)
 
     def const(value):
         return ir.Constant(I64, value)
@@ -88,6 +98,9 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     floor_value = splat(b.load(floor), vector)
     # The accumulators live in stack slots that LLVM promotes to registers (the loops' phis).
     slots = [[b.alloca(vector) for _ in range(VECTORS)] for _ in range(ROWS)]
+    # A panel's slice of b, copied whole (packed.__doc__).
+    pack = b.alloca(vector, size=const(DEPTH_BLOCK * VECTORS))
+    pack.align = VECTOR_BYTES
 
     def load(pointer, mask):
         pointer = b.bitcast(pointer, vector.as_pointer())
@@ -102,24 +115,38 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         else:
             b.call(masked_store, [value, pointer, ir.Constant(I32, align), mask])
 
-    def tile(first_row, column, vectors: int, ahead: bool = False, mask=None):
-        """out[first_row : first_row + ROWS, column : column + vectors vectors] = a @ b + bias there
-        (the bias a column, one value per row), floored where asked; `ahead`: and ask for the next panel's part of b;
-        `mask`: the lanes of a last, partial vector. Rows past the last are the last row again: their
-        stores write what its own wrote."""
+    def tile(first_row, column, vectors: int, k_first, k_end, ahead: bool = False, mask=None, packed=None):
+        """out[first_row : first_row + ROWS, column : column + vectors vectors] += the part of a @ b
+        over k in [k_first, k_end) - from the bias there (the bias a column, one value per row) for
+        the first part, floored where asked after the last; `ahead`: and ask for the next panel's
+        part of b; `mask`: the lanes of a last, partial vector; `packed`: b's part is in the pack
+        (packed()), whole vectors. Rows past the last are the last row again: their stores write what
+        its own wrote."""
         acc = [row[:vectors] for row in slots]
         last = b.sub(rows, const(1))
         row_at = [b.select(b.icmp_signed("<", b.add(first_row, const(r)), rows), b.add(first_row, const(r)), last)
                   for r in range(ROWS)]
-        for row, at in zip(acc, row_at):
-            start_value = splat(b.load(b.gep(bias, [b.mul(at, bias_step)])), vector)
-            for cell in row:
-                b.store(start_value, cell)
+        targets = [b.gep(out, [b.add(b.mul(at, out_step), column)]) for at in row_at]
+        with b.if_else(b.icmp_signed("==", k_first, const(0))) as (from_bias, from_out):
+            with from_bias:
+                for row, at in zip(acc, row_at):
+                    start_value = splat(b.load(b.gep(bias, [b.mul(at, bias_step)])), vector)
+                    for cell in row:
+                        b.store(start_value, cell)
+            with from_out:
+                for row, target in zip(acc, targets):
+                    for v, cell in enumerate(row):
+                        b.store(load(b.gep(target, [const(v * width_lanes)]), mask), cell)
         a_rows = [b.gep(a, [b.mul(at, depth)]) for at in row_at]
         b_column = b.gep(matrix, [column])
 
         def step(k):
-            line = b.gep(b_column, [b.mul(k, width)])
+            if packed is not None:
+                line = b.bitcast(b.gep(pack, [b.mul(b.sub(k, k_first), const(VECTORS))]), element.as_pointer())
+                values = [load(b.gep(line, [const(v * width_lanes)]), None) for v in range(vectors)]
+                multiply_add(values, k)
+                return
+            line = b.gep(b_column, [b.mul(k, b_step)])
             if ahead:
                 # The next panel's part of this row of b, from memory: a row of b is a page or more
                 # (a convolution's columns), too many streams for the hardware prefetcher to follow.
@@ -128,35 +155,73 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                     address = b.gep(line, [const((panel_bytes + 64 * cache_line) // element_bytes)])
                     b.call(prefetch, [b.bitcast(address, address_type), ir.Constant(I32, 0), ir.Constant(I32, 3),
                                       ir.Constant(I32, 1)])
-            values = [load(b.gep(line, [const(v * width_lanes)]), mask) for v in range(vectors)]
+            multiply_add([load(b.gep(line, [const(v * width_lanes)]), mask) for v in range(vectors)], k)
+
+        def multiply_add(values, k):
             for r in range(ROWS):
                 broadcast = splat(b.load(b.gep(a_rows[r], [k])), vector)
                 for v in range(vectors):
                     total = b.fadd(b.load(acc[r][v]), b.fmul(broadcast, values[v], flags=_CONTRACT), flags=_CONTRACT)
                     b.store(total, acc[r][v])
-        loop(b, const(0), depth, step, "k")
-        with b.if_else(b.icmp_signed("!=", floored, const(0))) as (with_floor, plain):
+        loop(b, k_first, k_end, step, "k")
+        floor_now = b.and_(b.icmp_signed("!=", floored, const(0)), b.icmp_signed("==", k_end, depth))
+        with b.if_else(floor_now) as (with_floor, plain):
             for lower in (with_floor, plain):
                 with lower:
-                    for r, at in enumerate(row_at):
-                        target = b.gep(out, [b.add(b.mul(at, width), column)])
+                    for r, target in enumerate(targets):
                         for v in range(vectors):
                             value = b.load(acc[r][v])
                             if lower is with_floor:
                                 value = b.call(maximum, [value, floor_value])
                             store(value, b.gep(target, [const(v * width_lanes)]), mask)
 
+    def packed(column, vectors: int, k_first, k_end, mask):
+        """Copy b's rows [k_first, k_end) of the panel's `vectors` vectors from `column` into the
+        pack, one after another (zeros in a partial vector's lanes past the end): the tiles of every
+        block of rows read them from there, a stream L1 keeps. Read in place, a panel's rows are
+        LDB apart - 2-4 KB for a layer of 512-1024 columns - and share a few of L1's sets: the
+        rows of one slice evicted each other before the next block of rows came back to them."""
+        def copy(k):
+            line = b.gep(matrix, [b.add(b.mul(k, b_step), column)])
+            into = b.bitcast(b.gep(pack, [b.mul(b.sub(k, k_first), const(VECTORS))]), element.as_pointer())
+            for v in range(vectors):
+                store(load(b.gep(line, [const(v * width_lanes)]), mask), b.gep(into, [const(v * width_lanes)]), None)
+        loop(b, k_first, k_end, copy, "pack")
+
     def over_rows(column, vectors: int, mask=None):
         """tile() for every block of ROWS rows of the output, the last one's rows clamped to the last
-        (one tile for every row count: 7 more of each were 2/3 of this module's compile time)."""
+        (one tile for every row count: 7 more of each were 2/3 of this module's compile time): a
+        slice of DEPTH_BLOCK values of k at a time from the pack where there is more than one block
+        of rows and `spread`, else the whole product per tile, b read in place (a convolution's
+        narrow columns, or large weights: a's rows stream through in order, and the hardware
+        prefetcher keeps up with them; slice by slice it did not: DCGAN's discriminator 38 ms
+        against 31)."""
         blocks_end = b.mul(b.sdiv(b.add(rows, const(ROWS - 1)), const(ROWS)), const(ROWS))
-        with b.if_then(b.icmp_signed(">", rows, const(0))):
-            tile(const(0), column, vectors, ahead=vectors == VECTORS, mask=mask)
-        loop(b, const(ROWS), blocks_end, lambda r: tile(r, column, vectors, mask=mask), "rows", step=ROWS)
+
+        def part(k_first):
+            k_end = b.add(k_first, const(DEPTH_BLOCK))
+            k_end = b.select(b.icmp_signed("<", k_end, depth), k_end, depth)
+            packed(column, vectors, k_first, k_end, mask)
+            loop(b, const(0), blocks_end, lambda r: tile(r, column, vectors, k_first, k_end, mask=mask, packed=True),
+                 "rows", step=ROWS)
+        with b.if_else(b.and_(b.icmp_signed(">", rows, const(ROWS)), spread)) as (blocked, whole):
+            with blocked:
+                # (A product of depth 0 still writes its bias: one part that runs no k.)
+                parts_end = b.select(b.icmp_signed(">", depth, const(0)), depth, const(1))
+                loop(b, const(0), parts_end, part, "part", step=DEPTH_BLOCK)
+            with whole:
+                with b.if_then(b.icmp_signed(">", rows, const(0))):
+                    tile(const(0), column, vectors, const(0), depth, ahead=vectors == VECTORS, mask=mask)
+                loop(b, const(ROWS), blocks_end, lambda r: tile(r, column, vectors, const(0), depth, mask=mask),
+                     "rows", step=ROWS)
 
     # The range's vectors of columns: whole panels, then what is left of them as one narrower tile,
     # then (in the range that ends the row) the columns that fill no vector, as one masked vector.
     panel = VECTORS * width_lanes
+    # Packed slices where b's rows are more than a panel apart and a stays in L2 while the slices
+    # go by (a convolution's weights of 512 KB or more stream from memory best row by row, whole).
+    spread = b.and_(b.icmp_signed(">", b_step, const(panel)),
+                    b.icmp_signed("<=", b.mul(rows, depth), const(PACKED_A_BYTES // element_bytes)))
     first = b.mul(start, const(width_lanes))
     stop = b.select(b.icmp_signed("<", b.mul(end, const(width_lanes)), width), b.mul(end, const(width_lanes)), width)
     vectors_end = b.add(first, b.mul(b.sdiv(b.sub(stop, first), const(width_lanes)), const(width_lanes)))

@@ -25,7 +25,7 @@ from scriptc.ops import OpDef
 
 from scriptc.codegen.llvm.driver import KERNEL_TYPE, has_wide_vectors
 
-from . import depthwise, gemm, im2col, matvec
+from . import depthwise, gemm, im2col, matvec, windows
 from .blas import single_threaded
 from .geometry import conv_geometry
 from .loops import loop_function
@@ -259,7 +259,7 @@ def _run_gemm(a, b, out, split, bias=None, floor: float | None = None) -> None:
     bias = _zeros(1, a.dtype) if bias is None else bias
     ptrs = (ctypes.c_void_p * 5)(data_pointer(a), data_pointer(b), data_pointer(out), data_pointer(bias),
                                  data_pointer(_floor(0.0 if floor is None else floor, a.dtype)))
-    meta = (ctypes.c_int64 * 5)(rows, depth, width, floor is not None, step)
+    meta = (ctypes.c_int64 * 7)(rows, depth, width, floor is not None, step, width, width)
     vectors = -(-width // gemm.vector_columns(dtype))
     if split is not None and rows * depth * width >= GEMM_SPLIT_MIN:
         split(loop, vectors, ptrs, meta)
@@ -310,23 +310,25 @@ def _im2col_words(*geometry: int):
     return (ctypes.c_int64 * len(meta))(*meta)
 
 
-def native_im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups, split=None):
+def native_im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups, split=None, band=None):
     """The columns the op table's im2col makes, (N, G, C/G*KH*KW, OH*OW), from the compiled loop (its
     rows, one per image and channel, split by `split` when given) - or the input itself, viewed so, for
     a 1x1 convolution of stride 1 without padding; None where it has no loop (another array module
-    or dtype), for the op table's to make."""
+    or dtype), for the op table's to make. `band` (first, end): only the columns of those output rows,
+    (N, G, C/G*KH*KW, (end - first)*OW), from the loop."""
     dtype = _LOOP_DTYPES.get(x.dtype) if xp is np and type(x) is np.ndarray else None
     if dtype is None:
         return None
-    if w.shape[2:] == (1, 1) and (sh, sw, ph, pw) == (1, 1, 0, 0) and x.flags.c_contiguous:
+    if band is None and w.shape[2:] == (1, 1) and (sh, sw, ph, pw) == (1, 1, 0, 0) and x.flags.c_contiguous:
         n, c, h, width = x.shape
         return x.reshape(n, groups, c // groups, h * width)
     loop = _native_loop("im2col", dtype)
     x = np.ascontiguousarray(x)
     n, c, h, width = x.shape
     kh, kw = w.shape[2:]
-    cols = np.empty((n, groups, (c // groups) * kh * kw, oh * ow), dtype=x.dtype)
-    words = _im2col_words(h, width, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw)
+    first, end = (0, oh) if band is None else band
+    cols = np.empty((n, groups, (c // groups) * kh * kw, (end - first) * ow), dtype=x.dtype)
+    words = _im2col_words(h, width, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, (first, end))
     ptrs = (ctypes.c_void_p * 2)(data_pointer(x), data_pointer(cols))
     if split is not None:
         split(loop, n * c, ptrs, words)
@@ -354,8 +356,10 @@ def native_depthwise(xp, x, w, b, stride, padding, dilation, groups, floor=None,
     out = np.empty((n, c, oh, ow), dtype=x.dtype)
     taps = np.ascontiguousarray(w.reshape(c, -1))
     bias = _zeros(c, x.dtype) if b is None else np.ascontiguousarray(b)
-    ptrs = (ctypes.c_void_p * 5)(data_pointer(x), data_pointer(taps), data_pointer(bias), data_pointer(out),
-                                 data_pointer(_floor(0.0 if floor is None else floor, x.dtype)))
+    rows, columns = windows.positions(oh, ow, dtype)
+    ptrs = (ctypes.c_void_p * 7)(data_pointer(x), data_pointer(taps), data_pointer(bias), data_pointer(out),
+                                 data_pointer(_floor(0.0 if floor is None else floor, x.dtype)), data_pointer(rows),
+                                 data_pointer(columns))
     meta = (ctypes.c_int64 * 14)(c, h, width, oh, ow, w.shape[2], w.shape[3], sh, sw, ph, pw, dh, dw,
                                  floor is not None)
     loop = _native_loop("depthwise", dtype)

@@ -7,10 +7,15 @@ ms of GEMM. This loop writes the same columns in one pass, reading the unpadded 
 zeros where a window hangs over the border: 3-3.6 ms there (~8 GB/s of the ~13 a copy reaches).
 
 `scriptc_im2col_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): rows [start, end)
-of the (N*C, KH*KW*OH*OW) columns of a contiguous (N, C, H, W) input; ptrs = [input, columns];
-meta = [H, W, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW, then per kernel row i the output rows
-[oy_lo, oy_hi) whose input row is inside the image, then the same per kernel column j for output
-columns]. The bounds are worked out in Python (conv2d_meta), so the loop divides nothing.
+of the (N*C, KH*KW*B*OW) columns of a contiguous (N, C, H, W) input for the band of output rows
+[OY0, OY1) (B = OY1 - OY0 of them; a whole image's columns are the band [0, OH)); ptrs = [input,
+columns]; meta = [H, W, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW, OY0, OY1, RS, then per kernel row i
+the output rows [oy_lo, oy_hi) whose input row is inside the image, then the same per kernel column j
+for output columns]; the rows of the columns are RS elements apart (B*OW, or more where several
+images' columns lie side by side in one matrix). The bounds are worked out in Python (conv2d_meta), so the loop divides nothing.
+A band's columns are what a convolution of a large image multiplies at a time: they stay in the
+core's cache between im2col and the GEMM, where a whole image's (9 MB for 64 channels of 64x64,
+3x3) go out to memory and come back.
 """
 
 from __future__ import annotations
@@ -23,12 +28,14 @@ from .loops import loop_module
 
 I64 = ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_im2col_f32", ir.FloatType()), "float64": ("scriptc_im2col_f64", ir.DoubleType())}
-_FIELDS = ("H", "W", "KH", "KW", "OH", "OW", "SH", "SW", "DH", "DW", "PH", "PW")
+_FIELDS = ("H", "W", "KH", "KW", "OH", "OW", "SH", "SW", "DH", "DW", "PH", "PW", "OY0", "OY1", "RS")
 
 
 def conv2d_meta(h: int, w: int, kh: int, kw: int, oh: int, ow: int, sh: int, sw: int, dh: int, dw: int,
-                ph: int, pw: int) -> list[int]:
-    """The meta words of one convolution's geometry (see the module docstring)."""
+                ph: int, pw: int, band: tuple[int, int] | None = None, row_stride: int | None = None) -> list[int]:
+    """The meta words of one convolution's geometry (see the module docstring), for the columns of
+    the output rows `band` (first, end), all of them when None, in rows `row_stride` apart (the band's
+    width when None)."""
     def valid(size, out, stride, dilation, pad, k):
         # out positions o with 0 <= o*stride + k*dilation - pad < size
         lo = min(out, max(0, -(-(pad - k * dilation) // stride)))
@@ -36,7 +43,10 @@ def conv2d_meta(h: int, w: int, kh: int, kw: int, oh: int, ow: int, sh: int, sw:
         return lo, hi
     rows = [valid(h, oh, sh, dh, ph, i) for i in range(kh)]
     cols = [valid(w, ow, sw, dw, pw, j) for j in range(kw)]
-    return [h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw] + [v for r in rows for v in r] + [v for c in cols for v in c]
+    first, end = (0, oh) if band is None else band
+    stride = (end - first) * ow if row_stride is None else row_stride
+    return ([h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, first, end, stride] + [v for r in rows for v in r] +
+            [v for c in cols for v in c])
 
 
 def _by_stride(b: ir.IRBuilder, stride, emit) -> None:
@@ -57,12 +67,17 @@ def _by_stride(b: ir.IRBuilder, stride, emit) -> None:
 DEINTERLEAVE_LANES = 8
 
 
+def _declared(module: ir.Module, name: str, kind: ir.FunctionType) -> ir.Function:
+    return module.globals.get(name) or ir.Function(module, kind, name)
+
+
 def _deinterleaved(b: ir.IRBuilder, line, out, lo, hi, spare, element):
     """out[ox] = line[2 * ox] for ox from lo, DEINTERLEAVE_LANES at a time, for as many whole steps
     as fit in [lo, hi - spare). A step loads one input past the last it keeps, so the last step
     reads one past the row's last input: `spare` is 1 where that input is outside the image row (it
-    could be past the end of the input), so that a step fewer runs. Returns where the scalar rest
-    starts. (Left to itself, LLVM vectorizes the stride-2 copy with gathers: 7x a copy's time.)"""
+    could be past the end of the input), so that a step fewer runs; the rest goes as masked steps
+    that read only the inputs they keep. Returns hi. (Left to itself, LLVM vectorizes the stride-2
+    copy with gathers: 7x a copy's time.)"""
 
     lanes = DEINTERLEAVE_LANES
     wide, narrow = ir.VectorType(element, 2 * lanes), ir.VectorType(element, lanes)
@@ -76,7 +91,34 @@ def _deinterleaved(b: ir.IRBuilder, line, out, lo, hi, spare, element):
         pair = b.load(b.bitcast(b.gep(line, [b.mul(ox, ir.Constant(I64, 2))]), wide.as_pointer()), align=align)
         b.store(b.shuffle_vector(pair, pair, evens), b.bitcast(b.gep(out, [ox]), narrow.as_pointer()), align=align)
     loop(b, lo, end, step, "ox2", step=lanes)
-    return end
+    # The rest - up to lanes + spare outputs - as masked steps, each reading only the inputs it keeps
+    # (a scalar loop of up to 8 copies a row cost the small CNN's strided conv a third of its im2col).
+    suffix = "f64" if element == ir.DoubleType() else "f32"
+    bits = ir.IntType(1)
+    load = _declared(b.module, f"llvm.masked.load.v{2 * lanes}{suffix}.p0", ir.FunctionType(
+        wide, [wide.as_pointer(), ir.IntType(32), ir.VectorType(bits, 2 * lanes), wide]))
+    store = _declared(b.module, f"llvm.masked.store.v{lanes}{suffix}.p0", ir.FunctionType(
+        ir.VoidType(), [narrow, narrow.as_pointer(), ir.IntType(32), ir.VectorType(bits, lanes)]))
+    wide_lanes = ir.Constant(ir.VectorType(I64, 2 * lanes), list(range(2 * lanes)))
+    narrow_lanes = ir.Constant(ir.VectorType(I64, lanes), list(range(lanes)))
+
+    def splat(value, count):
+        kind = ir.VectorType(I64, count)
+        return b.shuffle_vector(b.insert_element(ir.Constant(kind, ir.Undefined), value, ir.Constant(ir.IntType(32), 0)),
+                                ir.Constant(kind, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), count),
+                                                                              [0] * count))
+
+    def masked_step(ox):
+        count = b.sub(hi, ox)  # (those past `lanes` are the next step's)
+        reads = b.icmp_signed("<", wide_lanes, splat(b.sub(b.mul(count, ir.Constant(I64, 2)), ir.Constant(I64, 1)),
+                                                      2 * lanes))
+        pair = b.call(load, [b.bitcast(b.gep(line, [b.mul(ox, ir.Constant(I64, 2))]), wide.as_pointer()),
+                             ir.Constant(ir.IntType(32), align), reads, ir.Constant(wide, ir.Undefined)])
+        writes = b.icmp_signed("<", narrow_lanes, splat(count, lanes))
+        b.call(store, [b.shuffle_vector(pair, pair, evens), b.bitcast(b.gep(out, [ox]), narrow.as_pointer()),
+                       ir.Constant(ir.IntType(32), align), writes])
+    loop(b, end, hi, masked_step, "ox2m", step=lanes)
+    return hi
 
 
 def module(triple: str, dtype: str) -> ir.Module:
@@ -98,8 +140,12 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     dst = b.bitcast(b.load(b.gep(ptrs, [ir.Constant(I64, 1)])), element.as_pointer())
     zero = ir.Constant(element, 0.0)
     image = b.mul(g["H"], g["W"])
-    plane = b.mul(g["OH"], g["OW"])
-    per_row = b.mul(b.mul(g["KH"], g["KW"]), plane)
+    plane = b.mul(b.sub(g["OY1"], g["OY0"]), g["OW"])
+    per_row = b.mul(b.mul(g["KH"], g["KW"]), g["RS"])
+
+    def clamp(value, lo, hi):
+        value = b.select(b.icmp_signed("<", value, lo), lo, value)
+        return b.select(b.icmp_signed(">", value, hi), hi, value)
 
     def fill(out, lo, hi):
         loop(b, lo, hi, lambda o: b.store(zero, b.gep(out, [o])), "z")
@@ -109,20 +155,22 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         row_base = b.gep(dst, [b.mul(r, per_row)])
 
         def kernel_row(i):
-            oy_lo = word(b.add(ir.Constant(I64, rows_at), b.mul(i, ir.Constant(I64, 2))))
-            oy_hi = word(b.add(ir.Constant(I64, rows_at + 1), b.mul(i, ir.Constant(I64, 2))))
+            # The rows of the band whose input row is inside the image (an empty range clamped into it).
+            oy_lo = clamp(word(b.add(ir.Constant(I64, rows_at), b.mul(i, ir.Constant(I64, 2)))), g["OY0"], g["OY1"])
+            oy_hi = clamp(word(b.add(ir.Constant(I64, rows_at + 1), b.mul(i, ir.Constant(I64, 2)))), oy_lo,
+                          g["OY1"])
 
             def kernel_col(j):
                 ox_lo = word(b.add(cols_at, b.mul(j, ir.Constant(I64, 2))))
                 ox_hi = word(b.add(b.add(cols_at, ir.Constant(I64, 1)), b.mul(j, ir.Constant(I64, 2))))
-                block = b.gep(row_base, [b.mul(b.add(b.mul(i, g["KW"]), j), plane)])
-                fill(block, ir.Constant(I64, 0), b.mul(oy_lo, g["OW"]))
-                fill(block, b.mul(oy_hi, g["OW"]), plane)
+                block = b.gep(row_base, [b.mul(b.add(b.mul(i, g["KW"]), j), g["RS"])])
+                fill(block, ir.Constant(I64, 0), b.mul(b.sub(oy_lo, g["OY0"]), g["OW"]))
+                fill(block, b.mul(b.sub(oy_hi, g["OY0"]), g["OW"]), plane)
                 # input column of output column ox: ox*SW + j*DW - PW
                 x_offset = b.sub(b.mul(j, g["DW"]), g["PW"])
 
                 def out_row(oy):
-                    out = b.gep(block, [b.mul(oy, g["OW"])])
+                    out = b.gep(block, [b.mul(b.sub(oy, g["OY0"]), g["OW"])])
                     iy = b.sub(b.add(b.mul(oy, g["SH"]), b.mul(i, g["DH"])), g["PH"])
                     line = b.gep(image_base, [b.add(b.mul(iy, g["W"]), x_offset)])
                     fill(out, ir.Constant(I64, 0), ox_lo)

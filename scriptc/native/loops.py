@@ -22,7 +22,7 @@ def loop_function(kind: str, dtype: str) -> int:
 
     source = importlib.import_module(f"{__package__}.{kind}")
     name = source.FUNCTIONS[dtype][0]
-    sources = (f"native/{kind}", "native/loops", "native/threads", "codegen/llvm/loop")
+    sources = (f"native/{kind}", "native/loops", "native/threads", "native/windows", "codegen/llvm/loop")
     return compiled(f"{kind}|{dtype}", sources, lambda triple: source.module(triple, dtype), [name])[name]
 
 

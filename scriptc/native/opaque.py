@@ -14,7 +14,7 @@ import numpy as np
 
 from scriptc.ops import OpDef
 
-from . import pool
+from . import pool, windows
 from .geometry import average_divisors, pool_geometry
 from .loops import loop_function
 from .pointers import data_pointer
@@ -27,8 +27,10 @@ def _run_pool(x: np.ndarray, geometry: list[int], mode: int, divisors: np.ndarra
     x4 = np.ascontiguousarray(x if batched else x[None])
     n, c = x4.shape[:2]
     out = np.empty((n, c, geometry[2], geometry[3]), dtype=x.dtype)
-    ptrs = (ctypes.c_void_p * 3)(data_pointer(x4), data_pointer(out),
-                                 data_pointer(divisors) if divisors is not None else None)
+    rows, columns = windows.positions(geometry[2], geometry[3], _DTYPES[x.dtype])
+    ptrs = (ctypes.c_void_p * 5)(data_pointer(x4), data_pointer(out),
+                                 data_pointer(divisors) if divisors is not None else None, data_pointer(rows),
+                                 data_pointer(columns))
     meta = (ctypes.c_int64 * 13)(*geometry, mode)
     function = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)(
         loop_function("pool", _DTYPES[x.dtype]))

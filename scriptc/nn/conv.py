@@ -157,7 +157,7 @@ class _ConvTransposeNd(_ConvNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, _ntuple(self.dims)(padding), dilation,
                          groups, bias, padding_mode, output_padding, device=device, dtype=dtype)
 
-    def _output_padding(self, input: Tensor, output_size) -> list[int]:
+    def _output_padding(self, input: Tensor, output_size: list[int] | None) -> list[int]:
         """output_padding, or the one that makes the output `output_size` (spatial, or with N and C)."""
         if output_size is None:
             return list(self.output_padding)

@@ -228,6 +228,30 @@ register("linalg_lu(A: Tensor, *, pivot: bool = True) -> (Tensor, Tensor, Tensor
          function=False, doc="A = P @ L @ U with partial pivoting.")
 
 
+def _lu_unpack_kernel(xp, lu, pivots, unpack_data=True, unpack_pivots=True):
+    p, lower, upper = lu_unpack(xp, lu, pivots)
+    empty = xp.zeros((0,), lu.dtype)
+    return (p if unpack_pivots else empty), (lower if unpack_data else empty), (upper if unpack_data else empty)
+
+
+def _lu_unpack_grad(ctx, g):
+    """L and U are read from below and on/above LU's diagonal; P does not depend on LU."""
+    xp, lu = ctx.xp, ctx.LU_data
+    k = min(lu.shape[-2:])
+    g_lu = xp.zeros(lu.shape, lu.dtype)
+    if g[1] is not None and g[1].size:
+        g_lu[..., :, :k] += xp.tril(g[1], -1)
+    if g[2] is not None and g[2].size:
+        g_lu[..., :k, :] += xp.triu(g[2])
+    return g_lu, None, None, None
+
+
+register("lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True) -> "
+         "(Tensor, Tensor, Tensor)", OPAQUE, _lu_unpack_kernel, shape=lambda lu, piv, *flags: _lu_rule(lu),
+         grad=_lu_unpack_grad, save=("LU_data",), complex_aware=True, result_names=("P", "L", "U"), method=False,
+         doc="(P, L, U) from linalg.lu_factor's packed LU and pivots, so that A = P @ L @ U.")
+
+
 def _vector_rhs(a, b) -> bool:
     """PyTorch's rule: b is a (batch of) vector(s) when 1-D, or when its shape is a's without the last dim."""
     return b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))

@@ -130,6 +130,15 @@ python_op("int.str(a: str) -> int", int, fixed(Int))
 python_op("float.str(a: str) -> float", float, fixed(Float))
 for _name, _fn in (("bin", bin), ("hex", hex), ("oct", oct), ("chr", chr)):
     python_op(f"{_name}.scalar(a: int) -> str", _fn, fixed(Str))
-python_op("hash.any(a: Any) -> int", hash, fixed(Int), "hash() of a number, string or tuple of them.")
+def _hash(value) -> int:
+    """hash() as TorchScript's: by value, so every NaN hashes alike (Python hashes NaN by identity)."""
+    if isinstance(value, float) and value != value:
+        return 0
+    if isinstance(value, tuple):
+        return hash(tuple(_hash(v) for v in value))
+    return hash(value)
+
+
+python_op("hash.any(a: Any) -> int", _hash, fixed(Int), "hash() of a number, string or tuple of them.")
 python_op("range_length.int(start: int, stop: int, step: int) -> int", lambda a, b, c: len(range(a, b, c)),
           fixed(Int), "The number of items range(start, stop, step) has (a for loop's trip count).")

@@ -10,7 +10,7 @@ from scriptc.errors import ShapeError
 from . import register
 from .matrix import c_type_name, conj, mT, out_type, same_dtype, shape_rule, torch_name
 from .rules import broadcast_shapes, normalize_dim
-from .schema import OPAQUE, PROMOTE
+from .schema import OPAQUE, PROMOTE, TensorType
 
 
 def _check_vectors(a, b):
@@ -251,6 +251,8 @@ register("kron(self: Tensor, other: Tensor) -> Tensor", OPAQUE, lambda xp, a, b:
 
 
 def _tensordot_axes(a_rank, b_rank, dims):
+    if hasattr(dims, "ndim"):  # a tensor of dims, read as torch.functional.tensordot reads it
+        dims = dims.item() if dims.size == 1 else dims.tolist()
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
@@ -305,8 +307,14 @@ def _tensordot_shape(a, b, dims=2):
     return tuple(d for i, d in enumerate(a) if i not in dims_a) + tuple(d for i, d in enumerate(b) if i not in dims_b)
 
 
-register("tensordot(a: Tensor, b: Tensor, dims: int|int[][] = 2) -> Tensor", OPAQUE, _tensordot_kernel,
-         shape=shape_rule(_tensordot_shape), grad=_tensordot_grad, method=False, save=("a", "b"),
+def _tensordot_rule(a, b, dims=2):
+    if isinstance(dims, TensorType):  # the contracted dims are values known only at run time
+        return out_type(a, None)
+    return shape_rule(_tensordot_shape)(a, b, dims)
+
+
+register("tensordot(a: Tensor, b: Tensor, dims: int|int[][]|Tensor = 2) -> Tensor", OPAQUE, _tensordot_kernel,
+         shape=_tensordot_rule, grad=_tensordot_grad, method=False, save=("a", "b"),
          doc="Sums products over the last `dims` dims of a and the first of b (or the listed dim pairs).")
 
 

@@ -62,6 +62,21 @@ _tensor_op("bool.tensor(self: Tensor) -> bool", lambda xp, x: bool(_one_element(
            "bool(tensor): a one-element tensor's truth.")
 _tensor_op("int.tensor(self: Tensor) -> int", lambda xp, x: int(_one_element(x, "int")), Int)
 _tensor_op("float.tensor(self: Tensor) -> float", lambda xp, x: float(_one_element(x, "float")), Float)
+def _implicit_number(xp, x, kind: str):
+    """A tensor passed where a number is declared (TorchScript's ImplicitTensorToNum): 0-d only, and a
+    floating one not where an int is declared."""
+    if x.ndim != 0:
+        raise RuntimeError("Cannot input a tensor of dimension other than 0 as a scalar argument")
+    if kind == "int" and x.dtype.kind in "fc":
+        from .matrix import torch_name
+        raise RuntimeError(f"Cannot input a tensor of type {torch_name(x.dtype)} as an integral argument")
+    value = x.item()
+    return {"int": int, "float": float, "bool": bool}.get(kind, lambda v: v)(value)
+
+
+register("number.tensor(self: Tensor, kind: str) -> Scalar", SCALAR, _implicit_number, method=False, function=False,
+         shape=lambda x, kind: {"int": Int, "float": Float, "bool": Bool}.get(kind, Scalar),
+         doc="A 0-d tensor read as the int, float or Scalar an argument declares (`kind`).")
 _tensor_op("dtype(self: Tensor) -> ScalarType", lambda xp, x: from_numpy_dtype(x.dtype), DType,
            "Tensor.dtype in scripted code.")
 _tensor_op("device.tensor(self: Tensor) -> Device", lambda xp, x: device("cpu" if xp is np else "cuda"), DeviceT,

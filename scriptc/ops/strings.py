@@ -4,7 +4,6 @@ f-strings, str() and print() of any value (tensors printed as PyTorch prints the
 from __future__ import annotations
 
 import operator
-import re
 
 from scriptc.types import Bool, Int, ListType, NoneType, Str, TupleType
 
@@ -114,15 +113,48 @@ def _format(template: str, values) -> str:
     return template.format(*[_Rendered(v) for v in values])
 
 
-_CONVERSION = re.compile(r"%[#0 +-]*(?:\d+|\*)?(?:\.\d+)?([a-zA-Z%])")
+def _percent(template: str, values) -> str:
+    """`template % values` as TorchScript formats it: a conversion is one letter after % (%s writes a
+    value as str() does, %d %i %e %E %f %F %c as Python), no flags or widths."""
+    values = list(values) if isinstance(values, tuple) else [values]
+    out, position, start = [], 0, 0
+    while True:
+        percent = template.find("%", start)
+        if percent < 0:
+            break
+        out.append(template[start:percent])
+        if percent + 1 == len(template):
+            raise RuntimeError("Incomplete format specifier")
+        kind = template[percent + 1]
+        start = percent + 2
+        if kind == "%":
+            out.append("%")
+            continue
+        if kind not in "sdieEfFc":
+            raise RuntimeError(f"The specifier %{kind} is not supported in TorchScript format strings")
+        if position == len(values):
+            raise RuntimeError("Too few arguments for format string")
+        out.append(_convert(kind, values[position]))
+        position += 1
+    if position < len(values):
+        raise RuntimeError("Too many arguments for format string")
+    return "".join(out) + template[start:]
 
 
-def _percent(template: str, values):
-    """`template % values`: %s writes a value as str() does; the numeric conversions as in Python."""
-    values = values if isinstance(values, tuple) else (values,)
-    kinds = [c for c in _CONVERSION.findall(template) if c != "%"]
-    return template % tuple(render(v) if (i >= len(kinds) or kinds[i] in "sr") else v
-                            for i, v in enumerate(values))
+def _convert(kind: str, value) -> str:
+    if kind == "s":
+        return render(value)
+    if kind == "c":
+        if isinstance(value, str) and len(value) == 1 or isinstance(value, int) and not isinstance(value, bool):
+            return f"%{kind}" % value
+        raise RuntimeError(f"%c requires an int or char for formatting, but got {_type_name(value)}")
+    if not isinstance(value, (int, float)):
+        raise RuntimeError(f"%{kind} requires a number for formatting, but got {_type_name(value)}")
+    return f"%{kind}" % value
+
+
+def _type_name(value) -> str:
+    return "String" if isinstance(value, str) else type(value).__name__
 
 
 def _print(values, sep, end) -> None:

@@ -27,7 +27,9 @@ def constant_fold(graph: Graph) -> bool:
             changed = True
         elif _foldable(node):
             changed |= _fold(node)
-        elif node.op == "prim::ListConstruct" and _read_only_constant_list(node):
+        elif node.op in ("prim::ListConstruct", "prim::TupleConstruct") and _read_only_constant_list(node):
+            # (A tuple of ints that only ops read - nn's _pair(stride) in a scripted module - is the
+            # int list a trace records: as a constant, conv2d's arguments are known to fusion.)
             _replace_with_constant(node, [constant_value(v) for v in node.inputs])
             changed = True
         elif node.op in ("size", "dim") and _shape_fact(node) is not None:
@@ -37,7 +39,8 @@ def constant_fold(graph: Graph) -> bool:
 
 
 def _read_only_constant_list(node: Node) -> bool:
-    """A list of constants that only op arguments read (never appended to, returned or stored)."""
+    """A list (or tuple) of constants that only op arguments read (never appended to, returned or
+    stored)."""
     if not node.inputs or not all(is_constant(v) and isinstance(constant_value(v), (int, float, bool))
                                   for v in node.inputs):
         return False

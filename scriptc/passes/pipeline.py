@@ -56,6 +56,9 @@ PIPELINE: list[tuple[str, str, Callable[[Graph, PassContext], bool], int]] = [
     ("dce", "dead code", lambda g, c: dce(g), 1),
     ("freeze", "attributes that folding made read-only; drop an unused self", lambda g, c: freeze(g, c.module_value)
      if c.module_value is not None else False, 1),
+    # (A scripted nn.Conv2d's result comes out of an If on its padding_mode until folding takes the
+    # branch: only then is it a fresh tensor that an in-place ReLU may write functionally.)
+    ("remove_mutation", "in-place ops on what folding showed fresh", lambda g, c: remove_mutation(g), 1),
     ("shape_infer", "shapes after simplification", lambda g, c: shape_infer(g), 1),
     ("fold_conv_bn", "frozen conv + batch_norm into one conv", lambda g, c: fold_conv_bn(g), 1),
     ("transpose_frozen_linear", "linear with a frozen weight into matmul by its stored transpose, plus bias",

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from scriptc.errors import ArchiveError
+from scriptc.ir.parser import parse_type
 from scriptc.runtime.objects import ScriptObject
-from scriptc.ops.schema import SchemaError, parse_type
 from scriptc.types import (
     Bool,
     DictType,
@@ -106,7 +106,7 @@ def decode(name: str, entry) -> Any:
                            "{\"type\", \"value\"}")
     try:
         return _decode(entry["value"], parse_type(entry["type"]))
-    except (SchemaError, TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:  # (the type's ParseError is a ValueError)
         raise ArchiveError(f"manifest.json: attribute {name!r} does not match its type {entry['type']!r}: "
                            f"{exc}") from None
 
@@ -141,6 +141,8 @@ def _decode(data, t: Type) -> Any:
         return [_decode(v, t.elem) for v in data]
     if isinstance(t, TupleType) and isinstance(data, list) and len(data) == len(t.elems):
         return tuple(_decode(v, e) for v, e in zip(data, t.elems))
+    if isinstance(t, DictType) and isinstance(t.key, TensorType):
+        raise TypeError("a dict attribute's keys cannot be tensors")
     if isinstance(t, DictType) and isinstance(data, list) and all(isinstance(p, list) and len(p) == 2 for p in data):
         return {_decode(k, t.key): _decode(v, t.value) for k, v in data}
     if t in _SCALARS and isinstance(data, (bool, int, float, str)):

@@ -118,11 +118,11 @@ class Interpreter:
 
     def _op(self, node: Node, args: list) -> list:
         op = ops.OPS[node.op]
+        target = args[0] if args else None  # (run_kernel may replace args' arrays by promoted copies)
         out = run_kernel(op, np, args)
         if op.aux:
             out = out[0]
         if op.inplace_of is not None:
-            target = args[0]
             np.copyto(target, out, casting="same_kind")
             out = target
         if len(node.outputs) == 1:
@@ -213,7 +213,7 @@ class Interpreter:
         return [any(value_has_type(value, t) for t in node.attrs["types"])]
 
     def _raise(self, node: Node, env: dict) -> list:
-        raise RuntimeError(node.attrs["message"])
+        raise RuntimeError(node.attrs["message"] + "".join(env[id(text)] for text in node.inputs))
 
     def _uninitialized(self, node: Node, env: dict) -> list:
         return [None]

@@ -39,8 +39,7 @@ def _check_attributes(graph, module_value: ModuleValue, method: str) -> None:
         try:
             paths[id(node.output)] = owner.get(node.attrs["name"])
         except AttributeError as exc:
-            raise ArchiveError(f"graphs/{method}.ir reads {exc.args[0]}, which the archive does not contain") \
-                from None
+            raise ArchiveError(f"graphs/{method}.ir reads an attribute the archive does not hold ({exc})") from None
 
 
 def input_specs(signature: dict, graph, skip: int, method: str) -> list | None:

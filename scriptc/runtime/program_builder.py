@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from scriptc.native import program as native
 
-from .lowerings import LOWERINGS, lower_group
+from .lowerings import LOWERINGS, lower_group, raises
 from .program_values import (Built, Builder, IntValue, NotNative, Output, TensorValue, dense, int_register,
                              tensor_of, value_of)
 
@@ -92,8 +92,16 @@ def _if(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     if not isinstance(condition, bool):
         raise NotNative("an If on a value known only at run time")
     block = node.blocks[0 if condition else 1]
+    if raises(block):
+        if node.outputs:
+            raise NotNative("an If whose raising branch gives values")
+        return LOWERINGS["prim::RaiseException"](builder, block.last, [], recorded)
     _lower_nodes(builder, list(block), syms, executor, recorded)
-    return [syms[executor.slot_of[id(v)]] for v in block.returns]
+    returned = [executor.slot_of[id(v)] for v in block.returns]
+    for slot in returned:
+        if slot not in syms:  # a constant the block returns
+            syms[slot] = value_of(builder, executor.constants[slot], [], None)
+    return [syms[slot] for slot in returned]
 
 
 def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:

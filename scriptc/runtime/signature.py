@@ -20,16 +20,22 @@ from scriptc.ir.graph import Graph
 from scriptc.types import (
     Bool,
     DictType,
+    EnumType,
+    EnumValue,
     Float,
     Int,
     ListType,
     NoneType,
+    ObjectType,
     OptionalType,
     Str,
     TensorType,
     TupleType,
     Type,
+    UnionType,
 )
+
+from .objects import ScriptObject
 
 # The dtype a list of Python numbers becomes where the input's dtype is not known (torch.tensor's).
 _LIST_DTYPES = {"b": np.bool_, "i": np.int64, "u": np.int64, "f": np.float32, "c": np.complex64}
@@ -165,6 +171,17 @@ def _fit(parameter: Parameter, t: Type, value) -> tuple[str | None, Any]:
         return _each(parameter, t.elems, value, tuple)
     if isinstance(t, DictType):
         return (None, value) if isinstance(value, dict) else (describe(value), None)
+    if isinstance(t, UnionType):
+        for option in t.options:
+            problem, converted = _fit(parameter, option, value)
+            if problem is None:
+                return None, converted
+        return describe(value), None
+    if isinstance(t, ObjectType):
+        ok = isinstance(value, ScriptObject) and value.class_name == t.name
+        return (None, value) if ok else (describe(value), None)
+    if isinstance(t, EnumType):
+        return (None, value) if isinstance(value, EnumValue) and value.enum == t.name else (describe(value), None)
     return None, value  # Any, a Device or a dtype: the model's ops check it
 
 

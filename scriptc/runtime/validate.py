@@ -14,9 +14,26 @@ import numpy as np
 
 from scriptc.errors import ArchiveError
 from scriptc.ir.graph import Graph, walk
-from scriptc.types import Bool, Float, Int, ModuleType, NoneType, OptionalType, Str, TensorType, Type
+from scriptc.types import (
+    Bool,
+    DictType,
+    Float,
+    Int,
+    ListType,
+    ModuleType,
+    NamedTupleType,
+    NoneType,
+    ObjectType,
+    OptionalType,
+    Str,
+    TensorType,
+    TupleType,
+    Type,
+    UnionType,
+)
 
 from .limits import MAX_INLINED_NODES
+from .objects import ScriptObject
 
 # The scalar types an attribute's value may have for each IR type it may be given.
 _SCALARS: dict[Type, tuple] = {Bool: (bool,), Int: (int,), Float: (float, int), Str: (str,), NoneType: (type(None),)}
@@ -34,6 +51,7 @@ def check_archive(kind: str, graphs: dict[str, Graph], functions: dict[str, Grap
         _check_signature(graph, signatures.get(name, {}), 1 if takes_self else 0, where)
         if takes_self:
             _check_attributes(graph, values, where)
+    _check_object_fields(functions, values)
     _check_calls(graphs, functions)
 
 
@@ -55,35 +73,72 @@ def _check_signature(graph: Graph, signature: dict, skip: int, where: str) -> No
 
 
 def _check_attributes(graph: Graph, values: dict[str, Any], where: str) -> None:
-    """Follow every prim::GetAttr chain from the graph's module input through `values`."""
-    paths: dict[int, str] = {id(graph.inputs[0]): ""}
+    """Follow every prim::GetAttr chain from the graph's module input through `values`, and on through
+    the fields of the script objects it reaches."""
+    modules: dict[int, str] = {id(graph.inputs[0]): ""}
+    objects: dict[int, ScriptObject] = {}
     for node in walk(graph.block):
-        if node.op != "prim::GetAttr" or id(node.inputs[0]) not in paths:
+        if node.op != "prim::GetAttr" or id(node.inputs[0]) not in modules and id(node.inputs[0]) not in objects:
             continue
         name = node.attrs["name"]
         if not isinstance(name, str):
             raise ArchiveError(f"{where}: prim::GetAttr{_at(node)} names {name!r}, not a string")
-        owner = paths[id(node.inputs[0])]
-        path = f"{owner}.{name}" if owner else name
         declared = node.output.type
-        if isinstance(declared, ModuleType):
-            if path in values:
-                raise ArchiveError(f"{where}: prim::GetAttr{_at(node)} reads '{path}' as a module, but the "
-                                   f"archive holds a value there")
-            paths[id(node.output)] = path
-            continue
-        if path not in values:
-            raise ArchiveError(f"{where}: prim::GetAttr{_at(node)} reads '{path}', which the archive does not "
+        if id(node.inputs[0]) in objects:
+            obj = objects[id(node.inputs[0])]
+            path, found, value = f"the {obj.class_name} object's '{name}'", name in obj.attributes, obj.attributes.get(name)
+        else:
+            owner = modules[id(node.inputs[0])]
+            dotted = f"{owner}.{name}" if owner else name
+            path, found, value = f"'{dotted}'", dotted in values, values.get(dotted)
+            if isinstance(declared, ModuleType):
+                if found:
+                    raise ArchiveError(f"{where}: prim::GetAttr{_at(node)} reads {path} as a module, but the "
+                                       f"archive holds a value there")
+                modules[id(node.output)] = dotted
+                continue
+        if not found:
+            raise ArchiveError(f"{where}: prim::GetAttr{_at(node)} reads {path}, which the archive does not "
                                "contain")
-        problem = _type_problem(values[path], declared)
+        problem = _type_problem(value, declared)
         if problem is not None:
-            raise ArchiveError(f"{where}: prim::GetAttr{_at(node)} reads '{path}' as {declared}, but {problem}")
+            raise ArchiveError(f"{where}: prim::GetAttr{_at(node)} reads {path} as {declared}, but {problem}")
+        if isinstance(value, ScriptObject):
+            objects[id(node.output)] = value
+
+
+def _check_object_fields(functions: dict[str, Graph], values: dict[str, Any]) -> None:
+    """The fields of the archive's script objects have the types their class's methods read them as."""
+    reads: dict[tuple[str, str], dict[Type, str]] = {}  # (class, field) -> each type it is read as, and where
+    for name, graph in functions.items():
+        owner = graph.inputs[0].type if graph.inputs else None
+        if not isinstance(owner, ObjectType):
+            continue
+        for node in walk(graph.block):
+            if node.op == "prim::GetAttr" and node.inputs[0] is graph.inputs[0]:
+                reads.setdefault((owner.name, node.attrs["name"]), {}).setdefault(
+                    node.output.type, f"functions/{name}.ir: prim::GetAttr{_at(node)}")
+    pending = [v for v in values.values() if isinstance(v, ScriptObject)]
+    while pending:
+        obj = pending.pop()
+        for field, value in obj.attributes.items():
+            for declared, where in reads.get((obj.class_name, field), {}).items():
+                problem = _type_problem(value, declared)
+                if problem is not None:
+                    raise ArchiveError(f"{where} reads '{field}' of a {obj.class_name} object as {declared}, "
+                                       f"but {problem}")
+            if isinstance(value, ScriptObject):
+                pending.append(value)
 
 
 def _type_problem(value, declared: Type) -> str | None:
-    """Why `value` does not have the IR type `declared`, or None."""
+    """Why `value` does not have the IR type `declared`, or None. (Recursive, but only as deep as the
+    value: attribute values come from JSON of bounded depth.)"""
     if isinstance(declared, OptionalType):
         return None if value is None else _type_problem(value, declared.elem)
+    if isinstance(declared, UnionType):
+        problems = [_type_problem(value, option) for option in declared.options]
+        return None if None in problems else problems[0]
     if isinstance(declared, TensorType):
         if not isinstance(value, np.ndarray):
             return f"it holds a {type(value).__name__}"
@@ -94,10 +149,33 @@ def _type_problem(value, declared: Type) -> str | None:
                 isinstance(d, int) and d != n for d, n in zip(declared.shape, value.shape))):
             return described
         return None
+    container = _CONTAINERS.get(type(declared))
+    if container is not None:
+        if not isinstance(value, container):
+            return f"it holds a {type(value).__name__}"
+        if isinstance(declared, TupleType) and declared.elems and len(declared.elems) != len(value):
+            return f"it holds {len(value)} items"
+        return next(filter(None, (_type_problem(v, t) for v, t in _items(value, declared))), None)
+    if isinstance(declared, ObjectType):
+        if not isinstance(value, ScriptObject) or value.class_name != declared.name:
+            return f"it holds {value!r}"
+        return None
     allowed = _SCALARS.get(declared)
     if allowed is not None and (not isinstance(value, allowed) or (declared is not Bool and isinstance(value, bool))):
         return f"it holds {value!r}"
     return None
+
+
+_CONTAINERS = {ListType: list, TupleType: tuple, NamedTupleType: tuple, DictType: dict}
+
+
+def _items(value, declared: Type):
+    """(item, its declared type) of a container value."""
+    if isinstance(declared, ListType):
+        return ((v, declared.elem) for v in value)
+    if isinstance(declared, DictType):
+        return (pair for k, v in value.items() for pair in ((k, declared.key), (v, declared.value)))
+    return zip(value, declared.elems)
 
 
 def _at(node) -> str:

@@ -7,8 +7,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from scriptc.ops.schema import SchemaError, parse_type
+from scriptc.ir.parser import parse_type
 from scriptc.types import (
+    EnumType,
     EnumValue,
     Any_,
     Bool,
@@ -20,6 +21,7 @@ from scriptc.types import (
     Int,
     ListType,
     NoneType,
+    ObjectType,
     OptionalType,
     Str,
     TensorType,
@@ -33,23 +35,13 @@ from scriptc.types import (
 from .objects import ScriptObject
 
 
-@lru_cache(maxsize=256)
-def _parsed(text: str) -> Type | str:
-    try:
-        return parse_type(text)
-    except SchemaError:
-        return text  # an Object(...) or Enum(...) type, matched by name
-
-
 def value_has_type(value, type_text: str) -> bool:
-    """isinstance(value, type) for a type in its IR text form. Containers are judged by their items
-    (an empty list is a list of anything)."""
-    t = _parsed(type_text)
-    if isinstance(t, str):
-        if isinstance(value, ScriptObject):
-            return t == f"Object({value.class_name})"
-        return isinstance(value, EnumValue) and t.startswith(f"Enum({value.enum},")
-    return _has_type(value, t)
+    """isinstance(value, type) for a type in its IR text form (checked when the graph was verified).
+    Containers are judged by their items (an empty list is a list of anything)."""
+    return _has_type(value, _parsed(type_text))
+
+
+_parsed = lru_cache(maxsize=256)(parse_type)
 
 
 def _has_type(value, t: Type) -> bool:
@@ -84,4 +76,8 @@ def _has_type(value, t: Type) -> bool:
             _has_type(v, e) for v, e in zip(value, t.elems)))
     if isinstance(t, DictType):
         return isinstance(value, dict) and all(_has_type(v, t.value) for v in value.values())
+    if isinstance(t, ObjectType):
+        return isinstance(value, ScriptObject) and value.class_name == t.name
+    if isinstance(t, EnumType):
+        return isinstance(value, EnumValue) and value.enum == t.name
     return False

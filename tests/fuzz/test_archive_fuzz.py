@@ -28,16 +28,37 @@ import scriptc as torch
 from scriptc.errors import ArchiveError, ScriptcError
 from scriptc.runtime import load
 
-from ..models import MLP
+from ..models import MLP, ScriptFeatures
 
 CASES = int(os.environ.get("SCRIPTC_FUZZ_CASES", "10000"))
 TOKENS = [b"float64", b"float16", b"int64", b"bool", b"Tensor", b"Module", b"List[", b"Optional[", b"[", b"]",
           b"{", b"}", b"(", b")", b",", b":", b'"', b"\\", b"\\u0000", b"\x00", b"\t", b"\n", b"%x", b"%0",
           b"-1", b"0", b"1e309", b"nan", b"99999999999999999999", b"prim::Call", b"prim::If", b"prim::Loop",
           b"relu", b"linear", b"matmul", b"block0():", b"-> ()", b"return", b"=", b"#", b"..", b"/", b"F32",
-          b"I64", b"BOOL", b"data_offsets", b"shape", b"dtype", b"__metadata__", b"[" * 200, b"B", b"?"]
+          b"I64", b"BOOL", b"data_offsets", b"shape", b"dtype", b"__metadata__", b"[" * 200, b"B", b"?",
+          # the script frontend's types, constants and attribute entries
+          b"Object(", b"Object(Tally)", b"Enum(", b"Enum(Mode, int)", b'Enum("Mode", "ADD", 1)', b"NamedTuple(",
+          b"NamedTuple(Pair, lo: float)", b"lo: ", b"|", b"int|", b"|Tensor", b"Union[", b"Future[", b"Any",
+          b"prim::isinstance", b"prim::GetAttr", b"prim::SetAttr", b"prim::TupleConstruct", b"prim::Refine",
+          b'"object"', b'"fields"', b'"tensor"', b'"type"', b'"value"', b'{"tensor": "tally#0"}', b"Tally.step",
+          b"Optional[int|" * 70]
 JSON_VALUES = [None, True, False, 0, -1, 1 << 64, 1.5, float("inf"), "", "x", "float32", "../x", "a" * 300, [],
-               [1, 2], [-1], [[[]]], {}, {"a": 1}, {"F32": 1}, [0, 1 << 40], "\u0000"]
+               [1, 2], [-1], [[[]]], {}, {"a": 1}, {"F32": 1}, [0, 1 << 40], "\u0000",
+               # attribute entries and the values inside them
+               {"type": "Any", "value": {"object": "Tally", "fields": {}}}, {"object": "Tally", "fields": []},
+               {"object": 7, "fields": {"count": 1}}, {"tensor": "tally#0"}, {"tensor": "extras#1"}, {"tensor": 5},
+               {"type": "Object(Tally)", "value": 1}, {"type": "Enum(Mode, int)", "value": 1},
+               {"type": "NamedTuple(Pair, lo: float, hi: float)", "value": [1.0, 2.0]},
+               {"type": "int|float", "value": 1}, {"type": "List[Tensor]", "value": [{"tensor": "nope"}]},
+               {"type": "Dict[Tensor, int]", "value": [[{"tensor": "tally#0"}, 1]]},
+               {"type": "Dict[List[int], int]", "value": [[[1], 1]]}, {"type": "List[" * 2000, "value": []},
+               {"type": "Tuple[float, float]", "value": [1.0]}, {"type": "Future[int]", "value": 1}]
+# Type texts an attribute entry's "type" may be swapped for.
+TYPE_TEXTS = ["Any", "int", "float", "str", "bool", "None", "Tensor", "Tensor(float64, [2])", "List[int]",
+              "List[Tensor]", "Dict[str, List[float]]", "Dict[int, int]", "Tuple[float, float]", "Optional[int]",
+              "int|float", "Object(Tally)", "Object(Other)", "Enum(Mode, int)", "NamedTuple(Pair, lo: float, hi: float)",
+              "Future[int]", "Module(fc)", "List[" * 3000 + "int" + "]" * 3000,
+              "Optional[" * 990 + "int" + "]" * 990, "Tuple[" * 50, "\u0000", ""]
 
 
 def _base_archives(tmp_path) -> list[bytes]:
@@ -46,7 +67,9 @@ def _base_archives(tmp_path) -> list[bytes]:
     torch.jit.trace(MLP(sizes=(4, 3, 2)).eval(), torch.randn(2, 4)).save(traced)
     scripted = tmp_path / "scripted.sc"
     torch.jit.script(_Branchy().eval()).save(scripted)
-    return [traced.read_bytes(), scripted.read_bytes()]
+    rich = tmp_path / "rich.sc"
+    torch.jit.script(ScriptFeatures().eval()).save(rich)
+    return [traced.read_bytes(), scripted.read_bytes(), rich.read_bytes()]
 
 
 class _Branchy(torch.nn.Module):
@@ -126,7 +149,14 @@ def mutant(bases: list[bytes], rng: random.Random) -> bytes:
     members = _members(data)
     name = rng.choice(list(members))
     if kind < 0.35 and name == "manifest.json":
-        members[name] = json.dumps(_mutate_json(json.loads(members[name]), rng)).encode()
+        manifest = json.loads(members[name])
+        typed = [k for k, v in manifest["attributes"].items() if isinstance(v, dict)]
+        if typed and rng.random() < 0.3:
+            entry = manifest["attributes"][rng.choice(typed)]
+            entry["type"] = rng.choice(TYPE_TEXTS)
+        else:
+            manifest = _mutate_json(manifest, rng)
+        members[name] = json.dumps(manifest).encode()
     elif kind < 0.45 and name == "weights.safetensors":
         members[name] = _mutate_safetensors_header(members[name], rng)
     elif kind < 0.5:
@@ -137,18 +167,18 @@ def mutant(bases: list[bytes], rng: random.Random) -> bytes:
 
 
 def _inputs(model) -> list:
-    """Inputs the loaded mutant's signature takes (zeros; an int is 2)."""
+    """Inputs the loaded mutant's signature takes (zeros; an int is 2, a float 2.5; a Union's first
+    option)."""
     values = []
     for p in model.signature["forward"].parameters:
-        if p.dtype is not None or p.rank is not None or str(p.type).startswith("Tensor"):
+        first = str(p.type).split("|")[0]
+        if p.dtype is not None or p.rank is not None or first.startswith("Tensor"):
             shape = [2] * (p.rank if p.rank is not None else 2)
             for d, n in p.fixed:
                 shape[d] = n
             values.append(np.zeros(shape, p.dtype or np.float32))
-        elif str(p.type) == "int":
-            values.append(2)
         else:
-            values.append(None)
+            values.append({"int": 2, "float": 2.5}.get(first))
     return values
 
 
@@ -191,7 +221,7 @@ def test_mutants_under_a_memory_limit(tmp_path):
         print(dict(fuzz(pathlib.Path({str(tmp_path)!r}), 600)))
     """)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0 and "refused" in out.stdout, out.stderr[-2000:]
 
 

@@ -94,3 +94,17 @@ def test_deep_types_and_blocks_are_refused_before_the_recursion_limit():
     lines += ["      -> (%x)"] * depth + ["  return (%x)"]
     with pytest.raises(ir.ParseError, match="nested more than"):
         ir.parse("\n".join(lines) + "\n")
+
+
+@pytest.mark.invalid_graphs
+def test_types_nest_at_most_max_type_nesting_levels():
+    """(Each walk of a type - str(), fits, an archive's checks - recurses once per level.)"""
+    def nested(levels: int) -> str:
+        return "Optional[int|" * (levels - 1) + "float" + "]" * (levels - 1)
+    assert str(parser.parse_type(nested(parser.MAX_TYPE_NESTING))) == nested(parser.MAX_TYPE_NESTING)
+    with pytest.raises(ir.ParseError, match=f"a type nested more than {parser.MAX_TYPE_NESTING} levels deep"):
+        parser.parse_type(nested(parser.MAX_TYPE_NESTING + 1))
+    with pytest.raises(ir.ParseError, match="a type nested more than"):
+        ir.parse(f"graph(%x : {nested(500)}):\n  return (%x)\n")
+    with pytest.raises(ir.ParseError, match="unexpected token 'x'"):
+        parser.parse_type("int x")

@@ -172,6 +172,15 @@ def raises_and_asserts(x: int) -> int:
     return x * 2
 
 
+def formatted_messages(x: int, xs: List[int]) -> int:
+    assert x != 3, f"x is {x} of {xs}"
+    if x > 100:
+        raise ValueError(f"{x} is too big for {xs}")
+    if x < 0:
+        raise RuntimeError("negative: " + str(x))
+    return x
+
+
 def rebinding(x: int) -> str:
     y = x + 1
     y = str(y)
@@ -326,6 +335,11 @@ def tensor_properties(x: torch.Tensor) -> Tuple[List[int], int, torch.Tensor, to
     return x.shape, x.ndim, x.T, x.mT, x.is_cuda
 
 
+def sizes_compared_with_tuples(x: torch.Tensor) -> Tuple[bool, bool, List[int], int]:
+    rest = torch.Size(x.size()[1:])
+    return x.size() == (2, 3), x.shape != (3, 2), rest, len(rest)
+
+
 def tensor_literals(n: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     a = torch.tensor([1, 2, n])
     b = torch.tensor([[1.5, 2.0], [3.0, 4.0]], dtype=torch.float64)
@@ -411,6 +425,7 @@ LANGUAGE = {
     "loops_with_exits": (loops_with_exits, [(20,), (3,), (0,)]),
     "early_returns": (early_returns, [(-3,), (49,), (8,), (7,)]),
     "raises_and_asserts": (raises_and_asserts, [(5,), (-1,), (101,)]),
+    "formatted_messages": (formatted_messages, [(5, [1]), (3, [1, 2]), (101, []), (-1, [2])]),
     "rebinding": (rebinding, [(41,)]),
     "optional_refinement": (optional_refinement, [(1, 2), (None, 3), (4, None), (-1, 2)]),
     "union_refinement": (union_refinement, [(3,), ("s",), ([1, 2],)]),
@@ -424,6 +439,7 @@ LANGUAGE = {
     "deletes_and_checks": (deletes_and_checks, [([1, 2, 3, 4], _t(2))]),
     "any_and_tuples": (any_and_tuples, [((1, "a", 2.0),)]),
     "tensor_properties": (tensor_properties, [(_t(2, 3),)]),
+    "sizes_compared_with_tuples": (sizes_compared_with_tuples, [(_t(2, 3),), (_t(3, 2),)]),
     "tensor_literals": (tensor_literals, [(4,)]),
     "tensor_indexing": (tensor_indexing, [(_t(3, 4), 1), (_t(2, 3, 4), -1)]),
     "tensor_setitem": (tensor_setitem, [(_t(3, 4),)]),

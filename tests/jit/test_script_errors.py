@@ -62,6 +62,18 @@ pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built grap
     ("def f(x: str):\n    return x.frobnicate()\n", "'str' has no method 'frobnicate'", 6, 12),
     ("def f(x: List[int]):\n    return x[0:1:0]\n", "slice step cannot be zero", 6, 14),
     ("def f(x):\n    return x[1, ..., ...]\n", "single ellipsis", 6, 12),
+    ("def f(x):\n    *b, = (x, x)\n    return b\n", "A Starred expression may only appear on the lhs", 6, 5),
+    ("def f(x):\n    raise Undefined(x, 'hi')\n", "undefined value Undefined", 6, 11),
+    ("def f(x):\n    raise 3 + 4\n", "exceptions must derive from BaseException", 6, 11),
+    ("def f(x):\n    return g(x)\n\ndef g(b: bool):\n    return b\n", "argument 'b' expects bool, got Tensor", 6, 12),
+    ("def f(x):\n    return Derived().two(x)\n\nclass Base:\n    def two(self, x):\n        return x\n\n"
+     "class Derived(Base):\n    pass\n", "TorchScript classes do not support inheritance", 6, 12),
+    ("def f(x):\n    raise len(x)\n", "exceptions must derive from BaseException", 6, 11),
+    ("def f(x: int):\n    return Pair((x, x))\n\nclass Pair(tuple):\n    pass\n",
+     "a subclass of a Python builtin type is not a script class", 6, 12),
+    ("def f(x: int):\n    return Empty(x)\n\nclass Empty:\n    pass\n", "Empty() takes no arguments", 6, 12),
+    ("def f(x: int):\n    return type(x)\n", "type() in scripted code takes a module or a script-class object", 6, 12),
+    ("def f(x: List[str]):\n    return torch.Size(x)\n", "torch.Size() takes a list or tuple of ints", 6, 12),
 ])
 def test_unsupported_constructs_name_the_construct_and_place(body, message, line, col):
     with pytest.raises(ScriptError) as info:
@@ -75,6 +87,20 @@ def test_unsupported_constructs_name_the_construct_and_place(body, message, line
 def test_deep_expressions_compile():
     deep = "def f(x: int):\n    return " + " + ".join(["x"] * 500) + "\n"
     assert ScriptContext().compile_function_graph(define(deep)) is not None
+
+
+def test_a_module_whose_init_skipped_super_is_a_script_error():
+    import scriptc
+
+    class NoSuper(scriptc.nn.Module):
+        def __init__(self):
+            self.x = 2
+
+        def forward(self):
+            return self.x
+
+    with pytest.raises(ScriptError, match="has not been initialized, did you forget to call 'super\\(\\)'"):
+        scriptc.jit.script(NoSuper())
 
 
 def test_source_that_cannot_be_read_is_a_script_error():

@@ -4,7 +4,8 @@ saved and run by the standalone runtime (scriptc.runtime.load) with the same res
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+import re
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ import scriptc as torch
 from scriptc.jit.module import from_runtime
 from scriptc.runtime import load as runtime_load
 
-from .language_corpus import LANGUAGE
+from .language_corpus import LANGUAGE, Color
 
 
 def _arguments(args, rng):
@@ -93,6 +94,20 @@ def test_saved_archive_runs_in_the_runtime(name, tmp_path):
             same(from_runtime(got[1]), expected[1])
 
 
+def test_raised_messages_are_formatted_when_raised_in_script_and_archives(tmp_path):
+    fn = LANGUAGE["formatted_messages"][0]
+    scripted = torch.jit.script(fn)
+    torch.jit.save(scripted, tmp_path / "messages.sc")
+    loaded = runtime_load(tmp_path / "messages.sc", jit=False, prime=False)
+    for args, kind in (((3, [1, 2]), AssertionError), ((101, []), ValueError), ((-1, [2]), RuntimeError)):
+        with pytest.raises(kind) as python:
+            fn(*args)
+        for compiled in (scripted, loaded):
+            with pytest.raises(RuntimeError) as script:
+                compiled(*args)
+            assert str(script.value) == f"{kind.__name__}: {python.value}"
+
+
 def test_compiled_runtime_plans_agree_with_the_interpreter(tmp_path):
     for name in ("loops_with_exits", "tensor_arithmetic", "list_methods", "tensor_setitem"):
         fn, cases = LANGUAGE[name]
@@ -168,3 +183,111 @@ def test_values_print_as_torchscript_prints_them(capsys):
         return d.popitem(), len(d)
 
     assert _scripted(first_item)({"a": 1, "b": 2}) == (("a", 1), 1)
+
+
+@pytest.mark.parametrize("template, value, expected", [
+    ("%e|%E", (1, 2.5), "1.000000e+00|2.500000E+00"), ("%f %F", (1, 1.5), "1.000000 1.500000"),
+    ("%c%c", (97, "b"), "ab"), ("%i%% of %s", (5, [1]), "5% of [1]"),
+    ("%a", "x", "The specifier %a is not supported in TorchScript format strings"),
+    ("%5d", 3, "The specifier %5 is not supported in TorchScript format strings"),
+    ("tail %", "x", "Incomplete format specifier"), ("%s %s", "x", "Too few arguments for format string"),
+    ("%s", ("x", "y"), "Too many arguments for format string"),
+    ("%d", "1", "%d requires a number for formatting, but got String"),
+    ("%c", "foo", "%c requires an int or char for formatting, but got String"),
+])
+def test_percent_formatting_is_torchscripts(template, value, expected):
+    """TorchScript's `%`: one letter per conversion (no flags or widths), its errors (real torch's)."""
+    def fmt(template: str, value: Any) -> str:
+        return template % value
+
+    if expected.startswith(("The specifier", "Incomplete", "Too", "%")):
+        with pytest.raises(RuntimeError, match=re.escape(expected)):
+            _scripted(fmt)(template, value)
+    else:
+        assert _scripted(fmt)(template, value) == expected
+
+
+def test_a_zero_dim_tensor_passes_where_an_op_declares_a_number():
+    """TorchScript reads a 0-d tensor as the int/float/Scalar an op's schema declares (real torch's
+    results and errors), but only where no overload takes the tensor itself."""
+    def unsqueeze(x: torch.Tensor, dim: torch.Tensor) -> torch.Tensor:
+        return x.unsqueeze(dim)
+
+    def addcmul(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return x.addcmul(t, t, value=t)
+
+    assert tuple(_scripted(unsqueeze)(torch.zeros(3), torch.tensor(0)).shape) == (1, 3)
+    np.testing.assert_allclose(_scripted(addcmul)(torch.zeros(2), torch.tensor(1.5)).numpy(), [3.375, 3.375])
+    with pytest.raises(RuntimeError, match="Cannot input a tensor of type Float as an integral argument"):
+        _scripted(unsqueeze)(torch.zeros(3), torch.tensor(1.0))
+    with pytest.raises(RuntimeError, match="Cannot input a tensor of dimension other than 0 as a scalar argument"):
+        _scripted(addcmul)(torch.zeros(2), torch.tensor([2.0]))
+
+
+def test_hash_is_by_value_as_torchscripts():
+    def same_hash(a: float, b: float) -> bool:
+        return hash(a) == hash(b)
+
+    assert _scripted(same_hash)(float("nan"), float("nan")) and _scripted(same_hash)(1.5, 1.5)
+    assert not _scripted(same_hash)(1.5, 2.5)
+
+
+def test_functions_that_always_raise():
+    """No return on any path: None, or the declared type; a raise's arguments are written as
+    TorchScript writes them."""
+    def no_declaration():
+        raise RuntimeError("hello", "goodbye")
+
+    def declared() -> torch.Tensor:
+        raise ValueError
+
+    for fn, message in ((no_declaration, "RuntimeError: (hello, goodbye)"), (declared, "ValueError")):
+        scripted = torch.jit.script(fn)
+        with pytest.raises(RuntimeError, match=re.escape(message)):
+            scripted()
+    assert str(torch.jit.script(no_declaration).graph.outputs[0].type) == "None"
+    assert str(torch.jit.script(declared).graph.outputs[0].type) == "Tensor"
+
+
+_FAVOURITE = Color.GREEN
+
+
+def test_enum_members_in_any_and_as_globals():
+    def is_color(x: Any) -> bool:
+        return isinstance(x, Color)
+
+    def favourite() -> int:
+        return _FAVOURITE.value
+
+    assert _scripted(is_color)(Color.RED) and not _scripted(is_color)(1)
+    assert _scripted(favourite)() == Color.GREEN.value
+
+
+def test_isinstance_refines_any():
+    def describe(x: Any) -> str:
+        if isinstance(x, str):
+            return x
+        if isinstance(x, List[int]):
+            return str(len(x))
+        if isinstance(x, (int, float)):
+            return "number"
+        return "other"
+
+    assert [_scripted(describe)(v) for v in ("s", [1, 2], 3, 1.5, None)] == ["s", "2", "number", "number", "other"]
+
+
+def test_in_place_ops_write_into_their_tensor_in_its_dtype(tmp_path):
+    def scale(x: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+        x *= factor
+        x.add_(factor)
+        return x
+
+    factor = torch.tensor([2.0], dtype=torch.float64)
+    x = torch.ones(2, 2)
+    result = _scripted(scale)(x, factor)
+    assert result.dtype == x.dtype == torch.float32
+    np.testing.assert_allclose(x.numpy(), np.full((2, 2), 4.0))
+    torch.jit.save(_scripted(scale), tmp_path / "scale.sc")
+    array = np.ones((2, 2), np.float32)
+    runtime_load(tmp_path / "scale.sc", jit=False, prime=False)(array, factor.numpy())
+    np.testing.assert_allclose(array, np.full((2, 2), 4.0))

@@ -378,6 +378,28 @@ def test_tensor_attributes_and_parameter_containers_in_script_and_archives(tmp_p
     assert count2 == 3  # the two calls before saving are in the saved attribute
 
 
+class FlatWeights(nn.Module):
+    """A plain list attribute holding the module's parameters (as nn.RNN's _flat_weights does)."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.full((3,), 2.0))
+        self.flat = [self.weight]
+        self.named = {"w": self.weight}
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.flat[0] + self.named["w"]
+
+
+def test_scripted_calls_keep_the_parameters_in_list_and_dict_attributes():
+    module = FlatWeights()
+    with torch.no_grad():
+        torch.jit.script(module)(torch.ones(3))
+    assert module.flat[0] is module.weight and module.named["w"] is module.weight
+    module(torch.ones(3)).sum().backward()
+    np.testing.assert_allclose(module.weight.grad.numpy(), np.full(3, 2.0))
+
+
 @torch.jit.script
 def _twice(x: torch.Tensor) -> torch.Tensor:
     return x + x
@@ -465,3 +487,55 @@ def test_class_instances_as_attributes_arguments_results_and_in_archives(tmp_pat
     assert torch.jit.script(_read_count)(Counter(4), x).tolist() == [5.0, 5.0]
     made = torch.jit.script(_new_counter)(3)
     assert made.count == 3 and made.history == []
+
+
+class Plus(nn.Module):
+    def forward(self, x):
+        return x + 10
+
+
+class CustomDict(nn.ModuleDict):
+    """A ModuleDict subclass whose forward iterates itself."""
+
+    def __init__(self):
+        super().__init__({"one": Plus(), "two": nn.ReLU()})
+
+    def forward(self, x):
+        names: List[str] = []
+        for name, module in self.items():
+            x = module(x)
+            names.append(name)
+        return names, x
+
+
+class CountedList(nn.ModuleList):
+    def __len__(self):
+        return 7
+
+
+class Containers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.relu = nn.ReLU()
+        self.listed = CountedList([nn.ReLU()])
+        self.sequence = nn.Sequential(self.relu)
+        self.by_name = CustomDict()
+
+    def forward(self, x):
+        assert self.sequence[0] is self.relu and self.by_name["two"] is not self.relu
+        assert "one" in self.by_name and "three" not in self.by_name
+        names, y = self.by_name(x)
+        return names, y, len(self.listed)
+
+
+def test_container_subclasses_identity_membership_and_their_own_len(tmp_path):
+    module = Containers()
+    x = torch.tensor([-20.0, 1.0])
+    expected = module(x)
+    scripted = torch.jit.script(module)
+    got = scripted(x)
+    assert got[0] == expected[0] == ["one", "two"] and got[2] == expected[2] == 7
+    np.testing.assert_allclose(got[1].numpy(), expected[1].numpy())
+    torch.jit.save(scripted, tmp_path / "containers.sc")
+    loaded = runtime_load(tmp_path / "containers.sc", prime=False)
+    np.testing.assert_allclose(np.asarray(loaded(x.numpy())[1]), expected[1].numpy())

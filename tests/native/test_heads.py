@@ -50,6 +50,30 @@ def test_native_im2col_equals_the_op_tables_for_every_geometry(dtype):
     assert checked > 100
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_band_of_output_rows_gets_its_part_of_the_columns(dtype):
+    """Bands of one and two rows, and one past the padding, are the whole image's columns of those rows
+    (a segment program's convolution of a large image makes them a band at a time)."""
+    rng = np.random.default_rng(2)
+    checked = 0
+    for (shape, (o, kh, kw), stride, padding, dilation, groups) in GEOMETRIES[::3]:
+        x = rng.standard_normal(shape).astype(dtype)
+        w = rng.standard_normal((o, shape[1] // groups, kh, kw)).astype(dtype)
+        try:
+            geometry = linalg._conv_params(x, w, stride, padding, dilation, groups)
+        except Exception:  # the window does not fit
+            continue
+        expected = linalg._im2col(np, x, w, *geometry, groups)
+        oh, ow = geometry[-2:]
+        for size in (1, 2, oh):
+            for first in range(0, oh, size):
+                end = min(oh, first + size)
+                got = native_im2col(np, x, w, *geometry, groups, band=(first, end))
+                np.testing.assert_array_equal(got, expected[..., first * ow:end * ow])
+        checked += 1
+    assert checked > 30
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="mprotect through ctypes")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_stride_2_copy_reads_nothing_past_the_input(dtype):
@@ -249,7 +273,7 @@ def test_the_gemm_loop_equals_numpy_for_every_tail(dtype, monkeypatch):
     widths = sorted({1, lanes - 1, lanes, lanes + 3, panel, panel + 1, panel + lanes - 1, panel + lanes,
                      2 * panel + lanes + 3, 100})
     for rows, depth, width in itertools.product([GEMM_MIN_ROWS, gemm.ROWS, gemm.ROWS + 1, 2 * gemm.ROWS + 7, 64],
-                                                [0, 1, 7, 64], widths):
+                                                [0, 1, 7, 64, 2 * gemm.DEPTH_BLOCK + 3], widths):
         a_values = rng.standard_normal((rows, depth)).astype(dtype)
         b_values = rng.standard_normal((depth, width)).astype(dtype)
         expected = a_values.astype(np.float64) @ b_values.astype(np.float64)
@@ -272,6 +296,30 @@ def test_the_gemm_loop_equals_numpy_for_every_tail(dtype, monkeypatch):
         finally:
             del a, b, out
             a_done(), b_done(), out_done()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_gemm_reads_and_writes_rows_apart(dtype):
+    """A band of a convolution's output: b's rows and out's rows LDB and LDC elements apart; the
+    columns between them are neither read into the product nor written."""
+    import ctypes
+
+    from scriptc.native.pointers import data_pointer
+
+    rng = np.random.default_rng(9)
+    loop = heads._native_loop("gemm", np.dtype(dtype).name)
+    for rows, depth, width in [(3, 5, 20), (17, gemm.DEPTH_BLOCK + 9, 50), (64, 40, 16)]:
+        a = rng.standard_normal((rows, depth)).astype(dtype)
+        wide_b = rng.standard_normal((depth, width + 13)).astype(dtype)
+        out = np.full((rows, width + 7), 5.0, dtype)
+        bias = rng.standard_normal(rows).astype(dtype)
+        floor = np.zeros(1, dtype)
+        ptrs = (ctypes.c_void_p * 5)(*(data_pointer(v) for v in (a, wide_b, out, bias, floor)))
+        meta = (ctypes.c_int64 * 7)(rows, depth, width, 1, 1, width + 13, width + 7)
+        loop.function(0, -(-width // gemm.vector_columns(np.dtype(dtype).name)), ptrs, meta)
+        expected = np.maximum(a.astype(np.float64) @ wide_b[:, :width] + bias[:, None], 0)
+        np.testing.assert_allclose(out[:, :width], expected, rtol=1e-4, atol=1e-4)
+        assert (out[:, width:] == 5.0).all()
 
 
 def test_native_gemm_leaves_what_it_has_no_loop_for_to_blas(monkeypatch):

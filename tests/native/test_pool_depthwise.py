@@ -21,13 +21,16 @@ def _args(kh, kw, sh, sw, ph, pw, dh, dw):
 
 
 @settings(max_examples=60, deadline=None)
-@given(geometry, st.sampled_from([np.float32, np.float64]), st.booleans(), st.integers(0, 2 ** 31 - 1))
-def test_pooling_matches_the_op_table(shape, dtype, nan, seed):
+@given(geometry, st.sampled_from([np.float32, np.float64]), st.booleans(), st.integers(0, 2 ** 31 - 1),
+       st.sampled_from([(9, 8), (4, 35)]))
+def test_pooling_matches_the_op_table(shape, dtype, nan, seed, image):
+    """Short rows and strided ones (a vector of outputs at a time, gathered) and long rows at stride 1
+    (output by output)."""
     kh, kw, sh, sw, ph, pw, dh, dw, ceil_mode = shape
     kernel_size, stride, padding, dilation = _args(kh, kw, sh, sw, ph, pw, dh, dw)
-    x = np.random.default_rng(seed).standard_normal((2, 3, 9, 8)).astype(dtype)
+    x = np.random.default_rng(seed).standard_normal((2, 3, *image)).astype(dtype)
     if nan:
-        x[1, 2, 4, 3] = np.nan
+        x[1, 2, 3, 3] = np.nan
     op = ops.OPS["max_pool2d"]
     try:
         expected = op.kernel(np, x, kernel_size, stride, padding, dilation, ceil_mode)[0]
@@ -45,12 +48,17 @@ def test_pooling_matches_the_op_table(shape, dtype, nan, seed):
 
 
 @settings(max_examples=40, deadline=None)
-@given(geometry, st.sampled_from([np.float32, np.float64]), st.booleans(), st.booleans(), st.integers(0, 2 ** 31 - 1))
-def test_depthwise_convolution_matches_the_op_table(shape, dtype, bias, floor, seed):
+@given(geometry, st.sampled_from([np.float32, np.float64]), st.booleans(), st.booleans(), st.integers(0, 2 ** 31 - 1),
+       st.sampled_from([(9, 10), (4, 37), (2, 3)]))
+def test_depthwise_convolution_matches_the_op_table(shape, dtype, bias, floor, seed, image):
+    """Rows of a few outputs and strided ones (a vector of the plane's outputs at a time, gathered)
+    and long rows at stride 1 (a row at a time)."""
     kh, kw, sh, sw, ph, pw, dh, dw, _ = shape
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal((2, 5, 9, 10)).astype(dtype)
-    x[0, 1, 2, 3] = np.nan
+    if (image[0] + 2 * ph - dh * (kh - 1) < 1) or (image[1] + 2 * pw - dw * (kw - 1) < 1):
+        image = (9, 10)  # (the window does not fit)
+    x = rng.standard_normal((2, 5, *image)).astype(dtype)
+    x[0, 1, image[0] // 2, image[1] // 2] = np.nan
     w = rng.standard_normal((5, 1, kh, kw)).astype(dtype)
     b = rng.standard_normal(5).astype(dtype) if bias else None
     stride, padding, dilation = [sh, sw], [ph, pw], [dh, dw]

@@ -12,8 +12,6 @@ import numpy as np
 import pytest
 
 import scriptc
-from scriptc.errors import ScriptError
-from scriptc.ir.verify import VerifyError
 
 from .differential import compare_layer
 
@@ -212,14 +210,7 @@ def test_model_matches_torch_forward_and_backward(name):
     assert [k for k, p in ours.named_parameters() if p.grad is None] == []
 
 
-# Scripting this waits on the script frontend (issue #29): ConvTranspose's forward (torch's own code).
-_WAITS_ON_FRONTEND = {"dcgan_generator"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, raises=(ScriptError, VerifyError),
-    reason="script frontend: list(), slices, Optional truth tests")) if n in _WAITS_ON_FRONTEND else n
-    for n in MODELS])
+@pytest.mark.parametrize("name", list(MODELS))
 def test_model_traces_and_scripts_like_eager(name):
     build, shape = MODELS[name]
     model = build(scriptc).eval()

@@ -113,7 +113,11 @@ CASES: dict[str, list[Case]] = {
     "tensordot": [Case((rand(2, 3, 4), rand(3, 4, 5)), lambda a, b: np.tensordot(a, b, 2)),
                   Case((rand(2, 3, 4), rand(4, 5, 2), [[0, 2], [2, 0]]),
                        lambda a, b, d: np.tensordot(a, b, (d[0], d[1])), label="dim lists"),
-                  Case((rand(3, 4), rand(5), 0), lambda a, b, d: np.tensordot(a, b, 0), label="outer")],
+                  Case((rand(3, 4), rand(5), 0), lambda a, b, d: np.tensordot(a, b, 0), label="outer"),
+                  Case((rand(2, 3, 4), rand(4, 5, 2), Int(np.array([[0, 2], [2, 0]]))),
+                       lambda a, b, d: np.tensordot(a, b, (d[0], d[1])), label="dims tensor"),
+                  Case((rand(2, 3, 4), rand(3, 4, 5), Int(np.array(2))), lambda a, b, d: np.tensordot(a, b, 2),
+                       label="dims 0-d tensor")],
     "einsum": [Case(("ij,jk->ik", [rand(3, 4), rand(4, 2)]), lambda e, ts: np.einsum(e, *ts)),
                Case(("bij,bjk", [rand(2, 3, 4), rand(2, 4, 2)]), lambda e, ts: np.einsum(e, *ts), label="implicit"),
                Case(("...ij,...j->...i", [rand(2, 3, 4), rand(4)]), lambda e, ts: np.einsum(e, *ts),
@@ -266,6 +270,8 @@ def _lstsq_ref(a, b, rcond=None, driver=None):
 
 _A3, _B3 = square(3, 3), rand(3, 2)
 _LU3, _PIV3 = _lu_ref(_A3)
+_WIDE = rand(3, 5)
+_LU_WIDE, _PIV_WIDE = _lu_ref(_WIDE)
 
 CASES.update({
     "linalg_inv": [Case((square(3, 3),), np.linalg.inv, torch=_linalg("inv"), rtol=1e-4),
@@ -299,6 +305,8 @@ CASES.update({
     "linalg_lu": [Case((square(4, 4),), _lu_unpack_ref, torch=_linalg("lu"), rtol=1e-4),
                   Case((rand(3, 5),), _lu_unpack_ref, torch=_linalg("lu"), rtol=1e-4, label="wide"),
                   Case((rand(5, 3),), _lu_unpack_ref, torch=_linalg("lu"), rtol=1e-4, label="tall")],
+    "lu_unpack": [Case((_LU3, Int(_PIV3)), lambda lu, piv: _lu_unpack_ref(_A3), rtol=1e-4),
+                  Case((_LU_WIDE, Int(_PIV_WIDE)), lambda lu, piv: _lu_unpack_ref(_WIDE), rtol=1e-4, label="wide")],
     "linalg_lu_solve": [Case((_LU3, Int(_PIV3), _B3), lambda lu, p, b: np.linalg.solve(_A3, b),
                              torch=_linalg("lu_solve"), rtol=1e-4),
                         Case((_LU3, Int(_PIV3), _B3.T), lambda lu, p, b, left: np.linalg.solve(_A3.T, b.T).T,

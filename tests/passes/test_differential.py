@@ -264,3 +264,29 @@ def test_a_view_of_a_transposed_value_keeps_its_contiguous(tmp_path):
         np.testing.assert_array_equal(torch.jit.optimize_for_inference(compiled)(x).numpy(), expected)
         compiled.save(tmp_path / "shuffle.sc")
         np.testing.assert_array_equal(torch.jit.load(tmp_path / "shuffle.sc")(x).numpy(), expected)
+
+
+class ConvInplaceReLU(torch.nn.Module):
+    """A conv and an in-place ReLU, as torchvision writes them."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.relu = torch.nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        return self.relu(self.conv(x))
+
+
+def test_a_scripted_conv_and_inplace_relu_fuse_and_equal_eager():
+    """The conv's result comes out of an If on padding_mode until folding takes the branch: the
+    in-place ReLU on it is made functional after that, and fuses as the conv's epilogue."""
+    torch.manual_seed(3)
+    model = ConvInplaceReLU().eval()
+    optimized = torch.jit.optimize_for_inference(torch.jit.script(model))
+    text = str(optimized.graph)
+    assert "relu_" not in text and 'prim::FusionGroup[kind="epilogue"]' in text
+    for batch in (2, 1, 5):
+        x = torch.randn(batch, 3, 6, 7)
+        with torch.no_grad():
+            np.testing.assert_allclose(optimized(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-5)

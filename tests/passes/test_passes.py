@@ -130,6 +130,26 @@ def test_constant_fold_unrolls_short_loops_but_not_long_or_dynamic_ones():
     assert "prim::Loop" in str(g)
 
 
+def test_constant_fold_makes_a_tuple_of_ints_that_only_ops_read_a_constant_list():
+    """A scripted nn.Conv2d passes _pair(stride) as a tuple: folded, the conv's arguments are constants
+    (and it fuses with what follows it); a tuple the graph returns stays a tuple."""
+    text = ('graph(%x : Tensor(float32, [1, 1, 4, 4]), %w : Tensor(float32, [1, 1, 1, 1])):\n'
+            '  %one : int = prim::Constant[value=1]()\n  %n : None = prim::Constant[value=None]()\n'
+            '  %zero : int = prim::Constant[value=0]()\n'
+            '  %s : Tuple[int, int] = prim::TupleConstruct(%one, %one)\n'
+            '  %p : Tuple[int, int] = prim::TupleConstruct(%zero, %zero)\n'
+            '  %y : Tensor = conv2d(%x, %w, %n, %s, %p, %s, %one)\n'
+            '  %t : Tuple[int, int] = prim::TupleConstruct(%one, %one)\n  return (%y, %t)\n')
+    g, changed = run(constant_fold, text)
+    assert changed
+    filecheck(str(g), "CHECK: List[int] = prim::Constant[value=[1, 1]]\nCHECK: conv2d(\nCHECK: prim::TupleConstruct(")
+    x = np.random.default_rng(0).standard_normal((1, 1, 4, 4)).astype(np.float32)
+    w = np.full((1, 1, 1, 1), 2.0, np.float32)
+    y, t = Interpreter(g).run([x, w])
+    np.testing.assert_allclose(y, 2 * x)
+    assert t == (1, 1)
+
+
 def test_constant_fold_does_not_fold_random_ops():
     text = ('graph():\n  %s : int = prim::Constant[value=3]()\n  %l : List[int] = prim::ListConstruct(%s)\n'
             '  %n : None = prim::Constant[value=None]()\n  %r : Tensor = randn(%l, %n, %n, %n)\n  return (%r)\n')

@@ -20,7 +20,7 @@ from scriptc.runtime import limits
 from scriptc.runtime import load
 from scriptc.runtime.archive import encode_safetensors, write_archive
 
-from ..models import MLP
+from ..models import MLP, ScriptFeatures
 
 CI = bool(os.environ.get("CI"))
 
@@ -190,6 +190,80 @@ def test_an_attribute_of_the_wrong_type_is_refused(base, tmp_path):
     refused(rewrite(base, tmp_path / "attr.sc", {"graphs/forward.ir": ir}), "reads 'layers.0.training' as Tensor")
 
 
+# --- the script frontend's objects, enums, named tuples and unions -----------------------------------
+
+@pytest.fixture(scope="module")
+def scripted(tmp_path_factory) -> bytes:
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("hostile") / "features.sc"
+    torch.jit.script(ScriptFeatures().eval()).save(path)
+    return path.read_bytes()
+
+
+def _tally(**fields) -> dict:
+    """The `tally` attribute's manifest entry with its fields replaced."""
+    entries = {"count": {"type": "int", "value": 1}, "history": {"type": "List[int]", "value": []},
+               "scale": {"type": "Tensor", "value": {"tensor": "tally#0"}}} | fields
+    return {"type": "Any", "value": {"object": "Tally", "fields": entries}}
+
+
+@pytest.mark.parametrize("name, entry, message", [
+    ("tally", 5, r"reads 'tally' as Object\(Tally\), but it holds 5"),
+    ("tally", {"type": "Any", "value": {"object": "Other", "fields": {}}}, "it holds <Other object>"),
+    ("tally", {"type": "Any", "value": {"object": "Tally", "fields": []}}, "does not match its type 'Any'"),
+    ("tally", _tally(scale={"type": "str", "value": "x"}), "reads the Tally object's 'scale' as Tensor, but it holds a str"),
+    ("tally", _tally(scale={"type": "Tensor", "value": {"tensor": "nope"}}), "'nope' is not among the weights"),
+    ("tally", _tally(history={"type": "str", "value": "ab"}), r"the Tally object's 'history' as List\[int\]"),
+    ("tally", _tally(count=None), "reads 'count' of a Tally object as int, but it holds None"),
+    ("table", {"type": "Dict[Tensor, int]", "value": [[{"tensor": "tally#0"}, 1]]}, "keys cannot be tensors"),
+    ("table", {"type": "Dict[List[int], int]", "value": [[[1], 1]]}, "unhashable"),
+    ("extras", {"type": "List[Tensor]", "value": [{"tensor": "tally#0"}, {"tensor": 5}]}, "is not a Tensor"),
+    ("extras", {"type": "List[int]", "value": [1, 2]}, r"reads 'extras' as List\[Tensor\], but it holds a int"),
+    ("spare", {"type": "List[" * 5000 + "int" + "]" * 5000, "value": []}, "a type nested more than 64 levels"),
+    # (once past the parser, each walk of a type recurses a level at a time: str(), the checks below)
+    ("spare", {"type": "List[" + "Optional[" * 990 + "int" + "]" * 991, "value": [1]}, "nested more than 64"),
+    ("spare", {"type": "Tuple[" * 50_000, "value": []}, "does not match its type"),
+    ("spare", {"type": "Enum(Mode, int)", "value": 1}, "is not a Enum"),
+    ("spare", {"type": "int|Object(Tally)", "value": "x"}, "does not match"),
+])
+def test_script_attributes_that_disagree_with_their_types_or_the_graph_are_refused(scripted, tmp_path, name,
+                                                                                   entry, message):
+    manifest = json.loads(member(scripted, "manifest.json"))
+    manifest["attributes"][name] = entry
+    refused(rewrite(scripted, tmp_path / "attr.sc", {"manifest.json": json.dumps(manifest).encode()}), message)
+
+
+@pytest.mark.invalid_graphs
+@pytest.mark.parametrize("old, new, message", [
+    (": Object(Tally) = ", ": Object(Other) = ", r"reads 'tally' as Object\(Other\)"),
+    (": Object(Tally) = ", ": Object() = ", r"Object\(...\) needs a name"),
+    (": Object(Tally) = ", ": int = ", "input must be a Module or an object"),
+    (" : Enum(Mode, int) = prim::If", " : Enum(Mode, Tensor) = prim::If", "needs the type of its values"),
+    ('Enum("Mode", "ADD", 1)]', 'Enum("Mode", "ADD", [1])]', r"a constant of type Enum\(Mode, int\) holds"),
+    ('Enum("Mode", "ADD", 1)]', 'Enum("Other", "ADD", 1)]', "holds Other.ADD"),
+    ("NamedTuple(Pair, lo: float, hi: float)", "NamedTuple(Pair, lo: float)", "makes a NamedTuple"),
+    ("NamedTuple(Pair, lo: float, hi: float)", "NamedTuple(Pair, lo, hi)", "fields need types"),
+    ("NamedTuple(Pair, lo: float, hi: float)", "NamedTuple(Pair, lo: " * 3000 + "float" + ")" * 3000,
+     "a type nested more than 64 levels"),
+    ('%k : int|float', "%k : " + "Optional[int|" * 990 + "float" + "]" * 990, "a type nested more than 64 levels"),
+    ('prim::isinstance[types=["int"]]', "prim::isinstance[types=[1]]", "types must be a list of type names"),
+    ('prim::isinstance[types=["int"]]', 'prim::isinstance[types=["List["]]', "'List\\[' is not a type"),
+    ('prim::GetAttr[name="scale"]', 'prim::GetAttr[name="nothere"]', "which the archive does not contain"),
+    ('prim::GetAttr[name="scale"]', "prim::GetAttr[name=1]", "names 1, not a string"),
+    ("%k : int|float", "%k : int|Tensor", "signature's inputs"),
+])
+def test_script_types_that_disagree_with_the_archive_are_refused(scripted, tmp_path, old, new, message):
+    ir = member(scripted, "graphs/forward.ir").decode()
+    assert old in ir
+    refused(rewrite(scripted, tmp_path / "ir.sc", {"graphs/forward.ir": ir.replace(old, new, 1).encode()}), message)
+
+
+def test_a_script_class_method_reading_a_field_as_another_type_is_refused(scripted, tmp_path):
+    ir = member(scripted, "functions/Tally.step.ir").decode().rsplit("int = prim::GetAttr", 1)
+    refused(rewrite(scripted, tmp_path / "fn.sc", {"functions/Tally.step.ir": "str = prim::GetAttr".join(ir).encode()}),
+            r"functions/Tally.step.ir: .* reads 'count' of a Tally object as str, but it holds 1")
+
+
 # --- recursion ----------------------------------------------------------------------------------------
 
 def _function_archive(path, forward: str, functions: dict[str, str]) -> str:
@@ -235,6 +309,7 @@ def test_a_thousand_relu_chain_compiles_and_runs(tmp_path):
     np.testing.assert_array_equal(model(x), np.maximum(x, 0))
 
 
+@pytest.mark.large_graphs
 def test_a_hundred_thousand_node_chain_loads(tmp_path):
     """Every pass is linear: fuse's legality check was quadratic (10,000 nodes: over 120 s) and the
     parser took a minute. (25,000 nodes on CI's shared cores; a quadratic pass still takes hours.)"""

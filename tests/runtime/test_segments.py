@@ -197,6 +197,59 @@ def test_a_convolutional_net_is_one_program_for_every_batch_size(script):
     np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-4, atol=1e-5)
 
 
+class _BandedNet(torch.nn.Module):
+    """Convolutions whose columns a program makes a band of output rows at a time: 3x3 with a fused
+    ReLU, 1x1 (its bands the image's own rows), grouped, strided, without a bias."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.point = torch.nn.Conv2d(8, 12, 1)
+        self.grouped = torch.nn.Conv2d(12, 12, 3, padding=2, dilation=2, groups=2, bias=False)
+        self.strided = torch.nn.Conv2d(12, 6, 3, stride=2)
+
+    def forward(self, x):
+        h = torch.relu(self.first(x))
+        return self.strided(self.grouped(self.point(h)) + h.sum(1, keepdim=True))
+
+
+def test_a_convolution_of_many_bands_equals_the_interpreter(monkeypatch):
+    from scriptc.runtime import convolution_lowering
+
+    monkeypatch.setattr(convolution_lowering, "BAND_BYTES", 4096)  # 13 rows of 13: bands of 3 rows, then 1
+    assert convolution_lowering.bands(13, 3 * 9 * 13 * 4) == [(0, 3), (3, 6), (6, 9), (9, 12), (12, 13)]
+    torch.manual_seed(9)
+    traced = torch.jit.trace(_BandedNet().eval(), torch.randn(2, 3, 13, 13))
+    graph = torch.jit.optimize_for_inference(traced, jit=False).graph
+    executor, reference = Executor(graph, threads=2), Interpreter(graph)
+    rng = np.random.default_rng(10)
+    for batch in (2, 1, 5, 3):
+        x = rng.standard_normal((batch, 3, 13, 13)).astype(np.float32)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-4, atol=1e-4)
+    [segment] = _segments(executor)
+    assert len(segment.programs) == 1 and all(segment.programs.values()), segment.reason
+
+
+@pytest.mark.parametrize("group_bytes", [40_000, 160_000])
+def test_convolutions_of_images_side_by_side_equal_the_interpreter(monkeypatch, group_bytes):
+    """Images a few at a time through one GEMM (small planes under big weights): batches that fill
+    the last group and ones that do not, 1x1 (the images copied side by side), grouped, strided."""
+    from scriptc.runtime import convolution_lowering
+
+    monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
+    monkeypatch.setattr(convolution_lowering, "GROUP_BYTES", group_bytes)  # 2 to 10 images a group
+    torch.manual_seed(11)
+    traced = torch.jit.trace(_BandedNet().eval(), torch.randn(2, 3, 13, 13))
+    graph = torch.jit.optimize_for_inference(traced, jit=False).graph
+    executor, reference = Executor(graph, threads=2), Interpreter(graph)
+    rng = np.random.default_rng(12)
+    for batch in (2, 1, 5, 3, 7):
+        x = rng.standard_normal((batch, 3, 13, 13)).astype(np.float32)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-4, atol=1e-4)
+    [segment] = _segments(executor)
+    assert len(segment.programs) == 1 and all(segment.programs.values()), segment.reason
+
+
 class _WordModel(torch.nn.Module):
     """An embedding, an LSTM and a decoder, returning the output and the LSTM's state (a tuple)."""
 

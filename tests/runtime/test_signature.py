@@ -11,7 +11,7 @@ import scriptc as torch
 from scriptc import SignatureError
 from scriptc.runtime import load
 
-from ..models import MLP
+from ..models import MLP, ScriptFeatures
 
 
 class _Masked(torch.nn.Module):
@@ -132,3 +132,18 @@ def test_scalars_lists_and_optionals_are_checked_by_type(masked, inputs, name, g
     call.update(inputs)
     with pytest.raises(SignatureError, match=f"input '{name}' expects .*, {got}"):
         model(np.ones((2, 4), np.float32), **call)
+
+
+@pytest.fixture(scope="module")
+def features(tmp_path_factory):
+    path = tmp_path_factory.mktemp("signature") / "features.sc"
+    torch.jit.script(ScriptFeatures().eval()).save(path)
+    return load(path)
+
+
+@pytest.mark.parametrize("k, got", [("a", "a str"), (None, "a NoneType"), ([1], "a list"), (True, "a bool")])
+def test_a_union_input_takes_a_value_of_one_of_its_types(features, k, got):
+    x = np.ones((3, 2), np.float32)
+    assert features(x, 2, 1)[0].shape == features(x, 2.5, 1)[0].shape == features(x, np.int64(2), 1)[0].shape
+    with pytest.raises(SignatureError, match=rf"input 'k' expects int\|float, got {got}"):
+        features(x, k, 1)

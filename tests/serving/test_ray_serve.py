@@ -19,6 +19,7 @@ from scriptc.runtime import load
 from scriptc.serving.batcher import run_batch
 from scriptc.serving.protocol import model_entry
 
+from .running import run_threads
 
 
 class CountingModel:
@@ -139,11 +140,7 @@ def test_concurrent_requests_are_batched_by_replicas_of_one_thread_each(ray_app)
     def client(i):
         for _ in range(8):
             results.append(_request(f"http://{url}/v2/models/mlp/infer", bodies[i])[0])
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(32)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(client, [(i,) for i in range(32)])
     assert results.count(200) == 256
     replicas = _replica_metrics(url)
     assert set(replicas.values()) == {1}  # one reserved CPU: one thread, whatever the node has

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import scriptc as torch
 from scriptc.runtime import load
 
-from .running import Running, post as _post
+from .running import Running, post as _post, run_threads
 
 httpclient = pytest.importorskip("tritonclient.http")
 pytest.importorskip("starlette")
@@ -71,13 +71,9 @@ def test_concurrent_clients_are_batched_and_answered_correctly(server, archive):
                 answers[i] = answers.get(i, 0) + 1
             except Exception as exc:
                 errors.append(repr(exc))
-    threads = [threading.Thread(target=client_loop, args=(i,)) for i in range(64)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(client_loop, [(i,) for i in range(64)])
     assert not errors and len(answers) == 64
-    metrics = urllib.request.urlopen(f"http://{server.url}/metrics").read().decode()
+    metrics = urllib.request.urlopen(f"http://{server.url}/metrics", timeout=10).read().decode()
     assert 'scriptc_requests_total{model="mlp",status="200"}' in metrics and "scriptc_batch_size_bucket" in metrics
     buckets = [line for line in metrics.splitlines() if line.startswith('scriptc_batch_size_bucket{model="mlp",le="1"}')]
     total = [line for line in metrics.splitlines() if line.startswith("scriptc_batch_size_count")]
@@ -167,11 +163,7 @@ def test_body_limit_and_full_queue(archive, tmp_path):
                 retry_after.add(response.getheader("Retry-After"))
                 assert "queue is full" in json.loads(response.read())["error"]
             conn.close()
-        threads = [threading.Thread(target=one) for _ in range(12)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_threads(one, [()] * 12)
         assert statuses.count(200) >= 2 and statuses.count(503) >= 6 and retry_after == {"1"}, statuses
     finally:
         assert running.stop() == 0
@@ -191,11 +183,7 @@ def test_a_batch_stops_waiting_when_requests_stop_coming(archive):
             status, _ = _post(f"http://{running.url}/v2/models/mlp/infer", small)
             timings.append((status, time.perf_counter() - started))
         for _ in range(3):
-            threads = [threading.Thread(target=one) for _ in range(8)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+            run_threads(one, [()] * 8)
         assert len(timings) == 24 and {status for status, _ in timings} == {200}
         assert max(seconds for _, seconds in timings) < 0.5
     finally:
@@ -210,7 +198,7 @@ def test_sigterm_drains_in_flight_requests(archive):
     t.start()
     time.sleep(0.1)
     assert running.stop() == 0
-    t.join()
+    t.join(30)
     assert results == [200]
 
 

@@ -83,7 +83,8 @@ def _target_machine(code_model: str = "small"):
 # optimized kernel module (llvm.sin, llvm.pow, llvm.memset, ...) becomes a call into libm or libc.
 _INLINE_INTRINSICS = ("llvm.fabs.", "llvm.sqrt.", "llvm.maximum.", "llvm.minimum.", "llvm.maxnum.", "llvm.minnum.",
                       "llvm.vector.reduce.", "llvm.prefetch", "llvm.fmuladd.", "llvm.smax.", "llvm.smin.",
-                      "llvm.umax.", "llvm.umin.", "llvm.abs.", "llvm.masked.load.", "llvm.masked.store.")
+                      "llvm.umax.", "llvm.umin.", "llvm.abs.", "llvm.masked.load.", "llvm.masked.store.",
+                      "llvm.masked.gather.")
 _SSE41_INTRINSICS = ("llvm.floor.", "llvm.ceil.", "llvm.rint.")
 _FMA_INTRINSICS = ("llvm.fma.",)
 

@@ -24,7 +24,7 @@ BY_SCHEMA = frozenset({
 # they build containers whose type comes from their arguments.
 SPECIAL = frozenset({
     "bool", "complex", "dict", "enumerate", "float", "getattr", "hasattr", "hash", "id", "int", "isinstance", "len",
-    "list", "max", "min", "print", "range", "reversed", "slice", "str", "tuple", "zip", "iter", "next",
+    "list", "max", "min", "print", "range", "reversed", "slice", "str", "tuple", "type", "zip", "iter", "next",
 })
 
 # math-module functions lower to the op table's `math.<name>` overloads; constants are folded.

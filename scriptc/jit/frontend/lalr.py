@@ -169,9 +169,18 @@ class Table:
         self.start = table.start_states[start]
         self.end = table.end_states[start]
         self.actions = {}
+        self.passes: dict[tuple, int] = {}
         for state, row in table.states.items():
             self.actions[state] = {symbol: arg if action is Shift else self._reduction(arg, callbacks[arg])
                                    for symbol, (action, arg) in row.items()}
+
+    def _pass_on(self, below: int, top: int, kind: str) -> int:
+        """The top state after every one-symbol, value-passing reduction `kind` leads to from `top`."""
+        while True:
+            entry = self.actions[top].get(kind)
+            if entry is None or entry.__class__ is int or entry[1] is not None:
+                return top
+            top = self.actions[below][entry[2]]
 
     @staticmethod
     def _reduction(rule, callback) -> tuple:
@@ -183,7 +192,7 @@ class Table:
 
     def run(self, tokens):
         """Feed `tokens`, then the end of input; returns the start rule's callback result."""
-        actions = self.actions
+        actions, passes = self.actions, self.passes
         states, values = [self.start], []
         token = None
         for token in tokens:
@@ -198,8 +207,15 @@ class Table:
                     break
                 size, callback, rule = entry
                 if callback is None:
-                    states.pop()
-                elif size:
+                    # a chain of one-symbol reductions (atom -> power -> ... -> test) replaces the top
+                    # state only: its end, for this state below and lookahead, is worked out once
+                    key = (states[-2], states[-1], kind)
+                    top = passes.get(key)
+                    if top is None:
+                        top = passes[key] = self._pass_on(states[-2], states[-1], kind)
+                    states[-1] = top
+                    continue
+                if size:
                     children = values[-size:]
                     del values[-size:]
                     del states[-size:]

@@ -13,7 +13,7 @@ from .scalars import (_comparison, _dim, _integer, _list, _numel, _raise, _range
 from .views import (_chunk, _contiguous_op, _embedding, _flatten, _join, _select, _split, _squeeze, _transpose,
                     _unsqueeze, _view, _zeros)
 
-# The fusion heads a segment program runs (its lowering of each: _product, _convolution).
+# The fusion heads a segment program runs (its lowering of each: _product, convolution).
 HEADS = ("matmul", "conv2d")
 
 LOWERINGS = {
@@ -45,11 +45,18 @@ CHEAP = {"view", "reshape", "flatten", "unsqueeze", "squeeze", "contiguous", "si
          "le.scalar", "gt.scalar", "ge.scalar", "prim::RaiseException", "prim::If", "prim::Loop"}
 
 
+def raises(block) -> bool:
+    """Whether the block ends in a raise: a program only checks that it is not taken (what comes
+    before the raise, such as its message, is the interpreter's to compute)."""
+    return block.last is not None and block.last.op == "prim::RaiseException"
+
+
 def runs_natively(node) -> bool:
     """Whether a node may be part of a segment: an op the interpreter runs, a FusionGroup whose head
     (if any) it runs, or an If (the signature must decide its condition) or a Loop of such nodes."""
     if node.op in ("prim::If", "prim::Loop"):
-        return all(inner.op == "prim::Constant" or runs_natively(inner) for block in node.blocks for inner in block)
+        return all(raises(block) or all(inner.op == "prim::Constant" or runs_natively(inner) for inner in block)
+                   for block in node.blocks)
     if node.op == "prim::FusionGroup":
         first = next((n for n in node.blocks[0] if n.op != "prim::Constant"), None)
         head = ops.OPS.get(first.op) if first is not None else None

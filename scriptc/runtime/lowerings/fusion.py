@@ -8,7 +8,8 @@ from scriptc.native import program as native
 
 from ..groups import GroupStep
 from ..program_values import NotNative, Builder, dense, value_of, TensorValue, tensor_of
-from .kernels import _convolution, _product
+from ..convolution_lowering import convolution
+from .kernels import _product
 
 
 def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
@@ -29,7 +30,7 @@ def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
             syms.append(_product(builder, dense(builder, sources[0]), dense(builder, sources[1])))
         elif variant.head.name == "conv2d":
             floor = spec.head_floor if variant.head_is_result else None
-            syms.append(_convolution(builder, sources, recorded[node.inputs[variant.head_sources[0][0]]], floor))
+            syms.append(convolution(builder, sources, recorded[node.inputs[variant.head_sources[0][0]]], floor))
             if variant.head_is_result:
                 return [syms[-1]]  # (the products applied the group's ReLU as they stored)
         else:

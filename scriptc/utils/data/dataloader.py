@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.context
+import os
 import warnings
 from typing import Any, Callable
 
@@ -122,6 +123,7 @@ class DataLoader:
         self._iterator = None
         self._IterableDataset_len_called = None
         self._initialized = True
+        self._check_worker_number_rationality()
 
     @property
     def multiprocessing_context(self):
@@ -157,9 +159,25 @@ class DataLoader:
     def _index_sampler(self):
         return self.batch_sampler if self._auto_collation else self.sampler
 
+    def _check_worker_number_rationality(self) -> None:
+        """Warn, as torch does, when more workers are asked for than this process has CPUs."""
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        if self.num_workers == 0 or (cpus is not None and self.num_workers <= cpus):
+            return
+        if cpus is None:
+            suggestion = "DataLoader is not able to compute a suggested max number of worker in current system."
+        else:
+            cpuset = "" if hasattr(os, "sched_getaffinity") else " (`cpuset` is not taken into account)"
+            suggestion = (f"Our suggested max number of worker in current system is {cpus}{cpuset}, which is smaller "
+                          "than what this DataLoader is going to create.")
+        warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in total. {suggestion} Please "
+                      "be aware that excessive worker creation might get DataLoader running slow or even freeze, lower "
+                      "the worker number to avoid potential slowness/freeze if necessary.", stacklevel=3)
+
     def _get_iterator(self) -> "_BaseDataLoaderIter":
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
+        self._check_worker_number_rationality()
         from scriptc.utils.data._utils.multiprocessing_iter import MultiProcessingDataLoaderIter
         return MultiProcessingDataLoaderIter(self)
 
@@ -187,6 +205,11 @@ def _base_seed(generator) -> int:
     return int(scriptc.empty((), dtype=scriptc.int64).random_(generator=generator).item())
 
 
+def _index_iterator(index_sampler):
+    """The indices (or batches of indices) the fetchers receive, in the sampler's order."""
+    return index_sampler._index_batches() if isinstance(index_sampler, BatchSampler) else iter(index_sampler)
+
+
 class _BaseDataLoaderIter:
     """What iterating a DataLoader once gives: the sampler's indices become batches."""
 
@@ -203,7 +226,7 @@ class _BaseDataLoaderIter:
                           "memory won't be used.", stacklevel=3)
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
-        self._sampler_iter = iter(self._index_sampler)
+        self._sampler_iter = _index_iterator(self._index_sampler)
         self._base_seed = _base_seed(loader.generator)
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
@@ -212,7 +235,7 @@ class _BaseDataLoaderIter:
         return self
 
     def _reset(self, loader: DataLoader, first_iter: bool = False) -> None:
-        self._sampler_iter = iter(self._index_sampler)
+        self._sampler_iter = _index_iterator(self._index_sampler)
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
 
@@ -249,6 +272,8 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
     def __init__(self, loader: DataLoader):
         super().__init__(loader)
+        if self._timeout != 0:  # torch's check, word for word: a timeout bounds the wait for a worker
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
         self._fetcher = create_fetcher(self._dataset_kind, self._dataset, self._auto_collation, self._collate_fn,
                                        self._drop_last)
 

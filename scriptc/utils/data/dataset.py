@@ -67,6 +67,11 @@ class TensorDataset(Dataset):
 def _as_positions(indices, length: int):
     """indices as an int64 array in [-length, length), or None when they are not plain integers;
     an integer out of range raises IndexError as indexing the tensor would."""
+    if type(indices) is range and indices.step == 1 and len(indices):  # a batch of a SequentialSampler
+        if indices.stop > length or indices.start < -length:
+            bad = indices.stop - 1 if indices.stop > length else indices.start
+            raise IndexError(f"index {bad} is out of bounds for dimension 0 with size {length}")
+        return np.arange(indices.start, indices.stop, dtype=np.int64)
     positions = np.asarray(indices)
     if positions.ndim != 1 or positions.dtype.kind not in "iu":
         return None

@@ -153,6 +153,16 @@ class BatchSampler(Sampler):
                 yield batch
                 batch = [*itertools.islice(sampler_iter, self.batch_size)]
 
+    def _index_batches(self):
+        """The batches as a DataLoader fetches them: what __iter__ yields, except that batches of
+        a plain SequentialSampler come as ranges (no list of ints to build, send to a worker and
+        turn into an array again; fetchers give user code lists)."""
+        if type(self).__iter__ is not BatchSampler.__iter__ or type(self.sampler) is not SequentialSampler:
+            return iter(self)
+        length = len(self.sampler)
+        stop = length - length % self.batch_size if self.drop_last else length
+        return (range(start, min(start + self.batch_size, stop)) for start in range(0, stop, self.batch_size))
+
     def __len__(self) -> int:
         if self.drop_last:
             return len(self.sampler) // self.batch_size

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import re
+import warnings
+
 import numpy as np
 import pytest
 
@@ -134,3 +138,69 @@ def test_imports_that_real_code_uses():
     from scriptc.utils.data.dataset import TensorDataset as dataset_from_module
     assert from_module is DataLoader and dataset_from_module is TensorDataset
     assert torch.utils.data.DataLoader is DataLoader
+
+
+def test_arguments_checked_when_iterating_as_torch_checks_them():
+    loader = DataLoader(Squares(), timeout=5)  # accepted here; only workers can time out
+    with pytest.raises(AssertionError, match=r"^_SingleProcessDataLoaderIter requires timeout == 0$"):
+        iter(loader)
+    loader = DataLoader(Squares(), num_workers=1, prefetch_factor=0)
+    with pytest.raises(AssertionError, match="^prefetch_factor must be greater than 0 for MultiProcessingDataLoaderIter$"):
+        iter(loader)
+
+
+def test_more_workers_than_cpus_warns_at_construction_and_iteration():
+    cpus = len(os.sched_getaffinity(0))
+    message = (f"This DataLoader will create {cpus + 1} worker processes in total. Our suggested max number of worker "
+               f"in current system is {cpus}, which is smaller than what this DataLoader is going to create.")
+    with pytest.warns(UserWarning, match=re.escape(message)):
+        loader = DataLoader(Squares(), num_workers=cpus + 1, prefetch_factor=0)
+    with pytest.warns(UserWarning, match=re.escape(message)), pytest.raises(AssertionError):
+        iter(loader)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DataLoader(Squares(), num_workers=cpus)
+
+
+def test_argument_checks_match_torch():
+    real = pytest.importorskip("torch")
+    # (prefetch_factor=0 is left out: torch's iterator then fails in its own __del__ as well)
+    for kwargs in [dict(timeout=5), dict(num_workers=1, prefetch_factor=-1), dict(timeout=-1)]:
+        outcomes = []
+        for lib, data in ((real, real.arange(10)), (torch, torch.arange(10))):
+            try:
+                iter(lib.utils.data.DataLoader(lib.utils.data.TensorDataset(data), **kwargs))
+                outcomes.append(None)
+            except Exception as exc:  # noqa: BLE001 - the kind and words are what is compared
+                outcomes.append((type(exc), str(exc)))
+        assert outcomes[0] == outcomes[1], kwargs
+
+
+class RecordsIndices(Dataset):
+    """A dataset that records the index lists its __getitems__ is given."""
+
+    def __init__(self, n):
+        self.n, self.seen = n, []
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return torch.tensor(float(i))
+
+    def __getitems__(self, indices):
+        self.seen.append(indices)
+        return [self[i] for i in indices]
+
+
+def test_sequential_batches_reach_user_code_as_lists_and_match_torch():
+    dataset = RecordsIndices(7)
+    batches = [b.tolist() for b in DataLoader(dataset, batch_size=3, drop_last=True)]
+    assert dataset.seen == [[0, 1, 2], [3, 4, 5]] and all(type(seen) is list for seen in dataset.seen)
+    assert batches == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    x = torch.arange(20.0).reshape(10, 2)
+    got = [[t.tolist() for t in b] for b in DataLoader(TensorDataset(x, torch.arange(10)), batch_size=4)]
+    real = pytest.importorskip("torch")
+    ref = [[t.tolist() for t in b] for b in real.utils.data.DataLoader(
+        real.utils.data.TensorDataset(real.arange(20.0).reshape(10, 2), real.arange(10)), batch_size=4)]
+    assert got == ref

@@ -80,3 +80,11 @@ def test_sampler_base_and_module_path():
     import scriptc.utils.data.sampler as sampler_module
     from scriptc.utils.data import RandomSampler as exported
     assert sampler_module.RandomSampler is exported
+
+
+@pytest.mark.parametrize("length, batch_size, drop_last", [(10, 3, False), (10, 3, True), (9, 3, True), (0, 2, False),
+                                                           (2, 5, True), (2, 5, False)])
+def test_index_batches_are_the_batches_of_iter(length, batch_size, drop_last):
+    batches = BatchSampler(SequentialSampler(range(length)), batch_size, drop_last)
+    assert [list(batch) for batch in batches._index_batches()] == list(batches)
+    assert all(type(batch) is list for batch in batches)  # iterating the sampler itself still gives lists

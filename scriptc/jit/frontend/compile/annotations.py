@@ -163,6 +163,9 @@ class Annotations:
             except Exception:  # noqa: BLE001 - the call itself reports a bad type when compiled
                 return {}, {}
             name = test.args[0].id
+            bound = self.lookup(name)
+            if isinstance(bound, (Refined, Value)) and bound.type == Any_:  # Any: the checked type when true
+                return {name: Refined(bound.value if isinstance(bound, Refined) else bound, target)}, {}
             kept = self.narrow(name, lambda t: static_isinstance(t, target) is not False)
             dropped = self.narrow(name, lambda t: static_isinstance(t, target) is not True)
             return kept, dropped
@@ -186,9 +189,9 @@ class Annotations:
         tuple of numbers -> List, and (`from_tensor`: for call arguments and jit.annotate) a
         one-element tensor -> a number. None when there is none."""
         t = value.type
-        if from_tensor and isinstance(t, TensorType) and target in (Int, Float, Bool):
-            name = {Int: "int", Float: "float", Bool: "bool"}[target]
-            return self.emit1(f"{name}.tensor", [value], target)
+        if from_tensor and isinstance(t, TensorType) and target in (Int, Float, Scalar):  # numbers, not bool
+            kind = {Int: "int", Float: "float", Scalar: "scalar"}[target]
+            return self.emit1("number.tensor", [value, self.const(kind)], target)
         if target == Float and t in (Int, Bool):
             return self.emit1("float.scalar", [value], Float)
         if target == Complex and t in (Int, Float, Bool):

@@ -16,6 +16,7 @@ from scriptc.types import (
     Int,
     ListType,
     NamedTupleType,
+    NoneType,
     ObjectType,
     OptionalType,
     Scalar,
@@ -24,6 +25,8 @@ from scriptc.types import (
 )
 
 from .. import ast
+from .types import members
+from .modules import is_module_dict
 from .values import ClassRef, MethodRef, ModuleDictMethod, PythonNamespace, SugaredModule, SugaredTuple
 
 _CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
@@ -42,7 +45,7 @@ class Attributes:
         if isinstance(base, PythonNamespace):
             return self.namespace_attribute(base, name, node)
         if isinstance(base, SugaredModule):
-            if name in ("keys", "values", "items") and type(base.module).__name__ in ("ModuleDict", "ParameterDict"):
+            if name in ("keys", "values", "items") and is_module_dict(base.module):
                 return ModuleDictMethod(base, name)
             return self.module_attribute(base, name, node)
         if isinstance(base, ClassRef):
@@ -115,7 +118,8 @@ class Attributes:
             if expected is None:
                 raise self.error("Tensor.tolist() needs a type annotation in scripted code "
                                  "(e.g. y: List[List[int]] = x.tolist())", node)
-            return self.emit1("tolist.tensor", [x], expected)
+            held = [m for m in members(expected) if m != NoneType]  # p: Optional[List[int]]; p = x.tolist()
+            return self.emit1("tolist.tensor", [x], held[0] if len(held) == 1 else expected)
         if name in _CONVERSIONS and not args and not kwargs:
             return self.emit_op(ops.OPS["to.dtype"], [x, self.const(DTYPES_BY_NAME[_CONVERSIONS[name]])], node)
         if name == "to":
@@ -152,4 +156,4 @@ class Attributes:
 
 
 _NEVER = frozenset(("is_sparse", "is_quantized", "is_meta", "is_mkldnn", "is_nested", "is_xpu", "is_mps",
-                    "is_vulkan", "is_ipu", "is_xla", "is_sparse_csr"))
+                    "is_vulkan", "is_ipu", "is_xla", "is_sparse_csr", "is_maia", "is_mtia"))

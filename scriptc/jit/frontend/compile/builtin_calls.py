@@ -26,6 +26,7 @@ from scriptc.types import (
 from .. import ast
 from ..builtins import BY_SCHEMA
 from .loops import Iteration
+from .modules import user_method
 from .types import make_union, members
 from .values import ClassRef, MethodRef, ModuleMethod, SliceValue, SugaredModule, SugaredTuple, TypeValue, UserFunction
 
@@ -64,7 +65,11 @@ class BuiltinCalls:
             return self.const(len(value.items))
         if isinstance(value, SugaredModule):
             module = value.module
-            parameters = type(module).__name__ in ("ParameterList", "ParameterDict")
+            custom = user_method(module, "__len__")
+            if custom is not None:  # a container subclass's own __len__
+                return self.inline_method(value, custom, [], {}, node)
+            from scriptc.nn import ParameterDict, ParameterList
+            parameters = isinstance(module, (ParameterList, ParameterDict))
             return self.const(len(module._parameters if parameters else module._modules))
         value = self.as_value(value, node)
         if isinstance(value.type, TupleType):
@@ -121,6 +126,15 @@ class BuiltinCalls:
         value = self.as_value(self.one_argument("str", args, kwargs, node), node)
         return value if value.type == Str else self.emit1("str.any", [value], Str)
 
+    def builtin_type(self, args, kwargs, node, expected):
+        """type(self).__name__ and the like: the class of a module or script object, known when compiling."""
+        value = self.one_argument("type", args, kwargs, node)
+        if isinstance(value, SugaredModule):
+            return ClassRef(type(value.module), "module")
+        if isinstance(value, Value) and isinstance(value.type, ObjectType):
+            return ClassRef(self.ctx.class_named(value.type.name).cls, "class")
+        raise self.error("type() in scripted code takes a module or a script-class object", node)
+
     def builtin_hash(self, args, kwargs, node, expected):
         value = self.as_value(self.one_argument("hash", args, kwargs, node), node)
         return self.emit1("hash.any", [value], Int)
@@ -149,6 +163,12 @@ class BuiltinCalls:
         if isinstance(value.type, TensorType):
             return self.emit1("unbind", [value, self.const(0)], ListType(TensorType()))
         raise self.error(f"list() of a value of type {value.type} is not supported", node)
+
+    def builtin_Size(self, args, kwargs, node, expected):  # noqa: N802  (torch.Size)
+        sizes = self.builtin_list(args, kwargs, node, ListType(Int))
+        if sizes.type != ListType(Int):
+            raise self.error(f"torch.Size() takes a list or tuple of ints, got {sizes.type}", node)
+        return sizes
 
     def builtin_tuple(self, args, kwargs, node, expected):
         value = self.one_argument("tuple", args, kwargs, node)

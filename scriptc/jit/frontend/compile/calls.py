@@ -123,15 +123,21 @@ class Calls:
         args = [self.op_argument(a, node) for a in args]
         kwargs = {k: self.op_argument(v, node) for k, v in kwargs.items()}
         reasons = []
-        for op in candidates:
-            bound = self.bind_schema(op, args, kwargs)
-            if isinstance(bound, str):
-                reasons.append(f"  {op.schema}\n    {bound}")
-                continue
-            result = self.emit_op(op, bound, node)
-            if result is not None:
-                return result
-            reasons.append(f"  {op.schema}\n    the argument types do not fit its type rule")
+        # a tensor where a number is declared is read as one (at run time) only when no overload takes it
+        for from_tensor in (False, True):
+            for op in candidates:
+                bound = self.bind_schema(op, args, kwargs, from_tensor)
+                if isinstance(bound, str):
+                    if not from_tensor:
+                        reasons.append(f"  {op.schema}\n    {bound}")
+                    continue
+                result = self.emit_op(op, bound, node)
+                if result is not None:
+                    return result
+                if not from_tensor:
+                    reasons.append(f"  {op.schema}\n    the argument types do not fit its type rule")
+            if not any(isinstance(a, Value) and isinstance(a.type, TensorType) for a in [*args, *kwargs.values()]):
+                break
         if failure is not None:
             raise self.error(failure, node)
         raise self.error(f"arguments for call are not valid; '{name}' accepts:\n" + "\n".join(reasons), node)
@@ -143,9 +149,10 @@ class Calls:
             raise self.error("a type cannot be passed to an op", node)
         return self.as_value(value, node)
 
-    def bind_schema(self, op, args: list[Value], kwargs: dict[str, Value]):
+    def bind_schema(self, op, args: list[Value], kwargs: dict[str, Value], from_tensor: bool = False):
         """The op's arguments in schema order (defaults as None), or why they do not fit: TorchScript's
-        schema matching, with int[] varargs (x.view(2, 3)) and tuples for lists."""
+        schema matching, with int[] varargs (x.view(2, 3)) and tuples for lists (`from_tensor`: and a
+        tensor where an int, float or Scalar is declared, read as a number when called)."""
         params = op.schema.args
         positional = _positional(op)
         if "input" in kwargs and params and params[0].name == "self" and not args:
@@ -173,7 +180,7 @@ class Calls:
                 out.append(p.default)
                 continue
             if not _fits(v.type, p.type):
-                converted = self.schema_conversion(v, p.type)
+                converted = self.schema_conversion(v, p.type, from_tensor)
                 if converted is None:
                     return f"argument '{p.name}' expects {p.type}, but got {v.type}"
                 v = converted
@@ -192,10 +199,13 @@ class Calls:
             return None
         return args[:last] + [self.emit1("prim::ListConstruct", rest, positional[last].type)]
 
-    def schema_conversion(self, value: Value, expected: Type):
-        """Where an op's schema takes int[]: a tuple of ints; Scalar: a tensor is not converted."""
+    def schema_conversion(self, value: Value, expected: Type, from_tensor: bool = False):
+        """Where an op's schema takes int[]: a tuple of ints; int, float, bool or Scalar (`from_tensor`):
+        a one-element tensor's value."""
         if isinstance(expected, ListType) and isinstance(value.type, TupleType):
             return self.implicit_conversion(value, ListType(expected.elem if expected.elem != Scalar else Float))
+        if from_tensor and isinstance(value.type, TensorType):
+            return self.implicit_conversion(value, expected, from_tensor=True)
         return None
 
     def emit_op(self, op, bound: list, node):

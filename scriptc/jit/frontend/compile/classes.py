@@ -71,9 +71,15 @@ class Classes:
         return self.emit1("prim::TupleConstruct", values, t)
 
     def construct_object(self, cls, args: list, kwargs: dict, node) -> Value:
+        if any(base.__module__ == "builtins" and base is not object for base in cls.__mro__[1:]):
+            raise self.error(f"{cls.__name__}(...) cannot be called in scripted code (a subclass of a Python "
+                             f"builtin type is not a script class)", node)
+        has_init = inspect.isfunction(getattr(cls, "__init__", None))
+        if not has_init and (args or kwargs):
+            raise self.error(f"{cls.__name__}() takes no arguments", node)
         script_class = self.ctx.script_class(cls, self)
         obj = self.emit1("prim::CreateObject", [], ObjectType(script_class.name), {"class": script_class.name})
-        if inspect.isfunction(getattr(cls, "__init__", None)):
+        if has_init:
             self.call_method_function(script_class, "__init__", obj, args, kwargs, node)
         return obj
 
@@ -149,6 +155,8 @@ class Classes:
             member = getattr(cls, name, None)
             if isinstance(member, cls):
                 return self.enum_constant(member)
+        if name in ("__name__", "__qualname__"):
+            return self.const(getattr(cls, name))
         member = inspect.getattr_static(cls, name, None)
         if isinstance(member, staticmethod):
             from .values import UserFunction

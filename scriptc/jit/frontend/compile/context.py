@@ -244,6 +244,9 @@ class ScriptContext:
         record = self._class_records.get(cls)
         if record is not None:
             return record
+        if any(base is not object for base in cls.__bases__):
+            raise caller.error(f"class {cls.__name__}: TorchScript classes do not support inheritance "
+                               f"(it derives from {', '.join(b.__name__ for b in cls.__bases__)})")
         record = ScriptClass(cls, self.unique_class_name(cls.__qualname__.replace("<locals>.", "")))
         self._class_records[cls] = record
         self.classes[record.name] = record

@@ -11,8 +11,9 @@ branch that leaves needs no value for it (it gets a prim::Uninitialized).
 
 from __future__ import annotations
 
-from scriptc.ir.graph import Node, Value
-from scriptc.types import Bool, NoneType
+from scriptc.errors import ScriptError
+from scriptc.ir.graph import Block, Node, Value
+from scriptc.types import Bool, NoneType, Str
 
 from .. import ast
 from .types import assignable, unify
@@ -217,21 +218,21 @@ class ControlFlow:
 
     def stmt_Raise(self, node: ast.Raise):
         self.at(node)
-        message = self.exception_message(node.exc) if node.exc is not None else "Exception"
-        self.emit("prim::RaiseException", [], [], {"message": message})
-        return LEAVE
+        if node.exc is None:
+            return self.raises("Exception")
+        text = self.runtime_message(node.exc)
+        if text is not None:  # raise Exc(f"... {value}"): the message is formatted when it is raised
+            self.emit("prim::RaiseException", [text], [], {"message": f"{self.exception_name(node.exc.func)}: "})
+            return LEAVE
+        return self.raises(self.exception_message(node.exc))
 
     def stmt_Assert(self, node: ast.Assert):
         self.at(node)
         cond, (when_true, _) = self.condition(node.test)
-        message = "AssertionError"
-        if node.msg is not None:
-            text = self.static_string(node.msg)
-            message = f"AssertionError: {text}" if text is not None else message
         static = self.static_bool(cond)
         if static is not True:
             failed = self.emit1("not.scalar", [cond], Bool)
-            self.emit_if(failed, lambda: self.raises(message), None)
+            self.emit_if(failed, lambda: self.assertion_failed(node.msg), None)
         self.scopes[-1].update(when_true)
         return LEAVE if static is False else None
 
@@ -239,16 +240,63 @@ class ControlFlow:
         self.emit("prim::RaiseException", [], [], {"message": message})
         return LEAVE
 
+    def assertion_failed(self, msg: ast.Node | None):
+        """The failing branch of an assert: its message is a constant, or a string formatted at run time."""
+        if msg is None:
+            return self.raises("AssertionError")
+        text = self.message_text(msg)
+        if text is None:
+            return self.raises(f"AssertionError: {self.static_string(msg) or '<value>'}")
+        self.emit("prim::RaiseException", [text], [], {"message": "AssertionError: "})
+        return LEAVE
+
+    def runtime_message(self, exc: ast.Node) -> Value | None:
+        """The message of `Exc(arg)` as a string value, where arg is not a constant (an f-string, a
+        formatted or concatenated string, a number); None where exception_message gives it."""
+        if not isinstance(exc, ast.Call) or len(exc.args) != 1 or exc.keywords:
+            return None
+        return self.message_text(exc.args[0])
+
+    def message_text(self, message: ast.Node) -> Value | None:
+        """`message` as a string computed when raising, or None for a constant string or a message that
+        uses what scripted code cannot compute (its text is then kept with {} for the values: the
+        messages of torch's modules are written for eager Python)."""
+        if self.static_string(message) is not None and not isinstance(message, ast.JoinedStr):
+            return None
+        scratch = Block()
+        try:
+            with self.inside(scratch):
+                value = self.as_value(self.expr(message), message)
+                text = value if value.type == Str else self.emit1("str.any", [value], Str)
+        except ScriptError:
+            scratch.clear()
+            return None
+        for node in scratch.nodes:
+            self.block.append(node)
+        return text
+
     def exception_message(self, exc: ast.Node) -> str:
         """The text of `raise Exc("message")` (TorchScript keeps the message, not the object)."""
         if isinstance(exc, ast.Call):
-            name = _dotted(exc.func) or "Exception"
+            name = self.exception_name(exc.func)
             parts = []
             for arg in exc.args:
                 text = self.static_string(arg)
                 parts.append(text if text is not None else "<value>")
-            return f"{name}: {' '.join(parts)}" if parts else name
-        return _dotted(exc) or "Exception"
+            text = parts[0] if len(parts) == 1 else f"({', '.join(parts)})"  # as TorchScript writes args
+            return f"{name}: {text}" if parts else name
+        return self.exception_name(exc)
+
+    def exception_name(self, node: ast.Node) -> str:
+        """The raised class's name; a ScriptError where it names nothing, or no exception class."""
+        name = _dotted(node)
+        found, obj = self.lookup_object(node) if name is not None else (False, None)
+        if not found:
+            raise self.error(f"undefined value {name}" if name is not None else
+                             "exceptions must derive from BaseException", node)
+        if not (isinstance(obj, type) and issubclass(obj, BaseException)):
+            raise self.error(f"exceptions must derive from BaseException, not {name}", node)
+        return name
 
     def static_string(self, node: ast.Node) -> str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):

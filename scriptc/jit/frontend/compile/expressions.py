@@ -25,6 +25,7 @@ from scriptc.types import (
 from .. import ast
 from .control import Conflict
 from .types import assignable, unify
+from .modules import is_module_dict, is_parameter_dict
 from .values import SugaredModule, SugaredTuple
 
 _KEY_TYPES = (Str, Int, Float, Bool, Complex)
@@ -377,6 +378,10 @@ class Expressions:
             return self.call_op(operator.tensor, [left, right], {}, node)
         if op in ("==", "!=") and (left.type == NoneType or right.type == NoneType):
             return self.identity("is" if op == "==" else "is not", left, right, node)
+        if op in ("==", "!=") and isinstance(left.type, ListType) != isinstance(right.type, ListType):
+            # a list compared with a tuple of its elements compares as lists (TorchScript converts the tuple)
+            left = self.implicit_conversion(left, right.type) or left if isinstance(right.type, ListType) else left
+            right = self.implicit_conversion(right, left.type) or right if isinstance(left.type, ListType) else right
         return self.python_op(operator.scalar, [left, right], {}, node,
                               failure=f"'{op}' is not supported between {left.type} and {right.type}")
 
@@ -387,6 +392,8 @@ class Expressions:
     def identity(self, op: str, left, right, node) -> Value:
         """`is` / `is not`: against None it tests an Optional (known at compile time for other types);
         between other values it is identity for objects and equality for values without one."""
+        if isinstance(left, SugaredModule) and isinstance(right, SugaredModule):  # known when compiling
+            return self.const((left.module is right.module) == (op == "is"))
         left, right = self.as_value(left, node), self.as_value(right, node)
         if right.type != NoneType and left.type == NoneType:
             left, right = right, left
@@ -413,6 +420,13 @@ class Expressions:
             for element in self.tuple_elements(container, node):
                 result = self.short_circuit_value(result, lambda e=element: self.compare("==", item, e, node))
             return result
+        if isinstance(container, SugaredModule) and is_module_dict(container.module):  # "key" in self.layers
+            key = item.node.attrs.get("value") if isinstance(item, Value) and item.node is not None and \
+                item.node.op == "prim::Constant" else None
+            if not isinstance(key, str):
+                raise self.error("`in` on a ModuleDict takes a string constant in scripted code", node)
+            names = container.module._parameters if is_parameter_dict(container.module) else container.module._modules
+            return self.const(key in names)
         container, item = self.as_value(container, node), self.as_value(item, node)
         if self.has_magic(container, "__contains__"):
             return self.object_method(container, "__contains__", [item], {}, node)

@@ -61,7 +61,12 @@ class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, 
         self.statements(body)
         if self.probing:
             return None
-        return self.read(RETVAL)
+        returned = self.read(RETVAL)
+        if returned is None:  # every path raises: the declared type (never produced), else None
+            declared = self.return_type
+            return self.const(None) if declared is None or declared == NoneType else \
+                self.emit1("prim::Uninitialized", [], declared)
+        return returned
 
     def probed_type(self, definition: ast.FunctionDef):
         types = self.probed_returns

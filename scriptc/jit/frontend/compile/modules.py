@@ -131,15 +131,15 @@ class Modules:
         parameters) or ModuleDict/ParameterDict (its keys)."""
         if _is_parameter_list(owner.module):
             return [self.module_attribute(owner, n, node) for n in owner.module._parameters]
-        if type(owner.module).__name__ == "ParameterDict":
+        if is_parameter_dict(owner.module):
             return [self.const(n) for n in owner.module._parameters]
         names = list(owner.module._modules)
-        if _is_module_dict(owner.module):
+        if is_module_dict(owner.module):
             return [self.const(name) for name in names]
         return [self.submodule(owner, name) for name in names]
 
     def module_subscript(self, owner: SugaredModule, index: ast.Node, node):
-        if _is_parameter_list(owner.module) or type(owner.module).__name__ == "ParameterDict":
+        if _is_parameter_list(owner.module) or is_parameter_dict(owner.module):
             names = list(owner.module._parameters)
             key = self.expr(index)
             constant = key.node.attrs.get("value") if isinstance(key, Value) and key.node is not None and \
@@ -150,7 +150,7 @@ class Modules:
                 return self.module_attribute(owner, constant, node)
             raise self.error("ParameterList/ParameterDict indices must be constants naming a parameter", index)
         names = list(owner.module._modules)
-        if isinstance(index, ast.Slice) and not _is_module_dict(owner.module):  # self.layers[1:3], [::-1]
+        if isinstance(index, ast.Slice) and not is_module_dict(owner.module):  # self.layers[1:3], [::-1]
             bounds = [None if part is None else self.static_int(self.expr(part))
                       for part in (index.lower, index.upper, index.step)]
             if any(b is None and part is not None for b, part in zip(bounds, (index.lower, index.upper, index.step))):
@@ -158,7 +158,7 @@ class Modules:
             from .values import SugaredTuple
             return SugaredTuple([self.submodule(owner, n) for n in names[slice(*bounds)]])
         key = self.expr(index)
-        if _is_module_dict(owner.module):
+        if is_module_dict(owner.module):
             text = key.node.attrs.get("value") if isinstance(key, Value) and key.node is not None and \
                 key.node.op == "prim::Constant" else None
             if not isinstance(text, str) or text not in names:
@@ -170,7 +170,7 @@ class Modules:
         return self.submodule(owner, names[position])
 
     def module_dict_method(self, owner: SugaredModule, name: str, node):
-        parameters = type(owner.module).__name__ == "ParameterDict"
+        parameters = is_parameter_dict(owner.module)
         names = list(owner.module._parameters if parameters else owner.module._modules)
 
         def member(n):
@@ -251,11 +251,28 @@ class Modules:
 
 
 def _is_parameter_list(module) -> bool:
-    return type(module).__name__ == "ParameterList"
+    from scriptc.nn import ParameterList
+    return isinstance(module, ParameterList)
 
 
-def _is_module_dict(module) -> bool:
-    return type(module).__name__ in ("ModuleDict", "ParameterDict")
+def is_parameter_dict(module) -> bool:
+    from scriptc.nn import ParameterDict
+    return isinstance(module, ParameterDict)
+
+
+def is_module_dict(module) -> bool:
+    """A ModuleDict or ParameterDict (or a subclass of one): keys, values and items are unrolled."""
+    from scriptc.nn import ModuleDict
+    return isinstance(module, ModuleDict) or is_parameter_dict(module)
+
+
+def user_method(module, name: str):
+    """`name` as the module's own class (not an nn container of scriptc's) defines it, or None."""
+    for cls in type(module).__mro__:
+        if name in vars(cls):
+            fn = vars(cls)[name]
+            return fn if inspect.isfunction(fn) and not cls.__module__.startswith("scriptc.") else None
+    return None
 
 
 def _is_none(value) -> bool:

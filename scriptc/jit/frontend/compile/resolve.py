@@ -4,12 +4,14 @@ builtins) turned into a compile-time value (values.py) or a constant."""
 from __future__ import annotations
 
 import builtins
+import enum
 import inspect
 import types
 import typing
 
 from scriptc import ops
 from scriptc.types import device, dtype
+from scriptc.tensors import Size
 
 from .. import ast
 from ..builtins import MATH_CONSTANTS, builtin_of, math_function_of
@@ -102,6 +104,10 @@ class Resolver:
             return Builtin(math_name)
         if isinstance(obj, type) and issubclass(obj, BaseException):
             return ClassRef(obj, "exception")
+        if obj is Size:  # torch.Size is List[int] in scripted code
+            return Builtin("Size")
+        if isinstance(obj, enum.Enum):
+            return self.enum_constant(obj)
         op_name = getattr(obj, "_scriptc_op", None)
         if op_name is not None:
             return OpFunction(op_name, namespaced=True)

@@ -168,6 +168,9 @@ class Statements:
         stars = [i for i, t in enumerate(items) if isinstance(t, ast.Starred)]
         if len(stars) > 1:
             raise self.error("multiple starred expressions in assignment", target)
+        if stars and len(items) == 1:
+            raise self.error("A Starred expression may only appear on the lhs within the presence of another "
+                             "non-starred expression", target)
         values = self.unpack(value, len(items), stars[0] if stars else None, target)
         for item, v in zip(items, values):
             self.assign_target(item.value if isinstance(item, ast.Starred) else item, v)

@@ -27,6 +27,8 @@ class MapDatasetFetcher:
             batch = self.collated_batch(possibly_batched_index)
             if batch is not None:
                 return batch
+        if type(possibly_batched_index) is range:  # BatchSampler._index_batches: users see a list
+            possibly_batched_index = list(possibly_batched_index)
         if callable(getattr(self.dataset, "__getitems__", None)):
             data = self.dataset.__getitems__(possibly_batched_index)
         else:

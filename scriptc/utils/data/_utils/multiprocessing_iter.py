@@ -35,6 +35,8 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
+        if self._prefetch_factor <= 0:  # torch's check: with no batch prefetched none would ever be asked for
+            raise AssertionError("prefetch_factor must be greater than 0 for MultiProcessingDataLoaderIter")
         self._in_order = loader.in_order
         context = loader.multiprocessing_context or multiprocessing.get_context()
         self._workers, self._channels, self._blocks = [], [], []

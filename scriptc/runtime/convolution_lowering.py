@@ -1,0 +1,244 @@
+"""The native lowering of conv2d (a fusion head, or a node of its own) in a segment program.
+
+A batch of any size, the image size and channels the recorded call had (checked): the depthwise loop
+for a depthwise convolution; otherwise, per image and band of output rows, the band's columns
+(im2col's, or the image itself for a 1x1 convolution of stride 1) times each group's weights by the
+compiled GEMM, which adds the bias and applies the floor (a fused ReLU) as it stores. The bands are
+as many output rows as make about BAND_BYTES of columns: the GEMM then reads them from the core's
+cache, where a whole image's columns (9 MB for 64 channels of 64x64, 3x3) went out to memory and
+came back - and its rows, a page or more apart, were too many streams for the hardware prefetcher.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scriptc.native import gemm, im2col, windows
+from scriptc.native import program as native
+from scriptc.native.geometry import conv_geometry
+from scriptc.native.heads import GEMM_SPLIT_MIN, gemm_runs
+from scriptc.native.loops import loop_function
+
+from .groups import PARALLEL_MIN_ELEMENTS
+from .program_values import NotNative, Builder, constant_of, constant_array, dense, TensorValue
+
+# The columns of a band: enough for the GEMM to run long panels, little enough to stay in a core's L2
+# beside the weights and the band's output.
+BAND_BYTES = 512 << 10
+# Past this many groups (not depthwise) the program would hold a launch per group and band: the steps
+# run such a convolution instead.
+MAX_GROUPS = 64
+# Images whose output planes have fewer positions than this, under weights of at least WEIGHT_BYTES,
+# go several at a time through one GEMM: their columns side by side (up to GROUP_BYTES of them, at
+# most MAX_IMAGES images), so that the weights stream from memory once per group instead of once per
+# image (ResNet-18's last layers at 2x3x64x64: 9 MB of weights for 4 output positions an image).
+GROUP_BELOW_POSITIONS = 256
+WEIGHT_BYTES = 256 << 10
+GROUP_BYTES = 1 << 20
+MAX_IMAGES = 16
+
+
+def bands(rows: int, row_bytes: int) -> list[tuple[int, int]]:
+    """[first, end) ranges of `rows` output rows, each of about BAND_BYTES of columns (`row_bytes`
+    a row), all of them in one where they fit; as even as the split allows."""
+    count = max(1, min(rows, -(-rows * row_bytes // BAND_BYTES)))
+    size = -(-rows // count)
+    return [(first, min(rows, first + size)) for first in range(0, rows, size)]
+
+
+def convolution(builder: Builder, args: list, x_value: np.ndarray, floor: float | None) -> TensorValue:
+    """conv2d(args) of a batch like `x_value` in its channels and image size, maximum(result, floor)
+    where floor is given (see the module docstring)."""
+    x = dense(builder, args[0])
+    weight = constant_array(args[1])
+    bias = None if args[2] is None else constant_array(args[2])
+    stride, padding, dilation, groups = (constant_of(a) for a in args[3:7])
+    if x.rank != 4 or weight.dtype != x.dtype or x.dtype.name not in im2col.FUNCTIONS or not gemm_runs():
+        raise NotNative("a convolution not of 4-D floats of one dtype, or no compiled GEMM")
+    geometry = conv_geometry(x_value.shape, weight.shape, stride, padding, dilation, groups)
+    if geometry is None:
+        raise NotNative("convolution arguments the op refuses")
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    _, c, h, w = x_value.shape
+    o, per_group, kh, kw = weight.shape
+    for d, size in zip(x.dims[1:], (c, h, w)):
+        builder.equal(d, builder.const(size))
+    out = builder.alloc(x.dtype, [x.dims[0], builder.const(o), builder.const(oh), builder.const(ow)])
+    floor_array = builder.address_of(np.full(1, 0.0 if floor is None else floor, x.dtype))
+    zero_bias = builder.address_of(np.zeros(max(o, 1), x.dtype))
+    bias_pointer = builder.address_of(np.ascontiguousarray(bias)) if bias is not None else zero_bias
+    if groups == c == o and per_group == 1:
+        _depthwise(builder, x, (h, w), weight, out, bias_pointer, floor_array, floor, geometry)
+        return out
+    if groups > MAX_GROUPS:
+        raise NotNative("a grouped convolution of many groups")
+    column_bytes = c // groups * groups * kh * kw * oh * ow * x.dtype.itemsize
+    images = min(MAX_IMAGES, GROUP_BYTES // max(1, column_bytes))
+    if oh * ow < GROUP_BELOW_POSITIONS and weight.nbytes >= WEIGHT_BYTES and images >= 2:
+        _grouped_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry, groups,
+                          bias is not None, images)
+        return out
+    _banded_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry, groups,
+                     bias is not None)
+    return out
+
+
+def _depthwise(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
+               floor_array: int, floor, geometry) -> None:
+    """One loop over every image's planes (`image`: their height and width)."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    (h, w), (c, _, kh, kw) = image, weight.shape
+    ptrs, meta = builder.block(7), builder.block(14)
+    taps = builder.address_of(np.ascontiguousarray(weight.reshape(c, -1)))
+    rows, columns = (builder.address_of(table) for table in windows.positions(oh, ow, x.dtype.name))
+    builder.copy_into(ptrs, [x.pointer, taps, bias_pointer, out.pointer, floor_array, rows, columns], builder.compute)
+    builder.copy_into(meta, [builder.const(v) for v in (c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw,
+                                                       floor is not None)], builder.shape)
+    planes = builder.arithmetic("MUL", x.dims[0], builder.const(c))
+    work = builder.arithmetic("MUL", planes, builder.const(oh * ow * kh * kw // 2))
+    builder.compute.append(("SPLIT", builder.const(loop_function("depthwise", x.dtype.name)), planes, ptrs, meta,
+                            work))
+
+
+def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
+                     floor_array: int, floor, geometry, groups: int, has_bias: bool) -> None:
+    """Per image (`image`: its channels, height and width) and band of output rows: the band's
+    columns, then each group's GEMM into the band's part of the output."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    o, per_group, kh, kw = weight.shape
+    c, h, w = image
+    dtype, itemsize = x.dtype.name, x.dtype.itemsize
+    depth, columns, rows = per_group * kh * kw, oh * ow, o // groups
+    pointwise = (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0)
+    row_bytes = c * kh * kw * ow * itemsize
+    image_bands = bands(oh, row_bytes)
+    compute = builder.compute
+    cols = None
+    if not pointwise:
+        band_rows = max(end - first for first, end in image_bands)
+        cols = builder.alloc(x.dtype, [builder.const(c * kh * kw * band_rows * ow)])
+    weights = np.ascontiguousarray(weight.reshape(groups, rows, depth))
+    gemm_loop = builder.const(loop_function("gemm", dtype))
+    im2col_loop = builder.const(loop_function("im2col", dtype))
+    image, top, done, body = builder.register(), builder.label(), builder.label(), builder.label()
+    compute.append(("MOV", image, native.ZERO))
+    compute.append(("label", top))
+    compute.append(("JLT", image, x.dims[0], body))
+    compute.append(("JUMP", done))
+    compute.append(("label", body))
+    x_image, out_image = builder.register(), builder.register()
+    compute.append(("ADDR", x_image, x.pointer, image, c * h * w * itemsize))
+    compute.append(("ADDR", out_image, out.pointer, image, o * columns * itemsize))
+    for first, end in image_bands:
+        width = (end - first) * ow
+        if cols is not None:
+            im2col_ptrs, words = builder.block(2), im2col.conv2d_meta(h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw,
+                                                                      (first, end))
+            meta_block = builder.block(len(words))
+            builder.template[meta_block:meta_block + len(words)] = words
+            builder.copy_into(im2col_ptrs, [x_image, cols.pointer], compute)
+            compute.append(("KERNEL", im2col_loop, builder.const(c), im2col_ptrs, meta_block))
+            source, source_step = cols.pointer, width
+        else:  # the image's own rows of the band, H*W apart
+            source, source_step = builder.register(), columns
+            compute.append(("ADDR", source, x_image, builder.const(first * ow), itemsize))
+        vectors = builder.const(-(-width // gemm.vector_columns(dtype)))
+        work = builder.const(max(1, rows * depth * width // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+        for g in range(groups):
+            ptrs, meta = builder.block(5), builder.block(7)
+            group_source, group_out, group_bias = builder.register(), builder.register(), builder.register()
+            compute.append(("ADDR", group_source, source, builder.const(g * depth * source_step), itemsize))
+            compute.append(("ADDR", group_out, out_image, builder.const(g * rows * columns + first * ow), itemsize))
+            compute.append(("ADDR", group_bias, bias_pointer, builder.const(g), rows * itemsize))
+            builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_out, group_bias,
+                                     floor_array], compute)
+            builder.template[meta:meta + 7] = [rows, depth, width, floor is not None, 1 if has_bias else 0,
+                                               source_step, columns]
+            compute.append(("SPLIT", gemm_loop, vectors, ptrs, meta, work))
+    compute.append(("ADD", image, image, native.ONE))
+    compute.append(("JUMP", top))
+    compute.append(("label", done))
+
+
+def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
+                      floor_array: int, floor, geometry, groups: int, has_bias: bool, images: int) -> None:
+    """Per group of up to `images` images: their columns side by side (im2col's, or the images
+    themselves copied so for a 1x1 convolution of stride 1), each group's GEMM into a scratch
+    matrix of as many images' outputs, then each image's rows of it copied to its place."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    o, per_group, kh, kw = weight.shape
+    c, h, w = image
+    dtype, itemsize = x.dtype.name, x.dtype.itemsize
+    depth, positions, rows = per_group * kh * kw, oh * ow, o // groups
+    wide = images * positions  # the row stride of the columns and of the scratch output
+    pointwise = (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0)
+    cols = builder.alloc(x.dtype, [builder.const(c * kh * kw * wide)])
+    products = builder.alloc(x.dtype, [builder.const(o * wide)])
+    weights = np.ascontiguousarray(weight.reshape(groups, rows, depth))
+    compute, const = builder.compute, builder.const
+    first, count, index = builder.register(), builder.register(), builder.register()
+    top, body, done, gathered, scattered = (builder.label() for _ in range(5))
+    compute.append(("MOV", first, native.ZERO))
+    compute.append(("label", top))
+    compute.append(("JLT", first, x.dims[0], body))
+    compute.append(("JUMP", done))
+    compute.append(("label", body))
+    # count = min(images, batch - first)
+    compute.append(("SUB", count, x.dims[0], first))
+    fewer = builder.label()
+    compute.append(("JLT", count, const(images), fewer))
+    compute.append(("MOV", count, const(images)))
+    compute.append(("label", fewer))
+    if not pointwise:
+        words = im2col.conv2d_meta(h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, None, wide)
+        meta_block = builder.block(len(words))
+        builder.template[meta_block:meta_block + len(words)] = words
+    for k in range(images):
+        taken = builder.label()
+        compute.append(("JLT", const(k), count, taken))
+        compute.append(("JUMP", gathered))
+        compute.append(("label", taken))
+        x_image, target = builder.register(), builder.register()
+        compute.append(("ADD", index, first, const(k)))
+        compute.append(("ADDR", x_image, x.pointer, index, c * h * w * itemsize))
+        compute.append(("ADDR", target, cols.pointer, const(k * positions), itemsize))
+        if pointwise:  # the image's C rows of H*W, into its columns' place
+            compute.append(("COPY2D", target, const(wide * itemsize), x_image, const(positions * itemsize), const(c),
+                            const(positions * itemsize)))
+        else:
+            im2col_ptrs = builder.block(2)
+            builder.copy_into(im2col_ptrs, [x_image, target], compute)
+            compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), im2col_ptrs, meta_block))
+    compute.append(("label", gathered))
+    width, vectors = builder.register(), builder.register()
+    lanes = gemm.vector_columns(dtype)
+    compute.append(("MUL", width, count, const(positions)))
+    compute.append(("ADD", vectors, width, const(lanes - 1)))
+    compute.append(("DIV", vectors, vectors, const(lanes)))
+    work = const(max(1, rows * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+    for g in range(groups):
+        ptrs, meta = builder.block(5), builder.block(7)
+        group_source, group_out, group_bias = builder.register(), builder.register(), builder.register()
+        compute.append(("ADDR", group_source, cols.pointer, const(g * depth * wide), itemsize))
+        compute.append(("ADDR", group_out, products.pointer, const(g * rows * wide), itemsize))
+        compute.append(("ADDR", group_bias, bias_pointer, const(g), rows * itemsize))
+        builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_out, group_bias, floor_array],
+                          compute)
+        builder.copy_into(meta, [const(rows), const(depth), width, const(floor is not None),
+                                 const(1 if has_bias else 0), const(wide), const(wide)], compute)
+        compute.append(("SPLIT", const(loop_function("gemm", dtype)), vectors, ptrs, meta, work))
+    for k in range(images):
+        taken = builder.label()
+        compute.append(("JLT", const(k), count, taken))
+        compute.append(("JUMP", scattered))
+        compute.append(("label", taken))
+        source, target = builder.register(), builder.register()
+        compute.append(("ADD", index, first, const(k)))
+        compute.append(("ADDR", target, out.pointer, index, o * positions * itemsize))
+        compute.append(("ADDR", source, products.pointer, const(k * positions), itemsize))
+        compute.append(("COPY2D", target, const(positions * itemsize), source, const(wide * itemsize), const(o),
+                        const(positions * itemsize)))
+    compute.append(("label", scattered))
+    compute.append(("ADD", first, first, const(images)))
+    compute.append(("JUMP", top))
+    compute.append(("label", done))
