@@ -112,15 +112,38 @@ class Tracer:
                 self.keep.append(t)
 
     # --- values ------------------------------------------------------------------------
-    def add_input(self, t: Tensor, name: str) -> Value:
-        shape = tuple(t._data.shape)
-        if shape and self.batch_size is None:
-            self.batch_size = shape[0]
-        if shape and shape[0] == self.batch_size:
-            shape = (BATCH,) + shape[1:]
-        v = self.graph.add_input(TensorType(t.dtype, shape), name)
-        self._bind(t, v)
+    def add_input(self, example, name: str) -> Value:
+        """A graph input for an example: a Tensor, or a tuple/list of them (nested as torch allows),
+        which arrives as one Tuple/List value unpacked at the top of the graph."""
+        v = self.graph.add_input(self._input_type(example), name)
+        self._bind_input(example, v)
         return v
+
+    def _input_type(self, example):
+        if isinstance(example, Tensor):
+            shape = tuple(example._data.shape)
+            if shape and self.batch_size is None:
+                self.batch_size = shape[0]
+            if shape and shape[0] == self.batch_size:
+                shape = (BATCH,) + shape[1:]
+            return TensorType(example.dtype, shape)
+        items = [self._input_type(x) for x in example]
+        if isinstance(example, tuple):
+            return TupleType(tuple(items))
+        if all(t == items[0] for t in items):
+            return ListType(items[0])
+        if all(isinstance(t, TensorType) for t in items):
+            return ListType(TensorType(items[0].dtype if all(t.dtype == items[0].dtype for t in items) else None))
+        raise TypeError("jit.trace: a list of example inputs must hold values of one type")
+
+    def _bind_input(self, example, v: Value) -> None:
+        if isinstance(example, Tensor):
+            self._bind(example, v)
+            return
+        op = "prim::TupleUnpack" if isinstance(example, tuple) else "prim::ListUnpack"
+        types = list(v.type.elems) if isinstance(example, tuple) else [v.type.elem] * len(example)
+        for x, out in zip(example, self._emit(op, [v], types).outputs):
+            self._bind_input(x, out)
 
     def _bind(self, t: Tensor, v: Value) -> None:
         self.values[id(t)] = v
@@ -316,13 +339,20 @@ def _frame_file(loc: SourceLocation) -> str:
 ScalarStr = type_of_constant("")
 
 
+def _tensors_only(example) -> bool:
+    if isinstance(example, Tensor):
+        return True
+    return isinstance(example, (list, tuple)) and bool(example) and all(_tensors_only(x) for x in example)
+
+
 def _example_tuple(example_inputs) -> tuple:
     if isinstance(example_inputs, Tensor):
         return (example_inputs,)
     if isinstance(example_inputs, (list, tuple)):
         for x in example_inputs:
-            if not isinstance(x, Tensor):
-                raise TypeError(f"jit.trace: example inputs must be Tensors, got {type(x).__name__}")
+            if not _tensors_only(x):
+                raise TypeError(f"jit.trace: example inputs must be Tensors or (nested) tuples and lists of "
+                                f"them, got {type(x).__name__}")
         return tuple(example_inputs)
     raise TypeError(f"jit.trace: example_inputs must be a Tensor or a tuple of Tensors, got "
                     f"{type(example_inputs).__name__}")

@@ -137,3 +137,36 @@ def test_bad_example_inputs_are_typed_errors():
         torch.jit.trace(lambda x: x, (3,))
     with pytest.raises(TypeError, match="cannot trace an output"):
         torch.jit.trace(lambda x: object(), torch.ones(1))
+
+
+class _StatefulLSTM(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(4, 5)
+
+    def forward(self, x, hidden):
+        out, (h, c) = self.rnn(x, hidden)
+        return out, (h, c)
+
+
+def test_tuple_and_list_example_inputs_become_tuple_and_list_inputs(tmp_path):
+    import scriptc.runtime as rt
+
+    model = _StatefulLSTM().eval()
+    x, hidden = torch.randn(3, 2, 4), (torch.randn(1, 2, 5), torch.randn(1, 2, 5))
+    traced = torch.jit.trace(model, (x, hidden))
+    assert "%hidden : Tuple[Tensor(float32, [1, 2, 5]), Tensor(float32, [1, 2, 5])]" in str(traced.graph).splitlines()[0]
+    expected, (h, c) = model(x, hidden)
+    x2, hidden2 = torch.randn(3, 2, 4), (torch.randn(1, 2, 5), torch.randn(1, 2, 5))
+    got, (h2, c2) = traced(x2, hidden2)
+    want, (wh, wc) = model(x2, hidden2)
+    for a, b in ((got, want), (h2, wh), (c2, wc)):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    path = str(tmp_path / "lstm.sc")
+    torch.jit.save(traced, path)
+    out = rt.load(path)(x2.numpy(), (hidden2[0].numpy(), hidden2[1].numpy()))
+    np.testing.assert_allclose(out[0], want.detach().numpy(), rtol=1e-5, atol=1e-6)
+    summed = torch.jit.trace(lambda xs: xs[0] + xs[1], ([torch.ones(2), torch.ones(2)],))
+    assert summed([torch.ones(2), torch.full((2,), 3.0)]).tolist() == [4.0, 4.0]
+    with pytest.raises(TypeError, match="Tensors or"):
+        torch.jit.trace(lambda a: a, ((torch.ones(2), 3),))
