@@ -159,6 +159,30 @@ def _kept(original, value):
     return from_runtime(value)
 
 
+def in_form(obj: ScriptObject, eager: bool) -> ScriptObject:
+    """The script object with its tensors as Tensors (`eager`, for an autograd run) or as arrays, changed
+    in place: one object carries the state across both kinds of call, and is what a save writes."""
+    obj.attributes = {k: _in_form(v, eager) for k, v in obj.attributes.items()}
+    return obj
+
+
+def _in_form(value, eager: bool):
+    if isinstance(value, ScriptObject):
+        return in_form(value, eager)
+    if isinstance(value, Tensor) and not eager:
+        return value._data
+    if isinstance(value, np.ndarray) and eager:
+        return wrap(value)
+    if isinstance(value, list):
+        return [_in_form(v, eager) for v in value]
+    if isinstance(value, tuple):
+        items = [_in_form(v, eager) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, dict):
+        return {k: _in_form(v, eager) for k, v in value.items()}
+    return value
+
+
 class _LiveModuleValue(ModuleValue):
     """A module's runtime value whose attribute writes (prim::SetAttr) reach the Python module too."""
 
@@ -185,10 +209,10 @@ class _LiveModuleValue(ModuleValue):
             if owner == path:
                 value = getattr(module, name)
                 if hasattr(type(value), "_scriptc_class_name"):
-                    key = (path, name, eager)
+                    key = (path, name)
                     if key not in objects or objects[key][0] is not value:
                         objects[key] = (value, script_object(value, _eager_value if eager else to_runtime))
-                    values[name] = objects[key][1]
+                    values[name] = in_form(objects[key][1], eager)
                 elif eager or not _holds_tensors(value):
                     values[name] = value  # shared: the graph's in-place writes are the module's
                 else:

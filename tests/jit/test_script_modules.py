@@ -489,6 +489,19 @@ def test_class_instances_as_attributes_arguments_results_and_in_archives(tmp_pat
     assert made.count == 3 and made.history == []
 
 
+def test_one_object_carries_the_state_through_autograd_and_plain_calls_into_the_archive(tmp_path):
+    model = CountsCalls()
+    model.scale = nn.Linear(2, 2)  # a parameter wanting grad: a call outside no_grad runs with autograd
+    scripted = torch.jit.script(model)
+    x = torch.ones(2)
+    assert scripted(x)[1] == [11]
+    with torch.no_grad():
+        assert scripted(x)[1] == [11, 12]
+    assert scripted(x)[1] == [11, 12, 13]
+    torch.jit.save(scripted, tmp_path / "counts.sc")
+    assert runtime_load(tmp_path / "counts.sc", prime=False)(x.numpy())[1] == [11, 12, 13, 14]
+
+
 class Plus(nn.Module):
     def forward(self, x):
         return x + 10
