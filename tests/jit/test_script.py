@@ -146,3 +146,16 @@ def test_a_dtype_known_only_at_run_time_types_the_result_as_any_tensor():
             out = run(x, y)
             assert out.dtype == dtype
             np.testing.assert_array_equal(out.numpy(), fn(x, y).numpy())
+
+
+def _tensor_varargs(a, b):
+    x, y = torch.meshgrid(a, b, indexing="ij")
+    return torch.einsum("ij,jk->ik", x, y.t()), torch.einsum("ii", x[:2, :2]), torch.broadcast_tensors(a, a)[0]
+
+
+def test_tensors_passed_one_by_one_fill_a_tensor_list_parameter():
+    a, b = torch.arange(3.0), torch.arange(2.0)
+    scripted = torch.jit.script(_tensor_varargs)
+    assert "prim::ListConstruct" in str(scripted.graph)
+    for got, want in zip(scripted(a, b), _tensor_varargs(a, b)):
+        np.testing.assert_allclose(got.numpy(), want.numpy())

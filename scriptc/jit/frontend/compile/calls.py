@@ -158,7 +158,8 @@ class Calls:
         if "input" in kwargs and params and params[0].name == "self" and not args:
             kwargs = dict(kwargs)
             kwargs["self"] = kwargs.pop("input")  # torch.ceil(input=x)
-        if len(args) > len(positional) or len(args) == len(positional) and args and args[-1].type == Int:
+        if len(args) > len(positional) or len(args) == len(positional) and args and (
+                args[-1].type == Int or isinstance(args[-1].type, TensorType)):
             packed = self.pack_varargs(positional, args)
             if packed is None and len(args) > len(positional):
                 return f"expected at most {len(positional)} arguments but got {len(args)}"
@@ -188,14 +189,16 @@ class Calls:
         return out
 
     def pack_varargs(self, positional: list, args: list):
-        """x.view(2, 3) / torch.zeros(2, 3): the trailing ints as the list the last positional
-        parameter takes (TorchScript's varargs rule)."""
+        """x.view(2, 3) / torch.zeros(2, 3) / torch.einsum("ij,jk", a, b): the trailing ints or tensors
+        as the list the last positional parameter takes (TorchScript's varargs rule)."""
         last = len(positional) - 1
-        if last < 0 or not isinstance(positional[last].type, ListType) or positional[last].type.elem not in (Int,
-                                                                                                           Float):
+        if last < 0 or not isinstance(positional[last].type, ListType):
             return None
-        rest = args[last:]
-        if not all(v.type in (Int, Float) or v.type == positional[last].type.elem for v in rest):
+        elem, rest = positional[last].type.elem, args[last:]
+        if isinstance(elem, TensorType):
+            if not rest or not all(isinstance(v.type, TensorType) for v in rest):
+                return None
+        elif elem not in (Int, Float) or not all(v.type in (Int, Float) or v.type == elem for v in rest):
             return None
         return args[:last] + [self.emit1("prim::ListConstruct", rest, positional[last].type)]
 
