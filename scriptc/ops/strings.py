@@ -4,6 +4,7 @@ f-strings, str() and print() of any value (tensors printed as PyTorch prints the
 from __future__ import annotations
 
 import operator
+import warnings
 
 from scriptc.types import Bool, Int, ListType, NoneType, Str, TupleType
 
@@ -157,6 +158,10 @@ def _type_name(value) -> str:
     return "String" if isinstance(value, str) else type(value).__name__
 
 
+def _warn(message) -> None:
+    warnings.warn(message, UserWarning, stacklevel=2)
+
+
 def _print(values, sep, end) -> None:
     print(sep.join(render(v) for v in values), end=end)
 
@@ -167,3 +172,5 @@ python_op("format.str(self: str, values: Any) -> str", _format, STR,
 python_op("mod.str(self: str, values: Any) -> str", _percent, STR, "`template % values` (printf-style).")
 python_op("print.any(values: Any, sep: str, end: str) -> None", _print, fixed(NoneType),
           "print(*values, sep=sep, end=end).", effects=True)
+python_op("warn.str(message: str) -> None", _warn, fixed(NoneType),
+          "warnings.warn(message) in scripted code: a UserWarning at run time.", effects=True)

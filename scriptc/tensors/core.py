@@ -258,10 +258,10 @@ class Tensor(Conversions):
 
     # --- in-place initialisers (used by nn.init) -------------------------------------
     def zero_(self) -> "Tensor":
-        return self.fill_(0)
+        return call_inplace(_ops.OPS["zero"].inplace, (self,))
 
     def fill_(self, value) -> "Tensor":
-        return call_inplace(_COPY.inplace, (self, value))
+        return call_inplace(_ops.OPS["fill"].inplace, (self, value))
 
     def copy_(self, src, non_blocking: bool = False) -> "Tensor":
         return call_inplace(_COPY.inplace, (self, src))

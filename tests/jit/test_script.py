@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -159,3 +161,23 @@ def test_tensors_passed_one_by_one_fill_a_tensor_list_parameter():
     assert "prim::ListConstruct" in str(scripted.graph)
     for got, want in zip(scripted(a, b), _tensor_varargs(a, b)):
         np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+def _initialisers_and_warnings(x):
+    y = x.clone()
+    y[1:].zero_()
+    z = x.clone()
+    z.fill_(5)
+    if x.sum() > 100:
+        warnings.warn("a large input", stacklevel=2)
+    return y, z
+
+
+def test_zero_fill_and_warnings_warn_in_scripted_code():
+    scripted = torch.jit.script(_initialisers_and_warnings)
+    y, z = scripted(torch.ones(3))
+    assert y.tolist() == [1.0, 0.0, 0.0] and z.tolist() == [5.0, 5.0, 5.0]
+    with pytest.warns(UserWarning, match="a large input"):
+        scripted(torch.full((3,), 50.0))
+    with pytest.raises(RuntimeError, match="0-dimension value tensor"):
+        torch.ones(3).fill_(torch.ones(2))

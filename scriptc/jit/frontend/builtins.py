@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 
 # Builtins that lower to op-table overloads of the same name (schema-matched).
 BY_SCHEMA = frozenset({
@@ -25,6 +26,7 @@ BY_SCHEMA = frozenset({
 SPECIAL = frozenset({
     "bool", "complex", "dict", "enumerate", "float", "getattr", "hasattr", "hash", "id", "int", "isinstance", "len",
     "list", "max", "min", "print", "range", "reversed", "slice", "str", "tuple", "type", "zip", "iter", "next",
+    "warn",
 })
 
 # math-module functions lower to the op table's `math.<name>` overloads; constants are folded.
@@ -33,6 +35,8 @@ MATH_CONSTANTS = {name: getattr(math, name) for name in ("pi", "e", "inf", "nan"
 
 def builtin_of(obj) -> str | None:
     """The name of the Python builtin `obj` is, when the table knows it."""
+    if obj is warnings.warn:  # TorchScript's aten::warn
+        return "warn"
     name = getattr(obj, "__name__", None)
     if name is None or getattr(builtins, name, None) is not obj:
         return None

@@ -267,6 +267,17 @@ class BuiltinCalls:
         self.emit("print.any", [self.make_tuple(values), sep, end], [NoneType])
         return self.const(None)
 
+    def builtin_warn(self, args, kwargs, node, expected):
+        """warnings.warn(message[, category], stacklevel=...): a UserWarning with the message at run time
+        (TorchScript's aten::warn: the category and stack level are not kept)."""
+        if not args or len(args) > 3 or set(kwargs) - {"category", "stacklevel"}:
+            raise self.error("warnings.warn() takes a message, and optionally a category and stacklevel", node)
+        message = self.as_value(args[0], node)
+        if message.type != Str:
+            raise self.error(f"warnings.warn() takes a str message in scripted code, got {message.type}", node)
+        self.emit("warn.str", [message], [NoneType])
+        return self.const(None)
+
     def builtin_slice(self, args, kwargs, node, expected):
         """slice(stop) / slice(start, stop[, step]): a compile-time value that indexes (x[s])."""
         if not 1 <= len(args) <= 3 or kwargs:
