@@ -181,3 +181,22 @@ def test_zero_fill_and_warnings_warn_in_scripted_code():
         scripted(torch.full((3,), 50.0))
     with pytest.raises(RuntimeError, match="0-dimension value tensor"):
         torch.ones(3).fill_(torch.ones(2))
+
+
+def _slices_from_unrolled_tuples(x):
+    mask = x.new_zeros((6, 6))
+    bounds = ((0, -2), (-2, -1), (-1, None))
+    count = 0
+    for h in bounds:
+        for w in bounds:
+            mask[h[0]:h[1], w[0]:w[1]] = count
+            count += 1
+    end = None
+    return mask, [1, 2, 3, 4][1:end]
+
+
+def test_a_slice_bound_that_is_none_means_to_the_end():
+    mask, items = torch.jit.script(_slices_from_unrolled_tuples)(torch.ones(2))
+    want_mask, want_items = _slices_from_unrolled_tuples(torch.ones(2))
+    assert items == want_items == [2, 3, 4]
+    np.testing.assert_array_equal(mask.numpy(), want_mask.numpy())

@@ -552,3 +552,40 @@ def test_container_subclasses_identity_membership_and_their_own_len(tmp_path):
     torch.jit.save(scripted, tmp_path / "containers.sc")
     loaded = runtime_load(tmp_path / "containers.sc", prime=False)
     np.testing.assert_allclose(np.asarray(loaded(x.numpy())[1]), expected[1].numpy())
+
+
+class _TakesOneOrMany(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+
+    @torch.jit._overload_method  # noqa: F811
+    def forward(self, input: List[torch.Tensor]) -> torch.Tensor:  # noqa: F811
+        pass
+
+    @torch.jit._overload_method  # noqa: F811
+    def forward(self, input: torch.Tensor) -> torch.Tensor:  # noqa: F811
+        pass
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:  # noqa: F811
+        if isinstance(input, torch.Tensor):
+            features = [input]
+        else:
+            features = input
+        return self.lin(torch.cat(features, 0))
+
+
+class _CallsBothForms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = _TakesOneOrMany()
+
+    def forward(self, x):
+        y = self.layer([x, x])
+        return self.layer(y) + y.sum()
+
+
+def test_calling_a_submodule_picks_the_forward_overload_its_arguments_fit():
+    model = _CallsBothForms()
+    x = torch.randn(1, 2)
+    np.testing.assert_allclose(torch.jit.script(model)(x).detach().numpy(), model(x).detach().numpy(), rtol=1e-6)

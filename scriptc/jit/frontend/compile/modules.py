@@ -199,7 +199,11 @@ class Modules:
                 replaced = self.hook_result(result, packed, node, as_tuple=True)
                 if replaced is not packed:
                     args = list(self.tuple_elements(replaced, node))
-        output = self.inline_method(owner, forward, args, kwargs, node)
+        overloads = self.ctx.method_overloads(type(module), "forward")
+        if overloads:  # torchvision's _DenseLayer: forward(List[Tensor]) and forward(Tensor)
+            output = self.call_overloaded_method(self.overloaded_method(owner, forward, overloads), args, kwargs, node)
+        else:
+            output = self.inline_method(owner, forward, args, kwargs, node)
         for hook in list(getattr(module, "_forward_hooks", {}).values()):
             packed = self.sequence_of([self.as_value(a, node) for a in args])
             result = self.call_hook(owner, hook, [packed, output], node)

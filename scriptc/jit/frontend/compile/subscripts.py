@@ -68,6 +68,12 @@ class Subscripts:
     def index_value(self, index: ast.Node) -> Value:
         return self.integer_index(self.expr(index), index)
 
+    def bound_value(self, bound: ast.Node) -> Value | None:
+        """A slice bound: an int, or None for an expression that is None (`x[a:b]` with b a None
+        unrolled from a tuple, as in torchvision's Swin)."""
+        value = self.as_value(self.expr(bound), bound)
+        return None if value.type == NoneType else self.integer_index(value, bound)
+
     def integer_index(self, value, index: ast.Node) -> Value:
         value = self.as_value(value, index)
         if value.type not in (Int, Bool):
@@ -84,7 +90,8 @@ class Subscripts:
         """start, stop (Optional[int]) and step (int) of a slice of a list or string."""
         out = []
         for part in (node.lower, node.upper):
-            out.append(self.const(None) if part is None else self.index_value(part))
+            bound = None if part is None else self.bound_value(part)
+            out.append(self.const(None) if bound is None else bound)
         step = self.const(1) if node.step is None else self.index_value(node.step)
         if self.static_int(step) == 0:
             raise self.error("slice step cannot be zero", node)
@@ -118,7 +125,7 @@ class Subscripts:
 
     def index_item(self, node: ast.Node) -> indexing.Item:
         if isinstance(node, ast.Slice):
-            start, stop, step = [None if p is None else self.index_value(p) for p in (node.lower, node.upper,
+            start, stop, step = [None if p is None else self.bound_value(p) for p in (node.lower, node.upper,
                                                                                        node.step)]
             if step is not None and self.static_int(step) is not None and self.static_int(step) <= 0:
                 raise self.error("step must be greater than zero", node)
