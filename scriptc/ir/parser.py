@@ -182,13 +182,15 @@ class _Parser:
 
     def params(self) -> list[tuple[int, str, Type]]:
         """`(%a : T, ...)` after the opening parenthesis: (position, name, type) each."""
-        def param():
-            self.skip()
-            at = self.pos
-            name = self.need(_VALUE)
-            self.expect(":")
-            return at, name, self.type()
-        return self.separated(param, ")")
+        return self.separated(self.declaration, ")")
+
+    def declaration(self) -> tuple[int, str, Type]:
+        """`%a : T`, a parameter or a node's output: (position, name, type)."""
+        self.skip()
+        at = self.pos
+        name = self.need(_VALUE)
+        self.expect(":")
+        return at, name, self.type()
 
     # --- structure -------------------------------------------------------------------------------
     def graph(self) -> Graph:
@@ -214,15 +216,9 @@ class _Parser:
     def node(self, block: Block) -> None:
         outputs = []
         if not self.peek("="):
-            def outdecl():
-                self.skip()
-                at = self.pos
-                name = self.need(_VALUE)
-                self.expect(":")
-                return at, name, self.type()
-            outputs.append(outdecl())
+            outputs.append(self.declaration())
             while self.accept(","):
-                outputs.append(outdecl())
+                outputs.append(self.declaration())
         self.expect("=")
         op = self.need(_OPNAME)
         attrs = {}

@@ -9,7 +9,7 @@ from scriptc.runtime.specialize import InputSpec
 from scriptc.types import TensorType
 
 from .frontend.compile import ScriptContext
-from .module import ScriptFunction, ScriptModule, in_form
+from .module import ScriptFunction, ScriptModule
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
@@ -261,8 +261,8 @@ def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
             key = f"{path}.{name}" if path else name
             value = getattr(owner, name)
             live = m._objects.get((path, name))  # a script object's state as the graphs left it
-            if live is not None and live[0] is value:
-                value = in_form(live[1], eager=False)
+            if live is not None and live.source is value:
+                value = live.in_form(eager=False)
             out[key] = attributes.encode(value, t, weights, key)
         except ValueError as exc:
             raise ArchiveError(f"cannot save attribute {path + '.' if path else ''}{name}: {exc}") from None

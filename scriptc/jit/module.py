@@ -159,16 +159,32 @@ def _kept(original, value):
     return from_runtime(value)
 
 
-def in_form(obj: ScriptObject, eager: bool) -> ScriptObject:
-    """The script object with its tensors as Tensors (`eager`, for an autograd run) or as arrays, changed
-    in place: one object carries the state across both kinds of call, and is what a save writes."""
+class _LiveObject:
+    """A script-class attribute's runtime object: one for autograd and plain calls (its state carries
+    across both and is what a save writes), its tensors as Tensors or arrays for the kind of call
+    running - converted only when that kind changes."""
+
+    __slots__ = ("source", "obj", "eager")
+
+    def __init__(self, source, eager: bool):
+        self.source, self.eager = source, eager
+        self.obj = script_object(source, _eager_value if eager else to_runtime)
+
+    def in_form(self, eager: bool) -> ScriptObject:
+        if eager != self.eager:
+            _convert_object(self.obj, eager)
+            self.eager = eager
+        return self.obj
+
+
+def _convert_object(obj: ScriptObject, eager: bool) -> ScriptObject:
     obj.attributes = {k: _in_form(v, eager) for k, v in obj.attributes.items()}
     return obj
 
 
 def _in_form(value, eager: bool):
     if isinstance(value, ScriptObject):
-        return in_form(value, eager)
+        return _convert_object(value, eager)
     if isinstance(value, Tensor) and not eager:
         return value._data
     if isinstance(value, np.ndarray) and eager:
@@ -210,9 +226,9 @@ class _LiveModuleValue(ModuleValue):
                 value = getattr(module, name)
                 if hasattr(type(value), "_scriptc_class_name"):
                     key = (path, name)
-                    if key not in objects or objects[key][0] is not value:
-                        objects[key] = (value, script_object(value, _eager_value if eager else to_runtime))
-                    values[name] = in_form(objects[key][1], eager)
+                    if key not in objects or objects[key].source is not value:
+                        objects[key] = _LiveObject(value, eager)
+                    values[name] = objects[key].in_form(eager)
                 elif eager or not _holds_tensors(value):
                     values[name] = value  # shared: the graph's in-place writes are the module's
                 else:

@@ -17,6 +17,8 @@ from scriptc.errors import ArchiveError
 from scriptc.runtime import load as runtime_load
 from scriptc.runtime import parallel
 
+from ..models import Tally
+
 
 @torch.jit.interface
 class Layer(nn.Module):
@@ -447,34 +449,21 @@ def test_function_attributes_scripted_children_and_prepare_scriptable(fn, tmp_pa
                                rtol=1e-6)
 
 
-class Counter:
-    """A plain class (not decorated): compiled where scripted code meets it."""
-
-    def __init__(self, start: int) -> None:
-        self.count = start
-        self.history: List[int] = []
-
-    def step(self) -> int:
-        self.count += 1
-        self.history.append(self.count)
-        return self.count
-
-
 class CountsCalls(nn.Module):
     def __init__(self):
         super().__init__()
-        self.counter = Counter(10)
+        self.counter = Tally(10)
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, List[int]]:
         return x * self.counter.step(), self.counter.history
 
 
-def _read_count(c: Counter, x: torch.Tensor) -> torch.Tensor:
+def _read_count(c: Tally, x: torch.Tensor) -> torch.Tensor:
     return x + c.count
 
 
-def _new_counter(start: int) -> Counter:
-    return Counter(start)
+def _new_counter(start: int) -> Tally:
+    return Tally(start)
 
 
 def test_class_instances_as_attributes_arguments_results_and_in_archives(tmp_path):
@@ -484,7 +473,7 @@ def test_class_instances_as_attributes_arguments_results_and_in_archives(tmp_pat
     torch.jit.save(scripted, tmp_path / "counts.sc")
     y, history = runtime_load(tmp_path / "counts.sc", prime=False)(x.numpy())
     assert history == [11, 12, 13] and np.asarray(y).tolist() == [13.0, 13.0]
-    assert torch.jit.script(_read_count)(Counter(4), x).tolist() == [5.0, 5.0]
+    assert torch.jit.script(_read_count)(Tally(4), x).tolist() == [5.0, 5.0]
     made = torch.jit.script(_new_counter)(3)
     assert made.count == 3 and made.history == []
 
