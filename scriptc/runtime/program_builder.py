@@ -17,6 +17,7 @@ from __future__ import annotations
 from scriptc.native import program as native
 
 from .lowerings import LOWERINGS, lower_group, raises
+from .program_memory import allocation_records, mark_lifetimes, share
 from .program_values import (Built, Builder, IntValue, NotNative, Output, TensorValue, dense, int_register,
                              tensor_of, value_of)
 
@@ -33,9 +34,10 @@ def build(segment, frame: list) -> Built:
         syms[slot] = value_of(builder, executor.constants[slot], inputs, None)
     for k, slot in enumerate(segment.in_slots):
         syms[slot] = value_of(builder, frame[slot], inputs, k)
-    _lower_nodes(builder, segment.nodes, syms, executor, _Recorded(frame, slot_of))
+    _lower_nodes(builder, segment.nodes, syms, executor, _Recorded(frame, slot_of), top=True)
     outputs = [_output(builder, syms[slot], syms, segment) for slot in segment.out_slots]
-    words, template = builder.assemble()
+    mark_lifetimes(segment.nodes, syms, slot_of)
+    words, template = builder.assemble(allocation_records(builder, share(builder)))
     return Built(words, template, inputs, outputs, builder.keep)
 
 
@@ -57,10 +59,13 @@ def _output(builder: Builder, sym, syms: dict, segment) -> Output:
     return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, sym.root)
 
 
-def _lower_nodes(builder: Builder, nodes, syms: dict, executor, recorded) -> None:
-    """Lower `nodes` in order, binding their outputs' symbolic values in `syms` (by frame slot)."""
+def _lower_nodes(builder: Builder, nodes, syms: dict, executor, recorded, top: bool = False) -> None:
+    """Lower `nodes` in order, binding their outputs' symbolic values in `syms` (by frame slot);
+    `top`: they are the segment's own nodes (whose positions buffers' lifetimes count in)."""
     slot_of = executor.slot_of
-    for node in nodes:
+    for position, node in enumerate(nodes):
+        if top:
+            builder.position = position
         if node.op == "prim::Constant":
             continue
         args = []

@@ -20,11 +20,14 @@ class NotNative(Exception):
 
 @dataclass
 class Buffer:
-    """An allocation: its offset register, becoming its address once the arena is known."""
+    """An allocation: its offset register, becoming its address once the arena is known; it lives
+    from top-level node `born` of the segment to node `dies` (program_memory.py)."""
     pointer: int
     count: int
     itemsize: int
     arena: int = native.SCRATCH
+    born: int = 0
+    dies: int = 0
 
 
 @dataclass
@@ -75,6 +78,8 @@ class Builder:
         self.shape: list[tuple] = []    # records of phase one (dims, checks)
         self.compute: list[tuple] = []  # records of phase two; ("label", name) marks a jump target
         self.buffers: list[Buffer] = []
+        self.counts: dict[tuple, int] = {}  # element count registers by dims registers
+        self.position = 0  # the top-level node being lowered (where a buffer is born)
         self.constants: dict[int, int] = {0: native.ZERO, 1: native.ONE}
         self.keep: list = []
         self.labels = 0
@@ -139,7 +144,10 @@ class Builder:
             phase.append(("MOV", first + k, r))
 
     def alloc(self, dtype: np.dtype, dims: list[int]) -> TensorValue:
-        buffer = Buffer(self.register(), self.product(dims), dtype.itemsize)
+        key = tuple(dims)
+        if key not in self.counts or any(d in self.varying for d in key):
+            self.counts[key] = self.product(dims)
+        buffer = Buffer(self.register(), self.counts[key], dtype.itemsize, born=self.position, dies=self.position)
         self.buffers.append(buffer)
         return TensorValue(dtype, list(dims), buffer.pointer, buffer)
 
@@ -151,11 +159,13 @@ class Builder:
         return strides[::-1]
 
     # --- assembly --------------------------------------------------------------------------------
-    def assemble(self) -> tuple[list[int], list[int]]:
-        records = list(self.shape)
+    def assemble(self, allocation: tuple[list, list, list]) -> tuple[list[int], list[int]]:
+        """The program's words and its frame's template; `allocation`: the records that size, ALLOC
+        and BASE its buffers (program_memory.allocation_records)."""
+        sizes, allocs, bases = allocation
+        records = list(self.shape) + sizes
         records += [("MOV", native.NEED[0], native.ZERO), ("MOV", native.NEED[1], native.ZERO)]
-        records += [("ALLOC", b.pointer, b.count, b.itemsize, b.arena) for b in self.buffers]
-        records += [("RESERVE",)] + [("BASE", b.pointer, b.arena) for b in self.buffers]
+        records += allocs + [("RESERVE",)] + bases
         records += self.compute + [("END",)]
         words, at, targets = [], 0, {}
         for record in records:  # where each label is
