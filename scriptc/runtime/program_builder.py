@@ -17,8 +17,9 @@ from __future__ import annotations
 from scriptc.native import program as native
 
 from .lowerings import LOWERINGS, lower_group, raises
+from .lowerings.scalars import require
 from .program_memory import allocation_records, mark_lifetimes, share
-from .program_values import (Built, Builder, IntValue, NotNative, Output, TensorValue, dense, int_register,
+from .program_values import (Accumulator, Built, Condition, Builder, IntValue, NotNative, Output, TensorValue, dense, int_register,
                              tensor_of, value_of)
 
 
@@ -94,6 +95,12 @@ def _lower_nodes(builder: Builder, nodes, syms: dict, executor, recorded, top: b
 def _if(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     """An If whose condition the signature decides (a scripted rank check, say): its taken block."""
     condition = args[0]
+    if isinstance(condition, Condition):  # (an argument check: its raising branch refuses the call)
+        raising = [raises(block) for block in node.blocks]
+        if raising.count(True) != 1:
+            raise NotNative("an If on a comparison known only at run time, neither branch of which raises")
+        require(builder, condition, raising[1])
+        condition = raising[1]
     if not isinstance(condition, bool):
         raise NotNative("an If on a value known only at run time")
     block = node.blocks[0 if condition else 1]
@@ -112,8 +119,9 @@ def _if(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
 def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     """A for loop (its condition a constant true, in and out) whose body keeps every carried tensor's
     shape: the body's buffers are allocated once, each carried tensor has a buffer of its own that an
-    iteration's result is copied into, and the counter and carried ints are registers of phase two.
-    The time loop of a recurrent model runs so, natively."""
+    iteration's result is copied into, the counter and carried ints are registers of phase two, and
+    an empty list the body appends to once per trip gathers the trips' tensors in one buffer
+    (lowerings/lists.py). The time loop of a recurrent model runs so, natively, scripted too."""
     trips, condition, carried = args[0], args[1], args[2:]
     body = node.blocks[0]
     if condition is not True or not _true(body.returns[0]):
@@ -122,7 +130,7 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     trips = int_register(builder, trips)
     counter = builder.register()
     builder.varying.add(counter)
-    state = []  # per carried value: the TensorValue whose buffer it lives in, or its register
+    state = []  # per carried value: the TensorValue whose buffer it lives in, its register, or an Accumulator
     for value in carried:
         if isinstance(value, TensorValue):
             source = dense(builder, value)
@@ -130,6 +138,8 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
             state.append(buffer)
             size = builder.arithmetic("MUL", buffer.buffer.count, builder.const(source.dtype.itemsize))
             compute.append(("COPY", buffer.pointer, source.pointer, size))
+        elif isinstance(value, list) and not value:  # (the loop's list of outputs)
+            state.append(Accumulator(trips, counter))
         elif isinstance(value, (IntValue, int)) and not isinstance(value, bool):
             register = builder.register()
             builder.varying.add(register)
@@ -149,6 +159,10 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
         raise NotNative("a loop whose shapes change as it runs")
     for value, result in zip(state, body.returns[1:]):
         result = syms[slot_of[id(result)]]
+        if isinstance(value, Accumulator):
+            if result is not value or value.appends != 1:
+                raise NotNative("a loop whose list is not appended to once per trip")
+            continue
         if isinstance(value, IntValue):
             compute.append(("MOV", value.register, int_register(builder, result)))
             continue

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from scriptc.ir.graph import walk
 from scriptc.native import program as native
 
-from .program_values import Buffer, Builder, TensorValue
+from .program_values import Accumulator, Buffer, Builder, Pieces, TensorValue
 
 
 @dataclass
@@ -53,6 +53,10 @@ def _buffers(sym):
     elif isinstance(sym, (list, tuple)):
         for item in sym:
             yield from _buffers(item)
+    elif isinstance(sym, Pieces):
+        yield from _buffers(sym.tensor)
+    elif isinstance(sym, Accumulator):
+        yield from _buffers(sym.stacked)
 
 
 def share(builder: Builder) -> list[SharedRange]:

@@ -49,6 +49,35 @@ class IntValue:
     register: int
 
 
+@dataclass(frozen=True)
+class Condition:
+    """A comparison of ints known only at run time (`op`: eq, ne, lt, le, gt or ge): an If on it
+    whose other branch raises becomes a check that refuses the call (lowerings/scalars.require)."""
+    op: str
+    a: int  # register
+    b: int  # register
+
+
+@dataclass
+class Pieces:
+    """split(tensor, size, dim) into as many pieces as the dim holds at run time (`count`, a register):
+    a list a program reads by index (getitem.list) or counts (len.list), never unpacks."""
+    tensor: TensorValue
+    dim: int
+    size: int   # register
+    count: int  # register
+
+
+@dataclass
+class Accumulator:
+    """An empty list a for loop carries and appends one tensor to per trip: the trips' tensors, stacked
+    along a new first dim in one buffer (allocated at the first append, `trips` items long)."""
+    trips: int    # register
+    counter: int  # register: the loop's
+    stacked: TensorValue | None = None
+    appends: int = 0
+
+
 @dataclass
 class Output:
     """Where a segment output is: in the out arena, or the input or constant it views."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from scriptc.native import program as native
 
-from ..program_values import NotNative, Builder, constant_of, IntValue, int_register, tensor_of
+from ..program_values import Builder, Condition, constant_of, IntValue, int_register, NotNative, tensor_of
 
 
 def _size(builder: Builder, node, args, recorded):
@@ -68,10 +68,35 @@ def _raise(builder: Builder, node, args, recorded):
     return []
 
 
-def _comparison(compare):
+def _comparison(op: str, compare):
     def lower(builder: Builder, node, args, recorded):
         a, b = args
-        if type(a) not in (int, bool) or type(b) not in (int, bool):
-            raise NotNative("a comparison of values known only at run time")
-        return [compare(a, b)]
+        if type(a) in (int, bool) and type(b) in (int, bool):
+            return [compare(a, b)]
+        if not all(isinstance(v, IntValue) or type(v) is int for v in (a, b)):
+            raise NotNative("a comparison of values that are not ints")
+        return [Condition(op, int_register(builder, a), int_register(builder, b))]
     return lower
+
+
+NEGATION = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
+
+
+def negated(condition: Condition) -> Condition:
+    return Condition(NEGATION[condition.op], condition.a, condition.b)
+
+
+def require(builder: Builder, condition: Condition, truth: bool) -> None:
+    """Checks that refuse the call unless `condition` is `truth` (the steps then run the other branch:
+    a raise, with the user's message)."""
+    op, a, b = (condition if truth else negated(condition)).op, condition.a, condition.b
+    if op in ("gt", "ge"):
+        op, a, b = {"gt": "lt", "ge": "le"}[op], b, a
+    if op == "eq":
+        builder.equal(a, b)
+    elif op == "ne":
+        builder.nonzero(builder.arithmetic("SUB", a, b))
+    else:  # a < b (a <= b: a < b + 1): b - a > 0
+        if op == "le":
+            b = builder.arithmetic("ADD", b, native.ONE)
+        builder.nonzero(builder.arithmetic("MAX", native.ZERO, builder.arithmetic("SUB", b, a)))

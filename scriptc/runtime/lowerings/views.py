@@ -7,7 +7,8 @@ import numpy as np
 
 from scriptc.native import program as native
 
-from ..program_values import (NotNative, Builder, constant_of, contiguous_of, dense, IntValue, int_register,
+from . import lists  # (split and cat of the lists it keeps symbolically)
+from ..program_values import (Accumulator, NotNative, Builder, constant_of, contiguous_of, dense, IntValue, int_register,
                               TensorValue, tensor_of)
 
 
@@ -168,6 +169,8 @@ def _split(builder: Builder, node, args, recorded):
     which must fill the dim exactly (checked)."""
     x, size, dim = tensor_of(args[0]), args[1], constant_of(args[2])
     dim = dim % x.rank
+    if lists.read_by_index(node.outputs[0]):  # (a scripted `for x_t in x.split(1, dim)`: any length)
+        return [lists.pieces(builder, x, int_register(builder, size), dim)]
     count = len(recorded[node.outputs[0]])
     recorded_size = recorded[node.inputs[1]] if isinstance(size, IntValue) else size
     if type(recorded_size) is not int or recorded_size <= 0 or recorded[node.inputs[0]].shape[dim] != count * \
@@ -182,6 +185,8 @@ def _join(stack: bool):
     """cat (stack: along a new dim) of contiguous tensors of one dtype: each copied in as rows."""
     def lower(builder: Builder, node, args, recorded):
         tensors, dim = args[0], constant_of(args[1])
+        if isinstance(tensors, Accumulator):
+            return [lists.joined(builder, tensors, dim, stack)]
         if not isinstance(tensors, list) or not tensors:
             raise NotNative("a cat of something that is not a list of tensors")
         parts = [tensor_of(t) for t in tensors]
