@@ -17,6 +17,7 @@ from __future__ import annotations
 from scriptc.native import program as native
 
 from .lowerings import LOWERINGS, lower_group, raises
+from .lowerings.lists import appended_lists
 from .lowerings.scalars import require
 from .program_memory import allocation_records, mark_lifetimes, share
 from .program_values import (Accumulator, Built, Condition, Builder, IntValue, NotNative, Output, TensorValue, dense, int_register,
@@ -147,6 +148,12 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
             state.append(IntValue(register))
         else:
             raise NotNative("a loop carrying something that is not a tensor or an int")
+    accumulators = []  # (the empty lists from before the loop it appends to)
+    for value in appended_lists(body):
+        slot = slot_of[id(value)]
+        if isinstance(syms.get(slot), list) and not syms[slot]:
+            syms[slot] = Accumulator(trips, counter)
+            accumulators.append(syms[slot])
     syms[slot_of[id(body.params[0])]] = IntValue(counter)
     for param, value in zip(body.params[1:], state):
         syms[slot_of[id(param)]] = value
@@ -174,6 +181,8 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
         if result.pointer != value.pointer:
             size = builder.arithmetic("MUL", value.buffer.count, builder.const(value.dtype.itemsize))
             compute.append(("COPY", value.pointer, result.pointer, size))
+    if any(accumulator.appends != 1 for accumulator in accumulators):
+        raise NotNative("a loop that does not append to its list once per trip")
     compute += [("ADD", counter, counter, native.ONE), ("JUMP", top), ("label", done)]
     return state
 

@@ -67,7 +67,7 @@ def _length(builder: Builder, node, args, recorded):
 
 def _append(builder: Builder, node, args, recorded):
     _add_item(builder, args[0], args[1])
-    return [None] * len(node.outputs)
+    return [args[0]] * len(node.outputs)
 
 
 def _extend(builder: Builder, node, args, recorded):
@@ -75,7 +75,12 @@ def _extend(builder: Builder, node, args, recorded):
     if not isinstance(items, list) or len(items) != 1:
         raise NotNative("an extend by other than a list of one tensor")
     _add_item(builder, args[0], items[0])
-    return [None] * len(node.outputs)
+    return [args[0]] * len(node.outputs)
+
+
+def appended_lists(body) -> list:
+    """The list values a loop body appends to (append.list, extend.list) at its top level."""
+    return [node.inputs[0] for node in body if node.op in ("append.list", "extend.list")]
 
 
 def _add_item(builder: Builder, accumulator, item) -> None:
