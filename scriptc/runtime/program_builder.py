@@ -20,8 +20,8 @@ from .lowerings import LOWERINGS, lower_group, raises
 from .lowerings.lists import appended_lists
 from .lowerings.scalars import require
 from .program_memory import allocation_records, mark_lifetimes, share
-from .program_values import (Accumulator, Built, Condition, Builder, IntValue, NotNative, Output, TensorValue, dense, int_register,
-                             tensor_of, value_of)
+from .program_values import (Accumulator, Built, Builder, Condition, IntValue, NotNative, Output, TensorValue, dense,
+                             int_register, tensor_of, value_of)
 
 
 def build(segment, frame: list) -> Built:
@@ -96,12 +96,16 @@ def _lower_nodes(builder: Builder, nodes, syms: dict, executor, recorded, top: b
 def _if(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     """An If whose condition the signature decides (a scripted rank check, say): its taken block."""
     condition = args[0]
-    if isinstance(condition, Condition):  # (an argument check: its raising branch refuses the call)
+    if isinstance(condition, Condition):
+        # An argument check takes the branch that does not raise; another If, the branch the recorded
+        # call took (an RNN's full batch at every step). A call that would take the other branch is
+        # refused: the steps run it.
         raising = [raises(block) for block in node.blocks]
-        if raising.count(True) != 1:
-            raise NotNative("an If on a comparison known only at run time, neither branch of which raises")
-        require(builder, condition, raising[1])
-        condition = raising[1]
+        taken = raising[1] if raising.count(True) == 1 else recorded[node.inputs[0]]
+        if type(taken) is not bool:
+            raise NotNative("an If on a comparison the recorded call did not make")
+        require(builder, condition, taken)
+        condition = taken
     if not isinstance(condition, bool):
         raise NotNative("an If on a value known only at run time")
     block = node.blocks[0 if condition else 1]
@@ -161,7 +165,9 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     compute += [("MOV", counter, native.ZERO), ("label", top), ("JLT", counter, trips, run), ("JUMP", done),
                 ("label", run)]
     phase_one = len(builder.shape)
+    builder.loop_depth += 1
     _lower_nodes(builder, list(body), syms, executor, recorded)
+    builder.loop_depth -= 1
     if any(r in builder.varying for record in builder.shape[phase_one:] for r in record[1:] if type(r) is int):
         raise NotNative("a loop whose shapes change as it runs")
     for value, result in zip(state, body.returns[1:]):

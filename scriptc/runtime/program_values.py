@@ -54,8 +54,8 @@ class Condition:
     """A comparison of ints known only at run time (`op`: eq, ne, lt, le, gt or ge): an If on it
     whose other branch raises becomes a check that refuses the call (lowerings/scalars.require)."""
     op: str
-    a: int  # register
-    b: int  # register
+    a: int | tuple  # register (a tuple of them: a size list, compared by eq or ne)
+    b: int | tuple
 
 
 @dataclass
@@ -109,6 +109,7 @@ class Builder:
         self.buffers: list[Buffer] = []
         self.counts: dict[tuple, int] = {}  # element count registers by dims registers
         self.position = 0  # the top-level node being lowered (where a buffer is born)
+        self.loop_depth = 0  # how many loops' bodies are being lowered (an append there is per trip)
         self.constants: dict[int, int] = {0: native.ZERO, 1: native.ONE}
         self.keep: list = []
         self.labels = 0
@@ -232,7 +233,7 @@ def value_of(builder: Builder, value, inputs: list, k: int | None):
         return IntValue(register)
     if k is not None:
         raise NotNative(f"an input of type {type(value).__name__}")
-    return value
+    return list(value) if type(value) is list else value  # (a list the program appends to is its own)
 
 
 def int_register(builder: Builder, value) -> int:

@@ -9,10 +9,10 @@ from scriptc import ops
 from .fusion import lower_group  # noqa: F401  (program_builder's, with LOWERINGS)
 from .kernels import _conv2d, _matmul, _pool
 from .lists import _append, _extend, _getitem, _is_none, _length, _not, _or, _refine, _uninitialized
-from .scalars import (_comparison, _dim, _integer, _list, _numel, _raise, _range_length, _size, _tuple,
-                      _unpack)
-from .views import (_chunk, _contiguous_op, _embedding, _flatten, _join, _select, _split, _squeeze, _transpose,
-                    _unsqueeze, _view, _zeros)
+from .scalars import (_comparison, _copy_list, _dim, _dtype, _integer, _list, _numel, _raise, _range_length, _size,
+                      _sizes, _tuple, _unpack)
+from .views import (_chunk, _contiguous_op, _dropout, _embedding, _flatten, _join, _narrow, _select, _split, _squeeze,
+                    _transpose, _unsqueeze, _view, _zeros)
 
 # The fusion heads a segment program runs (its lowering of each: _product, convolution).
 HEADS = ("matmul", "conv2d")
@@ -36,7 +36,8 @@ LOWERINGS = {
     "prim::RaiseException": _raise,
     "getitem.list": _getitem, "len.list": _length, "append.list": _append, "extend.list": _extend,
     "prim::Refine": _refine, "prim::IsNone": _is_none, "prim::Uninitialized": _uninitialized,
-    "not.scalar": _not, "or.scalar": _or,
+    "not.scalar": _not, "or.scalar": _or, "narrow": _narrow, "dropout": _dropout, "size.all": _sizes,
+    "dtype": _dtype, "copy.list": _copy_list,
 }
 
 
@@ -47,7 +48,8 @@ CHEAP = {"view", "reshape", "flatten", "unsqueeze", "squeeze", "contiguous", "si
          "prim::ListConstruct", "prim::TupleConstruct", "prim::ListUnpack", "prim::TupleUnpack", "add.scalar",
          "sub.scalar", "mul.scalar", "floordiv.scalar", "max.scalar", "range_length.int", "eq.scalar", "ne.scalar", "lt.scalar",
          "le.scalar", "gt.scalar", "ge.scalar", "prim::RaiseException", "prim::If", "prim::Loop", "getitem.list",
-         "len.list", "prim::Refine", "prim::IsNone", "prim::Uninitialized", "not.scalar", "or.scalar"}
+         "len.list", "prim::Refine", "prim::IsNone", "prim::Uninitialized", "not.scalar", "or.scalar", "narrow",
+         "dropout", "size.all", "dtype", "copy.list"}
 
 
 def raises(block) -> bool:

@@ -83,9 +83,12 @@ def appended_lists(body) -> list:
     return [node.inputs[0] for node in body if node.op in ("append.list", "extend.list")]
 
 
-def _add_item(builder: Builder, accumulator, item) -> None:
+def _add_item(builder: Builder, accumulator: Accumulator | list, item) -> None:
     """Copy `item` into the accumulator's place for this trip (its buffer is allocated here, at the
-    loop body's one append, `trips` items long)."""
+    loop body's one append, `trips` items long); outside loops, append it to the list."""
+    if type(accumulator) is list and not builder.loop_depth:
+        accumulator.append(item)
+        return
     if not isinstance(accumulator, Accumulator):
         raise NotNative("an append to a list that is not a for loop's list of outputs")
     if accumulator.appends:
