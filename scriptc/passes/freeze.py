@@ -18,11 +18,13 @@ def freeze(graph: Graph, module_value) -> bool:
         return False
     written = {id(v) for n in walk(graph.block) for v in mutated_values(n)}
     assigned = {n.attrs["name"] for n in walk(graph.block) if n.op == "prim::SetAttr"}
+    # (A list another read of the attribute appends to - self.seen.append(t) - is no constant anywhere.)
+    assigned |= {n.attrs["name"] for n in walk(graph.block) if n.op == "prim::GetAttr" and
+                 isinstance(n.output.type, ListType) and not read_only_list(n.output, written)}
     changed = False
     for node in list(walk(graph.block)):
         if node.op != "prim::GetAttr" or id(node.output) in written or node.attrs["name"] in assigned or \
-                isinstance(node.output.type, (DictType, ObjectType)) or \
-                isinstance(node.output.type, ListType) and not read_only_list(node.output, written):
+                isinstance(node.output.type, (DictType, ObjectType)):
             continue  # the graph changes it (self.count += 1, self.names.append(...)): it stays an attribute
         target = _resolve(node, graph.inputs[0], module_value)
         if target is _UNRESOLVED or isinstance(node.output.type, ModuleType):

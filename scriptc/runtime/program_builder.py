@@ -135,7 +135,7 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     trips = int_register(builder, trips)
     counter = builder.register()
     builder.varying.add(counter)
-    state = []  # per carried value: the TensorValue whose buffer it lives in, its register, or an Accumulator
+    state = []  # per carried value: the TensorValue whose buffer it lives in, its register, an Accumulator or None
     for value in carried:
         if isinstance(value, TensorValue):
             source = dense(builder, value)
@@ -145,13 +145,15 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
             compute.append(("COPY", buffer.pointer, source.pointer, size))
         elif isinstance(value, list) and not value:  # (the loop's list of outputs)
             state.append(Accumulator(trips, counter))
+        elif value is None:  # (a GRU's cell state, in the code an LSTM shares)
+            state.append(None)
         elif isinstance(value, (IntValue, int)) and not isinstance(value, bool):
             register = builder.register()
             builder.varying.add(register)
             compute.append(("MOV", register, int_register(builder, value)))
             state.append(IntValue(register))
         else:
-            raise NotNative("a loop carrying something that is not a tensor or an int")
+            raise NotNative("a loop carrying something that is not a tensor, an int, an empty list or None")
     accumulators = []  # (the empty lists from before the loop it appends to)
     for value in appended_lists(body):
         slot = slot_of[id(value)]
@@ -172,9 +174,9 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
         raise NotNative("a loop whose shapes change as it runs")
     for value, result in zip(state, body.returns[1:]):
         result = syms[slot_of[id(result)]]
-        if isinstance(value, Accumulator):
-            if result is not value or value.appends != 1:
-                raise NotNative("a loop whose list is not appended to once per trip")
+        if isinstance(value, Accumulator) or value is None:
+            if result is not value or value is not None and value.appends != 1:
+                raise NotNative("a loop whose list is not appended to once per trip, or whose None changes")
             continue
         if isinstance(value, IntValue):
             compute.append(("MOV", value.register, int_register(builder, result)))

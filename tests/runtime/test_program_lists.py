@@ -125,3 +125,62 @@ def test_pieces_that_do_not_fill_the_dim_and_an_empty_list_run_the_steps():
         np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-6)
     x = np.zeros((3, 0), np.float32)  # (one empty piece, as torch splits an empty dim)
     assert executor([x])[0].shape == reference.run([x])[0].shape == (3, 0)
+
+
+class _WordModel(torch.nn.Module):
+    """pytorch/examples word_language_model's RNNModel (small): embedding, a 2-layer LSTM, dropout
+    out of training, a decoder and log_softmax."""
+
+    def __init__(self, kind: str = "LSTM"):
+        super().__init__()
+        self.encoder = torch.nn.Embedding(30, 6)
+        self.rnn = getattr(torch.nn, kind)(6, 5, 2, dropout=0.2)
+        self.drop = torch.nn.Dropout(0.2)
+        self.decoder = torch.nn.Linear(5, 30)
+
+    def decoded(self, output):
+        return torch.nn.functional.log_softmax(self.decoder(self.drop(output)).view(-1, 30), dim=1)
+
+    def forward(self, input, h0, c0):
+        output, hidden = self.rnn(self.drop(self.encoder(input)), (h0, c0))
+        return self.decoded(output), hidden[0], hidden[1]
+
+
+class _WordModelGRU(_WordModel):
+    def __init__(self):
+        super().__init__("GRU")
+
+    def forward(self, input, h0):
+        output, hidden = self.rnn(self.drop(self.encoder(input)), h0)
+        return self.decoded(output), hidden
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_a_scripted_recurrent_language_model_is_one_program_for_every_length_and_batch(kind, monkeypatch):
+    torch.manual_seed(9)
+    model = (_WordModel() if kind == "LSTM" else _WordModelGRU()).eval()
+    executor, reference = _plan(torch.jit.script(model))
+    assert [type(s) for s in executor.steps] == [SegmentStep]
+    rng = np.random.default_rng(10)
+
+    def inputs(steps, batch):
+        state = [rng.standard_normal((2, batch, 5)).astype(np.float32) for _ in range(2 if kind == "LSTM" else 1)]
+        return [rng.integers(0, 30, (steps, batch))] + state
+
+    def same(got, expected):
+        for g, e in zip(_flat(got), _flat(expected), strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+    args = inputs(35, 4)
+    same(executor(args), reference.run(args))
+    assert all(executor.steps[0].programs.values()), executor.steps[0].reason
+    compiles, steps = STATS.compiles, _count_steps(monkeypatch)
+    for length, batch in [(1, 1), (2, 7), (200, 3), (17, 1)]:
+        args = inputs(length, batch)
+        same(executor(args), reference.run(args))
+    assert STATS.compiles == compiles and not steps
+
+
+def _flat(value) -> list:
+    if isinstance(value, (list, tuple)):
+        return [x for item in value for x in _flat(item)]
+    return [value]
