@@ -379,3 +379,19 @@ def test_transpose_frozen_linear_without_bias_and_leaves_runtime_weights_alone()
     assert changed
     filecheck(str(g), "CHECK: matmul(%x, \nCHECK-NOT: add(\nCHECK: linear(%")
     np.testing.assert_allclose(Interpreter(g).run([x, v])[0], before, rtol=1e-6)
+
+
+def test_transpose_frozen_linear_transposes_a_weight_every_step_applies_once():
+    """An unrolled recurrence applies one weight per step: one transposed copy serves every step."""
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    text = ("graph(%x : Tensor(float32, [B, 3])):\n"
+            f"  %w : Tensor(float32, [2, 3]) = prim::Constant[value={format_attr(w)}]()\n"
+            "  %n : None = prim::Constant[value=None]()\n"
+            "  %y : Tensor(float32, [B, 2]) = linear(%x, %w, %n)\n"
+            "  %z : Tensor(float32, [B, 2]) = linear(%x, %w, %n)\n  return (%y, %z)\n")
+    g, changed = run(transpose_frozen_linear, text)
+    assert changed
+    filecheck(str(g), "CHECK-COUNT-2: matmul(%x, \nCHECK-NOT: linear(")
+    transposed = [n.attrs["value"] for n in g.block if n.op == "prim::Constant" and
+                  getattr(n.attrs["value"], "shape", None) == (3, 2)]
+    assert len(transposed) == 2 and transposed[0] is transposed[1]
