@@ -175,7 +175,9 @@ class Builder:
 
     def alloc(self, dtype: np.dtype, dims: list[int]) -> TensorValue:
         key = tuple(dims)
-        if key not in self.counts or any(d in self.varying for d in key):
+        if any(d in self.varying for d in key):  # (ALLOCs run before the loop that would size it)
+            raise NotNative("a buffer whose size changes as a loop runs")
+        if key not in self.counts:
             self.counts[key] = self.product(dims)
         buffer = Buffer(self.register(), self.counts[key], dtype.itemsize, born=self.position, dies=self.position)
         self.buffers.append(buffer)

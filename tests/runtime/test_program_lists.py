@@ -184,3 +184,20 @@ def _flat(value) -> list:
     if isinstance(value, (list, tuple)):
         return [x for item in value for x in _flat(item)]
     return [value]
+
+
+def test_a_view_that_grows_with_the_loop_counter_runs_the_steps():
+    from ..source_util import define
+    fn = torch.jit.script(define("""
+    def prefix_sums(x):
+        outs: List[Tensor] = []
+        for t in range(x.size(0)):
+            outs.append(torch.tanh(x.narrow(0, 0, t + 1)).sum(0))
+        return torch.stack(outs, 0)
+    """))
+    executor, reference = _plan(fn)
+    rng = np.random.default_rng(11)
+    for steps in (3, 1, 6):
+        x = rng.standard_normal((steps, 4)).astype(np.float32)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-6)
+    assert not any(p for s in executor.steps if isinstance(s, SegmentStep) for p in s.programs.values())
