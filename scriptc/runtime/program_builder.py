@@ -20,7 +20,7 @@ from .lowerings import LOWERINGS, lower_group, raises
 from .lowerings.lists import appended_lists
 from .lowerings.scalars import require
 from .program_memory import allocation_records, mark_lifetimes, share
-from .program_values import (Accumulator, Built, Builder, Condition, IntValue, NotNative, Output, TensorValue, dense,
+from .program_values import (Accumulator, Built, Builder, BuiltList, Condition, IntValue, NotNative, Output, TensorValue, dense,
                              int_register, tensor_of, value_of)
 
 
@@ -56,8 +56,9 @@ def _output(builder: Builder, sym, syms: dict, segment) -> Output:
         sym.buffer.arena = native.OUT  # (a view's whole buffer: the caller's result lives in it)
         return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, None)
     if sym.root[0] == "input":
-        return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, sym.root,
-                      syms[segment.in_slots[sym.root[1]]].pointer)
+        source = syms[segment.in_slots[sym.root[1]]]
+        source = source[sym.root[2]] if len(sym.root) == 3 else source  # (an item of a tuple input)
+        return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, sym.root, source.pointer)
     return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, sym.root)
 
 
@@ -143,7 +144,7 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
             state.append(buffer)
             size = builder.arithmetic("MUL", buffer.buffer.count, builder.const(source.dtype.itemsize))
             compute.append(("COPY", buffer.pointer, source.pointer, size))
-        elif isinstance(value, list) and not value:  # (the loop's list of outputs)
+        elif type(value) is BuiltList and not value:  # (the loop's list of outputs)
             state.append(Accumulator(trips, counter))
         elif value is None:  # (a GRU's cell state, in the code an LSTM shares)
             state.append(None)
@@ -157,7 +158,7 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     accumulators = []  # (the empty lists from before the loop it appends to)
     for value in appended_lists(body):
         slot = slot_of[id(value)]
-        if isinstance(syms.get(slot), list) and not syms[slot]:
+        if type(syms.get(slot)) is BuiltList and not syms[slot]:
             syms[slot] = Accumulator(trips, counter)
             accumulators.append(syms[slot])
     syms[slot_of[id(body.params[0])]] = IntValue(counter)

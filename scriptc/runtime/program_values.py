@@ -37,7 +37,7 @@ class TensorValue:
     pointer: int                     # register: the address of element 0
     buffer: Buffer | None = None    # the allocation it lives in (None: an input's or a constant's memory)
     strides: list[int] | None = None # element strides (registers) of a view; None: contiguous
-    root: tuple | None = None        # ("input", k) or ("constant", array) for memory the program did not allocate
+    root: tuple | None = None        # ("input", k[, item]) or ("constant", array): memory the program did not allocate
 
     @property
     def rank(self) -> int:
@@ -223,10 +223,14 @@ def value_of(builder: Builder, value, inputs: list, k: int | None):
             array = value if value.flags.c_contiguous else np.ascontiguousarray(value)
             return TensorValue(value.dtype, [builder.const(d) for d in array.shape], builder.address_of(array),
                            root=("constant", array))
-        obj, data, dims = builder.register(), builder.register(), builder.block(value.ndim)
-        builder.shape.append(("ARRAY", obj, data, dims, value.ndim))
+        tensor, obj = _input_array(builder, value, ("input", k))
         inputs.append(("array", obj))
-        return TensorValue(value.dtype, list(range(dims, dims + value.ndim)), data, root=("input", k))
+        return tensor
+    if k is not None and type(value) in (tuple, list) and value and all(type(v) is np.ndarray for v in value):
+        # (an LSTM's (h, c) traced as one tuple input: its arrays, each read like an input's)
+        items = [_input_array(builder, v, ("input", k, j)) for j, v in enumerate(value)]
+        inputs.append(("items", [obj for _, obj in items]))
+        return type(value)(tensor for tensor, _ in items)
     if type(value) is int:
         if k is None:
             return value
@@ -235,7 +239,20 @@ def value_of(builder: Builder, value, inputs: list, k: int | None):
         return IntValue(register)
     if k is not None:
         raise NotNative(f"an input of type {type(value).__name__}")
-    return list(value) if type(value) is list else value  # (a list the program appends to is its own)
+    return value
+
+
+def _input_array(builder: Builder, value: np.ndarray, root: tuple) -> tuple[TensorValue, int]:
+    """An input array's TensorValue (its data pointer and dims read by ARRAY) and the register that
+    holds the array object."""
+    obj, data, dims = builder.register(), builder.register(), builder.block(value.ndim)
+    builder.shape.append(("ARRAY", obj, data, dims, value.ndim))
+    return TensorValue(value.dtype, list(range(dims, dims + value.ndim)), data, root=root), obj
+
+
+class BuiltList(list):
+    """A list the program made (prim::ListConstruct): appends outside loops go into it (an input's
+    or a constant's list is not the program's to change)."""
 
 
 def int_register(builder: Builder, value) -> int:

@@ -59,7 +59,8 @@ def test_a_scripted_lstm_cell_loop_is_one_program_for_every_length_and_batch(mon
     rng = np.random.default_rng(4)
     x = rng.standard_normal((8, 100))
     np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-12, atol=1e-12)
-    assert all(executor.steps[0].programs.values()), executor.steps[0].reason
+    programs = executor.steps[0].programs
+    assert programs and all(programs.values()), executor.steps[0].reason
     compiles, steps = STATS.compiles, _count_steps(monkeypatch)
     for batch, length in [(1, 1), (3, 2), (13, 7), (2, 200), (5, 37), (1, 150)]:
         x = rng.standard_normal((batch, length))
@@ -172,7 +173,8 @@ def test_a_scripted_recurrent_language_model_is_one_program_for_every_length_and
             np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
     args = inputs(35, 4)
     same(executor(args), reference.run(args))
-    assert all(executor.steps[0].programs.values()), executor.steps[0].reason
+    programs = executor.steps[0].programs
+    assert programs and all(programs.values()), executor.steps[0].reason
     compiles, steps = STATS.compiles, _count_steps(monkeypatch)
     for length, batch in [(1, 1), (2, 7), (200, 3), (17, 1)]:
         args = inputs(length, batch)
@@ -201,3 +203,39 @@ def test_a_view_that_grows_with_the_loop_counter_runs_the_steps():
         x = rng.standard_normal((steps, 4)).astype(np.float32)
         np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-6)
     assert not any(p for s in executor.steps if isinstance(s, SegmentStep) for p in s.programs.values())
+
+
+class _TupleState(torch.nn.Module):
+    """word_language_model's call shape: the hidden state passed (and returned) as one (h, c) tuple."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(4, 5, 2)
+
+    def forward(self, x, hidden):
+        output, hidden = self.rnn(x, hidden)
+        return torch.relu(output), hidden
+
+
+def test_a_tuple_input_is_read_item_by_item_by_the_program(monkeypatch):
+    torch.manual_seed(12)
+    model = _TupleState().eval()
+    rng = np.random.default_rng(13)
+
+    def inputs(steps, batch):
+        return [rng.standard_normal((steps, batch, 4)).astype(np.float32),
+                tuple(rng.standard_normal((2, batch, 5)).astype(np.float32) for _ in range(2))]
+    example = inputs(3, 2)
+    traced = torch.jit.trace(model, (torch.from_numpy(example[0]), tuple(torch.from_numpy(a) for a in example[1])))
+    executor, reference = _plan(traced)
+    assert [type(s) for s in executor.steps] == [SegmentStep]
+    for got, expected in zip(_flat(executor(example)), _flat(reference.run(example)), strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    programs = executor.steps[0].programs
+    assert programs and all(programs.values()), executor.steps[0].reason
+    steps = _count_steps(monkeypatch)
+    for _ in range(2):  # (a trace unrolls its steps and bakes its batch in: new values, one shape)
+        args = inputs(3, 2)
+        for got, expected in zip(_flat(executor(args)), _flat(reference.run(args)), strict=True):
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    assert not steps

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from scriptc.ir.graph import Node
 
-from ..program_values import (Accumulator, Builder, Condition, IntValue, NotNative, Pieces, TensorValue, dense, int_register,
-                              tensor_of)
+from ..program_values import (Accumulator, Builder, BuiltList, Condition, IntValue, NotNative, Pieces, TensorValue,
+                              dense, int_register, tensor_of)
 from . import views
 from .scalars import negated
 
@@ -83,10 +83,10 @@ def appended_lists(body) -> list:
     return [node.inputs[0] for node in body if node.op in ("append.list", "extend.list")]
 
 
-def _add_item(builder: Builder, accumulator: Accumulator | list, item) -> None:
+def _add_item(builder: Builder, accumulator: Accumulator | BuiltList, item) -> None:
     """Copy `item` into the accumulator's place for this trip (its buffer is allocated here, at the
     loop body's one append, `trips` items long); outside loops, append it to the list."""
-    if type(accumulator) is list and not builder.loop_depth:
+    if type(accumulator) is BuiltList and not builder.loop_depth:
         accumulator.append(item)
         return
     if not isinstance(accumulator, Accumulator):

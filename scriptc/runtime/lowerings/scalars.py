@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from scriptc.native import program as native
 
-from ..program_values import (Accumulator, Builder, Condition, constant_of, IntValue, int_register, NotNative,
+from ..program_values import (Accumulator, Builder, BuiltList, Condition, constant_of, IntValue, int_register, NotNative,
                               Pieces, TensorValue, tensor_of)
 
 
@@ -64,7 +64,7 @@ def _range_length(builder: Builder, node, args, recorded):
 
 
 def _list(builder: Builder, node, args, recorded):
-    return [list(args)]
+    return [BuiltList(args)]
 
 
 def _tuple(builder: Builder, node, args, recorded):
