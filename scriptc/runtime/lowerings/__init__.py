@@ -7,7 +7,7 @@ from __future__ import annotations
 from scriptc import ops
 
 from .fusion import lower_group  # noqa: F401  (program_builder's, with LOWERINGS)
-from .kernels import _conv2d, _matmul, _pool
+from .kernels import _conv2d, _conv_transpose2d, _matmul, _pool
 from .scalars import (_comparison, _dim, _integer, _list, _numel, _raise, _range_length, _size, _tuple,
                       _unpack)
 from .views import (_chunk, _contiguous_op, _embedding, _flatten, _join, _select, _split, _squeeze, _transpose,
@@ -21,7 +21,8 @@ LOWERINGS = {
     "size": _size, "dim": _dim, "numel": _numel, "chunk": _chunk, "matmul": _matmul,
     "zeros": _zeros(0), "new_zeros": _zeros(1), "zeros_like": _zeros(None), "split": _split,
     "cat": _join(stack=False), "stack": _join(stack=True), "max_pool2d": _pool(0), "avg_pool2d": _pool(1),
-    "adaptive_avg_pool2d": _pool(None), "conv2d": _conv2d, "squeeze": _squeeze, "select": _select,
+    "adaptive_avg_pool2d": _pool(None), "conv2d": _conv2d, "conv_transpose2d": _conv_transpose2d,
+    "squeeze": _squeeze, "select": _select,
     "transpose": _transpose, "permute": _transpose, "t": _transpose,
     "embedding": _embedding,
     "prim::ListConstruct": _list, "prim::TupleConstruct": _tuple, "prim::ListUnpack": _unpack,

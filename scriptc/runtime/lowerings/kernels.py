@@ -1,5 +1,5 @@
 """Lowerings that call native kernels: pooling (the pool loop), products (BLAS, the few-row loop,
-the compiled GEMM) and convolutions (depthwise loop, im2col and GEMM)."""
+the compiled GEMM), convolutions (depthwise loop, im2col and GEMM) and transposed ones (GEMM, col2im)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from scriptc.native.heads import GEMM_MIN_ROWS, GEMM_SPLIT_MIN, MATVEC_MIN_COLUM
 from scriptc.native.loops import loop_function
 
 from ..convolution_lowering import convolution
+from ..transposed_lowering import conv_transpose
 from ..groups import PARALLEL_MIN_ELEMENTS
 from ..program_values import NotNative, Builder, constant_of, contiguous_of, dense, TensorValue
 
@@ -127,3 +128,7 @@ def _product(builder: Builder, a: TensorValue, b: TensorValue) -> TensorValue:
 
 def _conv2d(builder: Builder, node, args, recorded):
     return [convolution(builder, args, recorded[node.inputs[0]], None)]
+
+
+def _conv_transpose2d(builder: Builder, node, args, recorded):
+    return [conv_transpose(builder, args, recorded[node.inputs[0]], None)]
