@@ -24,6 +24,8 @@ from .program_values import NotNative, Builder, constant_array, constant_of, den
 # The columns of one step's images: what their GEMM writes and col2im reads back, in L2/L3.
 COLUMN_BYTES = 2 << 20
 MAX_IMAGES = 16
+# The weights go through the GEMM a slice of rows of about this many bytes at a time (see its launch).
+WEIGHT_SLICE_BYTES = 256 << 10
 # Past this many groups the program would hold a GEMM launch per group and step: the steps run such
 # a convolution instead.
 MAX_GROUPS = 64
@@ -118,15 +120,22 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, floor: flo
     step = wide if images > 1 else positions
     work = const(max(1, rows * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
     zero = builder.address_of(np.zeros(1, x.dtype))
+    # The weights a slice of rows at a time, each slice in L2 while every panel of the columns goes by
+    # (the GEMM reads its a once per panel of 48 columns: 2-8 MB of DCGAN's weights came from L3).
+    slice_rows = max(gemm.ROWS, WEIGHT_SLICE_BYTES // (depth * itemsize) // gemm.ROWS * gemm.ROWS)
+    gemm_loop = const(loop_function("gemm", x.dtype.name))
     for g in range(groups):
-        ptrs, meta = builder.block(5), builder.block(7)
-        group_source, group_columns = builder.register(), builder.register()
-        compute.append(("ADDR", group_source, source, const(g * depth * step), itemsize))
-        compute.append(("ADDR", group_columns, columns.pointer, const(g * rows * wide), itemsize))
-        builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_columns, zero, zero], compute)
-        builder.copy_into(meta, [const(rows), const(depth), width, native.ZERO, native.ZERO, const(step),
-                                 const(wide)], compute)
-        compute.append(("SPLIT", const(loop_function("gemm", x.dtype.name)), vectors, ptrs, meta, work))
+        for row in range(0, rows, slice_rows):
+            count_rows = min(slice_rows, rows - row)
+            ptrs, meta = builder.block(5), builder.block(7)
+            group_source, group_columns = builder.register(), builder.register()
+            compute.append(("ADDR", group_source, source, const(g * depth * step), itemsize))
+            compute.append(("ADDR", group_columns, columns.pointer, const((g * rows + row) * wide), itemsize))
+            builder.copy_into(ptrs, [builder.address_of(weights[g, row:row + count_rows]), group_source,
+                                     group_columns, zero, zero], compute)
+            builder.copy_into(meta, [const(count_rows), const(depth), width, native.ZERO, native.ZERO, const(step),
+                                     const(wide)], compute)
+            compute.append(("SPLIT", gemm_loop, vectors, ptrs, meta, work))
     col2im_loop = const(loop_function("col2im", x.dtype.name))
     col2im_work = const(max(1, o * kh * kw * positions))
 

@@ -151,3 +151,19 @@ def _arguments(module) -> tuple:
     if isinstance(module, torch.nn.BatchNorm2d):
         return (module.num_features,)
     return ()
+
+
+def test_the_head_kernel_applies_the_floor_as_numpy_maximum():
+    """conv_transpose2d as a group's head outside a program (the steps): its ReLU is a floor, NaN kept."""
+    from scriptc import ops
+    from scriptc.native.heads import head_kernel
+
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((2, 3, 4, 5))
+    x[0, 0, 1, 1] = np.nan
+    w = rng.standard_normal((3, 2, 3, 3))
+    op = ops.OPS["conv_transpose2d"]
+    plain = op.kernel(np, x, w, None, [2, 2], [1, 1], [1, 1], 1, [1, 1])
+    floored = head_kernel(op, floor=0.0)(np, x, w, None, [2, 2], [1, 1], [1, 1], 1, [1, 1])
+    np.testing.assert_array_equal(floored, np.maximum(plain, 0.0))
+    assert np.isnan(floored).any()

@@ -13,8 +13,8 @@ from .scalars import (_comparison, _dim, _integer, _list, _numel, _raise, _range
 from .views import (_chunk, _contiguous_op, _embedding, _flatten, _join, _select, _split, _squeeze, _transpose,
                     _unsqueeze, _view, _zeros)
 
-# The fusion heads a segment program runs (its lowering of each: _product, convolution).
-HEADS = ("matmul", "conv2d")
+# The fusion heads a segment program runs (its lowering of each: _product, convolution, conv_transpose).
+HEADS = ("matmul", "conv2d", "conv_transpose2d")
 
 LOWERINGS = {
     "view": _view, "reshape": _view, "flatten": _flatten, "unsqueeze": _unsqueeze, "contiguous": _contiguous_op,
