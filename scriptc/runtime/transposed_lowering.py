@@ -11,6 +11,8 @@ from memory once for them all; one image at a time the GEMM reads the input in p
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from scriptc.native import col2im, gemm
@@ -89,6 +91,8 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, floor: flo
     col2im_meta = builder.block(len(words))
     builder.template[col2im_meta:col2im_meta + len(words)] = words
     columns = builder.alloc(x.dtype, [builder.const(o * kh * kw * wide)])
+    planes = builder.alloc(x.dtype, [builder.const(o * math.prod(col2im.plane_size(h, w, kh, kw, oh, ow, sh, sw, dh, dw,
+                                                                                   ph, pw)))])
     side_by_side = builder.alloc(x.dtype, [builder.const(c * wide)]) if images > 1 else None
 
     compute, const = builder.compute, builder.const
@@ -140,10 +144,10 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, floor: flo
     col2im_work = const(max(1, o * kh * kw * positions))
 
     def scatter(image: int) -> None:
-        ptrs, image_columns, image_out = builder.block(4), builder.register(), builder.register()
+        ptrs, image_columns, image_out = builder.block(5), builder.register(), builder.register()
         compute.append(("ADDR", image_columns, columns.pointer, const(image * positions), itemsize))
         compute.append(("ADDR", image_out, out.pointer, index, o * oh * ow * itemsize))
-        builder.copy_into(ptrs, [image_columns, image_out, bias_pointer, floor_array], compute)
+        builder.copy_into(ptrs, [image_columns, image_out, bias_pointer, floor_array, planes.pointer], compute)
         compute.append(("SPLIT", col2im_loop, const(o), ptrs, col2im_meta, col2im_work))
     _each_image(builder, images, count, first, index, scatter)
     compute.append(("ADD", first, first, const(images)))
