@@ -44,6 +44,7 @@ def _one_program(executor) -> None:
     (6, 9, 3, (4, 6), dict(stride=2, padding=2, dilation=2, output_padding=1, groups=3)),
     (2, 5, 4, (1, 1), dict(stride=1, padding=0)),                       # DCGAN's first layer
     (8, 8, 3, (6, 5), dict(stride=2, padding=1, groups=2, bias=False, dilation=(1, 2))),
+    (4, 5, 3, (3, 13), dict(stride=2, padding=1, output_padding=1)),    # pairs of 8 and 4 columns, one left
 ])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_a_transposed_convolution_equals_the_interpreter_at_every_batch_size(channels, out_channels, kernel, size,

@@ -1,5 +1,5 @@
 """The native lowering of each op a segment program runs (LOWERINGS): views, sizes and integer
-arithmetic, zeros, split and cat, pooling, products, convolutions, and FusionGroups - each writes
+arithmetic, zeros, split and cat, pixel_shuffle, pooling, products, convolutions, and FusionGroups - each writes
 its records through the builder (program_values.py) and returns its outputs' symbolic values."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from scriptc import ops
 
 from .fusion import lower_group  # noqa: F401  (program_builder's, with LOWERINGS)
 from .kernels import _conv2d, _conv_transpose2d, _matmul, _pool
+from .shuffles import _pixel_shuffle
 from .scalars import (_comparison, _dim, _integer, _list, _numel, _raise, _range_length, _size, _tuple,
                       _unpack)
 from .views import (_chunk, _contiguous_op, _embedding, _flatten, _join, _select, _split, _squeeze, _transpose,
@@ -24,7 +25,7 @@ LOWERINGS = {
     "adaptive_avg_pool2d": _pool(None), "conv2d": _conv2d, "conv_transpose2d": _conv_transpose2d,
     "squeeze": _squeeze, "select": _select,
     "transpose": _transpose, "permute": _transpose, "t": _transpose,
-    "embedding": _embedding,
+    "embedding": _embedding, "pixel_shuffle": _pixel_shuffle,
     "prim::ListConstruct": _list, "prim::TupleConstruct": _tuple, "prim::ListUnpack": _unpack,
     "prim::TupleUnpack": _unpack,
     "add.scalar": _integer("ADD", lambda a, b: a + b), "sub.scalar": _integer("SUB", lambda a, b: a - b),

@@ -8,9 +8,8 @@ from scriptc.native import program as native
 
 from ..groups import GroupStep
 from ..program_values import NotNative, Builder, dense, value_of, TensorValue, tensor_of
-from ..convolution_lowering import convolution
 from ..transposed_lowering import conv_transpose
-from .kernels import _product
+from .kernels import _product, conv2d
 
 
 def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
@@ -31,7 +30,7 @@ def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
             syms.append(_product(builder, dense(builder, sources[0]), dense(builder, sources[1])))
         elif variant.head.name in ("conv2d", "conv_transpose2d"):
             floor = spec.head_floor if variant.head_is_result else None
-            lower = convolution if variant.head.name == "conv2d" else conv_transpose
+            lower = conv2d if variant.head.name == "conv2d" else conv_transpose
             syms.append(lower(builder, sources, recorded[node.inputs[variant.head_sources[0][0]]], floor))
             if variant.head_is_result:
                 return [syms[-1]]  # (the products applied the group's ReLU as they stored)
