@@ -78,13 +78,16 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, floor: flo
     for d, size in zip(x.dims[1:], (c, h, w)):
         builder.equal(d, builder.const(size))
     out = builder.alloc(x.dtype, [x.dims[0], builder.const(o), builder.const(oh), builder.const(ow)])
+    floor_array = builder.address_of(np.full(1, 0.0 if floor is None else floor, x.dtype))
+    if (h, w, ph, pw, dh, dw, oh, ow, groups) == (1, 1, 0, 0, 1, 1, kh, kw, 1):
+        _from_points(builder, x, weight, bias, out, floor_array, floor is not None)
+        return out
     itemsize, positions = x.dtype.itemsize, h * w
     images = max(1, min(MAX_IMAGES, COLUMN_BYTES // max(1, o * kh * kw * positions * itemsize)))
     wide = images * positions  # the row stride of the inputs side by side and of the columns
     rows, depth = per_group * kh * kw, c // groups
     # Each group's weights as (rows, depth): row (k, i, j) of output channel k of the group.
     weights = np.ascontiguousarray(weight.reshape(groups, depth, rows).transpose(0, 2, 1))
-    floor_array = builder.address_of(np.full(1, 0.0 if floor is None else floor, x.dtype))
     bias_pointer = builder.address_of(np.zeros(1, x.dtype) if bias is None else np.ascontiguousarray(bias))
     words = col2im.col2im_meta(h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, wide, floor is not None,
                                0 if bias is None else 1)
@@ -182,3 +185,36 @@ def _gather(builder: Builder, x: TensorValue, image: int, index: int, side_by_si
     compute.append(("ADDR", target, side_by_side.pointer, const(image * positions), itemsize))
     compute.append(("COPY2D", target, const(wide * itemsize), x_image, const(positions * itemsize), const(c),
                     const(positions * itemsize)))
+
+
+def _from_points(builder: Builder, x: TensorValue, weight: np.ndarray, bias: np.ndarray | None, out: TensorValue,
+                 floor_array: int, floored: bool) -> None:
+    """An input of 1x1 images, unpadded (DCGAN's first layer, from its latent vectors): each image's
+    output is its C values times the weights as they are, (C, O*KH*KW), with nothing to add up - one
+    GEMM for the batch, the bias a last row of the weights times a column of ones beside the input."""
+    c, o, kh, kw = weight.shape
+    itemsize, const, compute = x.dtype.itemsize, builder.const, builder.compute
+    width = o * kh * kw
+    matrix = weight.reshape(c, width)
+    source, depth = x.pointer, c
+    if bias is not None:
+        matrix = np.concatenate([matrix, np.repeat(bias, kh * kw)[None]])
+        depth = c + 1
+        beside = builder.alloc(x.dtype, [x.dims[0], const(depth)])
+        ones = builder.register()
+        compute.append(("COPY2D", beside.pointer, const(depth * itemsize), x.pointer, const(c * itemsize), x.dims[0],
+                        const(c * itemsize)))
+        compute.append(("ADDR", ones, beside.pointer, const(c), itemsize))
+        compute.append(("COPY2D", ones, const(depth * itemsize), builder.address_of(np.ones(1, x.dtype)), native.ZERO,
+                        x.dims[0], const(itemsize)))
+        source = beside.pointer
+    zero = builder.address_of(np.zeros(1, x.dtype))
+    ptrs, meta = builder.block(5), builder.block(7)
+    builder.copy_into(ptrs, [source, builder.address_of(np.ascontiguousarray(matrix)), out.pointer, zero, floor_array],
+                      compute)
+    builder.copy_into(meta, [x.dims[0], const(depth), const(width), const(int(floored)), native.ZERO, const(width),
+                             const(width)], builder.shape)
+    lanes = gemm.vector_columns(x.dtype.name)
+    work = builder.arithmetic("DIV", builder.product([x.dims[0], const(depth * width)]),
+                              const(max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+    compute.append(("SPLIT", const(loop_function("gemm", x.dtype.name)), const(-(-width // lanes)), ptrs, meta, work))

@@ -42,7 +42,9 @@ def _one_program(executor) -> None:
     (5, 3, 3, (7, 4), dict(stride=1, padding=0, bias=False)),
     (6, 4, (2, 3), (3, 5), dict(stride=(3, 2), padding=(0, 1), output_padding=(2, 1))),
     (6, 9, 3, (4, 6), dict(stride=2, padding=2, dilation=2, output_padding=1, groups=3)),
-    (2, 5, 4, (1, 1), dict(stride=1, padding=0)),                       # DCGAN's first layer
+    (2, 5, 4, (1, 1), dict(stride=1, padding=0)),                       # DCGAN's first layer: one GEMM
+    (3, 4, (2, 3), (1, 1), dict(stride=2, bias=False)),
+    (3, 4, 2, (1, 1), dict(stride=1, padding=0, output_padding=0, dilation=2)),  # (not one GEMM)
     (8, 8, 3, (6, 5), dict(stride=2, padding=1, groups=2, bias=False, dilation=(1, 2))),
     (4, 5, 3, (3, 13), dict(stride=2, padding=1, output_padding=1)),    # pairs of 8 and 4 columns, one left
 ])
