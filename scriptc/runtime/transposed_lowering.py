@@ -2,11 +2,13 @@
 
 A batch of any size, the image size and channels the recorded call had (checked). Per step of up
 to `images` images: their columns, each group's weights transposed - (C_out/g * KH * KW, C_in/g) -
-times the images' inputs side by side by the compiled GEMM, then per image the col2im loop, which
-adds each column value into its output position row by row, from the bias, and applies the floor (a
-fused ReLU's 0) as it finishes a row. Where an image's columns are small (DCGAN's first layers: 16
-input positions under 8 MB of weights), several images share one GEMM, so that the weights stream
-from memory once for them all; one image at a time the GEMM reads the input in place.
+times the images' inputs side by side by the compiled GEMM, then per image the col2im loop
+(native/col2im.py), which adds each channel's columns into a padded plane in L1 and copies its
+window out with the bias added and the floor (a fused ReLU's 0) applied. Where an image's columns
+are small (DCGAN's middle layers: 16-64 input positions under 2-8 MB of weights), several images
+share one GEMM, so that the weights stream from memory once for them all; one image at a time the
+GEMM reads the input in place. Images of 1x1 (DCGAN's first layer) need no col2im: one GEMM of the
+batch by the weights as they are.
 """
 
 from __future__ import annotations
