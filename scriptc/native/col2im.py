@@ -65,7 +65,9 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     paired = b.and_(b.icmp_signed("==", sw, const(2)), b.icmp_signed("==", dw, const(1)))
     plane_count = b.mul(plane_h, plane_w)
 
-    def channel(c):
+    def channel(c, four_wide: bool):
+        """Channel c's plane and output; `four_wide`: a kernel 4 wide at stride 2, dilation 1
+        (DCGAN's), its two pairs of taps unrolled."""
         plane = b.gep(planes, [b.mul(c, plane_count)])
         loop(b, const(0), plane_count, lambda k: b.store(zero, b.gep(plane, [k])), "zero")
         channel_cols = b.gep(cols, [b.mul(b.mul(b.mul(c, kh), kw), row_stride)])
@@ -83,6 +85,11 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                         b.store(b.fadd(b.load(at), b.load(b.gep(source, [ix]))), at)
                     loop(b, const(0), w, add, "ix")
 
+                if four_wide:
+                    for j in (0, 2):
+                        _pair(b, element, b.gep(tap_row, [b.mul(const(j), row_stride)]), row_stride,
+                              b.gep(line, [const(j)]), w)
+                    return
                 with b.if_else(paired) as (two, other):
                     with two:
                         loop(b, const(0), b.sub(kw, const(1)),
@@ -109,7 +116,11 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                 b.store(b.select(low, floor_value, value), b.gep(row, [ox]))
             loop(b, const(0), ow, store, "ox")
         loop(b, const(0), oh, out_row, "oy")
-    loop(b, start, end, channel, "c")
+    with b.if_else(b.and_(paired, b.icmp_signed("==", kw, const(4)))) as (four_wide, other):
+        with four_wide:
+            loop(b, start, end, lambda c: channel(c, True), "c4")
+        with other:
+            loop(b, start, end, lambda c: channel(c, False), "c")
     b.ret_void()
 
 
