@@ -101,19 +101,8 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, floor: flo
     side_by_side = builder.alloc(x.dtype, [builder.const(c * wide)]) if images > 1 else None
 
     compute, const = builder.compute, builder.const
-    first, count, index = builder.register(), builder.register(), builder.register()
-    top, body, done = builder.label(), builder.label(), builder.label()
-    compute.append(("MOV", first, native.ZERO))
-    compute.append(("label", top))
-    compute.append(("JLT", first, x.dims[0], body))
-    compute.append(("JUMP", done))
-    compute.append(("label", body))
-    # count = min(images, batch - first)
-    compute.append(("SUB", count, x.dims[0], first))
-    fewer = builder.label()
-    compute.append(("JLT", count, const(images), fewer))
-    compute.append(("MOV", count, const(images)))
-    compute.append(("label", fewer))
+    index = builder.register()
+    first, count, close = builder.batch_steps(x.dims[0], images)
     if side_by_side is None:
         source = builder.register()
         compute.append(("ADDR", source, x.pointer, first, c * positions * itemsize))
@@ -155,9 +144,7 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, floor: flo
         builder.copy_into(ptrs, [image_columns, image_out, bias_pointer, floor_array, planes.pointer], compute)
         compute.append(("SPLIT", col2im_loop, const(o), ptrs, col2im_meta, col2im_work))
     _each_image(builder, images, count, first, index, scatter)
-    compute.append(("ADD", first, first, const(images)))
-    compute.append(("JUMP", top))
-    compute.append(("label", done))
+    close()
     return out
 
 
