@@ -27,6 +27,7 @@ from .program_values import NotNative, Builder, constant_array, constant_of, den
 
 # The columns of one step's images: what their GEMM writes and col2im reads back, in L2/L3.
 COLUMN_BYTES = 2 << 20
+# The most images a step takes (each one's gather and col2im launch is a record of the program).
 MAX_IMAGES = 16
 # The weights go through the GEMM a slice of rows of about this many bytes at a time (see its launch).
 WEIGHT_SLICE_BYTES = 256 << 10
