@@ -38,6 +38,7 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         if self._prefetch_factor <= 0:  # torch's check: with no batch prefetched none would ever be asked for
             raise AssertionError("prefetch_factor must be greater than 0 for MultiProcessingDataLoaderIter")
         self._in_order = loader.in_order
+        self._any_worker = _batches_independent_of_worker(loader)
         context = loader.multiprocessing_context or multiprocessing.get_context()
         self._workers, self._channels, self._blocks = [], [], []
         self._shutdown = False
@@ -74,7 +75,8 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._task_info: dict[int, tuple] = {}  # task -> (worker,) while outstanding, (worker, data) when early
         self._tasks_outstanding = 0
         self._workers_status = [True] * self._num_workers
-        self._workers_num_tasks = [0] * self._num_workers
+        self._workers_num_tasks = [0] * self._num_workers  # sent and not yet returned to the user
+        self._workers_pending = [0] * self._num_workers  # sent and not yet answered
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
         if not first_iter:  # persistent workers: start their datasets over, dropping stale batches
             for worker_id in range(self._num_workers):
@@ -96,16 +98,23 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             index = self._next_index()
         except StopIteration:
             return
-        for _ in range(self._num_workers):  # the next active worker, if any
-            worker_id = next(self._worker_queue_idx_cycle)
-            if self._workers_status[worker_id] and (
-                    self._in_order or self._workers_num_tasks[worker_id] < max_tasks // sum(self._workers_status)):
-                break
+        if self._any_worker and self._in_order:
+            # the worker with the least work queued, so that one a busy machine runs less often
+            # than the others does not hold every batch up; which worker makes a batch is not
+            # visible in it (_batches_independent_of_worker)
+            worker_id = min(range(self._num_workers), key=self._workers_pending.__getitem__)
         else:
-            return
+            for _ in range(self._num_workers):  # the next active worker, if any
+                worker_id = next(self._worker_queue_idx_cycle)
+                if self._workers_status[worker_id] and (
+                        self._in_order or self._workers_num_tasks[worker_id] < max_tasks // sum(self._workers_status)):
+                    break
+            else:
+                return
         self._send(worker_id, ("task", self._send_idx, index, self._blocks[worker_id].take_freed()))
         self._task_info[self._send_idx] = (worker_id,)
         self._workers_num_tasks[worker_id] += 1
+        self._workers_pending[worker_id] += 1
         self._tasks_outstanding += 1
         self._send_idx += 1
 
@@ -163,6 +172,7 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             worker_id, message = self._get_data(expected=self._task_info[self._rcvd_idx][0])
             kind, task = message[0], message[1]
             self._tasks_outstanding -= 1
+            self._workers_pending[worker_id] -= 1
             if kind == "end":  # an IterableDataset worker ran out
                 self._workers_status[worker_id] = False
                 self._workers_num_tasks[worker_id] -= 1
@@ -216,3 +226,16 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def __del__(self):
         if getattr(self, "_workers", None) is not None:
             self._shutdown_workers()
+
+
+def _batches_independent_of_worker(loader) -> bool:
+    """Whether a batch comes out the same whichever worker makes it: rows of a TensorDataset (or
+    a Subset of one) gathered by default_collate, with no worker_init_fn. Then nothing random or
+    worker-specific runs for it, and tasks may go to the least busy worker instead of in turn."""
+    from scriptc.utils.data._utils.collate import default_collate
+    from scriptc.utils.data.dataset import Subset, TensorDataset
+
+    dataset = loader.dataset
+    while type(dataset) is Subset:
+        dataset = dataset.dataset
+    return type(dataset) is TensorDataset and loader.collate_fn is default_collate and loader.worker_init_fn is None
