@@ -61,10 +61,16 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         except BaseException:
             self._shutdown_workers()
             raise
+        # Waiting for any worker's message, or (in order) for one worker's only: a batch that
+        # comes early from another worker then waits in its channel instead of waking this
+        # process for nothing. Either way a worker's death ends the wait.
         self._selector = selectors.DefaultSelector()
+        self._worker_selectors = [selectors.DefaultSelector() for _ in self._workers]
         for worker_id, (channel, process) in enumerate(zip(self._channels, self._workers)):
             self._selector.register(channel, selectors.EVENT_READ, ("channel", worker_id))
-            self._selector.register(process.sentinel, selectors.EVENT_READ, ("sentinel", worker_id))
+            self._worker_selectors[worker_id].register(channel, selectors.EVENT_READ, ("channel", worker_id))
+            for selector in [self._selector] + self._worker_selectors:
+                selector.register(process.sentinel, selectors.EVENT_READ, ("sentinel", worker_id))
         self._reset(loader, first_iter=True)
 
     # --- epochs ---------------------------------------------------------------------------------
@@ -120,11 +126,12 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def _get_data(self, expected: int | None = None) -> tuple[int, tuple]:
         """(worker id, message) of the next message from any worker, looking first (without a
-        system call to wait) at the `expected` worker's. Raises when a worker died or the
-        timeout passed."""
+        system call to wait) at the `expected` worker's; in order, only the expected worker's.
+        Raises when a worker died or the timeout passed."""
         received = self._receive(expected, block=False) if expected is not None else None
+        selector = self._worker_selectors[expected] if expected is not None and self._in_order else self._selector
         while received is None:
-            events = self._selector.select(self._timeout if self._timeout > 0 else None)
+            events = selector.select(self._timeout if self._timeout > 0 else None)
             if not events:
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
             readable = [key.data[1] for key, _ in events if key.data[0] == "channel"]
@@ -209,7 +216,8 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             except OSError:
                 pass  # it is gone already
         if hasattr(self, "_selector"):
-            self._selector.close()
+            for selector in [self._selector] + self._worker_selectors:
+                selector.close()
         for channel in self._channels:
             channel.close()
         for process in self._workers:
