@@ -3,9 +3,10 @@ for dead workers, shut everything down.
 
 Each worker has a channel (a Unix socket pair) and its ReceivedBlocks (the mappings of its
 shared-memory blocks). Up to prefetch_factor * num_workers tasks are outstanding; a task goes
-to the next worker in turn with the blocks the main process has finished with since its last
-task. Batches are returned in task order (or as they arrive with in_order=False). A worker
-that dies closes its channel and its process sentinel fires: the next wait sees it and raises.
+to the next worker in turn (or, when no batch can depend on its worker, to the least busy one)
+with the blocks the main process has finished with since that worker's last task. Batches are
+returned in task order (or as they arrive with in_order=False). A worker that dies closes its
+channel and its process sentinel fires: the next wait sees it and raises.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Batches in shared memory: how a worker's batch reaches the main process without a copy.
 
-A worker collates into *blocks*: shared-memory mappings it owns. A batch message is a pickle in
-which every tensor is a small reference (block, offset, shape, strides, dtype); a block's
-descriptor travels once, with the first message that uses it. The main process maps each
+A worker collates into *blocks*: shared-memory mappings it owns, one per message. A batch of
+tensors collate wrote travels as a flat header (WorkerBlocks._pack_flat); any other message is a
+pickle in which every tensor is a small reference (block, offset, shape, strides, dtype). A
+block's descriptor travels once, with the first message that uses it. The main process maps each
 block once and builds the batch's tensors as views of it (zero-copy). When the last view of a
 block dies, the main process hands the block back to its worker (with the next task), which
 writes a later batch into the same, already-mapped memory: in steady state a batch costs no
