@@ -11,6 +11,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from scriptc.utils.data._utils.collate import gather_rows
+
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
            "random_split"]
 
@@ -57,7 +59,6 @@ class TensorDataset(Dataset):
         DataLoader fast path); None when a subclass changed how samples are made."""
         if type(self).__getitem__ is not TensorDataset.__getitem__:
             return None
-        from scriptc.utils.data._utils.collate import gather_rows
         positions = _as_positions(indices, len(self))
         if positions is None:
             return None
