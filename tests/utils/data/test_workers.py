@@ -305,6 +305,17 @@ def test_a_batch_held_stays_valid_while_later_ones_arrive(leaves_nothing_behind)
     del iterator, held, later
 
 
+def test_rows_gathered_by_workers_match_the_samples(leaves_nothing_behind):
+    ds = _rows(50, 4)
+    sampler = [[3, -1, 7], [49, 0], list(range(10, 31))]  # negatives index from the end, as ds[i] does
+    batches = list(DataLoader(ds, batch_sampler=sampler, num_workers=2))
+    for (x, y), indices in zip(batches, sampler):
+        np.testing.assert_array_equal(x.numpy(), np.stack([ds[i][0].numpy() for i in indices]))
+        assert y.tolist() == [ds[i][1].item() for i in indices] and x.is_shared()
+    with pytest.raises(IndexError, match="index 50 is out of bounds for dimension 0 with size 50"):
+        list(DataLoader(ds, batch_sampler=[[1, 2], [50]], num_workers=2))
+
+
 class Growing(Dataset):
     """Samples that grow: each batch needs a bigger block than the ones before."""
 

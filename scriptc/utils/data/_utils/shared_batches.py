@@ -29,7 +29,7 @@ import numpy as np
 from scriptc.multiprocessing.shared_memory import SharedMapping, allocate, byte_offset, map_descriptor, shared_storage
 from scriptc.tensors import Tensor, from_numpy
 
-__all__ = ["WorkerBlocks", "ReceivedBlocks"]
+__all__ = ["WorkerBlocks", "RowGatherer", "ReceivedBlocks"]
 
 _PAGE = mmap.PAGESIZE
 _ALIGNMENT = 64  # where each array of a message starts in its block: a cache line
@@ -121,21 +121,17 @@ class WorkerBlocks:
             lent = self.lent.get(id(tensor._data)) if type(tensor) is Tensor and not tensor.requires_grad else None
             if lent is None or lent[0] is not tensor._data:
                 return None
-            array, offset = lent
-            key = (offset, array.shape, array.dtype)
-            place = _PLACES.get(key)
-            if place is None:
-                if len(_PLACES) > 4096:  # batches of ever new shapes: start over rather than grow
-                    _PLACES.clear()
-                code = _dtype_code(array.dtype)
-                place = _PLACES[key] = (_PLACE.pack(offset, array.ndim, len(code))
-                                        + struct.pack(f"<{array.ndim}q", *array.shape) + code)
-            places.append(place)
+            places.append(_place(lent[1], lent[0].shape, lent[0].dtype))
+        return self.flat_message(message[1], type(message[2]) is tuple, len(places), b"".join(places))
+
+    def flat_message(self, task: int, is_tuple: bool, count: int, places: bytes) -> tuple[bytes, list[int]]:
+        """(payload, descriptors) of a flat message: a batch of `count` tensors, all in the one
+        block of this session, at `places` (_place's, joined); the session ends."""
         block = self.session[0]
         new = block in self.unsent
-        head = _FLAT_HEAD.pack(_FLAT, message[1], block, 0 if new else -1, len(self.mappings[block]),
-                               type(message[2]) is tuple, len(places), len(self.retired))
-        payload = b"".join([head, struct.pack(f"<{len(self.retired)}q", *self.retired), *places])
+        head = _FLAT_HEAD.pack(_FLAT, task, block, 0 if new else -1, len(self.mappings[block]), is_tuple, count,
+                               len(self.retired))
+        payload = b"".join([head, struct.pack(f"<{len(self.retired)}q", *self.retired), places])
         self.unsent.discard(block)
         self.retired = []
         self._end_session((block,))
@@ -181,6 +177,58 @@ class WorkerBlocks:
         del self.ids_by_mapping[id(mapping)], self.flats[block]
         self.unsent.discard(block)
         self.retired.append(block)
+
+
+class RowGatherer:
+    """A worker's way to make a batch of a dataset whose default-collated batch is each tensor's
+    rows gathered (TensorDataset._row_arrays): one take per tensor straight into one block, and
+    the flat message written from the batch's length, with no tensors, collate or pickling on
+    the worker's side. What reaches the main process is what the general path sends."""
+
+    def __init__(self, dataset, arrays: list, blocks: WorkerBlocks):
+        self.dataset, self.arrays, self.blocks = dataset, arrays, blocks
+        self.layouts: dict[int, tuple] = {}  # batch length -> (each array's out shape and offset, bytes, places)
+
+    @classmethod
+    def for_fetcher(cls, fetcher, blocks: WorkerBlocks) -> "RowGatherer | None":
+        """The gatherer for a fetcher whose batches are default-collated rows, else None."""
+        dataset = getattr(fetcher, "dataset", None)
+        if getattr(fetcher, "collated_batch", None) is None or not hasattr(dataset, "_row_arrays"):
+            return None
+        arrays = dataset._row_arrays()
+        return None if arrays is None else cls(dataset, arrays, blocks)
+
+    def message(self, task: int, index) -> tuple[bytes, list[int]] | None:
+        """(payload, descriptors) of the batch at index, or None when index is not a list of
+        plain integers (the general path then fetches it). IndexError as indexing would."""
+        positions = self.dataset._row_positions(index)
+        if positions is None:
+            return None
+        layout = self.layouts.get(len(positions)) or self._layout(len(positions))
+        outs, nbytes, places = layout
+        flat = self.blocks.array((nbytes,), np.uint8)  # the message's first array: at the start of its block
+        try:
+            for array, (shape, offset) in zip(self.arrays, outs):
+                # positions are in range; "wrap" maps negatives as Python does, without the copy "raise" makes
+                array.take(positions, axis=0, out=np.ndarray(shape, array.dtype, buffer=flat, offset=offset),
+                           mode="wrap")
+        except BaseException:
+            self.blocks._end_session(())
+            raise
+        del flat
+        return self.blocks.flat_message(task, False, len(outs), places)
+
+    def _layout(self, rows: int) -> tuple:
+        outs, places, nbytes = [], [], 0
+        for array in self.arrays:
+            shape = (rows,) + array.shape[1:]
+            outs.append((shape, nbytes))
+            places.append(_place(nbytes, shape, array.dtype))
+            nbytes += -(-math.prod(shape) * array.itemsize // _ALIGNMENT) * _ALIGNMENT
+        if len(self.layouts) > 64:  # batches of ever new lengths: start over rather than grow
+            self.layouts.clear()
+        layout = self.layouts[rows] = (outs, max(nbytes, 1), b"".join(places))
+        return layout
 
 
 class ReceivedBlocks:
@@ -300,6 +348,18 @@ _REFERENCE_HEAD = struct.Struct("<qqqqBBH")  # block, fd index, capacity, offset
 _FLAT = b"F"
 _FLAT_HEAD = struct.Struct("<cqqqqBHH")
 _PLACE = struct.Struct("<qBB")
+
+
+def _place(offset: int, shape: tuple, dtype: np.dtype) -> bytes:
+    """An array's part of a flat message: its offset in the block, ndim, shape and dtype code."""
+    key = (offset, shape, dtype)
+    place = _PLACES.get(key)
+    if place is None:
+        if len(_PLACES) > 4096:  # batches of ever new shapes: start over rather than grow
+            _PLACES.clear()
+        code = _dtype_code(dtype)
+        place = _PLACES[key] = _PLACE.pack(offset, len(shape), len(code)) + struct.pack(f"<{len(shape)}q", *shape) + code
+    return place
 
 
 def _encode_reference(block: int, fd_index: int, capacity: int, offset: int, flags: int, array: np.ndarray) -> bytes:
