@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import pickle
-import selectors
+import select
 import signal
 
 from scriptc.utils.data._utils.channel import channel_pair
@@ -65,13 +65,16 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         # Waiting for any worker's message, or (in order) for one worker's only: a batch that
         # comes early from another worker then waits in its channel instead of waking this
         # process for nothing. Either way a worker's death ends the wait.
-        self._selector = selectors.DefaultSelector()
-        self._worker_selectors = [selectors.DefaultSelector() for _ in self._workers]
+        self._any_wait = select.epoll()
+        self._worker_waits = [select.epoll() for _ in self._workers]
+        self._fd_owners: dict[int, tuple] = {}  # descriptor -> ("channel" or "sentinel", worker id)
         for worker_id, (channel, process) in enumerate(zip(self._channels, self._workers)):
-            self._selector.register(channel, selectors.EVENT_READ, ("channel", worker_id))
-            self._worker_selectors[worker_id].register(channel, selectors.EVENT_READ, ("channel", worker_id))
-            for selector in [self._selector] + self._worker_selectors:
-                selector.register(process.sentinel, selectors.EVENT_READ, ("sentinel", worker_id))
+            for wait in (self._any_wait, self._worker_waits[worker_id]):
+                wait.register(channel.fileno(), select.EPOLLIN)
+            for wait in [self._any_wait] + self._worker_waits:
+                wait.register(process.sentinel, select.EPOLLIN)
+            self._fd_owners[channel.fileno()] = ("channel", worker_id)
+            self._fd_owners[process.sentinel] = ("sentinel", worker_id)
         self._reset(loader, first_iter=True)
 
     # --- epochs ---------------------------------------------------------------------------------
@@ -130,14 +133,15 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         system call to wait) at the `expected` worker's; in order, only the expected worker's.
         Raises when a worker died or the timeout passed."""
         received = self._receive(expected, block=False) if expected is not None else None
-        selector = self._worker_selectors[expected] if expected is not None and self._in_order else self._selector
+        wait = self._worker_waits[expected] if expected is not None and self._in_order else self._any_wait
         while received is None:
-            events = selector.select(self._timeout if self._timeout > 0 else None)
+            events = wait.poll(self._timeout if self._timeout > 0 else -1)
             if not events:
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-            readable = [key.data[1] for key, _ in events if key.data[0] == "channel"]
+            owners = [self._fd_owners[fd] for fd, _ in events]
+            readable = [worker_id for kind, worker_id in owners if kind == "channel"]
             if not readable:  # only a sentinel: a worker exited with nothing left to say
-                self._worker_died(events[0][0].data[1])
+                self._worker_died(owners[0][1])
             received = self._receive(readable[0], block=True)
         return received
 
@@ -216,9 +220,9 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 self._send(worker_id, ("stop",))
             except OSError:
                 pass  # it is gone already
-        if hasattr(self, "_selector"):
-            for selector in [self._selector] + self._worker_selectors:
-                selector.close()
+        if hasattr(self, "_any_wait"):
+            for wait in [self._any_wait] + self._worker_waits:
+                wait.close()
         for channel in self._channels:
             channel.close()
         for process in self._workers:
