@@ -60,7 +60,7 @@ class Policy:
     isinstance() does: scalars by their class (an int is no float), tensors of any dtype and shape,
     containers item by item, types the walk does not know never; it converts nothing."""
 
-    widens = False                        # an int passes for a float (and is converted to one)
+    widens = False                        # an int (or a numpy integer) passes for a float
     converts = False                      # a list and a tuple each pass for the other, come back as
                                           # the type says, and numpy scalars as Python's
     unchecked: frozenset[Type] = frozenset()  # scalar types whose values pass as they are
