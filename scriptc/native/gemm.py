@@ -16,7 +16,10 @@ elements apart (N for contiguous ones; more for a band of a convolution's column
 a @ b + bias[:, None] (a convolution's bias, one per output channel; zeros for a plain product),
 then maximum(out, floor) where meta[3] is 1 (a fused ReLU's 0; numpy's maximum, a NaN stays NaN);
 meta = [M, K, N, floored, bias step, LDB, LDC] (bias[row * step]: 1, or 0 for one value - a zero -
-for every row).
+for every row). `scriptc_gemm_rows_f32` / `_f64` (rows_function) are the same loop with row k of b
+at b + table[k] elements, ptrs[5] the table (int64, K of them; LDB then only says whether the rows
+lie apart, for packing): a convolution's taps, each row a shifted view of its input (see
+runtime/convolution_lowering.py).
 (The maximum costs a short product, K = 27, 10% where it runs: a flag, not a floor of -inf.) The range counts vectors of
 columns of the output (the last one partial where N is not a multiple), so that threads split the
 columns evenly; a range goes through them in panels of VECTORS vectors, its last vectors as one
@@ -31,6 +34,8 @@ apart: too many streams for the hardware prefetcher).
 
 from __future__ import annotations
 
+import functools
+
 from llvmlite import ir
 
 from scriptc.codegen.llvm.loop import loop
@@ -40,6 +45,8 @@ from .loops import loop_arguments, loop_module
 I64 = ir.IntType(64)
 I32 = ir.IntType(32)
 FUNCTIONS = {"float32": ("scriptc_gemm_f32", ir.FloatType()), "float64": ("scriptc_gemm_f64", ir.DoubleType())}
+ROW_TABLE_FUNCTIONS = {"float32": ("scriptc_gemm_rows_f32", ir.FloatType()),
+                       "float64": ("scriptc_gemm_rows_f64", ir.DoubleType())}
 VECTOR_BYTES = 64
 ROWS = 8
 VECTORS = 3
@@ -66,10 +73,28 @@ def module(triple: str, dtype: str) -> ir.Module:
     return loop_module(triple, *FUNCTIONS[dtype], _build)
 
 
-def _build(b: ir.IRBuilder, args, element) -> None:
+def rows_function(dtype: str) -> int:
+    """The address of the loop whose rows of b lie where a table says (ROW_TABLE_FUNCTIONS), for a
+    dtype name, compiled once per machine."""
+    from .build import compiled
+
+    name, element = ROW_TABLE_FUNCTIONS[dtype]
+    sources = ("native/gemm", "native/loops", "native/threads", "codegen/llvm/loop")
+    return compiled(f"gemm-rows|{dtype}", sources,
+                    lambda triple: loop_module(triple, name, element, functools.partial(_build, row_table=True)),
+                    [name])[name]
+
+
+def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
 
     start, end, (a, matrix, out, bias, floor), (rows, depth, width, floored, bias_step, b_step, out_step) = \
         loop_arguments(b, args, element, 5, 7)
+    if row_table:
+        table = b.bitcast(b.load(b.gep(args[2], [ir.Constant(I64, 5)])), I64.as_pointer())
+
+    def row_of_b(k):
+        """Where row k of b starts, in elements from b."""
+        return b.load(b.gep(table, [k])) if row_table else b.mul(k, b_step)
 
     def const(value):
         return ir.Constant(I64, value)
@@ -146,7 +171,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                 values = [load(b.gep(line, [const(v * width_lanes)]), None) for v in range(vectors)]
                 multiply_add(values, k)
                 return
-            line = b.gep(b_column, [b.mul(k, b_step)])
+            line = b.gep(b_column, [row_of_b(k)])
             if ahead:
                 # The next panel's part of this row of b, from memory: a row of b is a page or more
                 # (a convolution's columns), too many streams for the hardware prefetcher to follow.
@@ -182,7 +207,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         LDB apart - 2-4 KB for a layer of 512-1024 columns - and share a few of L1's sets: the
         rows of one slice evicted each other before the next block of rows came back to them."""
         def copy(k):
-            line = b.gep(matrix, [b.add(b.mul(k, b_step), column)])
+            line = b.gep(matrix, [b.add(row_of_b(k), column)])
             into = b.bitcast(b.gep(pack, [b.mul(b.sub(k, k_first), const(VECTORS))]), element.as_pointer())
             for v in range(vectors):
                 store(load(b.gep(line, [const(v * width_lanes)]), mask), b.gep(into, [const(v * width_lanes)]), None)

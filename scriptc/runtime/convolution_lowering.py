@@ -1,12 +1,23 @@
 """The native lowering of conv2d (a fusion head, or a node of its own) in a segment program.
 
 A batch of any size, the image size and channels the recorded call had (checked): the depthwise loop
-for a depthwise convolution; otherwise, per image and band of output rows, the band's columns
-(im2col's, or the image itself for a 1x1 convolution of stride 1) times each group's weights by the
-compiled GEMM, which adds the bias and applies the floor (a fused ReLU) as it stores. The bands are
-as many output rows as make about BAND_BYTES of columns: the GEMM then reads them from the core's
-cache, where a whole image's columns (9 MB for 64 channels of 64x64, 3x3) went out to memory and
-came back - and its rows, a page or more apart, were too many streams for the hardware prefetcher.
+for a depthwise convolution. Otherwise a GEMM of the weights by the image's columns, which adds the
+bias and applies the floor (a fused ReLU) as it stores, the columns made one of three ways:
+
+- tap products (most convolutions with a window): no im2col. The padded image is split into the
+  stride's phases (one copy, about the input's size, where im2col's is KH*KW times it); the view of
+  a tap over the outputs is then a run of consecutive elements of one phase - for an output grid
+  whose rows are as long as a phase's (WQ), of which the first OW are the output's - so one GEMM whose
+  rows of b are those views (the GEMM's row table) computes every output, and the rows are cut to OW
+  as they are copied out. Where WQ is much longer than OW (small planes) the extra columns cost
+  more than im2col saves.
+- side by side: images whose output planes are small, under large weights, several at a time
+  through one GEMM (the weights streamed once per group instead of once per image);
+- bands: per image and band of output rows, the band's im2col columns (or the image itself for a 1x1
+  convolution of stride 1) times each group's weights. The bands are as many output rows as make
+  about BAND_BYTES of columns: the GEMM then reads them from the core's cache, where a whole image's
+  columns (9 MB for 64 channels of 64x64, 3x3) went out to memory and came back - and its rows, a
+  page or more apart, were too many streams for the hardware prefetcher.
 """
 
 from __future__ import annotations
@@ -36,6 +47,11 @@ GROUP_BELOW_POSITIONS = 256
 WEIGHT_BYTES = 256 << 10
 GROUP_BYTES = 1 << 20
 MAX_IMAGES = 16
+# A convolution's tap products (_tap_products) compute rows of WQ outputs where the output's are OW
+# long: they run where WQ / OW is at most this (im2col's copy of KH*KW times the input costs more
+# than the columns cut away), on planes of at least this many outputs.
+TAP_WIDTH_RATIO = (5, 4)
+TAP_MIN_POSITIONS = 64
 
 
 def bands(rows: int, row_bytes: int) -> list[tuple[int, int]]:
@@ -78,9 +94,38 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, floor: float 
         _grouped_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry, groups,
                           bias is not None, images)
         return out
+    if groups == 1 and _taps_pay((h, w), (kh, kw), geometry):
+        _tap_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry,
+                      bias is not None, tap_plan((c, h, w), weight.shape, geometry))
+        return out
     _banded_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry, groups,
                      bias is not None)
     return out
+
+
+def _taps_pay(image: tuple, kernel: tuple, geometry) -> bool:
+    """Whether the tap products run a convolution: one with a window (a 1x1 of stride 1 multiplies
+    the image itself), outputs enough, and rows of WQ not too much longer than the output's."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    if (*kernel, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0) or oh * ow < TAP_MIN_POSITIONS:
+        return False
+    wq = -(-(image[1] + 2 * pw) // sw)
+    return wq * TAP_WIDTH_RATIO[1] <= ow * TAP_WIDTH_RATIO[0]
+
+
+def tap_plan(image: tuple, weight_shape: tuple, geometry) -> tuple:
+    """(HQ, WQ, offsets) of a convolution's tap products: its padded image split into the stride's
+    SH*SW phases (each HQ x WQ; phase (i, j) holds the padded image's rows i, i + SH, ... and columns
+    j, j + SW, ...), and per row of the weights' (channel, ky, kx) where in the phases its tap's
+    view starts: output (oy, ox) of that tap is phases[offset + oy * WQ + ox]."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    c, h, w = image
+    per_group, kh, kw = weight_shape[1:]
+    hq, wq = -(-(h + 2 * ph) // sh), -(-(w + 2 * pw) // sw)
+    phase_plane = hq * wq
+    offsets = [(ci * sh * sw + (ky * dh) % sh * sw + (kx * dw) % sw) * phase_plane + (ky * dh) // sh * wq +
+               (kx * dw) // sw for ci in range(per_group) for ky in range(kh) for kx in range(kw)]
+    return hq, wq, np.array(offsets, dtype=np.int64)
 
 
 def _depthwise(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
@@ -240,5 +285,54 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
                         const(positions * itemsize)))
     compute.append(("label", scattered))
     compute.append(("ADD", first, first, const(images)))
+    compute.append(("JUMP", top))
+    compute.append(("label", done))
+
+
+def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
+                  floor_array: int, floor, geometry, has_bias: bool, plan: tuple) -> None:
+    """Per image: its phases (the padded image split by the stride's phases: im2col with a window
+    of the stride's size), then one GEMM whose rows of b are the taps' shifted views of them
+    (gemm.rows_function), into rows of WQ outputs, then those rows cut to OW into the output."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    o, per_group, kh, kw = weight.shape
+    c, h, w = image
+    hq, wq, offsets = plan
+    dtype, itemsize = x.dtype.name, x.dtype.itemsize
+    compute, const = builder.compute, builder.const
+    depth, wide = per_group * kh * kw, oh * wq
+    # a tap's view runs past its phase by up to (KW - 1) * DW // SW elements in the columns cut away
+    slack = (kw - 1) * dw // sw + 1
+    phases = builder.alloc(x.dtype, [const(c * sh * sw * hq * wq + slack)])
+    products = builder.alloc(x.dtype, [const(o * wide)])
+    words = im2col.conv2d_meta(h, w, sh, sw, hq, wq, sh, sw, 1, 1, ph, pw)
+    phase_meta = builder.block(len(words))
+    builder.template[phase_meta:phase_meta + len(words)] = words
+    tail = builder.register()
+    compute.append(("ADDR", tail, phases.pointer, const(c * sh * sw * hq * wq), itemsize))
+    compute.append(("ZERO", tail, const(slack * itemsize)))
+    weights = np.ascontiguousarray(weight.reshape(o, depth))
+    lanes = gemm.vector_columns(dtype)
+    work = const(max(1, o * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+    image_index, top, done, body = builder.register(), builder.label(), builder.label(), builder.label()
+    compute.append(("MOV", image_index, native.ZERO))
+    compute.append(("label", top))
+    compute.append(("JLT", image_index, x.dims[0], body))
+    compute.append(("JUMP", done))
+    compute.append(("label", body))
+    x_image, out_image = builder.register(), builder.register()
+    compute.append(("ADDR", x_image, x.pointer, image_index, c * h * w * itemsize))
+    compute.append(("ADDR", out_image, out.pointer, image_index, o * oh * ow * itemsize))
+    phase_ptrs = builder.block(2)
+    builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
+    compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), phase_ptrs, phase_meta))
+    ptrs, meta = builder.block(6), builder.block(7)
+    builder.copy_into(ptrs, [builder.address_of(weights), phases.pointer, products.pointer, bias_pointer, floor_array,
+                             builder.address_of(offsets)], compute)
+    builder.template[meta:meta + 7] = [o, depth, wide, floor is not None, 1 if has_bias else 0, hq * wq, wide]
+    compute.append(("SPLIT", const(gemm.rows_function(dtype)), const(-(-wide // lanes)), ptrs, meta, work))
+    compute.append(("COPY2D", out_image, const(ow * itemsize), products.pointer, const(wq * itemsize), const(o * oh),
+                    const(ow * itemsize)))
+    compute.append(("ADD", image_index, image_index, native.ONE))
     compute.append(("JUMP", top))
     compute.append(("label", done))
