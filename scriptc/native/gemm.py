@@ -45,6 +45,13 @@ from .loops import loop_arguments, loop_module
 I64 = ir.IntType(64)
 I32 = ir.IntType(32)
 FUNCTIONS = {"float32": ("scriptc_gemm_f32", ir.FloatType()), "float64": ("scriptc_gemm_f64", ir.DoubleType())}
+NARROW_FUNCTIONS = {"float32": ("scriptc_gemm_narrow_f32", ir.FloatType()),
+                    "float64": ("scriptc_gemm_narrow_f64", ir.DoubleType())}
+# The narrow product (_build_narrow): b's columns a tile takes at most, the accumulators a tile
+# holds (of the 32 vector registers) and the vectors of rows at most.
+NARROW_MAX_COLUMNS = 8
+NARROW_TILE = 24
+NARROW_MAX_BLOCKS = 6
 ROW_TABLE_FUNCTIONS = {"float32": ("scriptc_gemm_rows_f32", ir.FloatType()),
                        "float64": ("scriptc_gemm_rows_f64", ir.DoubleType())}
 VECTOR_BYTES = 64
@@ -265,4 +272,101 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
         lane = ir.Constant(ir.VectorType(I64, width_lanes), list(range(width_lanes)))
         over_rows(vectors_end, 1, mask=b.icmp_signed("<", lane, splat(b.sub(stop, vectors_end),
                                                                         ir.VectorType(I64, width_lanes))))
+    b.ret_void()
+
+
+def narrow_function(dtype: str) -> int:
+    """The address of the narrow product's loop (NARROW_FUNCTIONS, _build_narrow) for a dtype name,
+    compiled once per machine."""
+    from .build import compiled
+
+    name, element = NARROW_FUNCTIONS[dtype]
+    sources = ("native/gemm", "native/loops", "native/threads", "codegen/llvm/loop")
+    return compiled(f"gemm-narrow|{dtype}", sources, lambda triple: loop_module(triple, name, element, _build_narrow),
+                    [name])[name]
+
+
+def _build_narrow(b: ir.IRBuilder, args, element) -> None:
+    """out = a @ b + bias, floored where asked, for b of a few columns (NARROW_MAX_COLUMNS at most):
+    a 1x1 convolution of a 2x2 plane is 960 x 160 weights by 160 x 4 inputs, which the tiles above
+    run a vector of 16 columns of which 4 are there (~33 GFLOP/s). Here a vector holds 16 rows of one
+    output column instead: a tile of up to NARROW_TILE vectors, each k loading a vector of the rows'
+    a (a given transposed, (K, M): one load) and broadcasting each of the columns' b, the products
+    scattered to their rows at the end. The range counts vectors of rows; meta and ptrs as the
+    loop above's, ptrs[0] a transposed."""
+    start, end, (a_t, matrix, out, bias, floor), (rows, depth, width, floored, bias_step, b_step, out_step) = \
+        loop_arguments(b, args, element, 5, 7)
+    lanes_count = lanes(element)
+    vector = ir.VectorType(element, lanes_count)
+    indices = ir.VectorType(I64, lanes_count)
+    masks = ir.VectorType(ir.IntType(1), lanes_count)
+    suffix = f"v{lanes_count}{'f64' if element == ir.DoubleType() else 'f32'}"
+    masked_load = ir.Function(b.module, ir.FunctionType(vector, [vector.as_pointer(), I32, masks, vector]),
+                              f"llvm.masked.load.{suffix}.p0")
+    pointers = ir.VectorType(element.as_pointer(), lanes_count)
+    scatter = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [vector, pointers, I32, masks]),
+                          f"llvm.masked.scatter.{suffix}.v{lanes_count}p0")
+    maximum = ir.Function(b.module, ir.FunctionType(vector, [vector, vector]), f"llvm.maximum.{suffix}")
+    element_bytes = VECTOR_BYTES // lanes_count
+    align = ir.Constant(I32, element_bytes)
+    zeros = ir.Constant(vector, [0.0] * lanes_count)
+
+    def const(value):
+        return ir.Constant(I64, value)
+
+    def splat(value, kind):
+        return b.shuffle_vector(b.insert_element(ir.Constant(kind, ir.Undefined), value, const(0)),
+                                ir.Constant(kind, ir.Undefined),
+                                ir.Constant(ir.VectorType(I32, lanes_count), [0] * lanes_count))
+    lane = ir.Constant(indices, list(range(lanes_count)))
+    floor_value = splat(b.load(floor), vector)
+    slots = [b.alloca(vector) for _ in range(NARROW_TILE)]
+    row_limit = b.select(b.icmp_signed("<", b.mul(end, const(lanes_count)), rows), b.mul(end, const(lanes_count)), rows)
+
+    def tile(first_vector, first_column, columns: int, blocks: int):
+        firsts = [b.mul(b.add(first_vector, const(i)), const(lanes_count)) for i in range(blocks)]
+        inside = [b.icmp_signed("<", b.add(splat(first, indices), lane), splat(row_limit, indices)) for first in firsts]
+        acc = [[slots[i * columns + j] for j in range(columns)] for i in range(blocks)]
+        for i, first in enumerate(firsts):
+            start_value = b.select(b.icmp_signed("!=", bias_step, const(0)), b.call(masked_load, [
+                b.bitcast(b.gep(bias, [first]), vector.as_pointer()), align, inside[i], zeros]), zeros)
+            for cell in acc[i]:
+                b.store(start_value, cell)
+
+        def step(k):
+            values = [b.call(masked_load, [b.bitcast(b.gep(a_t, [b.add(b.mul(k, rows), first)]), vector.as_pointer()),
+                                           align, inside[i], zeros]) for i, first in enumerate(firsts)]
+            line = b.gep(matrix, [b.add(b.mul(k, b_step), first_column)])
+            for j in range(columns):
+                broadcast = splat(b.load(b.gep(line, [const(j)])), vector)
+                for i in range(blocks):
+                    total = b.fadd(b.load(acc[i][j]), b.fmul(values[i], broadcast, flags=_CONTRACT), flags=_CONTRACT)
+                    b.store(total, acc[i][j])
+        loop(b, const(0), depth, step, "k")
+        base = splat(b.ptrtoint(out, I64), indices)
+        for i, first in enumerate(firsts):
+            row_addresses = b.add(base, b.mul(b.mul(b.add(splat(first, indices), lane), splat(out_step, indices)),
+                                              splat(const(element_bytes), indices)))
+            for j in range(columns):
+                value = b.load(acc[i][j])
+                value = b.select(b.icmp_signed("!=", floored, const(0)), b.call(maximum, [value, floor_value]), value)
+                at = b.add(row_addresses, splat(b.mul(b.add(first_column, const(j)), const(element_bytes)), indices))
+                b.call(scatter, [value, b.inttoptr(at, pointers), align, inside[i]])
+
+    def chunk(first_column):
+        """The columns from first_column: NARROW_MAX_COLUMNS of them, or what is left, each count with
+        its own tile of as many vectors of rows as fit in NARROW_TILE accumulators."""
+        left = b.sub(width, first_column)
+        count = b.select(b.icmp_signed("<", left, const(NARROW_MAX_COLUMNS)), left, const(NARROW_MAX_COLUMNS))
+        done = b.append_basic_block("columns.done")
+        cases = b.switch(count, done)
+        for columns in range(1, NARROW_MAX_COLUMNS + 1):
+            case = b.append_basic_block(f"columns.{columns}")
+            cases.add_case(const(columns), case)
+            b.position_at_end(case)
+            blocks = min(NARROW_MAX_BLOCKS, NARROW_TILE // columns)
+            loop(b, start, end, lambda v, c=columns, k=blocks: tile(v, first_column, c, k), f"rows{columns}", step=blocks)
+            b.branch(done)
+        b.position_at_end(done)
+    loop(b, const(0), width, chunk, "chunk", step=NARROW_MAX_COLUMNS)
     b.ret_void()

@@ -88,6 +88,10 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, floor: float 
         return out
     if groups > MAX_GROUPS:
         raise NotNative("a grouped convolution of many groups")
+    pointwise = (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0)
+    if pointwise and groups == 1 and oh * ow <= gemm.NARROW_MAX_COLUMNS:
+        _narrow_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, bias is not None)
+        return out
     column_bytes = c // groups * groups * kh * kw * oh * ow * x.dtype.itemsize
     images = min(MAX_IMAGES, GROUP_BYTES // max(1, column_bytes))
     if oh * ow < GROUP_BELOW_POSITIONS and weight.nbytes >= WEIGHT_BYTES and images >= 2:
@@ -165,44 +169,38 @@ def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out
     weights = np.ascontiguousarray(weight.reshape(groups, rows, depth))
     gemm_loop = builder.const(loop_function("gemm", dtype))
     im2col_loop = builder.const(loop_function("im2col", dtype))
-    image, top, done, body = builder.register(), builder.label(), builder.label(), builder.label()
-    compute.append(("MOV", image, native.ZERO))
-    compute.append(("label", top))
-    compute.append(("JLT", image, x.dims[0], body))
-    compute.append(("JUMP", done))
-    compute.append(("label", body))
-    x_image, out_image = builder.register(), builder.register()
-    compute.append(("ADDR", x_image, x.pointer, image, c * h * w * itemsize))
-    compute.append(("ADDR", out_image, out.pointer, image, o * columns * itemsize))
-    for first, end in image_bands:
-        width = (end - first) * ow
-        if cols is not None:
-            im2col_ptrs, words = builder.block(2), im2col.conv2d_meta(h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw,
-                                                                      (first, end))
-            meta_block = builder.block(len(words))
-            builder.template[meta_block:meta_block + len(words)] = words
-            builder.copy_into(im2col_ptrs, [x_image, cols.pointer], compute)
-            compute.append(("KERNEL", im2col_loop, builder.const(c), im2col_ptrs, meta_block))
-            source, source_step = cols.pointer, width
-        else:  # the image's own rows of the band, H*W apart
-            source, source_step = builder.register(), columns
-            compute.append(("ADDR", source, x_image, builder.const(first * ow), itemsize))
-        vectors = builder.const(-(-width // gemm.vector_columns(dtype)))
-        work = builder.const(max(1, rows * depth * width // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
-        for g in range(groups):
-            ptrs, meta = builder.block(5), builder.block(7)
-            group_source, group_out, group_bias = builder.register(), builder.register(), builder.register()
-            compute.append(("ADDR", group_source, source, builder.const(g * depth * source_step), itemsize))
-            compute.append(("ADDR", group_out, out_image, builder.const(g * rows * columns + first * ow), itemsize))
-            compute.append(("ADDR", group_bias, bias_pointer, builder.const(g), rows * itemsize))
-            builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_out, group_bias,
-                                     floor_array], compute)
-            builder.template[meta:meta + 7] = [rows, depth, width, floor is not None, 1 if has_bias else 0,
-                                               source_step, columns]
-            compute.append(("SPLIT", gemm_loop, vectors, ptrs, meta, work))
-    compute.append(("ADD", image, image, native.ONE))
-    compute.append(("JUMP", top))
-    compute.append(("label", done))
+
+    def each(image):
+        x_image, out_image = builder.register(), builder.register()
+        compute.append(("ADDR", x_image, x.pointer, image, c * h * w * itemsize))
+        compute.append(("ADDR", out_image, out.pointer, image, o * columns * itemsize))
+        for first, end in image_bands:
+            width = (end - first) * ow
+            if cols is not None:
+                im2col_ptrs, words = builder.block(2), im2col.conv2d_meta(h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw,
+                                                                          (first, end))
+                meta_block = builder.block(len(words))
+                builder.template[meta_block:meta_block + len(words)] = words
+                builder.copy_into(im2col_ptrs, [x_image, cols.pointer], compute)
+                compute.append(("KERNEL", im2col_loop, builder.const(c), im2col_ptrs, meta_block))
+                source, source_step = cols.pointer, width
+            else:  # the image's own rows of the band, H*W apart
+                source, source_step = builder.register(), columns
+                compute.append(("ADDR", source, x_image, builder.const(first * ow), itemsize))
+            vectors = builder.const(-(-width // gemm.vector_columns(dtype)))
+            work = builder.const(max(1, rows * depth * width // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+            for g in range(groups):
+                ptrs, meta = builder.block(5), builder.block(7)
+                group_source, group_out, group_bias = builder.register(), builder.register(), builder.register()
+                compute.append(("ADDR", group_source, source, builder.const(g * depth * source_step), itemsize))
+                compute.append(("ADDR", group_out, out_image, builder.const(g * rows * columns + first * ow), itemsize))
+                compute.append(("ADDR", group_bias, bias_pointer, builder.const(g), rows * itemsize))
+                builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_out, group_bias,
+                                         floor_array], compute)
+                builder.template[meta:meta + 7] = [rows, depth, width, floor is not None, 1 if has_bias else 0,
+                                                   source_step, columns]
+                compute.append(("SPLIT", gemm_loop, vectors, ptrs, meta, work))
+    _each_image(builder, x, each)
 
 
 def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
@@ -314,25 +312,59 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
     weights = np.ascontiguousarray(weight.reshape(o, depth))
     lanes = gemm.vector_columns(dtype)
     work = const(max(1, o * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
-    image_index, top, done, body = builder.register(), builder.label(), builder.label(), builder.label()
+
+    def each(image_index):
+        x_image, out_image = builder.register(), builder.register()
+        compute.append(("ADDR", x_image, x.pointer, image_index, c * h * w * itemsize))
+        compute.append(("ADDR", out_image, out.pointer, image_index, o * oh * ow * itemsize))
+        phase_ptrs = builder.block(2)
+        builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
+        compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), phase_ptrs, phase_meta))
+        ptrs, meta = builder.block(6), builder.block(7)
+        builder.copy_into(ptrs, [builder.address_of(weights), phases.pointer, products.pointer, bias_pointer, floor_array,
+                                 builder.address_of(offsets)], compute)
+        builder.template[meta:meta + 7] = [o, depth, wide, floor is not None, 1 if has_bias else 0, hq * wq, wide]
+        compute.append(("SPLIT", const(gemm.rows_function(dtype)), const(-(-wide // lanes)), ptrs, meta, work))
+        compute.append(("COPY2D", out_image, const(ow * itemsize), products.pointer, const(wq * itemsize), const(o * oh),
+                        const(ow * itemsize)))
+    _each_image(builder, x, each)
+
+
+def _narrow_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
+                     floor_array: int, floor, has_bias: bool) -> None:
+    """A 1x1 convolution of stride 1 of planes of a few positions (2x2, 1x1): per image, the
+    weights by the image's (C, H*W) through the narrow product (gemm.narrow_function), which reads
+    the weights transposed."""
+    o, c = weight.shape[:2]
+    _, h, w = image
+    positions, dtype, itemsize = h * w, x.dtype.name, x.dtype.itemsize
+    compute, const = builder.compute, builder.const
+    transposed = np.ascontiguousarray(weight.reshape(o, c).T)
+    work = const(max(1, o * c * positions // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+
+    def each(image_index):
+        x_image, out_image = builder.register(), builder.register()
+        compute.append(("ADDR", x_image, x.pointer, image_index, c * positions * itemsize))
+        compute.append(("ADDR", out_image, out.pointer, image_index, o * positions * itemsize))
+        ptrs, meta = builder.block(5), builder.block(7)
+        builder.copy_into(ptrs, [builder.address_of(transposed), x_image, out_image, bias_pointer, floor_array], compute)
+        builder.template[meta:meta + 7] = [o, c, positions, floor is not None, 1 if has_bias else 0, positions,
+                                           positions]
+        compute.append(("SPLIT", const(gemm.narrow_function(dtype)), const(-(-o // gemm.vector_columns(dtype))), ptrs,
+                        meta, work))
+    _each_image(builder, x, each)
+
+
+def _each_image(builder: Builder, x: TensorValue, body) -> None:
+    """body(register of the image's index) for each image of x's batch: a loop of the program."""
+    compute = builder.compute
+    image_index, top, done, inside = builder.register(), builder.label(), builder.label(), builder.label()
     compute.append(("MOV", image_index, native.ZERO))
     compute.append(("label", top))
-    compute.append(("JLT", image_index, x.dims[0], body))
+    compute.append(("JLT", image_index, x.dims[0], inside))
     compute.append(("JUMP", done))
-    compute.append(("label", body))
-    x_image, out_image = builder.register(), builder.register()
-    compute.append(("ADDR", x_image, x.pointer, image_index, c * h * w * itemsize))
-    compute.append(("ADDR", out_image, out.pointer, image_index, o * oh * ow * itemsize))
-    phase_ptrs = builder.block(2)
-    builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
-    compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), phase_ptrs, phase_meta))
-    ptrs, meta = builder.block(6), builder.block(7)
-    builder.copy_into(ptrs, [builder.address_of(weights), phases.pointer, products.pointer, bias_pointer, floor_array,
-                             builder.address_of(offsets)], compute)
-    builder.template[meta:meta + 7] = [o, depth, wide, floor is not None, 1 if has_bias else 0, hq * wq, wide]
-    compute.append(("SPLIT", const(gemm.rows_function(dtype)), const(-(-wide // lanes)), ptrs, meta, work))
-    compute.append(("COPY2D", out_image, const(ow * itemsize), products.pointer, const(wq * itemsize), const(o * oh),
-                    const(ow * itemsize)))
+    compute.append(("label", inside))
+    body(image_index)
     compute.append(("ADD", image_index, image_index, native.ONE))
     compute.append(("JUMP", top))
     compute.append(("label", done))

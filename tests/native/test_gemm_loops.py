@@ -1,0 +1,62 @@
+"""The GEMM's variants (native/gemm.py) against numpy: the row-table loop (a convolution's taps, each
+row of b anywhere) and the narrow product (b of a few columns, a read transposed), over odd sizes,
+split ranges, bias or none, floored or not."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from scriptc.codegen.llvm.driver import KERNEL_TYPE
+from scriptc.native import gemm
+from scriptc.native.heads import gemm_runs
+
+pytestmark = pytest.mark.skipif(not gemm_runs(), reason="the compiled GEMM is written for 512-bit vectors")
+
+
+def _call(function: int, total: int, arrays: list, meta: list, parts: int = 1) -> None:
+    ptrs = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+    words = (ctypes.c_int64 * len(meta))(*meta)
+    run = KERNEL_TYPE(function)
+    bounds = [total * k // parts for k in range(parts + 1)]
+    for start, end in zip(bounds, bounds[1:]):
+        run(start, end, ptrs, words)
+
+
+def _expected(a, b, bias, floored):
+    out = a @ b + (0 if bias is None else bias[:, None])
+    return np.maximum(out, 0) if floored else out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, depth, width", [(64, 288, 624), (5, 7, 33), (17, 130, 49), (9, 1, 16)])
+def test_the_row_table_loop_reads_each_row_of_b_where_the_table_says(dtype, rows, depth, width):
+    rng = np.random.default_rng(rows + depth)
+    source = rng.standard_normal(4 * depth + width + 64).astype(dtype)
+    offsets = rng.integers(0, 4 * depth + 64, depth).astype(np.int64)
+    a = rng.standard_normal((rows, depth)).astype(dtype)
+    bias = rng.standard_normal(rows).astype(dtype)
+    for floored, parts in ((True, 1), (False, 3)):
+        out = np.full((rows, width), np.nan, dtype)
+        _call(gemm.rows_function(np.dtype(dtype).name), -(-width // gemm.vector_columns(np.dtype(dtype).name)),
+              [a, source, out, bias, np.zeros(1, dtype), offsets], [rows, depth, width, floored, 1, 1000, width], parts)
+        b = np.stack([source[o:o + width] for o in offsets])
+        np.testing.assert_allclose(out, _expected(a, b, bias, floored), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, depth, width", [(960, 160, 4), (37, 5, 11), (20, 3, 1), (1, 9, 8), (33, 64, 17)])
+def test_the_narrow_product_equals_numpy(dtype, rows, depth, width):
+    rng = np.random.default_rng(rows * width)
+    a = rng.standard_normal((rows, depth)).astype(dtype)
+    b = rng.standard_normal((depth, width + 3)).astype(dtype)  # rows of b 3 more apart than it is wide
+    name = np.dtype(dtype).name
+    for bias, floored, parts in ((rng.standard_normal(rows).astype(dtype), True, 1), (None, False, 2)):
+        out = np.full((rows, width + 2), np.nan, dtype)  # rows of out 2 more apart
+        _call(gemm.narrow_function(name), -(-rows // gemm.vector_columns(name)),
+              [np.ascontiguousarray(a.T), b, out, np.zeros(rows, dtype) if bias is None else bias, np.zeros(1, dtype)],
+              [rows, depth, width, floored, 0 if bias is None else 1, width + 3, width + 2], parts)
+        np.testing.assert_allclose(out[:, :width], _expected(a, b[:, :width], bias, floored), rtol=1e-5, atol=1e-4)
+        assert np.isnan(out[:, width:]).all()  # nothing written past each row's width
