@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 from llvmlite import ir
 
 from scriptc.codegen.llvm.loop import loop
@@ -49,7 +50,7 @@ NARROW_FUNCTIONS = {"float32": ("scriptc_gemm_narrow_f32", ir.FloatType()),
                     "float64": ("scriptc_gemm_narrow_f64", ir.DoubleType())}
 # The narrow product (_build_narrow): b's columns a tile takes at most, the accumulators a tile
 # holds (of the 32 vector registers) and the vectors of rows at most.
-NARROW_MAX_COLUMNS = 8
+NARROW_MAX_COLUMNS = 16
 NARROW_TILE = 24
 NARROW_MAX_BLOCKS = 6
 ROW_TABLE_FUNCTIONS = {"float32": ("scriptc_gemm_rows_f32", ir.FloatType()),
@@ -286,15 +287,27 @@ def narrow_function(dtype: str) -> int:
                     [name])[name]
 
 
+def narrow_packed(a: np.ndarray) -> np.ndarray:
+    """a (M, K) as the narrow product reads it: per vector of rows, its K columns one after another
+    ((M / lanes, K, lanes), the last vector's missing rows zeros), so that a tile reads each of its
+    vectors of rows as one stream (a read transposed, rows M apart, missed the prefetchers: ResNet-18's
+    9 MB of 512x4608 weights went at half the speed)."""
+    count = lanes(ir.DoubleType() if a.dtype == np.float64 else ir.FloatType())
+    rows, depth = a.shape
+    packed = np.zeros((-(-rows // count) * count, depth), a.dtype)
+    packed[:rows] = a
+    return np.ascontiguousarray(packed.reshape(-1, count, depth).transpose(0, 2, 1))
+
+
 def _build_narrow(b: ir.IRBuilder, args, element) -> None:
-    """out = a @ b + bias, floored where asked, for b of a few columns (NARROW_MAX_COLUMNS at most):
+    """out = a @ b + bias, floored where asked, for b of a few columns (up to NARROW_MAX_COLUMNS at a time):
     a 1x1 convolution of a 2x2 plane is 960 x 160 weights by 160 x 4 inputs, which the tiles above
     run a vector of 16 columns of which 4 are there (~33 GFLOP/s). Here a vector holds 16 rows of one
     output column instead: a tile of up to NARROW_TILE vectors, each k loading a vector of the rows'
-    a (a given transposed, (K, M): one load) and broadcasting each of the columns' b, the products
-    scattered to their rows at the end. The range counts vectors of rows; meta and ptrs as the
-    loop above's, ptrs[0] a transposed."""
-    start, end, (a_t, matrix, out, bias, floor), (rows, depth, width, floored, bias_step, b_step, out_step) = \
+    a (packed: narrow_packed()) and broadcasting each of the columns' b, the products scattered to
+    their rows at the end. The range counts vectors of rows; meta and ptrs as the loop above's,
+    ptrs[0] a packed."""
+    start, end, (packed, matrix, out, bias, floor), (rows, depth, width, floored, bias_step, b_step, out_step) = \
         loop_arguments(b, args, element, 5, 7)
     lanes_count = lanes(element)
     vector = ir.VectorType(element, lanes_count)
@@ -334,8 +347,9 @@ def _build_narrow(b: ir.IRBuilder, args, element) -> None:
                 b.store(start_value, cell)
 
         def step(k):
-            values = [b.call(masked_load, [b.bitcast(b.gep(a_t, [b.add(b.mul(k, rows), first)]), vector.as_pointer()),
-                                           align, inside[i], zeros]) for i, first in enumerate(firsts)]
+            values = [b.call(masked_load, [b.bitcast(b.gep(packed, [b.add(b.mul(first, depth), b.mul(k, const(lanes_count)))]),
+                                                     vector.as_pointer()), align, inside[i], zeros])
+                      for i, first in enumerate(firsts)]
             line = b.gep(matrix, [b.add(b.mul(k, b_step), first_column)])
             for j in range(columns):
                 broadcast = splat(b.load(b.gep(line, [const(j)])), vector)

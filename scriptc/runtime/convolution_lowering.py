@@ -52,6 +52,9 @@ MAX_IMAGES = 16
 # than the columns cut away), on planes of at least this many outputs.
 TAP_WIDTH_RATIO = (5, 4)
 TAP_MIN_POSITIONS = 64
+# Convolutions of planes this small multiply through the narrow product: measured against the GEMM
+# at 4 positions 0.4x its time, at 9 0.6-0.75x, at 16 1.1x.
+NARROW_MAX_POSITIONS = 12
 
 
 def bands(rows: int, row_bytes: int) -> list[tuple[int, int]]:
@@ -88,22 +91,25 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, floor: float 
         return out
     if groups > MAX_GROUPS:
         raise NotNative("a grouped convolution of many groups")
-    pointwise = (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0)
-    if pointwise and groups == 1 and oh * ow <= gemm.NARROW_MAX_COLUMNS:
-        _narrow_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, bias is not None)
-        return out
     column_bytes = c // groups * groups * kh * kw * oh * ow * x.dtype.itemsize
     images = min(MAX_IMAGES, GROUP_BYTES // max(1, column_bytes))
+    # planes of a few positions: the narrow product (gemm.narrow_function), several images at a time
+    # where they fit in one of its tiles' columns
+    narrow = groups == 1 and oh * ow <= NARROW_MAX_POSITIONS
+    if narrow and oh * ow * 2 <= gemm.NARROW_MAX_COLUMNS:
+        images = min(images, gemm.NARROW_MAX_COLUMNS // (oh * ow))
+    elif narrow:
+        images = 1
     if oh * ow < GROUP_BELOW_POSITIONS and weight.nbytes >= WEIGHT_BYTES and images >= 2:
         _grouped_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry, groups,
-                          bias is not None, images)
+                          bias is not None, images, narrow)
         return out
     if groups == 1 and _taps_pay((h, w), (kh, kw), geometry):
         _tap_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry,
                       bias is not None, tap_plan((c, h, w), weight.shape, geometry))
         return out
     _banded_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry, groups,
-                     bias is not None)
+                     bias is not None, narrow)
     return out
 
 
@@ -150,7 +156,7 @@ def _depthwise(builder: Builder, x: TensorValue, image: tuple, weight, out: Tens
 
 
 def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
-                     floor_array: int, floor, geometry, groups: int, has_bias: bool) -> None:
+                     floor_array: int, floor, geometry, groups: int, has_bias: bool, narrow: bool) -> None:
     """Per image (`image`: its channels, height and width) and band of output rows: the band's
     columns, then each group's GEMM into the band's part of the output."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
@@ -166,8 +172,12 @@ def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out
     if not pointwise:
         band_rows = max(end - first for first, end in image_bands)
         cols = builder.alloc(x.dtype, [builder.const(c * kh * kw * band_rows * ow)])
+    # planes of a few positions: the narrow product, which reads the weights packed
+    narrow = narrow and len(image_bands) == 1
     weights = np.ascontiguousarray(weight.reshape(groups, rows, depth))
-    gemm_loop = builder.const(loop_function("gemm", dtype))
+    if narrow:
+        weights = gemm.narrow_packed(weights[0])[None]
+    gemm_loop = builder.const(gemm.narrow_function(dtype) if narrow else loop_function("gemm", dtype))
     im2col_loop = builder.const(loop_function("im2col", dtype))
 
     def each(image):
@@ -187,7 +197,7 @@ def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out
             else:  # the image's own rows of the band, H*W apart
                 source, source_step = builder.register(), columns
                 compute.append(("ADDR", source, x_image, builder.const(first * ow), itemsize))
-            vectors = builder.const(-(-width // gemm.vector_columns(dtype)))
+            vectors = builder.const(-(-(rows if narrow else width) // gemm.vector_columns(dtype)))
             work = builder.const(max(1, rows * depth * width // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
             for g in range(groups):
                 ptrs, meta = builder.block(5), builder.block(7)
@@ -204,7 +214,8 @@ def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out
 
 
 def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
-                      floor_array: int, floor, geometry, groups: int, has_bias: bool, images: int) -> None:
+                      floor_array: int, floor, geometry, groups: int, has_bias: bool, images: int,
+                      narrow: bool) -> None:
     """Per group of up to `images` images: their columns side by side (im2col's, or the images
     themselves copied so for a 1x1 convolution of stride 1), each group's GEMM into a scratch
     matrix of as many images' outputs, then each image's rows of it copied to its place."""
@@ -218,6 +229,8 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
     cols = builder.alloc(x.dtype, [builder.const(c * kh * kw * wide)])
     products = builder.alloc(x.dtype, [builder.const(o * wide)])
     weights = np.ascontiguousarray(weight.reshape(groups, rows, depth))
+    if narrow:
+        weights = gemm.narrow_packed(weights[0])[None]
     compute, const = builder.compute, builder.const
     first, count, index = builder.register(), builder.register(), builder.register()
     top, body, done, gathered, scattered = (builder.label() for _ in range(5))
@@ -254,9 +267,10 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
             compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), im2col_ptrs, meta_block))
     compute.append(("label", gathered))
     width, vectors = builder.register(), builder.register()
+    rows_register = const(rows)
     lanes = gemm.vector_columns(dtype)
     compute.append(("MUL", width, count, const(positions)))
-    compute.append(("ADD", vectors, width, const(lanes - 1)))
+    compute.append(("ADD", vectors, rows_register if narrow else width, const(lanes - 1)))
     compute.append(("DIV", vectors, vectors, const(lanes)))
     work = const(max(1, rows * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
     for g in range(groups):
@@ -269,7 +283,8 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
                           compute)
         builder.copy_into(meta, [const(rows), const(depth), width, const(floor is not None),
                                  const(1 if has_bias else 0), const(wide), const(wide)], compute)
-        compute.append(("SPLIT", const(loop_function("gemm", dtype)), vectors, ptrs, meta, work))
+        product = gemm.narrow_function(dtype) if narrow else loop_function("gemm", dtype)
+        compute.append(("SPLIT", const(product), vectors, ptrs, meta, work))
     for k in range(images):
         taken = builder.label()
         compute.append(("JLT", const(k), count, taken))
@@ -327,31 +342,6 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
         compute.append(("SPLIT", const(gemm.rows_function(dtype)), const(-(-wide // lanes)), ptrs, meta, work))
         compute.append(("COPY2D", out_image, const(ow * itemsize), products.pointer, const(wq * itemsize), const(o * oh),
                         const(ow * itemsize)))
-    _each_image(builder, x, each)
-
-
-def _narrow_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
-                     floor_array: int, floor, has_bias: bool) -> None:
-    """A 1x1 convolution of stride 1 of planes of a few positions (2x2, 1x1): per image, the
-    weights by the image's (C, H*W) through the narrow product (gemm.narrow_function), which reads
-    the weights transposed."""
-    o, c = weight.shape[:2]
-    _, h, w = image
-    positions, dtype, itemsize = h * w, x.dtype.name, x.dtype.itemsize
-    compute, const = builder.compute, builder.const
-    transposed = np.ascontiguousarray(weight.reshape(o, c).T)
-    work = const(max(1, o * c * positions // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
-
-    def each(image_index):
-        x_image, out_image = builder.register(), builder.register()
-        compute.append(("ADDR", x_image, x.pointer, image_index, c * positions * itemsize))
-        compute.append(("ADDR", out_image, out.pointer, image_index, o * positions * itemsize))
-        ptrs, meta = builder.block(5), builder.block(7)
-        builder.copy_into(ptrs, [builder.address_of(transposed), x_image, out_image, bias_pointer, floor_array], compute)
-        builder.template[meta:meta + 7] = [o, c, positions, floor is not None, 1 if has_bias else 0, positions,
-                                           positions]
-        compute.append(("SPLIT", const(gemm.narrow_function(dtype)), const(-(-o // gemm.vector_columns(dtype))), ptrs,
-                        meta, work))
     _each_image(builder, x, each)
 
 

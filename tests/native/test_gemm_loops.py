@@ -1,5 +1,5 @@
 """The GEMM's variants (native/gemm.py) against numpy: the row-table loop (a convolution's taps, each
-row of b anywhere) and the narrow product (b of a few columns, a read transposed), over odd sizes,
+row of b anywhere) and the narrow product (b of a few columns, a packed by vectors of rows), over odd sizes,
 split ranges, bias or none, floored or not."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def test_the_narrow_product_equals_numpy(dtype, rows, depth, width):
     for bias, floored, parts in ((rng.standard_normal(rows).astype(dtype), True, 1), (None, False, 2)):
         out = np.full((rows, width + 2), np.nan, dtype)  # rows of out 2 more apart
         _call(gemm.narrow_function(name), -(-rows // gemm.vector_columns(name)),
-              [np.ascontiguousarray(a.T), b, out, np.zeros(rows, dtype) if bias is None else bias, np.zeros(1, dtype)],
+              [gemm.narrow_packed(a), b, out, np.zeros(rows, dtype) if bias is None else bias, np.zeros(1, dtype)],
               [rows, depth, width, floored, 0 if bias is None else 1, width + 3, width + 2], parts)
         np.testing.assert_allclose(out[:, :width], _expected(a, b[:, :width], bias, floored), rtol=1e-5, atol=1e-4)
         assert np.isnan(out[:, width:]).all()  # nothing written past each row's width

@@ -90,18 +90,23 @@ def test_tap_products_equal_the_interpreter(case, dtype, monkeypatch):
     assert segment.programs and all(segment.programs.values()), segment.reason
 
 
+@pytest.mark.parametrize("side_by_side", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("image, bias", [((2, 2), True), ((1, 1), False), ((2, 3), True)])
-def test_narrow_products_equal_the_interpreter(image, bias, dtype):
-    """1x1 convolutions of planes of a few positions (the narrow product), 40 channels out: two
-    vectors of rows and a partial one."""
+@pytest.mark.parametrize("image, bias", [((2, 2), True), ((1, 1), False), ((2, 3), True), ((3, 3), True)])
+def test_narrow_products_equal_the_interpreter(image, bias, dtype, side_by_side, monkeypatch):
+    """Convolutions of planes of a few positions (the narrow product): a 1x1 of 40 channels out (two
+    vectors of rows and a partial one), a 3x3 over im2col's columns; image by image, or (under
+    weights counted as large) several images side by side in its columns."""
+    if side_by_side:
+        monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
     torch.manual_seed(4)
-    model = torch.nn.Sequential(torch.nn.Conv2d(24, 40, 1, bias=bias), torch.nn.ReLU())
+    model = torch.nn.Sequential(torch.nn.Conv2d(24, 40, 1, bias=bias), torch.nn.ReLU(),
+                                torch.nn.Conv2d(40, 20, 3, padding=1, bias=bias))
     if dtype == np.float64:
         model = model.double()
     executor, reference = _executors(model, torch.from_numpy(np.ones((2, 24, *image), dtype)))
     rng = np.random.default_rng(5)
-    for batch in (2, 1, 3):
+    for batch in (2, 1, 3, 5):
         x = rng.standard_normal((batch, 24, *image)).astype(dtype)
         np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-5)
     [segment] = [s for s in executor.steps if isinstance(s, SegmentStep)]
