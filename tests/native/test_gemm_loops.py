@@ -1,4 +1,4 @@
-"""The GEMM's variants (native/gemm.py) against numpy: the row-table loop (a convolution's taps, each
+"""The GEMM (native/gemm.py) against numpy: a few blocks of rows under a large b, the row-table loop (a convolution's taps, each
 row of b anywhere) and the narrow product (b of a few columns, a packed by vectors of rows), over odd sizes,
 split ranges, bias or none, floored or not."""
 
@@ -12,6 +12,7 @@ import pytest
 from scriptc.codegen.llvm.driver import KERNEL_TYPE
 from scriptc.native import gemm
 from scriptc.native.heads import gemm_runs
+from scriptc.native.loops import loop_function
 
 pytestmark = pytest.mark.skipif(not gemm_runs(), reason="the compiled GEMM is written for 512-bit vectors")
 
@@ -60,3 +61,19 @@ def test_the_narrow_product_equals_numpy(dtype, rows, depth, width):
               [rows, depth, width, floored, 0 if bias is None else 1, width + 3, width + 2], parts)
         np.testing.assert_allclose(out[:, :width], _expected(a, b[:, :width], bias, floored), rtol=1e-5, atol=1e-4)
         assert np.isnan(out[:, width:]).all()  # nothing written past each row's width
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, depth, width", [(16, 5000, 77), (9, 300, 50), (24, 700, 64)])
+def test_a_few_blocks_of_rows_under_a_large_b_equal_numpy(dtype, rows, depth, width):
+    """Products of a batch through a layer: up to two blocks of rows, b's slices packed (or, for three
+    blocks, read in place), split across ranges of columns."""
+    rng = np.random.default_rng(depth)
+    a = rng.standard_normal((rows, depth)).astype(dtype)
+    b = rng.standard_normal((depth, width)).astype(dtype)
+    out = np.full((rows, width), np.nan, dtype)
+    name = np.dtype(dtype).name
+    zero = np.zeros(1, dtype)
+    _call(loop_function("gemm", name), -(-width // gemm.vector_columns(name)), [a, b, out, zero, zero],
+          [rows, depth, width, 0, 0, width, width], 2)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-3 if dtype == np.float32 else 1e-9)
