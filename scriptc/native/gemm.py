@@ -19,7 +19,10 @@ meta = [M, K, N, floored, bias step, LDB, LDC] (bias[row * step]: 1, or 0 for on
 for every row). `scriptc_gemm_rows_f32` / `_f64` (rows_function) are the same loop with row k of b
 at b + table[k] elements, ptrs[5] the table (int64, K of them; LDB then only says whether the rows
 lie apart, for packing): a convolution's taps, each row a shifted view of its input (see
-runtime/convolution_lowering.py).
+runtime/convolution_lowering.py). It keeps only some lanes of each vector of output columns, stored
+one after another: ptrs[6] (int32, one per vector of columns) the bits of the lanes kept, ptrs[7]
+(int64) where in its row of out the first goes - a convolution's rows of WQ outputs cut to OW as
+they are stored.
 (The maximum costs a short product, K = 27, 10% where it runs: a flag, not a floor of -inf.) The range counts vectors of
 columns of the output (the last one partial where N is not a multiple), so that threads split the
 columns evenly; a range goes through them in panels of VECTORS vectors, its last vectors as one
@@ -101,7 +104,8 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
     start, end, (a, matrix, out, bias, floor), (rows, depth, width, floored, bias_step, b_step, out_step) = \
         loop_arguments(b, args, element, 5, 7)
     if row_table:
-        table = b.bitcast(b.load(b.gep(args[2], [ir.Constant(I64, 5)])), I64.as_pointer())
+        table, kept_lanes, kept_at = (b.bitcast(b.load(b.gep(args[2], [ir.Constant(I64, k)])), kind.as_pointer())
+                                      for k, kind in ((5, I64), (6, I32), (7, I64)))
 
     def row_of_b(k):
         """Where row k of b starts, in elements from b."""
@@ -129,6 +133,10 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
     masked_store = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [vector, vector.as_pointer(), I32, mask_type]),
                                f"llvm.masked.store.{suffix}")
     zeros = ir.Constant(vector, [0.0] * width_lanes)
+    compress_store = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [vector, element.as_pointer(), mask_type]),
+                                 f"llvm.masked.compressstore.{suffix.removesuffix('.p0')}")
+    expand_load = ir.Function(b.module, ir.FunctionType(vector, [element.as_pointer(), mask_type, vector]),
+                              f"llvm.masked.expandload.{suffix.removesuffix('.p0')}")
     maximum = ir.Function(b.module, ir.FunctionType(vector, [vector, vector]),
                           f"llvm.maximum.v{width_lanes}{'f64' if element == ir.DoubleType() else 'f32'}")
     floor_value = splat(b.load(floor), vector)
@@ -162,7 +170,26 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
         last = b.sub(rows, const(1))
         row_at = [b.select(b.icmp_signed("<", b.add(first_row, const(r)), rows), b.add(first_row, const(r)), last)
                   for r in range(ROWS)]
-        targets = [b.gep(out, [b.add(b.mul(at, out_step), column)]) for at in row_at]
+        if row_table:  # each vector's kept lanes, stored one after another from where the table says
+            rows_out = [b.gep(out, [b.mul(at, out_step)]) for at in row_at]
+            vector_at = [b.add(b.sdiv(column, const(width_lanes)), const(v)) for v in range(vectors)]
+            kept = [b.bitcast(b.trunc(b.load(b.gep(kept_lanes, [q])), ir.IntType(width_lanes)), mask_type)
+                    for q in vector_at]
+            kept_from = [b.load(b.gep(kept_at, [q])) for q in vector_at]
+
+            def read_out(r, v):
+                return b.call(expand_load, [b.gep(rows_out[r], [kept_from[v]]), kept[v], zeros])
+
+            def write_out(value, r, v):
+                b.call(compress_store, [value, b.gep(rows_out[r], [kept_from[v]]), kept[v]])
+        else:
+            targets = [b.gep(out, [b.add(b.mul(at, out_step), column)]) for at in row_at]
+
+            def read_out(r, v):
+                return load(b.gep(targets[r], [const(v * width_lanes)]), mask)
+
+            def write_out(value, r, v):
+                store(value, b.gep(targets[r], [const(v * width_lanes)]), mask)
         with b.if_else(b.icmp_signed("==", k_first, const(0))) as (from_bias, from_out):
             with from_bias:
                 for row, at in zip(acc, row_at):
@@ -170,9 +197,9 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
                     for cell in row:
                         b.store(start_value, cell)
             with from_out:
-                for row, target in zip(acc, targets):
+                for r, row in enumerate(acc):
                     for v, cell in enumerate(row):
-                        b.store(load(b.gep(target, [const(v * width_lanes)]), mask), cell)
+                        b.store(read_out(r, v), cell)
         a_rows = [b.gep(a, [b.mul(at, depth)]) for at in row_at]
         b_column = b.gep(matrix, [column])
 
@@ -204,12 +231,12 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
         with b.if_else(floor_now) as (with_floor, plain):
             for lower in (with_floor, plain):
                 with lower:
-                    for r, target in enumerate(targets):
+                    for r in range(ROWS):
                         for v in range(vectors):
                             value = b.load(acc[r][v])
                             if lower is with_floor:
                                 value = b.call(maximum, [value, floor_value])
-                            store(value, b.gep(target, [const(v * width_lanes)]), mask)
+                            write_out(value, r, v)
 
     def packed(column, vectors: int, k_first, k_end, mask):
         """Copy b's rows [k_first, k_end) of the panel's `vectors` vectors from `column` into the

@@ -8,8 +8,8 @@ bias and applies the floor (a fused ReLU) as it stores, the columns made one of 
   stride's phases (one copy, about the input's size, where im2col's is KH*KW times it); the view of
   a tap over the outputs is then a run of consecutive elements of one phase - for an output grid
   whose rows are as long as a phase's (WQ), of which the first OW are the output's - so one GEMM whose
-  rows of b are those views (the GEMM's row table) computes every output, and the rows are cut to OW
-  as they are copied out. Where WQ is much longer than OW (small planes) the extra columns cost
+  rows of b are those views (the GEMM's row table) computes every output, and cuts the rows to OW as
+  it stores them. Where WQ is much longer than OW (small planes) the extra columns cost
   more than im2col saves.
 - side by side: images whose output planes are small, under large weights, several at a time
   through one GEMM (the weights streamed once per group instead of once per image);
@@ -306,7 +306,7 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
                   floor_array: int, floor, geometry, has_bias: bool, plan: tuple) -> None:
     """Per image: its phases (the padded image split by the stride's phases: im2col with a window
     of the stride's size), then one GEMM whose rows of b are the taps' shifted views of them
-    (gemm.rows_function), into rows of WQ outputs, then those rows cut to OW into the output."""
+    (gemm.rows_function), over rows of WQ outputs that it cuts to OW as it stores them."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     o, per_group, kh, kw = weight.shape
     c, h, w = image
@@ -317,7 +317,8 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
     # a tap's view runs past its phase by up to (KW - 1) * DW // SW elements in the columns cut away
     slack = (kw - 1) * dw // sw + 1
     phases = builder.alloc(x.dtype, [const(c * sh * sw * hq * wq + slack)])
-    products = builder.alloc(x.dtype, [const(o * wide)])
+    lanes = gemm.vector_columns(dtype)
+    kept_lanes, kept_at = kept_columns(wide, wq, ow, lanes)
     words = im2col.conv2d_meta(h, w, sh, sw, hq, wq, sh, sw, 1, 1, ph, pw)
     phase_meta = builder.block(len(words))
     builder.template[phase_meta:phase_meta + len(words)] = words
@@ -325,7 +326,6 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
     compute.append(("ADDR", tail, phases.pointer, const(c * sh * sw * hq * wq), itemsize))
     compute.append(("ZERO", tail, const(slack * itemsize)))
     weights = np.ascontiguousarray(weight.reshape(o, depth))
-    lanes = gemm.vector_columns(dtype)
     work = const(max(1, o * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
 
     def each(image_index):
@@ -335,14 +335,24 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
         phase_ptrs = builder.block(2)
         builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
         compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), phase_ptrs, phase_meta))
-        ptrs, meta = builder.block(6), builder.block(7)
-        builder.copy_into(ptrs, [builder.address_of(weights), phases.pointer, products.pointer, bias_pointer, floor_array,
-                                 builder.address_of(offsets)], compute)
-        builder.template[meta:meta + 7] = [o, depth, wide, floor is not None, 1 if has_bias else 0, hq * wq, wide]
+        ptrs, meta = builder.block(8), builder.block(7)
+        builder.copy_into(ptrs, [builder.address_of(weights), phases.pointer, out_image, bias_pointer, floor_array,
+                                 builder.address_of(offsets), builder.address_of(kept_lanes),
+                                 builder.address_of(kept_at)], compute)
+        builder.template[meta:meta + 7] = [o, depth, wide, floor is not None, 1 if has_bias else 0, hq * wq, oh * ow]
         compute.append(("SPLIT", const(gemm.rows_function(dtype)), const(-(-wide // lanes)), ptrs, meta, work))
-        compute.append(("COPY2D", out_image, const(ow * itemsize), products.pointer, const(wq * itemsize), const(o * oh),
-                        const(ow * itemsize)))
     _each_image(builder, x, each)
+
+
+def kept_columns(columns: int, wq: int, ow: int, lanes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per vector of `lanes` of the tap GEMM's columns (rows of WQ outputs, `columns` of them), the
+    bits of the lanes the output keeps (the first OW of each row) and where in a row of the output
+    (OH*OW) the first of them goes."""
+    first = np.arange(0, columns, lanes)
+    at = first // wq * ow + np.minimum(first % wq, ow)
+    column = first[:, None] + np.arange(lanes)
+    kept = (column < columns) & (column % wq < ow)
+    return (kept * (1 << np.arange(lanes))).sum(1).astype(np.int32), at.astype(np.int64)
 
 
 def _each_image(builder: Builder, x: TensorValue, body) -> None:

@@ -13,6 +13,7 @@ from scriptc.codegen.llvm.driver import KERNEL_TYPE
 from scriptc.native import gemm
 from scriptc.native.heads import gemm_runs
 from scriptc.native.loops import loop_function
+from scriptc.runtime.convolution_lowering import kept_columns
 
 pytestmark = pytest.mark.skipif(not gemm_runs(), reason="the compiled GEMM is written for 512-bit vectors")
 
@@ -32,19 +33,30 @@ def _expected(a, b, bias, floored):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("rows, depth, width", [(64, 288, 624), (5, 7, 33), (17, 130, 49), (9, 1, 16)])
-def test_the_row_table_loop_reads_each_row_of_b_where_the_table_says(dtype, rows, depth, width):
+@pytest.mark.parametrize("rows, depth, out_rows, wq, ow", [(64, 288, 24, 26, 24), (5, 7, 3, 11, 11), (17, 130, 7, 9, 7),
+                                                          (9, 1, 2, 8, 5)])
+def test_the_row_table_loop_reads_rows_of_b_where_the_table_says_and_keeps_the_lanes_asked(dtype, rows, depth,
+                                                                                           out_rows, wq, ow):
+    """Each row of b anywhere (a convolution's taps), and of each row of WQ outputs the first OW kept,
+    stored one after another (convolution_lowering.kept_columns); split across ranges of columns, the
+    products in slices of k where they are deep (the partial sums read back the kept lanes)."""
+    width = out_rows * wq
     rng = np.random.default_rng(rows + depth)
     source = rng.standard_normal(4 * depth + width + 64).astype(dtype)
     offsets = rng.integers(0, 4 * depth + 64, depth).astype(np.int64)
     a = rng.standard_normal((rows, depth)).astype(dtype)
     bias = rng.standard_normal(rows).astype(dtype)
+    name = np.dtype(dtype).name
+    kept_lanes, kept_at = kept_columns(width, wq, ow, gemm.vector_columns(name))
     for floored, parts in ((True, 1), (False, 3)):
-        out = np.full((rows, width), np.nan, dtype)
-        _call(gemm.rows_function(np.dtype(dtype).name), -(-width // gemm.vector_columns(np.dtype(dtype).name)),
-              [a, source, out, bias, np.zeros(1, dtype), offsets], [rows, depth, width, floored, 1, 1000, width], parts)
+        out = np.full((rows, out_rows * ow + 3), np.nan, dtype)  # rows of out 3 more apart than they hold
+        _call(gemm.rows_function(name), -(-width // gemm.vector_columns(name)),
+              [a, source, out, bias, np.zeros(1, dtype), offsets, kept_lanes, kept_at],
+              [rows, depth, width, floored, 1, 1000, out_rows * ow + 3], parts)
         b = np.stack([source[o:o + width] for o in offsets])
-        np.testing.assert_allclose(out, _expected(a, b, bias, floored), rtol=1e-5, atol=1e-4)
+        expected = _expected(a, b, bias, floored).reshape(rows, out_rows, wq)[:, :, :ow].reshape(rows, -1)
+        np.testing.assert_allclose(out[:, :-3], expected, rtol=1e-5, atol=1e-4)
+        assert np.isnan(out[:, -3:]).all()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
