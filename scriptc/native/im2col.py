@@ -65,7 +65,7 @@ def _by_stride(b: ir.IRBuilder, stride, emit) -> None:
 
 VECTOR_BYTES = 64
 # Outputs per deinterleaving step at stride 2: one load of 2x this many inputs, one shuffle.
-DEINTERLEAVE_LANES = 8
+DEINTERLEAVE_LANES = 16
 
 
 def _declared(module: ir.Module, name: str, kind: ir.FunctionType) -> ir.Function:
