@@ -29,9 +29,9 @@ GATHER_BELOW_VECTORS = 2
 GATHER_MAX_TAPS = 64
 # The widest window rows() takes (its per-column load masks are kept in a fixed array).
 ROW_MAX_KW = 16
-# rows() takes rows of at least a vector over this many outputs (half a vector: at stride 2, rows of
-# 4 outputs went faster by gathers, rows of 8 as fast).
-ROW_MIN_VECTORS_DENOMINATOR = 2
+# rows() takes rows of at least this part of a vector's outputs (at stride 2, rows of 4 outputs went
+# faster by gathers, rows of 8 as fast).
+ROW_MIN_VECTOR_FRACTION = 0.5
 
 
 def inside_range(b: ir.IRBuilder, first, dilation, size, count):
@@ -106,9 +106,9 @@ class Gathered:
         The ways, first that applies: where the input position of each tap is the output's plus a
         constant (stride 1 along rows, and rows of outputs as long as the rows of input they step
         over: a convolution padded to keep its size), vectors of the plane's outputs across rows,
-        each tap a masked load of consecutive inputs; rows of ROW_MIN_VECTORS vectors or more at
-        stride 1 or 2, a vector of a row at a time (rows()); short or strided rows, vectors across
-        rows, each tap a gather."""
+        each tap a masked load of consecutive inputs; rows of at least ROW_MIN_VECTOR_FRACTION of a
+        vector at stride 1 or 2, a vector of a row at a time (rows()); other short or strided rows,
+        vectors across rows, each tap a gather."""
         b, three = self.b, ir.Constant(I64, 3)
         # 3x3 windows (most of them) with the window's size a constant: the taps' loops unroll
         with b.if_else(b.and_(b.icmp_signed("==", geometry[4], three), b.icmp_signed("==", geometry[5], three))) as (
@@ -125,8 +125,7 @@ class Gathered:
         one, taps = ir.Constant(I64, 1), b.mul(kh, kw)
         few_taps = b.icmp_signed("<=", taps, ir.Constant(I64, GATHER_MAX_TAPS))
         contiguous = b.and_(few_taps, b.and_(b.icmp_signed("==", sw, one), b.icmp_signed("==", b.mul(sh, w), ow)))
-        long_rows = b.icmp_signed(">=", b.mul(ow, ir.Constant(I64, ROW_MIN_VECTORS_DENOMINATOR)),
-                                  ir.Constant(I64, self.width))
+        long_rows = b.icmp_signed(">=", ow, ir.Constant(I64, int(self.width * ROW_MIN_VECTOR_FRACTION)))
         vector_rows = b.and_(long_rows, b.and_(b.icmp_signed("<=", sw, ir.Constant(I64, 2)),
                                                b.icmp_signed("<=", kw, ir.Constant(I64, ROW_MAX_KW))))
         with b.if_else(contiguous) as (loads, other):
@@ -193,7 +192,7 @@ class Gathered:
         loop(b, zero, b.mul(oh, ow), chunk, "chunk", step=self.width)
 
     def rows(self, x, out, geometry, start, combine, finish, passthrough) -> None:
-        """plane()'s results, a vector of one output row's outputs at a time (rows of any length,
+        """windows()'s results, a vector of one output row's outputs at a time (rows of any length,
         windows of up to ROW_MAX_KW columns, stride 1 or 2 along the row): each tap's
         values come from a masked load of the input row (the even elements of two, at stride 2)
         instead of a gather, and the window's rows outside the image are skipped."""

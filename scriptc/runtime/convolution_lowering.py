@@ -13,6 +13,9 @@ bias and applies the floor (a fused ReLU) as it stores, the columns made one of 
   more than im2col saves.
 - side by side: images whose output planes are small, under large weights, several at a time
   through one GEMM (the weights streamed once per group instead of once per image);
+- planes of a few positions (2x2, 3x3) multiply through the narrow product instead of the GEMM
+  (gemm.narrow_function: its vectors hold rows of the weights, not 16 columns of which 4 are there),
+  side by side or image by image;
 - bands: per image and band of output rows, the band's im2col columns (or the image itself for a 1x1
   convolution of stride 1) times each group's weights. The bands are as many output rows as make
   about BAND_BYTES of columns: the GEMM then reads them from the core's cache, where a whole image's
