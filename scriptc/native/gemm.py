@@ -173,15 +173,23 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
         if row_table:  # each vector's kept lanes, stored one after another from where the table says
             rows_out = [b.gep(out, [b.mul(at, out_step)]) for at in row_at]
             vector_at = [b.add(b.sdiv(column, const(width_lanes)), const(v)) for v in range(vectors)]
-            kept = [b.bitcast(b.trunc(b.load(b.gep(kept_lanes, [q])), ir.IntType(width_lanes)), mask_type)
-                    for q in vector_at]
+            bits = [b.trunc(b.load(b.gep(kept_lanes, [q])), ir.IntType(width_lanes)) for q in vector_at]
+            kept = [b.bitcast(word, mask_type) for word in bits]
+            # (most vectors keep every lane: a plain store, where a compress store to memory costs
+            # several - on Intel cores, a microcoded sequence)
+            whole = [b.icmp_signed("==", word, ir.Constant(word.type, -1)) for word in bits]
             kept_from = [b.load(b.gep(kept_at, [q])) for q in vector_at]
 
             def read_out(r, v):
                 return b.call(expand_load, [b.gep(rows_out[r], [kept_from[v]]), kept[v], zeros])
 
             def write_out(value, r, v):
-                b.call(compress_store, [value, b.gep(rows_out[r], [kept_from[v]]), kept[v]])
+                place = b.gep(rows_out[r], [kept_from[v]])
+                with b.if_else(whole[v]) as (plain, cut):
+                    with plain:
+                        store(value, place, None)
+                    with cut:
+                        b.call(compress_store, [value, place, kept[v]])
         else:
             targets = [b.gep(out, [b.add(b.mul(at, out_step), column)]) for at in row_at]
 
