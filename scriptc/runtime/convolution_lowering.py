@@ -28,7 +28,6 @@ from __future__ import annotations
 import numpy as np
 
 from scriptc.native import gemm, im2col, windows
-from scriptc.native import program as native
 from scriptc.native.geometry import conv_geometry
 from scriptc.native.heads import GEMM_SPLIT_MIN, gemm_runs
 from scriptc.native.loops import loop_function
@@ -235,19 +234,8 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
     if narrow:
         weights = gemm.narrow_packed(weights[0])[None]
     compute, const = builder.compute, builder.const
-    first, count, index = builder.register(), builder.register(), builder.register()
-    top, body, done, gathered, scattered = (builder.label() for _ in range(5))
-    compute.append(("MOV", first, native.ZERO))
-    compute.append(("label", top))
-    compute.append(("JLT", first, x.dims[0], body))
-    compute.append(("JUMP", done))
-    compute.append(("label", body))
-    # count = min(images, batch - first)
-    compute.append(("SUB", count, x.dims[0], first))
-    fewer = builder.label()
-    compute.append(("JLT", count, const(images), fewer))
-    compute.append(("MOV", count, const(images)))
-    compute.append(("label", fewer))
+    index, gathered, scattered = builder.register(), builder.label(), builder.label()
+    first, count, close = builder.batch_steps(x.dims[0], images)
     if not pointwise:
         words = im2col.conv2d_meta(h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, None, wide)
         meta_block = builder.block(len(words))
@@ -300,9 +288,7 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
         compute.append(("COPY2D", target, const(positions * itemsize), source, const(wide * itemsize), const(o),
                         const(positions * itemsize)))
     compute.append(("label", scattered))
-    compute.append(("ADD", first, first, const(images)))
-    compute.append(("JUMP", top))
-    compute.append(("label", done))
+    close()
 
 
 def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
@@ -360,14 +346,6 @@ def kept_columns(columns: int, wq: int, ow: int, lanes: int) -> tuple[np.ndarray
 
 def _each_image(builder: Builder, x: TensorValue, body) -> None:
     """body(register of the image's index) for each image of x's batch: a loop of the program."""
-    compute = builder.compute
-    image_index, top, done, inside = builder.register(), builder.label(), builder.label(), builder.label()
-    compute.append(("MOV", image_index, native.ZERO))
-    compute.append(("label", top))
-    compute.append(("JLT", image_index, x.dims[0], inside))
-    compute.append(("JUMP", done))
-    compute.append(("label", inside))
-    body(image_index)
-    compute.append(("ADD", image_index, image_index, native.ONE))
-    compute.append(("JUMP", top))
-    compute.append(("label", done))
+    image, _, close = builder.batch_steps(x.dims[0], 1)
+    body(image)
+    close()

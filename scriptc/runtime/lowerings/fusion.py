@@ -8,8 +8,8 @@ from scriptc.native import program as native
 
 from ..groups import GroupStep
 from ..program_values import NotNative, Builder, dense, value_of, TensorValue, tensor_of
-from ..convolution_lowering import convolution
-from .kernels import _product
+from ..transposed_lowering import conv_transpose
+from .kernels import _product, conv2d
 
 
 def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
@@ -28,9 +28,10 @@ def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
         sources = [syms[p] if p is not None else value_of(builder, c, [], None) for p, c in variant.head_sources]
         if variant.head.name == "matmul":
             syms.append(_product(builder, dense(builder, sources[0]), dense(builder, sources[1])))
-        elif variant.head.name == "conv2d":
+        elif variant.head.name in ("conv2d", "conv_transpose2d"):
             floor = spec.head_floor if variant.head_is_result else None
-            syms.append(convolution(builder, sources, recorded[node.inputs[variant.head_sources[0][0]]], floor))
+            lower = conv2d if variant.head.name == "conv2d" else conv_transpose
+            syms.append(lower(builder, sources, recorded[node.inputs[variant.head_sources[0][0]]], floor))
             if variant.head_is_result:
                 return [syms[-1]]  # (the products applied the group's ReLU as they stored)
         else:
