@@ -16,7 +16,13 @@ elements apart (N for contiguous ones; more for a band of a convolution's column
 a @ b + bias[:, None] (a convolution's bias, one per output channel; zeros for a plain product),
 then maximum(out, floor) where meta[3] is 1 (a fused ReLU's 0; numpy's maximum, a NaN stays NaN);
 meta = [M, K, N, floored, bias step, LDB, LDC] (bias[row * step]: 1, or 0 for one value - a zero -
-for every row).
+for every row). `scriptc_gemm_rows_f32` / `_f64` (rows_function) are the same loop with row k of b
+at b + table[k] elements, ptrs[5] the table (int64, K of them; LDB then only says whether the rows
+lie apart, for packing): a convolution's taps, each row a shifted view of its input (see
+runtime/convolution_lowering.py). It keeps only some lanes of each vector of output columns, stored
+one after another: ptrs[6] (int32, one per vector of columns) the bits of the lanes kept, ptrs[7]
+(int64) where in its row of out the first goes - a convolution's rows of WQ outputs cut to OW as
+they are stored.
 (The maximum costs a short product, K = 27, 10% where it runs: a flag, not a floor of -inf.) The range counts vectors of
 columns of the output (the last one partial where N is not a multiple), so that threads split the
 columns evenly; a range goes through them in panels of VECTORS vectors, its last vectors as one
@@ -31,6 +37,9 @@ apart: too many streams for the hardware prefetcher).
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
 from llvmlite import ir
 
 from scriptc.codegen.llvm.loop import loop
@@ -40,6 +49,15 @@ from .loops import loop_arguments, loop_module
 I64 = ir.IntType(64)
 I32 = ir.IntType(32)
 FUNCTIONS = {"float32": ("scriptc_gemm_f32", ir.FloatType()), "float64": ("scriptc_gemm_f64", ir.DoubleType())}
+NARROW_FUNCTIONS = {"float32": ("scriptc_gemm_narrow_f32", ir.FloatType()),
+                    "float64": ("scriptc_gemm_narrow_f64", ir.DoubleType())}
+# The narrow product (_build_narrow): b's columns a tile takes at most, the accumulators a tile
+# holds (of the 32 vector registers) and the vectors of rows at most.
+NARROW_MAX_COLUMNS = 16
+NARROW_TILE = 24
+NARROW_MAX_BLOCKS = 6
+ROW_TABLE_FUNCTIONS = {"float32": ("scriptc_gemm_rows_f32", ir.FloatType()),
+                       "float64": ("scriptc_gemm_rows_f64", ir.DoubleType())}
 VECTOR_BYTES = 64
 ROWS = 8
 VECTORS = 3
@@ -47,8 +65,11 @@ VECTORS = 3
 # stay in L1 while every block of rows goes by; the tiles of the next slice add to what the last
 # stored.
 DEPTH_BLOCK = 128
-# The most bytes of a for which the products go slice by slice (over_rows).
+# The most bytes of a for which the products go slice by slice (over_rows); and of an a of at most
+# FEW_BLOCKS blocks of rows.
 PACKED_A_BYTES = 256 << 10
+FEW_BLOCKS = 2
+FEW_BLOCKS_A_BYTES = 1 << 20
 _CONTRACT = ("contract",)  # a multiply-add may become one fma (each product is still added in order)
 
 
@@ -66,10 +87,29 @@ def module(triple: str, dtype: str) -> ir.Module:
     return loop_module(triple, *FUNCTIONS[dtype], _build)
 
 
-def _build(b: ir.IRBuilder, args, element) -> None:
+def rows_function(dtype: str) -> int:
+    """The address of the loop whose rows of b lie where a table says (ROW_TABLE_FUNCTIONS), for a
+    dtype name, compiled once per machine."""
+    from .build import compiled
+
+    name, element = ROW_TABLE_FUNCTIONS[dtype]
+    sources = ("native/gemm", "native/loops", "native/threads", "codegen/llvm/loop")
+    return compiled(f"gemm-rows|{dtype}", sources,
+                    lambda triple: loop_module(triple, name, element, functools.partial(_build, row_table=True)),
+                    [name])[name]
+
+
+def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
 
     start, end, (a, matrix, out, bias, floor), (rows, depth, width, floored, bias_step, b_step, out_step) = \
         loop_arguments(b, args, element, 5, 7)
+    if row_table:
+        table, kept_lanes, kept_at = (b.bitcast(b.load(b.gep(args[2], [ir.Constant(I64, k)])), kind.as_pointer())
+                                      for k, kind in ((5, I64), (6, I32), (7, I64)))
+
+    def row_of_b(k):
+        """Where row k of b starts, in elements from b."""
+        return b.load(b.gep(table, [k])) if row_table else b.mul(k, b_step)
 
     def const(value):
         return ir.Constant(I64, value)
@@ -93,6 +133,10 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     masked_store = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [vector, vector.as_pointer(), I32, mask_type]),
                                f"llvm.masked.store.{suffix}")
     zeros = ir.Constant(vector, [0.0] * width_lanes)
+    compress_store = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [vector, element.as_pointer(), mask_type]),
+                                 f"llvm.masked.compressstore.{suffix.removesuffix('.p0')}")
+    expand_load = ir.Function(b.module, ir.FunctionType(vector, [element.as_pointer(), mask_type, vector]),
+                              f"llvm.masked.expandload.{suffix.removesuffix('.p0')}")
     maximum = ir.Function(b.module, ir.FunctionType(vector, [vector, vector]),
                           f"llvm.maximum.v{width_lanes}{'f64' if element == ir.DoubleType() else 'f32'}")
     floor_value = splat(b.load(floor), vector)
@@ -126,7 +170,34 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         last = b.sub(rows, const(1))
         row_at = [b.select(b.icmp_signed("<", b.add(first_row, const(r)), rows), b.add(first_row, const(r)), last)
                   for r in range(ROWS)]
-        targets = [b.gep(out, [b.add(b.mul(at, out_step), column)]) for at in row_at]
+        if row_table:  # each vector's kept lanes, stored one after another from where the table says
+            rows_out = [b.gep(out, [b.mul(at, out_step)]) for at in row_at]
+            vector_at = [b.add(b.sdiv(column, const(width_lanes)), const(v)) for v in range(vectors)]
+            bits = [b.trunc(b.load(b.gep(kept_lanes, [q])), ir.IntType(width_lanes)) for q in vector_at]
+            kept = [b.bitcast(word, mask_type) for word in bits]
+            # (most vectors keep every lane: a plain store, where a compress store to memory costs
+            # several - on Intel cores, a microcoded sequence)
+            whole = [b.icmp_signed("==", word, ir.Constant(word.type, -1)) for word in bits]
+            kept_from = [b.load(b.gep(kept_at, [q])) for q in vector_at]
+
+            def read_out(r, v):
+                return b.call(expand_load, [b.gep(rows_out[r], [kept_from[v]]), kept[v], zeros])
+
+            def write_out(value, r, v):
+                place = b.gep(rows_out[r], [kept_from[v]])
+                with b.if_else(whole[v]) as (plain, cut):
+                    with plain:
+                        store(value, place, None)
+                    with cut:
+                        b.call(compress_store, [value, place, kept[v]])
+        else:
+            targets = [b.gep(out, [b.add(b.mul(at, out_step), column)]) for at in row_at]
+
+            def read_out(r, v):
+                return load(b.gep(targets[r], [const(v * width_lanes)]), mask)
+
+            def write_out(value, r, v):
+                store(value, b.gep(targets[r], [const(v * width_lanes)]), mask)
         with b.if_else(b.icmp_signed("==", k_first, const(0))) as (from_bias, from_out):
             with from_bias:
                 for row, at in zip(acc, row_at):
@@ -134,9 +205,9 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                     for cell in row:
                         b.store(start_value, cell)
             with from_out:
-                for row, target in zip(acc, targets):
+                for r, row in enumerate(acc):
                     for v, cell in enumerate(row):
-                        b.store(load(b.gep(target, [const(v * width_lanes)]), mask), cell)
+                        b.store(read_out(r, v), cell)
         a_rows = [b.gep(a, [b.mul(at, depth)]) for at in row_at]
         b_column = b.gep(matrix, [column])
 
@@ -146,7 +217,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                 values = [load(b.gep(line, [const(v * width_lanes)]), None) for v in range(vectors)]
                 multiply_add(values, k)
                 return
-            line = b.gep(b_column, [b.mul(k, b_step)])
+            line = b.gep(b_column, [row_of_b(k)])
             if ahead:
                 # The next panel's part of this row of b, from memory: a row of b is a page or more
                 # (a convolution's columns), too many streams for the hardware prefetcher to follow.
@@ -168,12 +239,12 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         with b.if_else(floor_now) as (with_floor, plain):
             for lower in (with_floor, plain):
                 with lower:
-                    for r, target in enumerate(targets):
+                    for r in range(ROWS):
                         for v in range(vectors):
                             value = b.load(acc[r][v])
                             if lower is with_floor:
                                 value = b.call(maximum, [value, floor_value])
-                            store(value, b.gep(target, [const(v * width_lanes)]), mask)
+                            write_out(value, r, v)
 
     def packed(column, vectors: int, k_first, k_end, mask):
         """Copy b's rows [k_first, k_end) of the panel's `vectors` vectors from `column` into the
@@ -182,7 +253,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         LDB apart - 2-4 KB for a layer of 512-1024 columns - and share a few of L1's sets: the
         rows of one slice evicted each other before the next block of rows came back to them."""
         def copy(k):
-            line = b.gep(matrix, [b.add(b.mul(k, b_step), column)])
+            line = b.gep(matrix, [b.add(row_of_b(k), column)])
             into = b.bitcast(b.gep(pack, [b.mul(b.sub(k, k_first), const(VECTORS))]), element.as_pointer())
             for v in range(vectors):
                 store(load(b.gep(line, [const(v * width_lanes)]), mask), b.gep(into, [const(v * width_lanes)]), None)
@@ -219,9 +290,14 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     # then (in the range that ends the row) the columns that fill no vector, as one masked vector.
     panel = VECTORS * width_lanes
     # Packed slices where b's rows are more than a panel apart and a stays in L2 while the slices
-    # go by (a convolution's weights of 512 KB or more stream from memory best row by row, whole).
-    spread = b.and_(b.icmp_signed(">", b_step, const(panel)),
-                    b.icmp_signed("<=", b.mul(rows, depth), const(PACKED_A_BYTES // element_bytes)))
+    # go by (a convolution's weights of 512 KB or more stream from memory best row by row, whole) -
+    # or a is a few blocks of rows (a batch through a layer) under a b too large for L2: read in place,
+    # b went from memory once per block of rows, its rows a page or less apart - where the prefetchers
+    # stop - at ~5 GB/s (mnist's 16 x 9216 by 9216 x 128: 2 ms, 19 GFLOP/s).
+    small_a = b.icmp_signed("<=", b.mul(rows, depth), const(PACKED_A_BYTES // element_bytes))
+    few_blocks = b.and_(b.icmp_signed("<=", rows, const(FEW_BLOCKS * ROWS)),
+                        b.icmp_signed("<=", b.mul(rows, depth), const(FEW_BLOCKS_A_BYTES // element_bytes)))
+    spread = b.and_(b.icmp_signed(">", b_step, const(panel)), b.or_(small_a, few_blocks))
     first = b.mul(start, const(width_lanes))
     stop = b.select(b.icmp_signed("<", b.mul(end, const(width_lanes)), width), b.mul(end, const(width_lanes)), width)
     vectors_end = b.add(first, b.mul(b.sdiv(b.sub(stop, first), const(width_lanes)), const(width_lanes)))
@@ -240,4 +316,114 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         lane = ir.Constant(ir.VectorType(I64, width_lanes), list(range(width_lanes)))
         over_rows(vectors_end, 1, mask=b.icmp_signed("<", lane, splat(b.sub(stop, vectors_end),
                                                                         ir.VectorType(I64, width_lanes))))
+    b.ret_void()
+
+
+def narrow_function(dtype: str) -> int:
+    """The address of the narrow product's loop (NARROW_FUNCTIONS, _build_narrow) for a dtype name,
+    compiled once per machine."""
+    from .build import compiled
+
+    name, element = NARROW_FUNCTIONS[dtype]
+    sources = ("native/gemm", "native/loops", "native/threads", "codegen/llvm/loop")
+    return compiled(f"gemm-narrow|{dtype}", sources, lambda triple: loop_module(triple, name, element, _build_narrow),
+                    [name])[name]
+
+
+def narrow_packed(a: np.ndarray) -> np.ndarray:
+    """a (M, K) as the narrow product reads it: per vector of rows, its K columns one after another
+    ((M / lanes, K, lanes), the last vector's missing rows zeros), so that a tile reads each of its
+    vectors of rows as one stream (a read transposed, rows M apart, missed the prefetchers: ResNet-18's
+    9 MB of 512x4608 weights went at half the speed)."""
+    count = lanes(ir.DoubleType() if a.dtype == np.float64 else ir.FloatType())
+    rows, depth = a.shape
+    packed = np.zeros((-(-rows // count) * count, depth), a.dtype)
+    packed[:rows] = a
+    return np.ascontiguousarray(packed.reshape(-1, count, depth).transpose(0, 2, 1))
+
+
+def _build_narrow(b: ir.IRBuilder, args, element) -> None:
+    """out = a @ b + bias, floored where asked, for b of a few columns (up to NARROW_MAX_COLUMNS at a time):
+    a 1x1 convolution of a 2x2 plane is 960 x 160 weights by 160 x 4 inputs, which the tiles above
+    run a vector of 16 columns of which 4 are there (~33 GFLOP/s). Here a vector holds 16 rows of one
+    output column instead: a tile of up to NARROW_TILE vectors, each k loading a vector of the rows'
+    a (packed: narrow_packed()) and broadcasting each of the columns' b, the products scattered to
+    their rows at the end. The range counts vectors of rows; meta and ptrs as the loop above's,
+    ptrs[0] a packed."""
+    start, end, (packed, matrix, out, bias, floor), (rows, depth, width, floored, bias_step, b_step, out_step) = \
+        loop_arguments(b, args, element, 5, 7)
+    lanes_count = lanes(element)
+    vector = ir.VectorType(element, lanes_count)
+    indices = ir.VectorType(I64, lanes_count)
+    masks = ir.VectorType(ir.IntType(1), lanes_count)
+    suffix = f"v{lanes_count}{'f64' if element == ir.DoubleType() else 'f32'}"
+    masked_load = ir.Function(b.module, ir.FunctionType(vector, [vector.as_pointer(), I32, masks, vector]),
+                              f"llvm.masked.load.{suffix}.p0")
+    pointers = ir.VectorType(element.as_pointer(), lanes_count)
+    scatter = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [vector, pointers, I32, masks]),
+                          f"llvm.masked.scatter.{suffix}.v{lanes_count}p0")
+    maximum = ir.Function(b.module, ir.FunctionType(vector, [vector, vector]), f"llvm.maximum.{suffix}")
+    element_bytes = VECTOR_BYTES // lanes_count
+    align = ir.Constant(I32, element_bytes)
+    zeros = ir.Constant(vector, [0.0] * lanes_count)
+
+    def const(value):
+        return ir.Constant(I64, value)
+
+    def splat(value, kind):
+        return b.shuffle_vector(b.insert_element(ir.Constant(kind, ir.Undefined), value, const(0)),
+                                ir.Constant(kind, ir.Undefined),
+                                ir.Constant(ir.VectorType(I32, lanes_count), [0] * lanes_count))
+    lane = ir.Constant(indices, list(range(lanes_count)))
+    floor_value = splat(b.load(floor), vector)
+    slots = [b.alloca(vector) for _ in range(NARROW_TILE)]
+    row_limit = b.select(b.icmp_signed("<", b.mul(end, const(lanes_count)), rows), b.mul(end, const(lanes_count)), rows)
+
+    def tile(first_vector, first_column, columns: int, blocks: int):
+        firsts = [b.mul(b.add(first_vector, const(i)), const(lanes_count)) for i in range(blocks)]
+        inside = [b.icmp_signed("<", b.add(splat(first, indices), lane), splat(row_limit, indices)) for first in firsts]
+        acc = [[slots[i * columns + j] for j in range(columns)] for i in range(blocks)]
+        for i, first in enumerate(firsts):
+            start_value = b.select(b.icmp_signed("!=", bias_step, const(0)), b.call(masked_load, [
+                b.bitcast(b.gep(bias, [first]), vector.as_pointer()), align, inside[i], zeros]), zeros)
+            for cell in acc[i]:
+                b.store(start_value, cell)
+
+        def step(k):
+            values = [b.call(masked_load, [b.bitcast(b.gep(packed, [b.add(b.mul(first, depth), b.mul(k, const(lanes_count)))]),
+                                                     vector.as_pointer()), align, inside[i], zeros])
+                      for i, first in enumerate(firsts)]
+            line = b.gep(matrix, [b.add(b.mul(k, b_step), first_column)])
+            for j in range(columns):
+                broadcast = splat(b.load(b.gep(line, [const(j)])), vector)
+                for i in range(blocks):
+                    total = b.fadd(b.load(acc[i][j]), b.fmul(values[i], broadcast, flags=_CONTRACT), flags=_CONTRACT)
+                    b.store(total, acc[i][j])
+        loop(b, const(0), depth, step, "k")
+        base = splat(b.ptrtoint(out, I64), indices)
+        for i, first in enumerate(firsts):
+            row_addresses = b.add(base, b.mul(b.mul(b.add(splat(first, indices), lane), splat(out_step, indices)),
+                                              splat(const(element_bytes), indices)))
+            for j in range(columns):
+                value = b.load(acc[i][j])
+                value = b.select(b.icmp_signed("!=", floored, const(0)), b.call(maximum, [value, floor_value]), value)
+                at = b.add(row_addresses, splat(b.mul(b.add(first_column, const(j)), const(element_bytes)), indices))
+                b.call(scatter, [value, b.inttoptr(at, pointers), align, inside[i]])
+
+    def chunk(first_column):
+        """The columns from first_column: NARROW_MAX_COLUMNS of them, or what is left, each count with
+        its own tile of as many vectors of rows as fit in NARROW_TILE accumulators."""
+        left = b.sub(width, first_column)
+        count = b.select(b.icmp_signed("<", left, const(NARROW_MAX_COLUMNS)), left, const(NARROW_MAX_COLUMNS))
+        done = b.append_basic_block("columns.done")
+        cases = b.switch(count, done)
+        for columns in range(1, NARROW_MAX_COLUMNS + 1):
+            case = b.append_basic_block(f"columns.{columns}")
+            cases.add_case(const(columns), case)
+            b.position_at_end(case)
+            blocks = min(NARROW_MAX_BLOCKS, NARROW_TILE // columns)
+            loop(b, start, end, lambda v, c=columns, k=blocks: tile(v, first_column, c, k), f"rows{columns}", step=blocks)
+            b.branch(done)
+        b.position_at_end(done)
+    loop(b, const(0), width, chunk, "chunk", step=NARROW_MAX_COLUMNS)
     b.ret_void()

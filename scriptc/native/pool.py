@@ -4,9 +4,9 @@ The op table's pooling takes views of every window and reduces them with numpy (
 gather for the max): for mnist's 16x64x24x24 max_pool2d, ~10 ms where the convolution before it
 takes about as long. This loop reads each window in place, skipping what hangs over the border.
 
-Planes of short rows and strided ones (a max pool's usual stride 2) go a vector of outputs at a time
-(windows.py): SqueezeNet's 3x3 pools of 31x31 to 7x7 planes spent ~20% of its time here, output by
-output.
+Planes go a vector of outputs at a time (windows.py; the loop here, output by output, is left for long
+rows at strides past 2 and windows of many taps): SqueezeNet's 3x3 pools of 31x31 to 7x7 planes spent
+~20% of its time here, output by output.
 
 `scriptc_pool_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): planes [start, end)
 of an (N*C, H, W) input; ptrs = [input, output (N*C, OH, OW), divisors (OH, OW): what each average
@@ -24,7 +24,7 @@ from llvmlite import ir
 from scriptc.codegen.llvm.loop import loop
 
 from .loops import loop_arguments, loop_module
-from .windows import Gathered
+from .windows import Gathered, inside_range
 
 I64 = ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_pool_f32", ir.FloatType()), "float64": ("scriptc_pool_f64", ir.DoubleType())}
@@ -47,27 +47,17 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     averages = b.icmp_signed("==", mode, ir.Constant(I64, AVERAGE))
     start_value = b.select(averages, ir.Constant(element, 0.0), ir.Constant(element, float("-inf")))
 
-    def inside(first, dilation, size, count):
-        """[lo, hi) of the window offsets k < count with 0 <= first + k * dilation < size."""
-        one = ir.Constant(I64, 1)
-        # lo = ceil(-first / dilation) where first < 0; hi = floor((size - 1 - first) / dilation) + 1
-        lo = b.select(b.icmp_signed("<", first, zero), b.sdiv(b.sub(b.sub(dilation, one), first), dilation), zero)
-        last = b.sub(b.sub(size, one), first)
-        hi = b.select(b.icmp_signed("<", last, zero), zero, b.add(b.sdiv(last, dilation), one))
-        hi = b.select(b.icmp_signed("<", hi, count), hi, count)
-        return lo, b.select(b.icmp_signed("<", hi, lo), lo, hi)
-
     def planes(p):
         x = b.gep(source, [b.mul(p, image)])
         out = b.gep(target, [b.mul(p, plane)])
 
         def out_row(oy):
             top = b.sub(b.mul(oy, sh), ph)
-            ky_lo, ky_hi = inside(top, dh, h, kh)
+            ky_lo, ky_hi = inside_range(b, top, dh, h, kh)
 
             def out_col(ox):
                 left = b.sub(b.mul(ox, sw), pw)
-                kx_lo, kx_hi = inside(left, dw, w, kw)
+                kx_lo, kx_hi = inside_range(b, left, dw, w, kw)
                 b.store(start_value, accumulator)
 
                 def window_row(ky):
@@ -100,11 +90,8 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                 gathered.splat(ir.Constant(element, 1.0))]))
             return b.select(averages, divided, acc)
         start_vector = gathered.splat(start_value)
-        with b.if_else(gathered.applies(ow, sw, b.mul(kh, kw))) as (by_vectors, by_rows):
-            with by_vectors:
-                gathered.plane(x, out, tables, (h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw), start_vector, combine,
-                               finish, start_vector)
-            with by_rows:
-                loop(b, zero, oh, out_row, "oy")
+        geometry = (h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
+        gathered.windows(x, out, tables, geometry, start_vector, combine, finish, start_vector,
+                         lambda: loop(b, zero, oh, out_row, "oy"))
     loop(b, start, end, planes, "plane")
     b.ret_void()

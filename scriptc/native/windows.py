@@ -1,12 +1,15 @@
-"""Windowed loops over small planes a vector of outputs at a time (depthwise.py, pool.py).
+"""Windowed loops over planes a vector of outputs at a time (depthwise.py, pool.py).
 
-A depthwise convolution or a pooling whose output rows are short (2-16 outputs: a loop per window
-row and output row then costs more to set up than it computes) or strided (loads that do not
-vectorize) goes through the plane LANES consecutive outputs at a time instead, across rows: per
-window tap, one masked gather of the tap's input for each output (masked off where the tap falls on
-the padding), combined into a register from the start to the store. Each output's row and column
-come from `positions` tables (Python makes them, one per output size), so the loop divides nothing.
-"""
+A depthwise convolution or a pooling goes through its planes a vector of outputs at a time: per
+window tap, the tap's input for each lane (masked off where the tap falls on the padding) combined
+into a register from the start to the store (Gathered.windows). How a tap's values are read
+depends on the plane: where each output's input is its own position plus a constant (stride 1, the
+plane keeping its size) by one masked load over consecutive outputs across rows; on rows of a vector
+or more at stride 1 or 2, a vector of one row at a time by masked loads; elsewhere by a gather -
+which this CPU runs at ~14 cycles, against a masked load's one (the gathers alone ran MobileNetV2's
+depthwise layers at 7 GFLOP/s). 3x3 windows get their own copy of the loops, unrolled. Each output's
+row and column come from `positions` tables (Python makes them, one per output size), so the loop
+divides nothing."""
 
 from __future__ import annotations
 
@@ -24,6 +27,22 @@ VECTOR_BYTES = 64
 # each input into one lane of a vector - 1024 gathers a plane, against 1024 loads in the row loop.
 GATHER_BELOW_VECTORS = 2
 GATHER_MAX_TAPS = 64
+# The widest window rows() takes (its per-column load masks are kept in a fixed array).
+ROW_MAX_KW = 16
+# rows() takes rows of at least this part of a vector's outputs (at stride 2, rows of 4 outputs went
+# faster by gathers, rows of 8 as fast).
+ROW_MIN_VECTOR_FRACTION = 0.5
+
+
+def inside_range(b: ir.IRBuilder, first, dilation, size, count):
+    """[lo, hi) of the window offsets k < count with 0 <= first + k * dilation < size (i64 values)."""
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+    # lo = ceil(-first / dilation) where first < 0; hi = floor((size - 1 - first) / dilation) + 1
+    lo = b.select(b.icmp_signed("<", first, zero), b.sdiv(b.sub(b.sub(dilation, one), first), dilation), zero)
+    last = b.sub(b.sub(size, one), first)
+    hi = b.select(b.icmp_signed("<", last, zero), zero, b.add(b.sdiv(last, dilation), one))
+    hi = b.select(b.icmp_signed("<", hi, count), hi, count)
+    return lo, b.select(b.icmp_signed("<", hi, lo), lo, hi)
 
 
 def lanes(dtype: str) -> int:
@@ -66,6 +85,7 @@ class Gathered:
         self.maximum = ir.Function(module, ir.FunctionType(self.vector, [self.vector, self.vector]),
                                    f"llvm.maximum.{suffix}")
         self.accumulator = b.alloca(self.vector)
+        self.column_masks = b.alloca(masks, size=ir.Constant(I64, 2 * ROW_MAX_KW))
         self.align = ir.Constant(I32, 8 if element == ir.DoubleType() else 4)
 
     def splat(self, scalar, kind=None):
@@ -74,12 +94,57 @@ class Gathered:
                                 ir.Constant(kind, ir.Undefined),
                                 ir.Constant(ir.VectorType(I32, self.width), [0] * self.width))
 
-    def plane(self, x, out, tables, geometry, start, combine, finish, passthrough) -> None:
+    def windows(self, x, out, tables, geometry, start, combine, finish, passthrough, by_rows) -> None:
         """out (the plane's OH*OW outputs) = finish(the window's taps combined, first position, store
         mask) for each vector of outputs: the accumulator starts at `start` (a vector),
-        combine(accumulator, values, ky, kx) takes in each tap's gathered values (`passthrough`, a
-        constant, in lanes whose tap is padding). `geometry`: (H, W, OH, OW, KH, KW, SH, SW, PH, PW,
-        DH, DW) as i64 values; `tables`: the positions() tables' pointers (i32)."""
+        combine(accumulator, values, ky, kx) takes in each tap's values (`passthrough`, a constant,
+        in lanes whose tap is padding). `geometry`: (H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW) as
+        i64 values; `tables`: the positions() tables' pointers (i32); by_rows(): the caller's own
+        loop, for the planes none of these take (long rows at a stride past 2, windows past
+        GATHER_MAX_TAPS taps).
+
+        The ways, first that applies: where the input position of each tap is the output's plus a
+        constant (stride 1 along rows, and rows of outputs as long as the rows of input they step
+        over: a convolution padded to keep its size), vectors of the plane's outputs across rows,
+        each tap a masked load of consecutive inputs; rows of at least ROW_MIN_VECTOR_FRACTION of a
+        vector at stride 1 or 2, a vector of a row at a time (rows()); other short or strided rows,
+        vectors across rows, each tap a gather."""
+        b, three = self.b, ir.Constant(I64, 3)
+        # 3x3 windows (most of them) with the window's size a constant: the taps' loops unroll
+        with b.if_else(b.and_(b.icmp_signed("==", geometry[4], three), b.icmp_signed("==", geometry[5], three))) as (
+                square, other):
+            with square:
+                self._windows(x, out, tables, (*geometry[:4], three, three, *geometry[6:]), start, combine, finish,
+                              passthrough, by_rows)
+            with other:
+                self._windows(x, out, tables, geometry, start, combine, finish, passthrough, by_rows)
+
+    def _windows(self, x, out, tables, geometry, start, combine, finish, passthrough, by_rows) -> None:
+        b = self.b
+        h, w, oh, ow, kh, kw, sh, sw = geometry[:8]
+        one, taps = ir.Constant(I64, 1), b.mul(kh, kw)
+        few_taps = b.icmp_signed("<=", taps, ir.Constant(I64, GATHER_MAX_TAPS))
+        contiguous = b.and_(few_taps, b.and_(b.icmp_signed("==", sw, one), b.icmp_signed("==", b.mul(sh, w), ow)))
+        long_rows = b.icmp_signed(">=", ow, ir.Constant(I64, int(self.width * ROW_MIN_VECTOR_FRACTION)))
+        vector_rows = b.and_(long_rows, b.and_(b.icmp_signed("<=", sw, ir.Constant(I64, 2)),
+                                               b.icmp_signed("<=", kw, ir.Constant(I64, ROW_MAX_KW))))
+        with b.if_else(contiguous) as (loads, other):
+            with loads:
+                self._plane(x, out, tables, geometry, start, combine, finish, passthrough, True)
+            with other:
+                with b.if_else(vector_rows) as (rows, rest):
+                    with rows:
+                        self.rows(x, out, geometry, start, combine, finish, passthrough)
+                    with rest:
+                        with b.if_else(self.applies(ow, sw, taps)) as (gathers, own):
+                            with gathers:
+                                self._plane(x, out, tables, geometry, start, combine, finish, passthrough, False)
+                            with own:
+                                by_rows()
+
+    def _plane(self, x, out, tables, geometry, start, combine, finish, passthrough, contiguous: bool) -> None:
+        """Vectors of the plane's outputs across rows, each tap's values by a masked load
+        (`contiguous`) or a gather."""
         b, indices = self.b, self.indices
         h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw = geometry
         zero = ir.Constant(I64, 0)
@@ -110,9 +175,13 @@ class Gathered:
                     ix = b.add(left, narrow(b.sub(b.mul(kx, dw), pw)))
                     inside = b.and_(inside_rows, b.and_(b.icmp_signed(">=", ix, zeros),
                                                         b.icmp_signed("<", ix, row_length)))
-                    offsets = b.mul(b.sext(b.add(line, ix), addresses), element_bytes)
-                    values = b.call(self.gather, [b.inttoptr(b.add(base, offsets), self.pointers), self.align,
-                                                  inside, passthrough])
+                    if contiguous:  # the lanes' inputs follow one another from the first lane's
+                        shift = b.add(b.mul(b.sub(b.mul(ky, dh), ph), w), b.sub(b.mul(kx, dw), pw))
+                        values = self._masked(b.gep(x, [b.add(first, shift)]), inside, passthrough)
+                    else:
+                        offsets = b.mul(b.sext(b.add(line, ix), addresses), element_bytes)
+                        values = b.call(self.gather, [b.inttoptr(b.add(base, offsets), self.pointers), self.align,
+                                                      inside, passthrough])
                     b.store(combine(b.load(self.accumulator), values, ky, kx), self.accumulator)
                 loop(b, zero, kw, tap, "gx")
             loop(b, zero, kh, tap_row, "gy")
@@ -121,6 +190,82 @@ class Gathered:
             b.call(self.masked_store, [result, b.bitcast(b.gep(out, [first]), self.vector.as_pointer()), self.align,
                                        stored])
         loop(b, zero, b.mul(oh, ow), chunk, "chunk", step=self.width)
+
+    def rows(self, x, out, geometry, start, combine, finish, passthrough) -> None:
+        """windows()'s results, a vector of one output row's outputs at a time (rows of any length,
+        windows of up to ROW_MAX_KW columns, stride 1 or 2 along the row): each tap's
+        values come from a masked load of the input row (the even elements of two, at stride 2)
+        instead of a gather, and the window's rows outside the image are skipped."""
+        b = self.b
+        with b.if_else(b.icmp_signed("==", geometry[7], ir.Constant(I64, 1))) as (unit, double):
+            with unit:
+                self._rows(x, out, geometry, start, combine, finish, passthrough, 1)
+            with double:
+                self._rows(x, out, geometry, start, combine, finish, passthrough, 2)
+
+    def _rows(self, x, out, geometry, start, combine, finish, passthrough, stride: int) -> None:
+        b, indices, width = self.b, self.indices, self.width
+        h, w, oh, ow, kh, kw, sh, _, ph, pw, dh, dw = geometry
+        zero, two = ir.Constant(I64, 0), ir.Constant(I64, 2)
+        lane = ir.Constant(indices, list(range(width)))
+        zeros = ir.Constant(indices, [0] * width)
+        row_length = self.splat(b.trunc(w, I32), indices)
+        # at stride 2, element e of the two vectors loaded feeds output lane e // 2 (even e only)
+        evens = ir.Constant(ir.VectorType(I32, width), [2 * k for k in range(width)])
+
+        def left_of(first_column, kx):
+            return b.sub(b.add(b.mul(first_column, ir.Constant(I64, stride)), b.mul(kx, dw)), pw)
+
+        def chunk(first_column):
+            remaining = b.trunc(b.sub(ow, first_column), I32)
+            stored = b.icmp_signed("<", lane, self.splat(remaining, indices))
+
+            def column_masks(kx):
+                """The lanes each window column loads (inside the row, for an output stored): the
+                same on every output row of the chunk."""
+                left = self.splat(b.trunc(left_of(first_column, kx), I32), indices)
+                for half in range(stride):
+                    offsets = ir.Constant(indices, [k + half * width for k in range(width)])
+                    columns = b.add(left, offsets)
+                    inside = b.and_(b.icmp_signed(">=", columns, zeros), b.icmp_signed("<", columns, row_length))
+                    if stride == 2:
+                        even = b.icmp_signed("==", b.and_(offsets, ir.Constant(indices, [1] * width)), zeros)
+                        wanted = b.and_(even, b.icmp_signed("<", b.lshr(offsets, ir.Constant(indices, [1] * width)),
+                                                            self.splat(remaining, indices)))
+                    else:
+                        wanted = stored
+                    b.store(b.and_(inside, wanted), b.gep(self.column_masks, [b.add(b.mul(kx, two),
+                                                                                    ir.Constant(I64, half))]))
+            loop(b, zero, kw, column_masks, "masks")
+
+            def out_row(oy):
+                top = b.sub(b.mul(oy, sh), ph)
+                ky_lo, ky_hi = inside_range(b, top, dh, h, kh)
+                b.store(start, self.accumulator)
+
+                def window_row(ky):
+                    line = b.gep(x, [b.mul(b.add(top, b.mul(ky, dh)), w)])
+
+                    def tap(kx):
+                        at = b.gep(line, [left_of(first_column, kx)])
+                        halves = [self._masked(b.gep(at, [ir.Constant(I64, half * width)]),
+                                               b.load(b.gep(self.column_masks, [b.add(b.mul(kx, two),
+                                                                                      ir.Constant(I64, half))])),
+                                               passthrough) for half in range(stride)]
+                        values = halves[0] if stride == 1 else b.shuffle_vector(halves[0], halves[1], evens)
+                        b.store(combine(b.load(self.accumulator), values, ky, kx), self.accumulator)
+                    loop(b, zero, kw, tap, "rx")
+                loop(b, ky_lo, ky_hi, window_row, "ry")
+                first = b.add(b.mul(oy, ow), first_column)
+                result = finish(b.load(self.accumulator), first, stored)
+                b.call(self.masked_store, [result, b.bitcast(b.gep(out, [first]), self.vector.as_pointer()),
+                                           self.align, stored])
+            loop(b, zero, oh, out_row, "row")
+        loop(b, zero, ow, chunk, "column", step=width)
+
+    def _masked(self, pointer, mask, passthrough):
+        return self.b.call(self.masked_load, [self.b.bitcast(pointer, self.vector.as_pointer()), self.align, mask,
+                                              passthrough])
 
     def applies(self, ow, sw, taps):
         """Whether a plane of rows of `ow` outputs at stride `sw`, windows of `taps` taps, goes by

@@ -1,12 +1,26 @@
 """The native lowering of conv2d (a fusion head, or a node of its own) in a segment program.
 
 A batch of any size, the image size and channels the recorded call had (checked): the depthwise loop
-for a depthwise convolution; otherwise, per image and band of output rows, the band's columns
-(im2col's, or the image itself for a 1x1 convolution of stride 1) times each group's weights by the
-compiled GEMM, which adds the bias and applies the floor (a fused ReLU) as it stores. The bands are
-as many output rows as make about BAND_BYTES of columns: the GEMM then reads them from the core's
-cache, where a whole image's columns (9 MB for 64 channels of 64x64, 3x3) went out to memory and
-came back - and its rows, a page or more apart, were too many streams for the hardware prefetcher.
+for a depthwise convolution. Otherwise a GEMM of the weights by the image's columns, which adds the
+bias and applies the floor (a fused ReLU) as it stores, the columns made one of three ways:
+
+- tap products (most convolutions with a window): no im2col. The padded image is split into the
+  stride's phases (one copy, about the input's size, where im2col's is KH*KW times it); the view of
+  a tap over the outputs is then a run of consecutive elements of one phase - for an output grid
+  whose rows are as long as a phase's (WQ), of which the first OW are the output's - so one GEMM whose
+  rows of b are those views (the GEMM's row table) computes every output, and cuts the rows to OW as
+  it stores them. Where WQ is much longer than OW (small planes) the extra columns cost
+  more than im2col saves.
+- side by side: images whose output planes are small, under large weights, several at a time
+  through one GEMM (the weights streamed once per group instead of once per image);
+- planes of a few positions (2x2, 3x3) multiply through the narrow product instead of the GEMM
+  (gemm.narrow_function: its vectors hold rows of the weights, not 16 columns of which 4 are there),
+  side by side or image by image;
+- bands: per image and band of output rows, the band's im2col columns (or the image itself for a 1x1
+  convolution of stride 1) times each group's weights. The bands are as many output rows as make
+  about BAND_BYTES of columns: the GEMM then reads them from the core's cache, where a whole image's
+  columns (9 MB for 64 channels of 64x64, 3x3) went out to memory and came back - and its rows, a
+  page or more apart, were too many streams for the hardware prefetcher.
 """
 
 from __future__ import annotations
@@ -14,7 +28,6 @@ from __future__ import annotations
 import numpy as np
 
 from scriptc.native import gemm, im2col, windows
-from scriptc.native import program as native
 from scriptc.native.geometry import conv_geometry
 from scriptc.native.heads import GEMM_SPLIT_MIN, gemm_runs
 from scriptc.native.loops import loop_function
@@ -36,6 +49,14 @@ GROUP_BELOW_POSITIONS = 256
 WEIGHT_BYTES = 256 << 10
 GROUP_BYTES = 1 << 20
 MAX_IMAGES = 16
+# A convolution's tap products (_tap_products) compute rows of WQ outputs where the output's are OW
+# long: they run where WQ / OW is at most this (im2col's copy of KH*KW times the input costs more
+# than the columns cut away), on planes of at least this many outputs.
+TAP_WIDTH_RATIO = (5, 4)
+TAP_MIN_POSITIONS = 64
+# Convolutions of planes this small multiply through the narrow product: measured against the GEMM
+# at 4 positions 0.4x its time, at 9 0.6-0.75x, at 16 1.1x.
+NARROW_MAX_POSITIONS = 12
 
 
 def bands(rows: int, row_bytes: int) -> list[tuple[int, int]]:
@@ -74,13 +95,49 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, floor: float 
         raise NotNative("a grouped convolution of many groups")
     column_bytes = c // groups * groups * kh * kw * oh * ow * x.dtype.itemsize
     images = min(MAX_IMAGES, GROUP_BYTES // max(1, column_bytes))
+    # planes of a few positions: the narrow product (gemm.narrow_function), several images at a time
+    # where they fit in one of its tiles' columns
+    narrow = groups == 1 and oh * ow <= NARROW_MAX_POSITIONS
+    if narrow and oh * ow * 2 <= gemm.NARROW_MAX_COLUMNS:
+        images = min(images, gemm.NARROW_MAX_COLUMNS // (oh * ow))
+    elif narrow:
+        images = 1
     if oh * ow < GROUP_BELOW_POSITIONS and weight.nbytes >= WEIGHT_BYTES and images >= 2:
         _grouped_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry, groups,
-                          bias is not None, images)
+                          bias is not None, images, narrow)
+        return out
+    if groups == 1 and _taps_pay((h, w), (kh, kw), geometry):
+        _tap_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry,
+                      bias is not None, tap_plan((c, h, w), weight.shape, geometry))
         return out
     _banded_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry, groups,
-                     bias is not None)
+                     bias is not None, narrow)
     return out
+
+
+def _taps_pay(image: tuple, kernel: tuple, geometry) -> bool:
+    """Whether the tap products run a convolution: one with a window (a 1x1 of stride 1 multiplies
+    the image itself), outputs enough, and rows of WQ not too much longer than the output's."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    if (*kernel, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0) or oh * ow < TAP_MIN_POSITIONS:
+        return False
+    wq = -(-(image[1] + 2 * pw) // sw)
+    return wq * TAP_WIDTH_RATIO[1] <= ow * TAP_WIDTH_RATIO[0]
+
+
+def tap_plan(image: tuple, weight_shape: tuple, geometry) -> tuple:
+    """(HQ, WQ, offsets) of a convolution's tap products: its padded image split into the stride's
+    SH*SW phases (each HQ x WQ; phase (i, j) holds the padded image's rows i, i + SH, ... and columns
+    j, j + SW, ...), and per row of the weights' (channel, ky, kx) where in the phases its tap's
+    view starts: output (oy, ox) of that tap is phases[offset + oy * WQ + ox]."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    c, h, w = image
+    per_group, kh, kw = weight_shape[1:]
+    hq, wq = -(-(h + 2 * ph) // sh), -(-(w + 2 * pw) // sw)
+    phase_plane = hq * wq
+    offsets = [(ci * sh * sw + (ky * dh) % sh * sw + (kx * dw) % sw) * phase_plane + (ky * dh) // sh * wq +
+               (kx * dw) // sw for ci in range(per_group) for ky in range(kh) for kx in range(kw)]
+    return hq, wq, np.array(offsets, dtype=np.int64)
 
 
 def _depthwise(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
@@ -101,7 +158,7 @@ def _depthwise(builder: Builder, x: TensorValue, image: tuple, weight, out: Tens
 
 
 def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
-                     floor_array: int, floor, geometry, groups: int, has_bias: bool) -> None:
+                     floor_array: int, floor, geometry, groups: int, has_bias: bool, narrow: bool) -> None:
     """Per image (`image`: its channels, height and width) and band of output rows: the band's
     columns, then each group's GEMM into the band's part of the output."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
@@ -117,51 +174,50 @@ def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out
     if not pointwise:
         band_rows = max(end - first for first, end in image_bands)
         cols = builder.alloc(x.dtype, [builder.const(c * kh * kw * band_rows * ow)])
+    # planes of a few positions: the narrow product, which reads the weights packed
+    narrow = narrow and len(image_bands) == 1
     weights = np.ascontiguousarray(weight.reshape(groups, rows, depth))
-    gemm_loop = builder.const(loop_function("gemm", dtype))
+    if narrow:
+        weights = gemm.narrow_packed(weights[0])[None]
+    gemm_loop = builder.const(gemm.narrow_function(dtype) if narrow else loop_function("gemm", dtype))
     im2col_loop = builder.const(loop_function("im2col", dtype))
-    image, top, done, body = builder.register(), builder.label(), builder.label(), builder.label()
-    compute.append(("MOV", image, native.ZERO))
-    compute.append(("label", top))
-    compute.append(("JLT", image, x.dims[0], body))
-    compute.append(("JUMP", done))
-    compute.append(("label", body))
-    x_image, out_image = builder.register(), builder.register()
-    compute.append(("ADDR", x_image, x.pointer, image, c * h * w * itemsize))
-    compute.append(("ADDR", out_image, out.pointer, image, o * columns * itemsize))
-    for first, end in image_bands:
-        width = (end - first) * ow
-        if cols is not None:
-            im2col_ptrs, words = builder.block(2), im2col.conv2d_meta(h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw,
-                                                                      (first, end))
-            meta_block = builder.block(len(words))
-            builder.template[meta_block:meta_block + len(words)] = words
-            builder.copy_into(im2col_ptrs, [x_image, cols.pointer], compute)
-            compute.append(("KERNEL", im2col_loop, builder.const(c), im2col_ptrs, meta_block))
-            source, source_step = cols.pointer, width
-        else:  # the image's own rows of the band, H*W apart
-            source, source_step = builder.register(), columns
-            compute.append(("ADDR", source, x_image, builder.const(first * ow), itemsize))
-        vectors = builder.const(-(-width // gemm.vector_columns(dtype)))
-        work = builder.const(max(1, rows * depth * width // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
-        for g in range(groups):
-            ptrs, meta = builder.block(5), builder.block(7)
-            group_source, group_out, group_bias = builder.register(), builder.register(), builder.register()
-            compute.append(("ADDR", group_source, source, builder.const(g * depth * source_step), itemsize))
-            compute.append(("ADDR", group_out, out_image, builder.const(g * rows * columns + first * ow), itemsize))
-            compute.append(("ADDR", group_bias, bias_pointer, builder.const(g), rows * itemsize))
-            builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_out, group_bias,
-                                     floor_array], compute)
-            builder.template[meta:meta + 7] = [rows, depth, width, floor is not None, 1 if has_bias else 0,
-                                               source_step, columns]
-            compute.append(("SPLIT", gemm_loop, vectors, ptrs, meta, work))
-    compute.append(("ADD", image, image, native.ONE))
-    compute.append(("JUMP", top))
-    compute.append(("label", done))
+
+    def each(image):
+        x_image, out_image = builder.register(), builder.register()
+        compute.append(("ADDR", x_image, x.pointer, image, c * h * w * itemsize))
+        compute.append(("ADDR", out_image, out.pointer, image, o * columns * itemsize))
+        for first, end in image_bands:
+            width = (end - first) * ow
+            if cols is not None:
+                im2col_ptrs, words = builder.block(2), im2col.conv2d_meta(h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw,
+                                                                          (first, end))
+                meta_block = builder.block(len(words))
+                builder.template[meta_block:meta_block + len(words)] = words
+                builder.copy_into(im2col_ptrs, [x_image, cols.pointer], compute)
+                compute.append(("KERNEL", im2col_loop, builder.const(c), im2col_ptrs, meta_block))
+                source, source_step = cols.pointer, width
+            else:  # the image's own rows of the band, H*W apart
+                source, source_step = builder.register(), columns
+                compute.append(("ADDR", source, x_image, builder.const(first * ow), itemsize))
+            vectors = builder.const(-(-(rows if narrow else width) // gemm.vector_columns(dtype)))
+            work = builder.const(max(1, rows * depth * width // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+            for g in range(groups):
+                ptrs, meta = builder.block(5), builder.block(7)
+                group_source, group_out, group_bias = builder.register(), builder.register(), builder.register()
+                compute.append(("ADDR", group_source, source, builder.const(g * depth * source_step), itemsize))
+                compute.append(("ADDR", group_out, out_image, builder.const(g * rows * columns + first * ow), itemsize))
+                compute.append(("ADDR", group_bias, bias_pointer, builder.const(g), rows * itemsize))
+                builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_out, group_bias,
+                                         floor_array], compute)
+                builder.template[meta:meta + 7] = [rows, depth, width, floor is not None, 1 if has_bias else 0,
+                                                   source_step, columns]
+                compute.append(("SPLIT", gemm_loop, vectors, ptrs, meta, work))
+    _each_image(builder, x, each)
 
 
 def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
-                      floor_array: int, floor, geometry, groups: int, has_bias: bool, images: int) -> None:
+                      floor_array: int, floor, geometry, groups: int, has_bias: bool, images: int,
+                      narrow: bool) -> None:
     """Per group of up to `images` images: their columns side by side (im2col's, or the images
     themselves copied so for a 1x1 convolution of stride 1), each group's GEMM into a scratch
     matrix of as many images' outputs, then each image's rows of it copied to its place."""
@@ -175,6 +231,8 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
     cols = builder.alloc(x.dtype, [builder.const(c * kh * kw * wide)])
     products = builder.alloc(x.dtype, [builder.const(o * wide)])
     weights = np.ascontiguousarray(weight.reshape(groups, rows, depth))
+    if narrow:
+        weights = gemm.narrow_packed(weights[0])[None]
     compute, const = builder.compute, builder.const
     index, gathered, scattered = builder.register(), builder.label(), builder.label()
     first, count, close = builder.batch_steps(x.dims[0], images)
@@ -200,9 +258,10 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
             compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), im2col_ptrs, meta_block))
     compute.append(("label", gathered))
     width, vectors = builder.register(), builder.register()
+    rows_register = const(rows)
     lanes = gemm.vector_columns(dtype)
     compute.append(("MUL", width, count, const(positions)))
-    compute.append(("ADD", vectors, width, const(lanes - 1)))
+    compute.append(("ADD", vectors, rows_register if narrow else width, const(lanes - 1)))
     compute.append(("DIV", vectors, vectors, const(lanes)))
     work = const(max(1, rows * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
     for g in range(groups):
@@ -215,7 +274,8 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
                           compute)
         builder.copy_into(meta, [const(rows), const(depth), width, const(floor is not None),
                                  const(1 if has_bias else 0), const(wide), const(wide)], compute)
-        compute.append(("SPLIT", const(loop_function("gemm", dtype)), vectors, ptrs, meta, work))
+        product = gemm.narrow_function(dtype) if narrow else loop_function("gemm", dtype)
+        compute.append(("SPLIT", const(product), vectors, ptrs, meta, work))
     for k in range(images):
         taken = builder.label()
         compute.append(("JLT", const(k), count, taken))
@@ -228,4 +288,64 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
         compute.append(("COPY2D", target, const(positions * itemsize), source, const(wide * itemsize), const(o),
                         const(positions * itemsize)))
     compute.append(("label", scattered))
+    close()
+
+
+def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
+                  floor_array: int, floor, geometry, has_bias: bool, plan: tuple) -> None:
+    """Per image: its phases (the padded image split by the stride's phases: im2col with a window
+    of the stride's size), then one GEMM whose rows of b are the taps' shifted views of them
+    (gemm.rows_function), over rows of WQ outputs that it cuts to OW as it stores them."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    o, per_group, kh, kw = weight.shape
+    c, h, w = image
+    hq, wq, offsets = plan
+    dtype, itemsize = x.dtype.name, x.dtype.itemsize
+    compute, const = builder.compute, builder.const
+    depth, wide = per_group * kh * kw, oh * wq
+    # a tap's view runs past its phase by up to (KW - 1) * DW // SW elements in the columns cut away
+    slack = (kw - 1) * dw // sw + 1
+    phases = builder.alloc(x.dtype, [const(c * sh * sw * hq * wq + slack)])
+    lanes = gemm.vector_columns(dtype)
+    kept_lanes, kept_at = kept_columns(wide, wq, ow, lanes)
+    words = im2col.conv2d_meta(h, w, sh, sw, hq, wq, sh, sw, 1, 1, ph, pw)
+    phase_meta = builder.block(len(words))
+    builder.template[phase_meta:phase_meta + len(words)] = words
+    tail = builder.register()
+    compute.append(("ADDR", tail, phases.pointer, const(c * sh * sw * hq * wq), itemsize))
+    compute.append(("ZERO", tail, const(slack * itemsize)))
+    weights = np.ascontiguousarray(weight.reshape(o, depth))
+    work = const(max(1, o * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+
+    def each(image_index):
+        x_image, out_image = builder.register(), builder.register()
+        compute.append(("ADDR", x_image, x.pointer, image_index, c * h * w * itemsize))
+        compute.append(("ADDR", out_image, out.pointer, image_index, o * oh * ow * itemsize))
+        phase_ptrs = builder.block(2)
+        builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
+        compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), phase_ptrs, phase_meta))
+        ptrs, meta = builder.block(8), builder.block(7)
+        builder.copy_into(ptrs, [builder.address_of(weights), phases.pointer, out_image, bias_pointer, floor_array,
+                                 builder.address_of(offsets), builder.address_of(kept_lanes),
+                                 builder.address_of(kept_at)], compute)
+        builder.template[meta:meta + 7] = [o, depth, wide, floor is not None, 1 if has_bias else 0, hq * wq, oh * ow]
+        compute.append(("SPLIT", const(gemm.rows_function(dtype)), const(-(-wide // lanes)), ptrs, meta, work))
+    _each_image(builder, x, each)
+
+
+def kept_columns(columns: int, wq: int, ow: int, lanes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per vector of `lanes` of the tap GEMM's columns (rows of WQ outputs, `columns` of them), the
+    bits of the lanes the output keeps (the first OW of each row) and where in a row of the output
+    (OH*OW) the first of them goes."""
+    first = np.arange(0, columns, lanes)
+    at = first // wq * ow + np.minimum(first % wq, ow)
+    column = first[:, None] + np.arange(lanes)
+    kept = (column < columns) & (column % wq < ow)
+    return (kept * (1 << np.arange(lanes))).sum(1).astype(np.int32), at.astype(np.int64)
+
+
+def _each_image(builder: Builder, x: TensorValue, body) -> None:
+    """body(register of the image's index) for each image of x's batch: a loop of the program."""
+    image, _, close = builder.batch_steps(x.dims[0], 1)
+    body(image)
     close()

@@ -84,3 +84,34 @@ def test_a_window_of_many_taps_over_a_small_output_matches_the_op_table():
     np.testing.assert_allclose(native_kernel(average)(np, x, *args), average.kernel(np, x, *args), rtol=1e-5)
     np.testing.assert_array_equal(native_kernel(largest)(np, x, [9, 9], [1, 1], [0, 0], [1, 1], False)[0],
                                   largest.kernel(np, x, [9, 9], [1, 1], [0, 0], [1, 1], False)[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("image, kernel, stride, padding, dilation", [
+    ((13, 12), 3, 1, 1, 1),   # a plane keeping its size: vectors across rows, masked loads
+    ((6, 7), (3, 5), 1, (1, 2), 1),
+    ((11, 41), 3, 2, 1, 1),   # long rows at stride 2: a vector of a row at a time (two loads, the even lanes)
+    ((7, 37), (2, 3), (1, 2), 0, (1, 2)),
+    ((9, 40), 3, 1, 0, 2),    # long rows at stride 1, no padding
+    ((5, 9), 3, 3, 1, 1),     # stride 3: gathered
+])
+def test_each_way_through_a_plane_matches_the_op_table(dtype, image, kernel, stride, padding, dilation):
+    """Depthwise convolution and both poolings on planes each way of windows.Gathered takes, a
+    non-contiguous input (made contiguous by the caller, as the op table's kernel reads it) and a NaN."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 6, image[1], image[0])).astype(dtype).transpose(0, 1, 3, 2)
+    x[1, 4, image[0] // 2, 1] = np.nan
+    pair = (lambda v: [v, v] if isinstance(v, int) else list(v))
+    k, s, p, d = pair(kernel), pair(stride), pair(padding), pair(dilation)
+    w = rng.standard_normal((6, 1, *k)).astype(dtype)
+    b = rng.standard_normal(6).astype(dtype)
+    expected = np.maximum(ops.OPS["conv2d"].kernel(np, x, w, b, s, p, d, 6), 0.0)
+    got = native_depthwise(np, np.ascontiguousarray(x), w, b, s, p, d, 6, 0.0)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, equal_nan=True)
+    largest, average = ops.OPS["max_pool2d"], ops.OPS["avg_pool2d"]
+    if min(p[0], p[1]) * 2 <= min(k) and d == [1, 1]:
+        np.testing.assert_array_equal(native_kernel(largest)(np, x, k, s, p, d, False)[0],
+                                      largest.kernel(np, x, k, s, p, d, False)[0])
+        args = (k, s, p, False, False, None)
+        np.testing.assert_allclose(native_kernel(average)(np, x, *args), average.kernel(np, x, *args), rtol=1e-5,
+                                   atol=1e-6)

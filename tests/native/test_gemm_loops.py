@@ -1,0 +1,91 @@
+"""The GEMM (native/gemm.py) against numpy: a few blocks of rows under a large b, the row-table loop (a convolution's taps, each
+row of b anywhere) and the narrow product (b of a few columns, a packed by vectors of rows), over odd sizes,
+split ranges, bias or none, floored or not."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from scriptc.codegen.llvm.driver import KERNEL_TYPE
+from scriptc.native import gemm
+from scriptc.native.heads import gemm_runs
+from scriptc.native.loops import loop_function
+from scriptc.runtime.convolution_lowering import kept_columns
+
+pytestmark = pytest.mark.skipif(not gemm_runs(), reason="the compiled GEMM is written for 512-bit vectors")
+
+
+def _call(function: int, total: int, arrays: list, meta: list, parts: int = 1) -> None:
+    ptrs = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+    words = (ctypes.c_int64 * len(meta))(*meta)
+    run = KERNEL_TYPE(function)
+    bounds = [total * k // parts for k in range(parts + 1)]
+    for start, end in zip(bounds, bounds[1:]):
+        run(start, end, ptrs, words)
+
+
+def _expected(a, b, bias, floored):
+    out = a @ b + (0 if bias is None else bias[:, None])
+    return np.maximum(out, 0) if floored else out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, depth, out_rows, wq, ow", [(64, 288, 24, 26, 24), (5, 7, 3, 11, 11), (17, 130, 7, 9, 7),
+                                                          (9, 1, 2, 8, 5)])
+def test_the_row_table_loop_reads_rows_of_b_where_the_table_says_and_keeps_the_lanes_asked(dtype, rows, depth,
+                                                                                           out_rows, wq, ow):
+    """Each row of b anywhere (a convolution's taps), and of each row of WQ outputs the first OW kept,
+    stored one after another (convolution_lowering.kept_columns); split across ranges of columns, the
+    products in slices of k where they are deep (the partial sums read back the kept lanes)."""
+    width = out_rows * wq
+    rng = np.random.default_rng(rows + depth)
+    source = rng.standard_normal(4 * depth + width + 64).astype(dtype)
+    offsets = rng.integers(0, 4 * depth + 64, depth).astype(np.int64)
+    a = rng.standard_normal((rows, depth)).astype(dtype)
+    bias = rng.standard_normal(rows).astype(dtype)
+    name = np.dtype(dtype).name
+    kept_lanes, kept_at = kept_columns(width, wq, ow, gemm.vector_columns(name))
+    for floored, parts in ((True, 1), (False, 3)):
+        out = np.full((rows, out_rows * ow + 3), np.nan, dtype)  # rows of out 3 more apart than they hold
+        _call(gemm.rows_function(name), -(-width // gemm.vector_columns(name)),
+              [a, source, out, bias, np.zeros(1, dtype), offsets, kept_lanes, kept_at],
+              [rows, depth, width, floored, 1, 1000, out_rows * ow + 3], parts)
+        b = np.stack([source[o:o + width] for o in offsets])
+        expected = _expected(a, b, bias, floored).reshape(rows, out_rows, wq)[:, :, :ow].reshape(rows, -1)
+        np.testing.assert_allclose(out[:, :-3], expected, rtol=1e-5, atol=1e-4)
+        assert np.isnan(out[:, -3:]).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, depth, width", [(960, 160, 4), (37, 5, 11), (20, 3, 1), (1, 9, 8), (33, 64, 17)])
+def test_the_narrow_product_equals_numpy(dtype, rows, depth, width):
+    rng = np.random.default_rng(rows * width)
+    a = rng.standard_normal((rows, depth)).astype(dtype)
+    b = rng.standard_normal((depth, width + 3)).astype(dtype)  # rows of b 3 more apart than it is wide
+    name = np.dtype(dtype).name
+    for bias, floored, parts in ((rng.standard_normal(rows).astype(dtype), True, 1), (None, False, 2)):
+        out = np.full((rows, width + 2), np.nan, dtype)  # rows of out 2 more apart
+        _call(gemm.narrow_function(name), -(-rows // gemm.vector_columns(name)),
+              [gemm.narrow_packed(a), b, out, np.zeros(rows, dtype) if bias is None else bias, np.zeros(1, dtype)],
+              [rows, depth, width, floored, 0 if bias is None else 1, width + 3, width + 2], parts)
+        np.testing.assert_allclose(out[:, :width], _expected(a, b[:, :width], bias, floored), rtol=1e-5, atol=1e-4)
+        assert np.isnan(out[:, width:]).all()  # nothing written past each row's width
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, depth, width", [(16, 5000, 77), (9, 300, 50), (24, 700, 64)])
+def test_a_few_blocks_of_rows_under_a_large_b_equal_numpy(dtype, rows, depth, width):
+    """Products of a batch through a layer: up to two blocks of rows, b's slices packed (or, for three
+    blocks, read in place), split across ranges of columns."""
+    rng = np.random.default_rng(depth)
+    a = rng.standard_normal((rows, depth)).astype(dtype)
+    b = rng.standard_normal((depth, width)).astype(dtype)
+    out = np.full((rows, width), np.nan, dtype)
+    name = np.dtype(dtype).name
+    zero = np.zeros(1, dtype)
+    _call(loop_function("gemm", name), -(-width // gemm.vector_columns(name)), [a, b, out, zero, zero],
+          [rows, depth, width, 0, 0, width, width], 2)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-3 if dtype == np.float32 else 1e-9)

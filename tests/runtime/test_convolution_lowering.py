@@ -1,0 +1,162 @@
+"""A segment program's convolutions (runtime/convolution_lowering.py) against the reference
+interpreter: the tap products (no im2col: one GEMM over shifted views of the padded image's phases),
+and whole small convolutional nets through every kernel - 3x3, strided, 1x1, depthwise, pooling,
+BatchNorm folded, residual adds, the global-pool head."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import scriptc as torch
+from scriptc.native.geometry import conv_geometry
+from scriptc.ops import linalg
+from scriptc.runtime import convolution_lowering
+from scriptc.runtime.executor import Executor
+from scriptc.runtime.interpreter import Interpreter
+from scriptc.runtime.segments import SegmentStep
+
+TAP_CASES = [  # (in channels, image), (out channels, kernel), stride, padding, dilation
+    ((3, (9, 9)), (5, (3, 3)), 1, 1, 1),
+    ((4, (10, 7)), (6, (3, 3)), 2, 1, 1),     # stride 2, an odd width: phases of unequal sizes
+    ((2, (11, 12)), (3, (5, 5)), 1, 4, 2),    # dilation
+    ((3, (13, 13)), (4, (7, 7)), 2, 3, 1),    # ResNet's stem
+    ((3, (8, 9)), (2, (2, 3)), (1, 2), (0, 1), 1),
+    ((2, (9, 9)), (3, (3, 3)), 3, 0, 1),      # stride 3, no padding
+    ((5, (6, 6)), (4, (1, 1)), 2, 0, 1),      # a strided 1x1
+]
+
+
+def _image_columns(x, geometry, kernel):
+    """Per image, the taps' rows over outputs of rows WQ long (what the tap GEMM multiplies),
+    gathered with tap_plan's offsets from the padded image's phases made in numpy."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    n, c, h, w = x.shape
+    hq, wq, offsets = convolution_lowering.tap_plan((c, h, w), (1, c, *kernel), geometry)
+    padded = np.zeros((n, c, hq * sh, wq * sw), x.dtype)
+    padded[:, :, ph:ph + h, pw:pw + w] = x
+    phases = padded.reshape(n, c, hq, sh, wq, sw).transpose(0, 1, 3, 5, 2, 4).reshape(n, -1)
+    phases = np.concatenate([phases, np.zeros((n, wq * sw + kernel[1] * dw), x.dtype)], axis=1)
+    return np.stack([phases[:, o:o + oh * wq] for o in offsets], axis=1).reshape(n, len(offsets), oh, wq)
+
+
+@pytest.mark.parametrize("case", TAP_CASES)
+def test_the_tap_offsets_read_what_im2col_copies(case):
+    (c, image), (o, kernel), stride, padding, dilation = case
+    x = np.random.default_rng(0).standard_normal((2, c, *image))
+    w = np.zeros((o, c, *kernel))
+    geometry = conv_geometry(x.shape, w.shape, stride, padding, dilation, 1)
+    oh, ow = geometry[-2:]
+    taps = _image_columns(x, geometry, kernel)[..., :ow]  # (the columns past OW are cut away)
+    expected = linalg._im2col(np, x, w, *geometry, 1)
+    np.testing.assert_array_equal(taps.reshape(expected.shape), expected)
+
+
+class _Conv(torch.nn.Module):
+    def __init__(self, c, o, kernel, stride, padding, dilation):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(c, o, kernel, stride=stride, padding=padding, dilation=dilation)
+
+    def forward(self, x):
+        h = self.conv(x)
+        return torch.relu(h) + 0.5 * h
+
+
+def _executors(model, example):
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model.eval(), example), jit=False).graph
+    return Executor(graph, threads=2), Interpreter(graph)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", TAP_CASES)
+def test_tap_products_equal_the_interpreter(case, dtype, monkeypatch):
+    monkeypatch.setattr(convolution_lowering, "TAP_MIN_POSITIONS", 0)
+    monkeypatch.setattr(convolution_lowering, "TAP_WIDTH_RATIO", (100, 1))  # every convolution by taps
+    (c, image), (o, kernel), stride, padding, dilation = case
+    torch.manual_seed(3)
+    model = _Conv(c, o, kernel, stride, padding, dilation)
+    if dtype == np.float64:
+        model = model.double()
+    example = torch.from_numpy(np.ones((2, c, *image), dtype))
+    executor, reference = _executors(model, example)
+    rng = np.random.default_rng(4)
+    for batch in (2, 1, 5):
+        x = rng.standard_normal((batch, c, *image)).astype(dtype)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-5)
+    # a transposed (non-contiguous) input: the steps run it, with the same results
+    x = rng.standard_normal((2, c, image[1], image[0])).astype(dtype).transpose(0, 1, 3, 2)
+    np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-5)
+    [segment] = [s for s in executor.steps if isinstance(s, SegmentStep)]
+    assert segment.programs and all(segment.programs.values()), segment.reason
+
+
+@pytest.mark.parametrize("side_by_side", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("image, bias", [((2, 2), True), ((1, 1), False), ((2, 3), True), ((3, 3), True)])
+def test_narrow_products_equal_the_interpreter(image, bias, dtype, side_by_side, monkeypatch):
+    """Convolutions of planes of a few positions (the narrow product): a 1x1 of 40 channels out (two
+    vectors of rows and a partial one), a 3x3 over im2col's columns; image by image, or (under
+    weights counted as large) several images side by side in its columns."""
+    if side_by_side:
+        monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
+    torch.manual_seed(4)
+    model = torch.nn.Sequential(torch.nn.Conv2d(24, 40, 1, bias=bias), torch.nn.ReLU(),
+                                torch.nn.Conv2d(40, 20, 3, padding=1, bias=bias))
+    if dtype == np.float64:
+        model = model.double()
+    executor, reference = _executors(model, torch.from_numpy(np.ones((2, 24, *image), dtype)))
+    rng = np.random.default_rng(5)
+    for batch in (2, 1, 3, 5):
+        x = rng.standard_normal((batch, 24, *image)).astype(dtype)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-5)
+    [segment] = [s for s in executor.steps if isinstance(s, SegmentStep)]
+    assert segment.programs and all(segment.programs.values()), segment.reason
+
+
+class _Block(torch.nn.Module):
+    """An inverted residual (1x1 expand, depthwise 3x3, 1x1 project, BatchNorm after each) beside a
+    basic residual block (two 3x3 with BatchNorm, a strided 1x1 downsample)."""
+
+    def __init__(self):
+        super().__init__()
+        bn = torch.nn.BatchNorm2d
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False), bn(8),
+                                        torch.nn.ReLU6())
+        self.expand = torch.nn.Sequential(torch.nn.Conv2d(8, 24, 1, bias=False), bn(24), torch.nn.ReLU6())
+        self.depthwise = torch.nn.Sequential(torch.nn.Conv2d(24, 24, 3, padding=1, groups=24, bias=False), bn(24),
+                                             torch.nn.ReLU6())
+        self.project = torch.nn.Sequential(torch.nn.Conv2d(24, 8, 1, bias=False), bn(8))
+        self.first = torch.nn.Sequential(torch.nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False), bn(16),
+                                         torch.nn.ReLU())
+        self.second = torch.nn.Sequential(torch.nn.Conv2d(16, 16, 3, padding=1, bias=False), bn(16))
+        self.down = torch.nn.Sequential(torch.nn.Conv2d(8, 16, 1, stride=2, bias=False), bn(16))
+        self.fc = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        h = self.stem(x)
+        h = h + self.project(self.depthwise(self.expand(h)))
+        h = torch.nn.functional.max_pool2d(h, 3, 1, 1)
+        h = torch.relu(self.second(self.first(h)) + self.down(h))
+        return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(h, 1), 1))
+
+
+@pytest.mark.parametrize("image", [(32, 32), (23, 17)])
+def test_a_small_convolutional_net_is_one_program_equal_to_the_interpreter(image):
+    torch.manual_seed(6)
+    model = _Block().eval()
+    with torch.no_grad():  # BatchNorm statistics that are not the identity
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_mean.uniform_(-0.5, 0.5)
+                module.running_var.uniform_(0.5, 1.5)
+    executor, reference = _executors(model, torch.randn(2, 3, *image))
+    assert [type(s) for s in executor.steps] == [SegmentStep]
+    rng = np.random.default_rng(8)
+    for batch in (2, 1, 3):
+        x = rng.standard_normal((batch, 3, *image)).astype(np.float32)
+        got = executor([x])[0]
+        np.testing.assert_allclose(got, reference.run([x])[0], rtol=1e-4, atol=1e-5)
+        with torch.no_grad():
+            np.testing.assert_allclose(got, model(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-5)
+    [segment] = executor.steps
+    assert len(segment.programs) == 1 and all(segment.programs.values()), segment.reason
