@@ -111,3 +111,34 @@ def test_packed_weights_live_as_long_as_the_program():
     del model, graph
     gc.collect()
     np.testing.assert_array_equal(executor([x])[0], expected)
+
+
+def test_a_linear_layer_on_a_sequence_and_on_one_vector():
+    """Rows are every leading dim ((batch, time, features) @ W), and a 1-D input is one row whose
+    result is 1-D; a non-contiguous input is copied first."""
+    torch.manual_seed(1)
+    layer = torch.nn.Sequential(torch.nn.Linear(24, 40), torch.nn.ReLU()).eval()
+    rng = np.random.default_rng(5)
+    for shape in [(3, 5, 24), (24,), (2, 1, 24)]:
+        graph = torch.jit.optimize_for_inference(torch.jit.script(layer)).graph
+        executor, reference = Executor(graph), Interpreter(graph)
+        x = rng.standard_normal(shape).astype(np.float32)
+        for _ in range(2):
+            got = executor([x])[0]
+        np.testing.assert_allclose(got, reference.run([x])[0], rtol=1e-5, atol=1e-6)
+        strided = rng.standard_normal(shape[:-1] + (48,)).astype(np.float32)[..., ::2]
+        np.testing.assert_allclose(executor([strided])[0], reference.run([strided])[0], rtol=1e-5, atol=1e-6)
+
+
+def test_weights_of_the_same_values_are_packed_once():
+    """A traced recurrent model multiplies by one matrix at every step, each step's a constant of its
+    own: their packed copies are one array while any program holds it, and none is kept after."""
+    weights = np.random.default_rng(6).standard_normal((30, 50)).astype(np.float32)
+    first = linear.packed(weights)
+    assert linear.packed(weights.copy()) is first
+    assert linear.packed(weights + 1) is not first
+    np.testing.assert_array_equal(first, linear.pack(weights))
+    del first
+    gc.collect()
+    again = linear.packed(weights)
+    np.testing.assert_array_equal(again, linear.pack(weights))

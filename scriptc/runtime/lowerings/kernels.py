@@ -142,7 +142,8 @@ def linear_product(builder: Builder, a: TensorValue, weights: np.ndarray, bias: 
                   floor: float | None = None) -> TensorValue:
     """a @ weights (+ bias, then maximum with floor where given: a Linear and its ReLU) for a
     contiguous a of rank 2 or more and of weights' dtype, from the packed product (native/linear.py):
-    the weights packed now, once, for every call of the program."""
+    the weights packed now, once for every call of the program (and for every product by the same
+    values: linear.packed)."""
     dtype = a.dtype
     depth, width = weights.shape
     builder.equal(a.dims[-1], builder.const(depth))
@@ -150,7 +151,7 @@ def linear_product(builder: Builder, a: TensorValue, weights: np.ndarray, bias: 
     out = builder.alloc(dtype, a.dims[:-1] + [builder.const(width)])
     ptrs, meta = builder.block(5), builder.block(4)
     floor_value = np.full(1, 0.0 if floor is None else floor, dtype)
-    constants = [linear.pack(weights), linear.pack_bias(bias, width, dtype), floor_value]
+    constants = [linear.packed(weights), linear.pack_bias(bias, width, dtype), floor_value]
     builder.copy_into(ptrs, [a.pointer, builder.address_of(constants[0]), out.pointer,
                              builder.address_of(constants[1]), builder.address_of(constants[2])], builder.compute)
     builder.copy_into(meta, [rows, builder.const(depth), builder.const(width),
