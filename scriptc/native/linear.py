@@ -27,16 +27,13 @@ import weakref
 import numpy as np
 from llvmlite import ir
 
-from scriptc.codegen.llvm.loop import loop
+from scriptc.codegen.llvm.loop import I32, I64, loop
 
 from .loops import loop_arguments, loop_module
 
-I64 = ir.IntType(64)
-I32 = ir.IntType(32)
 FUNCTIONS = {"float32": ("scriptc_linear_f32", ir.FloatType()), "float64": ("scriptc_linear_f64", ir.DoubleType())}
 VECTOR_BYTES = 64
-ROWS = 8
-VECTORS = 3
+ROWS, VECTORS = 8, 3   # the register tile (the module docstring)
 REST_ROWS = (4, 2, 1)  # tiles for the rows past the last block of ROWS (ROWS's lower powers of two)
 _CONTRACT = ("contract",)  # a multiply-add may become one fma (each product is still added in order)
 
