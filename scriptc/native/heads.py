@@ -6,7 +6,8 @@ products and bias on a CPU with 512-bit vectors (gemm.py; elsewhere BLAS's GEMM)
 run whole or side by side, one per thread (ConvMode); a matmul of a few rows (a small batch through
 a layer) is a compiled loop split across the pool (matvec.py), and one of more rows the compiled
 GEMM where it runs. A conv2d whose group does nothing after it but a ReLU (or another floor) has
-its products apply it as they store (`floor`), and the group launches no kernel of its own.
+its products apply it as they store (`floor`), and the group launches no kernel of its own (a
+conv_transpose2d's, here, after it: the programs' col2im applies it as it writes each row).
 Same arguments, checks, errors and results (up to rounding) as the op table's kernel; eager code
 keeps the op table's numpy kernel.
 """
@@ -104,6 +105,11 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1,
             CONV_MODE.record(by_image, time.perf_counter() - started, work)
             return out
         return conv2d
+    if op.name == "conv_transpose2d" and floor is not None:
+        def conv_transpose2d(xp, *args, **options):
+            out = op.kernel(xp, *args, **options)
+            return xp.maximum(out, floor, out=out) if type(out) is np.ndarray else xp.maximum(out, floor)
+        return conv_transpose2d
     if op.name == "matmul" and dtype in matvec.FUNCTIONS:
         _native_loop("matvec", dtype)
         tiled = gemm_runs()

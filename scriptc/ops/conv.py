@@ -352,6 +352,7 @@ def _transposed_rule(spatial):
         sizes = tuple(None if not isinstance(i, int) or not isinstance(k, int) else
                       (i - 1) * s - 2 * p + d * (k - 1) + 1 + op for i, s, p, d, k, op in
                       zip(x.shape[-spatial:], stride, padding, dilation, w.shape[2:], output_padding))
+        sizes = tuple(None if size is not None and size <= 0 else size for size in sizes)  # (the kernel raises)
         out_channels = w.shape[1] * groups if isinstance(w.shape[1], int) else None
         lead = tuple(x.shape[:1]) if len(x.shape) == spatial + 2 else ()
         return TensorType(x.dtype, lead + (out_channels,) + sizes, x.device)
@@ -371,5 +372,5 @@ for _spatial in (1, 2, 3):
              f"stride: int[] = {_ones}, padding: int[] = {_zeros}, output_padding: int[] = {_zeros}, "
              f"groups: int = 1, dilation: int[] = {_ones}) -> Tensor", OPAQUE, _transposed_kernel(_spatial),
              shape=_transposed_rule(_spatial), grad=_transposed_grad(_spatial), save=("input", "weight"),
-             method=False, functional=True,
+             method=False, functional=True, fusion_head=_spatial == 2, head_floor=_spatial == 2,
              doc=f"{_spatial}-D transposed convolution, the adjoint of conv{_spatial}d: W^T @ x, then col2im.")

@@ -1,5 +1,6 @@
-"""fold_conv_bn: a frozen Conv2d followed by an eval-mode BatchNorm2d becomes one conv; any other eval-mode
-batch_norm with frozen statistics becomes x * scale + shift, pointwise ops that fuse with their neighbours."""
+"""fold_conv_bn: a frozen Conv2d or ConvTranspose2d followed by an eval-mode BatchNorm2d becomes one conv;
+any other eval-mode batch_norm with frozen statistics becomes x * scale + shift, pointwise ops that fuse
+with their neighbours."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def fold_conv_bn(graph: Graph) -> bool:
         if bn.op != "batch_norm" or bn.owner is None:
             continue
         conv = bn.inputs[0].node
-        if conv is None or conv.op != "conv2d":
+        if conv is None or conv.op not in ("conv2d", "conv_transpose2d"):
             continue
         # Other readers may only look at the shape (BatchNorm2d's own input check does): folding keeps it.
         if any(u.user is not bn and not (isinstance(u.user, Node) and u.user.op in SHAPE_ONLY)
@@ -29,15 +30,17 @@ def fold_conv_bn(graph: Graph) -> bool:
         rm, rv, w, b, training, _, eps = bn.inputs[1:]
         needed = [conv.inputs[1], rm, rv, training, eps] + [v for v in (w, b, conv.inputs[2]) if not (
             is_constant(v) and constant_value(v) is None)]
+        if conv.op == "conv_transpose2d":
+            needed.append(conv.inputs[6])  # (its groups: the weight's dim 1 holds each group's outputs)
         if not all(is_constant(v) for v in needed) or constant_value(training) is not False:
             continue
         weight = constant_value(conv.inputs[1])
         conv_bias = constant_value(conv.inputs[2]) if is_constant(conv.inputs[2]) else None
-        gamma = constant_value(w) if constant_value(w) is not None else np.ones(weight.shape[0], weight.dtype)
-        beta = constant_value(b) if constant_value(b) is not None else np.zeros(weight.shape[0], weight.dtype)
         mean, var = constant_value(rm), constant_value(rv)
+        gamma = constant_value(w) if constant_value(w) is not None else np.ones(mean.shape, weight.dtype)
+        beta = constant_value(b) if constant_value(b) is not None else np.zeros(mean.shape, weight.dtype)
         scale = (gamma / np.sqrt(var.astype(np.float64) + constant_value(eps))).astype(weight.dtype)
-        new_weight = (weight * scale.reshape(-1, 1, 1, 1)).astype(weight.dtype)
+        new_weight = _scaled_outputs(conv, weight, scale)
         base = conv_bias if conv_bias is not None else np.zeros_like(mean)
         new_bias = ((base - mean) * scale + beta).astype(weight.dtype)
         w_node = Node("prim::Constant", [], [conv.inputs[1].type], {"value": new_weight}, conv.loc)
@@ -53,6 +56,16 @@ def fold_conv_bn(graph: Graph) -> bool:
         if bn.op == "batch_norm" and bn.owner is not None:
             changed |= _affine(bn)
     return changed
+
+
+def _scaled_outputs(conv: Node, weight: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """`weight` with each output channel's part times its scale: dim 0 of a conv2d's, each group's
+    slice of dim 1 of a conv_transpose2d's (in, out / groups, kh, kw)."""
+    if conv.op == "conv2d":
+        return (weight * scale.reshape(-1, 1, 1, 1)).astype(weight.dtype)
+    groups = constant_value(conv.inputs[6])
+    grouped = weight.reshape((groups, -1) + weight.shape[1:])
+    return (grouped * scale.reshape(groups, 1, -1, 1, 1)).reshape(weight.shape).astype(weight.dtype)
 
 
 def _affine(bn: Node) -> bool:

@@ -143,6 +143,29 @@ class Builder:
         self.buffers.append(buffer)
         return TensorValue(dtype, list(dims), buffer.pointer, buffer)
 
+    def batch_steps(self, batch: int, per_step: int):
+        """Opens a loop, in phase two, over `batch` (a register) `per_step` at a time: returns the
+        registers (first, count) - the step's first index and how many it has, per_step but in the
+        last step - and a function that closes the loop after the records of its body."""
+        compute, const = self.compute, self.const
+        first, count = self.register(), self.register()
+        top, body, done, fewer = (self.label() for _ in range(4))
+        compute.append(("MOV", first, native.ZERO))
+        compute.append(("label", top))
+        compute.append(("JLT", first, batch, body))
+        compute.append(("JUMP", done))
+        compute.append(("label", body))
+        compute.append(("SUB", count, batch, first))  # count = min(per_step, batch - first)
+        compute.append(("JLT", count, const(per_step), fewer))
+        compute.append(("MOV", count, const(per_step)))
+        compute.append(("label", fewer))
+
+        def close() -> None:
+            compute.append(("ADD", first, first, const(per_step)))
+            compute.append(("JUMP", top))
+            compute.append(("label", done))
+        return first, count, close
+
     def contiguous_strides(self, dims: list[int]) -> list[int]:
         strides, step = [], native.ONE
         for d in reversed(dims):

@@ -1,5 +1,5 @@
 """The native lowering of each op a segment program runs (LOWERINGS): views, sizes and integer
-arithmetic, zeros, split and cat, pooling, products, convolutions, and FusionGroups - each writes
+arithmetic, zeros, split and cat, pixel_shuffle, pooling, products, convolutions, and FusionGroups - each writes
 its records through the builder (program_values.py) and returns its outputs' symbolic values."""
 
 from __future__ import annotations
@@ -7,23 +7,25 @@ from __future__ import annotations
 from scriptc import ops
 
 from .fusion import lower_group  # noqa: F401  (program_builder's, with LOWERINGS)
-from .kernels import _conv2d, _matmul, _pool
+from .kernels import _conv2d, _conv_transpose2d, _matmul, _pool
+from .shuffles import _pixel_shuffle
 from .scalars import (_comparison, _dim, _integer, _list, _numel, _raise, _range_length, _size, _tuple,
                       _unpack)
 from .views import (_chunk, _contiguous_op, _embedding, _flatten, _join, _select, _split, _squeeze, _transpose,
                     _unsqueeze, _view, _zeros)
 
-# The fusion heads a segment program runs (its lowering of each: _product, convolution).
-HEADS = ("matmul", "conv2d")
+# The fusion heads a segment program runs (its lowering of each: _product, convolution, conv_transpose).
+HEADS = ("matmul", "conv2d", "conv_transpose2d")
 
 LOWERINGS = {
     "view": _view, "reshape": _view, "flatten": _flatten, "unsqueeze": _unsqueeze, "contiguous": _contiguous_op,
     "size": _size, "dim": _dim, "numel": _numel, "chunk": _chunk, "matmul": _matmul,
     "zeros": _zeros(0), "new_zeros": _zeros(1), "zeros_like": _zeros(None), "split": _split,
     "cat": _join(stack=False), "stack": _join(stack=True), "max_pool2d": _pool(0), "avg_pool2d": _pool(1),
-    "adaptive_avg_pool2d": _pool(None), "conv2d": _conv2d, "squeeze": _squeeze, "select": _select,
+    "adaptive_avg_pool2d": _pool(None), "conv2d": _conv2d, "conv_transpose2d": _conv_transpose2d,
+    "squeeze": _squeeze, "select": _select,
     "transpose": _transpose, "permute": _transpose, "t": _transpose,
-    "embedding": _embedding,
+    "embedding": _embedding, "pixel_shuffle": _pixel_shuffle,
     "prim::ListConstruct": _list, "prim::TupleConstruct": _tuple, "prim::ListUnpack": _unpack,
     "prim::TupleUnpack": _unpack,
     "add.scalar": _integer("ADD", lambda a, b: a + b), "sub.scalar": _integer("SUB", lambda a, b: a - b),

@@ -8,8 +8,8 @@ from scriptc.native import program as native
 
 from ..groups import GroupStep
 from ..program_values import NotNative, Builder, dense, value_of, TensorValue, tensor_of
-from ..convolution_lowering import convolution
-from .kernels import _product, frozen_weights, linear_product
+from ..transposed_lowering import conv_transpose
+from .kernels import _product, conv2d, frozen_weights, linear_product
 
 
 def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
@@ -32,9 +32,10 @@ def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
             if epilogue is not None:
                 return [linear_product(builder, a, *epilogue)]  # (the group's whole work: no kernel after)
             syms.append(_product(builder, a, b))
-        elif variant.head.name == "conv2d":
+        elif variant.head.name in ("conv2d", "conv_transpose2d"):
             floor = spec.head_floor if variant.head_is_result else None
-            syms.append(convolution(builder, sources, recorded[node.inputs[variant.head_sources[0][0]]], floor))
+            lower = conv2d if variant.head.name == "conv2d" else conv_transpose
+            syms.append(lower(builder, sources, recorded[node.inputs[variant.head_sources[0][0]]], floor))
             if variant.head_is_result:
                 return [syms[-1]]  # (the products applied the group's ReLU as they stored)
         else:
