@@ -10,20 +10,23 @@ at times 50, instead of ~1 ms here: torch's own memory and fork handlers), which
 torch's import to every scriptc worker start-up; a scriptc user's process has no torch in it, and
 a torch user's no scriptc.
 
-Why 2 workers can keep up: a worker gathers each batch straight into a shared-memory block and
-sends a reference of ~100 bytes; the main process maps each block once and reuses it for later
-batches, so a batch's 1 MB is written once (by the worker) and never copied or pickled. The CPU
-column shows what that costs: the 0-worker epoch is one gather per batch in one process; with
-workers the same gathers run in two processes, plus ~0.1 ms per batch of messages on each side.
+Why 2 workers can keep up: a worker gathers each batch's rows straight into one shared-memory
+block (one take per tensor) and sends a fixed header of ~100 bytes; the main process maps each
+block once, builds the batch's tensors as views of it, and hands the block back for a later
+batch once nothing uses it, so a batch's 1 MB is written once (by the worker) and never copied
+or pickled. The CPU column shows what that costs: the 0-worker epoch is one gather per batch in
+one process; with workers the same gathers run in two processes, plus Python and system calls
+for the messages on each side (~2x the 0-worker CPU in all), plus,
+with the defaults, forking and joining the two workers every epoch (~0.025 s of CPU).
 
 What the defaults lose on a busy machine is scheduling, not copying: batches come back in order
-and at most prefetch_factor (2) per worker are loaded ahead, so whenever one of the three
-processes waits for a CPU (every few ms when other work keeps the cores busy) the other two run
-out of work after ~4 batches and sleep until it runs again, while the 0-worker loop simply runs
-whenever it gets a CPU. The last two rows keep the workers between epochs (no fork and shutdown
-per epoch) and let them run 16 batches ahead, or hand batches out as they arrive: the transport
-the same, the waits fewer. (Their CPU column leaves out the persistent workers, which have not
-exited when it is read.)
+and at most prefetch_factor (2) per worker are loaded ahead, so the main process and the workers
+sleep and wake each other every batch, and on a machine whose cores are busy with other work
+each wake-up waits for a CPU. (Tasks of a TensorDataset go to the least busy worker, and the
+main process only wakes for the batch it returns next, which takes the worst of it away.) The
+last two rows keep the workers between epochs (no fork and join per epoch) and let them run 16
+batches ahead, or hand batches out as they arrive: the transport the same, the waits fewer.
+(Their CPU column leaves out the persistent workers, which have not exited when it is read.)
 Run with OMP_NUM_THREADS=1; on a shared machine the numbers are noisy.
 """
 
@@ -159,7 +162,8 @@ def main() -> None:
             [] if in_order else ["in_order=False"])
         label = f"{workers}" + (f" ({', '.join(options)})" if options else "")
         print(f"{label:>38} {mine:13.0f} {torch_cols} {cpu[('scriptc', config)]:14.2f} {torch_cpu}")
-    print(f"\nscriptc 2 workers / 0 workers: {rate[('scriptc', 1)] / rate[('scriptc', 0)]:.2f} (target >= 0.80); "
+    print(f"\nscriptc 2 workers / 0 workers: {rate[('scriptc', 1)] / rate[('scriptc', 0)]:.2f} (target >= 0.80; "
+          f"CPU per epoch {cpu[('scriptc', 1)] / cpu[('scriptc', 0)]:.2f}x); "
           f"prefetch 16, persistent: {rate[('scriptc', 2)] / rate[('scriptc', 0)]:.2f}; "
           f"persistent, in_order=False: {rate[('scriptc', 3)] / rate[('scriptc', 0)]:.2f}")
     if peer is not None:

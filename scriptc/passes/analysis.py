@@ -68,6 +68,25 @@ def is_pure(node: Node) -> bool:
         not any(isinstance(v.type, _MUTABLE) for v in node.outputs)
 
 
+# What reads a list without changing it or letting it escape (slice.list reads it into a new list).
+LIST_READERS = frozenset({"len.list", "getitem.list", "slice.list"})
+
+
+def read_only_list(value: Value, written: set = frozenset()) -> bool:
+    """Whether a list is only read - its length, items and slices (themselves only read) - and no item
+    read from it is in `written` (ids of values written in place): then it is as constant as a tensor
+    attribute (an RNN's _flat_weights), and reading it is pure."""
+    for use in value.uses:
+        user = use.user
+        if not isinstance(user, Node) or user.op not in LIST_READERS or use.index != 0:
+            return False
+        if user.op == "slice.list" and not read_only_list(user.output, written):
+            return False
+        if user.op == "getitem.list" and id(user.output) in written:
+            return False
+    return True
+
+
 def mutated_values(node: Node) -> list[Value]:
     """The inputs this node writes into (an in-place op's self, batch_norm's running stats)."""
     op = op_of(node)

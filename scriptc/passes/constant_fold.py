@@ -8,13 +8,25 @@ from scriptc.ir.graph import Block, Graph, Node, clone_node, walk
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType, type_of_constant
 
-from .analysis import constant_value, is_constant, is_pure, mutated_values, op_of
+from .analysis import LIST_READERS, constant_value, is_constant, is_pure, mutated_values, op_of, read_only_list
 
 MAX_UNROLL = 8           # loops with a constant trip count up to this many are unrolled
 MAX_FOLDED_ELEMENTS = 1 << 22  # don't materialize huge constant tensors
 
 
+MAX_ROUNDS = 8  # passes over the graph: a loop unrolled or a branch taken in one leaves constants for the next
+
+
 def constant_fold(graph: Graph) -> bool:
+    changed = False
+    for _ in range(MAX_ROUNDS):
+        if not _fold_round(graph):
+            break
+        changed = True
+    return changed
+
+
+def _fold_round(graph: Graph) -> bool:
     changed = False
     for node in list(walk(graph.block)):
         if node.owner is None:
@@ -102,6 +114,8 @@ def _foldable(node: Node) -> bool:
         return False
     if node.op in ("prim::TupleIndex", "prim::TupleUnpack", "prim::ListUnpack", "prim::IsNone", "prim::Refine"):
         return True
+    if node.op in LIST_READERS:  # (a constant list nothing changes: a frozen _flat_weights)
+        return read_only_list(node.inputs[0]) and (node.op != "slice.list" or read_only_list(node.output))
     op = op_of(node)
     return op is not None and is_pure(node) and op.kind != "random"
 

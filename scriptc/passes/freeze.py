@@ -7,7 +7,7 @@ import numpy as np
 from scriptc.ir.graph import Graph, Node, walk
 from scriptc.types import DictType, ListType, ModuleType, ObjectType, TensorType, type_of_constant
 
-from .analysis import mutated_values
+from .analysis import mutated_values, read_only_list
 
 
 def freeze(graph: Graph, module_value) -> bool:
@@ -18,10 +18,13 @@ def freeze(graph: Graph, module_value) -> bool:
         return False
     written = {id(v) for n in walk(graph.block) for v in mutated_values(n)}
     assigned = {n.attrs["name"] for n in walk(graph.block) if n.op == "prim::SetAttr"}
+    # (A list another read of the attribute appends to - self.seen.append(t) - is no constant anywhere.)
+    assigned |= {n.attrs["name"] for n in walk(graph.block) if n.op == "prim::GetAttr" and
+                 isinstance(n.output.type, ListType) and not read_only_list(n.output, written)}
     changed = False
     for node in list(walk(graph.block)):
         if node.op != "prim::GetAttr" or id(node.output) in written or node.attrs["name"] in assigned or \
-                isinstance(node.output.type, (ListType, DictType, ObjectType)):
+                isinstance(node.output.type, (DictType, ObjectType)):
             continue  # the graph changes it (self.count += 1, self.names.append(...)): it stays an attribute
         target = _resolve(node, graph.inputs[0], module_value)
         if target is _UNRESOLVED or isinstance(node.output.type, ModuleType):
@@ -70,4 +73,6 @@ def _resolve(node: Node, self_value, module_value):
 def _constant_type(value, declared):
     if isinstance(value, np.ndarray):
         return declared if isinstance(declared, TensorType) else TensorType()
+    if isinstance(declared, ListType):
+        return declared
     return type_of_constant(value)

@@ -19,6 +19,9 @@ from .analysis import constant_value, is_constant
 
 def transpose_frozen_linear(graph: Graph) -> bool:
     changed = False
+    # One transpose per weight: an unrolled (traced) recurrence applies one weight at every step, and
+    # a copy per step made the 35-step word-LM LSTM stream 22 MB of weights a layer from memory.
+    transposes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for linear in list(walk(graph.block)):
         if linear.op != "linear" or linear.owner is None or not is_constant(linear.inputs[1]):
             continue
@@ -28,7 +31,9 @@ def transpose_frozen_linear(graph: Graph) -> bool:
         if not isinstance(weight, np.ndarray) or weight.ndim != 2 or not isinstance(linear.output.type, TensorType):
             continue
         out_type = linear.output.type
-        transposed = np.ascontiguousarray(weight.T)
+        if id(weight) not in transposes:  # (the weight kept with it: its id stays its own)
+            transposes[id(weight)] = (weight, np.ascontiguousarray(weight.T))
+        transposed = transposes[id(weight)][1]
         w_type = linear.inputs[1].type
         w_type = TensorType(w_type.dtype, tuple(reversed(w_type.shape)), w_type.device) if isinstance(
             w_type, TensorType) and w_type.shape is not None else w_type

@@ -128,7 +128,8 @@ class Executor:
                 (constant_slots if slot in self.constants else in_slots).append(slot)
         for node in nodes:
             for v in node.outputs:
-                if any(not isinstance(u.user, Node) or id(u.user) not in inside for u in v.uses):
+                # (A block of a node inside returning it is a use inside; the graph's return is not.)
+                if any(id(u.user if isinstance(u.user, Node) else u.user.owner_node) not in inside for u in v.uses):
                     out_slots.append(self._slot(v))
         return [SegmentStep(self, nodes, [step for _, step in run], in_slots, constant_slots, out_slots)]
 

@@ -17,8 +17,11 @@ from __future__ import annotations
 from scriptc.native import program as native
 
 from .lowerings import LOWERINGS, lower_group, raises
-from .program_values import (Built, Builder, IntValue, NotNative, Output, TensorValue, dense, int_register,
-                             tensor_of, value_of)
+from .lowerings.lists import appended_lists
+from .lowerings.scalars import require
+from .program_memory import allocation_records, mark_lifetimes, share
+from .program_values import (Accumulator, Built, Builder, BuiltList, Condition, IntValue, NotNative, Output, TensorValue, dense,
+                             int_register, tensor_of, value_of)
 
 
 def build(segment, frame: list) -> Built:
@@ -33,9 +36,10 @@ def build(segment, frame: list) -> Built:
         syms[slot] = value_of(builder, executor.constants[slot], inputs, None)
     for k, slot in enumerate(segment.in_slots):
         syms[slot] = value_of(builder, frame[slot], inputs, k)
-    _lower_nodes(builder, segment.nodes, syms, executor, _Recorded(frame, slot_of))
+    _lower_nodes(builder, segment.nodes, syms, executor, _Recorded(frame, slot_of), top=True)
     outputs = [_output(builder, syms[slot], syms, segment) for slot in segment.out_slots]
-    words, template = builder.assemble()
+    mark_lifetimes(segment.nodes, syms, slot_of)
+    words, template = builder.assemble(allocation_records(builder, share(builder)))
     return Built(words, template, inputs, outputs, builder.keep)
 
 
@@ -52,15 +56,19 @@ def _output(builder: Builder, sym, syms: dict, segment) -> Output:
         sym.buffer.arena = native.OUT  # (a view's whole buffer: the caller's result lives in it)
         return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, None)
     if sym.root[0] == "input":
-        return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, sym.root,
-                      syms[segment.in_slots[sym.root[1]]].pointer)
+        source = syms[segment.in_slots[sym.root[1]]]
+        source = source[sym.root[2]] if len(sym.root) == 3 else source  # (an item of a tuple input)
+        return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, sym.root, source.pointer)
     return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, sym.root)
 
 
-def _lower_nodes(builder: Builder, nodes, syms: dict, executor, recorded) -> None:
-    """Lower `nodes` in order, binding their outputs' symbolic values in `syms` (by frame slot)."""
+def _lower_nodes(builder: Builder, nodes, syms: dict, executor, recorded, top: bool = False) -> None:
+    """Lower `nodes` in order, binding their outputs' symbolic values in `syms` (by frame slot);
+    `top`: they are the segment's own nodes (whose positions buffers' lifetimes count in)."""
     slot_of = executor.slot_of
-    for node in nodes:
+    for position, node in enumerate(nodes):
+        if top:
+            builder.position = position
         if node.op == "prim::Constant":
             continue
         args = []
@@ -89,6 +97,16 @@ def _lower_nodes(builder: Builder, nodes, syms: dict, executor, recorded) -> Non
 def _if(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     """An If whose condition the signature decides (a scripted rank check, say): its taken block."""
     condition = args[0]
+    if isinstance(condition, Condition):
+        # An argument check takes the branch that does not raise; another If, the branch the recorded
+        # call took (an RNN's full batch at every step). A call that would take the other branch is
+        # refused: the steps run it.
+        raising = [raises(block) for block in node.blocks]
+        taken = raising[1] if raising.count(True) == 1 else recorded[node.inputs[0]]
+        if type(taken) is not bool:
+            raise NotNative("an If on a comparison the recorded call did not make")
+        require(builder, condition, taken)
+        condition = taken
     if not isinstance(condition, bool):
         raise NotNative("an If on a value known only at run time")
     block = node.blocks[0 if condition else 1]
@@ -107,8 +125,9 @@ def _if(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
 def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     """A for loop (its condition a constant true, in and out) whose body keeps every carried tensor's
     shape: the body's buffers are allocated once, each carried tensor has a buffer of its own that an
-    iteration's result is copied into, and the counter and carried ints are registers of phase two.
-    The time loop of a recurrent model runs so, natively."""
+    iteration's result is copied into, the counter and carried ints are registers of phase two, and
+    an empty list the body appends to once per trip gathers the trips' tensors in one buffer
+    (lowerings/lists.py). The time loop of a recurrent model runs so, natively, scripted too."""
     trips, condition, carried = args[0], args[1], args[2:]
     body = node.blocks[0]
     if condition is not True or not _true(body.returns[0]):
@@ -117,7 +136,7 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     trips = int_register(builder, trips)
     counter = builder.register()
     builder.varying.add(counter)
-    state = []  # per carried value: the TensorValue whose buffer it lives in, or its register
+    state = []  # per carried value: the TensorValue whose buffer it lives in, its register, an Accumulator or None
     for value in carried:
         if isinstance(value, TensorValue):
             source = dense(builder, value)
@@ -125,13 +144,23 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
             state.append(buffer)
             size = builder.arithmetic("MUL", buffer.buffer.count, builder.const(source.dtype.itemsize))
             compute.append(("COPY", buffer.pointer, source.pointer, size))
+        elif type(value) is BuiltList and not value:  # (the loop's list of outputs)
+            state.append(Accumulator(trips, counter))
+        elif value is None:  # (a GRU's cell state, in the code an LSTM shares)
+            state.append(None)
         elif isinstance(value, (IntValue, int)) and not isinstance(value, bool):
             register = builder.register()
             builder.varying.add(register)
             compute.append(("MOV", register, int_register(builder, value)))
             state.append(IntValue(register))
         else:
-            raise NotNative("a loop carrying something that is not a tensor or an int")
+            raise NotNative("a loop carrying something that is not a tensor, an int, an empty list or None")
+    accumulators = []  # (the empty lists from before the loop it appends to)
+    for value in appended_lists(body):
+        slot = slot_of[id(value)]
+        if type(syms.get(slot)) is BuiltList and not syms[slot]:
+            syms[slot] = Accumulator(trips, counter)
+            accumulators.append(syms[slot])
     syms[slot_of[id(body.params[0])]] = IntValue(counter)
     for param, value in zip(body.params[1:], state):
         syms[slot_of[id(param)]] = value
@@ -139,11 +168,17 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     compute += [("MOV", counter, native.ZERO), ("label", top), ("JLT", counter, trips, run), ("JUMP", done),
                 ("label", run)]
     phase_one = len(builder.shape)
+    builder.loop_depth += 1
     _lower_nodes(builder, list(body), syms, executor, recorded)
+    builder.loop_depth -= 1
     if any(r in builder.varying for record in builder.shape[phase_one:] for r in record[1:] if type(r) is int):
         raise NotNative("a loop whose shapes change as it runs")
     for value, result in zip(state, body.returns[1:]):
         result = syms[slot_of[id(result)]]
+        if isinstance(value, Accumulator) or value is None:
+            if result is not value or value is not None and value.appends != 1:
+                raise NotNative("a loop whose list is not appended to once per trip, or whose None changes")
+            continue
         if isinstance(value, IntValue):
             compute.append(("MOV", value.register, int_register(builder, result)))
             continue
@@ -155,6 +190,8 @@ def _loop(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
         if result.pointer != value.pointer:
             size = builder.arithmetic("MUL", value.buffer.count, builder.const(value.dtype.itemsize))
             compute.append(("COPY", value.pointer, result.pointer, size))
+    if any(accumulator.appends != 1 for accumulator in accumulators):
+        raise NotNative("a loop that does not append to its list once per trip")
     compute += [("ADD", counter, counter, native.ONE), ("JUMP", top), ("label", done)]
     return state
 

@@ -20,11 +20,14 @@ class NotNative(Exception):
 
 @dataclass
 class Buffer:
-    """An allocation: its offset register, becoming its address once the arena is known."""
+    """An allocation: its offset register, becoming its address once the arena is known; it lives
+    from top-level node `born` of the segment to node `dies` (program_memory.py)."""
     pointer: int
     count: int
     itemsize: int
     arena: int = native.SCRATCH
+    born: int = 0
+    dies: int = 0
 
 
 @dataclass
@@ -34,7 +37,7 @@ class TensorValue:
     pointer: int                     # register: the address of element 0
     buffer: Buffer | None = None    # the allocation it lives in (None: an input's or a constant's memory)
     strides: list[int] | None = None # element strides (registers) of a view; None: contiguous
-    root: tuple | None = None        # ("input", k) or ("constant", array) for memory the program did not allocate
+    root: tuple | None = None        # ("input", k[, item]) or ("constant", array): memory the program did not allocate
 
     @property
     def rank(self) -> int:
@@ -44,6 +47,35 @@ class TensorValue:
 @dataclass(frozen=True)
 class IntValue:
     register: int
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A comparison of ints known only at run time (`op`: eq, ne, lt, le, gt or ge): an If on it
+    whose other branch raises becomes a check that refuses the call (lowerings/scalars.require)."""
+    op: str
+    a: int | tuple  # register (a tuple of them: a size list, compared by eq or ne)
+    b: int | tuple
+
+
+@dataclass
+class Pieces:
+    """split(tensor, size, dim) into as many pieces as the dim holds at run time (`count`, a register):
+    a list a program reads by index (getitem.list) or counts (len.list), never unpacks."""
+    tensor: TensorValue
+    dim: int
+    size: int   # register
+    count: int  # register
+
+
+@dataclass
+class Accumulator:
+    """An empty list a for loop carries and appends one tensor to per trip: the trips' tensors, stacked
+    along a new first dim in one buffer (allocated at the first append, `trips` items long)."""
+    trips: int    # register
+    counter: int  # register: the loop's
+    stacked: TensorValue | None = None
+    appends: int = 0
 
 
 @dataclass
@@ -75,6 +107,9 @@ class Builder:
         self.shape: list[tuple] = []    # records of phase one (dims, checks)
         self.compute: list[tuple] = []  # records of phase two; ("label", name) marks a jump target
         self.buffers: list[Buffer] = []
+        self.counts: dict[tuple, int] = {}  # element count registers by dims registers
+        self.position = 0  # the top-level node being lowered (where a buffer is born)
+        self.loop_depth = 0  # how many loops' bodies are being lowered (an append there is per trip)
         self.constants: dict[int, int] = {0: native.ZERO, 1: native.ONE}
         self.keep: list = []
         self.labels = 0
@@ -139,7 +174,12 @@ class Builder:
             phase.append(("MOV", first + k, r))
 
     def alloc(self, dtype: np.dtype, dims: list[int]) -> TensorValue:
-        buffer = Buffer(self.register(), self.product(dims), dtype.itemsize)
+        key = tuple(dims)
+        if any(d in self.varying for d in key):  # (ALLOCs run before the loop that would size it)
+            raise NotNative("a buffer whose size changes as a loop runs")
+        if key not in self.counts:
+            self.counts[key] = self.product(dims)
+        buffer = Buffer(self.register(), self.counts[key], dtype.itemsize, born=self.position, dies=self.position)
         self.buffers.append(buffer)
         return TensorValue(dtype, list(dims), buffer.pointer, buffer)
 
@@ -174,11 +214,13 @@ class Builder:
         return strides[::-1]
 
     # --- assembly --------------------------------------------------------------------------------
-    def assemble(self) -> tuple[list[int], list[int]]:
-        records = list(self.shape)
+    def assemble(self, allocation: tuple[list, list, list]) -> tuple[list[int], list[int]]:
+        """The program's words and its frame's template; `allocation`: the records that size, ALLOC
+        and BASE its buffers (program_memory.allocation_records)."""
+        sizes, allocs, bases = allocation
+        records = list(self.shape) + sizes
         records += [("MOV", native.NEED[0], native.ZERO), ("MOV", native.NEED[1], native.ZERO)]
-        records += [("ALLOC", b.pointer, b.count, b.itemsize, b.arena) for b in self.buffers]
-        records += [("RESERVE",)] + [("BASE", b.pointer, b.arena) for b in self.buffers]
+        records += allocs + [("RESERVE",)] + bases
         records += self.compute + [("END",)]
         words, at, targets = [], 0, {}
         for record in records:  # where each label is
@@ -204,10 +246,14 @@ def value_of(builder: Builder, value, inputs: list, k: int | None):
             array = value if value.flags.c_contiguous else np.ascontiguousarray(value)
             return TensorValue(value.dtype, [builder.const(d) for d in array.shape], builder.address_of(array),
                            root=("constant", array))
-        obj, data, dims = builder.register(), builder.register(), builder.block(value.ndim)
-        builder.shape.append(("ARRAY", obj, data, dims, value.ndim))
+        tensor, obj = _input_array(builder, value, ("input", k))
         inputs.append(("array", obj))
-        return TensorValue(value.dtype, list(range(dims, dims + value.ndim)), data, root=("input", k))
+        return tensor
+    if k is not None and type(value) in (tuple, list) and value and all(type(v) is np.ndarray for v in value):
+        # (an LSTM's (h, c) traced as one tuple input: its arrays, each read like an input's)
+        items = [_input_array(builder, v, ("input", k, j)) for j, v in enumerate(value)]
+        inputs.append(("items", [obj for _, obj in items]))
+        return type(value)(tensor for tensor, _ in items)
     if type(value) is int:
         if k is None:
             return value
@@ -217,6 +263,19 @@ def value_of(builder: Builder, value, inputs: list, k: int | None):
     if k is not None:
         raise NotNative(f"an input of type {type(value).__name__}")
     return value
+
+
+def _input_array(builder: Builder, value: np.ndarray, root: tuple) -> tuple[TensorValue, int]:
+    """An input array's TensorValue (its data pointer and dims read by ARRAY) and the register that
+    holds the array object."""
+    obj, data, dims = builder.register(), builder.register(), builder.block(value.ndim)
+    builder.shape.append(("ARRAY", obj, data, dims, value.ndim))
+    return TensorValue(value.dtype, list(range(dims, dims + value.ndim)), data, root=root), obj
+
+
+class BuiltList(list):
+    """A list the program made (prim::ListConstruct): appends outside loops go into it (an input's
+    or a constant's list is not the program's to change)."""
 
 
 def int_register(builder: Builder, value) -> int:

@@ -114,7 +114,7 @@ class Program:
         self.c_words = ctypes.c_void_p(ctypes.addressof(self.words))  # (ready ctypes values: no conversion per call)
         self.template = built.template
         self.frame_size = len(built.template)
-        self.inputs = built.inputs      # per segment input: ("array", register) or ("int", register)
+        self.inputs = built.inputs      # per segment input: ("array" | "int", register) or ("items", registers)
         self.outputs = built.outputs    # per segment output: see program_builder.Output
         self.keep = built.keep          # constants whose addresses the frame holds
         self.run = run
@@ -129,7 +129,11 @@ class Program:
             state.arena(native.OUT, _FIRST_ARENA_BYTES)
         frame = state.frame
         for (kind, register), value in zip(self.inputs, values):
-            frame[register] = id(value) if kind == "array" else value
+            if kind == "items":  # (a tuple of arrays: one register each)
+                for item_register, item in zip(register, value):
+                    frame[item_register] = id(item)
+            else:
+                frame[register] = id(value) if kind == "array" else value
         out = state.free_out()
         status = self.run(state.c_address, self.c_words)
         if status == native.NEED_MEMORY:
@@ -157,8 +161,9 @@ def _result(output, frame, out: np.ndarray, base: int, values: list):
         items = [_result(item, frame, out, base, values) for item in root[1]]
         return items if kind == "list" else tuple(items)
     shape, strides = tuple([frame[r] for r in output.dims]), _strides(output, frame)
-    if kind == "input":  # a view of an input
-        return np.ndarray(shape, output.dtype, values[root[1]], frame[output.pointer] - frame[output.data], strides)
+    if kind == "input":  # a view of an input (or of an item of a tuple input)
+        base = values[root[1]] if len(root) == 2 else values[root[1]][root[2]]
+        return np.ndarray(shape, output.dtype, base, frame[output.pointer] - frame[output.data], strides)
     return np.ndarray(shape, output.dtype, root[1], frame[output.pointer] - data_pointer(root[1]), strides)
 
 
@@ -187,9 +192,9 @@ class SegmentStep:
                 loop_function("linear", dtype.name)
 
     def _signature(self, values: list):
-        """Per input its dtype and rank, or int; None for a call no program takes: one with an input
-        that is not contiguous (the program reads arrays as contiguous; the steps take any, and a
-        product reads a transposed input without a copy)."""
+        """Per input its dtype and rank, or int (a tuple or list of arrays: theirs); None for a call no
+        program takes: one with an input that is not contiguous (the program reads arrays as
+        contiguous; the steps take any, and a product reads a transposed input without a copy)."""
         key = []
         for value in values:
             if type(value) is np.ndarray:
@@ -198,6 +203,9 @@ class SegmentStep:
                 key.append((value.dtype, value.ndim))
             elif type(value) is int:
                 key.append(int)
+            elif type(value) in (tuple, list) and value and all(
+                    type(v) is np.ndarray and v.flags.c_contiguous for v in value):
+                key.append((type(value),) + tuple((v.dtype, v.ndim) for v in value))
             else:
                 return None
         return tuple(key)

@@ -367,18 +367,24 @@ def test_transpose_frozen_linear_stores_the_transposed_weight_and_adds_the_bias(
 
 
 def test_transpose_frozen_linear_without_bias_and_leaves_runtime_weights_alone():
+    """(And a weight applied twice - an unrolled recurrence's, at every step - is transposed once.)"""
     w = np.arange(6, dtype=np.float32).reshape(2, 3)
     text = ("graph(%x : Tensor(float32, [B, 3]), %v : Tensor(float32, [2, 2])):\n"
             f"  %w : Tensor(float32, [2, 3]) = prim::Constant[value={format_attr(w)}]()\n"
             "  %n : None = prim::Constant[value=None]()\n"
             "  %y : Tensor(float32, [B, 2]) = linear(%x, %w, %n)\n"
-            "  %z : Tensor(float32, [B, 2]) = linear(%y, %v, %n)\n  return (%z)\n")
+            "  %z : Tensor(float32, [B, 2]) = linear(%y, %v, %n)\n"
+            "  %u : Tensor(float32, [B, 2]) = linear(%x, %w, %n)\n  return (%z, %u)\n")
     x, v = np.linspace(-1, 1, 9, dtype=np.float32).reshape(3, 3), np.full((2, 2), 0.5, np.float32)
-    before = Interpreter(ir.parse(text)).run([x, v])[0]
+    before = Interpreter(ir.parse(text)).run([x, v])
     g, changed = run(transpose_frozen_linear, text)
     assert changed
-    filecheck(str(g), "CHECK: matmul(%x, \nCHECK-NOT: add(\nCHECK: linear(%")
-    np.testing.assert_allclose(Interpreter(g).run([x, v])[0], before, rtol=1e-6)
+    filecheck(str(g), "CHECK: matmul(%x, \nCHECK-NOT: add(\nCHECK: linear(%\nCHECK: matmul(%x, ")
+    for got, expected in zip(Interpreter(g).run([x, v]), before):
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    transposed = [n.attrs["value"] for n in g.block if n.op == "prim::Constant" and
+                  getattr(n.attrs["value"], "shape", None) == (3, 2)]
+    assert len(transposed) == 2 and transposed[0] is transposed[1]
 
 
 LAYER_NORM_OF_OWN_SIZES = {

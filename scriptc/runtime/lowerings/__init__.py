@@ -8,11 +8,12 @@ from scriptc import ops
 
 from .fusion import lower_group  # noqa: F401  (program_builder's, with LOWERINGS)
 from .kernels import _conv2d, _conv_transpose2d, _matmul, _pool
+from .lists import _append, _extend, _getitem, _is_none, _length, _not, _or, _refine, _uninitialized
+from .scalars import (_comparison, _copy_list, _dim, _dtype, _integer, _list, _numel, _raise, _range_length, _size,
+                      _sizes, _tuple, _unpack)
 from .shuffles import _pixel_shuffle
-from .scalars import (_comparison, _dim, _integer, _list, _numel, _raise, _range_length, _size, _tuple,
-                      _unpack)
-from .views import (_chunk, _contiguous_op, _embedding, _flatten, _join, _select, _split, _squeeze, _transpose,
-                    _unsqueeze, _view, _zeros)
+from .views import (_chunk, _contiguous_op, _dropout, _embedding, _flatten, _join, _narrow, _select, _split, _squeeze,
+                    _transpose, _unsqueeze, _view, _zeros)
 
 # The fusion heads a segment program runs (its lowering of each: _product, convolution, conv_transpose).
 HEADS = ("matmul", "conv2d", "conv_transpose2d")
@@ -31,10 +32,14 @@ LOWERINGS = {
     "add.scalar": _integer("ADD", lambda a, b: a + b), "sub.scalar": _integer("SUB", lambda a, b: a - b),
     "mul.scalar": _integer("MUL", lambda a, b: a * b), "floordiv.scalar": _integer("DIV", lambda a, b: a // b),
     "max.scalar": _integer("MAX", max), "range_length.int": _range_length,
-    "eq.scalar": _comparison(lambda a, b: a == b), "ne.scalar": _comparison(lambda a, b: a != b),
-    "lt.scalar": _comparison(lambda a, b: a < b), "le.scalar": _comparison(lambda a, b: a <= b),
-    "gt.scalar": _comparison(lambda a, b: a > b), "ge.scalar": _comparison(lambda a, b: a >= b),
+    "eq.scalar": _comparison("eq", lambda a, b: a == b), "ne.scalar": _comparison("ne", lambda a, b: a != b),
+    "lt.scalar": _comparison("lt", lambda a, b: a < b), "le.scalar": _comparison("le", lambda a, b: a <= b),
+    "gt.scalar": _comparison("gt", lambda a, b: a > b), "ge.scalar": _comparison("ge", lambda a, b: a >= b),
     "prim::RaiseException": _raise,
+    "getitem.list": _getitem, "len.list": _length, "append.list": _append, "extend.list": _extend,
+    "prim::Refine": _refine, "prim::IsNone": _is_none, "prim::Uninitialized": _uninitialized,
+    "not.scalar": _not, "or.scalar": _or, "narrow": _narrow, "dropout": _dropout, "size.all": _sizes,
+    "dtype": _dtype, "copy.list": _copy_list,
 }
 
 
@@ -44,7 +49,9 @@ CHEAP = {"view", "reshape", "flatten", "unsqueeze", "squeeze", "contiguous", "si
          "select", "transpose", "permute", "t",
          "prim::ListConstruct", "prim::TupleConstruct", "prim::ListUnpack", "prim::TupleUnpack", "add.scalar",
          "sub.scalar", "mul.scalar", "floordiv.scalar", "max.scalar", "range_length.int", "eq.scalar", "ne.scalar", "lt.scalar",
-         "le.scalar", "gt.scalar", "ge.scalar", "prim::RaiseException", "prim::If", "prim::Loop"}
+         "le.scalar", "gt.scalar", "ge.scalar", "prim::RaiseException", "prim::If", "prim::Loop", "getitem.list",
+         "len.list", "prim::Refine", "prim::IsNone", "prim::Uninitialized", "not.scalar", "or.scalar", "narrow",
+         "dropout", "size.all", "dtype", "copy.list"}
 
 
 def raises(block) -> bool:

@@ -7,7 +7,8 @@ import numpy as np
 
 from scriptc.native import program as native
 
-from ..program_values import (NotNative, Builder, constant_of, contiguous_of, dense, IntValue, int_register,
+from . import lists  # (split and cat of the lists it keeps symbolically)
+from ..program_values import (Accumulator, NotNative, Builder, constant_of, contiguous_of, dense, IntValue, int_register,
                               TensorValue, tensor_of)
 
 
@@ -122,6 +123,34 @@ def _in_range(builder: Builder, index: int, size: int) -> None:
     builder.nonzero(builder.arithmetic("MAX", native.ZERO, builder.arithmetic("ADD", index, native.ONE)))
 
 
+def _narrow(builder: Builder, node, args, recorded):
+    """x.narrow(dim, start, length): a view (its range checked inside the dim, else the steps raise)."""
+    x, dim, start, length = tensor_of(args[0]), constant_of(args[1]), args[2], args[3]
+    if x.rank == 0 or type(start) is int and start < 0:
+        raise NotNative("a narrow of a 0-dim tensor or from the end")
+    dim %= x.rank
+    start, length = int_register(builder, start), int_register(builder, length)
+    end = builder.arithmetic("ADD", start, length)
+    _in_range(builder, start, builder.arithmetic("ADD", x.dims[dim], native.ONE))
+    _in_range(builder, end, builder.arithmetic("ADD", x.dims[dim], native.ONE))
+    builder.nonzero(builder.arithmetic("MAX", native.ZERO, builder.arithmetic("ADD", length, native.ONE)))
+    strides = x.strides if x.strides is not None else builder.contiguous_strides(x.dims)
+    pointer = builder.register()
+    builder.compute.append(("ADDR", pointer, x.pointer, builder.arithmetic("MUL", start, strides[dim]),
+                            x.dtype.itemsize))
+    dims = list(x.dims)
+    dims[dim] = length
+    return [TensorValue(x.dtype, dims, pointer, x.buffer, list(strides), x.root)]
+
+
+def _dropout(builder: Builder, node, args, recorded):
+    """dropout out of training: its input."""
+    p, train = constant_of(args[1]), constant_of(args[2])
+    if train is not False or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+        raise NotNative("dropout in training")
+    return [args[0]]
+
+
 def _embedding(builder: Builder, node, args, recorded):
     """Rows of a table looked up by int64 indices (one out of range refuses the call: the steps raise)."""
     indices, table = dense(builder, args[0]), dense(builder, args[1])
@@ -168,6 +197,8 @@ def _split(builder: Builder, node, args, recorded):
     which must fill the dim exactly (checked)."""
     x, size, dim = tensor_of(args[0]), args[1], constant_of(args[2])
     dim = dim % x.rank
+    if lists.read_by_index(node.outputs[0]):  # (a scripted `for x_t in x.split(1, dim)`: any length)
+        return [lists.pieces(builder, x, int_register(builder, size), dim)]
     count = len(recorded[node.outputs[0]])
     recorded_size = recorded[node.inputs[1]] if isinstance(size, IntValue) else size
     if type(recorded_size) is not int or recorded_size <= 0 or recorded[node.inputs[0]].shape[dim] != count * \
@@ -182,6 +213,8 @@ def _join(stack: bool):
     """cat (stack: along a new dim) of contiguous tensors of one dtype: each copied in as rows."""
     def lower(builder: Builder, node, args, recorded):
         tensors, dim = args[0], constant_of(args[1])
+        if isinstance(tensors, Accumulator):
+            return [lists.joined(builder, tensors, dim, stack)]
         if not isinstance(tensors, list) or not tensors:
             raise NotNative("a cat of something that is not a list of tensors")
         parts = [tensor_of(t) for t in tensors]

@@ -11,6 +11,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from scriptc.utils.data._utils.collate import gather_rows
+
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
            "random_split"]
 
@@ -57,11 +59,22 @@ class TensorDataset(Dataset):
         DataLoader fast path); None when a subclass changed how samples are made."""
         if type(self).__getitem__ is not TensorDataset.__getitem__:
             return None
-        from scriptc.utils.data._utils.collate import gather_rows
         positions = _as_positions(indices, len(self))
         if positions is None:
             return None
         return [gather_rows(tensor, positions) for tensor in self.tensors]
+
+    def _row_arrays(self) -> list | None:
+        """The arrays whose rows _default_collated_batch gathers, when gathering rows is all it
+        does (a DataLoader worker's fast path, shared_batches.RowGatherer); None when a subclass
+        changed how samples are made or a tensor records gradients."""
+        if type(self).__getitem__ is not TensorDataset.__getitem__ or any(t.requires_grad for t in self.tensors):
+            return None
+        return [tensor._data for tensor in self.tensors]
+
+    def _row_positions(self, indices):
+        """indices as int64 positions (see _as_positions), None when they are not plain integers."""
+        return _as_positions(indices, len(self))
 
 
 def _as_positions(indices, length: int):

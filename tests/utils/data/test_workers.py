@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import scriptc as torch
-from scriptc.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset, get_worker_info
+from scriptc.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset, default_collate, get_worker_info
+from scriptc.utils.data._utils.multiprocessing_iter import _batches_independent_of_worker
 
 
 def _open_fds() -> int:
@@ -285,6 +286,61 @@ def test_blocks_are_reused_across_batches(leaves_nothing_behind):
     mapped = sum(len(blocks.mappings) for blocks in iterator._blocks)
     assert mapped <= 2 * (2 + 1) * 2 + 4, f"{mapped} blocks for 200 batches: blocks are not reused"
     del iterator
+
+
+def _tuple_of_fields(samples):
+    return tuple(default_collate(samples))
+
+
+def test_a_batch_held_stays_valid_while_later_ones_arrive(leaves_nothing_behind):
+    ds = _rows(300, 5)
+    iterator = iter(DataLoader(ds, batch_size=10, num_workers=2, collate_fn=_tuple_of_fields))
+    held = next(iterator)
+    later = list(iterator)
+    assert type(held) is tuple and all(type(b) is tuple for b in later)
+    for x, y in [held] + later:  # blocks are reused only once nothing holds them
+        np.testing.assert_array_equal(x.numpy(), ds.tensors[0].numpy()[y.numpy()])
+    assert held[1].tolist() == list(range(10)) and len(later) == 29
+    assert held[0].is_shared() and held[0]._vc is held[1]._vc, "tensors on one block share a version counter"
+    del iterator, held, later
+
+
+def test_rows_gathered_by_workers_match_the_samples(leaves_nothing_behind):
+    ds = _rows(50, 4)
+    sampler = [[3, -1, 7], [49, 0], list(range(10, 31))]  # negatives index from the end, as ds[i] does
+    batches = list(DataLoader(ds, batch_sampler=sampler, num_workers=2))
+    for (x, y), indices in zip(batches, sampler):
+        np.testing.assert_array_equal(x.numpy(), np.stack([ds[i][0].numpy() for i in indices]))
+        assert y.tolist() == [ds[i][1].item() for i in indices] and x.is_shared()
+    with pytest.raises(IndexError, match="index 50 is out of bounds for dimension 0 with size 50"):
+        list(DataLoader(ds, batch_sampler=[[1, 2], [50]], num_workers=2))
+
+
+class Growing(Dataset):
+    """Samples that grow: each batch needs a bigger block than the ones before."""
+
+    def __len__(self):
+        return 12
+
+    def __getitem__(self, i):
+        return torch.full((1000 * (i + 1),), float(i)), i
+
+
+def test_blocks_too_small_for_later_batches_are_retired(leaves_nothing_behind):
+    iterator = iter(DataLoader(Growing(), batch_size=1, num_workers=2))
+    for x, i in iterator:
+        assert x.shape == (1, 1000 * (i.item() + 1)) and (x == float(i.item())).all().item()
+    assert all(len(blocks.mappings) <= 4 for blocks in iterator._blocks), "outgrown blocks are unmapped"
+    del iterator, x, i
+
+
+def test_batches_of_a_tensor_dataset_go_to_the_least_busy_worker():
+    ds = _rows()
+    assert _batches_independent_of_worker(DataLoader(ds, num_workers=2))
+    assert _batches_independent_of_worker(DataLoader(torch.utils.data.random_split(ds, [50, 50])[0], num_workers=2))
+    assert not _batches_independent_of_worker(DataLoader(ds, num_workers=2, worker_init_fn=_record_worker))
+    assert not _batches_independent_of_worker(DataLoader(ds, num_workers=2, collate_fn=_tuple_of_fields))
+    assert not _batches_independent_of_worker(DataLoader(Samples(), num_workers=2))
 
 
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])

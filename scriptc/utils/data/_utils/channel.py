@@ -58,8 +58,10 @@ class Channel:
         self._send_packet(packet, fds)
 
     def _send_packet(self, packet: bytes, fds: list[int]) -> None:
-        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
-        self.sock.sendmsg([packet], ancillary)
+        if fds:
+            self.sock.sendmsg([packet], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+        else:
+            self.sock.send(packet)
 
     def recv(self, block: bool = True) -> tuple[bytes, list[int]] | None:
         """The next message and the descriptors that came with it (now the caller's to close);

@@ -41,7 +41,7 @@ def gather_rows(tensor, positions: np.ndarray):
     if out is None:
         return wrap(np.take(source, positions, axis=0, mode="wrap"))
     # in range already; "wrap" maps negatives as Python does, and skips the copy "raise" makes with out=
-    np.take(source, positions, axis=0, out=out, mode="wrap")
+    source.take(positions, axis=0, out=out, mode="wrap")
     return wrap(out)
 
 

@@ -3,9 +3,10 @@ for dead workers, shut everything down.
 
 Each worker has a channel (a Unix socket pair) and its ReceivedBlocks (the mappings of its
 shared-memory blocks). Up to prefetch_factor * num_workers tasks are outstanding; a task goes
-to the next worker in turn with the blocks the main process has finished with since its last
-task. Batches are returned in task order (or as they arrive with in_order=False). A worker
-that dies closes its channel and its process sentinel fires: the next wait sees it and raises.
+to the next worker in turn (or, when no batch can depend on its worker, to the least busy one)
+with the blocks the main process has finished with since that worker's last task. Batches are
+returned in task order (or as they arrive with in_order=False). A worker that dies closes its
+channel and its process sentinel fires: the next wait sees it and raises.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import pickle
-import selectors
+import select
 import signal
 
 from scriptc.utils.data._utils.channel import channel_pair
@@ -38,6 +39,7 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         if self._prefetch_factor <= 0:  # torch's check: with no batch prefetched none would ever be asked for
             raise AssertionError("prefetch_factor must be greater than 0 for MultiProcessingDataLoaderIter")
         self._in_order = loader.in_order
+        self._any_worker = _batches_independent_of_worker(loader)
         context = loader.multiprocessing_context or multiprocessing.get_context()
         self._workers, self._channels, self._blocks = [], [], []
         self._shutdown = False
@@ -60,10 +62,19 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         except BaseException:
             self._shutdown_workers()
             raise
-        self._selector = selectors.DefaultSelector()
+        # Waiting for any worker's message, or (in order) for one worker's only: a batch that
+        # comes early from another worker then waits in its channel instead of waking this
+        # process for nothing. Either way a worker's death ends the wait.
+        self._any_wait = select.epoll()
+        self._worker_waits = [select.epoll() for _ in self._workers]
+        self._fd_owners: dict[int, tuple] = {}  # descriptor -> ("channel" or "sentinel", worker id)
         for worker_id, (channel, process) in enumerate(zip(self._channels, self._workers)):
-            self._selector.register(channel, selectors.EVENT_READ, ("channel", worker_id))
-            self._selector.register(process.sentinel, selectors.EVENT_READ, ("sentinel", worker_id))
+            for wait in (self._any_wait, self._worker_waits[worker_id]):
+                wait.register(channel.fileno(), select.EPOLLIN)
+            for wait in [self._any_wait] + self._worker_waits:
+                wait.register(process.sentinel, select.EPOLLIN)
+            self._fd_owners[channel.fileno()] = ("channel", worker_id)
+            self._fd_owners[process.sentinel] = ("sentinel", worker_id)
         self._reset(loader, first_iter=True)
 
     # --- epochs ---------------------------------------------------------------------------------
@@ -74,7 +85,8 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._task_info: dict[int, tuple] = {}  # task -> (worker,) while outstanding, (worker, data) when early
         self._tasks_outstanding = 0
         self._workers_status = [True] * self._num_workers
-        self._workers_num_tasks = [0] * self._num_workers
+        self._workers_num_tasks = [0] * self._num_workers  # sent and not yet returned to the user
+        self._workers_pending = [0] * self._num_workers  # sent and not yet answered
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
         if not first_iter:  # persistent workers: start their datasets over, dropping stale batches
             for worker_id in range(self._num_workers):
@@ -96,31 +108,40 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             index = self._next_index()
         except StopIteration:
             return
-        for _ in range(self._num_workers):  # the next active worker, if any
-            worker_id = next(self._worker_queue_idx_cycle)
-            if self._workers_status[worker_id] and (
-                    self._in_order or self._workers_num_tasks[worker_id] < max_tasks // sum(self._workers_status)):
-                break
+        if self._any_worker and self._in_order:
+            # the worker with the least work queued, so that one a busy machine runs less often
+            # than the others does not hold every batch up; which worker makes a batch is not
+            # visible in it (_batches_independent_of_worker)
+            worker_id = min(range(self._num_workers), key=self._workers_pending.__getitem__)
         else:
-            return
+            for _ in range(self._num_workers):  # the next active worker, if any
+                worker_id = next(self._worker_queue_idx_cycle)
+                if self._workers_status[worker_id] and (
+                        self._in_order or self._workers_num_tasks[worker_id] < max_tasks // sum(self._workers_status)):
+                    break
+            else:
+                return
         self._send(worker_id, ("task", self._send_idx, index, self._blocks[worker_id].take_freed()))
         self._task_info[self._send_idx] = (worker_id,)
         self._workers_num_tasks[worker_id] += 1
+        self._workers_pending[worker_id] += 1
         self._tasks_outstanding += 1
         self._send_idx += 1
 
     def _get_data(self, expected: int | None = None) -> tuple[int, tuple]:
         """(worker id, message) of the next message from any worker, looking first (without a
-        system call to wait) at the `expected` worker's. Raises when a worker died or the
-        timeout passed."""
+        system call to wait) at the `expected` worker's; in order, only the expected worker's.
+        Raises when a worker died or the timeout passed."""
         received = self._receive(expected, block=False) if expected is not None else None
+        wait = self._worker_waits[expected] if expected is not None and self._in_order else self._any_wait
         while received is None:
-            events = self._selector.select(self._timeout if self._timeout > 0 else None)
+            events = wait.poll(self._timeout if self._timeout > 0 else -1)
             if not events:
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-            readable = [key.data[1] for key, _ in events if key.data[0] == "channel"]
+            owners = [self._fd_owners[fd] for fd, _ in events]
+            readable = [worker_id for kind, worker_id in owners if kind == "channel"]
             if not readable:  # only a sentinel: a worker exited with nothing left to say
-                self._worker_died(events[0][0].data[1])
+                self._worker_died(owners[0][1])
             received = self._receive(readable[0], block=True)
         return received
 
@@ -163,6 +184,7 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             worker_id, message = self._get_data(expected=self._task_info[self._rcvd_idx][0])
             kind, task = message[0], message[1]
             self._tasks_outstanding -= 1
+            self._workers_pending[worker_id] -= 1
             if kind == "end":  # an IterableDataset worker ran out
                 self._workers_status[worker_id] = False
                 self._workers_num_tasks[worker_id] -= 1
@@ -198,8 +220,9 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 self._send(worker_id, ("stop",))
             except OSError:
                 pass  # it is gone already
-        if hasattr(self, "_selector"):
-            self._selector.close()
+        if hasattr(self, "_any_wait"):
+            for wait in [self._any_wait] + self._worker_waits:
+                wait.close()
         for channel in self._channels:
             channel.close()
         for process in self._workers:
@@ -216,3 +239,16 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def __del__(self):
         if getattr(self, "_workers", None) is not None:
             self._shutdown_workers()
+
+
+def _batches_independent_of_worker(loader) -> bool:
+    """Whether a batch comes out the same whichever worker makes it: rows of a TensorDataset (or
+    a Subset of one) gathered by default_collate, with no worker_init_fn. Then nothing random or
+    worker-specific runs for it, and tasks may go to the least busy worker instead of in turn."""
+    from scriptc.utils.data._utils.collate import default_collate
+    from scriptc.utils.data.dataset import Subset, TensorDataset
+
+    dataset = loader.dataset
+    while type(dataset) is Subset:
+        dataset = dataset.dataset
+    return type(dataset) is TensorDataset and loader.collate_fn is default_collate and loader.worker_init_fn is None

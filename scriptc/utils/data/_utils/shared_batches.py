@@ -1,8 +1,9 @@
 """Batches in shared memory: how a worker's batch reaches the main process without a copy.
 
-A worker collates into *blocks*: shared-memory mappings it owns. A batch message is a pickle in
-which every tensor is a small reference (block, offset, shape, strides, dtype); a block's
-descriptor travels once, with the first message that uses it. The main process maps each
+A worker collates into *blocks*: shared-memory mappings it owns, one per message. A batch of
+tensors collate wrote travels as a flat header (WorkerBlocks._pack_flat); any other message is a
+pickle in which every tensor is a small reference (block, offset, shape, strides, dtype). A
+block's descriptor travels once, with the first message that uses it. The main process maps each
 block once and builds the batch's tensors as views of it (zero-copy). When the last view of a
 block dies, the main process hands the block back to its worker (with the next task), which
 writes a later batch into the same, already-mapped memory: in steady state a batch costs no
@@ -22,55 +23,70 @@ import struct
 import sys
 import threading
 import weakref
-from collections import deque
 
 import numpy as np
 
 from scriptc.multiprocessing.shared_memory import SharedMapping, allocate, byte_offset, map_descriptor, shared_storage
 from scriptc.tensors import Tensor, from_numpy
 
-__all__ = ["WorkerBlocks", "ReceivedBlocks"]
+__all__ = ["WorkerBlocks", "RowGatherer", "ReceivedBlocks"]
 
 _PAGE = mmap.PAGESIZE
+_ALIGNMENT = 64  # where each array of a message starts in its block: a cache line
 
 
 class WorkerBlocks:
     """A worker's blocks: `array()` lends collate a shared array, `pack()` turns a message into
     bytes plus the descriptors of blocks the main process has not seen, `release()` takes
-    back blocks the main process is done with."""
+    back blocks the main process is done with.
+
+    The arrays of one message are carved one after another from one block, sized for the
+    largest message so far: a batch is one block, one mapping lease and one release in the
+    main process, however many tensors it has."""
 
     def __init__(self, prefetch_factor: int):
         self.prefetch_factor = prefetch_factor
         self.mappings: dict[int, SharedMapping] = {}
+        self.flats: dict[int, np.ndarray] = {}  # block -> a flat array over it, the base of the arrays lent on it
         self.ids_by_mapping: dict[int, int] = {}
-        self.idle: list[int] = []
+        self.idle: list[int] = []  # taken last-in first-out: the block freed last is likeliest in cache still
         self.unsent: set[int] = set()  # blocks whose descriptor the main process has not been sent
-        self.session: list[int] = []  # blocks handed out while making the current message
+        self.session: list[int] = []  # blocks handed out while making the current message, the last one filling
+        self.filled = 0  # bytes of the last session block in use
+        self.message_bytes = 0  # bytes the current message's arrays take (aligned)
+        self.largest_message = _PAGE
+        self.lent: dict[int, tuple] = {}  # id(array) -> (array, offset): the current message's arrays
         self.retired: list[int] = []  # blocks to tell the main process to unmap
-        self.most_per_message = 1
         self.next_id = 0
 
     def array(self, shape: tuple, dtype) -> np.ndarray:
         """An uninitialized C-contiguous array in a block, for the message being made."""
         dtype = np.dtype(dtype)
-        nbytes = math.prod(shape) * dtype.itemsize
-        block = self._take(nbytes)
-        self.session.append(block)
-        return np.ndarray(shape, dtype, buffer=self.mappings[block].array())
+        nbytes = -(-math.prod(shape) * dtype.itemsize // _ALIGNMENT) * _ALIGNMENT
+        if not self.session or self.filled + nbytes > len(self.mappings[self.session[-1]]):
+            self.session.append(self._take(max(nbytes, self.largest_message)))
+            self.filled = 0
+        start, self.filled = self.filled, self.filled + nbytes
+        self.message_bytes += nbytes
+        array = np.ndarray(shape, dtype, buffer=self.flats[self.session[-1]], offset=start)
+        self.lent[id(array)] = (array, start)
+        return array
 
     def _take(self, nbytes: int) -> int:
-        """The smallest idle block that fits (reused: mapped on both sides already), else a new one."""
-        fitting = sorted((len(self.mappings[b]), b) for b in self.idle if len(self.mappings[b]) >= nbytes)
-        for _, block in fitting:
-            self.idle.remove(block)
-            # numpy arrays hold their mapping: more than our dict's reference and the call's means
-            # worker code kept an array of an earlier batch, which reusing the block would overwrite
-            if sys.getrefcount(self.mappings[block]) <= 2:
+        """The idle block freed last if it fits (reused: mapped on both sides already), else a new one."""
+        while self.idle:
+            block = self.idle.pop()
+            # The arrays lent on a block hold its flat array: more than our dict's reference and the
+            # call's means worker code kept an array of an earlier batch, which reusing the block
+            # would overwrite. A block too small was sized before a bigger message came: it will
+            # not fit again.
+            if len(self.mappings[block]) >= nbytes and sys.getrefcount(self.flats[block]) <= 2:
                 return block
             self._retire(block)
         block, self.next_id = self.next_id, self.next_id + 1
         mapping = allocate(-(-max(nbytes, 1) // _PAGE) * _PAGE)
         self.mappings[block] = mapping
+        self.flats[block] = mapping.array()
         self.ids_by_mapping[id(mapping)] = block
         self.unsent.add(block)
         return block
@@ -78,6 +94,9 @@ class WorkerBlocks:
     def pack(self, message) -> tuple[bytes, list[int]]:
         """(payload, descriptors): message pickled with its tensors as block references; the
         descriptors are those of blocks the main process has not been sent yet."""
+        flat = self._pack_flat(message)
+        if flat is not None:
+            return flat
         body = io.BytesIO()
         pickler = _BatchPickler(body, self)
         try:
@@ -89,6 +108,34 @@ class WorkerBlocks:
         self.retired = []
         self._end_session(pickler.used)
         return body.getvalue(), pickler.fds
+
+    def _pack_flat(self, message) -> tuple[bytes, list[int]] | None:
+        """The payload of a ("data", task, batch) message whose batch is a list or tuple of plain
+        tensors that collate wrote into one block (default_collate of tuple samples): a fixed
+        header, then each tensor's offset, shape and dtype, with no pickling on either side.
+        None for any other message."""
+        if message[0] != "data" or len(self.session) != 1 or type(message[2]) not in (list, tuple):
+            return None
+        places = []
+        for tensor in message[2]:
+            lent = self.lent.get(id(tensor._data)) if type(tensor) is Tensor and not tensor.requires_grad else None
+            if lent is None or lent[0] is not tensor._data:
+                return None
+            places.append(_place(lent[1], lent[0].shape, lent[0].dtype))
+        return self.flat_message(message[1], type(message[2]) is tuple, len(places), b"".join(places))
+
+    def flat_message(self, task: int, is_tuple: bool, count: int, places: bytes) -> tuple[bytes, list[int]]:
+        """(payload, descriptors) of a flat message: a batch of `count` tensors, all in the one
+        block of this session, at `places` (_place's, joined); the session ends."""
+        block = self.session[0]
+        new = block in self.unsent
+        head = _FLAT_HEAD.pack(_FLAT, task, block, 0 if new else -1, len(self.mappings[block]), is_tuple, count,
+                               len(self.retired))
+        payload = b"".join([head, struct.pack(f"<{len(self.retired)}q", *self.retired), places])
+        self.unsent.discard(block)
+        self.retired = []
+        self._end_session((block,))
+        return payload, [self.mappings[block].fd] if new else []
 
     def reference(self, tensor: Tensor, used: dict, fds: list) -> bytes:
         """The reference to `tensor` in a message: a view of a block written in this session (or a
@@ -113,95 +160,171 @@ class WorkerBlocks:
         return _encode_reference(block, used[block], len(mapping), byte_offset(array, mapping), flags, array)
 
     def _end_session(self, used) -> None:
-        self.most_per_message = max(self.most_per_message, len(used))
+        self.largest_message = max(self.largest_message, -(-self.message_bytes // _PAGE) * _PAGE)
         self.idle.extend(b for b in self.session if b not in used)
-        self.session = []
+        self.session, self.filled, self.message_bytes = [], 0, 0
+        self.lent.clear()
 
     def release(self, blocks: list[int]) -> None:
         """The main process dropped its last views of these blocks: reuse them, keeping as many
         idle as the prefetched messages can use and retiring the rest."""
         self.idle.extend(blocks)
-        keep = (self.prefetch_factor + 1) * self.most_per_message
-        while len(self.idle) > keep:
+        while len(self.idle) > self.prefetch_factor + 1:
             self._retire(self.idle.pop(0))
 
     def _retire(self, block: int) -> None:
         mapping = self.mappings.pop(block)
-        del self.ids_by_mapping[id(mapping)]
+        del self.ids_by_mapping[id(mapping)], self.flats[block]
         self.unsent.discard(block)
         self.retired.append(block)
 
 
+class RowGatherer:
+    """A worker's way to make a batch of a dataset whose default-collated batch is each tensor's
+    rows gathered (TensorDataset._row_arrays): one take per tensor straight into one block, and
+    the flat message written from the batch's length, with no tensors, collate or pickling on
+    the worker's side. What reaches the main process is what the general path sends."""
+
+    def __init__(self, dataset, arrays: list, blocks: WorkerBlocks):
+        self.dataset, self.arrays, self.blocks = dataset, arrays, blocks
+        self.layouts: dict[int, tuple] = {}  # batch length -> (each array's out shape and offset, bytes, places)
+
+    @classmethod
+    def for_fetcher(cls, fetcher, blocks: WorkerBlocks) -> "RowGatherer | None":
+        """The gatherer for a fetcher whose batches are default-collated rows, else None."""
+        dataset = getattr(fetcher, "dataset", None)
+        if getattr(fetcher, "collated_batch", None) is None or not hasattr(dataset, "_row_arrays"):
+            return None
+        arrays = dataset._row_arrays()
+        return None if arrays is None else cls(dataset, arrays, blocks)
+
+    def message(self, task: int, index) -> tuple[bytes, list[int]] | None:
+        """(payload, descriptors) of the batch at index, or None when index is not a list of
+        plain integers (the general path then fetches it). IndexError as indexing would."""
+        positions = self.dataset._row_positions(index)
+        if positions is None:
+            return None
+        layout = self.layouts.get(len(positions)) or self._layout(len(positions))
+        outs, nbytes, places = layout
+        flat = self.blocks.array((nbytes,), np.uint8)  # the message's first array: at the start of its block
+        try:
+            for array, (shape, offset) in zip(self.arrays, outs):
+                # positions are in range; "wrap" maps negatives as Python does, without the copy "raise" makes
+                array.take(positions, axis=0, out=np.ndarray(shape, array.dtype, buffer=flat, offset=offset),
+                           mode="wrap")
+        except BaseException:
+            self.blocks._end_session(())
+            raise
+        del flat
+        return self.blocks.flat_message(task, False, len(outs), places)
+
+    def _layout(self, rows: int) -> tuple:
+        outs, places, nbytes = [], [], 0
+        for array in self.arrays:
+            shape = (rows,) + array.shape[1:]
+            outs.append((shape, nbytes))
+            places.append(_place(nbytes, shape, array.dtype))
+            nbytes += -(-math.prod(shape) * array.itemsize // _ALIGNMENT) * _ALIGNMENT
+        if len(self.layouts) > 64:  # batches of ever new lengths: start over rather than grow
+            self.layouts.clear()
+        layout = self.layouts[rows] = (outs, max(nbytes, 1), b"".join(places))
+        return layout
+
+
 class ReceivedBlocks:
-    """The main process's side of one worker's blocks: their mappings, how many live leases
-    (batches still using them) each has, and which are free to give back."""
+    """The main process's side of one worker's blocks: their mappings, and which are free to give
+    back. A block carries one message at a time (the worker reuses it only once it is given
+    back), so it has at most one live lease: the flat array the tensors of that message are
+    views of. When the lease dies the block is free."""
 
     def __init__(self):
         self.mappings: dict[int, SharedMapping] = {}
-        self.live_leases: dict[int, int] = {}
         self.watched: dict[int, tuple] = {}  # id(weakref to a lease) -> (that weakref, its block)
-        self.freed: deque = deque()
+        self.freed: list[int] = []
         self.closed = False
-        self.lock = threading.RLock()  # leases die (and release) in whatever thread drops them
+        self.lock = threading.Lock()  # leases die (and release) in whatever thread drops them
 
     def unpack(self, payload: bytes, fds: list[int]):
         """The message in a payload from WorkerBlocks.pack, its tensors views of the blocks."""
+        if payload[:1] == _FLAT:
+            return self._unpack_flat(payload, fds)
         unpickler = _BatchUnpickler(io.BytesIO(payload), self, fds)
         try:
             message, retired = unpickler.load()
         finally:
-            for i in set(range(len(fds))) - unpickler.mapped:
-                os.close(fds[i])
-        with self.lock:
-            for block in retired:  # idle on both sides: unmapped when we drop the mapping
-                del self.mappings[block], self.live_leases[block]
+            if len(unpickler.mapped) < len(fds):
+                for i in set(range(len(fds))) - unpickler.mapped:
+                    os.close(fds[i])
+        self._forget(retired)
         return message
+
+    def _unpack_flat(self, payload: bytes, fds: list[int]) -> tuple:
+        """The ("data", task, batch) message of a payload from WorkerBlocks._pack_flat."""
+        _, task, block, fd_index, capacity, is_tuple, count, retired = _FLAT_HEAD.unpack_from(payload)
+        self._forget(struct.unpack_from(f"<{retired}q", payload, _FLAT_HEAD.size))
+        if fd_index >= 0:
+            self.mappings[block] = map_descriptor(fds[fd_index], capacity, keep_fd=False)
+        lease, version_counter = self._lease(block), [0]
+        position = _FLAT_HEAD.size + 8 * retired
+        tensors = []
+        for _ in range(count):
+            offset, ndim, code_length = _PLACE.unpack_from(payload, position)
+            position += _PLACE.size + 8 * ndim
+            shape = struct.unpack_from(f"<{ndim}q", payload, position - 8 * ndim)
+            dtype = _dtype_of(payload[position:position + code_length])
+            position += code_length
+            tensor = from_numpy(np.ndarray(shape, dtype, buffer=lease, offset=offset))
+            tensor._vc = version_counter
+            tensors.append(tensor)
+        return "data", task, tuple(tensors) if is_tuple else tensors
+
+    def _forget(self, retired) -> None:
+        """Drop the mappings of blocks the worker retired (idle on both sides): they unmap now."""
+        if retired:
+            with self.lock:
+                for block in retired:
+                    del self.mappings[block]
+
+    def _lease(self, block: int) -> np.ndarray:
+        """A new lease on a block: one flat array over it per message, the base of that message's
+        tensors on the block. Its death (every such tensor's and view's) releases the block."""
+        lease = self.mappings[block].array()
+        watch = weakref.ref(lease, self._lease_died)
+        self.watched[id(watch)] = (watch, block)
+        return lease
 
     def view(self, reference: bytes, fds: list[int], mapped: set, leases: dict) -> Tensor:
         """The tensor a reference from WorkerBlocks.reference names, mapping its block if new."""
         block, fd_index, capacity, offset, flags, dtype, shape, strides = _decode_reference(reference)
-        if fd_index >= 0 and fd_index not in mapped:
-            mapped.add(fd_index)
-            self.mappings[block] = map_descriptor(fds[fd_index], capacity, keep_fd=False)
-            self.live_leases[block] = 0
-        if block not in leases:
-            # One flat array per block per message is the base of that message's tensors on the
-            # block: its death (every such tensor's and view's) is the signal to release the block.
-            lease = self.mappings[block].array()
-            leases[block] = (lease, [0])  # the tensors on one block share a version counter
-            with self.lock:
-                self.live_leases[block] += 1
-                watch = weakref.ref(lease, self._lease_died)
-                self.watched[id(watch)] = (watch, block)
-        lease, version_counter = leases[block]
-        tensor = from_numpy(np.ndarray(shape, dtype, buffer=lease, offset=offset, strides=strides))
-        tensor._vc = version_counter
+        leased = leases.get(block)
+        if leased is None:
+            if fd_index >= 0 and fd_index not in mapped:
+                mapped.add(fd_index)
+                self.mappings[block] = map_descriptor(fds[fd_index], capacity, keep_fd=False)
+            leased = leases[block] = (self._lease(block), [0])  # the tensors on one block share a version counter
+        tensor = from_numpy(np.ndarray(shape, dtype, buffer=leased[0], offset=offset, strides=strides))
+        tensor._vc = leased[1]
         if flags & _PARAMETER:
             from scriptc.nn import Parameter
             return Parameter(tensor, bool(flags & _REQUIRES_GRAD))
-        tensor.requires_grad = bool(flags & _REQUIRES_GRAD)
+        if flags & _REQUIRES_GRAD:
+            tensor.requires_grad = True
         return tensor
 
     def _lease_died(self, watch: weakref.ref) -> None:
         with self.lock:
             _, block = self.watched.pop(id(watch))
-        self._release(block)
-
-    def _release(self, block: int) -> None:
-        with self.lock:
-            self.live_leases[block] -= 1
-            if self.live_leases[block]:
-                return
             if self.closed:
-                del self.mappings[block], self.live_leases[block]
+                del self.mappings[block]
             else:
                 self.freed.append(block)
 
     def take_freed(self) -> list[int]:
         """Blocks released since the last call, to hand back to the worker."""
+        if not self.freed:
+            return []
         with self.lock:
-            blocks = list(self.freed)
-            self.freed.clear()
+            blocks, self.freed = self.freed, []
         return blocks
 
     def close(self) -> None:
@@ -209,15 +332,34 @@ class ReceivedBlocks:
         unmaps when its last reference goes: ours, here, or the buffer of a dying lease.)"""
         with self.lock:
             self.closed = True
-            for block in [b for b, count in self.live_leases.items() if count == 0]:
-                del self.mappings[block], self.live_leases[block]
-            self.freed.clear()
+            leased = {block for _, block in self.watched.values()}
+            for block in [b for b in self.mappings if b not in leased]:
+                del self.mappings[block]
+            self.freed = []
 
 
 # --- the pickling of a message ----------------------------------------------------------------
 
 _REQUIRES_GRAD, _PARAMETER = 1, 2
 _REFERENCE_HEAD = struct.Struct("<qqqqBBH")  # block, fd index, capacity, offset, flags, ndim, dtype code length
+# A flat message (WorkerBlocks._pack_flat) starts with _FLAT, which no pickle does: then task, block,
+# fd index, capacity, whether the batch is a tuple, its length and the number of retired blocks, the
+# retired blocks, and per tensor its offset, ndim and dtype code length, shape and dtype code.
+_FLAT = b"F"
+_FLAT_HEAD = struct.Struct("<cqqqqBHH")
+_PLACE = struct.Struct("<qBB")
+
+
+def _place(offset: int, shape: tuple, dtype: np.dtype) -> bytes:
+    """An array's part of a flat message: its offset in the block, ndim, shape and dtype code."""
+    key = (offset, shape, dtype)
+    place = _PLACES.get(key)
+    if place is None:
+        if len(_PLACES) > 4096:  # batches of ever new shapes: start over rather than grow
+            _PLACES.clear()
+        code = _dtype_code(dtype)
+        place = _PLACES[key] = _PLACE.pack(offset, len(shape), len(code)) + struct.pack(f"<{len(shape)}q", *shape) + code
+    return place
 
 
 def _encode_reference(block: int, fd_index: int, capacity: int, offset: int, flags: int, array: np.ndarray) -> bytes:
@@ -241,13 +383,19 @@ def _decode_reference(reference: bytes) -> tuple:
     block, fd_index, capacity, offset, flags, ndim, code_length = _REFERENCE_HEAD.unpack_from(reference)
     dims = struct.unpack_from(f"<{2 * ndim}q", reference, _REFERENCE_HEAD.size)
     code = reference[_REFERENCE_HEAD.size + 16 * ndim:]
+    return block, fd_index, capacity, offset, flags, _dtype_of(code), dims[:ndim], dims[ndim:]
+
+
+def _dtype_of(code: bytes) -> np.dtype:
+    """The dtype _dtype_code wrote as code."""
     dtype = _DTYPES.get(code)
     if dtype is None:
         dtype = _DTYPES[code] = pickle.loads(code) if code[:1] == pickle.PROTO else np.dtype(code.decode())
-    return block, fd_index, capacity, offset, flags, dtype, dims[:ndim], dims[ndim:]
+    return dtype
 
 
 _DTYPE_CODES: dict[np.dtype, bytes] = {}
+_PLACES: dict[tuple, bytes] = {}  # (offset, shape, dtype) -> its part of a flat message
 _DTYPES: dict[bytes, np.dtype] = {}
 
 

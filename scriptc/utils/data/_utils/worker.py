@@ -94,18 +94,19 @@ def worker_loop(channel, dataset_kind: str, dataset, auto_collation: bool, colla
     """The body of a worker process (the target its Process runs)."""
     global _worker_info, _blocks
     from scriptc.utils.data._utils.fetch import create_fetcher
-    from scriptc.utils.data._utils.shared_batches import WorkerBlocks
+    from scriptc.utils.data._utils.shared_batches import RowGatherer, WorkerBlocks
 
     try:
         seed = _seed(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
         _blocks = WorkerBlocks(prefetch_factor)
         where = f"in DataLoader worker process {worker_id}"
-        init_exception = None
+        init_exception = gatherer = None
         try:
             if init_fn is not None:
                 init_fn(worker_id)
             fetcher = create_fetcher(dataset_kind, dataset, auto_collation, collate_fn, drop_last)
+            gatherer = RowGatherer.for_fetcher(fetcher, _blocks)
         except Exception:
             init_exception = ExceptionWrapper(where=where)
         iteration_end = False
@@ -116,6 +117,7 @@ def worker_loop(channel, dataset_kind: str, dataset, auto_collation: bool, colla
             if message[0] == "reset":
                 iteration_end = False
                 fetcher = create_fetcher(dataset_kind, dataset, auto_collation, collate_fn, drop_last)
+                gatherer = RowGatherer.for_fetcher(fetcher, _blocks)
                 _send(channel, ("reset",), where)
                 continue
             _, task, index, freed = message
@@ -126,7 +128,8 @@ def worker_loop(channel, dataset_kind: str, dataset, auto_collation: bool, colla
                 reply, init_exception = ("data", task, init_exception), None
             else:
                 try:
-                    reply = ("data", task, fetcher.fetch(index))
+                    packed = gatherer.message(task, index) if gatherer is not None else None
+                    reply = None if packed is not None else ("data", task, fetcher.fetch(index))
                 except StopIteration:
                     if dataset_kind != "iterable":
                         reply = ("data", task, ExceptionWrapper(where=where))
@@ -134,7 +137,10 @@ def worker_loop(channel, dataset_kind: str, dataset, auto_collation: bool, colla
                         reply, iteration_end = ("end", task, worker_id), True
                 except Exception:
                     reply = ("data", task, ExceptionWrapper(where=where))
-            _send(channel, reply, where)
+            if reply is None:  # the gatherer made the batch's message itself
+                channel.send(*packed)
+            else:
+                _send(channel, reply, where)
             del reply
     except (KeyboardInterrupt, EOFError, BrokenPipeError, ConnectionResetError):
         pass  # interrupted with the main process, or the main process closed the channel
