@@ -18,24 +18,17 @@ import numpy as np
 from scriptc.errors import SignatureError
 from scriptc.ir.graph import Graph
 from scriptc.types import (
-    Bool,
+    Complex,
+    DeviceT,
     DictType,
-    EnumType,
-    EnumValue,
-    Float,
-    Int,
-    ListType,
-    NoneType,
-    ObjectType,
+    DType,
     OptionalType,
-    Str,
     TensorType,
     TupleType,
     Type,
-    UnionType,
 )
 
-from .objects import ScriptObject
+from .values import Policy, match, tensor_difference
 
 # The dtype a list of Python numbers becomes where the input's dtype is not known (torch.tensor's).
 _LIST_DTYPES = {"b": np.bool_, "i": np.int64, "u": np.int64, "f": np.float32, "c": np.complex64}
@@ -125,7 +118,7 @@ class Signature:
 
     def check(self, parameter: Parameter, value):
         """`value` as the input takes it, or SignatureError."""
-        problem, converted = _fit(parameter, parameter.type, value)
+        problem, converted = match(value, parameter.type, _INPUTS)
         if problem is not None:
             raise SignatureError(self.method, parameter.name, str(parameter.type), problem)
         return converted
@@ -141,83 +134,52 @@ def describe(value) -> str:
     return f"a {type(value).__name__}"
 
 
-def _fit(parameter: Parameter, t: Type, value) -> tuple[str | None, Any]:
-    """(None, the value as the input takes it), or (what is wrong, None)."""
-    if isinstance(t, OptionalType):
-        return (None, None) if value is None else _fit(parameter, t.elem, value)
-    if isinstance(t, TensorType):
-        own = parameter.type.elem if parameter.optional else parameter.type
-        return _tensor(parameter if t is own else Parameter.of(parameter.name, t), value)
-    if t == Bool:
-        ok = isinstance(value, (bool, np.bool_))
-        return (None, bool(value)) if ok else (describe(value), None)
-    if t == Int:
-        ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-        return (None, int(value)) if ok else (describe(value), None)
-    if t == Float:
-        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-        return (None, float(value)) if ok else (describe(value), None)
-    if t == Str:
-        return (None, value) if isinstance(value, str) else (describe(value), None)
-    if t == NoneType:
-        return (None, None) if value is None else (describe(value), None)
-    if isinstance(t, ListType):
-        if not isinstance(value, (list, tuple)):
-            return describe(value), None
-        return _each(parameter, [t.elem] * len(value), value, list)
-    if isinstance(t, TupleType):
-        if not isinstance(value, (list, tuple)) or len(value) != len(t.elems):
-            return describe(value) + ("" if not isinstance(value, (list, tuple)) else f" of {len(value)}"), None
-        return _each(parameter, t.elems, value, tuple)
-    if isinstance(t, DictType):
-        return (None, value) if isinstance(value, dict) else (describe(value), None)
-    if isinstance(t, UnionType):
-        for option in t.options:
-            problem, converted = _fit(parameter, option, value)
-            if problem is None:
-                return None, converted
-        return describe(value), None
-    if isinstance(t, ObjectType):
-        ok = isinstance(value, ScriptObject) and value.class_name == t.name
-        return (None, value) if ok else (describe(value), None)
-    if isinstance(t, EnumType):
-        return (None, value) if isinstance(value, EnumValue) and value.enum == t.name else (describe(value), None)
-    return None, value  # Any, a Device or a dtype: the model's ops check it
+class _Inputs(Policy):
+    """A call's input against its parameter's type: a list of numbers or anything with `__array__`
+    is converted where a tensor is declared, a tuple where a list is (and back), numpy scalars to
+    Python's, an int to a float; a complex, Device, ScalarType or dict is passed as it is (the model's
+    ops check it)."""
+
+    widens = True
+    converts = True
+    unchecked = frozenset({Complex, DeviceT, DType})
+    unknown_fits = True
+    untyped_tuples_fit_any = False
+
+    def tensor(self, value, t: TensorType) -> tuple[str | None, Any]:
+        if isinstance(value, (list, tuple)):
+            array = _from_list(value, t.dtype.np if t.dtype is not None else None)
+            if isinstance(array, str):
+                return array, None
+        elif isinstance(value, np.ndarray):
+            array = value
+        elif hasattr(value, "__array__") and not isinstance(value, (np.generic, str, bytes)):
+            try:
+                array = np.asarray(value)
+            except (TypeError, ValueError, RuntimeError) as exc:
+                return f"{describe(value)} that is no array ({exc})", None
+        else:
+            return self.refuse(value, t), None
+        difference = tensor_difference(array, t)
+        return (None, array) if difference is None else (f"{describe(array)} {difference}", None)
+
+    def refuse(self, value, t: Type) -> str:
+        return describe(value)
+
+    def wrong_length(self, value, t: TupleType) -> str:
+        return f"{describe(value)} of {len(value)}"
+
+    def in_item(self, problem: str, index: int) -> str:
+        return f"element {index}: {problem}"
+
+    def no_option(self, value, problems: list[str]) -> str:
+        return describe(value)
+
+    def dict_items(self, value: dict, t: DictType):
+        return ()
 
 
-def _each(parameter: Parameter, types, values, build) -> tuple[str | None, Any]:
-    out = []
-    for i, (t, v) in enumerate(zip(types, values)):
-        problem, converted = _fit(parameter, t, v)
-        if problem is not None:
-            return f"element {i}: {problem}", None
-        out.append(converted)
-    return None, build(out)
-
-
-def _tensor(parameter: Parameter, value) -> tuple[str | None, Any]:
-    if isinstance(value, (list, tuple)):
-        array = _from_list(value, parameter.dtype)
-        if isinstance(array, str):
-            return array, None
-    elif isinstance(value, np.ndarray):
-        array = value
-    elif hasattr(value, "__array__") and not isinstance(value, (np.generic, str, bytes)):
-        try:
-            array = np.asarray(value)
-        except (TypeError, ValueError, RuntimeError) as exc:
-            return f"{describe(value)} that is no array ({exc})", None
-    else:
-        return describe(value), None
-    dtype, rank = parameter.dtype, parameter.rank
-    if dtype is not None and array.dtype != dtype:
-        return f"{describe(array)} (dtype {array.dtype.name}, not {dtype.name})", None
-    if rank is not None and array.ndim != rank:
-        return f"{describe(array)} ({array.ndim} dims, not {rank})", None
-    for d, n in parameter.fixed:
-        if array.shape[d] != n:
-            return f"{describe(array)} (dim {d} is {array.shape[d]}, not {n})", None
-    return None, array
+_INPUTS = _Inputs()
 
 
 def _from_list(value, dtype: np.dtype | None) -> np.ndarray | str:

@@ -2,7 +2,8 @@
 holds. Each method's signature in the manifest is its graph's; every attribute a method reads exists
 and has the type the graph gives it (a weight's dtype and fixed dims, a flag's scalar type); every
 prim::Call names a function of the archive, none calls itself (directly or through others), and no
-method grows past MAX_INLINED_NODES once its calls are inlined. All iterative: a hostile archive
+method grows past MAX_INLINED_NODES once its calls are inlined. All iterative, but for a value
+checked against its type (values.match: once per level of the type, at most 64): a hostile archive
 cannot reach the recursion limit. A problem is an ArchiveError naming the member and the node.
 """
 
@@ -15,28 +16,21 @@ import numpy as np
 from scriptc.errors import ArchiveError
 from scriptc.ir.graph import Graph, walk
 from scriptc.types import (
-    Bool,
+    Complex,
+    DeviceT,
     DictType,
-    Float,
-    Int,
+    DType,
     ListType,
     ModuleType,
-    NamedTupleType,
-    NoneType,
     ObjectType,
-    OptionalType,
-    Str,
     TensorType,
     TupleType,
     Type,
-    UnionType,
 )
 
 from .limits import MAX_INLINED_NODES
 from .objects import ScriptObject
-
-# The scalar types an attribute's value may have for each IR type it may be given.
-_SCALARS: dict[Type, tuple] = {Bool: (bool,), Int: (int,), Float: (float, int), Str: (str,), NoneType: (type(None),)}
+from .values import Policy, match, tensor_difference
 
 
 def check_archive(kind: str, graphs: dict[str, Graph], functions: dict[str, Graph], signatures: dict,
@@ -131,51 +125,42 @@ def _check_object_fields(functions: dict[str, Graph], values: dict[str, Any]) ->
                 pending.append(value)
 
 
-def _type_problem(value, declared: Type) -> str | None:
-    """Why `value` does not have the IR type `declared`, or None. (Recursive, but only as deep as the
-    value: attribute values come from JSON of bounded depth.)"""
-    if isinstance(declared, OptionalType):
-        return None if value is None else _type_problem(value, declared.elem)
-    if isinstance(declared, UnionType):
-        problems = [_type_problem(value, option) for option in declared.options]
-        return None if None in problems else problems[0]
-    if isinstance(declared, TensorType):
+class _Attributes(Policy):
+    """An attribute's value (from the manifest's JSON, or a weight) against the type a graph reads it
+    as. Where the archive cannot store a type's values (complex, Device, ScalarType, an Enum) or the
+    walk does not know the type, the ops that use the value check it."""
+
+    widens = True
+    unchecked = frozenset({Complex, DeviceT, DType})
+    checks_enums = False
+    unknown_fits = True
+
+    def tensor(self, value, t: TensorType) -> tuple[str | None, Any]:
         if not isinstance(value, np.ndarray):
+            return self.refuse(value, t), None
+        if tensor_difference(value, t) is not None:
+            return f"it is {value.dtype.name} {list(value.shape)}", None
+        return None, value
+
+    def refuse(self, value, t: Type) -> str:
+        if isinstance(t, (TensorType, ListType, TupleType, DictType)):
             return f"it holds a {type(value).__name__}"
-        described = f"it is {value.dtype.name} {list(value.shape)}"
-        if declared.dtype is not None and declared.dtype.np != value.dtype:
-            return described
-        if declared.shape is not None and (len(declared.shape) != value.ndim or any(
-                isinstance(d, int) and d != n for d, n in zip(declared.shape, value.shape))):
-            return described
-        return None
-    container = _CONTAINERS.get(type(declared))
-    if container is not None:
-        if not isinstance(value, container):
-            return f"it holds a {type(value).__name__}"
-        if isinstance(declared, TupleType) and declared.elems and len(declared.elems) != len(value):
-            return f"it holds {len(value)} items"
-        return next(filter(None, (_type_problem(v, t) for v, t in _items(value, declared))), None)
-    if isinstance(declared, ObjectType):
-        if not isinstance(value, ScriptObject) or value.class_name != declared.name:
-            return f"it holds {value!r}"
-        return None
-    allowed = _SCALARS.get(declared)
-    if allowed is not None and (not isinstance(value, allowed) or (declared is not Bool and isinstance(value, bool))):
         return f"it holds {value!r}"
-    return None
+
+    def wrong_length(self, value, t: TupleType) -> str:
+        return f"it holds {len(value)} items"
+
+    def dict_items(self, value: dict, t: DictType):
+        return (pair for k, v in value.items() for pair in ((k, t.key), (v, t.value)))
 
 
-_CONTAINERS = {ListType: list, TupleType: tuple, NamedTupleType: tuple, DictType: dict}
+_ATTRIBUTES = _Attributes()
 
 
-def _items(value, declared: Type):
-    """(item, its declared type) of a container value."""
-    if isinstance(declared, ListType):
-        return ((v, declared.elem) for v in value)
-    if isinstance(declared, DictType):
-        return (pair for k, v in value.items() for pair in ((k, declared.key), (v, declared.value)))
-    return zip(value, declared.elems)
+def _type_problem(value, declared: Type) -> str | None:
+    """Why `value` does not have the IR type `declared`, or None."""
+    problem, _ = match(value, declared, _ATTRIBUTES)
+    return problem
 
 
 def _at(node) -> str:
