@@ -111,6 +111,20 @@ def _global_average_pool(node: Node):
     return mean.output
 
 
+def _matrix_product(node: Node):
+    """mm(a, b) of two matrices -> matmul(a, b), the same numbers: the op fusion and the segment
+    programs take as a head (a Linear written as `torch.mm(x, w) + b`). Only where both are known
+    to be matrices: mm refuses anything else, matmul would not."""
+    if node.op != "mm":
+        return None
+    if not all(isinstance(v.type, TensorType) and v.type.dtype is not None and v.type.shape is not None
+               and len(v.type.shape) == 2 for v in node.inputs) or node.inputs[0].type.dtype is not node.inputs[1].type.dtype:
+        return None
+    product = Node("matmul", list(node.inputs), [node.output.type], {}, node.loc)
+    product.insert_before(node)
+    return product.output
+
+
 RULES: dict[str, Callable[[Node], Value | None]] = {
     "x * 1": _identity_with("mul", 1, 1),
     "1 * x": _identity_with("mul", 0, 1),
@@ -124,6 +138,7 @@ RULES: dict[str, Callable[[Node], Value | None]] = {
     "no-op reshape/cast": _noop_reshape,
     "dropout in eval": _eval_dropout,
     "global average pool": _global_average_pool,
+    "mm of matrices": _matrix_product,
 }
 
 

@@ -206,6 +206,29 @@ def test_canonicalize_turns_a_global_average_pool_into_a_mean(size, x_type, fire
         np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
+@pytest.mark.parametrize("a_type, b_type, fires", [
+    ("Tensor(float32, [B, 6])", "Tensor(float32, [6, 3])", True),
+    ("Tensor(float64, [4, 6])", "Tensor(float64, [6, 3])", True),
+    ("Tensor(float32, [B, 2, 6])", "Tensor(float32, [6, 3])", False),  # mm refuses it; matmul would not
+    ("Tensor(float32)", "Tensor(float32, [6, 3])", False),             # rank unknown
+    ("Tensor(float32, [4, 6])", "Tensor(float64, [6, 3])", False),     # mm refuses mixed dtypes
+])
+def test_canonicalize_turns_a_product_of_matrices_into_matmul(a_type, b_type, fires):
+    out = f"Tensor({a_type[7:14]}, [4, 3])"
+    text = f"graph(%a : {a_type}, %b : {b_type}):\n  %y : {out} = mm(%a, %b)\n  return (%y)\n"
+    g, changed = run(canonicalize, text)
+    dce(g)
+    assert changed == fires
+    if fires:
+        filecheck(str(g), f"CHECK: %{{{{.*}}}} : {out} = matmul(%a, %b)\nCHECK-NOT: mm(")
+        dtype = np.float32 if "float32" in a_type else np.float64
+        rng = np.random.default_rng(0)
+        a, b = rng.standard_normal((4, 6)).astype(dtype), rng.standard_normal((6, 3)).astype(dtype)
+        [got] = Interpreter(g)([a, b])
+        [expected] = Interpreter(ir.parse(text))([a, b])
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
 def test_cse_merges_and_reaches_into_nested_blocks():
     text = (f'graph(%x : {F}, %c : bool):\n  %a : {F} = exp(%x)\n  %b : {F} = exp(%x)\n'
             f'  %r : {F} = prim::If(%c)\n    block0():\n      %e : {F} = exp(%x)\n      -> (%e)\n'

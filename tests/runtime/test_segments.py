@@ -115,6 +115,43 @@ def test_products_of_a_vector_run_in_the_program(dtype):
     assert segment.programs and all(segment.programs.values()), segment.reason
 
 
+class _TransposedWeight(torch.nn.Module):
+    """pytorch/examples' forward-forward layer: a product by a frozen weight transposed in the code."""
+
+    def __init__(self, features: int, width: int):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(width, features))
+        self.bias = torch.nn.Parameter(torch.randn(width))
+
+    def forward(self, x):
+        x = x / (x.norm(2, 1, keepdim=True) + 1e-4)
+        return torch.relu(torch.mm(x, self.weight.T) + self.bias.unsqueeze(0)) + x @ self.weight.t()[:, :1]
+
+
+@pytest.mark.parametrize("features, width", [(20, 16), (16, 16)])
+def test_a_product_by_a_transposed_frozen_weight_runs_in_the_program(features, width):
+    torch.manual_seed(0)
+    model = _TransposedWeight(features, width).eval()
+    executor, reference = _plans(model, features)
+    assert "mm(" not in str(executor.graph)  # (canonicalize: a product of matrices is a matmul)
+    rng = np.random.default_rng(3)
+    for batch in (2, 1, 5, 64):
+        x = rng.standard_normal((batch, features)).astype(np.float32)
+        (got,), (expected,) = executor([x]), reference.run([x])
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    for segment in _segments(executor):
+        assert segment.programs and all(segment.programs.values()), segment.reason
+    assert sum(len(s._launches) for s in executor.group_steps) <= len(executor.group_steps)  # no call refused
+
+
+def test_a_size_check_that_can_never_pass_makes_no_program():
+    from scriptc.runtime.program_values import Builder, NotNative
+    builder = Builder()
+    builder.equal(builder.const(20), builder.const(20))
+    with pytest.raises(NotNative, match="never match"):
+        builder.equal(builder.const(20), builder.const(16))
+
+
 def test_a_new_result_while_the_caller_holds_the_last_one_or_a_view_of_it():
     torch.manual_seed(1)
     executor, reference = _plans(torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
