@@ -307,12 +307,16 @@ def contiguous_of(value) -> TensorValue:
     return t
 
 
-def dense(builder: "Builder", value) -> TensorValue:
+def dense(builder: "Builder", value, recorded: np.ndarray | None = None) -> TensorValue:
     """A contiguous tensor of value's elements: itself, or a copy of a view whose rows (its last dim)
-    are contiguous and lie one row stride apart (a chunk or a split piece: what products read)."""
+    are contiguous and lie one row stride apart (a chunk or a split piece: what products read); of
+    any other view (a transposed one: attention's keys) where `recorded`, the value the recorded
+    call saw, says its layout is another."""
     t = tensor_of(value)
     if t.strides is None:
         return t
+    if recorded is not None and not _rows_one_stride_apart(recorded):
+        return copied(builder, t)
     rows = builder.product(t.dims[:-1])
     if t.dims[-1] != native.ONE:
         builder.equal(t.strides[-1], native.ONE)
@@ -324,6 +328,24 @@ def dense(builder: "Builder", value) -> TensorValue:
     row = builder.arithmetic("MUL", t.dims[-1], itemsize)
     step = builder.arithmetic("MUL", t.strides[-2], itemsize) if t.rank > 1 else row
     builder.compute.append(("COPY2D", out.pointer, row, t.pointer, step, rows, row))
+    return out
+
+
+def _rows_one_stride_apart(array: np.ndarray) -> bool:
+    shape, strides = array.shape, array.strides
+    if not shape:
+        return True
+    return (shape[-1] == 1 or strides[-1] == array.itemsize) and all(
+        shape[d] == 1 or strides[d] == strides[d + 1] * shape[d + 1] for d in range(len(shape) - 2))
+
+
+def copied(builder: "Builder", x: TensorValue) -> TensorValue:
+    """A contiguous copy of a strided view."""
+    out = builder.alloc(x.dtype, x.dims)
+    dims, strides = builder.block(x.rank), builder.block(x.rank)
+    builder.copy_into(dims, x.dims, builder.shape)
+    builder.copy_into(strides, x.strides, builder.shape)
+    builder.compute.append(("STRIDED", out.pointer, x.pointer, x.rank, dims, strides, x.dtype.itemsize))
     return out
 
 

@@ -144,6 +144,55 @@ def test_a_product_by_a_transposed_frozen_weight_runs_in_the_program(features, w
     assert sum(len(s._launches) for s in executor.group_steps) <= len(executor.group_steps)  # no call refused
 
 
+class _Attention(torch.nn.Module):
+    """Self-attention's two batched products, heads as a fourth dim or not."""
+
+    def __init__(self, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v = (torch.nn.Linear(24, 24) for _ in range(3))
+
+    def forward(self, x):
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        if self.heads:
+            b, s = x.size(0), x.size(1)
+            q, k, v = (t.view(b, s, self.heads, 24 // self.heads).transpose(1, 2) for t in (q, k, v))
+        scores = torch.softmax(torch.matmul(q, k.transpose(-2, -1)) * 0.2, dim=-1)
+        return torch.matmul(scores, v) + 1
+
+
+@pytest.mark.parametrize("heads, dtype", [(0, np.float32), (4, np.float32), (3, np.float64)])
+def test_batched_products_run_in_the_program(heads, dtype):
+    torch.manual_seed(0)
+    model = _Attention(heads).eval()
+    model = model.to(torch.float64) if dtype == np.float64 else model
+    example = torch.from_numpy(np.ones((2, 5, 24), dtype=dtype))
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model, example), jit=False).graph
+    executor, reference = Executor(graph, threads=2), Interpreter(graph)
+    rng = np.random.default_rng(4)
+    for batch in (2, 1, 7, 16):
+        x = rng.standard_normal((batch, 5, 24)).astype(dtype)
+        (got,), (expected,) = executor([x]), reference.run([x])
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    for segment in _segments(executor):
+        assert segment.programs and all(segment.programs.values()), segment.reason
+    assert sum(len(s._launches) for s in executor.group_steps) <= len(executor.group_steps)  # no call refused
+
+
+def test_a_batched_product_whose_batch_broadcasts_runs_the_steps():
+    def scores(q, k):
+        return torch.matmul(q, k) * 2
+    q = torch.from_numpy(np.ones((3, 4, 5), np.float32))
+    k = torch.from_numpy(np.ones((1, 5, 6), np.float32))
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(scores, (q, k)), jit=False).graph
+    executor, reference = Executor(graph, threads=1), Interpreter(graph)
+    rng = np.random.default_rng(5)
+    args = [rng.standard_normal((3, 4, 5)).astype(np.float32), rng.standard_normal((1, 5, 6)).astype(np.float32)]
+    for _ in range(2):
+        np.testing.assert_allclose(executor(args)[0], reference.run(args)[0], rtol=1e-6)
+
+
 def test_a_size_check_that_can_never_pass_makes_no_program():
     from scriptc.runtime.program_values import Builder, NotNative
     builder = Builder()

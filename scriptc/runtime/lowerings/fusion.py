@@ -27,7 +27,8 @@ def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
     if variant.head is not None:
         sources = [syms[p] if p is not None else value_of(builder, c, [], None) for p, c in variant.head_sources]
         if variant.head.name == "matmul":
-            a, b = dense(builder, sources[0]), dense(builder, sources[1])
+            a, b = (dense(builder, sources[i], concrete[p] if p is not None else None)
+                    for i, (p, _) in enumerate(variant.head_sources[:2]))
             epilogue = _linear_epilogue(node, syms, a, b)
             if epilogue is not None:
                 return [linear_product(builder, a, *epilogue)]  # (the group's whole work: no kernel after)

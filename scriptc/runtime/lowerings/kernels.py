@@ -66,23 +66,26 @@ def _pool(mode: int | None):
 
 
 def _matmul(builder: Builder, node, args, recorded):
-    return [_product(builder, dense(builder, args[0]), dense(builder, args[1]))]
+    return [_product(builder, *(dense(builder, args[i], recorded[node.inputs[i]]) for i in (0, 1)))]
 
 
-def _product(builder: Builder, a: TensorValue, b: TensorValue) -> TensorValue:
-    """a @ b for a vector or an a of rank 2 or more (its leading dims as rows) and b a matrix, both contiguous and of
-    one float dtype: by a constant b (frozen weights) the packed product where the compiled GEMM
-    runs (linear_product); else BLAS's GEMV for one row, the few-row loop for 2-6 (heads.py's rules),
-    the compiled GEMM split across the pool where it runs, else BLAS's GEMM."""
+def _product(builder: Builder, a: TensorValue, b: TensorValue, out: TensorValue | None = None) -> TensorValue:
+    """a @ b for a vector or an a of rank 2 or more (its leading dims as rows) and b a matrix, both
+    contiguous and of one float dtype (a batch of matrices by a batch of matrices: _batched_product),
+    into `out` where given: by a constant b (frozen weights) the packed product where the compiled
+    GEMM runs (linear_product); else BLAS's GEMV for one row, the few-row loop for 2-6 (heads.py's
+    rules), the compiled GEMM split across the pool where it runs, else BLAS's GEMM."""
     dtype = a.dtype
+    if a.rank >= 3 and b.rank == a.rank and out is None:
+        return _batched_product(builder, a, b)
     if a.rank < 1 or b.rank != 2 or b.dtype != dtype or dtype.name not in ("float32", "float64"):
         raise NotNative("a product that is not rows (or a vector) times a matrix of one float dtype")
-    if frozen_weights(b) is not None:
+    if frozen_weights(b) is not None and out is None:
         return linear_product(builder, a, frozen_weights(b))
     depth, width = b.dims
     builder.equal(a.dims[-1], depth)
     rows = builder.product(a.dims[:-1])
-    out = builder.alloc(dtype, a.dims[:-1] + [width])
+    out = out or builder.alloc(dtype, a.dims[:-1] + [width])
     blas = cblas_addresses()
     suffix = "F32" if dtype.name == "float32" else "F64"
     compute = builder.compute
@@ -128,6 +131,30 @@ def _product(builder: Builder, a: TensorValue, b: TensorValue) -> TensorValue:
         compute.append(("label", wide))
     compute.append(("KERNEL", builder.const(loop_function("matvec", dtype.name)), native.ONE, ptrs, meta))
     compute.append(("label", done))
+    return out
+
+
+def _batched_product(builder: Builder, a: TensorValue, b: TensorValue) -> TensorValue:
+    """a @ b for batches of matrices of the same batch dims (attention's scores and their values): a
+    program loop over the batch, each of its products _product's into its slice of the output."""
+    if b.dtype != a.dtype or a.dtype.name not in ("float32", "float64"):
+        raise NotNative("a batched product not of one float dtype")
+    for d in range(a.rank - 2):  # (a batch dim that broadcasts stays with the steps)
+        builder.equal(a.dims[d], b.dims[d])
+    (rows, depth), width = a.dims[-2:], b.dims[-1]
+    builder.equal(depth, b.dims[-2])
+    out = builder.alloc(a.dtype, a.dims[:-1] + [width])
+    sizes = [builder.arithmetic("MUL", rows, depth), builder.arithmetic("MUL", depth, width),
+             builder.arithmetic("MUL", rows, width)]
+    first, _, close = builder.batch_steps(builder.product(a.dims[:-2]), 1)
+    slices = []
+    for whole, size, dims in ((a, sizes[0], [rows, depth]), (b, sizes[1], [depth, width]), (out, sizes[2], [rows, width])):
+        offset, pointer = builder.register(), builder.register()
+        builder.compute.append(("MUL", offset, first, size))
+        builder.compute.append(("ADDR", pointer, whole.pointer, offset, a.dtype.itemsize))
+        slices.append(TensorValue(a.dtype, dims, pointer, whole.buffer))
+    _product(builder, *slices)
+    close()
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from scriptc.ir.graph import Node
 
-from ..program_values import (Accumulator, Builder, BuiltList, Condition, IntValue, NotNative, Pieces, TensorValue,
+from ..program_values import (Accumulator, Builder, BuiltList, Condition, IntValue, NotNative, Pieces, TensorValue, copied,
                               dense, int_register, tensor_of)
 from . import views
 from .scalars import negated
@@ -123,7 +123,7 @@ def joined(builder: Builder, accumulator: Accumulator, dim: int, stack: bool) ->
     strides = builder.contiguous_strides(stacked.dims)
     view = TensorValue(stacked.dtype, items[:dim] + [trips] + items[dim:], stacked.pointer, stacked.buffer,
                        strides[1:dim + 1] + [strides[0]] + strides[dim + 1:])
-    out = views._copied(builder, view)
+    out = copied(builder, view)
     if stack:
         return out
     dims = items[:dim] + [builder.arithmetic("MUL", trips, items[dim])] + items[dim + 1:]

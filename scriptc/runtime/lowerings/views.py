@@ -9,7 +9,7 @@ from scriptc.native import program as native
 
 from . import lists  # (split and cat of the lists it keeps symbolically)
 from ..program_values import (Accumulator, NotNative, Builder, constant_of, contiguous_of, dense, IntValue, int_register,
-                              TensorValue, tensor_of, value_of)
+                              TensorValue, copied, tensor_of, value_of)
 
 
 def _view(builder: Builder, node, args, recorded):
@@ -17,7 +17,7 @@ def _view(builder: Builder, node, args, recorded):
     if x.strides is not None:
         if node.op == "view":
             raise NotNative("a view of a strided view")  # (whether it is one depends on the strides: the steps)
-        x = _copied(builder, x)  # reshape of what no view can be: a copy
+        x = copied(builder, x)  # reshape of what no view can be: a copy
     if not isinstance(sizes, list):
         raise NotNative("sizes that are not a list")
     count = builder.product(x.dims)
@@ -35,16 +35,6 @@ def _view(builder: Builder, node, args, recorded):
         dims[unknown] = builder.arithmetic("DIV", count, known)
     builder.equal(builder.product(dims), count)
     return [TensorValue(x.dtype, dims, x.pointer, x.buffer, root=x.root)]
-
-
-def _copied(builder: Builder, x: TensorValue) -> TensorValue:
-    """A contiguous copy of a strided view."""
-    out = builder.alloc(x.dtype, x.dims)
-    dims, strides = builder.block(x.rank), builder.block(x.rank)
-    builder.copy_into(dims, x.dims, builder.shape)
-    builder.copy_into(strides, x.strides, builder.shape)
-    builder.compute.append(("STRIDED", out.pointer, x.pointer, x.rank, dims, strides, x.dtype.itemsize))
-    return out
 
 
 def _transpose(builder: Builder, node, args, recorded):
