@@ -73,6 +73,8 @@ DEPTH_BLOCK = 128
 PACKED_A_BYTES = 256 << 10
 FEW_BLOCKS = 2
 FEW_BLOCKS_A_BYTES = 1 << 20
+# Rows of b this many bytes apart or more are packed in the plain loop (over_rows), whatever a's size.
+FAR_ROW_BYTES = 1 << 10
 _CONTRACT = ("contract",)  # a multiply-add may become one fma (each product is still added in order)
 
 
@@ -320,7 +322,14 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
     small_a = b.icmp_signed("<=", b.mul(rows, depth), const(PACKED_A_BYTES // element_bytes))
     few_blocks = b.and_(b.icmp_signed("<=", rows, const(FEW_BLOCKS * ROWS)),
                         b.icmp_signed("<=", b.mul(rows, depth), const(FEW_BLOCKS_A_BYTES // element_bytes)))
-    spread = b.and_(b.icmp_signed(">", b_step, const(panel)), b.or_(small_a, few_blocks))
+    # Or, in the plain loop, b's rows are FAR_ROW_BYTES or more apart whatever a's size: read in place,
+    # rows 1-4 KB apart share a few of L1's sets (256 x 2048 by 2048 x 512: 52 GFLOP/s in place, 129
+    # packed, a re-read from L2 once per panel); rows closer than that read in place as fast or faster
+    # (2048 x 128 under 256 x 2048 weights, a DCGAN discriminator's images side by side: 146 against 127).
+    packs = b.or_(small_a, few_blocks)
+    if not row_table:
+        packs = b.or_(packs, b.icmp_signed(">=", b_step, const(FAR_ROW_BYTES // element_bytes)))
+    spread = b.and_(b.icmp_signed(">", b_step, const(panel)), packs)
     first = b.mul(start, const(width_lanes))
     stop = b.select(b.icmp_signed("<", b.mul(end, const(width_lanes)), width), b.mul(end, const(width_lanes)), width)
     vectors_end = b.add(first, b.mul(b.sdiv(b.sub(stop, first), const(width_lanes)), const(width_lanes)))

@@ -76,10 +76,11 @@ def test_the_narrow_product_equals_numpy(dtype, rows, depth, width):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("rows, depth, width", [(16, 5000, 77), (9, 300, 50), (24, 700, 64)])
+@pytest.mark.parametrize("rows, depth, width", [(16, 5000, 77), (9, 300, 50), (24, 700, 64), (41, 1700, 259)])
 def test_a_few_blocks_of_rows_under_a_large_b_equal_numpy(dtype, rows, depth, width):
     """Products of a batch through a layer: up to two blocks of rows, b's slices packed (or, for three
-    blocks, read in place), split across ranges of columns."""
+    blocks, read in place; for more under a too large to pack by its size, packed as b's rows are
+    gemm.FAR_ROW_BYTES apart), split across ranges of columns."""
     rng = np.random.default_rng(depth)
     a = rng.standard_normal((rows, depth)).astype(dtype)
     b = rng.standard_normal((depth, width)).astype(dtype)
