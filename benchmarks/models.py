@@ -2,9 +2,11 @@
 models, ResNet-18, MobileNetV2, SqueezeNet) in one table per thread count, with columns torch eager,
 torch.jit frozen (torch.jit.freeze(torch.jit.trace(m))), onnxruntime, scriptc traced and scriptc
 scripted without example inputs (both through optimize_for_inference), then scriptc's first call
-after runtime.load in a fresh process (disk cache warm), at the saved size and at one never seen.
+after runtime.load in a fresh process (disk cache warm), at the saved size and at one never seen:
+the median over --first-runs fresh processes, each timing one first call, and the lowest and highest,
+beside what numpy's own first call costs in a fresh process.
 
-    python benchmarks/models.py [--threads 1,2] [--only "MLP b1,ResNet"] [--rounds 7] [--clock cpu]
+    python benchmarks/models.py [--threads 1,2] [--only "MLP b1,ResNet"] [--rounds 7] [--clock cpu] [--first-runs 7]
 
 Each thread count runs in its own process, with OMP/OpenBLAS/MKL thread counts set before anything
 is imported; peers never spin (OMP_WAIT_POLICY=PASSIVE, onnxruntime's allow_spinning=0). Columns
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,7 +44,7 @@ def _run_threads(threads: int, args) -> None:
                MKL_NUM_THREADS=str(threads), OMP_WAIT_POLICY="PASSIVE")
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # (the first-call processes time imports from bytecode)
     command = [sys.executable, os.path.abspath(__file__), "--child", str(threads), "--rounds", str(args.rounds),
-               "--clock", args.clock]
+               "--clock", args.clock, "--first-runs", str(args.first_runs)]
     if args.only:
         command += ["--only", args.only]
     subprocess.run(command, env=env, check=True)
@@ -73,6 +76,38 @@ def _load_child(archive: str, shapes: str, threads: int, cpu_clock: bool) -> dic
     return json.loads(result.stdout)
 
 
+def _first_calls(archive: str, shapes: str, threads: int, cpu_clock: bool, runs: int) -> dict:
+    """Per input shape list: (median, lowest, highest) over `runs` fresh processes of the first call
+    after runtime.load over the steady call. One first call is one sample of a noisy machine (single
+    ones swung 1.0-5.4x here): each process gives one, and the median says what a first call costs."""
+    ratios: dict[str, list[float]] = {}
+    for _ in range(runs):
+        for name, (first, steady) in ((k, v) for k, v in _load_child(archive, shapes, threads, cpu_clock).items()
+                                      if isinstance(v, list)):
+            ratios.setdefault(name, []).append(first / steady)
+    return {name: (statistics.median(r), min(r), max(r)) for name, r in ratios.items()}
+
+
+def _numpy_first_call(batch: int, cpu_clock: bool, runs: int) -> tuple[float, float, float]:
+    """What numpy itself does on a first call in a fresh process: the MLP's three layers as numpy
+    matmuls at `batch`, first run once at batch 2 (as runtime.load primes a model), then the first
+    call over the steady one - (median, lowest, highest) over `runs` processes."""
+    script = (
+        "import sys, time; import numpy as np; sys.path.insert(0, sys.argv[1])\n"
+        "from common import timeit_interleaved\n"
+        "clock = time.process_time if sys.argv[2] == 'cpu' else time.perf_counter\n"
+        "rng = np.random.default_rng(0)\n"
+        "w = [rng.standard_normal(s).astype(np.float32) for s in ((784, 512), (512, 512), (512, 10))]\n"
+        "f = lambda x: np.maximum(np.maximum(x @ w[0], 0) @ w[1], 0) @ w[2]\n"
+        "f(np.zeros((2, 784), np.float32))\n"
+        "x = rng.standard_normal((int(sys.argv[3]), 784)).astype(np.float32)\n"
+        "t = clock(); f(x); first = clock() - t\n"
+        "print(first / timeit_interleaved({'f': lambda: f(x)}, min_time=0.1, rounds=5, clock=clock)['f'])\n")
+    ratios = [float(subprocess.run([sys.executable, "-c", script, HERE, "cpu" if cpu_clock else "wall", str(batch)],
+                                   capture_output=True, text=True, check=True).stdout) for _ in range(runs)]
+    return statistics.median(ratios), min(ratios), max(ratios)
+
+
 def _grown(inputs: list, batch_dim: int) -> list:
     """The first input's shape one larger in its batch dim: a size the archive never saw (the other
     inputs - a recurrent model's state, say - grow along that dim where they have it too)."""
@@ -86,7 +121,7 @@ def _grown(inputs: list, batch_dim: int) -> list:
     return grown
 
 
-def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool) -> None:
+def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool, first_runs: int) -> None:
     import numpy as np
 
     sys.path.insert(0, HERE)
@@ -154,20 +189,20 @@ def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool) -> None:
             else:
                 cells = timeit_interleaved(fns, min_time=0.1, rounds=rounds, warm_s=SETTLE_S, clock=clock)
         first = None
-        if traced is not None:
+        if traced is not None and first_runs:
             archive = os.path.join(cache, "model.sc")
             try:
                 traced.save(archive)
                 shapes = [[list(a.shape), a.dtype.name] for a in arrays]
-                first = _load_child(archive, json.dumps({"saved": shapes, "new": _grown(shapes, spec.batch_dim)}),
-                                    threads, cpu_clock)
+                first = _first_calls(archive, json.dumps({"saved": shapes, "new": _grown(shapes, spec.batch_dim)}),
+                                     threads, cpu_clock, first_runs)
             except Exception as exc:  # noqa: BLE001
                 notes.append(f"{spec.name}: first call after load failed ({type(exc).__name__})")
         rows.append((spec.name, cells, first))
     print(f"\n=== {threads} thread{'s' if threads > 1 else ''} (median {'CPU' if cpu_clock else 'wall'} time per call, "
           f"{rounds} interleaved rounds) ===")
     header = f"{'model':<26}" + "".join(f"{c:>13}" for c in COLUMNS) + \
-        f"{'tr/jit':>8}{'tr/ort':>8}{'sc/tr':>7}{'1st/st':>8}{'new 1st':>9}"
+        f"{'tr/jit':>8}{'tr/ort':>8}{'sc/tr':>7}{'1st/st':>8}{'range':>10}{'new 1st':>9}{'range':>10}"
     print(header)
     print("-" * len(header))
     for name, cells, first in rows:
@@ -176,11 +211,17 @@ def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool) -> None:
                                                                     ("traced", "onnxruntime", 8),
                                                                     ("scripted", "traced", 7)))
         if first is not None:
-            line += "".join(f"{first[k][0] / first[k][1]:>{w}.2f}x" if k in first else f"{'-':>{w + 1}}"
-                            for k, w in (("saved", 7), ("new", 8)))
+            line += "".join(f"{first[k][0]:>{w}.2f}x{f'{first[k][1]:.1f}-{first[k][2]:.1f}':>10}" if k in first
+                            else f"{'-':>{w + 1}}{'-':>10}" for k, w in (("saved", 7), ("new", 8)))
         print(line)
     print("ratios: time over time (lower is faster for scriptc); 1st/st: the first call after runtime.load in a new "
-          "process over the steady call; new 1st: the same at a batch one larger than the archive was traced with")
+          f"process over the steady call, the median of {first_runs} processes (range: the lowest and highest); "
+          "new 1st: the same at a batch one larger than the archive was traced with")
+    if first_runs:
+        measured = {batch: _numpy_first_call(batch, cpu_clock, first_runs) for batch in (1, 64)}
+        print("numpy's own first call in a fresh process (the MLP's layers as numpy matmuls, run once at batch 2 "
+              f"before, as load primes a model), over its steady call, median of {first_runs}: " +
+              ", ".join(f"batch {batch} {m:.2f}x ({low:.1f}-{high:.1f})" for batch, (m, low, high) in measured.items()))
     for note in notes:
         print(f"  note: {note}")
 
@@ -221,11 +262,13 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                         help="cpu: the process's CPU time at one thread (wall clock at more); wall: the wall clock")
+    parser.add_argument("--first-runs", type=int, default=7,
+                        help="fresh processes that each time one first call after load (0: none)")
     parser.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(args.child, [o.strip() for o in args.only.split(",") if o.strip()], args.rounds,
-               args.clock == "cpu" and args.child == 1)
+               args.clock == "cpu" and args.child == 1, args.first_runs)
         return
     started = time.perf_counter()
     for threads in (int(t) for t in args.threads.split(",")):

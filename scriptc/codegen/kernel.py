@@ -19,6 +19,7 @@ from scriptc.ir.graph import Node, Value
 from scriptc.ops import expr as E
 from scriptc.ops.rules import promote_types
 from scriptc.ops.schema import COMPARE, LAYER_NORM, NORMALIZE, TO_BOOL, FusionTail
+from scriptc.passes.analysis import SIZE_OPS, trailing_sizes
 from scriptc.types import Bool, TensorType, bool_
 
 class Unsupported(Exception):
@@ -153,6 +154,8 @@ def build_spec(group: Node) -> KernelSpec:
         if node.op == "prim::Constant":
             value_expr[id(node.output)] = node.attrs["value"]
             continue
+        if node.op in SIZE_OPS:
+            continue  # (a layer_norm's normalized_shape from its input's sizes: _tail reads how many)
         op = ops.OPS.get(node.op)
         if op is None:
             raise Unsupported(node.op)
@@ -302,6 +305,9 @@ def _tail(node: Node, op, env, value_expr, exprs) -> tuple:
         return Tail(node.op, role, len(exprs) - 1, dim=dim % rank), None, None
     if role.form == LAYER_NORM:
         shape_value = argument("normalized_shape")
+        if shape_value is None:  # the input's own last sizes: only how many counts
+            count = trailing_sizes(node.inputs[op.arg_index["normalized_shape"]], source)
+            shape_value = [None] * count if count is not None else None
         if not isinstance(shape_value, list) or not 1 <= len(shape_value) <= rank:
             raise Unsupported("layer_norm with a normalized_shape that is not a constant list")
         weight, bias = (node.inputs[op.arg_index[name]] for name in ("weight", "bias"))

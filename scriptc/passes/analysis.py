@@ -113,3 +113,55 @@ def writes_memory(node: Node) -> bool:
         return any(writes_memory(n) for b in node.blocks for n in b)
     op = op_of(node)
     return op is not None and bool(mutated_values(node))
+
+
+# The ops a normalized_shape made of its input's own sizes is computed with (trailing_sizes).
+SIZE_OPS = ("size", "size.all", "getitem.list", "slice.list", "prim::ListConstruct", "prim::TupleConstruct")
+
+
+def trailing_sizes(shape: Value, x: Value) -> int | None:
+    """n where `shape` is the last n sizes of tensor `x`, in order - x.shape[-1:], [x.size(-1)],
+    (x.size(-2), x.shape[-1]): a layer_norm's normalized_shape that matches its input by
+    construction, so a kernel needs only how many dims it spans; else None."""
+    node = shape.node
+    if node is None:
+        return None
+    if node.op == "slice.list":
+        sizes, start, end, step = node.inputs
+        first = _size_index(start, x)
+        if _sizes_of(sizes, x) and first is not None and first < 0 and is_constant(end) and \
+                constant_value(end) is None and is_constant(step) and constant_value(step) == 1:
+            return -first
+        return None
+    if node.op not in ("prim::ListConstruct", "prim::TupleConstruct") or not node.inputs:
+        return None
+    count = len(node.inputs)
+    for i, item in enumerate(node.inputs):
+        if _item_index(item, x) != i - count:
+            return None
+    return count
+
+
+def _sizes_of(v: Value, x: Value) -> bool:
+    return v.node is not None and v.node.op == "size.all" and v.node.inputs[0] is x
+
+
+def _item_index(item: Value, x: Value) -> int | None:
+    """k (negative) where `item` is x.size(k) or x.shape[k]."""
+    node = item.node
+    if node is None or len(node.inputs) != 2:
+        return None
+    if (node.op == "size" and node.inputs[0] is x) or (node.op == "getitem.list" and _sizes_of(node.inputs[0], x)):
+        return _size_index(node.inputs[1], x)
+    return None
+
+
+def _size_index(v: Value, x: Value) -> int | None:
+    """A constant dim index, negative (a positive one counts from x's rank, where x's type has one)."""
+    if not is_constant(v) or type(constant_value(v)) is not int:
+        return None
+    index = constant_value(v)
+    if index >= 0:
+        shape = getattr(x.type, "shape", None)
+        return index - len(shape) if shape is not None and index < len(shape) else None
+    return index

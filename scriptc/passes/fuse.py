@@ -22,7 +22,9 @@ from scriptc import ops
 from scriptc.ir.graph import Block, Graph, Node, Value
 from scriptc.types import Bool, Float, Int, TensorType
 
-from .analysis import constant_value, is_constant, op_of
+from scriptc.ops.schema import LAYER_NORM
+
+from .analysis import constant_value, is_constant, op_of, trailing_sizes
 
 # One op is a group too: a compiled kernel is as fast as numpy's, and a segment program runs it in
 # its native call (runtime/segments.py) where a lone numpy op would stop the program.
@@ -110,8 +112,22 @@ def _reduction_fusible(node: Node) -> bool:
         return False
     if node.output.type.dtype is not node.inputs[0].type.dtype:
         return False  # (a dtype unknown on one side only: dtype= or an integer sum)
-    # dims, keepdim, normalized_shape, eps... must be compile-time constants for the kernel.
-    return all(is_constant(v) or isinstance(v.type, TensorType) for v in node.inputs[1:])
+    # dims, keepdim, normalized_shape, eps... must be compile-time constants for the kernel (or a
+    # layer_norm's normalized_shape its input's own last sizes, which the group computes itself).
+    derived = _derived_shape(node)
+    return all(is_constant(v) or isinstance(v.type, TensorType) or v is derived for v in node.inputs[1:])
+
+
+def _derived_shape(node: Node) -> Value | None:
+    """A layer_norm's normalized_shape that is no constant but its input's last sizes -
+    F.layer_norm(x, (x.shape[-1],)), scripted without example inputs: the kernel needs only how
+    many dims it spans, and the group computes the list from its input (the reference's fallback
+    reads it)."""
+    op = op_of(node)
+    if op is None or op.fusion_tail is None or op.fusion_tail.form != LAYER_NORM:
+        return None
+    shape = node.inputs[op.arg_index["normalized_shape"]]
+    return shape if not is_constant(shape) and trailing_sizes(shape, node.inputs[0]) is not None else None
 
 
 def _head_fusible(node: Node) -> bool:
@@ -203,6 +219,7 @@ def _candidate_groups(node: Node, group_of: dict, position: dict, reduction: boo
     it can merge with - 0.5 * x * (1 + tanh(...)) reads two chains that become one kernel, not two."""
     candidates: list[_Group] = []
     inputs = [node.inputs[0]] if reduction else [v for v in node.inputs if isinstance(v.type, TensorType)]
+    copied = _size_nodes(node) if reduction else set()
     for v in inputs:
         group = group_of.get(id(v.node)) if v.node is not None else None
         if group is None or group.closed or any(group is c for c in candidates):
@@ -211,14 +228,15 @@ def _candidate_groups(node: Node, group_of: dict, position: dict, reduction: boo
             if not _same_space(_shape(node.inputs[0]), group.shape) or \
                     not _same_dtype(node.inputs[0].type.dtype, group.dtype):
                 continue
-            # A reduction kernel writes only its result: the chain feeding it must not be needed elsewhere.
-            if group.outside != group.reads.get(id(node), 0):
+            # A reduction kernel writes only its result: the chain feeding it must not be needed elsewhere
+            # (but by the size nodes of a layer_norm's shape that the group takes in).
+            if group.outside != group.reads.get(id(node), 0) + sum(group.reads.get(c, 0) for c in copied):
                 continue
         elif not _same_space(_shape(node.output), group.shape) or not _same_dtype(node.output.type.dtype, group.dtype):
             continue
         if candidates and (group.head is not None or candidates[0].head is not None):
             continue  # a kernel has at most one BLAS head, and it comes first
-        if _legal(group, node, position):
+        if _legal(group, node, position, copied):
             candidates.append(group)
             if reduction:
                 break
@@ -231,12 +249,35 @@ def _merge(target: _Group, other: _Group, group_of: dict) -> None:
         group_of[id(m)] = target
 
 
-def _legal(group: _Group, node: Node, position: dict) -> bool:
-    """No node outside the group, placed before `node`, may read a value the group defines."""
+def _legal(group: _Group, node: Node, position: dict, copied=()) -> bool:
+    """No node outside the group, placed before `node`, may read a value the group defines (but the
+    `copied` ones, which the group takes in: _size_nodes)."""
     readers = group.readers
     while readers and readers[0][1] in group.member_ids:
         heapq.heappop(readers)
-    return not readers or readers[0][0] >= position[id(node)]
+    if not readers or readers[0][0] >= position[id(node)]:
+        return True
+    return bool(copied) and all(at >= position[id(node)] or reader in copied or reader in group.member_ids
+                                for at, reader in readers)
+
+
+def _size_nodes(node: Node) -> set:
+    """The ids of the nodes that compute a layer_norm's derived normalized_shape (_derived_shape) and
+    that nothing else reads: the group computes the list itself, and they go (_materialize)."""
+    shape = _derived_shape(node)
+    if shape is None:
+        return set()
+    chain, pending = [], [shape.node]
+    while pending:
+        n = pending.pop()
+        if n.op == "prim::Constant" or any(n is c for c in chain):
+            continue
+        chain.append(n)
+        pending += [v.node for v in n.inputs if v is not node.inputs[0]]
+    ids = {id(n) for n in chain} | {id(node)}
+    if any(not isinstance(u.user, Node) or id(u.user) not in ids for n in chain for v in n.outputs for u in v.uses):
+        return set()
+    return ids - {id(node)}
 
 
 def _in_block(user, block: Block) -> Node | None:
@@ -253,9 +294,10 @@ def _materialize(group: _Group, block: Block) -> None:
     fusion.insert_before(members[-1])
     body = fusion.add_block()
     mapping: dict[int, Value] = {}
+    derived = {id(m): _derived_shape(m) for m in members}
     for m in members:
         for v in m.inputs:
-            if id(v) in mapping or (v.node is not None and id(v.node) in member_ids):
+            if id(v) in mapping or (v.node is not None and id(v.node) in member_ids) or v is derived[id(m)]:
                 continue
             if is_constant(v) and not isinstance(v.type, TensorType):
                 clone = Node("prim::Constant", [], [v.type], {"value": constant_value(v)}, v.node.loc)
@@ -265,10 +307,21 @@ def _materialize(group: _Group, block: Block) -> None:
             fusion.add_input(v)
             mapping[id(v)] = body.add_param(v.type, v.name)
     for m in members:
+        shape = derived[id(m)]
+        if shape is not None:
+            x = m.inputs[0]
+            originals = _size_nodes(m)
+            copied = _copy_sizes(body, shape, x, mapping.get(id(x), x), {})
         body.append(m)
         for i, v in enumerate(list(m.inputs)):
             if id(v) in mapping:
                 m.set_input(i, mapping[id(v)])
+            elif v is shape:
+                m.set_input(i, copied)
+        if shape is not None:
+            # The originals read nothing else now: they go, before a member they read moves into the group.
+            for n in reversed([n for n in block if id(n) in originals]):
+                n.erase()
     for m in members:
         for out in m.outputs:
             outside = [u for u in out.uses if not (isinstance(u.user, Node) and _inside(u.user, body))]
@@ -286,6 +339,20 @@ def _materialize(group: _Group, block: Block) -> None:
     fusion.attrs["kind"] = kind
     if all(_guardable(v.type) for v in fusion.inputs):
         fusion.attrs["guard"] = guard_of(fusion)
+
+
+def _copy_sizes(body: Block, value: Value, x: Value, x_inside: Value, copies: dict) -> Value:
+    """Append to `body` copies of the nodes that compute `value` from tensor `x` (size ops and
+    constants, analysis.trailing_sizes), reading `x_inside` for x; their result."""
+    if value is x:
+        return x_inside
+    if id(value) not in copies:
+        node = value.node
+        inputs = [_copy_sizes(body, v, x, x_inside, copies) for v in node.inputs]
+        copy = Node(node.op, inputs, [value.type], dict(node.attrs), node.loc)
+        body.append(copy)
+        copies[id(value)] = copy.output
+    return copies[id(value)]
 
 
 def _inside(node: Node, block: Block) -> bool:

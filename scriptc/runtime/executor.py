@@ -19,14 +19,14 @@ from typing import Any, Callable
 import numpy as np
 
 from scriptc import ops
-from scriptc.ir.graph import Block, Graph, Node, walk
+from scriptc.ir.graph import Block, Graph, Node
 from scriptc.native.opaque import native_kernel
 from scriptc.ops.execute import run_kernel
 from scriptc.types import ListType, TensorType
 
 from .groups import GroupStep
 from .lowerings import CHEAP, runs_natively
-from .segments import SegmentStep, native_programs
+from .segments import SegmentStep, native_programs, walk_node
 from .interpreter import Interpreter
 from .memory import configure_allocator
 from .pool import ThreadPool
@@ -210,10 +210,3 @@ class Executor:
                     result = np.asarray(result)
                 frame[out] = list(result) if list_out and isinstance(result, tuple) else result
         return op_step
-
-
-def walk_node(node: Node):
-    """The node, then every node of its blocks."""
-    yield node
-    for block in node.blocks:
-        yield from walk(block)

@@ -21,7 +21,11 @@ import threading
 
 import numpy as np
 
+from scriptc.ir.graph import walk
+from scriptc.native import linear
 from scriptc.native import program as native
+from scriptc.native.heads import gemm_runs
+from scriptc.native.loops import loop_function
 from scriptc.native.pointers import ARRAY_STRUCT_KNOWN, data_pointer
 
 from .program_builder import NotNative, build
@@ -181,6 +185,11 @@ class SegmentStep:
         self.programs: dict[tuple, Program | None] = {}
         self._build_lock = threading.Lock()
         self._run = _RUN(native.function())  # the interpreter: compiled (or read from disk) with the plan
+        # So is the loop of a product by frozen weights, for each product whose dtype the graph says
+        # (lowerings/kernels.py; scripted graphs' at their first call, as their groups' kernels).
+        for dtype in {n.output.type.dtype for node in nodes for n in walk_node(node) if n.op == "matmul"}:
+            if dtype is not None and dtype.name in linear.FUNCTIONS and gemm_runs():
+                loop_function("linear", dtype.name)
 
     def _signature(self, values: list):
         """Per input its dtype and rank, or int (a tuple or list of arrays: theirs); None for a call no
@@ -240,3 +249,10 @@ class SegmentStep:
                 self.reason = str(exc)
                 built = None
             self.programs[key] = Program(built, self._run) if built is not None else None
+
+
+def walk_node(node):
+    """The node, then every node of its blocks."""
+    yield node
+    for block in node.blocks:
+        yield from walk(block)

@@ -386,3 +386,56 @@ def test_transpose_frozen_linear_without_bias_and_leaves_runtime_weights_alone()
                   getattr(n.attrs["value"], "shape", None) == (3, 2)]
     assert len(transposed) == 2 and transposed[0] is transposed[1]
 
+
+LAYER_NORM_OF_OWN_SIZES = {
+    "x.shape[-1:]": ('  %s : List[int] = size.all(%y)\n  %m2 : int = prim::Constant[value=-2]()\n'
+                     '  %none : None = prim::Constant[value=None]()\n  %n : List[int] = slice.list(%s, %m1, %none, %one)\n'),
+    "[x.size(-1)]": '  %d : int = size(%y, %m1)\n  %n : List[int] = prim::ListConstruct(%d)\n',
+    "(x.shape[-1],)": ('  %s : List[int] = size.all(%y)\n  %d : int = getitem.list(%s, %m1)\n'
+                       '  %n : Tuple[int] = prim::TupleConstruct(%d)\n'),
+    "[x.size(1)] of a rank-2 x": ('  %d : int = size(%y, %one)\n  %n : List[int] = prim::ListConstruct(%d)\n'),
+}
+
+
+@pytest.mark.parametrize("form", list(LAYER_NORM_OF_OWN_SIZES))
+@pytest.mark.parametrize("typed", [False, True])
+def test_fuse_takes_a_layer_norm_over_its_inputs_own_last_sizes(form, typed):
+    """normalized_shape from x's sizes (scripted code without example inputs: F.layer_norm(x,
+    (x.shape[-1],))) is no constant, but matches x by construction: the group computes it from its
+    input, and joins the pointwise chain before it."""
+    t = F if typed else "Tensor"
+    text = (f'graph(%x : {t}, %w : Tensor, %b : Tensor):\n  %one : int = prim::Constant[value=1]()\n'
+            '  %m1 : int = prim::Constant[value=-1]()\n  %e : float = prim::Constant[value=1e-05]()\n'
+            f'  %y : {t} = exp(%x)\n' + LAYER_NORM_OF_OWN_SIZES[form] +
+            f'  %z : {t} = layer_norm(%y, %n, %w, %b, %e)\n  return (%z)\n')
+    if "rank-2" in form and not typed:
+        g, _ = run(fuse, text)  # (x.size(1) is the last size only where x's rank says so)
+        assert "layer_norm(%y, %n" in str(g)
+        return
+    g, changed = run(fuse, text)
+    dce(g)
+    ir.verify(g)
+    assert changed and sum(1 for n in g.nodes() if n.op == "prim::FusionGroup") == 1
+    filecheck(str(g), "CHECK: prim::FusionGroup[kind=\"reduction\"\nCHECK: exp(\nCHECK: layer_norm(\n"
+                      "CHECK-NOT: size")
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    w, b = np.full(4, 2.0, np.float32), np.full(4, 0.5, np.float32)
+    y = np.exp(x)
+    want = (y - y.mean(-1, keepdims=True)) / np.sqrt(y.var(-1, keepdims=True) + 1e-5) * w + b
+    np.testing.assert_allclose(Interpreter(g).run([x, w, b])[0], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [
+    '  %d : int = size(%x, %m1)\n  %n : List[int] = prim::ListConstruct(%d, %d)\n',        # a size twice
+    '  %d : int = size(%w, %m1)\n  %n : List[int] = prim::ListConstruct(%d)\n',            # another tensor's
+    '  %m2 : int = prim::Constant[value=-2]()\n  %d : int = size(%x, %m2)\n'
+    '  %n : List[int] = prim::ListConstruct(%d)\n',                                         # not the last
+    '  %s : List[int] = size.all(%x)\n  %none : None = prim::Constant[value=None]()\n'
+    '  %n : List[int] = slice.list(%s, %one, %none, %one)\n',                               # x.shape[1:]
+])
+def test_fuse_leaves_a_layer_norm_whose_shape_is_not_its_inputs_last_sizes(shape):
+    text = ('graph(%x : Tensor, %w : Tensor):\n  %one : int = prim::Constant[value=1]()\n'
+            '  %m1 : int = prim::Constant[value=-1]()\n  %e : float = prim::Constant[value=1e-05]()\n' + shape +
+            '  %z : Tensor = layer_norm(%x, %n, %w, %w, %e)\n  return (%z)\n')
+    g, _ = run(fuse, text)
+    assert "layer_norm(%x, %n" in str(g) and "FusionGroup" not in str(g)

@@ -271,9 +271,11 @@ def test_priming_repeats_each_batch_within_a_time_budget(tmp_path, monkeypatch):
     assert batches[:2 * calls] == [2] * calls + [1] * calls
     assert 1 <= len(wide) <= calls and set(wide) == {model_module.WIDE_PRIMING_BATCH}
     batches.clear()
-    monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 0.0)  # a slow model: one call per batch, none wide
+    # A slow model: two calls per batch (the first writes each segment's program down, the second runs
+    # it and sizes its memory), none wide.
+    monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 0.0)
     runtime_load(path)
-    assert batches == [2, 1]
+    assert batches == [2, 2, 1, 1]
 
 
 def test_the_wide_priming_batch_is_the_widest_power_of_two_that_fits_half_the_budget():

@@ -113,6 +113,35 @@ def test_sequence_lengths_and_a_new_dtype():
     assert fast64._runner.compiled_groups >= 2
 
 
+@pytest.mark.parametrize("shape", ["(y.shape[-1],)", "[y.size(-1)]", "y.shape[-1:]"])
+def test_a_scripted_layer_norm_over_its_inputs_last_size_fuses_and_no_new_size_compiles(shape):
+    """F.layer_norm(y, (y.shape[-1],), w, b) scripted without example inputs: one group with the chain
+    before it, compiled at the first call for its dtype and rank; no new batch or feature size
+    compiles anything, and every size equals the reference interpreter."""
+    scripted = torch.jit.script(define(f"""
+    def norm(x, w, b):
+        y = x * 2.0 + 1.0
+        return torch.nn.functional.layer_norm(y, {shape}, w, b)
+    """))
+    fast = torch.jit.optimize_for_inference(scripted)
+    [group] = _groups(fast.graph)
+    assert group.attrs["kind"] == "reduction" and "guard" not in group.attrs
+    rng = np.random.default_rng(4)
+
+    def call(*shape):
+        x, w, b = (rng.standard_normal(s).astype(np.float32) for s in (shape, shape[-1:], shape[-1:]))
+        got = fast(*map(torch.from_numpy, (x, w, b))).numpy()
+        _same(got, Interpreter(scripted.graph).run([x, w, b])[0])
+    call(3, 16)
+    assert _kernels(fast) == 1
+    compiles = STATS.compiles
+    for shape in [(1, 16), (7, 16), (1023, 16), (2, 1), (5, 7), (2, 1023), (128, 200)]:
+        call(*shape)
+    assert STATS.compiles == compiles and _kernels(fast) == 1
+    call(2, 5, 16)  # another rank: its own kernel
+    assert _kernels(fast) == 2
+
+
 def test_groups_inside_control_flow_compile_at_their_first_call():
     fn = define("""
     def branchy(x, n: int):

@@ -9,7 +9,7 @@ from scriptc.native import program as native
 from ..groups import GroupStep
 from ..program_values import NotNative, Builder, dense, value_of, TensorValue, tensor_of
 from ..transposed_lowering import conv_transpose
-from .kernels import _product, conv2d
+from .kernels import _product, conv2d, frozen_weights, linear_product
 
 
 def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
@@ -27,7 +27,11 @@ def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
     if variant.head is not None:
         sources = [syms[p] if p is not None else value_of(builder, c, [], None) for p, c in variant.head_sources]
         if variant.head.name == "matmul":
-            syms.append(_product(builder, dense(builder, sources[0]), dense(builder, sources[1])))
+            a, b = dense(builder, sources[0]), dense(builder, sources[1])
+            epilogue = _linear_epilogue(node, syms, a, b)
+            if epilogue is not None:
+                return [linear_product(builder, a, *epilogue)]  # (the group's whole work: no kernel after)
+            syms.append(_product(builder, a, b))
         elif variant.head.name in ("conv2d", "conv_transpose2d"):
             floor = spec.head_floor if variant.head_is_result else None
             lower = conv2d if variant.head.name == "conv2d" else conv_transpose
@@ -118,3 +122,33 @@ def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
     function = builder.const(kernel.address)
     builder.compute.append(("SPLIT", function, total, ptrs, meta, count))
     return outputs
+
+
+def _linear_epilogue(node, syms: list, a: TensorValue, b: TensorValue):
+    """(weights, bias, floor) when all a matmul group does is a Linear layer's - a @ W + bias, then
+    maybe a ReLU - with W and the bias constants the packed product takes (a's dtype, the bias one
+    value per column, the add's alpha 1); else None."""
+    weights = frozen_weights(b)
+    body = [n for n in node.blocks[0] if n.op != "prim::Constant"]
+    if weights is None or a.dtype != weights.dtype or len(node.outputs) != 1 or len(body) not in (2, 3):
+        return None
+    product, add = body[0], body[1]
+    relu = body[2] if len(body) == 3 else None
+    params = {id(p): k for k, p in enumerate(node.blocks[0].params)}
+    if add.op != "add" or add.inputs[0] is not product.output or id(add.inputs[1]) not in params or \
+            _constant(add.inputs[2]) != 1 or (relu is not None and (relu.op != "relu" or relu.inputs[0] is not add.output)):
+        return None
+    returns = node.blocks[0].returns
+    if len(returns) != 1 or returns[0] is not (relu or add).output:
+        return None
+    bias = syms[params[id(add.inputs[1])]]
+    bias = bias.root[1] if isinstance(bias, TensorValue) and bias.root is not None and bias.root[0] == "constant" \
+        else None
+    if bias is None or bias.dtype != weights.dtype or bias.shape != (weights.shape[1],):
+        return None
+    return weights, bias, 0.0 if relu is not None else None
+
+
+def _constant(value):
+    node = value.node
+    return node.attrs.get("value") if node is not None and node.op == "prim::Constant" else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from scriptc.native import linear
 from scriptc.native import program as native
 from scriptc.native.blas import cblas_addresses
 from scriptc.native.geometry import average_divisors, conv_geometry, pool_geometry
@@ -70,11 +71,14 @@ def _matmul(builder: Builder, node, args, recorded):
 
 def _product(builder: Builder, a: TensorValue, b: TensorValue) -> TensorValue:
     """a @ b for a of rank 2 or more (its leading dims as rows) and b a matrix, both contiguous and of
-    one float dtype: BLAS's GEMV for one row, the few-row loop for 2-6 (heads.py's rules), the
-    compiled GEMM split across the pool where it runs, else BLAS's GEMM."""
+    one float dtype: by a constant b (frozen weights) the packed product where the compiled GEMM
+    runs (linear_product); else BLAS's GEMV for one row, the few-row loop for 2-6 (heads.py's rules),
+    the compiled GEMM split across the pool where it runs, else BLAS's GEMM."""
     dtype = a.dtype
     if a.rank < 2 or b.rank != 2 or b.dtype != dtype or dtype.name not in ("float32", "float64"):
         raise NotNative("a product that is not rows times a matrix of one float dtype")
+    if frozen_weights(b) is not None:
+        return linear_product(builder, a, frozen_weights(b))
     depth, width = b.dims
     builder.equal(a.dims[-1], depth)
     rows = builder.product(a.dims[:-1])
@@ -124,6 +128,41 @@ def _product(builder: Builder, a: TensorValue, b: TensorValue) -> TensorValue:
         compute.append(("label", wide))
     compute.append(("KERNEL", builder.const(loop_function("matvec", dtype.name)), native.ONE, ptrs, meta))
     compute.append(("label", done))
+    return out
+
+
+def frozen_weights(b) -> np.ndarray | None:
+    """The array of a constant matrix the packed product can take (the compiled loops run on this
+    CPU), or None."""
+    if not isinstance(b, TensorValue) or b.root is None or b.root[0] != "constant" or not gemm_runs():
+        return None
+    array = b.root[1]
+    return array if array.ndim == 2 and array.dtype.name in linear.FUNCTIONS else None
+
+
+def linear_product(builder: Builder, a: TensorValue, weights: np.ndarray, bias: np.ndarray | None = None,
+                  floor: float | None = None) -> TensorValue:
+    """a @ weights (+ bias, then maximum with floor where given: a Linear and its ReLU) for a
+    contiguous a of rank 2 or more and of weights' dtype, from the packed product (native/linear.py):
+    the weights packed now, once for every call of the program (and for every product by the same
+    values: linear.packed)."""
+    dtype = a.dtype
+    depth, width = weights.shape
+    builder.equal(a.dims[-1], builder.const(depth))
+    rows = builder.product(a.dims[:-1])
+    out = builder.alloc(dtype, a.dims[:-1] + [builder.const(width)])
+    ptrs, meta = builder.block(5), builder.block(4)
+    floor_value = np.full(1, 0.0 if floor is None else floor, dtype)
+    constants = [linear.packed(weights), linear.pack_bias(bias, width, dtype), floor_value]
+    builder.copy_into(ptrs, [a.pointer, builder.address_of(constants[0]), out.pointer,
+                             builder.address_of(constants[1]), builder.address_of(constants[2])], builder.compute)
+    builder.copy_into(meta, [rows, builder.const(depth), builder.const(width),
+                             native.ONE if floor is not None else native.ZERO], builder.shape)
+    # SPLIT compares with the elementwise threshold: scale the multiply-adds to it.
+    work = builder.arithmetic("DIV", builder.arithmetic("MUL", rows, builder.const(depth * width)),
+                              builder.const(max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+    builder.compute.append(("SPLIT", builder.const(loop_function("linear", dtype.name)),
+                            builder.const(linear.panels(width, dtype)), ptrs, meta, work))
     return out
 
 
