@@ -1,5 +1,5 @@
 """The frame of the executor's hand-written native loops (LOOPS: im2col.py, matvec.py, gemm.py, pool.py,
-depthwise.py, col2im.py, shuffle.py, linear.py): one module per dtype, built on a disk-cache miss only,
+depthwise.py, col2im.py, shuffle.py, linear.py, pad.py): one module per dtype, built on a disk-cache miss only,
 holding one function of the kernel signature (start, end, ptrs, meta) that the runtime pool can split."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from llvmlite import ir
 from .threads import KERNEL
 
 I64 = ir.IntType(64)
-LOOPS = ("im2col", "matvec", "gemm", "pool", "depthwise", "col2im", "shuffle", "linear")
+LOOPS = ("im2col", "matvec", "gemm", "pool", "depthwise", "col2im", "shuffle", "linear", "pad")
 
 
 def loop_function(kind: str, dtype: str) -> int:

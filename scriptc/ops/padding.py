@@ -84,7 +84,7 @@ def source_index(xp, mode: str, size: int, before: int, after: int):
     return xp.where(folded < size, folded, period - folded)
 
 
-def _runs(index):
+def copy_runs(index):
     """(output start, output stop, input start) for each run of consecutive valid input positions."""
     positions = index.tolist()
     runs, start = [], None
@@ -127,7 +127,7 @@ def _pad_grad(ctx, g):
         shape = list(g.shape)
         shape[axis] = size
         back = xp.zeros(shape, dtype=g.dtype)
-        for out_start, out_stop, in_start in _runs(index):
+        for out_start, out_stop, in_start in copy_runs(index):
             target = [slice(None)] * g.ndim
             source = [slice(None)] * g.ndim
             target[axis] = slice(in_start, in_start + out_stop - out_start)

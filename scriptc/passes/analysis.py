@@ -26,7 +26,11 @@ def op_of(node: Node):
 
 
 def _mutation_disabled(node: Node, op) -> bool:
-    """batch_norm(training=False) writes nothing: its `mutates` depend on a constant-false flag."""
+    """batch_norm(training=False) writes nothing: its `mutates` depend on a constant-false flag; nor
+    does instance_norm without running statistics: what it would write is a constant None."""
+    if all(is_constant(node.inputs[op.arg_index[name]]) and constant_value(node.inputs[op.arg_index[name]]) is None
+           for name in op.mutates):
+        return True
     if op.mutates_when is None:
         return False
     flag = node.inputs[op.arg_index[op.mutates_when]]

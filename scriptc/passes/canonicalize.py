@@ -111,6 +111,66 @@ def _global_average_pool(node: Node):
     return mean.output
 
 
+def _matrix_product(node: Node):
+    """mm(a, b) of two matrices -> matmul(a, b), the same numbers: the op fusion and the segment
+    programs take as a head (a Linear written as `torch.mm(x, w) + b`). Only where both are known
+    to be matrices: mm refuses anything else, matmul would not."""
+    if node.op != "mm":
+        return None
+    if not all(isinstance(v.type, TensorType) and v.type.dtype is not None and v.type.shape is not None
+               and len(v.type.shape) == 2 for v in node.inputs) or node.inputs[0].type.dtype is not node.inputs[1].type.dtype:
+        return None
+    product = Node("matmul", list(node.inputs), [node.output.type], {}, node.loc)
+    product.insert_before(node)
+    return product.output
+
+
+def _instance_norm(node: Node):
+    """instance_norm(x) with its own statistics -> layer_norm over the spatial dims of x with batch and
+    channels flattened, then the per-channel affine: the same arithmetic, in the op that fuses into a
+    compiled reduction (fast-neural-style's InstanceNorm2d ran in numpy)."""
+    if node.op != "instance_norm":
+        return None
+    x, weight, bias, mean, var, use_input_stats = node.inputs[:6]
+    t = x.type
+    if not (isinstance(t, TensorType) and t.dtype is not None and t.dtype.is_floating_point and t.shape is not None
+            and len(t.shape) >= 3 and all(isinstance(d, int) for d in t.shape[1:])):
+        return None
+    if not (_is_none(mean) and _is_none(var) and is_constant(use_input_stats) and constant_value(use_input_stats) is True):
+        return None
+    channels, spatial = t.shape[1], list(t.shape[2:])
+    affine = [v for v in (weight, bias) if not _is_none(v)]
+    if any(not isinstance(v.type, TensorType) or v.type.dtype is not t.dtype or v.type.shape != (channels,)
+           for v in affine):
+        return None
+    def constant(value, type_):
+        made = Node("prim::Constant", [], [type_], {"value": value}, node.loc)
+        made.insert_before(node)
+        return made.output
+
+    def emit(op, inputs, type_):
+        made = Node(op, inputs, [type_], {}, node.loc)
+        made.insert_before(node)
+        return made.output
+
+    rows = TensorType(t.dtype, (None, *spatial))
+    flat = emit("flatten", [x, constant(0, Int), constant(1, Int)], rows)
+    none = constant(None, NoneType)
+    normalized = emit("layer_norm", [flat, constant(spatial, ListType(Int)), none, none, node.inputs[7]], rows)
+    y = emit("reshape", [normalized, emit("size.all", [x], ListType(Int))], node.output.type)
+    per_channel = constant([channels] + [1] * len(spatial), ListType(Int))
+    column = TensorType(t.dtype, (channels,) + (1,) * len(spatial))
+    if not _is_none(weight):
+        y = emit("mul", [y, emit("reshape", [weight, per_channel], column)], node.output.type)
+    if not _is_none(bias):
+        y = emit("add", [y, emit("reshape", [bias, per_channel], column), constant(1, Int)], node.output.type)
+    return y
+
+
+def _is_none(v: Value) -> bool:
+    return is_constant(v) and constant_value(v) is None
+
+
 RULES: dict[str, Callable[[Node], Value | None]] = {
     "x * 1": _identity_with("mul", 1, 1),
     "1 * x": _identity_with("mul", 0, 1),
@@ -124,6 +184,8 @@ RULES: dict[str, Callable[[Node], Value | None]] = {
     "no-op reshape/cast": _noop_reshape,
     "dropout in eval": _eval_dropout,
     "global average pool": _global_average_pool,
+    "mm of matrices": _matrix_product,
+    "instance norm": _instance_norm,
 }
 
 

@@ -111,6 +111,7 @@ class Builder:
         self.position = 0  # the top-level node being lowered (where a buffer is born)
         self.loop_depth = 0  # how many loops' bodies are being lowered (an append there is per trip)
         self.constants: dict[int, int] = {0: native.ZERO, 1: native.ONE}
+        self.constant_registers: set[int] = {native.ZERO, native.ONE}
         self.keep: list = []
         self.labels = 0
         # Registers a loop changes as it runs (its counter, its carried ints, what follows from them):
@@ -132,7 +133,12 @@ class Builder:
         value = int(value)
         if value not in self.constants:
             self.constants[value] = self.register(value)
+            self.constant_registers.add(self.constants[value])
         return self.constants[value]
+
+    def known(self, register: int) -> int | None:
+        """The value of a constant register; None for one the program sets."""
+        return self.template[register] if register in self.constant_registers else None
 
     def address_of(self, array: np.ndarray) -> int:
         """A register holding the address of a constant array (kept alive with the program)."""
@@ -163,6 +169,8 @@ class Builder:
 
     def equal(self, a: int, b: int) -> None:
         if a != b:
+            if self.known(a) is not None and self.known(b) is not None:  # (a program that refuses every call)
+                raise NotNative(f"sizes that never match ({self.known(a)} and {self.known(b)})")
             (self.compute if a in self.varying or b in self.varying else self.shape).append(("EQ", a, b))
 
     def nonzero(self, a: int) -> None:

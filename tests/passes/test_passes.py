@@ -206,6 +206,61 @@ def test_canonicalize_turns_a_global_average_pool_into_a_mean(size, x_type, fire
         np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
+@pytest.mark.parametrize("a_type, b_type, fires", [
+    ("Tensor(float32, [B, 6])", "Tensor(float32, [6, 3])", True),
+    ("Tensor(float64, [4, 6])", "Tensor(float64, [6, 3])", True),
+    ("Tensor(float32, [B, 2, 6])", "Tensor(float32, [6, 3])", False),  # mm refuses it; matmul would not
+    ("Tensor(float32)", "Tensor(float32, [6, 3])", False),             # rank unknown
+    ("Tensor(float32, [4, 6])", "Tensor(float64, [6, 3])", False),     # mm refuses mixed dtypes
+])
+def test_canonicalize_turns_a_product_of_matrices_into_matmul(a_type, b_type, fires):
+    out = f"Tensor({a_type[7:14]}, [4, 3])"
+    text = f"graph(%a : {a_type}, %b : {b_type}):\n  %y : {out} = mm(%a, %b)\n  return (%y)\n"
+    g, changed = run(canonicalize, text)
+    dce(g)
+    assert changed == fires
+    if fires:
+        filecheck(str(g), f"CHECK: %{{{{.*}}}} : {out} = matmul(%a, %b)\nCHECK-NOT: mm(")
+        dtype = np.float32 if "float32" in a_type else np.float64
+        rng = np.random.default_rng(0)
+        a, b = rng.standard_normal((4, 6)).astype(dtype), rng.standard_normal((6, 3)).astype(dtype)
+        [got] = Interpreter(g)([a, b])
+        [expected] = Interpreter(ir.parse(text))([a, b])
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+_INSTANCE_NORM = ("graph(%x : {x}, %w : Tensor(float32, [3]), %b : Tensor(float32, [3]), %rm : Tensor(float32, [3])):\n"
+                  "  %n : None = prim::Constant[value=None]()\n  %u : bool = prim::Constant[value={use}]()\n"
+                  "  %m : float = prim::Constant[value=0.1]()\n  %e : float = prim::Constant[value=1e-05]()\n"
+                  "  %y : {x} = instance_norm(%x, {affine}, {stats}, {stats}, %u, %m, %e)\n  return (%y)\n")
+
+
+@pytest.mark.parametrize("x, affine, stats, use, fires", [
+    ("Tensor(float32, [B, 3, 5, 7])", "%w, %b", "%n", "True", True),
+    ("Tensor(float64, [2, 3, 5, 7])", "%n, %n", "%n", "True", True),
+    ("Tensor(float32, [B, 3, 11])", "%w, %n", "%n", "True", True),
+    ("Tensor(float32, [B, 3, 5, 7])", "%w, %b", "%rm", "True", False),   # running stats updated
+    ("Tensor(float32, [B, 3, 5, 7])", "%w, %b", "%rm", "False", False),  # running stats used
+    ("Tensor(float32)", "%w, %b", "%n", "True", False),                  # rank unknown
+])
+def test_canonicalize_turns_an_instance_norm_into_a_layer_norm(x, affine, stats, use, fires):
+    text = _INSTANCE_NORM.format(x=x, affine=affine, stats=stats, use=use)
+    g, changed = run(canonicalize, text)
+    dce(g)
+    assert changed == fires
+    assert ("instance_norm" in str(g)) != fires, str(g)  # (with no statistics to write, dce drops it)
+    if fires:
+        filecheck(str(g), "CHECK: flatten(%x,\nCHECK: layer_norm(\nCHECK: size.all(%x)\nCHECK: reshape(")
+        rng = np.random.default_rng(0)
+        dtype = np.float64 if "float64" in x else np.float32
+        shape = (2, 3, 5, 7) if "5, 7" in x else (4, 3, 11)
+        args = [rng.standard_normal(shape).astype(dtype), rng.standard_normal(3).astype(np.float32),
+                rng.standard_normal(3).astype(np.float32), np.zeros(3, np.float32)]
+        [got] = Interpreter(g)(args)
+        [expected] = Interpreter(ir.parse(text))(args)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
 def test_cse_merges_and_reaches_into_nested_blocks():
     text = (f'graph(%x : {F}, %c : bool):\n  %a : {F} = exp(%x)\n  %b : {F} = exp(%x)\n'
             f'  %r : {F} = prim::If(%c)\n    block0():\n      %e : {F} = exp(%x)\n      -> (%e)\n'

@@ -82,6 +82,76 @@ def test_one_program_runs_every_batch_size_with_the_references_results(make, dty
     assert group_launches <= len(executor.group_steps)  # only the first call ran the steps
 
 
+class _ActorCritic(torch.nn.Module):
+    """pytorch/examples' actor-critic policy, called with one state: a vector, not rows."""
+
+    def __init__(self):
+        super().__init__()
+        self.affine = torch.nn.Linear(4, 128)
+        self.action = torch.nn.Linear(128, 2)
+        self.value = torch.nn.Linear(128, 1)
+
+    def forward(self, x):
+        h = torch.relu(self.affine(x))
+        return torch.softmax(self.action(h), dim=-1), self.value(h)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_products_of_a_vector_run_in_the_program(dtype):
+    torch.manual_seed(0)
+    model = _ActorCritic().eval()
+    model = model.to(torch.float64) if dtype == np.float64 else model
+    compiled = torch.jit.script(model)
+    graph = torch.jit.optimize_for_inference(compiled, jit=False).graph
+    executor, reference = Executor(graph, threads=2), Interpreter(graph)
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        x = rng.standard_normal(4).astype(dtype)
+        (got,), (expected,) = executor([x]), reference.run([x])
+        for g, e in zip(got, expected):  # (the probabilities, the value)
+            assert g.shape == e.shape and g.dtype == e.dtype
+            np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7)
+    [segment] = _segments(executor)
+    assert segment.programs and all(segment.programs.values()), segment.reason
+
+
+class _TransposedWeight(torch.nn.Module):
+    """pytorch/examples' forward-forward layer: a product by a frozen weight transposed in the code."""
+
+    def __init__(self, features: int, width: int):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(width, features))
+        self.bias = torch.nn.Parameter(torch.randn(width))
+
+    def forward(self, x):
+        x = x / (x.norm(2, 1, keepdim=True) + 1e-4)
+        return torch.relu(torch.mm(x, self.weight.T) + self.bias.unsqueeze(0)) + x @ self.weight.t()[:, :1]
+
+
+@pytest.mark.parametrize("features, width", [(20, 16), (16, 16)])
+def test_a_product_by_a_transposed_frozen_weight_runs_in_the_program(features, width):
+    torch.manual_seed(0)
+    model = _TransposedWeight(features, width).eval()
+    executor, reference = _plans(model, features)
+    assert "mm(" not in str(executor.graph)  # (canonicalize: a product of matrices is a matmul)
+    rng = np.random.default_rng(3)
+    for batch in (2, 1, 5, 64):
+        x = rng.standard_normal((batch, features)).astype(np.float32)
+        (got,), (expected,) = executor([x]), reference.run([x])
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    for segment in _segments(executor):
+        assert segment.programs and all(segment.programs.values()), segment.reason
+    assert sum(len(s._launches) for s in executor.group_steps) <= len(executor.group_steps)  # no call refused
+
+
+def test_a_size_check_that_can_never_pass_makes_no_program():
+    from scriptc.runtime.program_values import Builder, NotNative
+    builder = Builder()
+    builder.equal(builder.const(20), builder.const(20))
+    with pytest.raises(NotNative, match="never match"):
+        builder.equal(builder.const(20), builder.const(16))
+
+
 def test_a_new_result_while_the_caller_holds_the_last_one_or_a_view_of_it():
     torch.manual_seed(1)
     executor, reference = _plans(torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),

@@ -1,5 +1,5 @@
 """The native lowering of each op a segment program runs (LOWERINGS): views, sizes and integer
-arithmetic, zeros, split and cat, pixel_shuffle, pooling, products, convolutions, and FusionGroups - each writes
+arithmetic, zeros, split and cat, pixel_shuffle, pad, pooling, products, convolutions, and FusionGroups - each writes
 its records through the builder (program_values.py) and returns its outputs' symbolic values."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from .kernels import _conv2d, _conv_transpose2d, _matmul, _pool
 from .lists import _append, _extend, _getitem, _is_none, _length, _not, _or, _refine, _uninitialized
 from .scalars import (_comparison, _copy_list, _dim, _dtype, _integer, _list, _numel, _raise, _range_length, _size,
                       _sizes, _tuple, _unpack)
+from .pads import _pad
 from .shuffles import _pixel_shuffle
 from .views import (_chunk, _contiguous_op, _dropout, _embedding, _flatten, _join, _narrow, _select, _split, _squeeze,
                     _transpose, _unsqueeze, _view, _zeros)
@@ -26,7 +27,7 @@ LOWERINGS = {
     "adaptive_avg_pool2d": _pool(None), "conv2d": _conv2d, "conv_transpose2d": _conv_transpose2d,
     "squeeze": _squeeze, "select": _select,
     "transpose": _transpose, "permute": _transpose, "t": _transpose,
-    "embedding": _embedding, "pixel_shuffle": _pixel_shuffle,
+    "embedding": _embedding, "pixel_shuffle": _pixel_shuffle, "pad": _pad,
     "prim::ListConstruct": _list, "prim::TupleConstruct": _tuple, "prim::ListUnpack": _unpack,
     "prim::TupleUnpack": _unpack,
     "add.scalar": _integer("ADD", lambda a, b: a + b), "sub.scalar": _integer("SUB", lambda a, b: a - b),

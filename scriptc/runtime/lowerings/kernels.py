@@ -70,13 +70,13 @@ def _matmul(builder: Builder, node, args, recorded):
 
 
 def _product(builder: Builder, a: TensorValue, b: TensorValue) -> TensorValue:
-    """a @ b for a of rank 2 or more (its leading dims as rows) and b a matrix, both contiguous and of
+    """a @ b for a vector or an a of rank 2 or more (its leading dims as rows) and b a matrix, both contiguous and of
     one float dtype: by a constant b (frozen weights) the packed product where the compiled GEMM
     runs (linear_product); else BLAS's GEMV for one row, the few-row loop for 2-6 (heads.py's rules),
     the compiled GEMM split across the pool where it runs, else BLAS's GEMM."""
     dtype = a.dtype
-    if a.rank < 2 or b.rank != 2 or b.dtype != dtype or dtype.name not in ("float32", "float64"):
-        raise NotNative("a product that is not rows times a matrix of one float dtype")
+    if a.rank < 1 or b.rank != 2 or b.dtype != dtype or dtype.name not in ("float32", "float64"):
+        raise NotNative("a product that is not rows (or a vector) times a matrix of one float dtype")
     if frozen_weights(b) is not None:
         return linear_product(builder, a, frozen_weights(b))
     depth, width = b.dims
@@ -143,7 +143,7 @@ def frozen_weights(b) -> np.ndarray | None:
 def linear_product(builder: Builder, a: TensorValue, weights: np.ndarray, bias: np.ndarray | None = None,
                   floor: float | None = None) -> TensorValue:
     """a @ weights (+ bias, then maximum with floor where given: a Linear and its ReLU) for a
-    contiguous a of rank 2 or more and of weights' dtype, from the packed product (native/linear.py):
+    contiguous vector or a of rank 2 or more, of weights' dtype, from the packed product (native/linear.py):
     the weights packed now, once for every call of the program (and for every product by the same
     values: linear.packed)."""
     dtype = a.dtype

@@ -9,7 +9,7 @@ from scriptc.native import program as native
 
 from . import lists  # (split and cat of the lists it keeps symbolically)
 from ..program_values import (Accumulator, NotNative, Builder, constant_of, contiguous_of, dense, IntValue, int_register,
-                              TensorValue, tensor_of)
+                              TensorValue, tensor_of, value_of)
 
 
 def _view(builder: Builder, node, args, recorded):
@@ -58,6 +58,11 @@ def _transpose(builder: Builder, node, args, recorded):
         if x.rank:
             a, b = a % x.rank, b % x.rank
             order[a], order[b] = order[b], order[a]
+    if x.strides is None and x.root is not None and x.root[0] == "constant" and \
+            tuple(builder.known(d) for d in x.dims) == x.root[1].shape:
+        # (a frozen weight transposed, `x @ w.t()`: the transposed constant, which products take as
+        # frozen weights, instead of a strided view they would copy on every call)
+        return [value_of(builder, np.ascontiguousarray(x.root[1].transpose(order)), [], None)]
     strides = x.strides if x.strides is not None else builder.contiguous_strides(x.dims)
     return [TensorValue(x.dtype, [x.dims[d] for d in order], x.pointer, x.buffer, [strides[d] for d in order],
                         x.root)]
