@@ -61,6 +61,9 @@ ROW_TABLE_FUNCTIONS = {"float32": ("scriptc_gemm_rows_f32", ir.FloatType()),
 VECTOR_BYTES = 64
 ROWS = 8
 VECTORS = 3
+# The heights of the tiles that take the rows left after the blocks of ROWS, least first: a tile costs
+# about its height (a layer of 9 or 20 output rows ran 16 or 24).
+TAIL_HEIGHTS = (2, 4, ROWS)
 # The values of k a tile runs through at a time: a panel's rows of b for them (128 x 3 vectors, 24 KB)
 # stay in L1 while every block of rows goes by; the tiles of the next slice add to what the last
 # stored.
@@ -70,6 +73,8 @@ DEPTH_BLOCK = 128
 PACKED_A_BYTES = 256 << 10
 FEW_BLOCKS = 2
 FEW_BLOCKS_A_BYTES = 1 << 20
+# Rows of b this many bytes apart or more are packed in the plain loop (over_rows), whatever a's size.
+FAR_ROW_BYTES = 1 << 10
 _CONTRACT = ("contract",)  # a multiply-add may become one fma (each product is still added in order)
 
 
@@ -159,17 +164,18 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
         else:
             b.call(masked_store, [value, pointer, ir.Constant(I32, align), mask])
 
-    def tile(first_row, column, vectors: int, k_first, k_end, ahead: bool = False, mask=None, packed=None):
-        """out[first_row : first_row + ROWS, column : column + vectors vectors] += the part of a @ b
+    def tile(first_row, column, vectors: int, k_first, k_end, ahead: bool = False, mask=None, packed=None,
+             height: int = ROWS):
+        """out[first_row : first_row + height, column : column + vectors vectors] += the part of a @ b
         over k in [k_first, k_end) - from the bias there (the bias a column, one value per row) for
         the first part, floored where asked after the last; `ahead`: and ask for the next panel's
         part of b; `mask`: the lanes of a last, partial vector; `packed`: b's part is in the pack
         (packed()), whole vectors. Rows past the last are the last row again: their stores write what
         its own wrote."""
-        acc = [row[:vectors] for row in slots]
+        acc = [row[:vectors] for row in slots[:height]]
         last = b.sub(rows, const(1))
         row_at = [b.select(b.icmp_signed("<", b.add(first_row, const(r)), rows), b.add(first_row, const(r)), last)
-                  for r in range(ROWS)]
+                  for r in range(height)]
         if row_table:  # each vector's kept lanes, stored one after another from where the table says
             rows_out = [b.gep(out, [b.mul(at, out_step)]) for at in row_at]
             vector_at = [b.add(b.sdiv(column, const(width_lanes)), const(v)) for v in range(vectors)]
@@ -229,7 +235,7 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
             multiply_add([load(b.gep(line, [const(v * width_lanes)]), mask) for v in range(vectors)], k)
 
         def multiply_add(values, k):
-            for r in range(ROWS):
+            for r in range(height):
                 broadcast = splat(b.load(b.gep(a_rows[r], [k])), vector)
                 for v in range(vectors):
                     total = b.fadd(b.load(acc[r][v]), b.fmul(broadcast, values[v], flags=_CONTRACT), flags=_CONTRACT)
@@ -239,7 +245,7 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
         with b.if_else(floor_now) as (with_floor, plain):
             for lower in (with_floor, plain):
                 with lower:
-                    for r in range(ROWS):
+                    for r in range(height):
                         for v in range(vectors):
                             value = b.load(acc[r][v])
                             if lower is with_floor:
@@ -260,14 +266,30 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
         loop(b, k_first, k_end, copy, "pack")
 
     def over_rows(column, vectors: int, mask=None):
-        """tile() for every block of ROWS rows of the output, the last one's rows clamped to the last
-        (one tile for every row count: 7 more of each were 2/3 of this module's compile time): a
-        slice of DEPTH_BLOCK values of k at a time from the pack where there is more than one block
+        """tile() for every block of ROWS rows of the output, then the rows left (fewer than ROWS) as
+        one tile of the least TAIL_HEIGHTS height that holds them, its rows past the last clamped to
+        the last (a tile of each row count: 7 more of each were 2/3 of this module's compile time):
+        a slice of DEPTH_BLOCK values of k at a time from the pack where there is more than one block
         of rows and `spread`, else the whole product per tile, b read in place (a convolution's
         narrow columns, or large weights: a's rows stream through in order, and the hardware
         prefetcher keeps up with them; slice by slice it did not: DCGAN's discriminator 38 ms
         against 31)."""
-        blocks_end = b.mul(b.sdiv(b.add(rows, const(ROWS - 1)), const(ROWS)), const(ROWS))
+        blocks_end = b.mul(b.sdiv(rows, const(ROWS)), const(ROWS))
+
+        def rest(run):
+            """run(height) for the rows from blocks_end on, if any: the tile of the least height
+            in TAIL_HEIGHTS (or ROWS) that holds them."""
+            left = b.sub(rows, blocks_end)
+            done = b.append_basic_block("rest.done")
+            cases = b.switch(left, done)
+            for height in TAIL_HEIGHTS:
+                case = b.append_basic_block(f"rest.{height}")
+                for count in range(1 + max([h for h in TAIL_HEIGHTS if h < height], default=0), height + 1):
+                    cases.add_case(const(count), case)
+                b.position_at_end(case)
+                run(height)
+                b.branch(done)
+            b.position_at_end(done)
 
         def part(k_first):
             k_end = b.add(k_first, const(DEPTH_BLOCK))
@@ -275,16 +297,19 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
             packed(column, vectors, k_first, k_end, mask)
             loop(b, const(0), blocks_end, lambda r: tile(r, column, vectors, k_first, k_end, mask=mask, packed=True),
                  "rows", step=ROWS)
+            rest(lambda height: tile(blocks_end, column, vectors, k_first, k_end, mask=mask, packed=True,
+                                     height=height))
         with b.if_else(b.and_(b.icmp_signed(">", rows, const(ROWS)), spread)) as (blocked, whole):
             with blocked:
                 # (A product of depth 0 still writes its bias: one part that runs no k.)
                 parts_end = b.select(b.icmp_signed(">", depth, const(0)), depth, const(1))
                 loop(b, const(0), parts_end, part, "part", step=DEPTH_BLOCK)
             with whole:
-                with b.if_then(b.icmp_signed(">", rows, const(0))):
+                with b.if_then(b.icmp_signed(">=", rows, const(ROWS))):
                     tile(const(0), column, vectors, const(0), depth, ahead=vectors == VECTORS, mask=mask)
                 loop(b, const(ROWS), blocks_end, lambda r: tile(r, column, vectors, const(0), depth, mask=mask),
                      "rows", step=ROWS)
+                rest(lambda height: tile(blocks_end, column, vectors, const(0), depth, mask=mask, height=height))
 
     # The range's vectors of columns: whole panels, then what is left of them as one narrower tile,
     # then (in the range that ends the row) the columns that fill no vector, as one masked vector.
@@ -297,7 +322,14 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
     small_a = b.icmp_signed("<=", b.mul(rows, depth), const(PACKED_A_BYTES // element_bytes))
     few_blocks = b.and_(b.icmp_signed("<=", rows, const(FEW_BLOCKS * ROWS)),
                         b.icmp_signed("<=", b.mul(rows, depth), const(FEW_BLOCKS_A_BYTES // element_bytes)))
-    spread = b.and_(b.icmp_signed(">", b_step, const(panel)), b.or_(small_a, few_blocks))
+    # Or, in the plain loop, b's rows are FAR_ROW_BYTES or more apart whatever a's size: read in place,
+    # rows 1-4 KB apart share a few of L1's sets (256 x 2048 by 2048 x 512: 52 GFLOP/s in place, 129
+    # packed, a re-read from L2 once per panel); rows closer than that read in place as fast or faster
+    # (2048 x 128 under 256 x 2048 weights, a DCGAN discriminator's images side by side: 146 against 127).
+    packs = b.or_(small_a, few_blocks)
+    if not row_table:
+        packs = b.or_(packs, b.icmp_signed(">=", b_step, const(FAR_ROW_BYTES // element_bytes)))
+    spread = b.and_(b.icmp_signed(">", b_step, const(panel)), packs)
     first = b.mul(start, const(width_lanes))
     stop = b.select(b.icmp_signed("<", b.mul(end, const(width_lanes)), width), b.mul(end, const(width_lanes)), width)
     vectors_end = b.add(first, b.mul(b.sdiv(b.sub(stop, first), const(width_lanes)), const(width_lanes)))

@@ -76,10 +76,11 @@ def test_the_narrow_product_equals_numpy(dtype, rows, depth, width):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("rows, depth, width", [(16, 5000, 77), (9, 300, 50), (24, 700, 64)])
+@pytest.mark.parametrize("rows, depth, width", [(16, 5000, 77), (9, 300, 50), (24, 700, 64), (41, 1700, 259)])
 def test_a_few_blocks_of_rows_under_a_large_b_equal_numpy(dtype, rows, depth, width):
     """Products of a batch through a layer: up to two blocks of rows, b's slices packed (or, for three
-    blocks, read in place), split across ranges of columns."""
+    blocks, read in place; for more under a too large to pack by its size, packed as b's rows are
+    gemm.FAR_ROW_BYTES apart), split across ranges of columns."""
     rng = np.random.default_rng(depth)
     a = rng.standard_normal((rows, depth)).astype(dtype)
     b = rng.standard_normal((depth, width)).astype(dtype)
@@ -89,3 +90,24 @@ def test_a_few_blocks_of_rows_under_a_large_b_equal_numpy(dtype, rows, depth, wi
     _call(loop_function("gemm", name), -(-width // gemm.vector_columns(name)), [a, b, out, zero, zero],
           [rows, depth, width, 0, 0, width, width], 2)
     np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-3 if dtype == np.float32 else 1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("depth, width", [(37, 29), (300, 53)])
+def test_every_row_count_equals_numpy(dtype, depth, width):
+    """1 to 17 rows: blocks of gemm.ROWS, then the rows left in the least tail tile that holds them
+    (gemm.TAIL_HEIGHTS); b read in place (29 columns: its rows within a panel) or packed in slices of
+    k (53 columns, deeper than a slice), a bias per row, floored or not, split across ranges of columns."""
+    rng = np.random.default_rng(depth + width)
+    name = np.dtype(dtype).name
+    b = rng.standard_normal((depth, width)).astype(dtype)
+    for rows in range(1, 18):
+        a = rng.standard_normal((rows, depth)).astype(dtype)
+        bias = rng.standard_normal(rows).astype(dtype)
+        floored = rows % 2
+        out = np.full((rows, width + 1), np.nan, dtype)  # rows of out 1 more apart than b's
+        _call(loop_function("gemm", name), -(-width // gemm.vector_columns(name)),
+              [a, b, out, bias, np.zeros(1, dtype)], [rows, depth, width, floored, 1, width, width + 1], 2)
+        np.testing.assert_allclose(out[:, :width], _expected(a, b, bias, floored), rtol=1e-4,
+                                   atol=1e-3 if dtype == np.float32 else 1e-9)
+        assert np.isnan(out[:, width:]).all()
