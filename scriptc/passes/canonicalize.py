@@ -167,6 +167,28 @@ def _instance_norm(node: Node):
     return y
 
 
+def _two_norm(node: Node):
+    """norm(x, 2, dims, keepdim) of a float32/float64 x -> sqrt(sum(x * x, dims, keepdim)): what the
+    op's kernel computes, as ops that fuse into a compiled reduction (F.normalize's and forward-
+    forward's row norms ran in numpy, between two compiled programs)."""
+    if node.op not in ("norm", "linalg_vector_norm") or len(node.inputs) != 5:
+        return None
+    x, p, dims, keepdim, dtype = node.inputs
+    t = x.type
+    if not (isinstance(t, TensorType) and t.dtype is not None and t.dtype.name in ("float32", "float64")
+            and isinstance(node.output.type, TensorType) and node.output.type.dtype is t.dtype):
+        return None
+    if not (_const(p, 2) and is_constant(dims) and is_constant(keepdim) and _is_none(dtype)):
+        return None
+    squares = Node("mul", [x, x], [t], {}, node.loc)
+    squares.insert_before(node)
+    total = Node("sum", [squares.output, dims, keepdim, dtype], [node.output.type], {}, node.loc)
+    total.insert_before(node)
+    root = Node("sqrt", [total.output], [node.output.type], {}, node.loc)
+    root.insert_before(node)
+    return root.output
+
+
 def _is_none(v: Value) -> bool:
     return is_constant(v) and constant_value(v) is None
 
@@ -186,6 +208,7 @@ RULES: dict[str, Callable[[Node], Value | None]] = {
     "global average pool": _global_average_pool,
     "mm of matrices": _matrix_product,
     "instance norm": _instance_norm,
+    "2-norm": _two_norm,
 }
 
 

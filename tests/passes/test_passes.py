@@ -261,6 +261,30 @@ def test_canonicalize_turns_an_instance_norm_into_a_layer_norm(x, affine, stats,
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("op, x_type, p, out, fires", [
+    ("norm", "Tensor(float32, [B, 6])", "2", "Tensor(float32, [B, 1])", True),
+    ("linalg_vector_norm", "Tensor(float64, [3, 6])", "2.0", "Tensor(float64, [3, 1])", True),
+    ("norm", "Tensor(float32, [B, 6])", "1", "Tensor(float32, [B, 1])", False),   # another p
+    ("norm", "Tensor(complex64, [B, 6])", "2", "Tensor(float32, [B, 1])", False),  # |x|^2 is not x * x
+    ("norm", "Tensor(float32)", "2", "Tensor", False),                             # dtype of the result unknown
+])
+def test_canonicalize_turns_a_two_norm_into_a_reduction_of_squares(op, x_type, p, out, fires):
+    text = (f"graph(%x : {x_type}):\n  %p : {'float' if '.' in p else 'int'} = prim::Constant[value={p}]()\n"
+            "  %d : List[int] = prim::Constant[value=[1]]()\n  %k : bool = prim::Constant[value=True]()\n"
+            f"  %n : None = prim::Constant[value=None]()\n  %y : {out} = {op}(%x, %p, %d, %k, %n)\n  return (%y)\n")
+    g, changed = run(canonicalize, text)
+    dce(g)
+    assert changed == fires
+    if fires:
+        filecheck(str(g), f"CHECK: mul(%x, %x)\nCHECK: sum(\nCHECK: {out} = sqrt(\nCHECK-NOT: norm(")
+        dtype = np.float32 if "float32" in x_type else np.float64
+        x = np.random.default_rng(0).standard_normal((3, 6)).astype(dtype)
+        [got] = Interpreter(g)([x])
+        [expected] = Interpreter(ir.parse(text))([x])
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
 def test_cse_merges_and_reaches_into_nested_blocks():
     text = (f'graph(%x : {F}, %c : bool):\n  %a : {F} = exp(%x)\n  %b : {F} = exp(%x)\n'
             f'  %r : {F} = prim::If(%c)\n    block0():\n      %e : {F} = exp(%x)\n      -> (%e)\n'
