@@ -193,6 +193,32 @@ def test_a_batched_product_whose_batch_broadcasts_runs_the_steps():
         np.testing.assert_allclose(executor(args)[0], reference.run(args)[0], rtol=1e-6)
 
 
+class _Heads(torch.nn.Module):
+    """A pointwise group reading a view whose last dim is strided (a transposed product)."""
+
+    def __init__(self):
+        super().__init__()
+        self.project = torch.nn.Linear(12, 12)
+
+    def forward(self, x):
+        heads = self.project(x).view(x.size(0), 3, 4).transpose(1, 2)
+        return torch.nn.functional.leaky_relu(heads * 2 + 1, 0.2)
+
+
+def test_a_group_reading_a_view_strided_in_its_last_dim_runs_in_the_program():
+    torch.manual_seed(0)
+    executor, reference = _plans(_Heads().eval(), 12)
+    rng = np.random.default_rng(6)
+    for batch in (2, 1, 9):
+        x = rng.standard_normal((batch, 12)).astype(np.float32)
+        (got,), (expected,) = executor([x]), reference.run([x])
+        assert got.shape == expected.shape == (batch, 4, 3)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
+    for segment in _segments(executor):
+        assert segment.programs and all(segment.programs.values()), segment.reason
+    assert sum(len(s._launches) for s in executor.group_steps) <= len(executor.group_steps)  # no call refused
+
+
 def test_a_size_check_that_can_never_pass_makes_no_program():
     from scriptc.runtime.program_values import Builder, NotNative
     builder = Builder()

@@ -7,7 +7,7 @@ from scriptc import ops
 from scriptc.native import program as native
 
 from ..groups import GroupStep
-from ..program_values import NotNative, Builder, dense, value_of, TensorValue, tensor_of
+from ..program_values import NotNative, Builder, copied, dense, value_of, TensorValue, tensor_of
 from ..transposed_lowering import conv_transpose
 from .kernels import _product, conv2d, frozen_weights, linear_product
 
@@ -52,7 +52,7 @@ def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
         if t.dtype != dtype or t.rank != ndim:
             raise NotNative("a group input of another dtype or rank than its kernel's")
         if t.strides and t.strides[-1] != native.ONE and ndim - 1 not in ones:  # (a 0-d view has none)
-            raise NotNative("a group input whose last dim is strided")
+            t = syms[i] = copied(builder, t)  # (the kernels read a row's elements one after another)
         offset = rank - ndim
         for k in range(ndim):
             if k in ones:
