@@ -182,6 +182,20 @@ def test_canonicalize_drops_eval_dropout_and_noop_casts():
     assert g.outputs[0] is g.inputs[0]
 
 
+def _rewritten(text: str, fires: bool, checks: str, args: list):
+    """canonicalize (and dce) on `text`: that it fired as `fires` says; where it did, the IR holds
+    `checks` and computes what the original does on `args`."""
+    g, changed = run(canonicalize, text)
+    dce(g)
+    assert changed == fires, str(g)
+    if fires:
+        filecheck(str(g), checks)
+        [got], [expected] = Interpreter(g)(args), Interpreter(ir.parse(text))(args)
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    return g
+
+
 @pytest.mark.parametrize("size, x_type, fires", [
     ("[1, 1]", "Tensor(float32, [B, 8, 5, 7])", True),
     ("1", "Tensor(float64, [8, 5, 7])", True),
@@ -193,17 +207,10 @@ def test_canonicalize_turns_a_global_average_pool_into_a_mean(size, x_type, fire
     out = x_type.replace("5, 7]", "1, 1]")
     text = (f"graph(%x : {x_type}):\n  %s : {'int' if size == '1' else 'List[int]'} = prim::Constant[value={size}]()\n"
             f"  %y : {out} = adaptive_avg_pool2d(%x, %s)\n  return (%y)\n")
-    g, changed = run(canonicalize, text)
-    dce(g)
-    assert changed == fires
-    if fires:
-        filecheck(str(g), "CHECK: prim::Constant[value=[-2, -1]]\nCHECK: prim::Constant[value=True]\n"
-                          f"CHECK: %{{{{.*}}}} : {out} = mean(%x,\nCHECK-NOT: adaptive_avg_pool2d")
-        x = np.random.default_rng(0).standard_normal((2, 8, 5, 7) if "B" in x_type else (8, 5, 7))
-        x = x.astype(np.float32 if "float32" in x_type else np.float64)
-        [got] = Interpreter(g)([x])
-        [expected] = Interpreter(ir.parse(text))([x])
-        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    x = np.random.default_rng(0).standard_normal((2, 8, 5, 7) if "B" in x_type else (8, 5, 7))
+    _rewritten(text, fires, "CHECK: prim::Constant[value=[-2, -1]]\nCHECK: prim::Constant[value=True]\n"
+                            f"CHECK: %{{{{.*}}}} : {out} = mean(%x,\nCHECK-NOT: adaptive_avg_pool2d",
+               [x.astype(np.float32 if "float32" in x_type else np.float64)])
 
 
 @pytest.mark.parametrize("a_type, b_type, fires", [
@@ -216,17 +223,10 @@ def test_canonicalize_turns_a_global_average_pool_into_a_mean(size, x_type, fire
 def test_canonicalize_turns_a_product_of_matrices_into_matmul(a_type, b_type, fires):
     out = f"Tensor({a_type[7:14]}, [4, 3])"
     text = f"graph(%a : {a_type}, %b : {b_type}):\n  %y : {out} = mm(%a, %b)\n  return (%y)\n"
-    g, changed = run(canonicalize, text)
-    dce(g)
-    assert changed == fires
-    if fires:
-        filecheck(str(g), f"CHECK: %{{{{.*}}}} : {out} = matmul(%a, %b)\nCHECK-NOT: mm(")
-        dtype = np.float32 if "float32" in a_type else np.float64
-        rng = np.random.default_rng(0)
-        a, b = rng.standard_normal((4, 6)).astype(dtype), rng.standard_normal((6, 3)).astype(dtype)
-        [got] = Interpreter(g)([a, b])
-        [expected] = Interpreter(ir.parse(text))([a, b])
-        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    dtype = np.float32 if "float32" in a_type else np.float64
+    rng = np.random.default_rng(0)
+    _rewritten(text, fires, f"CHECK: %{{{{.*}}}} : {out} = matmul(%a, %b)\nCHECK-NOT: mm(",
+               [rng.standard_normal((4, 6)).astype(dtype), rng.standard_normal((6, 3)).astype(dtype)])
 
 
 _INSTANCE_NORM = ("graph(%x : {x}, %w : Tensor(float32, [3]), %b : Tensor(float32, [3]), %rm : Tensor(float32, [3])):\n"
@@ -245,20 +245,12 @@ _INSTANCE_NORM = ("graph(%x : {x}, %w : Tensor(float32, [3]), %b : Tensor(float3
 ])
 def test_canonicalize_turns_an_instance_norm_into_a_layer_norm(x, affine, stats, use, fires):
     text = _INSTANCE_NORM.format(x=x, affine=affine, stats=stats, use=use)
-    g, changed = run(canonicalize, text)
-    dce(g)
-    assert changed == fires
+    rng = np.random.default_rng(0)
+    shape = (2, 3, 5, 7) if "5, 7" in x else (4, 3, 11)
+    args = [rng.standard_normal(shape).astype(np.float64 if "float64" in x else np.float32),
+            rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32), np.zeros(3, np.float32)]
+    g = _rewritten(text, fires, "CHECK: flatten(%x,\nCHECK: layer_norm(\nCHECK: size.all(%x)\nCHECK: reshape(", args)
     assert ("instance_norm" in str(g)) != fires, str(g)  # (with no statistics to write, dce drops it)
-    if fires:
-        filecheck(str(g), "CHECK: flatten(%x,\nCHECK: layer_norm(\nCHECK: size.all(%x)\nCHECK: reshape(")
-        rng = np.random.default_rng(0)
-        dtype = np.float64 if "float64" in x else np.float32
-        shape = (2, 3, 5, 7) if "5, 7" in x else (4, 3, 11)
-        args = [rng.standard_normal(shape).astype(dtype), rng.standard_normal(3).astype(np.float32),
-                rng.standard_normal(3).astype(np.float32), np.zeros(3, np.float32)]
-        [got] = Interpreter(g)(args)
-        [expected] = Interpreter(ir.parse(text))(args)
-        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("op, x_type, p, out, fires", [
@@ -272,17 +264,8 @@ def test_canonicalize_turns_a_two_norm_into_a_reduction_of_squares(op, x_type, p
     text = (f"graph(%x : {x_type}):\n  %p : {'float' if '.' in p else 'int'} = prim::Constant[value={p}]()\n"
             "  %d : List[int] = prim::Constant[value=[1]]()\n  %k : bool = prim::Constant[value=True]()\n"
             f"  %n : None = prim::Constant[value=None]()\n  %y : {out} = {op}(%x, %p, %d, %k, %n)\n  return (%y)\n")
-    g, changed = run(canonicalize, text)
-    dce(g)
-    assert changed == fires
-    if fires:
-        filecheck(str(g), f"CHECK: mul(%x, %x)\nCHECK: sum(\nCHECK: {out} = sqrt(\nCHECK-NOT: norm(")
-        dtype = np.float32 if "float32" in x_type else np.float64
-        x = np.random.default_rng(0).standard_normal((3, 6)).astype(dtype)
-        [got] = Interpreter(g)([x])
-        [expected] = Interpreter(ir.parse(text))([x])
-        assert got.dtype == expected.dtype
-        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    x = np.random.default_rng(0).standard_normal((3, 6)).astype(np.float32 if "float32" in x_type else np.float64)
+    _rewritten(text, fires, f"CHECK: mul(%x, %x)\nCHECK: sum(\nCHECK: {out} = sqrt(\nCHECK-NOT: norm(", [x])
 
 
 def test_cse_merges_and_reaches_into_nested_blocks():
