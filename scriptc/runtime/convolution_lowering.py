@@ -234,19 +234,14 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
     if narrow:
         weights = gemm.narrow_packed(weights[0])[None]
     compute, const = builder.compute, builder.const
-    index, gathered, scattered = builder.register(), builder.label(), builder.label()
+    index = builder.register()
     first, count, close = builder.batch_steps(x.dims[0], images)
     if not pointwise:
         words = im2col.conv2d_meta(h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, None, wide)
         meta_block = builder.block(len(words))
         builder.template[meta_block:meta_block + len(words)] = words
-    for k in range(images):
-        taken = builder.label()
-        compute.append(("JLT", const(k), count, taken))
-        compute.append(("JUMP", gathered))
-        compute.append(("label", taken))
+    def gather(k: int) -> None:
         x_image, target = builder.register(), builder.register()
-        compute.append(("ADD", index, first, const(k)))
         compute.append(("ADDR", x_image, x.pointer, index, c * h * w * itemsize))
         compute.append(("ADDR", target, cols.pointer, const(k * positions), itemsize))
         if pointwise:  # the image's C rows of H*W, into its columns' place
@@ -256,7 +251,7 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
             im2col_ptrs = builder.block(2)
             builder.copy_into(im2col_ptrs, [x_image, target], compute)
             compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), im2col_ptrs, meta_block))
-    compute.append(("label", gathered))
+    builder.each_image_of_step(images, count, first, index, gather)
     width, vectors = builder.register(), builder.register()
     rows_register = const(rows)
     lanes = gemm.vector_columns(dtype)
@@ -276,18 +271,13 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
                                  const(1 if has_bias else 0), const(wide), const(wide)], compute)
         product = gemm.narrow_function(dtype) if narrow else loop_function("gemm", dtype)
         compute.append(("SPLIT", const(product), vectors, ptrs, meta, work))
-    for k in range(images):
-        taken = builder.label()
-        compute.append(("JLT", const(k), count, taken))
-        compute.append(("JUMP", scattered))
-        compute.append(("label", taken))
+    def scatter(k: int) -> None:
         source, target = builder.register(), builder.register()
-        compute.append(("ADD", index, first, const(k)))
         compute.append(("ADDR", target, out.pointer, index, o * positions * itemsize))
         compute.append(("ADDR", source, products.pointer, const(k * positions), itemsize))
         compute.append(("COPY2D", target, const(positions * itemsize), source, const(wide * itemsize), const(o),
                         const(positions * itemsize)))
-    compute.append(("label", scattered))
+    builder.each_image_of_step(images, count, first, index, scatter)
     close()
 
 

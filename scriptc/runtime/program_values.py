@@ -214,6 +214,20 @@ class Builder:
             compute.append(("label", done))
         return first, count, close
 
+    def each_image_of_step(self, images: int, count: int, first: int, index: int, emit) -> None:
+        """Inside a batch_steps loop of `images` images a step: emit(k) for k < images, each skipped
+        at run time unless k < count (the step's images), with `index` holding first + k, the
+        image's index in the batch."""
+        passed = self.label()
+        for k in range(images):
+            taken = self.label()
+            self.compute.append(("JLT", self.const(k), count, taken))
+            self.compute.append(("JUMP", passed))
+            self.compute.append(("label", taken))
+            self.compute.append(("ADD", index, first, self.const(k)))
+            emit(k)
+        self.compute.append(("label", passed))
+
     def contiguous_strides(self, dims: list[int]) -> list[int]:
         strides, step = [], native.ONE
         for d in reversed(dims):

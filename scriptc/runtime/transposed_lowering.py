@@ -109,8 +109,8 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, floor: flo
         compute.append(("ADDR", source, x.pointer, first, c * positions * itemsize))
     else:
         source = side_by_side.pointer
-        _each_image(builder, images, count, first, index,
-                    lambda image: _gather(builder, x, image, index, side_by_side, (c, positions, wide)))
+        builder.each_image_of_step(images, count, first, index,
+                                   lambda image: _gather(builder, x, image, index, side_by_side, (c, positions, wide)))
     width, vectors = builder.register(), builder.register()
     lanes = gemm.vector_columns(x.dtype.name)
     compute.append(("MUL", width, count, const(positions)))
@@ -144,24 +144,9 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, floor: flo
         compute.append(("ADDR", image_out, out.pointer, index, o * oh * ow * itemsize))
         builder.copy_into(ptrs, [image_columns, image_out, bias_pointer, floor_array, planes.pointer], compute)
         compute.append(("SPLIT", col2im_loop, const(o), ptrs, col2im_meta, col2im_work))
-    _each_image(builder, images, count, first, index, scatter)
+    builder.each_image_of_step(images, count, first, index, scatter)
     close()
     return out
-
-
-def _each_image(builder: Builder, images: int, count: int, first: int, index: int, emit) -> None:
-    """emit(k) for k < images, each skipped at run time unless k < count (the step's images), with
-    `index` holding first + k, the image's index in the batch."""
-    compute = builder.compute
-    passed = builder.label()
-    for k in range(images):
-        taken = builder.label()
-        compute.append(("JLT", builder.const(k), count, taken))
-        compute.append(("JUMP", passed))
-        compute.append(("label", taken))
-        compute.append(("ADD", index, first, builder.const(k)))
-        emit(k)
-    compute.append(("label", passed))
 
 
 def _gather(builder: Builder, x: TensorValue, image: int, index: int, side_by_side: TensorValue,
