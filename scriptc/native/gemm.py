@@ -30,8 +30,8 @@ narrower panel, and the columns that fill no vector as one masked vector (so a c
 columns run here too). Where there are more than ROWS rows, each slice of a panel's columns of b is
 first copied into one contiguous pack that stays in L1 while every block of rows reads it (rows of b
 2-4 KB apart share a few of L1's sets and evicted each other: 64x784x512 at 87-110 GFLOP/s a core
-on this Sapphire Rapids in place, 130 packed, torch's oneDNN ~150). A product of one block of
-rows reads b in place and asks for the next panel's part as it goes (its rows are a page or more
+on this Sapphire Rapids in place, 130 packed, torch's oneDNN ~150); the row-table loop's taps
+always read in place (see `spread` below). A product of one block of rows reads b in place and asks for the next panel's part as it goes (its rows are a page or more
 apart: too many streams for the hardware prefetcher).
 """
 
@@ -142,9 +142,12 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
                                  f"llvm.masked.compressstore.{suffix.removesuffix('.p0')}")
     expand_load = ir.Function(b.module, ir.FunctionType(vector, [element.as_pointer(), mask_type, vector]),
                               f"llvm.masked.expandload.{suffix.removesuffix('.p0')}")
-    maximum = ir.Function(b.module, ir.FunctionType(vector, [vector, vector]),
-                          f"llvm.maximum.v{width_lanes}{'f64' if element == ir.DoubleType() else 'f32'}")
     floor_value = splat(b.load(floor), vector)
+
+    def at_least(value):
+        """maximum(value, floor) as numpy's (a NaN stays NaN): a compare and a blend, where
+        llvm.maximum (which also orders -0 below +0) costs five instructions a vector."""
+        return b.select(b.fcmp_unordered(">", value, floor_value), value, floor_value)
     # The accumulators live in stack slots that LLVM promotes to registers (the loops' phis).
     slots = [[b.alloca(vector) for _ in range(VECTORS)] for _ in range(ROWS)]
     # A panel's slice of b, copied whole (packed.__doc__).
@@ -249,7 +252,7 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
                         for v in range(vectors):
                             value = b.load(acc[r][v])
                             if lower is with_floor:
-                                value = b.call(maximum, [value, floor_value])
+                                value = at_least(value)
                             write_out(value, r, v)
 
     def packed(column, vectors: int, k_first, k_end, mask):
@@ -326,7 +329,11 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
     # rows 1-4 KB apart share a few of L1's sets (256 x 2048 by 2048 x 512: 52 GFLOP/s in place, 129
     # packed, a re-read from L2 once per panel); rows closer than that read in place as fast or faster
     # (2048 x 128 under 256 x 2048 weights, a DCGAN discriminator's images side by side: 146 against 127).
-    packs = b.or_(small_a, few_blocks)
+    # The row-table loop always reads in place: its rows of b are taps, shifted views of one image's
+    # phases (of at most a few MB, mostly in L2), and the next panel's part of each is asked for
+    # ahead; packed, the copy cost more than it saved (superres's 5x5 layer, K = 25, 1.2x torch's
+    # oneDNN's time for the same product packed, 0.95x in place; its 3x3 ones 5-10% faster too).
+    packs = b.and_(b.or_(small_a, few_blocks), ir.Constant(ir.IntType(1), int(not row_table)))
     if not row_table:
         packs = b.or_(packs, b.icmp_signed(">=", b_step, const(FAR_ROW_BYTES // element_bytes)))
     spread = b.and_(b.icmp_signed(">", b_step, const(panel)), packs)

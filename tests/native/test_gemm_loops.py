@@ -111,3 +111,24 @@ def test_every_row_count_equals_numpy(dtype, depth, width):
         np.testing.assert_allclose(out[:, :width], _expected(a, b, bias, floored), rtol=1e-4,
                                    atol=1e-3 if dtype == np.float32 else 1e-9)
         assert np.isnan(out[:, width:]).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_floor_keeps_a_nan_as_numpys_maximum_does(dtype):
+    """A fused ReLU's floor on a product with NaN in it: NaN where numpy's maximum gives NaN, the floor
+    where the product is below it, across blocks of rows, the tail tile and a masked last vector."""
+    rng = np.random.default_rng(7)
+    rows, depth, width = 11, 40, 37
+    a = rng.standard_normal((rows, depth)).astype(dtype)
+    a[3, 5] = np.nan
+    b = rng.standard_normal((depth, width)).astype(dtype)
+    b[7, 30] = np.nan
+    bias = rng.standard_normal(rows).astype(dtype)
+    name = np.dtype(dtype).name
+    out = np.full((rows, width), -1.0, dtype)
+    _call(loop_function("gemm", name), -(-width // gemm.vector_columns(name)),
+          [a, b, out, bias, np.zeros(1, dtype)], [rows, depth, width, 1, 1, width, width])
+    expected = _expected(a, b, bias, True)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(expected))
+    assert np.isnan(out).sum() == width + rows - 1
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-3 if dtype == np.float32 else 1e-9)
