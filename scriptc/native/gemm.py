@@ -31,8 +31,9 @@ columns run here too). Where there are more than ROWS rows, each slice of a pane
 first copied into one contiguous pack that stays in L1 while every block of rows reads it (rows of b
 2-4 KB apart share a few of L1's sets and evicted each other: 64x784x512 at 87-110 GFLOP/s a core
 on this Sapphire Rapids in place, 130 packed, torch's oneDNN ~150); the row-table loop's taps
-always read in place (see `spread` below). A product of one block of rows reads b in place and asks for the next panel's part as it goes (its rows are a page or more
-apart: too many streams for the hardware prefetcher).
+always read in place (see `spread` below). A product of one block of rows reads b in place and asks
+for the next panel's part as it goes (its rows are a page or more apart: too many streams for the
+hardware prefetcher).
 """
 
 from __future__ import annotations
