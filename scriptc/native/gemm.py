@@ -76,6 +76,8 @@ FEW_BLOCKS = 2
 FEW_BLOCKS_A_BYTES = 1 << 20
 # Rows of b this many bytes apart or more are packed in the plain loop (over_rows), whatever a's size.
 FAR_ROW_BYTES = 1 << 10
+# The deepest product that goes block of rows by block of rows across the panels (where it reads b in place).
+SHALLOW_DEPTH = 256
 _CONTRACT = ("contract",)  # a multiply-add may become one fma (each product is still added in order)
 
 
@@ -269,32 +271,31 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
                 store(load(b.gep(line, [const(v * width_lanes)]), mask), b.gep(into, [const(v * width_lanes)]), None)
         loop(b, k_first, k_end, copy, "pack")
 
+    blocks_end = b.mul(b.sdiv(rows, const(ROWS)), const(ROWS))
+
+    def rest(run):
+        """run(height) for the rows from blocks_end on, if any: the tile of the least height in
+        TAIL_HEIGHTS that holds them, its rows past the last clamped to the last (a tile of each row
+        count: 7 more of each were 2/3 of this module's compile time)."""
+        left = b.sub(rows, blocks_end)
+        done = b.append_basic_block("rest.done")
+        cases = b.switch(left, done)
+        for height in TAIL_HEIGHTS:
+            case = b.append_basic_block(f"rest.{height}")
+            for count in range(1 + max([h for h in TAIL_HEIGHTS if h < height], default=0), height + 1):
+                cases.add_case(const(count), case)
+            b.position_at_end(case)
+            run(height)
+            b.branch(done)
+        b.position_at_end(done)
+
     def over_rows(column, vectors: int, mask=None):
-        """tile() for every block of ROWS rows of the output, then the rows left (fewer than ROWS) as
-        one tile of the least TAIL_HEIGHTS height that holds them, its rows past the last clamped to
-        the last (a tile of each row count: 7 more of each were 2/3 of this module's compile time):
-        a slice of DEPTH_BLOCK values of k at a time from the pack where there is more than one block
-        of rows and `spread`, else the whole product per tile, b read in place (a convolution's
-        narrow columns, or large weights: a's rows stream through in order, and the hardware
+        """tile() for every block of ROWS rows of the output, then the rows left (rest()): a slice of
+        DEPTH_BLOCK values of k at a time from the pack where there is more than one block of rows
+        and `spread`, else the whole product per tile, b read in place (a convolution's narrow
+        columns or taps, or large weights: a's rows stream through in order, and the hardware
         prefetcher keeps up with them; slice by slice it did not: DCGAN's discriminator 38 ms
         against 31)."""
-        blocks_end = b.mul(b.sdiv(rows, const(ROWS)), const(ROWS))
-
-        def rest(run):
-            """run(height) for the rows from blocks_end on, if any: the tile of the least height
-            in TAIL_HEIGHTS (or ROWS) that holds them."""
-            left = b.sub(rows, blocks_end)
-            done = b.append_basic_block("rest.done")
-            cases = b.switch(left, done)
-            for height in TAIL_HEIGHTS:
-                case = b.append_basic_block(f"rest.{height}")
-                for count in range(1 + max([h for h in TAIL_HEIGHTS if h < height], default=0), height + 1):
-                    cases.add_case(const(count), case)
-                b.position_at_end(case)
-                run(height)
-                b.branch(done)
-            b.position_at_end(done)
-
         def part(k_first):
             k_end = b.add(k_first, const(DEPTH_BLOCK))
             k_end = b.select(b.icmp_signed("<", k_end, depth), k_end, depth)
@@ -342,20 +343,41 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
     stop = b.select(b.icmp_signed("<", b.mul(end, const(width_lanes)), width), b.mul(end, const(width_lanes)), width)
     vectors_end = b.add(first, b.mul(b.sdiv(b.sub(stop, first), const(width_lanes)), const(width_lanes)))
     panels_end = b.add(first, b.mul(b.sdiv(b.sub(vectors_end, first), const(panel)), const(panel)))
-    loop(b, first, panels_end, lambda c: over_rows(c, VECTORS), "panel", step=panel)
-    done = b.append_basic_block("vectors.done")
-    cases = b.switch(b.sdiv(b.sub(vectors_end, panels_end), const(width_lanes)), done)
-    for vectors in range(1, VECTORS):
-        case = b.append_basic_block(f"vectors.{vectors}")
-        cases.add_case(const(vectors), case)
-        b.position_at_end(case)
-        over_rows(panels_end, vectors)
-        b.branch(done)
-    b.position_at_end(done)
-    with b.if_then(b.icmp_signed("<", vectors_end, stop)):
-        lane = ir.Constant(ir.VectorType(I64, width_lanes), list(range(width_lanes)))
-        over_rows(vectors_end, 1, mask=b.icmp_signed("<", lane, splat(b.sub(stop, vectors_end),
-                                                                        ir.VectorType(I64, width_lanes))))
+    lane = ir.Constant(ir.VectorType(I64, width_lanes), list(range(width_lanes)))
+    tail_mask = b.icmp_signed("<", lane, splat(b.sub(stop, vectors_end), ir.VectorType(I64, width_lanes)))
+
+    def columns(run):
+        """run(column, vectors, mask) for the range's whole panels, then what is left of its vectors
+        as one narrower panel, then (in the range that ends the row) the columns that fill no vector,
+        as one masked vector."""
+        loop(b, first, panels_end, lambda c: run(c, VECTORS, None), "panel", step=panel)
+        done = b.append_basic_block("vectors.done")
+        cases = b.switch(b.sdiv(b.sub(vectors_end, panels_end), const(width_lanes)), done)
+        for vectors in range(1, VECTORS):
+            case = b.append_basic_block(f"vectors.{vectors}")
+            cases.add_case(const(vectors), case)
+            b.position_at_end(case)
+            run(panels_end, vectors, None)
+            b.branch(done)
+        b.position_at_end(done)
+        with b.if_then(b.icmp_signed("<", vectors_end, stop)):
+            run(vectors_end, 1, tail_mask)
+
+    def across(first_row, height: int):
+        columns(lambda column, vectors, mask: tile(first_row, column, vectors, const(0), depth, mask=mask,
+                                                   height=height))
+    # A shallow product read in place goes block of rows by block of rows, each across every panel:
+    # the block's rows of a (8 x SHALLOW_DEPTH, 8 KB at most) stay in L1 for all of them, where panel
+    # by panel they came back from L2 or memory once per panel (2048 x 256 by 256 x 128: 1.07 -> 1.01x
+    # torch's oneDNN's time; superres's 5x5 layer's taps, K = 25, 0.94 -> 0.82x).
+    shallow = b.and_(b.icmp_signed("<=", depth, const(SHALLOW_DEPTH)),
+                     b.not_(b.and_(b.icmp_signed(">", rows, const(ROWS)), spread)))
+    with b.if_else(shallow) as (by_rows, by_panels):
+        with by_rows:
+            loop(b, const(0), blocks_end, lambda r: across(r, ROWS), "blocks", step=ROWS)
+            rest(lambda height: across(blocks_end, height))
+        with by_panels:
+            columns(over_rows)
     b.ret_void()
 
 

@@ -132,3 +132,23 @@ def test_the_floor_keeps_a_nan_as_numpys_maximum_does(dtype):
     np.testing.assert_array_equal(np.isnan(out), np.isnan(expected))
     assert np.isnan(out).sum() == width + rows - 1
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-3 if dtype == np.float32 else 1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, depth, width, step", [(300, 256, 85, 90), (9, 200, 85, 85), (21, 1, 101, 101),
+                                                      (300, 257, 85, 90)])
+def test_shallow_products_read_in_place_block_of_rows_by_block_of_rows(dtype, rows, depth, width, step):
+    """Products of depth up to gemm.SHALLOW_DEPTH that read b in place go block of rows by block of rows
+    across every panel (one deeper goes panel by panel): whole panels, a narrower one, a masked last
+    vector, the tail tile, rows of b and of out wider than the product, split across ranges of columns."""
+    rng = np.random.default_rng(rows + depth)
+    name = np.dtype(dtype).name
+    a = rng.standard_normal((rows, depth)).astype(dtype)
+    b = rng.standard_normal((depth, step)).astype(dtype)
+    bias = rng.standard_normal(rows).astype(dtype)
+    out = np.full((rows, width + 2), np.nan, dtype)
+    _call(loop_function("gemm", name), -(-width // gemm.vector_columns(name)), [a, b, out, bias, np.zeros(1, dtype)],
+          [rows, depth, width, 1, 1, step, width + 2], 3)
+    np.testing.assert_allclose(out[:, :width], _expected(a, b[:, :width], bias, True), rtol=1e-4,
+                               atol=1e-3 if dtype == np.float32 else 1e-9)
+    assert np.isnan(out[:, width:]).all()
