@@ -136,11 +136,12 @@ def test_the_floor_keeps_a_nan_as_numpys_maximum_does(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("rows, depth, width, step", [(300, 256, 85, 90), (9, 200, 85, 85), (21, 1, 101, 101),
-                                                      (300, 257, 85, 90)])
+                                                      (300, 257, 85, 90), (13, 0, 40, 40)])
 def test_shallow_products_read_in_place_block_of_rows_by_block_of_rows(dtype, rows, depth, width, step):
     """Products of depth up to gemm.SHALLOW_DEPTH that read b in place go block of rows by block of rows
     across every panel (one deeper goes panel by panel): whole panels, a narrower one, a masked last
-    vector, the tail tile, rows of b and of out wider than the product, split across ranges of columns."""
+    vector, the tail tile, rows of b and of out wider than the product, depth 0 (the bias alone), split
+    across ranges of columns."""
     rng = np.random.default_rng(rows + depth)
     name = np.dtype(dtype).name
     a = rng.standard_normal((rows, depth)).astype(dtype)
