@@ -197,18 +197,19 @@ def _conv2d(builder: Builder, node, args, recorded):
     return [conv2d(builder, args, recorded[node.inputs[0]], None)]
 
 
-def conv2d(builder: Builder, args: list, x_value: np.ndarray, floor: float | None) -> TensorValue:
-    """A conv2d's lowering: a product where its kernel covers the whole image, else convolution's."""
-    product = _covering_product(builder, args, x_value, floor)
-    return product if product is not None else convolution(builder, args, x_value, floor)
+def conv2d(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None) -> TensorValue:
+    """A conv2d's lowering: a product where its kernel covers the whole image, else convolution's
+    (which applies `bounds`, (floor, ceiling), as it stores)."""
+    product = _covering_product(builder, args, x_value, bounds)
+    return product if product is not None else convolution(builder, args, x_value, bounds)
 
 
-def _covering_product(builder: Builder, args: list, x_value: np.ndarray, floor: float | None) -> TensorValue | None:
+def _covering_product(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None) -> TensorValue | None:
     """conv2d(args) of a batch like `x_value` as the product (N, C*H*W) @ (C*H*W, O) where its kernel
     covers the whole unpadded image (one output position an image: DCGAN's discriminator's last
     layer, 512 channels of 4x4, where im2col copied 16 x 512 x 4 short rows, 1.7 ms against the
     product's 0.05) and nothing follows in it (no bias, no floor, one group); None otherwise."""
-    if args[2] is not None or floor is not None or len(x_value.shape) != 4:
+    if args[2] is not None or bounds is not None or len(x_value.shape) != 4:
         return None
     weight = constant_array(args[1])
     stride, padding, dilation, groups = (constant_of(a) for a in args[3:7])
