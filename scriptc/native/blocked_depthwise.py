@@ -32,8 +32,10 @@ I32, I64 = ir.IntType(32), ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_depthwise_blocked_f32", ir.FloatType()),
              "float64": ("scriptc_depthwise_blocked_f64", ir.DoubleType())}
 VECTOR_BYTES = 64
-# The most positions of a plane - its input, the input with its zero border, its output - the
-# loop's scratch (on the stack: two planes of vectors, 64 KB) holds.
+# The most positions of a plane - its input, the input with its border, its output - the loop's
+# scratch (on the stack: two planes of vectors, 64 KB) holds. Past 16x16 planes transposing them in
+# and out costs more than the lanes it fills win: MobileNetV2's 32x32 layers took 72 and 90 us here
+# against 44 and 49 in depthwise.py's loop (SqueezeNet's 31x31 pool 50 against 37 in pool.py's).
 MAX_POSITIONS = 512
 # The second plane starts this many vectors past a multiple of 4 KB from the first: a load at the
 # same offset in a page as an earlier store waits for it (4K aliasing).
@@ -50,15 +52,23 @@ def lanes(dtype: str) -> int:
     return VECTOR_BYTES // np.dtype(dtype).itemsize
 
 
-def takes(image: tuple, output: tuple, padding: tuple, stride: tuple) -> bool:
-    """Whether a depthwise convolution of planes `image` (H, W) into `output` (OH, OW) with
-    `padding` (PH, PW) and `stride` (SH, SW) runs here rather than in depthwise.py's loop: its planes
-    fit the scratch, and it is strided or has few outputs a plane (measured at 2 x C x H x W, 3x3:
-    144 x 16x16 at stride 1 took 48 us here, 42 there; at stride 2 21 against 29; 8x8 and smaller
+def fits(h: int, w: int, oh: int, ow: int, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, dh: int,
+         dw: int) -> bool:
+    """Whether the loop's scratch holds the planes of a window geometry: the input, the input with
+    its border (the padding, and past it what the last windows reach), the output."""
+    tall = max(h + 2 * ph, (oh - 1) * sh + (kh - 1) * dh + 1)
+    wide = max(w + 2 * pw, (ow - 1) * sw + (kw - 1) * dw + 1)
+    return max(h * w, tall * wide, oh * ow) <= MAX_POSITIONS
+
+
+def takes(image: tuple, kernel: tuple, geometry) -> bool:
+    """Whether a depthwise convolution of planes `image` (H, W) by a `kernel` (KH, KW) of conv
+    `geometry` (SH, SW, PH, PW, DH, DW, OH, OW) runs here rather than in depthwise.py's loop: its
+    planes fit, and it is strided or has few outputs a plane (measured at 2 x C x H x W, 3x3: 144 x
+    16x16 at stride 1 took 48 us here, 42 there; at stride 2 21 against 29; 8x8 and smaller
     15.5/17, 8.4/11, 12/26 on 2x2)."""
-    (h, w), (oh, ow), (ph, pw) = image, output, padding
-    fits = max(h * w, (h + 2 * ph) * (w + 2 * pw), oh * ow) <= MAX_POSITIONS
-    return fits and (stride != (1, 1) or oh * ow <= FEW_OUTPUTS)
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    return fits(*image, oh, ow, *kernel, sh, sw, ph, pw, dh, dw) and ((sh, sw) != (1, 1) or oh * ow <= FEW_OUTPUTS)
 
 
 def packed(weight: np.ndarray, bias: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -101,8 +111,17 @@ def transpose(b: ir.IRBuilder, rows: list) -> list:
 
 
 def _build(b: ir.IRBuilder, args, element) -> None:
-    start, end, (source, weights, bias, target, bounds), meta = loop_arguments(b, args, element, 5, 14)
-    channels, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, epilogue = meta
+    build(b, args, element, pooling=False)
+
+
+def build(b: ir.IRBuilder, args, element, pooling: bool) -> None:
+    """The loop's body: a depthwise convolution's, or (`pooling`) a max pooling's (blocked_pool.py)."""
+    if pooling:
+        start, end, (source, target), meta = loop_arguments(b, args, element, 2, 13)
+        channels, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw = meta
+    else:
+        start, end, (source, weights, bias, target, bounds), meta = loop_arguments(b, args, element, 5, 14)
+        channels, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, epilogue = meta
     width = VECTOR_BYTES // (8 if element == ir.DoubleType() else 4)
     vector = ir.VectorType(element, width)
     masks = ir.VectorType(ir.IntType(1), width)
@@ -113,6 +132,8 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                                f"llvm.masked.store.{suffix}.p0")
     align = ir.Constant(I32, VECTOR_BYTES // width)
     zeros = ir.Constant(vector, [0.0] * width)
+    # what the border holds: a tap there adds nothing to a sum, and loses every maximum
+    border_value = ir.Constant(vector, [float("-inf") if pooling else 0.0] * width)
     no_lanes = ir.Constant(masks, [0] * width)
     lane = ir.Constant(ir.VectorType(I64, width), list(range(width)))
 
@@ -126,19 +147,29 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     def at(pointer, index):
         return b.bitcast(b.gep(pointer, [index]), vector.as_pointer())
 
-    # the dense plane of the block's channels, then the same with its zero border (later its outputs)
+    def greater(a, c):
+        return b.select(b.icmp_signed(">", a, c), a, c)
+
+    # the dense plane of the block's channels, then the same with its border (later its outputs)
     dense = b.alloca(vector, size=const(2 * MAX_POSITIONS + SKEW))
     dense.align = VECTOR_BYTES
     bordered = b.gep(dense, [const(MAX_POSITIONS + SKEW)])
     accumulator = b.alloca(vector)
-    low, high = (splat(b.load(b.gep(bounds, [const(k)])), vector) for k in (0, 1))
     positions, outputs = b.mul(h, w), b.mul(oh, ow)
-    wide = b.add(w, b.mul(pw, const(2)))
-    border_positions = b.mul(b.add(h, b.mul(ph, const(2))), wide)
+    # the padded plane, and past it what the last windows reach (a pooling's ceil_mode)
+    tall = greater(b.add(h, b.mul(ph, const(2))), b.add(b.mul(b.sub(oh, const(1)), sh),
+                                                        b.add(b.mul(b.sub(kh, const(1)), dh), const(1))))
+    wide = greater(b.add(w, b.mul(pw, const(2))), b.add(b.mul(b.sub(ow, const(1)), sw),
+                                                        b.add(b.mul(b.sub(kw, const(1)), dw), const(1))))
+    border_positions = b.mul(tall, wide)
     blocks_per_image = b.sdiv(b.add(channels, const(width - 1)), const(width))
     taps = b.mul(kh, kw)
+    if not pooling:
+        low, high = (splat(b.load(b.gep(bounds, [const(k)])), vector) for k in (0, 1))
 
     def finish(total):
+        if pooling:
+            return total
         # compares and selects (a NaN compares false: it stays), where LLVM's maximum also orders
         # -0 below +0 at ~6 instructions
         floored = b.select(b.fcmp_ordered("<", total, low), low, total)
@@ -146,14 +177,23 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         clamped = b.select(b.fcmp_ordered(">", floored, high), high, floored)
         return b.select(b.icmp_signed(">=", epilogue, const(2)), clamped, floored)
 
+    def combine(total, value, weight):
+        if pooling:  # a NaN in the window wins (value != value), and stays (NaN < value is false)
+            wins = b.or_(b.fcmp_ordered(">", value, total), b.fcmp_unordered("uno", value, value))
+            return b.select(wins, value, total)
+        return b.fadd(total, b.fmul(weight, value, flags=_CONTRACT), flags=_CONTRACT)
+
     def block(index):
         image, block_index = b.sdiv(index, blocks_per_image), b.srem(index, blocks_per_image)
         first_channel = b.mul(block_index, const(width))
         count = b.sub(channels, first_channel)
         planes = b.add(b.mul(image, channels), first_channel)
         plane_in, plane_out = b.gep(source, [b.mul(planes, positions)]), b.gep(target, [b.mul(planes, outputs)])
-        block_weights = b.gep(weights, [b.mul(b.mul(block_index, taps), const(width))])
-        start_value = b.load(at(bias, first_channel), align=align.constant)
+        if pooling:
+            block_weights, start_value = None, border_value
+        else:
+            block_weights = b.gep(weights, [b.mul(b.mul(block_index, taps), const(width))])
+            start_value = b.load(at(bias, first_channel), align=align.constant)
 
         def channel_mask(r, lanes_left):
             """The lanes of channel r's row within `lanes_left` (nothing for a channel past the last)."""
@@ -167,7 +207,8 @@ def _build(b: ir.IRBuilder, args, element) -> None:
             for k, column in enumerate(transpose(b, rows)):
                 b.store(column, at(dense, b.add(first, const(k))), align=VECTOR_BYTES)
         loop(b, const(0), positions, read_chunk, "read", step=width)
-        loop(b, const(0), border_positions, lambda p: b.store(zeros, at(bordered, p), align=VECTOR_BYTES), "border")
+        loop(b, const(0), border_positions, lambda p: b.store(border_value, at(bordered, p), align=VECTOR_BYTES),
+             "border")
 
         def place_row(y):
             into = b.add(b.mul(b.add(y, ph), wide), pw)
@@ -178,8 +219,8 @@ def _build(b: ir.IRBuilder, args, element) -> None:
 
         def window_3x3(oy):
             """A row's outputs GROUP at a time (the last group's past the row's end are its last
-            output again, stored twice), each output's window rows summed apart: 3 * GROUP chains of
-            multiply-adds in flight, where one chain of 9 waited on each add."""
+            output again, stored twice), each output's window rows combined apart: 3 * GROUP chains
+            in flight, where one chain of 9 waited on each multiply-add."""
             def group(first):
                 last = b.sub(ow, const(1))
                 for j in range(GROUP):
@@ -188,11 +229,13 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                     corner = b.add(b.mul(b.mul(oy, sh), wide), b.mul(ox, sw))
                     rows = []
                     for ky in range(3):
-                        total = start_value if ky == 0 else zeros
+                        total = start_value if ky == 0 else zeros if not pooling else border_value
                         for kx in range(3):
                             total = tap(total, corner, const(ky), const(kx), 3)
                         rows.append(total)
-                    total = b.fadd(b.fadd(rows[0], rows[1]), rows[2])
+                    total = rows[0]
+                    for row in rows[1:]:
+                        total = combine(total, row, None) if pooling else b.fadd(total, row)
                     b.store(finish(total), at(out_plane, b.add(b.mul(oy, ow), ox)), align=VECTOR_BYTES)
             loop(b, const(0), ow, group, "ox", step=GROUP)
 
@@ -208,11 +251,14 @@ def _build(b: ir.IRBuilder, args, element) -> None:
             loop(b, const(0), ow, output, "ox")
 
         def tap(total, corner, ky, kx, kernel_w):
-            kernel_w = const(kernel_w) if isinstance(kernel_w, int) else kernel_w
             value = b.load(at(bordered, b.add(corner, b.add(b.mul(b.mul(ky, dh), wide), b.mul(kx, dw)))),
                            align=VECTOR_BYTES)
+            if pooling:
+                return combine(total, value, None)
+            kernel_w = const(kernel_w) if isinstance(kernel_w, int) else kernel_w
             weight = b.load(at(block_weights, b.mul(b.add(b.mul(ky, kernel_w), kx), const(width))), align=align.constant)
-            return b.fadd(total, b.fmul(weight, value, flags=_CONTRACT), flags=_CONTRACT)
+            return combine(total, value, weight)
+
         three = b.and_(b.icmp_signed("==", kh, const(3)), b.icmp_signed("==", kw, const(3)))
         with b.if_else(three) as (square, other):
             with square:

@@ -379,7 +379,7 @@ def native_depthwise(xp, x, w, b, stride, padding, dilation, groups, floor=None,
     out = np.empty((n, c, oh, ow), dtype=x.dtype)
     bounds, mode = epilogue(floor, None, x.dtype)
     meta = (ctypes.c_int64 * 14)(c, h, width, oh, ow, w.shape[2], w.shape[3], sh, sw, ph, pw, dh, dw, mode)
-    if blocked_depthwise.takes((h, width), (oh, ow), (ph, pw), (sh, sw)):
+    if blocked_depthwise.takes((h, width), w.shape[2:], geometry):
         taps, bias = blocked_depthwise.packed(w, b)
         loop, count = _native_loop("blocked_depthwise", dtype), n * -(-c // blocked_depthwise.lanes(dtype))
         ptrs = (ctypes.c_void_p * 5)(data_pointer(x), data_pointer(taps), data_pointer(bias), data_pointer(out),

@@ -92,7 +92,7 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     zero_bias = builder.address_of(np.zeros(max(o, 1), x.dtype))
     bias_pointer = builder.address_of(np.ascontiguousarray(bias)) if bias is not None else zero_bias
     if groups == c == o and per_group == 1:
-        if blocked_depthwise.takes((h, w), (oh, ow), (ph, pw), (sh, sw)):
+        if blocked_depthwise.takes((h, w), (kh, kw), geometry):
             _blocked_depthwise(builder, x, (h, w), weight, bias, out, bounds_pointer, mode, geometry)
         else:
             _depthwise(builder, x, (h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry)

@@ -186,8 +186,7 @@ def test_blocked_depthwise_and_clamp_epilogues_equal_torch(image, stride, dtype)
     applied by the products as they store: one program, its groups' heads their results, equal to
     the interpreter and to torch at batch sizes it was not traced with, NaN and values past the
     bounds included."""
-    assert blocked_depthwise.takes(image, conv_geometry((1, 40, *image), (40, 1, 3, 3), stride, 1, 1, 40)[-2:],
-                                   (1, 1), (stride, stride))
+    assert blocked_depthwise.takes(image, (3, 3), conv_geometry((1, 40, *image), (40, 1, 3, 3), stride, 1, 1, 40))
     torch.manual_seed(7)
     model = _Inverted(stride).eval()
     if dtype == np.float64:

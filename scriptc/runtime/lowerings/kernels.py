@@ -23,7 +23,7 @@ def _pool(mode: int | None):
     """max_pool2d / avg_pool2d with the pool loop: the image size the recorded call had (checked);
     mode None: adaptive_avg_pool2d to sizes that divide the image's (an average pool of that kernel)."""
     def lower(builder: Builder, node, args, recorded):
-        from scriptc.native import pool, windows
+        from scriptc.native import blocked_depthwise, blocked_pool, pool, windows
         kind = mode
         x = contiguous_of(args[0])
         constants = [constant_of(a) for a in args[1:]]
@@ -55,6 +55,17 @@ def _pool(mode: int | None):
         builder.equal(x.dims[2], builder.const(geometry[0]))
         builder.equal(x.dims[3], builder.const(geometry[1]))
         out = builder.alloc(x.dtype, x.dims[:2] + [builder.const(geometry[2]), builder.const(geometry[3])])
+        if kind == pool.MAX and blocked_pool.takes(geometry):  # by blocks of channels (blocked_pool.py)
+            ptrs, meta = builder.block(2), builder.block(13)
+            builder.copy_into(ptrs, [x.pointer, out.pointer], builder.compute)
+            builder.copy_into(meta, [x.dims[1]] + [builder.const(g) for g in geometry], builder.shape)
+            lanes = blocked_depthwise.lanes(x.dtype.name)
+            per_image = builder.arithmetic("DIV", builder.arithmetic("ADD", x.dims[1], builder.const(lanes - 1)),
+                                           builder.const(lanes))
+            blocks = builder.arithmetic("MUL", x.dims[0], per_image)
+            builder.compute.append(("KERNEL", builder.const(loop_function("blocked_pool", x.dtype.name)), blocks, ptrs,
+                                    meta))
+            return [out]
         ptrs, meta = builder.block(5), builder.block(13)
         rows, columns = (builder.address_of(t) for t in windows.positions(geometry[2], geometry[3], x.dtype.name))
         builder.copy_into(ptrs, [x.pointer, out.pointer, divisors, rows, columns], builder.compute)
