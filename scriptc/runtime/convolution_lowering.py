@@ -1,7 +1,8 @@
 """The native lowering of conv2d (a fusion head, or a node of its own) in a segment program.
 
-A batch of any size, the image size and channels the recorded call had (checked): the depthwise loop
-for a depthwise convolution. Otherwise a GEMM of the weights by the image's columns, which adds the
+A batch of any size, the image size and channels the recorded call had (checked): for a depthwise
+convolution the depthwise loop, a plane at a time, or on small and strided planes a block of
+channels at a time (blocked_depthwise.py). Otherwise a GEMM of the weights by the image's columns, which adds the
 bias and applies the bounds (a fused ReLU's floor, a ReLU6's floor and ceiling) as it stores, the
 columns made one of three ways:
 
