@@ -113,6 +113,8 @@ class KernelSpec:
         if value.op != "var" or value.value != self.head.result or floor.op != "const" or \
                 type(floor.value) not in (int, float):
             return None
+        if floor.value != floor.value or ceiling != ceiling:
+            return None  # (a NaN bound makes every result NaN: left to the kernel)
         return float(floor.value), ceiling
 
     @property

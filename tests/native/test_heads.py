@@ -247,6 +247,7 @@ class _ConvThen(torch.nn.Module):
     (torch.nn.functional.relu6, True),
     (lambda y: torch.nn.functional.hardtanh(y, -0.25, 0.5), True),
     (lambda y: torch.clamp(y, max=0.5), False),
+    (lambda y: torch.clamp(y, min=0.0, max=float("nan")), False),
     (lambda y: torch.relu(y) * 2, False),
     (lambda y: torch.relu(y).mean(dim=(2, 3)), False),
     (lambda y: torch.maximum(y, y * 0.5), False),
