@@ -15,8 +15,8 @@ are transposed back as they are stored.
 weights (ceil(C / LANES), KH*KW, LANES) (packed()), bias (ceil(C / LANES) * LANES), output (N, C, OH,
 OW), bounds (2)]; meta = [C, H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, epilogue]: output = bias +
 the taps' products (zero padding), then for epilogue 1 maximum(output, bounds[0]) (a fused ReLU) and
-for 2 minimum(maximum(output, bounds[0]), bounds[1]) (a ReLU6, a clamp) - LLVM's maximum and minimum,
-which keep a NaN as numpy's do.
+for 2 minimum(maximum(output, bounds[0]), bounds[1]) (a ReLU6, a clamp), by compares and selects
+that keep a NaN, as numpy's maximum and minimum do.
 """
 
 from __future__ import annotations
@@ -37,9 +37,6 @@ VECTOR_BYTES = 64
 # and out costs more than the lanes it fills win: MobileNetV2's 32x32 layers took 72 and 90 us here
 # against 44 and 49 in depthwise.py's loop (SqueezeNet's 31x31 pool 50 against 37 in pool.py's).
 MAX_POSITIONS = 512
-# The second plane starts this many vectors past a multiple of 4 KB from the first: a load at the
-# same offset in a page as an earlier store waits for it (4K aliasing).
-SKEW = 5
 # Planes of at most this many outputs come here at stride 1 (takes()).
 FEW_OUTPUTS = 64
 # Outputs of a row a 3x3 window computes side by side.
@@ -151,9 +148,8 @@ def build(b: ir.IRBuilder, args, element, pooling: bool) -> None:
         return b.select(b.icmp_signed(">", a, c), a, c)
 
     # the dense plane of the block's channels, then the same with its border (later its outputs)
-    dense = b.alloca(vector, size=const(2 * MAX_POSITIONS + SKEW))
-    dense.align = VECTOR_BYTES
-    bordered = b.gep(dense, [const(MAX_POSITIONS + SKEW)])
+    dense, bordered = (b.alloca(vector, size=const(MAX_POSITIONS)) for _ in range(2))
+    dense.align = bordered.align = VECTOR_BYTES
     accumulator = b.alloca(vector)
     positions, outputs = b.mul(h, w), b.mul(oh, ow)
     # the padded plane, and past it what the last windows reach (a pooling's ceil_mode)
