@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import scriptc as torch
-from scriptc.native import blocked_depthwise
-from scriptc.native.geometry import conv_geometry
+from scriptc.native import blocked_depthwise, blocked_pool
+from scriptc.native.geometry import conv_geometry, pool_geometry
 from scriptc.ops import linalg
 from scriptc.runtime import convolution_lowering
 from scriptc.runtime.executor import Executor
@@ -229,3 +229,37 @@ def test_a_relu6_after_a_convolution_is_applied_by_its_products(way, monkeypatch
         assert np.nanmax(got) == 6.0 and np.nanmin(got) == 0.0
     [segment] = [s for s in executor.steps if isinstance(s, SegmentStep)]
     assert segment.programs and all(segment.programs.values()), segment.reason
+
+
+class _Pools(torch.nn.Module):
+    def __init__(self, kernel, stride, padding, ceil_mode):
+        super().__init__()
+        self.args = kernel, stride, padding, 1, ceil_mode
+
+    def forward(self, x):
+        return torch.nn.functional.max_pool2d(torch.relu(x) - 0.25, *self.args)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("image, kernel, stride, padding, ceil_mode", [
+    ((15, 15), 3, 2, 0, True),    # SqueezeNet's: windows past the image's end
+    ((7, 9), 3, 2, 1, False),
+    ((8, 8), 2, 2, 0, False),
+    ((5, 6), (2, 3), (2, 1), (1, 0), True),
+])
+def test_strided_max_pooling_by_blocks_of_channels_equals_torch(image, kernel, stride, padding, ceil_mode, dtype):
+    """Max pooling by blocks of channels (blocked_pool.py) in a program: 20 channels (a block of 16
+    and a partial one; 8-lane blocks in float64), NaN, batch sizes it was not traced with."""
+    assert blocked_pool.takes(pool_geometry((2, 20, *image), kernel, stride, padding, 1, ceil_mode))
+    model = _Pools(kernel, stride, padding, ceil_mode)
+    executor, reference = _executors(model, torch.from_numpy(np.ones((2, 20, *image), dtype)))
+    assert [type(s) for s in executor.steps] == [SegmentStep]
+    rng = np.random.default_rng(11)
+    for batch in (2, 1, 3):
+        x = rng.standard_normal((batch, 20, *image)).astype(dtype)
+        x[0, 17, 1, 1] = np.nan
+        got = executor([x])[0]
+        np.testing.assert_array_equal(got, reference.run([x])[0])
+        np.testing.assert_array_equal(got, model(torch.from_numpy(x)).numpy())
+    [segment] = executor.steps
+    assert len(segment.programs) == 1 and all(segment.programs.values()), segment.reason
