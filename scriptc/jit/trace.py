@@ -245,7 +245,7 @@ class Tracer:
             outputs = self._emit("prim::ListUnpack", [node.output], types).outputs
         else:
             outputs = self._emit(op.name, inputs, types).outputs
-        self.dims.record(op, args, outs, outputs, returns_list)
+        self.dims.record(op, args, outs, outputs)
         for t, v in zip(outs, outputs):
             self._bind(t, v)
 
@@ -256,7 +256,7 @@ class Tracer:
         pure = op.inplace_of
         inputs = [self._arg_value(v, a.type) for v, a in zip(args, pure.schema.args)]
         node = self._emit(pure.name, inputs, [TensorType(target.dtype, tuple(target._data.shape))])
-        self.dims.record(pure, args, (target,), node.outputs, False)
+        self.dims.record(pure, args, (target,), node.outputs)
         self._bind(target, node.output)
 
     def alias(self, src: Tensor, out: Tensor) -> None:

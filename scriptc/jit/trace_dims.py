@@ -107,12 +107,24 @@ class TraceDims:
             return None if value is None else self.shapes.get(id(value))
         return getattr(arg, "_shadows", None) if isinstance(arg, int) else None
 
-    def record(self, op, args: tuple, outs: tuple, out_values: list, returns_list: bool) -> None:
-        """The outputs' shapes in each world where an input moves: from the op's shape rule there."""
+    def record(self, op, args: tuple, outs: tuple, out_values: list) -> None:
+        """The outputs' shapes in each world where an input moves: from the op's shape rule there. A
+        world where the rule fails, or gives another number of outputs (a split's parts) or another
+        rank, drops its candidate - unless the rule cannot say at the observed sizes either."""
         if not any(self._moves(a) for a in args):
             return
-        per_world = [self._world_outputs(op, args, outs, w, returns_list) if candidate.alive else None
-                     for w, (candidate, _) in enumerate(self.worlds)]
+        per_world, informative = [], None
+        for w, (candidate, _) in enumerate(self.worlds):
+            exact = [True]
+            metas = [self._meta(a, w, exact) for a in args]
+            shapes = self._infer(op, metas, outs) if candidate.alive and exact[0] else None
+            if isinstance(shapes, str):
+                if informative is None:
+                    informative = not isinstance(self._infer(op, [self._meta(a, None, [True]) for a in args], outs), str)
+                if informative:
+                    self._drop(candidate, f"{op.name} {shapes}")
+                shapes = None
+            per_world.append(shapes)
         for k, value in enumerate(out_values):
             self.shapes[id(value)] = tuple(None if shapes is None else shapes[k] for shapes in per_world)
 
@@ -121,11 +133,12 @@ class TraceDims:
             return any(self._moves(a) for a in arg)
         return self.shadows(arg) is not None
 
-    def _meta(self, arg, w: int, exact: list):
-        """What the shape rule sees for `arg` in world `w`; exact[0] turns False where a size is unknown."""
+    def _meta(self, arg, w: int | None, exact: list):
+        """What the shape rule sees for `arg` in world `w` (None: as observed); exact[0] turns False
+        where a size is unknown there."""
         if isinstance(arg, (list, tuple)):
             return [self._meta(a, w, exact) for a in arg]
-        shadows = self.shadows(arg)
+        shadows = None if w is None else self.shadows(arg)
         if isinstance(arg, Tensor):
             shape = tuple(arg._data.shape) if shadows is None else shadows[w]
             if shape is None or None in shape:
@@ -138,35 +151,28 @@ class TraceDims:
             return shadows[w]
         return int(arg) if isinstance(arg, int) and not isinstance(arg, bool) else arg
 
-    def _world_outputs(self, op, args, outs, w: int, returns_list: bool) -> list | None:
-        exact = [True]
-        metas = [self._meta(a, w, exact) for a in args]
-        if not exact[0]:
-            return None
-        candidate = self.worlds[w][0]
+    @staticmethod
+    def _infer(op, metas: list, outs: tuple) -> list | str:
+        """Per output its shape by the op's rule at these exact sizes (a dim the rule cannot say
+        depends on data - nonzero - and stays as observed), or what went wrong."""
         try:
             inferred = op.shape(*metas)
-        except Exception:  # noqa: BLE001 - the op fails at this size: the trace holds only at the observed one
-            self._drop(candidate, f"{op.name} fails")
-            return None
+        except Exception:  # noqa: BLE001 - the op would fail at these sizes
+            return "fails"
         inferred = [inferred] if isinstance(inferred, TensorType) else list(inferred) \
             if isinstance(inferred, (tuple, list)) else []
         if len(inferred) != len(outs) or not all(isinstance(t, TensorType) for t in inferred):
-            if returns_list:
-                self._drop(candidate, f"{op.name} splits into another number of parts")
-            return None
+            return "gives another number of parts"
         shapes = []
         for t, out in zip(inferred, outs):
             actual = tuple(out._data.shape)
             if t.shape is None:
                 shapes.append(None)
-                continue
-            if len(t.shape) != len(actual):
-                self._drop(candidate, f"{op.name} gives another rank")
-                return None
-            # A dim the rule cannot say at these exact sizes depends on data (nonzero): as observed.
-            shapes.append(tuple(a if d is None else d if isinstance(d, int) else None
-                                for d, a in zip(t.shape, actual)))
+            elif len(t.shape) != len(actual):
+                return "gives another rank"
+            else:
+                shapes.append(tuple(a if d is None else d if isinstance(d, int) else None
+                                    for d, a in zip(t.shape, actual)))
         return shapes
 
     def _drop(self, candidate: Candidate, reason: str) -> None:

@@ -160,3 +160,20 @@ def test_other_inputs_share_the_batch_at_its_index_where_their_size_matches():
     x, state, bias = torch.randn(2, 7, 3), torch.randn(2, 7, 3), torch.randn(5)
     for got, want in zip(traced(x, state, bias), mix(x, state, bias)):
         np.testing.assert_allclose(got.detach().numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_a_rule_that_cannot_say_even_at_the_observed_sizes_drops_nothing(monkeypatch):
+    from scriptc import ops
+
+    def no_rule(*args):
+        raise NotImplementedError("no shape rule")
+
+    monkeypatch.setattr(ops.OPS["relu"], "shape", no_rule)
+
+    def head(x):
+        return x.relu().sum(1)
+
+    traced = torch.jit.trace(head, torch.randn(3, 4))
+    assert "%x : Tensor(float32, [B, 4])" in _input_types(traced)
+    x = torch.randn(6, 4)
+    np.testing.assert_allclose(traced(x).detach().numpy(), head(x).numpy(), rtol=1e-6)
