@@ -97,7 +97,7 @@ class TracedInt(int):
                 and not sys._getframe(2).f_code.co_filename.startswith(_OPS_DIR):
             compare = getattr(int, name)
             self._tracer.dims.check_same(result, self._tracer.dims.combine(
-                compare, int(self), self._shadows, int(other), _shadows_of(other)), f"a size compared ({name})")
+                compare, int(self), self._shadows, int(other), _shadows_of(other)))
         return result
 
     __hash__ = int.__hash__

@@ -33,7 +33,6 @@ class Candidate:
     dim: int
     size: int
     alive: bool = True
-    reason: str = ""
 
     def marks(self, shape: tuple) -> bool:
         return len(shape) > self.dim and shape[self.dim] == self.size
@@ -90,14 +89,14 @@ class TraceDims:
                 out.append(None)
         return tuple(out)
 
-    def check_same(self, result, shadows: tuple | None, what: str) -> None:
+    def check_same(self, result, shadows: tuple | None) -> None:
         """A Python value computed from sizes (a comparison) is baked in: drop the candidates of the
         worlds where it comes out otherwise."""
         if shadows is None:
             return
         for (candidate, _), seen in zip(self.worlds, shadows):
             if candidate.alive and seen is not None and seen != result:
-                self._drop(candidate, what)
+                candidate.alive = False
 
     # --- ops -----------------------------------------------------------------------------
     def shadows(self, arg) -> tuple | None:
@@ -117,13 +116,14 @@ class TraceDims:
         for w, (candidate, _) in enumerate(self.worlds):
             exact = [True]
             metas = [self._meta(a, w, exact) for a in args]
-            shapes = self._infer(op, metas, outs) if candidate.alive and exact[0] else None
-            if isinstance(shapes, str):
-                if informative is None:
-                    informative = not isinstance(self._infer(op, [self._meta(a, None, [True]) for a in args], outs), str)
-                if informative:
-                    self._drop(candidate, f"{op.name} {shapes}")
-                shapes = None
+            shapes = None
+            if candidate.alive and exact[0]:
+                shapes = self._infer(op, metas, outs)
+                if shapes is None:
+                    if informative is None:
+                        observed = [self._meta(a, None, [True]) for a in args]
+                        informative = self._infer(op, observed, outs) is not None
+                    candidate.alive = not informative
             per_world.append(shapes)
         for k, value in enumerate(out_values):
             self.shapes[id(value)] = tuple(None if shapes is None else shapes[k] for shapes in per_world)
@@ -152,32 +152,29 @@ class TraceDims:
         return int(arg) if isinstance(arg, int) and not isinstance(arg, bool) else arg
 
     @staticmethod
-    def _infer(op, metas: list, outs: tuple) -> list | str:
+    def _infer(op, metas: list, outs: tuple) -> list | None:
         """Per output its shape by the op's rule at these exact sizes (a dim the rule cannot say
-        depends on data - nonzero - and stays as observed), or what went wrong."""
+        depends on data - nonzero - and stays as observed), or None where the rule fails or gives
+        another number of outputs or another rank than the trace saw."""
         try:
             inferred = op.shape(*metas)
         except Exception:  # noqa: BLE001 - the op would fail at these sizes
-            return "fails"
+            return None
         inferred = [inferred] if isinstance(inferred, TensorType) else list(inferred) \
             if isinstance(inferred, (tuple, list)) else []
         if len(inferred) != len(outs) or not all(isinstance(t, TensorType) for t in inferred):
-            return "gives another number of parts"
+            return None
         shapes = []
         for t, out in zip(inferred, outs):
             actual = tuple(out._data.shape)
             if t.shape is None:
                 shapes.append(None)
             elif len(t.shape) != len(actual):
-                return "gives another rank"
+                return None
             else:
                 shapes.append(tuple(a if d is None else d if isinstance(d, int) else None
                                     for d, a in zip(t.shape, actual)))
         return shapes
-
-    def _drop(self, candidate: Candidate, reason: str) -> None:
-        candidate.alive = False
-        candidate.reason = candidate.reason or reason
 
     # --- the result ----------------------------------------------------------------------------
     @property
