@@ -180,10 +180,10 @@ class RuntimeModel:
                 # spent the budget left MobileNetV2's first real call to grow 14 MB of them: 2.8-8.8x.)
                 if call >= 1 and now - started > PRIMING_BUDGET_S:
                     break
-            if len(batches) == len(PRIMING_BATCHES) and batch == batches[-1]:
+            if batch == PRIMING_BATCHES[-1]:
                 wide = _wide_priming_batch(fastest[1], fastest[2])
                 if wide > max(PRIMING_BATCHES):
-                    batches += [wide, PRIMING_BATCHES[-1]]
+                    batches.append(wide)
 
     def _prime_call(self, name: str, inputs: list) -> bool:
         """One priming call; False when the model rejects zeros (a data check that raises): such a
@@ -227,11 +227,11 @@ def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None
     `device` (kernels come from the disk cache when another process already compiled them).
     ArchiveError for a bad file.
 
-    With `prime` (the default), each method then runs a few times on zeros at batch 2 and 1, at
-    the widest batch up to 64 that is cheap, and at batch 1 again (after the first call, which
-    writes the programs down, at most ~20 ms of calls in all), as serving systems warm a model up
-    at load: a first real call at a batch up to that one is then within ~1.5x of the steady state
-    instead of 3-5x (a wider one pays for its new buffers' memory). The batch is the dim the
+    With `prime` (the default), each method then runs a few times on zeros at batch 2 and 1, and
+    at the widest batch up to 64 that is cheap (after the first call, which writes the programs
+    down, at most ~20 ms of calls in all), as serving systems warm a model up at load: a first
+    real call at a batch up to that one is then within ~1.5x of the steady state instead of 3-5x
+    (a wider one pays for its new buffers' memory). The batch is the dim the
     archive's graph names B (jit.trace picks the dim the trace generalizes in: a sequence-first
     LSTM's is dim 1). Methods with loops or non-tensor inputs are not primed.
 
