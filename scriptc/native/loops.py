@@ -1,6 +1,7 @@
 """The frame of the executor's hand-written native loops (LOOPS: im2col.py, matvec.py, gemm.py, pool.py,
-depthwise.py, col2im.py, shuffle.py, linear.py, pad.py): one module per dtype, built on a disk-cache miss only,
-holding one function of the kernel signature (start, end, ptrs, meta) that the runtime pool can split."""
+depthwise.py, col2im.py, shuffle.py, linear.py, pad.py, random.py): one module per dtype, built on a
+disk-cache miss only, holding one function of the kernel signature (start, end, ptrs, meta) that the
+runtime pool can split."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from llvmlite import ir
 from .threads import KERNEL
 
 I64 = ir.IntType(64)
-LOOPS = ("im2col", "matvec", "gemm", "pool", "depthwise", "col2im", "shuffle", "linear", "pad")
+LOOPS = ("im2col", "matvec", "gemm", "pool", "depthwise", "col2im", "shuffle", "linear", "pad", "random")
 
 
 def loop_function(kind: str, dtype: str) -> int:

@@ -79,7 +79,7 @@ class Executor:
             raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
         whole = self.whole
         if whole is not None:
-            results = whole.run_values(list(inputs))
+            results = whole.run_values(inputs)
             if results is not None:
                 return results
         frame = self.frame_template.copy()

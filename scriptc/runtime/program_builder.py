@@ -40,7 +40,7 @@ def build(segment, frame: list) -> Built:
     outputs = [_output(builder, syms[slot], syms, segment) for slot in segment.out_slots]
     mark_lifetimes(segment.nodes, syms, slot_of)
     words, template = builder.assemble(allocation_records(builder, share(builder)))
-    return Built(words, template, inputs, outputs, builder.keep)
+    return Built(words, template, inputs, outputs, builder.keep, builder.draws)
 
 
 def _output(builder: Builder, sym, syms: dict, segment) -> Output:

@@ -27,6 +27,8 @@ from scriptc.native import program as native
 from scriptc.native.heads import gemm_runs
 from scriptc.native.loops import loop_function
 from scriptc.native.pointers import ARRAY_STRUCT_KNOWN, data_pointer
+from scriptc.native.random import bit_generator_address
+from scriptc.ops.generator import default_generator
 
 from .program_builder import NotNative, build
 
@@ -55,6 +57,7 @@ class _ThreadState:
         self.scratch = None
         self.outs: list[np.ndarray] = []  # the out arenas (OUT_ARENAS at most)
         self.out = None                   # the one the frame points at
+        self.out_start = 0                # its data address
         workers = pool.native_workers()
         if workers is not None:
             blocks, count, busy, split = workers
@@ -90,7 +93,7 @@ class _ThreadState:
         self.frame[native.BASE_ADDRESS[kind]] = address
         self.frame[native.CAPACITY[kind]] = arena.size - (address - start)
         if kind == native.OUT:
-            self.out = arena
+            self.out, self.out_start = arena, start
 
     def free_out(self) -> np.ndarray:
         """An out arena no result of an earlier call is a view of, the frame pointed at it."""
@@ -117,11 +120,20 @@ class Program:
         self.inputs = built.inputs      # per segment input: ("array" | "int", register) or ("items", registers)
         self.outputs = built.outputs    # per segment output: see program_builder.Output
         self.keep = built.keep          # constants whose addresses the frame holds
+        self.draws = built.draws        # whether it fills from the default generator
+        self._generator = (None, 0)     # the bit generator last drawn from, its bitgen_t's address
+        self.arena_outputs = [(tuple(o.dims), o.dtype, o.pointer) for o in self.outputs] if all(
+            o.root is None and o.strides is None for o in self.outputs) else None
         self.run = run
         self._local = threading.local()
 
-    def __call__(self, values: list, pool) -> list | None:
-        """The segment's outputs for `values` (its inputs), or None when the program refuses them."""
+    def __call__(self, values, pool) -> list | None:
+        """The segment's outputs for `values` (its inputs), or None when the program refuses them.
+
+        This is the whole of a compiled call's Python work after the module unwraps its tensors: it
+        runs right after the program has streamed a model's weights through the cache, where every
+        function and object it touches is a miss, so it is one frame with no helper calls on the
+        way (results in the out arena: ready-made (dims, dtype, pointer) records)."""
         state = getattr(self._local, "state", None)
         if state is None:
             state = self._local.state = _ThreadState(self, pool)
@@ -129,23 +141,50 @@ class Program:
             state.arena(native.OUT, _FIRST_ARENA_BYTES)
         frame = state.frame
         for (kind, register), value in zip(self.inputs, values):
-            if kind == "items":  # (a tuple of arrays: one register each)
+            if kind == "array":
+                frame[register] = id(value)
+            elif kind == "int":
+                frame[register] = value
+            else:  # (a tuple of arrays: one register each)
                 for item_register, item in zip(register, value):
                     frame[item_register] = id(item)
-            else:
-                frame[register] = id(value) if kind == "array" else value
-        out = state.free_out()
-        status = self.run(state.c_address, self.c_words)
-        if status == native.NEED_MEMORY:
-            for kind in (native.SCRATCH, native.OUT):
-                if frame[native.NEED[kind]] > frame[native.CAPACITY[kind]]:
-                    state.grow(kind, int(frame[native.NEED[kind]] * _GROWTH))
-            out = state.out
+        out = state.out
+        # 4 references: the arena list's, state.out, `out` and getrefcount's argument (each result of it
+        # is a view).
+        if _refcount(out) != 4:
+            out = state.free_out()
+        if self.draws:
+            status = self._draw(state)
+        else:
             status = self.run(state.c_address, self.c_words)
+        if status == native.NEED_MEMORY:
+            status = self._again(state)
+            out = state.out
         if status != native.OK:
             return None
-        base = data_pointer(out)
-        return [_result(output, frame, out, base, values) for output in self.outputs]
+        start = state.out_start
+        if self.arena_outputs is not None:  # (every output a contiguous tensor in the out arena)
+            return [np.ndarray(tuple([frame[r] for r in dims]), dtype, out, frame[pointer] - start)
+                    for dims, dtype, pointer in self.arena_outputs]
+        return [_result(output, frame, out, start, values) for output in self.outputs]
+
+    def _again(self, state: _ThreadState) -> int:
+        """Grow the arenas the program asked more of and run it again."""
+        frame = state.frame
+        for kind in (native.SCRATCH, native.OUT):
+            if frame[native.NEED[kind]] > frame[native.CAPACITY[kind]]:
+                state.grow(kind, int(frame[native.NEED[kind]] * _GROWTH))
+        return self._draw(state) if self.draws else self.run(state.c_address, self.c_words)
+
+    def _draw(self, state: _ThreadState) -> int:
+        """Run a program with random fills: from the default generator's stream as it is now, holding
+        its lock as numpy's own samplers do (another thread may draw from it meanwhile)."""
+        bits = default_generator.rng.bit_generator  # (manual_seed makes a new one)
+        if self._generator[0] is not bits:
+            self._generator = (bits, bit_generator_address(bits))
+        state.frame[native.GENERATOR] = self._generator[1]
+        with bits.lock:
+            return self.run(state.c_address, self.c_words)
 
 
 def _result(output, frame, out: np.ndarray, base: int, values: list):
