@@ -103,12 +103,12 @@ class Executor:
             if self.segments and runs_natively(node):
                 run.append((node, step))
             else:
-                steps += self._segment(run)
+                steps += self.segment(run)
                 run = []
                 steps.append(step)
-        return steps + self._segment(run)
+        return steps + self.segment(run)
 
-    def _segment(self, run: list) -> list[Callable]:
+    def segment(self, run: list) -> list[Callable]:
         """The steps of `run` as one SegmentStep, or as they are when there is nothing in it worth a
         program (only views and integer arithmetic)."""
         if all(inner.op in CHEAP or inner.op == "prim::Constant" for node, _ in run for inner in walk_node(node)):

@@ -36,7 +36,11 @@ def build(segment, frame: list) -> Built:
         syms[slot] = value_of(builder, executor.constants[slot], inputs, None)
     for k, slot in enumerate(segment.in_slots):
         syms[slot] = value_of(builder, frame[slot], inputs, k)
-    _lower_nodes(builder, segment.nodes, syms, executor, _Recorded(frame, slot_of), top=True)
+    try:
+        _lower_nodes(builder, segment.nodes, syms, executor, _Recorded(frame, slot_of), top=True)
+    except NotNative as exc:
+        exc.at = builder.position
+        raise
     outputs = [_output(builder, syms[slot], syms, segment) for slot in segment.out_slots]
     mark_lifetimes(segment.nodes, syms, slot_of)
     words, template = builder.assemble(allocation_records(builder, share(builder)))

@@ -15,7 +15,10 @@ OP = native.OP
 
 
 class NotNative(Exception):
-    """The segment (for this signature) has something the program interpreter cannot run."""
+    """The segment (for this signature) has something the program interpreter cannot run; `at`: the
+    position of the segment's node that has it, where one node does (program_builder.build)."""
+
+    at: int | None = None
 
 
 @dataclass

@@ -222,6 +222,7 @@ class SegmentStep:
         self.reason: str | None = None  # why the last signature tried got no program
         self.pool = executor.pool
         self.programs: dict[tuple, Program | None] = {}
+        self.splits: dict[tuple, list] = {}  # signature -> the steps that run it, split at a node with no lowering
         self._build_lock = threading.Lock()
         self._run = _RUN(native.function())  # the interpreter: compiled (or read from disk) with the plan
         # So is the loop of a product by frozen weights, for each product whose dtype the graph says
@@ -255,30 +256,40 @@ class SegmentStep:
 
     def run_values(self, values: list) -> list | None:
         """The outputs for `values` (the inputs, in in_slots' order) from this signature's program, or
-        None when there is none or it refuses them (the caller runs the steps, then `learn`s)."""
+        None when there is none or it refuses them (the caller then calls the step with its frame)."""
         key = self._signature(values)
         program = self.programs.get(key) if key is not None else None
         return program(values, self.pool) if program else None
 
     def __call__(self, frame) -> None:
         values = [frame[s] for s in self.in_slots]
-        results = self.run_values(values)
-        if results is not None:
-            for slot, value in zip(self.out_slots, results):
-                frame[slot] = value
+        key = self._signature(values)
+        program = self.programs.get(key) if key is not None else None
+        if program is not None:
+            results = program(values, self.pool)
+            if results is not None:
+                for slot, value in zip(self.out_slots, results):
+                    frame[slot] = value
+                return
+        parts = self.splits.get(key)
+        if parts is not None:
+            for step in parts:
+                step(frame)
             return
         self.run_steps(frame)
-        self.learn(values, frame)
+        if key is not None and key not in self.programs:
+            self._learn(key, frame)
 
-    def learn(self, values: list, frame) -> None:
+    def learn(self, frame) -> None:
         """After the steps ran a call (`frame`: its values), write down the program for its signature
         unless one was tried already."""
-        key = self._signature(values)
+        key = self._signature([frame[s] for s in self.in_slots])
         if key is not None and key not in self.programs:
             self._learn(key, frame)
 
     def _learn(self, key: tuple, frame) -> None:
-        """Write down the program for the signature of the call that just ran (`frame`: its values)."""
+        """Write down the program for the signature of the call that just ran (`frame`: its values);
+        where one node cannot be lowered, split the segment there (_split)."""
         with self._build_lock:
             if key in self.programs or len(self.programs) >= MAX_PROGRAMS:
                 return
@@ -287,7 +298,22 @@ class SegmentStep:
             except NotNative as exc:
                 self.reason = str(exc)
                 built = None
+                if exc.at is not None:
+                    self.splits[key] = self._split(exc.at, frame)
             self.programs[key] = Program(built, self._run) if built is not None else None
+
+    def _split(self, at: int, frame) -> list:
+        """The steps of this signature's calls when node `at` has no lowering: the nodes before it and
+        those after it as segments of their own (which split again where they must), the node's own
+        step between them. They learn their programs from the call that just ran."""
+        executor = self.executor
+        before = executor.segment(list(zip(self.nodes[:at], self.steps[:at]))) if at else []
+        after = executor.segment(list(zip(self.nodes[at + 1:], self.steps[at + 1:]))) if at + 1 < len(self.nodes) else []
+        parts = before + [self.steps[at]] + after
+        for part in parts:
+            if isinstance(part, SegmentStep):
+                part.learn(frame)
+        return parts
 
 
 def walk_node(node):

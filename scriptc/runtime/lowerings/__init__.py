@@ -1,6 +1,7 @@
 """The native lowering of each op a segment program runs (LOWERINGS): views, sizes and integer
-arithmetic, zeros, random fills, split and cat, pixel_shuffle, pad, pooling, products, convolutions, and FusionGroups - each writes
-its records through the builder (program_values.py) and returns its outputs' symbolic values."""
+arithmetic, zeros, random fills, split and cat, pixel_shuffle, pad, pooling, products, convolutions,
+and FusionGroups - each writes its records through the builder (program_values.py) and returns its
+outputs' symbolic values."""
 
 from __future__ import annotations
 
