@@ -48,6 +48,33 @@ def native_programs() -> bool:
     return ARRAY_STRUCT_KNOWN
 
 
+class _OutArena:
+    """An out arena and the results the last call that filled it handed out (views of it): a call that
+    finds them held by no one and of the same shapes hands the same arrays out again, so that a steady
+    call makes no array at all (each one costs microseconds right after a program has streamed a
+    model's weights through the cache)."""
+
+    __slots__ = ("memory", "start", "key", "views")
+
+    def __init__(self, size: int):
+        self.memory = np.empty(max(size, native.ALIGNMENT) + native.ALIGNMENT, dtype=np.uint8)
+        self.start = data_pointer(self.memory)
+        self.key: tuple | None = None  # the registers the views were made from (dims, addresses)
+        self.views: list = []
+
+    def free(self) -> bool:
+        """Whether no result of an earlier call is held: the memory's references are this object's,
+        getrefcount's argument and one per kept view (its base), and each kept view's the list's, the
+        loop's and the argument's."""
+        views = self.views
+        if _refcount(self.memory) != 2 + len(views):
+            return False
+        for view in views:
+            if _refcount(view) != 3:
+                return False
+        return True
+
+
 class _ThreadState:
     """One thread's frame and arenas for one program."""
 
@@ -55,57 +82,57 @@ class _ThreadState:
         self.frame = (ctypes.c_int64 * program.frame_size)(*program.template)
         self.c_address = ctypes.c_void_p(ctypes.addressof(self.frame))
         self.scratch = None
-        self.outs: list[np.ndarray] = []  # the out arenas (OUT_ARENAS at most)
-        self.out = None                   # the one the frame points at
-        self.out_start = 0                # its data address
+        self.outs: list[_OutArena] = []  # the out arenas (OUT_ARENAS at most)
+        self.out: _OutArena | None = None  # the one the frame points at
         workers = pool.native_workers()
         if workers is not None:
             blocks, count, busy, split = workers
             frame = self.frame
             frame[native.BLOCKS], frame[native.WORKERS], frame[native.BUSY] = blocks, count, busy
             frame[native.SPLIT_FUNCTION] = split
+        self.scratch_arena(_FIRST_ARENA_BYTES)
+        self.new_out(_FIRST_ARENA_BYTES)
 
-    def arena(self, kind: int, size: int) -> np.ndarray:
-        """A new arena of `size` bytes (or more) for the frame to use."""
-        arena = np.empty(max(size, native.ALIGNMENT) + native.ALIGNMENT, dtype=np.uint8)
-        if kind == native.OUT:
-            if len(self.outs) < OUT_ARENAS:
-                self.outs.append(arena)
-            else:
-                self.outs[-1] = arena  # (the one it replaces lives on in the caller's results)
+    def scratch_arena(self, size: int) -> None:
+        """A new scratch arena of `size` bytes (or more) for the frame to use."""
+        self.scratch = np.empty(max(size, native.ALIGNMENT) + native.ALIGNMENT, dtype=np.uint8)
+        self._point(native.SCRATCH, self.scratch, data_pointer(self.scratch))
+
+    def new_out(self, size: int) -> _OutArena:
+        """A new out arena of `size` bytes (or more) for the frame to use."""
+        arena = _OutArena(size)
+        if len(self.outs) < OUT_ARENAS:
+            self.outs.append(arena)
         else:
-            self.scratch = arena
-        self.use(kind, arena)
+            self.outs[-1] = arena  # (the one it replaces lives on in the caller's results)
+        self.use_out(arena)
         return arena
 
     def grow(self, kind: int, size: int) -> None:
         """The arena the frame points at, replaced by one of `size` bytes or more."""
-        if kind == native.OUT:
-            index = next(i for i, arena in enumerate(self.outs) if arena is self.out)
-            self.outs[index] = self.out = np.empty(size + native.ALIGNMENT, dtype=np.uint8)
-            self.use(kind, self.out)
-        else:
-            self.arena(kind, size)
+        if kind == native.SCRATCH:
+            self.scratch_arena(size)
+            return
+        index = next(i for i, arena in enumerate(self.outs) if arena is self.out)
+        self.outs[index] = _OutArena(size)
+        self.use_out(self.outs[index])
 
-    def use(self, kind: int, arena: np.ndarray) -> None:
-        start = data_pointer(arena)
+    def use_out(self, arena: _OutArena) -> None:
+        self.out = arena
+        self._point(native.OUT, arena.memory, arena.start)
+
+    def _point(self, kind: int, memory: np.ndarray, start: int) -> None:
         address = -(-start // native.ALIGNMENT) * native.ALIGNMENT
         self.frame[native.BASE_ADDRESS[kind]] = address
-        self.frame[native.CAPACITY[kind]] = arena.size - (address - start)
-        if kind == native.OUT:
-            self.out, self.out_start = arena, start
+        self.frame[native.CAPACITY[kind]] = memory.size - (address - start)
 
-    def free_out(self) -> np.ndarray:
-        """An out arena no result of an earlier call is a view of, the frame pointed at it."""
-        out = self.out
-        # 3 references: the list's, `out` and getrefcount's argument (each result of it is a view).
-        if _refcount(out) - (out is self.out) == 3:
-            return out
+    def free_out(self) -> _OutArena:
+        """An out arena no result of an earlier call is held of, the frame pointed at it."""
         for arena in self.outs:
-            if arena is not out and _refcount(arena) == 3:
-                self.use(native.OUT, arena)
+            if arena.free():
+                self.use_out(arena)
                 return arena
-        return self.arena(native.OUT, out.size)
+        return self.new_out(self.out.memory.size)
 
 
 class Program:
@@ -122,8 +149,10 @@ class Program:
         self.keep = built.keep          # constants whose addresses the frame holds
         self.draws = built.draws        # whether it fills from the default generator
         self._generator = (None, 0)     # the bit generator last drawn from, its bitgen_t's address
-        self.arena_outputs = [(tuple(o.dims), o.dtype, o.pointer) for o in self.outputs] if all(
-            o.root is None and o.strides is None for o in self.outputs) else None
+        # Outputs that are contiguous tensors in the out arena, or tuples or lists of them (most): the
+        # (dims, dtype, pointer) of each tensor, the registers that say where they are, and how they nest.
+        self.arena_outputs, self.arena_layout = _arena_outputs(self.outputs)
+        self.arena_registers = [r for dims, _, pointer in self.arena_outputs or () for r in (*dims, pointer)]
         self.run = run
         self._local = threading.local()
 
@@ -137,8 +166,6 @@ class Program:
         state = getattr(self._local, "state", None)
         if state is None:
             state = self._local.state = _ThreadState(self, pool)
-            state.arena(native.SCRATCH, _FIRST_ARENA_BYTES)
-            state.arena(native.OUT, _FIRST_ARENA_BYTES)
         frame = state.frame
         for (kind, register), value in zip(self.inputs, values):
             if kind == "array":
@@ -149,9 +176,7 @@ class Program:
                 for item_register, item in zip(register, value):
                     frame[item_register] = id(item)
         out = state.out
-        # 4 references: the arena list's, state.out, `out` and getrefcount's argument (each result of it
-        # is a view).
-        if _refcount(out) != 4:
+        if not out.free():
             out = state.free_out()
         if self.draws:
             status = self._draw(state)
@@ -162,11 +187,24 @@ class Program:
             out = state.out
         if status != native.OK:
             return None
-        start = state.out_start
-        if self.arena_outputs is not None:  # (every output a contiguous tensor in the out arena)
-            return [np.ndarray(tuple([frame[r] for r in dims]), dtype, out, frame[pointer] - start)
-                    for dims, dtype, pointer in self.arena_outputs]
-        return [_result(output, frame, out, start, values) for output in self.outputs]
+        if self.arena_layout is None:
+            return [_result(output, frame, out.memory, out.start, values) for output in self.outputs]
+        key = tuple([frame[r] for r in self.arena_registers])
+        if key == out.key:
+            views = out.views
+        else:
+            start, memory = out.start, out.memory
+            out.views = views = [np.ndarray(tuple([frame[r] for r in dims]), dtype, memory, frame[pointer] - start)
+                                 for dims, dtype, pointer in self.arena_outputs]
+            out.key = key
+        if self.arena_layout is _FLAT:
+            return list(views)
+        results, at = [], 0
+        for kind, count in self.arena_layout:
+            items = views[at:at + count]  # (a new list: the caller never holds out.views itself)
+            results.append(items[0] if kind is None else tuple(items) if kind == "tuple" else items)
+            at += count
+        return results
 
     def _again(self, state: _ThreadState) -> int:
         """Grow the arenas the program asked more of and run it again."""
@@ -185,6 +223,30 @@ class Program:
         state.frame[native.GENERATOR] = self._generator[1]
         with bits.lock:
             return self.run(state.c_address, self.c_words)
+
+
+_FLAT = [(None, 1)]  # (an arena layout of one tensor per output: the common case, checked by identity)
+
+
+def _arena_outputs(outputs: list) -> tuple[list | None, list | None]:
+    """(dims, dtype, pointer) per tensor and the layout [(None | "tuple" | "list", how many tensors)]
+    per output, when every output is a contiguous tensor in the out arena or a tuple or list of them;
+    else (None, None)."""
+    def in_arena(output) -> bool:
+        return output.root is None and output.strides is None
+    tensors, layout = [], []
+    for output in outputs:
+        if in_arena(output):
+            tensors.append(output)
+            layout.append((None, 1))
+        elif output.root is not None and output.root[0] in ("tuple", "list") and all(map(in_arena, output.root[1])):
+            tensors += output.root[1]
+            layout.append((output.root[0], len(output.root[1])))
+        else:
+            return None, None
+    if layout == [(None, 1)] * len(layout):
+        layout = _FLAT
+    return [(tuple(t.dims), t.dtype, t.pointer) for t in tensors], layout
 
 
 def _result(output, frame, out: np.ndarray, base: int, values: list):
