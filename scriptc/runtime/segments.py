@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
+from operator import itemgetter
 
 import numpy as np
 
@@ -152,17 +153,19 @@ class Program:
         # Outputs that are contiguous tensors in the out arena, or tuples or lists of them (most): the
         # (dims, dtype, pointer) of each tensor, the registers that say where they are, and how they nest.
         self.arena_outputs, self.arena_layout = _arena_outputs(self.outputs)
-        self.arena_registers = [r for dims, _, pointer in self.arena_outputs or () for r in (*dims, pointer)]
+        # (itemgetter reads the registers in C: a comprehension over the ctypes frame costs 5x as much;
+        # ZERO makes them two or more, so that it gives a tuple)
+        self.arena_key = itemgetter(*[r for dims, _, pointer in self.arena_outputs or () for r in (*dims, pointer)],
+                                    native.ZERO)
         self.run = run
         self._local = threading.local()
 
     def __call__(self, values, pool) -> list | None:
         """The segment's outputs for `values` (its inputs), or None when the program refuses them.
 
-        This is the whole of a compiled call's Python work after the module unwraps its tensors: it
-        runs right after the program has streamed a model's weights through the cache, where every
-        function and object it touches is a miss, so it is one frame with no helper calls on the
-        way (results in the out arena: ready-made (dims, dtype, pointer) records)."""
+        This is most of a compiled call's Python work: it runs right after the program has streamed a
+        model's weights through the cache, where every function and object it touches is a miss, so
+        it makes few calls, and a steady call whose caller kept nothing makes no array (_OutArena)."""
         state = getattr(self._local, "state", None)
         if state is None:
             state = self._local.state = _ThreadState(self, pool)
@@ -189,7 +192,7 @@ class Program:
             return None
         if self.arena_layout is None:
             return [_result(output, frame, out.memory, out.start, values) for output in self.outputs]
-        key = tuple([frame[r] for r in self.arena_registers])
+        key = self.arena_key(frame)
         if key == out.key:
             views = out.views
         else:
