@@ -6,11 +6,14 @@ them - into a SegmentStep. Its first call for an input signature (dtype and rank
 runs the steps the usual way and then writes the segment down as a program (program_builder.py):
 registers for every dim, so that one program serves every batch size and sequence length. Later
 calls with that signature set the input registers and make one ctypes call; the results are views
-of an arena the program fills, a new one when the caller still holds the last call's results.
+of an arena the program fills, a new one when the caller still holds the last call's results (and
+the very arrays of the last call when it holds none of them).
 
 A program refuses a call whose shapes break what it was built on (a new broadcast pattern, a
 convolution's image size): the segment's steps run it instead, as they do a signature the program
-cannot take (a group no kernel compiled for, a strided value a product reads).
+cannot take (a group no kernel compiled for, a strided value a product reads). Where one node has no
+lowering for a signature, the segment splits there for it: the nodes before and after become
+segments of their own (which split again where they must), the node a step between them.
 """
 
 from __future__ import annotations

@@ -94,3 +94,40 @@ def test_a_sized_fill_in_a_scripted_function_follows_the_batch():
         np.testing.assert_array_equal(got.numpy(), (x + torch.randn(batch, 6)).numpy())
     segment = _one_program(fast)
     assert any(p is not None and p.draws for p in segment.programs.values()), segment.reason
+
+
+class _Tagged(torch.nn.Module):
+    """A random fill, then an embedding whose index check could refuse the call after the fill drew."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = torch.nn.Embedding(10, 4)
+        self.mix = torch.nn.Linear(4, 4)
+
+    def forward(self, tokens, x):
+        noise = torch.randn_like(x)
+        return self.mix(self.table(tokens) + x), noise
+
+
+def test_a_fill_before_an_index_check_draws_once_per_call():
+    torch.manual_seed(3)
+    model = _Tagged().eval()
+    tokens, x = torch.tensor([[1, 2], [3, 4]]), torch.randn(2, 2, 4)
+    fast = torch.jit.optimize_for_inference(torch.jit.trace(model, (tokens, x), check_trace=False), threads=1)
+    bad = torch.tensor([[1, 99], [3, 4]])
+    with torch.no_grad():
+        fast(tokens, x)
+        for seed, given in ((0, tokens), (1, bad), (2, tokens)):
+            streams = []
+            for run in (fast, model):
+                torch.manual_seed(seed)
+                try:
+                    drawn = run(given, x)[1].numpy()
+                except IndexError:
+                    drawn = None
+                streams.append((drawn, torch.rand(2, dtype=torch.float64).numpy()))
+            (got, after), (expected, expected_after) = streams
+            assert (got is None) == (expected is None) == (given is bad)
+            if got is not None:
+                np.testing.assert_array_equal(got, expected)
+            np.testing.assert_array_equal(after, expected_after)  # the stream moved on as eager's did
