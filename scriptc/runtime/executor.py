@@ -75,13 +75,13 @@ class Executor:
         return sum(1 for s in self.group_steps if s.compiled)
 
     def __call__(self, inputs: list) -> list:
-        if len(inputs) != len(self.input_slots):
-            raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
         whole = self.whole
-        if whole is not None:
+        if whole is not None:  # (a program takes no call with another count of inputs)
             results = whole.run_values(inputs)
             if results is not None:
                 return results
+        if len(inputs) != len(self.input_slots):
+            raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
         frame = self.frame_template.copy()
         for slot, value in zip(self.input_slots, inputs):
             frame[slot] = value

@@ -325,8 +325,7 @@ class SegmentStep:
     def run_values(self, values: list) -> list | None:
         """The outputs for `values` (the inputs, in in_slots' order) from this signature's program, or
         None when there is none or it refuses them (the caller then calls the step with its frame)."""
-        key = self._signature(values)
-        program = self.programs.get(key) if key is not None else None
+        program = self.programs.get(self._signature(values))  # (None, the signature of no program, is no key)
         return program(values, self.pool) if program else None
 
     def __call__(self, frame) -> None:
