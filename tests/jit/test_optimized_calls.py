@@ -33,3 +33,20 @@ def test_positional_keyword_and_default_arguments_bind_as_forward_binds_them():
             fast(x, 1.0, 2.0)
         with pytest.raises(TypeError):
             fast(x, size=1.0)
+
+
+@pytest.mark.parametrize("make", [torch.jit.script, lambda m: torch.jit.trace(m, torch.randn(2, 4))])
+def test_optimize_for_inference_takes_a_frozen_module(make, tmp_path):
+    """torch.jit.optimize_for_inference(torch.jit.freeze(m)) is the usual call: it optimizes the frozen
+    graph, runs as the module does, and saves."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()).eval()
+    frozen = torch.jit.freeze(make(model))
+    fast = torch.jit.optimize_for_inference(frozen)
+    assert "FusionGroup" in str(fast.graph)
+    x = torch.randn(7, 4)
+    with torch.no_grad():
+        np.testing.assert_allclose(fast(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(torch.jit.freeze(frozen)(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+        fast.save(tmp_path / "m.sc")
+        np.testing.assert_allclose(torch.jit.load(tmp_path / "m.sc")(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
