@@ -32,6 +32,7 @@ Run with OMP_NUM_THREADS=1; on a shared machine the numbers are noisy.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import resource
@@ -46,6 +47,7 @@ import common  # noqa: F401 - its OMP_WAIT_POLICY reaches the torch peer through
 
 SAMPLES, FEATURES, BATCH = 131072, 1024, 256  # 131072 x 1024 float32 = 512 MB
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+BASELINE = os.environ.get("BENCH_BASELINE")  # a checkout of scriptc to compare with, run in a peer process
 # (workers, prefetch_factor, persistent_workers, in_order): the issue's two defaults, then 2 workers kept
 # between epochs and let run further ahead, or unordered, which show what the defaults lose to scheduling
 # (module doc).
@@ -81,11 +83,10 @@ def loaders(library) -> list:
             for workers, prefetch, persistent, in_order in CONFIGS]
 
 
-def torch_peer() -> None:
-    """The peer process: torch's loaders, one epoch per CONFIGS index read from stdin."""
-    import torch
-
-    ready = loaders(torch)
+def peer(library_name: str) -> None:
+    """A peer process: library_name's loaders, one epoch per CONFIGS index read from stdin."""
+    library = importlib.import_module(library_name)
+    ready = loaders(library)
     for loader in ready:
         if loader.persistent_workers:
             epoch(loader)
@@ -96,14 +97,18 @@ def torch_peer() -> None:
     ready.clear()  # persistent workers stop here, not in the interpreter's shutdown
 
 
-class TorchPeer:
-    """Runs torch's epochs in the peer process (see the module doc)."""
+class Peer:
+    """Runs a library's epochs in a peer process (see the module doc); `path` goes first on its
+    PYTHONPATH (a baseline checkout of scriptc)."""
 
-    def __init__(self):
-        self.process = subprocess.Popen([sys.executable, __file__, "--torch-peer"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True)
+    def __init__(self, library_name: str, path: str | None = None):
+        env = dict(os.environ)
+        if path is not None:
+            env["PYTHONPATH"] = os.pathsep.join([path] + [p for p in [env.get("PYTHONPATH")] if p])
+        self.process = subprocess.Popen([sys.executable, __file__, "--peer", library_name], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, env=env)
         if self.process.stdout.readline().strip() != "ready":
-            raise RuntimeError("the torch peer process did not start")
+            raise RuntimeError(f"the {library_name} peer process did not start")
 
     def epoch(self, config: int) -> tuple[float, float]:
         self.process.stdin.write(f"{config}\n")
@@ -120,55 +125,63 @@ class TorchPeer:
             raise
 
 
-def interleaved_epochs(peer: TorchPeer | None) -> dict:
-    """{(library, CONFIGS index): [(wall, CPU seconds) per round]}, the libraries' epochs in turns."""
+def interleaved_epochs(peers: dict) -> dict:
+    """{(library, CONFIGS index): [(wall, CPU seconds) per round]}: scriptc's epochs here and the
+    peers' (by name), in turns."""
     import scriptc
 
     ours = loaders(scriptc)
-    samples = {(library, config): [] for library in ("scriptc", "torch") for config in range(len(CONFIGS))}
+    samples = {(library, config): [] for library in ["scriptc", *peers] for config in range(len(CONFIGS))}
     for config in range(len(CONFIGS)):  # persistent workers start in an untimed epoch
         if ours[config].persistent_workers:
             epoch(ours[config])
     for _ in range(ROUNDS):
         for config in range(len(CONFIGS)):
             samples[("scriptc", config)].append(epoch(ours[config]))
-            if peer is not None:
-                samples[("torch", config)].append(peer.epoch(config))
-    return samples  # our persistent workers stop with `ours`, here: they were forked holding the peer's stdin
+            for name, process in peers.items():
+                samples[(name, config)].append(process.epoch(config))
+    return samples  # our persistent workers stop with `ours`, here: they were forked holding the peers' stdin
 
 
 def main() -> None:
     megabytes = sum(array.nbytes for array in dataset_arrays()) / 2 ** 20
-    peer = TorchPeer() if importlib.util.find_spec("torch") is not None else None
+    peers = {}
     try:
-        samples = interleaved_epochs(peer)
+        if BASELINE:
+            peers["baseline"] = Peer("scriptc", BASELINE)
+        if importlib.util.find_spec("torch") is not None:
+            peers["torch"] = Peer("torch")
+        samples = interleaved_epochs(peers)
     finally:
-        if peer is not None:
-            peer.close()
-    rate = {key: megabytes / statistics.median(wall for wall, _ in runs) for key, runs in samples.items() if runs}
-    cpu = {key: statistics.median(cpu for _, cpu in runs) for key, runs in samples.items() if runs}
+        for process in peers.values():
+            process.close()
+    rate = {key: megabytes / statistics.median(wall for wall, _ in runs) for key, runs in samples.items()}
+    cpu = {key: statistics.median(cpu for _, cpu in runs) for key, runs in samples.items()}
+    libraries = ["scriptc", *peers]
 
     print(f"DataLoader epoch over a {megabytes:.0f} MB TensorDataset, batch {BATCH}, median of {ROUNDS} "
-          f"interleaved epochs (torch's in a peer process). MB/s: higher is better, and noisy on a shared machine; "
-          f"CPU s: the loading process's and its workers' CPU time per epoch, which load on the machine changes "
-          f"much less.\n")
-    print(f"{'workers':>38} {'scriptc MB/s':>13} {'torch MB/s':>11} {'ratio':>6} {'scriptc CPU s':>14} "
-          f"{'torch CPU s':>12}")
+          f"interleaved epochs (peers in processes of their own"
+          f"{f'; baseline: scriptc from {BASELINE}' if BASELINE else ''}). MB/s: higher is better, and noisy on a "
+          f"shared machine; CPU s: the loading process's and its workers' CPU time per epoch, which load on the "
+          f"machine changes much less.\n")
+    print(f"{'workers':>38} " + " ".join(f"{name + ' MB/s':>14}" for name in libraries)
+          + (f" {'ratio':>6}" if "torch" in peers else "") + " " + " ".join(f"{name + ' CPU s':>14}" for name in libraries))
     for config, (workers, prefetch, persistent, in_order) in enumerate(CONFIGS):
-        mine, theirs = rate[("scriptc", config)], rate.get(("torch", config))
-        torch_cols = f"{theirs:11.0f} {mine / theirs:6.2f}" if theirs else f"{'-':>11} {'-':>6}"
-        torch_cpu = f"{cpu[('torch', config)]:12.2f}" if theirs else f"{'-':>12}"
         options = ([f"prefetch {prefetch}"] if prefetch else []) + (["persistent"] if persistent else []) + (
             [] if in_order else ["in_order=False"])
         label = f"{workers}" + (f" ({', '.join(options)})" if options else "")
-        print(f"{label:>38} {mine:13.0f} {torch_cols} {cpu[('scriptc', config)]:14.2f} {torch_cpu}")
-    print(f"\nscriptc 2 workers / 0 workers: {rate[('scriptc', 1)] / rate[('scriptc', 0)]:.2f} (target >= 0.80; "
-          f"CPU per epoch {cpu[('scriptc', 1)] / cpu[('scriptc', 0)]:.2f}x); "
-          f"prefetch 16, persistent: {rate[('scriptc', 2)] / rate[('scriptc', 0)]:.2f}; "
-          f"persistent, in_order=False: {rate[('scriptc', 3)] / rate[('scriptc', 0)]:.2f}")
-    if peer is not None:
+        ratio = f" {rate[('scriptc', config)] / rate[('torch', config)]:6.2f}" if "torch" in peers else ""
+        print(f"{label:>38} " + " ".join(f"{rate[(name, config)]:14.0f}" for name in libraries) + ratio + " "
+              + " ".join(f"{cpu[(name, config)]:14.2f}" for name in libraries))
+    print()
+    for name in ["scriptc"] + (["baseline"] if BASELINE else []):
+        print(f"{name} 2 workers / 0 workers: {rate[(name, 1)] / rate[(name, 0)]:.2f} (target >= 0.80; CPU per epoch "
+              f"{cpu[(name, 1)] / cpu[(name, 0)]:.2f}x); prefetch 16, persistent: "
+              f"{rate[(name, 2)] / rate[(name, 0)]:.2f}; persistent, in_order=False: "
+              f"{rate[(name, 3)] / rate[(name, 0)]:.2f}")
+    if "torch" in peers:
         print(f"scriptc 2 workers / torch 2 workers: {rate[('scriptc', 1)] / rate[('torch', 1)]:.2f} (target >= 1.00)")
 
 
 if __name__ == "__main__":
-    sys.exit(torch_peer() if sys.argv[1:] == ["--torch-peer"] else main())
+    sys.exit(peer(sys.argv[2]) if sys.argv[1:2] == ["--peer"] else main())
