@@ -483,3 +483,24 @@ def test_messages_too_big_for_a_ring_slot_travel_on_the_channel(leaves_nothing_b
     batches = list(DataLoader(ds, batch_sampler=big, num_workers=2, collate_fn=_copy_out))
     assert [b[0][:, 1].tolist() for b in batches] == [[2 * i + 1.0 for i in indices] for indices in big]
     assert batches[1][1] == "x" * 100_000
+
+
+def test_the_next_epochs_workers_write_into_the_last_ones_blocks(leaves_nothing_behind):
+    ds = _rows(600, 16)
+    loader = DataLoader(ds, batch_size=20, num_workers=2, multiprocessing_context="fork")
+
+    def check(batches):
+        for x, y in batches:
+            np.testing.assert_array_equal(x.numpy(), ds.tensors[0].numpy()[y.numpy()])
+
+    first = iter(loader)
+    held = next(first)  # held across the epochs: its block must not be handed on while it lives
+    check(first)
+    spares = list(loader._spare_blocks.mappings)
+    assert spares, "the finished iterator's idle blocks are kept for the next one"
+    second = iter(loader)
+    assert {id(m) for blocks in second._blocks for m in blocks.mappings.values()} == {id(m) for m in spares}
+    check(second)
+    check([held])
+    assert len(loader._spare_blocks.mappings) <= (2 + 2) * 2
+    del first, second, held, spares

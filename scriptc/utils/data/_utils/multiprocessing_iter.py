@@ -50,6 +50,10 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._in_order = loader.in_order
         self._any_worker = _batches_independent_of_worker(loader)
         context = loader.multiprocessing_context or multiprocessing.get_context()
+        # Workers started by fork inherit the blocks of the loader's last iterator (SpareBlocks).
+        spares = loader._spare_blocks if context.get_start_method() == "fork" else None
+        inherited = (spares.hand_out(self._num_workers, (self._prefetch_factor + 2) * self._num_workers)
+                     if spares is not None else [[] for _ in range(self._num_workers)])
         self._workers, self._channels, self._blocks = [], [], []
         self._shutdown = False
         # A ring holds at most every outstanding task, plus a reset or finish message.
@@ -61,14 +65,14 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 main_end, worker_end = channel_pair()
                 self._channels.append(main_end)
                 worker_ends.append(worker_end)
-                self._blocks.append(ReceivedBlocks())
+                self._blocks.append(ReceivedBlocks(spares, inherited[len(self._blocks)]))
             self._reset(loader, first_iter=True)  # the first tasks wait in the rings for the workers
             for worker_id, worker_end in enumerate(worker_ends):
                 process = context.Process(
                     target=worker_loop,
                     args=(self._rings, worker_id, worker_end, self._dataset_kind, self._dataset, self._auto_collation,
                           self._collate_fn, self._drop_last, self._base_seed, loader.worker_init_fn, self._num_workers,
-                          self._prefetch_factor),
+                          self._prefetch_factor, inherited[worker_id]),
                     daemon=True)
                 try:
                     process.start()

@@ -91,7 +91,8 @@ def _seed(base_seed: int, worker_id: int) -> int:
 
 
 def worker_loop(rings, worker_id: int, channel, dataset_kind: str, dataset, auto_collation: bool, collate_fn,
-                drop_last: bool, base_seed: int, init_fn, num_workers: int, prefetch_factor: int) -> None:
+                drop_last: bool, base_seed: int, init_fn, num_workers: int, prefetch_factor: int,
+                inherited_blocks: list) -> None:
     """The body of a worker process (the target its Process runs)."""
     global _worker_info, _blocks
     from scriptc.utils.data._utils.fetch import create_fetcher
@@ -102,7 +103,7 @@ def worker_loop(rings, worker_id: int, channel, dataset_kind: str, dataset, auto
         link = WorkerEnd(rings, worker_id, channel)
         seed = _seed(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
-        _blocks = WorkerBlocks(prefetch_factor)
+        _blocks = WorkerBlocks(prefetch_factor, inherited_blocks)
         where = f"in DataLoader worker process {worker_id}"
         init_exception = gatherer = None
         try:
