@@ -148,7 +148,7 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def _take_result(self, worker_id: int) -> tuple:
         """The worker's next message, waiting for it."""
         try:
-            payload, fds = self._rings.take_result(worker_id, self._channels[worker_id], self._wait_check())
+            payload, fds = self._rings.take_result(worker_id, self._channels[worker_id], *self._wait_bounds())
         except (EOFError, ConnectionResetError):
             self._worker_died(worker_id)
         return self._blocks[worker_id].unpack(payload, fds)
@@ -156,13 +156,14 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def _take_any_result(self) -> tuple[int, tuple]:
         """(worker id, message) of the next message from any worker (in_order=False), waiting for one."""
         try:
-            worker_id, payload, fds = self._rings.take_any_result(self._channels, self._wait_check())
+            worker_id, payload, fds = self._rings.take_any_result(self._channels, *self._wait_bounds())
         except (EOFError, ConnectionResetError):  # (only the worker being read from can be at fault)
             self._worker_died(self._dead_worker())
         return worker_id, self._blocks[worker_id].unpack(payload, fds)
 
-    def _wait_check(self):
-        """What a wait runs between its slices: raise when a worker died or the timeout passed."""
+    def _wait_bounds(self) -> tuple:
+        """(deadline, check) of a wait for a batch: the timeout's end, and what the wait runs
+        between its slices: raise when a worker died or the deadline passed."""
         deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
 
         def check() -> None:
@@ -171,7 +172,7 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 self._worker_died(dead)
             if deadline is not None and time.monotonic() >= deadline:
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-        return check
+        return deadline, check
 
     def _dead_worker(self) -> int | None:
         """A worker that exited without being told it had no more tasks, if any."""

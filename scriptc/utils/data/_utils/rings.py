@@ -152,18 +152,17 @@ class WorkerRings:
         """Whether the worker exited after a "finish" task (not a death)."""
         return bool(self.words[worker_id][_FINISHED])
 
-    def take_result(self, worker_id: int, channel, wait_check) -> tuple[bytes, list[int]]:
-        """The worker's next result (payload, descriptors), waiting for it in slices; between
-        slices wait_check() raises when the wait must end (a worker died, the timeout passed)."""
-        semaphore = self.any_semaphore if self.any_result else self.result_semaphores[worker_id]
-        while not semaphore.try_acquire() and not semaphore.acquire(_SLICE):
-            wait_check()
+    def take_result(self, worker_id: int, channel, deadline: float | None, wait_check) -> tuple[bytes, list[int]]:
+        """The worker's next result (payload, descriptors), waiting for it in slices that end by
+        `deadline` (time.monotonic()); between slices wait_check() raises when the wait must end
+        (a worker died, the deadline passed)."""
+        _wait(self.any_semaphore if self.any_result else self.result_semaphores[worker_id], deadline, wait_check)
         return self._take(worker_id, channel)
 
-    def take_any_result(self, channels, wait_check) -> tuple[int, bytes, list[int]]:
-        """(worker id, payload, descriptors) of a result from whichever worker has one (any_result rings)."""
-        while not self.any_semaphore.try_acquire() and not self.any_semaphore.acquire(_SLICE):
-            wait_check()
+    def take_any_result(self, channels, deadline: float | None, wait_check) -> tuple[int, bytes, list[int]]:
+        """(worker id, payload, descriptors) of a result from whichever worker has one (any_result
+        rings), waiting as take_result does."""
+        _wait(self.any_semaphore, deadline, wait_check)
         # The count taken stands for a result published before it was posted: one not yet read is there.
         worker_id = next(k for k in range(self.num_workers) if self.words[k][_PUBLISHED] > self.results_read[k])
         return (worker_id,) + self._take(worker_id, channels[worker_id])
@@ -178,6 +177,14 @@ class WorkerRings:
         """Drop this side's view of the region (it unmaps when the last process lets go)."""
         self.memory.release()
         del self.words[:], self.mapping
+
+
+def _wait(semaphore: _Semaphore, deadline: float | None, wait_check) -> None:
+    while not semaphore.try_acquire():
+        seconds = _SLICE if deadline is None else min(_SLICE, max(deadline - time.monotonic(), 0.0))
+        if semaphore.acquire(seconds):
+            return
+        wait_check()
 
 
 def _rebuild(fd, nbytes: int, num_workers: int, slots: int, any_result: bool) -> WorkerRings:
