@@ -10,23 +10,32 @@ at times 50, instead of ~1 ms here: torch's own memory and fork handlers), which
 torch's import to every scriptc worker start-up; a scriptc user's process has no torch in it, and
 a torch user's no scriptc.
 
+BENCH_BASELINE=/path/to/another/checkout adds a column for that checkout's scriptc, run in a peer
+process the same way, so a change can be compared with what it replaces in one interleaved run.
+
 Why 2 workers can keep up: a worker gathers each batch's rows straight into one shared-memory
-block (one take per tensor) and sends a fixed header of ~100 bytes; the main process maps each
-block once, builds the batch's tensors as views of it, and hands the block back for a later
-batch once nothing uses it, so a batch's 1 MB is written once (by the worker) and never copied
-or pickled. The CPU column shows what that costs: the 0-worker epoch is one gather per batch in
-one process; with workers the same gathers run in two processes, plus Python and system calls
-for the messages on each side (~2x the 0-worker CPU in all), plus,
-with the defaults, forking and joining the two workers every epoch (~0.025 s of CPU).
+block (one take per tensor) and announces it with a header of ~100 bytes in a shared-memory ring
+slot; the main process maps each block once, builds the batch's tensors as views of it, and
+hands the block back for a later batch once nothing uses it, so a batch's 1 MB is written once
+(by the worker) and never copied or pickled. A batch that is already there when the main process
+asks for it, and a task queued before its worker needs it, cost no system call (the rings'
+semaphores are futexes); the first tasks are queued before the workers fork, the workers exit on
+their own after their last batch, and the next epoch's workers write into the blocks the last
+ones used. The CPU column shows what is left: the 0-worker epoch is one gather per batch in one
+process; with workers the same gathers run in two processes (~150 us of CPU a batch instead of
+~115 us in the 0-worker loop, measured: the three or four 1 MB blocks a worker writes in turn
+do not stay in its core's cache as the 0-worker loop's one buffer does), plus the Python of the
+tasks and batches on each side, the sleeps and wake-ups, and forking the two workers every epoch
+(~2x the 0-worker CPU in all).
 
 What the defaults lose on a busy machine is scheduling, not copying: batches come back in order
-and at most prefetch_factor (2) per worker are loaded ahead, so the main process and the workers
-sleep and wake each other every batch, and on a machine whose cores are busy with other work
-each wake-up waits for a CPU. (Tasks of a TensorDataset go to the least busy worker, and the
-main process only wakes for the batch it returns next, which takes the worst of it away.) The
-last two rows keep the workers between epochs (no fork and join per epoch) and let them run 16
-batches ahead, or hand batches out as they arrive: the transport the same, the waits fewer.
-(Their CPU column leaves out the persistent workers, which have not exited when it is read.)
+and at most prefetch_factor (2) per worker are loaded ahead, so whenever the worker holding the
+next batch waits for a CPU, the other one runs out of tasks and sleeps too. (Tasks of a
+TensorDataset go to the least busy worker, and the main process only wakes for the batch it
+returns next, which takes the worst of it away.) The last two rows keep the workers between
+epochs (no fork per epoch) and let them run 16 batches ahead, or hand batches out as they
+arrive: the transport the same, the waits fewer. (Their CPU column leaves out the persistent
+workers, which have not exited when it is read.)
 Run with OMP_NUM_THREADS=1; on a shared machine the numbers are noisy.
 """
 
