@@ -191,24 +191,25 @@ def test_a_worker_exception_is_reraised_with_its_traceback(leaves_nothing_behind
     del info, loader
 
 
-class Slow(Dataset):
-    """Sample 0 comes at once; later ones wait on an event nobody sets (a worker that hangs)."""
+class Gated(Dataset):
+    """The samples in `held` wait until the main process opens the gate: a worker slower than
+    the other, or one that hangs when nobody opens it."""
 
-    def __init__(self, gate):
-        self.gate = gate
+    def __init__(self, gate, held, n=64):
+        self.gate, self.held, self.n = gate, held, n
 
     def __len__(self):
-        return 64
+        return self.n
 
     def __getitem__(self, i):
-        if i:
+        if i in self.held:
             self.gate.wait(60)
         return torch.tensor([i])
 
 
 def test_a_killed_worker_is_a_clear_error_not_a_hang(leaves_nothing_behind):
     gate = multiprocessing.get_context("fork").Event()
-    iterator = iter(DataLoader(Slow(gate), batch_size=1, num_workers=2, multiprocessing_context="fork"))
+    iterator = iter(DataLoader(Gated(gate, range(1, 64)), batch_size=1, num_workers=2, multiprocessing_context="fork"))
     assert next(iterator).tolist() == [[0]]
     victim = iterator._workers[1].pid
     os.kill(victim, signal.SIGKILL)
@@ -220,7 +221,7 @@ def test_a_killed_worker_is_a_clear_error_not_a_hang(leaves_nothing_behind):
 
 def test_timeout_is_enforced(leaves_nothing_behind):
     gate = multiprocessing.get_context("fork").Event()
-    iterator = iter(DataLoader(Slow(gate), batch_size=1, num_workers=1, timeout=0.5))
+    iterator = iter(DataLoader(Gated(gate, range(1, 64)), batch_size=1, num_workers=1, timeout=0.5))
     next(iterator)
     with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
         next(iterator)
@@ -391,24 +392,9 @@ def _state(pid: int) -> str:
 
 # --- the rings between the main process and its workers ------------------------------------------
 
-class Gated(Dataset):
-    """Sample 0 waits until the main process opens the gate (a worker slower than the other)."""
-
-    def __init__(self, gate, n=12):
-        self.gate, self.n = gate, n
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        if i == 0:
-            assert self.gate.wait(60), "the gate was never opened"
-        return torch.tensor([i])
-
-
 def test_a_slow_worker_holds_back_only_its_own_batches_when_unordered(leaves_nothing_behind):
     gate = multiprocessing.get_context("fork").Event()
-    iterator = iter(DataLoader(Gated(gate), batch_size=1, num_workers=2, in_order=False,
+    iterator = iter(DataLoader(Gated(gate, {0}, 12), batch_size=1, num_workers=2, in_order=False,
                                multiprocessing_context="fork"))
     early = [next(iterator).item() for _ in range(3)]  # worker 0 is stuck on sample 0 meanwhile
     assert 0 not in early
@@ -422,7 +408,8 @@ def test_in_order_batches_wait_for_the_slow_worker(leaves_nothing_behind):
     opener = threading.Timer(0.2, gate.set)  # worker 1 runs ahead as far as it may meanwhile
     opener.start()
     try:
-        loader = DataLoader(Gated(gate), batch_size=1, num_workers=2, prefetch_factor=1, multiprocessing_context="fork")
+        loader = DataLoader(Gated(gate, {0}, 12), batch_size=1, num_workers=2, prefetch_factor=1,
+                            multiprocessing_context="fork")
         assert [b.item() for b in loader] == list(range(12))
     finally:
         opener.join()
