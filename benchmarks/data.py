@@ -4,11 +4,14 @@ Prints MB/s per epoch (median of interleaved epochs; worker start-up included, a
 for scriptc and torch side by side (each reads the same array in memory). Targets (issue #28):
 with 2 workers, at least torch's throughput and at least 80% of scriptc's own 0-worker rate.
 
-torch's loaders run in a peer process of their own, driven epoch by epoch from here so that the
-epochs still interleave: a process that has imported torch forks several times slower (6-13 ms,
-at times 50, instead of ~1 ms here: torch's own memory and fork handlers), which would charge
-torch's import to every scriptc worker start-up; a scriptc user's process has no torch in it, and
-a torch user's no scriptc.
+Each library's loaders run in a peer process of their own, driven epoch by epoch from here so
+that the epochs interleave (and the libraries take turns to go first): a process that has
+imported torch forks several times slower (6-13 ms, at times 50, instead of ~1 ms here: torch's
+own memory and fork handlers), which would charge torch's import to every scriptc worker
+start-up; a scriptc user's process has no torch in it, and a torch user's no scriptc. scriptc
+runs in a peer too, so that every library's loaders (a baseline's included) run alike. On a
+busy machine the rates still swing by a third between runs of the same code (BENCH_BASELINE set
+to the same checkout showed 1.15 against 0.70): compare the CPU column, or many runs.
 
 BENCH_BASELINE=/path/to/another/checkout adds a column for that checkout's scriptc, run in a peer
 process the same way, so a change can be compared with what it replaces in one interleaved run.
@@ -135,27 +138,23 @@ class Peer:
 
 
 def interleaved_epochs(peers: dict) -> dict:
-    """{(library, CONFIGS index): [(wall, CPU seconds) per round]}: scriptc's epochs here and the
-    peers' (by name), in turns."""
-    import scriptc
-
-    ours = loaders(scriptc)
-    samples = {(library, config): [] for library in ["scriptc", *peers] for config in range(len(CONFIGS))}
-    for config in range(len(CONFIGS)):  # persistent workers start in an untimed epoch
-        if ours[config].persistent_workers:
-            epoch(ours[config])
+    """{(library, CONFIGS index): [(wall, CPU seconds) per round]}: the peers' epochs (by name) in
+    turns, the order of the libraries rotating from round to round."""
+    samples = {(library, config): [] for library in peers for config in range(len(CONFIGS))}
+    order = list(peers)
     for _ in range(ROUNDS):
         for config in range(len(CONFIGS)):
-            samples[("scriptc", config)].append(epoch(ours[config]))
-            for name, process in peers.items():
-                samples[(name, config)].append(process.epoch(config))
-    return samples  # our persistent workers stop with `ours`, here: they were forked holding the peers' stdin
+            for name in order:
+                samples[(name, config)].append(peers[name].epoch(config))
+        order = order[1:] + order[:1]  # each library runs first in turn: the one before it leaves no bias
+    return samples
 
 
 def main() -> None:
-    megabytes = sum(array.nbytes for array in dataset_arrays()) / 2 ** 20
+    megabytes = (SAMPLES * FEATURES * 4 + SAMPLES * 8) / 2 ** 20
     peers = {}
     try:
+        peers["scriptc"] = Peer("scriptc")
         if BASELINE:
             peers["baseline"] = Peer("scriptc", BASELINE)
         if importlib.util.find_spec("torch") is not None:
@@ -166,7 +165,7 @@ def main() -> None:
             process.close()
     rate = {key: megabytes / statistics.median(wall for wall, _ in runs) for key, runs in samples.items()}
     cpu = {key: statistics.median(cpu for _, cpu in runs) for key, runs in samples.items()}
-    libraries = ["scriptc", *peers]
+    libraries = list(peers)
 
     print(f"DataLoader epoch over a {megabytes:.0f} MB TensorDataset, batch {BATCH}, median of {ROUNDS} "
           f"interleaved epochs (peers in processes of their own"
