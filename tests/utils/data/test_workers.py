@@ -491,3 +491,20 @@ def test_the_next_epochs_workers_write_into_the_last_ones_blocks(leaves_nothing_
     check([held])
     assert len(loader._spare_blocks.mappings) <= (2 + 2) * 2
     del first, second, held, spares
+
+
+def test_a_loader_keeps_no_more_spare_memory_than_its_bound():
+    from scriptc.multiprocessing.shared_memory import allocate
+    from scriptc.utils.data._utils.shared_batches import _SPARE_BYTES, SpareBlocks
+
+    spares = SpareBlocks()
+    spares.hand_out(2, 100)
+    big = [allocate(_SPARE_BYTES // 3) for _ in range(4)]
+    for mapping in big:
+        spares.keep(mapping)
+    assert len(spares.mappings) == 3 and spares.nbytes <= _SPARE_BYTES
+    assert [len(share) for share in spares.hand_out(2, 1)] == [2, 1] and spares.mappings == []
+    spares.keep(big[0])
+    spares.keep(big[1])
+    assert spares.mappings == [big[0]], "at most `limit` blocks"
+    del big, spares

@@ -36,6 +36,7 @@ __all__ = ["WorkerBlocks", "RowGatherer", "ReceivedBlocks", "SpareBlocks"]
 
 _PAGE = mmap.PAGESIZE
 _ALIGNMENT = 64  # where each array of a message starts in its block: a cache line
+_SPARE_BYTES = 64 << 20  # the most shared memory a DataLoader keeps between iterators (SpareBlocks)
 
 
 class WorkerBlocks:
@@ -350,20 +351,22 @@ class ReceivedBlocks:
 
 
 class SpareBlocks:
-    """A DataLoader's blocks kept between iterators (ReceivedBlocks), at most `limit` of them:
-    memory the next epoch's forked workers write their batches into again."""
+    """A DataLoader's blocks kept between iterators (ReceivedBlocks), at most `limit` of them and
+    _SPARE_BYTES in all (memory an idle loader holds): memory the next epoch's forked workers
+    write their batches into again."""
 
     def __init__(self):
         self.mappings: list[SharedMapping] = []
-        self.limit = 0
+        self.limit = self.nbytes = 0
 
     def keep(self, mapping: SharedMapping) -> None:
-        if len(self.mappings) < self.limit:
+        if len(self.mappings) < self.limit and self.nbytes + len(mapping) <= _SPARE_BYTES:
             self.mappings.append(mapping)
+            self.nbytes += len(mapping)
 
     def hand_out(self, workers: int, limit: int) -> list[list[SharedMapping]]:
         """Every spare, dealt out to `workers` workers in turn; from now on keep up to `limit`."""
-        spares, self.mappings, self.limit = self.mappings, [], limit
+        spares, self.mappings, self.limit, self.nbytes = self.mappings, [], limit, 0
         return [spares[k::workers] for k in range(workers)]
 
 
