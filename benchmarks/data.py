@@ -26,8 +26,8 @@ semaphores are futexes); the first tasks are queued before the workers fork, the
 their own after their last batch, and the next epoch's workers write into the blocks the last
 ones used. The CPU column shows what is left: the 0-worker epoch is one gather per batch in one
 process; with workers the same gathers run in two processes (~150 us of CPU a batch instead of
-~115 us in the 0-worker loop, measured: the three or four 1 MB blocks a worker writes in turn
-do not stay in its core's cache as the 0-worker loop's one buffer does), plus the Python of the
+~115 us in the 0-worker loop, measured; prefetch_factor=1 or a single worker measures about the
+same, so it is not only the blocks a worker writes in turn, and is not understood yet), plus the Python of the
 tasks and batches on each side, the sleeps and wake-ups, and forking the two workers every epoch
 (~2x the 0-worker CPU in all).
 
