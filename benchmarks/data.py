@@ -4,34 +4,47 @@ Prints MB/s per epoch (median of interleaved epochs; worker start-up included, a
 for scriptc and torch side by side (each reads the same array in memory). Targets (issue #28):
 with 2 workers, at least torch's throughput and at least 80% of scriptc's own 0-worker rate.
 
-torch's loaders run in a peer process of their own, driven epoch by epoch from here so that the
-epochs still interleave: a process that has imported torch forks several times slower (6-13 ms,
-at times 50, instead of ~1 ms here: torch's own memory and fork handlers), which would charge
-torch's import to every scriptc worker start-up; a scriptc user's process has no torch in it, and
-a torch user's no scriptc.
+Each library's loaders run in a peer process of their own, driven epoch by epoch from here so
+that the epochs interleave (and the libraries take turns to go first): a process that has
+imported torch forks several times slower (6-13 ms, at times 50, instead of ~1 ms here: torch's
+own memory and fork handlers), which would charge torch's import to every scriptc worker
+start-up; a scriptc user's process has no torch in it, and a torch user's no scriptc. scriptc
+runs in a peer too, so that every library's loaders (a baseline's included) run alike. On a
+busy machine the rates still swing by a third between runs of the same code (BENCH_BASELINE set
+to the same checkout showed 1.15 against 0.70): compare the CPU column, or many runs.
+
+BENCH_BASELINE=/path/to/another/checkout adds a column for that checkout's scriptc, run in a peer
+process the same way, so a change can be compared with what it replaces in one interleaved run.
 
 Why 2 workers can keep up: a worker gathers each batch's rows straight into one shared-memory
-block (one take per tensor) and sends a fixed header of ~100 bytes; the main process maps each
-block once, builds the batch's tensors as views of it, and hands the block back for a later
-batch once nothing uses it, so a batch's 1 MB is written once (by the worker) and never copied
-or pickled. The CPU column shows what that costs: the 0-worker epoch is one gather per batch in
-one process; with workers the same gathers run in two processes, plus Python and system calls
-for the messages on each side (~2x the 0-worker CPU in all), plus,
-with the defaults, forking and joining the two workers every epoch (~0.025 s of CPU).
+block (one take per tensor) and announces it with a header of ~100 bytes in a shared-memory ring
+slot; the main process maps each block once, builds the batch's tensors as views of it, and
+hands the block back for a later batch once nothing uses it, so a batch's 1 MB is written once
+(by the worker) and never copied or pickled. A batch that is already there when the main process
+asks for it, and a task queued before its worker needs it, cost no system call (the rings'
+semaphores are futexes); the first tasks are queued before the workers fork, the workers exit on
+their own after their last batch, and the next epoch's workers write into the blocks the last
+ones used. The CPU column shows what is left: the 0-worker epoch is one gather per batch in one
+process; with workers the same gathers run in two processes (~150 us of CPU a batch instead of
+~115 us in the 0-worker loop, measured; prefetch_factor=1 or a single worker measures about the
+same, so it is not only the blocks a worker writes in turn, and is not understood yet), plus the Python of the
+tasks and batches on each side, the sleeps and wake-ups, and forking the two workers every epoch
+(~2x the 0-worker CPU in all).
 
 What the defaults lose on a busy machine is scheduling, not copying: batches come back in order
-and at most prefetch_factor (2) per worker are loaded ahead, so the main process and the workers
-sleep and wake each other every batch, and on a machine whose cores are busy with other work
-each wake-up waits for a CPU. (Tasks of a TensorDataset go to the least busy worker, and the
-main process only wakes for the batch it returns next, which takes the worst of it away.) The
-last two rows keep the workers between epochs (no fork and join per epoch) and let them run 16
-batches ahead, or hand batches out as they arrive: the transport the same, the waits fewer.
-(Their CPU column leaves out the persistent workers, which have not exited when it is read.)
+and at most prefetch_factor (2) per worker are loaded ahead, so whenever the worker holding the
+next batch waits for a CPU, the other one runs out of tasks and sleeps too. (Tasks of a
+TensorDataset go to the least busy worker, and the main process only wakes for the batch it
+returns next, which takes the worst of it away.) The last two rows keep the workers between
+epochs (no fork per epoch) and let them run 16 batches ahead, or hand batches out as they
+arrive: the transport the same, the waits fewer. (Their CPU column leaves out the persistent
+workers, which have not exited when it is read.)
 Run with OMP_NUM_THREADS=1; on a shared machine the numbers are noisy.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import resource
@@ -46,6 +59,7 @@ import common  # noqa: F401 - its OMP_WAIT_POLICY reaches the torch peer through
 
 SAMPLES, FEATURES, BATCH = 131072, 1024, 256  # 131072 x 1024 float32 = 512 MB
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+BASELINE = os.environ.get("BENCH_BASELINE")  # a checkout of scriptc to compare with, run in a peer process
 # (workers, prefetch_factor, persistent_workers, in_order): the issue's two defaults, then 2 workers kept
 # between epochs and let run further ahead, or unordered, which show what the defaults lose to scheduling
 # (module doc).
@@ -81,11 +95,10 @@ def loaders(library) -> list:
             for workers, prefetch, persistent, in_order in CONFIGS]
 
 
-def torch_peer() -> None:
-    """The peer process: torch's loaders, one epoch per CONFIGS index read from stdin."""
-    import torch
-
-    ready = loaders(torch)
+def peer(library_name: str) -> None:
+    """A peer process: library_name's loaders, one epoch per CONFIGS index read from stdin."""
+    library = importlib.import_module(library_name)
+    ready = loaders(library)
     for loader in ready:
         if loader.persistent_workers:
             epoch(loader)
@@ -96,14 +109,18 @@ def torch_peer() -> None:
     ready.clear()  # persistent workers stop here, not in the interpreter's shutdown
 
 
-class TorchPeer:
-    """Runs torch's epochs in the peer process (see the module doc)."""
+class Peer:
+    """Runs a library's epochs in a peer process (see the module doc); `path` goes first on its
+    PYTHONPATH (a baseline checkout of scriptc)."""
 
-    def __init__(self):
-        self.process = subprocess.Popen([sys.executable, __file__, "--torch-peer"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True)
+    def __init__(self, library_name: str, path: str | None = None):
+        env = dict(os.environ)
+        if path is not None:
+            env["PYTHONPATH"] = os.pathsep.join([path] + [p for p in [env.get("PYTHONPATH")] if p])
+        self.process = subprocess.Popen([sys.executable, __file__, "--peer", library_name], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, env=env)
         if self.process.stdout.readline().strip() != "ready":
-            raise RuntimeError("the torch peer process did not start")
+            raise RuntimeError(f"the {library_name} peer process did not start")
 
     def epoch(self, config: int) -> tuple[float, float]:
         self.process.stdin.write(f"{config}\n")
@@ -120,55 +137,59 @@ class TorchPeer:
             raise
 
 
-def interleaved_epochs(peer: TorchPeer | None) -> dict:
-    """{(library, CONFIGS index): [(wall, CPU seconds) per round]}, the libraries' epochs in turns."""
-    import scriptc
-
-    ours = loaders(scriptc)
-    samples = {(library, config): [] for library in ("scriptc", "torch") for config in range(len(CONFIGS))}
-    for config in range(len(CONFIGS)):  # persistent workers start in an untimed epoch
-        if ours[config].persistent_workers:
-            epoch(ours[config])
+def interleaved_epochs(peers: dict) -> dict:
+    """{(library, CONFIGS index): [(wall, CPU seconds) per round]}: the peers' epochs (by name) in
+    turns, the order of the libraries rotating from round to round."""
+    samples = {(library, config): [] for library in peers for config in range(len(CONFIGS))}
+    order = list(peers)
     for _ in range(ROUNDS):
         for config in range(len(CONFIGS)):
-            samples[("scriptc", config)].append(epoch(ours[config]))
-            if peer is not None:
-                samples[("torch", config)].append(peer.epoch(config))
-    return samples  # our persistent workers stop with `ours`, here: they were forked holding the peer's stdin
+            for name in order:
+                samples[(name, config)].append(peers[name].epoch(config))
+        order = order[1:] + order[:1]  # each library runs first in turn: the one before it leaves no bias
+    return samples
 
 
 def main() -> None:
-    megabytes = sum(array.nbytes for array in dataset_arrays()) / 2 ** 20
-    peer = TorchPeer() if importlib.util.find_spec("torch") is not None else None
+    megabytes = (SAMPLES * FEATURES * 4 + SAMPLES * 8) / 2 ** 20
+    peers = {}
     try:
-        samples = interleaved_epochs(peer)
+        peers["scriptc"] = Peer("scriptc")
+        if BASELINE:
+            peers["baseline"] = Peer("scriptc", BASELINE)
+        if importlib.util.find_spec("torch") is not None:
+            peers["torch"] = Peer("torch")
+        samples = interleaved_epochs(peers)
     finally:
-        if peer is not None:
-            peer.close()
-    rate = {key: megabytes / statistics.median(wall for wall, _ in runs) for key, runs in samples.items() if runs}
-    cpu = {key: statistics.median(cpu for _, cpu in runs) for key, runs in samples.items() if runs}
+        for process in peers.values():
+            process.close()
+    rate = {key: megabytes / statistics.median(wall for wall, _ in runs) for key, runs in samples.items()}
+    cpu = {key: statistics.median(cpu for _, cpu in runs) for key, runs in samples.items()}
+    libraries = list(peers)
 
     print(f"DataLoader epoch over a {megabytes:.0f} MB TensorDataset, batch {BATCH}, median of {ROUNDS} "
-          f"interleaved epochs (torch's in a peer process). MB/s: higher is better, and noisy on a shared machine; "
-          f"CPU s: the loading process's and its workers' CPU time per epoch, which load on the machine changes "
-          f"much less.\n")
-    print(f"{'workers':>38} {'scriptc MB/s':>13} {'torch MB/s':>11} {'ratio':>6} {'scriptc CPU s':>14} "
-          f"{'torch CPU s':>12}")
+          f"interleaved epochs (peers in processes of their own"
+          f"{f'; baseline: scriptc from {BASELINE}' if BASELINE else ''}). MB/s: higher is better, and noisy on a "
+          f"shared machine; CPU s: the loading process's and its workers' CPU time per epoch, which load on the "
+          f"machine changes much less.\n")
+    print(f"{'workers':>38} " + " ".join(f"{name + ' MB/s':>14}" for name in libraries)
+          + (f" {'ratio':>6}" if "torch" in peers else "") + " " + " ".join(f"{name + ' CPU s':>14}" for name in libraries))
     for config, (workers, prefetch, persistent, in_order) in enumerate(CONFIGS):
-        mine, theirs = rate[("scriptc", config)], rate.get(("torch", config))
-        torch_cols = f"{theirs:11.0f} {mine / theirs:6.2f}" if theirs else f"{'-':>11} {'-':>6}"
-        torch_cpu = f"{cpu[('torch', config)]:12.2f}" if theirs else f"{'-':>12}"
         options = ([f"prefetch {prefetch}"] if prefetch else []) + (["persistent"] if persistent else []) + (
             [] if in_order else ["in_order=False"])
         label = f"{workers}" + (f" ({', '.join(options)})" if options else "")
-        print(f"{label:>38} {mine:13.0f} {torch_cols} {cpu[('scriptc', config)]:14.2f} {torch_cpu}")
-    print(f"\nscriptc 2 workers / 0 workers: {rate[('scriptc', 1)] / rate[('scriptc', 0)]:.2f} (target >= 0.80; "
-          f"CPU per epoch {cpu[('scriptc', 1)] / cpu[('scriptc', 0)]:.2f}x); "
-          f"prefetch 16, persistent: {rate[('scriptc', 2)] / rate[('scriptc', 0)]:.2f}; "
-          f"persistent, in_order=False: {rate[('scriptc', 3)] / rate[('scriptc', 0)]:.2f}")
-    if peer is not None:
+        ratio = f" {rate[('scriptc', config)] / rate[('torch', config)]:6.2f}" if "torch" in peers else ""
+        print(f"{label:>38} " + " ".join(f"{rate[(name, config)]:14.0f}" for name in libraries) + ratio + " "
+              + " ".join(f"{cpu[(name, config)]:14.2f}" for name in libraries))
+    print()
+    for name in ["scriptc"] + (["baseline"] if BASELINE else []):
+        print(f"{name} 2 workers / 0 workers: {rate[(name, 1)] / rate[(name, 0)]:.2f} (target >= 0.80; CPU per epoch "
+              f"{cpu[(name, 1)] / cpu[(name, 0)]:.2f}x); prefetch 16, persistent: "
+              f"{rate[(name, 2)] / rate[(name, 0)]:.2f}; persistent, in_order=False: "
+              f"{rate[(name, 3)] / rate[(name, 0)]:.2f}")
+    if "torch" in peers:
         print(f"scriptc 2 workers / torch 2 workers: {rate[('scriptc', 1)] / rate[('torch', 1)]:.2f} (target >= 1.00)")
 
 
 if __name__ == "__main__":
-    sys.exit(torch_peer() if sys.argv[1:] == ["--torch-peer"] else main())
+    sys.exit(peer(sys.argv[2]) if sys.argv[1:2] == ["--peer"] else main())

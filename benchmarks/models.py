@@ -110,12 +110,15 @@ def _numpy_first_call(batch: int, cpu_clock: bool, runs: int) -> tuple[float, fl
 
 def _grown(inputs: list, batch_dim: int) -> list:
     """The first input's shape one larger in its batch dim: a size the archive never saw (the other
-    inputs - a recurrent model's state, say - grow along that dim where they have it too)."""
+    inputs - a recurrent model's state, say - grow along that dim where they have it too: at the
+    same index, as an LSTM's (layers, batch, hidden) state has it, else counted from the end)."""
     grown = []
+    size = inputs[0][0][batch_dim]
     for k, (s, d) in enumerate(inputs):
         s = list(s)
-        dim = batch_dim if k == 0 else batch_dim - (len(inputs[0][0]) - len(s))
-        if 0 <= dim < len(s) and (k == 0 or s[dim] == inputs[0][0][batch_dim]):
+        dims = (batch_dim,) if k == 0 else (batch_dim, batch_dim - (len(inputs[0][0]) - len(s)))
+        dim = next((i for i in dims if 0 <= i < len(s) and s[i] == size), None)
+        if dim is not None:
             s[dim] += 1
         grown.append([s, d])
     return grown

@@ -90,21 +90,32 @@ class KernelSpec:
         return self.notes.get("used_inputs", list(range(len(self.inputs))))
 
     @property
-    def head_floor(self) -> float | None:
-        """c where all the group does after its head is maximum(head's float result, c): a ReLU
-        (c = 0), which the head can apply as it writes its result (native/heads.py); else None."""
+    def head_bounds(self) -> tuple[float, float | None] | None:
+        """(c, None) where all the group does after its head is maximum(head's float result, c) (a
+        ReLU, c = 0), (c, d) where it is minimum(maximum(result, c), d) (a ReLU6, hardtanh or
+        clamp): what the head can apply as it writes its result (native/heads.py); else None."""
         if self.head is None or self.tail is not None or self.outputs != [0] or len(self.exprs) != 1:
             return None
         expr, dtype = self.exprs[0]
-        head = self.head.result
-        if expr.op != "max" or dtype not in ("float32", "float64") or self.inputs[head].dtype != dtype:
+        if dtype not in ("float32", "float64") or self.inputs[self.head.result].dtype != dtype:
+            return None
+        ceiling = None
+        if expr.op == "min":
+            expr, ceiling = expr.args
+            if ceiling.op != "const" or type(ceiling.value) not in (int, float):
+                return None
+            ceiling = float(ceiling.value)
+        if expr.op != "max":
             return None
         value, floor = expr.args
         if value.op == "cast" and value.value == dtype:
             value = value.args[0]
-        if value.op != "var" or value.value != head or floor.op != "const" or type(floor.value) not in (int, float):
+        if value.op != "var" or value.value != self.head.result or floor.op != "const" or \
+                type(floor.value) not in (int, float):
             return None
-        return float(floor.value)
+        if floor.value != floor.value or ceiling != ceiling:
+            return None  # (a NaN bound makes every result NaN: left to the kernel)
+        return float(floor.value), ceiling
 
     @property
     def flat(self) -> bool:

@@ -154,9 +154,16 @@ def _ignored_callables(ctx: ScriptContext) -> dict:
 
 
 def _compiled(obj):
-    """A ScriptModule or ScriptFunction for obj (scripting nn.Modules and functions first)."""
+    """A ScriptModule or ScriptFunction for obj (scripting nn.Modules and functions first; a frozen or
+    optimized module gives its graph, as `optimize_for_inference(freeze(m))` is the usual call)."""
+    from .module import OptimizedModule
+
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
+    if isinstance(obj, OptimizedModule):
+        if obj.needs_self:
+            return obj.source
+        return ScriptFunction(obj.generic_graph, obj.functions, obj.signature, obj.specs)
     return script(obj)
 
 

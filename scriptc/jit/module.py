@@ -137,6 +137,17 @@ def bind_arguments(signature: inspect.Signature | None, args, kwargs) -> list:
     return list(bound.arguments.values())
 
 
+def _positional_count(signature: inspect.Signature | None) -> int:
+    """How many arguments a call passing all of them positionally gives (-1 when a signature with
+    *args or keyword-only parameters binds even such a call to something else)."""
+    if signature is None:
+        return -1
+    kinds = [p.kind for p in signature.parameters.values()]
+    if any(kind not in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) for kind in kinds):
+        return -1
+    return len(kinds)
+
+
 def _holds_tensors(value) -> bool:
     if isinstance(value, Tensor):
         return True
@@ -410,17 +421,25 @@ class OptimizedModule:
         self.pass_records = records
         self.needs_self = plan.needs_self
         self._runner = plan.runner
+        self._positional = _positional_count(signature)
 
     @property
     def code(self) -> str:
         return graph_code(self.graph, "forward")
 
     def __call__(self, *args, **kwargs):
-        args = [to_runtime(a) for a in bind_arguments(self.signature, args, kwargs)]
+        # (A call with every parameter given positionally binds to itself: no Signature.bind, whose
+        # time counts on every call of a small model.)
+        if kwargs or len(args) != self._positional:
+            args = bind_arguments(self.signature, args, kwargs)
+        args = [a._data if type(a) is Tensor else to_runtime(a) for a in args]
         if self.needs_self:
             args = [self.source._module_value()] + args
         outputs = self._runner.run(args)
-        return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
+        if len(outputs) != 1:
+            return tuple(from_runtime(o) for o in outputs)
+        output = outputs[0]
+        return wrap(output) if type(output) is np.ndarray else from_runtime(output)
 
     def __repr__(self) -> str:
         return f"OptimizedModule({len(self.graph)} nodes)"

@@ -2,8 +2,9 @@
 
 Parameters and buffers become `prim::GetAttr` chains from `self`; tensor sizes
 read during the trace are recorded (`size(%x, 0)`) so reshapes follow the batch
-size; a tensor's value steering Python control flow emits a TracerWarning at
-the user's line, because that decision is baked into the graph.
+size, and the dim the graph is dynamic in is found by following probe sizes
+(trace_dims.py); a tensor's value steering Python control flow emits a
+TracerWarning at the user's line, because that decision is baked into the graph.
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ from scriptc import tensors as _tensors
 from scriptc.errors import TracerWarning
 from scriptc.ir.graph import Graph, Node, SourceLocation, Value
 from scriptc.ir.verify import verify
-from scriptc.ops.operators import INT_ARITHMETIC, Operator
-from scriptc.ops.rules import Unknown
 from scriptc.ops.generator import Generator
+from scriptc.ops.operators import INT_ARITHMETIC, Operator
 from scriptc.tensors import Size, Tensor
 from scriptc.types import (
     DictType,
@@ -36,8 +36,10 @@ from scriptc.types import (
     type_of_constant,
 )
 
+from .trace_dims import TraceDims
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BATCH = "B"
+_OPS_DIR = os.path.join(_PACKAGE_DIR, "ops")
 
 
 class TracingCheckError(RuntimeError):
@@ -62,11 +64,12 @@ def user_location() -> SourceLocation | None:
 
 
 class TracedInt(int):
-    """An int read from a tensor's size during tracing; arithmetic on it is recorded too."""
+    """An int read from a tensor's size during tracing; arithmetic on it is recorded too, and
+    `_shadows` holds its value in each of the tracer's probe worlds (None: the same in all)."""
 
-    def __new__(cls, value: int, tracer: "Tracer", make_value, symbol=None):
+    def __new__(cls, value: int, tracer: "Tracer", make_value, shadows: tuple | None = None):
         self = super().__new__(cls, value)
-        self._tracer, self._make_value, self._symbol, self._value = tracer, make_value, symbol, None
+        self._tracer, self._make_value, self._shadows, self._value = tracer, make_value, shadows, None
         return self
 
     def value(self) -> Value:
@@ -81,14 +84,34 @@ class TracedInt(int):
         result = fn(int(self), int(other)) if not reflected else fn(int(other), int(self))
         a, b = (self, other) if not reflected else (other, self)
         tracer = self._tracer
-        return TracedInt(result, tracer, lambda: tracer.scalar_node(f"{operator.scalar}.scalar", [a, b], Int))
+        shadows = tracer.dims.combine(fn, int(a), _shadows_of(a), int(b), _shadows_of(b))
+        return TracedInt(result, tracer, lambda: tracer.scalar_node(f"{operator.scalar}.scalar", [a, b], Int),
+                         shadows)
+
+    def _compare(self, other, name: str):
+        """A comparison of sizes is a Python bool the trace bakes in: it must come out the same at
+        every probe size of the dynamic dim (`if x.size(0) == 20` fixes that dim). An op's kernel
+        checking its arguments against its arrays decides nothing the graph keeps."""
+        result = getattr(int, name)(self, other)
+        if result is not NotImplemented and isinstance(other, int) and self._tracer is _tensors._tracer[0] \
+                and not sys._getframe(2).f_code.co_filename.startswith(_OPS_DIR):
+            compare = getattr(int, name)
+            self._tracer.dims.check_same(result, self._tracer.dims.combine(
+                compare, int(self), self._shadows, int(other), _shadows_of(other)))
+        return result
 
     __hash__ = int.__hash__
+
+
+def _shadows_of(value) -> tuple | None:
+    return value._shadows if isinstance(value, TracedInt) else None
 
 
 for _operator in INT_ARITHMETIC:  # size arithmetic is recorded: x.view(x.size(0) // 2, -1)
     setattr(TracedInt, f"__{_operator.dunder}__", lambda self, o, op=_operator: self._binary(o, op))
     setattr(TracedInt, f"__r{_operator.dunder}__", lambda self, o, op=_operator: self._binary(o, op, True))
+for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(TracedInt, _name, lambda self, o, name=_name: self._compare(o, name))
 
 
 class Tracer:
@@ -103,7 +126,8 @@ class Tracer:
         self.attr_values: dict[str, Value] = {}
         self.param_paths: dict[int, str] = {}
         self.self_value = None
-        self.batch_size = None
+        self.dims = TraceDims(self.values)
+        self.examples: list = []
         if module is not None:
             self.self_value = self.graph.add_input(ModuleType(), "self")
             self.attr_values[""] = self.self_value
@@ -115,19 +139,16 @@ class Tracer:
     def add_input(self, example, name: str) -> Value:
         """A graph input for an example: a Tensor, or a tuple/list of them (nested as torch allows),
         which arrives as one Tuple/List value unpacked at the top of the graph."""
-        v = self.graph.add_input(self._input_type(example), name)
+        v = self.graph.add_input(self._input_type(example, tuple), name)
+        self.examples.append((v, example))
         self._bind_input(example, v)
         return v
 
-    def _input_type(self, example):
+    def _input_type(self, example, shape_of):
+        """The type of an example input, its tensors' dims as `shape_of` gives them."""
         if isinstance(example, Tensor):
-            shape = tuple(example._data.shape)
-            if shape and self.batch_size is None:
-                self.batch_size = shape[0]
-            if shape and shape[0] == self.batch_size:
-                shape = (BATCH,) + shape[1:]
-            return TensorType(example.dtype, shape)
-        items = [self._input_type(x) for x in example]
+            return TensorType(example.dtype, shape_of(example._data.shape))
+        items = [self._input_type(x, shape_of) for x in example]
         if isinstance(example, tuple):
             return TupleType(tuple(items))
         if all(t == items[0] for t in items):
@@ -139,6 +160,7 @@ class Tracer:
     def _bind_input(self, example, v: Value) -> None:
         if isinstance(example, Tensor):
             self._bind(example, v)
+            self.dims.bind(v, self.dims.input_shapes(tuple(example._data.shape)))
             return
         op = "prim::TupleUnpack" if isinstance(example, tuple) else "prim::ListUnpack"
         types = list(v.type.elems) if isinstance(example, tuple) else [v.type.elem] * len(example)
@@ -213,55 +235,18 @@ class Tracer:
             value = list(value)
         return self.constant(value)
 
-    def _meta(self, value):
-        """What a shape rule sees for one argument during tracing."""
-        if isinstance(value, Tensor):
-            return self.values[id(value)].type if id(value) in self.values else TensorType(
-                value.dtype, tuple(value._data.shape))
-        if isinstance(value, TracedInt):
-            return value._symbol if value._symbol is not None else Unknown(Int)
-        if isinstance(value, (list, tuple)):
-            return [self._meta(v) for v in value]
-        return value
-
-    def _output_types(self, op, args, outs) -> list:
-        actual = [TensorType(t.dtype, tuple(t._data.shape)) for t in outs]
-        try:
-            inferred = op.shape(*[self._meta(a) for a in args])
-        except Exception:
-            return actual
-        if isinstance(inferred, TensorType):
-            inferred = [inferred]
-        inferred = list(inferred) if isinstance(inferred, (tuple, list)) else []
-        if len(inferred) != len(actual):
-            return actual
-        return [self._reconcile(i, a) for i, a in zip(inferred, actual)]
-
-    def _reconcile(self, inferred, actual: TensorType) -> TensorType:
-        """The rule's symbolic shape where it agrees with the observed one, else the observed dims."""
-        if not isinstance(inferred, TensorType) or inferred.shape is None or len(inferred.shape) != len(actual.shape):
-            return actual
-        dims = []
-        for s, a in zip(inferred.shape, actual.shape):
-            if s == BATCH and a == self.batch_size:
-                dims.append(BATCH)
-            else:
-                dims.append(a)
-        return TensorType(actual.dtype, tuple(dims))
-
     # --- recording (called from scriptc.tensors) ------------------------------------------------
     def record(self, op, args: tuple, outs: tuple) -> None:
         inputs = [self._arg_value(v, a.type) for v, a in zip(args, op.schema.args)]
         returns_list = isinstance(op.schema.returns[0], ListType) and len(op.schema.returns) == 1
+        types = [TensorType(t.dtype, tuple(t._data.shape)) for t in outs]  # (finish() makes them symbolic)
         if returns_list:
             node = self._emit(op.name, inputs, [ListType(TensorType())])
-            types = self._output_types(op, args, outs)
-            unpack = self._emit("prim::ListUnpack", [node.output], types)
-            for t, v in zip(outs, unpack.outputs):
-                self._bind(t, v)
-            return
-        node = self._emit(op.name, inputs, self._output_types(op, args, outs))
-        for t, v in zip(outs, node.outputs):
+            outputs = self._emit("prim::ListUnpack", [node.output], types).outputs
+        else:
+            outputs = self._emit(op.name, inputs, types).outputs
+        self.dims.record(op, args, outs, outputs)
+        for t, v in zip(outs, outputs):
             self._bind(t, v)
 
     def record_inplace(self, op, args: tuple, target: Tensor) -> None:
@@ -270,8 +255,8 @@ class Tracer:
                                "cannot represent; use out-of-place ops (where, index_put, cat) instead")
         pure = op.inplace_of
         inputs = [self._arg_value(v, a.type) for v, a in zip(args, pure.schema.args)]
-        node = self._emit(pure.name, inputs, [TensorType(target.dtype, self.values[id(target)].type.shape
-                                                         if id(target) in self.values else None)])
+        node = self._emit(pure.name, inputs, [TensorType(target.dtype, tuple(target._data.shape))])
+        self.dims.record(pure, args, (target,), node.outputs)
         self._bind(target, node.output)
 
     def alias(self, src: Tensor, out: Tensor) -> None:
@@ -281,13 +266,9 @@ class Tracer:
     def traced_size(self, t: Tensor) -> Size:
         if id(t) not in self.values and id(t) not in self.param_paths:
             return Size(t._data.shape)
-        value_type = self.value_of(t).type
-        dims = []
-        for i, d in enumerate(t._data.shape):
-            symbol = value_type.shape[i] if isinstance(value_type, TensorType) and value_type.shape else None
-            dims.append(TracedInt(d, self, (lambda i=i: self.scalar_node("size", [t, i], Int)),
-                                  symbol if isinstance(symbol, str) else None))
-        return Size(dims)
+        value = self.value_of(t)
+        return Size(TracedInt(d, self, (lambda i=i: self.scalar_node("size", [t, i], Int)),
+                              self.dims.size_shadows(value, i)) for i, d in enumerate(t._data.shape))
 
     def scalar_node(self, op_name: str, args: list, out_type) -> Value:
         inputs = [self._arg_value(a, None) for a in args]
@@ -303,6 +284,16 @@ class Tracer:
         else:
             frame_file = _frame_file(loc)
             warnings.warn_explicit(message, TracerWarning, frame_file, loc.line)
+
+    def finish(self) -> None:
+        """Give every value recorded its dims for the graph, now that the batch dim is known: "B"
+        where a dim is the batch, None where it moves with it otherwise (trace_dims.py)."""
+        for node in self.graph.block:
+            for v in node.outputs:
+                if isinstance(v.type, TensorType) and id(v) in self.dims.shapes:
+                    v.type = TensorType(v.type.dtype, self.dims.final_shape(v, v.type.shape), v.type.device)
+        for v, example in self.examples:
+            v.type = self._input_type(example, self.dims.input_shape)
 
     # --- outputs -------------------------------------------------------------------------------
     def output_value(self, out) -> Value:
@@ -389,6 +380,7 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     try:
         with no_grad():
             eager_out = call(*examples)
+        tracer.finish()
         output = tracer.output_value(eager_out)
     finally:
         _tensors._tracer[0] = None

@@ -12,9 +12,10 @@ loops and gathers, 0.44 ms so.
 
 `scriptc_depthwise_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): planes [start,
 end) of a contiguous (N*C, H, W) input; ptrs = [input, weight (C, KH*KW), bias (C), output
-(N*C, OH, OW), floor (1), output rows, output columns (windows.positions)]; meta = [C, H, W, OH, OW, KH,
-KW, SH, SW, PH, PW, DH, DW, floored]: output = bias + the taps' products (zero padding), then
-maximum(output, floor) where floored is 1 (a fused ReLU's 0; numpy's maximum, so a NaN stays).
+(N*C, OH, OW), bounds (2), output rows, output columns (windows.positions)]; meta = [C, H, W, OH, OW,
+KH, KW, SH, SW, PH, PW, DH, DW, epilogue]: output = bias + the taps' products (zero padding), then
+for epilogue 1 maximum(output, bounds[0]) (a fused ReLU's 0; numpy's maximum, so a NaN stays) and for
+2 also the minimum of that and bounds[1] (a ReLU6's 6; a NaN stays).
 """
 
 from __future__ import annotations
@@ -38,14 +39,20 @@ def module(triple: str, dtype: str) -> ir.Module:
 
 
 def _build(b: ir.IRBuilder, args, element) -> None:
-    start, end, (source, weight, bias, target, floor), meta = loop_arguments(b, args, element, 5, 14)
+    start, end, (source, weight, bias, target, bounds), meta = loop_arguments(b, args, element, 5, 14)
     tables = [b.bitcast(b.load(b.gep(args[2], [ir.Constant(I64, k)])), ir.IntType(32).as_pointer()) for k in (5, 6)]
     gathered = Gathered(b, element)
-    channels, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, floored = meta
+    channels, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, mode = meta
     zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
     image, plane, taps = b.mul(h, w), b.mul(oh, ow), b.mul(kh, kw)
-    floor_value = b.load(floor)
+    floor_value, ceiling_value = (b.load(b.gep(bounds, [ir.Constant(I64, k)])) for k in (0, 1))
     maximum = b.module.declare_intrinsic("llvm.maximum", [element], ir.FunctionType(element, [element, element]))
+
+    def bounded(value, low, high, maximum_function):
+        """maximum(value, low), then (mode 2) the lesser of that and high, a NaN kept (it compares false)."""
+        floored = b.call(maximum_function, [value, low])
+        clamped = b.select(b.fcmp_ordered(">", floored, high), high, floored)
+        return b.select(b.icmp_signed(">", mode, one), clamped, floored)
 
     def clamp(value, lo, hi):
         value = b.select(b.icmp_signed("<", value, lo), lo, value)
@@ -94,16 +101,17 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                                 accumulate_at(sw)
                     loop(b, zero, kw, tap, "kx")
             loop(b, zero, kh, tap_row, "ky")
-            with b.if_then(b.icmp_signed("!=", floored, zero)):
-                loop(b, zero, ow, lambda ox: b.store(b.call(maximum, [b.load(b.gep(row, [ox])), floor_value]),
-                                                     b.gep(row, [ox])), "floor")
+            with b.if_then(b.icmp_signed("!=", mode, zero)):
+                loop(b, zero, ow, lambda ox: b.store(bounded(b.load(b.gep(row, [ox])), floor_value, ceiling_value,
+                                                             maximum), b.gep(row, [ox])), "bounds")
         def combine(total, values, ky, kx):
             tap_weight = gathered.splat(b.load(b.gep(taps_of, [b.add(b.mul(ky, kw), kx)])))
             return b.fadd(total, b.fmul(tap_weight, values, flags=_CONTRACT), flags=_CONTRACT)
 
         def finish(total, first, stored):
-            return b.select(b.icmp_signed("!=", floored, zero),
-                            b.call(gathered.maximum, [total, gathered.splat(floor_value)]), total)
+            return b.select(b.icmp_signed("!=", mode, zero), bounded(total, gathered.splat(floor_value),
+                                                                      gathered.splat(ceiling_value), gathered.maximum),
+                            total)
         geometry = (h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
         zeros = ir.Constant(gathered.vector, [0.0] * gathered.width)
         gathered.windows(x, out, tables, geometry, gathered.splat(start_value), combine, finish, zeros,

@@ -14,7 +14,8 @@ MLP's the same (~240).
 b (K, N), out (M, N), bias (M,), floor (1,)], a contiguous, the rows of b and of out LDB and LDC
 elements apart (N for contiguous ones; more for a band of a convolution's columns or output), out =
 a @ b + bias[:, None] (a convolution's bias, one per output channel; zeros for a plain product),
-then maximum(out, floor) where meta[3] is 1 (a fused ReLU's 0; numpy's maximum, a NaN stays NaN);
+then maximum(out, floor[0]) where meta[3] is 1 or 2 (a fused ReLU's 0; numpy's maximum, a NaN stays
+NaN) and for 2 the minimum of that and floor[1] (a ReLU6's 6: floor then holds two values);
 meta = [M, K, N, floored, bias step, LDB, LDC] (bias[row * step]: 1, or 0 for one value - a zero -
 for every row). `scriptc_gemm_rows_f32` / `_f64` (rows_function) are the same loop with row k of b
 at b + table[k] elements, ptrs[5] the table (int64, K of them; LDB then only says whether the rows
@@ -151,6 +152,10 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
         """maximum(value, floor) as numpy's (a NaN stays NaN): a compare and a blend, where
         llvm.maximum (which also orders -0 below +0) costs five instructions a vector."""
         return b.select(b.fcmp_unordered(">", value, floor_value), value, floor_value)
+    # (floor[1] is read only where meta[3] is 2: a plain floor may be one value)
+    clamped = b.icmp_signed(">", floored, const(1))
+    ceiling_value = splat(b.select(clamped, b.load(b.gep(floor, [b.zext(clamped, I64)])),
+                                   ir.Constant(element, float("inf"))), vector)
     # The accumulators live in stack slots that LLVM promotes to registers (the loops' phis).
     slots = [[b.alloca(vector) for _ in range(VECTORS)] for _ in range(ROWS)]
     # A panel's slice of b, copied whole (packed.__doc__).
@@ -256,6 +261,7 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
                             value = b.load(acc[r][v])
                             if lower is with_floor:
                                 value = at_least(value)
+                                value = b.select(b.fcmp_ordered(">", value, ceiling_value), ceiling_value, value)
                             write_out(value, r, v)
 
     def packed(column, vectors: int, k_first, k_end, mask):
@@ -438,6 +444,9 @@ def _build_narrow(b: ir.IRBuilder, args, element) -> None:
                                 ir.Constant(ir.VectorType(I32, lanes_count), [0] * lanes_count))
     lane = ir.Constant(indices, list(range(lanes_count)))
     floor_value = splat(b.load(floor), vector)
+    clamped = b.icmp_signed(">", floored, const(1))
+    ceiling_value = splat(b.select(clamped, b.load(b.gep(floor, [b.zext(clamped, I64)])),
+                                   ir.Constant(element, float("inf"))), vector)
     slots = [b.alloca(vector) for _ in range(NARROW_TILE)]
     row_limit = b.select(b.icmp_signed("<", b.mul(end, const(lanes_count)), rows), b.mul(end, const(lanes_count)), rows)
 
@@ -469,6 +478,7 @@ def _build_narrow(b: ir.IRBuilder, args, element) -> None:
             for j in range(columns):
                 value = b.load(acc[i][j])
                 value = b.select(b.icmp_signed("!=", floored, const(0)), b.call(maximum, [value, floor_value]), value)
+                value = b.select(b.fcmp_ordered(">", value, ceiling_value), ceiling_value, value)
                 at = b.add(row_addresses, splat(b.mul(b.add(first_column, const(j)), const(element_bytes)), indices))
                 b.call(scatter, [value, b.inttoptr(at, pointers), align, inside[i]])
 

@@ -6,7 +6,8 @@ products and bias on a CPU with 512-bit vectors (gemm.py; elsewhere BLAS's GEMM)
 run whole or side by side, one per thread (ConvMode); a matmul of a few rows (a small batch through
 a layer) is a compiled loop split across the pool (matvec.py), and one of more rows the compiled
 GEMM where it runs. A conv2d whose group does nothing after it but a ReLU (or another floor) has
-its products apply it as they store (`floor`), and the group launches no kernel of its own (a
+its products apply it as they store (`floor`; a ReLU6's or a clamp's ceiling after it, numpy's
+minimum), and the group launches no kernel of its own (a
 conv_transpose2d's, here, after it: the programs' col2im applies it as it writes each row).
 Same arguments, checks, errors and results (up to rounding) as the op table's kernel; eager code
 keeps the op table's numpy kernel.
@@ -26,7 +27,7 @@ from scriptc.ops import OpDef
 
 from scriptc.codegen.llvm.driver import KERNEL_TYPE, has_wide_vectors
 
-from . import depthwise, gemm, im2col, matvec, windows
+from . import blocked_depthwise, depthwise, gemm, im2col, matvec, windows
 from .blas import single_threaded
 from .geometry import conv_geometry
 from .loops import loop_function
@@ -57,20 +58,31 @@ CONV_THREAD_COLUMN_BYTES = 1 << 20
 
 
 def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1, run_slices=None,
-                floor: float | None = None):
+                floor: float | None = None, ceiling: float | None = None):
     """The kernel to run `op` with as a fused group's head; `split(loop, n, ptrs, meta)` runs a
     compiled loop's [0, n) on the caller's threads (the runtime pool's split, of `parts` threads)
     and `run_slices(fn, n)` a Python function's (the pool's run_slices); `dtype`, the dtype name
     the group's guard expects of the head's first input, has its loop compiled (or read from the
     disk cache) now, with the plan, rather than at a first call. `floor` (an op with
     OpDef.head_floor): the kernel returns numpy's maximum of the op's result and it, a ReLU the group
-    fused after the head, written by the products themselves."""
+    fused after the head, written by the products themselves; and `ceiling` (with a floor) numpy's
+    minimum of that and it, a ReLU6's or a clamp's."""
     if floor is not None and not op.head_floor:
         raise ValueError(f"{op.name} takes no floor")
+    if ceiling is not None:
+        if floor is None:
+            raise ValueError("a ceiling needs a floor")
+        floored = head_kernel(op, split, dtype, parts, run_slices, floor)
+
+        def clamped(xp, *args, **options):
+            out = floored(xp, *args, **options)
+            return xp.minimum(out, ceiling, out=out) if type(out) is np.ndarray else xp.minimum(out, ceiling)
+        return clamped
     if op.name == "conv2d":
         if dtype in im2col.FUNCTIONS:
             _native_loop("im2col", dtype)
             _native_loop("depthwise", dtype)
+            _native_loop("blocked_depthwise", dtype)
             if gemm_runs():
                 _native_loop("gemm", dtype)
 
@@ -200,7 +212,8 @@ def _native_loop(kind: str, dtype: str) -> _Loop:
 
 # Every native loop has a float32 and a float64 function: their names by dtype (a dtype's .name takes 2-4 us).
 _LOOP_DTYPES = {np.dtype(name): name for name in gemm.FUNCTIONS}
-assert set(_LOOP_DTYPES.values()) == set(matvec.FUNCTIONS) == set(im2col.FUNCTIONS) == set(depthwise.FUNCTIONS)
+assert set(_LOOP_DTYPES.values()) == set(matvec.FUNCTIONS) == set(im2col.FUNCTIONS) == set(depthwise.FUNCTIONS) == \
+    set(blocked_depthwise.FUNCTIONS)
 
 
 def native_matmul(xp, a, b, fallback, split=None, parts: int = 1):
@@ -251,21 +264,25 @@ def _zeros(rows: int, dtype: np.dtype) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def _floor(value: float, dtype: np.dtype) -> np.ndarray:
-    floor = np.full(1, value, dtype)
-    floor.flags.writeable = False
-    return floor
+def epilogue(floor: float | None, ceiling: float | None, dtype: np.dtype) -> tuple[np.ndarray, int]:
+    """The bounds the native loops' epilogues read (gemm.py, depthwise.py, blocked_depthwise.py,
+    col2im.py) and their mode word: [floor, ceiling] (read only), and 0 for neither, 1 for
+    maximum(result, floor) (a fused ReLU), 2 for minimum(maximum(result, floor), ceiling) (a ReLU6)."""
+    bounds = np.array([0.0 if floor is None else floor, np.inf if ceiling is None else ceiling], dtype)
+    bounds.flags.writeable = False
+    return bounds, 0 if floor is None else 1 if ceiling is None else 2
 
 
 def _run_gemm(a, b, out, split, bias=None, floor: float | None = None) -> None:
     (rows, depth), width = a.shape, b.shape[1]
     dtype = _LOOP_DTYPES[a.dtype]
     loop = _native_loop("gemm", dtype)
+    bounds, mode = epilogue(floor, None, a.dtype)
     step = 0 if bias is None else 1
     bias = _zeros(1, a.dtype) if bias is None else bias
     ptrs = (ctypes.c_void_p * 5)(data_pointer(a), data_pointer(b), data_pointer(out), data_pointer(bias),
-                                 data_pointer(_floor(0.0 if floor is None else floor, a.dtype)))
-    meta = (ctypes.c_int64 * 7)(rows, depth, width, floor is not None, step, width, width)
+                                 data_pointer(bounds))
+    meta = (ctypes.c_int64 * 7)(rows, depth, width, mode, step, width, width)
     vectors = -(-width // gemm.vector_columns(dtype))
     if split is not None and rows * depth * width >= GEMM_SPLIT_MIN:
         split(loop, vectors, ptrs, meta)
@@ -344,10 +361,10 @@ def native_im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups, split=None, 
 
 
 def native_depthwise(xp, x, w, b, stride, padding, dilation, groups, floor=None, split=None):
-    """conv2d of a depthwise convolution (groups == input channels == output channels) from the
-    compiled loop (depthwise.py), its planes split by `split` when given and there is work enough,
-    then maximum(result, floor) where floor is given. None for anything
-    else (other arguments, array modules, dtypes), for the op table's kernel."""
+    """conv2d of a depthwise convolution (groups == input channels == output channels) from a
+    compiled loop (depthwise.py, or blocked_depthwise.py where that takes it), its planes split by
+    `split` when given and there is work enough, then maximum(result, floor) where floor is given.
+    None for anything else (other arguments, array modules, dtypes), for the op table's kernel."""
     dtype = _LOOP_DTYPES.get(x.dtype) if xp is np and type(x) is np.ndarray else None
     if (dtype is None or type(w) is not np.ndarray or x.ndim != 4 or w.ndim != 4 or w.dtype != x.dtype or
             groups != x.shape[1] or w.shape[:2] != (groups, 1) or
@@ -360,17 +377,22 @@ def native_depthwise(xp, x, w, b, stride, padding, dilation, groups, floor=None,
     n, c, h, width = x.shape
     x = np.ascontiguousarray(x)
     out = np.empty((n, c, oh, ow), dtype=x.dtype)
-    taps = np.ascontiguousarray(w.reshape(c, -1))
-    bias = _zeros(c, x.dtype) if b is None else np.ascontiguousarray(b)
-    rows, columns = windows.positions(oh, ow, dtype)
-    ptrs = (ctypes.c_void_p * 7)(data_pointer(x), data_pointer(taps), data_pointer(bias), data_pointer(out),
-                                 data_pointer(_floor(0.0 if floor is None else floor, x.dtype)), data_pointer(rows),
-                                 data_pointer(columns))
-    meta = (ctypes.c_int64 * 14)(c, h, width, oh, ow, w.shape[2], w.shape[3], sh, sw, ph, pw, dh, dw,
-                                 floor is not None)
-    loop = _native_loop("depthwise", dtype)
-    if split is not None and out.size * w.shape[2] * w.shape[3] >= GEMM_SPLIT_MIN:
-        split(loop, n * c, ptrs, meta)
+    bounds, mode = epilogue(floor, None, x.dtype)
+    meta = (ctypes.c_int64 * 14)(c, h, width, oh, ow, w.shape[2], w.shape[3], sh, sw, ph, pw, dh, dw, mode)
+    if blocked_depthwise.takes((h, width), w.shape[2:], geometry):
+        taps, bias = blocked_depthwise.packed(w, b)
+        loop, count = _native_loop("blocked_depthwise", dtype), n * -(-c // blocked_depthwise.lanes(dtype))
+        ptrs = (ctypes.c_void_p * 5)(data_pointer(x), data_pointer(taps), data_pointer(bias), data_pointer(out),
+                                     data_pointer(bounds))
     else:
-        loop.function(0, n * c, ptrs, meta)
+        taps = np.ascontiguousarray(w.reshape(c, -1))
+        bias = _zeros(c, x.dtype) if b is None else np.ascontiguousarray(b)
+        rows, columns = windows.positions(oh, ow, dtype)
+        loop, count = _native_loop("depthwise", dtype), n * c
+        ptrs = (ctypes.c_void_p * 7)(data_pointer(x), data_pointer(taps), data_pointer(bias), data_pointer(out),
+                                     data_pointer(bounds), data_pointer(rows), data_pointer(columns))
+    if split is not None and out.size * w.shape[2] * w.shape[3] >= GEMM_SPLIT_MIN:
+        split(loop, count, ptrs, meta)
+    else:
+        loop.function(0, count, ptrs, meta)
     return out

@@ -1,6 +1,7 @@
 """The frame of the executor's hand-written native loops (LOOPS: im2col.py, matvec.py, gemm.py, pool.py,
-depthwise.py, col2im.py, shuffle.py, linear.py, pad.py): one module per dtype, built on a disk-cache miss only,
-holding one function of the kernel signature (start, end, ptrs, meta) that the runtime pool can split."""
+blocked_pool.py, depthwise.py, blocked_depthwise.py, col2im.py, shuffle.py, linear.py, pad.py, random.py):
+one module per dtype, built on a disk-cache miss only, holding one function of the kernel signature
+(start, end, ptrs, meta) that the runtime pool can split."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from llvmlite import ir
 from .threads import KERNEL
 
 I64 = ir.IntType(64)
-LOOPS = ("im2col", "matvec", "gemm", "pool", "depthwise", "col2im", "shuffle", "linear", "pad")
+LOOPS = ("im2col", "matvec", "gemm", "pool", "blocked_pool", "depthwise", "blocked_depthwise", "col2im", "shuffle",
+         "linear", "pad", "random")
 
 
 def loop_function(kind: str, dtype: str) -> int:
@@ -21,7 +23,8 @@ def loop_function(kind: str, dtype: str) -> int:
 
     source = importlib.import_module(f"{__package__}.{kind}")
     name = source.FUNCTIONS[dtype][0]
-    sources = (f"native/{kind}", "native/loops", "native/threads", "native/windows", "codegen/llvm/loop")
+    sources = (f"native/{kind}", *getattr(source, "EXTRA_SOURCES", ()), "native/loops", "native/threads",
+               "native/windows", "codegen/llvm/loop")
     return compiled(f"{kind}|{dtype}", sources, lambda triple: source.module(triple, dtype), [name])[name]
 
 

@@ -1,4 +1,4 @@
-"""Native kernels for opaque ops the executor runs outside fusion groups: pooling (pool.py).
+"""Native kernels for opaque ops the executor runs outside fusion groups: pooling (pool.py, blocked_pool.py).
 
 `native_kernel(op)` is the kernel to run `op` with: the op table's, unless this module has a faster
 one, which takes the same arguments and gives the same results - for float32 and float64 numpy
@@ -14,7 +14,7 @@ import numpy as np
 
 from scriptc.ops import OpDef
 
-from . import pool, windows
+from . import blocked_depthwise, blocked_pool, pool, windows
 from .geometry import average_divisors, pool_geometry
 from .loops import loop_function
 from .pointers import data_pointer
@@ -27,14 +27,19 @@ def _run_pool(x: np.ndarray, geometry: list[int], mode: int, divisors: np.ndarra
     x4 = np.ascontiguousarray(x if batched else x[None])
     n, c = x4.shape[:2]
     out = np.empty((n, c, geometry[2], geometry[3]), dtype=x.dtype)
+    function = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+    if mode == pool.MAX and blocked_pool.takes(geometry):  # by blocks of channels (blocked_pool.py)
+        ptrs = (ctypes.c_void_p * 2)(data_pointer(x4), data_pointer(out))
+        meta = (ctypes.c_int64 * 13)(c, *geometry)
+        lanes = blocked_depthwise.lanes(_DTYPES[x.dtype])
+        function(loop_function("blocked_pool", _DTYPES[x.dtype]))(0, n * -(-c // lanes), ptrs, meta)
+        return out if batched else out[0]
     rows, columns = windows.positions(geometry[2], geometry[3], _DTYPES[x.dtype])
     ptrs = (ctypes.c_void_p * 5)(data_pointer(x4), data_pointer(out),
                                  data_pointer(divisors) if divisors is not None else None, data_pointer(rows),
                                  data_pointer(columns))
     meta = (ctypes.c_int64 * 13)(*geometry, mode)
-    function = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)(
-        loop_function("pool", _DTYPES[x.dtype]))
-    function(0, n * c, ptrs, meta)
+    function(loop_function("pool", _DTYPES[x.dtype]))(0, n * c, ptrs, meta)
     return out if batched else out[0]
 
 

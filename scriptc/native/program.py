@@ -74,6 +74,7 @@ BASE_ADDRESS = (2, 3)  # each arena's address
 CAPACITY = (4, 5)      # each arena's size in bytes
 BLOCKS, WORKERS, BUSY, SPLIT_FUNCTION, SPLIT_MIN = 6, 7, 8, 9, 10
 ZERO, ONE = 11, 12     # registers that hold 0 and 1
+GENERATOR = 13         # the bitgen_t random fills draw from (native/random.py), set by the caller per call
 HEADER = 16
 SCRATCH, OUT = 0, 1    # arenas
 ALIGNMENT = 64

@@ -109,15 +109,24 @@ class Gathered:
         each tap a masked load of consecutive inputs; rows of at least ROW_MIN_VECTOR_FRACTION of a
         vector at stride 1 or 2, a vector of a row at a time (rows()); other short or strided rows,
         vectors across rows, each tap a gather."""
-        b, three = self.b, ir.Constant(I64, 3)
-        # 3x3 windows (most of them) with the window's size a constant: the taps' loops unroll
-        with b.if_else(b.and_(b.icmp_signed("==", geometry[4], three), b.icmp_signed("==", geometry[5], three))) as (
-                square, other):
+        b, three, one = self.b, ir.Constant(I64, 3), ir.Constant(I64, 1)
+        # 3x3 windows without dilation (most of them) with the window's size and dilation constants:
+        # the taps' loops unroll, and the rows' window bounds divide by nothing (a division by the
+        # dilation per output row was most of SqueezeNet's first pool's time); other windows without
+        # dilation, with that a constant
+        square_window = b.and_(b.icmp_signed("==", geometry[4], three), b.icmp_signed("==", geometry[5], three))
+        undilated = b.and_(b.icmp_signed("==", geometry[10], one), b.icmp_signed("==", geometry[11], one))
+        with b.if_else(b.and_(square_window, undilated)) as (square, other):
             with square:
-                self._windows(x, out, tables, (*geometry[:4], three, three, *geometry[6:]), start, combine, finish,
-                              passthrough, by_rows)
+                self._windows(x, out, tables, (*geometry[:4], three, three, *geometry[6:10], one, one), start, combine,
+                              finish, passthrough, by_rows)
             with other:
-                self._windows(x, out, tables, geometry, start, combine, finish, passthrough, by_rows)
+                with b.if_else(undilated) as (plain, dilated):
+                    with plain:
+                        self._windows(x, out, tables, (*geometry[:10], one, one), start, combine, finish, passthrough,
+                                      by_rows)
+                    with dilated:
+                        self._windows(x, out, tables, geometry, start, combine, finish, passthrough, by_rows)
 
     def _windows(self, x, out, tables, geometry, start, combine, finish, passthrough, by_rows) -> None:
         b = self.b

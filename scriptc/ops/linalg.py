@@ -267,6 +267,9 @@ def _conv2d_grad(ctx, g):
 def _conv2d_rule(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     if x.shape is None or w.shape is None or not all(map(is_known, (stride, padding, dilation))):
         return TensorType(x.dtype, None, x.device)
+    if len(x.shape) not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+                           f"{list(x.shape)}")
     batched = len(x.shape) == 4
     n = x.shape[0] if batched else None
     h, wd = x.shape[-2:]

@@ -14,6 +14,7 @@ from scriptc.ir.graph import Graph, Node, Value, walk
 from scriptc.types import Bool, Int, ListType, NoneType, TensorType
 
 from .analysis import constant_value, is_constant, op_of
+from .shape_infer import keeps_rank
 
 
 def _const(v: Value, *values) -> bool:
@@ -189,6 +190,18 @@ def _two_norm(node: Node):
     return root.output
 
 
+def _rank_of_rank_keeping(node: Node):
+    """dim(op(x, ...)) -> dim(x) where op keeps its input's rank (shape_infer.keeps_rank)."""
+    if node.op != "dim" or len(node.inputs) != 1:
+        return None
+    producer = node.inputs[0].node
+    if producer is None or not producer.inputs or not keeps_rank(producer):
+        return None
+    rank = Node("dim", [producer.inputs[0]], [Int], {}, node.loc)
+    rank.insert_before(node)
+    return rank.output
+
+
 def _is_none(v: Value) -> bool:
     return is_constant(v) and constant_value(v) is None
 
@@ -209,6 +222,7 @@ RULES: dict[str, Callable[[Node], Value | None]] = {
     "mm of matrices": _matrix_product,
     "instance norm": _instance_norm,
     "2-norm": _two_norm,
+    "rank of a rank-keeping op": _rank_of_rank_keeping,
 }
 
 

@@ -133,6 +133,29 @@ def _infer_node(node: Node, state: _ShapeState) -> bool:
     return False
 
 
+def keeps_rank(node: Node) -> bool:
+    """Whether `node`'s tensor output has the rank of its first input whatever that rank is, by its op's
+    table rule run at every rank with every dim unknown (a rank the rule refuses is one where the op
+    itself fails first). conv2d and batch_norm keep rank: a scripted module's `input.dim()` check
+    after them can read their input instead, and so no longer keeps their result out of a fusion."""
+    definition = op_of(node)
+    first = node.inputs[0].type if node.inputs else None
+    if definition is None or len(node.outputs) != 1 or not isinstance(first, TensorType):
+        return False
+    state = _ShapeState()
+    others = [state.meta(v) for v in node.inputs[1:]]
+    accepted = 0
+    for rank in range(7):
+        try:
+            result = definition.shape(TensorType(first.dtype, (None,) * rank), *others)
+        except Exception:
+            continue  # (the op refuses this rank)
+        if not isinstance(result, TensorType) or result.shape is None or len(result.shape) != rank:
+            return False
+        accepted += 1
+    return accepted >= 2
+
+
 def _join(a: Type, b: Type) -> Type:
     if a == b:
         return a

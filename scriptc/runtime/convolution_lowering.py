@@ -1,8 +1,10 @@
 """The native lowering of conv2d (a fusion head, or a node of its own) in a segment program.
 
-A batch of any size, the image size and channels the recorded call had (checked): the depthwise loop
-for a depthwise convolution. Otherwise a GEMM of the weights by the image's columns, which adds the
-bias and applies the floor (a fused ReLU) as it stores, the columns made one of three ways:
+A batch of any size, the image size and channels the recorded call had (checked): for a depthwise
+convolution the depthwise loop, a plane at a time, or on small and strided planes a block of
+channels at a time (blocked_depthwise.py). Otherwise a GEMM of the weights by the image's columns, which adds the
+bias and applies the bounds (a fused ReLU's floor, a ReLU6's floor and ceiling) as it stores, the
+columns made one of three ways:
 
 - tap products (most convolutions with a window): no im2col. The padded image is split into the
   stride's phases (one copy, about the input's size, where im2col's is KH*KW times it); the view of
@@ -27,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from scriptc.native import gemm, im2col, windows
+from scriptc.native import blocked_depthwise, gemm, im2col, windows
 from scriptc.native.geometry import conv_geometry
-from scriptc.native.heads import GEMM_SPLIT_MIN, gemm_runs
+from scriptc.native.heads import GEMM_SPLIT_MIN, epilogue, gemm_runs
 from scriptc.native.loops import loop_function
 
 from .groups import PARALLEL_MIN_ELEMENTS
@@ -47,6 +49,10 @@ MAX_GROUPS = 64
 # image (ResNet-18's last layers at 2x3x64x64: 9 MB of weights for 4 output positions an image).
 GROUP_BELOW_POSITIONS = 256
 WEIGHT_BYTES = 256 << 10
+# Planes of fewer outputs than this go side by side under weights of any size: a 7x7 plane's 49
+# columns are three vectors and a vector of one, two planes' 98 six and one of two (SqueezeNet's
+# 32 -> 128 3x3 on 7x7: 0.85x the time image by image).
+SMALL_PLANE = 64
 GROUP_BYTES = 1 << 20
 MAX_IMAGES = 16
 # A convolution's tap products (_tap_products) compute rows of WQ outputs where the output's are OW
@@ -67,9 +73,10 @@ def bands(rows: int, row_bytes: int) -> list[tuple[int, int]]:
     return [(first, min(rows, first + size)) for first in range(0, rows, size)]
 
 
-def convolution(builder: Builder, args: list, x_value: np.ndarray, floor: float | None) -> TensorValue:
+def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None) -> TensorValue:
     """conv2d(args) of a batch like `x_value` in its channels and image size, maximum(result, floor)
-    where floor is given (see the module docstring)."""
+    where bounds (floor, ceiling) are given, then minimum(that, ceiling) where the ceiling is not None
+    (see the module docstring)."""
     x = dense(builder, args[0])
     weight = constant_array(args[1])
     bias = None if args[2] is None else constant_array(args[2])
@@ -85,11 +92,15 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, floor: float 
     for d, size in zip(x.dims[1:], (c, h, w)):
         builder.equal(d, builder.const(size))
     out = builder.alloc(x.dtype, [x.dims[0], builder.const(o), builder.const(oh), builder.const(ow)])
-    floor_array = builder.address_of(np.full(1, 0.0 if floor is None else floor, x.dtype))
+    bounds_array, mode = epilogue(*(bounds or (None, None)), x.dtype)
+    bounds_pointer = builder.address_of(bounds_array)
     zero_bias = builder.address_of(np.zeros(max(o, 1), x.dtype))
     bias_pointer = builder.address_of(np.ascontiguousarray(bias)) if bias is not None else zero_bias
     if groups == c == o and per_group == 1:
-        _depthwise(builder, x, (h, w), weight, out, bias_pointer, floor_array, floor, geometry)
+        if blocked_depthwise.takes((h, w), (kh, kw), geometry):
+            _blocked_depthwise(builder, x, (h, w), weight, bias, out, bounds_pointer, mode, geometry)
+        else:
+            _depthwise(builder, x, (h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry)
         return out
     if groups > MAX_GROUPS:
         raise NotNative("a grouped convolution of many groups")
@@ -102,15 +113,15 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, floor: float 
         images = min(images, gemm.NARROW_MAX_COLUMNS // (oh * ow))
     elif narrow:
         images = 1
-    if oh * ow < GROUP_BELOW_POSITIONS and weight.nbytes >= WEIGHT_BYTES and images >= 2:
-        _grouped_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry, groups,
+    if oh * ow < GROUP_BELOW_POSITIONS and (weight.nbytes >= WEIGHT_BYTES or oh * ow < SMALL_PLANE) and images >= 2:
+        _grouped_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry, groups,
                           bias is not None, images, narrow)
         return out
     if groups == 1 and _taps_pay((h, w), (kh, kw), geometry):
-        _tap_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry,
+        _tap_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry,
                       bias is not None, tap_plan((c, h, w), weight.shape, geometry))
         return out
-    _banded_products(builder, x, (c, h, w), weight, out, bias_pointer, floor_array, floor, geometry, groups,
+    _banded_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry, groups,
                      bias is not None, narrow)
     return out
 
@@ -141,24 +152,41 @@ def tap_plan(image: tuple, weight_shape: tuple, geometry) -> tuple:
 
 
 def _depthwise(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
-               floor_array: int, floor, geometry) -> None:
+               bounds_pointer: int, mode: int, geometry) -> None:
     """One loop over every image's planes (`image`: their height and width)."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     (h, w), (c, _, kh, kw) = image, weight.shape
     ptrs, meta = builder.block(7), builder.block(14)
     taps = builder.address_of(np.ascontiguousarray(weight.reshape(c, -1)))
     rows, columns = (builder.address_of(table) for table in windows.positions(oh, ow, x.dtype.name))
-    builder.copy_into(ptrs, [x.pointer, taps, bias_pointer, out.pointer, floor_array, rows, columns], builder.compute)
+    builder.copy_into(ptrs, [x.pointer, taps, bias_pointer, out.pointer, bounds_pointer, rows, columns], builder.compute)
     builder.copy_into(meta, [builder.const(v) for v in (c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw,
-                                                       floor is not None)], builder.shape)
+                                                       mode)], builder.shape)
     planes = builder.arithmetic("MUL", x.dims[0], builder.const(c))
     work = builder.arithmetic("MUL", planes, builder.const(oh * ow * kh * kw // 2))
     builder.compute.append(("SPLIT", builder.const(loop_function("depthwise", x.dtype.name)), planes, ptrs, meta,
                             work))
 
 
+def _blocked_depthwise(builder: Builder, x: TensorValue, image: tuple, weight, bias, out: TensorValue,
+                       bounds_pointer: int, mode: int, geometry) -> None:
+    """One loop over every image's blocks of channels (blocked_depthwise.py)."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    (h, w), (c, _, kh, kw) = image, weight.shape
+    weights, bias = blocked_depthwise.packed(weight, bias)
+    ptrs, meta = builder.block(5), builder.block(14)
+    builder.copy_into(ptrs, [x.pointer, builder.address_of(weights), builder.address_of(bias), out.pointer,
+                             bounds_pointer], builder.compute)
+    builder.copy_into(meta, [builder.const(v) for v in (c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, mode)],
+                      builder.shape)
+    blocks = builder.arithmetic("MUL", x.dims[0], builder.const(-(-c // blocked_depthwise.lanes(x.dtype.name))))
+    work = builder.arithmetic("MUL", x.dims[0], builder.const(c * oh * ow * kh * kw // 2))
+    builder.compute.append(("SPLIT", builder.const(loop_function("blocked_depthwise", x.dtype.name)), blocks, ptrs,
+                            meta, work))
+
+
 def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
-                     floor_array: int, floor, geometry, groups: int, has_bias: bool, narrow: bool) -> None:
+                     bounds_pointer: int, mode: int, geometry, groups: int, has_bias: bool, narrow: bool) -> None:
     """Per image (`image`: its channels, height and width) and band of output rows: the band's
     columns, then each group's GEMM into the band's part of the output."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
@@ -208,15 +236,15 @@ def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out
                 compute.append(("ADDR", group_out, out_image, builder.const(g * rows * columns + first * ow), itemsize))
                 compute.append(("ADDR", group_bias, bias_pointer, builder.const(g), rows * itemsize))
                 builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_out, group_bias,
-                                         floor_array], compute)
-                builder.template[meta:meta + 7] = [rows, depth, width, floor is not None, 1 if has_bias else 0,
+                                         bounds_pointer], compute)
+                builder.template[meta:meta + 7] = [rows, depth, width, mode, 1 if has_bias else 0,
                                                    source_step, columns]
                 compute.append(("SPLIT", gemm_loop, vectors, ptrs, meta, work))
     _each_image(builder, x, each)
 
 
 def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
-                      floor_array: int, floor, geometry, groups: int, has_bias: bool, images: int,
+                      bounds_pointer: int, mode: int, geometry, groups: int, has_bias: bool, images: int,
                       narrow: bool) -> None:
     """Per group of up to `images` images: their columns side by side (im2col's, or the images
     themselves copied so for a 1x1 convolution of stride 1), each group's GEMM into a scratch
@@ -265,9 +293,9 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
         compute.append(("ADDR", group_source, cols.pointer, const(g * depth * wide), itemsize))
         compute.append(("ADDR", group_out, products.pointer, const(g * rows * wide), itemsize))
         compute.append(("ADDR", group_bias, bias_pointer, const(g), rows * itemsize))
-        builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_out, group_bias, floor_array],
+        builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_out, group_bias, bounds_pointer],
                           compute)
-        builder.copy_into(meta, [const(rows), const(depth), width, const(floor is not None),
+        builder.copy_into(meta, [const(rows), const(depth), width, const(mode),
                                  const(1 if has_bias else 0), const(wide), const(wide)], compute)
         product = gemm.narrow_function(dtype) if narrow else loop_function("gemm", dtype)
         compute.append(("SPLIT", const(product), vectors, ptrs, meta, work))
@@ -282,7 +310,7 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
 
 
 def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
-                  floor_array: int, floor, geometry, has_bias: bool, plan: tuple) -> None:
+                  bounds_pointer: int, mode: int, geometry, has_bias: bool, plan: tuple) -> None:
     """Per image: its phases (the padded image split by the stride's phases: im2col with a window
     of the stride's size), then one GEMM whose rows of b are the taps' shifted views of them
     (gemm.rows_function), over rows of WQ outputs that it cuts to OW as it stores them."""
@@ -315,10 +343,10 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
         builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
         compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), phase_ptrs, phase_meta))
         ptrs, meta = builder.block(8), builder.block(7)
-        builder.copy_into(ptrs, [builder.address_of(weights), phases.pointer, out_image, bias_pointer, floor_array,
+        builder.copy_into(ptrs, [builder.address_of(weights), phases.pointer, out_image, bias_pointer, bounds_pointer,
                                  builder.address_of(offsets), builder.address_of(kept_lanes),
                                  builder.address_of(kept_at)], compute)
-        builder.template[meta:meta + 7] = [o, depth, wide, floor is not None, 1 if has_bias else 0, hq * wq, oh * ow]
+        builder.template[meta:meta + 7] = [o, depth, wide, mode, 1 if has_bias else 0, hq * wq, oh * ow]
         compute.append(("SPLIT", const(gemm.rows_function(dtype)), const(-(-wide // lanes)), ptrs, meta, work))
     _each_image(builder, x, each)
 

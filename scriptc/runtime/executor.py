@@ -75,13 +75,13 @@ class Executor:
         return sum(1 for s in self.group_steps if s.compiled)
 
     def __call__(self, inputs: list) -> list:
-        if len(inputs) != len(self.input_slots):
-            raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
         whole = self.whole
-        if whole is not None:
-            results = whole.run_values(list(inputs))
+        if whole is not None:  # (a program takes no call with another count of inputs)
+            results = whole.run_values(inputs)
             if results is not None:
                 return results
+        if len(inputs) != len(self.input_slots):
+            raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
         frame = self.frame_template.copy()
         for slot, value in zip(self.input_slots, inputs):
             frame[slot] = value
@@ -103,12 +103,12 @@ class Executor:
             if self.segments and runs_natively(node):
                 run.append((node, step))
             else:
-                steps += self._segment(run)
+                steps += self.segment(run)
                 run = []
                 steps.append(step)
-        return steps + self._segment(run)
+        return steps + self.segment(run)
 
-    def _segment(self, run: list) -> list[Callable]:
+    def segment(self, run: list) -> list[Callable]:
         """The steps of `run` as one SegmentStep, or as they are when there is nothing in it worth a
         program (only views and integer arithmetic)."""
         if all(inner.op in CHEAP or inner.op == "prim::Constant" for node, _ in run for inner in walk_node(node)):

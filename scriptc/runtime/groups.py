@@ -351,12 +351,13 @@ class _Variant:
             # The dtype the guard expects of the head's first input, for its backend pieces to compile now.
             first = positions[0] if positions else None
             dtype = guards[first][0] if first is not None else None
-            # All a conv2d + ReLU group does after its head, the head's products do as they store
-            # (native/heads.py): the head's result is the group's, and the group launches no kernel.
-            floor = spec.head_floor if self.head.head_floor and len(step.outs) == 1 else None
-            self.head_is_result = floor is not None
+            # All a conv2d + ReLU (or ReLU6, clamp) group does after its head, the head's products do
+            # as they store (native/heads.py): the head's result is the group's, and the group
+            # launches no kernel.
+            bounds = spec.head_bounds if self.head.head_floor and len(step.outs) == 1 else None
+            self.head_is_result = bounds is not None
             self.head_kernel = head_kernel(self.head, self.pool.split, dtype, self.pool.size, self.pool.run_slices,
-                                           floor)
+                                           *(bounds or ()))
             self.head_sources = list(zip(positions, consts))  # (input position or None, constant)
         # The iteration space comes from what the elementwise part reads (a BLAS head's inputs don't count).
         self.tensor_inputs = [i for i in used if spec.inputs[i].kind == "tensor"]

@@ -93,13 +93,17 @@ PRIMING_BUDGET_S = 0.02
 # batch-64 call: 2.1x the steady state, 1.3x after one call at 32 rows at load; the CNN's batch 16,
 # 3.3x). So a wide batch comes last, called like the others (the MLP's first real batch-64 call:
 # 1.5-2x the steady state after one wide call between the others, 1.1-1.7x after one last, 1.0-1.6x
-# after several last): the widest power of two up to WIDE_PRIMING_BATCH whose time, scaled by rows
-# from the second batch-2 call, fits in half the budget.
+# after several last): the widest power of two up to WIDE_PRIMING_BATCH whose time fits in half the
+# budget, as the fastest batch-1 call plus what each row more cost between the fastest batch-1 and
+# batch-2 calls. (Not the batch-2 call's time per row: a recurrent model's call is mostly its steps'
+# fixed cost - word-LM's batch 2 takes 1.1 ms, batch 1 0.8 - and that guess gave it a wide batch of
+# 4, which left its first real call at batch 20 at 1.4x the steady state; 16 leaves it at 1.05x.)
 WIDE_PRIMING_BATCH = 64
 
 
-def _wide_priming_batch(seconds_per_row: float) -> int:
-    fits = int(PRIMING_BUDGET_S / 2 / max(seconds_per_row, 1e-9))
+def _wide_priming_batch(one_row_s: float, two_rows_s: float) -> int:
+    per_row = max(two_rows_s - one_row_s, 1e-9)
+    fits = int((PRIMING_BUDGET_S / 2 - one_row_s) / per_row) + 1 if one_row_s < PRIMING_BUDGET_S / 2 else 0
     return min(WIDE_PRIMING_BATCH, 1 << (fits.bit_length() - 1)) if fits >= 1 else 0
 
 
@@ -152,10 +156,11 @@ class RuntimeModel:
         threads set up, its launch tables built, its bytecode specialized and its code and weights in
         cache (a first call otherwise takes 3-5x the steady state; no compiling happens here, that is
         done already)."""
-        started = time.perf_counter()
+        started = None
         graph, needs_self = self.graphs[name], self.needs_self[name]
+        fastest: dict[int, float] = {}  # batch -> its fastest call after the first of all
         batches = list(PRIMING_BATCHES)
-        for batch in batches:  # (the wide batch joins the list once the second batch-2 call has timed a row)
+        for batch in batches:  # (the wide batch joins the list once batches 2 and 1 have timed a row)
             inputs = zero_inputs(graph, needs_self, batch)
             if inputs is None:
                 return
@@ -163,15 +168,22 @@ class RuntimeModel:
                 call_started = time.perf_counter()
                 if not self._prime_call(name, inputs):
                     return
-                if call == 1 and batch == PRIMING_BATCHES[0]:  # (the first call of all runs cold: 5-10x slower)
-                    wide = _wide_priming_batch((time.perf_counter() - call_started) / batch)
-                    if wide > batch:
-                        batches.append(wide)
+                now = time.perf_counter()
+                if started is not None:  # (the first call of all runs cold: 5-10x slower)
+                    fastest[batch] = min(fastest.get(batch, now - call_started), now - call_started)
+                # The budget counts from the second call: the first writes the segments' programs
+                # down, which a first real call would otherwise do (word-LM: 40 ms, 5 of its calls,
+                # that left one call per batch and its first real call at 1.4-1.6x the steady state).
+                started = started or now
                 # (Twice at least: a segment's first call runs its steps and writes its program down,
                 # the second runs the program and sizes its arenas - a model whose first call alone
                 # spent the budget left MobileNetV2's first real call to grow 14 MB of them: 2.8-8.8x.)
-                if call >= 1 and time.perf_counter() - started > PRIMING_BUDGET_S:
+                if call >= 1 and now - started > PRIMING_BUDGET_S:
                     break
+            if batch == PRIMING_BATCHES[-1]:
+                wide = _wide_priming_batch(fastest[1], fastest[2])
+                if wide > max(PRIMING_BATCHES):
+                    batches.append(wide)
 
     def _prime_call(self, name: str, inputs: list) -> bool:
         """One priming call; False when the model rejects zeros (a data check that raises): such a
@@ -216,10 +228,12 @@ def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None
     ArchiveError for a bad file.
 
     With `prime` (the default), each method then runs a few times on zeros at batch 2 and 1, and
-    at the widest batch up to 64 that is cheap (at most ~20 ms of calls in all), as serving
-    systems warm a model up at load: a first real call at a batch up to that one is then within
-    ~1.5x of the steady state instead of 3-5x (a wider one pays for its new buffers' memory).
-    Methods with loops or non-tensor inputs are not primed.
+    at the widest batch up to 64 that is cheap (after the first call, which writes the programs
+    down, at most ~20 ms of calls in all), as serving systems warm a model up at load: a first
+    real call at a batch up to that one is then within ~1.5x of the steady state instead of 3-5x
+    (a wider one pays for its new buffers' memory). The batch is the dim the
+    archive's graph names B (jit.trace picks the dim the trace generalizes in: a sequence-first
+    LSTM's is dim 1). Methods with loops or non-tensor inputs are not primed.
 
     Every call is checked against the method's signature before any kernel runs (run_method)."""
     archive = read_archive(path)

@@ -24,6 +24,10 @@ from .program_values import (Accumulator, Built, Builder, BuiltList, Condition, 
                              int_register, tensor_of, value_of)
 
 
+# Records of phase two that may refuse a call (an index out of range, a zero divisor in a loop).
+_CHECKS_AS_IT_RUNS = ("GATHER", "DIV")
+
+
 def build(segment, frame: list) -> Built:
     """The program of `segment` (a SegmentStep) for the signature of the call whose values `frame`
     holds; NotNative when it has something the interpreter cannot run."""
@@ -36,11 +40,18 @@ def build(segment, frame: list) -> Built:
         syms[slot] = value_of(builder, executor.constants[slot], inputs, None)
     for k, slot in enumerate(segment.in_slots):
         syms[slot] = value_of(builder, frame[slot], inputs, k)
-    _lower_nodes(builder, segment.nodes, syms, executor, _Recorded(frame, slot_of), top=True)
+    try:
+        _lower_nodes(builder, segment.nodes, syms, executor, _Recorded(frame, slot_of), top=True)
+    except NotNative as exc:
+        exc.at = builder.position
+        raise
     outputs = [_output(builder, syms[slot], syms, segment) for slot in segment.out_slots]
+    if builder.draws and any(record[0] in _CHECKS_AS_IT_RUNS for record in builder.compute):
+        # (its steps would run the call again and draw again: the stream would not be eager's)
+        raise NotNative("a random fill in a program that may refuse a call after it drew")
     mark_lifetimes(segment.nodes, syms, slot_of)
     words, template = builder.assemble(allocation_records(builder, share(builder)))
-    return Built(words, template, inputs, outputs, builder.keep)
+    return Built(words, template, inputs, outputs, builder.keep, builder.draws)
 
 
 def _output(builder: Builder, sym, syms: dict, segment) -> Output:

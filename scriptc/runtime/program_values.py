@@ -15,7 +15,10 @@ OP = native.OP
 
 
 class NotNative(Exception):
-    """The segment (for this signature) has something the program interpreter cannot run."""
+    """The segment (for this signature) has something the program interpreter cannot run; `at`: the
+    position of the segment's node that has it, where one node does (program_builder.build)."""
+
+    at: int | None = None
 
 
 @dataclass
@@ -97,6 +100,7 @@ class Built:
     inputs: list[tuple]
     outputs: list[Output]
     keep: list = field(default_factory=list)
+    draws: bool = False  # whether it fills from the default generator (its caller sets native.GENERATOR)
 
 
 class Builder:
@@ -113,6 +117,7 @@ class Builder:
         self.constants: dict[int, int] = {0: native.ZERO, 1: native.ONE}
         self.constant_registers: set[int] = {native.ZERO, native.ONE}
         self.keep: list = []
+        self.draws = False  # set by a random fill (lowerings/samplers.py)
         self.labels = 0
         # Registers a loop changes as it runs (its counter, its carried ints, what follows from them):
         # arithmetic on them runs in phase two, and no shape or size may depend on them.

@@ -6,11 +6,14 @@ them - into a SegmentStep. Its first call for an input signature (dtype and rank
 runs the steps the usual way and then writes the segment down as a program (program_builder.py):
 registers for every dim, so that one program serves every batch size and sequence length. Later
 calls with that signature set the input registers and make one ctypes call; the results are views
-of an arena the program fills, a new one when the caller still holds the last call's results.
+of an arena the program fills, a new one when the caller still holds the last call's results (and
+the very arrays of the last call when it holds none of them).
 
 A program refuses a call whose shapes break what it was built on (a new broadcast pattern, a
 convolution's image size): the segment's steps run it instead, as they do a signature the program
-cannot take (a group no kernel compiled for, a strided value a product reads).
+cannot take (a group no kernel compiled for, a strided value a product reads). Where one node has no
+lowering for a signature, the segment splits there for it: the nodes before and after become
+segments of their own (which split again where they must), the node a step between them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
+from operator import itemgetter
 
 import numpy as np
 
@@ -27,6 +31,8 @@ from scriptc.native import program as native
 from scriptc.native.heads import gemm_runs
 from scriptc.native.loops import loop_function
 from scriptc.native.pointers import ARRAY_STRUCT_KNOWN, data_pointer
+from scriptc.native.random import bit_generator_address
+from scriptc.ops.generator import default_generator
 
 from .program_builder import NotNative, build
 
@@ -46,6 +52,33 @@ def native_programs() -> bool:
     return ARRAY_STRUCT_KNOWN
 
 
+class _OutArena:
+    """An out arena and the results the last call that filled it handed out (views of it): a call that
+    finds them held by no one and of the same shapes hands the same arrays out again, so that a steady
+    call makes no array at all (each one costs microseconds right after a program has streamed a
+    model's weights through the cache)."""
+
+    __slots__ = ("memory", "start", "key", "views")
+
+    def __init__(self, size: int):
+        self.memory = np.empty(max(size, native.ALIGNMENT) + native.ALIGNMENT, dtype=np.uint8)
+        self.start = data_pointer(self.memory)
+        self.key: tuple | None = None  # the registers the views were made from (dims, addresses)
+        self.views: list = []
+
+    def free(self) -> bool:
+        """Whether no result of an earlier call is held: the memory's references are this object's,
+        getrefcount's argument and one per kept view (its base), and each kept view's the list's, the
+        loop's and the argument's."""
+        views = self.views
+        if _refcount(self.memory) != 2 + len(views):
+            return False
+        for view in views:
+            if _refcount(view) != 3:
+                return False
+        return True
+
+
 class _ThreadState:
     """One thread's frame and arenas for one program."""
 
@@ -53,56 +86,57 @@ class _ThreadState:
         self.frame = (ctypes.c_int64 * program.frame_size)(*program.template)
         self.c_address = ctypes.c_void_p(ctypes.addressof(self.frame))
         self.scratch = None
-        self.outs: list[np.ndarray] = []  # the out arenas (OUT_ARENAS at most)
-        self.out = None                   # the one the frame points at
+        self.outs: list[_OutArena] = []  # the out arenas (OUT_ARENAS at most)
+        self.out: _OutArena | None = None  # the one the frame points at
         workers = pool.native_workers()
         if workers is not None:
             blocks, count, busy, split = workers
             frame = self.frame
             frame[native.BLOCKS], frame[native.WORKERS], frame[native.BUSY] = blocks, count, busy
             frame[native.SPLIT_FUNCTION] = split
+        self.scratch_arena(_FIRST_ARENA_BYTES)
+        self.new_out(_FIRST_ARENA_BYTES)
 
-    def arena(self, kind: int, size: int) -> np.ndarray:
-        """A new arena of `size` bytes (or more) for the frame to use."""
-        arena = np.empty(max(size, native.ALIGNMENT) + native.ALIGNMENT, dtype=np.uint8)
-        if kind == native.OUT:
-            if len(self.outs) < OUT_ARENAS:
-                self.outs.append(arena)
-            else:
-                self.outs[-1] = arena  # (the one it replaces lives on in the caller's results)
+    def scratch_arena(self, size: int) -> None:
+        """A new scratch arena of `size` bytes (or more) for the frame to use."""
+        self.scratch = np.empty(max(size, native.ALIGNMENT) + native.ALIGNMENT, dtype=np.uint8)
+        self._point(native.SCRATCH, self.scratch, data_pointer(self.scratch))
+
+    def new_out(self, size: int) -> _OutArena:
+        """A new out arena of `size` bytes (or more) for the frame to use."""
+        arena = _OutArena(size)
+        if len(self.outs) < OUT_ARENAS:
+            self.outs.append(arena)
         else:
-            self.scratch = arena
-        self.use(kind, arena)
+            self.outs[-1] = arena  # (the one it replaces lives on in the caller's results)
+        self.use_out(arena)
         return arena
 
     def grow(self, kind: int, size: int) -> None:
         """The arena the frame points at, replaced by one of `size` bytes or more."""
-        if kind == native.OUT:
-            index = next(i for i, arena in enumerate(self.outs) if arena is self.out)
-            self.outs[index] = self.out = np.empty(size + native.ALIGNMENT, dtype=np.uint8)
-            self.use(kind, self.out)
-        else:
-            self.arena(kind, size)
+        if kind == native.SCRATCH:
+            self.scratch_arena(size)
+            return
+        index = next(i for i, arena in enumerate(self.outs) if arena is self.out)
+        self.outs[index] = _OutArena(size)
+        self.use_out(self.outs[index])
 
-    def use(self, kind: int, arena: np.ndarray) -> None:
-        start = data_pointer(arena)
+    def use_out(self, arena: _OutArena) -> None:
+        self.out = arena
+        self._point(native.OUT, arena.memory, arena.start)
+
+    def _point(self, kind: int, memory: np.ndarray, start: int) -> None:
         address = -(-start // native.ALIGNMENT) * native.ALIGNMENT
         self.frame[native.BASE_ADDRESS[kind]] = address
-        self.frame[native.CAPACITY[kind]] = arena.size - (address - start)
-        if kind == native.OUT:
-            self.out = arena
+        self.frame[native.CAPACITY[kind]] = memory.size - (address - start)
 
-    def free_out(self) -> np.ndarray:
-        """An out arena no result of an earlier call is a view of, the frame pointed at it."""
-        out = self.out
-        # 3 references: the list's, `out` and getrefcount's argument (each result of it is a view).
-        if _refcount(out) - (out is self.out) == 3:
-            return out
+    def free_out(self) -> _OutArena:
+        """An out arena no result of an earlier call is held of, the frame pointed at it."""
         for arena in self.outs:
-            if arena is not out and _refcount(arena) == 3:
-                self.use(native.OUT, arena)
+            if arena.free():
+                self.use_out(arena)
                 return arena
-        return self.arena(native.OUT, out.size)
+        return self.new_out(self.out.memory.size)
 
 
 class Program:
@@ -117,35 +151,108 @@ class Program:
         self.inputs = built.inputs      # per segment input: ("array" | "int", register) or ("items", registers)
         self.outputs = built.outputs    # per segment output: see program_builder.Output
         self.keep = built.keep          # constants whose addresses the frame holds
+        self.draws = built.draws        # whether it fills from the default generator
+        self._generator = (None, 0)     # the bit generator last drawn from, its bitgen_t's address
+        # Outputs that are contiguous tensors in the out arena, or tuples or lists of them (most): the
+        # (dims, dtype, pointer) of each tensor, the registers that say where they are, and how they nest.
+        self.arena_outputs, self.arena_layout = _arena_outputs(self.outputs)
+        # (itemgetter reads the registers in C: a comprehension over the ctypes frame costs 5x as much;
+        # ZERO makes them two or more, so that it gives a tuple)
+        self.arena_key = itemgetter(*[r for dims, _, pointer in self.arena_outputs or () for r in (*dims, pointer)],
+                                    native.ZERO)
         self.run = run
         self._local = threading.local()
 
-    def __call__(self, values: list, pool) -> list | None:
-        """The segment's outputs for `values` (its inputs), or None when the program refuses them."""
+    def __call__(self, values, pool) -> list | None:
+        """The segment's outputs for `values` (its inputs), or None when the program refuses them.
+
+        This is most of a compiled call's Python work: it runs right after the program has streamed a
+        model's weights through the cache, where every function and object it touches is a miss, so
+        it makes few calls, and a steady call whose caller kept nothing makes no array (_OutArena)."""
         state = getattr(self._local, "state", None)
         if state is None:
             state = self._local.state = _ThreadState(self, pool)
-            state.arena(native.SCRATCH, _FIRST_ARENA_BYTES)
-            state.arena(native.OUT, _FIRST_ARENA_BYTES)
         frame = state.frame
         for (kind, register), value in zip(self.inputs, values):
-            if kind == "items":  # (a tuple of arrays: one register each)
+            if kind == "array":
+                frame[register] = id(value)
+            elif kind == "int":
+                frame[register] = value
+            else:  # (a tuple of arrays: one register each)
                 for item_register, item in zip(register, value):
                     frame[item_register] = id(item)
-            else:
-                frame[register] = id(value) if kind == "array" else value
-        out = state.free_out()
-        status = self.run(state.c_address, self.c_words)
-        if status == native.NEED_MEMORY:
-            for kind in (native.SCRATCH, native.OUT):
-                if frame[native.NEED[kind]] > frame[native.CAPACITY[kind]]:
-                    state.grow(kind, int(frame[native.NEED[kind]] * _GROWTH))
-            out = state.out
+        out = state.out
+        if not out.free():
+            out = state.free_out()
+        if self.draws:
+            status = self._draw(state)
+        else:
             status = self.run(state.c_address, self.c_words)
+        if status == native.NEED_MEMORY:
+            status = self._again(state)
+            out = state.out
         if status != native.OK:
             return None
-        base = data_pointer(out)
-        return [_result(output, frame, out, base, values) for output in self.outputs]
+        if self.arena_layout is None:
+            return [_result(output, frame, out.memory, out.start, values) for output in self.outputs]
+        key = self.arena_key(frame)
+        if key == out.key:
+            views = out.views
+        else:
+            start, memory = out.start, out.memory
+            out.views = views = [np.ndarray(tuple([frame[r] for r in dims]), dtype, memory, frame[pointer] - start)
+                                 for dims, dtype, pointer in self.arena_outputs]
+            out.key = key
+        if self.arena_layout is _FLAT:
+            return list(views)
+        results, at = [], 0
+        for kind, count in self.arena_layout:
+            items = views[at:at + count]  # (a new list: the caller never holds out.views itself)
+            results.append(items[0] if kind is None else tuple(items) if kind == "tuple" else items)
+            at += count
+        return results
+
+    def _again(self, state: _ThreadState) -> int:
+        """Grow the arenas the program asked more of and run it again."""
+        frame = state.frame
+        for kind in (native.SCRATCH, native.OUT):
+            if frame[native.NEED[kind]] > frame[native.CAPACITY[kind]]:
+                state.grow(kind, int(frame[native.NEED[kind]] * _GROWTH))
+        return self._draw(state) if self.draws else self.run(state.c_address, self.c_words)
+
+    def _draw(self, state: _ThreadState) -> int:
+        """Run a program with random fills: from the default generator's stream as it is now, holding
+        its lock as numpy's own samplers do (another thread may draw from it meanwhile)."""
+        bits = default_generator.rng.bit_generator  # (manual_seed makes a new one)
+        if self._generator[0] is not bits:
+            self._generator = (bits, bit_generator_address(bits))
+        state.frame[native.GENERATOR] = self._generator[1]
+        with bits.lock:
+            return self.run(state.c_address, self.c_words)
+
+
+_FLAT = [(None, 1)]  # (an arena layout of one tensor per output: the common case, checked by identity)
+
+
+def _arena_outputs(outputs: list) -> tuple[list | None, list | None]:
+    """(dims, dtype, pointer) per tensor and the layout [(None | "tuple" | "list", how many tensors)]
+    per output, when every output is a contiguous tensor in the out arena or a tuple or list of them;
+    else (None, None)."""
+    def in_arena(output) -> bool:
+        return output.root is None and output.strides is None
+    tensors, layout = [], []
+    for output in outputs:
+        if in_arena(output):
+            tensors.append(output)
+            layout.append((None, 1))
+        elif output.root is not None and output.root[0] in ("tuple", "list") and all(map(in_arena, output.root[1])):
+            tensors += output.root[1]
+            layout.append((output.root[0], len(output.root[1])))
+        else:
+            return None, None
+    if layout == [(None, 1)] * len(layout):
+        layout = _FLAT
+    return [(tuple(t.dims), t.dtype, t.pointer) for t in tensors], layout
 
 
 def _result(output, frame, out: np.ndarray, base: int, values: list):
@@ -183,6 +290,7 @@ class SegmentStep:
         self.reason: str | None = None  # why the last signature tried got no program
         self.pool = executor.pool
         self.programs: dict[tuple, Program | None] = {}
+        self.splits: dict[tuple, list] = {}  # signature -> the steps that run it, split at a node with no lowering
         self._build_lock = threading.Lock()
         self._run = _RUN(native.function())  # the interpreter: compiled (or read from disk) with the plan
         # So is the loop of a product by frozen weights, for each product whose dtype the graph says
@@ -216,30 +324,39 @@ class SegmentStep:
 
     def run_values(self, values: list) -> list | None:
         """The outputs for `values` (the inputs, in in_slots' order) from this signature's program, or
-        None when there is none or it refuses them (the caller runs the steps, then `learn`s)."""
-        key = self._signature(values)
-        program = self.programs.get(key) if key is not None else None
+        None when there is none or it refuses them (the caller then calls the step with its frame)."""
+        program = self.programs.get(self._signature(values))  # (None, the signature of no program, is no key)
         return program(values, self.pool) if program else None
 
     def __call__(self, frame) -> None:
         values = [frame[s] for s in self.in_slots]
-        results = self.run_values(values)
-        if results is not None:
-            for slot, value in zip(self.out_slots, results):
-                frame[slot] = value
+        key = self._signature(values)
+        program = self.programs.get(key) if key is not None else None
+        if program is not None:
+            results = program(values, self.pool)
+            if results is not None:
+                for slot, value in zip(self.out_slots, results):
+                    frame[slot] = value
+                return
+        parts = self.splits.get(key)
+        if parts is not None:
+            for step in parts:
+                step(frame)
             return
         self.run_steps(frame)
-        self.learn(values, frame)
+        if key is not None and key not in self.programs:
+            self._learn(key, frame)
 
-    def learn(self, values: list, frame) -> None:
+    def learn(self, frame) -> None:
         """After the steps ran a call (`frame`: its values), write down the program for its signature
         unless one was tried already."""
-        key = self._signature(values)
+        key = self._signature([frame[s] for s in self.in_slots])
         if key is not None and key not in self.programs:
             self._learn(key, frame)
 
     def _learn(self, key: tuple, frame) -> None:
-        """Write down the program for the signature of the call that just ran (`frame`: its values)."""
+        """Write down the program for the signature of the call that just ran (`frame`: its values);
+        where one node cannot be lowered, split the segment there (_split)."""
         with self._build_lock:
             if key in self.programs or len(self.programs) >= MAX_PROGRAMS:
                 return
@@ -248,7 +365,22 @@ class SegmentStep:
             except NotNative as exc:
                 self.reason = str(exc)
                 built = None
+                if exc.at is not None:
+                    self.splits[key] = self._split(exc.at, frame)
             self.programs[key] = Program(built, self._run) if built is not None else None
+
+    def _split(self, at: int, frame) -> list:
+        """The steps of this signature's calls when node `at` has no lowering: the nodes before it and
+        those after it as segments of their own (which split again where they must), the node's own
+        step between them. They learn their programs from the call that just ran."""
+        executor = self.executor
+        before = executor.segment(list(zip(self.nodes[:at], self.steps[:at]))) if at else []
+        after = executor.segment(list(zip(self.nodes[at + 1:], self.steps[at + 1:]))) if at + 1 < len(self.nodes) else []
+        parts = before + [self.steps[at]] + after
+        for part in parts:
+            if isinstance(part, SegmentStep):
+                part.learn(frame)
+        return parts
 
 
 def walk_node(node):

@@ -4,9 +4,9 @@ A batch of any size, the image size and channels the recorded call had (checked)
 to `images` images: their columns, each group's weights transposed - (C_out/g * KH * KW, C_in/g) -
 times the images' inputs side by side by the compiled GEMM, then per image the col2im loop
 (native/col2im.py), which adds each channel's columns into a padded plane in L1 and copies its
-window out with the bias added and the floor (a fused ReLU's 0) applied. Where an image's columns
-are small (DCGAN's middle layers: 16-64 input positions under 2-8 MB of weights), several images
-share one GEMM, so that the weights stream from memory once for them all; one image at a time the
+window out with the bias added and the floor (a fused ReLU's 0) applied (and a ReLU6's ceiling).
+Where an image's columns are small (DCGAN's middle layers: 16-64 input positions under 2-8 MB of
+weights), several images share one GEMM, so that the weights stream from memory once for them all; one image at a time the
 GEMM reads the input in place. Images of 1x1 (DCGAN's first layer) need no col2im: one GEMM of the
 batch by the weights as they are.
 """
@@ -19,7 +19,7 @@ import numpy as np
 
 from scriptc.native import col2im, gemm
 from scriptc.native import program as native
-from scriptc.native.heads import GEMM_SPLIT_MIN, gemm_runs
+from scriptc.native.heads import GEMM_SPLIT_MIN, epilogue, gemm_runs
 from scriptc.native.loops import loop_function
 
 from .groups import PARALLEL_MIN_ELEMENTS
@@ -58,9 +58,10 @@ def transposed_geometry(shape: tuple, weight_shape: tuple, stride, padding, outp
     return stride + padding + dilation + sizes
 
 
-def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, floor: float | None) -> TensorValue:
+def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None) -> TensorValue:
     """conv_transpose2d(args) of a batch like `x_value` in its channels and image size,
-    maximum(result, floor) where floor is given (see the module docstring)."""
+    maximum(result, floor) where bounds (floor, ceiling) are given, then minimum(that, ceiling)
+    where the ceiling is not None (see the module docstring)."""
     x = dense(builder, args[0])
     weight = constant_array(args[1])
     bias = None if args[2] is None else constant_array(args[2])
@@ -81,9 +82,10 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, floor: flo
     for d, size in zip(x.dims[1:], (c, h, w)):
         builder.equal(d, builder.const(size))
     out = builder.alloc(x.dtype, [x.dims[0], builder.const(o), builder.const(oh), builder.const(ow)])
-    floor_array = builder.address_of(np.full(1, 0.0 if floor is None else floor, x.dtype))
+    bounds_array, mode = epilogue(*(bounds or (None, None)), x.dtype)
+    bounds_pointer = builder.address_of(bounds_array)
     if (h, w, ph, pw, dh, dw, oh, ow, groups) == (1, 1, 0, 0, 1, 1, kh, kw, 1):
-        _from_points(builder, x, weight, bias, out, floor_array, floor is not None)
+        _from_points(builder, x, weight, bias, out, bounds_pointer, mode)
         return out
     itemsize, positions = x.dtype.itemsize, h * w
     images = max(1, min(MAX_IMAGES, COLUMN_BYTES // max(1, o * kh * kw * positions * itemsize)))
@@ -92,7 +94,7 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, floor: flo
     # Each group's weights as (rows, depth): row (k, i, j) of output channel k of the group.
     weights = np.ascontiguousarray(weight.reshape(groups, depth, rows).transpose(0, 2, 1))
     bias_pointer = builder.address_of(np.zeros(1, x.dtype) if bias is None else np.ascontiguousarray(bias))
-    words = col2im.col2im_meta(h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, wide, floor is not None,
+    words = col2im.col2im_meta(h, w, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw, wide, mode,
                                0 if bias is None else 1)
     col2im_meta = builder.block(len(words))
     builder.template[col2im_meta:col2im_meta + len(words)] = words
@@ -142,7 +144,7 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, floor: flo
         ptrs, image_columns, image_out = builder.block(5), builder.register(), builder.register()
         compute.append(("ADDR", image_columns, columns.pointer, const(image * positions), itemsize))
         compute.append(("ADDR", image_out, out.pointer, index, o * oh * ow * itemsize))
-        builder.copy_into(ptrs, [image_columns, image_out, bias_pointer, floor_array, planes.pointer], compute)
+        builder.copy_into(ptrs, [image_columns, image_out, bias_pointer, bounds_pointer, planes.pointer], compute)
         compute.append(("SPLIT", col2im_loop, const(o), ptrs, col2im_meta, col2im_work))
     builder.each_image_of_step(images, count, first, index, scatter)
     close()
@@ -163,7 +165,7 @@ def _gather(builder: Builder, x: TensorValue, image: int, index: int, side_by_si
 
 
 def _from_points(builder: Builder, x: TensorValue, weight: np.ndarray, bias: np.ndarray | None, out: TensorValue,
-                 floor_array: int, floored: bool) -> None:
+                 bounds_pointer: int, mode: int) -> None:
     """An input of 1x1 images, unpadded (DCGAN's first layer, from its latent vectors): each image's
     output is its C values times the weights as they are, (C, O*KH*KW), with nothing to add up - one
     GEMM for the batch, the bias a last row of the weights times a column of ones beside the input."""
@@ -185,9 +187,9 @@ def _from_points(builder: Builder, x: TensorValue, weight: np.ndarray, bias: np.
         source = beside.pointer
     zero = builder.address_of(np.zeros(1, x.dtype))
     ptrs, meta = builder.block(5), builder.block(7)
-    builder.copy_into(ptrs, [source, builder.address_of(np.ascontiguousarray(matrix)), out.pointer, zero, floor_array],
+    builder.copy_into(ptrs, [source, builder.address_of(np.ascontiguousarray(matrix)), out.pointer, zero, bounds_pointer],
                       compute)
-    builder.copy_into(meta, [x.dims[0], const(depth), const(width), const(int(floored)), native.ZERO, const(width),
+    builder.copy_into(meta, [x.dims[0], const(depth), const(width), const(mode), native.ZERO, const(width),
                              const(width)], builder.shape)
     lanes = gemm.vector_columns(x.dtype.name)
     work = builder.arithmetic("DIV", builder.product([x.dims[0], const(depth * width)]),

@@ -75,6 +75,11 @@ def _tensor_spec(name: str, t, optional: bool = False) -> TensorSpec:
     return TensorSpec(name, datatype, shape, optional)
 
 
+def _batch_first(t) -> bool:
+    t = t.elem if isinstance(t, OptionalType) else t
+    return isinstance(t, TensorType) and bool(t.shape) and isinstance(t.shape[0], str)
+
+
 def model_entry(name: str, model: RuntimeModel) -> ModelEntry:
     """A loaded archive with its protocol metadata: each input's and output's name, datatype and shape
     as its signature types it, and whether requests can be stacked along dim 0. ServeError for a
@@ -92,7 +97,10 @@ def model_entry(name: str, model: RuntimeModel) -> ModelEntry:
         output_types = [v.type for v in specialized.outputs]
     inputs = [_tensor_spec(p.name, t, p.optional) for p, t in zip(parameters, types)]
     outputs = [_tensor_spec(f"output{j}", t) for j, t in enumerate(output_types)]
-    batchable = bool(inputs) and all(s.shape and s.shape[0] == -1 and s.scalar is None for s in inputs + outputs)
+    # Stacked along dim 0 only where every input's and output's dim 0 is the batch symbol: an unknown
+    # dim 0 (a traced reshape's 5*B rows) would split the outputs at the wrong rows.
+    batchable = bool(inputs) and all(s.scalar is None for s in inputs + outputs) and all(
+        _batch_first(t) for t in types + output_types)
     jsonscan.number_scan()  # decode's, compiled (or loaded from the kernel cache) now, not by the first request
     return ModelEntry(name, model, inputs, outputs, batchable)
 

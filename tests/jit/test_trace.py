@@ -155,7 +155,9 @@ def test_tuple_and_list_example_inputs_become_tuple_and_list_inputs(tmp_path):
     model = _StatefulLSTM().eval()
     x, hidden = torch.randn(3, 2, 4), (torch.randn(1, 2, 5), torch.randn(1, 2, 5))
     traced = torch.jit.trace(model, (x, hidden))
-    assert "%hidden : Tuple[Tensor(float32, [1, 2, 5]), Tensor(float32, [1, 2, 5])]" in str(traced.graph).splitlines()[0]
+    # (sequence-first: the LSTM splits its rows into 3 steps of the batch, so the batch is dim 1)
+    assert "%x : Tensor(float32, [3, B, 4]), %hidden : Tuple[Tensor(float32, [1, B, 5]), Tensor(float32, [1, B, 5])]" \
+        in str(traced.graph).splitlines()[0]
     expected, (h, c) = model(x, hidden)
     x2, hidden2 = torch.randn(3, 2, 4), (torch.randn(1, 2, 5), torch.randn(1, 2, 5))
     got, (h2, c2) = traced(x2, hidden2)

@@ -220,8 +220,8 @@ def test_a_compiled_cnn_uses_the_native_im2col_and_equals_the_interpreter():
     executor = Executor(fast.graph)
     convs = [s for s in executor.group_steps if s.head is not None and s.head.name == "conv2d"]
     assert convs and all(s.variants[0].head_kernel is not s.head.kernel for s in convs)
-    # float32's im2col and depthwise loops (and its GEMM, where it runs), loaded with the plan
-    assert heads._native_loop.cache_info().currsize == 2 + has_wide_vectors()
+    # float32's im2col and both depthwise loops (and its GEMM, where it runs), loaded with the plan
+    assert heads._native_loop.cache_info().currsize == 3 + has_wide_vectors()
     # each conv2d + ReLU group is its head alone, the ReLU applied by the products
     assert [s.variants[0].head_is_result for s in convs] == [True, True]
     x[1, 0, 3, 3] = float("nan")
@@ -243,12 +243,16 @@ class _ConvThen(torch.nn.Module):
 
 @pytest.mark.parametrize("then, fused", [
     (lambda y: torch.clamp(y, min=0.5), True),
-    (lambda y: torch.clamp(y, min=0.0, max=6.0), False),
+    (lambda y: torch.clamp(y, min=0.0, max=6.0), True),
+    (torch.nn.functional.relu6, True),
+    (lambda y: torch.nn.functional.hardtanh(y, -0.25, 0.5), True),
+    (lambda y: torch.clamp(y, max=0.5), False),
+    (lambda y: torch.clamp(y, min=0.0, max=float("nan")), False),
     (lambda y: torch.relu(y) * 2, False),
     (lambda y: torch.relu(y).mean(dim=(2, 3)), False),
     (lambda y: torch.maximum(y, y * 0.5), False),
 ])
-def test_only_a_floor_after_a_conv_head_is_left_to_the_head(then, fused):
+def test_only_a_floor_or_a_clamp_after_a_conv_head_is_left_to_the_head(then, fused):
     torch.manual_seed(1)
     model = _ConvThen(then).eval()
     x = torch.randn(2, 3, 10, 10)

@@ -1,7 +1,10 @@
-"""The compiled pooling (native/pool.py) and depthwise convolution (native/depthwise.py) loops against the
-op table's kernels, over geometries hypothesis draws: strides, padding, dilation, ceil_mode, NaNs."""
+"""The compiled pooling (native/pool.py) and depthwise convolution (native/depthwise.py,
+native/blocked_depthwise.py) loops against the op table's kernels, over geometries hypothesis draws:
+strides, padding, dilation, ceil_mode, NaNs."""
 
 from __future__ import annotations
+
+import ctypes
 
 import numpy as np
 import pytest
@@ -9,7 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scriptc import ops
-from scriptc.native.heads import native_depthwise
+from scriptc.codegen.llvm.driver import KERNEL_TYPE
+from scriptc.native import blocked_depthwise
+from scriptc.native.geometry import conv_geometry
+from scriptc.native.heads import epilogue, native_depthwise
+from scriptc.native.loops import loop_function
+from scriptc.native.pointers import data_pointer
 from scriptc.native.opaque import native_kernel
 
 geometry = st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 3), st.integers(1, 3),
@@ -115,3 +123,37 @@ def test_each_way_through_a_plane_matches_the_op_table(dtype, image, kernel, str
         args = (k, s, p, False, False, None)
         np.testing.assert_allclose(native_kernel(average)(np, x, *args), average.kernel(np, x, *args), rtol=1e-5,
                                    atol=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(geometry, st.sampled_from([np.float32, np.float64]), st.integers(0, 2), st.integers(1, 40),
+       st.integers(1, 3), st.integers(0, 2 ** 31 - 1), st.sampled_from([(1, 1), (2, 2), (4, 4), (5, 3), (9, 10)]))
+def test_blocked_depthwise_matches_the_op_table(shape, dtype, mode, channels, batch, seed, image):
+    """The loop by blocks of channels (blocked_depthwise.py) on any geometry it fits, whatever
+    takes() picks: channel counts past and short of a block, every epilogue (none, a floor, a floor
+    and a ceiling), NaN."""
+    kh, kw, sh, sw, ph, pw, dh, dw, _ = shape
+    if (image[0] + 2 * ph - dh * (kh - 1) < 1) or (image[1] + 2 * pw - dw * (kw - 1) < 1):
+        image = (9, 10)  # (the window does not fit)
+    rng = np.random.default_rng(seed)
+    x = (3 * rng.standard_normal((batch, channels, *image))).astype(dtype)
+    x[0, channels // 2, image[0] // 2, image[1] // 2] = np.nan
+    w = rng.standard_normal((channels, 1, kh, kw)).astype(dtype)
+    b = rng.standard_normal(channels).astype(dtype)
+    geometry = conv_geometry(x.shape, w.shape, [sh, sw], [ph, pw], [dh, dw], channels)
+    oh, ow = geometry[-2:]
+    expected = ops.OPS["conv2d"].kernel(np, x, w, b, [sh, sw], [ph, pw], [dh, dw], channels)
+    floor, ceiling = (None, None) if mode == 0 else (-0.5, None) if mode == 1 else (-0.5, 1.5)
+    if floor is not None:
+        expected = np.maximum(expected, floor)
+    if ceiling is not None:
+        expected = np.minimum(expected, ceiling)
+    out = np.full((batch, channels, oh, ow), 7.0, dtype)
+    taps, bias = blocked_depthwise.packed(w, b)
+    bounds, words = epilogue(floor, ceiling, np.dtype(dtype))
+    assert words == mode
+    ptrs = (ctypes.c_void_p * 5)(*(data_pointer(a) for a in (x, taps, bias, out, bounds)))
+    meta = (ctypes.c_int64 * 14)(channels, *image, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, mode)
+    loop = KERNEL_TYPE(loop_function("blocked_depthwise", np.dtype(dtype).name))
+    loop(0, batch * -(-channels // blocked_depthwise.lanes(np.dtype(dtype).name)), ptrs, meta)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5, equal_nan=True)

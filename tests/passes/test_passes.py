@@ -268,6 +268,35 @@ def test_canonicalize_turns_a_two_norm_into_a_reduction_of_squares(op, x_type, p
     _rewritten(text, fires, f"CHECK: mul(%x, %x)\nCHECK: sum(\nCHECK: {out} = sqrt(\nCHECK-NOT: norm(", [x])
 
 
+_CONV_THEN_RANK = ("graph(%x : Tensor, %w : Tensor(float32, [4, 3, 3, 3])):\n"
+                   "  %n : None = prim::Constant[value=None]()\n  %s : List[int] = prim::Constant[value=[1, 1]]()\n"
+                   "  %g : int = prim::Constant[value=1]()\n  %e : int = prim::Constant[value=-1]()\n"
+                   "  %f : bool = prim::Constant[value=False]()\n"
+                   "  %y : Tensor = {op}\n  %r : int = dim(%y)\n  return (%r)\n")
+
+
+@pytest.mark.parametrize("op, fires", [
+    ("conv2d(%x, %w, %n, %s, %s, %s, %g)", True),  # 3D or 4D in, the same rank out
+    ("relu(%x)", True),
+    ("sum(%x, %n, %f, %n)", False),               # a reduction to a scalar
+    ("flatten(%x, %g, %e)", False),               # rank 2 from any rank
+])
+def test_canonicalize_reads_the_rank_of_a_rank_keeping_op_from_its_input(op, fires):
+    """(A scripted BatchNorm's `input.dim()` check after a conv then no longer holds the conv's result
+    back from fusing with its activation.)"""
+    text = _CONV_THEN_RANK.format(op=op)
+    g, changed = run(canonicalize, text)
+    dce(g)
+    assert changed == fires, str(g)
+    if fires:
+        filecheck(str(g), "CHECK: dim(%x)\nCHECK-NOT: dim(%y)")
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    for shape in [(2, 3, 6, 6), (3, 5, 5)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        assert Interpreter(g)([x, w]) == Interpreter(ir.parse(text))([x, w])
+
+
 def test_cse_merges_and_reaches_into_nested_blocks():
     text = (f'graph(%x : {F}, %c : bool):\n  %a : {F} = exp(%x)\n  %b : {F} = exp(%x)\n'
             f'  %r : {F} = prim::If(%c)\n    block0():\n      %e : {F} = exp(%x)\n      -> (%e)\n'

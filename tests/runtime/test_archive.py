@@ -265,7 +265,7 @@ def test_priming_repeats_each_batch_within_a_time_budget(tmp_path, monkeypatch):
                         lambda self, name, *inputs: batches.append(inputs[0].shape[0]) or real(self, name, *inputs))
     monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 10.0)  # (room for every call on a busy machine)
     runtime_load(path)
-    # The second batch-2 call says a wide batch is cheap: it runs last, as often as the budget allows.
+    # Batches 2 and 1 say a wide batch is cheap: it runs last, as often as the budget allows.
     calls = model_module.PRIMING_CALLS
     wide = batches[2 * calls:]
     assert batches[:2 * calls] == [2] * calls + [1] * calls
@@ -280,10 +280,14 @@ def test_priming_repeats_each_batch_within_a_time_budget(tmp_path, monkeypatch):
 
 def test_the_wide_priming_batch_is_the_widest_power_of_two_that_fits_half_the_budget():
     half = model_module.PRIMING_BUDGET_S / 2
-    assert model_module._wide_priming_batch(half / 1000) == model_module.WIDE_PRIMING_BATCH
-    assert model_module._wide_priming_batch(half / 20) == 16  # a CNN's images
-    assert model_module._wide_priming_batch(half / 2) == 2  # no wider than the batch-2 calls: none
-    assert model_module._wide_priming_batch(half * 3) == 0
+    wide = model_module._wide_priming_batch  # (the fastest batch-1 call, the fastest batch-2 call)
+    assert wide(half / 1000, 2 * half / 1000) == model_module.WIDE_PRIMING_BATCH
+    assert wide(half / 20, 2 * half / 20) == 16  # a CNN's images: each one costs as much
+    assert wide(half / 2, half) == 2  # no wider than the batch-2 calls: none
+    assert wide(half * 3, half * 4) == 0
+    # A recurrent model's call is mostly its steps' fixed cost: a row more costs a fraction of a call.
+    assert wide(half / 12, half / 12 + half / 40) == 32
+    assert wide(half / 12, half / 12) == model_module.WIDE_PRIMING_BATCH  # (rows that cost nothing)
 
 
 def test_priming_skips_loops_and_survives_a_model_that_rejects_zeros(tmp_path):

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import scriptc as torch
-from scriptc.native.geometry import conv_geometry
+from scriptc.native import blocked_depthwise, blocked_pool
+from scriptc.native.geometry import conv_geometry, pool_geometry
 from scriptc.ops import linalg
 from scriptc.runtime import convolution_lowering
 from scriptc.runtime.executor import Executor
@@ -158,5 +159,107 @@ def test_a_small_convolutional_net_is_one_program_equal_to_the_interpreter(image
         np.testing.assert_allclose(got, reference.run([x])[0], rtol=1e-4, atol=1e-5)
         with torch.no_grad():
             np.testing.assert_allclose(got, model(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-5)
+    [segment] = executor.steps
+    assert len(segment.programs) == 1 and all(segment.programs.values()), segment.reason
+
+
+class _Inverted(torch.nn.Module):
+    """A 1x1 expand to 40 channels (two blocks of 16 lanes and a partial one; five of 8) with a
+    ReLU6, a depthwise 3x3 with a clamp of its own bounds, a 1x1 project with a hardtanh."""
+
+    def __init__(self, stride):
+        super().__init__()
+        self.expand = torch.nn.Conv2d(6, 40, 1)
+        self.depthwise = torch.nn.Conv2d(40, 40, 3, stride=stride, padding=1, groups=40)
+        self.project = torch.nn.Conv2d(40, 6, 1)
+
+    def forward(self, x):
+        h = torch.nn.functional.relu6(self.expand(x))
+        h = torch.clamp(self.depthwise(h), min=-0.5, max=2.0)
+        return torch.nn.functional.hardtanh(self.project(h), -0.25, 0.75)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("image, stride", [((4, 4), 1), ((2, 2), 1), ((5, 3), 2), ((8, 8), 2), ((15, 15), 2)])
+def test_blocked_depthwise_and_clamp_epilogues_equal_torch(image, stride, dtype):
+    """Depthwise convolutions by blocks of channels (blocked_depthwise.py) and ReLU6/clamp/hardtanh
+    applied by the products as they store: one program, its groups' heads their results, equal to
+    the interpreter and to torch at batch sizes it was not traced with, NaN and values past the
+    bounds included."""
+    assert blocked_depthwise.takes(image, (3, 3), conv_geometry((1, 40, *image), (40, 1, 3, 3), stride, 1, 1, 40))
+    torch.manual_seed(7)
+    model = _Inverted(stride).eval()
+    if dtype == np.float64:
+        model = model.double()
+    executor, reference = _executors(model, torch.from_numpy(np.ones((2, 6, *image), dtype)))
+    assert [type(s) for s in executor.steps] == [SegmentStep]
+    heads = [s for s in executor.group_steps if s.head is not None]
+    assert len(heads) == 3 and all(s.variants[0].head_is_result for s in heads)
+    rng = np.random.default_rng(9)
+    for batch in (2, 1, 3, 5):
+        x = (4 * rng.standard_normal((batch, 6, *image))).astype(dtype)
+        x[0, 1, 0, 0] = np.nan
+        got = executor([x])[0]
+        np.testing.assert_allclose(got, reference.run([x])[0], rtol=1e-5, atol=1e-5, equal_nan=True)
+        with torch.no_grad():
+            np.testing.assert_allclose(got, model(torch.from_numpy(x)).numpy(), rtol=1e-5, atol=1e-5, equal_nan=True)
+    [segment] = executor.steps
+    assert len(segment.programs) == 1 and all(segment.programs.values()), segment.reason
+
+
+@pytest.mark.parametrize("way", ["taps", "bands", "side by side"])
+def test_a_relu6_after_a_convolution_is_applied_by_its_products(way, monkeypatch):
+    """ReLU6 as the GEMM's epilogue (gemm.py's floor and ceiling) in each way a convolution's
+    products run: tap products, banded im2col columns, images side by side."""
+    if way == "bands":
+        monkeypatch.setattr(convolution_lowering, "TAP_MIN_POSITIONS", 1 << 30)
+    if way == "side by side":
+        monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
+    torch.manual_seed(8)
+    model = torch.nn.Sequential(torch.nn.Conv2d(5, 12, 3, padding=1), torch.nn.ReLU6()).eval()
+    executor, reference = _executors(model, torch.randn(2, 5, 12, 12))
+    [head] = [s for s in executor.group_steps if s.head is not None]
+    assert head.variants[0].head_is_result
+    rng = np.random.default_rng(10)
+    for batch in (2, 1, 3):
+        x = (20 * rng.standard_normal((batch, 5, 12, 12))).astype(np.float32)
+        x[0, 0, 5, 5] = np.nan
+        got = executor([x])[0]
+        np.testing.assert_allclose(got, reference.run([x])[0], rtol=1e-5, atol=1e-5, equal_nan=True)
+        assert np.nanmax(got) == 6.0 and np.nanmin(got) == 0.0
+    [segment] = [s for s in executor.steps if isinstance(s, SegmentStep)]
+    assert segment.programs and all(segment.programs.values()), segment.reason
+
+
+class _Pools(torch.nn.Module):
+    def __init__(self, kernel, stride, padding, ceil_mode):
+        super().__init__()
+        self.args = kernel, stride, padding, 1, ceil_mode
+
+    def forward(self, x):
+        return torch.nn.functional.max_pool2d(torch.relu(x) - 0.25, *self.args)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("image, kernel, stride, padding, ceil_mode", [
+    ((15, 15), 3, 2, 0, True),    # SqueezeNet's: windows past the image's end
+    ((7, 9), 3, 2, 1, False),
+    ((8, 8), 2, 2, 0, False),
+    ((5, 6), (2, 3), (2, 1), (1, 0), True),
+])
+def test_strided_max_pooling_by_blocks_of_channels_equals_torch(image, kernel, stride, padding, ceil_mode, dtype):
+    """Max pooling by blocks of channels (blocked_pool.py) in a program: 20 channels (a block of 16
+    and a partial one; 8-lane blocks in float64), NaN, batch sizes it was not traced with."""
+    assert blocked_pool.takes(pool_geometry((2, 20, *image), kernel, stride, padding, 1, ceil_mode))
+    model = _Pools(kernel, stride, padding, ceil_mode)
+    executor, reference = _executors(model, torch.from_numpy(np.ones((2, 20, *image), dtype)))
+    assert [type(s) for s in executor.steps] == [SegmentStep]
+    rng = np.random.default_rng(11)
+    for batch in (2, 1, 3):
+        x = rng.standard_normal((batch, 20, *image)).astype(dtype)
+        x[0, 17, 1, 1] = np.nan
+        got = executor([x])[0]
+        np.testing.assert_array_equal(got, reference.run([x])[0])
+        np.testing.assert_array_equal(got, model(torch.from_numpy(x)).numpy())
     [segment] = executor.steps
     assert len(segment.programs) == 1 and all(segment.programs.values()), segment.reason

@@ -50,3 +50,21 @@ def test_a_scripted_archive_serves_inputs_of_any_rank_its_signature_allows(examp
     for got, (request,) in zip(run_batch(entry, requests), requests):
         with torch.no_grad():
             np.testing.assert_allclose(got[0], module(torch.from_numpy(request)).numpy(), rtol=1e-6)
+
+
+def test_a_traced_archive_stacks_requests_only_where_its_outputs_keep_the_batch_in_dim_0(tmp_path):
+    def rows(x):  # 5 rows per example: dim 0 of the output is 5*B, not B
+        return x.reshape(-1, 4) * 2
+
+    def per_example(x):
+        return x.reshape(x.size(0), -1) * 2
+
+    x = np.arange(40, dtype=np.float32).reshape(2, 5, 4)
+    for fn, batchable in ((rows, False), (per_example, True)):
+        path = tmp_path / f"{fn.__name__}.sc"
+        torch.jit.trace(fn, torch.from_numpy(x)).save(str(path))
+        entry = model_entry(fn.__name__, load(str(path)))
+        assert entry.batchable == batchable
+        requests = [[x[:1]], [x[1:]]]
+        for got, (request,) in zip(run_batch(entry, requests), requests):
+            np.testing.assert_array_equal(got[0], fn(torch.from_numpy(request)).numpy())

@@ -1,6 +1,7 @@
 """The native lowering of each op a segment program runs (LOWERINGS): views, sizes and integer
-arithmetic, zeros, split and cat, pixel_shuffle, pad, pooling, products, convolutions, and FusionGroups - each writes
-its records through the builder (program_values.py) and returns its outputs' symbolic values."""
+arithmetic, zeros, random fills, split and cat, pixel_shuffle, pad, pooling, products, convolutions,
+and FusionGroups - each writes its records through the builder (program_values.py) and returns its
+outputs' symbolic values."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .lists import _append, _extend, _getitem, _is_none, _length, _not, _or, _re
 from .scalars import (_comparison, _copy_list, _dim, _dtype, _integer, _list, _numel, _raise, _range_length, _size,
                       _sizes, _tuple, _unpack)
 from .pads import _pad
+from .samplers import SAMPLER_LOWERINGS
 from .shuffles import _pixel_shuffle
 from .views import (_chunk, _contiguous_op, _dropout, _embedding, _flatten, _join, _narrow, _select, _split, _squeeze,
                     _transpose, _unsqueeze, _view, _zeros)
@@ -40,7 +42,7 @@ LOWERINGS = {
     "getitem.list": _getitem, "len.list": _length, "append.list": _append, "extend.list": _extend,
     "prim::Refine": _refine, "prim::IsNone": _is_none, "prim::Uninitialized": _uninitialized,
     "not.scalar": _not, "or.scalar": _or, "narrow": _narrow, "dropout": _dropout, "size.all": _sizes,
-    "dtype": _dtype, "copy.list": _copy_list,
+    "dtype": _dtype, "copy.list": _copy_list, **SAMPLER_LOWERINGS,
 }
 
 

@@ -34,11 +34,11 @@ def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
                 return [linear_product(builder, a, *epilogue)]  # (the group's whole work: no kernel after)
             syms.append(_product(builder, a, b))
         elif variant.head.name in ("conv2d", "conv_transpose2d"):
-            floor = spec.head_floor if variant.head_is_result else None
+            bounds = spec.head_bounds if variant.head_is_result else None
             lower = conv2d if variant.head.name == "conv2d" else conv_transpose
-            syms.append(lower(builder, sources, recorded[node.inputs[variant.head_sources[0][0]]], floor))
+            syms.append(lower(builder, sources, recorded[node.inputs[variant.head_sources[0][0]]], bounds))
             if variant.head_is_result:
-                return [syms[-1]]  # (the products applied the group's ReLU as they stored)
+                return [syms[-1]]  # (the products applied the group's ReLU or clamp as they stored)
         else:
             raise NotNative(f"a {variant.head.name} head")
     rank = len(shape)

@@ -23,7 +23,7 @@ def _pool(mode: int | None):
     """max_pool2d / avg_pool2d with the pool loop: the image size the recorded call had (checked);
     mode None: adaptive_avg_pool2d to sizes that divide the image's (an average pool of that kernel)."""
     def lower(builder: Builder, node, args, recorded):
-        from scriptc.native import pool, windows
+        from scriptc.native import blocked_depthwise, blocked_pool, pool, windows
         kind = mode
         x = contiguous_of(args[0])
         constants = [constant_of(a) for a in args[1:]]
@@ -55,6 +55,17 @@ def _pool(mode: int | None):
         builder.equal(x.dims[2], builder.const(geometry[0]))
         builder.equal(x.dims[3], builder.const(geometry[1]))
         out = builder.alloc(x.dtype, x.dims[:2] + [builder.const(geometry[2]), builder.const(geometry[3])])
+        if kind == pool.MAX and blocked_pool.takes(geometry):  # by blocks of channels (blocked_pool.py)
+            ptrs, meta = builder.block(2), builder.block(13)
+            builder.copy_into(ptrs, [x.pointer, out.pointer], builder.compute)
+            builder.copy_into(meta, [x.dims[1]] + [builder.const(g) for g in geometry], builder.shape)
+            lanes = blocked_depthwise.lanes(x.dtype.name)
+            per_image = builder.arithmetic("DIV", builder.arithmetic("ADD", x.dims[1], builder.const(lanes - 1)),
+                                           builder.const(lanes))
+            blocks = builder.arithmetic("MUL", x.dims[0], per_image)
+            builder.compute.append(("KERNEL", builder.const(loop_function("blocked_pool", x.dtype.name)), blocks, ptrs,
+                                    meta))
+            return [out]
         ptrs, meta = builder.block(5), builder.block(13)
         rows, columns = (builder.address_of(t) for t in windows.positions(geometry[2], geometry[3], x.dtype.name))
         builder.copy_into(ptrs, [x.pointer, out.pointer, divisors, rows, columns], builder.compute)
@@ -197,18 +208,19 @@ def _conv2d(builder: Builder, node, args, recorded):
     return [conv2d(builder, args, recorded[node.inputs[0]], None)]
 
 
-def conv2d(builder: Builder, args: list, x_value: np.ndarray, floor: float | None) -> TensorValue:
-    """A conv2d's lowering: a product where its kernel covers the whole image, else convolution's."""
-    product = _covering_product(builder, args, x_value, floor)
-    return product if product is not None else convolution(builder, args, x_value, floor)
+def conv2d(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None) -> TensorValue:
+    """A conv2d's lowering: a product where its kernel covers the whole image, else convolution's
+    (which applies `bounds`, (floor, ceiling), as it stores)."""
+    product = _covering_product(builder, args, x_value, bounds)
+    return product if product is not None else convolution(builder, args, x_value, bounds)
 
 
-def _covering_product(builder: Builder, args: list, x_value: np.ndarray, floor: float | None) -> TensorValue | None:
+def _covering_product(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None) -> TensorValue | None:
     """conv2d(args) of a batch like `x_value` as the product (N, C*H*W) @ (C*H*W, O) where its kernel
     covers the whole unpadded image (one output position an image: DCGAN's discriminator's last
     layer, 512 channels of 4x4, where im2col copied 16 x 512 x 4 short rows, 1.7 ms against the
     product's 0.05) and nothing follows in it (no bias, no floor, one group); None otherwise."""
-    if args[2] is not None or floor is not None or len(x_value.shape) != 4:
+    if args[2] is not None or bounds is not None or len(x_value.shape) != 4:
         return None
     weight = constant_array(args[1])
     stride, padding, dilation, groups = (constant_of(a) for a in args[3:7])

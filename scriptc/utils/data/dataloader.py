@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from scriptc.utils.data._utils.collate import default_collate, default_convert
 from scriptc.utils.data._utils.fetch import create_fetcher
+from scriptc.utils.data._utils.shared_batches import SpareBlocks
 from scriptc.utils.data.dataset import Dataset, IterableDataset
 from scriptc.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -121,6 +122,7 @@ class DataLoader:
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
         self._iterator = None
+        self._spare_blocks = SpareBlocks()  # shared memory of finished iterators, for the next one's workers
         self._IterableDataset_len_called = None
         self._initialized = True
         self._check_worker_number_rationality()

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -190,24 +191,25 @@ def test_a_worker_exception_is_reraised_with_its_traceback(leaves_nothing_behind
     del info, loader
 
 
-class Slow(Dataset):
-    """Sample 0 comes at once; later ones wait on an event nobody sets (a worker that hangs)."""
+class Gated(Dataset):
+    """The samples in `held` wait until the main process opens the gate: a worker slower than
+    the other, or one that hangs when nobody opens it."""
 
-    def __init__(self, gate):
-        self.gate = gate
+    def __init__(self, gate, held, n=64):
+        self.gate, self.held, self.n = gate, held, n
 
     def __len__(self):
-        return 64
+        return self.n
 
     def __getitem__(self, i):
-        if i:
+        if i in self.held:
             self.gate.wait(60)
         return torch.tensor([i])
 
 
 def test_a_killed_worker_is_a_clear_error_not_a_hang(leaves_nothing_behind):
     gate = multiprocessing.get_context("fork").Event()
-    iterator = iter(DataLoader(Slow(gate), batch_size=1, num_workers=2, multiprocessing_context="fork"))
+    iterator = iter(DataLoader(Gated(gate, range(1, 64)), batch_size=1, num_workers=2, multiprocessing_context="fork"))
     assert next(iterator).tolist() == [[0]]
     victim = iterator._workers[1].pid
     os.kill(victim, signal.SIGKILL)
@@ -219,7 +221,7 @@ def test_a_killed_worker_is_a_clear_error_not_a_hang(leaves_nothing_behind):
 
 def test_timeout_is_enforced(leaves_nothing_behind):
     gate = multiprocessing.get_context("fork").Event()
-    iterator = iter(DataLoader(Slow(gate), batch_size=1, num_workers=1, timeout=0.5))
+    iterator = iter(DataLoader(Gated(gate, range(1, 64)), batch_size=1, num_workers=1, timeout=0.5))
     next(iterator)
     with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
         next(iterator)
@@ -386,3 +388,123 @@ def _state(pid: int) -> str:
             return next(line for line in fh if line.startswith("State:")).lower()
     except (FileNotFoundError, StopIteration):
         return "zombie"
+
+
+# --- the rings between the main process and its workers ------------------------------------------
+
+def test_a_slow_worker_holds_back_only_its_own_batches_when_unordered(leaves_nothing_behind):
+    gate = multiprocessing.get_context("fork").Event()
+    iterator = iter(DataLoader(Gated(gate, {0}, 12), batch_size=1, num_workers=2, in_order=False,
+                               multiprocessing_context="fork"))
+    early = [next(iterator).item() for _ in range(3)]  # worker 0 is stuck on sample 0 meanwhile
+    assert 0 not in early
+    gate.set()
+    assert sorted(early + [batch.item() for batch in iterator]) == list(range(12))
+    del iterator
+
+
+def test_in_order_batches_wait_for_the_slow_worker(leaves_nothing_behind):
+    gate = multiprocessing.get_context("fork").Event()
+    opener = threading.Timer(0.2, gate.set)  # worker 1 runs ahead as far as it may meanwhile
+    opener.start()
+    try:
+        loader = DataLoader(Gated(gate, {0}, 12), batch_size=1, num_workers=2, prefetch_factor=1,
+                            multiprocessing_context="fork")
+        assert [b.item() for b in loader] == list(range(12))
+    finally:
+        opener.join()
+
+
+class ExitsAt(Dataset):
+    """A worker process that exits (as a crash would) when it reaches sample `at`."""
+
+    def __init__(self, at):
+        self.at = at
+
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        if i == self.at:
+            os._exit(3)
+        return torch.tensor([i])
+
+
+def test_a_worker_that_dies_mid_epoch_is_an_error_with_its_exit_code(leaves_nothing_behind):
+    iterator = iter(DataLoader(ExitsAt(21), batch_size=2, num_workers=2))
+    received = []
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly: the worker "
+                                           "exited with code 3"):
+        for batch in iterator:
+            received.extend(batch.flatten().tolist())
+    assert received == list(range(len(received))) and len(received) <= 20, "batches before the crash, in order"
+    del iterator
+
+
+def test_workers_exit_on_their_own_once_the_sampler_runs_out(leaves_nothing_behind):
+    iterator = iter(DataLoader(_rows(40), batch_size=4, num_workers=2))
+    batches = [next(iterator) for _ in range(10)]  # every batch, not yet the end of the epoch
+    for process in iterator._workers:
+        process.join(60)
+        assert process.exitcode == 0, "told there are no more tasks, a worker exits after its last batch"
+    with pytest.raises(StopIteration):
+        next(iterator)  # an exit the worker was told to make is not a death
+    assert [y.tolist() for _, y in batches] == [list(range(i, i + 4)) for i in range(0, 40, 4)]
+    del iterator, batches
+
+
+def test_a_batch_held_while_hundreds_more_arrive_keeps_its_values(leaves_nothing_behind):
+    ds = _rows(2000, 6)
+    iterator = iter(DataLoader(ds, batch_size=4, num_workers=2, prefetch_factor=1))
+    held = [next(iterator) for _ in range(3)]
+    count = sum(1 for _ in iterator)
+    assert count == 497
+    for x, y in held:
+        np.testing.assert_array_equal(x.numpy(), ds.tensors[0].numpy()[y.numpy()])
+    del iterator, held
+
+
+def test_messages_too_big_for_a_ring_slot_travel_on_the_channel(leaves_nothing_behind):
+    ds = _rows(5000, 2)
+    big = [list(range(start, start + 2500)) for start in (0, 2500)]  # a task of ~10 KB pickled
+    batches = list(DataLoader(ds, batch_sampler=big, num_workers=2, collate_fn=_copy_out))
+    assert [b[0][:, 1].tolist() for b in batches] == [[2 * i + 1.0 for i in indices] for indices in big]
+    assert batches[1][1] == "x" * 100_000
+
+
+def test_the_next_epochs_workers_write_into_the_last_ones_blocks(leaves_nothing_behind):
+    ds = _rows(600, 16)
+    loader = DataLoader(ds, batch_size=20, num_workers=2, multiprocessing_context="fork")
+
+    def check(batches):
+        for x, y in batches:
+            np.testing.assert_array_equal(x.numpy(), ds.tensors[0].numpy()[y.numpy()])
+
+    first = iter(loader)
+    held = next(first)  # held across the epochs: its block must not be handed on while it lives
+    check(first)
+    spares = list(loader._spare_blocks.mappings)
+    assert spares, "the finished iterator's idle blocks are kept for the next one"
+    second = iter(loader)
+    assert {id(m) for blocks in second._blocks for m in blocks.mappings.values()} == {id(m) for m in spares}
+    check(second)
+    check([held])
+    assert len(loader._spare_blocks.mappings) <= (2 + 2) * 2
+    del first, second, held, spares
+
+
+def test_a_loader_keeps_no_more_spare_memory_than_its_bound():
+    from scriptc.multiprocessing.shared_memory import allocate
+    from scriptc.utils.data._utils.shared_batches import _SPARE_BYTES, SpareBlocks
+
+    spares = SpareBlocks()
+    spares.hand_out(2, 100)
+    big = [allocate(_SPARE_BYTES // 3) for _ in range(4)]
+    for mapping in big:
+        spares.keep(mapping)
+    assert len(spares.mappings) == 3 and spares.nbytes <= _SPARE_BYTES
+    assert [len(share) for share in spares.hand_out(2, 1)] == [2, 1] and spares.mappings == []
+    spares.keep(big[0])
+    spares.keep(big[1])
+    assert spares.mappings == [big[0]], "at most `limit` blocks"
+    del big, spares

@@ -1,12 +1,17 @@
 """The main process's side of DataLoader workers: hand out tasks, receive batches in order, watch
 for dead workers, shut everything down.
 
-Each worker has a channel (a Unix socket pair) and its ReceivedBlocks (the mappings of its
-shared-memory blocks). Up to prefetch_factor * num_workers tasks are outstanding; a task goes
+Tasks and results travel on shared-memory rings (rings.py), one pair per worker: a batch that is
+ready when the main process asks for it costs no system call, and a worker with tasks queued
+never waits for a message. Up to prefetch_factor * num_workers tasks are outstanding; a task goes
 to the next worker in turn (or, when no batch can depend on its worker, to the least busy one)
-with the blocks the main process has finished with since that worker's last task. Batches are
-returned in task order (or as they arrive with in_order=False). A worker that dies closes its
-channel and its process sentinel fires: the next wait sees it and raises.
+with the blocks (shared_batches.py) the main process has finished with since that worker's last
+task. The first tasks are in the rings before the workers start, so each starts on its first
+batch at once; when the sampler runs out, each worker is told it has no more tasks and exits as
+soon as it has made its last batch, while the main process still returns the last ones. Batches
+are returned in task order (or as they arrive with in_order=False). Each worker also has a
+channel (a Unix socket pair) for messages too big for a slot and for new blocks' descriptors; a
+worker that dies is seen by its sentinel within a wait slice.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ import multiprocessing
 import pickle
 import select
 import signal
+import time
 
 from scriptc.utils.data._utils.channel import channel_pair
+from scriptc.utils.data._utils.rings import WorkerRings
 from scriptc.utils.data._utils.shared_batches import ReceivedBlocks
 from scriptc.utils.data._utils.worker import ExceptionWrapper, worker_loop
 from scriptc.utils.data.dataloader import _BaseDataLoaderIter
@@ -28,6 +35,8 @@ __all__ = ["MultiProcessingDataLoaderIter"]
 # it (torch waits as long); after a failure the workers are terminated at once.
 _GRACE_PERIOD = 5.0
 _JOIN_TIMEOUT = 30.0
+_PICKLED_FINISH = pickle.dumps(("finish",), pickle.HIGHEST_PROTOCOL)
+_PICKLED_RESET = pickle.dumps(("reset",), pickle.HIGHEST_PROTOCOL)
 
 
 class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
@@ -41,18 +50,29 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._in_order = loader.in_order
         self._any_worker = _batches_independent_of_worker(loader)
         context = loader.multiprocessing_context or multiprocessing.get_context()
+        # Workers started by fork inherit the blocks of the loader's last iterator (SpareBlocks).
+        spares = loader._spare_blocks if context.get_start_method() == "fork" else None
+        inherited = (spares.hand_out(self._num_workers, (self._prefetch_factor + 2) * self._num_workers)
+                     if spares is not None else [[] for _ in range(self._num_workers)])
         self._workers, self._channels, self._blocks = [], [], []
         self._shutdown = False
+        # A ring holds at most every outstanding task, plus a reset or finish message.
+        self._rings = WorkerRings(self._num_workers, self._prefetch_factor * self._num_workers + 1,
+                                  any_result=not self._in_order)
         try:
-            for worker_id in range(self._num_workers):
+            worker_ends = []
+            for _ in range(self._num_workers):
                 main_end, worker_end = channel_pair()
                 self._channels.append(main_end)
-                self._blocks.append(ReceivedBlocks())
+                worker_ends.append(worker_end)
+                self._blocks.append(ReceivedBlocks(spares, inherited[len(self._blocks)]))
+            self._reset(loader, first_iter=True)  # the first tasks wait in the rings for the workers
+            for worker_id, worker_end in enumerate(worker_ends):
                 process = context.Process(
                     target=worker_loop,
-                    args=(worker_end, self._dataset_kind, self._dataset, self._auto_collation, self._collate_fn,
-                          self._drop_last, self._base_seed, loader.worker_init_fn, worker_id, self._num_workers,
-                          self._prefetch_factor),
+                    args=(self._rings, worker_id, worker_end, self._dataset_kind, self._dataset, self._auto_collation,
+                          self._collate_fn, self._drop_last, self._base_seed, loader.worker_init_fn, self._num_workers,
+                          self._prefetch_factor, inherited[worker_id]),
                     daemon=True)
                 try:
                     process.start()
@@ -60,53 +80,50 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     worker_end.close()  # the worker has its own; ours would hide the worker's death
                 self._workers.append(process)
         except BaseException:
+            for worker_end in worker_ends:
+                worker_end.close()
             self._shutdown_workers()
             raise
-        # Waiting for any worker's message, or (in order) for one worker's only: a batch that
-        # comes early from another worker then waits in its channel instead of waking this
-        # process for nothing. Either way a worker's death ends the wait.
-        self._any_wait = select.epoll()
-        self._worker_waits = [select.epoll() for _ in self._workers]
-        self._fd_owners: dict[int, tuple] = {}  # descriptor -> ("channel" or "sentinel", worker id)
-        for worker_id, (channel, process) in enumerate(zip(self._channels, self._workers)):
-            for wait in (self._any_wait, self._worker_waits[worker_id]):
-                wait.register(channel.fileno(), select.EPOLLIN)
-            for wait in [self._any_wait] + self._worker_waits:
-                wait.register(process.sentinel, select.EPOLLIN)
-            self._fd_owners[channel.fileno()] = ("channel", worker_id)
-            self._fd_owners[process.sentinel] = ("sentinel", worker_id)
-        self._reset(loader, first_iter=True)
+        self._sentinels = select.poll()
+        for process in self._workers:
+            self._sentinels.register(process.sentinel, select.POLLIN)
 
     # --- epochs ---------------------------------------------------------------------------------
     def _reset(self, loader, first_iter: bool = False) -> None:
         super()._reset(loader, first_iter)
         self._send_idx = 0  # the next task to send
-        self._rcvd_idx = 0  # the next task to return
-        self._task_info: dict[int, tuple] = {}  # task -> (worker,) while outstanding, (worker, data) when early
-        self._tasks_outstanding = 0
+        self._rcvd_idx = 0  # the next task to return (in order)
+        self._task_worker: dict[int, int] = {}  # outstanding task -> its worker
         self._workers_status = [True] * self._num_workers
-        self._workers_num_tasks = [0] * self._num_workers  # sent and not yet returned to the user
         self._workers_pending = [0] * self._num_workers  # sent and not yet answered
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
+        self._sampler_done = False
         if not first_iter:  # persistent workers: start their datasets over, dropping stale batches
             for worker_id in range(self._num_workers):
-                self._send(worker_id, ("reset",))
-            resets = 0
-            while resets < self._num_workers:
-                _, message = self._get_data()
-                resets += message[0] == "reset"
+                self._rings.put_task(worker_id, _PICKLED_RESET, self._channels[worker_id])
+            if self._in_order:
+                for worker_id in range(self._num_workers):
+                    while self._take_result(worker_id)[0] != "reset":
+                        pass
+            else:
+                resets = 0
+                while resets < self._num_workers:
+                    resets += self._take_any_result()[1][0] == "reset"
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
 
     # --- tasks out, batches in --------------------------------------------------------------------
-    def _send(self, worker_id: int, message: tuple) -> None:
-        self._channels[worker_id].send(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
-
     def _try_put_index(self) -> None:
-        max_tasks = self._prefetch_factor * self._num_workers
+        if self._sampler_done:
+            return
         try:
             index = self._next_index()
         except StopIteration:
+            self._sampler_done = True
+            if not self._persistent_workers:  # each worker exits once it has made its last batch
+                for worker_id in range(self._num_workers):
+                    if self._workers_status[worker_id]:
+                        self._rings.put_task(worker_id, _PICKLED_FINISH, self._channels[worker_id])
             return
         if self._any_worker and self._in_order:
             # the worker with the least work queued, so that one a busy machine runs less often
@@ -114,45 +131,57 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             # visible in it (_batches_independent_of_worker)
             worker_id = min(range(self._num_workers), key=self._workers_pending.__getitem__)
         else:
+            share = self._prefetch_factor * self._num_workers // max(sum(self._workers_status), 1)
             for _ in range(self._num_workers):  # the next active worker, if any
                 worker_id = next(self._worker_queue_idx_cycle)
-                if self._workers_status[worker_id] and (
-                        self._in_order or self._workers_num_tasks[worker_id] < max_tasks // sum(self._workers_status)):
+                if self._workers_status[worker_id] and (self._in_order or self._workers_pending[worker_id] < share):
                     break
             else:
                 return
-        self._send(worker_id, ("task", self._send_idx, index, self._blocks[worker_id].take_freed()))
-        self._task_info[self._send_idx] = (worker_id,)
-        self._workers_num_tasks[worker_id] += 1
+        task = pickle.dumps(("task", self._send_idx, index, self._blocks[worker_id].take_freed()),
+                            pickle.HIGHEST_PROTOCOL)
+        self._rings.put_task(worker_id, task, self._channels[worker_id])
+        self._task_worker[self._send_idx] = worker_id
         self._workers_pending[worker_id] += 1
-        self._tasks_outstanding += 1
         self._send_idx += 1
 
-    def _get_data(self, expected: int | None = None) -> tuple[int, tuple]:
-        """(worker id, message) of the next message from any worker, looking first (without a
-        system call to wait) at the `expected` worker's; in order, only the expected worker's.
-        Raises when a worker died or the timeout passed."""
-        received = self._receive(expected, block=False) if expected is not None else None
-        wait = self._worker_waits[expected] if expected is not None and self._in_order else self._any_wait
-        while received is None:
-            events = wait.poll(self._timeout if self._timeout > 0 else -1)
-            if not events:
-                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-            owners = [self._fd_owners[fd] for fd, _ in events]
-            readable = [worker_id for kind, worker_id in owners if kind == "channel"]
-            if not readable:  # only a sentinel: a worker exited with nothing left to say
-                self._worker_died(owners[0][1])
-            received = self._receive(readable[0], block=True)
-        return received
-
-    def _receive(self, worker_id: int, block: bool) -> tuple[int, tuple] | None:
+    def _take_result(self, worker_id: int) -> tuple:
+        """The worker's next message, waiting for it."""
         try:
-            message = self._channels[worker_id].recv(block)
+            payload, fds = self._rings.take_result(worker_id, self._channels[worker_id], *self._wait_bounds())
         except (EOFError, ConnectionResetError):
             self._worker_died(worker_id)
-        if message is None:
-            return None
-        return worker_id, self._blocks[worker_id].unpack(*message)
+        return self._blocks[worker_id].unpack(payload, fds)
+
+    def _take_any_result(self) -> tuple[int, tuple]:
+        """(worker id, message) of the next message from any worker (in_order=False), waiting for one."""
+        try:
+            worker_id, payload, fds = self._rings.take_any_result(self._channels, *self._wait_bounds())
+        except (EOFError, ConnectionResetError):  # (only the worker being read from can be at fault)
+            self._worker_died(self._dead_worker())
+        return worker_id, self._blocks[worker_id].unpack(payload, fds)
+
+    def _wait_bounds(self) -> tuple:
+        """(deadline, check) of a wait for a batch: the timeout's end, and what the wait runs
+        between its slices: raise when a worker died or the deadline passed."""
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
+
+        def check() -> None:
+            dead = self._dead_worker()
+            if dead is not None:
+                self._worker_died(dead)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+        return deadline, check
+
+    def _dead_worker(self) -> int | None:
+        """A worker that exited without being told it had no more tasks, if any."""
+        for fd, _ in self._sentinels.poll(0):
+            worker_id = next(k for k, process in enumerate(self._workers) if process.sentinel == fd)
+            if not self._rings.finished(worker_id):
+                return worker_id
+            self._sentinels.unregister(fd)
+        return None
 
     def _worker_died(self, worker_id: int):
         process = self._workers[worker_id]
@@ -167,64 +196,46 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def _next_data(self):
         while True:
-            while self._rcvd_idx < self._send_idx:
-                info = self._task_info.get(self._rcvd_idx)
-                if info and (len(info) == 2 or self._workers_status[info[0]]):
-                    break  # its batch is here, or its worker is still producing it
-                self._task_info.pop(self._rcvd_idx, None)
+            if self._in_order:
+                while self._rcvd_idx < self._send_idx and not self._workers_status[self._task_worker[self._rcvd_idx]]:
+                    del self._task_worker[self._rcvd_idx]  # its worker ran out before making it
+                    self._rcvd_idx += 1
+                if self._rcvd_idx == self._send_idx:
+                    return self._end_epoch()
+                worker_id = self._task_worker[self._rcvd_idx]
+                message = self._take_result(worker_id)  # a worker answers its tasks in order: this is rcvd_idx's
                 self._rcvd_idx += 1
             else:
-                if not self._persistent_workers:
-                    self._shutdown_workers()
-                raise StopIteration
-            if len(self._task_info[self._rcvd_idx]) == 2:
-                worker_id, data = self._task_info.pop(self._rcvd_idx)
-                self._rcvd_idx += 1
-                return self._process_data(data, worker_id)
-            worker_id, message = self._get_data(expected=self._task_info[self._rcvd_idx][0])
+                if not any(pending and active for pending, active in zip(self._workers_pending, self._workers_status)):
+                    return self._end_epoch()
+                worker_id, message = self._take_any_result()
             kind, task = message[0], message[1]
-            self._tasks_outstanding -= 1
+            del self._task_worker[task]
             self._workers_pending[worker_id] -= 1
             if kind == "end":  # an IterableDataset worker ran out
                 self._workers_status[worker_id] = False
-                self._workers_num_tasks[worker_id] -= 1
                 self._try_put_index()
                 continue
+            self._try_put_index()
             data = message[2]
-            if task != self._rcvd_idx:
-                if not self._in_order:
-                    self._task_info.pop(task)
-                    return self._process_data(data, worker_id)
-                self._task_info[task] += (data,)
-            else:
-                self._task_info.pop(task)
-                self._rcvd_idx += 1
-                return self._process_data(data, worker_id)
+            if isinstance(data, ExceptionWrapper):
+                data.reraise()
+            return data
 
-    def _process_data(self, data, worker_id: int):
-        self._workers_num_tasks[worker_id] -= 1
-        self._try_put_index()
-        if isinstance(data, ExceptionWrapper):
-            data.reraise()
-        return data
+    def _end_epoch(self):
+        if not self._persistent_workers:
+            self._shutdown_workers()
+        raise StopIteration
 
     # --- shutdown ---------------------------------------------------------------------------------
     def _shutdown_workers(self, grace_period: float = _GRACE_PERIOD) -> None:
         """Stop the workers, wait up to grace_period for them (then terminate them), and close the
-        channels; the blocks of batches still in use unmap when those batches die."""
+        channels and rings; the blocks of batches still in use unmap when those batches die."""
         if self._shutdown:
             return
         self._shutdown = True
         for worker_id in range(len(self._workers)):
-            try:
-                self._send(worker_id, ("stop",))
-            except OSError:
-                pass  # it is gone already
-        if hasattr(self, "_any_wait"):
-            for wait in [self._any_wait] + self._worker_waits:
-                wait.close()
-        for channel in self._channels:
-            channel.close()
+            self._rings.stop(worker_id)
         for process in self._workers:
             process.join(grace_period)
             if process.is_alive():
@@ -233,11 +244,14 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             if process.is_alive():
                 process.kill()
                 process.join()
+        for channel in self._channels:
+            channel.close()
         for blocks in self._blocks:
             blocks.close()
+        self._rings.close()
 
     def __del__(self):
-        if getattr(self, "_workers", None) is not None:
+        if getattr(self, "_rings", None) is not None:
             self._shutdown_workers()
 
 

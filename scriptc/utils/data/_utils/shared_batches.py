@@ -27,12 +27,16 @@ import weakref
 import numpy as np
 
 from scriptc.multiprocessing.shared_memory import SharedMapping, allocate, byte_offset, map_descriptor, shared_storage
+from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.tensors import Tensor, from_numpy
+from scriptc.tensors.core import wrap
+from scriptc.types import from_numpy_dtype
 
-__all__ = ["WorkerBlocks", "RowGatherer", "ReceivedBlocks"]
+__all__ = ["WorkerBlocks", "RowGatherer", "ReceivedBlocks", "SpareBlocks"]
 
 _PAGE = mmap.PAGESIZE
 _ALIGNMENT = 64  # where each array of a message starts in its block: a cache line
+_SPARE_BYTES = 64 << 20  # the most shared memory a DataLoader keeps between iterators (SpareBlocks)
 
 
 class WorkerBlocks:
@@ -44,12 +48,14 @@ class WorkerBlocks:
     largest message so far: a batch is one block, one mapping lease and one release in the
     main process, however many tensors it has."""
 
-    def __init__(self, prefetch_factor: int):
+    def __init__(self, prefetch_factor: int, inherited: list[SharedMapping] = ()):
         self.prefetch_factor = prefetch_factor
-        self.mappings: dict[int, SharedMapping] = {}
-        self.flats: dict[int, np.ndarray] = {}  # block -> a flat array over it, the base of the arrays lent on it
-        self.ids_by_mapping: dict[int, int] = {}
-        self.idle: list[int] = []  # taken last-in first-out: the block freed last is likeliest in cache still
+        # inherited: blocks the main process maps already (spares of an earlier iterator, inherited
+        # through fork), numbered from 0 as ReceivedBlocks numbers them
+        self.mappings: dict[int, SharedMapping] = dict(enumerate(inherited))
+        self.flats: dict[int, np.ndarray] = {block: mapping.array() for block, mapping in self.mappings.items()}
+        self.ids_by_mapping: dict[int, int] = {id(mapping): block for block, mapping in self.mappings.items()}
+        self.idle: list[int] = list(self.mappings)  # taken last-in first-out: the block freed last is likeliest in cache
         self.unsent: set[int] = set()  # blocks whose descriptor the main process has not been sent
         self.session: list[int] = []  # blocks handed out while making the current message, the last one filling
         self.filled = 0  # bytes of the last session block in use
@@ -57,7 +63,7 @@ class WorkerBlocks:
         self.largest_message = _PAGE
         self.lent: dict[int, tuple] = {}  # id(array) -> (array, offset): the current message's arrays
         self.retired: list[int] = []  # blocks to tell the main process to unmap
-        self.next_id = 0
+        self.next_id = len(self.mappings)
 
     def array(self, shape: tuple, dtype) -> np.ndarray:
         """An uninitialized C-contiguous array in a block, for the message being made."""
@@ -235,10 +241,16 @@ class ReceivedBlocks:
     """The main process's side of one worker's blocks: their mappings, and which are free to give
     back. A block carries one message at a time (the worker reuses it only once it is given
     back), so it has at most one live lease: the flat array the tensors of that message are
-    views of. When the lease dies the block is free."""
+    views of. When the lease dies the block is free.
 
-    def __init__(self):
-        self.mappings: dict[int, SharedMapping] = {}
+    `spares` (a SpareBlocks, for workers started by fork) keeps the blocks still mapped when the
+    worker is done, for the next iterator's workers: they inherit the mappings, so a new epoch's
+    batches need no new memory, descriptors or mappings. `inherited` are the spares this
+    worker starts with (WorkerBlocks numbers them alike)."""
+
+    def __init__(self, spares: "SpareBlocks | None" = None, inherited: list[SharedMapping] = ()):
+        self.spares = spares
+        self.mappings: dict[int, SharedMapping] = dict(enumerate(inherited))
         self.watched: dict[int, tuple] = {}  # id(weakref to a lease) -> (that weakref, its block)
         self.freed: list[int] = []
         self.closed = False
@@ -261,34 +273,29 @@ class ReceivedBlocks:
     def _unpack_flat(self, payload: bytes, fds: list[int]) -> tuple:
         """The ("data", task, batch) message of a payload from WorkerBlocks._pack_flat."""
         _, task, block, fd_index, capacity, is_tuple, count, retired = _FLAT_HEAD.unpack_from(payload)
-        self._forget(struct.unpack_from(f"<{retired}q", payload, _FLAT_HEAD.size))
+        start = _FLAT_HEAD.size + 8 * retired
+        if retired:
+            self._forget(struct.unpack_from(f"<{retired}q", payload, _FLAT_HEAD.size))
         if fd_index >= 0:
             self.mappings[block] = map_descriptor(fds[fd_index], capacity, keep_fd=False)
         lease, version_counter = self._lease(block), [0]
-        position = _FLAT_HEAD.size + 8 * retired
         tensors = []
-        for _ in range(count):
-            offset, ndim, code_length = _PLACE.unpack_from(payload, position)
-            position += _PLACE.size + 8 * ndim
-            shape = struct.unpack_from(f"<{ndim}q", payload, position - 8 * ndim)
-            dtype = _dtype_of(payload[position:position + code_length])
-            position += code_length
-            tensor = from_numpy(np.ndarray(shape, dtype, buffer=lease, offset=offset))
+        for offset, shape, dtype in _parsed_places(payload[start:], count):
+            tensor = wrap(np.ndarray(shape, dtype, buffer=lease, offset=offset))
             tensor._vc = version_counter
             tensors.append(tensor)
         return "data", task, tuple(tensors) if is_tuple else tensors
 
     def _forget(self, retired) -> None:
         """Drop the mappings of blocks the worker retired (idle on both sides): they unmap now."""
-        if retired:
-            with self.lock:
-                for block in retired:
-                    del self.mappings[block]
+        with self.lock:
+            for block in retired:
+                self.mappings.pop(block)
 
     def _lease(self, block: int) -> np.ndarray:
         """A new lease on a block: one flat array over it per message, the base of that message's
         tensors on the block. Its death (every such tensor's and view's) releases the block."""
-        lease = self.mappings[block].array()
+        lease = self.mappings[block].array()  # (whose base is no array: the views made on it keep it as theirs)
         watch = weakref.ref(lease, self._lease_died)
         self.watched[id(watch)] = (watch, block)
         return lease
@@ -315,9 +322,13 @@ class ReceivedBlocks:
         with self.lock:
             _, block = self.watched.pop(id(watch))
             if self.closed:
-                del self.mappings[block]
+                self._spare(self.mappings.pop(block))
             else:
                 self.freed.append(block)
+
+    def _spare(self, mapping: SharedMapping) -> None:
+        if self.spares is not None:
+            self.spares.keep(mapping)
 
     def take_freed(self) -> list[int]:
         """Blocks released since the last call, to hand back to the worker."""
@@ -328,14 +339,35 @@ class ReceivedBlocks:
         return blocks
 
     def close(self) -> None:
-        """Unmap every block no batch uses; the rest unmap as their last leases die. (A mapping
-        unmaps when its last reference goes: ours, here, or the buffer of a dying lease.)"""
+        """Give up every block no batch uses (to the spares, else unmapped); the rest go as their
+        last leases die. (A mapping unmaps when its last reference goes: ours, here, the spares',
+        or the buffer of a dying lease.)"""
         with self.lock:
             self.closed = True
             leased = {block for _, block in self.watched.values()}
             for block in [b for b in self.mappings if b not in leased]:
-                del self.mappings[block]
+                self._spare(self.mappings.pop(block))
             self.freed = []
+
+
+class SpareBlocks:
+    """A DataLoader's blocks kept between iterators (ReceivedBlocks), at most `limit` of them and
+    _SPARE_BYTES in all (memory an idle loader holds): memory the next epoch's forked workers
+    write their batches into again."""
+
+    def __init__(self):
+        self.mappings: list[SharedMapping] = []
+        self.limit = self.nbytes = 0
+
+    def keep(self, mapping: SharedMapping) -> None:
+        if len(self.mappings) < self.limit and self.nbytes + len(mapping) <= _SPARE_BYTES:
+            self.mappings.append(mapping)
+            self.nbytes += len(mapping)
+
+    def hand_out(self, workers: int, limit: int) -> list[list[SharedMapping]]:
+        """Every spare, dealt out to `workers` workers in turn; from now on keep up to `limit`."""
+        spares, self.mappings, self.limit, self.nbytes = self.mappings, [], limit, 0
+        return [spares[k::workers] for k in range(workers)]
 
 
 # --- the pickling of a message ----------------------------------------------------------------
@@ -386,6 +418,27 @@ def _decode_reference(reference: bytes) -> tuple:
     return block, fd_index, capacity, offset, flags, _dtype_of(code), dims[:ndim], dims[ndim:]
 
 
+def _parsed_places(places: bytes, count: int) -> tuple:
+    """((offset, shape, dtype) per array) of the places of a flat message (_place's, joined)."""
+    parsed = _PARSED_PLACES.get(places)
+    if parsed is None:
+        parsed, position = [], 0
+        for _ in range(count):
+            offset, ndim, code_length = _PLACE.unpack_from(places, position)
+            position += _PLACE.size + 8 * ndim
+            shape = struct.unpack_from(f"<{ndim}q", places, position - 8 * ndim)
+            dtype = _dtype_of(places[position:position + code_length])
+            from_numpy_dtype(dtype)  # (a dtype tensors cannot have raises here, as from_numpy would)
+            if dtype == _bfloat16.STORAGE:
+                _bfloat16.SEEN[0] = True
+            position += code_length
+            parsed.append((offset, shape, dtype))
+        if len(_PARSED_PLACES) > 4096:  # batches of ever new shapes: start over rather than grow
+            _PARSED_PLACES.clear()
+        parsed = _PARSED_PLACES[places] = tuple(parsed)
+    return parsed
+
+
 def _dtype_of(code: bytes) -> np.dtype:
     """The dtype _dtype_code wrote as code."""
     dtype = _DTYPES.get(code)
@@ -397,6 +450,7 @@ def _dtype_of(code: bytes) -> np.dtype:
 _DTYPE_CODES: dict[np.dtype, bytes] = {}
 _PLACES: dict[tuple, bytes] = {}  # (offset, shape, dtype) -> its part of a flat message
 _DTYPES: dict[bytes, np.dtype] = {}
+_PARSED_PLACES: dict[bytes, tuple] = {}  # the places of a flat message -> _parsed_places' answer
 
 
 class _BatchPickler(pickle.Pickler):

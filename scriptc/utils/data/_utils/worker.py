@@ -1,10 +1,11 @@
 """DataLoader worker processes: what runs in a worker, and what a worker's code can ask about it.
 
 A worker seeds its random generators (base_seed + id, as torch does), runs worker_init_fn, then
-answers the main process's messages on its channel: a task (fetch and collate one batch), a
-reset (start a new epoch with persistent workers) or stop. Batches are collated into the
-worker's shared-memory blocks (shared_batches.py); an exception becomes an ExceptionWrapper the
-main process re-raises with this worker's traceback.
+takes the main process's messages from its task ring (rings.py): a task (fetch and collate one
+batch), a reset (start a new epoch with persistent workers) or finish (no more tasks: exit), until
+the main process asks it to stop. Batches are collated into the worker's shared-memory blocks
+(shared_batches.py) and announced on its result ring; an exception becomes an ExceptionWrapper
+the main process re-raises with this worker's traceback.
 """
 
 from __future__ import annotations
@@ -89,17 +90,20 @@ def _seed(base_seed: int, worker_id: int) -> int:
     return seed
 
 
-def worker_loop(channel, dataset_kind: str, dataset, auto_collation: bool, collate_fn, drop_last: bool,
-                base_seed: int, init_fn, worker_id: int, num_workers: int, prefetch_factor: int) -> None:
+def worker_loop(rings, worker_id: int, channel, dataset_kind: str, dataset, auto_collation: bool, collate_fn,
+                drop_last: bool, base_seed: int, init_fn, num_workers: int, prefetch_factor: int,
+                inherited_blocks: list) -> None:
     """The body of a worker process (the target its Process runs)."""
     global _worker_info, _blocks
     from scriptc.utils.data._utils.fetch import create_fetcher
+    from scriptc.utils.data._utils.rings import WorkerEnd
     from scriptc.utils.data._utils.shared_batches import RowGatherer, WorkerBlocks
 
     try:
+        link = WorkerEnd(rings, worker_id, channel)
         seed = _seed(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
-        _blocks = WorkerBlocks(prefetch_factor)
+        _blocks = WorkerBlocks(prefetch_factor, inherited_blocks)
         where = f"in DataLoader worker process {worker_id}"
         init_exception = gatherer = None
         try:
@@ -111,14 +115,18 @@ def worker_loop(channel, dataset_kind: str, dataset, auto_collation: bool, colla
             init_exception = ExceptionWrapper(where=where)
         iteration_end = False
         while True:
-            message = pickle.loads(channel.recv()[0])  # EOFError when the main process is gone
-            if message[0] == "stop":
+            task_message = link.take_task()  # EOFError when the main process is gone
+            if task_message is None:
+                return
+            message = pickle.loads(task_message[0])
+            if message[0] == "finish":
+                link.mark_finished()
                 return
             if message[0] == "reset":
                 iteration_end = False
                 fetcher = create_fetcher(dataset_kind, dataset, auto_collation, collate_fn, drop_last)
                 gatherer = RowGatherer.for_fetcher(fetcher, _blocks)
-                _send(channel, ("reset",), where)
+                _send(link, ("reset",), where)
                 continue
             _, task, index, freed = message
             _blocks.release(freed)
@@ -138,17 +146,17 @@ def worker_loop(channel, dataset_kind: str, dataset, auto_collation: bool, colla
                 except Exception:
                     reply = ("data", task, ExceptionWrapper(where=where))
             if reply is None:  # the gatherer made the batch's message itself
-                channel.send(*packed)
+                link.put_result(*packed)
             else:
-                _send(channel, reply, where)
+                _send(link, reply, where)
             del reply
     except (KeyboardInterrupt, EOFError, BrokenPipeError, ConnectionResetError):
         pass  # interrupted with the main process, or the main process closed the channel
 
 
-def _send(channel, reply: tuple, where: str) -> None:
+def _send(link, reply: tuple, where: str) -> None:
     try:
         payload, fds = _blocks.pack(reply)
     except Exception:  # the batch cannot be pickled (or a tensor in it cannot be shared): report that
         payload, fds = _blocks.pack(reply[:2] + (ExceptionWrapper(where=where),))
-    channel.send(payload, fds)
+    link.put_result(payload, fds)

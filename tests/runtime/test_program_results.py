@@ -1,0 +1,68 @@
+"""What a segment program hands back (runtime/segments.py): views of its out arena, the same arrays
+again on a steady call whose caller kept nothing, and never an array a caller still holds - or holds
+a view of - written over."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import scriptc as torch
+from scriptc.runtime.executor import Executor
+
+
+class _TwoHeads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(10, 16)
+        self.left = torch.nn.Linear(16, 3)
+        self.right = torch.nn.Linear(16, 5)
+
+    def forward(self, x):
+        h = torch.relu(self.body(x))
+        return self.left(h), torch.tanh(self.right(h))
+
+
+def _executor() -> Executor:
+    torch.manual_seed(0)
+    model = _TwoHeads().eval()
+    traced = torch.jit.trace(model, torch.randn(2, 10))
+    graph = torch.jit.optimize_for_inference(traced, jit=False).graph
+    executor = Executor(graph, threads=1)
+    assert executor.whole is not None  # (one program runs the whole plan)
+    return executor
+
+
+def _reference(executor, x):
+    from scriptc.runtime.interpreter import Interpreter
+    return Interpreter(executor.graph).run([x])[0]
+
+
+def test_results_held_in_any_form_are_never_written_over():
+    executor = _executor()
+    rng = np.random.default_rng(0)
+    kept = []
+    for call, batch in enumerate((2, 2, 2, 5, 5, 1, 2)):
+        x = rng.standard_normal((batch, 10)).astype(np.float32)
+        ((left, right),) = executor([x])
+        expected = _reference(executor, x)
+        np.testing.assert_allclose(left, expected[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(right, expected[1], rtol=1e-5, atol=1e-6)
+        if call % 3 == 0:
+            kept.append((left, left.copy()))            # the array itself
+        elif call % 3 == 1:
+            kept.append((right[1:], right[1:].copy()))  # only a view of it
+    for held, copy in kept:
+        np.testing.assert_array_equal(held, copy)
+
+
+def test_a_steady_call_whose_results_were_dropped_hands_the_same_arrays_back():
+    executor = _executor()
+    x = np.ones((4, 10), np.float32)
+    executor([x])  # (the steps run the first call)
+    first = [id(a) for a in executor([x])[0]]
+    assert [id(a) for a in executor([x])[0]] == first
+    held = executor([x])[0]
+    again = executor([x])[0]
+    assert all(a is not b for a, b in zip(held, again))  # another arena while the caller holds one
+    np.testing.assert_array_equal(held[0], again[0])
+    assert executor([np.ones((6, 10), np.float32)])[0][0].shape == (6, 3)
