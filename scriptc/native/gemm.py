@@ -2,7 +2,7 @@
 
 numpy's OpenBLAS is often told which kernels to use (OPENBLAS_CORETYPE=Haswell here): on a CPU with
 AVX-512 it then runs 256-bit kernels at half the machine's multiply-add rate - ~120 GFLOP/s a core
-on this Zen 5, where onnxruntime's MLAS runs the small CNN's convolutions at twice that. This loop
+on this machine, where onnxruntime's MLAS runs the small CNN's convolutions at twice that. This loop
 is the classic register-blocked GEMM: a tile of ROWS rows of the output by VECTORS vectors of
 columns stays in registers while k runs through a slice of DEPTH_BLOCK values; each k loads the tile's row of b
 (VECTORS vectors) once for all its rows and one element of a per row, broadcast. 8 rows by 3
@@ -31,7 +31,7 @@ narrower panel, and the columns that fill no vector as one masked vector (so a c
 columns run here too). Where there are more than ROWS rows, each slice of a panel's columns of b is
 first copied into one contiguous pack that stays in L1 while every block of rows reads it (rows of b
 2-4 KB apart share a few of L1's sets and evicted each other: 64x784x512 at 87-110 GFLOP/s a core
-on this Sapphire Rapids in place, 130 packed, torch's oneDNN ~150); the row-table loop's taps
+on this machine in place, 130 packed, torch's oneDNN ~150); the row-table loop's taps
 always read in place (see `spread` below). A product of one block of rows reads b in place and asks
 for the next panel's part as it goes (its rows are a page or more apart: too many streams for the
 hardware prefetcher).
