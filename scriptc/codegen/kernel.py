@@ -90,32 +90,46 @@ class KernelSpec:
         return self.notes.get("used_inputs", list(range(len(self.inputs))))
 
     @property
-    def head_bounds(self) -> tuple[float, float | None] | None:
-        """(c, None) where all the group does after its head is maximum(head's float result, c) (a
-        ReLU, c = 0), (c, d) where it is minimum(maximum(result, c), d) (a ReLU6, hardtanh or
-        clamp): what the head can apply as it writes its result (native/heads.py); else None."""
+    def head_bounds(self) -> tuple[float | None, float | None, float | None] | None:
+        """(c, None, None) where all the group does after its head is maximum(head's float result, c)
+        (a ReLU, c = 0), (c, d, None) where it is minimum(maximum(result, c), d) (a ReLU6, hardtanh or
+        clamp), (None, None, a) where it is where(result > 0, result, result * a) (a LeakyReLU of
+        slope a): what the head can apply as it writes its result (native/heads.py); else None."""
         if self.head is None or self.tail is not None or self.outputs != [0] or len(self.exprs) != 1:
             return None
         expr, dtype = self.exprs[0]
         if dtype not in ("float32", "float64") or self.inputs[self.head.result].dtype != dtype:
             return None
+
+        def is_result(value):
+            if value.op == "cast" and value.value == dtype:
+                value = value.args[0]
+            return value.op == "var" and value.value == self.head.result
+
+        def constant(value):
+            """The float of a finite or infinite constant; None for anything else (a NaN bound makes
+            every result NaN: left to the kernel)."""
+            if value.op != "const" or type(value.value) not in (int, float) or value.value != value.value:
+                return None
+            return float(value.value)
+        if expr.op == "select":
+            test, kept, other = expr.args
+            if test.op != "gt" or not is_result(test.args[0]) or constant(test.args[1]) != 0 or \
+                    not is_result(kept) or other.op != "mul":
+                return None
+            value, slope = other.args if is_result(other.args[0]) else other.args[::-1]
+            slope = constant(slope)
+            return (None, None, slope) if is_result(value) and slope is not None and abs(slope) != np.inf else None
         ceiling = None
         if expr.op == "min":
             expr, ceiling = expr.args
-            if ceiling.op != "const" or type(ceiling.value) not in (int, float):
+            ceiling = constant(ceiling)
+            if ceiling is None:
                 return None
-            ceiling = float(ceiling.value)
-        if expr.op != "max":
+        if expr.op != "max" or not is_result(expr.args[0]):
             return None
-        value, floor = expr.args
-        if value.op == "cast" and value.value == dtype:
-            value = value.args[0]
-        if value.op != "var" or value.value != self.head.result or floor.op != "const" or \
-                type(floor.value) not in (int, float):
-            return None
-        if floor.value != floor.value or ceiling != ceiling:
-            return None  # (a NaN bound makes every result NaN: left to the kernel)
-        return float(floor.value), ceiling
+        floor = constant(expr.args[1])
+        return None if floor is None else (floor, ceiling, None)
 
     @property
     def flat(self) -> bool:

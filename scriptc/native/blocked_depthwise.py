@@ -13,9 +13,10 @@ are transposed back as they are stored.
 `scriptc_depthwise_blocked_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): blocks
 [start, end) of (image, LANES channels), N * ceil(C / LANES) of them; ptrs = [input (N, C, H, W),
 weights (ceil(C / LANES), KH*KW, LANES) (packed()), bias (ceil(C / LANES) * LANES), output (N, C, OH,
-OW), bounds (2)]; meta = [C, H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, epilogue]: output = bias +
+OW), bounds (3)]; meta = [C, H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, epilogue]: output = bias +
 the taps' products (zero padding), then for epilogue 1 maximum(output, bounds[0]) (a fused ReLU) and
-for 2 minimum(maximum(output, bounds[0]), bounds[1]) (a ReLU6, a clamp), by compares and selects
+for 2 minimum(maximum(output, bounds[0]), bounds[1]) (a ReLU6, a clamp), for 3 where(output > 0,
+output, output * bounds[2]) (a LeakyReLU), by compares and selects
 that keep a NaN, as numpy's maximum and minimum do.
 """
 
@@ -161,7 +162,7 @@ def build(b: ir.IRBuilder, args, element, pooling: bool) -> None:
     blocks_per_image = b.sdiv(b.add(channels, const(width - 1)), const(width))
     taps = b.mul(kh, kw)
     if not pooling:
-        low, high = (splat(b.load(b.gep(bounds, [const(k)])), vector) for k in (0, 1))
+        low, high, slope = (splat(b.load(b.gep(bounds, [const(k)])), vector) for k in (0, 1, 2))
 
     def finish(total):
         if pooling:
@@ -171,6 +172,9 @@ def build(b: ir.IRBuilder, args, element, pooling: bool) -> None:
         floored = b.select(b.fcmp_ordered("<", total, low), low, total)
         floored = b.select(b.icmp_signed(">=", epilogue, const(1)), floored, total)
         clamped = b.select(b.fcmp_ordered(">", floored, high), high, floored)
+        # (3: a LeakyReLU's slope where the value is not above 0, floor and ceiling infinite)
+        sloped = b.select(b.fcmp_unordered("<=", clamped, ir.Constant(vector, None)), b.fmul(clamped, slope), clamped)
+        clamped = b.select(b.icmp_signed("==", epilogue, const(3)), sloped, clamped)
         return b.select(b.icmp_signed(">=", epilogue, const(2)), clamped, floored)
 
     def combine(total, value, weight):

@@ -6,7 +6,8 @@ position its tap reaches. This loop does it a channel at a time in a plane of th
 padding around it (PLANE_H x PLANE_W, a few KB: it stays in L1), so that no tap needs bounds: the
 plane zeroed, each tap (i, j) adds its input rows to every SW-th value of the plane's rows iy*SH +
 i*DH from column j*DW, and the plane's window at (PH, PW) is copied out with the bias added and the
-floor (a fused ReLU's 0) applied where asked, and a ceiling after it (a ReLU6's 6). At stride 2
+floor (a fused ReLU's 0) applied where asked, and a ceiling after it (a ReLU6's 6), or a LeakyReLU's
+slope. At stride 2
 (dilation 1) taps j and j + 1 fill the even and odd values of one stretch of a row: a vector of each
 per step, interleaved, one wide add (the vectorizer leaves a stride-2 store scalar). numpy's
 add.at-like scatter reads and writes the whole output once per tap instead.
@@ -14,7 +15,8 @@ add.at-like scatter reads and writes the whole output once per tap instead.
 `scriptc_col2im_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): output channels
 [start, end) of one image; ptrs = [columns, output, bias, bounds, planes]; meta = [H, W, KH, KW, OH,
 OW, SH, SW, DH, DW, PH, PW, RS, epilogue, bias step, PLANE_H, PLANE_W] (epilogue: 0 none, 1 the floor
-bounds[0], 2 the floor and the ceiling bounds[1]: heads.epilogue()); the columns' rows are RS
+bounds[0], 2 the floor and the ceiling bounds[1], 3 a LeakyReLU's slope bounds[2]: heads.epilogue()); the
+columns' rows are RS
 elements apart (H*W, or more where several images' columns lie side by side), the row of channel c,
 kernel row i and column j being (c*KH + i)*KW + j; out[c] is bias[c * bias step] (a step of 0 and a
 zero for none) plus its taps; channel c's plane is planes[c * PLANE_H * PLANE_W:] (each thread's
@@ -61,7 +63,8 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     def const(value):
         return ir.Constant(I64, value)
     zero = ir.Constant(element, 0.0)
-    floor_value, ceiling_value = (b.load(b.gep(bounds, [const(k)])) for k in (0, 1))
+    floor_value, ceiling_value, slope_value = (b.load(b.gep(bounds, [const(k)])) for k in (0, 1, 2))
+    is_leaky = b.icmp_signed("==", mode, const(3))
     is_floored = b.icmp_signed("!=", mode, const(0))
     is_clamped = b.icmp_signed(">", mode, const(1))
     paired = b.and_(b.icmp_signed("==", sw, const(2)), b.icmp_signed("==", dw, const(1)))
@@ -117,7 +120,9 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                 low = b.and_(is_floored, b.fcmp_ordered("<", value, floor_value))
                 value = b.select(low, floor_value, value)
                 high = b.and_(is_clamped, b.fcmp_ordered(">", value, ceiling_value))
-                b.store(b.select(high, ceiling_value, value), b.gep(row, [ox]))
+                value = b.select(high, ceiling_value, value)
+                sloped = b.and_(is_leaky, b.fcmp_unordered("<=", value, zero))
+                b.store(b.select(sloped, b.fmul(value, slope_value), value), b.gep(row, [ox]))
             loop(b, const(0), ow, store, "ox")
         loop(b, const(0), oh, out_row, "oy")
     with b.if_else(b.and_(paired, b.icmp_signed("==", kw, const(4)))) as (four_wide, other):

@@ -12,10 +12,11 @@ loops and gathers, 0.44 ms so.
 
 `scriptc_depthwise_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): planes [start,
 end) of a contiguous (N*C, H, W) input; ptrs = [input, weight (C, KH*KW), bias (C), output
-(N*C, OH, OW), bounds (2), output rows, output columns (windows.positions)]; meta = [C, H, W, OH, OW,
+(N*C, OH, OW), bounds (3), output rows, output columns (windows.positions)]; meta = [C, H, W, OH, OW,
 KH, KW, SH, SW, PH, PW, DH, DW, epilogue]: output = bias + the taps' products (zero padding), then
 for epilogue 1 maximum(output, bounds[0]) (a fused ReLU's 0; numpy's maximum, so a NaN stays) and for
-2 also the minimum of that and bounds[1] (a ReLU6's 6; a NaN stays).
+2 also the minimum of that and bounds[1] (a ReLU6's 6; a NaN stays), for 3 where(output > 0, output,
+output * bounds[2]) (a LeakyReLU; heads.epilogue).
 """
 
 from __future__ import annotations
@@ -48,10 +49,16 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     floor_value, ceiling_value = (b.load(b.gep(bounds, [ir.Constant(I64, k)])) for k in (0, 1))
     maximum = b.module.declare_intrinsic("llvm.maximum", [element], ir.FunctionType(element, [element, element]))
 
-    def bounded(value, low, high, maximum_function):
-        """maximum(value, low), then (mode 2) the lesser of that and high, a NaN kept (it compares false)."""
+    slope_value = b.load(b.gep(bounds, [ir.Constant(I64, 2)]))
+    leaky = b.icmp_signed("==", mode, ir.Constant(I64, 3))
+
+    def bounded(value, low, high, maximum_function, slope=slope_value):
+        """maximum(value, low), then (mode 2) the lesser of that and high, a NaN kept (it compares false);
+        (mode 3, low and high infinite) value * slope where value is not above 0, a LeakyReLU's."""
         floored = b.call(maximum_function, [value, low])
         clamped = b.select(b.fcmp_ordered(">", floored, high), high, floored)
+        clamped = b.select(leaky, b.select(b.fcmp_unordered("<=", clamped, ir.Constant(clamped.type, None)),
+                                           b.fmul(clamped, slope), clamped), clamped)
         return b.select(b.icmp_signed(">", mode, one), clamped, floored)
 
     def clamp(value, lo, hi):
@@ -110,7 +117,8 @@ def _build(b: ir.IRBuilder, args, element) -> None:
 
         def finish(total, first, stored):
             return b.select(b.icmp_signed("!=", mode, zero), bounded(total, gathered.splat(floor_value),
-                                                                      gathered.splat(ceiling_value), gathered.maximum),
+                                                                      gathered.splat(ceiling_value), gathered.maximum,
+                                                                      gathered.splat(slope_value)),
                             total)
         geometry = (h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
         zeros = ir.Constant(gathered.vector, [0.0] * gathered.width)

@@ -15,7 +15,8 @@ b (K, N), out (M, N), bias (M,), floor (1,)], a contiguous, the rows of b and of
 elements apart (N for contiguous ones; more for a band of a convolution's columns or output), out =
 a @ b + bias[:, None] (a convolution's bias, one per output channel; zeros for a plain product),
 then maximum(out, floor[0]) where meta[3] is 1 or 2 (a fused ReLU's 0; numpy's maximum, a NaN stays
-NaN) and for 2 the minimum of that and floor[1] (a ReLU6's 6: floor then holds two values);
+NaN) and for 2 the minimum of that and floor[1] (a ReLU6's 6: floor then holds two values); for 3
+where(out > 0, out, out * floor[2]) (a LeakyReLU's slope; heads.epilogue);
 meta = [M, K, N, floored, bias step, LDB, LDC] (bias[row * step]: 1, or 0 for one value - a zero -
 for every row). `scriptc_gemm_rows_f32` / `_f64` (rows_function) are the same loop with row k of b
 at b + table[k] elements, ptrs[5] the table (int64, K of them; LDB then only says whether the rows
@@ -156,6 +157,7 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
     clamped = b.icmp_signed(">", floored, const(1))
     ceiling_value = splat(b.select(clamped, b.load(b.gep(floor, [b.zext(clamped, I64)])),
                                    ir.Constant(element, float("inf"))), vector)
+    leaky, slope_value, positive = _leaky(b, floor, floored, element, vector, splat)
     # The accumulators live in stack slots that LLVM promotes to registers (the loops' phis).
     slots = [[b.alloca(vector) for _ in range(VECTORS)] for _ in range(ROWS)]
     # A panel's slice of b, copied whole (packed.__doc__).
@@ -252,17 +254,26 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
                     total = b.fadd(b.load(acc[r][v]), b.fmul(broadcast, values[v], flags=_CONTRACT), flags=_CONTRACT)
                     b.store(total, acc[r][v])
         loop(b, k_first, k_end, step, "k")
-        floor_now = b.and_(b.icmp_signed("!=", floored, const(0)), b.icmp_signed("==", k_end, depth))
-        with b.if_else(floor_now) as (with_floor, plain):
-            for lower in (with_floor, plain):
-                with lower:
-                    for r in range(height):
-                        for v in range(vectors):
-                            value = b.load(acc[r][v])
-                            if lower is with_floor:
-                                value = at_least(value)
-                                value = b.select(b.fcmp_ordered(">", value, ceiling_value), ceiling_value, value)
-                            write_out(value, r, v)
+        def store_tile(bounded):
+            for r in range(height):
+                for v in range(vectors):
+                    write_out(bounded(b.load(acc[r][v])), r, v)
+
+        def floor_and_ceiling(value):
+            value = at_least(value)
+            return b.select(b.fcmp_ordered(">", value, ceiling_value), ceiling_value, value)
+        last = b.icmp_signed("==", k_end, depth)
+        floor_now = b.and_(b.and_(b.icmp_signed("!=", floored, const(0)), b.not_(leaky)), last)
+        with b.if_else(floor_now) as (with_floor, other):
+            with with_floor:
+                store_tile(floor_and_ceiling)
+            with other:
+                with b.if_else(b.and_(leaky, last)) as (sloped, plain):
+                    with sloped:
+                        store_tile(lambda value: b.select(b.fcmp_ordered(">", value, positive), value,
+                                                          b.fmul(value, slope_value)))
+                    with plain:
+                        store_tile(lambda value: value)
 
     def packed(column, vectors: int, k_first, k_end, mask):
         """Copy b's rows [k_first, k_end) of the panel's `vectors` vectors from `column` into the
@@ -447,6 +458,7 @@ def _build_narrow(b: ir.IRBuilder, args, element) -> None:
     clamped = b.icmp_signed(">", floored, const(1))
     ceiling_value = splat(b.select(clamped, b.load(b.gep(floor, [b.zext(clamped, I64)])),
                                    ir.Constant(element, float("inf"))), vector)
+    leaky, slope_value, positive = _leaky(b, floor, floored, element, vector, splat)
     slots = [b.alloca(vector) for _ in range(NARROW_TILE)]
     row_limit = b.select(b.icmp_signed("<", b.mul(end, const(lanes_count)), rows), b.mul(end, const(lanes_count)), rows)
 
@@ -479,6 +491,8 @@ def _build_narrow(b: ir.IRBuilder, args, element) -> None:
                 value = b.load(acc[i][j])
                 value = b.select(b.icmp_signed("!=", floored, const(0)), b.call(maximum, [value, floor_value]), value)
                 value = b.select(b.fcmp_ordered(">", value, ceiling_value), ceiling_value, value)
+                value = b.select(leaky, b.select(b.fcmp_unordered("<=", value, positive), b.fmul(value, slope_value),
+                                                 value), value)
                 at = b.add(row_addresses, splat(b.mul(b.add(first_column, const(j)), const(element_bytes)), indices))
                 b.call(scatter, [value, b.inttoptr(at, pointers), align, inside[i]])
 
@@ -499,3 +513,12 @@ def _build_narrow(b: ir.IRBuilder, args, element) -> None:
         b.position_at_end(done)
     loop(b, const(0), width, chunk, "chunk", step=NARROW_MAX_COLUMNS)
     b.ret_void()
+
+
+def _leaky(b: ir.IRBuilder, bounds, mode, element, vector, splat):
+    """(whether mode is 3, the slope bounds[2] splat - read only then -, zeros): a LeakyReLU's
+    epilogue, where(value > 0, value, value * slope) (heads.epilogue)."""
+    leaky = b.icmp_signed("==", mode, ir.Constant(I64, 3))
+    slope = b.select(leaky, b.load(b.gep(bounds, [b.select(leaky, ir.Constant(I64, 2), ir.Constant(I64, 0))])),
+                     ir.Constant(element, 0.0))
+    return leaky, splat(slope, vector), ir.Constant(vector, [0.0] * vector.count)

@@ -58,7 +58,7 @@ CONV_THREAD_COLUMN_BYTES = 1 << 20
 
 
 def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1, run_slices=None,
-                floor: float | None = None, ceiling: float | None = None):
+                floor: float | None = None, ceiling: float | None = None, slope: float | None = None):
     """The kernel to run `op` with as a fused group's head; `split(loop, n, ptrs, meta)` runs a
     compiled loop's [0, n) on the caller's threads (the runtime pool's split, of `parts` threads)
     and `run_slices(fn, n)` a Python function's (the pool's run_slices); `dtype`, the dtype name
@@ -66,9 +66,20 @@ def head_kernel(op: OpDef, split=None, dtype: str | None = None, parts: int = 1,
     disk cache) now, with the plan, rather than at a first call. `floor` (an op with
     OpDef.head_floor): the kernel returns numpy's maximum of the op's result and it, a ReLU the group
     fused after the head, written by the products themselves; and `ceiling` (with a floor) numpy's
-    minimum of that and it, a ReLU6's or a clamp's."""
-    if floor is not None and not op.head_floor:
+    minimum of that and it, a ReLU6's or a clamp's; `slope` (alone) where(result > 0, result, result
+    * slope), a LeakyReLU's, applied to the result here (the segment programs' products apply it as
+    they store)."""
+    if (floor is not None or slope is not None) and not op.head_floor:
         raise ValueError(f"{op.name} takes no floor")
+    if slope is not None:
+        if floor is not None or ceiling is not None:
+            raise ValueError("a slope takes no floor or ceiling")
+        plain = head_kernel(op, split, dtype, parts, run_slices)
+
+        def leaky(xp, *args, **options):
+            out = plain(xp, *args, **options)
+            return xp.where(out > 0, out, out * slope).astype(out.dtype, copy=False)
+        return leaky
     if ceiling is not None:
         if floor is None:
             raise ValueError("a ceiling needs a floor")
@@ -264,13 +275,21 @@ def _zeros(rows: int, dtype: np.dtype) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def epilogue(floor: float | None, ceiling: float | None, dtype: np.dtype) -> tuple[np.ndarray, int]:
+def epilogue(floor: float | None, ceiling: float | None, dtype: np.dtype,
+             slope: float | None = None) -> tuple[np.ndarray, int]:
     """The bounds the native loops' epilogues read (gemm.py, depthwise.py, blocked_depthwise.py,
-    col2im.py) and their mode word: [floor, ceiling] (read only), and 0 for neither, 1 for
-    maximum(result, floor) (a fused ReLU), 2 for minimum(maximum(result, floor), ceiling) (a ReLU6)."""
-    bounds = np.array([0.0 if floor is None else floor, np.inf if ceiling is None else ceiling], dtype)
+    col2im.py) and their mode word: [floor, ceiling, slope] (read only), and 0 for none, 1 for
+    maximum(result, floor) (a fused ReLU), 2 for minimum(maximum(result, floor), ceiling) (a ReLU6),
+    3 for where(result > 0, result, result * slope) (a LeakyReLU; a NaN stays, as it compares false;
+    floor and ceiling -inf and inf then, so that a loop may apply them too)."""
+    if slope is not None:
+        if floor is not None or ceiling is not None:
+            raise ValueError("a slope takes no floor or ceiling")
+        bounds = np.array([-np.inf, np.inf, slope], dtype)
+    else:
+        bounds = np.array([0.0 if floor is None else floor, np.inf if ceiling is None else ceiling, 0.0], dtype)
     bounds.flags.writeable = False
-    return bounds, 0 if floor is None else 1 if ceiling is None else 2
+    return bounds, 3 if slope is not None else 0 if floor is None else 1 if ceiling is None else 2
 
 
 def _run_gemm(a, b, out, split, bias=None, floor: float | None = None) -> None:

@@ -3,7 +3,8 @@
 A batch of any size, the image size and channels the recorded call had (checked): for a depthwise
 convolution the depthwise loop, a plane at a time, or on small and strided planes a block of
 channels at a time (blocked_depthwise.py). Otherwise a GEMM of the weights by the image's columns, which adds the
-bias and applies the bounds (a fused ReLU's floor, a ReLU6's floor and ceiling) as it stores, the
+bias and applies the bounds (a fused ReLU's floor, a ReLU6's floor and ceiling, a LeakyReLU's slope)
+as it stores, the
 columns made one of three ways:
 
 - tap products (most convolutions with a window): no im2col. The padded image is split into the
@@ -75,8 +76,8 @@ def bands(rows: int, row_bytes: int) -> list[tuple[int, int]]:
 
 def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None) -> TensorValue:
     """conv2d(args) of a batch like `x_value` in its channels and image size, maximum(result, floor)
-    where bounds (floor, ceiling) are given, then minimum(that, ceiling) where the ceiling is not None
-    (see the module docstring)."""
+    where bounds (floor, ceiling, slope) give a floor, then minimum(that, ceiling) where the ceiling is not
+    None; where(result > 0, result, result * slope) where they give a slope (see the module docstring)."""
     x = dense(builder, args[0])
     weight = constant_array(args[1])
     bias = None if args[2] is None else constant_array(args[2])
@@ -92,7 +93,8 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     for d, size in zip(x.dims[1:], (c, h, w)):
         builder.equal(d, builder.const(size))
     out = builder.alloc(x.dtype, [x.dims[0], builder.const(o), builder.const(oh), builder.const(ow)])
-    bounds_array, mode = epilogue(*(bounds or (None, None)), x.dtype)
+    floor, ceiling, slope = bounds or (None, None, None)
+    bounds_array, mode = epilogue(floor, ceiling, x.dtype, slope)
     bounds_pointer = builder.address_of(bounds_array)
     zero_bias = builder.address_of(np.zeros(max(o, 1), x.dtype))
     bias_pointer = builder.address_of(np.ascontiguousarray(bias)) if bias is not None else zero_bias

@@ -60,8 +60,9 @@ def transposed_geometry(shape: tuple, weight_shape: tuple, stride, padding, outp
 
 def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None) -> TensorValue:
     """conv_transpose2d(args) of a batch like `x_value` in its channels and image size,
-    maximum(result, floor) where bounds (floor, ceiling) are given, then minimum(that, ceiling)
-    where the ceiling is not None (see the module docstring)."""
+    maximum(result, floor) where bounds (floor, ceiling, slope) give a floor, then minimum(that, ceiling)
+    where the ceiling is not None; where(result > 0, result, result * slope) where they give a slope
+    (see the module docstring)."""
     x = dense(builder, args[0])
     weight = constant_array(args[1])
     bias = None if args[2] is None else constant_array(args[2])
@@ -82,7 +83,8 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, bounds: tu
     for d, size in zip(x.dims[1:], (c, h, w)):
         builder.equal(d, builder.const(size))
     out = builder.alloc(x.dtype, [x.dims[0], builder.const(o), builder.const(oh), builder.const(ow)])
-    bounds_array, mode = epilogue(*(bounds or (None, None)), x.dtype)
+    floor, ceiling, slope = bounds or (None, None, None)
+    bounds_array, mode = epilogue(floor, ceiling, x.dtype, slope)
     bounds_pointer = builder.address_of(bounds_array)
     if (h, w, ph, pw, dh, dw, oh, ow, groups) == (1, 1, 0, 0, 1, 1, kh, kw, 1):
         _from_points(builder, x, weight, bias, out, bounds_pointer, mode)

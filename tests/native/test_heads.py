@@ -119,6 +119,25 @@ def test_conv2d_head_kernel_matches_the_op_table_and_keeps_its_errors():
     assert head_kernel(OPS["matmul"]) is OPS["matmul"].kernel
 
 
+def test_a_conv2d_head_kernel_with_a_slope_is_the_leaky_relu_of_the_conv():
+    """The steps' head with a LeakyReLU's slope (the segment programs' products apply it as they
+    store), NaN kept; a slope with a floor, or on an op that takes none, refused."""
+    conv = OPS["conv2d"]
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 4, 7, 7)).astype(np.float32)
+    x[0, 0, 3, 3] = np.nan
+    w = rng.standard_normal((5, 4, 3, 3)).astype(np.float32)
+    expected = conv.kernel(np, x, w, None, [1, 1], [1, 1], [1, 1], 1)
+    got = head_kernel(conv, ThreadPool(2).split, "float32", slope=0.2)(np, x, w, None, [1, 1], [1, 1], [1, 1], 1)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.where(expected > 0, expected, expected * 0.2), rtol=1e-5, atol=1e-5,
+                               equal_nan=True)
+    with pytest.raises(ValueError, match="slope"):
+        head_kernel(conv, floor=0.0, slope=0.2)
+    with pytest.raises(ValueError, match="floor"):
+        head_kernel(OPS["add"], slope=0.2)
+
+
 @pytest.mark.skipif(single_threaded() is None, reason="numpy's BLAS is not a known OpenBLAS")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_conv2d_head_runs_a_batch_image_by_image_with_single_threaded_blas(dtype, monkeypatch):
@@ -251,8 +270,11 @@ class _ConvThen(torch.nn.Module):
     (lambda y: torch.relu(y) * 2, False),
     (lambda y: torch.relu(y).mean(dim=(2, 3)), False),
     (lambda y: torch.maximum(y, y * 0.5), False),
+    (lambda y: torch.nn.functional.leaky_relu(y, 0.2), True),
+    (lambda y: torch.nn.functional.leaky_relu(y * 2, 0.2), False),
+    (lambda y: torch.nn.functional.leaky_relu(y, 0.2) + 1, False),
 ])
-def test_only_a_floor_or_a_clamp_after_a_conv_head_is_left_to_the_head(then, fused):
+def test_only_a_floor_a_clamp_or_a_leaky_relu_after_a_conv_head_is_left_to_the_head(then, fused):
     torch.manual_seed(1)
     model = _ConvThen(then).eval()
     x = torch.randn(2, 3, 10, 10)

@@ -231,6 +231,55 @@ def test_a_relu6_after_a_convolution_is_applied_by_its_products(way, monkeypatch
     assert segment.programs and all(segment.programs.values()), segment.reason
 
 
+class _LeakyLayers(torch.nn.Module):
+    """A convolution then a LeakyReLU of `slope`, a depthwise 3x3 then F.leaky_relu, a transposed
+    convolution then an in-place LeakyReLU: each group's head applies the slope as it stores."""
+
+    def __init__(self, kernel, slope):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(5, 16, kernel, padding=kernel // 2)
+        self.depthwise = torch.nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.transposed = torch.nn.ConvTranspose2d(16, 6, 4, stride=2, padding=1)
+        self.slope = slope
+
+    def forward(self, x):
+        h = torch.nn.LeakyReLU(self.slope)(self.conv(x))
+        h = torch.nn.functional.leaky_relu(self.depthwise(h), self.slope)
+        return torch.nn.LeakyReLU(self.slope, inplace=True)(self.transposed(h))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("way, image, kernel, slope", [
+    ("taps", (12, 12), 3, 0.2), ("bands", (9, 11), 3, 0.01), ("side by side", (7, 7), 3, 1.5),
+    ("narrow", (2, 2), 1, -0.3), ("blocked depthwise", (4, 4), 1, 0.2), ("bands", (1, 1), 1, 0.2)])
+def test_a_leaky_relu_after_a_convolution_is_applied_by_its_products(way, image, kernel, slope, dtype, monkeypatch):
+    """LeakyReLU as the epilogue (heads.epilogue's mode 3) of the GEMM, the narrow product, both
+    depthwise loops and col2im: equal to the interpreter at batch sizes the program was not traced
+    with, NaN and -0 included, for slopes below 0, in (0, 1) and past 1."""
+    if way == "bands":
+        monkeypatch.setattr(convolution_lowering, "TAP_MIN_POSITIONS", 1 << 30)
+    if way == "side by side":
+        monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
+    torch.manual_seed(11)
+    model = _LeakyLayers(kernel, slope).eval()
+    if dtype == np.float64:
+        model = model.double()
+    executor, reference = _executors(model, torch.from_numpy(np.ones((2, 5, *image), dtype)))
+    heads = [s for s in executor.group_steps if s.head is not None]
+    assert len(heads) == 3 and all(s.variants[0].head_is_result for s in heads)
+    rng = np.random.default_rng(12)
+    for batch in (2, 1, 3, 5):
+        x = (3 * rng.standard_normal((batch, 5, *image))).astype(dtype)
+        x[0, 1, 0, 0] = np.nan
+        x[-1, 2] = -0.0
+        got = executor([x])[0]
+        expected = reference.run([x])[0]
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, equal_nan=True)
+        assert np.isnan(got).any()
+    [segment] = [s for s in executor.steps if isinstance(s, SegmentStep)]
+    assert segment.programs and all(segment.programs.values()), segment.reason
+
+
 class _Pools(torch.nn.Module):
     def __init__(self, kernel, stride, padding, ceil_mode):
         super().__init__()
