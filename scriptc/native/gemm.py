@@ -56,7 +56,7 @@ NARROW_FUNCTIONS = {"float32": ("scriptc_gemm_narrow_f32", ir.FloatType()),
                     "float64": ("scriptc_gemm_narrow_f64", ir.DoubleType())}
 # The narrow product (_build_narrow): b's columns a tile takes at most, the accumulators a tile
 # holds (of the 32 vector registers) and the vectors of rows at most.
-NARROW_MAX_COLUMNS = 16
+NARROW_MAX_COLUMNS = 18
 NARROW_TILE = 24
 NARROW_MAX_BLOCKS = 6
 ROW_TABLE_FUNCTIONS = {"float32": ("scriptc_gemm_rows_f32", ir.FloatType()),
@@ -67,10 +67,10 @@ VECTORS = 3
 # The heights of the tiles that take the rows left after the blocks of ROWS, least first: a tile costs
 # about its height (a layer of 9 or 20 output rows ran 16 or 24).
 TAIL_HEIGHTS = (2, 4, ROWS)
-# The values of k a tile runs through at a time: a panel's rows of b for them (128 x 3 vectors, 24 KB)
+# The values of k a tile runs through at a time: a panel's rows of b for them (144 x 3 vectors, 27 KB)
 # stay in L1 while every block of rows goes by; the tiles of the next slice add to what the last
 # stored.
-DEPTH_BLOCK = 128
+DEPTH_BLOCK = 144
 # The most bytes of a for which the products go slice by slice (over_rows); and of an a of at most
 # FEW_BLOCKS blocks of rows.
 PACKED_A_BYTES = 256 << 10

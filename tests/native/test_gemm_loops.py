@@ -60,7 +60,9 @@ def test_the_row_table_loop_reads_rows_of_b_where_the_table_says_and_keeps_the_l
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("rows, depth, width", [(960, 160, 4), (37, 5, 11), (20, 3, 1), (1, 9, 8), (33, 64, 17)])
+@pytest.mark.parametrize("rows, depth, width", [(960, 160, 4), (37, 5, 11), (20, 3, 1), (1, 9, 8), (33, 64, 17),
+                                                 (45, 40, gemm.NARROW_MAX_COLUMNS),
+                                                 (29, 21, 2 * gemm.NARROW_MAX_COLUMNS + 1)])
 def test_the_narrow_product_equals_numpy(dtype, rows, depth, width):
     rng = np.random.default_rng(rows * width)
     a = rng.standard_normal((rows, depth)).astype(dtype)
