@@ -5,10 +5,12 @@ packs it once, when the program is written down, into panels of VECTORS vectors 
 each panel's K rows one after another (`pack`). The product then streams each panel from memory
 in order - the hardware prefetcher's best case - where reading it in place walks rows 2-4 KB apart
 (gemm.py copies each slice of a panel into a pack on every call instead). A tile of ROWS rows by
-the panel's vectors stays in registers for the whole depth (8 rows by 3 vectors, 24 of the 32
-registers, as gemm.py); it starts from the bias (one value per column: a Linear's) and applies the
-floor as it stores, so a Linear + ReLU group writes its result in one pass. The rows past the last
-block of ROWS run in tiles of 4, 2 and 1 rows (a batch of 1 streams the panels once, as a GEMV does).
+the panel's vectors stays in registers for a chunk of the depth (8 rows by 3 vectors, 24 of the 32
+registers, as gemm.py; DEPTH_CHUNK steps of k, each chunk of the panel read by every block of rows
+while it is in L2); it starts from the bias (one value per column: a Linear's), resumes from out's
+partial sums at the next chunk and applies the floor as it stores the last, so a Linear + ReLU group
+writes its result in one pass. The rows past the last block of ROWS run in tiles of 4, 2 and 1 rows
+(a batch of 1 streams the panels once, as a GEMV does).
 64x784x512 float32: ~155 GFLOP/s a core here, against 125-133 for gemm.py and 112 for numpy's
 OpenBLAS (torch's oneDNN ~150); the VAE's 64x400x20: 94 against 52.
 
