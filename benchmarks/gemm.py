@@ -49,6 +49,7 @@ PRODUCTS = {
     "product": ("plain", 2048, 256, 128),
     "MLP b64 fc1": ("linear", 64, 784, 512),
     "MLP b64 fc2": ("linear", 64, 512, 512),
+    "mnist fc1": ("linear", 16, 9216, 128),
     "word-LM input": ("linear", 700, 200, 800),
     "word-LM step": ("linear", 20, 200, 800),
     "word-LM decoder": ("linear", 700, 200, 1000),

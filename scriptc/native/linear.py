@@ -5,10 +5,12 @@ packs it once, when the program is written down, into panels of VECTORS vectors 
 each panel's K rows one after another (`pack`). The product then streams each panel from memory
 in order - the hardware prefetcher's best case - where reading it in place walks rows 2-4 KB apart
 (gemm.py copies each slice of a panel into a pack on every call instead). A tile of ROWS rows by
-the panel's vectors stays in registers for the whole depth (8 rows by 3 vectors, 24 of the 32
-registers, as gemm.py); it starts from the bias (one value per column: a Linear's) and applies the
-floor as it stores, so a Linear + ReLU group writes its result in one pass. The rows past the last
-block of ROWS run in tiles of 4, 2 and 1 rows (a batch of 1 streams the panels once, as a GEMV does).
+the panel's vectors stays in registers for a chunk of the depth (8 rows by 3 vectors, 24 of the 32
+registers, as gemm.py; DEPTH_CHUNK steps of k, each chunk of the panel read by every block of rows
+while it is in L2); it starts from the bias (one value per column: a Linear's), resumes from out's
+partial sums at the next chunk and applies the floor as it stores the last, so a Linear + ReLU group
+writes its result in one pass. The rows past the last block of ROWS run in tiles of 4, 2 and 1 rows
+(a batch of 1 streams the panels once, as a GEMV does).
 64x784x512 float32: ~155 GFLOP/s a core here, against 125-133 for gemm.py and 112 for numpy's
 OpenBLAS (torch's oneDNN ~150); the VAE's 64x400x20: 94 against 52.
 
@@ -35,6 +37,7 @@ FUNCTIONS = {"float32": ("scriptc_linear_f32", ir.FloatType()), "float64": ("scr
 VECTOR_BYTES = 64
 ROWS, VECTORS = 8, 3   # the register tile (the module docstring)
 REST_ROWS = (4, 2, 1)  # tiles for the rows past the last block of ROWS (ROWS's lower powers of two)
+DEPTH_CHUNK = 1024     # steps of k a panel is read in by every block of rows (192 KB of panel)
 _CONTRACT = ("contract",)  # a multiply-add may become one fma (each product is still added in order)
 
 
@@ -115,6 +118,8 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     mask_type = ir.VectorType(ir.IntType(1), n)
     masked_store = ir.Function(b.module, ir.FunctionType(ir.VoidType(), [vector, vector.as_pointer(), I32, mask_type]),
                                f"llvm.masked.store.{suffix}.p0")
+    masked_load = ir.Function(b.module, ir.FunctionType(vector, [vector.as_pointer(), I32, mask_type, vector]),
+                              f"llvm.masked.load.{suffix}.p0")
     maximum = ir.Function(b.module, ir.FunctionType(vector, [vector, vector]), f"llvm.maximum.{suffix}")
 
     def splat(scalar, vector_type):
@@ -133,19 +138,28 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     prefetch = b.module.declare_intrinsic("llvm.prefetch", [address_type],
                                           ir.FunctionType(ir.VoidType(), [address_type, I32, I32, I32]))
 
-    def tile(first_row, count: int, panel, column, vectors: int, mask, block=None):
+    def tile(first_row, count: int, panel, column, vectors: int, mask, depths, block=None):
         """out[first_row : first_row + count, column : column + vectors vectors] = the rows' products
-        with the panel (its rows `vectors` vectors apart), from the bias, floored where asked; `mask`:
-        the lanes of the last vector that are columns of out; `block` (the tile's index among the
-        panel's blocks of ROWS rows): and ask for its share of the next panel's lines, one a step of
-        k - the blocks of one panel ask for the next one, a few lines at a time, while they read
-        this one from cache (asked for by the first block alone, all at once, they were ~3% faster
-        than nothing; spread so, 4-12%: a model's layers stream from L3, each more than L2 holds)."""
+        with the panel (its rows `vectors` vectors apart) over k in `depths` (first, end, whether
+        first is 0, whether end is the depth): from the bias at k 0, else from out's partial sums;
+        floored where asked once the depth is done. `mask`: the lanes of the last vector that are
+        columns of out; `block` (the tile's index among the panel's blocks of ROWS rows): and ask
+        for its share of the next panel's lines, one a step of k - the blocks of one panel ask for
+        the next one, a few lines at a time, while they read this one from cache (asked for by the
+        first block alone, all at once, they were ~3% faster than nothing; spread so, 4-12%: a
+        model's layers stream from L3, each more than L2 holds)."""
+        k_first, k_end, from_bias, whole_depth = depths
         acc = [row[:vectors] for row in slots[:count]]
         at = [b.add(first_row, const(r)) for r in range(count)]
-        for row in acc:
+        for r, row in enumerate(acc):
+            source = b.select(from_bias, b.gep(bias, [column]), b.gep(out, [b.add(b.mul(at[r], width), column)]))
             for v, cell in enumerate(row):
-                b.store(load(b.gep(bias, [b.add(column, const(v * n))])), cell)
+                pointer = b.bitcast(b.gep(source, [const(v * n)]), vector.as_pointer())
+                if mask is not None and v == vectors - 1:
+                    value = b.call(masked_load, [pointer, ir.Constant(I32, align), mask, ir.Constant(vector, None)])
+                else:
+                    value = b.load(pointer, align=align)
+                b.store(value, cell)
         a_rows = [b.gep(a, [b.mul(row, depth)]) for row in at]
         step = const(vectors * n)
         next_panel = b.mul(depth, panel_width)  # (elements from this panel to the next: it is whole)
@@ -165,8 +179,8 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                 for v in range(vectors):
                     total = b.fadd(b.load(acc[r][v]), b.fmul(broadcast, values[v], flags=_CONTRACT), flags=_CONTRACT)
                     b.store(total, acc[r][v])
-        loop(b, const(0), depth, multiply_add, "k")
-        with b.if_else(b.icmp_signed("!=", floored, const(0))) as (with_floor, plain):
+        loop(b, k_first, k_end, multiply_add, "k")
+        with b.if_else(b.and_(b.icmp_signed("!=", floored, const(0)), whole_depth)) as (with_floor, plain):
             for lower in (with_floor, plain):
                 with lower:
                     for r, row in enumerate(at):
@@ -184,17 +198,30 @@ def _build(b: ir.IRBuilder, args, element) -> None:
     blocks_end = b.mul(b.sdiv(rows, const(ROWS)), const(ROWS))
 
     def over_rows(panel, column, vectors: int, mask=None):
-        # (Whole panels ask for the next; past the last one, a prefetch reads nothing: it never faults.)
-        loop(b, const(0), blocks_end, lambda r: tile(r, ROWS, panel, column, vectors, mask,
-                                                     b.sdiv(r, const(ROWS)) if vectors == VECTORS else None),
-             "rows", step=ROWS)
-        # The rows left (fewer than ROWS): a tile of each power of two their count has.
-        left, first = b.sub(rows, blocks_end), blocks_end
-        for count in REST_ROWS:
-            has = b.icmp_signed("!=", b.and_(left, const(count)), const(0))
-            with b.if_then(has):
-                tile(first, count, panel, column, vectors, mask)
-            first = b.add(first, b.select(has, const(count), const(0)))
+        # The depth in chunks of DEPTH_CHUNK steps, each chunk of the panel read by every block of
+        # rows in turn: it stays in L2 for the second block, where the whole panel (mnist's fc1:
+        # 1.8 MB) was streamed again from L3 (one chunk even at depth 0: the bias is written).
+        chunks = b.sdiv(b.add(depth, const(DEPTH_CHUNK - 1)), const(DEPTH_CHUNK))
+        chunks = b.select(b.icmp_signed(">", chunks, const(1)), chunks, const(1))
+        last_chunk = b.sub(chunks, const(1))
+
+        def chunk(c):
+            k_first = b.mul(c, const(DEPTH_CHUNK))
+            k_end = b.add(k_first, const(DEPTH_CHUNK))
+            depths = (k_first, b.select(b.icmp_signed("<", k_end, depth), k_end, depth),
+                      b.icmp_signed("==", c, const(0)), b.icmp_signed("==", c, last_chunk))
+            # (Whole panels ask for the next; past the last one, a prefetch reads nothing: it never faults.)
+            loop(b, const(0), blocks_end, lambda r: tile(r, ROWS, panel, column, vectors, mask, depths,
+                                                         b.sdiv(r, const(ROWS)) if vectors == VECTORS else None),
+                 "rows", step=ROWS)
+            # The rows left (fewer than ROWS): a tile of each power of two their count has.
+            left, first = b.sub(rows, blocks_end), blocks_end
+            for count in REST_ROWS:
+                has = b.icmp_signed("!=", b.and_(left, const(count)), const(0))
+                with b.if_then(has):
+                    tile(first, count, panel, column, vectors, mask, depths)
+                first = b.add(first, b.select(has, const(count), const(0)))
+        loop(b, const(0), chunks, chunk, "chunk")
 
     def one_panel(p):
         column = b.mul(p, panel_width)

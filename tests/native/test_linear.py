@@ -65,6 +65,31 @@ def test_the_packed_product_equals_numpy_for_every_tail(dtype):
             a_done(), packed_done(), out_done()
 
 
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 8, 16, 21])
+def test_a_depth_of_several_chunks_equals_numpy(rows):
+    """Past DEPTH_CHUNK steps of k each chunk resumes from the partial sums in out and only the last
+    one floors; a count of rows that is one tile alone streams its panel; a last panel of part of a
+    vector reads its partial sums masked (flush against an unreadable page)."""
+    rng = np.random.default_rng(rows)
+    depth = 2 * linear.DEPTH_CHUNK + 37
+    width = linear.panel_columns(np.float32) + 5
+    a_values = rng.standard_normal((rows, depth)).astype(np.float32)
+    weights = rng.standard_normal((depth, width)).astype(np.float32)
+    bias = rng.standard_normal(width).astype(np.float32)
+    a, a_done = flush_against_a_guard_page(a_values)
+    out, out_done = flush_against_a_guard_page(np.zeros((rows, width), np.float32))
+    try:
+        for floor in (None, 0.0):
+            out[...] = np.nan
+            _run(a, linear.pack(weights), out, linear.pack_bias(bias, width, np.float32), floor)
+            want = a_values.astype(np.float64) @ weights.astype(np.float64) + bias
+            want = np.maximum(want, floor) if floor is not None else want
+            np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-3)
+    finally:
+        del a, out
+        a_done(), out_done()
+
+
 def test_the_floor_keeps_nan_as_numpy_maximum_does():
     a = np.ones((9, 4), np.float32)
     a[3, 1] = np.nan
