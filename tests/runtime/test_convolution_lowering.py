@@ -179,6 +179,18 @@ class _Inverted(torch.nn.Module):
         return torch.nn.functional.hardtanh(self.project(h), -0.25, 0.75)
 
 
+def _three_fused_heads(model, shape, dtype):
+    """`model` in `dtype`, its executor and interpreter traced at `shape`, its three convolutions'
+    groups each done by its head (the products apply the group's bounds as they store)."""
+    model = model.eval()
+    if dtype == np.float64:
+        model = model.double()
+    executor, reference = _executors(model, torch.from_numpy(np.ones(shape, dtype)))
+    heads = [s for s in executor.group_steps if s.head is not None]
+    assert len(heads) == 3 and all(s.variants[0].head_is_result for s in heads)
+    return model, executor, reference
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("image, stride", [((4, 4), 1), ((2, 2), 1), ((5, 3), 2), ((8, 8), 2), ((15, 15), 2)])
 def test_blocked_depthwise_and_clamp_epilogues_equal_torch(image, stride, dtype):
@@ -188,13 +200,8 @@ def test_blocked_depthwise_and_clamp_epilogues_equal_torch(image, stride, dtype)
     bounds included."""
     assert blocked_depthwise.takes(image, (3, 3), conv_geometry((1, 40, *image), (40, 1, 3, 3), stride, 1, 1, 40))
     torch.manual_seed(7)
-    model = _Inverted(stride).eval()
-    if dtype == np.float64:
-        model = model.double()
-    executor, reference = _executors(model, torch.from_numpy(np.ones((2, 6, *image), dtype)))
+    model, executor, reference = _three_fused_heads(_Inverted(stride), (2, 6, *image), dtype)
     assert [type(s) for s in executor.steps] == [SegmentStep]
-    heads = [s for s in executor.group_steps if s.head is not None]
-    assert len(heads) == 3 and all(s.variants[0].head_is_result for s in heads)
     rng = np.random.default_rng(9)
     for batch in (2, 1, 3, 5):
         x = (4 * rng.standard_normal((batch, 6, *image))).astype(dtype)
@@ -261,12 +268,7 @@ def test_a_leaky_relu_after_a_convolution_is_applied_by_its_products(way, image,
     if way == "side by side":
         monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
     torch.manual_seed(11)
-    model = _LeakyLayers(kernel, slope).eval()
-    if dtype == np.float64:
-        model = model.double()
-    executor, reference = _executors(model, torch.from_numpy(np.ones((2, 5, *image), dtype)))
-    heads = [s for s in executor.group_steps if s.head is not None]
-    assert len(heads) == 3 and all(s.variants[0].head_is_result for s in heads)
+    _, executor, reference = _three_fused_heads(_LeakyLayers(kernel, slope), (2, 5, *image), dtype)
     rng = np.random.default_rng(12)
     for batch in (2, 1, 3, 5):
         x = (3 * rng.standard_normal((batch, 5, *image))).astype(dtype)
