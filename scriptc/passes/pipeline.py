@@ -18,6 +18,7 @@ from .constant_fold import constant_fold
 from .cse import cse
 from .dce import dce
 from .fold_conv_bn import fold_conv_bn
+from .fold_embedding_linear import fold_embedding_linear
 from .freeze import freeze
 from .fuse import fuse
 from .inline import inline
@@ -61,6 +62,8 @@ PIPELINE: list[tuple[str, str, Callable[[Graph, PassContext], bool], int]] = [
     ("remove_mutation", "in-place ops on what folding showed fresh", lambda g, c: remove_mutation(g), 1),
     ("shape_infer", "shapes after simplification", lambda g, c: shape_infer(g), 1),
     ("fold_conv_bn", "frozen conv + batch_norm into one conv", lambda g, c: fold_conv_bn(g), 1),
+    ("fold_embedding_linear", "a frozen linear of frozen embedding rows into an embedding of the product table",
+     lambda g, c: fold_embedding_linear(g), 2),
     ("transpose_frozen_linear", "linear with a frozen weight into matmul by its stored transpose, plus bias",
      lambda g, c: transpose_frozen_linear(g), 2),
     ("fuse", "pointwise groups, reductions and epilogues into prim::FusionGroup", lambda g, c: fuse(g), 2),
