@@ -22,12 +22,16 @@ that keep a NaN, as numpy's maximum and minimum do.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from llvmlite import ir
 
 from scriptc.codegen.llvm.loop import loop
+from scriptc.codegen.llvm.mathlib import CONTRACT
 
 from .loops import loop_arguments, loop_module
+from .loops import splat as vector_splat
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_depthwise_blocked_f32", ir.FloatType()),
@@ -42,7 +46,6 @@ MAX_POSITIONS = 512
 FEW_OUTPUTS = 64
 # Outputs of a row a 3x3 window computes side by side.
 GROUP = 4
-_CONTRACT = ("contract",)
 
 
 def lanes(dtype: str) -> int:
@@ -138,9 +141,7 @@ def build(b: ir.IRBuilder, args, element, pooling: bool) -> None:
     def const(value):
         return ir.Constant(I64, value)
 
-    def splat(value, kind):
-        return b.shuffle_vector(b.insert_element(ir.Constant(kind, ir.Undefined), value, const(0)),
-                                ir.Constant(kind, ir.Undefined), ir.Constant(ir.VectorType(I32, width), [0] * width))
+    splat = functools.partial(vector_splat, b)
 
     def at(pointer, index):
         return b.bitcast(b.gep(pointer, [index]), vector.as_pointer())
@@ -181,7 +182,7 @@ def build(b: ir.IRBuilder, args, element, pooling: bool) -> None:
         if pooling:  # a NaN in the window wins (value != value), and stays (NaN < value is false)
             wins = b.or_(b.fcmp_ordered(">", value, total), b.fcmp_unordered("uno", value, value))
             return b.select(wins, value, total)
-        return b.fadd(total, b.fmul(weight, value, flags=_CONTRACT), flags=_CONTRACT)
+        return b.fadd(total, b.fmul(weight, value, flags=CONTRACT), flags=CONTRACT)
 
     def block(index):
         image, block_index = b.sdiv(index, blocks_per_image), b.srem(index, blocks_per_image)

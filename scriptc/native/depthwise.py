@@ -24,6 +24,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from scriptc.codegen.llvm.loop import loop
+from scriptc.codegen.llvm.mathlib import CONTRACT
 
 from .loops import loop_arguments, loop_module
 from .windows import Gathered
@@ -31,7 +32,6 @@ from .windows import Gathered
 I64 = ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_depthwise_f32", ir.FloatType()),
              "float64": ("scriptc_depthwise_f64", ir.DoubleType())}
-_CONTRACT = ("contract",)
 
 
 def module(triple: str, dtype: str) -> ir.Module:
@@ -97,8 +97,8 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                             def accumulate(ox):
                                 slot = b.gep(row, [ox])
                                 v = b.load(b.gep(line, [b.add(b.mul(ox, stride), offset)]))
-                                b.store(b.fadd(b.load(slot), b.fmul(tap_weight, v, flags=_CONTRACT),
-                                               flags=_CONTRACT), slot)
+                                b.store(b.fadd(b.load(slot), b.fmul(tap_weight, v, flags=CONTRACT),
+                                               flags=CONTRACT), slot)
                             loop(b, lo, hi, accumulate, "ox")
                         # stride 1 as a constant: the vectorizer then loads whole vectors
                         with b.if_else(b.icmp_signed("==", sw, one)) as (unit, other):
@@ -113,7 +113,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                                                              maximum), b.gep(row, [ox])), "bounds")
         def combine(total, values, ky, kx):
             tap_weight = gathered.splat(b.load(b.gep(taps_of, [b.add(b.mul(ky, kw), kx)])))
-            return b.fadd(total, b.fmul(tap_weight, values, flags=_CONTRACT), flags=_CONTRACT)
+            return b.fadd(total, b.fmul(tap_weight, values, flags=CONTRACT), flags=CONTRACT)
 
         def finish(total, first, stored):
             return b.select(b.icmp_signed("!=", mode, zero), bounded(total, gathered.splat(floor_value),

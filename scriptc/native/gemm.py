@@ -46,8 +46,10 @@ import numpy as np
 from llvmlite import ir
 
 from scriptc.codegen.llvm.loop import loop
+from scriptc.codegen.llvm.mathlib import CONTRACT
 
-from .loops import loop_arguments, loop_module
+from .loops import loop_arguments, loop_module, multiply_add_rows
+from .loops import splat as vector_splat
 
 I64 = ir.IntType(64)
 I32 = ir.IntType(32)
@@ -80,7 +82,6 @@ FEW_BLOCKS_A_BYTES = 1 << 20
 FAR_ROW_BYTES = 1 << 10
 # The deepest product that goes block of rows by block of rows across the panels (where it reads b in place).
 SHALLOW_DEPTH = 256
-_CONTRACT = ("contract",)  # a multiply-add may become one fma (each product is still added in order)
 
 
 def lanes(element: ir.Type) -> int:
@@ -130,10 +131,7 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
     prefetch = b.module.declare_intrinsic("llvm.prefetch", [address_type],
                                           ir.FunctionType(ir.VoidType(), [address_type, I32, I32, I32]))
 
-    def splat(scalar, vector):
-        return b.shuffle_vector(b.insert_element(ir.Constant(vector, ir.Undefined), scalar, const(0)),
-                                ir.Constant(vector, ir.Undefined),
-                                ir.Constant(ir.VectorType(I32, vector.count), [0] * vector.count))
+    splat = functools.partial(vector_splat, b)
 
     vector = ir.VectorType(element, width_lanes)
     suffix = f"v{width_lanes}{'f64' if element == ir.DoubleType() else 'f32'}.p0"
@@ -147,17 +145,12 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
                                  f"llvm.masked.compressstore.{suffix.removesuffix('.p0')}")
     expand_load = ir.Function(b.module, ir.FunctionType(vector, [element.as_pointer(), mask_type, vector]),
                               f"llvm.masked.expandload.{suffix.removesuffix('.p0')}")
-    floor_value = splat(b.load(floor), vector)
+    floor_value, ceiling_value, leaky, slope_value, positive = _epilogue_values(b, floor, floored, element, vector)
 
     def at_least(value):
         """maximum(value, floor) as numpy's (a NaN stays NaN): a compare and a blend, where
         llvm.maximum (which also orders -0 below +0) costs five instructions a vector."""
         return b.select(b.fcmp_unordered(">", value, floor_value), value, floor_value)
-    # (floor[1] is read only where meta[3] is 2: a plain floor may be one value)
-    clamped = b.icmp_signed(">", floored, const(1))
-    ceiling_value = splat(b.select(clamped, b.load(b.gep(floor, [b.zext(clamped, I64)])),
-                                   ir.Constant(element, float("inf"))), vector)
-    leaky, slope_value, positive = _leaky(b, floor, floored, element, vector, splat)
     # The accumulators live in stack slots that LLVM promotes to registers (the loops' phis).
     slots = [[b.alloca(vector) for _ in range(VECTORS)] for _ in range(ROWS)]
     # A panel's slice of b, copied whole (packed.__doc__).
@@ -234,7 +227,7 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
             if packed is not None:
                 line = b.bitcast(b.gep(pack, [b.mul(b.sub(k, k_first), const(VECTORS))]), element.as_pointer())
                 values = [load(b.gep(line, [const(v * width_lanes)]), None) for v in range(vectors)]
-                multiply_add(values, k)
+                multiply_add_rows(b, acc, a_rows[:height], k, values, vector)
                 return
             line = b.gep(b_column, [row_of_b(k)])
             if ahead:
@@ -245,14 +238,8 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
                     address = b.gep(line, [const((panel_bytes + 64 * cache_line) // element_bytes)])
                     b.call(prefetch, [b.bitcast(address, address_type), ir.Constant(I32, 0), ir.Constant(I32, 3),
                                       ir.Constant(I32, 1)])
-            multiply_add([load(b.gep(line, [const(v * width_lanes)]), mask) for v in range(vectors)], k)
-
-        def multiply_add(values, k):
-            for r in range(height):
-                broadcast = splat(b.load(b.gep(a_rows[r], [k])), vector)
-                for v in range(vectors):
-                    total = b.fadd(b.load(acc[r][v]), b.fmul(broadcast, values[v], flags=_CONTRACT), flags=_CONTRACT)
-                    b.store(total, acc[r][v])
+            multiply_add_rows(b, acc, a_rows[:height], k,
+                              [load(b.gep(line, [const(v * width_lanes)]), mask) for v in range(vectors)], vector)
         loop(b, k_first, k_end, step, "k")
         def store_tile(bounded):
             for r in range(height):
@@ -449,16 +436,9 @@ def _build_narrow(b: ir.IRBuilder, args, element) -> None:
     def const(value):
         return ir.Constant(I64, value)
 
-    def splat(value, kind):
-        return b.shuffle_vector(b.insert_element(ir.Constant(kind, ir.Undefined), value, const(0)),
-                                ir.Constant(kind, ir.Undefined),
-                                ir.Constant(ir.VectorType(I32, lanes_count), [0] * lanes_count))
+    splat = functools.partial(vector_splat, b)
     lane = ir.Constant(indices, list(range(lanes_count)))
-    floor_value = splat(b.load(floor), vector)
-    clamped = b.icmp_signed(">", floored, const(1))
-    ceiling_value = splat(b.select(clamped, b.load(b.gep(floor, [b.zext(clamped, I64)])),
-                                   ir.Constant(element, float("inf"))), vector)
-    leaky, slope_value, positive = _leaky(b, floor, floored, element, vector, splat)
+    floor_value, ceiling_value, leaky, slope_value, positive = _epilogue_values(b, floor, floored, element, vector)
     slots = [b.alloca(vector) for _ in range(NARROW_TILE)]
     row_limit = b.select(b.icmp_signed("<", b.mul(end, const(lanes_count)), rows), b.mul(end, const(lanes_count)), rows)
 
@@ -480,7 +460,7 @@ def _build_narrow(b: ir.IRBuilder, args, element) -> None:
             for j in range(columns):
                 broadcast = splat(b.load(b.gep(line, [const(j)])), vector)
                 for i in range(blocks):
-                    total = b.fadd(b.load(acc[i][j]), b.fmul(values[i], broadcast, flags=_CONTRACT), flags=_CONTRACT)
+                    total = b.fadd(b.load(acc[i][j]), b.fmul(values[i], broadcast, flags=CONTRACT), flags=CONTRACT)
                     b.store(total, acc[i][j])
         loop(b, const(0), depth, step, "k")
         base = splat(b.ptrtoint(out, I64), indices)
@@ -515,10 +495,16 @@ def _build_narrow(b: ir.IRBuilder, args, element) -> None:
     b.ret_void()
 
 
-def _leaky(b: ir.IRBuilder, bounds, mode, element, vector, splat):
-    """(whether mode is 3, the slope bounds[2] splat - read only then -, zeros): a LeakyReLU's
-    epilogue, where(value > 0, value, value * slope) (heads.epilogue)."""
-    leaky = b.icmp_signed("==", mode, ir.Constant(I64, 3))
-    slope = b.select(leaky, b.load(b.gep(bounds, [b.select(leaky, ir.Constant(I64, 2), ir.Constant(I64, 0))])),
-                     ir.Constant(element, 0.0))
-    return leaky, splat(slope, vector), ir.Constant(vector, [0.0] * vector.count)
+def _epilogue_values(b: ir.IRBuilder, bounds, mode, element, vector):
+    """(floor, ceiling, whether mode is 3, slope, zeros) of an epilogue (heads.epilogue), the values
+    as vectors: bounds[1] is read only where mode is 2 (a plain floor may be one value; the ceiling
+    is +inf otherwise), bounds[2] only where mode is 3, a LeakyReLU's where(value > 0, value,
+    value * slope)."""
+    def word(index):
+        return ir.Constant(I64, index)
+    clamped = b.icmp_signed(">", mode, word(1))
+    ceiling = b.select(clamped, b.load(b.gep(bounds, [b.zext(clamped, I64)])), ir.Constant(element, float("inf")))
+    leaky = b.icmp_signed("==", mode, word(3))
+    slope = b.select(leaky, b.load(b.gep(bounds, [b.select(leaky, word(2), word(0))])), ir.Constant(element, 0.0))
+    return (vector_splat(b, b.load(bounds), vector), vector_splat(b, ceiling, vector), leaky,
+            vector_splat(b, slope, vector), ir.Constant(vector, [0.0] * vector.count))

@@ -25,6 +25,7 @@ from llvmlite import ir
 from scriptc.codegen.llvm.loop import loop
 
 from .loops import loop_module
+from .loops import splat as vector_splat
 
 I64 = ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_im2col_f32", ir.FloatType()), "float64": ("scriptc_im2col_f64", ir.DoubleType())}
@@ -104,10 +105,7 @@ def _deinterleaved(b: ir.IRBuilder, line, out, lo, hi, spare, element):
     narrow_lanes = ir.Constant(ir.VectorType(I64, lanes), list(range(lanes)))
 
     def splat(value, count):
-        kind = ir.VectorType(I64, count)
-        return b.shuffle_vector(b.insert_element(ir.Constant(kind, ir.Undefined), value, ir.Constant(ir.IntType(32), 0)),
-                                ir.Constant(kind, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), count),
-                                                                              [0] * count))
+        return vector_splat(b, value, ir.VectorType(I64, count))
 
     def masked_step(ox):
         count = b.sub(hi, ox)  # (those past `lanes` are the next step's)
@@ -232,16 +230,13 @@ def _short_rows(b: ir.IRBuilder, g: dict, start, end, src, dst, element, lanes: 
     zeros, zero_values = ir.Constant(indices, [0] * lanes), ir.Constant(values, [0.0] * lanes)
 
     def splat(value):
-        value = b.trunc(value, i32) if value.type == I64 else value
-        return b.shuffle_vector(b.insert_element(ir.Constant(indices, ir.Undefined), value, ir.Constant(i32, 0)),
-                                ir.Constant(indices, ir.Undefined), zeros)
+        return vector_splat(b, b.trunc(value, i32) if value.type == I64 else value, indices)
 
     address_type = ir.VectorType(I64, lanes)
     element_bytes = ir.Constant(address_type, [8 if element == ir.DoubleType() else 4] * lanes)
 
     def splat_address(value):
-        return b.shuffle_vector(b.insert_element(ir.Constant(address_type, ir.Undefined), value, ir.Constant(i32, 0)),
-                                ir.Constant(address_type, ir.Undefined), zeros)
+        return vector_splat(b, value, address_type)
 
     image, taps = b.mul(g["H"], g["W"]), b.mul(g["KH"], g["KW"])
     first, last = b.mul(g["OY0"], g["OW"]), b.mul(g["OY1"], g["OW"])

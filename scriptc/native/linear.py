@@ -23,6 +23,7 @@ Each output adds its products in order of k, starting from the bias.
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 
@@ -31,14 +32,14 @@ from llvmlite import ir
 
 from scriptc.codegen.llvm.loop import I32, I64, loop
 
-from .loops import loop_arguments, loop_module
+from .loops import loop_arguments, loop_module, multiply_add_rows
+from .loops import splat as vector_splat
 
 FUNCTIONS = {"float32": ("scriptc_linear_f32", ir.FloatType()), "float64": ("scriptc_linear_f64", ir.DoubleType())}
 VECTOR_BYTES = 64
 ROWS, VECTORS = 8, 3   # the register tile (the module docstring)
 REST_ROWS = (4, 2, 1)  # tiles for the rows past the last block of ROWS (ROWS's lower powers of two)
 DEPTH_CHUNK = 1024     # steps of k a panel is read in by every block of rows (192 KB of panel)
-_CONTRACT = ("contract",)  # a multiply-add may become one fma (each product is still added in order)
 
 
 def lanes(dtype: np.dtype) -> int:
@@ -122,10 +123,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                               f"llvm.masked.load.{suffix}.p0")
     maximum = ir.Function(b.module, ir.FunctionType(vector, [vector, vector]), f"llvm.maximum.{suffix}")
 
-    def splat(scalar, vector_type):
-        return b.shuffle_vector(b.insert_element(ir.Constant(vector_type, ir.Undefined), scalar, const(0)),
-                                ir.Constant(vector_type, ir.Undefined),
-                                ir.Constant(ir.VectorType(I32, vector_type.count), [0] * vector_type.count))
+    splat = functools.partial(vector_splat, b)
     floor_value = splat(b.load(floor), vector)
     # The accumulators live in stack slots that LLVM promotes to registers.
     slots = [[b.alloca(vector) for _ in range(VECTORS)] for _ in range(ROWS)]
@@ -174,11 +172,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                 index = b.select(b.icmp_signed("<", index, lines), index, last_line)
                 address = b.bitcast(b.gep(panel, [b.add(next_panel, b.mul(index, const(n)))]), address_type)
                 b.call(prefetch, [address, ir.Constant(I32, 0), ir.Constant(I32, 2), ir.Constant(I32, 1)])
-            for r in range(count):
-                broadcast = splat(b.load(b.gep(a_rows[r], [k])), vector)
-                for v in range(vectors):
-                    total = b.fadd(b.load(acc[r][v]), b.fmul(broadcast, values[v], flags=_CONTRACT), flags=_CONTRACT)
-                    b.store(total, acc[r][v])
+            multiply_add_rows(b, acc, a_rows[:count], k, values, vector)
         loop(b, k_first, k_end, multiply_add, "k")
         with b.if_else(b.and_(b.icmp_signed("!=", floored, const(0)), whole_depth)) as (with_floor, plain):
             for lower in (with_floor, plain):

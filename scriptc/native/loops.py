@@ -9,6 +9,8 @@ import importlib
 
 from llvmlite import ir
 
+from scriptc.codegen.llvm.mathlib import CONTRACT
+
 from .threads import KERNEL
 
 I64 = ir.IntType(64)
@@ -24,7 +26,7 @@ def loop_function(kind: str, dtype: str) -> int:
     source = importlib.import_module(f"{__package__}.{kind}")
     name = source.FUNCTIONS[dtype][0]
     sources = (f"native/{kind}", *getattr(source, "EXTRA_SOURCES", ()), "native/loops", "native/threads",
-               "native/windows", "codegen/llvm/loop")
+               "native/windows", "codegen/llvm/loop", "codegen/llvm/mathlib")
     return compiled(f"{kind}|{dtype}", sources, lambda triple: source.module(triple, dtype), [name])[name]
 
 
@@ -47,3 +49,22 @@ def loop_arguments(b: ir.IRBuilder, args, element: ir.Type, pointers: int, words
         return b.load(b.gep(array, [ir.Constant(I64, index)]))
     return (start, end, [b.bitcast(word(ptrs, i), element.as_pointer()) for i in range(pointers)],
             [word(meta, i) for i in range(words)])
+
+
+def splat(b: ir.IRBuilder, scalar, vector_type: ir.VectorType):
+    """A vector of `vector_type` with `scalar` in every lane."""
+    lanes = vector_type.count
+    undefined = ir.Constant(vector_type, ir.Undefined)
+    return b.shuffle_vector(b.insert_element(undefined, scalar, ir.Constant(ir.IntType(32), 0)), undefined,
+                            ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
+
+
+def multiply_add_rows(b: ir.IRBuilder, accumulators, rows, k, values, vector_type: ir.VectorType) -> None:
+    """accumulators[r][v] += rows[r][k] * values[v]: one step of a register tile of a matrix product
+    (the accumulators are stack slots LLVM promotes to registers; CONTRACT lets each multiply-add be
+    one FMA, each product still added in order)."""
+    for r, row in enumerate(rows):
+        broadcast = splat(b, b.load(b.gep(row, [k])), vector_type)
+        for v, value in enumerate(values):
+            total = b.fadd(b.load(accumulators[r][v]), b.fmul(broadcast, value, flags=CONTRACT), flags=CONTRACT)
+            b.store(total, accumulators[r][v])

@@ -21,13 +21,13 @@ from __future__ import annotations
 from llvmlite import ir
 
 from scriptc.codegen.llvm.loop import loop
+from scriptc.codegen.llvm.mathlib import CONTRACT
 
 from .loops import loop_arguments, loop_module
 
 I64 = ir.IntType(64)
 FUNCTIONS = {"float32": ("scriptc_matvec_f32", ir.FloatType()), "float64": ("scriptc_matvec_f64", ir.DoubleType())}
 _UNROLL = 4         # rows of b per pass over the output
-_CONTRACT = ("contract",)  # a multiply-add may become one fma (each product is still added in order)
 
 
 def module(triple: str, dtype: str) -> ir.Module:
@@ -62,8 +62,8 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                     target = b.gep(line, [c])
                     total = b.load(target)
                     for weight, source in zip(weights, lines):
-                        total = b.fadd(total, b.fmul(weight, b.load(b.gep(source, [c])), flags=_CONTRACT),
-                                       flags=_CONTRACT)
+                        total = b.fadd(total, b.fmul(weight, b.load(b.gep(source, [c])), flags=CONTRACT),
+                                       flags=CONTRACT)
                     b.store(total, target)
                 loop(b, const(0), width, column, "c")
             loop(b, const(0), rows, row, "m")

@@ -20,6 +20,8 @@ from llvmlite import ir
 
 from scriptc.codegen.llvm.loop import loop
 
+from .loops import splat as vector_splat
+
 I32, I64 = ir.IntType(32), ir.IntType(64)
 VECTOR_BYTES = 64
 # Rows shorter than this many vectors go by gathers (and rows of any stride but 1), for windows of up
@@ -89,10 +91,7 @@ class Gathered:
         self.align = ir.Constant(I32, 8 if element == ir.DoubleType() else 4)
 
     def splat(self, scalar, kind=None):
-        b, kind = self.b, kind or self.vector
-        return b.shuffle_vector(b.insert_element(ir.Constant(kind, ir.Undefined), scalar, ir.Constant(I32, 0)),
-                                ir.Constant(kind, ir.Undefined),
-                                ir.Constant(ir.VectorType(I32, self.width), [0] * self.width))
+        return vector_splat(self.b, scalar, kind or self.vector)
 
     def windows(self, x, out, tables, geometry, start, combine, finish, passthrough, by_rows) -> None:
         """out (the plane's OH*OW outputs) = finish(the window's taps combined, first position, store

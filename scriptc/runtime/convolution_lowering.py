@@ -74,6 +74,18 @@ def bands(rows: int, row_bytes: int) -> list[tuple[int, int]]:
     return [(first, min(rows, first + size)) for first in range(0, rows, size)]
 
 
+def image_output(builder: Builder, x: TensorValue, image: tuple, planes: tuple, bounds):
+    """A convolution's output (x's batch, *planes) once x's image dims are checked to be `image`
+    (the program's geometry is built for them), and its epilogue's (bounds pointer, mode) for
+    `bounds` (floor, ceiling, slope, or None)."""
+    for d, size in zip(x.dims[1:], image):
+        builder.equal(d, builder.const(size))
+    out = builder.alloc(x.dtype, [x.dims[0], *(builder.const(size) for size in planes)])
+    floor, ceiling, slope = bounds or (None, None, None)
+    bounds_array, mode = epilogue(floor, ceiling, x.dtype, slope)
+    return out, builder.address_of(bounds_array), mode
+
+
 def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None) -> TensorValue:
     """conv2d(args) of a batch like `x_value` in its channels and image size, maximum(result, floor)
     where bounds (floor, ceiling, slope) give a floor, then minimum(that, ceiling) where the ceiling is not
@@ -90,12 +102,7 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     _, c, h, w = x_value.shape
     o, per_group, kh, kw = weight.shape
-    for d, size in zip(x.dims[1:], (c, h, w)):
-        builder.equal(d, builder.const(size))
-    out = builder.alloc(x.dtype, [x.dims[0], builder.const(o), builder.const(oh), builder.const(ow)])
-    floor, ceiling, slope = bounds or (None, None, None)
-    bounds_array, mode = epilogue(floor, ceiling, x.dtype, slope)
-    bounds_pointer = builder.address_of(bounds_array)
+    out, bounds_pointer, mode = image_output(builder, x, (c, h, w), (o, oh, ow), bounds)
     zero_bias = builder.address_of(np.zeros(max(o, 1), x.dtype))
     bias_pointer = builder.address_of(np.ascontiguousarray(bias)) if bias is not None else zero_bias
     if groups == c == o and per_group == 1:

@@ -19,9 +19,10 @@ import numpy as np
 
 from scriptc.native import col2im, gemm
 from scriptc.native import program as native
-from scriptc.native.heads import GEMM_SPLIT_MIN, epilogue, gemm_runs
+from scriptc.native.heads import GEMM_SPLIT_MIN, gemm_runs
 from scriptc.native.loops import loop_function
 
+from .convolution_lowering import image_output
 from .groups import PARALLEL_MIN_ELEMENTS
 from .program_values import NotNative, Builder, constant_array, constant_of, dense, TensorValue
 
@@ -80,12 +81,7 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, bounds: tu
     _, c, h, w = x_value.shape
     _, per_group, kh, kw = weight.shape
     o = per_group * groups
-    for d, size in zip(x.dims[1:], (c, h, w)):
-        builder.equal(d, builder.const(size))
-    out = builder.alloc(x.dtype, [x.dims[0], builder.const(o), builder.const(oh), builder.const(ow)])
-    floor, ceiling, slope = bounds or (None, None, None)
-    bounds_array, mode = epilogue(floor, ceiling, x.dtype, slope)
-    bounds_pointer = builder.address_of(bounds_array)
+    out, bounds_pointer, mode = image_output(builder, x, (c, h, w), (o, oh, ow), bounds)
     if (h, w, ph, pw, dh, dw, oh, ow, groups) == (1, 1, 0, 0, 1, 1, kh, kw, 1):
         _from_points(builder, x, weight, bias, out, bounds_pointer, mode)
         return out
