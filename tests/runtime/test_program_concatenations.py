@@ -76,13 +76,15 @@ def _flat(outputs) -> list:
     return [item for out in outputs for item in (out if isinstance(out, tuple) else (out,))]
 
 
-def _check(model, channels: int, image: tuple, dtype, batches=(2, 1, 3, 5)):
-    """Trace at batch 2; the executor's results equal the interpreter's and eager's at `batches`."""
+def _check(model, channels: int, image: tuple, dtype, batches=(2, 1, 3, 5), scripted: bool = False):
+    """Trace at batch 2 (or script, with no example); the executor's results equal the interpreter's
+    and eager's at `batches`."""
     if dtype == np.float64:
         model = model.double()
     model = model.eval()
     example = torch.from_numpy(np.ones((2, channels, *image), dtype))
-    graph = torch.jit.optimize_for_inference(torch.jit.trace(model, example), jit=False).graph
+    compiled = torch.jit.script(model) if scripted else torch.jit.trace(model, example)
+    graph = torch.jit.optimize_for_inference(compiled, jit=False).graph
     executor, reference = Executor(graph, threads=1), Interpreter(graph)
     rng = np.random.default_rng(7)
     tolerance = 1e-5 if dtype == np.float32 else 1e-10
@@ -139,3 +141,10 @@ def test_parts_whose_producers_decline_are_copied_into_the_planned_result(monkey
     torch.manual_seed(4)
     _check(_Declined(), 6, (6, 6), np.float32)
     assert planned and all(sorted(c.placed) == [2] for c in planned)
+
+
+def test_a_scripted_fire_module_plans_its_cat_too(monkeypatch):
+    planned = _planned(monkeypatch)
+    torch.manual_seed(5)
+    _check(_Fire(10, 6, 8, 4), 10, (7, 7), np.float32, batches=(3, 1, 2), scripted=True)
+    assert planned and all(sorted(c.placed) == [0, 1] for c in planned)
