@@ -59,8 +59,9 @@ class _Declined(torch.nn.Module):
         return torch.cat([self.depthwise(x), torch.relu(h) + 0.5 * h, torch.relu(self.plain(x))], 1)
 
 
-def _planned(monkeypatch) -> list:
-    """The Concatenations the programs built from now on plan."""
+def _parts_in_place(monkeypatch, seed: int, model, channels: int, image: tuple, dtype=np.float32, **options) -> list:
+    """After _check(model, ...) passes: per cat the programs built planned, its channel counts and
+    the parts its producers wrote in place."""
     planned = []
 
     def spy(*args):
@@ -68,7 +69,10 @@ def _planned(monkeypatch) -> list:
         planned.extend(concatenations.values())
         return destinations, concatenations
     monkeypatch.setattr(program_builder, "plan_concatenations", spy)
-    return planned
+    torch.manual_seed(seed)
+    _check(model(), channels, image, dtype, **options)
+    assert planned
+    return [(c.channels, sorted(c.placed)) for c in planned]
 
 
 def _flat(outputs) -> list:
@@ -107,44 +111,35 @@ def _check(model, channels: int, image: tuple, dtype, batches=(2, 1, 3, 5), scri
 def test_a_fire_modules_convolutions_write_into_the_cat(image, dtype, monkeypatch):
     """Every way the convolutions run (bands, taps, side by side, the narrow product) writes its
     images into the cat's result, images sum(channels) planes apart."""
-    planned = _planned(monkeypatch)
-    torch.manual_seed(1)
-    _check(_Fire(24, 8, 16, 12), 24, image, dtype)
-    assert planned and all(sorted(c.placed) == [0, 1] for c in planned)
-    assert [c.channels for c in planned] == [[16, 12]] * len(planned)
+    planned = _parts_in_place(monkeypatch, 1, lambda: _Fire(24, 8, 16, 12), 24, image, dtype)
+    assert planned == [([16, 12], [0, 1])] * len(planned)
 
 
 def test_a_part_read_elsewhere_keeps_its_own_buffer(monkeypatch):
-    planned = _planned(monkeypatch)
-    torch.manual_seed(2)
-    _check(_AlsoRead(), 6, (7, 7), np.float32)
-    assert planned and all(sorted(c.placed) == [1] for c in planned)
+    planned = _parts_in_place(monkeypatch, 2, _AlsoRead, 6, (7, 7))
+    assert all(placed == [1] for _, placed in planned)
 
 
-def test_a_cat_output_of_the_segment_and_a_part_its_caller_reads(monkeypatch):
-    """The first part is a result of the whole segment too: only the second one is written in place,
-    and the cat's result (in the out arena) is right at every batch."""
-    planned = _planned(monkeypatch)
+class _Returned(_AlsoRead):
+    """The first part is a result of the whole segment too."""
 
-    class Returned(_AlsoRead):
-        def forward(self, x):
-            a = torch.relu(self.a(x))
-            return torch.cat([a, torch.relu(self.b(x))], 1), a
+    def forward(self, x):
+        a = torch.relu(self.a(x))
+        return torch.cat([a, torch.relu(self.b(x))], 1), a
 
-    torch.manual_seed(3)
-    _check(Returned(), 6, (5, 5), np.float32)
-    assert planned and all(sorted(c.placed) == [1] for c in planned)
+
+def test_a_part_the_caller_reads_keeps_its_own_buffer(monkeypatch):
+    """Only the second part is written in place, and the cat's result (in the out arena) is right."""
+    planned = _parts_in_place(monkeypatch, 3, _Returned, 6, (5, 5))
+    assert all(placed == [1] for _, placed in planned)
 
 
 def test_parts_whose_producers_decline_are_copied_into_the_planned_result(monkeypatch):
-    planned = _planned(monkeypatch)
-    torch.manual_seed(4)
-    _check(_Declined(), 6, (6, 6), np.float32)
-    assert planned and all(sorted(c.placed) == [2] for c in planned)
+    planned = _parts_in_place(monkeypatch, 4, _Declined, 6, (6, 6))
+    assert all(placed == [2] for _, placed in planned)
 
 
 def test_a_scripted_fire_module_plans_its_cat_too(monkeypatch):
-    planned = _planned(monkeypatch)
-    torch.manual_seed(5)
-    _check(_Fire(10, 6, 8, 4), 10, (7, 7), np.float32, batches=(3, 1, 2), scripted=True)
-    assert planned and all(sorted(c.placed) == [0, 1] for c in planned)
+    planned = _parts_in_place(monkeypatch, 5, lambda: _Fire(10, 6, 8, 4), 10, (7, 7), batches=(3, 1, 2),
+                              scripted=True)
+    assert all(placed == [0, 1] for _, placed in planned)
