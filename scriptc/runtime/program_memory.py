@@ -185,8 +185,7 @@ def plan_concatenations(nodes: list, slot_of: dict, frame: list, out_slots: list
             if producer is not None and id(producer) in inside and len(producer.outputs) == 1 and \
                     only_reader(value, listed) and _writes_into_concatenation(producer):
                 destinations[id(producer)] = Destination(joined, k)
-        if any(d.concatenation is joined for d in destinations.values()):
-            concatenations[id(node)] = joined
+                concatenations[id(node)] = joined
     return destinations, concatenations
 
 
