@@ -15,8 +15,7 @@ columns made one of three ways:
   it stores them. Where WQ is much longer than OW (small planes) the extra columns cost
   more than im2col saves.
 - side by side: images whose output planes are small, under large weights, several at a time
-  through one GEMM (the weights streamed once per group instead of once per image; as many as fill
-  whole panels of its columns: whole_panels);
+  through one GEMM (the weights streamed once per group instead of once per image);
 - planes of a few positions (2x2, 3x3) multiply through the narrow product instead of the GEMM
   (gemm.narrow_function: its vectors hold rows of the weights, not 16 columns of which 4 are there),
   side by side or image by image;
