@@ -137,8 +137,6 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     elif narrow:
         images = 1
     if oh * ow < GROUP_BELOW_POSITIONS and (weight.nbytes >= WEIGHT_BYTES or oh * ow < SMALL_PLANE) and images >= 2:
-        if weight.nbytes >= WEIGHT_BYTES and not narrow:
-            images = whole_panels(images, oh * ow, gemm.vector_columns(x.dtype.name))
         _grouped_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry, groups,
                           bias is not None, images, narrow)
         return out
@@ -149,21 +147,6 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     _banded_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry, groups,
                      bias is not None, narrow)
     return out
-
-
-def whole_panels(most: int, positions: int, lanes: int) -> int:
-    """How many images (2 to `most`) go side by side through the GEMM, their columns `positions` an
-    image: the count whose columns take the fewest passes over the weights per image. The GEMM runs
-    its columns in panels of gemm.VECTORS vectors, then the vectors left as one narrower panel, then
-    the columns short of a vector, and each of those reads all the weights again (DCGAN's
-    discriminator's conv4, 512 x 4096 weights by 16 columns an image: 4 images, a panel and a
-    vector, 444 us an image; 3 images, one panel, 353)."""
-    panel = gemm.VECTORS * lanes
-
-    def passes(count: int) -> int:
-        columns = count * positions
-        return columns // panel + (columns % panel >= lanes) + (columns % lanes > 0)
-    return min(range(2, max(2, most) + 1), key=lambda count: (passes(count) / count, count))
 
 
 def _taps_pay(image: tuple, kernel: tuple, geometry) -> bool:

@@ -114,36 +114,6 @@ def test_narrow_products_equal_the_interpreter(image, bias, dtype, side_by_side,
     assert segment.programs and all(segment.programs.values()), segment.reason
 
 
-def test_images_side_by_side_fill_whole_panels_of_the_gemm():
-    """The count of images whose columns go through one GEMM: the fewest passes over the weights
-    per image (a pass per panel of gemm.VECTORS vectors, per narrower rest, per partial vector)."""
-    lanes = 16
-    assert convolution_lowering.whole_panels(4, 16, lanes) == 3     # one panel, where 4 take a panel and a vector
-    assert convolution_lowering.whole_panels(2, 64, lanes) == 2
-    assert convolution_lowering.whole_panels(16, 48, lanes) == 2    # every count a pass an image: the fewest
-    assert convolution_lowering.whole_panels(1, 16, lanes) == 2     # (side by side: at least two)
-    assert convolution_lowering.whole_panels(4, 16, 8) == 3         # float64's vectors of 8
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_strided_convolutions_side_by_side_in_threes_equal_the_interpreter(dtype, monkeypatch):
-    """A DCGAN discriminator's strided 4x4 layer down to a 4x4 plane, images side by side three at a
-    time (whole_panels), at batch sizes that leave one or two images for the last group."""
-    monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
-    torch.manual_seed(9)
-    model = torch.nn.Sequential(torch.nn.Conv2d(12, 20, 4, 2, 1, bias=False), torch.nn.BatchNorm2d(20),
-                                torch.nn.LeakyReLU(0.2))
-    if dtype == np.float64:
-        model = model.double()
-    executor, reference = _executors(model, torch.from_numpy(np.ones((2, 12, 8, 8), dtype)))
-    rng = np.random.default_rng(11)
-    for batch in (2, 1, 3, 4, 5, 7):
-        x = rng.standard_normal((batch, 12, 8, 8)).astype(dtype)
-        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-5)
-    [segment] = [s for s in executor.steps if isinstance(s, SegmentStep)]
-    assert segment.programs and all(segment.programs.values()), segment.reason
-
-
 class _Block(torch.nn.Module):
     """An inverted residual (1x1 expand, depthwise 3x3, 1x1 project, BatchNorm after each) beside a
     basic residual block (two 3x3 with BatchNorm, a strided 1x1 downsample)."""
