@@ -364,7 +364,7 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
         compute.append(("ADDR", out_image, out.pointer, image_index, image_elements(builder, out) * itemsize))
         phase_ptrs = builder.block(2)
         builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
-        compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), phase_ptrs, phase_meta))
+        compute.append(("KERNEL", const(columns_function(dtype, sw, wq)), const(c), phase_ptrs, phase_meta))
         ptrs, meta = builder.block(8), builder.block(7)
         builder.copy_into(ptrs, [builder.address_of(weights), phases.pointer, out_image, bias_pointer, bounds_pointer,
                                  builder.address_of(offsets), builder.address_of(kept_lanes),
@@ -386,8 +386,8 @@ def kept_columns(columns: int, wq: int, ow: int, lanes: int) -> tuple[np.ndarray
 
 
 def columns_function(dtype: str, sw: int, ow: int) -> int:
-    """The loop that copies a convolution's im2col columns (im2col's meta): strided_columns.py's for
-    the strides and row lengths it takes, else im2col.py's."""
+    """The loop that copies a convolution's im2col columns, or the phases of a strided tap product
+    (im2col's meta): strided_columns.py's for the strides and row lengths it takes, else im2col.py's."""
     return loop_function("strided_columns" if strided_columns.takes(dtype, sw, ow) else "im2col", dtype)
 
 
