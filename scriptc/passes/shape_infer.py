@@ -26,6 +26,9 @@ def merge_types(old: Type, new) -> Type:
     return TensorType(known_dtype, shape, new.device if new.device != "cpu" else old.device)
 
 
+_MAX_RANK = 6  # (the ranks the rank analyses below try an op's rule at)
+
+
 class _ShapeState:
     def __init__(self):
         self.dims: dict[int, object] = {}  # int Values known to equal a (symbolic) dim
@@ -145,7 +148,7 @@ def keeps_rank(node: Node) -> bool:
     state = _ShapeState()
     others = [state.meta(v) for v in node.inputs[1:]]
     accepted = 0
-    for rank in range(7):
+    for rank in range(_MAX_RANK + 1):
         try:
             result = definition.shape(TensorType(first.dtype, (None,) * rank), *others)
         except Exception:
@@ -154,6 +157,38 @@ def keeps_rank(node: Node) -> bool:
             return False
         accepted += 1
     return accepted >= 2
+
+
+def possible_ranks(value: Value, depth: int = 16) -> frozenset[int] | None:
+    """The ranks tensor `value` can have when its program does not fail first, or None where that is
+    not known: its own where its type says; else what its producer's table rule gives at each rank
+    its first input can have (the rule refuses a rank where the op itself fails). A scripted model's
+    conv2d -> ReLU has no known rank, but 3 or 4 (conv2d takes nothing else); `depth` bounds how far
+    back the producers are followed."""
+    t = value.type
+    if not isinstance(t, TensorType):
+        return None
+    if t.shape is not None:
+        return frozenset((len(t.shape),))
+    node = value.node
+    definition = op_of(node) if node is not None else None
+    if definition is None or depth == 0 or len(node.outputs) != 1 or not node.inputs or \
+            not isinstance(node.inputs[0].type, TensorType):
+        return None
+    first = node.inputs[0].type
+    state = _ShapeState()
+    others = [state.meta(v) for v in node.inputs[1:]]
+    inputs = possible_ranks(node.inputs[0], depth - 1)
+    ranks = set()
+    for rank in range(_MAX_RANK + 1) if inputs is None else inputs:
+        try:
+            result = definition.shape(TensorType(first.dtype, (None,) * rank), *others)
+        except Exception:
+            continue  # (the op refuses this rank)
+        if not isinstance(result, TensorType) or result.shape is None or inputs is None and rank == _MAX_RANK:
+            return None  # (an op that takes the highest rank tried may take higher ones too)
+        ranks.add(len(result.shape))
+    return frozenset(ranks)
 
 
 def _join(a: Type, b: Type) -> Type:
