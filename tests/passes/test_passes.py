@@ -213,7 +213,7 @@ def test_canonicalize_turns_a_global_average_pool_into_a_mean(size, x_type, fire
                [x.astype(np.float32 if "float32" in x_type else np.float64)])
 
 
-_POOLED = ("graph(%x : Tensor, %w : Tensor(float32, [4, 3, 3, 3])):\n"
+_POOLED = ("graph(%x : Tensor, %w : Tensor(float32, [4, 3, 3, 3]), %v : Tensor(float32, [4, 4, 1, 1])):\n"
            "  %s : List[int] = prim::Constant[value=[1, 1]]()\n  %p : List[int] = prim::Constant[value=[0, 0]]()\n"
            "  %g : int = prim::Constant[value=1]()\n  %n : None = prim::Constant[value=None]()\n"
            "{body}  %y : Tensor(float32) = adaptive_avg_pool2d(%r, %g)\n  return (%y)\n")
@@ -227,6 +227,11 @@ _CONV = "  %c : Tensor(float32) = conv2d(%x, %w, %n, %s, %p, %s, %g)\n"
     (_CONV + "  %r : Tensor(float32) = relu(%c)\n", True),
     ("  %lo : float = prim::Constant[value=0.0]()\n  %hi : float = prim::Constant[value=6.0]()\n" + _CONV
      + "  %r : Tensor(float32) = hardtanh(%c, %lo, %hi)\n", True),
+    # a ResNet's ReLU of the sum of two such
+    (_CONV + "  %e : Tensor(float32) = relu(%c)\n  %d : Tensor(float32) = conv2d(%e, %v, %n, %s, %p, %s, %g)\n"
+     "  %a : Tensor(float32) = add(%d, %e, %g)\n  %r : Tensor(float32) = relu(%a)\n", True),
+    # a sum with the input: any rank from 3 up
+    (_CONV + "  %a : Tensor(float32) = add(%c, %x, %g)\n  %r : Tensor(float32) = relu(%a)\n", False),
     # a ReLU of the input: any rank, where the pool raises and a mean would not
     ("  %d : ScalarType = prim::Constant[value=float32]()\n  %f : Tensor(float32) = to.dtype(%x, %d)\n"
      "  %r : Tensor(float32) = relu(%f)\n", False),
@@ -236,7 +241,8 @@ def test_canonicalize_turns_a_global_average_pool_of_unknown_rank_into_a_mean_wh
     text = _POOLED.format(body=body)
     x = np.random.default_rng(1).standard_normal((2, 3, 6, 7)).astype(np.float32)
     w = np.random.default_rng(2).standard_normal((4, 3, 3, 3)).astype(np.float32)
-    _rewritten(text, fires, "CHECK: mean(%r,\nCHECK-NOT: adaptive_avg_pool2d", [x, w])
+    v = np.random.default_rng(3).standard_normal((4, 4, 1, 1)).astype(np.float32)
+    _rewritten(text, fires, "CHECK: mean(%r,\nCHECK-NOT: adaptive_avg_pool2d", [x, w, v])
 
 
 @pytest.mark.parametrize("x_type, to_type, fires", [
