@@ -318,23 +318,6 @@ def test_rows_gathered_by_workers_match_the_samples(leaves_nothing_behind):
         list(DataLoader(ds, batch_sampler=[[1, 2], [50]], num_workers=2))
 
 
-def test_big_rows_gathered_with_streaming_stores_match_the_samples(leaves_nothing_behind):
-    x = torch.from_numpy(np.random.default_rng(1).standard_normal((700, 1024), dtype=np.float32))  # 4 KB rows
-    ds = TensorDataset(x, torch.arange(700))
-    sampler = [list(range(128, 384)), list(range(-1, -257, -1)), [5] * 128 + [699] * 128, list(range(600, 700))]
-    batches = list(DataLoader(ds, batch_sampler=sampler, num_workers=2))  # 1 MB batches stream (512 KB and up)
-    for (features, labels), indices in zip(batches, sampler):
-        np.testing.assert_array_equal(features.numpy(), x.numpy()[indices])
-        assert labels.tolist() == [i % 700 for i in indices]
-    shuffled = DataLoader(ds, batch_size=256, shuffle=True, num_workers=2, generator=torch.Generator().manual_seed(4))
-    seen = []
-    for features, labels in shuffled:
-        np.testing.assert_array_equal(features.numpy(), x.numpy()[labels.numpy()])
-        seen.extend(labels.tolist())
-    assert sorted(seen) == list(range(700))
-    del batches, shuffled, features, labels
-
-
 class Growing(Dataset):
     """Samples that grow: each batch needs a bigger block than the ones before."""
 

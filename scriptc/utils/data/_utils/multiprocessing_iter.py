@@ -25,7 +25,7 @@ import time
 
 from scriptc.utils.data._utils.channel import channel_pair
 from scriptc.utils.data._utils.rings import WorkerRings
-from scriptc.utils.data._utils.shared_batches import ReceivedBlocks, RowGatherer
+from scriptc.utils.data._utils.shared_batches import ReceivedBlocks
 from scriptc.utils.data._utils.worker import ExceptionWrapper, worker_loop
 from scriptc.utils.data.dataloader import _BaseDataLoaderIter
 
@@ -52,8 +52,6 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         context = loader.multiprocessing_context or multiprocessing.get_context()
         # Workers started by fork inherit the blocks of the loader's last iterator (SpareBlocks).
         spares = loader._spare_blocks if context.get_start_method() == "fork" else None
-        if spares is not None:
-            RowGatherer.prepare(loader)  # (its native gather, before the fork)
         inherited = (spares.hand_out(self._num_workers, (self._prefetch_factor + 2) * self._num_workers)
                      if spares is not None else [[] for _ in range(self._num_workers)])
         self._workers, self._channels, self._blocks = [], [], []

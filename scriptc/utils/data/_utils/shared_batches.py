@@ -37,10 +37,6 @@ __all__ = ["WorkerBlocks", "RowGatherer", "ReceivedBlocks", "SpareBlocks"]
 _PAGE = mmap.PAGESIZE
 _ALIGNMENT = 64  # where each array of a message starts in its block: a cache line
 _SPARE_BYTES = 64 << 20  # the most shared memory a DataLoader keeps between iterators (SpareBlocks)
-# A tensor's rows in a batch of at least this many bytes are written with streaming stores
-# (native/row_gather.py): the block they go to was written a few batches ago, and a smaller batch
-# may still be in the cache then.
-_STREAMING_BYTES = 512 << 10
 
 
 class WorkerBlocks:
@@ -191,31 +187,13 @@ class WorkerBlocks:
 
 class RowGatherer:
     """A worker's way to make a batch of a dataset whose default-collated batch is each tensor's
-    rows gathered (TensorDataset._row_arrays): one take per tensor straight into one block (with
-    streaming stores where the rows are big, native/row_gather.py), and the flat message written
-    from the batch's length, with no tensors, collate or pickling on the worker's side. What
-    reaches the main process is what the general path sends."""
+    rows gathered (TensorDataset._row_arrays): one take per tensor straight into one block, and
+    the flat message written from the batch's length, with no tensors, collate or pickling on
+    the worker's side. What reaches the main process is what the general path sends."""
 
     def __init__(self, dataset, arrays: list, blocks: WorkerBlocks):
         self.dataset, self.arrays, self.blocks = dataset, arrays, blocks
-        # batch length -> (each array's out shape, offset and whether it streams; bytes; places)
-        self.layouts: dict[int, tuple] = {}
-        self.sources = [array.__array_interface__["data"][0] for array in arrays]
-        self.gather_rows = None  # native/row_gather.py's, once a batch streams
-
-    @staticmethod
-    def prepare(loader) -> None:
-        """Compile the streaming gather in this process if the workers of `loader` will use it, so
-        that workers forked from this process have it at once."""
-        from scriptc.utils.data._utils.collate import default_collate
-
-        dataset = loader.dataset
-        if loader.collate_fn is not default_collate or not loader._auto_collation or not hasattr(dataset, "_row_arrays"):
-            return
-        arrays = dataset._row_arrays()
-        if arrays and any(_streams(array, loader.batch_size or 1 << 62) for array in arrays):
-            from scriptc.native import row_gather
-            row_gather.gather_rows()
+        self.layouts: dict[int, tuple] = {}  # batch length -> (each array's out shape and offset, bytes, places)
 
     @classmethod
     def for_fetcher(cls, fetcher, blocks: WorkerBlocks) -> "RowGatherer | None":
@@ -236,18 +214,10 @@ class RowGatherer:
         outs, nbytes, places = layout
         flat = self.blocks.array((nbytes,), np.uint8)  # the message's first array: at the start of its block
         try:
-            for array, source, (shape, offset, streams) in zip(self.arrays, self.sources, outs):
-                if streams:
-                    if self.gather_rows is None:
-                        from scriptc.native.row_gather import gather_rows
-                        self.gather_rows = gather_rows()
-                    positions = np.ascontiguousarray(positions)
-                    self.gather_rows(source, positions.__array_interface__["data"][0], len(positions), len(array),
-                                     array.strides[0], flat.__array_interface__["data"][0] + offset)
-                else:
-                    # positions are in range; "wrap" maps negatives as Python does, without the copy "raise" makes
-                    array.take(positions, axis=0, out=np.ndarray(shape, array.dtype, buffer=flat, offset=offset),
-                               mode="wrap")
+            for array, (shape, offset) in zip(self.arrays, outs):
+                # positions are in range; "wrap" maps negatives as Python does, without the copy "raise" makes
+                array.take(positions, axis=0, out=np.ndarray(shape, array.dtype, buffer=flat, offset=offset),
+                           mode="wrap")
         except BaseException:
             self.blocks._end_session(())
             raise
@@ -258,24 +228,13 @@ class RowGatherer:
         outs, places, nbytes = [], [], 0
         for array in self.arrays:
             shape = (rows,) + array.shape[1:]
-            outs.append((shape, nbytes, _streams(array, rows)))
+            outs.append((shape, nbytes))
             places.append(_place(nbytes, shape, array.dtype))
             nbytes += -(-math.prod(shape) * array.itemsize // _ALIGNMENT) * _ALIGNMENT
         if len(self.layouts) > 64:  # batches of ever new lengths: start over rather than grow
             self.layouts.clear()
         layout = self.layouts[rows] = (outs, max(nbytes, 1), b"".join(places))
         return layout
-
-
-def _streams(array: np.ndarray, rows: int) -> bool:
-    """Whether a batch of `rows` rows of array is gathered with streaming stores: whole cache lines
-    per row (into a block and at offsets _ALIGNMENT-aligned), and rows * row bytes past
-    _STREAMING_BYTES."""
-    if array.ndim == 0 or not array.flags.c_contiguous or array.strides[0] % _ALIGNMENT or \
-            rows * array.strides[0] < _STREAMING_BYTES:
-        return False
-    from scriptc.native import row_gather
-    return row_gather.available()
 
 
 class ReceivedBlocks:
