@@ -32,10 +32,10 @@ sixth kernel (fork's page-table copy, wake-ups, copy-on-write faults). A worker'
 more than the 0-worker loop's because the block it writes was written a few batches ago and has
 left the cache (rotating 3 destinations instead of reusing 1: +11%, private memory the same, so
 not shared memory as such; the dataset is on transparent huge pages, the blocks are memfd pages)
-and two gathers at once share the memory bandwidth (+0-15%); the workers write big rows with
-streaming stores (native/row_gather.py), which skip reading the old lines back: ~4% less CPU a
-2-worker epoch (A/B against the plain take, interleaved), though loading LLVM for it makes the
-main process ~16 MB bigger, and forking and exiting a little dearer. Each epoch forks both
+and two gathers at once share the memory bandwidth (+0-15%). (Streaming stores, which skip
+reading the old lines back, took ~4% off a 2-worker epoch here, whose loop never reads a batch;
+with a loop that reads each batch, as training does, the main process read them from memory
+instead of the cache and the epoch took 1.3x as long: rejected.) Each epoch forks both
 workers (~0.5-1 ms each in the main process), a worker spends ~1.4 ms of CPU before its loop
 (~450 copy-on-write faults, most while seeding its generators) and its exit ~2 ms in the kernel
 (tearing down the address space it shares with the main process), which the main process waits
