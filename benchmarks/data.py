@@ -170,7 +170,9 @@ def main() -> None:
             peers["baseline"] = Peer("scriptc", BASELINE)
         if importlib.util.find_spec("torch") is not None:
             peers["torch"] = Peer("torch")
+        load_before = os.getloadavg()[0]
         samples = interleaved_epochs(peers)
+        load_after = os.getloadavg()[0]
     finally:
         for process in peers.values():
             process.close()
@@ -182,7 +184,8 @@ def main() -> None:
           f"interleaved epochs (peers in processes of their own"
           f"{f'; baseline: scriptc from {BASELINE}' if BASELINE else ''}). MB/s: higher is better, and noisy on a "
           f"shared machine; CPU s: the loading process's and its workers' CPU time per epoch, which load on the "
-          f"machine changes much less.\n")
+          f"machine changes much less. Load average (1 min) {load_before:.1f} before the epochs, {load_after:.1f} "
+          f"after, on {os.cpu_count()} CPUs: whatever else runs takes CPU the 2-worker rows need (module doc).\n")
     print(f"{'workers':>38} " + " ".join(f"{name + ' MB/s':>14}" for name in libraries)
           + (f" {'ratio':>6}" if "torch" in peers else "") + " " + " ".join(f"{name + ' CPU s':>14}" for name in libraries))
     for config, (workers, prefetch, persistent, in_order) in enumerate(CONFIGS):
