@@ -30,7 +30,7 @@ def merge_types(old: Type, new) -> Type:
 
 
 _MAX_RANK = 6  # (the ranks the rank analyses below try an op's rule at)
-_MAX_COMBINATIONS = 64  # (of its inputs' ranks, that possible_ranks tries an op's rule at)
+_MAX_COMBINATIONS = 256  # (of its inputs' metas, _of_rank's at each rank, that possible_ranks tries an op's rule at)
 
 
 class _ShapeState:
@@ -142,7 +142,7 @@ def _infer_node(node: Node, state: _ShapeState) -> bool:
 
 def keeps_rank(node: Node) -> bool:
     """Whether `node`'s tensor output has the rank of its first input whatever that rank is, by its op's
-    table rule run at every rank with every dim unknown (a rank the rule refuses is one where the op
+    table rule run at every rank with every dim unknown or 1 (_of_rank; a rank the rule refuses is one where the op
     itself fails first). conv2d and batch_norm keep rank: a scripted module's `input.dim()` check
     after them can read their input instead, and so no longer keeps their result out of a fusion."""
     definition = op_of(node)
@@ -153,20 +153,30 @@ def keeps_rank(node: Node) -> bool:
     others = [state.meta(v) for v in node.inputs[1:]]
     accepted = 0
     for rank in range(_MAX_RANK + 1):
-        try:
-            result = definition.shape(TensorType(first.dtype, (None,) * rank), *others)
-        except Exception:
-            continue  # (the op refuses this rank)
-        if not isinstance(result, TensorType) or result.shape is None or len(result.shape) != rank:
+        results = []
+        for meta in _of_rank(first.dtype, rank):
+            try:
+                results.append(definition.shape(meta, *others))
+            except Exception:
+                continue  # (the op refuses these dims)
+        if any(not isinstance(result, TensorType) or result.shape is None or len(result.shape) != rank
+               for result in results):
             return False
-        accepted += 1
+        accepted += bool(results)
     return accepted >= 2
+
+
+def _of_rank(dtype, rank: int) -> tuple[TensorType, TensorType]:
+    """The metas a rank analysis tries an op's rule at for an input of `rank`: every dim unknown, and
+    every dim 1 - a rule reads an unknown dim as not 1, and squeeze(x, 0) drops a dim of 1."""
+    return TensorType(dtype, (None,) * rank), TensorType(dtype, (1,) * rank)
 
 
 def possible_ranks(value: Value, depth: int = 64, memo: dict | None = None) -> frozenset[int] | None:
     """The ranks tensor `value` can have when its program does not fail first, or None where that is
     not known: its own where its type says; else what its producer's table rule gives at the ranks its
-    tensor inputs can have (a rule refuses a rank where the op itself fails). A scripted model's
+    tensor inputs can have, their dims unknown or 1 (_of_rank; a rule refuses a rank where the op
+    itself fails). A scripted model's
     conv2d -> ReLU has no known rank, but 3 or 4 (conv2d takes nothing else), and so has a ResNet's
     ReLU of the sum of two such. `depth` bounds how far back producers are followed."""
     t = value.type
@@ -192,8 +202,8 @@ def _producer_ranks(node: Node | None, depth: int, memo: dict) -> frozenset[int]
         if isinstance(v.type, TensorType) and v.type.shape is None and not is_constant(v):
             ranks = possible_ranks(v, depth - 1, memo)
             unbounded.append(ranks is None)
-            choices.append([TensorType(v.type.dtype, (None,) * r)
-                            for r in (range(_MAX_RANK + 1) if ranks is None else sorted(ranks))])
+            choices.append([meta for r in (range(_MAX_RANK + 1) if ranks is None else sorted(ranks))
+                            for meta in _of_rank(v.type.dtype, r)])
         else:
             unbounded.append(False)
             choices.append([state.meta(v)])
