@@ -193,7 +193,8 @@ register("expand(self: Tensor, size: int[]) -> Tensor", SHAPE,
          shape=lambda x, size: _t(x, None if x.shape is None or not is_known(size) else _expand_shape(x.shape, size)),
          grad=lambda ctx, g: (g, None), view=True, function=False,
          doc="A broadcast view (no copy); -1 keeps a dim.")
-register("contiguous(self: Tensor) -> Tensor", SHAPE, lambda xp, x: xp.ascontiguousarray(x),
+# (numpy's ascontiguousarray makes a 0-d array 1-d; a 0-d one is contiguous already)
+register("contiguous(self: Tensor) -> Tensor", SHAPE, lambda xp, x: xp.ascontiguousarray(x) if x.ndim else x,
          shape=lambda x: x, grad=lambda ctx, g: (g,), view=True, function=False)
 
 
