@@ -57,9 +57,9 @@ class _OutArena:
     """An out arena and the results the calls that filled it handed out (views of it), per shape: a
     call that finds them held by no one hands the same arrays out again for the same shapes, so that
     a steady call makes no array at all (each one costs microseconds right after a program has
-    streamed a model's weights through the cache: 10-15 us for the MLP's batch-1 result on the first
-    call after load primed it at other batches). Kept for ARENA_SHAPES shapes, so that a model called
-    at a few batches - as load primes it - makes no array at any of them."""
+    streamed a model's weights through the cache). Kept for ARENA_SHAPES shapes, so that a model
+    called at a few batches - as load primes it - makes none at any of them (the MLP called at
+    batches 1 and 2 in turn: 2-3 us less a call)."""
 
     __slots__ = ("memory", "start", "views", "count")
 
