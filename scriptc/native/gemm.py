@@ -48,7 +48,7 @@ from llvmlite import ir
 from scriptc.codegen.llvm.loop import loop
 from scriptc.codegen.llvm.mathlib import CONTRACT
 
-from .loops import loop_arguments, loop_module, multiply_add_rows
+from .loops import loop_arguments, loop_module, multiply_add_rows, opaque
 from .loops import splat as vector_splat
 
 I64 = ir.IntType(64)
@@ -220,7 +220,7 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
                 for r, row in enumerate(acc):
                     for v, cell in enumerate(row):
                         b.store(read_out(r, v), cell)
-        a_rows = [b.gep(a, [b.mul(at, depth)]) for at in row_at]
+        a_rows = [opaque(b, b.gep(a, [b.mul(at, depth)])) for at in row_at]
         b_column = b.gep(matrix, [column])
 
         def step(k):

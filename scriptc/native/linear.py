@@ -13,7 +13,7 @@ writes its result in one pass. The rows past the last block of ROWS run in tiles
 (a batch of 1 streams the panels once, as a GEMV does).
 64x784x512 float32: ~155 GFLOP/s a core here, against 125-133 for gemm.py and 112 for numpy's
 OpenBLAS (torch's oneDNN ~150); the VAE's 64x400x20: 94 against 52. With one base register per
-row of a and no clamp in the prefetch (tile()), ~200 in cache (~82% of the FMA peak).
+row of a (loops.opaque) and no clamp in the prefetch (tile()), ~200 in cache (~82% of the FMA peak).
 
 `scriptc_linear_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): ptrs = [a (M, K)
 contiguous, packed (pack's layout), out (M, N) contiguous, bias (the packed bias: `pack_bias`),
@@ -33,7 +33,7 @@ from llvmlite import ir
 
 from scriptc.codegen.llvm.loop import I32, I64, loop
 
-from .loops import loop_arguments, loop_module, multiply_add_rows
+from .loops import loop_arguments, loop_module, multiply_add_rows, opaque
 from .loops import splat as vector_splat
 
 FUNCTIONS = {"float32": ("scriptc_linear_f32", ir.FloatType()), "float64": ("scriptc_linear_f64", ir.DoubleType())}
@@ -150,13 +150,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         holds)."""
         k_first, k_end, from_bias, whole_depth = depths
         acc = [row[:vectors] for row in slots[:count]]
-        # Each row clamped to the last (a no-op) so that LLVM keeps one base register per row, indexed
-        # by k: seeing their common stride, it rebuilt the rows' addresses with a chain of adds every
-        # step, and with the clamped prefetch index those were 12 integer instructions beside the 24
-        # FMAs (MLP b64's fc1 and fc2 7% slower).
-        last_row = b.sub(rows, const(1))
         at = [b.add(first_row, const(r)) for r in range(count)]
-        at = [b.select(b.icmp_signed("<", row, rows), row, last_row) for row in at]
         for r, row in enumerate(acc):
             source = b.select(from_bias, b.gep(bias, [column]), b.gep(out, [b.add(b.mul(at[r], width), column)]))
             for v, cell in enumerate(row):
@@ -166,7 +160,7 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                 else:
                     value = b.load(pointer, align=align)
                 b.store(value, cell)
-        a_rows = [b.gep(a, [b.mul(row, depth)]) for row in at]
+        a_rows = [opaque(b, b.gep(a, [b.mul(row, depth)])) for row in at]  # (loops.opaque)
         step = const(vectors * n)
         next_panel = b.mul(depth, panel_width)  # (elements from this panel to the next: it is whole)
 
