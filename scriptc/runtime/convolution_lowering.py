@@ -74,22 +74,35 @@ def bands(rows: int, row_bytes: int) -> list[tuple[int, int]]:
     return [(first, min(rows, first + size)) for first in range(0, rows, size)]
 
 
-def image_output(builder: Builder, x: TensorValue, image: tuple, planes: tuple, bounds):
+def image_output(builder: Builder, x: TensorValue, image: tuple, planes: tuple, bounds, into=None):
     """A convolution's output (x's batch, *planes) once x's image dims are checked to be `image`
     (the program's geometry is built for them), and its epilogue's (bounds pointer, mode) for
-    `bounds` (floor, ceiling, slope, or None)."""
+    `bounds` (floor, ceiling, slope, or None). `into`: a cat's Destination (program_memory.py) whose
+    view of the cat's result the output is where it takes these planes - each image's planes
+    contiguous, images image_elements(out) apart."""
     for d, size in zip(x.dims[1:], image):
         builder.equal(d, builder.const(size))
-    out = builder.alloc(x.dtype, [x.dims[0], *(builder.const(size) for size in planes)])
+    out = into.view(builder, x.dims[0], x.dtype, planes) if into is not None else None
+    if out is None:
+        out = builder.alloc(x.dtype, [x.dims[0], *(builder.const(size) for size in planes)])
     floor, ceiling, slope = bounds or (None, None, None)
     bounds_array, mode = epilogue(floor, ceiling, x.dtype, slope)
     return out, builder.address_of(bounds_array), mode
 
 
-def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None) -> TensorValue:
+def image_elements(builder: Builder, out: TensorValue) -> int:
+    """Elements from one image of image_output's output to the next: its planes', or the image
+    stride of the cat's result it is a view of."""
+    if out.strides is not None:
+        return builder.known(out.strides[0])
+    return int(np.prod([builder.known(d) for d in out.dims[1:]]))
+
+
+def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None, into=None) -> TensorValue:
     """conv2d(args) of a batch like `x_value` in its channels and image size, maximum(result, floor)
     where bounds (floor, ceiling, slope) give a floor, then minimum(that, ceiling) where the ceiling is not
-    None; where(result > 0, result, result * slope) where they give a slope (see the module docstring)."""
+    None; where(result > 0, result, result * slope) where they give a slope (see the module docstring);
+    written into `into`'s place in a cat's result where the products take it (image_output)."""
     x = dense(builder, args[0])
     weight = constant_array(args[1])
     bias = None if args[2] is None else constant_array(args[2])
@@ -102,10 +115,11 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     _, c, h, w = x_value.shape
     o, per_group, kh, kw = weight.shape
-    out, bounds_pointer, mode = image_output(builder, x, (c, h, w), (o, oh, ow), bounds)
+    depthwise = groups == c == o and per_group == 1  # (its loops run every image's planes as one range)
+    out, bounds_pointer, mode = image_output(builder, x, (c, h, w), (o, oh, ow), bounds, None if depthwise else into)
     zero_bias = builder.address_of(np.zeros(max(o, 1), x.dtype))
     bias_pointer = builder.address_of(np.ascontiguousarray(bias)) if bias is not None else zero_bias
-    if groups == c == o and per_group == 1:
+    if depthwise:
         if blocked_depthwise.takes((h, w), (kh, kw), geometry):
             _blocked_depthwise(builder, x, (h, w), weight, bias, out, bounds_pointer, mode, geometry)
         else:
@@ -234,7 +248,7 @@ def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out
     def each(image):
         x_image, out_image = builder.register(), builder.register()
         compute.append(("ADDR", x_image, x.pointer, image, c * h * w * itemsize))
-        compute.append(("ADDR", out_image, out.pointer, image, o * columns * itemsize))
+        compute.append(("ADDR", out_image, out.pointer, image, image_elements(builder, out) * itemsize))
         for first, end in image_bands:
             width = (end - first) * ow
             if cols is not None:
@@ -322,7 +336,7 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
         compute.append(("SPLIT", const(product), vectors, ptrs, meta, work))
     def scatter(k: int) -> None:
         source, target = builder.register(), builder.register()
-        compute.append(("ADDR", target, out.pointer, index, o * positions * itemsize))
+        compute.append(("ADDR", target, out.pointer, index, image_elements(builder, out) * itemsize))
         compute.append(("ADDR", source, products.pointer, const(k * positions), itemsize))
         compute.append(("COPY2D", target, const(positions * itemsize), source, const(wide * itemsize), const(o),
                         const(positions * itemsize)))
@@ -359,7 +373,7 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
     def each(image_index):
         x_image, out_image = builder.register(), builder.register()
         compute.append(("ADDR", x_image, x.pointer, image_index, c * h * w * itemsize))
-        compute.append(("ADDR", out_image, out.pointer, image_index, o * oh * ow * itemsize))
+        compute.append(("ADDR", out_image, out.pointer, image_index, image_elements(builder, out) * itemsize))
         phase_ptrs = builder.block(2)
         builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
         compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), phase_ptrs, phase_meta))

@@ -19,7 +19,7 @@ from scriptc.native import program as native
 from .lowerings import LOWERINGS, lower_group, raises
 from .lowerings.lists import appended_lists
 from .lowerings.scalars import require
-from .program_memory import allocation_records, mark_lifetimes, share
+from .program_memory import allocation_records, mark_lifetimes, plan_concatenations, share
 from .program_values import (Accumulator, Built, Builder, BuiltList, Condition, IntValue, NotNative, Output, TensorValue, dense,
                              int_register, tensor_of, value_of)
 
@@ -40,6 +40,8 @@ def build(segment, frame: list) -> Built:
         syms[slot] = value_of(builder, executor.constants[slot], inputs, None)
     for k, slot in enumerate(segment.in_slots):
         syms[slot] = value_of(builder, frame[slot], inputs, k)
+    builder.destinations, builder.concatenations = plan_concatenations(segment.nodes, slot_of, frame,
+                                                                       segment.out_slots)
     try:
         _lower_nodes(builder, segment.nodes, syms, executor, _Recorded(frame, slot_of), top=True)
     except NotNative as exc:

@@ -8,16 +8,26 @@ reads it (a node with blocks counts as one: a loop's buffers live through all of
 buffer allocated after another one's last reader may take its memory. Sizes are registers, known
 only at run time, so a shared range is the largest of its buffers' sizes (a MAX in phase one),
 and buffers of one size (one count register and item size) are put together first.
+
+A cat along the channels of convolutions' outputs (SqueezeNet's Fire modules) is planned before the
+nodes are lowered (plan_concatenations): each convolution writes its output straight into its
+channels of the cat's result, which the first of them allocates, and the cat copies only the parts
+that did not land there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from scriptc.ir.graph import walk
 from scriptc.native import program as native
 
 from .program_values import Accumulator, Buffer, Builder, Pieces, TensorValue
+
+# The ops whose output a planned cat asks to write into its result (convolution_lowering.image_output).
+_WRITES_INTO_CONCATENATION = ("conv2d",)
 
 
 @dataclass
@@ -99,3 +109,88 @@ def allocation_records(builder: Builder, ranges: list[SharedRange]) -> tuple[lis
         bases.append(("BASE", first.pointer, first.arena))
         bases += [("MOV", b.pointer, first.pointer) for b in shared.buffers[1:]]
     return sizes, allocs, bases
+
+
+@dataclass
+class Concatenation:
+    """A cat along dim 1 of 4-D tensors whose producers write their parts in place: per image each
+    part's channels in one block, images sum(channels) planes apart. Its result is allocated by the
+    first producer that writes into it; `placed`: by part index, the view of it a producer wrote."""
+    channels: list[int]
+    plane: tuple[int, int]
+    dtype: object
+    result: TensorValue | None = None
+    placed: dict[int, TensorValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Part `part` of a planned Concatenation: where its producer is asked to write."""
+    concatenation: Concatenation
+    part: int
+
+    def view(self, builder: Builder, batch: int, dtype, planes: tuple) -> TensorValue | None:
+        """The part's channels of the cat's result, for a producer of `batch` (a register) images of
+        `planes` (channels, height, width); None where they are not the planned part's."""
+        joined = self.concatenation
+        if dtype != joined.dtype or tuple(planes) != (joined.channels[self.part], *joined.plane):
+            return None
+        const = builder.const
+        if joined.result is None:
+            joined.result = builder.alloc(dtype, [batch, const(sum(joined.channels)), *map(const, joined.plane)])
+        else:
+            builder.equal(batch, joined.result.dims[0])
+        plane = joined.plane[0] * joined.plane[1]
+        pointer = builder.register()
+        builder.compute.append(("ADDR", pointer, joined.result.pointer, const(sum(joined.channels[:self.part]) * plane),
+                                dtype.itemsize))
+        view = TensorValue(dtype, [batch, *map(const, planes)], pointer, joined.result.buffer,
+                           [const(sum(joined.channels) * plane), const(plane), const(joined.plane[1]), native.ONE])
+        joined.placed[self.part] = view
+        return view
+
+
+def plan_concatenations(nodes: list, slot_of: dict, frame: list, out_slots: list[int]) -> tuple[dict, dict]:
+    """(Destination by producer node id, Concatenation by cat node id) for the cats among `nodes` (a
+    segment's top-level nodes; `frame`: the recorded call's values by slot) along dim 1 of 4-D
+    tensors of one dtype whose list is read by nothing else, and each part a convolution's only
+    output that nothing else reads, outside the segment neither: its view of the cat's result is then
+    never read as a tensor of its own (a producer read elsewhere keeps its own buffer)."""
+    inside = {id(node) for node in nodes}
+    outside = set(out_slots)
+    destinations, concatenations = {}, {}
+
+    def only_reader(value, reader) -> bool:
+        users = list(value.uses)
+        return len(users) == 1 and users[0].user is reader and slot_of.get(id(value)) not in outside
+
+    for node in nodes:
+        if node.op != "cat":
+            continue
+        listed, dim = node.inputs[0].node, node.inputs[1].node
+        result = frame[slot_of[id(node.output)]]
+        if listed is None or listed.op != "prim::ListConstruct" or id(listed) not in inside or \
+                not only_reader(listed.output, node) or dim is None or dim.op != "prim::Constant" or \
+                type(result) is not np.ndarray or result.ndim != 4 or \
+                type(dim.attrs.get("value")) is not int or dim.attrs["value"] not in (1, -3):
+            continue
+        parts = listed.inputs
+        recorded = [frame[slot_of[id(v)]] for v in parts]
+        if len({id(v) for v in parts}) != len(parts) or any(
+                type(r) is not np.ndarray or r.dtype != result.dtype or r.ndim != 4 for r in recorded):
+            continue
+        joined = Concatenation([r.shape[1] for r in recorded], result.shape[2:], result.dtype)
+        for k, value in enumerate(parts):
+            producer = value.node
+            if producer is not None and id(producer) in inside and len(producer.outputs) == 1 and \
+                    only_reader(value, listed) and _writes_into_concatenation(producer):
+                destinations[id(producer)] = Destination(joined, k)
+                concatenations[id(node)] = joined
+    return destinations, concatenations
+
+
+def _writes_into_concatenation(node) -> bool:
+    """A node of an op that writes into a planned cat's result, or a FusionGroup headed by one."""
+    if node.op == "prim::FusionGroup":
+        node = next((n for n in node.blocks[0] if n.op != "prim::Constant"), node)
+    return node.op in _WRITES_INTO_CONCATENATION

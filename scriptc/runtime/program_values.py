@@ -122,6 +122,10 @@ class Builder:
         # Registers a loop changes as it runs (its counter, its carried ints, what follows from them):
         # arithmetic on them runs in phase two, and no shape or size may depend on them.
         self.varying: set[int] = set()
+        # Cats whose parts' producers write into their result (program_memory.plan_concatenations):
+        # a Destination by producer node id, a Concatenation by cat node id.
+        self.destinations: dict[int, object] = {}
+        self.concatenations: dict[int, object] = {}
 
     # --- registers -------------------------------------------------------------------------------
     def register(self, value: int = 0) -> int:

@@ -35,8 +35,12 @@ def lower_group(builder: Builder, node, args, recorded, step: GroupStep):
             syms.append(_product(builder, a, b))
         elif variant.head.name in ("conv2d", "conv_transpose2d"):
             bounds = spec.head_bounds if variant.head_is_result else None
-            lower = conv2d if variant.head.name == "conv2d" else conv_transpose
-            syms.append(lower(builder, sources, recorded[node.inputs[variant.head_sources[0][0]]], bounds))
+            x_value = recorded[node.inputs[variant.head_sources[0][0]]]
+            if variant.head.name == "conv2d":  # (into a planned cat's result where its output is the group's)
+                into = builder.destinations.get(id(node)) if variant.head_is_result else None
+                syms.append(conv2d(builder, sources, x_value, bounds, into))
+            else:
+                syms.append(conv_transpose(builder, sources, x_value, bounds))
             if variant.head_is_result:
                 return [syms[-1]]  # (the products applied the group's ReLU or clamp as they stored)
         else:

@@ -205,14 +205,15 @@ def linear_product(builder: Builder, a: TensorValue, weights: np.ndarray, bias: 
 
 
 def _conv2d(builder: Builder, node, args, recorded):
-    return [conv2d(builder, args, recorded[node.inputs[0]], None)]
+    return [conv2d(builder, args, recorded[node.inputs[0]], None, builder.destinations.get(id(node)))]
 
 
-def conv2d(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None) -> TensorValue:
+def conv2d(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None, into=None) -> TensorValue:
     """A conv2d's lowering: a product where its kernel covers the whole image, else convolution's
-    (which applies `bounds`, (floor, ceiling), as it stores)."""
+    (which applies `bounds`, (floor, ceiling), as it stores, into `into`'s place in a cat's result
+    where it can)."""
     product = _covering_product(builder, args, x_value, bounds)
-    return product if product is not None else convolution(builder, args, x_value, bounds)
+    return product if product is not None else convolution(builder, args, x_value, bounds, into)
 
 
 def _covering_product(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple | None) -> TensorValue | None:

@@ -205,7 +205,8 @@ def _split(builder: Builder, node, args, recorded):
 
 
 def _join(stack: bool):
-    """cat (stack: along a new dim) of contiguous tensors of one dtype: each copied in as rows."""
+    """cat (stack: along a new dim) of contiguous tensors of one dtype: each copied in as rows, but
+    the parts whose producers wrote them in place (a cat planned by program_memory.plan_concatenations)."""
     def lower(builder: Builder, node, args, recorded):
         tensors, dim = args[0], constant_of(args[1])
         if isinstance(tensors, Accumulator):
@@ -228,13 +229,23 @@ def _join(stack: bool):
                     builder.equal(t.dims[d], parts[0].dims[d])
         dims = list(parts[0].dims)
         dims[dim] = _sum(builder, [t.dims[dim] for t in parts])
-        out = builder.alloc(first.dtype, dims)
+        joined = None if stack else builder.concatenations.get(id(node))
+        placed = {} if joined is None or joined.result is None else joined.placed
+        if placed:
+            out = joined.result
+            for d, size in zip(dims, out.dims):
+                builder.equal(d, size)
+        else:
+            out = builder.alloc(first.dtype, dims)
         rows = builder.product(dims[:dim])
         itemsize = builder.const(first.dtype.itemsize)
         out_row = builder.arithmetic("MUL", builder.product(dims[dim:]), itemsize)
         offset = native.ZERO
-        for t in parts:
+        for k, t in enumerate(parts):
             row = builder.arithmetic("MUL", builder.product(t.dims[dim:]), itemsize)
+            if placed.get(k) is t:  # (its producer wrote it there)
+                offset = builder.arithmetic("ADD", offset, row)
+                continue
             if t.strides is None:
                 source_step = row
             else:
