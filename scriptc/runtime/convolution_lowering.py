@@ -37,7 +37,7 @@ from scriptc.native.loops import loop_function
 
 from .groups import PARALLEL_MIN_ELEMENTS
 from .padded_planes import Layout, PaddedPlanes, argument, convolution_of, holding, reads_as_image
-from .program_values import NotNative, Builder, constant_of, constant_array, dense, tensor_of, TensorValue
+from .program_values import NotNative, Builder, constant_of, constant_array, copied, dense, tensor_of, TensorValue
 
 # The columns of a band: enough for the GEMM to run long panels, little enough to stay in a core's L2
 # beside the weights and the band's output.
@@ -118,11 +118,15 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     _, c, h, w = x_value.shape
     o, per_group, kh, kw = weight.shape
     depthwise, grouped, images, narrow, plan = _products(x_value.shape, x_value.dtype, weight, geometry, groups)
-    source = holding(builder, args[0])
-    if source is not None and (plan is None or not _reads_in_place(source.layout, (c, h, w), weight.shape, geometry,
-                                                                  plan)):
-        source = None  # (the view copied to a contiguous tensor, as any other)
-    x = tensor_of(args[0]) if source is not None else dense(builder, args[0])
+    held = holding(builder, args[0])
+    source = held if held is not None and plan is not None and \
+        _reads_in_place(held.layout, (c, h, w), weight.shape, geometry, plan) else None
+    if source is not None:
+        x = tensor_of(args[0])
+    elif held is not None:  # (planes it cannot read in place: a contiguous copy of their values)
+        x = copied(builder, tensor_of(args[0]))
+    else:
+        x = dense(builder, args[0])
     if isinstance(into, PaddedPlanes):
         into.layout = _padded_output(o, (h, w), geometry, plan) if (ph, pw) == into.reader_padding else None
         into = into if into.layout is not None else None

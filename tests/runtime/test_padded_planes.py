@@ -104,3 +104,10 @@ def test_padded_planes_equal_the_interpreter(layers, image, planes, dtype, monke
 @pytest.mark.parametrize("returned", [False, True])
 def test_an_output_read_elsewhere_keeps_its_own_buffer(returned, monkeypatch):
     assert _run(_ReadTwice(returned), (12, 12), np.float32, monkeypatch) == (0, 0)
+
+
+def test_planes_a_reader_cannot_read_in_place_are_copied(monkeypatch):
+    """Where the reader's lowering finds the planes are not its phase after all, it multiplies a
+    contiguous copy of their values."""
+    monkeypatch.setattr(convolution_lowering, "_reads_in_place", lambda *args: False)
+    assert _run(_Chain(3, [(8, 3, 1, 1), (6, 3, 1, 1)]), (12, 12), np.float32, monkeypatch) == (1, 1)
