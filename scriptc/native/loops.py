@@ -1,5 +1,5 @@
-"""The frame of the executor's hand-written native loops (LOOPS: im2col.py, matvec.py, gemm.py, pool.py,
-blocked_pool.py, depthwise.py, blocked_depthwise.py, col2im.py, shuffle.py, linear.py, pad.py, random.py):
+"""The frame of the executor's hand-written native loops (LOOPS: im2col.py, strided_columns.py, matvec.py, gemm.py,
+pool.py, blocked_pool.py, depthwise.py, blocked_depthwise.py, col2im.py, shuffle.py, linear.py, pad.py, random.py):
 one module per dtype, built on a disk-cache miss only, holding one function of the kernel signature
 (start, end, ptrs, meta) that the runtime pool can split."""
 
@@ -14,8 +14,8 @@ from scriptc.codegen.llvm.mathlib import CONTRACT
 from .threads import KERNEL
 
 I64 = ir.IntType(64)
-LOOPS = ("im2col", "matvec", "gemm", "pool", "blocked_pool", "depthwise", "blocked_depthwise", "col2im", "shuffle",
-         "linear", "pad", "random")
+LOOPS = ("im2col", "strided_columns", "matvec", "gemm", "pool", "blocked_pool", "depthwise", "blocked_depthwise",
+         "col2im", "shuffle", "linear", "pad", "random")
 
 
 def loop_function(kind: str, dtype: str) -> int:

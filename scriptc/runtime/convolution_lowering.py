@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scriptc.native import blocked_depthwise, gemm, im2col, windows
+from scriptc.native import blocked_depthwise, gemm, im2col, strided_columns, windows
 from scriptc.native.geometry import conv_geometry
 from scriptc.native.heads import GEMM_SPLIT_MIN, epilogue, gemm_runs
 from scriptc.native.loops import loop_function
@@ -319,7 +319,7 @@ def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out
     if narrow:
         weights = gemm.narrow_packed(weights[0])[None]
     gemm_loop = builder.const(gemm.narrow_function(dtype) if narrow else loop_function("gemm", dtype))
-    im2col_loop = builder.const(loop_function("im2col", dtype))
+    im2col_loop = builder.const(columns_function(dtype, sw, ow))
 
     def each(image):
         x_image, out_image = builder.register(), builder.register()
@@ -389,7 +389,7 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
         else:
             im2col_ptrs = builder.block(2)
             builder.copy_into(im2col_ptrs, [x_image, target], compute)
-            compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), im2col_ptrs, meta_block))
+            compute.append(("KERNEL", const(columns_function(dtype, sw, ow)), const(c), im2col_ptrs, meta_block))
     builder.each_image_of_step(images, count, first, index, gather)
     width, vectors = builder.register(), builder.register()
     rows_register = const(rows)
@@ -466,7 +466,7 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
             compute.append(("ADDR", x_image, x.pointer, image_index, c * h * w * itemsize))
             phase_ptrs = builder.block(2)
             builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
-            compute.append(("KERNEL", const(loop_function("im2col", dtype)), const(c), phase_ptrs, phase_meta))
+            compute.append(("KERNEL", const(columns_function(dtype, sw, wq)), const(c), phase_ptrs, phase_meta))
         else:
             phase_image = builder.register()
             compute.append(("ADDR", phase_image, source.base, image_index, source.layout.image_elements * itemsize))
@@ -489,6 +489,12 @@ def kept_columns(columns: int, wq: int, ow: int, lanes: int) -> tuple[np.ndarray
     column = first[:, None] + np.arange(lanes)
     kept = (column < columns) & (column % wq < ow)
     return (kept * (1 << np.arange(lanes))).sum(1).astype(np.int32), at.astype(np.int64)
+
+
+def columns_function(dtype: str, sw: int, ow: int) -> int:
+    """The loop that copies a convolution's im2col columns, or the phases of a strided tap product
+    (im2col's meta): strided_columns.py's for the strides and row lengths it takes, else im2col.py's."""
+    return loop_function("strided_columns" if strided_columns.takes(dtype, sw, ow) else "im2col", dtype)
 
 
 def _each_image(builder: Builder, x: TensorValue, body) -> None:

@@ -117,6 +117,28 @@ def test_narrow_products_equal_the_interpreter(image, bias, dtype, side_by_side,
     assert segment.programs and all(segment.programs.values()), segment.reason
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("way", ["bands", "side by side"])
+def test_stride_2_columns_equal_the_interpreter(way, dtype, monkeypatch):
+    """Strided convolutions whose columns strided_columns.py copies (rows of 10 outputs in float32's
+    vectors, of 5 in float64's; the other layer's by im2col.py), banded or images side by side."""
+    monkeypatch.setattr(convolution_lowering, "TAP_MIN_POSITIONS", 1 << 30)
+    if way == "side by side":
+        monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
+    torch.manual_seed(10)
+    model = torch.nn.Sequential(torch.nn.Conv2d(5, 8, 4, 2, 1), torch.nn.LeakyReLU(0.2),
+                                torch.nn.Conv2d(8, 6, 3, 2, 1, bias=False), torch.nn.ReLU())
+    if dtype == np.float64:
+        model = model.double()
+    executor, reference = _executors(model, torch.from_numpy(np.ones((2, 5, 20, 20), dtype)))
+    rng = np.random.default_rng(12)
+    for batch in (2, 1, 3):
+        x = rng.standard_normal((batch, 5, 20, 20)).astype(dtype)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-5)
+    [segment] = [s for s in executor.steps if isinstance(s, SegmentStep)]
+    assert segment.programs and all(segment.programs.values()), segment.reason
+
+
 class _Block(torch.nn.Module):
     """An inverted residual (1x1 expand, depthwise 3x3, 1x1 project, BatchNorm after each) beside a
     basic residual block (two 3x3 with BatchNorm, a strided 1x1 downsample)."""
