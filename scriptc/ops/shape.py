@@ -85,10 +85,19 @@ def _squeeze_shape(shape, dim):
     return tuple(d for i, d in enumerate(shape) if not (i in axes and d == 1))
 
 
+def _squeeze_rule(x: TensorType, dim=None) -> TensorType:
+    """squeeze's result, of unknown shape where a dim it may drop is not a number (a traced model's
+    batch B: it is dropped at batch 1, so not even the rank is known)."""
+    if x.shape is None:
+        return _t(x, None)
+    dims = range(len(x.shape)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    axes = {normalize_dim(d, len(x.shape), "squeeze") for d in dims} if x.shape else set()
+    return _t(x, None if any(not isinstance(x.shape[a], int) for a in axes) else _squeeze_shape(x.shape, dim))
+
+
 register("squeeze(self: Tensor, dim: int[]? = None) -> Tensor", SHAPE,
          lambda xp, x, dim=None: xp.reshape(x, _squeeze_shape(x.shape, dim)),
-         shape=lambda x, dim=None: _t(x, None if x.shape is None or None in x.shape and dim is None
-                                      else _squeeze_shape(x.shape, dim)),
+         shape=_squeeze_rule,
          grad=_unview, view=True, doc="Removes size-1 dims (only `dim` when given).")
 
 

@@ -399,6 +399,23 @@ def test_shape_infer_propagates_symbolic_dims_through_reshape_and_matmul():
                       "CHECK: %y : Tensor(float32, [B, 8]) = matmul\nCHECK: %z : Tensor(float32, [B, 8]) = add")
 
 
+@pytest.mark.parametrize("x_type, dims, out", [
+    ("Tensor(float32, [B, 3])", "[0]", "Tensor(float32)"),         # B is 1 at batch 1: not even the rank is known
+    ("Tensor(float32, [3, ?])", "None", "Tensor(float32)"),
+    ("Tensor(float32, [B, 1, 3])", "[1]", "Tensor(float32, [B, 3])"),
+    ("Tensor(float32, [B, 1, 3])", "[2]", "Tensor(float32, [B, 1, 3])"),
+])
+def test_shape_infer_knows_a_squeeze_only_where_the_dims_it_may_drop_are_numbers(x_type, dims, out):
+    text = (f"graph(%x : {x_type}):\n  %z : {'None' if dims == 'None' else 'List[int]'} = prim::Constant[value={dims}]()\n"
+            "  %y : Tensor = squeeze(%x, %z)\n  %r : int = dim(%y)\n  return (%y, %r)\n")
+    g, _ = run(shape_infer, text)
+    filecheck(str(g), f"CHECK: %y : {out} = squeeze")
+    constant_fold(g)
+    x = np.ones((1, 1, 3) if "1, 3" in x_type else (1, 3) if "B" in x_type else (3, 1), np.float32)
+    [y, rank], [y_expected, rank_expected] = Interpreter(g)([x]), Interpreter(ir.parse(text))([x])
+    assert rank == rank_expected == y_expected.ndim and y.shape == y_expected.shape
+
+
 def test_fold_conv_bn_folds_frozen_eval_batchnorm():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
