@@ -59,7 +59,9 @@ def test_load_makes_states_ahead_and_a_new_threads_first_call_takes_one_and_equa
         x = rng.standard_normal((batch, 20)).astype(np.float32)
         got = _in_thread(model, x)
         np.testing.assert_allclose(got, _eager(mlp, x), rtol=1e-5, atol=1e-6)
-        np.testing.assert_array_equal(got, model(x))  # the loading thread's result, bit for bit
+        mine = model(x)
+        np.testing.assert_array_equal(got, mine)  # the loading thread's result, bit for bit
+        assert not np.shares_memory(got, mine)
     assert all(len(p._spares) == model_module.PREPARED_THREADS - 2 for p in programs)
 
 
