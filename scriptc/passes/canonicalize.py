@@ -82,10 +82,11 @@ def _noop_reshape(node: Node):
 
 
 def _eval_dropout(node: Node):
-    """A random op whose `training` flag is constant false (the dropout family in eval): its input."""
+    """A random op whose `training` flag is constant false (the dropout family in eval): its input,
+    when that is typed as the op's result is (a scripted model's, of no known shape, included)."""
     op = op_of(node)
-    if op is None or op.kind != "random" or "training" not in op.arg_index or not _same_type(node.inputs[0],
-                                                                                          node.output):
+    if op is None or op.kind != "random" or "training" not in op.arg_index or \
+            not isinstance(node.output.type, TensorType) or node.inputs[0].type != node.output.type:
         return None
     flag = node.inputs[op.arg_index["training"]]
     return node.inputs[0] if is_constant(flag) and constant_value(flag) is False else None
