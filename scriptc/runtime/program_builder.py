@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from scriptc.native import program as native
 
+from .convolution_lowering import plan_padded_planes
 from .lowerings import LOWERINGS, lower_group, raises
 from .lowerings.lists import appended_lists
 from .lowerings.scalars import require
@@ -42,6 +43,7 @@ def build(segment, frame: list) -> Built:
         syms[slot] = value_of(builder, frame[slot], inputs, k)
     builder.destinations, builder.concatenations = plan_concatenations(segment.nodes, slot_of, frame,
                                                                        segment.out_slots)
+    builder.destinations.update(plan_padded_planes(segment.nodes, slot_of, frame, segment.out_slots))
     try:
         _lower_nodes(builder, segment.nodes, syms, executor, _Recorded(frame, slot_of), top=True)
     except NotNative as exc:
