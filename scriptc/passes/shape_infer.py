@@ -163,6 +163,25 @@ def keeps_rank(node: Node) -> bool:
     return accepted >= 2
 
 
+def accepts_every_rank(node: Node) -> bool:
+    """Whether `node`'s table rule accepts its first input at every rank that input can have
+    (possible_ranks, or any rank where that is not known): where it does, removing the node cannot
+    hide an error the op raises for a rank (dropout1d refuses 4-D input, in eval too)."""
+    definition = op_of(node)
+    first = node.inputs[0].type if node.inputs else None
+    if definition is None or not isinstance(first, TensorType):
+        return False
+    state = _ShapeState()
+    others = [state.meta(v) for v in node.inputs[1:]]
+    ranks = possible_ranks(node.inputs[0])
+    for rank in range(_MAX_RANK + 1) if ranks is None else sorted(ranks):
+        try:
+            definition.shape(TensorType(first.dtype, (None,) * rank), *others)
+        except Exception:
+            return False
+    return True
+
+
 def possible_ranks(value: Value, depth: int = 64, memo: dict | None = None) -> frozenset[int] | None:
     """The ranks tensor `value` can have when its program does not fail first, or None where that is
     not known: its own where its type says; else what its producer's table rule gives at the ranks its
