@@ -28,6 +28,8 @@ columns made one of three ways:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from scriptc.native import blocked_depthwise, gemm, im2col, strided_columns, windows
@@ -90,6 +92,24 @@ def image_output(builder: Builder, x: TensorValue, image: tuple, planes: tuple, 
     return out, builder.address_of(bounds_array), mode
 
 
+@dataclass(frozen=True)
+class ImageSlot:
+    """Image `index` (a register) of `batch_output`, a contiguous batch: where a depth-first chain's
+    last convolution (depth_first.py), run one image at a time, writes that image's output."""
+    batch_output: TensorValue
+    index: int
+
+    def view(self, builder: Builder, batch: int, dtype, planes: tuple) -> TensorValue | None:
+        """The image's planes of the batch output, for a producer of `batch` (a register: one) images
+        of `planes`; None where they are not the batch output's."""
+        out = self.batch_output
+        if dtype != out.dtype or [builder.known(d) for d in out.dims[1:]] != list(planes):
+            return None
+        pointer = builder.register()
+        builder.compute.append(("ADDR", pointer, out.pointer, self.index, int(np.prod(planes)) * dtype.itemsize))
+        return TensorValue(dtype, [batch, *map(builder.const, planes)], pointer, out.buffer)
+
+
 def image_elements(builder: Builder, out: TensorValue) -> int:
     """Elements from one image of image_output's output to the next: its planes', or the image
     stride of the cat's result it is a view of."""
@@ -116,7 +136,9 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     _, c, h, w = x_value.shape
     o, per_group, kh, kw = weight.shape
     depthwise = groups == c == o and per_group == 1  # (its loops run every image's planes as one range)
-    out, bounds_pointer, mode = image_output(builder, x, (c, h, w), (o, oh, ow), bounds, None if depthwise else into)
+    # (a depthwise loop writes every image's planes as one range: into a cat's channels it cannot)
+    into = None if depthwise and not isinstance(into, ImageSlot) else into
+    out, bounds_pointer, mode = image_output(builder, x, (c, h, w), (o, oh, ow), bounds, into)
     zero_bias = builder.address_of(np.zeros(max(o, 1), x.dtype))
     bias_pointer = builder.address_of(np.ascontiguousarray(bias)) if bias is not None else zero_bias
     if depthwise:
@@ -127,16 +149,8 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
         return out
     if groups > MAX_GROUPS:
         raise NotNative("a grouped convolution of many groups")
-    column_bytes = c // groups * groups * kh * kw * oh * ow * x.dtype.itemsize
-    images = min(MAX_IMAGES, GROUP_BYTES // max(1, column_bytes))
-    # planes of a few positions: the narrow product (gemm.narrow_function), several images at a time
-    # where they fit in one of its tiles' columns
-    narrow = groups == 1 and oh * ow <= NARROW_MAX_POSITIONS
-    if narrow and oh * ow * 2 <= gemm.NARROW_MAX_COLUMNS:
-        images = min(images, gemm.NARROW_MAX_COLUMNS // (oh * ow))
-    elif narrow:
-        images = 1
-    if oh * ow < GROUP_BELOW_POSITIONS and (weight.nbytes >= WEIGHT_BYTES or oh * ow < SMALL_PLANE) and images >= 2:
+    images, narrow = _images_at_once((c, h, w), weight, geometry, groups)
+    if images >= 2:
         _grouped_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry, groups,
                           bias is not None, images, narrow)
         return out
@@ -147,6 +161,37 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     _banded_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry, groups,
                      bias is not None, narrow)
     return out
+
+
+def _images_at_once(image: tuple, weight: np.ndarray, geometry, groups: int) -> tuple[int, bool]:
+    """(how many images a convolution's GEMM takes side by side, 1 where it takes them one at a time;
+    whether the narrow product multiplies) for a convolution that is not depthwise."""
+    oh, ow = geometry[6:]
+    c = image[0]
+    kh, kw = weight.shape[2:]
+    column_bytes = c * kh * kw * oh * ow * weight.itemsize
+    images = min(MAX_IMAGES, GROUP_BYTES // max(1, column_bytes))
+    # planes of a few positions: the narrow product (gemm.narrow_function), several images at a time
+    # where they fit in one of its tiles' columns
+    narrow = groups == 1 and oh * ow <= NARROW_MAX_POSITIONS
+    if narrow and oh * ow * 2 <= gemm.NARROW_MAX_COLUMNS:
+        images = min(images, gemm.NARROW_MAX_COLUMNS // (oh * ow))
+    elif narrow:
+        images = 1
+    side_by_side = oh * ow < GROUP_BELOW_POSITIONS and (weight.nbytes >= WEIGHT_BYTES or oh * ow < SMALL_PLANE)
+    return (images if side_by_side and images >= 2 else 1), narrow
+
+
+def image_by_image(image: tuple, weight: np.ndarray, geometry, groups: int) -> bool:
+    """Whether convolution() runs a batch one image at a time, each image's output from that image
+    alone by the same launches whatever the batch (depthwise loops, tap and banded products; not the
+    side-by-side products, nor a convolution the steps run): a depth-first chain's layer
+    (depth_first.py) can then run an image at a time and give the same bits."""
+    c = image[0]
+    o, per_group = weight.shape[:2]
+    if groups == c == o and per_group == 1:
+        return True
+    return groups <= MAX_GROUPS and _images_at_once(image, weight, geometry, groups)[0] == 1
 
 
 def _taps_pay(image: tuple, kernel: tuple, geometry) -> bool:
