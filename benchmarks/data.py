@@ -24,12 +24,23 @@ hands the block back for a later batch once nothing uses it, so a batch's 1 MB i
 asks for it, and a task queued before its worker needs it, cost no system call (the rings'
 semaphores are futexes); the first tasks are queued before the workers fork, the workers exit on
 their own after their last batch, and the next epoch's workers write into the blocks the last
-ones used. The CPU column shows what is left: the 0-worker epoch is one gather per batch in one
-process; with workers the same gathers run in two processes (~150 us of CPU a batch instead of
-~115 us in the 0-worker loop, measured; prefetch_factor=1 or a single worker measures about the
-same, so it is not only the blocks a worker writes in turn, and is not understood yet), plus the Python of the
-tasks and batches on each side, the sleeps and wake-ups, and forking the two workers every epoch
-(~2x the 0-worker CPU in all).
+ones used. The CPU column shows what is left (~2x the 0-worker CPU in all; measured with perf's
+cpu-clock sampling, this VM has no hardware counters): the 0-worker epoch is one gather per batch
+in one process. In the workers about half the CPU is the gather, a third the Python of tasks and
+batches, a tenth the kernel (wake-ups, page faults); the main process's is two thirds Python and a
+sixth kernel (fork's page-table copy, wake-ups, copy-on-write faults). A worker's gather costs
+more than the 0-worker loop's because the block it writes was written a few batches ago and has
+left the cache (rotating 3 destinations instead of reusing 1: +11%, private memory the same, so
+not shared memory as such; the dataset is on transparent huge pages, the blocks are memfd pages)
+and two gathers at once share the memory bandwidth (+0-15%). (Streaming stores, which skip
+reading the old lines back, took ~4% off a 2-worker epoch here, whose loop never reads a batch;
+with a loop that reads each batch, as training does, the main process read them from memory
+instead of the cache and the epoch took 1.3x as long: rejected.) Each epoch forks both
+workers (~0.5-1 ms each in the main process), a worker spends ~1.4 ms of CPU before its loop
+(~450 copy-on-write faults, most while seeding its generators) and its exit ~2 ms in the kernel
+(tearing down the address space it shares with the main process), which the main process waits
+for at the end of the epoch. Whenever another process holds one of the 2 cores, a 2-worker epoch
+runs on about one and its wall time follows its CPU: about half the 0-worker rate.
 
 What the defaults lose on a busy machine is scheduling, not copying: batches come back in order
 and at most prefetch_factor (2) per worker are loaded ahead, so whenever the worker holding the
@@ -159,7 +170,9 @@ def main() -> None:
             peers["baseline"] = Peer("scriptc", BASELINE)
         if importlib.util.find_spec("torch") is not None:
             peers["torch"] = Peer("torch")
+        load_before = os.getloadavg()[0]
         samples = interleaved_epochs(peers)
+        load_after = os.getloadavg()[0]
     finally:
         for process in peers.values():
             process.close()
@@ -171,7 +184,8 @@ def main() -> None:
           f"interleaved epochs (peers in processes of their own"
           f"{f'; baseline: scriptc from {BASELINE}' if BASELINE else ''}). MB/s: higher is better, and noisy on a "
           f"shared machine; CPU s: the loading process's and its workers' CPU time per epoch, which load on the "
-          f"machine changes much less.\n")
+          f"machine changes much less. Load average (1 min) {load_before:.1f} before the epochs, {load_after:.1f} "
+          f"after, on {os.cpu_count()} CPUs: whatever else runs takes CPU the 2-worker rows need (module doc).\n")
     print(f"{'workers':>38} " + " ".join(f"{name + ' MB/s':>14}" for name in libraries)
           + (f" {'ratio':>6}" if "torch" in peers else "") + " " + " ".join(f"{name + ' CPU s':>14}" for name in libraries))
     for config, (workers, prefetch, persistent, in_order) in enumerate(CONFIGS):

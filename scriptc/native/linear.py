@@ -32,6 +32,7 @@ from llvmlite import ir
 
 from scriptc.codegen.llvm.loop import I32, I64, loop
 
+from .huge_pages import huge_page_copy
 from .loops import loop_arguments, loop_module, multiply_add_rows
 from .loops import splat as vector_splat
 
@@ -66,7 +67,8 @@ def pack(weights: np.ndarray) -> np.ndarray:
         padded = np.zeros((depth, -(-piece.shape[1] // vector) * vector), weights.dtype)
         padded[:, :piece.shape[1]] = piece
         parts.append(padded.ravel())
-    return np.concatenate(parts) if parts else np.zeros(0, weights.dtype)
+    # (on 2 MB pages: every call streams all of it, huge_pages.py says why)
+    return huge_page_copy(np.concatenate(parts)) if parts else np.zeros(0, weights.dtype)
 
 
 # Packed weights by a sample of their values: a traced recurrent model multiplies by the same weights

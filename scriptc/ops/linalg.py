@@ -265,8 +265,9 @@ def _conv2d_grad(ctx, g):
 
 
 def _conv2d_rule(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    dtype = x.dtype if x.dtype is not None else w.dtype  # (the kernel refuses an input of another dtype)
     if x.shape is None or w.shape is None or not all(map(is_known, (stride, padding, dilation))):
-        return TensorType(x.dtype, None, x.device)
+        return TensorType(dtype, None, x.device)
     if len(x.shape) not in (3, 4):
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
                            f"{list(x.shape)}")
@@ -280,7 +281,7 @@ def _conv2d_rule(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     else:
         ph, pw = expand(padding, 2) if not isinstance(padding, str) else (0, 0)
         shape = (w.shape[0], conv_out(h, w.shape[2], sh, ph, dh), conv_out(wd, w.shape[3], sw, pw, dw))
-    return TensorType(x.dtype, ((n,) + shape) if batched else shape, x.device)
+    return TensorType(dtype, ((n,) + shape) if batched else shape, x.device)
 
 
 register("conv2d(input: Tensor, weight: Tensor, bias: Tensor? = None, stride: int[] = [1, 1], "

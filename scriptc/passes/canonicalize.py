@@ -14,7 +14,7 @@ from scriptc.ir.graph import Graph, Node, Value, walk
 from scriptc.types import Bool, Int, ListType, NoneType, TensorType
 
 from .analysis import constant_value, is_constant, op_of
-from .shape_infer import keeps_rank
+from .shape_infer import keeps_rank, possible_ranks
 
 
 def _const(v: Value, *values) -> bool:
@@ -94,13 +94,18 @@ def _eval_dropout(node: Node):
 def _global_average_pool(node: Node):
     """adaptive_avg_pool2d(x, 1) -> x.mean((-2, -1), keepdim=True), the same numbers (the op's kernel
     computes that mean): a reduction that fuses into the elementwise group before it (a conv's ReLU
-    epilogue then reduces its rows instead of writing them out for the pool to read back)."""
+    epilogue then reduces its rows instead of writing them out for the pool to read back). Where x's
+    rank is not known (a scripted model's) it is enough that it can only be 3 or 4 (a conv2d's result,
+    through a ReLU: shape_infer.possible_ranks)."""
     if node.op != "adaptive_avg_pool2d" or not is_constant(node.inputs[1]):
         return None
     size = constant_value(node.inputs[1])
     x, t = node.inputs[0], node.inputs[0].type
     if size not in (1, [1], [1, 1], (1, 1)) or not isinstance(t, TensorType) or t.dtype is None or \
-            not t.dtype.is_floating_point or t.shape is None or len(t.shape) not in (3, 4):
+            not t.dtype.is_floating_point:
+        return None
+    ranks = possible_ranks(x)
+    if not ranks or not ranks <= {3, 4}:
         return None
     constants = [Node("prim::Constant", [], [ListType(Int)], {"value": [-2, -1]}, node.loc),
                  Node("prim::Constant", [], [Bool], {"value": True}, node.loc),
@@ -202,6 +207,18 @@ def _rank_of_rank_keeping(node: Node):
     return rank.output
 
 
+def _widening_refine(node: Node):
+    """prim::Refine(x) of a tensor to a tensor type x's already is, or a less precise one (the script
+    compiler's `Tensor` for a conv2d result it knows is float32): x, which nothing has to re-type."""
+    if node.op != "prim::Refine":
+        return None
+    x, to = node.inputs[0], node.output.type
+    if not isinstance(x.type, TensorType) or not isinstance(to, TensorType) or \
+            to.dtype is not None and to.dtype is not x.type.dtype or to.shape is not None and to.shape != x.type.shape:
+        return None
+    return x
+
+
 def _is_none(v: Value) -> bool:
     return is_constant(v) and constant_value(v) is None
 
@@ -223,6 +240,7 @@ RULES: dict[str, Callable[[Node], Value | None]] = {
     "instance norm": _instance_norm,
     "2-norm": _two_norm,
     "rank of a rank-keeping op": _rank_of_rank_keeping,
+    "widening refine": _widening_refine,
 }
 
 

@@ -61,6 +61,10 @@ PIPELINE: list[tuple[str, str, Callable[[Graph, PassContext], bool], int]] = [
     # branch: only then is it a fresh tensor that an in-place ReLU may write functionally.)
     ("remove_mutation", "in-place ops on what folding showed fresh", lambda g, c: remove_mutation(g), 1),
     ("shape_infer", "shapes after simplification", lambda g, c: shape_infer(g), 1),
+    # (A scripted model's global average pool reads a ReLU that was in-place, of a conv2d that was in
+    # an If, until the passes above: only now can canonicalize see it is of 3-D or 4-D floats.)
+    ("canonicalize", "peepholes on what folding and mutation removal showed", lambda g, c: canonicalize(g), 1),
+    ("dce", "what those peepholes replaced", lambda g, c: dce(g), 1),
     ("fold_conv_bn", "frozen conv + batch_norm into one conv", lambda g, c: fold_conv_bn(g), 1),
     ("fold_embedding_linear", "a frozen linear of frozen embedding rows into an embedding of the product table",
      lambda g, c: fold_embedding_linear(g), 2),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 
 from scriptc.ir.graph import Block, Graph, Node, Value
@@ -24,6 +27,10 @@ def merge_types(old: Type, new) -> Type:
     else:
         shape = tuple(n if n is not None else o for n, o in zip(new.shape, old.shape))
     return TensorType(known_dtype, shape, new.device if new.device != "cpu" else old.device)
+
+
+_MAX_RANK = 6  # (the ranks the rank analyses below try an op's rule at)
+_MAX_COMBINATIONS = 64  # (of its inputs' ranks, that possible_ranks tries an op's rule at)
 
 
 class _ShapeState:
@@ -145,7 +152,7 @@ def keeps_rank(node: Node) -> bool:
     state = _ShapeState()
     others = [state.meta(v) for v in node.inputs[1:]]
     accepted = 0
-    for rank in range(7):
+    for rank in range(_MAX_RANK + 1):
         try:
             result = definition.shape(TensorType(first.dtype, (None,) * rank), *others)
         except Exception:
@@ -154,6 +161,55 @@ def keeps_rank(node: Node) -> bool:
             return False
         accepted += 1
     return accepted >= 2
+
+
+def possible_ranks(value: Value, depth: int = 64, memo: dict | None = None) -> frozenset[int] | None:
+    """The ranks tensor `value` can have when its program does not fail first, or None where that is
+    not known: its own where its type says; else what its producer's table rule gives at the ranks its
+    tensor inputs can have (a rule refuses a rank where the op itself fails). A scripted model's
+    conv2d -> ReLU has no known rank, but 3 or 4 (conv2d takes nothing else), and so has a ResNet's
+    ReLU of the sum of two such. `depth` bounds how far back producers are followed."""
+    t = value.type
+    if not isinstance(t, TensorType):
+        return None
+    if t.shape is not None:
+        return frozenset((len(t.shape),))
+    memo = {} if memo is None else memo
+    if id(value) not in memo:
+        memo[id(value)] = None  # (while it is worked out)
+        memo[id(value)] = _producer_ranks(value.node, depth, memo)
+    return memo[id(value)]
+
+
+def _producer_ranks(node: Node | None, depth: int, memo: dict) -> frozenset[int] | None:
+    """possible_ranks of `node`'s one output, by its rule at each combination of its tensor inputs' ranks."""
+    definition = op_of(node) if node is not None else None
+    if definition is None or depth == 0 or len(node.outputs) != 1:
+        return None
+    state = _ShapeState()
+    choices, unbounded = [], []  # per input: the ranks (or the one meta) to try; which inputs' ranks are unknown
+    for v in node.inputs:
+        if isinstance(v.type, TensorType) and v.type.shape is None and not is_constant(v):
+            ranks = possible_ranks(v, depth - 1, memo)
+            unbounded.append(ranks is None)
+            choices.append([TensorType(v.type.dtype, (None,) * r)
+                            for r in (range(_MAX_RANK + 1) if ranks is None else sorted(ranks))])
+        else:
+            unbounded.append(False)
+            choices.append([state.meta(v)])
+    if math.prod(len(c) for c in choices) > _MAX_COMBINATIONS:
+        return None
+    ranks = set()
+    for metas in itertools.product(*choices):
+        try:
+            result = definition.shape(*metas)
+        except Exception:
+            continue  # (the op refuses these ranks)
+        if not isinstance(result, TensorType) or result.shape is None or any(
+                u and len(m.shape) == _MAX_RANK for u, m in zip(unbounded, metas)):
+            return None  # (an op that takes the highest rank tried may take higher ones too)
+        ranks.add(len(result.shape))
+    return frozenset(ranks)
 
 
 def _join(a: Type, b: Type) -> Type:

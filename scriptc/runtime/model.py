@@ -91,13 +91,15 @@ PRIMING_BUDGET_S = 0.02
 # wider than any before faults in its outputs' memory (the CNN at batch 16: ~25 MB, 6000 pages) and
 # works out its launches, and BLAS sets up its threads' buffers at their first GEMM (the MLP's first
 # batch-64 call: 2.1x the steady state, 1.3x after one call at 32 rows at load; the CNN's batch 16,
-# 3.3x). So a wide batch comes last, called like the others (the MLP's first real batch-64 call:
-# 1.5-2x the steady state after one wide call between the others, 1.1-1.7x after one last, 1.0-1.6x
-# after several last): the widest power of two up to WIDE_PRIMING_BATCH whose time fits in half the
-# budget, as the fastest batch-1 call plus what each row more cost between the fastest batch-1 and
-# batch-2 calls. (Not the batch-2 call's time per row: a recurrent model's call is mostly its steps'
-# fixed cost - word-LM's batch 2 takes 1.1 ms, batch 1 0.8 - and that guess gave it a wide batch of
-# 4, which left its first real call at batch 20 at 1.4x the steady state; 16 leaves it at 1.05x.)
+# 3.3x). So a wide batch follows, called like the others: the widest power of two up to
+# WIDE_PRIMING_BATCH whose time fits in half the budget, as the fastest batch-1 call plus what each
+# row more cost between the fastest batch-1 and batch-2 calls. (Not the batch-2 call's time per row:
+# a recurrent model's call is mostly its steps' fixed cost - word-LM's batch 2 takes 1.1 ms, batch 1
+# 0.8 - and that guess gave it a wide batch of 4, which left its first real call at batch 20 at 1.4x
+# the steady state; 16 leaves it at 1.05x.) Then batches 2 and 1 again, since the arenas the wide
+# calls grew stay: a small call right after wide ones finds the cache and predictors set for those
+# (the MLP's batch-1 call after batch-64 calls: 83 us, after batch-1 calls 75; batch 2: 94 and 77),
+# and a wide one after small ones hardly notices (the MLP's first batch-64 call: 1.04x either way).
 WIDE_PRIMING_BATCH = 64
 
 
@@ -160,7 +162,7 @@ class RuntimeModel:
         graph, needs_self = self.graphs[name], self.needs_self[name]
         fastest: dict[int, float] = {}  # batch -> its fastest call after the first of all
         batches = list(PRIMING_BATCHES)
-        for batch in batches:  # (the wide batch joins the list once batches 2 and 1 have timed a row)
+        for index, batch in enumerate(batches):  # (the wide batch joins once batches 2 and 1 timed a row)
             inputs = zero_inputs(graph, needs_self, batch)
             if inputs is None:
                 return
@@ -180,10 +182,10 @@ class RuntimeModel:
                 # spent the budget left MobileNetV2's first real call to grow 14 MB of them: 2.8-8.8x.)
                 if call >= 1 and now - started > PRIMING_BUDGET_S:
                     break
-            if batch == PRIMING_BATCHES[-1]:
+            if index == len(PRIMING_BATCHES) - 1:
                 wide = _wide_priming_batch(fastest[1], fastest[2])
                 if wide > max(PRIMING_BATCHES):
-                    batches.append(wide)
+                    batches += [wide, *PRIMING_BATCHES]
 
     def _prime_call(self, name: str, inputs: list) -> bool:
         """One priming call; False when the model rejects zeros (a data check that raises): such a
@@ -227,11 +229,11 @@ def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None
     `device` (kernels come from the disk cache when another process already compiled them).
     ArchiveError for a bad file.
 
-    With `prime` (the default), each method then runs a few times on zeros at batch 2 and 1, and
-    at the widest batch up to 64 that is cheap (after the first call, which writes the programs
-    down, at most ~20 ms of calls in all), as serving systems warm a model up at load: a first
-    real call at a batch up to that one is then within ~1.5x of the steady state instead of 3-5x
-    (a wider one pays for its new buffers' memory). The batch is the dim the
+    With `prime` (the default), each method then runs a few times on zeros at batch 2 and 1, at
+    the widest batch up to 64 that is cheap, and at 2 and 1 again (after the first call, which
+    writes the programs down, at most ~20 ms of calls in all), as serving systems warm a model up
+    at load: a first real call at a batch up to that one is then within ~1.5x of the steady
+    state instead of 3-5x (a wider one pays for its new buffers' memory). The batch is the dim the
     archive's graph names B (jit.trace picks the dim the trace generalizes in: a sequence-first
     LSTM's is dim 1). Methods with loops or non-tensor inputs are not primed.
 

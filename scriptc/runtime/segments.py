@@ -44,6 +44,7 @@ _GROWTH = 1.25             # an arena that is too small grows to this many times
 # result to the next call (y = f(y)) holds one, so two alternate; beyond this many, the caller keeps
 # results alive, and a call makes a fresh arena for its own.
 OUT_ARENAS = 4
+ARENA_SHAPES = 4  # result shapes an out arena keeps its views for (_OutArena)
 _FIRST_ARENA_BYTES = 4096
 
 
@@ -53,30 +54,43 @@ def native_programs() -> bool:
 
 
 class _OutArena:
-    """An out arena and the results the last call that filled it handed out (views of it): a call that
-    finds them held by no one and of the same shapes hands the same arrays out again, so that a steady
-    call makes no array at all (each one costs microseconds right after a program has streamed a
-    model's weights through the cache)."""
+    """An out arena and the results the calls that filled it handed out (views of it), per shape: a
+    call that finds them held by no one hands the same arrays out again for the same shapes, so that
+    a steady call makes no array at all (each one costs microseconds right after a program has
+    streamed a model's weights through the cache). Kept for ARENA_SHAPES shapes, so that a model
+    called at a few batches - as load primes it - makes none at any of them (the MLP called at
+    batches 1 and 2 in turn: 2-3 us less a call)."""
 
-    __slots__ = ("memory", "start", "key", "views")
+    __slots__ = ("memory", "start", "views", "count")
 
     def __init__(self, size: int):
         self.memory = np.empty(max(size, native.ALIGNMENT) + native.ALIGNMENT, dtype=np.uint8)
         self.start = data_pointer(self.memory)
-        self.key: tuple | None = None  # the registers the views were made from (dims, addresses)
-        self.views: list = []
+        self.views: dict[tuple, list] = {}  # the registers views were made from (dims, addresses) -> them
+        self.count = 0  # views kept, all shapes together
 
     def free(self) -> bool:
         """Whether no result of an earlier call is held: the memory's references are this object's,
         getrefcount's argument and one per kept view (its base), and each kept view's the list's, the
-        loop's and the argument's."""
-        views = self.views
-        if _refcount(self.memory) != 2 + len(views):
+        loop's and the argument's. (A view no longer kept that the caller holds is a reference to the
+        memory more.)"""
+        if _refcount(self.memory) != 2 + self.count:
             return False
-        for view in views:
-            if _refcount(view) != 3:
-                return False
+        for views in self.views.values():
+            for view in views:
+                if _refcount(view) != 3:
+                    return False
         return True
+
+    def keep(self, key: tuple, views: list) -> list:
+        """`views`, kept as the results for the registers `key` (the oldest shapes dropped past
+        ARENA_SHAPES)."""
+        kept = self.views
+        while len(kept) >= ARENA_SHAPES:
+            self.count -= len(kept.pop(next(iter(kept))))
+        kept[key] = views
+        self.count += len(views)
+        return views
 
 
 class _ThreadState:
@@ -196,13 +210,11 @@ class Program:
         if self.arena_layout is None:
             return [_result(output, frame, out.memory, out.start, values) for output in self.outputs]
         key = self.arena_key(frame)
-        if key == out.key:
-            views = out.views
-        else:
+        views = out.views.get(key)
+        if views is None:
             start, memory = out.start, out.memory
-            out.views = views = [np.ndarray(tuple([frame[r] for r in dims]), dtype, memory, frame[pointer] - start)
-                                 for dims, dtype, pointer in self.arena_outputs]
-            out.key = key
+            views = out.keep(key, [np.ndarray(tuple([frame[r] for r in dims]), dtype, memory, frame[pointer] - start)
+                                   for dims, dtype, pointer in self.arena_outputs])
         if self.arena_layout is _FLAT:
             return list(views)
         results, at = [], 0

@@ -290,3 +290,61 @@ def test_a_scripted_conv_and_inplace_relu_fuse_and_equal_eager():
         x = torch.randn(batch, 3, 6, 7)
         with torch.no_grad():
             np.testing.assert_allclose(optimized(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-5)
+
+
+class _GlobalPoolHead(torch.nn.Module):
+    """A CNN's usual end: conv -> ReLU or ReLU6 (then a residual block, as a ResNet's) -> global
+    average pool -> Linear."""
+
+    def __init__(self, activation, residual: bool):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.activation = activation
+        self.residual = residual
+        self.block = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.pool = torch.nn.AdaptiveAvgPool2d(1)
+        self.fc = torch.nn.Linear(8, 5)
+
+    def forward(self, x):
+        h = self.activation(self.conv(x))
+        if self.residual:
+            h = torch.relu(self.block(h) + h)
+        return self.fc(torch.flatten(self.pool(h), 1))
+
+
+def _groups(graph) -> list[list[str]]:
+    return [[m.op for m in n.blocks[0] if m.op != "prim::Constant"] for n in graph.nodes()
+            if n.op == "prim::FusionGroup"]
+
+
+@pytest.mark.parametrize("activation, residual", [(torch.nn.ReLU(), False), (torch.nn.ReLU6(), False),
+                                                 (torch.nn.ReLU(), True)], ids=["relu", "relu6", "residual"])
+def test_a_scripted_global_average_pool_fuses_into_the_conv_as_the_traced_one_and_equals_eager(activation, residual):
+    """Scripted without example inputs, the pool's input has no known rank; it is still a conv2d's
+    result, so the pool becomes the mean that reduces the conv's epilogue as it stores (the traced
+    graph's group), instead of a pool kernel reading back the whole activation."""
+    torch.manual_seed(5)
+    model = _GlobalPoolHead(activation, residual).eval()
+    scripted = torch.jit.optimize_for_inference(torch.jit.script(model))
+    traced = torch.jit.optimize_for_inference(torch.jit.trace(model, (torch.randn(2, 3, 9, 10),)))
+    assert "adaptive_avg_pool2d" not in str(scripted.graph)
+    assert _groups(scripted.graph) == _groups(traced.graph)
+    assert _groups(scripted.graph)[-2][0] == "conv2d" and _groups(scripted.graph)[-2][-1] == "mean"
+    for batch, h, w in ((1, 9, 10), (3, 9, 10), (4, 7, 12)):
+        x = torch.randn(batch, 3, h, w)
+        with torch.no_grad():
+            np.testing.assert_allclose(scripted(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_a_scripted_global_average_pool_of_any_rank_stays_a_pool_and_raises_as_eager():
+    def pool(x):
+        return torch.nn.functional.adaptive_avg_pool2d(torch.relu(x), 1)
+
+    optimized = torch.jit.optimize_for_inference(torch.jit.script(pool))
+    assert "adaptive_avg_pool2d" in str(optimized.graph)
+    x = torch.randn(2, 3, 4, 5)
+    np.testing.assert_allclose(optimized(x).numpy(), pool(x).numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="Expected 3D or 4D tensor"):
+        pool(torch.randn(3, 4))
+    with pytest.raises(RuntimeError, match="Expected 3D or 4D tensor"):
+        optimized(torch.randn(3, 4))

@@ -213,6 +213,53 @@ def test_canonicalize_turns_a_global_average_pool_into_a_mean(size, x_type, fire
                [x.astype(np.float32 if "float32" in x_type else np.float64)])
 
 
+_POOLED = ("graph(%x : Tensor, %w : Tensor(float32, [4, 3, 3, 3]), %v : Tensor(float32, [4, 4, 1, 1])):\n"
+           "  %s : List[int] = prim::Constant[value=[1, 1]]()\n  %p : List[int] = prim::Constant[value=[0, 0]]()\n"
+           "  %g : int = prim::Constant[value=1]()\n  %n : None = prim::Constant[value=None]()\n"
+           "{body}  %y : Tensor(float32) = adaptive_avg_pool2d(%r, %g)\n  return (%y)\n")
+
+
+_CONV = "  %c : Tensor(float32) = conv2d(%x, %w, %n, %s, %p, %s, %g)\n"
+
+
+@pytest.mark.parametrize("body, fires", [
+    # a scripted conv -> ReLU (or ReLU6): no rank known, but conv2d gives only 3-D or 4-D results
+    (_CONV + "  %r : Tensor(float32) = relu(%c)\n", True),
+    ("  %lo : float = prim::Constant[value=0.0]()\n  %hi : float = prim::Constant[value=6.0]()\n" + _CONV
+     + "  %r : Tensor(float32) = hardtanh(%c, %lo, %hi)\n", True),
+    # a ResNet's ReLU of the sum of two such
+    (_CONV + "  %e : Tensor(float32) = relu(%c)\n  %d : Tensor(float32) = conv2d(%e, %v, %n, %s, %p, %s, %g)\n"
+     "  %a : Tensor(float32) = add(%d, %e, %g)\n  %r : Tensor(float32) = relu(%a)\n", True),
+    # a sum with the input: any rank from 3 up
+    (_CONV + "  %a : Tensor(float32) = add(%c, %x, %g)\n  %r : Tensor(float32) = relu(%a)\n", False),
+    # a ReLU of the input: any rank, where the pool raises and a mean would not
+    ("  %d : ScalarType = prim::Constant[value=float32]()\n  %f : Tensor(float32) = to.dtype(%x, %d)\n"
+     "  %r : Tensor(float32) = relu(%f)\n", False),
+])
+def test_canonicalize_turns_a_global_average_pool_of_unknown_rank_into_a_mean_where_only_3_or_4_can_reach_it(
+        body, fires):
+    text = _POOLED.format(body=body)
+    x = np.random.default_rng(1).standard_normal((2, 3, 6, 7)).astype(np.float32)
+    w = np.random.default_rng(2).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    v = np.random.default_rng(3).standard_normal((4, 4, 1, 1)).astype(np.float32)
+    _rewritten(text, fires, "CHECK: mean(%r,\nCHECK-NOT: adaptive_avg_pool2d", [x, w, v])
+
+
+@pytest.mark.parametrize("x_type, to_type, fires", [
+    ("Tensor(float32, [2, 3])", "Tensor", True),                     # wider: x already is one
+    ("Tensor(float32, [2, 3])", "Tensor(float32)", True),
+    ("Tensor(float32, [2, 3])", "Tensor(float32, [2, 3])", True),
+    ("Tensor", "Tensor(float32)", False),                            # narrower: the refine says more than x
+    ("Tensor(float32)", "Tensor(float32, [2, 3])", False),
+    ("Tensor(float64, [2, 3])", "Tensor(float32)", False),
+])
+def test_canonicalize_drops_a_refine_to_a_type_its_tensor_already_has(x_type, to_type, fires):
+    text = f"graph(%x : {x_type}):\n  %y : {to_type} = prim::Refine(%x)\n  %z : {to_type} = relu(%y)\n  return (%z)\n"
+    g, changed = run(canonicalize, text)
+    assert changed == fires, str(g)
+    assert ("relu(%x)" in str(g)) == fires
+
+
 @pytest.mark.parametrize("a_type, b_type, fires", [
     ("Tensor(float32, [B, 6])", "Tensor(float32, [6, 3])", True),
     ("Tensor(float64, [4, 6])", "Tensor(float64, [6, 3])", True),

@@ -66,3 +66,29 @@ def test_a_steady_call_whose_results_were_dropped_hands_the_same_arrays_back():
     assert all(a is not b for a, b in zip(held, again))  # another arena while the caller holds one
     np.testing.assert_array_equal(held[0], again[0])
     assert executor([np.ones((6, 10), np.float32)])[0][0].shape == (6, 3)
+
+
+def test_calls_at_a_few_batches_each_get_their_own_arrays_back():
+    # (load primes a model at a few batches: a first real call at any of them makes no array)
+    executor = _executor()
+    batches = (1, 2, 3)
+    for batch in batches:  # (the steps run the first call of each, the program the second)
+        executor([np.ones((batch, 10), np.float32)])
+        executor([np.ones((batch, 10), np.float32)])
+    ids = {batch: [id(a) for a in executor([np.ones((batch, 10), np.float32)])[0]] for batch in batches}
+    for batch in batches + batches[::-1]:
+        assert [id(a) for a in executor([np.ones((batch, 10), np.float32)])[0]] == ids[batch]
+
+
+def test_a_result_held_past_the_shapes_an_arena_keeps_is_never_written_over():
+    from scriptc.runtime.segments import ARENA_SHAPES
+    executor = _executor()
+    rng = np.random.default_rng(1)
+    executor([np.ones((1, 10), np.float32)])
+    (held, _), = executor([np.ones((1, 10), np.float32)])
+    copy = held.copy()
+    for batch in list(range(2, ARENA_SHAPES + 3)) + [1]:  # (shape 1's views dropped, then asked for again)
+        x = rng.standard_normal((batch, 10)).astype(np.float32)
+        (left, _), = executor([x])
+        np.testing.assert_allclose(left, _reference(executor, x)[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(held, copy)
