@@ -94,7 +94,7 @@ def product(spec, rng):
         out = aligned(np.zeros((o, oh * ow), np.float32))
         call = kernel_call(gemm.rows_function("float32"), -(-wide // lanes),
                            [a, phases, out, np.zeros(o, np.float32), zero, offsets, kept_lanes, kept_at],
-                           [o, depth, wide, 0, 1, hq * wq, oh * ow])
+                           [o, depth, wide, 0, 1, hq * wq, oh * ow, 0])
         b = np.stack([phases[k:k + wide] for k in offsets]).reshape(depth, oh, wq)[:, :, :ow].reshape(depth, -1)
         return call, a, b, out
     rows, depth, width = spec[1:]

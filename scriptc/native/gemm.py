@@ -24,7 +24,9 @@ lie apart, for packing): a convolution's taps, each row a shifted view of its in
 runtime/convolution_lowering.py). It keeps only some lanes of each vector of output columns, stored
 one after another: ptrs[6] (int32, one per vector of columns) the bits of the lanes kept, ptrs[7]
 (int64) where in its row of out the first goes - a convolution's rows of WQ outputs cut to OW as
-they are stored.
+they are stored; or, where its meta[7] is not 0, each vector whole (its columns before N) where
+ptrs[7] says, the lanes not kept zeroed (runtime/padded_planes.py: rows of WQ that are the next
+convolution's padded planes).
 (The maximum costs a short product, K = 27, 10% where it runs: a flag, not a floor of -inf.) The range counts vectors of
 columns of the output (the last one partial where N is not a multiple), so that threads split the
 columns evenly; a range goes through them in panels of VECTORS vectors, its last vectors as one
@@ -48,7 +50,7 @@ from llvmlite import ir
 from scriptc.codegen.llvm.loop import loop
 from scriptc.codegen.llvm.mathlib import CONTRACT
 
-from .loops import loop_arguments, loop_module, multiply_add_rows
+from .loops import loop_arguments, loop_module, multiply_add_rows, opaque
 from .loops import splat as vector_splat
 
 I64 = ir.IntType(64)
@@ -117,6 +119,7 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
     if row_table:
         table, kept_lanes, kept_at = (b.bitcast(b.load(b.gep(args[2], [ir.Constant(I64, k)])), kind.as_pointer())
                                       for k, kind in ((5, I64), (6, I32), (7, I64)))
+        whole_rows = b.icmp_signed("!=", b.load(b.gep(args[3], [ir.Constant(I64, 7)])), ir.Constant(I64, 0))
 
     def row_of_b(k):
         """Where row k of b starts, in elements from b."""
@@ -195,8 +198,21 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
             def read_out(r, v):
                 return b.call(expand_load, [b.gep(rows_out[r], [kept_from[v]]), kept[v], zeros])
 
+            # whole rows: every vector whole where the table says, the lanes not kept zeroed, none
+            # past the last column (padded_planes.py)
+            lanes_at = ir.Constant(ir.VectorType(I64, width_lanes), list(range(width_lanes)))
+            inside = [b.icmp_signed("<", b.add(splat(b.mul(q, const(width_lanes)), lanes_at.type), lanes_at),
+                                    splat(width, lanes_at.type)) for q in vector_at]
+
             def write_out(value, r, v):
                 place = b.gep(rows_out[r], [kept_from[v]])
+                with b.if_else(whole_rows) as (zeroed, kept_only):
+                    with zeroed:
+                        store(b.select(kept[v], value, zeros), place, inside[v])
+                    with kept_only:
+                        kept_lanes_of(value, place, v)
+
+            def kept_lanes_of(value, place, v):
                 with b.if_else(whole[v]) as (plain, cut):
                     with plain:
                         store(value, place, None)
@@ -220,7 +236,7 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
                 for r, row in enumerate(acc):
                     for v, cell in enumerate(row):
                         b.store(read_out(r, v), cell)
-        a_rows = [b.gep(a, [b.mul(at, depth)]) for at in row_at]
+        a_rows = [opaque(b, b.gep(a, [b.mul(at, depth)])) for at in row_at]
         b_column = b.gep(matrix, [column])
 
         def step(k):

@@ -12,7 +12,8 @@ partial sums at the next chunk and applies the floor as it stores the last, so a
 writes its result in one pass. The rows past the last block of ROWS run in tiles of 4, 2 and 1 rows
 (a batch of 1 streams the panels once, as a GEMV does).
 64x784x512 float32: ~155 GFLOP/s a core here, against 125-133 for gemm.py and 112 for numpy's
-OpenBLAS (torch's oneDNN ~150); the VAE's 64x400x20: 94 against 52.
+OpenBLAS (torch's oneDNN ~150); the VAE's 64x400x20: 94 against 52. With one base register per
+row of a (loops.opaque) and no clamp in the prefetch (tile()), ~200 in cache (~82% of the FMA peak).
 
 `scriptc_linear_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): ptrs = [a (M, K)
 contiguous, packed (pack's layout), out (M, N) contiguous, bias (the packed bias: `pack_bias`),
@@ -33,7 +34,7 @@ from llvmlite import ir
 from scriptc.codegen.llvm.loop import I32, I64, loop
 
 from .huge_pages import huge_page_copy
-from .loops import loop_arguments, loop_module, multiply_add_rows
+from .loops import loop_arguments, loop_module, multiply_add_rows, opaque
 from .loops import splat as vector_splat
 
 FUNCTIONS = {"float32": ("scriptc_linear_f32", ir.FloatType()), "float64": ("scriptc_linear_f64", ir.DoubleType())}
@@ -143,11 +144,12 @@ def _build(b: ir.IRBuilder, args, element) -> None:
         with the panel (its rows `vectors` vectors apart) over k in `depths` (first, end, whether
         first is 0, whether end is the depth): from the bias at k 0, else from out's partial sums;
         floored where asked once the depth is done. `mask`: the lanes of the last vector that are
-        columns of out; `block` (the tile's index among the panel's blocks of ROWS rows): and ask
-        for its share of the next panel's lines, one a step of k - the blocks of one panel ask for
-        the next one, a few lines at a time, while they read this one from cache (asked for by the
-        first block alone, all at once, they were ~3% faster than nothing; spread so, 4-12%: a
-        model's layers stream from L3, each more than L2 holds)."""
+        columns of out; `block` (the tile's index among the panel's blocks of ROWS rows): the first
+        VECTORS blocks also ask for their share of the next panel's lines (depth lines each), one a
+        step of k - the blocks of one panel ask for the next one, a few lines at a time, while they
+        read this one from cache (asked for by the first block alone, all at once, they were ~3%
+        faster than nothing; spread so, 4-12%: a model's layers stream from L3, each more than L2
+        holds)."""
         k_first, k_end, from_bias, whole_depth = depths
         acc = [row[:vectors] for row in slots[:count]]
         at = [b.add(first_row, const(r)) for r in range(count)]
@@ -160,22 +162,28 @@ def _build(b: ir.IRBuilder, args, element) -> None:
                 else:
                     value = b.load(pointer, align=align)
                 b.store(value, cell)
-        a_rows = [b.gep(a, [b.mul(row, depth)]) for row in at]
+        a_rows = [opaque(b, b.gep(a, [b.mul(row, depth)])) for row in at]  # (loops.opaque)
         step = const(vectors * n)
         next_panel = b.mul(depth, panel_width)  # (elements from this panel to the next: it is whole)
-        lines = b.mul(depth, const(VECTORS))     # (the next panel's lines of 64 bytes)
-        last_line = b.sub(lines, const(1))
 
-        def multiply_add(k):
+        def multiply_add(k, asks: bool):
             line = b.gep(panel, [b.mul(k, step)])
             values = [load(b.gep(line, [const(v * n)])) for v in range(vectors)]
-            if block is not None:
-                index = b.add(b.mul(block, depth), k)
-                index = b.select(b.icmp_signed("<", index, lines), index, last_line)
-                address = b.bitcast(b.gep(panel, [b.add(next_panel, b.mul(index, const(n)))]), address_type)
+            if asks:
+                address = b.bitcast(b.gep(panel, [b.add(next_panel, b.mul(b.add(first_line, k), const(n)))]),
+                                    address_type)
                 b.call(prefetch, [address, ir.Constant(I32, 0), ir.Constant(I32, 2), ir.Constant(I32, 1)])
             multiply_add_rows(b, acc, a_rows[:count], k, values, vector)
-        loop(b, k_first, k_end, multiply_add, "k")
+        if block is None:
+            loop(b, k_first, k_end, lambda k: multiply_add(k, False), "k")
+        else:
+            # the first VECTORS blocks ask for the next panel's lines (depth of them each), the others none
+            first_line = b.mul(block, depth)
+            with b.if_else(b.icmp_signed("<", block, const(VECTORS))) as (asking, quiet):
+                with asking:
+                    loop(b, k_first, k_end, lambda k: multiply_add(k, True), "k")
+                with quiet:
+                    loop(b, k_first, k_end, lambda k: multiply_add(k, False), "k")
         with b.if_else(b.and_(b.icmp_signed("!=", floored, const(0)), whole_depth)) as (with_floor, plain):
             for lower in (with_floor, plain):
                 with lower:

@@ -38,7 +38,8 @@ from scriptc.native.heads import GEMM_SPLIT_MIN, epilogue, gemm_runs
 from scriptc.native.loops import loop_function
 
 from .groups import PARALLEL_MIN_ELEMENTS
-from .program_values import NotNative, Builder, constant_of, constant_array, dense, TensorValue
+from .padded_planes import Layout, PaddedPlanes, argument, convolution_of, holding, reads_as_image
+from .program_values import NotNative, Builder, constant_of, constant_array, copied, dense, tensor_of, TensorValue
 
 # The columns of a band: enough for the GEMM to run long panels, little enough to stay in a core's L2
 # beside the weights and the band's output.
@@ -122,12 +123,13 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     """conv2d(args) of a batch like `x_value` in its channels and image size, maximum(result, floor)
     where bounds (floor, ceiling, slope) give a floor, then minimum(that, ceiling) where the ceiling is not
     None; where(result > 0, result, result * slope) where they give a slope (see the module docstring);
-    written into `into`'s place in a cat's result where the products take it (image_output)."""
-    x = dense(builder, args[0])
+    written into `into`'s place in a cat's result where the products take it (image_output), or into
+    the padded planes its reader multiplies (`into` a PaddedPlanes, where the tap products run it)."""
     weight = constant_array(args[1])
     bias = None if args[2] is None else constant_array(args[2])
     stride, padding, dilation, groups = (constant_of(a) for a in args[3:7])
-    if x.rank != 4 or weight.dtype != x.dtype or x.dtype.name not in im2col.FUNCTIONS or not gemm_runs():
+    if x_value.ndim != 4 or weight.dtype != x_value.dtype or x_value.dtype.name not in im2col.FUNCTIONS or \
+            not gemm_runs():
         raise NotNative("a convolution not of 4-D floats of one dtype, or no compiled GEMM")
     geometry = conv_geometry(x_value.shape, weight.shape, stride, padding, dilation, groups)
     if geometry is None:
@@ -135,7 +137,19 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     _, c, h, w = x_value.shape
     o, per_group, kh, kw = weight.shape
-    depthwise = groups == c == o and per_group == 1  # (its loops run every image's planes as one range)
+    depthwise, grouped, images, narrow, plan = _products(x_value.shape, x_value.dtype, weight, geometry, groups)
+    held = holding(builder, args[0])
+    source = held if held is not None and plan is not None and \
+        _reads_in_place(held.layout, (c, h, w), weight.shape, geometry, plan) else None
+    if source is not None:
+        x = tensor_of(args[0])
+    elif held is not None:  # (planes it cannot read in place: a contiguous copy of their values)
+        x = copied(builder, tensor_of(args[0]))
+    else:
+        x = dense(builder, args[0])
+    if isinstance(into, PaddedPlanes):
+        into.layout = _padded_output(o, (h, w), geometry, plan) if (ph, pw) == into.reader_padding else None
+        into = into if into.layout is not None else None
     # (a depthwise loop writes every image's planes as one range: into a cat's channels it cannot)
     into = None if depthwise and not isinstance(into, ImageSlot) else into
     out, bounds_pointer, mode = image_output(builder, x, (c, h, w), (o, oh, ow), bounds, into)
@@ -149,27 +163,28 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
         return out
     if groups > MAX_GROUPS:
         raise NotNative("a grouped convolution of many groups")
-    images, narrow = _images_at_once((c, h, w), weight, geometry, groups)
-    if images >= 2:
+    if grouped:
         _grouped_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry, groups,
                           bias is not None, images, narrow)
         return out
-    if groups == 1 and _taps_pay((h, w), (kh, kw), geometry):
+    if plan is not None:
         _tap_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry,
-                      bias is not None, tap_plan((c, h, w), weight.shape, geometry))
+                      bias is not None, plan, source, into)
         return out
     _banded_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry, groups,
                      bias is not None, narrow)
     return out
 
 
-def _images_at_once(image: tuple, weight: np.ndarray, geometry, groups: int) -> tuple[int, bool]:
-    """(how many images a convolution's GEMM takes side by side, 1 where it takes them one at a time;
-    whether the narrow product multiplies) for a convolution that is not depthwise."""
-    oh, ow = geometry[6:]
-    c = image[0]
-    kh, kw = weight.shape[2:]
-    column_bytes = c * kh * kw * oh * ow * weight.itemsize
+def _products(x_shape: tuple, dtype, weight: np.ndarray, geometry, groups: int) -> tuple:
+    """How a convolution of a batch of x_shape multiplies: (depthwise, several images side by side,
+    how many, by the narrow product, the tap plan where the tap products run it or None) - see the
+    module docstring."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    _, c, h, w = x_shape
+    o, per_group, kh, kw = weight.shape
+    depthwise = groups == c == o and per_group == 1  # (its loops run every image's planes as one range)
+    column_bytes = c // groups * groups * kh * kw * oh * ow * np.dtype(dtype).itemsize
     images = min(MAX_IMAGES, GROUP_BYTES // max(1, column_bytes))
     # planes of a few positions: the narrow product (gemm.narrow_function), several images at a time
     # where they fit in one of its tiles' columns
@@ -178,20 +193,48 @@ def _images_at_once(image: tuple, weight: np.ndarray, geometry, groups: int) -> 
         images = min(images, gemm.NARROW_MAX_COLUMNS // (oh * ow))
     elif narrow:
         images = 1
-    side_by_side = oh * ow < GROUP_BELOW_POSITIONS and (weight.nbytes >= WEIGHT_BYTES or oh * ow < SMALL_PLANE)
-    return (images if side_by_side and images >= 2 else 1), narrow
+    grouped = oh * ow < GROUP_BELOW_POSITIONS and (weight.nbytes >= WEIGHT_BYTES or oh * ow < SMALL_PLANE) and \
+        images >= 2
+    plan = tap_plan((c, h, w), weight.shape, geometry) if not depthwise and not grouped and groups == 1 and \
+        _taps_pay((h, w), (kh, kw), geometry) else None
+    return depthwise, grouped, images, narrow, plan
 
 
-def image_by_image(image: tuple, weight: np.ndarray, geometry, groups: int) -> bool:
-    """Whether convolution() runs a batch one image at a time, each image's output from that image
-    alone by the same launches whatever the batch (depthwise loops, tap and banded products; not the
-    side-by-side products, nor a convolution the steps run): a depth-first chain's layer
-    (depth_first.py) can then run an image at a time and give the same bits."""
-    c = image[0]
-    o, per_group = weight.shape[:2]
-    if groups == c == o and per_group == 1:
-        return True
-    return groups <= MAX_GROUPS and _images_at_once(image, weight, geometry, groups)[0] == 1
+def image_by_image(x_shape: tuple, weight: np.ndarray, geometry, groups: int) -> bool:
+    """Whether convolution() runs a batch of x_shape one image at a time, each image's output from
+    that image alone by the same launches whatever the batch (depthwise loops, tap and banded
+    products; not the side-by-side products, nor a convolution the steps run): a depth-first chain's
+    layer (depth_first.py) can then run an image at a time and give the same bits."""
+    depthwise, grouped = _products(x_shape, weight.dtype, weight, geometry, groups)[:2]
+    return depthwise or (not grouped and groups <= MAX_GROUPS)
+
+
+def plan_padded_planes(nodes: list, slot_of: dict, frame: list, out_slots: list[int]) -> dict[int, PaddedPlanes]:
+    """A PaddedPlanes by producer node id (padded_planes.py) for each convolution (or FusionGroup
+    headed by one) among `nodes` (a segment's top-level nodes; `frame`: the recorded call's values by
+    slot) whose one output, no output of the segment, nothing reads but one stride-1 convolution of
+    them, as its image, that multiplies it by the tap products over rows of W + PW (its padded
+    planes' rows): the producer is told that reader's padding."""
+    inside, outside = {id(node) for node in nodes}, set(out_slots)
+    plans = {}
+    for node in nodes:
+        if len(node.outputs) != 1 or convolution_of(node) is None or slot_of.get(id(node.outputs[0])) in outside:
+            continue
+        users = list(node.outputs[0].uses)
+        if len(users) != 1 or id(users[0].user) not in inside or not reads_as_image(users[0].user, users[0].index):
+            continue
+        reader, image = users[0].user, frame[slot_of[id(node.outputs[0])]]
+        weight, stride, padding, dilation, groups = (argument(reader, k) for k in range(1, 7) if k != 2)
+        if type(image) is not np.ndarray or image.ndim != 4 or type(weight) is not np.ndarray or \
+                weight.ndim != 4 or type(groups) is not int:
+            continue
+        geometry = conv_geometry(image.shape, weight.shape, stride, padding, dilation, groups)
+        if geometry is None or tuple(geometry[:2]) != (1, 1):
+            continue
+        plan = _products(image.shape, image.dtype, weight, geometry, groups)[4]
+        if plan is not None and plan[1] == image.shape[3] + geometry[3]:
+            plans[id(node)] = PaddedPlanes(tuple(geometry[2:4]))
+    return plans
 
 
 def _taps_pay(image: tuple, kernel: tuple, geometry) -> bool:
@@ -200,8 +243,39 @@ def _taps_pay(image: tuple, kernel: tuple, geometry) -> bool:
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     if (*kernel, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0) or oh * ow < TAP_MIN_POSITIONS:
         return False
-    wq = -(-(image[1] + 2 * pw) // sw)
-    return wq * TAP_WIDTH_RATIO[1] <= ow * TAP_WIDTH_RATIO[0]
+    return _phase_width(image[1], kernel[1], geometry) * TAP_WIDTH_RATIO[1] <= ow * TAP_WIDTH_RATIO[0]
+
+
+def _padded_output(channels: int, image: tuple, geometry, plan) -> Layout | None:
+    """The padded planes a convolution writes its output into for a reader of the same padding
+    (padded_planes.py), where its own products are the tap products at stride 1 over rows of W + PW
+    (those planes' rows) and its output is the size of its input; None where it cannot."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    if plan is None or (sh, sw) != (1, 1) or (oh, ow) != tuple(image) or ph < 1 or plan[1] != ow + pw:
+        return None
+    return Layout(channels, (oh, ow), (ph, pw))
+
+
+def _reads_in_place(layout: Layout, image: tuple, weight_shape: tuple, geometry, plan) -> bool:
+    """Whether the tap products of `plan` read planes of `layout` as their phase: the same image,
+    padding and rows, and the zeros after the last plane covering how far a tap's view runs past it."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    kw = weight_shape[3]
+    return (sh, sw) == (1, 1) and layout.channels == image[0] and layout.image == tuple(image[1:]) and \
+        layout.padding == (ph, pw) and tuple(plan[:2]) == layout.rows and (kw - 1) * dw + 1 <= layout.first
+
+
+def _phase_width(w: int, kw: int, geometry) -> int:
+    """WQ, the length of a phase's rows: the padded row's W + 2 * PW over the stride - or at stride 1,
+    W + PW: every row starts with its PW zeros of left padding, which serve the row before as its
+    right padding (a tap's view past a row's end reads the next row's, the next channel's first
+    row's, or the zeroed slack after the last), where the outputs are no wider than WQ (PW <= (KW -
+    1) * DW). The GEMM computes WQ outputs a row for the OW kept: super-res's 3x3 layers 65 for 64,
+    where 66 cost 1.5% more."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    if (sh, sw) == (1, 1) and pw <= (kw - 1) * dw:
+        return w + pw
+    return -(-(w + 2 * pw) // sw)
 
 
 def tap_plan(image: tuple, weight_shape: tuple, geometry) -> tuple:
@@ -212,7 +286,7 @@ def tap_plan(image: tuple, weight_shape: tuple, geometry) -> tuple:
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     c, h, w = image
     per_group, kh, kw = weight_shape[1:]
-    hq, wq = -(-(h + 2 * ph) // sh), -(-(w + 2 * pw) // sw)
+    hq, wq = -(-(h + 2 * ph) // sh), _phase_width(w, kw, geometry)
     phase_plane = hq * wq
     offsets = [(ci * sh * sw + (ky * dh) % sh * sw + (kx * dw) % sw) * phase_plane + (ky * dh) // sh * wq +
                (kx * dw) // sw for ci in range(per_group) for ky in range(kh) for kx in range(kw)]
@@ -378,10 +452,14 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
 
 
 def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
-                  bounds_pointer: int, mode: int, geometry, has_bias: bool, plan: tuple) -> None:
+                  bounds_pointer: int, mode: int, geometry, has_bias: bool, plan: tuple,
+                  source: PaddedPlanes | None = None, into=None) -> None:
     """Per image: its phases (the padded image split by the stride's phases: im2col with a window
     of the stride's size), then one GEMM whose rows of b are the taps' shifted views of them
-    (gemm.rows_function), over rows of WQ outputs that it cuts to OW as it stores them."""
+    (gemm.rows_function), over rows of WQ outputs that it cuts to OW as it stores them. `source`:
+    x is planes a producer wrote padded as the phase reads them (padded_planes.py), multiplied in
+    place; `into` a PaddedPlanes that took the output: the GEMM stores its rows of WQ whole there,
+    the columns past OW zeroed, and the padding rows around them are cleared."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     o, per_group, kh, kw = weight.shape
     c, h, w = image
@@ -389,32 +467,46 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
     dtype, itemsize = x.dtype.name, x.dtype.itemsize
     compute, const = builder.compute, builder.const
     depth, wide = per_group * kh * kw, oh * wq
-    # a tap's view runs past its phase by up to (KW - 1) * DW // SW elements in the columns cut away
-    slack = (kw - 1) * dw // sw + 1
-    phases = builder.alloc(x.dtype, [const(c * sh * sw * hq * wq + slack)])
     lanes = gemm.vector_columns(dtype)
     kept_lanes, kept_at = kept_columns(wide, wq, ow, lanes)
-    words = im2col.conv2d_meta(h, w, sh, sw, hq, wq, sh, sw, 1, 1, ph, pw)
-    phase_meta = builder.block(len(words))
-    builder.template[phase_meta:phase_meta + len(words)] = words
-    tail = builder.register()
-    compute.append(("ADDR", tail, phases.pointer, const(c * sh * sw * hq * wq), itemsize))
-    compute.append(("ZERO", tail, const(slack * itemsize)))
+    whole_rows = isinstance(into, PaddedPlanes) and into.values is out
+    if whole_rows:
+        kept_at = np.arange(0, wide, lanes, dtype=np.int64)
+    if source is None:
+        # a tap's view runs past its phase by up to (KW - 1) * DW // SW elements in the columns cut away
+        slack = (kw - 1) * dw // sw + 1
+        phases = builder.alloc(x.dtype, [const(c * sh * sw * hq * wq + slack)])
+        words = im2col.conv2d_meta(h, w, sh, sw, hq, wq, sh, sw, 1, 1, ph, pw)
+        phase_meta = builder.block(len(words))
+        builder.template[phase_meta:phase_meta + len(words)] = words
+        tail = builder.register()
+        compute.append(("ADDR", tail, phases.pointer, const(c * sh * sw * hq * wq), itemsize))
+        compute.append(("ZERO", tail, const(slack * itemsize)))
     weights = np.ascontiguousarray(weight.reshape(o, depth))
     work = const(max(1, o * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
 
     def each(image_index):
-        x_image, out_image = builder.register(), builder.register()
-        compute.append(("ADDR", x_image, x.pointer, image_index, c * h * w * itemsize))
+        out_image = builder.register()
         compute.append(("ADDR", out_image, out.pointer, image_index, image_elements(builder, out) * itemsize))
-        phase_ptrs = builder.block(2)
-        builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
-        compute.append(("KERNEL", const(columns_function(dtype, sw, wq)), const(c), phase_ptrs, phase_meta))
-        ptrs, meta = builder.block(8), builder.block(7)
-        builder.copy_into(ptrs, [builder.address_of(weights), phases.pointer, out_image, bias_pointer, bounds_pointer,
+        if whole_rows:
+            planes = builder.register()
+            compute.append(("ADDR", planes, into.base, image_index, into.layout.image_elements * itemsize))
+            into.clear_padding(builder, planes, itemsize)
+        if source is None:
+            x_image, phase_image = builder.register(), phases.pointer
+            compute.append(("ADDR", x_image, x.pointer, image_index, c * h * w * itemsize))
+            phase_ptrs = builder.block(2)
+            builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
+            compute.append(("KERNEL", const(columns_function(dtype, sw, wq)), const(c), phase_ptrs, phase_meta))
+        else:
+            phase_image = builder.register()
+            compute.append(("ADDR", phase_image, source.base, image_index, source.layout.image_elements * itemsize))
+        ptrs, meta = builder.block(8), builder.block(8)
+        builder.copy_into(ptrs, [builder.address_of(weights), phase_image, out_image, bias_pointer, bounds_pointer,
                                  builder.address_of(offsets), builder.address_of(kept_lanes),
                                  builder.address_of(kept_at)], compute)
-        builder.template[meta:meta + 7] = [o, depth, wide, mode, 1 if has_bias else 0, hq * wq, oh * ow]
+        builder.template[meta:meta + 8] = [o, depth, wide, mode, 1 if has_bias else 0, hq * wq,
+                                           into.layout.plane if whole_rows else oh * ow, int(whole_rows)]
         compute.append(("SPLIT", const(gemm.rows_function(dtype)), const(-(-wide // lanes)), ptrs, meta, work))
     _each_image(builder, x, each)
 

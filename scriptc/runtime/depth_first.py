@@ -42,7 +42,9 @@ class Chain:
 
 
 def chains(nodes: list, executor, recorded, out_slots: list[int], destinations: dict) -> dict[int, Chain]:
-    """The depth-first chains among a segment's top-level `nodes`, by the position of their first."""
+    """The depth-first chains among a segment's top-level `nodes`, by the position of their first;
+    none takes a node with a planned destination (Builder.destinations: a cat's channels, padded
+    planes) or one reading such a node's output."""
     found: dict[int, Chain] = {}
     outside = set(out_slots)
     current: Chain | None = None
@@ -51,6 +53,8 @@ def chains(nodes: list, executor, recorded, out_slots: list[int], destinations: 
         if node.op == "prim::Constant":
             continue
         layer = _layer(node, executor, recorded) if id(node) not in destinations else None
+        if layer is not None and layer[0].node is not None and id(layer[0].node) in destinations:
+            layer = None  # (it reads padded planes in place: padded_planes.py)
         if current is not None and layer is not None and layer[0] is current.nodes[-1].outputs[0] and \
                 _feeds_only(layer[0], node, executor.slot_of, outside) and \
                 _image_bytes(recorded[layer[0]]) <= IMAGE_BYTES and weights + layer[1] <= WEIGHT_BYTES:
@@ -101,8 +105,7 @@ def _layer(node, executor, recorded) -> tuple | None:
         return None
     stride, padding, dilation, groups = args[3:7]
     geometry = conv_geometry(x_value.shape, weight.shape, stride, padding, dilation, groups)
-    if geometry is None or geometry[6] * geometry[7] <= 1 or not image_by_image(x_value.shape[1:], weight, geometry,
-                                                                                groups):
+    if geometry is None or geometry[6] * geometry[7] <= 1 or not image_by_image(x_value.shape, weight, geometry, groups):
         return None  # (a plane of one position: kernels.conv2d may multiply the batch as one product)
     return x, weight.nbytes, in_place
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from scriptc.native import program as native
 
 from . import depth_first
+from .convolution_lowering import plan_padded_planes
 from .lowerings import LOWERINGS, lower_group, raises
 from .lowerings.lists import appended_lists
 from .lowerings.scalars import require
@@ -43,6 +44,7 @@ def build(segment, frame: list) -> Built:
         syms[slot] = value_of(builder, frame[slot], inputs, k)
     builder.destinations, builder.concatenations = plan_concatenations(segment.nodes, slot_of, frame,
                                                                        segment.out_slots)
+    builder.destinations.update(plan_padded_planes(segment.nodes, slot_of, frame, segment.out_slots))
     try:
         recorded = _Recorded(frame, slot_of)
         chains = depth_first.chains(segment.nodes, executor, recorded, segment.out_slots, builder.destinations)

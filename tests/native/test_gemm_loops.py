@@ -52,11 +52,37 @@ def test_the_row_table_loop_reads_rows_of_b_where_the_table_says_and_keeps_the_l
         out = np.full((rows, out_rows * ow + 3), np.nan, dtype)  # rows of out 3 more apart than they hold
         _call(gemm.rows_function(name), -(-width // gemm.vector_columns(name)),
               [a, source, out, bias, np.zeros(1, dtype), offsets, kept_lanes, kept_at],
-              [rows, depth, width, floored, 1, 1000, out_rows * ow + 3], parts)
+              [rows, depth, width, floored, 1, 1000, out_rows * ow + 3, 0], parts)
         b = np.stack([source[o:o + width] for o in offsets])
         expected = _expected(a, b, bias, floored).reshape(rows, out_rows, wq)[:, :, :ow].reshape(rows, -1)
         np.testing.assert_allclose(out[:, :-3], expected, rtol=1e-5, atol=1e-4)
         assert np.isnan(out[:, -3:]).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, depth, out_rows, wq, ow", [(64, 288, 24, 26, 24), (5, 7, 3, 11, 10), (17, 130, 7, 9, 8)])
+def test_the_row_table_loop_stores_whole_rows_with_the_lanes_not_kept_zeroed(dtype, rows, depth, out_rows, wq, ow):
+    """meta[7] set: each vector of columns stored whole where the table says (rows of WQ, as the next
+    convolution's padded planes hold them), the columns past OW zeros, nothing past the last column."""
+    width = out_rows * wq
+    rng = np.random.default_rng(rows * wq)
+    source = rng.standard_normal(4 * depth + width + 64).astype(dtype)
+    offsets = rng.integers(0, 4 * depth + 64, depth).astype(np.int64)
+    a = rng.standard_normal((rows, depth)).astype(dtype)
+    bias = rng.standard_normal(rows).astype(dtype)
+    name = np.dtype(dtype).name
+    lanes = gemm.vector_columns(name)
+    kept_lanes, _ = kept_columns(width, wq, ow, lanes)
+    for floored, parts in ((True, 1), (False, 3)):
+        out = np.full((rows, width + 40), np.nan, dtype)  # (rows of out 40 more apart than the products)
+        _call(gemm.rows_function(name), -(-width // lanes),
+              [a, source, out, bias, np.zeros(1, dtype), offsets, kept_lanes, np.arange(0, width, lanes)],
+              [rows, depth, width, floored, 1, 1000, width + 40, 1], parts)
+        b = np.stack([source[o:o + width] for o in offsets])
+        expected = _expected(a, b, bias, floored).reshape(rows, out_rows, wq)
+        expected[:, :, ow:] = 0
+        np.testing.assert_allclose(out[:, :width], expected.reshape(rows, -1), rtol=1e-5, atol=1e-4)
+        assert np.isnan(out[:, width:]).all()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

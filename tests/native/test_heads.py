@@ -74,23 +74,40 @@ def test_a_band_of_output_rows_gets_its_part_of_the_columns(dtype):
     assert checked > 30
 
 
+def _im2col_of_an_input_before_a_guard_page(values, kernel, stride, padding):
+    """native_im2col of `values` placed so that its last byte is the last before a page that faults
+    when read, against the op table's."""
+    x, unprotect = flush_against_a_guard_page(values)
+    try:
+        w = np.ones((1, values.shape[1], *kernel), values.dtype)
+        geometry = linalg._conv_params(x, w, stride, padding, 1, 1)
+        got = native_im2col(np, x, w, *geometry, 1)
+        np.testing.assert_array_equal(got, linalg._im2col(np, values, w, *geometry, 1))
+    finally:
+        del x
+        unprotect()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="mprotect through ctypes")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_padded_copy_reads_nothing_past_the_input(dtype):
+    """A window of one at stride 1 (a stride-1 convolution's padded phase): rows shorter and longer
+    than a vector, padded or not, the image's last row the input's last bytes."""
+    rng = np.random.default_rng(3)
+    for width, padding in itertools.product([1, 7, 15, 16, 17, 33, 64], [0, 1, 2]):
+        _im2col_of_an_input_before_a_guard_page(rng.standard_normal((2, 3, 4, width)).astype(dtype), (1, 1), 1,
+                                                padding)
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="mprotect through ctypes")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_stride_2_copy_reads_nothing_past_the_input(dtype):
     """Rows wide enough for the deinterleaving steps, each width's windows ending on the image's
     last column or one before it, the image's last row the input's last bytes."""
     rng = np.random.default_rng(1)
-    for width, (kh, kw), padding in itertools.product(range(16, 42), [(1, 1), (3, 3), (2, 3)], [0, 1]):
-        values = rng.standard_normal((1, 2, 3, width)).astype(dtype)
-        x, unprotect = flush_against_a_guard_page(values)
-        try:
-            w = np.ones((1, 2, kh, kw), dtype)
-            geometry = linalg._conv_params(x, w, 2, padding, 1, 1)
-            got = native_im2col(np, x, w, *geometry, 1)
-            np.testing.assert_array_equal(got, linalg._im2col(np, values, w, *geometry, 1))
-        finally:
-            del x
-            unprotect()
+    for width, kernel, padding in itertools.product(range(16, 42), [(1, 1), (3, 3), (2, 3)], [0, 1]):
+        _im2col_of_an_input_before_a_guard_page(rng.standard_normal((1, 2, 3, width)).astype(dtype), kernel, 2,
+                                                padding)
 
 
 def test_native_im2col_leaves_other_dtypes_and_strided_inputs_right():

@@ -25,6 +25,9 @@ TAP_CASES = [  # (in channels, image), (out channels, kernel), stride, padding, 
     ((3, (8, 9)), (2, (2, 3)), (1, 2), (0, 1), 1),
     ((2, (9, 9)), (3, (3, 3)), 3, 0, 1),      # stride 3, no padding
     ((5, (6, 6)), (4, (1, 1)), 2, 0, 1),      # a strided 1x1
+    ((2, (7, 8)), (3, (3, 3)), 1, (2, 1), 1),  # rows WQ = W + PW long: one run of zeros between rows
+    ((2, (7, 8)), (3, (3, 3)), 1, (0, 1), 1),  # no padding rows: past a plane, the next one's padding
+    ((2, (6, 7)), (3, (1, 3)), 1, (1, 3), 1),  # padded wider than the window reaches: both paddings
 ]
 
 
