@@ -65,6 +65,19 @@ class _Shared(torch.nn.Module):
         return self.left(h) + self.right(h) + mean
 
 
+class _Padded(torch.nn.Module):
+    """Two stride-1 3x3 layers: the first writes the padded planes the second multiplies in place
+    (padded_planes.py), which a chain does not take."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.second = torch.nn.Conv2d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.second(torch.relu(self.first(x))))
+
+
 def _executor(model, image, monkeypatch, depth_first_on: bool, batch: int = 2):
     """A compiled executor of `model` traced at `batch`, its program built with or without chains;
     the reference interpreter; the chains it lowered (their nodes' ops)."""
@@ -107,9 +120,10 @@ def test_a_chain_gives_the_bits_of_the_layer_at_a_time_program(model, image, cha
         assert segment.programs and all(segment.programs.values()), segment.reason
 
 
-def test_a_layer_read_twice_or_a_sum_over_the_batch_makes_no_chain(monkeypatch):
+@pytest.mark.parametrize("model, image", [(_Shared, (12, 12)), (_Padded, (16, 16))])
+def test_a_layer_read_twice_a_mean_over_the_batch_or_padded_planes_make_no_chain(model, image, monkeypatch):
     torch.manual_seed(8)
-    executor, reference, lowered = _executor(_Shared(), (12, 12), monkeypatch, True, batch=1)
+    executor, reference, lowered = _executor(model(), image, monkeypatch, True, batch=1)
     assert lowered == []
-    x = np.random.default_rng(10).standard_normal((3, 3, 12, 12)).astype(np.float32)
+    x = np.random.default_rng(10).standard_normal((3, 3, *image)).astype(np.float32)
     np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-4, atol=1e-3)
