@@ -4,9 +4,11 @@ torch.jit frozen (torch.jit.freeze(torch.jit.trace(m))), onnxruntime, scriptc tr
 scripted without example inputs (both through optimize_for_inference), then scriptc's first call
 after runtime.load in a fresh process (disk cache warm), at the saved size and at one never seen:
 the median over --first-runs fresh processes, each timing one first call, and the lowest and highest,
-beside what numpy's own first call costs in a fresh process.
+beside what numpy's own first call costs in a fresh process. With --first-on-worker each first call
+comes from a thread started after load (as a server's worker calls), one thread per input size.
 
     python benchmarks/models.py [--threads 1,2] [--only "MLP b1,ResNet"] [--rounds 7] [--clock cpu] [--first-runs 7]
+                                [--first-on-worker]
 
 Each thread count runs in its own process, with OMP/OpenBLAS/MKL thread counts set before anything
 is imported; peers never spin (OMP_WAIT_POLICY=PASSIVE, onnxruntime's allow_spinning=0). Columns
@@ -47,42 +49,49 @@ def _run_threads(threads: int, args) -> None:
                "--clock", args.clock, "--first-runs", str(args.first_runs)]
     if args.only:
         command += ["--only", args.only]
+    if args.first_on_worker:
+        command.append("--first-on-worker")
     subprocess.run(command, env=env, check=True)
 
 
-def _load_child(archive: str, shapes: str, threads: int, cpu_clock: bool) -> dict:
+def _load_child(archive: str, shapes: str, threads: int, cpu_clock: bool, on_worker: bool = False) -> dict:
     """Seconds of runtime.load, its compiles, the first call and the steady call, in a fresh process,
     for each input shape list in `shapes` (the first one the saved size, the next one new); the calls
-    timed in CPU seconds where `cpu_clock`."""
+    timed in CPU seconds where `cpu_clock`, from a new thread per shape list where `on_worker`."""
     script = (
-        "import json, sys, time; import numpy as np; sys.path.insert(0, sys.argv[2])\n"
+        "import json, sys, threading, time; import numpy as np; sys.path.insert(0, sys.argv[2])\n"
         "from common import timeit_interleaved\n"
         "clock = time.process_time if sys.argv[5] == 'cpu' else time.perf_counter\n"
         "t = time.perf_counter(); import scriptc.runtime as rt; from scriptc.codegen.llvm.driver import STATS\n"
         "m = rt.load(sys.argv[1], threads=int(sys.argv[4])); load = time.perf_counter() - t\n"
         "out = {'load': load, 'compiles': STATS.compiles}\n"
-        "for name, inputs in json.loads(sys.argv[3]).items():\n"
+        "def measure(name, inputs):\n"
         "    xs = [np.random.default_rng(1).standard_normal(s).astype(d) if d.startswith('float') else\n"
         "          np.random.default_rng(1).integers(0, 10, s).astype(d) for s, d in inputs]\n"
         "    try:\n"
         "        t = clock(); m(*xs); first = clock() - t\n"
         "    except Exception:\n"
-        "        continue  # (a trace that baked this size in)\n"
+        "        return  # (a trace that baked this size in)\n"
         "    out[name] = [first, timeit_interleaved({'m': lambda: m(*xs)}, min_time=0.1, rounds=5, clock=clock)['m']]\n"
+        "for name, inputs in json.loads(sys.argv[3]).items():\n"
+        "    if sys.argv[6] == 'worker':\n"
+        "        worker = threading.Thread(target=measure, args=(name, inputs)); worker.start(); worker.join()\n"
+        "    else:\n"
+        "        measure(name, inputs)\n"
         "print(json.dumps(out))\n")
     result = subprocess.run([sys.executable, "-c", script, archive, HERE, shapes, str(threads),
-                             "cpu" if cpu_clock else "wall"],
+                             "cpu" if cpu_clock else "wall", "worker" if on_worker else "loader"],
                             capture_output=True, text=True, check=True)
     return json.loads(result.stdout)
 
 
-def _first_calls(archive: str, shapes: str, threads: int, cpu_clock: bool, runs: int) -> dict:
+def _first_calls(archive: str, shapes: str, threads: int, cpu_clock: bool, runs: int, on_worker: bool) -> dict:
     """Per input shape list: (median, lowest, highest) over `runs` fresh processes of the first call
     after runtime.load over the steady call. One first call is one sample of a noisy machine (single
     ones swung 1.0-5.4x here): each process gives one, and the median says what a first call costs."""
     ratios: dict[str, list[float]] = {}
     for _ in range(runs):
-        for name, (first, steady) in ((k, v) for k, v in _load_child(archive, shapes, threads, cpu_clock).items()
+        for name, (first, steady) in ((k, v) for k, v in _load_child(archive, shapes, threads, cpu_clock, on_worker).items()
                                       if isinstance(v, list)):
             ratios.setdefault(name, []).append(first / steady)
     return {name: (statistics.median(r), min(r), max(r)) for name, r in ratios.items()}
@@ -124,7 +133,7 @@ def _grown(inputs: list, batch_dim: int) -> list:
     return grown
 
 
-def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool, first_runs: int) -> None:
+def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool, first_runs: int, on_worker: bool) -> None:
     import numpy as np
 
     sys.path.insert(0, HERE)
@@ -198,7 +207,7 @@ def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool, first_ru
                 traced.save(archive)
                 shapes = [[list(a.shape), a.dtype.name] for a in arrays]
                 first = _first_calls(archive, json.dumps({"saved": shapes, "new": _grown(shapes, spec.batch_dim)}),
-                                     threads, cpu_clock, first_runs)
+                                     threads, cpu_clock, first_runs, on_worker)
             except Exception as exc:  # noqa: BLE001
                 notes.append(f"{spec.name}: first call after load failed ({type(exc).__name__})")
         rows.append((spec.name, cells, first))
@@ -218,7 +227,8 @@ def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool, first_ru
                             else f"{'-':>{w + 1}}{'-':>10}" for k, w in (("saved", 7), ("new", 8)))
         print(line)
     print("ratios: time over time (lower is faster for scriptc); 1st/st: the first call after runtime.load in a new "
-          f"process over the steady call, the median of {first_runs} processes (range: the lowest and highest); "
+          f"process{', from a thread started after load,' if on_worker else ''} over the steady call, "
+          f"the median of {first_runs} processes (range: the lowest and highest); "
           "new 1st: the same at a batch one larger than the archive was traced with")
     if first_runs:
         measured = {batch: _numpy_first_call(batch, cpu_clock, first_runs) for batch in (1, 64)}
@@ -267,11 +277,13 @@ def main():
                         help="cpu: the process's CPU time at one thread (wall clock at more); wall: the wall clock")
     parser.add_argument("--first-runs", type=int, default=7,
                         help="fresh processes that each time one first call after load (0: none)")
+    parser.add_argument("--first-on-worker", action="store_true",
+                        help="time each first call from a thread started after load (a server's worker)")
     parser.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(args.child, [o.strip() for o in args.only.split(",") if o.strip()], args.rounds,
-               args.clock == "cpu" and args.child == 1, args.first_runs)
+               args.clock == "cpu" and args.child == 1, args.first_runs, args.first_on_worker)
         return
     started = time.perf_counter()
     for threads in (int(t) for t in args.threads.split(",")):

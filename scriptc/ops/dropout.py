@@ -83,9 +83,21 @@ def _grad(ctx, g):
     return (g if ctx.aux is None else g * ctx.aux, None, None)
 
 
-def _register(name, kernel, doc, function=True):
+def _same_shape(x, *rest):
+    return x
+
+
+def _channels_of_one_spatial_dim(x, *rest):
+    """dropout1d's rule refuses the ranks its kernel refuses (in eval too), so a pass that drops an
+    eval dropout of unknown rank keeps the error (shape_infer.accepts_every_rank)."""
+    if x.shape is not None and len(x.shape) not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {len(x.shape)}D input.")
+    return x
+
+
+def _register(name, kernel, doc, function=True, shape=_same_shape):
     register(f"{name}(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor", RANDOM, kernel,
-             shape=lambda x, *rest: x, grad=_grad, aux=True, inplace=True, method=False, function=function, doc=doc)
+             shape=shape, grad=_grad, aux=True, inplace=True, method=False, function=function, doc=doc)
 
 
 _register("dropout", lambda xp, x, p=0.5, training=True: _dropout(xp, x, p, training),
@@ -97,4 +109,4 @@ _register("feature_alpha_dropout",
           "alpha_dropout of whole channels (dim 1).")
 for _dims in (1, 2, 3):
     _register(f"dropout{_dims}d", _feature_dropout(_dims), f"Zeroes whole channels of {_dims}-d feature maps.",
-              function=False)
+              function=False, shape=_channels_of_one_spatial_dim if _dims == 1 else _same_shape)

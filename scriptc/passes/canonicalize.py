@@ -14,7 +14,7 @@ from scriptc.ir.graph import Graph, Node, Value, walk
 from scriptc.types import Bool, Int, ListType, NoneType, TensorType
 
 from .analysis import constant_value, is_constant, op_of
-from .shape_infer import keeps_rank, possible_ranks
+from .shape_infer import accepts_every_rank, keeps_rank, possible_ranks
 
 
 def _const(v: Value, *values) -> bool:
@@ -82,10 +82,13 @@ def _noop_reshape(node: Node):
 
 
 def _eval_dropout(node: Node):
-    """A random op whose `training` flag is constant false (the dropout family in eval): its input."""
+    """A random op whose `training` flag is constant false (the dropout family in eval): its input,
+    when that is typed as the op's result is (a scripted model's, of no known shape, included) and the
+    op's rule takes every rank the input can have (an eval dropout1d of a 4-D input still raises)."""
     op = op_of(node)
-    if op is None or op.kind != "random" or "training" not in op.arg_index or not _same_type(node.inputs[0],
-                                                                                          node.output):
+    if op is None or op.kind != "random" or "training" not in op.arg_index or \
+            not isinstance(node.output.type, TensorType) or node.inputs[0].type != node.output.type or \
+            not accepts_every_rank(node):
         return None
     flag = node.inputs[op.arg_index["training"]]
     return node.inputs[0] if is_constant(flag) and constant_value(flag) is False else None

@@ -20,6 +20,8 @@ from scriptc.types import Int, TensorType
 from .analysis import constant_value, is_constant
 
 _MAX_TABLE = 1 << 22  # elements (16 MB of float32)
+# (readers of only the dtype and device, which the product table keeps: a scripted nn.LSTM's zero state)
+_TYPE_READERS = ("dtype", "new_zeros", "new_ones")
 
 
 def _only_use(value, user) -> bool:
@@ -28,12 +30,15 @@ def _only_use(value, user) -> bool:
 
 
 def _sizes_besides(value, user, rank: int) -> list | None:
-    """The size(value, d) nodes (d a constant dim other than the last) that read `value` besides `user`;
-    None when something else reads it."""
+    """The size(value, d) nodes (d a constant dim other than the last) and _TYPE_READERS that read
+    `value` besides `user`; None when something else reads it."""
     sizes = []
     for use in value.uses:
         node = use.user
         if node is user:
+            continue
+        if isinstance(node, Node) and node.op in _TYPE_READERS and use.index == 0:
+            sizes.append(node)
             continue
         if (not isinstance(node, Node) or node.op != "size" or len(node.inputs) != 2 or use.index != 0
                 or not is_constant(node.inputs[1])):

@@ -22,8 +22,10 @@ from .fold_embedding_linear import fold_embedding_linear
 from .freeze import freeze
 from .fuse import fuse
 from .inline import inline
+from .refine_ranks import refine_ranks
 from .remove_mutation import remove_mutation
 from .shape_infer import shape_infer
+from .sink_embedding import sink_embedding
 from .transpose_frozen_linear import transpose_frozen_linear
 
 
@@ -60,12 +62,20 @@ PIPELINE: list[tuple[str, str, Callable[[Graph, PassContext], bool], int]] = [
     # (A scripted nn.Conv2d's result comes out of an If on its padding_mode until folding takes the
     # branch: only then is it a fresh tensor that an in-place ReLU may write functionally.)
     ("remove_mutation", "in-place ops on what folding showed fresh", lambda g, c: remove_mutation(g), 1),
+    # (A scripted nn.LSTM unsqueezes its input only where its rank is 2: in each branch the rank is
+    # known, so the sizes there fold, and fold_embedding_linear can follow an embedding through it.)
+    ("refine_ranks", "a tensor's rank where the guards and branches around a point fix it",
+     lambda g, c: refine_ranks(g), 1),
     ("shape_infer", "shapes after simplification", lambda g, c: shape_infer(g), 1),
+    ("constant_fold", "the sizes refined ranks fixed", lambda g, c: constant_fold(g), 1),
     # (A scripted model's global average pool reads a ReLU that was in-place, of a conv2d that was in
     # an If, until the passes above: only now can canonicalize see it is of 3-D or 4-D floats.)
     ("canonicalize", "peepholes on what folding and mutation removal showed", lambda g, c: canonicalize(g), 1),
     ("dce", "what those peepholes replaced", lambda g, c: dce(g), 1),
     ("fold_conv_bn", "frozen conv + batch_norm into one conv", lambda g, c: fold_conv_bn(g), 1),
+    ("sink_embedding", "an If between row views of one embedding into the embedding of the indices' If",
+     lambda g, c: sink_embedding(g), 2),
+    ("dce", "the views and the embedding that sinking replaced", lambda g, c: dce(g), 2),
     ("fold_embedding_linear", "a frozen linear of frozen embedding rows into an embedding of the product table",
      lambda g, c: fold_embedding_linear(g), 2),
     ("transpose_frozen_linear", "linear with a frozen weight into matmul by its stored transpose, plus bias",

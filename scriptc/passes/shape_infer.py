@@ -163,6 +163,25 @@ def keeps_rank(node: Node) -> bool:
     return accepted >= 2
 
 
+def accepts_every_rank(node: Node) -> bool:
+    """Whether `node`'s table rule accepts its first input at every rank that input can have
+    (possible_ranks, or any rank where that is not known): where it does, removing the node cannot
+    hide an error the op raises for a rank (dropout1d refuses 4-D input, in eval too)."""
+    definition = op_of(node)
+    first = node.inputs[0].type if node.inputs else None
+    if definition is None or not isinstance(first, TensorType):
+        return False
+    state = _ShapeState()
+    others = [state.meta(v) for v in node.inputs[1:]]
+    ranks = possible_ranks(node.inputs[0])
+    for rank in range(_MAX_RANK + 1) if ranks is None else sorted(ranks):
+        try:
+            definition.shape(TensorType(first.dtype, (None,) * rank), *others)
+        except Exception:
+            return False
+    return True
+
+
 def possible_ranks(value: Value, depth: int = 64, memo: dict | None = None) -> frozenset[int] | None:
     """The ranks tensor `value` can have when its program does not fail first, or None where that is
     not known: its own where its type says; else what its producer's table rule gives at the ranks its
@@ -183,6 +202,33 @@ def possible_ranks(value: Value, depth: int = 64, memo: dict | None = None) -> f
 
 def _producer_ranks(node: Node | None, depth: int, memo: dict) -> frozenset[int] | None:
     """possible_ranks of `node`'s one output, by its rule at each combination of its tensor inputs' ranks."""
+    results = _rule_results(node, depth, memo)
+    if results is None:
+        return None
+    ranks = set()
+    for at_highest, result in results:
+        if not isinstance(result, TensorType) or result.shape is None or at_highest:
+            return None  # (an op that takes the highest rank tried may take higher ones too)
+        ranks.add(len(result.shape))
+    return frozenset(ranks)
+
+
+def type_at_rank(value: Value, rank: int) -> TensorType:
+    """The type tensor `value` has where it is known to be of `rank`: its producer's rule at the
+    input ranks that give it (embedding(idx, E) of rank 3 is (?, ?, E's width)), else any sizes."""
+    t = value.type
+    joined = None
+    for _, result in _rule_results(value.node, 64, {}) or ():
+        if isinstance(result, TensorType) and result.shape is not None and len(result.shape) == rank:
+            joined = result if joined is None else _join(joined, result)
+    if joined is None or joined.dtype is not t.dtype:
+        return TensorType(t.dtype, (None,) * rank, t.device)
+    return TensorType(t.dtype, joined.shape, t.device)
+
+
+def _rule_results(node: Node | None, depth: int, memo: dict) -> list | None:
+    """(whether an unknown-rank input was tried at the highest rank, result) of `node`'s table rule at
+    each combination of its tensor inputs' possible ranks it accepts; None where that is not known."""
     definition = op_of(node) if node is not None else None
     if definition is None or depth == 0 or len(node.outputs) != 1:
         return None
@@ -199,17 +245,14 @@ def _producer_ranks(node: Node | None, depth: int, memo: dict) -> frozenset[int]
             choices.append([state.meta(v)])
     if math.prod(len(c) for c in choices) > _MAX_COMBINATIONS:
         return None
-    ranks = set()
+    results = []
     for metas in itertools.product(*choices):
         try:
             result = definition.shape(*metas)
         except Exception:
             continue  # (the op refuses these ranks)
-        if not isinstance(result, TensorType) or result.shape is None or any(
-                u and len(m.shape) == _MAX_RANK for u, m in zip(unbounded, metas)):
-            return None  # (an op that takes the highest rank tried may take higher ones too)
-        ranks.add(len(result.shape))
-    return frozenset(ranks)
+        results.append((any(u and len(m.shape) == _MAX_RANK for u, m in zip(unbounded, metas)), result))
+    return results
 
 
 def _join(a: Type, b: Type) -> Type:

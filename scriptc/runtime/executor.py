@@ -48,6 +48,7 @@ class Executor:
         self.input_slots = [self.slot_of[id(v)] for v in graph.inputs]
         self.group_steps: list[GroupStep] = []
         self.group_step_of: dict[int, GroupStep] = {}  # by id of the FusionGroup node
+        self.segment_steps: list[SegmentStep] = []  # every one, the splits' and those inside blocks too
         self.constants: dict[int, Any] = {}
         self.steps = self._plan(graph.block)
         self.output_slots = [self._slot(v) for v in graph.outputs]
@@ -91,6 +92,12 @@ class Executor:
 
     run = __call__
 
+    def prepare_threads(self, count: int) -> None:
+        """Make the segments' per-thread states ahead for the first calls of `count` new threads
+        (segments.Program.prepare_threads): after priming, on the loading thread."""
+        for step in list(self.segment_steps):
+            step.prepare_threads(count)
+
     # --- plan building ----------------------------------------------------------------------------
     def _plan(self, block: Block) -> list[Callable]:
         steps: list[Callable] = []
@@ -131,7 +138,9 @@ class Executor:
                 # (A block of a node inside returning it is a use inside; the graph's return is not.)
                 if any(id(u.user if isinstance(u.user, Node) else u.user.owner_node) not in inside for u in v.uses):
                     out_slots.append(self._slot(v))
-        return [SegmentStep(self, nodes, [step for _, step in run], in_slots, constant_slots, out_slots)]
+        step = SegmentStep(self, nodes, [step for _, step in run], in_slots, constant_slots, out_slots)
+        self.segment_steps.append(step)
+        return [step]
 
     def _step(self, node: Node) -> Callable:
         ins = [self._slot(v) for v in node.inputs]

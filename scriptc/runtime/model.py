@@ -101,6 +101,10 @@ PRIMING_BUDGET_S = 0.02
 # (the MLP's batch-1 call after batch-64 calls: 83 us, after batch-1 calls 75; batch 2: 94 and 77),
 # and a wide one after small ones hardly notices (the MLP's first batch-64 call: 1.04x either way).
 WIDE_PRIMING_BATCH = 64
+# A server calls from worker threads, not the one that loaded the model: after priming, each segment
+# program makes its state for that many threads' first calls ahead (segments.Program.prepare_threads),
+# on the loading thread, so that a worker's first call does not make it.
+PREPARED_THREADS = 4
 
 
 def _wide_priming_batch(one_row_s: float, two_rows_s: float) -> int:
@@ -152,6 +156,9 @@ class RuntimeModel:
         if prime and use_jit:
             for name in self.runners:
                 self._prime(name)
+            for runner in self.runners.values():
+                if isinstance(runner, (Executor, Specialized)):
+                    runner.prepare_threads(PREPARED_THREADS)
 
     def _prime(self, name: str) -> None:
         """Run a method on zeros before the first real call, so that it finds BLAS's buffers and

@@ -7,7 +7,9 @@ runs the steps the usual way and then writes the segment down as a program (prog
 registers for every dim, so that one program serves every batch size and sequence length. Later
 calls with that signature set the input registers and make one ctypes call; the results are views
 of an arena the program fills, a new one when the caller still holds the last call's results (and
-the very arrays of the last call when it holds none of them).
+the very arrays of the last call when it holds none of them). Each thread has a frame and arenas of
+its own; load makes a few ahead for small programs, so that a server's worker thread does not make
+them at its first call.
 
 A program refuses a call whose shapes break what it was built on (a new broadcast pattern, a
 convolution's image size): the segment's steps run it instead, as they do a signature the program
@@ -46,6 +48,7 @@ _GROWTH = 1.25             # an arena that is too small grows to this many times
 OUT_ARENAS = 4
 ARENA_SHAPES = 4  # result shapes an out arena keeps its views for (_OutArena)
 _FIRST_ARENA_BYTES = 4096
+SPARE_STATE_BYTES = 1 << 20  # arenas of a state made ahead for a new thread (Program.prepare_threads), at most
 
 
 def native_programs() -> bool:
@@ -94,22 +97,20 @@ class _OutArena:
 
 
 class _ThreadState:
-    """One thread's frame and arenas for one program."""
+    """One thread's frame and arenas for one program: a copy of the program's first frame and arenas
+    of its own, `scratch_bytes` and `out_bytes` big to start with."""
 
-    def __init__(self, program: "Program", pool):
-        self.frame = (ctypes.c_int64 * program.frame_size)(*program.template)
+    def __init__(self, program: "Program", scratch_bytes: int = _FIRST_ARENA_BYTES,
+                 out_bytes: int = _FIRST_ARENA_BYTES):
+        self.frame = program.frame_type.from_buffer_copy(program.first_frame)
         self.c_address = ctypes.c_void_p(ctypes.addressof(self.frame))
-        self.scratch = None
         self.outs: list[_OutArena] = []  # the out arenas (OUT_ARENAS at most)
         self.out: _OutArena | None = None  # the one the frame points at
-        workers = pool.native_workers()
-        if workers is not None:
-            blocks, count, busy, split = workers
-            frame = self.frame
-            frame[native.BLOCKS], frame[native.WORKERS], frame[native.BUSY] = blocks, count, busy
-            frame[native.SPLIT_FUNCTION] = split
-        self.scratch_arena(_FIRST_ARENA_BYTES)
-        self.new_out(_FIRST_ARENA_BYTES)
+        self.scratch_arena(scratch_bytes)
+        self.new_out(out_bytes)
+
+    def arena_bytes(self) -> int:
+        return self.scratch.size + sum(arena.memory.size for arena in self.outs)
 
     def scratch_arena(self, size: int) -> None:
         """A new scratch arena of `size` bytes (or more) for the frame to use."""
@@ -157,11 +158,19 @@ class Program:
     """A segment's program for one input signature: its words, its frame's initial registers, where
     its inputs go and where its outputs are found."""
 
-    def __init__(self, built, run):
+    def __init__(self, built, run, pool):
         self.words = (ctypes.c_int64 * len(built.words))(*built.words)
         self.c_words = ctypes.c_void_p(ctypes.addressof(self.words))  # (ready ctypes values: no conversion per call)
-        self.template = built.template
-        self.frame_size = len(built.template)
+        # What a thread's frame starts as: the registers the program was built with and the pool's
+        # workers. Written here only: each thread copies it (one memcpy, where building a frame from
+        # the template's Python ints cost 7-20 us on a thread's first call).
+        self.template = built.template  # (the registers' initial values, as program_values wrote them)
+        self.frame_type = ctypes.c_int64 * len(built.template)
+        self.first_frame = self.frame_type(*built.template)
+        workers = pool.native_workers()
+        if workers is not None:
+            frame = self.first_frame
+            frame[native.BLOCKS], frame[native.WORKERS], frame[native.BUSY], frame[native.SPLIT_FUNCTION] = workers
         self.inputs = built.inputs      # per segment input: ("array" | "int", register) or ("items", registers)
         self.outputs = built.outputs    # per segment output: see program_builder.Output
         self.keep = built.keep          # constants whose addresses the frame holds
@@ -176,8 +185,9 @@ class Program:
                                     native.ZERO)
         self.run = run
         self._local = threading.local()
+        self._spares: list[_ThreadState] = []  # states made ahead for threads yet to call (prepare_threads)
 
-    def __call__(self, values, pool) -> list | None:
+    def __call__(self, values) -> list | None:
         """The segment's outputs for `values` (its inputs), or None when the program refuses them.
 
         This is most of a compiled call's Python work: it runs right after the program has streamed a
@@ -185,7 +195,7 @@ class Program:
         it makes few calls, and a steady call whose caller kept nothing makes no array (_OutArena)."""
         state = getattr(self._local, "state", None)
         if state is None:
-            state = self._local.state = _ThreadState(self, pool)
+            state = self._local.state = self._new_state()
         frame = state.frame
         for (kind, register), value in zip(self.inputs, values):
             if kind == "array":
@@ -223,6 +233,51 @@ class Program:
             results.append(items[0] if kind is None else tuple(items) if kind == "tuple" else items)
             at += count
         return results
+
+    def _new_state(self) -> _ThreadState:
+        """A state for a thread's first call: one made ahead when there is one left (list.pop hands
+        each to one thread only), else a new one."""
+        try:
+            return self._spares.pop()
+        except IndexError:
+            return _ThreadState(self)
+
+    def prepare_threads(self, count: int) -> None:
+        """Make states for `count` threads' first calls ahead, with arenas the size of this thread's,
+        when those are small (SPARE_STATE_BYTES): a new thread's first call otherwise spent 35-60 us
+        making its state (numpy's first allocations on that thread, mostly) on an MLP call of 75 us;
+        a big model's call makes that noise, and its arenas would cost memory per spare. (Their
+        memory is not written here: that evicted the weights priming left in cache, and the first
+        call on the loading thread went 1.28x -> 1.36x the steady state, a new thread's no faster.)"""
+        own = getattr(self._local, "state", None)
+        if own is None or own.arena_bytes() > SPARE_STATE_BYTES:
+            return
+        scratch_bytes = own.frame[native.CAPACITY[native.SCRATCH]]
+        out_bytes = own.frame[native.CAPACITY[native.OUT]]
+        while len(self._spares) < count:
+            state = _ThreadState(self, scratch_bytes, out_bytes)
+            self._keep_views_like(own, state)
+            self._spares.append(state)
+
+    def _keep_views_like(self, own: _ThreadState, state: _ThreadState) -> None:
+        """Give `state`'s out arena the results `own`'s keeps, at the same offsets in it: a new
+        thread's first call at a shape the loading thread was called at then makes no array (making
+        one cost ~12 us more there than on the loading thread)."""
+        if self.arena_outputs is None:
+            return
+        pointers, at = [], 0  # where each result's pointer register sits in an arena_key
+        for dims, _, _ in self.arena_outputs:
+            at += len(dims)
+            pointers.append(at)
+            at += 1
+        shift = state.frame[native.BASE_ADDRESS[native.OUT]] - own.frame[native.BASE_ADDRESS[native.OUT]]
+        out = state.out
+        for key, views in own.out.views.items():
+            moved = list(key)
+            for at in pointers:
+                moved[at] += shift
+            out.keep(tuple(moved), [np.ndarray(view.shape, view.dtype, out.memory, moved[at] - out.start)
+                                    for view, at in zip(views, pointers)])
 
     def _again(self, state: _ThreadState) -> int:
         """Grow the arenas the program asked more of and run it again."""
@@ -330,6 +385,12 @@ class SegmentStep:
                 return None
         return tuple(key)
 
+    def prepare_threads(self, count: int) -> None:
+        """Make each program's state ahead for `count` threads' first calls (Program.prepare_threads)."""
+        for program in list(self.programs.values()):
+            if program is not None:
+                program.prepare_threads(count)
+
     def run_steps(self, frame) -> None:
         for step in self.steps:
             step(frame)
@@ -338,14 +399,14 @@ class SegmentStep:
         """The outputs for `values` (the inputs, in in_slots' order) from this signature's program, or
         None when there is none or it refuses them (the caller then calls the step with its frame)."""
         program = self.programs.get(self._signature(values))  # (None, the signature of no program, is no key)
-        return program(values, self.pool) if program else None
+        return program(values) if program else None
 
     def __call__(self, frame) -> None:
         values = [frame[s] for s in self.in_slots]
         key = self._signature(values)
         program = self.programs.get(key) if key is not None else None
         if program is not None:
-            results = program(values, self.pool)
+            results = program(values)
             if results is not None:
                 for slot, value in zip(self.out_slots, results):
                     frame[slot] = value
@@ -379,7 +440,7 @@ class SegmentStep:
                 built = None
                 if exc.at is not None:
                     self.splits[key] = self._split(exc.at, frame)
-            self.programs[key] = Program(built, self._run) if built is not None else None
+            self.programs[key] = Program(built, self._run, self.pool) if built is not None else None
 
     def _split(self, at: int, frame) -> list:
         """The steps of this signature's calls when node `at` has no lowering: the nodes before it and

@@ -71,6 +71,11 @@ class Specialized:
     def compiled_groups(self) -> int:
         return sum(getattr(r, "compiled_groups", 0) for r in (self.generic, self.special))
 
+    def prepare_threads(self, count: int) -> None:
+        for runner in (self.generic, self.special):
+            if hasattr(runner, "prepare_threads"):
+                runner.prepare_threads(count)
+
     def run(self, inputs: list) -> list:
         for i, dtype, rank, sizes in self.checks:
             value = inputs[i] if i < len(inputs) else None

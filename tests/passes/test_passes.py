@@ -182,6 +182,34 @@ def test_canonicalize_drops_eval_dropout_and_noop_casts():
     assert g.outputs[0] is g.inputs[0]
 
 
+@pytest.mark.parametrize("op, x_type, fires", [
+    ("dropout", "Tensor", True),  # (any rank: nothing to keep)
+    ("dropout2d", "Tensor", True),  # (other ranks only warn)
+    ("dropout1d", "Tensor", False),  # (an eval dropout1d of a 4-D input raises; unknown rank keeps it)
+    ("dropout1d", "Tensor(float32, [2, 3, 5])", True),
+])
+def test_eval_dropout_of_unknown_rank_goes_only_where_no_rank_raises(op, x_type, fires):
+    text = (f'graph(%x : {x_type}):\n  %p : float = prim::Constant[value=0.5]()\n'
+            f'  %f : bool = prim::Constant[value=False]()\n  %y : {x_type} = {op}(%x, %p, %f)\n  return (%y)\n')
+    g, _ = run(canonicalize, text)
+    assert (g.outputs[0] is g.inputs[0]) == fires, str(g)
+
+
+def test_a_scripted_eval_dropout1d_still_raises_for_a_4d_input_after_optimization():
+    import scriptc
+    import scriptc.nn.functional as F
+
+    class Model(scriptc.nn.Module):
+        def forward(self, x):
+            return F.dropout1d(x, 0.5, False) * 2
+
+    optimized = scriptc.jit.optimize_for_inference(scriptc.jit.freeze(scriptc.jit.script(Model().eval())))
+    x = scriptc.randn(2, 3, 5)
+    np.testing.assert_array_equal(optimized(x).numpy(), x.numpy() * 2)
+    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"):
+        optimized(scriptc.randn(2, 3, 4, 5))
+
+
 def _rewritten(text: str, fires: bool, checks: str, args: list):
     """canonicalize (and dce) on `text`: that it fired as `fires` says; where it did, the IR holds
     `checks` and computes what the original does on `args`."""
