@@ -36,9 +36,8 @@ first copied into one contiguous pack that stays in L1 while every block of rows
 2-4 KB apart share a few of L1's sets and evicted each other: 64x784x512 at 87-110 GFLOP/s a core
 on this machine in place, 130 packed, torch's oneDNN ~150); the row-table loop's taps
 read in place but for two slices' depth under many rows (see `spread` below). A product of one
-block of rows reads b in place and asks
-for the next panel's part as it goes (its rows are a page or more apart: too many streams for the
-hardware prefetcher).
+block of rows reads b in place and asks for the next panel's part as it goes (its rows are a page
+or more apart: too many streams for the hardware prefetcher).
 """
 
 from __future__ import annotations
