@@ -28,6 +28,8 @@ columns made one of three ways:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from scriptc.native import blocked_depthwise, gemm, im2col, strided_columns, windows
@@ -91,6 +93,24 @@ def image_output(builder: Builder, x: TensorValue, image: tuple, planes: tuple, 
     return out, builder.address_of(bounds_array), mode
 
 
+@dataclass(frozen=True)
+class ImageSlot:
+    """Image `index` (a register) of `batch_output`, a contiguous batch: where a depth-first chain's
+    last convolution (depth_first.py), run one image at a time, writes that image's output."""
+    batch_output: TensorValue
+    index: int
+
+    def view(self, builder: Builder, batch: int, dtype, planes: tuple) -> TensorValue | None:
+        """The image's planes of the batch output, for a producer of `batch` (a register: one) images
+        of `planes`; None where they are not the batch output's."""
+        out = self.batch_output
+        if dtype != out.dtype or [builder.known(d) for d in out.dims[1:]] != list(planes):
+            return None
+        pointer = builder.register()
+        builder.compute.append(("ADDR", pointer, out.pointer, self.index, int(np.prod(planes)) * dtype.itemsize))
+        return TensorValue(dtype, [batch, *map(builder.const, planes)], pointer, out.buffer)
+
+
 def image_elements(builder: Builder, out: TensorValue) -> int:
     """Elements from one image of image_output's output to the next: its planes', or the image
     stride of the cat's result it is a view of."""
@@ -130,7 +150,9 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     if isinstance(into, PaddedPlanes):
         into.layout = _padded_output(o, (h, w), geometry, plan) if (ph, pw) == into.reader_padding else None
         into = into if into.layout is not None else None
-    out, bounds_pointer, mode = image_output(builder, x, (c, h, w), (o, oh, ow), bounds, None if depthwise else into)
+    # (a depthwise loop writes every image's planes as one range: into a cat's channels it cannot)
+    into = None if depthwise and not isinstance(into, ImageSlot) else into
+    out, bounds_pointer, mode = image_output(builder, x, (c, h, w), (o, oh, ow), bounds, into)
     zero_bias = builder.address_of(np.zeros(max(o, 1), x.dtype))
     bias_pointer = builder.address_of(np.ascontiguousarray(bias)) if bias is not None else zero_bias
     if depthwise:
@@ -176,6 +198,15 @@ def _products(x_shape: tuple, dtype, weight: np.ndarray, geometry, groups: int) 
     plan = tap_plan((c, h, w), weight.shape, geometry) if not depthwise and not grouped and groups == 1 and \
         _taps_pay((h, w), (kh, kw), geometry) else None
     return depthwise, grouped, images, narrow, plan
+
+
+def image_by_image(x_shape: tuple, weight: np.ndarray, geometry, groups: int) -> bool:
+    """Whether convolution() runs a batch of x_shape one image at a time, each image's output from
+    that image alone by the same launches whatever the batch (depthwise loops, tap and banded
+    products; not the side-by-side products, nor a convolution the steps run): a depth-first chain's
+    layer (depth_first.py) can then run an image at a time and give the same bits."""
+    depthwise, grouped = _products(x_shape, weight.dtype, weight, geometry, groups)[:2]
+    return depthwise or (not grouped and groups <= MAX_GROUPS)
 
 
 def plan_padded_planes(nodes: list, slot_of: dict, frame: list, out_slots: list[int]) -> dict[int, PaddedPlanes]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from scriptc.native import program as native
 
+from . import depth_first
 from .convolution_lowering import plan_padded_planes
 from .lowerings import LOWERINGS, lower_group, raises
 from .lowerings.lists import appended_lists
@@ -45,7 +46,9 @@ def build(segment, frame: list) -> Built:
                                                                        segment.out_slots)
     builder.destinations.update(plan_padded_planes(segment.nodes, slot_of, frame, segment.out_slots))
     try:
-        _lower_nodes(builder, segment.nodes, syms, executor, _Recorded(frame, slot_of), top=True)
+        recorded = _Recorded(frame, slot_of)
+        chains = depth_first.chains(segment.nodes, executor, recorded, segment.out_slots, builder.destinations)
+        _lower_nodes(builder, segment.nodes, syms, executor, recorded, top=True, chains=chains)
     except NotNative as exc:
         exc.at = builder.position
         raise
@@ -77,36 +80,50 @@ def _output(builder: Builder, sym, syms: dict, segment) -> Output:
     return Output(sym.dtype, sym.dtype.itemsize, sym.dims, sym.strides, sym.pointer, sym.root)
 
 
-def _lower_nodes(builder: Builder, nodes, syms: dict, executor, recorded, top: bool = False) -> None:
+def _lower_nodes(builder: Builder, nodes, syms: dict, executor, recorded, top: bool = False,
+                 chains: dict | None = None) -> None:
     """Lower `nodes` in order, binding their outputs' symbolic values in `syms` (by frame slot);
-    `top`: they are the segment's own nodes (whose positions buffers' lifetimes count in)."""
+    `top`: they are the segment's own nodes (whose positions buffers' lifetimes count in); `chains`:
+    the depth-first chains among them by their first's position (depth_first.py)."""
     slot_of = executor.slot_of
+    chains = chains or {}
+    chained = {id(node) for chain in chains.values() for node in chain.nodes}
     for position, node in enumerate(nodes):
         if top:
             builder.position = position
-        if node.op == "prim::Constant":
-            continue
-        args = []
-        for v in node.inputs:
-            slot = slot_of[id(v)]
-            if slot not in syms:  # a constant of a nested block
-                syms[slot] = value_of(builder, executor.constants[slot], [], None)
-            args.append(syms[slot])
-        if node.op == "prim::FusionGroup":
-            results = lower_group(builder, node, args, recorded, executor.group_step_of[id(node)])
-        elif node.op == "prim::If":
-            results = _if(builder, node, args, syms, executor, recorded)
-        elif node.op == "prim::Loop":
-            results = _loop(builder, node, args, syms, executor, recorded)
-        else:
-            lower = LOWERINGS.get(node.op)
-            if lower is None:
-                raise NotNative(node.op)
-            results = lower(builder, node, args, recorded)
-        if len(results) != len(node.outputs):
-            raise NotNative(f"{node.op} gave {len(results)} values for {len(node.outputs)} outputs")
-        for v, sym in zip(node.outputs, results):
-            syms[slot_of[id(v)]] = sym
+        if position in chains:
+            depth_first.lower_chain(builder, chains[position], syms, slot_of, recorded,
+                                    lambda member: _lower_node(builder, member, syms, executor, recorded))
+        elif id(node) not in chained:
+            _lower_node(builder, node, syms, executor, recorded)
+
+
+def _lower_node(builder: Builder, node, syms: dict, executor, recorded) -> None:
+    """Lower one node, binding its outputs' symbolic values in `syms`."""
+    slot_of = executor.slot_of
+    if node.op == "prim::Constant":
+        return
+    args = []
+    for v in node.inputs:
+        slot = slot_of[id(v)]
+        if slot not in syms:  # a constant of a nested block
+            syms[slot] = value_of(builder, executor.constants[slot], [], None)
+        args.append(syms[slot])
+    if node.op == "prim::FusionGroup":
+        results = lower_group(builder, node, args, recorded, executor.group_step_of[id(node)])
+    elif node.op == "prim::If":
+        results = _if(builder, node, args, syms, executor, recorded)
+    elif node.op == "prim::Loop":
+        results = _loop(builder, node, args, syms, executor, recorded)
+    else:
+        lower = LOWERINGS.get(node.op)
+        if lower is None:
+            raise NotNative(node.op)
+        results = lower(builder, node, args, recorded)
+    if len(results) != len(node.outputs):
+        raise NotNative(f"{node.op} gave {len(results)} values for {len(node.outputs)} outputs")
+    for v, sym in zip(node.outputs, results):
+        syms[slot_of[id(v)]] = sym
 
 
 def _if(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
