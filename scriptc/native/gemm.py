@@ -35,9 +35,9 @@ columns run here too). Where there are more than ROWS rows, each slice of a pane
 first copied into one contiguous pack that stays in L1 while every block of rows reads it (rows of b
 2-4 KB apart share a few of L1's sets and evicted each other: 64x784x512 at 87-110 GFLOP/s a core
 on this machine in place, 130 packed, torch's oneDNN ~150); the row-table loop's taps
-always read in place (see `spread` below). A product of one block of rows reads b in place and asks
-for the next panel's part as it goes (its rows are a page or more apart: too many streams for the
-hardware prefetcher).
+read in place but for two slices' depth under many rows (see `spread` below). A product of one
+block of rows reads b in place and asks for the next panel's part as it goes (its rows are a page
+or more apart: too many streams for the hardware prefetcher).
 """
 
 from __future__ import annotations
@@ -84,6 +84,10 @@ FEW_BLOCKS_A_BYTES = 1 << 20
 FAR_ROW_BYTES = 1 << 10
 # The deepest product that goes block of rows by block of rows across the panels (where it reads b in place).
 SHALLOW_DEPTH = 256
+# The row-table loop packs its taps slice by slice (over_rows) for depths in (lowest, highest] - two
+# slices of DEPTH_BLOCK, the second at least half full - under this many rows or more of a.
+TAPS_PACKED_DEPTHS = (DEPTH_BLOCK * 3 // 2, 2 * DEPTH_BLOCK)
+TAPS_PACKED_ROWS = 64
 
 
 def lanes(element: ir.Type) -> int:
@@ -195,14 +199,15 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
             whole = [b.icmp_signed("==", word, ir.Constant(word.type, -1)) for word in bits]
             kept_from = [b.load(b.gep(kept_at, [q])) for q in vector_at]
 
-            def read_out(r, v):
-                return b.call(expand_load, [b.gep(rows_out[r], [kept_from[v]]), kept[v], zeros])
-
             # whole rows: every vector whole where the table says, the lanes not kept zeroed, none
             # past the last column (padded_planes.py)
             lanes_at = ir.Constant(ir.VectorType(I64, width_lanes), list(range(width_lanes)))
             inside = [b.icmp_signed("<", b.add(splat(b.mul(q, const(width_lanes)), lanes_at.type), lanes_at),
                                     splat(width, lanes_at.type)) for q in vector_at]
+
+            def read_out(r, v):
+                place = b.gep(rows_out[r], [kept_from[v]])
+                return b.select(whole_rows, load(place, inside[v]), b.call(expand_load, [place, kept[v], zeros]))
 
             def write_out(value, r, v):
                 place = b.gep(rows_out[r], [kept_from[v]])
@@ -351,11 +356,19 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
     # rows 1-4 KB apart share a few of L1's sets (256 x 2048 by 2048 x 512: 52 GFLOP/s in place, 129
     # packed, a re-read from L2 once per panel); rows closer than that read in place as fast or faster
     # (2048 x 128 under 256 x 2048 weights, a DCGAN discriminator's images side by side: 146 against 127).
-    # The row-table loop always reads in place: its rows of b are taps, shifted views of one image's
+    # The row-table loop mostly reads in place: its rows of b are taps, shifted views of one image's
     # phases (of at most a few MB, mostly in L2), and the next panel's part of each is asked for
     # ahead; packed, the copy cost more than it saved (superres's 5x5 layer, K = 25, 1.2x torch's
-    # oneDNN's time for the same product packed, 0.95x in place; its 3x3 ones 5-10% faster too).
-    packs = b.and_(b.or_(small_a, few_blocks), ir.Constant(ir.IntType(1), int(not row_table)))
+    # oneDNN's time for the same product packed, 0.95x in place; its 3x3 ones, K = 576, 0-10% faster
+    # too; ResNet-18's 7x7 stem, K = 147, a second slice of 3, 2% slower packed). It packs two slices
+    # of taps under 64 rows or more (TAPS_PACKED_DEPTHS): the small CNN's conv2, 64 x 288 by 288 x
+    # 1056 over four stride-2 phases, touches ~40 KB of them per panel in place - with a's rows, more
+    # than L1 holds for the next block of rows - and ran 6-13% faster packed (DCGAN D's K = 1024+
+    # 3% slower).
+    taps_pack = b.and_(b.and_(b.icmp_signed(">", depth, const(TAPS_PACKED_DEPTHS[0])),
+                              b.icmp_signed("<=", depth, const(TAPS_PACKED_DEPTHS[1]))),
+                       b.icmp_signed(">=", rows, const(TAPS_PACKED_ROWS)))
+    packs = b.and_(b.or_(small_a, few_blocks), taps_pack if row_table else ir.Constant(ir.IntType(1), 1))
     if not row_table:
         packs = b.or_(packs, b.icmp_signed(">=", b_step, const(FAR_ROW_BYTES // element_bytes)))
     spread = b.and_(b.icmp_signed(">", b_step, const(panel)), packs)

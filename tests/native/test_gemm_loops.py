@@ -33,8 +33,8 @@ def _expected(a, b, bias, floored):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("rows, depth, out_rows, wq, ow", [(64, 288, 24, 26, 24), (5, 7, 3, 11, 11), (17, 130, 7, 9, 7),
-                                                          (9, 1, 2, 8, 5)])
+@pytest.mark.parametrize("rows, depth, out_rows, wq, ow", [(64, 288, 24, 26, 24), (70, 230, 9, 33, 32), (5, 7, 3, 11, 11),
+                                                          (17, 130, 7, 9, 7), (9, 1, 2, 8, 5)])
 def test_the_row_table_loop_reads_rows_of_b_where_the_table_says_and_keeps_the_lanes_asked(dtype, rows, depth,
                                                                                            out_rows, wq, ow):
     """Each row of b anywhere (a convolution's taps), and of each row of WQ outputs the first OW kept,
@@ -60,10 +60,13 @@ def test_the_row_table_loop_reads_rows_of_b_where_the_table_says_and_keeps_the_l
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("rows, depth, out_rows, wq, ow", [(64, 288, 24, 26, 24), (5, 7, 3, 11, 10), (17, 130, 7, 9, 8)])
+@pytest.mark.parametrize("rows, depth, out_rows, wq, ow", [(64, 288, 24, 26, 24), (70, 230, 9, 33, 32), (5, 7, 3, 11, 10),
+                                                          (17, 130, 7, 9, 8)])
 def test_the_row_table_loop_stores_whole_rows_with_the_lanes_not_kept_zeroed(dtype, rows, depth, out_rows, wq, ow):
     """meta[7] set: each vector of columns stored whole where the table says (rows of WQ, as the next
-    convolution's padded planes hold them), the columns past OW zeros, nothing past the last column."""
+    convolution's padded planes hold them), the columns past OW zeros, nothing past the last column; the
+    products of two slices of k under many rows packed (gemm.TAPS_PACKED_DEPTHS), their partial sums
+    read back whole."""
     width = out_rows * wq
     rng = np.random.default_rng(rows * wq)
     source = rng.standard_normal(4 * depth + width + 64).astype(dtype)
