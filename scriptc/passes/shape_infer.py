@@ -145,50 +145,56 @@ def keeps_rank(node: Node) -> bool:
     table rule run at every rank with every dim unknown or 1 (_of_rank; a rank the rule refuses is one where the op
     itself fails first). conv2d and batch_norm keep rank: a scripted module's `input.dim()` check
     after them can read their input instead, and so no longer keeps their result out of a fusion."""
-    definition = op_of(node)
-    first = node.inputs[0].type if node.inputs else None
-    if definition is None or len(node.outputs) != 1 or not isinstance(first, TensorType):
+    results = _first_input_results(node, range(_MAX_RANK + 1)) if len(node.outputs) == 1 else None
+    if results is None:
         return False
-    state = _ShapeState()
-    others = [state.meta(v) for v in node.inputs[1:]]
     accepted = 0
-    for rank in range(_MAX_RANK + 1):
-        results = []
-        for meta in _of_rank(first.dtype, rank):
-            try:
-                results.append(definition.shape(meta, *others))
-            except Exception:
-                continue  # (the op refuses these dims)
+    for rank, at_rank in results.items():
+        taken = [result for result in at_rank if result is not _REFUSED]
         if any(not isinstance(result, TensorType) or result.shape is None or len(result.shape) != rank
-               for result in results):
+               for result in taken):
             return False
-        accepted += bool(results)
+        accepted += bool(taken)
     return accepted >= 2
-
-
-def _of_rank(dtype, rank: int) -> tuple[TensorType, TensorType]:
-    """The metas a rank analysis tries an op's rule at for an input of `rank`: every dim unknown, and
-    every dim 1 - a rule reads an unknown dim as not 1, and squeeze(x, 0) drops a dim of 1."""
-    return TensorType(dtype, (None,) * rank), TensorType(dtype, (1,) * rank)
 
 
 def accepts_every_rank(node: Node) -> bool:
     """Whether `node`'s table rule accepts its first input at every rank that input can have
     (possible_ranks, or any rank where that is not known): where it does, removing the node cannot
     hide an error the op raises for a rank (dropout1d refuses 4-D input, in eval too)."""
+    ranks = possible_ranks(node.inputs[0]) if node.inputs else None
+    results = _first_input_results(node, range(_MAX_RANK + 1) if ranks is None else sorted(ranks))
+    return results is not None and all(result is not _REFUSED for at_rank in results.values() for result in at_rank)
+
+
+_REFUSED = object()  # (what _first_input_results holds where the rule refuses the input)
+
+
+def _first_input_results(node: Node, ranks) -> dict[int, list] | None:
+    """{rank: results of `node`'s table rule with its first input at that rank (_of_rank's metas), its
+    other inputs as they are; _REFUSED where the rule refuses}, or None where `node` has no table rule
+    or no tensor first input."""
     definition = op_of(node)
     first = node.inputs[0].type if node.inputs else None
     if definition is None or not isinstance(first, TensorType):
-        return False
+        return None
     state = _ShapeState()
     others = [state.meta(v) for v in node.inputs[1:]]
-    ranks = possible_ranks(node.inputs[0])
-    for rank in range(_MAX_RANK + 1) if ranks is None else sorted(ranks):
-        try:
-            definition.shape(TensorType(first.dtype, (None,) * rank), *others)
-        except Exception:
-            return False
-    return True
+    results = {}
+    for rank in ranks:
+        results[rank] = []
+        for meta in _of_rank(first.dtype, rank):
+            try:
+                results[rank].append(definition.shape(meta, *others))
+            except Exception:
+                results[rank].append(_REFUSED)  # (the op refuses these dims)
+    return results
+
+
+def _of_rank(dtype, rank: int) -> tuple[TensorType, TensorType]:
+    """The metas a rank analysis tries an op's rule at for an input of `rank`: every dim unknown, and
+    every dim 1 - a rule reads an unknown dim as not 1, and squeeze(x, 0) drops a dim of 1."""
+    return TensorType(dtype, (None,) * rank), TensorType(dtype, (1,) * rank)
 
 
 def possible_ranks(value: Value, depth: int = 64, memo: dict | None = None) -> frozenset[int] | None:

@@ -22,6 +22,7 @@ from scriptc.native import program as native
 from scriptc.native.geometry import conv_geometry
 
 from .convolution_lowering import ImageSlot, image_by_image
+from .program_memory import only_reader
 from .program_values import Builder, NotNative, TensorValue, dense
 
 # An image's output between two layers of a chain at most this (a core's L2 is 2 MB here: the next
@@ -56,7 +57,7 @@ def chains(nodes: list, executor, recorded, out_slots: list[int], destinations: 
         if layer is not None and layer[0].node is not None and id(layer[0].node) in destinations:
             layer = None  # (it reads padded planes in place: padded_planes.py)
         if current is not None and layer is not None and layer[0] is current.nodes[-1].outputs[0] and \
-                _feeds_only(layer[0], node, executor.slot_of, outside) and \
+                only_reader(layer[0], node, executor.slot_of, outside) and \
                 _image_bytes(recorded[layer[0]]) <= IMAGE_BYTES and weights + layer[1] <= WEIGHT_BYTES:
             current.positions.append(position)
             current.nodes.append(node)
@@ -122,12 +123,6 @@ def _images_apart(spec, shape) -> bool:
     merge = spec.notes.get("merge")
     spanned = range(merge[0], merge[1] + 1) if merge else [3 if tail.dim is None else tail.dim]
     return 0 not in spanned
-
-
-def _feeds_only(value, reader, slot_of: dict, outside: set) -> bool:
-    """Whether `reader` is the only reader of `value`, which leaves the segment neither."""
-    users = list(value.uses)
-    return len(users) == 1 and users[0].user is reader and slot_of.get(id(value)) not in outside
 
 
 def _image_bytes(batch: np.ndarray) -> int:

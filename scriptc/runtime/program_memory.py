@@ -150,6 +150,13 @@ class Destination:
         return view
 
 
+def only_reader(value, reader, slot_of: dict, outside: set) -> bool:
+    """Whether `reader` is the only reader of `value`, which leaves the segment (`outside`: its
+    output slots) neither: what writes `value` may then write it where `reader` wants it."""
+    users = list(value.uses)
+    return len(users) == 1 and users[0].user is reader and slot_of.get(id(value)) not in outside
+
+
 def plan_concatenations(nodes: list, slot_of: dict, frame: list, out_slots: list[int]) -> tuple[dict, dict]:
     """(Destination by producer node id, Concatenation by cat node id) for the cats among `nodes` (a
     segment's top-level nodes; `frame`: the recorded call's values by slot) along dim 1 of 4-D
@@ -160,17 +167,13 @@ def plan_concatenations(nodes: list, slot_of: dict, frame: list, out_slots: list
     outside = set(out_slots)
     destinations, concatenations = {}, {}
 
-    def only_reader(value, reader) -> bool:
-        users = list(value.uses)
-        return len(users) == 1 and users[0].user is reader and slot_of.get(id(value)) not in outside
-
     for node in nodes:
         if node.op != "cat":
             continue
         listed, dim = node.inputs[0].node, node.inputs[1].node
         result = frame[slot_of[id(node.output)]]
         if listed is None or listed.op != "prim::ListConstruct" or id(listed) not in inside or \
-                not only_reader(listed.output, node) or dim is None or dim.op != "prim::Constant" or \
+                not only_reader(listed.output, node, slot_of, outside) or dim is None or dim.op != "prim::Constant" or \
                 type(result) is not np.ndarray or result.ndim != 4 or \
                 type(dim.attrs.get("value")) is not int or dim.attrs["value"] not in (1, -3):
             continue
@@ -183,7 +186,7 @@ def plan_concatenations(nodes: list, slot_of: dict, frame: list, out_slots: list
         for k, value in enumerate(parts):
             producer = value.node
             if producer is not None and id(producer) in inside and len(producer.outputs) == 1 and \
-                    only_reader(value, listed) and _writes_into_concatenation(producer):
+                    only_reader(value, listed, slot_of, outside) and _writes_into_concatenation(producer):
                 destinations[id(producer)] = Destination(joined, k)
                 concatenations[id(node)] = joined
     return destinations, concatenations

@@ -164,7 +164,6 @@ class Program:
         # What a thread's frame starts as: the registers the program was built with and the pool's
         # workers. Written here only: each thread copies it (one memcpy, where building a frame from
         # the template's Python ints cost 7-20 us on a thread's first call).
-        self.template = built.template  # (the registers' initial values, as program_values wrote them)
         self.frame_type = ctypes.c_int64 * len(built.template)
         self.first_frame = self.frame_type(*built.template)
         workers = pool.native_workers()

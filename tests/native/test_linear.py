@@ -123,7 +123,7 @@ def test_a_program_of_linear_layers_equals_the_interpreter_at_every_batch(dtype,
         np.testing.assert_allclose(got, reference.run([x])[0], rtol=1e-5, atol=1e-6)
     [segment] = [s for s in executor.steps if hasattr(s, "programs")]
     [program] = segment.programs.values()
-    assert program is not None and (loop_function("linear", dtype.np.name) in program.template) == gemm_runs()
+    assert program is not None and (loop_function("linear", dtype.np.name) in list(program.first_frame)) == gemm_runs()
 
 
 def test_packed_weights_live_as_long_as_the_program():
