@@ -40,6 +40,8 @@ from scriptc.native.loops import loop_function
 from .groups import PARALLEL_MIN_ELEMENTS
 from .padded_planes import Layout, PaddedPlanes, argument, convolution_of, holding, reads_as_image
 from .program_values import NotNative, Builder, constant_of, constant_array, copied, dense, tensor_of, TensorValue
+from .winograd_products import WinogradProducts
+from .winograd_products import takes as winograd_takes
 
 # The columns of a band: enough for the GEMM to run long panels, little enough to stay in a core's L2
 # beside the weights and the band's output.
@@ -484,6 +486,8 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
         compute.append(("ZERO", tail, const(slack * itemsize)))
     weights = np.ascontiguousarray(weight.reshape(o, depth))
     work = const(max(1, o * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+    fewer_multiplies = WinogradProducts(builder, weight, x.dtype, (oh, ow), (hq * wq, wq), bias_pointer, has_bias,
+                                        bounds_pointer, mode) if winograd_takes(weight.shape, geometry, dtype) else None
 
     def each(image_index):
         out_image = builder.register()
@@ -501,6 +505,10 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
         else:
             phase_image = builder.register()
             compute.append(("ADDR", phase_image, source.base, image_index, source.layout.image_elements * itemsize))
+        if fewer_multiplies is not None:
+            fewer_multiplies.image(phase_image, out_image, into.layout.plane if whole_rows else oh * ow,
+                                   wq if whole_rows else ow, whole_rows)
+            return
         ptrs, meta = builder.block(8), builder.block(8)
         builder.copy_into(ptrs, [builder.address_of(weights), phase_image, out_image, bias_pointer, bounds_pointer,
                                  builder.address_of(offsets), builder.address_of(kept_lanes),
