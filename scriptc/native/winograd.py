@@ -36,6 +36,7 @@ from scriptc.codegen.llvm.loop import loop
 
 from .gemm import epilogue_values, lanes
 from .loops import splat
+from .threads import KERNEL
 
 I64 = ir.IntType(64)
 ELEMENTS = {"float32": ir.FloatType(), "float64": ir.DoubleType()}
@@ -72,8 +73,6 @@ def functions(dtype: str) -> tuple[int, int]:
 
 
 def _module(triple: str, element, names) -> ir.Module:
-    from .threads import KERNEL
-
     m = ir.Module(name=names[0])
     m.triple = triple
     for name, build in zip(names, (_build_input, _build_output)):

@@ -13,7 +13,8 @@ columns made one of three ways:
   whose rows are as long as a phase's (WQ), of which the first OW are the output's - so one GEMM whose
   rows of b are those views (the GEMM's row table) computes every output, and cuts the rows to OW as
   it stores them. Where WQ is much longer than OW (small planes) the extra columns cost
-  more than im2col saves.
+  more than im2col saves. A 3x3 stride-1 convolution of 16 or more channels on such a phase
+  multiplies by Winograd's F(2x2, 3x3) instead (winograd_products.py: 2.25x fewer multiplies).
 - side by side: images whose output planes are small, under large weights, several at a time
   through one GEMM (the weights streamed once per group instead of once per image);
 - planes of a few positions (2x2, 3x3) multiply through the narrow product instead of the GEMM
@@ -461,7 +462,8 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
     (gemm.rows_function), over rows of WQ outputs that it cuts to OW as it stores them. `source`:
     x is planes a producer wrote padded as the phase reads them (padded_planes.py), multiplied in
     place; `into` a PaddedPlanes that took the output: the GEMM stores its rows of WQ whole there,
-    the columns past OW zeroed, and the padding rows around them are cleared."""
+    the columns past OW zeroed, and the padding rows around them are cleared. Where
+    winograd_products takes the convolution, its transforms and GEMMs multiply the phase instead."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     o, per_group, kh, kw = weight.shape
     c, h, w = image

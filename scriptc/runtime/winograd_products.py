@@ -99,6 +99,5 @@ class WinogradProducts:
 def takes(weight_shape: tuple, geometry, dtype: str) -> bool:
     """Whether a convolution of these weights multiplies so (winograd.takes)."""
     o, c, kh, kw = weight_shape
-    sh, sw, ph, pw, dh, dw, oh, ow = geometry
-    return winograd.takes((kh, kw), geometry, (oh, ow), (c, o), dtype)
+    return winograd.takes((kh, kw), geometry, tuple(geometry[6:8]), (c, o), dtype)
 
