@@ -13,7 +13,7 @@ columns made one of three ways:
   whose rows are as long as a phase's (WQ), of which the first OW are the output's - so one GEMM whose
   rows of b are those views (the GEMM's row table) computes every output, and cuts the rows to OW as
   it stores them. Where WQ is much longer than OW (small planes) the extra columns cost
-  more than im2col saves. A 3x3 stride-1 convolution of 16 or more channels on such a phase
+  more than im2col saves. A 3x3 stride-1 convolution of enough channels on such a phase
   multiplies by Winograd's F(2x2, 3x3) instead (winograd_products.py: 2.25x fewer multiplies).
 - side by side: images whose output planes are small, under large weights, several at a time
   through one GEMM (the weights streamed once per group instead of once per image);

@@ -104,14 +104,15 @@ def test_the_weights_transform_is_g_g_gt():
 
 @pytest.mark.parametrize("kernel, geometry, output, channels, taken", [
     ((3, 3), (1, 1, 1, 1, 1, 1), (64, 64), (64, 64), True),
-    ((3, 3), (1, 1, 1, 1, 1, 1), (6, 32), (16, 16), True),
-    ((3, 3), (1, 1, 1, 1, 1, 1), (7, 32), (16, 16), False),   # an odd height
-    ((3, 3), (1, 1, 1, 1, 1, 1), (8, 48), (16, 16), False),   # rows not of whole vectors of tiles
+    ((3, 3), (1, 1, 1, 1, 1, 1), (6, 32), (16, 32), True),
+    ((3, 3), (1, 1, 1, 1, 1, 1), (7, 32), (16, 32), False),   # an odd height
+    ((3, 3), (1, 1, 1, 1, 1, 1), (8, 48), (16, 32), False),   # rows not of whole vectors of tiles
     ((3, 3), (1, 1, 1, 1, 1, 1), (8, 32), (15, 64), False),   # few input channels
-    ((3, 3), (2, 2, 1, 1, 1, 1), (8, 32), (16, 16), False),   # strided
-    ((3, 3), (1, 1, 0, 0, 1, 1), (8, 32), (16, 16), False),   # no padding
-    ((3, 3), (1, 1, 2, 2, 2, 2), (8, 32), (16, 16), False),   # dilated
-    ((5, 5), (1, 1, 1, 1, 1, 1), (8, 32), (16, 16), False),
+    ((3, 3), (1, 1, 1, 1, 1, 1), (8, 32), (64, 31), False),   # few output channels
+    ((3, 3), (2, 2, 1, 1, 1, 1), (8, 32), (16, 32), False),   # strided
+    ((3, 3), (1, 1, 0, 0, 1, 1), (8, 32), (16, 32), False),   # no padding
+    ((3, 3), (1, 1, 2, 2, 2, 2), (8, 32), (16, 32), False),   # dilated
+    ((5, 5), (1, 1, 1, 1, 1, 1), (8, 32), (16, 32), False),
 ])
 def test_which_convolutions_multiply_so(kernel, geometry, output, channels, taken):
     assert winograd.takes(kernel, (*geometry, *output), output, channels, "float32") == taken

@@ -47,7 +47,7 @@ class _Fire(nn.Module):
     def __init__(self):
         super().__init__()
         self.squeeze = nn.Conv2d(3, 16, 1)
-        self.expand1, self.expand3 = nn.Conv2d(16, 8, 1), nn.Conv2d(16, 24, 3, padding=1)
+        self.expand1, self.expand3 = nn.Conv2d(16, 8, 1), nn.Conv2d(16, 32, 3, padding=1)
 
     def forward(self, x):
         x = torch.relu(self.squeeze(x))
@@ -75,9 +75,9 @@ def _compiled(model, image, dtype, monkeypatch, threads=2):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("widths, image, taken", [
-    ([16, 24, 5], (4, 32), 2),       # the last one has too few output channels
-    ([32, 16, 16, 20], (6, 64), 4),
-    ([16], (5, 32), 0),              # an odd height: the tap products
+    ([32, 40, 5], (4, 32), 2),       # the last one has too few output channels
+    ([32, 48, 16, 32], (6, 64), 3),
+    ([32], (5, 32), 0),              # an odd height: the tap products
 ])
 def test_winograd_products_equal_the_interpreter(widths, image, taken, dtype, monkeypatch):
     written = []
