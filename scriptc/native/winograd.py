@@ -7,7 +7,9 @@ Y = A^T M A of M, the sum over input channels of U * V, element by element - 16 
 weights' U by the image's V, one per position of the 4x4 tile, each a GEMM (O x C by C x tiles).
 Each of B, G and A holds only 0, +-1 and +-1/2: the transforms are adds, and only the weights'
 rounding (1/2 steps, exact in binary) differs from the direct sums; the results differ from them by
-the reordered sums' rounding, as a GEMM's blocking would.
+the reordered sums' rounding, as a GEMM's blocking would. A NaN reaches the outputs whose window
+holds it, as the direct sums take it; an infinite input can give NaN where they give +-inf (the
+transforms subtract it from itself).
 
 `scriptc_winograd_input_f32` / `_f64` (functions()) have the kernel signature (start, end, ptrs,
 meta): rows [start, end) of C * R (input channel, tile row), ptrs = [the padded image, V]; the image
