@@ -1,7 +1,8 @@
 """3x3 stride-1 convolutions multiplied by Winograd's F(2x2, 3x3) in a segment program
 (runtime/winograd_products.py) against the reference interpreter, at batch sizes the program was not
 traced with: alone, in chains that hand each other padded planes, after a producer of another
-padding, into a cat's channels, each epilogue; the same bits at one thread and two."""
+padding, into a cat's channels, heading a depth-first chain, each epilogue; the same bits at one
+thread and two."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 import scriptc as torch
 from scriptc.native.heads import gemm_runs
-from scriptc.runtime import padded_planes, winograd_products
+from scriptc.runtime import depth_first, padded_planes, winograd_products
 from scriptc.runtime.executor import Executor
 from scriptc.runtime.interpreter import Interpreter
 from scriptc.runtime.segments import SegmentStep
@@ -54,7 +55,7 @@ class _Fire(nn.Module):
         return torch.cat([torch.relu(self.expand1(x)), torch.relu(self.expand3(x))], 1)
 
 
-def _compiled(model, image, dtype, monkeypatch, threads=2):
+def _compiled(model, image, dtype, monkeypatch, threads=2, channels=3):
     """(executor, interpreter, how many convolutions multiplied so) for `model` traced at batch 2."""
     made = []
     original = winograd_products.WinogradProducts.__init__
@@ -65,10 +66,10 @@ def _compiled(model, image, dtype, monkeypatch, threads=2):
     monkeypatch.setattr(winograd_products.WinogradProducts, "__init__", spied)
     torch.manual_seed(7)
     model = model.eval() if dtype == np.float32 else model.double().eval()
-    example = torch.from_numpy(np.ones((2, 3, *image), dtype))
+    example = torch.from_numpy(np.ones((2, channels, *image), dtype))
     graph = torch.jit.optimize_for_inference(torch.jit.trace(model, example), jit=False).graph
     executor = Executor(graph, threads=threads)
-    executor([np.ones((2, 3, *image), dtype)])
+    executor([np.ones((2, channels, *image), dtype)])
     assert all(all(s.programs.values()) for s in executor.steps if isinstance(s, SegmentStep))
     return executor, Interpreter(graph), len(made)
 
@@ -99,6 +100,22 @@ def test_a_winograd_convolution_writes_into_its_channels_of_a_cat(monkeypatch):
     rng = np.random.default_rng(9)
     for batch in (2, 3):
         x = rng.standard_normal((batch, 3, 4, 32)).astype(np.float32)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-4, atol=1e-4)
+
+
+def test_a_winograd_convolution_heads_a_depth_first_chain(monkeypatch):
+    """Run an image at a time (depth_first.py), its bands and scratch as layer at a time."""
+    chains = []
+    lower_chain = depth_first.lower_chain
+    monkeypatch.setattr(depth_first, "lower_chain", lambda builder, chain, *args: chains.append(chain) or
+                        lower_chain(builder, chain, *args))
+    model = nn.Sequential(nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 8, 1), nn.ReLU(),
+                          nn.Conv2d(8, 8, 1))
+    executor, reference, made = _compiled(model, (8, 64), np.float32, monkeypatch, channels=16)
+    assert made == 1 and len(chains) == 1 and len(chains[0].nodes) == 3
+    rng = np.random.default_rng(11)
+    for batch in (3, 1):
+        x = rng.standard_normal((batch, 16, 8, 64)).astype(np.float32)
         np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-4, atol=1e-4)
 
 
