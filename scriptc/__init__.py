@@ -68,6 +68,7 @@ _SUBMODULES = {
     "fx",
     "backends",
     "accelerator",
+    "func",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
@@ -82,6 +83,7 @@ _LAZY_NAMES = {
     "scriptc.jit.markers": {"_check"},
     "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"},
     "scriptc.dtype_info": {"finfo", "iinfo"},
+    "scriptc.func": {"vmap"},
     "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "gradient", "vander",
                          "combinations", "renorm", "cholesky_solve", "cholesky_inverse"},
     "scriptc.tensor_functions": {"detach", "is_nonzero", "is_same_size", "is_signed", "is_inference", "is_conj",
