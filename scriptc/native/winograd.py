@@ -5,9 +5,9 @@ the tap products take 36: the 4x4 input tile d around it (padding 1) becomes V =
 weights g (3x3) U = G g G^T (once, when the program is built: weights()), and the outputs are
 Y = A^T M A of M, the sum over input channels of U * V, element by element - 16 products of the
 weights' U by the image's V, one per position of the 4x4 tile, each a GEMM (O x C by C x tiles).
-Each of B, G and A holds only 0, +-1 and +-1/2: the transforms are adds, and only the weights'
-rounding (1/2 steps, exact in binary) differs from the direct sums; the results differ from them by
-the reordered sums' rounding, as a GEMM's blocking would. A NaN reaches the outputs whose window
+B and A hold only 0 and +-1 (the image's transforms are adds), G also +-1/2 (the weights' U is made
+in float64 and rounded once): the results differ from the direct sums by the reordered sums'
+rounding, as a GEMM's blocking would. A NaN reaches the outputs whose window
 holds it, as the direct sums take it; an infinite input can give NaN where they give +-inf (the
 transforms subtract it from itself).
 
@@ -17,8 +17,8 @@ as a stride-1 tap product's phase reads it (convolution_lowering.tap_plan: plane
 W + 1, each row's first element its left padding and the row before's right padding, a zero row
 above and below, and at least one zero after the last plane), from the tile row's first padded row;
 V (16, C, N) for N tiles, R rows of TW; meta = [C, plane, WQ, TW, R, N]. TW is a multiple of the
-vector's lanes (takes()): each vector holds 16 tiles of a row, their columns split out of two loads
-by even and odd lanes.
+vector's lanes (takes()): each vector holds a lane's worth of a row's tiles, their columns split out
+of two loads by even and odd lanes.
 
 `scriptc_winograd_output_f32` / `_f64`: rows [start, end) of O * R (output channel, tile row), ptrs
 = [M (16, O, N), out, bias, bounds]: out's first value of the tile rows, its planes PLANE apart, its
