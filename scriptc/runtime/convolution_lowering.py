@@ -49,8 +49,9 @@ BAND_BYTES = 512 << 10
 MAX_GROUPS = 64
 # Images whose output planes have fewer positions than this, under weights of at least WEIGHT_BYTES,
 # go several at a time through one GEMM: their columns side by side (up to GROUP_BYTES of them, at
-# most MAX_IMAGES images), so that the weights stream from memory once per group instead of once per
-# image (ResNet-18's last layers at 2x3x64x64: 9 MB of weights for 4 output positions an image).
+# most MAX_IMAGES images, fewer where fewer fill whole panels of the GEMM: _whole_panels), so that the
+# weights stream from memory once per group instead of once per image (ResNet-18's last layers at
+# 2x3x64x64: 9 MB of weights for 4 output positions an image).
 GROUP_BELOW_POSITIONS = 256
 WEIGHT_BYTES = 256 << 10
 # Planes of fewer outputs than this go side by side under weights of any size: a 7x7 plane's 49
