@@ -284,6 +284,9 @@ class ReceivedBlocks:
     def __init__(self, spares: "SpareBlocks | None" = None, inherited: list[SharedMapping] = ()):
         self.spares = spares
         self.mappings: dict[int, SharedMapping] = dict(enumerate(inherited))
+        # block -> a memoryview of its mapping: a lease made from it costs a fifth of one made
+        # through the mapping's array interface
+        self.buffers: dict[int, memoryview] = {}
         self.watched: dict[int, tuple] = {}  # id(weakref to a lease) -> (that weakref, its block)
         self.freed: list[int] = []
         self.closed = False
@@ -323,12 +326,15 @@ class ReceivedBlocks:
         """Drop the mappings of blocks the worker retired (idle on both sides): they unmap now."""
         with self.lock:
             for block in retired:
-                self.mappings.pop(block)
+                self._unmap(block)
 
     def _lease(self, block: int) -> np.ndarray:
         """A new lease on a block: one flat array over it per message, the base of that message's
         tensors on the block. Its death (every such tensor's and view's) releases the block."""
-        lease = self.mappings[block].array()  # (whose base is no array: the views made on it keep it as theirs)
+        buffer = self.buffers.get(block)
+        if buffer is None:
+            buffer = self.buffers[block] = memoryview(self.mappings[block].array())
+        lease = np.frombuffer(buffer, np.uint8)  # (whose base is no array: the views made on it keep it as theirs)
         watch = weakref.ref(lease, self._lease_died)
         self.watched[id(watch)] = (watch, block)
         return lease
@@ -355,7 +361,7 @@ class ReceivedBlocks:
         with self.lock:
             _, block = self.watched.pop(id(watch))
             if self.closed:
-                self._spare(self.mappings.pop(block))
+                self._spare(self._unmap(block))
             else:
                 self.freed.append(block)
 
@@ -379,8 +385,13 @@ class ReceivedBlocks:
             self.closed = True
             leased = {block for _, block in self.watched.values()}
             for block in [b for b in self.mappings if b not in leased]:
-                self._spare(self.mappings.pop(block))
+                self._spare(self._unmap(block))
             self.freed = []
+
+    def _unmap(self, block: int) -> SharedMapping:
+        """Forget a block (its mapping unmaps once nothing else holds it); returns its mapping."""
+        self.buffers.pop(block, None)
+        return self.mappings.pop(block)
 
 
 class SpareBlocks:
