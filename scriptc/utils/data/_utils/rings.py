@@ -24,7 +24,6 @@ import select
 import struct
 import time
 
-import numpy as np
 
 from scriptc.multiprocessing.shared_memory import SharedMapping, allocate, map_descriptor
 
@@ -103,7 +102,8 @@ class WorkerRings:
         self.any_semaphore = _Semaphore(base + _ANY_RESULT)
         self.task_semaphores = [_Semaphore(base + self._control(k) + _TASK_SEMAPHORE) for k in range(num_workers)]
         self.result_semaphores = [_Semaphore(base + self._control(k) + _RESULT_SEMAPHORE) for k in range(num_workers)]
-        self.words = [np.ndarray((8,), np.int64, buffer=self.mapping.array(), offset=self._control(k) + _WORDS)
+        # int64 memoryviews: reading an item costs 56 ns against a numpy array's 143, with no numpy scalar made
+        self.words = [self.memory[self._control(k) + _WORDS:self._control(k) + _CONTROL_BYTES].cast("q")
                       for k in range(num_workers)]
         if fresh:
             for semaphore in [self.any_semaphore] + self.task_semaphores + self.result_semaphores:
@@ -152,7 +152,7 @@ class WorkerRings:
 
     def finished(self, worker_id: int) -> bool:
         """Whether the worker exited after a "finish" task (not a death)."""
-        return bool(self.words[worker_id][_FINISHED])
+        return self.words[worker_id][_FINISHED] != 0
 
     def take_result(self, worker_id: int, channel, wait_bounds) -> tuple[bytes, list[int]]:
         """The worker's next result (payload, descriptors). When it is not there yet, waits for it
