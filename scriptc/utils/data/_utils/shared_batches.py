@@ -182,7 +182,7 @@ class WorkerBlocks:
     def _end_session(self, used) -> None:
         if self.message_bytes > self.largest_message:
             self.largest_message = -(-self.message_bytes // _PAGE) * _PAGE
-        if len(self.session) > len(used):
+        if len(self.session) > len(used):  # (the blocks a message uses are blocks of its session)
             self.idle.extend(b for b in self.session if b not in used)
         self.session, self.filled, self.message_bytes = [], 0, 0
         if self.lent:
