@@ -135,6 +135,7 @@ from . import shape  # noqa: E402,F401
 from . import indexing  # noqa: E402,F401
 from . import placement  # noqa: E402,F401
 from . import special_ops  # noqa: E402,F401
+from . import incomplete_gamma  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
 from . import windows  # noqa: E402,F401
