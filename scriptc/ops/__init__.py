@@ -131,6 +131,7 @@ from . import reduction  # noqa: E402,F401
 from . import scan  # noqa: E402,F401
 from . import sorting  # noqa: E402,F401
 from . import statistics  # noqa: E402,F401
+from . import histogram  # noqa: E402,F401
 from . import shape  # noqa: E402,F401
 from . import indexing  # noqa: E402,F401
 from . import placement  # noqa: E402,F401
