@@ -83,6 +83,7 @@ _LAZY_NAMES = {
     "scriptc.jit.markers": {"_check"},
     "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"},
     "scriptc.dtype_info": {"finfo", "iinfo"},
+    "scriptc.spectral": {"stft", "istft"},
     "scriptc.func": {"vmap"},
     "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "gradient", "vander",
                          "combinations", "renorm", "cholesky_solve", "cholesky_inverse"},

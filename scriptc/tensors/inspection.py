@@ -139,6 +139,18 @@ class Inspection:
 
         return self.copy_(numerics.renorm(self, p, dim, maxnorm))
 
+    def stft(self, n_fft: int, *args, **kwargs) -> "Tensor":
+        """torch.stft(self, ...) (scriptc/spectral.py)."""
+        from scriptc import spectral
+
+        return spectral.stft(self, n_fft, *args, **kwargs)
+
+    def istft(self, n_fft: int, *args, **kwargs) -> "Tensor":
+        """torch.istft(self, ...) (scriptc/spectral.py)."""
+        from scriptc import spectral
+
+        return spectral.istft(self, n_fft, *args, **kwargs)
+
     def cholesky_solve(self, input2: "Tensor", upper: bool = False) -> "Tensor":
         from scriptc import numerics
 
