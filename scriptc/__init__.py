@@ -69,6 +69,7 @@ _SUBMODULES = {
     "backends",
     "accelerator",
     "func",
+    "profiler",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {

@@ -16,6 +16,9 @@ from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, 
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
 _INDEX_PUT = _ops.OPS["index_put"]
+# The running torch.profiler's op hook, or None: `hook(op, run, args)` times `run(op, args)`. This one
+# check is all that profiling support costs eager dispatch while no profiler runs.
+profiler_hook: list = [None]
 
 
 def _unwrap(op, args):
@@ -38,6 +41,8 @@ def _unwrap(op, args):
 
 def call(op, args: tuple):
     """Run one op-table op eagerly on bound arguments (schema order); the only path to a kernel."""
+    if profiler_hook[0] is not None:
+        return profiler_hook[0](op, call, args)
     arrays, needs_grad = _unwrap(op, args)
     out = run_kernel(op, np, arrays)
     aux = None
@@ -125,6 +130,8 @@ def _check_inplace_allowed(target: Tensor, other_args) -> None:
 
 def call_inplace(op, args: tuple) -> Tensor:
     """Run the pure op `op.inplace_of` and write its result into args[0] (PyTorch's `add_`)."""
+    if profiler_hook[0] is not None:
+        return profiler_hook[0](op, call_inplace, args)
     target = args[0]
     pure = op.inplace_of
     grad_flow = _mode.enabled and any(
