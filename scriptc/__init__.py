@@ -70,6 +70,7 @@ _SUBMODULES = {
     "accelerator",
     "func",
     "profiler",
+    "signal",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
