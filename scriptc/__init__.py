@@ -71,6 +71,7 @@ _SUBMODULES = {
     "func",
     "profiler",
     "signal",
+    "return_types",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {

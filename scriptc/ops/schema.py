@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import ast
-from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from scriptc.return_types import result_type
 from scriptc.types import (
     SCALAR_TYPES,
     DictType,
@@ -255,7 +255,7 @@ class OpDef:
     def __post_init__(self):
         self.arg_index = {a.name: i for i, a in enumerate(self.schema.args)}
         # The named tuple eager calls return, as torch.return_types.<op> (`max(x, 1).values`).
-        self.result_tuple = namedtuple(self.base_name, self.result_names) if self.result_names else None
+        self.result_tuple = result_type(self.base_name, self.result_names) if self.result_names else None
         self.tensor_args = tuple(i for i, a in enumerate(self.schema.args) if a.is_tensor)
         self.tensor_list_args = tuple(i for i, a in enumerate(self.schema.args) if _is_tensor_list(a.type))
         # The arguments whose dtypes decide the result dtype (a where's condition or a mask does not).
