@@ -37,4 +37,4 @@ def test_repr_and_pickle():
 
 def test_unknown_name_raises_attribute_error():
     with pytest.raises(AttributeError, match="has no attribute 'not_an_op'"):
-        getattr(scriptc.return_types, "not_an_op")
+        _ = scriptc.return_types.not_an_op
