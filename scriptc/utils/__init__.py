@@ -1,12 +1,12 @@
-"""scriptc.utils: torch.utils' helpers (hooks, checkpoint) and `data` (Dataset, samplers, DataLoader),
-which loads on first use."""
+"""scriptc.utils: torch.utils' helpers (hooks, checkpoint), `data` (Dataset, samplers, DataLoader) and
+`benchmark` (Timer), which load on first use."""
 
 import importlib
 
 from . import checkpoint  # noqa: F401
 from . import hooks  # noqa: F401
 
-_SUBMODULES = {"data"}
+_SUBMODULES = {"data", "benchmark"}
 
 
 def __getattr__(name: str):

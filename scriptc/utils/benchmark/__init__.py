@@ -1,0 +1,7 @@
+"""torch.utils.benchmark: Timer runs a Python statement many times and returns a Measurement
+(median, mean, IQR, torch's repr)."""
+
+from scriptc.utils.benchmark.measurement import Measurement, TaskSpec, select_unit
+from scriptc.utils.benchmark.timer import Language, Timer
+
+__all__ = ["Language", "Measurement", "TaskSpec", "Timer", "select_unit"]
