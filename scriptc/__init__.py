@@ -72,6 +72,7 @@ _SUBMODULES = {
     "profiler",
     "signal",
     "return_types",
+    "quasirandom",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
