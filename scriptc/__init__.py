@@ -61,6 +61,8 @@ _SUBMODULES = {
     "fx",
     "backends",
     "accelerator",
+    "amp",
+    "cpu",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
@@ -78,6 +80,11 @@ _LAZY_NAMES = {
     "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "cumulative_trapezoid", "vander", "combinations"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
+    "scriptc.amp": {"autocast"},
+    "scriptc.amp.state": {"is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+                          "is_autocast_cache_enabled", "set_autocast_cache_enabled", "autocast_increment_nesting",
+                          "autocast_decrement_nesting", "clear_autocast_cache", "is_autocast_cpu_enabled",
+                          "get_autocast_cpu_dtype", "get_autocast_gpu_dtype"},
 }
 
 
