@@ -31,6 +31,7 @@ NAMESPACES = [
     ("scriptc.nn.utils", "torch.nn.utils", "torch.nn.utils"),
     ("scriptc.optim", "torch.optim", "torch.optim"),
     ("scriptc.optim.lr_scheduler", "torch.optim.lr_scheduler", "torch.optim.lr_scheduler"),
+    ("scriptc.optim.swa_utils", "torch.optim.swa_utils", "torch.optim.swa_utils"),
     ("scriptc.utils.data", "torch.utils.data", "torch.utils.data"),
     ("scriptc.autograd", "torch.autograd", "torch.autograd"),
     ("scriptc.jit", "torch.jit", "torch.jit"),
