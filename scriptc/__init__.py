@@ -63,6 +63,7 @@ _SUBMODULES = {
     "accelerator",
     "amp",
     "cpu",
+    "func",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {

@@ -44,6 +44,7 @@ NAMESPACES = [
     ("scriptc.backends.cudnn", "torch.backends.cudnn", "torch.backends.cudnn"),
     ("scriptc.accelerator", "torch.accelerator", "torch.accelerator"),
     ("scriptc.amp", "torch.amp", "torch.amp"),
+    ("scriptc.func", "torch.func", "torch.func"),
 ]
 # Where the AttributeError for a missing name looks: {page name: torch module}.
 TORCH_NAMESPACES = {"torch": "torch", "torch.Tensor": "torch.Tensor", "torch.nn": "torch.nn",
