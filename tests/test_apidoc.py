@@ -34,7 +34,7 @@ def test_torch_names_match_the_installed_torch():
                                         "torch.linalg.matrix_exp is not supported by scriptc yet"),
     (lambda: scriptc.autograd.functional, "torch.autograd.functional is not supported by scriptc yet"),
     (lambda: scriptc.nn.init.kaiming_normal, "torch.nn.init.kaiming_normal is not supported by scriptc yet"),
-    (lambda: scriptc.nn.utils.fuse_conv_bn_eval, "torch.nn.utils.fuse_conv_bn_eval is not supported by scriptc yet"),
+    (lambda: scriptc.nn.utils.skip_init, "torch.nn.utils.skip_init is not supported by scriptc yet"),
     (lambda: scriptc.special.airy_ai, "torch.special.airy_ai is not supported by scriptc yet"),
 ])
 def test_a_torch_name_scriptc_lacks_says_so(lookup, text):
