@@ -29,6 +29,7 @@ NAMESPACES = [
     ("scriptc.nn.functional", "torch.nn.functional", "torch.nn.functional"),
     ("scriptc.nn.init", "torch.nn.init", "torch.nn.init"),
     ("scriptc.nn.utils", "torch.nn.utils", "torch.nn.utils"),
+    ("scriptc.nn.utils.prune", "torch.nn.utils.prune", "torch.nn.utils.prune"),
     ("scriptc.optim", "torch.optim", "torch.optim"),
     ("scriptc.optim.lr_scheduler", "torch.optim.lr_scheduler", "torch.optim.lr_scheduler"),
     ("scriptc.optim.swa_utils", "torch.optim.swa_utils", "torch.optim.swa_utils"),

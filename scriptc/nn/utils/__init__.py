@@ -1,10 +1,12 @@
 """scriptc.nn.utils: gradient clipping, parameters as one vector, weight and spectral norm, parametrizations,
-packed sequences for the recurrent layers (rnn), BatchNorm folding (fusion) and functional_call (stateless)."""
+packed sequences for the recurrent layers (rnn), BatchNorm folding (fusion),
+pruning masks (prune) and functional_call (stateless)."""
 
 from . import parametrizations  # noqa: F401
 from . import parametrize  # noqa: F401
 from . import rnn  # noqa: F401
 from . import fusion  # noqa: F401
+from . import prune  # noqa: F401
 from . import stateless  # noqa: F401
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm  # noqa: F401
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
