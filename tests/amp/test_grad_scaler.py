@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import scriptc
+from tests.torch_errors import assert_misuse_like_torch
 
 torch = pytest.importorskip("torch")
 
@@ -96,79 +97,42 @@ def test_update_with_new_scale_and_state_dict_round_trip():
         assert copied.get_scale() == 4.0 and copied._scale is None
 
 
-def _error(build):
-    try:
-        build()
-    except Exception as error:  # the test compares whatever either library raises
-        return type(error), str(error)
-    return None
+# each misuse: the gradients' dtype, and the calls made in order on a fresh scaler and SGD over one
+# parameter holding such a gradient
+MISUSES = [
+    ("float32", [("scale",), ("unscale_",), ("unscale_",)]),
+    ("float32", [("scale",), ("step",), ("unscale_",)]),
+    ("float32", [("scale",), ("step",), ("step",)]),
+    ("float16", [("scale",), ("unscale_",)]),
+    ("float32", [("update",)]),
+    ("float32", [("scale",), ("update",)]),
+    ("float32", [("step", "closure")]),
+    ("float32", [("scale",), ("step",), ("update", "two-element tensor")]),
+    ("float32", [("load_state_dict",)]),
+]
 
 
 def _misuses(T):
-    def fresh():
-        param = T.nn.Parameter(T.ones(2))
-        param.grad = T.ones(2)
-        return T.amp.GradScaler("cpu"), T.optim.SGD([param], lr=0.1), param
+    def run(calls, dtype):
+        param = T.nn.Parameter(T.ones(2, dtype=dtype))
+        param.grad = T.ones(2, dtype=dtype)
+        scaler, optimizer = T.amp.GradScaler("cpu"), T.optim.SGD([param], lr=0.1)
+        for call in calls:
+            if call == ("scale",):
+                scaler.scale(T.ones(1))
+            elif call[0] in ("unscale_", "step"):
+                getattr(scaler, call[0])(optimizer, **({"closure": lambda: None} if len(call) > 1 else {}))
+            elif call[0] == "update":
+                scaler.update(T.ones(2) if len(call) > 1 else None)
+            else:
+                scaler.load_state_dict({})
 
-    def unscale_twice():
-        scaler, optimizer, _ = fresh()
-        scaler.scale(T.ones(1))
-        scaler.unscale_(optimizer)
-        scaler.unscale_(optimizer)
-
-    def unscale_after_step():
-        scaler, optimizer, _ = fresh()
-        scaler.scale(T.ones(1))
-        scaler.step(optimizer)
-        scaler.unscale_(optimizer)
-
-    def step_twice():
-        scaler, optimizer, _ = fresh()
-        scaler.scale(T.ones(1))
-        scaler.step(optimizer)
-        scaler.step(optimizer)
-
-    def unscale_half_grads():
-        scaler = T.amp.GradScaler("cpu")
-        param = T.nn.Parameter(T.ones(2, dtype=T.float16))
-        param.grad = T.ones(2, dtype=T.float16)
-        optimizer = T.optim.SGD([param], lr=0.1)
-        scaler.scale(T.ones(1))
-        scaler.unscale_(optimizer)
-
-    def update_without_scale():
-        fresh()[0].update()
-
-    def update_without_step():
-        scaler = fresh()[0]
-        scaler.scale(T.ones(1))
-        scaler.update()
-
-    def step_with_closure():
-        scaler, optimizer, _ = fresh()
-        scaler.step(optimizer, closure=lambda: None)
-
-    def bad_new_scale():
-        scaler, optimizer, _ = fresh()
-        scaler.scale(T.ones(1))
-        scaler.step(optimizer)
-        scaler.update(T.ones(2))
-
-    def bad_factors():
-        T.amp.GradScaler("cpu", growth_factor=1.0)
-
-    def empty_state():
-        fresh()[0].load_state_dict({})
-
-    return [unscale_twice, unscale_after_step, step_twice, unscale_half_grads, update_without_scale,
-            update_without_step, step_with_closure, bad_new_scale, bad_factors, empty_state]
+    builds = [lambda calls=calls, dtype=dtype: run(calls, getattr(T, dtype)) for dtype, calls in MISUSES]
+    return builds + [lambda: T.amp.GradScaler("cpu", growth_factor=1.0)]
 
 
 def test_misuse_raises_as_torch():
-    for ours, theirs in zip(_misuses(scriptc), _misuses(torch)):
-        expected = _error(theirs)
-        assert expected is not None, theirs.__name__
-        assert _error(ours) == expected, ours.__name__
+    assert_misuse_like_torch(_misuses(scriptc), _misuses(torch))
 
 
 def test_cuda_scaler_without_a_gpu_is_disabled_with_torch_warnings():

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 
 import scriptc
 
+from .weight_norm import remove_pre_hook
+
 __all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructured", "L1Unstructured",
            "RandomStructured", "LnStructured", "CustomFromMask", "identity", "random_unstructured",
            "l1_unstructured", "random_structured", "ln_structured", "global_unstructured", "custom_from_mask",
@@ -49,12 +51,7 @@ class BasePruningMethod(ABC):
         pruning of that tensor); `importance_scores` (same shape) decide in place of the values."""
         method = _composite_method(cls, module, name, *args, **kwargs)
         orig = getattr(module, name)
-        if importance_scores is not None:
-            if importance_scores.shape != orig.shape:
-                raise AssertionError(f"importance_scores should have the same shape as parameter {name} of "
-                                     f"{module}, got {importance_scores.shape} vs {orig.shape}")
-        else:
-            importance_scores = orig
+        importance_scores = _scores(importance_scores, orig, f"parameter {name} of {module}")
         if not isinstance(method, PruningContainer):
             module.register_parameter(name + "_orig", orig)
             del module._parameters[name]
@@ -76,12 +73,7 @@ class BasePruningMethod(ABC):
 
     def prune(self, t, default_mask=None, importance_scores=None):
         """`t` times this method's mask (computed from `importance_scores` when given)."""
-        if importance_scores is not None:
-            if importance_scores.shape != t.shape:
-                raise AssertionError(f"importance_scores should have the same shape as tensor t, got "
-                                     f"{importance_scores.shape} vs {t.shape}")
-        else:
-            importance_scores = t
+        importance_scores = _scores(importance_scores, t, "tensor t")
         default_mask = default_mask if default_mask is not None else scriptc.ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
 
@@ -97,6 +89,16 @@ class BasePruningMethod(ABC):
         del module._parameters[self._tensor_name + "_orig"]
         del module._buffers[self._tensor_name + "_mask"]
         setattr(module, self._tensor_name, orig)
+
+
+def _scores(importance_scores, t, what: str):
+    """The scores that rank t's entries: `importance_scores` (t's shape) when given, else t."""
+    if importance_scores is None:
+        return t
+    if importance_scores.shape != t.shape:
+        raise AssertionError(f"importance_scores should have the same shape as {what}, got "
+                             f"{importance_scores.shape} vs {t.shape}")
+    return importance_scores
 
 
 def _composite_method(cls, module, name, *args, **kwargs):
@@ -383,12 +385,9 @@ def custom_from_mask(module, name, mask):
 
 def remove(module, name):
     """Make the pruning of `module.name` permanent and drop its _orig, _mask and hook."""
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
+    if not remove_pre_hook(module, lambda hook: isinstance(hook, BasePruningMethod) and hook._tensor_name == name):
+        raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
+    return module
 
 
 def is_pruned(module) -> bool:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import scriptc
+from tests.torch_errors import assert_misuse_like_torch
 
 torch = pytest.importorskip("torch")
 
@@ -70,14 +71,6 @@ def test_weight_functions_keep_dtypes():
         np.testing.assert_allclose(bias.detach().numpy(), [0.5, 0.5])
 
 
-def _error(build):
-    try:
-        build()
-    except Exception as error:  # compared with what torch raises
-        return type(error), str(error)
-    return None
-
-
 def _misuses(T):
     return [
         lambda: T.nn.utils.fuse_conv_bn_eval(T.nn.Conv2d(1, 2, 1), T.nn.BatchNorm2d(2).eval()),
@@ -89,7 +82,4 @@ def _misuses(T):
 
 
 def test_misuse_raises_as_torch():
-    for index, (ours, theirs) in enumerate(zip(_misuses(scriptc), _misuses(torch))):
-        expected = _error(theirs)
-        assert expected is not None, index
-        assert _error(ours) == expected, index
+    assert_misuse_like_torch(_misuses(scriptc), _misuses(torch))

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import scriptc
+from tests.torch_errors import assert_misuse_like_torch
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.nn.utils.prune")  # torch loads it only when asked
@@ -128,14 +129,6 @@ def test_method_prune_and_state_dict_names():
         assert list(layer.state_dict()) == ["bias", "weight_orig", "weight_mask"]
 
 
-def _error(build):
-    try:
-        build()
-    except Exception as error:  # compared with what torch raises
-        return type(error), str(error).replace("scriptc.", "torch.")
-    return None
-
-
 def _misuses(T):
     prune = T.nn.utils.prune
     return [
@@ -158,10 +151,7 @@ def _misuses(T):
 
 
 def test_misuse_raises_as_torch():
-    for index, (ours, theirs) in enumerate(zip(_misuses(scriptc), _misuses(torch))):
-        expected = _error(theirs)
-        assert expected is not None, index
-        assert _error(ours) == expected, index
+    assert_misuse_like_torch(_misuses(scriptc), _misuses(torch))
 
 
 def test_failed_pruning_leaves_the_parameter_in_place():

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import scriptc
+from tests.torch_errors import assert_misuse_like_torch
 
 torch = pytest.importorskip("torch")
 
@@ -81,14 +82,6 @@ def test_outputs_gradients_and_buffers_match_torch(call, options):
         np.testing.assert_allclose(ours[2][key], theirs[2][key], rtol=1e-5, atol=1e-6, err_msg=key)
 
 
-def _error(build):
-    try:
-        build()
-    except Exception as error:  # compared with what torch raises
-        return type(error), str(error)
-    return None
-
-
 def _misuses(T):
     x = T.ones(2, 3)
     net = _net(T)
@@ -109,10 +102,7 @@ def _misuses(T):
 def test_misuse_raises_as_torch():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for index, (ours, theirs) in enumerate(zip(_misuses(scriptc), _misuses(torch))):
-            expected = _error(theirs)
-            assert expected is not None, index
-            assert _error(ours) == expected, index
+        assert_misuse_like_torch(_misuses(scriptc), _misuses(torch))
 
 
 def test_tied_weight_given_once_reaches_both_names_and_untied_does_not():
