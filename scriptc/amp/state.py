@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import weakref
 
-from scriptc.types import bfloat16, dtype, float16
+from scriptc.types import bfloat16, dtype, float16, float32
 
 # The device types torch builds autocast for; scriptc computes only on the CPU, so "cpu" is the one
 # whose state changes what ops do.
@@ -105,7 +105,6 @@ def clear_autocast_cache() -> None:
 def cached_cast(tensor, target):
     """`tensor.to(target)`, reusing the cast made earlier in this region for an fp32 leaf parameter
     (torch caches exactly those, so a weight used by several ops is cast once per forward)."""
-    from scriptc.types import float32
     if not (STATE.cache_enabled and tensor.dtype is float32 and tensor.requires_grad and tensor.is_leaf
             and tensor._base is None):
         return tensor.to(target)

@@ -11,12 +11,13 @@ from copy import deepcopy
 from typing import Any, Callable, Iterable
 
 import scriptc
-from scriptc.grad_mode import no_grad
+from scriptc.grad_mode import no_grad as _no_grad
 from scriptc.nn.batchnorm import _BatchNorm
 from scriptc.nn.module import Module
 from scriptc.tensors import Tensor
 
-from .lr_scheduler.base import LRScheduler, format_param
+from .lr_scheduler.base import LRScheduler
+from .lr_scheduler.base import format_param as _format_param
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn",
            "get_ema_avg_fn", "get_swa_avg_fn"]
@@ -35,7 +36,7 @@ def get_ema_multi_avg_fn(decay: float = 0.999):
     """An in-place update for AveragedModel(multi_avg_fn=...): ema <- decay * ema + (1 - decay) * param."""
     _check_decay(decay)
 
-    @no_grad()
+    @_no_grad()
     def ema_update(ema_param_list, current_param_list, _) -> None:
         if _floating(ema_param_list[0]):
             for p_ema, p_model in zip(ema_param_list, current_param_list):
@@ -48,7 +49,7 @@ def get_ema_multi_avg_fn(decay: float = 0.999):
 
 def get_swa_multi_avg_fn():
     """An in-place update for AveragedModel(multi_avg_fn=...): the running mean of every model seen."""
-    @no_grad()
+    @_no_grad()
     def swa_update(averaged_param_list, current_param_list, num_averaged) -> None:
         if _floating(averaged_param_list[0]):
             weight = float(1 / (num_averaged + 1))
@@ -68,7 +69,7 @@ def get_ema_avg_fn(decay: float = 0.999):
     """avg_fn for AveragedModel: decay * ema + (1 - decay) * param."""
     _check_decay(decay)
 
-    @no_grad()
+    @_no_grad()
     def ema_update(ema_param: Tensor, current_param: Tensor, num_averaged):
         return decay * ema_param + (1 - decay) * current_param
     return ema_update
@@ -76,7 +77,7 @@ def get_ema_avg_fn(decay: float = 0.999):
 
 def get_swa_avg_fn():
     """avg_fn for AveragedModel: the running mean averaged + (param - averaged) / (n + 1)."""
-    @no_grad()
+    @_no_grad()
     def swa_update(averaged_param: Tensor, current_param: Tensor, num_averaged):
         return averaged_param + (current_param - averaged_param) / (num_averaged + 1)
     return swa_update
@@ -136,7 +137,7 @@ class AveragedModel(Module):
         self.n_averaged += 1
 
 
-@no_grad()
+@_no_grad()
 def update_bn(loader: Iterable[Any], model: Module, device=None) -> None:
     """Recompute every BatchNorm's running mean and variance with one pass over `loader` (the
     first element of a list/tuple batch is the input), as a cumulative average."""
@@ -168,7 +169,7 @@ class SWALR(LRScheduler):
 
     def __init__(self, optimizer, swa_lr, anneal_epochs: int = 10, anneal_strategy: str = "cos",
                  last_epoch: int = -1) -> None:
-        swa_lrs = format_param("swa_lr", optimizer, swa_lr)
+        swa_lrs = _format_param("swa_lr", optimizer, swa_lr)
         for group_swa_lr, group in zip(swa_lrs, optimizer.param_groups):
             group["swa_lr"] = group_swa_lr
         if anneal_strategy not in ["cos", "linear"]:

@@ -255,3 +255,12 @@ def test_custom_fwd_casts_inputs_and_custom_bwd_replays_the_state():
     assert backward(ctx, None) == (True, scriptc.bfloat16)
     with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
         scriptc.amp.custom_fwd(device_type=None)
+
+
+def test_deprecated_state_getters_warn_as_torch():
+    for name in ("is_autocast_cpu_enabled", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype"):
+        ours, our_warnings = _warning_messages(getattr(scriptc, name))
+        theirs, their_warnings = _warning_messages(getattr(torch, name))
+        assert str(ours).replace("scriptc.", "torch.") == str(theirs)
+        # torch's C++ warnings end with where they were raised: "(Triggered internally at ...)"
+        assert our_warnings == [(c, m.split(" (Triggered internally")[0]) for c, m in their_warnings]

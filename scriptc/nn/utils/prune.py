@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import scriptc
 
-from .weight_norm import remove_pre_hook
+from .weight_norm import remove_pre_hook as _remove_pre_hook
 
 __all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructured", "L1Unstructured",
            "RandomStructured", "LnStructured", "CustomFromMask", "identity", "random_unstructured",
@@ -385,7 +385,7 @@ def custom_from_mask(module, name, mask):
 
 def remove(module, name):
     """Make the pruning of `module.name` permanent and drop its _orig, _mask and hook."""
-    if not remove_pre_hook(module, lambda hook: isinstance(hook, BasePruningMethod) and hook._tensor_name == name):
+    if not _remove_pre_hook(module, lambda hook: isinstance(hook, BasePruningMethod) and hook._tensor_name == name):
         raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
     return module
 
