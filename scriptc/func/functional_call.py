@@ -1,4 +1,4 @@
-"""torch.func: calling a module with parameters and buffers given per call (functional_call)."""
+"""torch.func.functional_call: calling a module with parameters and buffers given per call."""
 
 from __future__ import annotations
 
