@@ -68,6 +68,8 @@ _SUBMODULES = {
     "fx",
     "backends",
     "accelerator",
+    "amp",
+    "cpu",
     "func",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
@@ -98,6 +100,11 @@ _LAZY_NAMES = {
     "scriptc.nn.functional": {"cosine_similarity", "pairwise_distance", "pdist", "bilinear"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
+    "scriptc.amp": {"autocast"},
+    "scriptc.amp.state": {"is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+                          "is_autocast_cache_enabled", "set_autocast_cache_enabled", "autocast_increment_nesting",
+                          "autocast_decrement_nesting", "clear_autocast_cache", "is_autocast_cpu_enabled",
+                          "get_autocast_cpu_dtype", "get_autocast_gpu_dtype"},
 }
 
 
