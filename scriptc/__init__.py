@@ -86,6 +86,7 @@ _LAZY_NAMES = {
     "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"},
     "scriptc.dtype_info": {"finfo", "iinfo"},
     "scriptc.func": {"vmap"},
+    "scriptc.linalg_composites": {"triangular_solve", "lu", "lu_solve", "orgqr"},
     "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "gradient", "vander",
                          "combinations", "renorm", "cholesky_solve", "cholesky_inverse"},
     "scriptc.tensor_functions": {"detach", "is_nonzero", "is_same_size", "is_signed", "is_inference", "is_conj",
