@@ -61,6 +61,9 @@ _SUBMODULES = {
     "fx",
     "backends",
     "accelerator",
+    "settings",
+    "version",
+    "distributed",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
@@ -78,6 +81,12 @@ _LAZY_NAMES = {
     "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "cumulative_trapezoid", "vander", "combinations"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
+    "scriptc.settings": {"set_default_dtype", "get_default_dtype", "set_default_device", "get_default_device",
+                         "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+                         "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+                         "get_deterministic_debug_mode", "set_float32_matmul_precision",
+                         "get_float32_matmul_precision"},
+    "scriptc.tensors.printing": {"set_printoptions"},
 }
 
 
@@ -85,10 +94,6 @@ def manual_seed(seed: int):
     """Seed the default generator (behind rand, randn, randint, dropout, nn.init); returns it."""
     from scriptc.ops.generator import manual_seed as seed_default
     return seed_default(seed)
-
-
-def get_default_dtype() -> dtype:
-    return float32
 
 
 def is_tensor(obj) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from scriptc.tensors import Tensor, _tensor_repr, wrap
+from scriptc.types import default_float
 
 __all__ = ["Parameter"]
 
@@ -14,7 +15,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
-            data = wrap(np.empty((0,), dtype=np.float32))
+            data = wrap(np.empty((0,), dtype=default_float().np))
         self = object.__new__(cls)
         source = data._data if isinstance(data, Tensor) else np.asarray(data)
         self._data = source

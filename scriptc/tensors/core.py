@@ -17,7 +17,7 @@ from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops import rules as _rules
 from scriptc.tensors.conversion import Conversions, check_device_arg
 from scriptc.tensors.printing import _tensor_repr
-from scriptc.types import CPU, channels_last, channels_last_3d, device, dtype, from_numpy_dtype
+from scriptc.types import CPU, channels_last, channels_last_3d, default_float, device, dtype, from_numpy_dtype
 
 _mode = autograd._mode
 # numpy dtype kinds that carry gradients: float, complex, and "V", bfloat16's structured patterns.
@@ -54,9 +54,9 @@ class Tensor(Conversions):
 
     def __init__(self, *args):
         if len(args) == 1 and not isinstance(args[0], int):
-            data = np.asarray(args[0], dtype=np.float32)
+            data = np.asarray(args[0], dtype=default_float().np)
         else:
-            data = np.empty(tuple(args), dtype=np.float32)
+            data = np.empty(tuple(args), dtype=default_float().np)
         _init(self, data)
 
     # --- basic properties ------------------------------------------------------
