@@ -64,6 +64,7 @@ _SUBMODULES = {
     "settings",
     "version",
     "distributed",
+    "compiler",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
@@ -87,6 +88,7 @@ _LAZY_NAMES = {
                          "get_deterministic_debug_mode", "set_float32_matmul_precision",
                          "get_float32_matmul_precision"},
     "scriptc.tensors.printing": {"set_printoptions"},
+    "scriptc.compiler.entry": {"compile"},
 }
 
 
