@@ -23,7 +23,11 @@ import warnings
 import weakref
 from typing import Any, Callable
 
+from scriptc.autograd import is_grad_enabled
 from scriptc.errors import TracerWarning
+from scriptc.settings import get_default_dtype
+from scriptc.tensors import Tensor
+from scriptc.types import device, dtype
 
 RECOMPILE_LIMIT = 8  # torch._dynamo.config.recompile_limit: new signatures past it run eagerly
 _capture_depth = [0]
@@ -45,33 +49,16 @@ def reset_all() -> None:
         compiled.reset()
 
 
-class _Slot:
-    """Where the i-th tensor sits in a call's arguments."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index: int):
-        self.index = index
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, _Slot) and other.index == self.index
-
-    def __hash__(self) -> int:
-        return hash(("slot", self.index))
-
-
 _PLAIN = (bool, int, float, complex, str, bytes, type(None))
 
 
 def _template(value, tensors: list):
-    """value with each tensor replaced by a _Slot (collected into `tensors`); a hashable description
-    of everything else, or TypeError for a value a guard cannot compare."""
-    from scriptc.tensors import Tensor
-    from scriptc.types import device, dtype
-
+    """value with each tensor replaced by ("tensor", its index in `tensors`, where it is collected) and
+    every other value by (its type, itself): hashable (TypeError for a value a guard cannot compare),
+    and no argument's own encoding looks like a tensor's."""
     if isinstance(value, Tensor):
         tensors.append(value)
-        return _Slot(len(tensors) - 1)
+        return ("tensor", len(tensors) - 1)
     if isinstance(value, tuple):
         return tuple(_template(v, tensors) for v in value)
     if isinstance(value, list):
@@ -84,53 +71,72 @@ def _template(value, tensors: list):
 
 
 def _rebuild(template, tensors):
-    if isinstance(template, _Slot):
-        return tensors[template.index]
-    if isinstance(template, tuple) and len(template) == 2 and template[0] == "list":
+    tag = template[0] if len(template) == 2 else None
+    if tag == "tensor":
+        return tensors[template[1]]
+    if tag == "list":
         return [_rebuild(v, tensors) for v in template[1]]
-    if isinstance(template, tuple) and len(template) == 2 and template[0] == "dict":
+    if tag == "dict":
         return {k: _rebuild(v, tensors) for k, v in template[1]}
-    if isinstance(template, tuple) and len(template) == 2 and isinstance(template[0], type):
+    if isinstance(tag, type):
         return template[1]
     return tuple(_rebuild(v, tensors) for v in template)
 
 
-def _state_of(fn) -> tuple[list, list]:
-    """(modules, tensors) the trace of fn bakes in: a module's own (or a bound method's) parameters and
-    buffers, and the tensors and modules fn reads from its globals and closure."""
-    from scriptc.nn import Module
-    from scriptc.tensors import Tensor
+class _State:
+    """What a trace of fn bakes in and a program must guard: the modules involved (a module's own, a
+    bound method's, and those fn reads from its globals and closure) with their parameters, buffers
+    and submodules, and the tensors fn reads from its globals and closure."""
 
-    found = []
-    owner = fn if isinstance(fn, Module) else getattr(fn, "__self__", None)
-    if isinstance(owner, Module):
-        found.append(owner)
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        scope = getattr(fn, "__globals__", {})
-        found += [scope[name] for name in code.co_names if name in scope]
-        for cell in getattr(fn, "__closure__", None) or ():
-            try:
-                found.append(cell.cell_contents)
-            except ValueError:  # a cell not yet filled
-                continue
-    modules = [m for value in found if isinstance(value, Module) for m in value.modules()]
-    tensors = [t for m in modules for t in (*m.parameters(recurse=False), *m.buffers(recurse=False))]
-    tensors += [value for value in found if isinstance(value, Tensor)]
-    return modules, tensors
+    def __init__(self, fn):
+        from scriptc.nn import Module
+
+        # (a dict, a key, the object found there): the dict must still hold that object
+        self.bindings: list = []
+        roots = []
+        owner = fn if isinstance(fn, Module) else getattr(fn, "__self__", None)
+        if isinstance(owner, Module):
+            roots.append(owner)
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            scope = getattr(fn, "__globals__", {})
+            for name in code.co_names:
+                if isinstance(scope.get(name), (Module, Tensor)):
+                    self.bindings.append((scope, name, scope[name]))
+                    roots.append(scope[name])
+            for cell in getattr(fn, "__closure__", None) or ():
+                try:
+                    roots.append(cell.cell_contents)
+                except ValueError:  # a cell not yet filled
+                    continue
+        self.modules = [m for root in roots if isinstance(root, Module) for m in root.modules()]
+        self.tensors = [root for root in roots if isinstance(root, Tensor)]
+        for m in self.modules:
+            for table in (m._parameters, m._buffers, m._modules):
+                self.bindings += [(table, name, value) for name, value in table.items() if value is not None]
+                if table is not m._modules:
+                    self.tensors += [value for value in table.values() if value is not None]
+        self.versions = [(t, t._data, t._vc[0]) for t in self.tensors]
+
+    def runs_eagerly(self, tensors: list) -> bool:
+        """Whether a call with these tensors needs autograd, a module in training mode or hooks."""
+        if any(m.training or m._forward_hooks or m._forward_pre_hooks for m in self.modules):
+            return True
+        return is_grad_enabled() and any(t.requires_grad for t in (*tensors, *self.tensors))
+
+    def holds(self) -> bool:
+        """Whether every baked-in module and tensor is still in place, with the same array and version."""
+        return all(table.get(name) is value for table, name, value in self.bindings) and all(
+            t._data is array and t._vc[0] == version for t, array, version in self.versions)
 
 
 class _Program:
-    """One compiled specialization and the state it baked in (tensor, its array, its version)."""
+    """One compiled specialization and the state it baked in."""
 
     __slots__ = ("run", "state")
 
-    def __init__(self, run: Callable, state: list):
-        self.run = run
-        self.state = [(t, t._data, t._vc[0]) for t in state]
-
-    def state_holds(self) -> bool:
-        return all(t._data is array and t._vc[0] == version for t, array, version in self.state)
+    def __init__(self, run: Callable, state: _State):
+        self.run, self.state = run, state
 
 
 class CompiledCode:
@@ -154,13 +160,17 @@ class CompiledCode:
     def __call__(self, *args, **kwargs):
         if capturing():  # a compiled function called while capturing another one is part of that capture
             return self.fn(*args, **kwargs)
-        key, tensors = self._signature(args, kwargs)
-        if key is None:
+        key, tensors = _signature(args, kwargs)
+        if key is None or key in self._eager:
             return self.fn(*args, **kwargs)
         program = self._programs.get(key)
-        if program is not None and program.state_holds():
-            return program.run(*tensors)
-        if key in self._eager:
+        if program is not None:
+            if program.state.runs_eagerly(tensors):
+                return self.fn(*args, **kwargs)
+            if program.state.holds():
+                return program.run(*tensors)
+        state = _State(self.fn)
+        if state.runs_eagerly(tensors):
             return self.fn(*args, **kwargs)
         if program is None and len(self._programs) >= self.recompile_limit:
             if not self._warned_limit:
@@ -170,7 +180,7 @@ class CompiledCode:
                 self._warned_limit = True
             self._eager.add(key)
             return self.fn(*args, **kwargs)
-        program, ran, failure = self._capture(key[0], tensors)
+        program, ran, failure = self._capture(key[0], tensors, state)
         if failure is not None:
             if self.fullgraph:
                 raise failure
@@ -181,26 +191,7 @@ class CompiledCode:
         self._programs[key] = program
         return ran[0]
 
-    def _signature(self, args, kwargs) -> tuple[Any, list]:
-        """(guard key, the call's tensors), or (None, []) when this call must run eagerly."""
-        from scriptc.autograd import is_grad_enabled
-        from scriptc.settings import get_default_dtype
-
-        tensors: list = []
-        try:
-            template = _template((args, kwargs), tensors)
-            hash(template)
-        except TypeError:
-            return None, []
-        modules, state = _state_of(self.fn)
-        if any(m.training or m._forward_hooks or m._forward_pre_hooks for m in modules):
-            return None, []
-        if is_grad_enabled() and any(t.requires_grad for t in (*tensors, *state)):
-            return None, []
-        metas = tuple((t.dtype, tuple(t.shape), t._data.flags.c_contiguous) for t in tensors)
-        return (template, metas, get_default_dtype()), tensors
-
-    def _capture(self, template, tensors: list) -> tuple[_Program | None, list, Unsupported | None]:
+    def _capture(self, template, tensors: list, state: _State) -> tuple[_Program | None, list, Unsupported | None]:
         """Trace a call on `tensors` (which runs the code eagerly, once) and compile the trace: (the
         program or None, [the call's result] once the code returned, why capturing failed or None)."""
         from scriptc import jit
@@ -208,7 +199,7 @@ class CompiledCode:
         from scriptc.jit.trace import _nondeterministic_nodes
 
         ran: list = []
-        watched = [*tensors, *_state_of(self.fn)[1]]
+        watched = [*tensors, *state.tensors]
         versions = [t._vc[0] for t in watched]
 
         def call(*flat):
@@ -242,7 +233,7 @@ class CompiledCode:
         if random_nodes:
             # a replay would draw other numbers than eager code does
             return None, ran, Unsupported(f"{_name(self.fn)!r} draws random numbers ({random_nodes[0].op})")
-        return _Program(self._build(traced, tensors), _state_of(self.fn)[1]), ran, None
+        return _Program(self._build(traced, tensors), state), ran, None
 
     def _build(self, traced, tensors: list) -> Callable:
         from scriptc import jit
@@ -256,6 +247,19 @@ class CompiledCode:
         if self.backend == "inductor":
             return jit.optimize_for_inference(traced)
         return traced  # "eager" / "aot_eager": the captured graph, run op by op
+
+
+def _signature(args, kwargs) -> tuple[Any, list]:
+    """(the guard key of a call, its tensors), or (None, []) for arguments a guard cannot compare."""
+    tensors: list = []
+    try:
+        template = _template((args, kwargs), tensors)
+        metas = tuple((t.dtype, tuple(t.shape), t._data.flags.c_contiguous) for t in tensors)
+        key = (template, metas, get_default_dtype())
+        hash(key)
+    except TypeError:
+        return None, []
+    return key, tensors
 
 
 def _name(fn) -> str:
