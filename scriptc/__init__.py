@@ -89,6 +89,7 @@ _LAZY_NAMES = {
                          "get_float32_matmul_precision"},
     "scriptc.tensors.printing": {"set_printoptions"},
     "scriptc.compiler.entry": {"compile"},
+    "scriptc.tensors.storage": {"frombuffer", "UntypedStorage", "TypedStorage"},
 }
 
 
