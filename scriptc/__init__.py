@@ -65,6 +65,7 @@ _SUBMODULES = {
     "version",
     "distributed",
     "compiler",
+    "hub",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
