@@ -3,8 +3,9 @@ float32 matmul precision.
 
 Each setting reads back what was set and raises torch's error for a value torch refuses. The
 default dtype changes what Python floats, float factories (zeros, rand, arange with a float, ...)
-and new modules' parameters become; the others are recorded for code that queries them, since
-every scriptc kernel on the CPU is already deterministic and computes float32 products in float32.
+and new modules' parameters become. Deterministic mode fills what torch.empty & co. return as
+torch does (NaN, an integer dtype's largest value); every scriptc CPU kernel is deterministic
+already. Float32 products always compute in float32, which every matmul precision allows.
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ _deterministic = {"enabled": False, "warn_only": False}
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
-    """Require deterministic algorithms (every scriptc CPU kernel is one); warn_only records that
-    a nondeterministic one would only warn."""
+    """Require deterministic algorithms (every scriptc CPU kernel is one): torch.empty, empty_like and
+    new_empty then fill their memory as torch does (NaN, an integer dtype's largest value, True);
+    warn_only records that a nondeterministic algorithm would only warn."""
     if not isinstance(mode, bool):
         raise TypeError(f"_set_deterministic_algorithms(): argument 'mode' (position 1) must be bool, "
                         f"not {type(mode).__name__}")

@@ -3,6 +3,7 @@ print options, torch.version, torch.distributed and the CUDA seeding calls of a 
 
 import warnings
 
+import numpy as np
 import pytest
 
 import scriptc
@@ -106,6 +107,20 @@ def test_deterministic_algorithms_match_torch(restore_settings):
             states.append((lib.are_deterministic_algorithms_enabled(),
                            lib.is_deterministic_algorithms_warn_only_enabled(), lib.get_deterministic_debug_mode()))
         assert states[0] == states[1]
+
+
+EMPTY_CASES = [lambda t: t.empty(3), lambda t: t.empty(2, dtype=t.bool), lambda t: t.empty(2, dtype=t.uint8),
+               lambda t: t.empty(2, dtype=t.int64), lambda t: t.empty_like(t.ones(2, dtype=t.float16)),
+               lambda t: t.ones(2).new_empty(3), lambda t: t.empty(2, dtype=t.complex64)]
+
+
+@pytest.mark.parametrize("build", EMPTY_CASES, ids=[str(i) for i in range(len(EMPTY_CASES))])
+def test_deterministic_mode_fills_uninitialized_memory_as_torch(restore_settings, build):
+    values = []
+    for lib in (scriptc, torch):
+        lib.use_deterministic_algorithms(True)
+        values.append(build(lib).numpy())
+    np.testing.assert_array_equal(values[0], values[1])
 
 
 @pytest.mark.parametrize("call", [

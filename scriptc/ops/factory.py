@@ -6,9 +6,10 @@ import math
 
 import numpy as np
 
+from scriptc import settings
 from scriptc.types import TensorType, default_float, int64
 
-from . import register
+from . import bfloat16, register
 from .rules import is_known
 from .schema import FACTORY
 
@@ -70,7 +71,20 @@ register("zeros" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: xp
          shape=_sized_rule(), method=False)
 register("ones" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: xp.ones(_size(size), _np_dtype(dtype)),
          shape=_sized_rule(), method=False)
-register("empty" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: xp.empty(_size(size), _np_dtype(dtype)),
+def _uninitialized(xp, shape, np_dtype):
+    """xp.empty, or under torch.use_deterministic_algorithms the values torch fills uninitialized
+    memory with there: NaN, an integer dtype's largest value, True."""
+    if not settings.are_deterministic_algorithms_enabled():
+        return xp.empty(shape, np_dtype)
+    np_dtype = np.dtype(np_dtype)
+    if bfloat16.holds(np.empty(0, np_dtype)):
+        return bfloat16.from_values(xp, xp.full(shape, np.nan, np.float32))
+    if np_dtype.kind in "fc":
+        return xp.full(shape, np.nan, np_dtype)
+    return xp.full(shape, True if np_dtype.kind == "b" else np.iinfo(np_dtype).max, np_dtype)
+
+
+register("empty" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: _uninitialized(xp, _size(size), _np_dtype(dtype)),
          shape=_sized_rule(), method=False)
 
 
@@ -96,7 +110,7 @@ register("ones_like" + _LIKE, FACTORY,
          shape=_like_rule, method=False)
 register("empty_like" + _LIKE, FACTORY,
          lambda xp, x, dtype=None, device=None, memory_format=None:
-         with_layout(xp, x, memory_format, xp.empty(x.shape, dtype.np if dtype else x.dtype)),
+         with_layout(xp, x, memory_format, _uninitialized(xp, x.shape, dtype.np if dtype else x.dtype)),
          shape=_like_rule, method=False)
 register("full_like(self: Tensor, fill_value: Scalar, *, dtype: ScalarType? = None, device: Device? = None, "
          "memory_format: int? = None) -> Tensor", FACTORY, lambda xp, x, fill, dtype=None, device=None, memory_format=None:
