@@ -76,12 +76,12 @@ def _uninitialized(xp, shape, np_dtype):
     memory with there: NaN, an integer dtype's largest value, True."""
     if not settings.are_deterministic_algorithms_enabled():
         return xp.empty(shape, np_dtype)
-    np_dtype = np.dtype(np_dtype)
-    if bfloat16.holds(np.empty(0, np_dtype)):
-        return bfloat16.from_values(xp, xp.full(shape, np.nan, np.float32))
+    np_dtype = xp.dtype(np_dtype)
+    if bfloat16.holds(xp.empty(0, np_dtype)):
+        return bfloat16.from_values(xp, xp.full(shape, xp.nan, xp.float32))
     if np_dtype.kind in "fc":
-        return xp.full(shape, np.nan, np_dtype)
-    return xp.full(shape, True if np_dtype.kind == "b" else np.iinfo(np_dtype).max, np_dtype)
+        return xp.full(shape, xp.nan, np_dtype)
+    return xp.full(shape, True if np_dtype.kind == "b" else xp.iinfo(np_dtype).max, np_dtype)
 
 
 register("empty" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: _uninitialized(xp, _size(size), _np_dtype(dtype)),
