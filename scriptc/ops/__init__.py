@@ -131,16 +131,19 @@ from . import reduction  # noqa: E402,F401
 from . import scan  # noqa: E402,F401
 from . import sorting  # noqa: E402,F401
 from . import statistics  # noqa: E402,F401
+from . import histogram  # noqa: E402,F401
 from . import shape  # noqa: E402,F401
 from . import indexing  # noqa: E402,F401
 from . import placement  # noqa: E402,F401
 from . import special_ops  # noqa: E402,F401
+from . import incomplete_gamma  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
 from . import windows  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from . import rearrange  # noqa: E402,F401
 from . import views  # noqa: E402,F401
+from . import strided  # noqa: E402,F401
 from . import scalar  # noqa: E402,F401
 from . import products  # noqa: E402,F401
 from . import einsum  # noqa: E402,F401
@@ -150,6 +153,7 @@ from . import linalg_solve  # noqa: E402,F401
 from . import linalg_eigen  # noqa: E402,F401
 from . import linalg_decomp  # noqa: E402,F401
 from . import linalg_triangular  # noqa: E402,F401
+from . import matrix_exp  # noqa: E402,F401
 from . import sparse  # noqa: E402,F401
 from . import activation  # noqa: E402,F401
 from . import dropout  # noqa: E402,F401
