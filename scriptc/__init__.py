@@ -70,6 +70,11 @@ _SUBMODULES = {
     "accelerator",
     "amp",
     "cpu",
+    "settings",
+    "version",
+    "distributed",
+    "compiler",
+    "hub",
     "func",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
@@ -106,6 +111,14 @@ _LAZY_NAMES = {
                           "is_autocast_cache_enabled", "set_autocast_cache_enabled", "autocast_increment_nesting",
                           "autocast_decrement_nesting", "clear_autocast_cache", "is_autocast_cpu_enabled",
                           "get_autocast_cpu_dtype", "get_autocast_gpu_dtype"},
+    "scriptc.settings": {"set_default_dtype", "get_default_dtype", "set_default_device", "get_default_device",
+                         "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+                         "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+                         "get_deterministic_debug_mode", "set_float32_matmul_precision",
+                         "get_float32_matmul_precision"},
+    "scriptc.tensors.printing": {"set_printoptions"},
+    "scriptc.compiler.entry": {"compile"},
+    "scriptc.tensors.storage": {"frombuffer", "UntypedStorage", "TypedStorage"},
 }
 
 
@@ -113,10 +126,6 @@ def manual_seed(seed: int):
     """Seed the default generator (behind rand, randn, randint, dropout, nn.init); returns it."""
     from scriptc.ops.generator import manual_seed as seed_default
     return seed_default(seed)
-
-
-def get_default_dtype() -> dtype:
-    return float32
 
 
 def is_tensor(obj) -> bool:
