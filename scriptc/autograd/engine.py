@@ -1,0 +1,572 @@
+"""The autograd engine: the graph of Nodes, backward and grad (grad modes: scriptc/grad_mode.py).
+
+Every differentiable op call made while grad mode is on and some input
+requires grad records a `Node`: the op (whose table entry holds the gradient
+formula), its saved arguments and output, and the version of every tensor
+the formula reads. `backward` orders the Nodes reachable from the root,
+calls each formula once with the summed gradient of its outputs, and
+accumulates into the `.grad` of leaves.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from scriptc.autograd.anomaly_mode import anomaly_checked, note_forward
+from scriptc.autograd.graph import pack_op_inputs, unpacked_context
+from scriptc.grad_mode import set_grad_enabled
+from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.ops.factored import FactoredGradient as _FactoredGradient
+from scriptc.autograd.grad_sum import GradSum as _GradSum
+
+
+class SavedContext:
+    """What a gradient formula sees: the call's arguments by schema name, `out`, `aux`, `xp`."""
+
+    __slots__ = ("op", "args", "out", "aux", "xp")
+
+    def __init__(self, op, args, out, aux, xp):
+        self.op, self.args, self.out, self.aux, self.xp = op, args, out, aux, xp
+
+    def __getattr__(self, name):
+        try:
+            return self.args[self.op.arg_index[name]]
+        except KeyError:
+            raise AttributeError(f"{self.op.name} has no argument '{name}'") from None
+
+
+FREED = "freed"
+
+
+class Edge:
+    """Where one input's gradient goes: output `index` of the Node that made the input, or, for a
+    leaf, the leaf itself (its `.grad`). Taken when the op is recorded, so an in-place op that later
+    gives the input tensor a new grad_fn does not rewire the history recorded before it."""
+
+    __slots__ = ("node", "index", "leaf", "shape", "dtype")
+
+    def __init__(self, tensor):
+        self.node, self.index = tensor.grad_fn, tensor._out_index
+        self.leaf = tensor if tensor.grad_fn is None else None
+        self.shape, self.dtype = tensor._data.shape, tensor._data.dtype
+
+
+def edge_of(tensor) -> Edge | None:
+    """The Edge a gradient for `tensor` follows, or None when it needs none."""
+    from scriptc.tensors import Tensor
+
+    if isinstance(tensor, Tensor) and tensor.requires_grad:
+        return Edge(tensor)
+    return None
+
+
+class Node:
+    """One recorded op call: `grad_fn` of its outputs. `inputs` holds, per schema argument,
+    the Edge (or list of Edges) its gradient flows back along, or None."""
+
+    __slots__ = ("op", "ctx", "inputs", "versions", "n_outputs", "retained", "hooks", "metadata", "__weakref__")
+
+    def __init__(self, op, ctx, inputs, versions, n_outputs):
+        self.op = op
+        self.ctx = ctx
+        self.inputs = inputs
+        self.versions = versions
+        self.n_outputs = n_outputs
+        self.retained = None
+        self.hooks = None  # {output index: {handle id: hook}}: Tensor.register_hook on a non-leaf
+        self.metadata = None  # a dict when something keeps notes on the Node (anomaly mode, saved-tensor hooks)
+
+    def name(self) -> str:
+        own = getattr(self.op, "node_name", None)
+        if own is not None:
+            return own
+        base = self.op.name.replace(".", "_").rstrip("_")
+        return "".join(p.capitalize() for p in base.split("_")) + "Backward0"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object>"
+
+    @property
+    def next_functions(self):
+        out = []
+        for e in _flat_inputs(self.inputs):
+            out.append((None, 0) if e is None else
+                       (e.node, e.index) if e.node is not None else ("AccumulateGrad", 0))
+        return tuple(out)
+
+
+def _flat_inputs(inputs):
+    for item in inputs:
+        if isinstance(item, list):
+            yield from item
+        else:
+            yield item
+
+
+def record(op, args, in_tensors, out_arrays, aux, xp):
+    """Attach a Node for this call to its outputs; called by eager dispatch when grad is needed.
+    `in_tensors` has, per schema argument, the Tensor, the list of Tensors, or None."""
+    from scriptc.tensors import Tensor
+
+    versions = []
+    for name in op.save:
+        if name == "out":
+            continue
+        value = in_tensors[op.arg_index[name]]
+        if isinstance(value, Tensor):
+            versions.append((f"argument '{name}'", value._vc, value._vc[0], value))
+    edges = [[edge_of(t) for t in item] if isinstance(item, list) else edge_of(item) for item in in_tensors]
+    n_outputs = len(out_arrays) if isinstance(out_arrays, tuple) else 1
+    packed = type(args) is list and pack_op_inputs(op, args, in_tensors)
+    ctx = SavedContext(op, args, out_arrays, aux, xp)
+    node = Node(op, ctx, edges, versions, n_outputs)
+    if packed:
+        node.metadata = {"packed": True}
+    note_forward(node)
+    return node
+
+
+def _sum_to(g, shape):
+    """Sum a broadcast gradient back down to `shape`."""
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g.reshape(shape)
+
+
+def watch_output(node, tensor) -> None:
+    """Record the version of an output the gradient formula reads (ops that save 'out')."""
+    node.versions.append(("output 0", tensor._vc, tensor._vc[0], None))
+
+
+def _check_versions(node):
+    for what, vc, version, tensor in node.versions:
+        if vc[0] != version:
+            described = f"[{tensor.dtype.name} {list(tensor.shape)}], " if tensor is not None else ""
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: {described}which is {what} of {node.name()}, is at version {vc[0]}; expected "
+                f"version {version} instead. Hint: the operation that modified it came after the one that "
+                "saved it; use out-of-place ops or .clone() before the in-place one.")
+
+
+def _topological_order(roots):
+    """Nodes reachable from `roots`, each after every Node that feeds gradient into it."""
+    order, seen = [], set()
+    stack = [(r, False) for r in roots]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for e in _flat_inputs(node.inputs):
+            if e is not None and e.node is not None and id(e.node) not in seen:
+                stack.append((e.node, False))
+    order.reverse()
+    return order
+
+
+def _run_backward(roots, root_grads, retain_graph: bool, targets=None, create_graph: bool = False):
+    """The engine. Returns {id(target tensor): gradient} when `targets` is given (autograd.grad);
+    otherwise accumulates into leaves' `.grad`. Gradients flow as arrays, or, with `create_graph`,
+    as Tensors whose own history the gradient formulas record (higher-order gradients)."""
+    from scriptc.autograd.hooks import leaf_hooks, post_accumulate_hooks
+
+    flow = _graph_flow() if create_graph else _ARRAY_FLOW
+    buffers: dict[int, list] = {}
+    leaf_grads: dict[int, tuple] = {}
+    captured: dict[int, object] = {}
+    captured_leaves: dict[int, tuple] = {}
+    # A target's gradient is what reaches it: a leaf's arrives along its edges; a computed
+    # tensor's is the summed gradient of the Node output it is (read when that Node runs).
+    leaf_targets = {id(t) for t in targets if t.grad_fn is None} if targets is not None else set()
+    output_targets: dict[tuple, list] = {}
+    for t in targets or ():
+        if t.grad_fn is not None:
+            output_targets.setdefault((id(t.grad_fn), t._out_index), []).append(t)
+
+    def reach_leaf(tensor, g):
+        into = leaf_grads if targets is None else captured_leaves if id(tensor) in leaf_targets else None
+        if into is None:
+            return
+        entry = into.get(id(tensor))
+        if entry is None:
+            into[id(tensor)] = (tensor, flow.start(g))
+        else:
+            entry[1].add(g)
+
+    def reach_node(node, index, g):
+        sums = buffers.setdefault(id(node), [None] * node.n_outputs)
+        if sums[index] is None:
+            sums[index] = flow.start(g)
+        else:
+            sums[index].add(g)
+
+    node_roots = []
+    for tensor, g in zip(roots, root_grads):
+        if tensor.grad_fn is None:
+            reach_leaf(tensor, g)
+            continue
+        reach_node(tensor.grad_fn, tensor._out_index, g)
+        node_roots.append(tensor.grad_fn)
+
+    order = _topological_order(node_roots)
+    needed = None if targets is None else _leading_to_targets(order, leaf_targets, output_targets)
+    with set_grad_enabled(create_graph):
+        for node in order:
+            sums = buffers.pop(id(node), None)
+            if sums is None:
+                continue
+            grads_out = [None if total is None else total.value for total in sums]
+            if node.hooks:
+                for index, hooks in node.hooks.items():
+                    if grads_out[index] is not None:
+                        grads_out[index] = flow.through_hooks(hooks.values(), grads_out[index])
+            for index, g in enumerate(grads_out):
+                for t in output_targets.get((id(node), index), ()):
+                    if g is not None:
+                        captured[id(t)] = g
+            if node.retained:
+                for index, ref in node.retained.items():
+                    t = ref()
+                    if t is not None and grads_out[index] is not None:
+                        t.grad = flow.retained(t.grad, grads_out[index])
+            if needed is not None and id(node) not in needed:
+                continue
+            if node.ctx is FREED:
+                raise RuntimeError(_FREED_MESSAGE)
+            _check_versions(node)
+            xp, kept = node.ctx.xp, node.ctx
+            if node.metadata and node.metadata.get("packed"):
+                node.ctx = unpacked_context(kept)
+            g_in = anomaly_checked(node, lambda: flow.formula(node, grads_out))
+            node.ctx = kept
+            if not retain_graph:
+                node.ctx = FREED
+                release = getattr(node.op, "release_saved", None)
+                if release is not None:
+                    release()
+            for item, g in zip(node.inputs, g_in):
+                if item is None or g is None:
+                    continue
+                pairs = zip(item, g) if isinstance(item, list) else ((item, g),)
+                for edge, gi in pairs:
+                    if edge is None or gi is None:
+                        continue
+                    gi = flow.to_edge(xp, gi, edge)
+                    if edge.node is None:
+                        reach_leaf(edge.leaf, gi)
+                    else:
+                        reach_node(edge.node, edge.index, gi)
+        for tensor, total in leaf_grads.values():
+            hooks = leaf_hooks(tensor)
+            g = total.value if not hooks else flow.through_hooks(hooks, total.value)
+            flow.accumulate(tensor, g, owned=total.owned and not hooks)
+            for hook in post_accumulate_hooks(tensor):
+                hook(tensor)
+        for key, (tensor, total) in captured_leaves.items():
+            hooks = leaf_hooks(tensor)
+            captured[key] = total.value if not hooks else flow.through_hooks(hooks, total.value)
+    return captured
+
+
+_FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+    "you need to access saved tensors after calling backward.")
+
+
+def _leading_to_targets(order, leaf_targets, output_targets) -> set:
+    """The ids of the Nodes whose formulas must run for gradient to reach a target: autograd.grad
+    leaves the rest of the graph (a generator behind a critic's input, say) untouched."""
+    needed: set = set()
+    for node in reversed(order):
+        for e in _flat_inputs(node.inputs):
+            if e is None:
+                continue
+            if (id(e.leaf) in leaf_targets if e.node is None else
+                    id(e.node) in needed or (id(e.node), e.index) in output_targets):
+                needed.add(id(node))
+                break
+    return needed
+
+
+class _ArrayFlow:
+    """First-order backward: gradients are arrays and the op table's formulas compute them."""
+
+    @staticmethod
+    def start(g):
+        return _GradSum(g)
+
+    @staticmethod
+    def formula(node, grads_out):
+        own = getattr(node.op, "node_gradient", None)
+        if own is not None:
+            return own(node, grads_out, False)
+        ctx = node.ctx
+        if node.n_outputs == 1:
+            return _gradient(node.op, ctx, grads_out[0])
+        return _gradient(node.op, ctx, tuple(
+            g if g is not None else ctx.xp.zeros(o.shape, dtype=o.dtype) for g, o in zip(grads_out, ctx.out)))
+
+    @staticmethod
+    def to_edge(xp, g, edge):
+        if type(g) is _FactoredGradient and (g.shape != edge.shape or g.dtype != edge.dtype):
+            g = g.evaluate()
+        return g if type(g) is _FactoredGradient else _as_edge_gradient(xp, g, edge)
+
+    @staticmethod
+    def through_hooks(hooks, g):
+        from scriptc.tensors import wrap
+
+        for hook in list(hooks):
+            replaced = hook(wrap(g))
+            if replaced is not None:
+                g = _checked_hook_result(hook, replaced, g.shape)._data
+        return g
+
+    @staticmethod
+    def retained(old, g):
+        from scriptc.tensors import wrap
+
+        return wrap(g.copy()) if old is None else wrap(old._data + g)
+
+    @staticmethod
+    def accumulate(tensor, g, owned: bool) -> None:
+        from scriptc.tensors import wrap
+
+        if _bfloat16.holds(tensor._data):
+            if tensor.grad is not None:
+                g = g + _bfloat16.to_float32(np, tensor.grad._data)
+            tensor.grad = wrap(_bfloat16.from_values(np, g))
+        elif tensor.grad is None:
+            # Not owned: the same gradient array may have flowed to several leaves (add passes it on).
+            tensor.grad = wrap(np.asarray(g) if owned else np.array(g, copy=True))
+        else:
+            tensor.grad._data += g
+
+    @staticmethod
+    def result(g):
+        from scriptc.tensors import wrap
+
+        return wrap(np.array(g, copy=True))
+
+
+_ARRAY_FLOW = _ArrayFlow()
+
+
+def _graph_flow():
+    from scriptc.autograd.graph_formulas import GraphFlow
+
+    return GraphFlow()
+
+
+def _checked_hook_result(hook, replaced, shape):
+    from scriptc.tensors import Tensor
+
+    if not isinstance(replaced, Tensor):
+        raise TypeError(f"expected Tensor, but hook returned '{type(replaced).__name__}'")
+    if tuple(replaced.shape) != tuple(shape):
+        name = getattr(hook, "__name__", repr(hook))
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return replaced
+
+
+def _as_edge_gradient(xp, g, edge: Edge):
+    """A formula's gradient for one input as that input's gradient: summed down to its shape (from a
+    broadcast), in its dtype."""
+    g = _sum_to(xp.asarray(g), edge.shape)
+    if g.dtype != edge.dtype:
+        if g.dtype.kind == "c" and edge.dtype.kind != "c":
+            g = g.real  # a real input of a complex result gets the real part (PyTorch's rule)
+        # bfloat16 tensors' gradients flow as float32 (their formulas compute in float32).
+        g = g.astype(_gradient_dtype(edge.dtype))
+    return g
+
+
+def _gradient(op, ctx, grads):
+    """The op's gradient formula applied to the output gradient(s).
+
+    On complex gradients PyTorch's convention (the conjugate Wirtinger derivative) turns a formula
+    written as g * f'(z) into g * conj(f'(z)): conj(formula(conj(g))), unless the formula handles
+    complex inputs itself (`complex_aware`)."""
+    several = isinstance(grads, tuple)
+    flat = grads if several else (grads,)
+    ctx = _in_float32(ctx)
+    # A record that is not a table op (utils.checkpoint's recomputation) differentiates by autograd itself.
+    if getattr(op, "complex_aware", True) or not any(g is not None and g.dtype.kind == "c" for g in flat):
+        return op.grad(ctx, grads)
+    conjugated = tuple(_conj(g) for g in flat)
+    return tuple(_conj(g) for g in op.grad(ctx, conjugated if several else conjugated[0]))
+
+
+def _in_float32(ctx):
+    """ctx, or a copy with its bfloat16 arrays (inputs, outputs) as float32 for the formula to compute with."""
+    outs = ctx.out if isinstance(ctx.out, (tuple, list)) else (ctx.out,)
+    if not any(_bfloat16.holds(a) or (type(a) in (list, tuple) and any(_bfloat16.holds(t) for t in a))
+               for a in list(ctx.args) + list(outs)):
+        return ctx
+    widened_out = _bfloat16.widen_saved(ctx.xp, outs)
+    out = type(ctx.out)(widened_out) if isinstance(ctx.out, (tuple, list)) else widened_out[0]
+    return SavedContext(ctx.op, _bfloat16.widen_saved(ctx.xp, ctx.args), out, ctx.aux, ctx.xp)
+
+
+def _gradient_dtype(np_dtype):
+    return np.dtype(np.float32) if np_dtype == _bfloat16.STORAGE else np_dtype
+
+
+def _conj(g):
+    if isinstance(g, list):
+        return [_conj(item) for item in g]
+    return g.conj() if g is not None and getattr(g, "dtype", None) is not None and g.dtype.kind == "c" else g
+
+
+def _root_grads(tensors, grad_tensors, who: str, create_graph: bool = False):
+    """The gradients backward starts from: arrays, or with `create_graph` Tensors (a given grad_output
+    that requires grad keeps its history)."""
+    from scriptc.tensors import Tensor, wrap
+
+    grads = []
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{who}: expected Tensors, got {type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if create_graph and isinstance(g, Tensor) and g.requires_grad:
+            if tuple(g.shape) != tuple(t.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
+                                   f"output[{i}] has a shape of {list(t.shape)}.")
+            grads.append(g if g._data.dtype == _gradient_dtype(t._data.dtype) else g.to(t.dtype))
+            continue
+        if g is None:
+            if t._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if t._data.dtype.kind not in "fV":
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{t.dtype!r}")
+            grads.append(np.ones(t._data.shape, dtype=_gradient_dtype(t._data.dtype)))
+        else:
+            g_arr = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=_gradient_dtype(t._data.dtype))
+            if _bfloat16.holds(g_arr):
+                g_arr = _bfloat16.to_float32(np, g_arr)
+            if g_arr.dtype != _gradient_dtype(t._data.dtype):
+                g_arr = g_arr.astype(_gradient_dtype(t._data.dtype))  # PyTorch casts a gradient to its output's dtype
+            if g_arr.shape != t._data.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(g_arr.shape)} and "
+                                   f"output[{i}] has a shape of {list(t._data.shape)}.")
+            grads.append(g_arr)
+    return [g if isinstance(g, Tensor) else wrap(g) for g in grads] if create_graph else grads
+
+
+def _as_list(x):
+    from scriptc.tensors import Tensor
+
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
+             inputs=None) -> None:
+    """Compute the gradient of `tensors` w.r.t. graph leaves and accumulate it into their `.grad`.
+
+    `grad_tensors` is required for non-scalar outputs; `retain_graph=True` keeps the saved values
+    so backward can run through the same graph again (it defaults to `create_graph`).
+    `create_graph=True` records the backward pass itself, so the accumulated `.grad` can be
+    differentiated again (higher-order gradients). `inputs` limits accumulation to those tensors.
+    """
+    tensors = _as_list(tensors)
+    grad_tensors = [None] * len(tensors) if grad_tensors is None else _as_list(grad_tensors)
+    roots = _root_grads(tensors, grad_tensors, "backward", create_graph)
+    retain = create_graph if retain_graph is None else retain_graph
+    if inputs is None:
+        _run_backward(tensors, roots, retain, create_graph=create_graph)
+        return
+    inputs = _as_list(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    _capturing.depth += 1
+    try:
+        captured = _run_backward(tensors, roots, retain, targets=inputs, create_graph=create_graph)
+    finally:
+        _capturing.depth -= 1
+    flow = _graph_flow() if create_graph else _ARRAY_FLOW
+    for t in inputs:
+        if id(t) in captured:
+            flow.accumulate(t, captured[id(t)], owned=False)
+
+
+class _Capturing(threading.local):
+    depth = 0
+
+
+_capturing = _Capturing()
+
+
+def _is_checkpoint_valid() -> bool:
+    """False while autograd.grad runs: its gradients are returned, never accumulated into `.grad`,
+    which reentrant checkpointing relies on (torch.autograd._is_checkpoint_valid)."""
+    return _capturing.depth == 0
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
+         only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple:
+    """The gradients of `outputs` w.r.t. `inputs`, returned (not accumulated into `.grad`).
+
+    With `create_graph=True` the returned gradients carry their own history, so they can be
+    differentiated again (a gradient penalty, a MAML inner step). `materialize_grads=True` returns
+    zeros for inputs the outputs do not depend on; `allow_unused=True` returns None for them.
+    """
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad(is_grads_batched=True) needs vmap, which scriptc does not have")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    elif materialize_grads and not allow_unused:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
+    outputs = _as_list(outputs)
+    inputs = _as_list(inputs)
+    if not inputs:
+        raise RuntimeError("grad requires non-empty inputs.")
+    grad_outputs = [None] * len(outputs) if grad_outputs is None else _as_list(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad_outputs has {len(grad_outputs)} tensors but outputs has {len(outputs)}")
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    roots = _root_grads(outputs, grad_outputs, "grad", create_graph)
+    retain = create_graph if retain_graph is None else retain_graph
+    _capturing.depth += 1
+    try:
+        captured = _run_backward(outputs, roots, retain, targets=inputs, create_graph=create_graph)
+    finally:
+        _capturing.depth -= 1
+    flow = _graph_flow() if create_graph else _ARRAY_FLOW
+    result = []
+    for t in inputs:
+        g = captured.get(id(t))
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+            result.append(_zeros_like(t) if materialize_grads else None)
+            continue
+        result.append(flow.result(g))
+    return tuple(result)
+
+
+def _zeros_like(t):
+    from scriptc.tensors import wrap
+
+    return wrap(np.zeros(t._data.shape, dtype=_gradient_dtype(t._data.dtype)))
