@@ -14,7 +14,8 @@ import warnings
 
 import numpy as np
 
-__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+           "set_anomaly_enabled"]
 
 
 class _AnomalyMode(threading.local):
@@ -33,6 +34,11 @@ def is_anomaly_enabled() -> bool:
 def is_anomaly_check_nan_enabled() -> bool:
     """Whether anomaly detection also checks backward results for NaN."""
     return _anomaly.check_nan
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turn anomaly detection on or off in this thread (torch.set_anomaly_enabled)."""
+    _anomaly.enabled, _anomaly.check_nan = enabled, check_nan
 
 
 class _AnomalySwitch:

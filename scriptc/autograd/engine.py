@@ -11,6 +11,7 @@ accumulates into the `.grad` of leaves.
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numpy as np
 
@@ -485,6 +486,11 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     `create_graph=True` records the backward pass itself, so the accumulated `.grad` can be
     differentiated again (higher-order gradients). `inputs` limits accumulation to those tensors.
     """
+    if create_graph:
+        warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
+                      "and its gradient which can cause a memory leak. We recommend using autograd.grad when creating "
+                      "the graph to avoid this. If you have to use this function, make sure to reset the .grad fields "
+                      "of your parameters to None after use to break the cycle and avoid the leak.", stacklevel=3)
     tensors = _as_list(tensors)
     grad_tensors = [None] * len(tensors) if grad_tensors is None else _as_list(grad_tensors)
     roots = _root_grads(tensors, grad_tensors, "backward", create_graph)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable
 
 from scriptc.autograd.engine import grad as _grad
+from scriptc.autograd.formulas import table_op
 from scriptc.grad_mode import enable_grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -48,6 +49,12 @@ def _grads(outputs, inputs, grad_outputs, create_graph: bool, strict: bool, stag
     """d(outputs . grad_outputs)/d(inputs), zeros (or strict's error) where an input is unused."""
     from scriptc.tensors import Tensor
 
+    if strict and stage == "output":
+        for index, o in enumerate(outputs):
+            if not o.requires_grad:
+                raise RuntimeError(f"Output {index} of the user-provided function does not require gradients. The "
+                                   "outputs must be computed in a differentiable manner from the input when running "
+                                   "in strict mode.")
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if isinstance(o, Tensor) and o.requires_grad]
     if not pairs:
         found = (None,) * len(inputs)
@@ -153,11 +160,9 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
 
 
 def _stacked(rows: list, out, x):
-    from scriptc.functional import stack
-
     if not rows:
         return x.new_zeros(tuple(out.shape) + tuple(x.shape))
-    return stack(rows).reshape(tuple(out.shape) + tuple(x.shape))
+    return table_op("stack", rows).reshape(tuple(out.shape) + tuple(x.shape))
 
 
 def _single_element(func: Callable, fn_name: str) -> Callable:

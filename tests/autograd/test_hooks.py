@@ -1,0 +1,69 @@
+"""Tensor.register_hook and register_post_accumulate_grad_hook against torch 2.13."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import scriptc
+
+torch = pytest.importorskip("torch")
+
+
+def _values(lib):
+    return lib.tensor(np.random.default_rng(0).standard_normal(4), requires_grad=True)
+
+
+def _hooked_graph(lib):
+    x = _values(lib)
+    seen = []
+    y = x * 3
+    y.register_hook(lambda g: seen.append(("y", g.clone())))
+    replace = y.register_hook(lambda g: g * 10)
+    y.register_hook(lambda g: seen.append(("y after", g.clone())))
+    x.register_hook(lambda g: seen.append(("x", g.clone())))
+    x.register_hook(lambda g: g + 1)
+    y.retain_grad()
+    (y * y).sum().backward(retain_graph=True)
+    first = (x.grad.clone(), y.grad.clone())
+    replace.remove()
+    x.grad = None
+    (y * y).sum().backward()
+    return first + (x.grad, [(name, g.detach().numpy()) for name, g in seen])
+
+
+def test_hooks_see_and_replace_gradients_like_torch():
+    expected, ours = _hooked_graph(torch), _hooked_graph(scriptc)
+    for a, b in zip(expected[:3], ours[:3]):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6)
+    assert [name for name, _ in ours[3]] == [name for name, _ in expected[3]]
+    for (_, a), (_, b) in zip(expected[3], ours[3]):
+        np.testing.assert_allclose(b, a, rtol=1e-6)
+
+
+def test_hooks_run_for_autograd_grad_and_post_accumulate_hook():
+    for lib in (torch, scriptc):
+        x = _values(lib)
+        x.register_hook(lambda g: g * 2)
+        (g,) = lib.autograd.grad((x * x).sum(), x)
+        np.testing.assert_allclose(g.numpy(), 4 * x.detach().numpy(), rtol=1e-6)
+        calls = []
+        handle = x.register_post_accumulate_grad_hook(lambda t: calls.append(t.grad.clone()))
+        (x * 1).sum().backward()
+        np.testing.assert_allclose(calls[0].numpy(), np.full(4, 2.0))
+        handle.remove()
+        (x * 1).sum().backward()
+        assert len(calls) == 1
+
+
+def test_hook_errors_worded_as_torch():
+    for lib in (torch, scriptc):
+        with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+            lib.ones(2).register_hook(lambda g: g)
+        x = lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on non-leaf tensors"):
+            (x * 2).register_post_accumulate_grad_hook(lambda t: None)
+        y = x * 2
+        y.register_hook(lambda g: g[:1])
+        with pytest.raises(RuntimeError, match="hook '<lambda>' has changed the size of value"):
+            y.sum().backward()
