@@ -8,6 +8,7 @@ pulls in only what the deployment runtime needs.
 from __future__ import annotations
 
 import importlib
+import math as _math
 
 from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, SignatureError, TracerWarning  # noqa: F401
 from scriptc.types import (  # noqa: F401
@@ -43,6 +44,12 @@ short = int16
 cfloat = complex64
 cdouble = complex128
 
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
 _SUBMODULES = {
     "nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
     "types", "config", "errors", "bindings", "testing",
@@ -77,6 +84,10 @@ _LAZY_NAMES = {
     "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"},
     "scriptc.dtype_info": {"finfo", "iinfo"},
     "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "cumulative_trapezoid", "vander", "combinations"},
+    "scriptc.tensor_functions": {"detach", "is_nonzero", "is_same_size", "is_signed", "is_inference", "is_conj",
+                                 "resolve_conj", "resolve_neg", "asarray", "range", "scalar_tensor", "typename",
+                                 "unravel_index"},
+    "scriptc.nn.functional": {"cosine_similarity", "pairwise_distance", "pdist", "bilinear"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
 }
