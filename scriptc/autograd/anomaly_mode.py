@@ -87,17 +87,15 @@ class set_detect_anomaly(_AnomalySwitch):
 
 
 def note_forward(node) -> None:
-    """Keep the forward traceback on a freshly recorded Node while anomaly detection is on."""
-    if _anomaly.enabled:
-        if node.metadata is None:
-            node.metadata = {}
-        node.metadata["traceback_"] = traceback.format_stack()[:-2]
+    """Keep the forward traceback on a freshly recorded Node (called while anomaly detection is on)."""
+    if node.metadata is None:
+        node.metadata = {}
+    node.metadata["traceback_"] = traceback.format_stack()[:-2]
 
 
 def anomaly_checked(node, run_formula):
-    """run_formula() (node's gradient formula) with anomaly detection's checks when it is on."""
-    if not _anomaly.enabled:
-        return run_formula()
+    """run_formula() (node's gradient formula) with anomaly detection's checks (the engine calls
+    this only while anomaly detection is on)."""
     try:
         grads = run_formula()
     except Exception:

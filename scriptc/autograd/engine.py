@@ -15,10 +15,12 @@ import warnings
 
 import numpy as np
 
-from scriptc.autograd.anomaly_mode import anomaly_checked, note_forward
+from scriptc.autograd.anomaly_mode import _anomaly, anomaly_checked, note_forward
+from scriptc.autograd.graph import _hooks as _saved_tensor_hooks
 from scriptc.autograd.graph import pack_op_inputs, unpacked_context
 from scriptc.grad_mode import set_grad_enabled
 from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.ops.schema import OpDef as _OpDef
 from scriptc.ops.factored import FactoredGradient as _FactoredGradient
 from scriptc.autograd.grad_sum import GradSum as _GradSum
 
@@ -120,12 +122,13 @@ def record(op, args, in_tensors, out_arrays, aux, xp):
             versions.append((f"argument '{name}'", value._vc, value._vc[0], value))
     edges = [[edge_of(t) for t in item] if isinstance(item, list) else edge_of(item) for item in in_tensors]
     n_outputs = len(out_arrays) if isinstance(out_arrays, tuple) else 1
-    packed = type(args) is list and pack_op_inputs(op, args, in_tensors)
+    packed = bool(_saved_tensor_hooks.stack) and type(args) is list and pack_op_inputs(op, args, in_tensors)
     ctx = SavedContext(op, args, out_arrays, aux, xp)
     node = Node(op, ctx, edges, versions, n_outputs)
     if packed:
         node.metadata = {"packed": True}
-    note_forward(node)
+    if _anomaly.enabled:
+        note_forward(node)
     return node
 
 
@@ -249,7 +252,10 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None, create_gr
             xp, kept = node.ctx.xp, node.ctx
             if node.metadata and node.metadata.get("packed"):
                 node.ctx = unpacked_context(kept)
-            g_in = anomaly_checked(node, lambda: flow.formula(node, grads_out))
+            if _anomaly.enabled:
+                g_in = anomaly_checked(node, lambda: flow.formula(node, grads_out))
+            else:
+                g_in = flow.formula(node, grads_out)
             node.ctx = kept
             if not retain_graph:
                 node.ctx = FREED
@@ -311,9 +317,10 @@ class _ArrayFlow:
 
     @staticmethod
     def formula(node, grads_out):
-        own = getattr(node.op, "node_gradient", None)
-        if own is not None:
-            return own(node, grads_out, False)
+        if type(node.op) is not _OpDef:
+            own = getattr(node.op, "node_gradient", None)
+            if own is not None:
+                return own(node, grads_out, False)
         ctx = node.ctx
         if node.n_outputs == 1:
             return _gradient(node.op, ctx, grads_out[0])

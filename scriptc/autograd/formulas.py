@@ -119,6 +119,36 @@ def _conv2d(c, g):
     return (gx.squeeze(0) if unbatched else gx, gw, gb, None, None, None, None)
 
 
+def _conv_transpose2d(c, g):
+    x, w, b, dilation = c.input, c.weight, c.bias, _pair(c.dilation)
+    unbatched = x.dim() == 3
+    if unbatched:
+        x, g = x.unsqueeze(0), g.unsqueeze(0)
+    n, in_channels, height, width = x.shape
+    _, group_out, kh, kw = w.shape
+    groups = c.groups
+    # The transposed convolution scatters w^T x into the output: its gradients gather g back with im2col.
+    cols = table_op("im2col", g, [kh, kw], dilation, _pair(c.padding), _pair(c.stride))
+    if cols.shape[-1] != height * width:
+        return None
+    cols = cols.reshape(n, groups, group_out * kh * kw, height * width)
+    x_rows = x.reshape(n, groups, in_channels // groups, height * width)
+    w_rows = w.reshape(groups, in_channels // groups, group_out * kh * kw)
+    gx = w_rows.matmul(cols).reshape(n, in_channels, height, width)
+    gw = x_rows.matmul(cols.transpose(-2, -1)).sum(0).reshape(w.shape)
+    gb = g.sum([0, 2, 3]) if _is_tensor(b) else None
+    return (gx.squeeze(0) if unbatched else gx, gw, gb) + (None,) * 5
+
+
+def _max_pool2d(c, g):
+    x = c.input
+    _, indices = table_op("max_pool2d_with_indices", x.detach(), c.kernel_size, c.stride, c.padding, c.dilation,
+                          c.ceil_mode)
+    planes = x.reshape(*x.shape[:-2], -1)
+    flat = table_op("scatter_add", planes.new_zeros(planes.shape), -1, indices.flatten(-2), g.flatten(-2))
+    return (flat.reshape(x.shape),) + (None,) * 5
+
+
 def _reduced(loss_grad, reduction: str, numel: int):
     return loss_grad / numel if reduction == "mean" else loss_grad
 
@@ -193,6 +223,49 @@ def _batch_norm(c, g):
     return _through_composite(c, g, ("input", "weight", "bias"), composite)
 
 
+def _group_norm(c, g):
+    def composite(x, weight, bias):
+        shape = [1, -1] + [1] * (x.dim() - 2)
+        y = _normalized(x.reshape(x.shape[0], c.num_groups, -1), [2], c.eps).reshape(x.shape)
+        y = y * weight.reshape(shape) if _is_tensor(weight) else y
+        return y + bias.reshape(shape) if _is_tensor(bias) else y
+    return _through_composite(c, g, ("input", "weight", "bias"), composite)
+
+
+def _instance_norm(c, g):
+    if not c.use_input_stats:
+        return None
+
+    def composite(x, weight, bias):
+        shape = [1, -1] + [1] * (x.dim() - 2)
+        y = _normalized(x, list(range(2, x.dim())), c.eps)
+        y = y * weight.reshape(shape) if _is_tensor(weight) else y
+        return y + bias.reshape(shape) if _is_tensor(bias) else y
+    return _through_composite(c, g, ("input", "weight", "bias"), composite)
+
+
+def _composite_of_self(build):
+    """The formula of a pointwise op written as build(x) with differentiable ops."""
+    def formula(c, g):
+        return _through_composite(c, g, ("self",), build)
+    return formula
+
+
+def _prelu(c, g):
+    def composite(x, weight):
+        w = weight.reshape([1, -1] + [1] * (x.dim() - 2)) if weight.numel() > 1 and x.dim() > 1 else weight
+        return _where(x > 0, x, w * x)
+    return _through_composite(c, g, ("self", "weight"), composite)
+
+
+def _logsumexp(c, g):
+    x, out = c.self, c.out
+    if not c.keepdim:
+        for d in sorted(d % x.dim() for d in ([c.dim] if isinstance(c.dim, int) else c.dim)):
+            out, g = out.unsqueeze(d), g.unsqueeze(d)
+    return (g * (x - out).exp(), None, None)
+
+
 def _vector_norm(order_name: str):
     def formula(c, g):
         x, out, order = c.self, c.out, getattr(c, order_name)
@@ -260,6 +333,11 @@ FORMULAS = {
     "log_softmax": _log_softmax, "softmax": _softmax,
     "linear": _linear, "matmul": _matmul, "mm": _mm, "bmm": _mm, "addmm": _addmm, "conv2d": _conv2d,
     "mse_loss": _mse_loss, "binary_cross_entropy": _binary_cross_entropy, "cross_entropy": _cross_entropy,
-    "layer_norm": _layer_norm, "batch_norm": _batch_norm,
+    "layer_norm": _layer_norm, "batch_norm": _batch_norm, "group_norm": _group_norm,
+    "instance_norm": _instance_norm, "conv_transpose2d": _conv_transpose2d, "max_pool2d": _max_pool2d,
+    "hardswish": _composite_of_self(lambda x: x * table_op("hardsigmoid", x)),
+    "mish": _composite_of_self(lambda x: x * table_op("softplus", x).tanh()),
+    "softsign": _composite_of_self(lambda x: x / (1 + x.abs())),
+    "prelu": _prelu, "logsumexp": _logsumexp,
     "linalg_vector_norm": _vector_norm("ord"), "norm": _vector_norm("p"),
 }

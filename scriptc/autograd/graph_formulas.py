@@ -310,7 +310,7 @@ _LINEAR = {
 # Elementwise ops whose slope does not change under a small move of the input (one tensor input).
 _CONSTANT_SLOPE = frozenset(
     "relu relu6 leaky_relu hardtanh threshold clamp clamp_min clamp_max abs dropout alpha_dropout floor ceil round "
-    "trunc sign hardshrink softshrink".split())
+    "trunc sign hardshrink softshrink hardsigmoid maximum minimum fmax fmin".split())
 
 
 def _times_constant_slope(node, g) -> tuple:

@@ -53,7 +53,15 @@ CASES = {
     "linear ops": (lambda a, b: (scriptc.cat([a, b], 0).reshape(3, 4).t()[1:].sum(0) * a.mean()
                                  + scriptc.stack([a, b]).permute(1, 0, 2).flatten().sum() ** 2),
                    lambda: (_t((1, 6)), _t((1, 6), 1))),
-    "pooling": (lambda x: F.avg_pool2d(x, 2).tanh() * F.adaptive_avg_pool2d(x, 1), lambda: (_t((1, 1, 4, 4)),)),
+    "pooling": (lambda x: F.avg_pool2d(x, 2).tanh() * F.adaptive_avg_pool2d(x, 1) * F.max_pool2d(x, 3, 2, 1),
+                lambda: (_t((1, 1, 4, 4)),)),
+    "conv_transpose2d": (lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1).tanh(),
+                         lambda: (_t((1, 2, 3, 3)), _t((2, 3, 3, 3), 1), _t((3,), 2))),
+    "group instance norm": (lambda x, w: F.group_norm(x, 2, w).tanh() + F.instance_norm(x, weight=w).sigmoid(),
+                            lambda: (_t((2, 4, 3)), _t((4,), 1))),
+    "more activations": (lambda a, w: F.hardswish(a) * a + F.mish(a) + F.softsign(a) * a + F.prelu(a, w) * a
+                         + scriptc.logsumexp(a, 1).sum() + scriptc.maximum(a, a.flip(1)) * a,
+                         lambda: (_t((2, 3)), _t((1,), 1))),
 }
 
 
