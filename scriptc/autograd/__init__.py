@@ -11,6 +11,7 @@ from scriptc.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from scriptc.autograd.engine import Node, backward, grad
 from scriptc.autograd.function import Function
 from scriptc.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from scriptc.autograd.variable import Variable
 from scriptc.grad_mode import (
     enable_grad,
     inference_mode,
@@ -35,6 +36,6 @@ from scriptc import grad_mode  # noqa: F401,E402
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "Node",
-           "Function", "detect_anomaly", "set_detect_anomaly"]
+           "Function", "detect_anomaly", "set_detect_anomaly", "Variable"]
 
 __getattr__ = _missing_attribute("torch.autograd", __name__)

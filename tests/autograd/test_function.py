@@ -285,3 +285,15 @@ def test_function_inside_a_traced_model_traces_its_forward():
     traced = scriptc.jit.trace(model, x)
     fresh = scriptc.tensor(_data((4, 3), 7).astype(np.float32))
     np.testing.assert_allclose(traced(fresh).detach().numpy(), model(fresh).detach().numpy(), rtol=1e-6)
+
+
+def test_legacy_variable_wraps_without_history():
+    for lib in (torch, scriptc):
+        Variable = lib.autograd.Variable
+        y = lib.ones(2, requires_grad=True) * 2
+        v = Variable(y)
+        assert not v.requires_grad and v is not y and isinstance(y, Variable)
+        assert Variable(y, requires_grad=True).grad_fn is None
+        assert tuple(Variable().shape) == (0,)
+        with pytest.raises(TypeError, match="Variable data has to be a tensor, but got int"):
+            Variable(3)
