@@ -508,12 +508,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     inputs = _as_list(inputs)
     if not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    _capturing.depth += 1
-    try:
-        captured = _run_backward(tensors, roots, retain, targets=inputs, create_graph=create_graph)
-    finally:
-        _capturing.depth -= 1
-    flow = _graph_flow() if create_graph else _ARRAY_FLOW
+    captured, flow = _captured(tensors, roots, retain, inputs, create_graph)
     for t in inputs:
         if id(t) in captured:
             flow.accumulate(t, captured[id(t)], owned=False)
@@ -524,6 +519,16 @@ class _Capturing(threading.local):
 
 
 _capturing = _Capturing()
+
+
+def _captured(outputs, roots, retain: bool, inputs, create_graph: bool):
+    """The gradients reaching `inputs` (by id), not accumulated, and the flow they are in."""
+    _capturing.depth += 1
+    try:
+        captured = _run_backward(outputs, roots, retain, targets=inputs, create_graph=create_graph)
+    finally:
+        _capturing.depth -= 1
+    return captured, (_graph_flow() if create_graph else _ARRAY_FLOW)
 
 
 def _is_checkpoint_valid() -> bool:
@@ -560,12 +565,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots = _root_grads(outputs, grad_outputs, "grad", create_graph)
     retain = create_graph if retain_graph is None else retain_graph
-    _capturing.depth += 1
-    try:
-        captured = _run_backward(outputs, roots, retain, targets=inputs, create_graph=create_graph)
-    finally:
-        _capturing.depth -= 1
-    flow = _graph_flow() if create_graph else _ARRAY_FLOW
+    captured, flow = _captured(outputs, roots, retain, inputs, create_graph)
     result = []
     for t in inputs:
         g = captured.get(id(t))

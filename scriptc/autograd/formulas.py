@@ -94,15 +94,30 @@ def _pair(value) -> list:
     return [value, value] if isinstance(value, int) else list(value)
 
 
-def _conv2d(c, g):
-    x, w, b, padding, dilation = c.input, c.weight, c.bias, c.padding, _pair(c.dilation)
+def _convolution(gradients):
+    """A convolution's formula from gradients(c, x, g) -> (input grad, weight grad) on a batch (or None):
+    the unbatched form and the bias gradient added."""
+    def formula(c, g):
+        x = c.input
+        unbatched = x.dim() == 3
+        if unbatched:
+            x, g = x.unsqueeze(0), g.unsqueeze(0)
+        found = gradients(c, x, g)
+        if found is None:
+            return None
+        gx, gw = found
+        gb = g.sum([0, 2, 3]) if _is_tensor(c.bias) else None
+        return (gx.squeeze(0) if unbatched else gx, gw, gb) + (None,) * 5
+    return formula
+
+
+@_convolution
+def _conv2d(c, x, g):
+    w, padding, dilation = c.weight, c.padding, _pair(c.dilation)
     if isinstance(padding, str):
         if padding == "same" and any(d * (k - 1) % 2 for d, k in zip(dilation, w.shape[2:])):
             return None  # torch pads one side more: no symmetric im2col padding expresses it
         padding = [d * (k - 1) // 2 for d, k in zip(dilation, w.shape[2:])] if padding == "same" else [0, 0]
-    unbatched = x.dim() == 3
-    if unbatched:
-        x, g = x.unsqueeze(0), g.unsqueeze(0)
     n, channels, height, width = x.shape
     out_channels, group_channels, kh, kw = w.shape
     groups = c.groups
@@ -114,30 +129,24 @@ def _conv2d(c, g):
     g_cols = w_rows.transpose(-2, -1).matmul(g_rows).reshape(n, channels * kh * kw, positions)
     gx = table_op("col2im", g_cols, [height, width], *geometry)
     gw = g_rows.matmul(cols.reshape(n, groups, group_channels * kh * kw, positions).transpose(-2, -1))
-    gw = gw.sum(0).reshape(out_channels, group_channels, kh, kw)
-    gb = g.sum([0, 2, 3]) if _is_tensor(b) else None
-    return (gx.squeeze(0) if unbatched else gx, gw, gb, None, None, None, None)
+    return gx, gw.sum(0).reshape(w.shape)
 
 
-def _conv_transpose2d(c, g):
-    x, w, b, dilation = c.input, c.weight, c.bias, _pair(c.dilation)
-    unbatched = x.dim() == 3
-    if unbatched:
-        x, g = x.unsqueeze(0), g.unsqueeze(0)
+@_convolution
+def _conv_transpose2d(c, x, g):
+    w = c.weight
     n, in_channels, height, width = x.shape
     _, group_out, kh, kw = w.shape
     groups = c.groups
     # The transposed convolution scatters w^T x into the output: its gradients gather g back with im2col.
-    cols = table_op("im2col", g, [kh, kw], dilation, _pair(c.padding), _pair(c.stride))
+    cols = table_op("im2col", g, [kh, kw], _pair(c.dilation), _pair(c.padding), _pair(c.stride))
     if cols.shape[-1] != height * width:
         return None
     cols = cols.reshape(n, groups, group_out * kh * kw, height * width)
     x_rows = x.reshape(n, groups, in_channels // groups, height * width)
     w_rows = w.reshape(groups, in_channels // groups, group_out * kh * kw)
-    gx = w_rows.matmul(cols).reshape(n, in_channels, height, width)
-    gw = x_rows.matmul(cols.transpose(-2, -1)).sum(0).reshape(w.shape)
-    gb = g.sum([0, 2, 3]) if _is_tensor(b) else None
-    return (gx.squeeze(0) if unbatched else gx, gw, gb) + (None,) * 5
+    gx = w_rows.matmul(cols).reshape(x.shape)
+    return gx, x_rows.matmul(cols.transpose(-2, -1)).sum(0).reshape(w.shape)
 
 
 def _max_pool2d(c, g):

@@ -76,13 +76,18 @@ def _checked_outputs(outputs, fn_name: str) -> tuple[bool, tuple]:
     return _as_tuple(outputs, "outputs of the user-provided function", fn_name)
 
 
-def _validated_v(v, outputs: tuple, fn_name: str, what: str) -> tuple:
+def _vectors(v, like: tuple, fn_name: str, single: str) -> tuple:
+    """v as a tuple matching `like` in number and shapes; ones when v is None and `like` is one element."""
+    if v is None:
+        if len(like) != 1 or like[0].numel() != 1:
+            raise RuntimeError(f"The vector v can only be None if {single} a single Tensor with a single element.")
+        return (like[0].new_ones(like[0].shape),)
     _, vs = _as_tuple(v, "v", fn_name)
-    if len(vs) != len(outputs):
-        raise RuntimeError(f"v is a tuple of invalid length: should be {len(outputs)} but got {len(vs)}.")
-    for index, (item, out) in enumerate(zip(vs, outputs)):
-        if tuple(item.shape) != tuple(out.shape):
-            raise RuntimeError(f"Entry {index} in v has invalid size: should be {list(out.shape)} but got "
+    if len(vs) != len(like):
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(like)} but got {len(vs)}.")
+    for index, (item, target) in enumerate(zip(vs, like)):
+        if tuple(item.shape) != tuple(target.shape):
+            raise RuntimeError(f"Entry {index} in v has invalid size: should be {list(target.shape)} but got "
                                f"{list(item.shape)}.")
     return vs
 
@@ -93,13 +98,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         is_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _prepared(inputs, create_graph)
         out_tuple, outputs = _checked_outputs(func(*inputs), "vjp")
-        if v is None:
-            if len(outputs) != 1 or outputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
-                                   "Tensor with a single element.")
-            vs = (outputs[0].new_ones(outputs[0].shape),)
-        else:
-            vs = _validated_v(v, outputs, "vjp", "v")
+        vs = _vectors(v, outputs, "vjp", "the user-provided function returns")
         result = _grads(outputs, inputs, vs, create_graph, strict, "output")
     outputs = _finished(outputs, create_graph)
     return (outputs if out_tuple else outputs[0]), (_finished(result, create_graph) if is_tuple else
@@ -111,13 +110,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with enable_grad():
         is_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepared(inputs, create_graph)
-        if v is None:
-            if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                                   "single Tensor with a single element.")
-            vs = (inputs[0].new_ones(inputs[0].shape),)
-        else:
-            vs = _validated_v(v, inputs, "jvp", "v")
+        vs = _vectors(v, inputs, "jvp", "the input to the user-provided function is")
         out_tuple, outputs = _checked_outputs(func(*inputs), "jvp")
         dummies = tuple(o.new_zeros(o.shape).requires_grad_(True) for o in outputs)
         transposed = _grads(outputs, inputs, dummies, True, strict, "output")
@@ -206,13 +199,7 @@ def _hessian_product(func, inputs, v, create_graph: bool, strict: bool, fn_name:
     with enable_grad():
         is_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
         inputs = _prepared(inputs, create_graph)
-        if v is None:
-            if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                                   "single Tensor with a single element.")
-            vs = (inputs[0].new_ones(inputs[0].shape),)
-        else:
-            vs = _validated_v(v, inputs, fn_name, "v")
+        vs = _vectors(v, inputs, fn_name, "the input to the user-provided function is")
         out = scalar(*inputs)
         first = _grads((out,), inputs, (out.new_ones(()),), True, strict, "output")
         result = _grads(first, inputs, vs, create_graph, strict, "jacobian")

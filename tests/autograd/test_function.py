@@ -111,18 +111,23 @@ def test_setup_context_style_and_materialize_grads_off():
     _close(_both(build))
 
 
+def _add_one_in_place(lib):
+    class AddOneInPlace(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 5
+    return AddOneInPlace
+
+
 def test_mark_dirty_and_input_returned_as_is():
     def build(lib):
-        class AddOneInPlace(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                x.add_(1)
-                ctx.mark_dirty(x)
-                return x
-
-            @staticmethod
-            def backward(ctx, g):
-                return g * 5
+        AddOneInPlace = _add_one_in_place(lib)
 
         class Identity(lib.autograd.Function):
             @staticmethod
@@ -199,18 +204,8 @@ def test_errors_worded_as_torch():
         with pytest.warns(DeprecationWarning):
             TooMany()(x)
 
-    class DirtyLeaf(scriptc.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            x.mul_(2)
-            ctx.mark_dirty(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used in an in-place"):
-        DirtyLeaf.apply(scriptc.ones(2, requires_grad=True))
+        _add_one_in_place(scriptc).apply(scriptc.ones(2, requires_grad=True))
 
 
 def test_saved_tensor_modified_in_place_is_detected():
