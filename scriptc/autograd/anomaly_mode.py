@@ -88,8 +88,6 @@ class set_detect_anomaly(_AnomalySwitch):
 
 def note_forward(node) -> None:
     """Keep the forward traceback on a freshly recorded Node (called while anomaly detection is on)."""
-    if node.metadata is None:
-        node.metadata = {}
     node.metadata["traceback_"] = traceback.format_stack()[:-2]
 
 
@@ -118,7 +116,7 @@ def _has_nan(g) -> bool:
 
 
 def _warn_forward_trace(node) -> None:
-    trace = (node.metadata or {}).get("traceback_")
+    trace = node.metadata.get("traceback_")
     if trace is None:
         warnings.warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
                       "anomaly during forward pass for more information.", stacklevel=4)

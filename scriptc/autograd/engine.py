@@ -69,7 +69,7 @@ class Node:
     """One recorded op call: `grad_fn` of its outputs. `inputs` holds, per schema argument,
     the Edge (or list of Edges) its gradient flows back along, or None."""
 
-    __slots__ = ("op", "ctx", "inputs", "versions", "n_outputs", "retained", "hooks", "metadata", "__weakref__")
+    __slots__ = ("op", "ctx", "inputs", "versions", "n_outputs", "retained", "hooks", "notes", "__weakref__")
 
     def __init__(self, op, ctx, inputs, versions, n_outputs):
         self.op = op
@@ -79,7 +79,14 @@ class Node:
         self.n_outputs = n_outputs
         self.retained = None
         self.hooks = None  # {output index: {handle id: hook}}: Tensor.register_hook on a non-leaf
-        self.metadata = None  # a dict when something keeps notes on the Node (anomaly mode, saved-tensor hooks)
+        self.notes = None  # `metadata`, made when something keeps notes on the Node (anomaly mode, saved-tensor hooks)
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for notes about this Node (anomaly mode keeps the forward traceback here)."""
+        if self.notes is None:
+            self.notes = {}
+        return self.notes
 
     def name(self) -> str:
         own = getattr(self.op, "node_name", None)
@@ -126,7 +133,7 @@ def record(op, args, in_tensors, out_arrays, aux, xp):
     ctx = SavedContext(op, args, out_arrays, aux, xp)
     node = Node(op, ctx, edges, versions, n_outputs)
     if packed:
-        node.metadata = {"packed": True}
+        node.metadata["packed"] = True
     if _anomaly.enabled:
         note_forward(node)
     return node
@@ -250,7 +257,7 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None, create_gr
                 raise RuntimeError(_FREED_MESSAGE)
             _check_versions(node)
             xp, kept = node.ctx.xp, node.ctx
-            if node.metadata and node.metadata.get("packed"):
+            if node.notes and node.notes.get("packed"):
                 node.ctx = unpacked_context(kept)
             if _anomaly.enabled:
                 g_in = anomaly_checked(node, lambda: flow.formula(node, grads_out))

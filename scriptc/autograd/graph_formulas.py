@@ -200,8 +200,7 @@ def once_differentiable_result(node, grads_out, message: str) -> tuple:
     flat = [a for item in arrays for a in (item if isinstance(item, list) else (item,)) if a is not None]
     wrapped = {id(a): wrap(a) for a in flat}
     sources = [g for g in grads_out if g is not None and g.requires_grad]
-    sources += [t for i, e in enumerate(node.inputs) if e is not None
-                for t in _flat(_as_graph_tensor(node.ctx.args[i], e)) if getattr(t, "requires_grad", False)]
+    sources += [_edge_tensor(e) for item in node.inputs for e in _flat(item) if e is not None]
     if sources and flat:
         name = getattr(node.op, "name", "function") + "_backward"
         stub = record(_NotTwiceDifferentiable(name, message), (), [sources], tuple(flat), None, np)
@@ -214,6 +213,17 @@ def once_differentiable_result(node, grads_out, message: str) -> tuple:
 
 def _flat(value):
     return value if isinstance(value, list) else [value]
+
+
+def _edge_tensor(edge):
+    """A tensor whose gradient follows `edge`: the leaf, or a stand-in for the Node output it names."""
+    from scriptc.tensors import wrap
+
+    if edge.node is None:
+        return edge.leaf
+    t = wrap(np.broadcast_to(np.zeros((), edge.dtype), edge.shape))
+    t.requires_grad, t.grad_fn, t._out_index = True, edge.node, edge.index
+    return t
 
 
 # --- linear ops: the adjoint's adjoint is the op ------------------------------------------
