@@ -491,6 +491,9 @@ def _as_list(x):
     return list(x)
 
 
+_warned_reference_cycle: list = []
+
+
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
              inputs=None) -> None:
     """Compute the gradient of `tensors` w.r.t. graph leaves and accumulate it into their `.grad`.
@@ -500,7 +503,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     `create_graph=True` records the backward pass itself, so the accumulated `.grad` can be
     differentiated again (higher-order gradients). `inputs` limits accumulation to those tensors.
     """
-    if create_graph:
+    if create_graph and not _warned_reference_cycle:
+        _warned_reference_cycle.append(True)  # torch warns once a process
         warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
                       "and its gradient which can cause a memory leak. We recommend using autograd.grad when creating "
                       "the graph to avoid this. If you have to use this function, make sure to reset the .grad fields "

@@ -181,7 +181,9 @@ def _through_composite(c, g, names: tuple, build):
     """Gradients of `build(*arguments)` (the op written with other ops), differentiated with history."""
     from scriptc.autograd.engine import grad
 
-    values = [getattr(c, n) for n in names]
+    # Aliases, so the inner grad() stops at them: the hooks and retained grads of the tensors
+    # themselves belong to the outer backward, which reaches them once with the whole gradient.
+    values = [v.view_as(v) if _is_tensor(v) and v.requires_grad else v for v in (getattr(c, n) for n in names)]
     wanted = [(n, v) for n, v in zip(names, values) if _is_tensor(v) and v.requires_grad]
     result = [None] * len(c.node.ctx.op.schema.args)
     if not wanted:

@@ -67,3 +67,16 @@ def test_hook_errors_worded_as_torch():
         y.register_hook(lambda g: g[:1])
         with pytest.raises(RuntimeError, match="hook '<lambda>' has changed the size of value"):
             y.sum().backward()
+
+
+def test_hooks_fire_once_with_the_whole_gradient_under_create_graph():
+    for lib in (torch, scriptc):
+        x = lib.tensor(np.random.default_rng(1).standard_normal((2, 3)), requires_grad=True)
+        h = x * 2
+        seen = []
+        h.register_hook(lambda g: seen.append(g.detach().clone()))
+        h.retain_grad()
+        loss = lib.nn.functional.layer_norm(h, (3,)).pow(2).sum() + h.sum()
+        loss.backward(create_graph=True)
+        assert len(seen) == 1
+        np.testing.assert_allclose(h.grad.detach().numpy(), seen[0].numpy())
