@@ -153,6 +153,8 @@ def graph_gradient(node, grads_out: list) -> tuple:
             return result
     if name in _LINEAR:
         return _linear_transpose(node, grads_out, _LINEAR[name])
+    if name in _MULTILINEAR and node.n_outputs == 1 and grads_out[0] is not None:
+        return _multilinear_gradient(node, grads_out[0], _MULTILINEAR[name])
     if name in _CONSTANT_SLOPE and node.n_outputs == 1 and grads_out[0] is not None:
         return _times_constant_slope(node, grads_out[0])
     base = getattr(op, "base_name", name)
@@ -194,9 +196,13 @@ class _NotTwiceDifferentiable:
 
 def once_differentiable_result(node, grads_out, message: str) -> tuple:
     """The array formula's gradients as Tensors that raise `message` when differentiated again."""
+    return _behind_stub(node, grads_out, _array_gradient(node, grads_out), message)
+
+
+def _behind_stub(node, grads_out, arrays, message: str) -> tuple:
+    """`arrays` (node's gradients) as Tensors behind a Node that raises `message` when differentiated."""
     from scriptc.tensors import wrap
 
-    arrays = _array_gradient(node, grads_out)
     flat = [a for item in arrays for a in (item if isinstance(item, list) else (item,)) if a is not None]
     wrapped = {id(a): wrap(a) for a in flat}
     sources = [g for g in grads_out if g is not None and g.requires_grad]
@@ -329,3 +335,98 @@ def _times_constant_slope(node, g) -> tuple:
     ones = np.ones(g._data.shape, dtype=g._data.dtype)
     slopes = _array_gradient(node, [wrap(ones)])
     return tuple(None if s is None or isinstance(s, list) else g * wrap(s) for s in slopes)
+
+
+# --- multilinear ops: linear in each tensor argument on its own ----------------------------
+
+# Their arguments' gradients are linear in g and in every other argument, so the gradient's own
+# gradient comes from the op and its first-order formula at substituted arguments.
+_MULTILINEAR = {
+    "einsum": ("tensors",), "dot": ("self", "tensor"), "inner": ("self", "other"), "mv": ("self", "vec"),
+    "outer": ("self", "vec2"), "ger": ("self", "vec2"), "kron": ("self", "other"), "tensordot": ("a", "b"),
+    "cross": ("self", "other"), "linalg_cross": ("self", "other"), "linalg_vecdot": ("x", "y"),
+    "chain_matmul": ("matrices",), "linalg_multi_dot": ("tensors",),
+}
+
+
+def _argument_slots(op, args, names) -> list:
+    """(argument index, list position or None) of every tensor among the named arguments."""
+    slots = []
+    for i in (op.arg_index[n] for n in names):
+        if isinstance(args[i], list):
+            slots.extend((i, j) for j in range(len(args[i])))
+        else:
+            slots.append((i, None))
+    return slots
+
+
+def _substituted(args, slot, value) -> list:
+    args = [list(a) if isinstance(a, list) else a for a in args]
+    i, j = slot
+    if j is None:
+        args[i] = value
+    else:
+        args[i][j] = value
+    return args
+
+
+class _MultilinearBackward:
+    """The op-like record of a multilinear op's gradients: inputs (g, then the argument behind each
+    output), outputs the gradient of each argument that has an edge (`targets`, slots)."""
+
+    save = ()
+    complex_aware = True
+
+    def __init__(self, op, args, g, targets):
+        self.op, self.args, self.g, self.targets = op, args, g, targets
+        self.name = op.name + "_backward"
+
+    def node_gradient(self, node, grads_out, create_graph: bool) -> tuple:
+        if create_graph:
+            arrays = self._gradients([None if g is None else g._data for g in grads_out])
+            return _behind_stub(node, grads_out, arrays, f"derivative for aten::{self.name} is not implemented")
+        return self._gradients(grads_out)
+
+    def _gradients(self, ggs) -> tuple:
+        from scriptc.autograd.engine import SavedContext, _gradient
+
+        op, args, g = self.op, self.args, self.g
+        g_grad = None
+        arg_grads: list = [None] * len(self.targets)
+        for slot, gg in zip(self.targets, ggs):
+            if gg is None:
+                continue
+            varied = _substituted(args, slot, gg)
+            along = run_kernel(op, np, varied)
+            g_grad = along if g_grad is None else g_grad + along
+            found = _gradient(op, SavedContext(op, varied, along, None, np), g)
+            for k, other in enumerate(self.targets):
+                i, j = other
+                part = found[i] if j is None else found[i][j]
+                if other != slot and part is not None:
+                    arg_grads[k] = part if arg_grads[k] is None else arg_grads[k] + part
+        return (g_grad, *arg_grads)
+
+
+def _multilinear_gradient(node, g, names) -> tuple:
+    from scriptc.tensors import wrap
+
+    op, args = node.ctx.op, node.ctx.args
+    arrays = _array_gradient(node, [g])
+    slots = [slot for slot in _argument_slots(op, args, names)
+             if (arrays[slot[0]] if slot[1] is None else arrays[slot[0]][slot[1]]) is not None]
+    flat = [arrays[i] if j is None else arrays[i][j] for i, j in slots]
+    tensors = [wrap(a) for a in flat]
+    edges = [node.inputs[i] if j is None else node.inputs[i][j] for i, j in slots]
+    sources = [g] + [None if e is None else _edge_tensor(e) for e in edges]
+    if any(t is not None and t.requires_grad for t in sources):
+        stub = record(_MultilinearBackward(op, args, g._data, slots), (), sources, tuple(flat), None, np)
+        for k, t in enumerate(tensors):
+            t.requires_grad, t.grad_fn, t._out_index = True, stub, k
+    result: list = [[None] * len(a) if isinstance(a, list) else None for a in arrays]
+    for (i, j), t in zip(slots, tensors):
+        if j is None:
+            result[i] = t
+        else:
+            result[i][j] = t
+    return tuple(result)

@@ -55,6 +55,10 @@ CASES = {
     "linear ops": (lambda a, b: (scriptc.cat([a, b], 0).reshape(3, 4).t()[1:].sum(0) * a.mean()
                                  + scriptc.stack([a, b]).permute(1, 0, 2).flatten().sum() ** 2),
                    lambda: (_t((1, 6)), _t((1, 6), 1))),
+    "multilinear": (lambda a, b, v: scriptc.einsum("ij,jk->ik", a, b).tanh().sum() * scriptc.dot(v, v)
+                    + scriptc.outer(v, v).sin().sum() + scriptc.mv(b.t(), v).exp().sum()
+                    + scriptc.tensordot(a, b.t(), 2) * scriptc.kron(v, v).sum(),
+                    lambda: (_t((2, 3)), _t((3, 2), 1), _t((3,), 2))),
     "pooling": (lambda x: F.avg_pool2d(x, 2).tanh() * F.adaptive_avg_pool2d(x, 1) * F.max_pool2d(x, 3, 2, 1),
                 lambda: (_t((1, 1, 4, 4)),)),
     "conv_transpose2d": (lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1).tanh(),
