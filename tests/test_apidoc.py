@@ -33,7 +33,6 @@ def test_torch_names_match_the_installed_torch():
     (lambda: scriptc.linalg.matrix_exp, "module 'scriptc.linalg' has no attribute 'matrix_exp': "
                                         "torch.linalg.matrix_exp is not supported by scriptc yet"),
     (lambda: scriptc.autograd.forward_ad, "torch.autograd.forward_ad is not supported by scriptc yet"),
-    (lambda: scriptc.nn.init.kaiming_normal, "torch.nn.init.kaiming_normal is not supported by scriptc yet"),
     (lambda: scriptc.nn.utils.fuse_conv_bn_eval, "torch.nn.utils.fuse_conv_bn_eval is not supported by scriptc yet"),
     (lambda: scriptc.special.airy_ai, "torch.special.airy_ai is not supported by scriptc yet"),
 ])

@@ -27,7 +27,10 @@ def check_same(ours, theirs):
     """Equal values of corresponding kinds: scriptc tensors where torch gives tensors, equal dtypes."""
     if isinstance(theirs, torch.Tensor):
         assert isinstance(ours, scriptc.Tensor) and ours.dtype.name == str(theirs.dtype).split(".")[1]
-        np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+        if theirs.is_floating_point():
+            np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-6, atol=1e-7)
+        else:
+            np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
     elif isinstance(theirs, (tuple, list)) and not isinstance(theirs, torch.Size):
         assert len(ours) == len(theirs)
         for a, b in zip(ours, theirs):
@@ -213,3 +216,74 @@ def test_typename():
     assert scriptc.typename(scriptc.zeros(1, dtype=scriptc.int64)) == "scriptc.LongTensor"
     assert scriptc.typename(3) == "int" == torch.typename(3)
     assert scriptc.typename(scriptc.nn.Linear) == "scriptc.nn.linear.Linear"
+
+
+def test_lazy_names_match_the_module():
+    from scriptc import _LAZY_NAMES, tensor_functions
+
+    assert _LAZY_NAMES["scriptc.tensor_functions"] == set(tensor_functions.__all__)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda T: T.gradient(T.tensor([1.0, 4.0, 9.0, 16.0, 25.0]), spacing=2.0),
+    lambda T: T.gradient(T.tensor([1.0, 4.0, 9.0, 16.0, 25.0]), spacing=(T.tensor([0.0, 1.0, 3.0, 4.0, 7.0]),),
+                         edge_order=2),
+    lambda T: T.gradient(T.tensor([1.0, 4.0, 9.0, 16.0, 25.0]), spacing=(T.tensor([0.0, 1.0, 3.0, 4.0, 7.0]),)),
+    lambda T: T.gradient(T.arange(12.0).reshape(3, 4) ** 2, dim=1, edge_order=2),
+    lambda T: T.gradient(T.arange(12.0).reshape(3, 4) ** 2, spacing=[1.0, 2.0]),
+    lambda T: T.gradient(T.arange(12).reshape(3, 4)),
+    lambda T: T.trapz(T.tensor([1.0, 2.0, 4.0])),
+    lambda T: T.renorm(T.arange(6.0).reshape(2, 3), 1, 0, 5.0),
+    lambda T: T.arange(24.0).reshape(2, 3, 4).renorm(2, 1, 10.0),
+    lambda T: T.arange(6.0).reshape(2, 3).cov(correction=0),
+    lambda T: T.tensor([[1.0, 2.0, 4.0], [3.0, 1.0, 0.0]]).corrcoef(),
+    lambda T: T.cholesky_solve(T.tensor([[1.0], [2.0]]), T.linalg.cholesky(T.tensor([[4.0, 2.0], [2.0, 3.0]]))),
+    lambda T: T.cholesky_solve(T.ones(2, 2, 1), T.linalg.cholesky(T.tensor([[4.0, 2.0], [2.0, 3.0]])).mT,
+                               upper=True),
+    lambda T: T.linalg.cholesky(T.tensor([[4.0, 2.0], [2.0, 3.0]])).cholesky_inverse(),
+    lambda T: T.nonzero_static(T.tensor([[0, 1], [1, 1]]), size=4),
+    lambda T: T.nonzero_static(T.tensor([0, 1, 1]), size=1, fill_value=9),
+    lambda T: T.empty_strided((2, 3), (1, 2)).stride(),
+    lambda T: T.empty_permuted((2, 3, 4), (0, 2, 1)).stride(),
+    lambda T: T.slice_copy(T.arange(10), 0, 2, 8, 3),
+    lambda T: T.expand_copy(T.ones(1, 2), (3, 2)),
+    lambda T: T.split_copy(T.arange(5), 2),
+    lambda T: T.unbind_copy(T.arange(4).reshape(2, 2), 1),
+    lambda T: T.view_copy(T.arange(4), (2, 2)),
+    lambda T: T.transpose_copy(T.arange(6).reshape(2, 3), 0, 1),
+    lambda T: T.arange(6).unsafe_chunk(3)[2],
+    lambda T: T.unsafe_split(T.arange(5), 2),
+    lambda T: T.cond(T.tensor(False), lambda x: x + 1, lambda x: x - 1, (T.ones(2),)),
+    lambda T: T.cond(True, lambda x, y: x * y, lambda x, y: x, (T.full((2,), 3.0), T.full((2,), 2.0))),
+])
+def test_composites_match_torch(fn):
+    same(fn)
+
+
+def test_copy_forms_do_not_share_memory():
+    source = scriptc.arange(6.0).reshape(2, 3)
+    for copy in (scriptc.view_copy(source, (3, 2)), scriptc.t_copy(source), scriptc.select_copy(source, 0, 1)):
+        copy.fill_(-1)
+    assert source.min().item() == 0.0
+
+
+def test_renorm_and_gradient_carry_gradients():
+    x = torch.arange(6.0, dtype=torch.float64).reshape(2, 3).requires_grad_()
+    ours = scriptc.arange(6.0, dtype=scriptc.float64).reshape(2, 3).requires_grad_()
+    for T, t in ((torch, x), (scriptc, ours)):
+        (T.renorm(t, 2, 0, 3.0) * T.arange(6.0, dtype=T.float64).reshape(2, 3)).sum().backward()
+        (T.gradient(t * t, dim=1, edge_order=2)[0]).sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), x.grad.numpy(), rtol=1e-6)
+
+
+def test_as_strided_views_storage_and_errors():
+    for T in (scriptc, torch):
+        x = T.arange(12.0).reshape(3, 4)
+        window = x.as_strided((2, 2), (1, 1))
+        window[0, 1] = 100.0
+        assert x[0, 1].item() == 100.0
+        assert x[1:].as_strided((2,), (1,)).tolist() == [4.0, 5.0]
+        with pytest.raises(RuntimeError, match="out of bounds for storage of size 48"):
+            x.as_strided((4, 4), (4, 1))
+        with pytest.raises(RuntimeError, match="Negative strides are not supported"):
+            x.as_strided((2,), (-1,))

@@ -141,6 +141,7 @@ from . import windows  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from . import rearrange  # noqa: E402,F401
 from . import views  # noqa: E402,F401
+from . import strided  # noqa: E402,F401
 from . import scalar  # noqa: E402,F401
 from . import products  # noqa: E402,F401
 from . import einsum  # noqa: E402,F401

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
 
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.types import bool_
@@ -38,12 +37,9 @@ class Inspection:
     def storage_offset(self) -> int:
         """How many elements into its storage this tensor's first element lies (x[1:] of a fresh
         tensor gives 1)."""
-        data = self._data
-        root = data
-        while isinstance(root.base, np.ndarray):
-            root = root.base
-        start = np.lib.array_utils.byte_bounds(root)[0]
-        return (data.__array_interface__["data"][0] - start) // data.itemsize
+        from scriptc.ops.strided import storage_offset
+
+        return storage_offset(self._data)
 
     def is_signed(self) -> bool:
         """Whether the dtype holds negative values (False for bool and uint8)."""
@@ -112,6 +108,46 @@ class Inspection:
             raise TypeError(f"new() received an invalid combination of arguments - got "
                             f"({', '.join(type(a).__name__ for a in args)})")
         return self.new_empty(args if args else (0,))
+
+    def unsafe_chunk(self, chunks: int, dim: int = 0) -> tuple:
+        return self.chunk(chunks, dim)
+
+    def unsafe_split(self, split_size, dim: int = 0) -> tuple:
+        return self.split(split_size, dim)
+
+    def unsafe_split_with_sizes(self, split_sizes, dim: int = 0) -> tuple:
+        return self.split_with_sizes(split_sizes, dim)
+
+    # --- numeric composites (scriptc/numerics.py, which builds on Tensor: imported on use) ----------
+    def cov(self, *, correction: int = 1, fweights=None, aweights=None) -> "Tensor":
+        from scriptc import numerics
+
+        return numerics.cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self) -> "Tensor":
+        from scriptc import numerics
+
+        return numerics.corrcoef(self)
+
+    def renorm(self, p: float, dim: int, maxnorm: float) -> "Tensor":
+        from scriptc import numerics
+
+        return numerics.renorm(self, p, dim, maxnorm)
+
+    def renorm_(self, p: float, dim: int, maxnorm: float) -> "Tensor":
+        from scriptc import numerics
+
+        return self.copy_(numerics.renorm(self, p, dim, maxnorm))
+
+    def cholesky_solve(self, input2: "Tensor", upper: bool = False) -> "Tensor":
+        from scriptc import numerics
+
+        return numerics.cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper: bool = False) -> "Tensor":
+        from scriptc import numerics
+
+        return numerics.cholesky_inverse(self, upper)
 
     # --- shape ops in place: the tensor becomes the view -----------------------------------
     def t_(self) -> "Tensor":
