@@ -190,6 +190,7 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None, create_gr
     """The engine. Returns {id(target tensor): gradient} when `targets` is given (autograd.grad);
     otherwise accumulates into leaves' `.grad`. Gradients flow as arrays, or, with `create_graph`,
     as Tensors whose own history the gradient formulas record (higher-order gradients)."""
+    from scriptc.autograd.hooks import _leaves as hooked_leaves
     from scriptc.autograd.hooks import leaf_hooks, post_accumulate_hooks
 
     flow = _graph_flow() if create_graph else _ARRAY_FLOW
@@ -281,14 +282,16 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None, create_gr
                         reach_leaf(edge.leaf, gi)
                     else:
                         reach_node(edge.node, edge.index, gi)
+        any_leaf_hooks = bool(hooked_leaves)
         for tensor, total in leaf_grads.values():
-            hooks = leaf_hooks(tensor)
+            hooks = leaf_hooks(tensor) if any_leaf_hooks else None
             g = total.value if not hooks else flow.through_hooks(hooks, total.value)
             flow.accumulate(tensor, g, owned=total.owned and not hooks)
-            for hook in post_accumulate_hooks(tensor):
-                hook(tensor)
+            if any_leaf_hooks:
+                for hook in post_accumulate_hooks(tensor):
+                    hook(tensor)
         for key, (tensor, total) in captured_leaves.items():
-            hooks = leaf_hooks(tensor)
+            hooks = leaf_hooks(tensor) if any_leaf_hooks else None
             captured[key] = total.value if not hooks else flow.through_hooks(hooks, total.value)
     return captured
 
@@ -318,9 +321,7 @@ def _leading_to_targets(order, leaf_targets, output_targets) -> set:
 class _ArrayFlow:
     """First-order backward: gradients are arrays and the op table's formulas compute them."""
 
-    @staticmethod
-    def start(g):
-        return _GradSum(g)
+    start = _GradSum
 
     @staticmethod
     def formula(node, grads_out):
@@ -358,17 +359,18 @@ class _ArrayFlow:
 
     @staticmethod
     def accumulate(tensor, g, owned: bool) -> None:
+        if tensor.grad is not None and not _bfloat16.holds(tensor._data):
+            tensor.grad._data += g
+            return
         from scriptc.tensors import wrap
 
         if _bfloat16.holds(tensor._data):
             if tensor.grad is not None:
                 g = g + _bfloat16.to_float32(np, tensor.grad._data)
             tensor.grad = wrap(_bfloat16.from_values(np, g))
-        elif tensor.grad is None:
+        else:
             # Not owned: the same gradient array may have flowed to several leaves (add passes it on).
             tensor.grad = wrap(np.asarray(g) if owned else np.array(g, copy=True))
-        else:
-            tensor.grad._data += g
 
     @staticmethod
     def result(g):
