@@ -1,8 +1,9 @@
 """torch.autograd: reverse-mode automatic differentiation.
 
-The package by concern: engine (the graph of Nodes, backward, grad, create_graph), graph_formulas
+The package by concern: engine (the graph of Nodes, backward, grad, create_graph), array_flow (the
+table's formulas on arrays: first-order arithmetic), graph_formulas
 (the differentiable gradient formulas create_graph runs), function (torch.autograd.Function),
-hooks (Tensor.register_hook), graph (saved_tensors_hooks), functional (jacobian, hessian, vjp,
+hooks (Tensor.register_hook, Node hooks), graph (saved_tensors_hooks), functional (jacobian, hessian, vjp,
 jvp, hvp, vhp), anomaly_mode (detect_anomaly), gradcheck. Grad modes live in scriptc/grad_mode.py.
 """
 

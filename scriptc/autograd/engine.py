@@ -16,28 +16,17 @@ import warnings
 import numpy as np
 
 from scriptc.autograd.anomaly_mode import _anomaly, anomaly_checked, note_forward
+from scriptc.autograd.array_flow import (  # noqa: F401  (_gradient: scriptc.autograd re-exports it)
+    _ARRAY_FLOW,
+    SavedContext,
+    _checked_hook_result,
+    _gradient,
+    _gradient_dtype,
+)
 from scriptc.autograd.graph import _hooks as _saved_tensor_hooks
 from scriptc.autograd.graph import pack_op_inputs, unpacked_context
 from scriptc.grad_mode import set_grad_enabled
 from scriptc.ops import bfloat16 as _bfloat16
-from scriptc.ops.schema import OpDef as _OpDef
-from scriptc.ops.factored import FactoredGradient as _FactoredGradient
-from scriptc.autograd.grad_sum import GradSum as _GradSum
-
-
-class SavedContext:
-    """What a gradient formula sees: the call's arguments by schema name, `out`, `aux`, `xp`."""
-
-    __slots__ = ("op", "args", "out", "aux", "xp")
-
-    def __init__(self, op, args, out, aux, xp):
-        self.op, self.args, self.out, self.aux, self.xp = op, args, out, aux, xp
-
-    def __getattr__(self, name):
-        try:
-            return self.args[self.op.arg_index[name]]
-        except KeyError:
-            raise AttributeError(f"{self.op.name} has no argument '{name}'") from None
 
 
 FREED = "freed"
@@ -81,6 +70,15 @@ class Node:
         self.hooks = None  # {output index: {handle id: hook}}: Tensor.register_hook on a non-leaf
         self.notes = None  # `metadata`, made when something keeps notes on the Node (anomaly mode, saved-tensor hooks)
 
+    def register_prehook(self, hook):
+        """Call `hook(grad_outputs)` before this Node's formula runs; a returned tuple replaces them."""
+        return _node_hook(self, "prehooks", hook)
+
+    def register_hook(self, hook):
+        """Call `hook(grad_inputs, grad_outputs)` after this Node's formula ran (grad_inputs one per
+        next_functions entry); a returned tuple replaces grad_inputs."""
+        return _node_hook(self, "posthooks", hook)
+
     @property
     def metadata(self) -> dict:
         """A dict for notes about this Node (anomaly mode keeps the forward traceback here)."""
@@ -105,6 +103,17 @@ class Node:
             out.append((None, 0) if e is None else
                        (e.node, e.index) if e.node is not None else ("AccumulateGrad", 0))
         return tuple(out)
+
+
+def _node_hook(node, kind: str, hook):
+    from collections import OrderedDict
+
+    from scriptc.utils.hooks import RemovableHandle
+
+    hooks = node.metadata.setdefault(kind, OrderedDict())
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
 
 
 def _flat_inputs(inputs):
@@ -137,17 +146,6 @@ def record(op, args, in_tensors, out_arrays, aux, xp):
     if _anomaly.enabled:
         note_forward(node)
     return node
-
-
-def _sum_to(g, shape):
-    """Sum a broadcast gradient back down to `shape`."""
-    if g.shape == shape:
-        return g
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
-    if axes:
-        g = g.sum(axis=axes, keepdims=True)
-    return g.reshape(shape)
 
 
 def watch_output(node, tensor) -> None:
@@ -191,7 +189,7 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None, create_gr
     otherwise accumulates into leaves' `.grad`. Gradients flow as arrays, or, with `create_graph`,
     as Tensors whose own history the gradient formulas record (higher-order gradients)."""
     from scriptc.autograd.hooks import _leaves as hooked_leaves
-    from scriptc.autograd.hooks import leaf_hooks, post_accumulate_hooks
+    from scriptc.autograd.hooks import leaf_hooks, node_posthooks, node_prehooks, post_accumulate_hooks
 
     flow = _graph_flow() if create_graph else _ARRAY_FLOW
     buffers: dict[int, list] = {}
@@ -254,6 +252,9 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None, create_gr
                         t.grad = flow.retained(t.grad, grads_out[index])
             if needed is not None and id(node) not in needed:
                 continue
+            notes = node.notes
+            if notes and "prehooks" in notes:
+                grads_out = node_prehooks(flow, notes["prehooks"].values(), grads_out)
             if node.ctx is FREED:
                 raise RuntimeError(_FREED_MESSAGE)
             _check_versions(node)
@@ -270,7 +271,10 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None, create_gr
                 release = getattr(node.op, "release_saved", None)
                 if release is not None:
                     release()
-            for item, g in zip(node.inputs, g_in):
+            inputs = node.inputs
+            if notes and "posthooks" in notes:
+                inputs, g_in = node_posthooks(flow, notes["posthooks"].values(), node, xp, g_in, grads_out)
+            for item, g in zip(inputs, g_in):
                 if item is None or g is None:
                     continue
                 pairs = zip(item, g) if isinstance(item, list) else ((item, g),)
@@ -318,134 +322,10 @@ def _leading_to_targets(order, leaf_targets, output_targets) -> set:
     return needed
 
 
-class _ArrayFlow:
-    """First-order backward: gradients are arrays and the op table's formulas compute them."""
-
-    start = _GradSum
-
-    @staticmethod
-    def formula(node, grads_out):
-        if type(node.op) is not _OpDef:
-            own = getattr(node.op, "node_gradient", None)
-            if own is not None:
-                return own(node, grads_out, False)
-        ctx = node.ctx
-        if node.n_outputs == 1:
-            return _gradient(node.op, ctx, grads_out[0])
-        return _gradient(node.op, ctx, tuple(
-            g if g is not None else ctx.xp.zeros(o.shape, dtype=o.dtype) for g, o in zip(grads_out, ctx.out)))
-
-    @staticmethod
-    def to_edge(xp, g, edge):
-        if type(g) is _FactoredGradient and (g.shape != edge.shape or g.dtype != edge.dtype):
-            g = g.evaluate()
-        return g if type(g) is _FactoredGradient else _as_edge_gradient(xp, g, edge)
-
-    @staticmethod
-    def through_hooks(hooks, g):
-        from scriptc.tensors import wrap
-
-        for hook in list(hooks):
-            replaced = hook(wrap(g))
-            if replaced is not None:
-                g = _checked_hook_result(hook, replaced, g.shape)._data
-        return g
-
-    @staticmethod
-    def retained(old, g):
-        from scriptc.tensors import wrap
-
-        return wrap(g.copy()) if old is None else wrap(old._data + g)
-
-    @staticmethod
-    def accumulate(tensor, g, owned: bool) -> None:
-        if tensor.grad is not None and not _bfloat16.holds(tensor._data):
-            tensor.grad._data += g
-            return
-        from scriptc.tensors import wrap
-
-        if _bfloat16.holds(tensor._data):
-            if tensor.grad is not None:
-                g = g + _bfloat16.to_float32(np, tensor.grad._data)
-            tensor.grad = wrap(_bfloat16.from_values(np, g))
-        else:
-            # Not owned: the same gradient array may have flowed to several leaves (add passes it on).
-            tensor.grad = wrap(np.asarray(g) if owned else np.array(g, copy=True))
-
-    @staticmethod
-    def result(g):
-        from scriptc.tensors import wrap
-
-        return wrap(np.array(g, copy=True))
-
-
-_ARRAY_FLOW = _ArrayFlow()
-
-
 def _graph_flow():
     from scriptc.autograd.graph_formulas import GraphFlow
 
     return GraphFlow()
-
-
-def _checked_hook_result(hook, replaced, shape):
-    from scriptc.tensors import Tensor
-
-    if not isinstance(replaced, Tensor):
-        raise TypeError(f"expected Tensor, but hook returned '{type(replaced).__name__}'")
-    if tuple(replaced.shape) != tuple(shape):
-        name = getattr(hook, "__name__", repr(hook))
-        raise RuntimeError(f"hook '{name}' has changed the size of value")
-    return replaced
-
-
-def _as_edge_gradient(xp, g, edge: Edge):
-    """A formula's gradient for one input as that input's gradient: summed down to its shape (from a
-    broadcast), in its dtype."""
-    g = _sum_to(xp.asarray(g), edge.shape)
-    if g.dtype != edge.dtype:
-        if g.dtype.kind == "c" and edge.dtype.kind != "c":
-            g = g.real  # a real input of a complex result gets the real part (PyTorch's rule)
-        # bfloat16 tensors' gradients flow as float32 (their formulas compute in float32).
-        g = g.astype(_gradient_dtype(edge.dtype))
-    return g
-
-
-def _gradient(op, ctx, grads):
-    """The op's gradient formula applied to the output gradient(s).
-
-    On complex gradients PyTorch's convention (the conjugate Wirtinger derivative) turns a formula
-    written as g * f'(z) into g * conj(f'(z)): conj(formula(conj(g))), unless the formula handles
-    complex inputs itself (`complex_aware`)."""
-    several = isinstance(grads, tuple)
-    flat = grads if several else (grads,)
-    ctx = _in_float32(ctx)
-    # A record that is not a table op (utils.checkpoint's recomputation) differentiates by autograd itself.
-    if getattr(op, "complex_aware", True) or not any(g is not None and g.dtype.kind == "c" for g in flat):
-        return op.grad(ctx, grads)
-    conjugated = tuple(_conj(g) for g in flat)
-    return tuple(_conj(g) for g in op.grad(ctx, conjugated if several else conjugated[0]))
-
-
-def _in_float32(ctx):
-    """ctx, or a copy with its bfloat16 arrays (inputs, outputs) as float32 for the formula to compute with."""
-    outs = ctx.out if isinstance(ctx.out, (tuple, list)) else (ctx.out,)
-    if not any(_bfloat16.holds(a) or (type(a) in (list, tuple) and any(_bfloat16.holds(t) for t in a))
-               for a in list(ctx.args) + list(outs)):
-        return ctx
-    widened_out = _bfloat16.widen_saved(ctx.xp, outs)
-    out = type(ctx.out)(widened_out) if isinstance(ctx.out, (tuple, list)) else widened_out[0]
-    return SavedContext(ctx.op, _bfloat16.widen_saved(ctx.xp, ctx.args), out, ctx.aux, ctx.xp)
-
-
-def _gradient_dtype(np_dtype):
-    return np.dtype(np.float32) if np_dtype == _bfloat16.STORAGE else np_dtype
-
-
-def _conj(g):
-    if isinstance(g, list):
-        return [_conj(item) for item in g]
-    return g.conj() if g is not None and getattr(g, "dtype", None) is not None and g.dtype.kind == "c" else g
 
 
 def _root_grads(tensors, grad_tensors, who: str, create_graph: bool = False):

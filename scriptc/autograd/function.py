@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from scriptc.autograd import engine
+from scriptc.autograd.array_flow import _gradient_dtype
 from scriptc.autograd.graph import pack_saved, unpack_saved
 from scriptc.grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 
@@ -199,7 +200,7 @@ class _FunctionBackward:
         grads = []
         for g, meta in zip(grads_out, self.output_meta):
             if g is None and meta is not None and self.ctx.materialize_grads:
-                g = np.zeros(meta[0], dtype=engine._gradient_dtype(meta[1]))
+                g = np.zeros(meta[0], dtype=_gradient_dtype(meta[1]))
             grads.append(wrap(g) if g is not None and not isinstance(g, Tensor) else g)
         backward = self.cls.backward if self.cls.backward is not Function.backward else self.cls.vjp
         with set_grad_enabled(create_graph):

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from scriptc.autograd.engine import _ARRAY_FLOW, _checked_hook_result, _gradient_dtype, record
+from scriptc.autograd.array_flow import _ARRAY_FLOW, _checked_hook_result, _gradient_dtype
+from scriptc.autograd.engine import record
 from scriptc.autograd.formulas import FORMULAS as _FORMULAS
 from scriptc.autograd.formulas import table_op as _op
 from scriptc.ops.execute import run_kernel
@@ -388,7 +389,7 @@ class _MultilinearBackward:
         return self._gradients(grads_out)
 
     def _gradients(self, ggs) -> tuple:
-        from scriptc.autograd.engine import SavedContext, _gradient
+        from scriptc.autograd.array_flow import SavedContext, _gradient
 
         op, args, g = self.op, self.args, self.g
         g_grad = None

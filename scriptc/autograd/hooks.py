@@ -1,4 +1,5 @@
-"""Tensor gradient hooks: Tensor.register_hook and register_post_accumulate_grad_hook.
+"""Gradient hooks: Tensor.register_hook, register_post_accumulate_grad_hook, and the Node hooks
+(grad_fn.register_prehook / register_hook) the engine runs.
 
 A hook on a leaf lives with the tensor (here, in a table keyed by the tensor's id that forgets a
 tensor when it dies); a hook on a computed tensor lives on the Node that made it, at its output
@@ -70,3 +71,48 @@ def register_post_accumulate_grad_hook(tensor, hook: Callable) -> RemovableHandl
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
     return handle
+
+
+def _as_tensors(values) -> tuple:
+    from scriptc.tensors import Tensor, wrap
+
+    return tuple(v if v is None or isinstance(v, Tensor) else wrap(v) for v in values)
+
+
+def _as_flowing(flow, tensors) -> list:
+    """Hook results back in the engine's form: arrays for first-order backward, Tensors under create_graph."""
+    from scriptc.autograd.graph_formulas import GraphFlow
+
+    if isinstance(flow, GraphFlow):
+        return list(tensors)
+    return [None if t is None else t._data for t in tensors]
+
+
+def node_prehooks(flow, hooks, grads_out: list) -> list:
+    """Run Node.register_prehook hooks on a Node's output gradients."""
+    for hook in list(hooks):
+        replaced = hook(_as_tensors(grads_out))
+        if replaced is not None:
+            grads_out = _as_flowing(flow, replaced)
+    return grads_out
+
+
+def node_posthooks(flow, hooks, node, xp, g_in, grads_out) -> tuple:
+    """Run Node.register_hook hooks on a Node's input gradients (one per next_functions entry);
+    returns the flat edges and gradients the engine routes instead of the per-argument ones."""
+    from scriptc.autograd.engine import _flat_inputs
+
+    edges, grads = [], []
+    for item, g in zip(node.inputs, g_in):
+        pairs = zip(item, g if g is not None else [None] * len(item)) if isinstance(item, list) else ((item, g),)
+        for edge, gi in pairs:
+            edges.append(edge)
+            grads.append(None if edge is None or gi is None else flow.to_edge(xp, gi, edge))
+    edges += [None] * (len(list(_flat_inputs(node.inputs))) - len(edges))
+    grads += [None] * (len(edges) - len(grads))
+    outputs = _as_tensors(grads_out)
+    for hook in list(hooks):
+        replaced = hook(_as_tensors(grads), outputs)
+        if replaced is not None:
+            grads = _as_flowing(flow, replaced)
+    return edges, grads

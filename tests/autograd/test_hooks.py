@@ -80,3 +80,23 @@ def test_hooks_fire_once_with_the_whole_gradient_under_create_graph():
         loss.backward(create_graph=True)
         assert len(seen) == 1
         np.testing.assert_allclose(h.grad.detach().numpy(), seen[0].numpy())
+
+
+def test_node_prehooks_and_hooks_like_torch():
+    results = []
+    for lib in (torch, scriptc):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor([3.0, 4.0], requires_grad=True)
+        y = x * w
+        log = []
+        y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0] * 2,))
+        handle = y.grad_fn.register_hook(
+            lambda grad_inputs, grad_outputs: log.append((len(grad_inputs), len(grad_outputs)))
+            or (grad_inputs[0], grad_inputs[1] * 0))
+        y.sum().backward(retain_graph=True)
+        handle.remove()
+        y.sum().backward()
+        results.append((x.grad.numpy().copy(), w.grad.numpy().copy(), log))
+    np.testing.assert_allclose(results[1][0], results[0][0])
+    np.testing.assert_allclose(results[1][1], results[0][1])
+    assert results[1][2] == results[0][2]
