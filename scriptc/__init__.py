@@ -82,6 +82,7 @@ _LAZY_NAMES = {
     "scriptc.tensors": {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"},
     "scriptc.autograd": {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
                          "is_inference_mode_enabled"},
+    "scriptc.autograd.anomaly_mode": {"is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled"},
     "scriptc.random": {"Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state"},
     "scriptc.sparse": {"sparse_coo_tensor", "sparse_coo", "strided"},
     "scriptc.runtime.parallel": {"set_num_threads", "get_num_threads", "set_num_interop_threads",

@@ -268,6 +268,17 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods):
         """Whether this tensor was made under `inference_mode`."""
         return grad_mode.is_inference(self)
 
+    def register_hook(self, hook):
+        """Call `hook(grad)` each time a gradient for this tensor is computed; a hook that returns a
+        Tensor replaces the gradient. Returns a handle; `handle.remove()` unregisters the hook."""
+        from scriptc.autograd.hooks import register_hook
+        return register_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call `hook(tensor)` on this leaf after backward has accumulated into its `.grad`."""
+        from scriptc.autograd.hooks import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
+
     def retain_grad(self) -> None:
         """Keep `.grad` for this non-leaf tensor after backward."""
         import weakref
