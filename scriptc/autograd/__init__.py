@@ -8,6 +8,7 @@ jvp, hvp, vhp), anomaly_mode (detect_anomaly), gradcheck. Grad modes live in scr
 """
 
 from scriptc.autograd import anomaly_mode, function, functional, graph  # noqa: F401
+from scriptc.autograd import profiler  # noqa: F401
 from scriptc.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from scriptc.autograd.engine import Node, backward, grad
 from scriptc.autograd.function import Function

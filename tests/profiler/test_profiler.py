@@ -196,3 +196,14 @@ def test_acc_events_keeps_every_cycle():
 def test_a_schedule_returning_device_stopped_is_refused():
     with pytest.raises(ValueError, match="DEVICE_STOPPED is set internally"):
         profile(schedule=lambda step: ProfilerAction.DEVICE_STOPPED)
+
+
+def test_torch_autograd_profiler_names():
+    assert scriptc.autograd.profiler.profile is autograd_profile
+    assert scriptc.autograd.profiler.record_function is record_function
+    with scriptc.autograd.profiler.profile() as prof:
+        with scriptc.autograd.profiler.record_function("step"):
+            scriptc.ones(2) + 1
+    assert [e.key for e in prof.key_averages()] == ["step", "aten::ones", "aten::add"]
+    with pytest.raises(AttributeError, match="has no attribute 'emit_nvtx'"):
+        _ = scriptc.autograd.profiler.emit_nvtx
