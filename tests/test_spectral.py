@@ -166,3 +166,14 @@ def test_istft_errors_match_torch(index):
 def test_return_complex_false_warns_like_torch():
     with pytest.warns(UserWarning, match="return_complex=False is deprecated"):
         scriptc.stft(scriptc.ones(40), 8, return_complex=False)
+
+
+def test_traced_stft_matches_eager_on_new_inputs():
+    window = scriptc.hann_window(16)
+
+    def magnitude(x):
+        return scriptc.stft(x, 16, hop_length=4, window=window, return_complex=True).abs()
+
+    traced = scriptc.jit.trace(magnitude, (scriptc.randn(2, 100),))
+    fresh = scriptc.randn(2, 100)
+    np.testing.assert_allclose(traced(fresh).numpy(), magnitude(fresh).numpy(), rtol=1e-6, atol=1e-6)
