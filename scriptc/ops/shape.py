@@ -562,7 +562,7 @@ def _repeat_rule(x, repeats):
 register("repeat(self: Tensor, repeats: int[]) -> Tensor", SHAPE, _repeat_kernel, shape=_repeat_rule,
          grad=_repeat_grad, function=False, doc="Tiles the tensor repeats[i] times along dim i.")
 register("flip(self: Tensor, dims: int[]) -> Tensor", SHAPE,
-         lambda xp, x, dims: xp.flip(x, tuple(normalize_dim(d, x.ndim, "flip") for d in dims)),
+         lambda xp, x, dims: xp.flip(x, tuple(normalize_dim(d, x.ndim, "flip") for d in dims)).copy(),
          shape=lambda x, dims: x,
          grad=lambda ctx, g: (ctx.xp.flip(g, tuple(normalize_dim(d, g.ndim) for d in ctx.dims)), None))
 
