@@ -76,6 +76,12 @@ def _lower_gamma_ref(a, x):
     return out
 
 
+# torch's P(a, x) where a or x is 0 or infinite: nan where both a and x are 0 or both infinite.
+_INF = math.inf
+_GAMMA_EDGES = (np.array([0.0, 0.0, 1.0, 0.0, _INF, _INF, 2.0, 0.0]), np.array([0.0, 1.0, 0.0, _INF, 1.0, _INF, _INF, -0.0]))
+_GAMMA_EDGE_VALUES = np.array([math.nan, 1.0, 0.0, 1.0, 0.0, math.nan, 1.0, math.nan])
+
+
 def _shapes_and_points(*shape):
     return rng.choice([0.5, 1.0, 2.0, 3.0, 5.0], shape), rng.uniform(0.1, 12.0, shape)
 
@@ -125,7 +131,9 @@ CASES = {
                  Case((rand(5, lo=0.2, hi=3.0), 1), _mvlgamma_ref, label="p=1")],
     "igamma": [Case(_shapes_and_points(3, 4), _lower_gamma_ref, nograd=(0,), rtol=1e-4, atol=1e-6),
                Case((np.array([2.0, 3.0]), rand(3, 1, lo=0.5, hi=9.0)), _lower_gamma_ref, nograd=(0,), rtol=1e-4,
-                    atol=1e-6, label="broadcast")],
+                    atol=1e-6, label="broadcast"),
+               Case(_GAMMA_EDGES, lambda a, x: _GAMMA_EDGE_VALUES, grad=False, label="edges")],
     "igammac": [Case(_shapes_and_points(3, 4), lambda a, x: 1 - _lower_gamma_ref(a, x), nograd=(0,), rtol=1e-4,
-                     atol=1e-6)],
+                     atol=1e-6),
+                Case(_GAMMA_EDGES, lambda a, x: 1 - _GAMMA_EDGE_VALUES, grad=False, label="edges")],
 }
