@@ -75,10 +75,22 @@ def test_inspection_matches_torch(fn):
     (lambda T: T.zeros(0).is_nonzero(), "no values is ambiguous"),
     (lambda T: T.zeros(3).sum_to_size(2), "is not expandable to size"),
     (lambda T: T.zeros(4).split_with_sizes([1, 2]), "split_sizes to sum exactly to 4"),
+    (lambda T: T.zeros(3).adjoint(), "only supported on matrices or batches of matrices. Got 1-D tensor"),
+    (lambda T: T.ones(4).renorm(2, 0, 1.0), "renorm: input needs at least 2 dimensions, got 1 dimensions"),
 ])
 def test_inspection_errors_match_torch(call, message):
     for T in (scriptc, torch):
         with pytest.raises(RuntimeError, match=message):
+            call(T)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda T: T.zeros(2).new(2.0), TypeError, "new\\(\\): data must be a sequence \\(got float\\)"),
+    (lambda T: T.ones(2, 3).renorm(2, 2, 1.0), IndexError, "Dimension out of range"),
+])
+def test_argument_errors_match_torch(call, error, message):
+    for T in (scriptc, torch):
+        with pytest.raises(error, match=message):
             call(T)
 
 
