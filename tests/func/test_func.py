@@ -130,3 +130,8 @@ def test_grad_refuses_a_non_scalar_output():
         with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a scalar Tensor, got tensor "
                                                "with 1 dims"):
             T.func.grad(lambda x: x * 2)(T.ones(3))
+
+
+def test_vmap_over_an_empty_dimension_is_refused_with_a_clear_error():
+    with pytest.raises(RuntimeError, match="cannot map over a dimension of size 0"):
+        scriptc.func.vmap(lambda a: a.sum())(scriptc.ones(0, 3))
