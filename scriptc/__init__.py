@@ -68,6 +68,8 @@ _SUBMODULES = {
     "fx",
     "backends",
     "accelerator",
+    "amp",
+    "cpu",
     "func",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
@@ -84,6 +86,7 @@ _LAZY_NAMES = {
     "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"},
     "scriptc.dtype_info": {"finfo", "iinfo"},
     "scriptc.func": {"vmap"},
+    "scriptc.linalg_composites": {"triangular_solve", "lu", "lu_solve", "orgqr"},
     "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "gradient", "vander",
                          "combinations", "renorm", "cholesky_solve", "cholesky_inverse"},
     "scriptc.tensor_functions": {"detach", "is_nonzero", "is_same_size", "is_signed", "is_inference", "is_conj",
@@ -98,6 +101,11 @@ _LAZY_NAMES = {
     "scriptc.nn.functional": {"cosine_similarity", "pairwise_distance", "pdist", "bilinear"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
+    "scriptc.amp": {"autocast"},
+    "scriptc.amp.state": {"is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+                          "is_autocast_cache_enabled", "set_autocast_cache_enabled", "autocast_increment_nesting",
+                          "autocast_decrement_nesting", "clear_autocast_cache", "is_autocast_cpu_enabled",
+                          "get_autocast_cpu_dtype", "get_autocast_gpu_dtype"},
 }
 
 

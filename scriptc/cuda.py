@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+
+from scriptc.amp import cuda_amp as amp
+
+# `import scriptc.cuda.amp` / `from torch.cuda.amp import autocast` find the module here (this module
+# is not a package).
+sys.modules[__name__ + ".amp"] = amp
+
 
 def _probe() -> str | None:
     """None when a CUDA device is usable, else the reason it is not."""

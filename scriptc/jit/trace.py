@@ -22,6 +22,7 @@ from scriptc import tensors as _tensors
 from scriptc.errors import TracerWarning
 from scriptc.ir.graph import Graph, Node, SourceLocation, Value
 from scriptc.ir.verify import verify
+from scriptc.ops import bfloat16
 from scriptc.ops.generator import Generator
 from scriptc.ops.operators import INT_ARITHMETIC, Operator
 from scriptc.tensors import Size, Tensor
@@ -406,7 +407,8 @@ def _argument_names(fn, count: int) -> list[str]:
 
 def _flatten(value) -> list:
     if isinstance(value, Tensor):
-        return [value._data]
+        # numpy cannot compare bfloat16's bit patterns: compare their float32 values
+        return [bfloat16.to_float32(np, value._data) if bfloat16.holds(value._data) else value._data]
     if isinstance(value, (tuple, list)):
         return [x for v in value for x in _flatten(v)]
     if isinstance(value, dict):

@@ -17,6 +17,8 @@ from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops import rules as _rules
 from scriptc.tensors.conversion import Conversions, check_device_arg
 from scriptc.tensors.inspection import Inspection
+from scriptc.tensors.linalg_methods import LinalgMethods
+from scriptc.tensors.storage_methods import StorageMethods
 from scriptc.tensors.printing import _tensor_repr
 from scriptc.types import CPU, channels_last, channels_last_3d, device, dtype, from_numpy_dtype
 
@@ -47,7 +49,7 @@ def _complex_part(op_name: str, doc: str) -> property:
         read(self).copy_(value)
     return property(read, write, doc=doc)
 
-class Tensor(Conversions, Inspection):
+class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods):
     """An n-dimensional array with autograd, backed by a numpy array (`scriptc.tensor([...])`)."""
 
     __slots__ = ("_data", "requires_grad", "grad", "grad_fn", "_out_index", "_vc", "_base", "__weakref__")
@@ -243,7 +245,10 @@ class Tensor(Conversions, Inspection):
 
     # --- shape helpers that are compositions of table ops --------------------------
     def contiguous(self, memory_format=None) -> "Tensor":
-        """self when already contiguous (as PyTorch), else a contiguous copy."""
+        """self when already contiguous in memory_format (row-major by default, or channels_last), else a
+        copy laid out so."""
+        if memory_format in (channels_last, channels_last_3d):
+            return self if self.is_contiguous(memory_format) else self.clone(memory_format=memory_format)
         if self._data.flags.c_contiguous:
             return self
         return call(_ops.OPS["contiguous"], (self,))
