@@ -12,7 +12,7 @@ import numpy as np
 from scriptc import autograd
 from scriptc.tensors import Tensor, wrap
 from scriptc.tensors.core import _init as _init_placeholder
-from scriptc.types import float32
+from scriptc.types import default_float
 
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -57,7 +57,7 @@ class _Uninitialized:
 def _no_elements(dtype) -> Tensor:
     """The placeholder's storage: no elements, but the dtype it will be created with (module.to and
     .double() convert it like any parameter's)."""
-    return wrap(np.empty((0,), dtype=(dtype or float32).np))
+    return wrap(np.empty((0,), dtype=(dtype or default_float()).np))
 
 
 def _uninitialized_message(what: str) -> str:
