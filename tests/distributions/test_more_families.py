@@ -1,0 +1,163 @@
+"""The discrete, heavy-tailed, low-rank, mixture and relaxed families against torch 2.13: shapes,
+moments, log_prob, cdf/icdf, entropy (or torch's error for it), support, expand and samples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import scriptc
+from tests.distributions.pairs import as_backend, assert_close, numpy_of
+
+torch = pytest.importorskip("torch")
+
+rng = np.random.default_rng(2)
+F = np.float64
+
+
+def positive(*shape):
+    return (rng.random(shape) + 0.5).astype(F)
+
+
+def real(*shape):
+    return rng.standard_normal(shape).astype(F)
+
+
+def unit(*shape):
+    return (rng.random(shape) * 0.8 + 0.1).astype(F)
+
+
+def simplex(*shape):
+    p = rng.random(shape) + 0.1
+    return (p / p.sum(-1, keepdims=True)).astype(F)
+
+
+def counts(high, *shape):
+    return rng.integers(0, high + 1, shape).astype(F)
+
+
+def family(name, **params):
+    """A maker of `name` from numpy parameters for a backend module (torch or scriptc)."""
+    return lambda m: getattr(m.distributions, name)(**as_backend(m, params))
+
+
+def exp_relaxed(m):
+    return m.distributions.relaxed_categorical.ExpRelaxedCategorical(*as_backend(m, (np.array(1.3), EXP_PROBS)))
+
+
+def mixture(m):
+    mix = m.distributions.Categorical(logits=as_backend(m, MIX_LOGITS))
+    components = m.distributions.Normal(*as_backend(m, (MIX_LOC, MIX_SCALE)))
+    return m.distributions.MixtureSameFamily(mix, components)
+
+
+def vector_mixture(m):
+    mix = m.distributions.Categorical(probs=as_backend(m, MIX_PROBS))
+    components = m.distributions.Independent(m.distributions.Normal(*as_backend(m, (VEC_LOC, VEC_SCALE))), 1)
+    return m.distributions.MixtureSameFamily(mix, components)
+
+
+MIX_LOGITS, MIX_LOC, MIX_SCALE = real(2, 3), real(2, 3) * 2, positive(2, 3)
+MIX_PROBS, VEC_LOC, VEC_SCALE = simplex(3), real(3, 2), positive(3, 2)
+RELAXED_LOGITS, EXP_PROBS = real(2, 4), simplex(4)
+MULTI_PROBS = simplex(2, 4)
+
+# maker, values to score, whether cdf/icdf exist
+CASES = [
+    ("Poisson", family("Poisson", rate=positive(3) * 3), counts(6, 4, 3), False),
+    ("Binomial-probs", family("Binomial", total_count=np.full(3, 7.0), probs=unit(3)), counts(7, 4, 3), False),
+    ("Binomial-logits", family("Binomial", total_count=np.array([[3.0], [9.0]]), logits=real(3)),
+     counts(3, 2, 3), False),
+    ("Multinomial", family("Multinomial", total_count=6, probs=MULTI_PROBS),
+     np.array([[[1.0, 2.0, 3.0, 0.0], [0.0, 0.0, 6.0, 0.0]]]), False),
+    ("Geometric", family("Geometric", probs=unit(3)), counts(5, 4, 3), False),
+    ("Geometric-logits", family("Geometric", logits=real(3)), counts(5, 4, 3), False),
+    ("Cauchy", family("Cauchy", loc=real(3), scale=positive(3)), real(4, 3) * 3, True),
+    ("HalfCauchy", family("HalfCauchy", scale=positive(3)), positive(4, 3), True),
+    ("HalfNormal", family("HalfNormal", scale=positive(3)), positive(4, 3), True),
+    ("Gumbel", family("Gumbel", loc=real(3), scale=positive(3)), real(4, 3), True),
+    ("StudentT", family("StudentT", df=np.array([0.7, 1.5, 3.0, 6.0]), loc=real(4), scale=positive(4)),
+     real(5, 4), False),
+    ("Chi2", family("Chi2", df=positive(3) * 4), positive(4, 3), False),
+    ("LowRankMultivariateNormal", family("LowRankMultivariateNormal", loc=real(2, 4), cov_factor=real(2, 4, 2),
+                                         cov_diag=positive(4)), real(5, 2, 4), False),
+    ("MixtureSameFamily", mixture, real(4, 2), True),
+    ("MixtureSameFamily-vector", vector_mixture, real(4, 2), False),
+    ("RelaxedOneHotCategorical", family("RelaxedOneHotCategorical", temperature=np.array(0.7),
+                                        logits=RELAXED_LOGITS), simplex(3, 2, 4), False),
+    ("ExpRelaxedCategorical", exp_relaxed, np.log(simplex(3, 4)), False),
+]
+
+
+def _property_or_error(dist, name, *args):
+    try:
+        value = getattr(dist, name)
+        return value(*args) if callable(value) else value
+    except (NotImplementedError, AttributeError) as error:
+        return type(error)
+
+
+def _compare(ours, theirs, what):
+    if isinstance(theirs, type):
+        assert ours is theirs, f"{what}: {ours!r} vs torch's {theirs.__name__}"
+    else:
+        assert_close(ours, theirs, what=what)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_matches_torch(case):
+    _, make, values, has_cdf = case
+    ours, theirs = make(scriptc), make(torch)
+    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+    assert tuple(ours.event_shape) == tuple(theirs.event_shape)
+    assert ours.has_rsample == theirs.has_rsample
+    assert ours.has_enumerate_support == theirs.has_enumerate_support
+    for name in ("mean", "variance", "stddev", "mode", "entropy"):
+        _compare(_property_or_error(ours, name), _property_or_error(theirs, name), name)
+    assert_close(ours.log_prob(as_backend(scriptc, values)), theirs.log_prob(as_backend(torch, values)),
+                 what="log_prob")
+    if has_cdf:
+        cdf = ours.cdf(as_backend(scriptc, values))
+        assert_close(cdf, theirs.cdf(as_backend(torch, values)), what="cdf")
+        inverse = _property_or_error(ours, "icdf", cdf)
+        _compare(inverse, _property_or_error(theirs, "icdf", as_backend(torch, cdf.numpy())), "icdf")
+        if not isinstance(inverse, type):
+            assert_close(inverse, values, rtol=1e-6, atol=1e-6, what="icdf")
+    if ours.has_enumerate_support:
+        _compare(_property_or_error(ours, "enumerate_support"), _property_or_error(theirs, "enumerate_support"),
+                 "enumerate_support")
+    assert repr(ours.support).replace("scriptc.", "torch.") == repr(theirs.support)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_samples_have_the_shape_support_and_mean_of_torch(case):
+    _, make, _, _ = case
+    ours, theirs = make(scriptc), make(torch)
+    scriptc.manual_seed(0)
+    samples = ours.sample((4000,))
+    assert tuple(samples.shape) == tuple(theirs.sample((4000,)).shape)
+    assert samples.dtype.name == str(theirs.sample().dtype).removeprefix("torch.")
+    assert not samples.requires_grad
+    assert bool(ours.support.check(samples).all())
+    mean, std = _property_or_error(theirs, "mean"), _property_or_error(theirs, "stddev")
+    if isinstance(mean, type):
+        return
+    mean, std = numpy_of(mean), numpy_of(std)
+    finite = np.isfinite(mean) & np.isfinite(std)
+    if finite.any():
+        sample_mean = samples.numpy().mean(0)
+        np.testing.assert_allclose(sample_mean[finite], mean[finite], atol=float(5 * std[finite].max() / np.sqrt(4000)))
+        sample_std = samples.numpy().std(0)
+        np.testing.assert_allclose(sample_std[finite], std[finite], rtol=0.15)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_expand_broadcasts_the_parameters(case):
+    name, make, values, _ = case
+    ours, theirs = make(scriptc), make(torch)
+    shape = (2,) + tuple(theirs.batch_shape)
+    big, big_t = ours.expand(shape), theirs.expand(shape)
+    assert type(big) is type(ours) and tuple(big.batch_shape) == tuple(big_t.batch_shape)
+    assert_close(big.log_prob(as_backend(scriptc, values[:1])), big_t.log_prob(as_backend(torch, values[:1])),
+                 what="log_prob")
+    assert tuple(big.sample((3,)).shape) == tuple(big_t.sample((3,)).shape)
