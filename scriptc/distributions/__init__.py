@@ -12,19 +12,25 @@ from .dirichlet import Dirichlet  # noqa: F401
 from .distribution import Distribution  # noqa: F401
 from .exp_family import ExponentialFamily  # noqa: F401
 from .exponential import Exponential  # noqa: F401
+from .fishersnedecor import FisherSnedecor  # noqa: F401
 from .gamma import Gamma  # noqa: F401
 from .geometric import Geometric  # noqa: F401
 from .gumbel import Gumbel  # noqa: F401
 from .half import HalfCauchy, HalfNormal  # noqa: F401
 from .independent import Independent  # noqa: F401
+from .inverse_gamma import InverseGamma  # noqa: F401
 from .kl import kl_divergence, register_kl  # noqa: F401
+from .kumaraswamy import Kumaraswamy  # noqa: F401
 from .laplace import Laplace  # noqa: F401
 from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: F401
 from .mixture_same_family import MixtureSameFamily  # noqa: F401
 from .multivariate_normal import MultivariateNormal  # noqa: F401
+from .negative_binomial import NegativeBinomial  # noqa: F401
 from .normal import Normal  # noqa: F401
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough  # noqa: F401
+from .pareto import Pareto  # noqa: F401
 from .poisson import Poisson  # noqa: F401
+from .relaxed_bernoulli import RelaxedBernoulli  # noqa: F401
 from .relaxed_categorical import RelaxedOneHotCategorical  # noqa: F401
 from .student_t import StudentT  # noqa: F401
 from .transformed_distribution import LogNormal, TransformedDistribution  # noqa: F401
@@ -39,3 +45,4 @@ from .transforms import (  # noqa: F401
     Transform,
 )
 from .uniform import Uniform  # noqa: F401
+from .weibull import Weibull  # noqa: F401

@@ -45,6 +45,10 @@ def exp_relaxed(m):
     return m.distributions.relaxed_categorical.ExpRelaxedCategorical(*as_backend(m, (np.array(1.3), EXP_PROBS)))
 
 
+def logit_relaxed(m):
+    return m.distributions.relaxed_bernoulli.LogitRelaxedBernoulli(*as_backend(m, (np.array(0.8), None, LOGITS3)))
+
+
 def mixture(m):
     mix = m.distributions.Categorical(logits=as_backend(m, MIX_LOGITS))
     components = m.distributions.Normal(*as_backend(m, (MIX_LOC, MIX_SCALE)))
@@ -59,7 +63,7 @@ def vector_mixture(m):
 
 MIX_LOGITS, MIX_LOC, MIX_SCALE = real(2, 3), real(2, 3) * 2, positive(2, 3)
 MIX_PROBS, VEC_LOC, VEC_SCALE = simplex(3), real(3, 2), positive(3, 2)
-RELAXED_LOGITS, EXP_PROBS = real(2, 4), simplex(4)
+RELAXED_LOGITS, EXP_PROBS, LOGITS3 = real(2, 4), simplex(4), real(3)
 MULTI_PROBS = simplex(2, 4)
 
 # maker, values to score, whether cdf/icdf exist
@@ -86,6 +90,21 @@ CASES = [
     ("RelaxedOneHotCategorical", family("RelaxedOneHotCategorical", temperature=np.array(0.7),
                                         logits=RELAXED_LOGITS), simplex(3, 2, 4), False),
     ("ExpRelaxedCategorical", exp_relaxed, np.log(simplex(3, 4)), False),
+    ("NegativeBinomial", family("NegativeBinomial", total_count=positive(3) * 4, probs=unit(3)), counts(9, 4, 3),
+     False),
+    ("NegativeBinomial-logits", family("NegativeBinomial", total_count=np.array([0.0, 2.5, 7.0]), logits=real(3)),
+     np.array([[0.0, 1.0, 4.0], [0.0, 0.0, 2.0]]), False),
+    ("Weibull", family("Weibull", scale=positive(3), concentration=positive(3) * 2), positive(4, 3), True),
+    ("Pareto", family("Pareto", scale=positive(3) * 0.5, alpha=np.array([0.8, 1.5, 3.5])), positive(4, 3) + 1.0,
+     True),
+    ("InverseGamma", family("InverseGamma", concentration=np.array([0.7, 1.5, 3.5]), rate=positive(3)),
+     positive(4, 3), False),
+    ("Kumaraswamy", family("Kumaraswamy", concentration1=positive(3) * 2, concentration0=np.array([0.7, 1.5, 3.0])),
+     unit(4, 3), True),
+    ("FisherSnedecor", family("FisherSnedecor", df1=np.array([1.5, 4.0, 9.0]), df2=np.array([1.5, 4.5, 12.0])),
+     positive(4, 3), False),
+    ("RelaxedBernoulli", family("RelaxedBernoulli", temperature=np.array(0.6), probs=unit(3)), unit(4, 3), False),
+    ("LogitRelaxedBernoulli", logit_relaxed, real(4, 3), False),
 ]
 
 
