@@ -20,6 +20,7 @@ from .half import HalfCauchy, HalfNormal  # noqa: F401
 from .independent import Independent  # noqa: F401
 from .inverse_gamma import InverseGamma  # noqa: F401
 from .kl import kl_divergence, register_kl  # noqa: F401
+from . import kl_families  # noqa: F401  (registers the kl pairs of the newer families)
 from .kumaraswamy import Kumaraswamy  # noqa: F401
 from .laplace import Laplace  # noqa: F401
 from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: F401
