@@ -23,6 +23,7 @@ from .kl import kl_divergence, register_kl  # noqa: F401
 from . import kl_families  # noqa: F401  (registers the kl pairs of the newer families)
 from .kumaraswamy import Kumaraswamy  # noqa: F401
 from .laplace import Laplace  # noqa: F401
+from .logistic_normal import LogisticNormal  # noqa: F401
 from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: F401
 from .mixture_same_family import MixtureSameFamily  # noqa: F401
 from .multivariate_normal import MultivariateNormal  # noqa: F401
@@ -38,12 +39,24 @@ from .transformed_distribution import LogNormal, TransformedDistribution  # noqa
 from .transforms import (  # noqa: F401
     AbsTransform,
     AffineTransform,
+    CatTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
+    ReshapeTransform,
     SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
     TanhTransform,
     Transform,
+    identity_transform,
 )
 from .uniform import Uniform  # noqa: F401
 from .weibull import Weibull  # noqa: F401
