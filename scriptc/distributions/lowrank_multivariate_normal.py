@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import scriptc
+from scriptc.tensors import Size
 
 from . import constraints
 from .distribution import Distribution, as_size
@@ -47,7 +48,7 @@ class LowRankMultivariateNormal(Distribution):
     def __init__(self, loc, cov_factor, cov_diag, validate_args: bool | None = None) -> None:
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        event_shape = loc.shape[-1:]
+        event_shape = Size(tuple(loc.shape[-1:]))
         if cov_factor.dim() < 2:
             raise ValueError("cov_factor must be at least two-dimensional, with optional leading batch dimensions")
         if tuple(cov_factor.shape[-2:-1]) != tuple(event_shape):

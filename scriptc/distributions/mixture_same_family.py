@@ -28,7 +28,7 @@ class MixtureSameFamily(Distribution):
         if not isinstance(component_distribution, Distribution):
             raise ValueError("The Component distribution needs to be an instance of torch.distributions.Distribution")
         mdbs = mixture_distribution.batch_shape
-        cdbs = component_distribution.batch_shape[:-1]
+        cdbs = Size(tuple(component_distribution.batch_shape[:-1]))
         for size1, size2 in zip(reversed(mdbs), reversed(cdbs)):
             if size1 != 1 and size2 != 1 and size1 != size2:
                 raise ValueError(f"`mixture_distribution.batch_shape` ({mdbs}) is not compatible with "

@@ -71,7 +71,9 @@ def _reshaped(shape, old_event, new_event):
         raise ValueError("Too few dimensions on input")
     cut = len(shape) - len(old_event)
     if tuple(shape[cut:]) != tuple(old_event):
-        raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {old_event}")
+        # a slice of a Size is a Size in torch
+        expected = scriptc.Size(shape[cut:]) if isinstance(shape, scriptc.Size) else shape[cut:]
+        raise ValueError(f"Shape mismatch: expected {expected} but got {old_event}")
     return scriptc.Size(tuple(shape[:cut]) + tuple(new_event))
 
 
