@@ -8,12 +8,14 @@ from .binomial import Binomial, Multinomial  # noqa: F401
 from .categorical import Categorical  # noqa: F401
 from .cauchy import Cauchy  # noqa: F401
 from .chi2 import Chi2  # noqa: F401
+from .continuous_bernoulli import ContinuousBernoulli  # noqa: F401
 from .dirichlet import Dirichlet  # noqa: F401
 from .distribution import Distribution  # noqa: F401
 from .exp_family import ExponentialFamily  # noqa: F401
 from .exponential import Exponential  # noqa: F401
 from .fishersnedecor import FisherSnedecor  # noqa: F401
 from .gamma import Gamma  # noqa: F401
+from .generalized_pareto import GeneralizedPareto  # noqa: F401
 from .geometric import Geometric  # noqa: F401
 from .gumbel import Gumbel  # noqa: F401
 from .half import HalfCauchy, HalfNormal  # noqa: F401
@@ -59,4 +61,5 @@ from .transforms import (  # noqa: F401
     identity_transform,
 )
 from .uniform import Uniform  # noqa: F401
+from .von_mises import VonMises  # noqa: F401
 from .weibull import Weibull  # noqa: F401

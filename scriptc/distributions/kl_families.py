@@ -1,5 +1,6 @@
 """kl_divergence pairs torch registers for the discrete, heavy-tailed, extreme-value and low-rank
-families (Binomial, Poisson, Geometric, Cauchy, Gumbel, HalfNormal, Pareto, LowRankMultivariateNormal);
+families (Binomial, Poisson, Geometric, Cauchy, Gumbel, HalfNormal, Pareto, LowRankMultivariateNormal,
+ContinuousBernoulli);
 kl.py holds the registry and the pairs of the original families."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
@@ -41,6 +43,14 @@ def _kl_binomial_binomial(p, q):
         raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
     kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
     return kl.masked_fill(p.total_count > q.total_count, math.inf)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
+    t3 = -q._cont_bern_log_norm() - (-q.probs).log1p()
+    return t1 + t2 + t3
 
 
 @register_kl(Cauchy, Cauchy)
@@ -147,6 +157,44 @@ def _kl_bernoulli_poisson(p, q):
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
 
 
+def _cross_entropy_continuous_bernoulli(p, q):
+    """-E_p[log q] for q continuous Bernoulli and p on [0, 1]: log q(x) is linear in x."""
+    return -p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() + _cross_entropy_continuous_bernoulli(p, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() + _cross_entropy_continuous_bernoulli(p, q)
+    # torch's test: infinite unless p lies strictly inside (0, 1)
+    outside = (p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound)
+    return scriptc.where(outside, scriptc.ones_like(result) * math.inf, result)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).square()) + q.scale.log()
+    t3 = (p.variance + p.mean.square() - 2.0 * q.loc * p.mean) / (2.0 * q.scale.square())
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    # torch's test, kept as it is written: infinite when q starts at or above 0 or ends at or below 1
+    outside = (q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound)
+    return scriptc.where(outside, scriptc.ones_like(result) * math.inf, result)
+
+
 @register_kl(Exponential, Gumbel)
 def _kl_exponential_gumbel(p, q):
     scale_rate_prod = p.rate * q.scale
@@ -237,9 +285,12 @@ def _kl_poisson_infinity(p, q):
     return _infinite_like(p.rate)
 
 
-for _p, _parameter, _qs in ((Beta, "concentration1", (Pareto,)), (Exponential, "rate", (Pareto,)),
-                            (Gamma, "concentration", (Pareto,)), (Laplace, "loc", (Pareto,)),
-                            (Normal, "loc", (Pareto,)), (Pareto, "scale", (Beta, Uniform)),
-                            (Gumbel, "loc", (Beta, Exponential, Gamma, Pareto, Uniform))):
+for _p, _parameter, _qs in ((Beta, "concentration1", (Pareto,)), (ContinuousBernoulli, "probs", (Pareto,)),
+                            (Exponential, "rate", (ContinuousBernoulli, Pareto)),
+                            (Gamma, "concentration", (ContinuousBernoulli, Pareto)),
+                            (Laplace, "loc", (ContinuousBernoulli, Pareto)),
+                            (Normal, "loc", (ContinuousBernoulli, Pareto)),
+                            (Pareto, "scale", (Beta, ContinuousBernoulli, Uniform)),
+                            (Gumbel, "loc", (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform))):
     for _q in _qs:
         register_kl(_p, _q)(_infinite(_parameter))

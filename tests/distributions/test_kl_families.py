@@ -48,6 +48,7 @@ PARAMS = {
     "HalfNormal": lambda: dict(scale=pos(3)),
     "Pareto": lambda: dict(scale=pos(3), alpha=np.array([0.8, 1.7, 3.5])),
     "MultivariateNormal": lambda: dict(loc=real(2, 3), scale_tril=tril(2, 3)),
+    "ContinuousBernoulli": lambda: dict(probs=np.array([0.2, 0.4995, 0.8])),
     "LowRankMultivariateNormal": lambda: dict(loc=real(2, 3), cov_factor=real(2, 3, 2), cov_diag=pos(3)),
 }
 # q's Binomial has total_count <= p's so that the pair is defined; a Pareto q sits below p's support
@@ -55,6 +56,10 @@ SPECIAL = {("Binomial", "Binomial"): (dict(total_count=np.array([5.0, 8.0, 9.0])
                                       dict(total_count=np.array([5.0, 8.0, 8.0]), probs=unit(3))),
            ("Uniform", "Pareto"): (dict(low=np.array([0.5, 0.1, 2.0]), high=np.array([1.5, 1.0, 3.0])),
                                    dict(scale=np.array([0.4, 0.5, 1.0]), alpha=pos(3))),
+           ("Uniform", "ContinuousBernoulli"): (dict(low=np.array([0.1, 0.0, 0.3]), high=np.array([0.5, 0.7, 1.0])),
+                                                PARAMS["ContinuousBernoulli"]()),
+           ("ContinuousBernoulli", "Uniform"): (PARAMS["ContinuousBernoulli"](),
+                                                dict(low=np.array([-1.0, 0.0, 0.5]), high=np.array([2.0, 1.0, 3.0]))),
            ("Pareto", "Pareto"): (dict(scale=np.array([0.6, 1.0, 2.0]), alpha=pos(3)),
                                   dict(scale=np.array([0.5, 1.5, 2.0]), alpha=pos(3)))}
 PAIRS = [("Binomial", "Binomial"), ("Poisson", "Poisson"), ("Geometric", "Geometric"), ("Cauchy", "Cauchy"),
@@ -66,7 +71,12 @@ PAIRS = [("Binomial", "Binomial"), ("Poisson", "Poisson"), ("Geometric", "Geomet
          ("Uniform", "Gumbel"), ("Uniform", "Pareto"), ("Poisson", "Bernoulli"), ("Poisson", "Binomial"),
          ("Beta", "Pareto"), ("Exponential", "Pareto"), ("Gamma", "Pareto"), ("Laplace", "Pareto"),
          ("Normal", "Pareto"), ("Pareto", "Beta"), ("Pareto", "Uniform"), ("Gumbel", "Beta"),
-         ("Gumbel", "Exponential"), ("Gumbel", "Gamma"), ("Gumbel", "Pareto"), ("Gumbel", "Uniform")]
+         ("Gumbel", "Exponential"), ("Gumbel", "Gamma"), ("Gumbel", "Pareto"), ("Gumbel", "Uniform"),
+         ("ContinuousBernoulli", "ContinuousBernoulli"), ("Beta", "ContinuousBernoulli"),
+         ("Uniform", "ContinuousBernoulli"), ("ContinuousBernoulli", "Exponential"),
+         ("ContinuousBernoulli", "Normal"), ("ContinuousBernoulli", "Uniform"), ("ContinuousBernoulli", "Pareto"),
+         ("Exponential", "ContinuousBernoulli"), ("Gamma", "ContinuousBernoulli"), ("Laplace", "ContinuousBernoulli"),
+         ("Normal", "ContinuousBernoulli"), ("Pareto", "ContinuousBernoulli"), ("Gumbel", "ContinuousBernoulli")]
 
 
 @pytest.mark.parametrize("p_name,q_name", PAIRS, ids=[f"{p}-{q}" for p, q in PAIRS])

@@ -105,6 +105,13 @@ CASES = [
      positive(4, 3), False),
     ("RelaxedBernoulli", family("RelaxedBernoulli", temperature=np.array(0.6), probs=unit(3)), unit(4, 3), False),
     ("LogitRelaxedBernoulli", logit_relaxed, real(4, 3), False),
+    ("ContinuousBernoulli", family("ContinuousBernoulli", probs=np.array([0.1, 0.4995, 0.5, 0.7])), unit(3, 4), True),
+    ("ContinuousBernoulli-logits", family("ContinuousBernoulli", logits=real(3)), unit(4, 3), True),
+    # float32: torch's GeneralizedPareto compares its concentration with a float32 zero
+    ("GeneralizedPareto", family("GeneralizedPareto", loc=real(4).astype(np.float32),
+                                 scale=positive(4).astype(np.float32),
+                                 concentration=np.array([-0.3, 0.0, 0.1, 0.7], dtype=np.float32)), None, True),
+    ("VonMises", family("VonMises", loc=real(4), concentration=np.array([1e-6, 0.5, 3.0, 8.0])), real(5, 4), False),
 ]
 
 
@@ -123,10 +130,19 @@ def _compare(ours, theirs, what):
         assert_close(ours, theirs, what=what)
 
 
+def _inside_support(values, dist):
+    """Given values, or (for a support that depends on the parameters) values inside it."""
+    if values is not None:
+        return values
+    low, high = numpy_of(dist.support.lower_bound), numpy_of(dist.support.upper_bound)
+    return low + np.minimum(high - low, 5.0) * unit(4, *low.shape)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_matches_torch(case):
     _, make, values, has_cdf = case
     ours, theirs = make(scriptc), make(torch)
+    values = _inside_support(values, theirs)
     assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
     assert tuple(ours.event_shape) == tuple(theirs.event_shape)
     assert ours.has_rsample == theirs.has_rsample
@@ -150,7 +166,7 @@ def test_matches_torch(case):
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_samples_have_the_shape_support_and_mean_of_torch(case):
-    _, make, _, _ = case
+    name, make, _, _ = case
     ours, theirs = make(scriptc), make(torch)
     scriptc.manual_seed(0)
     samples = ours.sample((4000,))
@@ -159,7 +175,7 @@ def test_samples_have_the_shape_support_and_mean_of_torch(case):
     assert not samples.requires_grad
     assert bool(ours.support.check(samples).all())
     mean, std = _property_or_error(theirs, "mean"), _property_or_error(theirs, "stddev")
-    if isinstance(mean, type):
+    if isinstance(mean, type) or name == "VonMises":  # VonMises: circular moments, tested below
         return
     mean, std = numpy_of(mean), numpy_of(std)
     finite = np.isfinite(mean) & np.isfinite(std)
@@ -174,9 +190,24 @@ def test_samples_have_the_shape_support_and_mean_of_torch(case):
 def test_expand_broadcasts_the_parameters(case):
     name, make, values, _ = case
     ours, theirs = make(scriptc), make(torch)
+    values = _inside_support(values, theirs)
     shape = (2,) + tuple(theirs.batch_shape)
     big, big_t = ours.expand(shape), theirs.expand(shape)
     assert type(big) is type(ours) and tuple(big.batch_shape) == tuple(big_t.batch_shape)
     assert_close(big.log_prob(as_backend(scriptc, values[:1])), big_t.log_prob(as_backend(torch, values[:1])),
                  what="log_prob")
     assert tuple(big.sample((3,)).shape) == tuple(big_t.sample((3,)).shape)
+
+
+def test_von_mises_samples_have_its_circular_mean_and_resultant_length():
+    loc, concentration = np.array([-2.5, 0.0, 3.0, 1.0]), np.array([1e-6, 0.5, 3.0, 8.0])
+    ours = scriptc.distributions.VonMises(*as_backend(scriptc, (loc, concentration)))
+    theirs = torch.distributions.VonMises(*as_backend(torch, (loc, concentration)))
+    scriptc.manual_seed(0)
+    samples = ours.sample((4000,)).numpy()
+    assert samples.min() >= -np.pi and samples.max() < np.pi
+    resultant = np.exp(1j * samples).mean(0)
+    # mean resultant length I1(k) / I0(k) = 1 - circular variance
+    np.testing.assert_allclose(np.abs(resultant), 1 - theirs.variance.numpy(), atol=0.04)
+    concentrated = concentration > 0.1
+    np.testing.assert_allclose(np.angle(resultant)[concentrated], loc[concentrated], atol=0.15)
