@@ -37,7 +37,9 @@ def _log_modified_bessel_fn(x, order: int = 0):
     small = _eval_poly((x / 3.75) ** 2, _COEF_SMALL[order])
     if order == 1:
         small = x.abs() * small
-    large = x - 0.5 * x.log() + _eval_poly(3.75 / x, _COEF_LARGE[order]).log()
+    # the large-x series evaluated only where it is used (its polynomial goes negative below 3.75)
+    x_large = x.clamp(min=3.75)
+    large = x_large - 0.5 * x_large.log() + _eval_poly(3.75 / x_large, _COEF_LARGE[order]).log()
     return scriptc.where(x < 3.75, small.log(), large)
 
 
