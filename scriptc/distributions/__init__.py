@@ -25,6 +25,7 @@ from .kl import kl_divergence, register_kl  # noqa: F401
 from . import kl_families  # noqa: F401  (registers the kl pairs of the newer families)
 from .kumaraswamy import Kumaraswamy  # noqa: F401
 from .laplace import Laplace  # noqa: F401
+from .lkj_cholesky import LKJCholesky  # noqa: F401
 from .logistic_normal import LogisticNormal  # noqa: F401
 from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: F401
 from .mixture_same_family import MixtureSameFamily  # noqa: F401
@@ -63,3 +64,4 @@ from .transforms import (  # noqa: F401
 from .uniform import Uniform  # noqa: F401
 from .von_mises import VonMises  # noqa: F401
 from .weibull import Weibull  # noqa: F401
+from .wishart import Wishart  # noqa: F401

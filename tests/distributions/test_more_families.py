@@ -36,6 +36,17 @@ def counts(high, *shape):
     return rng.integers(0, high + 1, shape).astype(F)
 
 
+def positive_definite(*shape):
+    a = rng.standard_normal(shape + (shape[-1],))
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def corr_cholesky(*shape):
+    c = positive_definite(*shape)
+    d = np.sqrt(np.diagonal(c, axis1=-2, axis2=-1))
+    return np.linalg.cholesky(c / d[..., :, None] / d[..., None, :])
+
+
 def family(name, **params):
     """A maker of `name` from numpy parameters for a backend module (torch or scriptc)."""
     return lambda m: getattr(m.distributions, name)(**as_backend(m, params))
@@ -111,6 +122,12 @@ CASES = [
     ("GeneralizedPareto", family("GeneralizedPareto", loc=real(4).astype(np.float32),
                                  scale=positive(4).astype(np.float32),
                                  concentration=np.array([-0.3, 0.0, 0.1, 0.7], dtype=np.float32)), None, True),
+    ("Wishart", family("Wishart", df=np.array([3.5, 6.0]), covariance_matrix=positive_definite(2, 3)),
+     positive_definite(4, 2, 3), False),
+    ("Wishart-scale_tril", family("Wishart", df=np.array(4.0), scale_tril=np.linalg.cholesky(positive_definite(3))),
+     positive_definite(2, 3), False),
+    ("LKJCholesky", family("LKJCholesky", dim=3, concentration=np.array([0.5, 1.0, 2.5])), corr_cholesky(4, 3, 3),
+     False),
     ("VonMises", family("VonMises", loc=real(4), concentration=np.array([1e-6, 0.5, 3.0, 8.0])), real(5, 4), False),
 ]
 
