@@ -7,6 +7,7 @@ from .beta import Beta  # noqa: F401
 from .binomial import Binomial, Multinomial  # noqa: F401
 from .categorical import Categorical  # noqa: F401
 from .cauchy import Cauchy  # noqa: F401
+from .constraint_registry import biject_to, transform_to  # noqa: F401
 from .chi2 import Chi2  # noqa: F401
 from .continuous_bernoulli import ContinuousBernoulli  # noqa: F401
 from .dirichlet import Dirichlet  # noqa: F401
