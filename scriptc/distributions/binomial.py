@@ -8,9 +8,10 @@ import scriptc
 from scriptc.tensors import Size
 
 from . import constraints
+from .probs_logits import BinaryProbsOrLogits
 from .categorical import Categorical
 from .distribution import Distribution, as_size
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 __all__ = ["Binomial", "Multinomial"]
 
@@ -20,7 +21,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryProbsOrLogits, Distribution):
     """The number of successes in `total_count` independent trials, each a success with
     probability `probs` (or sigmoid(`logits`)), exactly one of the two given."""
 
@@ -29,24 +30,13 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        (total_count,) = self._store_probs_or_logits(probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = as_size(batch_shape)
-        params = {name: self.__dict__[name].expand(batch_shape) for name in ("probs", "logits") if name in self.__dict__}
-        new = self._expanded(Binomial, batch_shape, _instance, total_count=self.total_count.expand(batch_shape),
-                             **params)
-        new._param = params.get("logits", params.get("probs"))
-        return new
+        return self._expand_probs_or_logits(Binomial, batch_shape, _instance,
+                                            total_count=self.total_count.expand(tuple(batch_shape)))
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -63,18 +53,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 import scriptc
 from scriptc.nn.functional import binary_cross_entropy_with_logits
-from scriptc.tensors import Size
 
 from . import constraints
-from .distribution import as_size
+from .probs_logits import BinaryProbsOrLogits
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(BinaryProbsOrLogits, ExponentialFamily):
     """A density on [0, 1] proportional to probs^x (1 - probs)^(1 - x) (Loaiza-Ganem & Cunningham,
     2019). Near probs = 1/2 (inside `lims`) the normalizer, moments and CDF use Taylor expansions,
     where the closed forms lose precision."""
@@ -28,26 +26,16 @@ class ContinuousBernoulli(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
+        self._store_probs_or_logits(probs, logits)
         if probs is not None:
-            (self.probs,) = broadcast_all(probs)
             if validate_args is not None and not bool(self.arg_constraints["probs"].check(self.probs).all()):
                 raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
+            self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
-        super().__init__(Size() if isinstance(given, Number) else self._param.size(), validate_args=validate_args)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = as_size(batch_shape)
-        params = {name: self.__dict__[name].expand(batch_shape) for name in ("probs", "logits") if name in self.__dict__}
-        new = self._expanded(ContinuousBernoulli, batch_shape, _instance, _lims=self._lims, **params)
-        new._param = params.get("logits", params.get("probs"))
-        return new
+        return self._expand_probs_or_logits(ContinuousBernoulli, batch_shape, _instance, _lims=self._lims)
 
     def _outside_unstable_region(self):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
@@ -88,16 +76,8 @@ class ContinuousBernoulli(ExponentialFamily):
         return scriptc.where(self._outside_unstable_region(), variances, taylor)
 
     @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         u = scriptc.rand(tuple(self._extended_shape(sample_shape)), dtype=self.probs.dtype)

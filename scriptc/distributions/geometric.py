@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from numbers import Number
 
 from scriptc.autograd import no_grad
 from scriptc.nn.functional import binary_cross_entropy_with_logits
-from scriptc.tensors import Size
 
 from . import constraints
-from .distribution import Distribution, as_size
-from .utils import broadcast_all, finfo, lazy_property, logits_to_probs, probs_to_logits
+from .probs_logits import BinaryProbsOrLogits
+from .distribution import Distribution
+from .utils import broadcast_all, finfo
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbsOrLogits, Distribution):
     """The number of failures before the first success in trials that succeed with probability
     `probs` (or sigmoid(`logits`)), exactly one given; probs must be positive."""
 
@@ -23,14 +22,8 @@ class Geometric(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        given = probs if probs is not None else logits
-        super().__init__(Size() if isinstance(given, Number) else given.size(), validate_args=validate_args)
+        self._store_probs_or_logits(probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
         if self._validate_args and probs is not None:
             value = self.probs
             valid = value > 0
@@ -40,9 +33,7 @@ class Geometric(Distribution):
                                  f"{value.detach()[~valid]}")
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = as_size(batch_shape)
-        params = {name: self.__dict__[name].expand(batch_shape) for name in ("probs", "logits") if name in self.__dict__}
-        return self._expanded(Geometric, batch_shape, _instance, **params)
+        return self._expand_probs_or_logits(Geometric, batch_shape, _instance)
 
     @property
     def mean(self):
@@ -55,14 +46,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=()):
         tiny = float(finfo(self.probs.dtype).tiny)

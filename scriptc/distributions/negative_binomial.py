@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import scriptc
 from scriptc.nn.functional import logsigmoid
-from scriptc.tensors import Size
 
 from . import constraints
-from .distribution import Distribution, as_size
+from .probs_logits import BinaryProbsOrLogits
+from .distribution import Distribution
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(BinaryProbsOrLogits, Distribution):
     """The number of successes before `total_count` failures, each trial a success with
     probability `probs` (or sigmoid(`logits`)); total_count may be any non-negative real."""
 
@@ -23,24 +23,13 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        (total_count,) = self._store_probs_or_logits(probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = as_size(batch_shape)
-        params = {name: self.__dict__[name].expand(batch_shape) for name in ("probs", "logits") if name in self.__dict__}
-        new = self._expanded(NegativeBinomial, batch_shape, _instance,
-                             total_count=self.total_count.expand(batch_shape), **params)
-        new._param = params.get("logits", params.get("probs"))
-        return new
+        return self._expand_probs_or_logits(NegativeBinomial, batch_shape, _instance,
+                                            total_count=self.total_count.expand(tuple(batch_shape)))
 
     @property
     def mean(self):
@@ -53,18 +42,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / (-self.logits).sigmoid()
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):

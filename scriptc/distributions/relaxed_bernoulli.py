@@ -3,21 +3,20 @@ Concrete distribution."""
 
 from __future__ import annotations
 
-from numbers import Number
 
 import scriptc
-from scriptc.tensors import Size
 
 from . import constraints
-from .distribution import Distribution, as_size
+from .probs_logits import BinaryProbsOrLogits
+from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryProbsOrLogits, Distribution):
     """The logit of a RelaxedBernoulli sample: (logit(U) + logits) / temperature for U uniform."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -25,34 +24,12 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args: bool | None = None) -> None:
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(Size() if isinstance(given, Number) else self._param.size(), validate_args=validate_args)
+        self._store_probs_or_logits(probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = as_size(batch_shape)
-        params = {name: self.__dict__[name].expand(batch_shape) for name in ("probs", "logits") if name in self.__dict__}
-        new = self._expanded(LogitRelaxedBernoulli, batch_shape, _instance, temperature=self.temperature, **params)
-        new._param = params.get("logits", params.get("probs"))
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
+        return self._expand_probs_or_logits(LogitRelaxedBernoulli, batch_shape, _instance,
+                                            temperature=self.temperature)
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
