@@ -8,7 +8,7 @@ import scriptc
 from scriptc.tensors import Size
 
 from . import constraints
-from .probs_logits import BinaryProbsOrLogits
+from .probs_logits import BinaryProbsOrLogits, CategoricalParameters
 from .categorical import Categorical
 from .distribution import Distribution, as_size
 from .utils import broadcast_all
@@ -87,7 +87,7 @@ class Binomial(BinaryProbsOrLogits, Distribution):
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
 
 
-class Multinomial(Distribution):
+class Multinomial(CategoricalParameters, Distribution):
     """Counts of each of K categories over `total_count` draws from Categorical(probs/logits);
     log_prob accepts any total (torch does not check that a value sums to `total_count`)."""
 
@@ -120,17 +120,6 @@ class Multinomial(Distribution):
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
 
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
         sample_shape = as_size(sample_shape)

@@ -44,3 +44,37 @@ class BinaryProbsOrLogits:
         new = self._expanded(cls, batch_shape, _instance, **params, **held)
         new._param = held.get("logits", held.get("probs"))
         return new
+
+
+class CategoricalParameters:
+    """logits, probs and param_shape of the `_categorical` a family is built on (Multinomial,
+    ExpRelaxedCategorical)."""
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def param_shape(self) -> Size:
+        return self._categorical.param_shape
+
+
+class RelaxedParameters:
+    """temperature, logits and probs of the base distribution a relaxed family transforms
+    (RelaxedBernoulli, RelaxedOneHotCategorical)."""
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs

@@ -7,7 +7,7 @@ from __future__ import annotations
 import scriptc
 
 from . import constraints
-from .probs_logits import BinaryProbsOrLogits
+from .probs_logits import BinaryProbsOrLogits, RelaxedParameters
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
@@ -45,7 +45,7 @@ class LogitRelaxedBernoulli(BinaryProbsOrLogits, Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(RelaxedParameters, TransformedDistribution):
     """A continuous relaxation of Bernoulli on (0, 1): sigmoid of a LogitRelaxedBernoulli sample;
     reparameterized, lower temperatures give samples closer to 0 and 1."""
 
@@ -59,15 +59,3 @@ class RelaxedBernoulli(TransformedDistribution):
 
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedBernoulli, _instance))
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

@@ -8,6 +8,7 @@ import scriptc
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution, as_size
+from .probs_logits import CategoricalParameters, RelaxedParameters
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
 from .utils import broadcast_all, clamp_probs
@@ -15,7 +16,7 @@ from .utils import broadcast_all, clamp_probs
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(CategoricalParameters, Distribution):
     """The log of a RelaxedOneHotCategorical sample: log_softmax((logits + Gumbel noise) / temperature),
     parameterized by `temperature` and `probs` or `logits`."""
 
@@ -34,17 +35,6 @@ class ExpRelaxedCategorical(Distribution):
         return self._expanded(ExpRelaxedCategorical, batch_shape, _instance, temperature=self.temperature,
                               _categorical=self._categorical.expand(batch_shape))
 
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
 
     def rsample(self, sample_shape=()):
         uniforms = clamp_probs(scriptc.rand(tuple(self._extended_shape(sample_shape)), dtype=self.logits.dtype))
@@ -64,7 +54,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(RelaxedParameters, TransformedDistribution):
     """A continuous relaxation of OneHotCategorical on the simplex (Gumbel-softmax): the softmax of
     (logits + Gumbel noise) / temperature; reparameterized, so gradients reach logits and temperature."""
 
@@ -78,15 +68,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedOneHotCategorical, _instance))
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

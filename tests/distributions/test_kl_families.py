@@ -8,28 +8,12 @@ import pytest
 
 import scriptc
 from scriptc import distributions as D
-from tests.distributions.pairs import assert_close, build
+from tests.distributions.pairs import Draw, assert_close, build
 
 torch = pytest.importorskip("torch")
 
-rng = np.random.default_rng(3)
-
-
-def pos(*shape):
-    return (rng.random(shape) + 0.5).astype(np.float64)
-
-
-def real(*shape):
-    return rng.standard_normal(shape).astype(np.float64)
-
-
-def unit(*shape):
-    return (rng.random(shape) * 0.8 + 0.1).astype(np.float64)
-
-
-def tril(*shape):
-    a = rng.standard_normal(shape + (shape[-1],))
-    return np.tril(a, -1) + np.eye(shape[-1]) * (np.abs(rng.standard_normal(shape)) + 0.5)[..., None]
+draw = Draw(3)
+pos, real, unit, tril = draw.positive, draw.real, draw.unit, draw.lower_cholesky
 
 
 PARAMS = {

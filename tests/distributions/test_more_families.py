@@ -7,44 +7,13 @@ import numpy as np
 import pytest
 
 import scriptc
-from tests.distributions.pairs import as_backend, assert_close, numpy_of
+from tests.distributions.pairs import Draw, as_backend, assert_close, assert_same_outcome, numpy_of, outcome
 
 torch = pytest.importorskip("torch")
 
-rng = np.random.default_rng(2)
-F = np.float64
-
-
-def positive(*shape):
-    return (rng.random(shape) + 0.5).astype(F)
-
-
-def real(*shape):
-    return rng.standard_normal(shape).astype(F)
-
-
-def unit(*shape):
-    return (rng.random(shape) * 0.8 + 0.1).astype(F)
-
-
-def simplex(*shape):
-    p = rng.random(shape) + 0.1
-    return (p / p.sum(-1, keepdims=True)).astype(F)
-
-
-def counts(high, *shape):
-    return rng.integers(0, high + 1, shape).astype(F)
-
-
-def positive_definite(*shape):
-    a = rng.standard_normal(shape + (shape[-1],))
-    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
-
-
-def corr_cholesky(*shape):
-    c = positive_definite(*shape)
-    d = np.sqrt(np.diagonal(c, axis1=-2, axis2=-1))
-    return np.linalg.cholesky(c / d[..., :, None] / d[..., None, :])
+draw = Draw(2)
+positive, real, unit, simplex, counts = draw.positive, draw.real, draw.unit, draw.simplex, draw.counts
+positive_definite, corr_cholesky = draw.positive_definite, draw.corr_cholesky
 
 
 def family(name, **params):
@@ -133,18 +102,10 @@ CASES = [
 
 
 def _property_or_error(dist, name, *args):
-    try:
+    def compute():
         value = getattr(dist, name)
         return value(*args) if callable(value) else value
-    except (NotImplementedError, AttributeError) as error:
-        return type(error)
-
-
-def _compare(ours, theirs, what):
-    if isinstance(theirs, type):
-        assert ours is theirs, f"{what}: {ours!r} vs torch's {theirs.__name__}"
-    else:
-        assert_close(ours, theirs, what=what)
+    return outcome(compute)
 
 
 def _inside_support(values, dist):
@@ -165,18 +126,18 @@ def test_matches_torch(case):
     assert ours.has_rsample == theirs.has_rsample
     assert ours.has_enumerate_support == theirs.has_enumerate_support
     for name in ("mean", "variance", "stddev", "mode", "entropy"):
-        _compare(_property_or_error(ours, name), _property_or_error(theirs, name), name)
+        assert_same_outcome(_property_or_error(ours, name), _property_or_error(theirs, name), name)
     assert_close(ours.log_prob(as_backend(scriptc, values)), theirs.log_prob(as_backend(torch, values)),
                  what="log_prob")
     if has_cdf:
         cdf = ours.cdf(as_backend(scriptc, values))
         assert_close(cdf, theirs.cdf(as_backend(torch, values)), what="cdf")
         inverse = _property_or_error(ours, "icdf", cdf)
-        _compare(inverse, _property_or_error(theirs, "icdf", as_backend(torch, cdf.numpy())), "icdf")
+        assert_same_outcome(inverse, _property_or_error(theirs, "icdf", as_backend(torch, cdf.numpy())), "icdf")
         if not isinstance(inverse, type):
             assert_close(inverse, values, rtol=1e-6, atol=1e-6, what="icdf")
     if ours.has_enumerate_support:
-        _compare(_property_or_error(ours, "enumerate_support"), _property_or_error(theirs, "enumerate_support"),
+        assert_same_outcome(_property_or_error(ours, "enumerate_support"), _property_or_error(theirs, "enumerate_support"),
                  "enumerate_support")
     assert repr(ours.support).replace("scriptc.", "torch.") == repr(theirs.support)
     assert {k: repr(v) for k, v in ours.arg_constraints.items()} == {k: repr(v).replace("torch.", "scriptc.")

@@ -8,35 +8,13 @@ import pytest
 
 import scriptc
 from scriptc.distributions import transforms as T
-from tests.distributions.pairs import as_backend, assert_close
+from tests.distributions.pairs import Draw, as_backend, assert_close, assert_same_outcome, outcome
 
 torch = pytest.importorskip("torch")
 
-rng = np.random.default_rng(4)
-
-
-def real(*shape):
-    return rng.standard_normal(shape)
-
-
-def simplex(*shape):
-    p = rng.random(shape) + 0.1
-    return p / p.sum(-1, keepdims=True)
-
-
-def positive_definite(*shape):
-    a = rng.standard_normal(shape + (shape[-1],))
-    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
-
-
-def lower_cholesky(*shape):
-    return np.linalg.cholesky(positive_definite(*shape))
-
-
-def corr_cholesky(n):
-    c = positive_definite(2, n)
-    d = np.sqrt(np.diagonal(c, axis1=-2, axis2=-1))
-    return np.linalg.cholesky(c / d[..., :, None] / d[..., None, :])
+draw = Draw(4)
+real, simplex, positive_definite = draw.real, draw.simplex, draw.positive_definite
+lower_cholesky, corr_cholesky = draw.lower_cholesky, draw.corr_cholesky
 
 
 # name, maker (given the backend's transforms module and the backend), x, y to invert, whether y = T(x) exactly
@@ -47,7 +25,7 @@ CASES = [
     ("LowerCholeskyTransform", lambda t, m: t.LowerCholeskyTransform(), real(2, 3, 3), lower_cholesky(2, 3)),
     ("PositiveDefiniteTransform", lambda t, m: t.PositiveDefiniteTransform(), real(2, 3, 3),
      positive_definite(2, 3)),
-    ("CorrCholeskyTransform", lambda t, m: t.CorrCholeskyTransform(), real(2, 6), corr_cholesky(4)),
+    ("CorrCholeskyTransform", lambda t, m: t.CorrCholeskyTransform(), real(2, 6), corr_cholesky(2, 4)),
     ("ReshapeTransform", lambda t, m: t.ReshapeTransform((2, 3), (3, 2)), real(4, 2, 3), real(4, 3, 2)),
     ("IndependentTransform", lambda t, m: t.IndependentTransform(t.ExpTransform(), 1), real(3, 4), None),
     ("CatTransform", lambda t, m: t.CatTransform([t.ExpTransform(), t.AffineTransform(1.0, 2.0)], dim=-1,
@@ -64,21 +42,6 @@ CASES = [
 LOC, SCALE = real(3), np.abs(real(3)) + 0.5
 
 
-def _outcome(compute):
-    """compute()'s value, or the type of the error it raised."""
-    try:
-        return compute()
-    except (NotImplementedError, RuntimeError, ValueError) as error:
-        return RuntimeError if isinstance(error, RuntimeError) else type(error)
-
-
-def _same_outcome(ours, theirs, what):
-    if isinstance(theirs, type):
-        assert ours is theirs, f"{what}: {ours!r} vs torch's {theirs.__name__}"
-    else:
-        assert_close(ours, theirs, what=what)
-
-
 def _transform(case, module):
     return case[1](module.distributions.transforms, module)
 
@@ -91,8 +54,8 @@ def test_transform_matches_torch(case):
     assert_close(y, y_t, what="forward")
     if ours.bijective:
         assert_close(ours.inv(y), x, rtol=1e-6, atol=1e-8, what="inverse of forward")
-    _same_outcome(_outcome(lambda: ours.log_abs_det_jacobian(as_backend(scriptc, x), y)),
-                  _outcome(lambda: theirs.log_abs_det_jacobian(as_backend(torch, x), y_t)), "log_abs_det_jacobian")
+    assert_same_outcome(outcome(lambda: ours.log_abs_det_jacobian(as_backend(scriptc, x), y)),
+                        outcome(lambda: theirs.log_abs_det_jacobian(as_backend(torch, x), y_t)), "log_abs_det_jacobian")
     if y_given is not None:
         assert_close(ours.inv(as_backend(scriptc, y_given)), theirs.inv(as_backend(torch, y_given)), what="inverse")
     assert ours.bijective == theirs.bijective
@@ -100,7 +63,7 @@ def test_transform_matches_torch(case):
     assert (ours.domain.event_dim, ours.codomain.event_dim) == (theirs.domain.event_dim, theirs.codomain.event_dim)
     assert tuple(ours.forward_shape(x.shape)) == tuple(theirs.forward_shape(torch.Size(x.shape)))
     assert tuple(ours.inverse_shape(y_t.shape)) == tuple(theirs.inverse_shape(y_t.shape))
-    _same_outcome(_outcome(lambda: ours.codomain.check(y)), _outcome(lambda: theirs.codomain.check(y_t)), "check")
+    assert_same_outcome(outcome(lambda: ours.codomain.check(y)), outcome(lambda: theirs.codomain.check(y_t)), "check")
     assert ours == ours.with_cache(0) and ours.with_cache(1)(as_backend(scriptc, x)) is not None
 
 

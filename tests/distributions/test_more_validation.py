@@ -8,7 +8,7 @@ import pytest
 
 import scriptc
 from scriptc import distributions as D
-from tests.distributions.pairs import as_backend, build, scriptc_message
+from tests.distributions.pairs import assert_raises_as_torch, as_backend, build
 
 torch = pytest.importorskip("torch")
 
@@ -36,11 +36,7 @@ INVALID = [
 
 @pytest.mark.parametrize("name,params", INVALID, ids=[n for n, _ in INVALID])
 def test_invalid_parameters_raise_torch_message(name, params):
-    with pytest.raises(ValueError) as theirs:
-        build(torch, name, params)
-    with pytest.raises(ValueError) as ours:
-        build(scriptc, name, params)
-    assert str(ours.value) == scriptc_message(str(theirs.value)).replace("torch.float64", "scriptc.float64")
+    assert_raises_as_torch(torch, lambda m: build(m, name, params))
 
 
 SAMPLE_ERRORS = [
@@ -57,11 +53,7 @@ SAMPLE_ERRORS = [
 
 @pytest.mark.parametrize("name,params,value", SAMPLE_ERRORS, ids=[n for n, _, _ in SAMPLE_ERRORS])
 def test_invalid_values_raise_torch_message(name, params, value):
-    with pytest.raises(ValueError) as theirs:
-        build(torch, name, params).log_prob(as_backend(torch, value))
-    with pytest.raises(ValueError) as ours:
-        build(scriptc, name, params).log_prob(as_backend(scriptc, value))
-    assert str(ours.value) == scriptc_message(str(theirs.value)).replace("torch.float64", "scriptc.float64")
+    assert_raises_as_torch(torch, lambda m: build(m, name, params).log_prob(as_backend(m, value)))
 
 
 CONSTRUCTOR_ERRORS = [
@@ -86,11 +78,7 @@ CONSTRUCTOR_ERRORS = [
 @pytest.mark.parametrize("index", range(len(CONSTRUCTOR_ERRORS)))
 def test_constructor_errors_as_torch(index):
     make, error = CONSTRUCTOR_ERRORS[index]
-    with pytest.raises(error) as theirs:
-        make(torch)
-    with pytest.raises(error) as ours:
-        make(scriptc)
-    assert scriptc_message(str(theirs.value)) == str(ours.value)
+    assert_raises_as_torch(torch, make, error)
 
 
 def _param(value):
