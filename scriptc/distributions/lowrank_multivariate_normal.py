@@ -8,6 +8,7 @@ import scriptc
 from scriptc.tensors import Size
 
 from . import constraints
+from .centered import CenteredAtLoc
 from .distribution import Distribution, as_size
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
 from .utils import lazy_property, standard_normal
@@ -36,7 +37,7 @@ def _batch_lowrank_mahalanobis(cov_factor, cov_diag, x, capacitance_tril):
     return (x.pow(2) / cov_diag).sum(-1) - _batch_mahalanobis(capacitance_tril, wt_dinv_x)
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(CenteredAtLoc, Distribution):
     """A multivariate normal whose covariance is cov_factor @ cov_factor.T + diag(cov_diag), with
     a cov_factor of shape event x rank; log_prob and entropy cost O(rank^3), not O(event^3)."""
 
@@ -80,14 +81,6 @@ class LowRankMultivariateNormal(Distribution):
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape) * 2
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @lazy_property
     def variance(self):

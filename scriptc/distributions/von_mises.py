@@ -7,6 +7,7 @@ import math
 import scriptc
 
 from . import constraints
+from .centered import CenteredAtLoc
 from .distribution import Distribution, as_size
 from .utils import broadcast_all, lazy_property
 
@@ -58,7 +59,7 @@ def _rejection_sample(loc, concentration, proposal_r, x):
     return (x + math.pi + loc) % (2 * math.pi) - math.pi
 
 
-class VonMises(Distribution):
+class VonMises(CenteredAtLoc, Distribution):
     """The von Mises (circular normal) distribution on angles, mean direction `loc`, concentration
     `concentration`; samples lie in [-pi, pi) and are drawn in float64 by rejection."""
 
@@ -102,14 +103,6 @@ class VonMises(Distribution):
         batch_shape = as_size(batch_shape)
         return type(self)(self.loc.expand(batch_shape), self.concentration.expand(batch_shape),
                           validate_args=self.__dict__.get("_validate_args"))
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @lazy_property
     def variance(self):
