@@ -243,7 +243,10 @@ class Tensor(Conversions, Inspection):
 
     # --- shape helpers that are compositions of table ops --------------------------
     def contiguous(self, memory_format=None) -> "Tensor":
-        """self when already contiguous (as PyTorch), else a contiguous copy."""
+        """self when already contiguous in memory_format (row-major by default, or channels_last), else a
+        copy laid out so."""
+        if memory_format in (channels_last, channels_last_3d):
+            return self if self.is_contiguous(memory_format) else self.clone(memory_format=memory_format)
         if self._data.flags.c_contiguous:
             return self
         return call(_ops.OPS["contiguous"], (self,))
