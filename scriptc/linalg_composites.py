@@ -1,5 +1,6 @@
 """The torch.linalg functions scriptc composes from table ops (so autograd and tracing see through them):
-cond, vander, solve_ex, tensorinv, tensorsolve, householder_product."""
+cond, vander, solve_ex, tensorinv, tensorsolve, householder_product; and torch's older solver spellings
+(triangular_solve, lu, lu_solve, orgqr)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import math
 from scriptc.errors import LinAlgError
 from scriptc.tensors import Tensor
 
-__all__ = ["cond", "vander", "solve_ex", "tensorinv", "tensorsolve", "householder_product"]
+__all__ = ["cond", "vander", "solve_ex", "tensorinv", "tensorsolve", "householder_product", "triangular_solve", "lu",
+           "lu_solve", "orgqr"]
 
 
 def _linalg():
@@ -128,3 +130,54 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
         v = below[..., :, i:i + 1]
         q = q - (q @ v) * tau[..., i:i + 1].unsqueeze(-1) @ v.transpose(-2, -1).conj()
     return q[..., :, :n]
+
+
+# --- torch's deprecated spellings of these solvers (they warn as torch does) ---------------------------------
+
+def _deprecated(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, UserWarning, stacklevel=3)
+
+
+class _TriangularSolve(tuple):
+    """torch.return_types.triangular_solve: (solution, cloned_coefficient)."""
+
+    def __new__(cls, solution, cloned_coefficient):
+        return super().__new__(cls, (solution, cloned_coefficient))
+
+    solution = property(lambda self: self[0])
+    cloned_coefficient = property(lambda self: self[1])
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False) -> _TriangularSolve:
+    """Deprecated torch.triangular_solve: (X with op(A) X = b, a copy of A); op transposes when asked."""
+    torch = _linalg()
+    _deprecated("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular and will be "
+                "removed in a future PyTorch release.")
+    matrix = A.mT if transpose else A
+    solution = torch.linalg.solve_triangular(matrix, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _TriangularSolve(solution, A.clone())
+
+
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
+    """Deprecated torch.lu: (LU, pivots) or (LU, pivots, infos) of linalg.lu_factor_ex."""
+    torch = _linalg()
+    _deprecated("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will "
+                "be removed in a future PyTorch release.")
+    factors, pivots, infos = torch.linalg.lu_factor_ex(A, pivot=pivot)
+    return (factors, pivots, infos) if get_infos else (factors, pivots)
+
+
+def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    """Deprecated torch.lu_solve(b, LU, pivots): linalg.lu_solve(LU, pivots, b)."""
+    torch = _linalg()
+    _deprecated("torch.lu_solve is deprecated in favor of torch.linalg.lu_solve and will be removed in a future "
+                "PyTorch release.")
+    return torch.linalg.lu_solve(LU_data, LU_pivots, b)
+
+
+def orgqr(input: Tensor, tau: Tensor) -> Tensor:
+    """torch.orgqr: linalg.householder_product."""
+    return householder_product(input, tau)

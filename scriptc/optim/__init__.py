@@ -15,3 +15,4 @@ from .radam import RAdam  # noqa: F401
 from .rmsprop import RMSprop  # noqa: F401
 from .rprop import Rprop  # noqa: F401
 from .sgd import SGD  # noqa: F401
+from . import swa_utils  # noqa: F401
