@@ -280,6 +280,14 @@ def _run_backward(roots, root_grads, retain_graph: bool, targets=None):
     return captured
 
 
+def as_array_gradient(g, shape):
+    """A formula's gradient (possibly factored or broadcast) as a plain array of `shape`, for hooks that
+    show it to the user."""
+    if type(g) is _FactoredGradient:
+        g = g.evaluate()
+    return _sum_to(np.asarray(g), tuple(shape))
+
+
 def _as_edge_gradient(xp, g, edge: Edge):
     """A formula's gradient for one input as that input's gradient: summed down to its shape (from a
     broadcast), in its dtype."""

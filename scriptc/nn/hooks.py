@@ -151,7 +151,21 @@ class ModuleHooks:
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """hook(module, grad_input, grad_output) runs when the gradients of the inputs are computed; it may
         return new grad_input."""
+        self._claim_backward_hooks(full=True)
         return add_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Deprecated: hook(module, grad_input, grad_output) runs on the last op of forward only, so
+        grad_input holds that op's input gradients (torch warns on every call where that differs from the
+        module's inputs). Use register_full_backward_hook."""
+        self._claim_backward_hooks(full=False)
+        return add_hook(self._backward_hooks, hook)
+
+    def _claim_backward_hooks(self, full: bool) -> None:
+        if self._is_full_backward_hook is (not full):
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", full)
 
     def _call_with_hooks(self, args, kwargs):
         result = None
@@ -170,7 +184,7 @@ class ModuleHooks:
                     if changed is not None:
                         args = changed if isinstance(changed, tuple) else (changed,)
             backward_hook = None
-            if self._backward_hooks or self._backward_pre_hooks:
+            if self._backward_pre_hooks or (self._backward_hooks and self._is_full_backward_hook):
                 backward_hook = BackwardHook(self, list(self._backward_hooks.values()),
                                              list(self._backward_pre_hooks.values()))
                 args = backward_hook.setup_input_hook(args)
@@ -183,6 +197,8 @@ class ModuleHooks:
                     result = changed
             if backward_hook is not None:
                 result = backward_hook.setup_output_hook(result)
+            if self._backward_hooks and self._is_full_backward_hook is False:
+                hook_last_node(self, args, result, list(self._backward_hooks.values()))
             return result
         except Exception:
             for hook_id, hook in self._forward_hooks.items():
@@ -192,6 +208,77 @@ class ModuleHooks:
                     if changed is not None:
                         result = changed
             raise
+
+
+class _LastNodeHooked:
+    """A recorded op whose gradient, once computed, is shown to the deprecated module backward hooks as
+    (grad_input, grad_output) and may be replaced by what they return."""
+
+    complex_aware = True  # the wrapped op's own convention is applied inside grad()
+
+    def __init__(self, op, module, hooks: list):
+        self.op, self.module, self.hooks = op, module, hooks
+        self.name, self.save, self.arg_index = op.name, op.save, op.arg_index
+
+    def grad(self, ctx, grads):
+        grad_output = _as_tensors(grads if isinstance(grads, tuple) else (grads,))
+        per_argument = list(autograd._gradient(self.op, ctx, grads))
+        # grad_input has one entry per tensor argument, summed down to that argument's shape
+        positions = [i for i, a in enumerate(ctx.args) if i < len(per_argument) and hasattr(a, "shape")]
+        grad_input = tuple(None if per_argument[i] is None else
+                           wrap(autograd.as_array_gradient(per_argument[i], ctx.args[i].shape))
+                           for i in positions)
+        for hook in self.hooks:
+            result = hook(self.module, grad_input, grad_output)
+            if result is not None:
+                result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+                if len(result) != len(grad_input):
+                    raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has returned an incorrect "
+                                       f"number of values (got {len(result)}, but expected {len(grad_input)})")
+                grad_input = result
+        for i, g in zip(positions, grad_input):
+            per_argument[i] = None if g is None else g._data
+        return tuple(per_argument)
+
+
+def hook_last_node(module, args: tuple, result: Any, hooks: list) -> None:
+    """The deprecated register_backward_hook: hooks run on the autograd node of forward's first tensor
+    output, with torch's FutureWarning where that node is not all the module did."""
+    first = result
+    while not isinstance(first, Tensor):
+        first = next(v for v in first.values() if isinstance(v, Tensor)) if isinstance(first, dict) else first[0]
+    node = first.grad_fn
+    if node is None:
+        return
+    if not isinstance(node.op, _LastNodeHooked):
+        node.op = _LastNodeHooked(node.op, module, hooks)
+    outputs = (result,) if isinstance(result, Tensor) else result
+    if not (isinstance(outputs, tuple) and all(isinstance(r, Tensor) for r in outputs)):
+        _warn_non_full("Using non-full backward hooks on a Module that does not return a single Tensor or a tuple "
+                       "of Tensors is deprecated and will be removed in future versions. This hook will be missing "
+                       "some of the grad_output.")
+        return
+    if not all(isinstance(a, Tensor) for a in args):
+        _warn_non_full("Using non-full backward hooks on a Module that does not take as input a single Tensor or "
+                       "a tuple of Tensors is deprecated and will be removed in future versions. This hook will be "
+                       "missing some of the grad_input.")
+        return
+    out_nodes = {id(r.grad_fn) for r in outputs if r.grad_fn is not None}
+    if len(out_nodes) > 1:
+        _warn_non_full("Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+                       "deprecated and will be removed in future versions. This hook will be missing some "
+                       "grad_output.")
+    elif {id(a.grad_fn) for a in args if a.grad_fn is not None} != {id(n) for n, _ in node.next_functions}:
+        _warn_non_full("Using a non-full backward hook when the forward contains multiple autograd Nodes is "
+                       "deprecated and will be removed in future versions. This hook will be missing some "
+                       "grad_input.")
+
+
+def _warn_non_full(message: str) -> None:
+    import warnings
+
+    warnings.warn(message + " Please use register_full_backward_hook to get the documented behavior.",
+                  FutureWarning, stacklevel=4)
 
 
 def add_hook(hooks: OrderedDict, hook: Callable, prepend: bool = False, *extra: OrderedDict) -> RemovableHandle:
