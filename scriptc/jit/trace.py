@@ -359,7 +359,6 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     warns (TracerWarning). check_trace re-runs the graph on the example inputs and raises
     TracingCheckError if the outputs differ from eager.
     """
-    from scriptc.autograd import no_grad
     from scriptc.nn import Module
 
     from .module import ScriptFunction, TracedModule
@@ -367,11 +366,23 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     examples = _example_tuple(example_inputs)
     is_module = isinstance(fn_or_module, Module)
     call = fn_or_module.forward if is_module else fn_or_module
-    tracer = Tracer(fn_or_module if is_module else None,
-                    "forward" if is_module else getattr(fn_or_module, "__name__", "fn"))
+    graph, eager_out = trace_graph(fn_or_module if is_module else None, call,
+                                   "forward" if is_module else getattr(fn_or_module, "__name__", "fn"), examples)
+    traced = TracedModule(fn_or_module, {"forward": graph}) if is_module else ScriptFunction(graph)
+    if check_trace:
+        _check(traced, graph, examples, eager_out, check_tolerance)
+    return traced
+
+
+def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object]:
+    """The graph of what `call(*examples)` computes (a method of `module`, whose state stays
+    prim::GetAttr of self, or a function when module is None) and the eager result."""
+    from scriptc.autograd import no_grad
+
+    tracer = Tracer(module, name)
     names = _argument_names(call, len(examples))
-    for name, x in zip(names, examples):
-        tracer.add_input(x, name)
+    for arg_name, x in zip(names, examples):
+        tracer.add_input(x, arg_name)
     if _tensors._tracer[0] is not None:
         raise RuntimeError("jit.trace cannot be nested")
     _tensors._tracer[0] = tracer
@@ -389,10 +400,7 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
             gc.enable()
     tracer.graph.add_output(output)
     verify(tracer.graph)
-    traced = TracedModule(fn_or_module, {"forward": tracer.graph}) if is_module else ScriptFunction(tracer.graph)
-    if check_trace:
-        _check(traced, examples, eager_out, check_tolerance)
-    return traced
+    return tracer.graph, eager_out
 
 
 def _argument_names(fn, count: int) -> list[str]:
@@ -430,9 +438,10 @@ def _nondeterministic_nodes(graph: Graph) -> list[Node]:
     return found
 
 
-def _check(traced, examples, eager_out, tolerance: float) -> None:
-    """Re-run the trace on its examples: a mismatch is a TracingCheckError, or only TracerWarnings (as
-    torch gives) when the graph draws random numbers, since then every call draws anew."""
+def _check(traced, graph: Graph, examples, eager_out, tolerance: float) -> None:
+    """Re-run the trace (`traced`, a callable running `graph`) on its examples: a mismatch is a
+    TracingCheckError, or only TracerWarnings (as torch gives) when the graph draws random numbers,
+    since then every call draws anew."""
     from scriptc.autograd import no_grad
 
     with no_grad():
@@ -441,10 +450,10 @@ def _check(traced, examples, eager_out, tolerance: float) -> None:
     for i, (a, b) in enumerate(zip(_flatten(replay), _flatten(eager_out))):
         if a.shape != b.shape or not np.allclose(a, b, rtol=tolerance, atol=tolerance, equal_nan=True):
             if random_nodes is None:
-                random_nodes = _nondeterministic_nodes(traced.graph)
+                random_nodes = _nondeterministic_nodes(graph)
                 if random_nodes:
                     ops_drawn = {f" = {n.op}(" for n in random_nodes}
-                    lines = [line.strip() for line in str(traced.graph).splitlines()
+                    lines = [line.strip() for line in str(graph).splitlines()
                              if any(text in line for text in ops_drawn)]
                     nodes = "\n".join("\t" + line for line in lines[:20])
                     warnings.warn("Trace had nondeterministic nodes. Did you forget call .eval() on your model? "

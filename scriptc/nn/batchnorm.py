@@ -7,7 +7,7 @@ import numpy as np
 
 from scriptc import autograd
 from scriptc.tensors import Tensor, wrap
-from scriptc.types import float32, int64
+from scriptc.types import default_float, int64
 
 from . import functional as F
 from . import init
@@ -36,8 +36,8 @@ class _NormBase(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", wrap(np.zeros(num_features, dtype=(dtype or float32).np)))
-            self.register_buffer("running_var", wrap(np.ones(num_features, dtype=(dtype or float32).np)))
+            self.register_buffer("running_mean", wrap(np.zeros(num_features, dtype=(dtype or default_float()).np)))
+            self.register_buffer("running_var", wrap(np.ones(num_features, dtype=(dtype or default_float()).np)))
             self.register_buffer("num_batches_tracked", wrap(np.zeros((), dtype=int64.np)))
         else:
             self.register_buffer("running_mean", None)

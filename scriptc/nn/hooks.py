@@ -210,37 +210,6 @@ class ModuleHooks:
             raise
 
 
-class _LastNodeHooked:
-    """A recorded op whose gradient, once computed, is shown to the deprecated module backward hooks as
-    (grad_input, grad_output) and may be replaced by what they return."""
-
-    complex_aware = True  # the wrapped op's own convention is applied inside grad()
-
-    def __init__(self, op, module, hooks: list):
-        self.op, self.module, self.hooks = op, module, hooks
-        self.name, self.save, self.arg_index = op.name, op.save, op.arg_index
-
-    def grad(self, ctx, grads):
-        grad_output = _as_tensors(grads if isinstance(grads, tuple) else (grads,))
-        per_argument = list(autograd._gradient(self.op, ctx, grads))
-        # grad_input has one entry per tensor argument, summed down to that argument's shape
-        positions = [i for i, a in enumerate(ctx.args) if i < len(per_argument) and hasattr(a, "shape")]
-        grad_input = tuple(None if per_argument[i] is None else
-                           wrap(autograd.as_array_gradient(per_argument[i], ctx.args[i].shape))
-                           for i in positions)
-        for hook in self.hooks:
-            result = hook(self.module, grad_input, grad_output)
-            if result is not None:
-                result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-                if len(result) != len(grad_input):
-                    raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has returned an incorrect "
-                                       f"number of values (got {len(result)}, but expected {len(grad_input)})")
-                grad_input = result
-        for i, g in zip(positions, grad_input):
-            per_argument[i] = None if g is None else g._data
-        return tuple(per_argument)
-
-
 def hook_last_node(module, args: tuple, result: Any, hooks: list) -> None:
     """The deprecated register_backward_hook: hooks run on the autograd node of forward's first tensor
     output, with torch's FutureWarning where that node is not all the module did."""
@@ -250,8 +219,8 @@ def hook_last_node(module, args: tuple, result: Any, hooks: list) -> None:
     node = first.grad_fn
     if node is None:
         return
-    if not isinstance(node.op, _LastNodeHooked):
-        node.op = _LastNodeHooked(node.op, module, hooks)
+    for hook in hooks:
+        node.register_hook(_on_module(hook, module))
     outputs = (result,) if isinstance(result, Tensor) else result
     if not (isinstance(outputs, tuple) and all(isinstance(r, Tensor) for r in outputs)):
         _warn_non_full("Using non-full backward hooks on a Module that does not return a single Tensor or a tuple "
@@ -272,6 +241,19 @@ def hook_last_node(module, args: tuple, result: Any, hooks: list) -> None:
         _warn_non_full("Using a non-full backward hook when the forward contains multiple autograd Nodes is "
                        "deprecated and will be removed in future versions. This hook will be missing some "
                        "grad_input.")
+
+
+def _on_module(hook: Callable, module) -> Callable:
+    """A Node hook calling the module hook with the module, checking what it returns as torch does."""
+    def node_hook(grad_input: tuple, grad_output: tuple):
+        result = hook(module, grad_input, grad_output)
+        if result is not None:
+            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            if len(result) != len(grad_input):
+                raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has returned an "
+                                   f"incorrect number of values (got {len(result)}, but expected {len(grad_input)})")
+        return result
+    return node_hook
 
 
 def _warn_non_full(message: str) -> None:

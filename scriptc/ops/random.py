@@ -7,7 +7,7 @@ pure forms are not public (torch has none) but are what traced graphs record.
 
 from __future__ import annotations
 
-from scriptc.types import DEFAULT_FLOAT, TensorType, int64
+from scriptc.types import TensorType, default_float, int64
 
 from . import register
 from .factory import _size, with_layout
@@ -23,16 +23,16 @@ _LIKE = "self: Tensor, " + _FACTORY + ", memory_format: int? = None"
 
 
 def _floating(dtype, kernel_name: str):
-    """dtype (float32 when None) as numpy's; torch's NotImplementedError for an integer dtype."""
-    d = dtype or DEFAULT_FLOAT
+    """dtype (the default dtype when None) as numpy's; torch's NotImplementedError for an integer dtype."""
+    d = dtype or default_float()
     if not d.is_floating_point:
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{scalar_type_name(d)}'")
     return d.np
 
 
-def _sized_rule(default=DEFAULT_FLOAT):
+def _sized_rule(default=None):
     def rule(size, generator=None, dtype=None, *rest):
-        return TensorType(dtype if dtype is not None else default, tuple(size) if is_known(size) else None)
+        return TensorType(dtype or default or default_float(), tuple(size) if is_known(size) else None)
     return rule
 
 

@@ -80,14 +80,18 @@ def test_register_backward_hook_removed_and_without_grad():
         assert calls == []
 
 
-def test_register_backward_hook_wrong_count_raises():
-    module = scriptc.nn.ReLU()
-    module.register_backward_hook(lambda mod, gi, go: (gi[0], gi[0]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        out = module(scriptc.ones(2, requires_grad=True)).sum()
-    with pytest.raises(RuntimeError, match="incorrect number of values"):
-        out.backward()
+def test_register_backward_hook_wrong_count_raises_like_torch():
+    messages = []
+    for lib in (scriptc, torch):
+        module = lib.nn.ReLU()
+        module.register_backward_hook(lambda mod, gi, go: (gi[0], gi[0]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            out = module(lib.ones(2, requires_grad=True)).sum()
+        with pytest.raises(RuntimeError, match="incorrect number of values") as info:
+            out.backward()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
 
 
 def _state_dict_pre_hook_calls(lib):
