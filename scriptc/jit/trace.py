@@ -389,6 +389,8 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     tracer.graph.add_output(output)
     verify(tracer.graph)
     traced = TracedModule(fn_or_module, {"forward": tracer.graph}) if is_module else ScriptFunction(tracer.graph)
+    batch = tracer.dims.batch
+    traced.example_batch = batch.size if batch is not None else None
     if check_trace:
         _check(traced, examples, eager_out, check_tolerance)
     return traced
