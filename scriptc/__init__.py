@@ -8,6 +8,7 @@ pulls in only what the deployment runtime needs.
 from __future__ import annotations
 
 import importlib
+import math as _math
 
 from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, SignatureError, TracerWarning  # noqa: F401
 from scriptc.types import (  # noqa: F401
@@ -43,6 +44,12 @@ short = int16
 cfloat = complex64
 cdouble = complex128
 
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
 _SUBMODULES = {
     "nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
     "types", "config", "errors", "bindings", "testing",
@@ -61,6 +68,7 @@ _SUBMODULES = {
     "fx",
     "backends",
     "accelerator",
+    "func",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
@@ -75,7 +83,19 @@ _LAZY_NAMES = {
     "scriptc.jit.markers": {"_check"},
     "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"},
     "scriptc.dtype_info": {"finfo", "iinfo"},
-    "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "cumulative_trapezoid", "vander", "combinations"},
+    "scriptc.func": {"vmap"},
+    "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "gradient", "vander",
+                         "combinations", "renorm", "cholesky_solve", "cholesky_inverse"},
+    "scriptc.tensor_functions": {"detach", "is_nonzero", "is_same_size", "is_signed", "is_inference", "is_conj",
+                                 "resolve_conj", "resolve_neg", "unsafe_chunk", "unsafe_split",
+                                 "unsafe_split_with_sizes", "split_with_sizes", "asarray", "range", "scalar_tensor",
+                                 "empty_strided", "empty_permuted", "typename", "nonzero_static", "cond",
+                                 "unravel_index", "alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy",
+                                 "expand_copy", "permute_copy", "select_copy", "slice_copy", "split_copy",
+                                 "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy",
+                                 "unfold_copy", "unsqueeze_copy", "view_copy", "view_as_real_copy",
+                                 "view_as_complex_copy"},
+    "scriptc.nn.functional": {"cosine_similarity", "pairwise_distance", "pdist", "bilinear"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
 }

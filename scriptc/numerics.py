@@ -1,5 +1,6 @@
 """torch's numeric composites built from table ops (so autograd, tracing and scripting see through them):
-cov, corrcoef, trapezoid, cumulative_trapezoid, vander, combinations."""
+cov, corrcoef, trapezoid (trapz), cumulative_trapezoid, gradient, vander, combinations, renorm,
+cholesky_solve, cholesky_inverse."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import itertools
 
 from scriptc.tensors import Tensor
 
-__all__ = ["cov", "corrcoef", "trapezoid", "cumulative_trapezoid", "vander", "combinations"]
+__all__ = ["cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "gradient", "vander", "combinations",
+           "renorm", "cholesky_solve", "cholesky_inverse"]
 
 
 def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None):
@@ -69,6 +71,9 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, di
     return (_spacing(y, x, dx, dim) * pairs).sum(dim)
 
 
+trapz = trapezoid
+
+
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
     """The running trapezoid-rule integral of y along dim (one element shorter than y there)."""
     n = y.size(dim)
@@ -106,3 +111,96 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     rows = list(pick(range(input.size(0)), r))
     index = scriptc.tensor(rows, dtype=scriptc.int64).reshape(len(rows), r)
     return input[index]
+
+
+def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
+    """The derivative of input estimated along each dim by central differences (one-sided at the edges,
+    of first or second order), with a uniform spacing per dim or the dim's sample coordinates."""
+    dims = list(range(input.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    spacings = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
+    if len(spacings) != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                           f"arguments to have the same length, but got a spacing argument of length "
+                           f"{len(spacings)} and a dim argument of length {len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if any(input.size(d) < edge_order + 1 for d in dims):
+        raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    values = input if input.is_floating_point() or input.is_complex() else input.float()
+    return tuple(_derivative(values, d % input.dim(), h, edge_order) for d, h in zip(dims, spacings))
+
+
+def _derivative(f: Tensor, dim: int, h, edge_order: int) -> Tensor:
+    n = f.size(dim)
+    if isinstance(h, Tensor):
+        widths = h.diff().reshape([-1 if d == dim else 1 for d in range(f.dim())]).to(f.dtype)
+        return _uneven_derivative(f, dim, widths, edge_order)
+    if n < 2:
+        raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    inner = (f.narrow(dim, 2, n - 2) - f.narrow(dim, 0, n - 2)) / (2 * h)
+    if edge_order == 1:
+        first = (f.narrow(dim, 1, 1) - f.narrow(dim, 0, 1)) / h
+        last = (f.narrow(dim, n - 1, 1) - f.narrow(dim, n - 2, 1)) / h
+    else:
+        first = (-1.5 * f.narrow(dim, 0, 1) + 2 * f.narrow(dim, 1, 1) - 0.5 * f.narrow(dim, 2, 1)) / h
+        last = (0.5 * f.narrow(dim, n - 3, 1) - 2 * f.narrow(dim, n - 2, 1) + 1.5 * f.narrow(dim, n - 1, 1)) / h
+    return _join(first, inner, last, dim)
+
+
+def _uneven_derivative(f: Tensor, dim: int, widths: Tensor, edge_order: int) -> Tensor:
+    """Second-order differences at sample points `widths` apart (numpy.gradient's formulas)."""
+    n = f.size(dim)
+    before, after = widths.narrow(dim, 0, n - 2), widths.narrow(dim, 1, n - 2)
+    inner = (-after / (before * (before + after)) * f.narrow(dim, 0, n - 2)
+             + (after - before) / (before * after) * f.narrow(dim, 1, n - 2)
+             + before / (after * (before + after)) * f.narrow(dim, 2, n - 2))
+    if edge_order == 1:
+        first = (f.narrow(dim, 1, 1) - f.narrow(dim, 0, 1)) / widths.narrow(dim, 0, 1)
+        last = (f.narrow(dim, n - 1, 1) - f.narrow(dim, n - 2, 1)) / widths.narrow(dim, n - 2, 1)
+        return _join(first, inner, last, dim)
+    a, b = widths.narrow(dim, 0, 1), widths.narrow(dim, 1, 1)
+    first = (-(2 * a + b) / (a * (a + b)) * f.narrow(dim, 0, 1) + (a + b) / (a * b) * f.narrow(dim, 1, 1)
+             - a / (b * (a + b)) * f.narrow(dim, 2, 1))
+    a, b = widths.narrow(dim, n - 3, 1), widths.narrow(dim, n - 2, 1)
+    last = (b / (a * (a + b)) * f.narrow(dim, n - 3, 1) - (a + b) / (a * b) * f.narrow(dim, n - 2, 1)
+            + (2 * b + a) / (b * (a + b)) * f.narrow(dim, n - 1, 1))
+    return _join(first, inner, last, dim)
+
+
+def _join(first: Tensor, inner: Tensor, last: Tensor, dim: int) -> Tensor:
+    import scriptc
+
+    return scriptc.cat([first, inner, last], dim)
+
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """input with each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm."""
+    import scriptc
+
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = dim % input.dim()
+    others = [i for i in range(input.dim()) if i != d]
+    norms = scriptc.linalg.vector_norm(input, p, dim=others, keepdim=True) if others else input.abs()
+    factor = scriptc.where(norms > maxnorm, maxnorm / (norms + 1e-7), scriptc.ones_like(norms))
+    return input * factor
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """X with A X = B, for A = L L^H given its Cholesky factor L (or A = U^H U when upper)."""
+    import scriptc
+
+    triangular = scriptc.linalg.solve_triangular
+    if upper:
+        return triangular(L, triangular(L.transpose(-2, -1).conj(), B, upper=False), upper=True)
+    return triangular(L.transpose(-2, -1).conj(), triangular(L, B, upper=False), upper=True)
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """The inverse of A = L L^H (or U^H U when upper) from its Cholesky factor."""
+    import scriptc
+
+    eye = scriptc.eye(L.size(-1), dtype=L.dtype).expand(L.shape)
+    return cholesky_solve(eye, L, upper)

@@ -15,6 +15,8 @@ from .instancenorm import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .module import Module, Parameter  # noqa: F401
+from .parameter import Buffer  # noqa: F401
+from .lazy import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -164,3 +165,27 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
 
 
 __getattr__ = _missing_attribute("torch.nn.init", __name__)
+
+
+def _deprecated(method):
+    """torch's old spellings without the trailing underscore: they warn, then run the in-place init."""
+    old_name = method.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{method.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return method(*args, **kwargs)
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = f"Deprecated: {method.__name__}."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

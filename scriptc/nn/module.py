@@ -15,7 +15,7 @@ from scriptc.types import dtype as Dtype
 from scriptc.utils.hooks import RemovableHandle
 
 from .hooks import ModuleHooks, add_hook
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -86,7 +86,12 @@ class Module(ModuleHooks):
     def __setattr__(self, name: str, value: Any) -> None:
         d = self.__dict__
         params = d.get("_parameters")
-        if isinstance(value, Parameter):
+        if isinstance(value, Buffer):
+            if "_buffers" not in d:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            _remove_from(name, d, self._parameters, self._modules)
+            self.register_buffer(name, value.plain(), persistent=value.persistent)
+        elif isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
             _remove_from(name, d, self._buffers, self._modules, self._non_persistent_buffers_set)

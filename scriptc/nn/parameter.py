@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from scriptc.tensors import Tensor, _tensor_repr, wrap
+from scriptc.tensors.core import _init
 
-__all__ = ["Parameter"]
+__all__ = ["Parameter", "Buffer"]
 
 
 class Parameter(Tensor):
@@ -34,3 +35,29 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, protocol):
         return (Parameter, (wrap(self._data.copy()), self.requires_grad))
+
+
+class Buffer(Tensor):
+    """A tensor that registers as a buffer when assigned to a Module attribute
+    (`self.mask = nn.Buffer(t)`); persistent=False keeps it out of the state_dict."""
+
+    __slots__ = ("persistent",)
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
+        if data is None:
+            data = wrap(np.empty((0,), dtype=np.float32))
+        self = object.__new__(cls)
+        _init(self, data._data)
+        self._vc = data._vc
+        self.requires_grad = data.requires_grad
+        self.persistent = persistent
+        return self
+
+    def __init__(self, data: Tensor | None = None, *, persistent: bool = True):
+        pass
+
+    def plain(self) -> Tensor:
+        """The tensor the module keeps: this one's storage, without the Buffer marker."""
+        out = wrap(self._data)
+        out._vc, out.requires_grad = self._vc, self.requires_grad
+        return out

@@ -38,6 +38,13 @@ OPS: dict[str, OpDef] = {}
 _OVERLOADS: dict[str, list[OpDef]] = {}
 # Other public names of an op family, as torch has them (arcsin is asin): {alias: base name}.
 ALIASES: dict[str, str] = {}
+# The in-place variants torch also offers as functions (`torch.relu_(x)`); the others are methods only.
+INPLACE_FUNCTIONS = frozenset("""
+    abs_ acos_ acosh_ addmv_ alpha_dropout_ asin_ asinh_ atan_ atanh_ ceil_ celu_ clamp_ clamp_max_ clamp_min_
+    cos_ cosh_ deg2rad_ dropout_ erf_ erfc_ exp2_ exp_ expm1_ feature_alpha_dropout_ fill_
+    floor_ frac_ gcd_ i0_ index_put_ lcm_ ldexp_ log10_ log1p_ log2_ log_ logit_ nan_to_num_ neg_ rad2deg_
+    reciprocal_ relu_ round_ rrelu_ rsqrt_ selu_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ threshold_
+    trunc_ xlogy_ zero_""".split())
 
 
 def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False,  # noqa: F811
@@ -58,7 +65,8 @@ def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, 
     if inplace:
         variant = OpDef(parse_schema(op.base_name + "_" + schema[len(op.base_name):]),
                         kind, _checked(kernel, inplace_check), rules.same_as(0), dtype_rule=op.dtype_rule, grad=op.grad,
-                        save=op.save, aux=op.aux, function=False, inplace_of=op, doc=op.doc,
+                        save=op.save, aux=op.aux, inplace_of=op, doc=op.doc,
+                        function=op.base_name + "_" in INPLACE_FUNCTIONS,
                         inplace_check=inplace_check)
         op.inplace = variant
         _add(variant)
@@ -133,6 +141,7 @@ from . import windows  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from . import rearrange  # noqa: E402,F401
 from . import views  # noqa: E402,F401
+from . import strided  # noqa: E402,F401
 from . import scalar  # noqa: E402,F401
 from . import products  # noqa: E402,F401
 from . import einsum  # noqa: E402,F401

@@ -286,12 +286,11 @@ _binary("minimum", lambda xp, a, b: xp.minimum(a, b), E.minimum, inplace=False, 
 for _name, _np_name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
                         ("gt", "greater"), ("ge", "greater_equal")):
     _binary(_name, (lambda f: lambda xp, a, b: getattr(xp, f)(a, b))(_np_name),
-            (lambda f: lambda a, b: E.Expr(f, (E.lift(a), E.lift(b))))(_name), dtype_rule=COMPARE,
-            inplace=False)
-_binary("logical_and", lambda xp, a, b: xp.logical_and(a, b), E.and_, dtype_rule=TO_BOOL, inplace=False)
-_binary("logical_or", lambda xp, a, b: xp.logical_or(a, b), E.or_, dtype_rule=TO_BOOL, inplace=False)
-_binary("logical_xor", lambda xp, a, b: xp.logical_xor(a, b), E.ne, dtype_rule=TO_BOOL, inplace=False)
-_unary("logical_not", lambda xp, x: xp.logical_not(x), E.not_, dtype_rule=TO_BOOL, inplace=False)
+            (lambda f: lambda a, b: E.Expr(f, (E.lift(a), E.lift(b))))(_name), dtype_rule=COMPARE)
+_binary("logical_and", lambda xp, a, b: xp.logical_and(a, b), E.and_, dtype_rule=TO_BOOL)
+_binary("logical_or", lambda xp, a, b: xp.logical_or(a, b), E.or_, dtype_rule=TO_BOOL)
+_binary("logical_xor", lambda xp, a, b: xp.logical_xor(a, b), E.ne, dtype_rule=TO_BOOL)
+_unary("logical_not", lambda xp, x: xp.logical_not(x), E.not_, dtype_rule=TO_BOOL)
 
 
 def _to_dtype_rule(x, dtype):

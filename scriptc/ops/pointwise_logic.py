@@ -8,7 +8,7 @@ from scriptc.types import Bool, TensorType, bool_, from_numpy_dtype
 
 from . import expr as E
 from . import register
-from .rules import broadcast_shapes, scalar_type_name
+from .rules import broadcast_shapes, promote_types, scalar_type_name
 from .schema import COMPARE, OPAQUE, POINTWISE, PROMOTE
 
 
@@ -34,6 +34,21 @@ def _bitwise(name, kernel_name, np_name, scalar, doc):
 _bitwise("bitwise_and", "bitwise_and_cpu", "bitwise_and", E.and_, "Elementwise AND of integer or bool tensors (&).")
 _bitwise("bitwise_or", "bitwise_or_cpu", "bitwise_or", E.or_, "Elementwise OR of integer or bool tensors (|).")
 _bitwise("bitwise_xor", "bitwise_xor_cpu", "bitwise_xor", E.ne, "Elementwise XOR of integer or bool tensors (^).")
+
+
+def _divisor_kernel(name: str, np_name: str):
+    def kernel(xp, a, b):
+        for v in (a, b):
+            _integral(v, f"{name}_cpu")
+        return getattr(xp, np_name)(a, b)
+    return kernel
+
+
+# gcd and lcm run eagerly (their loops have no scalar expression to fuse).
+for _name, _np_name, _what in (("gcd", "gcd", "greatest common divisor"), ("lcm", "lcm", "least common multiple")):
+    register(f"{_name}(self: Tensor, other: Tensor) -> Tensor", OPAQUE, _divisor_kernel(_name, _np_name),
+             shape=lambda a, b: TensorType(promote_types([a, b]), broadcast_shapes(a.shape, b.shape), a.device),
+             inplace=True, doc=f"The elementwise {_what} of two integer tensors (non-negative; 0 with 0 gives 0).")
 
 
 def _not_kernel(xp, x):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from scriptc.types import TensorType, float64, from_numpy_dtype
+from scriptc.types import TensorType, float64, from_numpy_dtype, int32
 
 from . import alias, register
 from . import expr as E
@@ -49,6 +49,31 @@ _unary("log10", _quiet(lambda xp, x: xp.log10(x)), lambda x: E.log(x) * (1 / LN1
        grad=lambda ctx, g: (g / (ctx.self * LN10),), save=("self",))
 _unary("exp2", lambda xp, x: xp.exp2(x), lambda x: E.exp(x * LN2), grad=lambda ctx, g: (g * ctx.out * LN2,),
        save=("out",))
+
+
+def _ldexp_kernel(xp, x, exponent):
+    dtype = xp.result_type(x, exponent)
+    dtype = dtype if dtype.kind in "fc" else xp.dtype(xp.float32)
+    return (x * xp.exp2(xp.asarray(exponent, dtype=dtype))).astype(dtype, copy=False)
+
+
+_binary("ldexp", _ldexp_kernel, lambda x, e: x * E.exp(e * LN2), dtype_rule=PROMOTE_FLOAT, save=("self", "other"),
+        grad=lambda ctx, g: (g * ctx.xp.exp2(ctx.other), g * ctx.self * ctx.xp.exp2(ctx.other) * LN2),
+        doc="self * 2 ** other.")
+
+
+def _frexp_kernel(xp, x):
+    if x.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = xp.frexp(x)
+    return mantissa, exponent.astype(xp.int32)
+
+
+register("frexp(self: Tensor) -> (Tensor, Tensor)", OPAQUE, _frexp_kernel,
+         shape=lambda x: (TensorType(x.dtype, x.shape, x.device), TensorType(int32, x.shape, x.device)),
+         grad=lambda ctx, g: (g[0] * ctx.xp.exp2(-ctx.out[1].astype(g[0].dtype)),),
+         result_names=("mantissa", "exponent"), nondifferentiable_outputs=(1,),
+         doc="(mantissa, exponent) with self = mantissa * 2 ** exponent and |mantissa| in [0.5, 1).")
 
 
 def _logaddexp(base_two: bool):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scriptc.types import TensorType, int32, int64
+from scriptc.types import TensorType, bool_, int32, int64
 
 from . import register
 from .rules import is_known, normalize_dim, reduced_shape
@@ -250,3 +250,14 @@ register("bucketize(self: Tensor|Scalar, boundaries: Tensor, *, out_int32: bool 
          shape=lambda values, boundaries, out_int32=False, *rest: _index_rule(boundaries, values, out_int32),
          method=False, doc="The bucket of each value among the sorted 1-d boundaries (searchsorted with the "
                            "arguments swapped).")
+
+
+def _isin_kernel(xp, elements, test_elements, assume_unique=False, invert=False):
+    return xp.asarray(xp.isin(elements, test_elements, assume_unique=assume_unique, invert=invert))
+
+
+register("isin(elements: Tensor|Scalar, test_elements: Tensor|Scalar, *, assume_unique: bool = False, "
+         "invert: bool = False) -> Tensor", OPAQUE, _isin_kernel,
+         shape=lambda e, t, *rest: TensorType(bool_, e.shape if isinstance(e, TensorType) else (),
+                                              e.device if isinstance(e, TensorType) else t.device),
+         method=False, doc="Whether each element is among test_elements (not among them with invert=True).")

@@ -9,6 +9,7 @@ import numpy as np
 
 from scriptc import ops as _ops
 from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.ops.rules import scalar_type_name
 from scriptc.tensors import core
 from scriptc.types import (
     bfloat16,
@@ -20,8 +21,11 @@ from scriptc.types import (
     float16,
     float32,
     float64,
+    int8,
+    int16,
     int32,
     int64,
+    uint8,
 )
 
 if TYPE_CHECKING:
@@ -131,9 +135,7 @@ class Conversions:
         if isinstance(dtype_, type) and isinstance(getattr(dtype_, "dtype", None), dtype):
             dtype_ = dtype_.dtype
         if dtype_ is None:
-            return {"float32": "scriptc.FloatTensor", "float64": "scriptc.DoubleTensor",
-                    "float16": "scriptc.HalfTensor", "int64": "scriptc.LongTensor", "int32": "scriptc.IntTensor",
-                    "bool": "scriptc.BoolTensor"}.get(self.dtype.name, "scriptc.Tensor")
+            return f"scriptc.{scalar_type_name(self.dtype)}Tensor"
         return self.to(dtype_)
 
     def type_as(self, other: "Tensor") -> "Tensor":
@@ -162,6 +164,15 @@ class Conversions:
 
     def int(self) -> "Tensor":
         return self.to(int32)
+
+    def short(self) -> "Tensor":
+        return self.to(int16)
+
+    def char(self) -> "Tensor":
+        return self.to(int8)
+
+    def byte(self) -> "Tensor":
+        return self.to(uint8)
 
     def bool(self) -> "Tensor":
         return self.to(bool_)

@@ -16,6 +16,7 @@ from scriptc import ops as _ops
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops import rules as _rules
 from scriptc.tensors.conversion import Conversions, check_device_arg
+from scriptc.tensors.inspection import Inspection
 from scriptc.tensors.printing import _tensor_repr
 from scriptc.types import CPU, channels_last, channels_last_3d, device, dtype, from_numpy_dtype
 
@@ -46,7 +47,7 @@ def _complex_part(op_name: str, doc: str) -> property:
         read(self).copy_(value)
     return property(read, write, doc=doc)
 
-class Tensor(Conversions):
+class Tensor(Conversions, Inspection):
     """An n-dimensional array with autograd, backed by a numpy array (`scriptc.tensor([...])`)."""
 
     __slots__ = ("_data", "requires_grad", "grad", "grad_fn", "_out_index", "_vc", "_base", "__weakref__")

@@ -157,6 +157,12 @@ def call_inplace(op, args: tuple) -> Tensor:
                          f"{list(out.shape)}")
     np.copyto(target._data, out, casting="unsafe")
     target._vc[0] += 1
+    if not grad_flow and pure.grad is None and target.grad_fn is not None and target._base is None \
+            and _mode.enabled:
+        # The values written (a comparison's 0/1, random draws) do not depend on target's old value:
+        # no gradient reaches its history through them (torch's zero gradient for eq_, uniform_, ...).
+        target.grad_fn = None
+        target.requires_grad = False
     if grad_flow:
         if target._base is not None:
             _rebase_history(target._base, target, result)

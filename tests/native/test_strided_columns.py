@@ -88,3 +88,21 @@ def test_it_reads_nothing_past_the_input(dtype):
                 del x
                 unprotect()
     assert checked >= 8
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [2, 3, 4, 5])
+def test_adjacent_taps_in_pairs_match_im2col(dtype, kw):
+    """Taps read in pairs from one load (dilation 1 across), an odd kernel width's last alone; rows of
+    half a vector of outputs, of a whole one (one tap a load) and longer than a vector, in a band."""
+    lanes = 64 // np.dtype(dtype).itemsize
+    rng = np.random.default_rng(kw)
+    for ow in (lanes // 2, lanes, lanes + 1, 2 * lanes + 1):
+        x = rng.standard_normal((2, 7, 2 * ow + kw - 3)).astype(dtype)
+        w = np.zeros((1, 2, 3, kw), dtype)
+        geometry = conv_geometry((1, *x.shape), w.shape, [2, 2], [1, 1], [1, 1], 1)
+        assert geometry[-1] == ow
+        expected = linalg._im2col(np, x[None], w, *geometry, 1)[0, 0]
+        band = (1, geometry[-2])
+        np.testing.assert_array_equal(_columns(x, (3, kw), geometry, band, 2),
+                                      expected[:, band[0] * ow:band[1] * ow])

@@ -37,3 +37,15 @@ def test_sparse_zeros_a_fraction_of_each_column():
                                 lambda T: T.nn.init.sparse_(T.empty(2, 2, 2), 0.5)])
 def test_bad_input_raises_torch_error(fn):
     same_error(torch, fn)
+
+
+@pytest.mark.parametrize("name, args", [("uniform", (-1.0, 1.0)), ("normal", ()), ("constant", (0.5,)),
+                                        ("xavier_uniform", ()), ("xavier_normal", ()), ("kaiming_uniform", ()),
+                                        ("kaiming_normal", ()), ("orthogonal", ()), ("sparse", (0.5,))])
+def test_deprecated_spellings_warn_and_initialise(name, args):
+    scriptc.manual_seed(0)
+    with pytest.warns(FutureWarning, match=f"`nn.init.{name}` is now deprecated in favor of `nn.init.{name}_`"):
+        old = getattr(scriptc.nn.init, name)(scriptc.zeros(4, 6), *args)
+    scriptc.manual_seed(0)
+    new = getattr(scriptc.nn.init, name + "_")(scriptc.zeros(4, 6), *args)
+    np.testing.assert_array_equal(old.numpy(), new.numpy())

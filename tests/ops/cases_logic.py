@@ -67,6 +67,10 @@ def _close_pair(*shape):
 
 CASES = {
     "bitwise_and": _bitwise_cases(lambda a, b: np.bitwise_and(a, b)),
+    "gcd": [Case((_ints(3, 4), _ints(4)), np.gcd, grad=False, label="broadcast"),
+            Case((Int(np.array([0, 0, -12, 7])), Int(np.array([0, 5, 18, -21]))), np.gcd, grad=False, label="signs")],
+    "lcm": [Case((_ints(3, 4), _ints(4)), np.lcm, grad=False, label="broadcast"),
+            Case((Int(np.array([0, 4, -6])), Int(np.array([3, 0, 4]))), np.lcm, grad=False, label="zero")],
     "bitwise_or": _bitwise_cases(lambda a, b: np.bitwise_or(a, b)),
     "bitwise_xor": _bitwise_cases(lambda a, b: np.bitwise_xor(a, b)),
     "bitwise_not": [Case((_ints(3, 4),), np.invert, grad=False),

@@ -141,6 +141,12 @@ CASES = {
         Case((_ints(3, 4), _nonzero_ints(4)), np.fmod, grad=False, label="ints"),
         Case((rand(3, 4), -1.5), np.fmod, label="negative divisor")],
     "copysign": binary_cases(np.copysign),
+    # torch's backward takes 2 ** other in integers for an integer exponent: 0 where it is negative.
+    "ldexp": [Case((rand(3, 4), Int(rng.integers(-3, 4, (4,)))), lambda x, e: x * 2.0 ** e, nograd=(1,),
+                   torch_grad=False),
+              Case((rand(3, 4), rand(3, 4)), lambda x, e: x * 2.0 ** e, label="float exponent")],
+    "frexp": [Case((np.array([8.0, 0.3, -5.0, 0.0, 1e-3]),), lambda x: np.frexp(x), grad=False),
+              Case((rand(3, 4),), lambda x: np.frexp(x), label="random")],
     "nextafter": [Case((rand(3, 4), rand(4)), np.nextafter, grad=False, rtol=0, atol=0)],
     "lerp": [Case((rand(3, 4), rand(3, 4), rand(3, 4, lo=-1, hi=2)), _lerp_ref),
              Case((rand(3, 4), rand(4), 0.3), _lerp_ref, label="scalar weight"),

@@ -96,4 +96,8 @@ CASES = {
                   Case((Int(np.array([1, 5, 9])), Int(np.array([1, 3, 5, 7]))),
                        lambda v, b, right: np.searchsorted(b, v, side="right"), grad=False, kwargs={"right": True},
                        label="right")],
+    "isin": [Case((Int(rng.integers(0, 6, (3, 4))), Int(np.array([1, 3, 5]))), np.isin, grad=False),
+             Case((rand(3, 4), rand(5)), lambda e, t, invert: np.isin(e, t, invert=True), grad=False,
+                  kwargs={"invert": True}, label="invert"),
+             Case((3, Int(np.array([1, 3]))), np.isin, grad=False, label="scalar elements")],
 }

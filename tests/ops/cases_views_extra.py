@@ -1,4 +1,4 @@
-"""Cases for unfold, positive (views.py), fill_diagonal (diagonal.py) and Tensor.where (pointwise.py)."""
+"""Cases for unfold, positive (views.py), as_strided (strided.py), fill_diagonal (diagonal.py) and Tensor.where (pointwise.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,19 @@ def _fill_diagonal_ref(x, value, wrap=False):
     return out
 
 
+def _as_strided_ref(x, size, stride, storage_offset=0):
+    flat = np.ascontiguousarray(x).ravel()
+    index = np.full(tuple(size), storage_offset)
+    for axis, (n, s) in enumerate(zip(size, stride)):
+        index = index + (np.arange(n) * s).reshape((n,) + (1,) * (len(size) - axis - 1))
+    return flat[index]
+
+
 CASES = {
+    "as_strided": [Case((rand(3, 4), [2, 2], [4, 1], 1), _as_strided_ref),
+                   Case((rand(12), [3, 4], [1, 2]), _as_strided_ref, label="overlapping windows"),
+                   Case((rand(2, 5), [5, 2], [1, 5]), _as_strided_ref, label="transposed"),
+                   Case((rand(6), [2, 0, 3], [3, 0, 1]), _as_strided_ref, label="empty")],
     "unfold": [Case((rand(3, 7), 1, 3, 2), _unfold_ref, torch=lambda torch, x, *a: x.unfold(*a)),
                Case((rand(6, 2, 3), 0, 2, 1), _unfold_ref, torch=lambda torch, x, *a: x.unfold(*a), label="dim 0"),
                Case((rand(4, 5).T, -1, 4, 3), _unfold_ref, torch=lambda torch, x, *a: x.unfold(*a),
