@@ -16,31 +16,36 @@ to the same checkout showed 1.15 against 0.70): compare the CPU column, or many 
 BENCH_BASELINE=/path/to/another/checkout adds a column for that checkout's scriptc, run in a peer
 process the same way, so a change can be compared with what it replaces in one interleaved run.
 
-Why 2 workers can keep up: a worker gathers each batch's rows straight into one shared-memory
-block (one take per tensor) and announces it with a header of ~100 bytes in a shared-memory ring
-slot; the main process maps each block once, builds the batch's tensors as views of it, and
-hands the block back for a later batch once nothing uses it, so a batch's 1 MB is written once
-(by the worker) and never copied or pickled. A batch that is already there when the main process
-asks for it, and a task queued before its worker needs it, cost no system call (the rings'
+Why 2 workers can keep up: a worker copies each batch's rows straight into one shared-memory
+block (a SequentialSampler's batch, the default, is one memmove per tensor; any other batch one
+take per tensor), its task comes as a fixed header of the range and the blocks handed back (no
+pickle), and it announces the batch with a header of ~100 bytes in a shared-memory ring slot;
+the main process maps each block once, builds the batch's tensors as views of it, and hands the
+block back for a later batch once nothing uses it, so a batch's 1 MB is written once (by the
+worker) and never copied or pickled. A batch that is already there when the main process asks
+for it, and a task queued before its worker needs it, cost no system call (the rings'
 semaphores are futexes); the first tasks are queued before the workers fork, the workers exit on
 their own after their last batch, and the next epoch's workers write into the blocks the last
-ones used. The CPU column shows what is left (~2x the 0-worker CPU in all; measured with perf's
-cpu-clock sampling, this VM has no hardware counters): the 0-worker epoch is one gather per batch
-in one process. In the workers about half the CPU is the gather, a third the Python of tasks and
-batches, a tenth the kernel (wake-ups, page faults); the main process's is two thirds Python and a
-sixth kernel (fork's page-table copy, wake-ups, copy-on-write faults). A worker's gather costs
-more than the 0-worker loop's because the block it writes was written a few batches ago and has
-left the cache (rotating 3 destinations instead of reusing 1: +11%, private memory the same, so
-not shared memory as such; the dataset is on transparent huge pages, the blocks are memfd pages)
-and two gathers at once share the memory bandwidth (+0-15%). (Streaming stores, which skip
-reading the old lines back, took ~4% off a 2-worker epoch here, whose loop never reads a batch;
-with a loop that reads each batch, as training does, the main process read them from memory
-instead of the cache and the epoch took 1.3x as long: rejected.) Each epoch forks both
-workers (~0.5-1 ms each in the main process), a worker spends ~1.4 ms of CPU before its loop
-(~450 copy-on-write faults, most while seeding its generators) and its exit ~2 ms in the kernel
-(tearing down the address space it shares with the main process), which the main process waits
-for at the end of the epoch. Whenever another process holds one of the 2 cores, a 2-worker epoch
-runs on about one and its wall time follows its CPU: about half the 0-worker rate.
+ones used. The CPU column shows what is left (~1.6x the 0-worker CPU in all, ~1.9x before the
+memmove and header tasks; measured with perf's cpu-clock sampling, this VM has no hardware
+counters): the 0-worker epoch is one gather per batch in one process. The workers take three
+quarters of a 2-worker epoch's CPU: half of theirs is the copy, 29% Python (a few microseconds
+of it on a warm cache; the copy has just flushed the cache each time), 12% the kernel (wake-ups,
+page faults); the main process's quarter is two thirds Python and a fifth kernel (fork's
+page-table copy, wake-ups, copy-on-write faults). A worker's copy costs more than the 0-worker
+loop's because the block it writes was written a few batches ago and has left the cache
+(rotating 3 destinations instead of reusing 1: +11%, private memory the same, so not shared
+memory as such; the dataset is on transparent huge pages, the blocks are memfd pages) and two
+copies at once share the memory bandwidth (+0-15%). (Streaming stores, which skip reading the
+old lines back, took ~4% off a 2-worker epoch here, whose loop never reads a batch; with a loop
+that reads each batch, as training does, the main process read them from memory instead of the
+cache and the epoch took 1.3x as long: rejected.) Each epoch forks both workers (~0.5-1 ms each
+in the main process), a worker spends ~1.4 ms of CPU before its loop and ~2 ms more before its
+first task (at load 7; copy-on-write faults and a cold cache: its first scriptc.manual_seed takes
+0.7 ms, a second one 0.04) and its exit ~2 ms in the kernel (tearing down the address space it
+shares with the main process), which the main process waits for at the end of the epoch.
+Whenever another process holds one of the 2 cores, a 2-worker epoch runs on about one and its
+wall time follows its CPU: about half the 0-worker rate.
 
 What the defaults lose on a busy machine is scheduling, not copying: batches come back in order
 and at most prefetch_factor (2) per worker are loaded ahead, so whenever the worker holding the

@@ -68,6 +68,13 @@ _SUBMODULES = {
     "fx",
     "backends",
     "accelerator",
+    "amp",
+    "cpu",
+    "settings",
+    "version",
+    "distributed",
+    "compiler",
+    "hub",
     "func",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
@@ -75,6 +82,7 @@ _LAZY_NAMES = {
     "scriptc.tensors": {"Tensor", "Size", "tensor", "from_numpy", "as_tensor"},
     "scriptc.autograd": {"no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
                          "is_inference_mode_enabled"},
+    "scriptc.autograd.anomaly_mode": {"is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled"},
     "scriptc.random": {"Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state"},
     "scriptc.sparse": {"sparse_coo_tensor", "sparse_coo", "strided"},
     "scriptc.runtime.parallel": {"set_num_threads", "get_num_threads", "set_num_interop_threads",
@@ -84,6 +92,7 @@ _LAZY_NAMES = {
     "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"},
     "scriptc.dtype_info": {"finfo", "iinfo"},
     "scriptc.func": {"vmap"},
+    "scriptc.linalg_composites": {"triangular_solve", "lu", "lu_solve", "orgqr"},
     "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "gradient", "vander",
                          "combinations", "renorm", "cholesky_solve", "cholesky_inverse"},
     "scriptc.tensor_functions": {"detach", "is_nonzero", "is_same_size", "is_signed", "is_inference", "is_conj",
@@ -98,6 +107,19 @@ _LAZY_NAMES = {
     "scriptc.nn.functional": {"cosine_similarity", "pairwise_distance", "pdist", "bilinear"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
+    "scriptc.amp": {"autocast"},
+    "scriptc.amp.state": {"is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+                          "is_autocast_cache_enabled", "set_autocast_cache_enabled", "autocast_increment_nesting",
+                          "autocast_decrement_nesting", "clear_autocast_cache", "is_autocast_cpu_enabled",
+                          "get_autocast_cpu_dtype", "get_autocast_gpu_dtype"},
+    "scriptc.settings": {"set_default_dtype", "get_default_dtype", "set_default_device", "get_default_device",
+                         "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+                         "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+                         "get_deterministic_debug_mode", "set_float32_matmul_precision",
+                         "get_float32_matmul_precision"},
+    "scriptc.tensors.printing": {"set_printoptions"},
+    "scriptc.compiler.entry": {"compile"},
+    "scriptc.tensors.storage": {"frombuffer", "UntypedStorage", "TypedStorage"},
 }
 
 
@@ -105,10 +127,6 @@ def manual_seed(seed: int):
     """Seed the default generator (behind rand, randn, randint, dropout, nn.init); returns it."""
     from scriptc.ops.generator import manual_seed as seed_default
     return seed_default(seed)
-
-
-def get_default_dtype() -> dtype:
-    return float32
 
 
 def is_tensor(obj) -> bool:

@@ -29,8 +29,10 @@ NAMESPACES = [
     ("scriptc.nn.functional", "torch.nn.functional", "torch.nn.functional"),
     ("scriptc.nn.init", "torch.nn.init", "torch.nn.init"),
     ("scriptc.nn.utils", "torch.nn.utils", "torch.nn.utils"),
+    ("scriptc.nn.utils.prune", "torch.nn.utils.prune", "torch.nn.utils.prune"),
     ("scriptc.optim", "torch.optim", "torch.optim"),
     ("scriptc.optim.lr_scheduler", "torch.optim.lr_scheduler", "torch.optim.lr_scheduler"),
+    ("scriptc.optim.swa_utils", "torch.optim.swa_utils", "torch.optim.swa_utils"),
     ("scriptc.utils.data", "torch.utils.data", "torch.utils.data"),
     ("scriptc.autograd", "torch.autograd", "torch.autograd"),
     ("scriptc.jit", "torch.jit", "torch.jit"),
@@ -42,6 +44,8 @@ NAMESPACES = [
     ("scriptc.cuda", "torch.cuda", "torch.cuda"),
     ("scriptc.backends.cudnn", "torch.backends.cudnn", "torch.backends.cudnn"),
     ("scriptc.accelerator", "torch.accelerator", "torch.accelerator"),
+    ("scriptc.amp", "torch.amp", "torch.amp"),
+    ("scriptc.func", "torch.func", "torch.func"),
 ]
 # Where the AttributeError for a missing name looks: {page name: torch module}.
 TORCH_NAMESPACES = {"torch": "torch", "torch.Tensor": "torch.Tensor", "torch.nn": "torch.nn",

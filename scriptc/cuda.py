@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+
+from scriptc.amp import cuda_amp as amp
+
+# `import scriptc.cuda.amp` / `from torch.cuda.amp import autocast` find the module here (this module
+# is not a package).
+sys.modules[__name__ + ".amp"] = amp
+
 
 def _probe() -> str | None:
     """None when a CUDA device is usable, else the reason it is not."""
@@ -68,6 +76,29 @@ max_memory_reserved = _needs_cuda("max_memory_reserved", "Peak of memory_reserve
 memory_stats = _needs_cuda("memory_stats", "The memory pool's counters as a dict.")
 empty_cache = _needs_cuda("empty_cache", "Return the pool's unused blocks to the driver.")
 reset_peak_memory_stats = _needs_cuda("reset_peak_memory_stats", "Restart the max_memory_* peaks from now.")
+initial_seed = _needs_cuda("initial_seed", "The seed of the current GPU's random generator.")
+get_rng_state = _needs_cuda("get_rng_state", "The current GPU's random generator state as a uint8 tensor.")
+set_rng_state = _needs_cuda("set_rng_state", "Restore the current GPU's random generator state.")
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the current GPU's random generator. As in PyTorch, the call is deferred until CUDA is
+    initialised, so without a GPU (and in this build, which runs nothing on one) it only checks
+    that `seed` converts to int: seeding code written for GPUs runs unchanged on the CPU."""
+    int(seed)
+
+
+def manual_seed_all(seed: int) -> None:
+    """Seed every GPU's random generator (deferred like manual_seed: a no-op without a GPU)."""
+    int(seed)
+
+
+def seed() -> None:
+    """Seed the current GPU's generator from fresh entropy (deferred: a no-op without a GPU)."""
+
+
+def seed_all() -> None:
+    """Seed every GPU's generator from fresh entropy (deferred: a no-op without a GPU)."""
 
 
 class device:

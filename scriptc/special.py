@@ -13,7 +13,8 @@ _SAME_AS_TORCH = {"digamma": "digamma", "psi": "digamma", "erf": "erf", "erfc": 
                   "exp2": "exp2", "expm1": "expm1", "expit": "sigmoid", "gammaln": "lgamma", "i0": "i0",
                   "modified_bessel_i0": "i0", "log1p": "log1p", "log_softmax": "log_softmax", "logit": "logit",
                   "logsumexp": "logsumexp", "multigammaln": "mvlgamma", "polygamma": "polygamma", "round": "round",
-                  "sinc": "sinc", "softmax": "softmax", "xlogy": "xlogy"}
+                  "sinc": "sinc", "softmax": "softmax", "xlogy": "xlogy", "gammainc": "igamma",
+                  "gammaincc": "igammac"}
 globals().update({name: _bindings.FUNCTIONS[target] for name, target in _SAME_AS_TORCH.items()})
 modified_bessel_i1 = i1  # noqa: F821  (defined by the namespace update above)
 

@@ -14,7 +14,7 @@ from scriptc.ops.rules import scalar_type_name
 from scriptc.tensors import Tensor, as_tensor, tensor
 from scriptc.tensors.conversion import check_device_arg
 from scriptc.types import dtype as _dtype
-from scriptc.types import float32
+from scriptc.types import default_float
 
 __all__ = ["detach", "is_nonzero", "is_same_size", "is_signed", "is_inference", "is_conj", "resolve_conj",
            "resolve_neg", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes", "split_with_sizes", "asarray",
@@ -142,14 +142,14 @@ def range(start=0, end=None, step=1, *, dtype: _dtype | None = None, device=None
     if count < 0:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     values = start + step * np.arange(count, dtype=np.float64)
-    out = tensor(values, dtype=dtype or float32)
+    out = tensor(values, dtype=dtype or default_float())
     return out.requires_grad_(True) if requires_grad else out
 
 
 def scalar_tensor(s, *, dtype: _dtype | None = None, device=None, requires_grad: bool = False) -> Tensor:
-    """A 0-d tensor holding s, float32 unless dtype says otherwise (also for an int)."""
+    """A 0-d tensor holding s, of the default dtype (float32) unless dtype says otherwise (also for an int)."""
     check_device_arg(device)
-    out = tensor(s, dtype=dtype or float32)
+    out = tensor(s, dtype=dtype or default_float())
     return out.requires_grad_(True) if requires_grad else out
 
 

@@ -69,8 +69,25 @@ _BY_NUMPY = {d.np: d for d in ALL_DTYPES}
 # Promotion order inside one category (PyTorch's lattice restricted to our types).
 _RANK = {d: i for i, d in enumerate(ALL_DTYPES)}
 
-DEFAULT_FLOAT = float32
-DEFAULT_COMPLEX = complex64
+# torch.set_default_dtype's setting: the dtype Python floats and float factories take.
+_default_float = [float32]
+
+
+def default_float() -> dtype:
+    """The default floating dtype (float32 unless torch.set_default_dtype changed it)."""
+    return _default_float[0]
+
+
+def default_complex() -> dtype:
+    """The complex dtype that goes with the default floating dtype (complex128 for float64)."""
+    if _default_float[0] is bfloat16:
+        raise RuntimeError("invalid default scalar type for complex")
+    return complex128 if _default_float[0] is float64 else complex64
+
+
+def set_default_float(d: dtype) -> None:
+    """Make `d` the default floating dtype (callers check it is floating)."""
+    _default_float[0] = d
 
 
 def dtype_from_name(name: str) -> dtype:
@@ -104,14 +121,14 @@ def promote_pair(a: dtype, b: dtype) -> dtype:
 
 
 def scalar_dtype(value) -> dtype:
-    """The dtype a Python scalar takes when it becomes a tensor (`tensor(1.0)` is float32)."""
+    """The dtype a Python scalar takes when it becomes a tensor (`tensor(1.0)` is float32 by default)."""
     if isinstance(value, bool):
         return bool_
     if isinstance(value, int):
         return int64
     if isinstance(value, complex):
-        return DEFAULT_COMPLEX
-    return DEFAULT_FLOAT
+        return default_complex()
+    return default_float()
 
 
 def result_type(participants) -> dtype:
@@ -126,7 +143,7 @@ def result_type(participants) -> dtype:
     by_priority: dict[int, dtype] = {}
     for d, priority in participants:
         if priority == 0 and d.category >= FLOAT:
-            d = DEFAULT_FLOAT if d.category == FLOAT else DEFAULT_COMPLEX
+            d = default_float() if d.category == FLOAT else default_complex()
         have = by_priority.get(priority)
         by_priority[priority] = d if have is None else promote_pair(have, d)
     return _combine(by_priority.get(2), _combine(by_priority.get(1), by_priority.get(0)))

@@ -287,3 +287,21 @@ def test_as_strided_views_storage_and_errors():
             x.as_strided((4, 4), (4, 1))
         with pytest.raises(RuntimeError, match="Negative strides are not supported"):
             x.as_strided((2,), (-1,))
+
+
+def test_histogram_weights_density_and_errors():
+    values, weights = np.array([1.0, 2.0, 1.0, 4.0], np.float32), np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    for bins in (3, np.array([0.0, 1.5, 5.0], np.float32)):
+        ours = scriptc.histogram(scriptc.tensor(values), scriptc.tensor(bins) if isinstance(bins, np.ndarray) else bins,
+                                 weight=scriptc.tensor(weights), density=True)
+        theirs = torch.histogram(torch.tensor(values), torch.tensor(bins) if isinstance(bins, np.ndarray) else bins,
+                                 weight=torch.tensor(weights), density=True)
+        check_same(tuple(ours), tuple(theirs))
+        check_same(ours.bin_edges, theirs.bin_edges)
+    for T in (scriptc, torch):
+        with pytest.raises(RuntimeError, match="bins must be > 0, but got -1"):
+            T.histogram(T.tensor([1.0]), -1)
+        with pytest.raises(RuntimeError, match="min should not exceed max, but got min 3 max 1"):
+            T.histogram(T.tensor([1.0]), 2, range=(3.0, 1.0))
+        with pytest.raises(NotImplementedError, match="\"histogramdd\" not implemented for 'Long'"):
+            T.histogram(T.tensor([1, 2]), 2)

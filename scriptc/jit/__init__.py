@@ -6,6 +6,13 @@ from scriptc.errors import TracerWarning  # noqa: F401
 from scriptc.jit.module import ScriptFunction, ScriptModule, TracedModule  # noqa: F401
 from scriptc.jit.trace import TracingCheckError, trace  # noqa: F401
 from scriptc.jit.api import freeze, load, optimize_for_inference, save, script  # noqa: F401,E402
+from scriptc.jit.trace_module import trace_module  # noqa: F401,E402
+from scriptc.jit.fusion_settings import (  # noqa: F401,E402
+    enable_onednn_fusion,
+    onednn_fusion_enabled,
+    set_fusion_strategy,
+    strict_fusion,
+)
 from scriptc.jit.markers import (  # noqa: F401,E402
     Attribute,
     Future,

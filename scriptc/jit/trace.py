@@ -22,6 +22,7 @@ from scriptc import tensors as _tensors
 from scriptc.errors import TracerWarning
 from scriptc.ir.graph import Graph, Node, SourceLocation, Value
 from scriptc.ir.verify import verify
+from scriptc.ops import bfloat16
 from scriptc.ops.generator import Generator
 from scriptc.ops.operators import INT_ARITHMETIC, Operator
 from scriptc.tensors import Size, Tensor
@@ -36,7 +37,7 @@ from scriptc.types import (
     type_of_constant,
 )
 
-from .trace_dims import TraceDims
+from .trace_dims import BATCH, TraceDims
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _OPS_DIR = os.path.join(_PACKAGE_DIR, "ops")
@@ -358,7 +359,6 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     warns (TracerWarning). check_trace re-runs the graph on the example inputs and raises
     TracingCheckError if the outputs differ from eager.
     """
-    from scriptc.autograd import no_grad
     from scriptc.nn import Module
 
     from .module import ScriptFunction, TracedModule
@@ -366,11 +366,33 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     examples = _example_tuple(example_inputs)
     is_module = isinstance(fn_or_module, Module)
     call = fn_or_module.forward if is_module else fn_or_module
-    tracer = Tracer(fn_or_module if is_module else None,
-                    "forward" if is_module else getattr(fn_or_module, "__name__", "fn"))
+    graph, eager_out = trace_graph(fn_or_module if is_module else None, call,
+                                   "forward" if is_module else getattr(fn_or_module, "__name__", "fn"), examples)
+    traced = TracedModule(fn_or_module, {"forward": graph}) if is_module else ScriptFunction(graph)
+    traced.example_batch = _example_batch(graph, examples)
+    if check_trace:
+        _check(traced, graph, examples, eager_out, check_tolerance)
+    return traced
+
+
+def _example_batch(graph: Graph, examples: tuple) -> int | None:
+    """The size the examples have in the dim the graph names B (None when no tensor input has it)."""
+    for value, example in zip(graph.inputs[len(graph.inputs) - len(examples):], examples):
+        shape = value.type.shape if isinstance(value.type, TensorType) and isinstance(example, Tensor) else None
+        if shape is not None and BATCH in shape:
+            return example.shape[shape.index(BATCH)]
+    return None
+
+
+def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object]:
+    """The graph of what `call(*examples)` computes (a method of `module`, whose state stays
+    prim::GetAttr of self, or a function when module is None) and the eager result."""
+    from scriptc.autograd import no_grad
+
+    tracer = Tracer(module, name)
     names = _argument_names(call, len(examples))
-    for name, x in zip(names, examples):
-        tracer.add_input(x, name)
+    for arg_name, x in zip(names, examples):
+        tracer.add_input(x, arg_name)
     if _tensors._tracer[0] is not None:
         raise RuntimeError("jit.trace cannot be nested")
     _tensors._tracer[0] = tracer
@@ -388,12 +410,7 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
             gc.enable()
     tracer.graph.add_output(output)
     verify(tracer.graph)
-    traced = TracedModule(fn_or_module, {"forward": tracer.graph}) if is_module else ScriptFunction(tracer.graph)
-    batch = tracer.dims.batch
-    traced.example_batch = batch.size if batch is not None else None
-    if check_trace:
-        _check(traced, examples, eager_out, check_tolerance)
-    return traced
+    return tracer.graph, eager_out
 
 
 def _argument_names(fn, count: int) -> list[str]:
@@ -408,7 +425,8 @@ def _argument_names(fn, count: int) -> list[str]:
 
 def _flatten(value) -> list:
     if isinstance(value, Tensor):
-        return [value._data]
+        # numpy cannot compare bfloat16's bit patterns: compare their float32 values
+        return [bfloat16.to_float32(np, value._data) if bfloat16.holds(value._data) else value._data]
     if isinstance(value, (tuple, list)):
         return [x for v in value for x in _flatten(v)]
     if isinstance(value, dict):
@@ -430,9 +448,10 @@ def _nondeterministic_nodes(graph: Graph) -> list[Node]:
     return found
 
 
-def _check(traced, examples, eager_out, tolerance: float) -> None:
-    """Re-run the trace on its examples: a mismatch is a TracingCheckError, or only TracerWarnings (as
-    torch gives) when the graph draws random numbers, since then every call draws anew."""
+def _check(traced, graph: Graph, examples, eager_out, tolerance: float) -> None:
+    """Re-run the trace (`traced`, a callable running `graph`) on its examples: a mismatch is a
+    TracingCheckError, or only TracerWarnings (as torch gives) when the graph draws random numbers,
+    since then every call draws anew."""
     from scriptc.autograd import no_grad
 
     with no_grad():
@@ -441,10 +460,10 @@ def _check(traced, examples, eager_out, tolerance: float) -> None:
     for i, (a, b) in enumerate(zip(_flatten(replay), _flatten(eager_out))):
         if a.shape != b.shape or not np.allclose(a, b, rtol=tolerance, atol=tolerance, equal_nan=True):
             if random_nodes is None:
-                random_nodes = _nondeterministic_nodes(traced.graph)
+                random_nodes = _nondeterministic_nodes(graph)
                 if random_nodes:
                     ops_drawn = {f" = {n.op}(" for n in random_nodes}
-                    lines = [line.strip() for line in str(traced.graph).splitlines()
+                    lines = [line.strip() for line in str(graph).splitlines()
                              if any(text in line for text in ops_drawn)]
                     nodes = "\n".join("\t" + line for line in lines[:20])
                     warnings.warn("Trace had nondeterministic nodes. Did you forget call .eval() on your model? "

@@ -116,8 +116,8 @@ def allocate(nbytes: int, keep_fd: bool = True) -> SharedMapping:
 def shared_storage(array: np.ndarray) -> SharedMapping | None:
     """The SharedMapping an array's memory lives in, or None when it is private memory."""
     base = array
-    while isinstance(base, np.ndarray):
-        base = base.base
+    while isinstance(base, (np.ndarray, memoryview)):  # (a DataLoader batch's arrays are views of a memoryview)
+        base = base.obj if isinstance(base, memoryview) else base.base
     return base if isinstance(base, SharedMapping) else None
 
 

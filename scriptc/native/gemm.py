@@ -152,7 +152,7 @@ def _build(b: ir.IRBuilder, args, element, row_table: bool = False) -> None:
                                  f"llvm.masked.compressstore.{suffix.removesuffix('.p0')}")
     expand_load = ir.Function(b.module, ir.FunctionType(vector, [element.as_pointer(), mask_type, vector]),
                               f"llvm.masked.expandload.{suffix.removesuffix('.p0')}")
-    floor_value, ceiling_value, leaky, slope_value, positive = _epilogue_values(b, floor, floored, element, vector)
+    floor_value, ceiling_value, leaky, slope_value, positive = epilogue_values(b, floor, floored, element, vector)
 
     def at_least(value):
         """maximum(value, floor) as numpy's (a NaN stays NaN): a compare and a blend, where
@@ -467,7 +467,7 @@ def _build_narrow(b: ir.IRBuilder, args, element) -> None:
 
     splat = functools.partial(vector_splat, b)
     lane = ir.Constant(indices, list(range(lanes_count)))
-    floor_value, ceiling_value, leaky, slope_value, positive = _epilogue_values(b, floor, floored, element, vector)
+    floor_value, ceiling_value, leaky, slope_value, positive = epilogue_values(b, floor, floored, element, vector)
     slots = [b.alloca(vector) for _ in range(NARROW_TILE)]
     row_limit = b.select(b.icmp_signed("<", b.mul(end, const(lanes_count)), rows), b.mul(end, const(lanes_count)), rows)
 
@@ -524,7 +524,7 @@ def _build_narrow(b: ir.IRBuilder, args, element) -> None:
     b.ret_void()
 
 
-def _epilogue_values(b: ir.IRBuilder, bounds, mode, element, vector):
+def epilogue_values(b: ir.IRBuilder, bounds, mode, element, vector):
     """(floor, ceiling, whether mode is 3, slope, zeros) of an epilogue (heads.epilogue), the values
     as vectors: bounds[1] is read only where mode is 2 (a plain floor may be one value; the ceiling
     is +inf otherwise), bounds[2] only where mode is 3, a LeakyReLU's where(value > 0, value,

@@ -7,14 +7,14 @@ import numpy as np
 
 from scriptc import autograd
 from scriptc.tensors import Tensor, wrap
-from scriptc.types import float32, int64
+from scriptc.types import default_float, int64
 
 from . import functional as F
 from . import init
 from .common import _empty
 from .module import Module, Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -36,8 +36,8 @@ class _NormBase(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", wrap(np.zeros(num_features, dtype=(dtype or float32).np)))
-            self.register_buffer("running_var", wrap(np.ones(num_features, dtype=(dtype or float32).np)))
+            self.register_buffer("running_mean", wrap(np.zeros(num_features, dtype=(dtype or default_float()).np)))
+            self.register_buffer("running_var", wrap(np.ones(num_features, dtype=(dtype or default_float()).np)))
             self.register_buffer("num_batches_tracked", wrap(np.zeros((), dtype=int64.np)))
         else:
             self.register_buffer("running_mean", None)
@@ -109,3 +109,38 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization whose statistics would be reduced across a process group; scriptc runs in one
+    process (torch.distributed is not available), so it normalizes over this process's batch, as torch
+    does when no process group is initialized."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None, dtype=None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """module with every BatchNorm*D replaced by a SyncBatchNorm holding the same parameters and buffers."""
+        converted = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            converted = cls(module.num_features, module.eps, module.momentum, module.affine,
+                            module.track_running_stats, process_group)
+            if module.affine:
+                with autograd.no_grad():
+                    converted.weight = module.weight
+                    converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted
+

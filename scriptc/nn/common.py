@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from scriptc.tensors import Tensor, wrap
-from scriptc.types import float32
+from scriptc.types import default_float
 
 
 def _empty(*shape, dtype=None) -> Tensor:
-    return wrap(np.empty(shape, dtype=(dtype or float32).np))
+    return wrap(np.empty(shape, dtype=(dtype or default_float()).np))
 
 
 def _ntuple(n: int):

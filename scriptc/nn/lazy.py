@@ -12,7 +12,7 @@ import numpy as np
 from scriptc import autograd
 from scriptc.tensors import Tensor, wrap
 from scriptc.tensors.core import _init as _init_placeholder
-from scriptc.types import float32
+from scriptc.types import default_float
 
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -67,7 +67,7 @@ class UninitializedParameter(_Uninitialized, Parameter):
 
     def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
         self = Parameter.__new__(cls, None, requires_grad)
-        self._dtype = dtype or float32
+        self._dtype = dtype or default_float()
         return self
 
     def __init__(self, requires_grad: bool = True, device=None, dtype=None):
@@ -86,7 +86,7 @@ class UninitializedBuffer(_Uninitialized, Tensor):
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
         self = object.__new__(cls)
         _init_placeholder(self, requires_grad)
-        self._dtype = dtype or float32
+        self._dtype = dtype or default_float()
         self.persistent = persistent
         return self
 

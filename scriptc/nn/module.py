@@ -45,10 +45,11 @@ def _typename(obj) -> str:
 
 
 def _parse_to(args, kwargs):
-    """(device, dtype) from Module.to's forms: to(device), to(dtype), to(device, dtype), to(tensor), keywords."""
+    """(device, dtype, memory_format) from Module.to's forms: to(device), to(dtype), to(device, dtype),
+    to(tensor), keywords."""
     device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     for a in args:
@@ -60,7 +61,7 @@ def _parse_to(args, kwargs):
             continue  # the non_blocking positional
         else:
             device = a
-    return device, dtype
+    return device, dtype, memory_format
 
 
 class Module(ModuleHooks):
@@ -471,17 +472,20 @@ class Module(ModuleHooks):
         return self
 
     def to(self, *args, **kwargs) -> "Module":
-        """Move and/or cast: to(device), to(dtype), to(device, dtype), to(tensor). Only floating point
-        parameters and buffers change dtype."""
-        device, dtype = _parse_to(args, dict(kwargs))
+        """Move and/or cast: to(device), to(dtype), to(device, dtype), to(tensor), memory_format=. Only
+        floating point parameters and buffers change dtype."""
+        device, dtype, memory_format = _parse_to(args, dict(kwargs))
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
 
         def convert(t: Tensor) -> Tensor:
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
-                return t.to(device, dtype) if device is not None else t.to(dtype)
-            return t.to(device) if device is not None else t
+                t = t.to(device, dtype) if device is not None else t.to(dtype)
+            elif device is not None:
+                t = t.to(device)
+            # torch lays out only 4-d and 5-d tensors in a memory format (channels_last, channels_last_3d)
+            return t.to(memory_format=memory_format) if memory_format is not None and t.dim() in (4, 5) else t
         return self._apply(convert)
 
     def type(self, dst_type) -> "Module":

@@ -6,6 +6,7 @@ import numpy as np
 
 from scriptc.tensors import Tensor, _tensor_repr, wrap
 from scriptc.tensors.core import _init
+from scriptc.types import default_float
 
 __all__ = ["Parameter", "Buffer"]
 
@@ -15,7 +16,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
-            data = wrap(np.empty((0,), dtype=np.float32))
+            data = wrap(np.empty((0,), dtype=default_float().np))
         self = object.__new__(cls)
         source = data._data if isinstance(data, Tensor) else np.asarray(data)
         self._data = source
@@ -45,7 +46,7 @@ class Buffer(Tensor):
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
         if data is None:
-            data = wrap(np.empty((0,), dtype=np.float32))
+            data = wrap(np.empty((0,), dtype=default_float().np))
         self = object.__new__(cls)
         _init(self, data._data)
         self._vc = data._vc

@@ -38,7 +38,7 @@ def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor
     """(sz, sz) float mask: 0 on and below the diagonal, -inf above (position i may attend to j <= i)."""
     positions = scriptc.arange(sz)
     future = positions.unsqueeze(0) > positions.unsqueeze(1)
-    return scriptc.zeros([sz, sz], dtype=dtype or scriptc.float32).masked_fill(future, float("-inf"))
+    return scriptc.zeros([sz, sz], dtype=dtype or scriptc.get_default_dtype()).masked_fill(future, float("-inf"))
 
 
 class _TransformerLayer(Module):

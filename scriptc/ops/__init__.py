@@ -131,10 +131,12 @@ from . import reduction  # noqa: E402,F401
 from . import scan  # noqa: E402,F401
 from . import sorting  # noqa: E402,F401
 from . import statistics  # noqa: E402,F401
+from . import histogram  # noqa: E402,F401
 from . import shape  # noqa: E402,F401
 from . import indexing  # noqa: E402,F401
 from . import placement  # noqa: E402,F401
 from . import special_ops  # noqa: E402,F401
+from . import incomplete_gamma  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import factory  # noqa: E402,F401
 from . import windows  # noqa: E402,F401
@@ -151,6 +153,7 @@ from . import linalg_solve  # noqa: E402,F401
 from . import linalg_eigen  # noqa: E402,F401
 from . import linalg_decomp  # noqa: E402,F401
 from . import linalg_triangular  # noqa: E402,F401
+from . import matrix_exp  # noqa: E402,F401
 from . import sparse  # noqa: E402,F401
 from . import activation  # noqa: E402,F401
 from . import dropout  # noqa: E402,F401

@@ -9,12 +9,17 @@ from __future__ import annotations
 import numpy as np
 
 from scriptc.errors import ArgumentError, ShapeError
-from scriptc.types import DEFAULT_FLOAT, FLOAT, TensorType, from_numpy_dtype, result_type, scalar_dtype
+from scriptc.types import FLOAT, TensorType, default_float, from_numpy_dtype, result_type, scalar_dtype
 
 from . import bfloat16
 from .schema import PROMOTE_FLOAT, TO_BOOL, OpDef
 
 _dtype_cache: dict = {}
+
+
+def clear_dtype_cache() -> None:
+    """Forget the computed dtypes (they depend on the default dtype, which just changed)."""
+    _dtype_cache.clear()
 
 
 def _signature(a, array_type):
@@ -40,7 +45,7 @@ def _compute_dtype(op: OpDef, args, array_type=np.ndarray) -> np.dtype | None:
     if participants:
         compute = result_type(participants)
         if op.dtype_rule == PROMOTE_FLOAT and compute.category < FLOAT:
-            compute = DEFAULT_FLOAT
+            compute = default_float()
         result = None if op.dtype_rule == TO_BOOL else compute.np
     _dtype_cache[key] = result
     return result

@@ -6,9 +6,10 @@ import math
 
 import numpy as np
 
-from scriptc.types import DEFAULT_FLOAT, TensorType, float32, int64
+from scriptc import settings
+from scriptc.types import TensorType, default_float, int64
 
-from . import register
+from . import bfloat16, register
 from .rules import is_known
 from .schema import FACTORY
 
@@ -22,14 +23,14 @@ def _size(size) -> tuple[int, ...]:
     return tuple(int(d) for d in dims)
 
 
-def _np_dtype(dtype, default=DEFAULT_FLOAT):
-    return (dtype or default).np
+def _np_dtype(dtype, default=None):
+    return (dtype or default or default_float()).np
 
 
-def _sized_rule(default=DEFAULT_FLOAT):
+def _sized_rule(default=None):
     def rule(size, dtype=None, *rest):
         shape = tuple(size) if is_known(size) else None
-        return TensorType(dtype if dtype is not None else default, shape)
+        return TensorType(dtype or default or default_float(), shape)
     return rule
 
 
@@ -70,7 +71,20 @@ register("zeros" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: xp
          shape=_sized_rule(), method=False)
 register("ones" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: xp.ones(_size(size), _np_dtype(dtype)),
          shape=_sized_rule(), method=False)
-register("empty" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: xp.empty(_size(size), _np_dtype(dtype)),
+def _uninitialized(xp, shape, np_dtype):
+    """xp.empty, or under torch.use_deterministic_algorithms the values torch fills uninitialized
+    memory with there: NaN, an integer dtype's largest value, True."""
+    if not settings.are_deterministic_algorithms_enabled():
+        return xp.empty(shape, np_dtype)
+    np_dtype = xp.dtype(np_dtype)
+    if bfloat16.holds(xp.empty(0, np_dtype)):
+        return bfloat16.from_values(xp, xp.full(shape, xp.nan, xp.float32))
+    if np_dtype.kind in "fc":
+        return xp.full(shape, xp.nan, np_dtype)
+    return xp.full(shape, True if np_dtype.kind == "b" else xp.iinfo(np_dtype).max, np_dtype)
+
+
+register("empty" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: _uninitialized(xp, _size(size), _np_dtype(dtype)),
          shape=_sized_rule(), method=False)
 
 
@@ -96,7 +110,7 @@ register("ones_like" + _LIKE, FACTORY,
          shape=_like_rule, method=False)
 register("empty_like" + _LIKE, FACTORY,
          lambda xp, x, dtype=None, device=None, memory_format=None:
-         with_layout(xp, x, memory_format, xp.empty(x.shape, dtype.np if dtype else x.dtype)),
+         with_layout(xp, x, memory_format, _uninitialized(xp, x.shape, dtype.np if dtype else x.dtype)),
          shape=_like_rule, method=False)
 register("full_like(self: Tensor, fill_value: Scalar, *, dtype: ScalarType? = None, device: Device? = None, "
          "memory_format: int? = None) -> Tensor", FACTORY, lambda xp, x, fill, dtype=None, device=None, memory_format=None:
@@ -107,7 +121,7 @@ register("full_like(self: Tensor, fill_value: Scalar, *, dtype: ScalarType? = No
 def _arange_dtype(values, dtype):
     if dtype is not None:
         return dtype
-    return float32 if any(isinstance(v, float) for v in values) else int64
+    return default_float() if any(isinstance(v, float) for v in values) else int64
 
 
 def _arange_kernel(xp, start, end=None, step=1, dtype=None, device=None):
@@ -133,7 +147,7 @@ def _arange_rule(start, end=None, step=1, dtype=None, device=None):
 
 register("arange(start: Scalar, end: Scalar? = None, step: Scalar = 1, *, dtype: ScalarType? = None, "
          "device: Device? = None) -> Tensor", FACTORY, _arange_kernel, shape=_arange_rule, method=False,
-         doc="Values from start (default 0) up to end, exclusive; int64 unless an argument is a float.")
+         doc="Values from start (default 0) up to end, exclusive; int64 unless an argument is a float (then the default dtype).")
 
 
 def _linspace_kernel(xp, start, end, steps, dtype=None, device=None):
@@ -144,7 +158,7 @@ def _linspace_kernel(xp, start, end, steps, dtype=None, device=None):
 
 register("linspace(start: Scalar, end: Scalar, steps: int, *, dtype: ScalarType? = None, device: Device? = None) "
          "-> Tensor", FACTORY, _linspace_kernel,
-         shape=lambda a, b, steps, dtype=None, device=None: TensorType(dtype or DEFAULT_FLOAT,
+         shape=lambda a, b, steps, dtype=None, device=None: TensorType(dtype or default_float(),
                                                                        (steps if is_known(steps) else None,)),
          method=False)
 
@@ -157,7 +171,7 @@ def _eye_kernel(xp, n, m=None, dtype=None, device=None):
 
 register("eye(n: int, m: int? = None, *, dtype: ScalarType? = None, device: Device? = None) -> Tensor", FACTORY,
          _eye_kernel, shape=lambda n, m=None, dtype=None, device=None: TensorType(
-             dtype or DEFAULT_FLOAT, (n, n if m is None else m) if is_known(n) and (m is None or is_known(m)) else None),
+             dtype or default_float(), (n, n if m is None else m) if is_known(n) and (m is None or is_known(m)) else None),
          method=False)
 
 

@@ -9,7 +9,7 @@ input's length, with the one-sided spectrum's mirrored half accounted for.
 from __future__ import annotations
 
 from scriptc.errors import ShapeError
-from scriptc.types import DEFAULT_FLOAT, TensorType
+from scriptc.types import TensorType, default_float
 
 from . import register
 from .matrix import conj, torch_name
@@ -153,7 +153,7 @@ def _kernel(kind, forward, form, name):
 def _rule(kind, form):
     def rule(x, size=None, dim=-1, norm=None):
         d = x.dtype
-        floating = None if d is None else (d.to_real() if d.category >= 2 and d.itemsize >= 4 else DEFAULT_FLOAT)
+        floating = None if d is None else (d.to_real() if d.category >= 2 and d.itemsize >= 4 else default_float())
         dtype = None if d is None else (floating if kind in ("c2r", "hermitian") else floating.to_complex())
         if x.shape is None or not all(isinstance(s, int) for s in x.shape) or not is_known(size) or not is_known(dim):
             return TensorType(dtype, None, x.device)
@@ -189,14 +189,14 @@ def _frequencies(half):
         if n < 0:
             raise ShapeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
         values = xp.fft.rfftfreq(n, d) if half else xp.fft.fftfreq(n, d)
-        return values.astype((dtype or DEFAULT_FLOAT).np)
+        return values.astype((dtype or default_float()).np)
     return kernel
 
 
 def _frequencies_rule(half):
     def rule(n, d=1.0, dtype=None, device=None):
         length = None if not isinstance(n, int) else (n // 2 + 1 if half else n)
-        return TensorType(dtype or DEFAULT_FLOAT, (length,))
+        return TensorType(dtype or default_float(), (length,))
     return rule
 
 

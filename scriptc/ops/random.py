@@ -7,7 +7,7 @@ pure forms are not public (torch has none) but are what traced graphs record.
 
 from __future__ import annotations
 
-from scriptc.types import DEFAULT_FLOAT, TensorType, int64
+from scriptc.types import TensorType, default_float, int64
 
 from . import register
 from .factory import _size, with_layout
@@ -23,16 +23,16 @@ _LIKE = "self: Tensor, " + _FACTORY + ", memory_format: int? = None"
 
 
 def _floating(dtype, kernel_name: str):
-    """dtype (float32 when None) as numpy's; torch's NotImplementedError for an integer dtype."""
-    d = dtype or DEFAULT_FLOAT
+    """dtype (the default dtype when None) as numpy's; torch's NotImplementedError for an integer dtype."""
+    d = dtype or default_float()
     if not d.is_floating_point:
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{scalar_type_name(d)}'")
     return d.np
 
 
-def _sized_rule(default=DEFAULT_FLOAT):
+def _sized_rule(default=None):
     def rule(size, generator=None, dtype=None, *rest):
-        return TensorType(dtype if dtype is not None else default, tuple(size) if is_known(size) else None)
+        return TensorType(dtype or default or default_float(), tuple(size) if is_known(size) else None)
     return rule
 
 
@@ -43,16 +43,23 @@ def _like_rule(x, generator=None, dtype=None, *rest):
 register(f"rand({_SIZED}) -> Tensor", RANDOM, lambda xp, size, gen=None, dtype=None, device=None:
          generator(xp, gen).random(_size(size)).astype(_floating(dtype, "check_uniform_bounds")),
          shape=_sized_rule(), method=False, doc="Uniform samples in [0, 1).")
+def _standard_normal(xp, gen, shape, dtype):
+    """Standard normal samples; a complex dtype gets real and imaginary parts of variance 1/2 each (as torch)."""
+    if dtype is not None and dtype.is_complex:
+        parts = generator(xp, gen).standard_normal(tuple(shape) + (2,)) * (0.5 ** 0.5)
+        return (parts[..., 0] + 1j * parts[..., 1]).astype(dtype.np)
+    return generator(xp, gen).standard_normal(shape).astype(_floating(dtype, "normal_kernel_cpu"))
+
+
 register(f"randn({_SIZED}) -> Tensor", RANDOM, lambda xp, size, gen=None, dtype=None, device=None:
-         generator(xp, gen).standard_normal(_size(size)).astype(_floating(dtype, "normal_kernel_cpu")),
+         _standard_normal(xp, gen, _size(size), dtype),
          shape=_sized_rule(), method=False, doc="Standard normal samples.")
 register(f"rand_like({_LIKE}) -> Tensor", RANDOM, lambda xp, x, gen=None, dtype=None, device=None, memory_format=None:
          with_layout(xp, x, memory_format, generator(xp, gen).random(x.shape).astype(
              _floating(dtype or _dtype_of(x), "check_uniform_bounds"))),
          shape=_like_rule, method=False, doc="Uniform samples in [0, 1) shaped like self.")
 register(f"randn_like({_LIKE}) -> Tensor", RANDOM, lambda xp, x, gen=None, dtype=None, device=None, memory_format=None:
-         with_layout(xp, x, memory_format, generator(xp, gen).standard_normal(x.shape).astype(
-             _floating(dtype or _dtype_of(x), "normal_kernel_cpu"))),
+         with_layout(xp, x, memory_format, _standard_normal(xp, gen, x.shape, dtype or _dtype_of(x))),
          shape=_like_rule, method=False, doc="Standard normal samples shaped like self.")
 
 

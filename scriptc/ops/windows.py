@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 
-from scriptc.types import TensorType
+from scriptc.types import TensorType, default_float
 
 from . import register
 from .bessel import bessel_i
-from .factory import DEFAULT_FLOAT, _np_dtype
+from .factory import _np_dtype
 from .rules import is_known
 from .schema import FACTORY
 
@@ -40,7 +40,7 @@ def _cosine_sum(*coefficients):
 
 
 def _window_rule(window_length, *rest, dtype=None, device=None):
-    return TensorType(dtype or DEFAULT_FLOAT, (window_length if is_known(window_length) else None,))
+    return TensorType(dtype or default_float(), (window_length if is_known(window_length) else None,))
 
 
 def _register_window(name, params, shape, doc):
@@ -74,5 +74,5 @@ def _logspace_kernel(xp, start, end, steps, base=10.0, dtype=None, device=None):
 register("logspace(start: Scalar, end: Scalar, steps: int, base: float = 10.0, *, dtype: ScalarType? = None, "
          "device: Device? = None) -> Tensor", FACTORY, _logspace_kernel,
          shape=lambda a, b, steps, base=10.0, dtype=None, device=None: TensorType(
-             dtype or DEFAULT_FLOAT, (steps if is_known(steps) else None,)),
+             dtype or default_float(), (steps if is_known(steps) else None,)),
          method=False, doc="base ** linspace(start, end, steps).")

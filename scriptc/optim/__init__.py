@@ -1,6 +1,7 @@
 """scriptc.optim: torch.optim's optimizers (same update rules, options and state layout) and lr_scheduler."""
 
 from .adadelta import Adadelta  # noqa: F401
+from .adafactor import Adafactor  # noqa: F401
 from .adagrad import Adagrad  # noqa: F401
 from .adam import Adam  # noqa: F401
 from .adamax import Adamax  # noqa: F401
@@ -14,3 +15,4 @@ from .radam import RAdam  # noqa: F401
 from .rmsprop import RMSprop  # noqa: F401
 from .rprop import Rprop  # noqa: F401
 from .sgd import SGD  # noqa: F401
+from . import swa_utils  # noqa: F401

@@ -13,7 +13,8 @@ columns made one of three ways:
   whose rows are as long as a phase's (WQ), of which the first OW are the output's - so one GEMM whose
   rows of b are those views (the GEMM's row table) computes every output, and cuts the rows to OW as
   it stores them. Where WQ is much longer than OW (small planes) the extra columns cost
-  more than im2col saves.
+  more than im2col saves. A 3x3 stride-1 convolution of enough channels on such a phase
+  multiplies by Winograd's F(2x2, 3x3) instead (winograd_products.py: 2.25x fewer multiplies).
 - side by side: images whose output planes are small, under large weights, several at a time
   through one GEMM (the weights streamed once per group instead of once per image);
 - planes of a few positions (2x2, 3x3) multiply through the narrow product instead of the GEMM
@@ -40,6 +41,8 @@ from scriptc.native.loops import loop_function
 from .groups import PARALLEL_MIN_ELEMENTS
 from .padded_planes import Layout, PaddedPlanes, argument, convolution_of, holding, reads_as_image
 from .program_values import NotNative, Builder, constant_of, constant_array, copied, dense, tensor_of, TensorValue
+from .winograd_products import WinogradProducts
+from .winograd_products import takes as winograd_takes
 
 # The columns of a band: enough for the GEMM to run long panels, little enough to stay in a core's L2
 # beside the weights and the band's output.
@@ -49,8 +52,9 @@ BAND_BYTES = 512 << 10
 MAX_GROUPS = 64
 # Images whose output planes have fewer positions than this, under weights of at least WEIGHT_BYTES,
 # go several at a time through one GEMM: their columns side by side (up to GROUP_BYTES of them, at
-# most MAX_IMAGES images), so that the weights stream from memory once per group instead of once per
-# image (ResNet-18's last layers at 2x3x64x64: 9 MB of weights for 4 output positions an image).
+# most MAX_IMAGES images, fewer where fewer fill whole panels of the GEMM: _whole_panels), so that the
+# weights stream from memory once per group instead of once per image (ResNet-18's last layers at
+# 2x3x64x64: 9 MB of weights for 4 output positions an image).
 GROUP_BELOW_POSITIONS = 256
 WEIGHT_BYTES = 256 << 10
 # Planes of fewer outputs than this go side by side under weights of any size: a 7x7 plane's 49
@@ -137,7 +141,8 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     _, c, h, w = x_value.shape
     o, per_group, kh, kw = weight.shape
-    depthwise, grouped, images, narrow, plan = _products(x_value.shape, x_value.dtype, weight, geometry, groups)
+    depthwise, grouped, images, narrow, plan = _products(x_value.shape, x_value.dtype, weight, geometry, groups,
+                                                         builder.slices)
     held = holding(builder, args[0])
     source = held if held is not None and plan is not None and \
         _reads_in_place(held.layout, (c, h, w), weight.shape, geometry, plan) else None
@@ -176,10 +181,10 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     return out
 
 
-def _products(x_shape: tuple, dtype, weight: np.ndarray, geometry, groups: int) -> tuple:
+def _products(x_shape: tuple, dtype, weight: np.ndarray, geometry, groups: int, slices: int = 1) -> tuple:
     """How a convolution of a batch of x_shape multiplies: (depthwise, several images side by side,
     how many, by the narrow product, the tap plan where the tap products run it or None) - see the
-    module docstring."""
+    module docstring; `slices`: how many threads may split its products (Builder.slices)."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     _, c, h, w = x_shape
     o, per_group, kh, kw = weight.shape
@@ -193,11 +198,24 @@ def _products(x_shape: tuple, dtype, weight: np.ndarray, geometry, groups: int) 
         images = min(images, gemm.NARROW_MAX_COLUMNS // (oh * ow))
     elif narrow:
         images = 1
+    elif np.dtype(dtype).name in gemm.FUNCTIONS:
+        images = _whole_panels(images, oh * ow, np.dtype(dtype).name, slices)
     grouped = oh * ow < GROUP_BELOW_POSITIONS and (weight.nbytes >= WEIGHT_BYTES or oh * ow < SMALL_PLANE) and \
         images >= 2
     plan = tap_plan((c, h, w), weight.shape, geometry) if not depthwise and not grouped and groups == 1 and \
         _taps_pay((h, w), (kh, kw), geometry) else None
     return depthwise, grouped, images, narrow, plan
+
+
+def _whole_panels(images: int, positions: int, dtype: str, slices: int) -> int:
+    """The most images, at most `images`, whose columns side by side fill the GEMM's panels of
+    gemm.VECTORS vectors exactly in each of `slices` equal slices of its columns (the threads' parts
+    of a SPLIT), or `images` where no count of at least two does: the GEMM streams the whole weights
+    once per panel, a part-filled one included (DCGAN D's conv4, 16 positions under 8 MB of weights:
+    at one thread 3 images a group, one panel, 0.8x the time of 4 in two panels; at two, 3 images
+    would split 1 + 2 vectors, the second thread's part as long as 4 images' 2 + 2)."""
+    panel = gemm.VECTORS * gemm.vector_columns(dtype) * slices
+    return next((count for count in range(images, 1, -1) if count * positions % panel == 0), images)
 
 
 def image_by_image(x_shape: tuple, weight: np.ndarray, geometry, groups: int) -> bool:
@@ -459,7 +477,8 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
     (gemm.rows_function), over rows of WQ outputs that it cuts to OW as it stores them. `source`:
     x is planes a producer wrote padded as the phase reads them (padded_planes.py), multiplied in
     place; `into` a PaddedPlanes that took the output: the GEMM stores its rows of WQ whole there,
-    the columns past OW zeroed, and the padding rows around them are cleared."""
+    the columns past OW zeroed, and the padding rows around them are cleared. Where
+    winograd_products takes the convolution, its transforms and GEMMs multiply the phase instead."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     o, per_group, kh, kw = weight.shape
     c, h, w = image
@@ -484,6 +503,8 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
         compute.append(("ZERO", tail, const(slack * itemsize)))
     weights = np.ascontiguousarray(weight.reshape(o, depth))
     work = const(max(1, o * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+    fewer_multiplies = WinogradProducts(builder, weight, x.dtype, (oh, ow), (hq * wq, wq), bias_pointer, has_bias,
+                                        bounds_pointer, mode) if winograd_takes(weight.shape, geometry, dtype) else None
 
     def each(image_index):
         out_image = builder.register()
@@ -501,6 +522,10 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
         else:
             phase_image = builder.register()
             compute.append(("ADDR", phase_image, source.base, image_index, source.layout.image_elements * itemsize))
+        if fewer_multiplies is not None:
+            fewer_multiplies.image(phase_image, out_image, into.layout.plane if whole_rows else oh * ow,
+                                   wq if whole_rows else ow, whole_rows)
+            return
         ptrs, meta = builder.block(8), builder.block(8)
         builder.copy_into(ptrs, [builder.address_of(weights), phase_image, out_image, bias_pointer, bounds_pointer,
                                  builder.address_of(offsets), builder.address_of(kept_lanes),

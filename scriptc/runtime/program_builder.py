@@ -36,6 +36,7 @@ def build(segment, frame: list) -> Built:
     executor = segment.executor
     slot_of = executor.slot_of
     builder = Builder()
+    builder.slices = executor.pool.size
     inputs: list[tuple] = []
     syms: dict[int, object] = {}
     for slot in segment.constant_slots:

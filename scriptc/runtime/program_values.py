@@ -118,6 +118,7 @@ class Builder:
         self.constant_registers: set[int] = {native.ZERO, native.ONE}
         self.keep: list = []
         self.draws = False  # set by a random fill (lowerings/samplers.py)
+        self.slices = 1  # the most slices a SPLIT cuts its range into: the executor's threads
         self.labels = 0
         # Registers a loop changes as it runs (its counter, its carried ints, what follows from them):
         # arithmetic on them runs in phase two, and no shape or size may depend on them.

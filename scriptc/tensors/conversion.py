@@ -25,6 +25,7 @@ from scriptc.types import (
     int16,
     int32,
     int64,
+    preserve_format,
     uint8,
 )
 
@@ -104,10 +105,12 @@ class Conversions:
 
     # --- dtype and device conversion -----------------------------------------------
     def to(self, *args, **kwargs) -> "Tensor":
-        """`to(dtype)`, `to(device)`, `to(device, dtype)` or `to(other)`; returns self when nothing changes."""
+        """`to(dtype)`, `to(device)`, `to(device, dtype)` or `to(other)`, and memory_format=; returns self when
+        nothing changes."""
         target_dtype, target_device = kwargs.pop("dtype", None), kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
         copy = kwargs.pop("copy", False)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
         for a in args:
@@ -122,8 +125,12 @@ class Conversions:
         if target_device is not None:
             _check_device(device(target_device))
         if target_dtype is None or target_dtype.np == self._data.dtype:
-            return self.clone() if copy else self
-        return core.call(_TO_DTYPE, (self, target_dtype))
+            out = self.clone() if copy else self
+        else:
+            out = core.call(_TO_DTYPE, (self, target_dtype))
+        if memory_format is None or memory_format == preserve_format:
+            return out
+        return out.contiguous(memory_format=memory_format)
 
     def type(self, dtype_: dtype | None = None):
         """The legacy type name ('scriptc.FloatTensor'), or a copy converted to a dtype, a legacy type

@@ -8,6 +8,7 @@ imported after it, at the bottom of this module.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -17,8 +18,10 @@ from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops import rules as _rules
 from scriptc.tensors.conversion import Conversions, check_device_arg
 from scriptc.tensors.inspection import Inspection
+from scriptc.tensors.linalg_methods import LinalgMethods
+from scriptc.tensors.storage_methods import StorageMethods
 from scriptc.tensors.printing import _tensor_repr
-from scriptc.types import CPU, channels_last, channels_last_3d, device, dtype, from_numpy_dtype
+from scriptc.types import CPU, channels_last, channels_last_3d, default_float, device, dtype, from_numpy_dtype
 
 _mode = autograd._mode
 # numpy dtype kinds that carry gradients: float, complex, and "V", bfloat16's structured patterns.
@@ -47,7 +50,7 @@ def _complex_part(op_name: str, doc: str) -> property:
         read(self).copy_(value)
     return property(read, write, doc=doc)
 
-class Tensor(Conversions, Inspection):
+class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods):
     """An n-dimensional array with autograd, backed by a numpy array (`scriptc.tensor([...])`)."""
 
     __slots__ = ("_data", "requires_grad", "grad", "grad_fn", "_out_index", "_vc", "_base", "__weakref__")
@@ -55,9 +58,9 @@ class Tensor(Conversions, Inspection):
 
     def __init__(self, *args):
         if len(args) == 1 and not isinstance(args[0], int):
-            data = np.asarray(args[0], dtype=np.float32)
+            data = np.asarray(args[0], dtype=default_float().np)
         else:
-            data = np.empty(tuple(args), dtype=np.float32)
+            data = np.empty(tuple(args), dtype=default_float().np)
         _init(self, data)
 
     # --- basic properties ------------------------------------------------------
@@ -141,6 +144,41 @@ class Tensor(Conversions, Inspection):
     @property
     def mT(self) -> "Tensor":
         return self.transpose(-2, -1)
+
+    @property
+    def H(self) -> "Tensor":
+        """The conjugate transpose of a matrix (2-D tensor)."""
+        if self.dim() == 0:
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+            return self.conj()
+        if self.dim() != 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
+                               + (" For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""))
+        return self.mT.conj()
+
+    @property
+    def mH(self) -> "Tensor":
+        """The conjugate transpose of the last two dims (a matrix or a batch of them)."""
+        if self.dim() < 2:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                               f"Got {self.dim()}-D tensor.")
+        return self.mT.conj()
+
+    def untyped_storage(self):
+        """The bytes of the whole buffer this tensor and its views share (data_ptr, nbytes, size)."""
+        return _storage.untyped_storage(self)
+
+    def storage(self):
+        """The buffer as elements of this dtype (torch's deprecated TypedStorage)."""
+        return _storage.typed_storage(self)
+
+    def apply_(self, callable) -> "Tensor":
+        """Replace each element x by callable(x), in place (Python per element: slow)."""
+        return _storage.apply_(self, callable)
+
+    def map_(self, tensor: "Tensor", callable) -> "Tensor":
+        """Replace each element x by callable(x, y), y from `tensor` broadcast to this shape, in place."""
+        return _storage.map_(self, tensor, callable)
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f" or _bfloat16.holds(self._data)
@@ -230,6 +268,17 @@ class Tensor(Conversions, Inspection):
         """Whether this tensor was made under `inference_mode`."""
         return grad_mode.is_inference(self)
 
+    def register_hook(self, hook):
+        """Call `hook(grad)` each time a gradient for this tensor is computed; a hook that returns a
+        Tensor replaces the gradient. Returns a handle; `handle.remove()` unregisters the hook."""
+        from scriptc.autograd.hooks import register_hook
+        return register_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call `hook(tensor)` on this leaf after backward has accumulated into its `.grad`."""
+        from scriptc.autograd.hooks import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
+
     def retain_grad(self) -> None:
         """Keep `.grad` for this non-leaf tensor after backward."""
         import weakref
@@ -243,7 +292,10 @@ class Tensor(Conversions, Inspection):
 
     # --- shape helpers that are compositions of table ops --------------------------
     def contiguous(self, memory_format=None) -> "Tensor":
-        """self when already contiguous (as PyTorch), else a contiguous copy."""
+        """self when already contiguous in memory_format (row-major by default, or channels_last), else a
+        copy laid out so."""
+        if memory_format in (channels_last, channels_last_3d):
+            return self if self.is_contiguous(memory_format) else self.clone(memory_format=memory_format)
         if self._data.flags.c_contiguous:
             return self
         return call(_ops.OPS["contiguous"], (self,))
@@ -378,3 +430,4 @@ def _fresh(t: Tensor, requires_grad: bool) -> Tensor:
 from scriptc.tensors.creation import _size_arg, tensor  # noqa: E402
 from scriptc.tensors.dispatch import call, call_inplace  # noqa: E402
 from scriptc.tensors.indexing import _getitem, _setitem  # noqa: E402
+from scriptc.tensors import storage as _storage  # noqa: E402

@@ -10,10 +10,10 @@ from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.tensors.conversion import _check_device, check_device_arg
 from scriptc.tensors.core import Tensor, _fresh, _mode, _tracer, wrap
 from scriptc.types import (
-    DEFAULT_COMPLEX,
-    DEFAULT_FLOAT,
     bfloat16,
     bool_,
+    default_complex,
+    default_float,
     device as device_type,
     dtype,
     from_numpy_dtype,
@@ -39,14 +39,14 @@ def _infer_dtype(data) -> dtype:
         kinds = set()
         _scan_kinds(data, kinds)
         if complex in kinds:
-            return DEFAULT_COMPLEX
+            return default_complex()
         if float in kinds:
-            return DEFAULT_FLOAT
+            return default_float()
         if int in kinds:
             return int64
         if bool in kinds:
             return bool_
-        return DEFAULT_FLOAT
+        return default_float()
     return scalar_dtype(data)
 
 
@@ -72,7 +72,8 @@ def tensor(data, dtype: dtype | None = None, device=None, requires_grad: bool = 
            pin_memory: bool = False) -> Tensor:
     """A new tensor copied from data (nested lists, numbers, numpy arrays or tensors).
 
-    dtype follows PyTorch: ints give int64, floats float32, bools bool, numpy arrays keep theirs.
+    dtype follows PyTorch: ints give int64, floats the default dtype (float32 unless
+    set_default_dtype changed it), bools bool, numpy arrays keep theirs.
     """
     if device is not None:
         _check_device(device_type(device))

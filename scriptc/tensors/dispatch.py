@@ -9,6 +9,8 @@ import numpy as np
 
 from scriptc import autograd, grad_mode
 from scriptc import ops as _ops
+from scriptc.amp.policy import autocast_arguments
+from scriptc.amp.state import STATE as _AUTOCAST
 from scriptc.errors import ShapeError
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
@@ -38,6 +40,8 @@ def _unwrap(op, args):
 
 def call(op, args: tuple):
     """Run one op-table op eagerly on bound arguments (schema order); the only path to a kernel."""
+    if _AUTOCAST.cpu_enabled:
+        args = autocast_arguments(op, args)
     arrays, needs_grad = _unwrap(op, args)
     out = run_kernel(op, np, arrays)
     aux = None

@@ -41,7 +41,8 @@ def test_bad_input_raises_torch_error(fn):
 
 @pytest.mark.parametrize("name, args", [("uniform", (-1.0, 1.0)), ("normal", ()), ("constant", (0.5,)),
                                         ("xavier_uniform", ()), ("xavier_normal", ()), ("kaiming_uniform", ()),
-                                        ("kaiming_normal", ()), ("orthogonal", ()), ("sparse", (0.5,))])
+                                        ("kaiming_normal", ()), ("orthogonal", ()), ("sparse", (0.5,)),
+                                        ("eye", ())])
 def test_deprecated_spellings_warn_and_initialise(name, args):
     scriptc.manual_seed(0)
     with pytest.warns(FutureWarning, match=f"`nn.init.{name}` is now deprecated in favor of `nn.init.{name}_`"):

@@ -20,6 +20,15 @@ def transposed(*shape):
     return np.ascontiguousarray(rand(*reversed(shape))).T
 
 
+def _expm_ref(a):
+    """exp(A) through the eigendecomposition (random matrices are diagonalisable)."""
+    out = np.empty(a.shape)
+    for index in np.ndindex(a.shape[:-2]):
+        w, v = np.linalg.eig(a[index])
+        out[index] = (v @ np.diag(np.exp(w)) @ np.linalg.inv(v)).real
+    return out
+
+
 def _linalg(name):
     return lambda torch, *a, **k: getattr(torch.linalg, name)(*a, **k)
 
@@ -323,6 +332,11 @@ CASES.update({
                              kwargs={"upper": True}, torch=_linalg("cholesky"), pre=_symmetrize, rtol=1e-4,
                              label="upper batched")],
     "cholesky": [Case((spd(3, 3),), np.linalg.cholesky, pre=_symmetrize, rtol=1e-4)],
+    "linalg_matrix_exp": [Case((rand(3, 3),), _expm_ref, torch=_linalg("matrix_exp"), rtol=1e-4, atol=1e-5),
+                          Case((rand(2, 4, 4) * 3,), _expm_ref, torch=_linalg("matrix_exp"), rtol=1e-4, atol=1e-4,
+                               label="batched, squared")],
+    "matrix_exp": [Case((rand(3, 3),), _expm_ref, rtol=1e-4, atol=1e-5),
+                   Case((np.zeros((0, 0)),), _expm_ref, grad=False, label="empty")],
     "linalg_cholesky_ex": [Case((spd(3, 3),), lambda a: (np.linalg.cholesky(a), np.zeros((), np.int32)),
                                 torch=_linalg("cholesky_ex"), pre=_symmetrize, rtol=1e-4)],
     "linalg_qr": [Case((rand(4, 3),), lambda a: np.linalg.qr(a), torch=_linalg("qr"), rtol=1e-4),

@@ -62,6 +62,24 @@ def _mvlgamma_ref(x, p):
     return sum(lgamma(x - j / 2) for j in range(p)) + p * (p - 1) / 4 * math.log(math.pi)
 
 
+def _lower_gamma_ref(a, x):
+    """P(a, x) in closed form for the shapes the cases use: a = 1/2 is erf(sqrt(x)); integer a is
+    1 - e^-x sum_{k<a} x^k / k!."""
+    a, x = np.broadcast_arrays(a, x)
+    out = np.empty(a.shape)
+    for index in np.ndindex(a.shape):
+        n, v = a[index], x[index]
+        if n == 0.5:
+            out[index] = math.erf(math.sqrt(v))
+        else:
+            out[index] = 1 - math.exp(-v) * sum(v ** k / math.factorial(k) for k in range(int(n)))
+    return out
+
+
+def _shapes_and_points(*shape):
+    return rng.choice([0.5, 1.0, 2.0, 3.0, 5.0], shape), rng.uniform(0.1, 12.0, shape)
+
+
 CASES = {
     "special_entr": unary_cases(lambda x: -x * np.log(x), domain=positive) + [
         Case((np.array([0.0, -1.0, 2.0]),), lambda x: np.array([0.0, -np.inf, -2 * np.log(2)]), grad=False,
@@ -105,4 +123,9 @@ CASES = {
     "special_legendre_polynomial_p": _polynomial_cases(_series("legendre", "legval")),
     "mvlgamma": [Case((rand(3, 4, lo=1.6, hi=5.0), 3), _mvlgamma_ref),
                  Case((rand(5, lo=0.2, hi=3.0), 1), _mvlgamma_ref, label="p=1")],
+    "igamma": [Case(_shapes_and_points(3, 4), _lower_gamma_ref, nograd=(0,), rtol=1e-4, atol=1e-6),
+               Case((np.array([2.0, 3.0]), rand(3, 1, lo=0.5, hi=9.0)), _lower_gamma_ref, nograd=(0,), rtol=1e-4,
+                    atol=1e-6, label="broadcast")],
+    "igammac": [Case(_shapes_and_points(3, 4), lambda a, x: 1 - _lower_gamma_ref(a, x), nograd=(0,), rtol=1e-4,
+                     atol=1e-6)],
 }

@@ -145,4 +145,11 @@ CASES = {
                  Case((Int(np.zeros(0, np.int64)),), lambda x: np.zeros(0), grad=False, label="empty")],
     "histc": [Case((rand(30), 5, -1.0, 1.0), _histc_ref, grad=False),
               Case((rand(30), 4), _histc_ref, grad=False, label="data range")],
+    "histogram.bin_ct": [
+        Case((rand(3, 4), 5), lambda x, b: np.histogram(x, b), grad=False),
+        Case((rand(10), 4), lambda x, b, range, density: np.histogram(x, b, range, density=density),
+             kwargs={"range": [-1.0, 1.0], "density": True}, grad=False, label="range density",
+             torch=lambda torch, x, b, range, density: torch.histogram(x, b, range=tuple(range), density=density))],
+    "histogram.bins_tensor": [
+        Case((rand(12), np.array([-2.0, -0.5, 0.0, 2.0])), lambda x, b: np.histogram(x, b), grad=False)],
 }

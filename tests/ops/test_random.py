@@ -225,3 +225,12 @@ def test_errors_match_torch(index):
     with pytest.raises(kind) as expected:
         eval(make.__code__, names)
     assert message in str(expected.value)
+
+
+@pytest.mark.parametrize("draw", [lambda g: torch.randn(40000, dtype=torch.complex64, generator=g),
+                                  lambda g: torch.randn_like(torch.zeros(40000, dtype=torch.complex128), generator=g)])
+def test_complex_normal_samples_split_the_variance(draw):
+    sample = draw(torch.Generator().manual_seed(5))
+    assert sample.is_complex()
+    for part in (sample.real, sample.imag):
+        assert abs(part.mean().item()) < 0.02 and abs(part.var().item() - 0.5) < 0.02

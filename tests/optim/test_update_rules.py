@@ -41,6 +41,8 @@ CASES = [
     ("RMSprop", dict(lr=0.05, alpha=0.9, momentum=0.5, centered=True, weight_decay=0.1)),
     ("RMSprop", dict(centered=True, maximize=True)),
     ("RMSprop", dict(momentum=0.9)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.05, beta2_decay=-0.5, eps=(1e-6, 1e-2), d=1.5, weight_decay=0.1, maximize=True)),
 ]
 
 

@@ -139,6 +139,44 @@ def test_stride_2_columns_equal_the_interpreter(way, dtype, monkeypatch):
     assert segment.programs and all(segment.programs.values()), segment.reason
 
 
+def test_images_side_by_side_fill_whole_panels_of_the_gemm():
+    """DCGAN D's conv4 (16 positions an image, 8 MB of weights) goes 3 images a group at one thread:
+    one panel of 48 columns, where 4 would part-fill a second one; at two threads (a panel each
+    would take 6 images, more than GROUP_BYTES holds) and where no count fills panels, as many
+    images as GROUP_BYTES holds."""
+    weight = np.zeros((512, 256, 4, 4), np.float32)
+    geometry = conv_geometry((16, 256, 8, 8), weight.shape, 2, 1, 1, 1)
+    assert convolution_lowering._products((16, 256, 8, 8), np.float32, weight, geometry, 1)[1:3] == (True, 3)
+    assert convolution_lowering._products((16, 256, 8, 8), np.float32, weight, geometry, 1, 2)[1:3] == (True, 4)
+    weight = np.zeros((256, 128, 4, 4), np.float32)  # conv3: 64 positions, two images' 1 MB of columns
+    geometry = conv_geometry((16, 128, 16, 16), weight.shape, 2, 1, 1, 1)
+    assert convolution_lowering._products((16, 128, 16, 16), np.float32, weight, geometry, 1)[1:3] == (True, 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_groups_of_whole_panels_equal_the_interpreter(dtype, monkeypatch):
+    """Planes of 16 positions 3 images a group at one thread (of the 4 GROUP_BYTES holds), 4 at two:
+    batches that fill the last group and ones that leave it one to three images."""
+    monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
+    monkeypatch.setattr(convolution_lowering, "GROUP_BYTES", 4 * 8 * 16 * 16 * np.dtype(dtype).itemsize)
+    torch.manual_seed(13)
+    model = torch.nn.Sequential(torch.nn.Conv2d(8, 6, 4, 2, 1, bias=False), torch.nn.LeakyReLU(0.2))
+    if dtype == np.float64:
+        model = model.double()
+    example = torch.from_numpy(np.ones((2, 8, 8, 8), dtype))
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model.eval(), example), jit=False).graph
+    alone, split, reference = Executor(graph, threads=1), Executor(graph, threads=2), Interpreter(graph)
+    rng = np.random.default_rng(14)
+    for batch in (3, 1, 2, 4, 5, 7):
+        x = rng.standard_normal((batch, 8, 8, 8)).astype(dtype)
+        expected = reference.run([x])[0]
+        np.testing.assert_allclose(alone([x])[0], expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(split([x])[0], alone([x])[0])  # (each column's products the same)
+    for executor in (alone, split):
+        [segment] = [s for s in executor.steps if isinstance(s, SegmentStep)]
+        assert segment.programs and all(segment.programs.values()), segment.reason
+
+
 class _Block(torch.nn.Module):
     """An inverted residual (1x1 expand, depthwise 3x3, 1x1 project, BatchNorm after each) beside a
     basic residual block (two 3x3 with BatchNorm, a strided 1x1 downsample)."""

@@ -65,9 +65,17 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
 
 def remove_norm_hook(module: Module, hook_type: type, name: str, what: str) -> Module:
     """Remove the `hook_type` forward pre-hook on `name` and let it restore the plain parameter."""
+    if not remove_pre_hook(module, lambda hook: isinstance(hook, hook_type) and hook.name == name):
+        raise ValueError(f"{what} of '{name}' not found in {module}")
+    return module
+
+
+def remove_pre_hook(module: Module, matches) -> bool:
+    """Undo the first forward pre-hook `matches(hook)` accepts (its `remove(module)` restores the
+    parameter) and unregister it; False when there is none."""
     for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, hook_type) and hook.name == name:
+        if matches(hook):
             hook.remove(module)
             del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"{what} of '{name}' not found in {module}")
+            return True
+    return False

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -18,7 +19,9 @@ import pytest
 
 import scriptc as torch
 from scriptc.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset, default_collate, get_worker_info
+from scriptc.utils.data._utils.fetch import create_fetcher
 from scriptc.utils.data._utils.multiprocessing_iter import _batches_independent_of_worker
+from scriptc.utils.data._utils.shared_batches import RowGatherer, WorkerBlocks
 
 
 def _open_fds() -> int:
@@ -316,6 +319,41 @@ def test_rows_gathered_by_workers_match_the_samples(leaves_nothing_behind):
         assert y.tolist() == [ds[i][1].item() for i in indices] and x.is_shared()
     with pytest.raises(IndexError, match="index 50 is out of bounds for dimension 0 with size 50"):
         list(DataLoader(ds, batch_sampler=[[1, 2], [50]], num_workers=2))
+
+
+def test_consecutive_rows_travel_as_ranges_and_match_the_main_process(leaves_nothing_behind):
+    rows = np.arange(47 * 6, dtype=np.float32).reshape(47, 2, 3)
+    contiguous = TensorDataset(torch.from_numpy(rows), torch.arange(47), torch.arange(47.0).double())
+    strided = TensorDataset(torch.from_numpy(rows).transpose(1, 2), torch.arange(47))  # rows not one block each
+    gatherers = [RowGatherer.for_fetcher(create_fetcher("map", ds, True, default_collate, False), WorkerBlocks(2))
+                 for ds in (contiguous, strided)]
+    assert gatherers[0].sources is not None and gatherers[1].sources is None, "one memmove per array: one block each"
+    for ds in [contiguous, strided]:
+        for kwargs in [dict(batch_size=10), dict(batch_size=10, drop_last=True), dict(batch_size=47)]:
+            in_main = list(DataLoader(ds, **kwargs))
+            with_workers = list(DataLoader(ds, num_workers=2, **kwargs))
+            assert len(with_workers) == len(in_main)
+            for got, expected in zip(with_workers, in_main):
+                assert [t.dtype for t in got] == [t.dtype for t in expected] and got[0].is_shared()
+                for g, e in zip(got, expected):
+                    np.testing.assert_array_equal(g.numpy(), e.numpy())
+    ranges = [range(0, 5), range(40, 47), range(-3, 0), range(0, 9, 2), range(7, 7)]  # user batches of ranges
+    for got, indices in zip(DataLoader(contiguous, batch_sampler=ranges, num_workers=2), ranges):
+        np.testing.assert_array_equal(got[0].numpy(), rows[list(indices)])
+        assert got[1].tolist() == [i % 47 for i in indices]
+    with pytest.raises(IndexError, match="index 47 is out of bounds for dimension 0 with size 47"):
+        list(DataLoader(contiguous, batch_sampler=[range(40, 48)], num_workers=2))
+
+
+def test_a_task_payload_reads_back_as_its_message():
+    from scriptc.utils.data._utils.worker import _read_task, task_payload
+
+    as_header = [(range(256, 512), []), (range(3, 3), [4, 1])]  # consecutive indices from 0 up
+    pickled = [(range(0, 9, 2), [7]), (range(-2, 3), []), (range(1 << 62, 1 << 64), []), ([5, -1, 2], [0, 1]), (7, [])]
+    for index, freed in as_header + pickled:
+        payload = task_payload(12, index, freed)
+        assert payload[:1] == (b"R" if (index, freed) in as_header else pickle.PROTO)
+        assert _read_task(payload) == ("task", 12, index, tuple(freed) if payload[:1] == b"R" else freed)
 
 
 class Growing(Dataset):

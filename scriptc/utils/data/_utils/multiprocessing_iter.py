@@ -26,7 +26,7 @@ import time
 from scriptc.utils.data._utils.channel import channel_pair
 from scriptc.utils.data._utils.rings import WorkerRings
 from scriptc.utils.data._utils.shared_batches import ReceivedBlocks
-from scriptc.utils.data._utils.worker import ExceptionWrapper, worker_loop
+from scriptc.utils.data._utils.worker import ExceptionWrapper, task_payload, worker_loop
 from scriptc.utils.data.dataloader import _BaseDataLoaderIter
 
 __all__ = ["MultiProcessingDataLoaderIter"]
@@ -138,8 +138,7 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     break
             else:
                 return
-        task = pickle.dumps(("task", self._send_idx, index, self._blocks[worker_id].take_freed()),
-                            pickle.HIGHEST_PROTOCOL)
+        task = task_payload(self._send_idx, index, self._blocks[worker_id].take_freed())
         self._rings.put_task(worker_id, task, self._channels[worker_id])
         self._task_worker[self._send_idx] = worker_id
         self._workers_pending[worker_id] += 1
@@ -148,7 +147,7 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def _take_result(self, worker_id: int) -> tuple:
         """The worker's next message, waiting for it."""
         try:
-            payload, fds = self._rings.take_result(worker_id, self._channels[worker_id], *self._wait_bounds())
+            payload, fds = self._rings.take_result(worker_id, self._channels[worker_id], self._wait_bounds)
         except (EOFError, ConnectionResetError):
             self._worker_died(worker_id)
         return self._blocks[worker_id].unpack(payload, fds)
@@ -156,7 +155,7 @@ class MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def _take_any_result(self) -> tuple[int, tuple]:
         """(worker id, message) of the next message from any worker (in_order=False), waiting for one."""
         try:
-            worker_id, payload, fds = self._rings.take_any_result(self._channels, *self._wait_bounds())
+            worker_id, payload, fds = self._rings.take_any_result(self._channels, self._wait_bounds)
         except (EOFError, ConnectionResetError):  # (only the worker being read from can be at fault)
             self._worker_died(self._dead_worker())
         return worker_id, self._blocks[worker_id].unpack(payload, fds)

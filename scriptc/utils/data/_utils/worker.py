@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import pickle
 import random
+import struct
 import sys
 import traceback
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper", "worker_loop", "batch_memory"]
+__all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper", "worker_loop", "batch_memory", "task_payload"]
+
+# A task whose batch is a range of consecutive indices from 0 up (a SequentialSampler's batches)
+# travels as this header and its freed blocks, with no pickling on either side; any other task
+# is a pickle (whose first byte is never _RANGE_TASK's).
+_RANGE_TASK = struct.Struct("<cqqqq")  # b"R", task, start, stop, number of freed blocks
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,22 @@ def _seed(base_seed: int, worker_id: int) -> int:
     return seed
 
 
+def task_payload(task: int, index, freed: list[int]) -> bytes:
+    """The payload of a task message: make batch `task` from `index`, after taking back the blocks
+    `freed` (shared_batches.ReceivedBlocks.take_freed)."""
+    if type(index) is range and index.step == 1 and 0 <= index.start <= index.stop < 1 << 63:
+        return _RANGE_TASK.pack(b"R", task, index.start, index.stop, len(freed)) + struct.pack(f"<{len(freed)}q", *freed)
+    return pickle.dumps(("task", task, index, freed), pickle.HIGHEST_PROTOCOL)
+
+
+def _read_task(payload: bytes) -> tuple:
+    """The message a task_payload (or a pickled control message) carries."""
+    if payload[:1] != b"R":
+        return pickle.loads(payload)
+    _, task, start, stop, count = _RANGE_TASK.unpack_from(payload)
+    return "task", task, range(start, stop), struct.unpack_from(f"<{count}q", payload, _RANGE_TASK.size)
+
+
 def worker_loop(rings, worker_id: int, channel, dataset_kind: str, dataset, auto_collation: bool, collate_fn,
                 drop_last: bool, base_seed: int, init_fn, num_workers: int, prefetch_factor: int,
                 inherited_blocks: list) -> None:
@@ -118,7 +140,7 @@ def worker_loop(rings, worker_id: int, channel, dataset_kind: str, dataset, auto
             task_message = link.take_task()  # EOFError when the main process is gone
             if task_message is None:
                 return
-            message = pickle.loads(task_message[0])
+            message = _read_task(task_message[0])
             if message[0] == "finish":
                 link.mark_finished()
                 return

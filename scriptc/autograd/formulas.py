@@ -1,0 +1,354 @@
+"""Differentiable gradient formulas: each op's gradient written with Tensor ops, for create_graph.
+
+`FORMULAS[op name](ctx, g)` returns one gradient per schema argument (None where there is none),
+or None as a whole where the call's variant has no formula here (div with a rounding_mode, say) and
+the engine falls back. `ctx` is a graph_formulas.GraphContext: the arguments by schema name, as
+Tensors wired into the graph, and `out`. A few ops are differentiated through their composite
+(cross_entropy as log_softmax + nll_loss, layer_norm and batch_norm from means and variances).
+"""
+
+from __future__ import annotations
+
+import math
+
+from scriptc import ops as _ops
+
+
+def table_op(name: str, *args):
+    """Call a table op through eager dispatch (recorded when grad is on), arguments in schema order."""
+    from scriptc.tensors import call
+
+    op = _ops.OPS[name]
+    return call(op, tuple(args) + tuple(a.default for a in op.schema.args[len(args):]))
+
+
+def _is_tensor(value) -> bool:
+    from scriptc.tensors import Tensor
+
+    return isinstance(value, Tensor)
+
+
+def _where(condition, a, b):
+    return table_op("where", condition, a, b)
+
+
+def _unit_where_zero(t):
+    """t with its zeros replaced by ones: a denominator or log argument safe to differentiate."""
+    return _where(t == 0, 1.0, t)
+
+
+def _mul(c, g):
+    a, b = c.self, c.other
+    return (g * b, g * a if _is_tensor(b) else None)
+
+
+def _div(c, g):
+    if c.rounding_mode is not None:
+        return None
+    a, b = c.self, c.other
+    ga = g / b
+    return (ga if _is_tensor(a) else None, -ga * a / b if _is_tensor(b) else None)
+
+
+def _pow(c, g):
+    base, exponent = c.self, c.exponent
+    if not _is_tensor(base):
+        return (None, g * c.out * math.log(base))
+    if not _is_tensor(exponent):
+        return ((g * 0.0 if exponent == 0 else g * exponent * base ** (exponent - 1)), None)
+    return (g * exponent * base ** (exponent - 1), g * c.out * _unit_where_zero(base).log())
+
+
+def _linear(c, g):
+    x, w, b = c.input, c.weight, c.bias
+    if w.dim() != 2:
+        return None
+    out_features, in_features = w.shape
+    rows, x_rows = g.reshape(-1, out_features), x.reshape(-1, in_features)
+    return (g.matmul(w), rows.t().matmul(x_rows), rows.sum(0) if _is_tensor(b) else None)
+
+
+def _matmul(c, g):
+    a, b = c.self, c.other
+    left = a if a.dim() > 1 else a.unsqueeze(0)
+    right = b if b.dim() > 1 else b.unsqueeze(-1)
+    if a.dim() == 1:
+        g = g.unsqueeze(-2)
+    if b.dim() == 1:
+        g = g.unsqueeze(-1)
+    ga, gb = g.matmul(right.transpose(-2, -1)), left.transpose(-2, -1).matmul(g)
+    return (ga.squeeze(-2) if a.dim() == 1 else ga, gb.squeeze(-1) if b.dim() == 1 else gb)
+
+
+def _mm(c, g):
+    a, b = c.self, c.mat2
+    return (g.matmul(b.transpose(-2, -1)), a.transpose(-2, -1).matmul(g))
+
+
+def _addmm(c, g):
+    m1, m2 = c.mat1, c.mat2
+    return (g * c.beta, g.matmul(m2.t()) * c.alpha, m1.t().matmul(g) * c.alpha, None, None)
+
+
+def _pair(value) -> list:
+    return [value, value] if isinstance(value, int) else list(value)
+
+
+def _convolution(gradients):
+    """A convolution's formula from gradients(c, x, g) -> (input grad, weight grad) on a batch (or None):
+    the unbatched form and the bias gradient added."""
+    def formula(c, g):
+        x = c.input
+        unbatched = x.dim() == 3
+        if unbatched:
+            x, g = x.unsqueeze(0), g.unsqueeze(0)
+        found = gradients(c, x, g)
+        if found is None:
+            return None
+        gx, gw = found
+        gb = g.sum([0, 2, 3]) if _is_tensor(c.bias) else None
+        return (gx.squeeze(0) if unbatched else gx, gw, gb) + (None,) * 5
+    return formula
+
+
+@_convolution
+def _conv2d(c, x, g):
+    w, padding, dilation = c.weight, c.padding, _pair(c.dilation)
+    if isinstance(padding, str):
+        if padding == "same" and any(d * (k - 1) % 2 for d, k in zip(dilation, w.shape[2:])):
+            return None  # torch pads one side more: no symmetric im2col padding expresses it
+        padding = [d * (k - 1) // 2 for d, k in zip(dilation, w.shape[2:])] if padding == "same" else [0, 0]
+    n, channels, height, width = x.shape
+    out_channels, group_channels, kh, kw = w.shape
+    groups = c.groups
+    geometry = ([kh, kw], dilation, _pair(padding), _pair(c.stride))
+    cols = table_op("im2col", x, *geometry)
+    positions = cols.shape[-1]
+    g_rows = g.reshape(n, groups, out_channels // groups, positions)
+    w_rows = w.reshape(groups, out_channels // groups, group_channels * kh * kw)
+    g_cols = w_rows.transpose(-2, -1).matmul(g_rows).reshape(n, channels * kh * kw, positions)
+    gx = table_op("col2im", g_cols, [height, width], *geometry)
+    gw = g_rows.matmul(cols.reshape(n, groups, group_channels * kh * kw, positions).transpose(-2, -1))
+    return gx, gw.sum(0).reshape(w.shape)
+
+
+@_convolution
+def _conv_transpose2d(c, x, g):
+    w = c.weight
+    n, in_channels, height, width = x.shape
+    _, group_out, kh, kw = w.shape
+    groups = c.groups
+    # The transposed convolution scatters w^T x into the output: its gradients gather g back with im2col.
+    cols = table_op("im2col", g, [kh, kw], _pair(c.dilation), _pair(c.padding), _pair(c.stride))
+    if cols.shape[-1] != height * width:
+        return None
+    cols = cols.reshape(n, groups, group_out * kh * kw, height * width)
+    x_rows = x.reshape(n, groups, in_channels // groups, height * width)
+    w_rows = w.reshape(groups, in_channels // groups, group_out * kh * kw)
+    gx = w_rows.matmul(cols).reshape(x.shape)
+    return gx, x_rows.matmul(cols.transpose(-2, -1)).sum(0).reshape(w.shape)
+
+
+def _max_pool2d(c, g):
+    x = c.input
+    _, indices = table_op("max_pool2d_with_indices", x.detach(), c.kernel_size, c.stride, c.padding, c.dilation,
+                          c.ceil_mode)
+    planes = x.reshape(*x.shape[:-2], -1)
+    flat = table_op("scatter_add", planes.new_zeros(planes.shape), -1, indices.flatten(-2), g.flatten(-2))
+    return (flat.reshape(x.shape),) + (None,) * 5
+
+
+def _reduced(loss_grad, reduction: str, numel: int):
+    return loss_grad / numel if reduction == "mean" else loss_grad
+
+
+def _mse_loss(c, g):
+    diff = c.input - c.target
+    grad = _reduced(2.0 * diff * g, c.reduction, diff.numel())
+    return (grad, -grad, None)
+
+
+def _binary_cross_entropy(c, g):
+    x, y, w = c.input, c.target, c.weight
+    gx = g * (x - y) / table_op("clamp", (1 - x) * x, 1e-12, None)
+    gy = g * (table_op("clamp", (1 - x).log(), -100, None) - table_op("clamp", x.log(), -100, None))
+    if _is_tensor(w):
+        gx, gy = gx * w, gy * w
+    return (_reduced(gx, c.reduction, x.numel()), _reduced(gy, c.reduction, x.numel()), None, None)
+
+
+def _through_composite(c, g, names: tuple, build):
+    """Gradients of `build(*arguments)` (the op written with other ops), differentiated with history."""
+    from scriptc.autograd.engine import grad
+
+    # Aliases, so the inner grad() stops at them: the hooks and retained grads of the tensors
+    # themselves belong to the outer backward, which reaches them once with the whole gradient.
+    values = [v.view_as(v) if _is_tensor(v) and v.requires_grad else v for v in (getattr(c, n) for n in names)]
+    wanted = [(n, v) for n, v in zip(names, values) if _is_tensor(v) and v.requires_grad]
+    result = [None] * len(c.node.ctx.op.schema.args)
+    if not wanted:
+        return tuple(result)
+    out = build(*values)
+    found = grad(out, [v for _, v in wanted], g, retain_graph=True, create_graph=True, allow_unused=True)
+    for (name, _), gradient in zip(wanted, found):
+        result[c.node.ctx.op.arg_index[name]] = gradient
+    return tuple(result)
+
+
+def _cross_entropy(c, g):
+    if c.label_smoothing != 0 or c.target.is_floating_point():
+        return None
+    class_dim = 0 if c.input.dim() == 1 else 1
+
+    def composite(x, weight):
+        return table_op("nll_loss", table_op("log_softmax", x, class_dim, None), c.target, weight,
+                        c.ignore_index, c.reduction)
+    return _through_composite(c, g, ("input", "weight"), composite)
+
+
+def _normalized(x, dims, eps):
+    mean = x.mean(dims, keepdim=True)
+    centred = x - mean
+    return centred * ((centred * centred).mean(dims, keepdim=True) + eps).rsqrt()
+
+
+def _layer_norm(c, g):
+    dims = list(range(-len(c.normalized_shape), 0))
+
+    def composite(x, weight, bias):
+        y = _normalized(x, dims, c.eps)
+        y = y * weight if _is_tensor(weight) else y
+        return y + bias if _is_tensor(bias) else y
+    return _through_composite(c, g, ("input", "weight", "bias"), composite)
+
+
+def _batch_norm(c, g):
+    def composite(x, weight, bias):
+        shape = [1, -1] + [1] * (x.dim() - 2)
+        if c.training or not _is_tensor(c.running_mean):
+            y = _normalized(x, [0] + list(range(2, x.dim())), c.eps)
+        else:
+            y = (x - c.running_mean.reshape(shape)) * (c.running_var.reshape(shape) + c.eps).rsqrt()
+        y = y * weight.reshape(shape) if _is_tensor(weight) else y
+        return y + bias.reshape(shape) if _is_tensor(bias) else y
+    return _through_composite(c, g, ("input", "weight", "bias"), composite)
+
+
+def _group_norm(c, g):
+    def composite(x, weight, bias):
+        shape = [1, -1] + [1] * (x.dim() - 2)
+        y = _normalized(x.reshape(x.shape[0], c.num_groups, -1), [2], c.eps).reshape(x.shape)
+        y = y * weight.reshape(shape) if _is_tensor(weight) else y
+        return y + bias.reshape(shape) if _is_tensor(bias) else y
+    return _through_composite(c, g, ("input", "weight", "bias"), composite)
+
+
+def _instance_norm(c, g):
+    if not c.use_input_stats:
+        return None
+
+    def composite(x, weight, bias):
+        shape = [1, -1] + [1] * (x.dim() - 2)
+        y = _normalized(x, list(range(2, x.dim())), c.eps)
+        y = y * weight.reshape(shape) if _is_tensor(weight) else y
+        return y + bias.reshape(shape) if _is_tensor(bias) else y
+    return _through_composite(c, g, ("input", "weight", "bias"), composite)
+
+
+def _composite_of_self(build):
+    """The formula of a pointwise op written as build(x) with differentiable ops."""
+    def formula(c, g):
+        return _through_composite(c, g, ("self",), build)
+    return formula
+
+
+def _prelu(c, g):
+    def composite(x, weight):
+        w = weight.reshape([1, -1] + [1] * (x.dim() - 2)) if weight.numel() > 1 and x.dim() > 1 else weight
+        return _where(x > 0, x, w * x)
+    return _through_composite(c, g, ("self", "weight"), composite)
+
+
+def _logsumexp(c, g):
+    x, out = c.self, c.out
+    if not c.keepdim:
+        for d in sorted(d % x.dim() for d in ([c.dim] if isinstance(c.dim, int) else c.dim)):
+            out, g = out.unsqueeze(d), g.unsqueeze(d)
+    return (g * (x - out).exp(), None, None)
+
+
+def _vector_norm(order_name: str):
+    def formula(c, g):
+        x, out, order = c.self, c.out, getattr(c, order_name)
+        if c.dtype is not None or order not in (1, 2, "fro"):
+            return None
+        if order == 1:
+            return (g * x.sign(),) + (None,) * 4
+        if not c.keepdim and c.dim is not None:
+            for d in sorted(d % x.dim() for d in ([c.dim] if isinstance(c.dim, int) else c.dim)):
+                out, g = out.unsqueeze(d), g.unsqueeze(d)
+        scale = g / _unit_where_zero(out) * (out != 0)
+        return (x * scale,) + (None,) * 4
+    return formula
+
+
+def _gelu(c, g):
+    if c.approximate != "none":
+        return None
+    x = c.self
+    cdf = 0.5 * (1.0 + (x * (1 / math.sqrt(2.0))).erf())
+    pdf = (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+    return (g * (cdf + x * pdf), None)
+
+
+def _silu(c, g):
+    s = c.self.sigmoid()
+    return (g * s * (1 + c.self * (1 - s)),)
+
+
+def _softplus(c, g):
+    scaled = c.self * c.beta
+    return (g * _where(scaled > c.threshold, 1.0, scaled.sigmoid()), None, None)
+
+
+def _log_softmax(c, g):
+    if c.dtype is not None:
+        return None
+    return (g - c.out.exp() * g.sum(c.dim, keepdim=True), None, None)
+
+
+def _softmax(c, g):
+    if c.dtype is not None:
+        return None
+    out = c.out
+    return (out * (g - (g * out).sum(c.dim, keepdim=True)), None, None)
+
+
+FORMULAS = {
+    "mul": _mul, "div": _div, "pow": _pow,
+    "exp": lambda c, g: (g * c.out,),
+    "log": lambda c, g: (g / c.self,),
+    "sqrt": lambda c, g: (g / (2 * c.out),),
+    "rsqrt": lambda c, g: (g * -0.5 * c.out * c.out * c.out,),
+    "reciprocal": lambda c, g: (-g * c.out * c.out,),
+    "square": lambda c, g: (2 * g * c.self,),
+    "sin": lambda c, g: (g * c.self.cos(),),
+    "cos": lambda c, g: (-g * c.self.sin(),),
+    "tanh": lambda c, g: (g * (1 - c.out * c.out),),
+    "sigmoid": lambda c, g: (g * c.out * (1 - c.out),),
+    "log1p": lambda c, g: (g / (1 + c.self),),
+    "expm1": lambda c, g: (g * (c.out + 1),),
+    "elu": lambda c, g: (g * _where(c.self > 0, 1.0, c.out + c.alpha), None),
+    "logsigmoid": lambda c, g: (g * (-c.self).sigmoid(),),
+    "silu": _silu, "softplus": _softplus, "gelu": _gelu,
+    "log_softmax": _log_softmax, "softmax": _softmax,
+    "linear": _linear, "matmul": _matmul, "mm": _mm, "bmm": _mm, "addmm": _addmm, "conv2d": _conv2d,
+    "mse_loss": _mse_loss, "binary_cross_entropy": _binary_cross_entropy, "cross_entropy": _cross_entropy,
+    "layer_norm": _layer_norm, "batch_norm": _batch_norm, "group_norm": _group_norm,
+    "instance_norm": _instance_norm, "conv_transpose2d": _conv_transpose2d, "max_pool2d": _max_pool2d,
+    "hardswish": _composite_of_self(lambda x: x * table_op("hardsigmoid", x)),
+    "mish": _composite_of_self(lambda x: x * table_op("softplus", x).tanh()),
+    "softsign": _composite_of_self(lambda x: x / (1 + x.abs())),
+    "prelu": _prelu, "logsumexp": _logsumexp,
+    "linalg_vector_norm": _vector_norm("ord"), "norm": _vector_norm("p"),
+}

@@ -1,0 +1,111 @@
+"""gradcheck: autograd's gradients against float64 central differences."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from scriptc.autograd.engine import backward
+from scriptc.grad_mode import enable_grad, no_grad
+
+
+def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True) -> bool:
+    """Compare autograd's gradients of `func(*inputs)` with float64 central differences.
+
+    Inputs that require grad must be float64 or complex128 tensors; a complex input's gradient is
+    d/d(real part) + i d/d(imaginary part) of the real-valued test function, PyTorch's convention.
+    Returns True, or raises (or returns False with raise_exception=False) naming the input and the
+    worst element.
+    """
+    from scriptc.tensors import Tensor, wrap
+
+    inputs = tuple(inputs)
+    diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+    for t in diff_inputs:
+        if t.dtype.name not in ("float64", "complex128"):
+            raise ValueError("gradcheck expects float64 or complex128 inputs that require grad, got " + t.dtype.name)
+
+    def outputs_of():
+        with no_grad():
+            out = func(*inputs)
+        return [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, Tensor)]
+
+    base = outputs_of()
+    rng = np.random.default_rng(0)
+    weights = [rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape) if o._data.dtype.kind == "c" else 0)
+               for o in base]
+    for t in diff_inputs:
+        t.grad = None
+    out = func(*inputs)
+    outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, Tensor)]
+    differentiable = [(o, w) for o, w in zip(outs, weights) if o.requires_grad]
+    # Outputs that carry no gradient (an index, a rank) are left out of the numerical side too.
+    checked = [i for i, o in enumerate(outs) if o.requires_grad]
+
+    def scalarize(outs, weights):
+        # Re(sum(conj(w) * out)): its gradient with respect to a complex output is w itself.
+        return sum(float((np.conj(weights[i]) * outs[i]._data).real.sum()) for i in checked)
+    if differentiable:
+        backward([o for o, _ in differentiable], [wrap(w.astype(o._data.dtype)) for o, w in differentiable])
+    for index, t in enumerate(diff_inputs):
+        data = t._data
+        analytic = np.zeros(t.shape, data.dtype) if t.grad is None else t.grad._data
+        numeric = np.zeros(t.shape, data.dtype)
+        for idx in np.ndindex(*data.shape):
+            orig = data[idx]
+            for step in ((1.0, 1j) if data.dtype.kind == "c" else (1.0,)):
+                data[idx] = orig + eps * step
+                plus = scalarize(outputs_of(), weights)
+                data[idx] = orig - eps * step
+                minus = scalarize(outputs_of(), weights)
+                data[idx] = orig
+                numeric[idx] += step * (plus - minus) / (2 * eps)
+        if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
+            worst = int(np.argmax(np.abs(analytic - numeric)))
+            message = (f"Jacobian mismatch for input {index} (shape {list(t.shape)}): at flat index {worst} "
+                       f"analytical {analytic.reshape(-1)[worst]:.8g} vs numerical {numeric.reshape(-1)[worst]:.8g}")
+            if raise_exception:
+                raise GradcheckError(message)
+            return False
+        t.grad = None
+    return True
+
+
+class GradcheckError(RuntimeError):
+    """gradcheck found analytical and numerical gradients that differ."""
+
+
+def gradgradcheck(func, inputs: Sequence, grad_outputs: Sequence | None = None, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+    """gradcheck of the gradient itself: the second derivatives of `func(*inputs)` (recorded with
+    create_graph=True) against central differences of its first derivatives. `grad_outputs` are the
+    vectors the first gradient is taken against (random float64, fixed seed, when omitted)."""
+    from scriptc.autograd.engine import grad
+    from scriptc.tensors import Tensor, wrap
+
+    inputs = tuple(inputs)
+    with no_grad():
+        probe = func(*inputs)
+    outputs = [o for o in (probe if isinstance(probe, (tuple, list)) else (probe,)) if isinstance(o, Tensor)]
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = [wrap(rng.standard_normal(o.shape)).requires_grad_(True) for o in outputs]
+    grad_outputs = list(grad_outputs)
+
+    def first_derivatives(*args):
+        values = args[:len(inputs)]
+        vectors = args[len(inputs):]
+        with enable_grad():
+            return _first_derivatives(values, vectors)
+
+    def _first_derivatives(values, vectors):
+        out = func(*values)
+        outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, Tensor)]
+        wanted = [t for t in values if isinstance(t, Tensor) and t.requires_grad]
+        pairs = [(o, v) for o, v in zip(outs, vectors) if o.requires_grad]
+        found = grad([o for o, _ in pairs], wanted, [v for _, v in pairs], create_graph=True, allow_unused=True)
+        return tuple(g if g is not None else w.new_zeros(w.shape) for g, w in zip(found, wanted))
+    return gradcheck(first_derivatives, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

@@ -1,0 +1,172 @@
+"""create_graph=True: second derivatives (gradgradcheck per op), WGAN-GP and MAML against torch 2.13."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import scriptc
+from scriptc.autograd import gradgradcheck
+
+F = scriptc.nn.functional
+
+
+def _t(shape, seed=0, low=None):
+    data = np.random.default_rng(seed).standard_normal(shape)
+    if low is not None:
+        data = np.abs(data) + low
+    return scriptc.tensor(data, requires_grad=True)
+
+
+def _unit(shape, seed=0):
+    return scriptc.tensor(np.random.default_rng(seed).uniform(0.1, 0.9, shape), requires_grad=True)
+
+
+CASES = {
+    "mul": (lambda a, b: a * b, lambda: (_t((2, 3)), _t((3,), 1))),
+    "div": (lambda a, b: a / b, lambda: (_t((2, 3)), _t((2, 3), 1, low=0.5))),
+    "pow scalar": (lambda a: a ** 3, lambda: (_t((4,)),)),
+    "pow tensor": (lambda a, b: a ** b, lambda: (_t((3,), low=0.5), _t((3,), 1))),
+    "exp log sqrt": (lambda a: a.exp() + a.log() + a.sqrt() + a.rsqrt() + a.reciprocal(), lambda: (_t((3,), low=0.5),)),
+    "trig": (lambda a: a.sin() * a.cos() + a.square(), lambda: (_t((3,)),)),
+    "tanh sigmoid": (lambda a: a.tanh() * a.sigmoid(), lambda: (_t((2, 3)),)),
+    "activations": (lambda a: F.silu(a) + F.softplus(a, 2.0) + F.gelu(a) + F.elu(a) + F.logsigmoid(a),
+                    lambda: (_t((5,)),)),
+    "piecewise": (lambda a: F.relu(a) * a + F.leaky_relu(a, 0.2) * a + a.abs() * a + a.clamp(-0.5, 0.5) * a,
+                  lambda: (_t((6,)),)),
+    "softmax": (lambda a: F.softmax(a, 1) * F.log_softmax(a, 0), lambda: (_t((2, 3)),)),
+    "linear": (lambda x, w, b: F.linear(x, w, b).tanh(), lambda: (_t((2, 3)), _t((4, 3), 1), _t((4,), 2))),
+    "matmul": (lambda a, b, v: (a @ b).tanh().sum(0) @ v, lambda: (_t((2, 3)), _t((2, 3, 4), 1), _t((4,), 2))),
+    "mm addmm bmm": (lambda a, b, c: (scriptc.addmm(c, a, b, beta=0.5, alpha=2.0) + a.mm(b)).tanh()
+                     + scriptc.bmm(a[None], b[None])[0], lambda: (_t((2, 3)), _t((3, 2), 1), _t((2, 2), 2))),
+    "conv2d": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1).tanh(),
+               lambda: (_t((1, 2, 4, 4)), _t((2, 2, 3, 3), 1), _t((2,), 2))),
+    "conv2d groups": (lambda x, w: F.conv2d(x, w, groups=2, dilation=2).sigmoid(),
+                      lambda: (_t((1, 2, 5, 5)), _t((4, 1, 2, 2), 1))),
+    "losses": (lambda x, t, p: F.mse_loss(x, t) + F.binary_cross_entropy(p, t.sigmoid()),
+               lambda: (_t((2, 3)), _t((2, 3), 1), _unit((2, 3), 2))),
+    "cross_entropy": (lambda x, w: F.cross_entropy(x * w, scriptc.tensor([0, 2, 1])), lambda: (_t((3, 3)), _t((3,), 1))),
+    "norms": (lambda a: a.norm() * a.norm(dim=1).sum() + scriptc.linalg.vector_norm(a, 1), lambda: (_t((2, 3)),)),
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, (3,), w, b).tanh(), lambda: (_t((2, 3)), _t((3,), 1), _t((3,), 2))),
+    "batch_norm": (lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True).tanh(),
+                   lambda: (_t((4, 2)), _t((2,), 1), _t((2,), 2))),
+    "linear ops": (lambda a, b: (scriptc.cat([a, b], 0).reshape(3, 4).t()[1:].sum(0) * a.mean()
+                                 + scriptc.stack([a, b]).permute(1, 0, 2).flatten().sum() ** 2),
+                   lambda: (_t((1, 6)), _t((1, 6), 1))),
+    "multilinear": (lambda a, b, v: scriptc.einsum("ij,jk->ik", a, b).tanh().sum() * scriptc.dot(v, v)
+                    + scriptc.outer(v, v).sin().sum() + scriptc.mv(b.t(), v).exp().sum()
+                    + scriptc.tensordot(a, b.t(), 2) * scriptc.kron(v, v).sum(),
+                    lambda: (_t((2, 3)), _t((3, 2), 1), _t((3,), 2))),
+    "pooling": (lambda x: F.avg_pool2d(x, 2).tanh() * F.adaptive_avg_pool2d(x, 1) * F.max_pool2d(x, 3, 2, 1),
+                lambda: (_t((1, 1, 4, 4)),)),
+    "conv_transpose2d": (lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1).tanh(),
+                         lambda: (_t((1, 2, 3, 3)), _t((2, 3, 3, 3), 1), _t((3,), 2))),
+    "group instance norm": (lambda x, w: F.group_norm(x, 2, w).tanh() + F.instance_norm(x, weight=w).sigmoid(),
+                            lambda: (_t((2, 4, 3)), _t((4,), 1))),
+    "more activations": (lambda a, w: F.hardswish(a) * a + F.mish(a) + F.softsign(a) * a + F.prelu(a, w) * a
+                         + scriptc.logsumexp(a, 1).sum() + scriptc.maximum(a, a.flip(1)) * a,
+                         lambda: (_t((2, 3)), _t((1,), 1))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_second_derivatives_match_finite_differences(name):
+    func, make = CASES[name]
+    assert gradgradcheck(func, make(), atol=1e-4, rtol=1e-3)
+
+
+def test_an_op_without_a_differentiable_formula_raises_when_differentiated_twice():
+    x = _t((1, 1, 3, 3))
+    grid = scriptc.zeros(1, 2, 2, 2, dtype=scriptc.float64)
+    (g,) = scriptc.autograd.grad(F.grid_sample(x, grid, align_corners=False).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match=r"derivative for aten::grid_sample_backward is not implemented"):
+        (g * g).sum().backward()
+
+
+def _copy_params(source, target):
+    with scriptc.no_grad():
+        for (_, p), (_, q) in zip(source.named_parameters(), target.named_parameters()):
+            q.copy_(scriptc.tensor(p.detach().numpy()))
+
+
+def _wgan_gp_steps(lib, critic, generator, steps=3):
+    rng = np.random.default_rng(5)
+    opt = lib.optim.Adam(critic.parameters(), lr=1e-2, betas=(0.5, 0.9))
+    for _ in range(steps):
+        real = lib.tensor(rng.standard_normal((4, 1, 6, 6)).astype(np.float32))
+        noise = lib.tensor(rng.standard_normal((4, 5)).astype(np.float32))
+        alpha = lib.tensor(rng.uniform(size=(4, 1, 1, 1)).astype(np.float32))
+        fake = generator(noise).reshape(4, 1, 6, 6).detach()
+        mixed = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+        (grads,) = lib.autograd.grad(critic(mixed).sum(), mixed, create_graph=True)
+        penalty = ((grads.flatten(1).norm(2, dim=1) - 1) ** 2).mean()
+        loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return [p.detach().numpy().copy() for p in critic.parameters()]
+
+
+def _critic(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, 4, 3, 2, 1), nn.LeakyReLU(0.2), nn.Conv2d(4, 4, 3, 1, 1), nn.LeakyReLU(0.2),
+                         nn.Flatten(), nn.Linear(36, 1))
+
+
+def test_wgan_gp_gradient_penalty_trains_like_torch():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    critic_t, gen_t = _critic(torch), torch.nn.Sequential(torch.nn.Linear(5, 36), torch.nn.Tanh())
+    critic_s, gen_s = _critic(scriptc), scriptc.nn.Sequential(scriptc.nn.Linear(5, 36), scriptc.nn.Tanh())
+    _copy_params(critic_t, critic_s)
+    _copy_params(gen_t, gen_s)
+    for a, b in zip(_wgan_gp_steps(torch, critic_t, gen_t), _wgan_gp_steps(scriptc, critic_s, gen_s)):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+def _maml_meta_gradients(lib, params):
+    rng = np.random.default_rng(9)
+    fn = lib.nn.functional
+    support = lib.tensor(rng.standard_normal((8, 4)).astype(np.float32))
+    support_y = lib.tensor(rng.integers(0, 3, 8))
+    query = lib.tensor(rng.standard_normal((8, 4)).astype(np.float32))
+    query_y = lib.tensor(rng.integers(0, 3, 8))
+
+    def net(x, w1, b1, w2, b2):
+        return fn.linear(fn.relu(fn.linear(x, w1, b1)), w2, b2)
+    grads = lib.autograd.grad(fn.cross_entropy(net(support, *params), support_y), params, create_graph=True)
+    fast = [p - 0.4 * g for p, g in zip(params, grads)]
+    grads = lib.autograd.grad(fn.cross_entropy(net(support, *fast), support_y), fast, create_graph=True)
+    fast = [p - 0.4 * g for p, g in zip(fast, grads)]
+    fn.cross_entropy(net(query, *fast), query_y).backward()
+    return [p.grad.numpy().copy() for p in params]
+
+
+def test_maml_inner_steps_give_torchs_meta_gradients():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    shapes = [(6, 4), (6,), (3, 6), (3,)]
+    arrays = [rng.standard_normal(s).astype(np.float32) * 0.5 for s in shapes]
+    expected = _maml_meta_gradients(torch, [torch.tensor(a, requires_grad=True) for a in arrays])
+    ours = _maml_meta_gradients(scriptc, [scriptc.tensor(a, requires_grad=True) for a in arrays])
+    for a, b in zip(expected, ours):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-6)
+
+
+def test_backward_create_graph_makes_grad_differentiable_and_inputs_limits_accumulation():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (torch, scriptc):
+        x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True, dtype=lib.float64)
+        w = lib.tensor([1.5, 0.5, -0.5], requires_grad=True, dtype=lib.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns once a process about the reference cycle
+            (x.sin() * w).sum().backward(create_graph=True)
+        assert x.grad.requires_grad
+        first = x.grad.detach().clone()
+        x.grad.sum().backward(inputs=[w])
+        results.append((first.numpy(), w.grad.detach().numpy().copy()))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-12)

@@ -1,0 +1,50 @@
+"""Memory formats of tensors and modules, and the nn.utils helpers around them, against torch 2.13."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import scriptc
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("make", [
+    lambda T: T.arange(120.0).reshape(2, 3, 4, 5).contiguous(memory_format=T.channels_last),
+    lambda T: T.arange(120.0).reshape(2, 3, 4, 5).to(memory_format=T.channels_last),
+    lambda T: T.arange(120.0).reshape(2, 3, 4, 5).to(T.float64, memory_format=T.channels_last),
+    lambda T: T.arange(240.0).reshape(2, 3, 2, 4, 5).contiguous(memory_format=T.channels_last_3d),
+    lambda T: T.arange(120.0).reshape(2, 3, 4, 5).to(memory_format=T.channels_last).contiguous(),
+    lambda T: T.arange(120.0).reshape(2, 3, 4, 5).to(memory_format=T.channels_last).to(
+        memory_format=T.contiguous_format),
+])
+def test_layouts_match_torch(make):
+    ours, theirs = make(scriptc), make(torch)
+    assert ours.stride() == theirs.stride()
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    for fmt in ("contiguous_format", "channels_last"):
+        if ours.dim() == 4:
+            assert ours.is_contiguous(memory_format=getattr(scriptc, fmt)) == theirs.is_contiguous(
+                memory_format=getattr(torch, fmt))
+
+
+def test_module_to_channels_last_lays_out_4d_weights_only():
+    for T in (scriptc, torch):
+        model = T.nn.Sequential(T.nn.Conv2d(3, 8, 3), T.nn.BatchNorm2d(8), T.nn.Flatten(), T.nn.Linear(8, 2))
+        model.to(memory_format=T.channels_last)
+        assert model[0].weight.is_contiguous(memory_format=T.channels_last)
+        assert model[3].weight.is_contiguous()
+    x = np.random.default_rng(0).standard_normal((2, 3, 3, 3)).astype(np.float32)
+    ours = scriptc.nn.Conv2d(3, 4, 3)
+    out_before = ours(scriptc.tensor(x)).detach().numpy()
+    scriptc.nn.utils.convert_conv2d_weight_memory_format(ours, scriptc.channels_last)
+    assert ours.weight.is_contiguous(memory_format=scriptc.channels_last)
+    np.testing.assert_array_equal(ours(scriptc.tensor(x)).detach().numpy(), out_before)
+
+
+def test_skip_init_builds_the_module():
+    layer = scriptc.nn.utils.skip_init(scriptc.nn.Linear, 4, 3, bias=False)
+    assert tuple(layer.weight.shape) == (3, 4) and layer.bias is None
+    with pytest.raises(RuntimeError, match="Module must support a 'device' arg"):
+        scriptc.nn.utils.skip_init(scriptc.nn.ReLU)
