@@ -30,6 +30,10 @@ def _wide(*shape):
     return rand(*shape, lo=-38.0, hi=38.0)
 
 
+def _wide_positive(*shape):
+    return rand(*shape, lo=0.05, hi=38.0)
+
+
 def _trig_chebyshev(kind):
     """Chebyshev polynomials of the four kinds at x = cos(theta) in (-1, 1), by their trigonometric forms."""
     def ref(x, n):
@@ -105,6 +109,10 @@ CASES = {
         Case((rand(3, 4, lo=0.1, hi=60.0),), _mp(lambda mp, x: mp.besselk(1, x) * mp.exp(x)), grad=False)],
     "special_bessel_j0": unary_cases(_mp(lambda mp, x: mp.besselj(0, x)), domain=_wide, grad=False),
     "special_bessel_j1": unary_cases(_mp(lambda mp, x: mp.besselj(1, x)), domain=_wide, grad=False),
+    "special_bessel_y0": unary_cases(_mp(lambda mp, x: mp.bessely(0, x)), domain=_wide_positive, grad=False),
+    "special_bessel_y1": unary_cases(_mp(lambda mp, x: mp.bessely(1, x)), domain=_wide_positive, grad=False),
+    "special_airy_ai": unary_cases(_mp(lambda mp, x: mp.airyai(x)), domain=lambda *s: rand(*s, lo=-40.0, hi=20.0),
+                                   grad=False),
     "special_spherical_bessel_j0": unary_cases(lambda x: np.sinc(x / np.pi), domain=_wide, grad=False),
     "special_zeta": [Case((rand(3, 4, lo=1.5, hi=5.0), positive(3, 4)), _mp(lambda mp, s, q: mp.zeta(s, q)),
                           nograd=(0,)),
