@@ -13,6 +13,14 @@ import scriptc
 torch = pytest.importorskip("torch")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _keep_torch_distribution_validation():
+    """Real torch.cond imports torch._dynamo, which turns torch.distributions' argument validation off for
+    the whole process; later tests compare against torch's validation errors."""
+    yield
+    torch.distributions.Distribution.set_default_validate_args(True)
+
+
 def both(fn):
     """fn(T) under scriptc and under torch."""
     return fn(scriptc), fn(torch)
