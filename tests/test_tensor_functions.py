@@ -13,6 +13,14 @@ import scriptc
 torch = pytest.importorskip("torch")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _keep_torch_distribution_validation():
+    """Real torch.cond imports torch._dynamo, which turns torch.distributions' argument validation off for
+    the whole process; later tests compare against torch's validation errors."""
+    yield
+    torch.distributions.Distribution.set_default_validate_args(True)
+
+
 def both(fn):
     """fn(T) under scriptc and under torch."""
     return fn(scriptc), fn(torch)
@@ -317,3 +325,12 @@ def test_histogram_weights_density_and_errors():
             T.histogram(T.tensor([1.0]), 2, range=(3.0, 1.0))
         with pytest.raises(NotImplementedError, match="\"histogramdd\" not implemented for 'Long'"):
             T.histogram(T.tensor([1, 2]), 2)
+
+
+def test_size_slices_and_sums_stay_sizes():
+    for T in (scriptc, torch):
+        shape = T.zeros(2, 3, 4).shape
+        for value in (shape[1:], shape + (5,), (5,) + shape, shape[::-1]):
+            assert type(value) is type(shape)
+        assert shape[0] == 2 and type(shape[0]) is int
+    assert repr(scriptc.zeros(2, 3).shape[1:]) == "scriptc.Size([3])"
