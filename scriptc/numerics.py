@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 
+from scriptc.ops.rules import normalize_dim
 from scriptc.tensors import Tensor
 
 __all__ = ["cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "gradient", "vander", "combinations",
@@ -181,9 +182,11 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    d = dim % input.dim()
+    if input.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
+    d = normalize_dim(dim, input.dim())
     others = [i for i in range(input.dim()) if i != d]
-    norms = scriptc.linalg.vector_norm(input, p, dim=others, keepdim=True) if others else input.abs()
+    norms = scriptc.linalg.vector_norm(input, p, dim=others, keepdim=True)
     factor = scriptc.where(norms > maxnorm, maxnorm / (norms + 1e-7), scriptc.ones_like(norms))
     return input * factor
 

@@ -110,3 +110,24 @@ def test_inplace_modules_in_training_give_every_parameter_a_gradient(layer):
     reference(scriptc.randn(2, 3, 6, 6)).sum().backward()
     for mine, expected in zip(model.parameters(), reference.parameters()):
         np.testing.assert_allclose(mine.grad.numpy(), expected.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("write", [lambda t: t.eq_(2), lambda t: t.lt_(3), lambda t: t.uniform_(),
+                                   lambda t: t.bernoulli_(0.5), lambda t: t.zero_(), lambda t: t.fill_(1.0),
+                                   lambda t: t.copy_(t.detach() * 0)],
+                         ids=["eq_", "lt_", "uniform_", "bernoulli_", "zero_", "fill_", "copy_"])
+@pytest.mark.parametrize("through_view", [False, True])
+def test_writes_that_ignore_the_old_value_keep_requires_grad_and_give_zero_gradient(write, through_view):
+    """torch keeps the target in the graph (EqBackward0, UniformBackward0, ...) with a zero gradient
+    for what it held: the overwritten elements' gradient is 0, not None and not cut from the graph."""
+    results = []
+    for T in (scriptc, torch):
+        x = T.ones(2, 3, dtype=T.float64, requires_grad=True)
+        computed = x * 2
+        write(computed[0] if through_view else computed)
+        results.append((computed.requires_grad, computed.grad_fn is not None))
+        computed.sum().backward()
+        results.append(x.grad.numpy())
+    ours, theirs = results[:2], results[2:]
+    assert ours[0] == theirs[0]
+    np.testing.assert_array_equal(ours[1], theirs[1])

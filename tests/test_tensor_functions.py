@@ -13,6 +13,14 @@ import scriptc
 torch = pytest.importorskip("torch")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _keep_torch_distribution_validation():
+    """Real torch.cond imports torch._dynamo, which turns torch.distributions' argument validation off for
+    the whole process; later tests compare against torch's validation errors."""
+    yield
+    torch.distributions.Distribution.set_default_validate_args(True)
+
+
 def both(fn):
     """fn(T) under scriptc and under torch."""
     return fn(scriptc), fn(torch)
@@ -75,10 +83,22 @@ def test_inspection_matches_torch(fn):
     (lambda T: T.zeros(0).is_nonzero(), "no values is ambiguous"),
     (lambda T: T.zeros(3).sum_to_size(2), "is not expandable to size"),
     (lambda T: T.zeros(4).split_with_sizes([1, 2]), "split_sizes to sum exactly to 4"),
+    (lambda T: T.zeros(3).adjoint(), "only supported on matrices or batches of matrices. Got 1-D tensor"),
+    (lambda T: T.ones(4).renorm(2, 0, 1.0), "renorm: input needs at least 2 dimensions, got 1 dimensions"),
 ])
 def test_inspection_errors_match_torch(call, message):
     for T in (scriptc, torch):
         with pytest.raises(RuntimeError, match=message):
+            call(T)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda T: T.zeros(2).new(2.0), TypeError, "new\\(\\): data must be a sequence \\(got float\\)"),
+    (lambda T: T.ones(2, 3).renorm(2, 2, 1.0), IndexError, "Dimension out of range"),
+])
+def test_argument_errors_match_torch(call, error, message):
+    for T in (scriptc, torch):
+        with pytest.raises(error, match=message):
             call(T)
 
 
@@ -305,3 +325,12 @@ def test_histogram_weights_density_and_errors():
             T.histogram(T.tensor([1.0]), 2, range=(3.0, 1.0))
         with pytest.raises(NotImplementedError, match="\"histogramdd\" not implemented for 'Long'"):
             T.histogram(T.tensor([1, 2]), 2)
+
+
+def test_size_slices_and_sums_stay_sizes():
+    for T in (scriptc, torch):
+        shape = T.zeros(2, 3, 4).shape
+        for value in (shape[1:], shape + (5,), (5,) + shape, shape[::-1]):
+            assert type(value) is type(shape)
+        assert shape[0] == 2 and type(shape[0]) is int
+    assert repr(scriptc.zeros(2, 3).shape[1:]) == "scriptc.Size([3])"

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 import scriptc
 from scriptc.nn.functional import binary_cross_entropy_with_logits
-from scriptc.tensors import Size
 
 from . import constraints
-from .distribution import as_size
+from .probs_logits import BinaryProbsOrLogits
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryProbsOrLogits, ExponentialFamily):
     """A 0/1 variable that is 1 with probability `probs` (or sigmoid(`logits`)), exactly one given."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -26,22 +24,11 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(Size() if isinstance(given, Number) else self._param.size(), validate_args=validate_args)
+        self._store_probs_or_logits(probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = as_size(batch_shape)
-        params = {name: self.__dict__[name].expand(batch_shape) for name in ("probs", "logits") if name in self.__dict__}
-        new = self._expanded(Bernoulli, batch_shape, _instance, **params)
-        new._param = params.get("logits", params.get("probs"))
-        return new
+        return self._expand_probs_or_logits(Bernoulli, batch_shape, _instance)
 
     @property
     def mean(self):
@@ -55,18 +42,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         with scriptc.no_grad():

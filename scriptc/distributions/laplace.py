@@ -5,13 +5,14 @@ from __future__ import annotations
 
 
 from . import constraints
+from .centered import CenteredAtLoc
 from .distribution import Distribution
 from .utils import finfo
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(CenteredAtLoc, Distribution):
     """The Laplace distribution: density exp(-|x - loc| / scale) / (2 scale)."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
@@ -23,14 +24,6 @@ class Laplace(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Laplace, batch_shape, _instance, "loc", "scale")
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -10,6 +10,7 @@ import scriptc
 from scriptc.tensors import Size
 
 from . import constraints
+from .centered import CenteredAtLoc
 from .distribution import Distribution, as_size
 from .utils import lazy_property, standard_normal
 
@@ -40,7 +41,7 @@ def _precision_to_scale_tril(precision):
     return _solve_lower(inverse_factor, identity)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(CenteredAtLoc, Distribution):
     """A normal distribution over vectors, given by `loc` and exactly one of `covariance_matrix`,
     `precision_matrix` or `scale_tril` (a lower-triangular factor with positive diagonal); rsample
     is loc + L eps with L the Cholesky factor of the covariance."""
@@ -99,14 +100,6 @@ class MultivariateNormal(Distribution):
         lower = self._unbroadcasted_scale_tril
         inverse = _solve_lower(lower, scriptc.eye(lower.shape[-1], dtype=lower.dtype))
         return (inverse.mT @ inverse).expand(self._matrix_shape())
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -6,13 +6,14 @@ import math
 
 
 from . import constraints
+from .centered import CenteredAtLoc
 from .exp_family import ExponentialFamily
 from .utils import standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(CenteredAtLoc, ExponentialFamily):
     """The normal distribution N(loc, scale^2); rsample is loc + scale * eps, eps ~ N(0, 1)."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
@@ -25,14 +26,6 @@ class Normal(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Normal, batch_shape, _instance, "loc", "scale")
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):

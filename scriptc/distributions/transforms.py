@@ -18,7 +18,10 @@ from . import constraints
 from .utils import broadcast_all, finfo, lazy_property, sum_rightmost
 
 __all__ = ["Transform", "ComposeTransform", "identity_transform", "ExpTransform", "PowerTransform",
-           "SigmoidTransform", "TanhTransform", "AbsTransform", "AffineTransform"]
+           "SigmoidTransform", "TanhTransform", "AbsTransform", "AffineTransform", "CatTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
+           "StickBreakingTransform"]
 
 
 class Transform:
@@ -447,3 +450,16 @@ class AffineTransform(Transform):
 
     def inverse_shape(self, shape):
         return _broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
+
+
+# the rest of torch.distributions.transforms, kept in their own modules by concern (they build on Transform)
+from .structure_transforms import CatTransform, IndependentTransform, ReshapeTransform, StackTransform  # noqa: E402
+from .vector_transforms import (  # noqa: E402
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StickBreakingTransform,
+)

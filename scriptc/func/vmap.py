@@ -32,6 +32,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size: 
     def batched(*args, **kwargs):
         dims = _broadcast_dims(in_dims, args, name)
         size = _batch_size(args, dims, name)
+        if size == 0:
+            # func runs once per sample, so with none there is no output to learn the shapes from.
+            raise RuntimeError(f"vmap({name}, ...): scriptc cannot map over a dimension of size 0")
         state = default_generator.get_state()
         results = []
         for index in range(size):

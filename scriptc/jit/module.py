@@ -72,6 +72,10 @@ def from_runtime(value) -> Any:
 class ScriptFunction:
     """A compiled free function: call it like the original; `.graph` and `.code` show what it runs."""
 
+    # The size the examples of jit.trace had in the dim the graph names B (None: not traced, or no
+    # such dim). Saved with the archive, where runtime.load sizes the call's memory for it.
+    example_batch: int | None = None
+
     def __init__(self, graph: Graph, functions: dict | None = None, signature: inspect.Signature | None = None,
                  specialization: list | None = None):
         self.graph = graph
@@ -285,6 +289,7 @@ class ScriptModule(Module):
     # through __getattr__; attributes set on it stay its own.
     __setattr__ = object.__setattr__
     __delattr__ = object.__delattr__
+    example_batch: int | None = None  # (as ScriptFunction's: set by jit.trace)
 
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
                  signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,

@@ -37,7 +37,7 @@ from scriptc.types import (
     type_of_constant,
 )
 
-from .trace_dims import TraceDims
+from .trace_dims import BATCH, TraceDims
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _OPS_DIR = os.path.join(_PACKAGE_DIR, "ops")
@@ -369,9 +369,19 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     graph, eager_out = trace_graph(fn_or_module if is_module else None, call,
                                    "forward" if is_module else getattr(fn_or_module, "__name__", "fn"), examples)
     traced = TracedModule(fn_or_module, {"forward": graph}) if is_module else ScriptFunction(graph)
+    traced.example_batch = _example_batch(graph, examples)
     if check_trace:
         _check(traced, graph, examples, eager_out, check_tolerance)
     return traced
+
+
+def _example_batch(graph: Graph, examples: tuple) -> int | None:
+    """The size the examples have in the dim the graph names B (None when no tensor input has it)."""
+    for value, example in zip(graph.inputs[len(graph.inputs) - len(examples):], examples):
+        shape = value.type.shape if isinstance(value.type, TensorType) and isinstance(example, Tensor) else None
+        if shape is not None and BATCH in shape:
+            return example.shape[shape.index(BATCH)]
+    return None
 
 
 def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object]:

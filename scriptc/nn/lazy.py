@@ -35,12 +35,12 @@ class _Uninitialized:
         """Give the placeholder uninitialised storage of `shape`; it becomes a Parameter (or a plain
         buffer tensor)."""
         size = (shape,) if isinstance(shape, int) else tuple(shape)
-        self._data = np.empty(size, dtype=(dtype or self._dtype).np)
+        self._data = np.empty(size, dtype=dtype.np if dtype is not None else self._data.dtype)
         self.__class__ = self.cls_to_become
 
     @property
     def shape(self):
-        raise ValueError(_uninitialized_message("shape"))
+        raise RuntimeError(_uninitialized_message("shape"))
 
     def size(self, dim=None):
         raise ValueError(_uninitialized_message("size"))
@@ -52,6 +52,12 @@ class _Uninitialized:
         return f"<{type(self).__name__}>"
 
     __str__ = __repr__
+
+
+def _no_elements(dtype) -> Tensor:
+    """The placeholder's storage: no elements, but the dtype it will be created with (module.to and
+    .double() convert it like any parameter's)."""
+    return wrap(np.empty((0,), dtype=(dtype or default_float()).np))
 
 
 def _uninitialized_message(what: str) -> str:
@@ -66,27 +72,25 @@ class UninitializedParameter(_Uninitialized, Parameter):
     cls_to_become = Parameter
 
     def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
-        self = Parameter.__new__(cls, None, requires_grad)
-        self._dtype = dtype or default_float()
-        return self
+        return Parameter.__new__(cls, _no_elements(dtype), requires_grad)
 
     def __init__(self, requires_grad: bool = True, device=None, dtype=None):
         pass
 
     def __reduce_ex__(self, protocol):
-        return (UninitializedParameter, (self.requires_grad, None, self._dtype))
+        return (UninitializedParameter, (self.requires_grad, None, self.dtype))
 
 
 class UninitializedBuffer(_Uninitialized, Tensor):
     """A buffer whose shape is not known yet (a lazy batch norm's running statistics); its lazy module
     swaps in a tensor of the right shape."""
 
-    __slots__ = ("_dtype", "persistent")
+    __slots__ = ("persistent",)
 
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
         self = object.__new__(cls)
-        _init_placeholder(self, requires_grad)
-        self._dtype = dtype or default_float()
+        _init_placeholder(self, _no_elements(dtype)._data)
+        self.requires_grad = requires_grad
         self.persistent = persistent
         return self
 
@@ -96,6 +100,13 @@ class UninitializedBuffer(_Uninitialized, Tensor):
     def materialize(self, shape, device=None, dtype=None) -> None:
         raise RuntimeError("an UninitializedBuffer takes its shape from its lazy module's first input or "
                            "checkpoint (scriptc swaps in a new tensor rather than changing this one)")
+
+    def to(self, *args, **kwargs) -> "UninitializedBuffer":
+        """Still a placeholder, of the converted dtype (module.to / .double() before the first input)."""
+        moved = Tensor.to(self, *args, **kwargs)
+        if moved is self:
+            return self
+        return UninitializedBuffer(self.requires_grad, dtype=moved.dtype, persistent=self.persistent)
 
 
 class LazyModuleMixin:
@@ -126,7 +137,7 @@ class LazyModuleMixin:
             value.materialize(shape)
             return
         placeholder = self._buffers[name]
-        self._buffers[name] = wrap(np.empty(shape, dtype=placeholder._dtype.np))
+        self._buffers[name] = wrap(np.empty(shape, dtype=placeholder._data.dtype))
 
     def _uninitialized(self, name: str) -> bool:
         return isinstance(self._parameters.get(name, self._buffers.get(name)), _Uninitialized)

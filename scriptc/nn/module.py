@@ -82,6 +82,7 @@ class Module(ModuleHooks):
                      "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
             setattr_(self, name, OrderedDict())
         setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_is_full_backward_hook", None)
 
     # --- attribute registration ----------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -268,6 +269,21 @@ class Module(ModuleHooks):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return module
 
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Put `module` at dotted path `target`, replacing a submodule there or (unless strict) adding one
+        to an existing parent."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        path, _, name = target.rpartition(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(parent._get_name() + " has no attribute `" + name + "`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError("`" + name + "` is not an nn.Module")
+        setattr(parent, name, module)
+
     def _get_member(self, target: str, store: str, kind: str):
         path, _, name = target.rpartition(".")
         module = self.get_submodule(path)
@@ -309,6 +325,8 @@ class Module(ModuleHooks):
         if args:
             destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
         out = OrderedDict() if destination is None else destination
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(out, prefix, keep_vars)
         for name, child in self._modules.items():
             if child is not None:
@@ -410,6 +428,10 @@ class Module(ModuleHooks):
                 type(self).__name__, "\n\t".join(error_msgs)))
         return _IncompatibleKeys(missing_keys, unexpected_keys)
 
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, prefix, keep_vars) runs before this module's state_dict() collects anything."""
+        return add_hook(self._state_dict_pre_hooks, hook)
+
     def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """hook(module, state_dict, prefix, local_metadata) runs after this module's state_dict()."""
         return add_hook(self._state_dict_hooks, hook)
@@ -487,6 +509,12 @@ class Module(ModuleHooks):
             # torch lays out only 4-d and 5-d tensors in a memory format (channels_last, channels_last_3d)
             return t.to(memory_format=memory_format) if memory_format is not None and t.dim() in (4, 5) else t
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse: bool = True) -> "Module":
+        """Give every parameter and buffer new uninitialised storage on `device` (for modules built on
+        the meta device before their weights are loaded)."""
+        import scriptc
+        return self._apply(lambda t: scriptc.empty_like(t, device=device), recurse=recurse)
 
     def type(self, dst_type) -> "Module":
         """Cast every parameter and buffer, whatever its dtype, to dst_type."""
@@ -566,6 +594,7 @@ class Module(ModuleHooks):
                      "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
             self.__dict__.setdefault(name, OrderedDict())
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
 
 def _remove_from(name: str, *stores) -> None:

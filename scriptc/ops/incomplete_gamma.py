@@ -58,7 +58,8 @@ def _lower(xp, a, x):
         safe_a, safe_x = xp.where(a > 0, a, 1.0), xp.where(x > 0, x, 1.0)
         inner = xp.where(use_series, _series(xp, safe_a, xp.where(use_series, safe_x, 0.5)),
                          1 - _continued_fraction(xp, safe_a, xp.where(use_series, safe_a + 2, safe_x)))
-    out = xp.where(x == 0, 0.0, xp.where(a == 0, 1.0, xp.where(x == math.inf, 1.0, inner)))
+    at_infinity = xp.where(a == math.inf, xp.where(x == math.inf, math.nan, 0.0), xp.where(x == math.inf, 1.0, inner))
+    out = xp.where(a == 0, xp.where(x > 0, 1.0, math.nan), xp.where(x == 0, 0.0, at_infinity))
     return xp.where((a < 0) | (x < 0) | xp.isnan(a) | xp.isnan(x), math.nan, out)
 
 

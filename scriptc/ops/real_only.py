@@ -66,7 +66,8 @@ REAL_ONLY = {
     "special_log_ndtr": "log_ndtr_cpu", "special_ndtri": "ndtri_cpu", "special_xlog1py": "xlog1py_cpu",
     "special_i0e": "i0e_cpu", "special_i1": "i1_cpu", "special_i1e": "i1e_cpu", "special_zeta": "zeta_cpu",
     **{f"special_{name}": f"{name}_cpu" for name in (
-        "bessel_j0", "bessel_j1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+        "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "airy_ai", "modified_bessel_k0", "modified_bessel_k1",
+        "scaled_modified_bessel_k0",
         "scaled_modified_bessel_k1", "spherical_bessel_j0", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
         "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
         "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",

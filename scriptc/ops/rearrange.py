@@ -34,7 +34,7 @@ def _flip_side(name, axis, minimum_rank):
     def kernel(xp, x):
         if x.ndim < minimum_rank:
             raise RuntimeError(f"Input must be >= {minimum_rank}-d.")
-        return xp.flip(x, axis)
+        return xp.flip(x, axis).copy()
 
     register(f"{name}(self: Tensor) -> Tensor", OPAQUE, kernel, shape=lambda x: x,
              grad=lambda ctx, g: (ctx.xp.flip(g, axis),), doc=f"self flipped along dim {axis}.")
@@ -93,7 +93,7 @@ def _rot90_rule(x, k=1, dims=(0, 1)):
 
 
 register("rot90(self: Tensor, k: int = 1, dims: int[] = [0, 1]) -> Tensor", OPAQUE,
-         lambda xp, x, k=1, dims=(0, 1): xp.rot90(x, k, _rot90_dims(x, dims)), shape=_rot90_rule,
+         lambda xp, x, k=1, dims=(0, 1): xp.rot90(x, k, _rot90_dims(x, dims)).copy(), shape=_rot90_rule,
          grad=lambda ctx, g: (ctx.xp.rot90(g, -ctx.k, _rot90_dims(g, ctx.dims)), None, None),
          doc="self rotated by k quarter turns in the plane of dims, from the first toward the second.")
 

@@ -562,7 +562,7 @@ def _repeat_rule(x, repeats):
 register("repeat(self: Tensor, repeats: int[]) -> Tensor", SHAPE, _repeat_kernel, shape=_repeat_rule,
          grad=_repeat_grad, function=False, doc="Tiles the tensor repeats[i] times along dim i.")
 register("flip(self: Tensor, dims: int[]) -> Tensor", SHAPE,
-         lambda xp, x, dims: xp.flip(x, tuple(normalize_dim(d, x.ndim, "flip") for d in dims)),
+         lambda xp, x, dims: xp.flip(x, tuple(normalize_dim(d, x.ndim, "flip") for d in dims)).copy(),
          shape=lambda x, dims: x,
          grad=lambda ctx, g: (ctx.xp.flip(g, tuple(normalize_dim(d, g.ndim) for d in ctx.dims)), None))
 
@@ -572,7 +572,7 @@ def _copy_kernel(xp, dst, src):
 
 
 register("copy(self: Tensor, src: Tensor|Scalar) -> Tensor", SHAPE, _copy_kernel,
-         shape=lambda dst, src: dst, grad=lambda ctx, g: (None, g), inplace=True, function=False,
+         shape=lambda dst, src: dst, grad=lambda ctx, g: (ctx.xp.zeros_like(g), g), inplace=True, function=False,
          doc="src broadcast into self's shape and dtype; copy_ writes it into self.")
 
 
@@ -583,8 +583,8 @@ def _fill_kernel(xp, x, value):
 
 
 register("fill(self: Tensor, value: Tensor|Scalar) -> Tensor", SHAPE, _fill_kernel,
-         shape=lambda x, value: x, grad=lambda ctx, g: (None, g), inplace=True, method=False,
+         shape=lambda x, value: x, grad=lambda ctx, g: (ctx.xp.zeros_like(g), g), inplace=True, method=False,
          doc="A tensor of self's shape and dtype holding value (a number or 0-d tensor); fill_ writes it into self.")
 register("zero(self: Tensor) -> Tensor", SHAPE, lambda xp, x: xp.zeros_like(x), shape=lambda x: x,
-         grad=lambda ctx, g: (None,), inplace=True, function=False, method=False,
+         grad=lambda ctx, g: (ctx.xp.zeros_like(g),), inplace=True, function=False, method=False,
          doc="Zeros of self's shape and dtype; zero_ (a Tensor method and torch.zero_) writes them into self.")

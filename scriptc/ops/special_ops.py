@@ -120,6 +120,9 @@ for _order in (0, 1):
                   doc=f"exp(x) * modified_bessel_k{_order}(x).")
     _unary_kernel(f"special_bessel_j{_order}", lambda xp, x, order=_order: B.bessel_j(xp, x, order),
                   doc=f"The Bessel function of the first kind, order {_order}.")
+    _unary_kernel(f"special_bessel_y{_order}", lambda xp, x, order=_order: B.bessel_y(xp, x, order),
+                  doc=f"The Bessel function of the second kind, order {_order} (-inf at 0, nan below 0).")
+_unary_kernel("special_airy_ai", B.airy_ai, doc="The Airy function Ai(x) (nan at +-inf, 0 past 103.892).")
 _unary_kernel("special_spherical_bessel_j0", B.spherical_bessel_j0, doc="sin(x) / x (1 at 0).")
 
 

@@ -14,10 +14,18 @@ def _address(x) -> int:
 
 
 def _root(x):
-    """The array at the end of x's base chain: it owns the storage (non-negative strides)."""
-    while getattr(x.base, "strides", None) is not None:
+    """The array that stands for x's storage: the last one on x's base chain with x's element size.
+    The chain can pass through a holder that is not an array (numpy's as_strided puts one between its
+    result and the source); it stops before a byte buffer holding elements of another size, such as
+    the compiled runtime's arenas, where each value is a storage of its own."""
+    root = x
+    while getattr(x, "base", None) is not None:
         x = x.base
-    return x
+        if getattr(x, "strides", None) is not None:
+            if x.itemsize != root.itemsize:
+                break
+            root = x
+    return root
 
 
 def storage_offset(x) -> int:
@@ -69,7 +77,8 @@ def _positions(xp, shape, strides, offset):
 
 def _as_strided_grad(ctx, g):
     """Every output element's gradient lands on the storage element it reads (summed where views
-    overlap); the input takes the storage gradient at its own elements."""
+    overlap); the input takes the storage gradient at its own elements. Only self's geometry is read,
+    so self is not saved: an in-place write into the view before backward is allowed, as in torch."""
     xp, x = ctx.xp, ctx.self
     flat, own_offset = _storage(xp, x)
     offset = own_offset if ctx.storage_offset is None else ctx.storage_offset
@@ -86,7 +95,7 @@ def _as_strided_rule(x, size, stride, storage_offset=None):
 
 
 register("as_strided(self: Tensor, size: int[], stride: int[], storage_offset: int? = None) -> Tensor", SHAPE,
-         _as_strided_kernel, shape=_as_strided_rule, grad=_as_strided_grad, save=("self",), view=True,
+         _as_strided_kernel, shape=_as_strided_rule, grad=_as_strided_grad, view=True,
          doc="A view of self's storage with these sizes and strides, starting storage_offset elements in "
              "(self's own offset by default).")
 

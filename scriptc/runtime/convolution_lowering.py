@@ -39,7 +39,7 @@ from scriptc.native.heads import GEMM_SPLIT_MIN, epilogue, gemm_runs
 from scriptc.native.loops import loop_function
 
 from .groups import PARALLEL_MIN_ELEMENTS
-from .padded_planes import Layout, PaddedPlanes, argument, convolution_of, holding, reads_as_image
+from .padded_planes import Layout, PaddedPlanes, PhaseLayout, argument, convolution_of, holding, reads_as_image
 from .program_values import NotNative, Builder, constant_of, constant_array, copied, dense, tensor_of, TensorValue
 from .winograd_products import WinogradProducts
 from .winograd_products import takes as winograd_takes
@@ -148,11 +148,16 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
         _reads_in_place(held.layout, (c, h, w), weight.shape, geometry, plan) else None
     if source is not None:
         x = tensor_of(args[0])
+    elif held is not None and isinstance(held.layout, PhaseLayout):
+        raise NotNative("phases a stride-2 convolution cannot multiply in place")
     elif held is not None:  # (planes it cannot read in place: a contiguous copy of their values)
         x = copied(builder, tensor_of(args[0]))
     else:
         x = dense(builder, args[0])
-    if isinstance(into, PaddedPlanes):
+    if isinstance(into, PaddedPlanes) and into.phases is not None:
+        into.layout = into.phases if _writes_phases(into.phases, x.dtype.name, weight.shape, geometry, plan) else None
+        into = into if into.layout is not None else None
+    elif isinstance(into, PaddedPlanes):
         into.layout = _padded_output(o, (h, w), geometry, plan) if (ph, pw) == into.reader_padding else None
         into = into if into.layout is not None else None
     # (a depthwise loop writes every image's planes as one range: into a cat's channels it cannot)
@@ -230,9 +235,10 @@ def image_by_image(x_shape: tuple, weight: np.ndarray, geometry, groups: int) ->
 def plan_padded_planes(nodes: list, slot_of: dict, frame: list, out_slots: list[int]) -> dict[int, PaddedPlanes]:
     """A PaddedPlanes by producer node id (padded_planes.py) for each convolution (or FusionGroup
     headed by one) among `nodes` (a segment's top-level nodes; `frame`: the recorded call's values by
-    slot) whose one output, no output of the segment, nothing reads but one stride-1 convolution of
-    them, as its image, that multiplies it by the tap products over rows of W + PW (its padded
-    planes' rows): the producer is told that reader's padding."""
+    slot) whose one output, no output of the segment, nothing reads but one convolution of them, as
+    its image, that multiplies it by the tap products: at stride 1 over rows of W + PW (its padded
+    planes' rows; the producer is told that reader's padding), at stride 2 over its phases of an
+    even image (the producer is told their PhaseLayout)."""
     inside, outside = {id(node) for node in nodes}, set(out_slots)
     plans = {}
     for node in nodes:
@@ -247,11 +253,16 @@ def plan_padded_planes(nodes: list, slot_of: dict, frame: list, out_slots: list[
                 weight.ndim != 4 or type(groups) is not int:
             continue
         geometry = conv_geometry(image.shape, weight.shape, stride, padding, dilation, groups)
-        if geometry is None or tuple(geometry[:2]) != (1, 1):
+        plan = _products(image.shape, image.dtype, weight, geometry, groups)[4] if geometry is not None else None
+        if plan is None:
             continue
-        plan = _products(image.shape, image.dtype, weight, geometry, groups)[4]
-        if plan is not None and plan[1] == image.shape[3] + geometry[3]:
+        if tuple(geometry[:2]) == (1, 1) and plan[1] == image.shape[3] + geometry[3]:
             plans[id(node)] = PaddedPlanes(tuple(geometry[2:4]))
+        elif tuple(geometry[:2]) == (2, 2) and image.shape[2] % 2 == image.shape[3] % 2 == 0:
+            slack = (weight.shape[3] - 1) * geometry[5] // 2 + 1
+            layout = PhaseLayout(image.shape[1], image.shape[2:], tuple(geometry[2:4]), tuple(plan[:2]), slack)
+            if layout.passes() is not None:
+                plans[id(node)] = PaddedPlanes(layout.padding, phases=layout)
     return plans
 
 
@@ -274,11 +285,25 @@ def _padded_output(channels: int, image: tuple, geometry, plan) -> Layout | None
     return Layout(channels, (oh, ow), (ph, pw))
 
 
-def _reads_in_place(layout: Layout, image: tuple, weight_shape: tuple, geometry, plan) -> bool:
+def _writes_phases(layout: PhaseLayout, dtype: str, weight_shape: tuple, geometry, plan) -> bool:
+    """Whether a convolution writes its output as the stride-2 phases of `layout` (PhaseLayout):
+    one of stride 1 whose output is its input's size, multiplied by the tap products (not Winograd's),
+    whose own input's stride-2 phases have rows of the layout's WQ (_phase_products)."""
+    sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    return plan is not None and (sh, sw, dh, dw) == (1, 1, 1, 1) and layout.channels == weight_shape[0] and \
+        layout.image == (oh, ow) and (2 * ph + 1, 2 * pw + 1) == tuple(weight_shape[2:]) and \
+        (ow + 2 * pw + 1) // 2 == layout.rows[1] and not winograd_takes(weight_shape, geometry, dtype)
+
+
+def _reads_in_place(layout, image: tuple, weight_shape: tuple, geometry, plan) -> bool:
     """Whether the tap products of `plan` read planes of `layout` as their phase: the same image,
-    padding and rows, and the zeros after the last plane covering how far a tap's view runs past it."""
+    padding and rows, and the zeros after the last plane covering how far a tap's view runs past it
+    (a Layout at stride 1, a PhaseLayout at stride 2)."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     kw = weight_shape[3]
+    if isinstance(layout, PhaseLayout):
+        return (sh, sw) == (2, 2) and layout.channels == image[0] and layout.image == tuple(image[1:]) and \
+            layout.padding == (ph, pw) and tuple(plan[:2]) == layout.rows and (kw - 1) * dw // 2 + 1 <= layout.slack
     return (sh, sw) == (1, 1) and layout.channels == image[0] and layout.image == tuple(image[1:]) and \
         layout.padding == (ph, pw) and tuple(plan[:2]) == layout.rows and (kw - 1) * dw + 1 <= layout.first
 
@@ -477,20 +502,31 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
     (gemm.rows_function), over rows of WQ outputs that it cuts to OW as it stores them. `source`:
     x is planes a producer wrote padded as the phase reads them (padded_planes.py), multiplied in
     place; `into` a PaddedPlanes that took the output: the GEMM stores its rows of WQ whole there,
-    the columns past OW zeroed, and the padding rows around them are cleared. Where
-    winograd_products takes the convolution, its transforms and GEMMs multiply the phase instead."""
+    the columns past OW zeroed, and the padding rows around them are cleared - or, into a reader's
+    stride-2 phases (a PhaseLayout), the image split by stride-2 phases and one GEMM per phase of the
+    output (PhaseLayout.taps). Where winograd_products takes the convolution, its transforms and GEMMs
+    multiply the phase instead."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     o, per_group, kh, kw = weight.shape
     c, h, w = image
     hq, wq, offsets = plan
     dtype, itemsize = x.dtype.name, x.dtype.itemsize
     compute, const = builder.compute, builder.const
-    depth, wide = per_group * kh * kw, oh * wq
+    depth = per_group * kh * kw
     lanes = gemm.vector_columns(dtype)
-    kept_lanes, kept_at = kept_columns(wide, wq, ow, lanes)
     whole_rows = isinstance(into, PaddedPlanes) and into.values is out
-    if whole_rows:
-        kept_at = np.arange(0, wide, lanes, dtype=np.int64)
+    phased = whole_rows and isinstance(into.layout, PhaseLayout)
+    if phased:
+        (sh, sw), (hq, wq) = (2, 2), ((h + 2 * ph + 1) // 2, (w + 2 * pw + 1) // 2)
+        wide, (starts, cleared) = into.layout.image[0] // 2 * wq, into.layout.passes()
+        kept_lanes = kept_columns(wide, wq, into.layout.image[1] // 2, lanes)[0]
+        passes = [(into.layout.taps(a, b, (c, hq, wq), (kh, kw)), start, wide, kept_lanes,
+                   np.arange(0, wide, lanes, dtype=np.int64), 4 * into.layout.plane) for a, b, start in starts]
+    else:
+        kept_lanes, kept_at = kept_columns(oh * wq, wq, ow, lanes)
+        if whole_rows:
+            kept_at = np.arange(0, oh * wq, lanes, dtype=np.int64)
+        passes = [(offsets, 0, oh * wq, kept_lanes, kept_at, into.layout.plane if whole_rows else oh * ow)]
     if source is None:
         # a tap's view runs past its phase by up to (KW - 1) * DW // SW elements in the columns cut away
         slack = (kw - 1) * dw // sw + 1
@@ -502,14 +538,15 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
         compute.append(("ADDR", tail, phases.pointer, const(c * sh * sw * hq * wq), itemsize))
         compute.append(("ZERO", tail, const(slack * itemsize)))
     weights = np.ascontiguousarray(weight.reshape(o, depth))
-    work = const(max(1, o * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
     fewer_multiplies = WinogradProducts(builder, weight, x.dtype, (oh, ow), (hq * wq, wq), bias_pointer, has_bias,
                                         bounds_pointer, mode) if winograd_takes(weight.shape, geometry, dtype) else None
 
     def each(image_index):
         out_image = builder.register()
         compute.append(("ADDR", out_image, out.pointer, image_index, image_elements(builder, out) * itemsize))
-        if whole_rows:
+        if phased:
+            into.layout.clear(builder, out_image, cleared, itemsize)
+        elif whole_rows:
             planes = builder.register()
             compute.append(("ADDR", planes, into.base, image_index, into.layout.image_elements * itemsize))
             into.clear_padding(builder, planes, itemsize)
@@ -522,17 +559,21 @@ def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: T
         else:
             phase_image = builder.register()
             compute.append(("ADDR", phase_image, source.base, image_index, source.layout.image_elements * itemsize))
-        if fewer_multiplies is not None:
+        if fewer_multiplies is not None and not phased:
             fewer_multiplies.image(phase_image, out_image, into.layout.plane if whole_rows else oh * ow,
                                    wq if whole_rows else ow, whole_rows)
             return
-        ptrs, meta = builder.block(8), builder.block(8)
-        builder.copy_into(ptrs, [builder.address_of(weights), phase_image, out_image, bias_pointer, bounds_pointer,
-                                 builder.address_of(offsets), builder.address_of(kept_lanes),
-                                 builder.address_of(kept_at)], compute)
-        builder.template[meta:meta + 8] = [o, depth, wide, mode, 1 if has_bias else 0, hq * wq,
-                                           into.layout.plane if whole_rows else oh * ow, int(whole_rows)]
-        compute.append(("SPLIT", const(gemm.rows_function(dtype)), const(-(-wide // lanes)), ptrs, meta, work))
+        for taps, start, wide, kept_lanes, kept_at, out_plane in passes:
+            target = builder.register()
+            compute.append(("ADDR", target, out_image, const(start), itemsize))
+            ptrs, meta = builder.block(8), builder.block(8)
+            builder.copy_into(ptrs, [builder.address_of(weights), phase_image, target, bias_pointer, bounds_pointer,
+                                     builder.address_of(taps), builder.address_of(kept_lanes),
+                                     builder.address_of(kept_at)], compute)
+            builder.template[meta:meta + 8] = [o, depth, wide, mode, 1 if has_bias else 0, hq * wq, out_plane,
+                                               int(whole_rows)]
+            work = const(max(1, o * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+            compute.append(("SPLIT", const(gemm.rows_function(dtype)), const(-(-wide // lanes)), ptrs, meta, work))
     _each_image(builder, x, each)
 
 

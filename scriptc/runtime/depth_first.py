@@ -22,6 +22,7 @@ from scriptc.native import program as native
 from scriptc.native.geometry import conv_geometry
 
 from .convolution_lowering import ImageSlot, image_by_image
+from .padded_planes import PaddedPlanes
 from .program_memory import only_reader
 from .program_values import Builder, NotNative, TensorValue, dense
 
@@ -44,8 +45,9 @@ class Chain:
 
 def chains(nodes: list, executor, recorded, out_slots: list[int], destinations: dict) -> dict[int, Chain]:
     """The depth-first chains among a segment's top-level `nodes`, by the position of their first;
-    none takes a node with a planned destination (Builder.destinations: a cat's channels, padded
-    planes) or one reading such a node's output."""
+    none takes a node with a planned destination (Builder.destinations: a cat's channels, stride-1
+    padded planes) or one reading such a node's output, but for a stride-2 reader's phases read by
+    the chain's next layer (_chained)."""
     found: dict[int, Chain] = {}
     outside = set(out_slots)
     current: Chain | None = None
@@ -53,12 +55,14 @@ def chains(nodes: list, executor, recorded, out_slots: list[int], destinations: 
     for position, node in enumerate(nodes):
         if node.op == "prim::Constant":
             continue
-        layer = _layer(node, executor, recorded) if id(node) not in destinations else None
-        if layer is not None and layer[0].node is not None and id(layer[0].node) in destinations:
-            layer = None  # (it reads padded planes in place: padded_planes.py)
-        if current is not None and layer is not None and layer[0] is current.nodes[-1].outputs[0] and \
-                only_reader(layer[0], node, executor.slot_of, outside) and \
-                _image_bytes(recorded[layer[0]]) <= IMAGE_BYTES and weights + layer[1] <= WEIGHT_BYTES:
+        layer = _layer(node, executor, recorded) if _chained(destinations.get(id(node))) else None
+        continues = current is not None and layer is not None and layer[0] is current.nodes[-1].outputs[0] and \
+            only_reader(layer[0], node, executor.slot_of, outside) and \
+            _image_bytes(recorded[layer[0]]) <= IMAGE_BYTES and weights + layer[1] <= WEIGHT_BYTES
+        if layer is not None and layer[0].node is not None and id(layer[0].node) in destinations and \
+                not (continues and _chained(destinations[id(layer[0].node)])):
+            layer, continues = None, False  # (it reads padded planes in place: padded_planes.py)
+        if continues:
             current.positions.append(position)
             current.nodes.append(node)
             current.in_place = layer[2]
@@ -71,6 +75,14 @@ def chains(nodes: list, executor, recorded, out_slots: list[int], destinations: 
     if current is not None and len(current.nodes) > 1:
         found[current.positions[0]] = current
     return found
+
+
+def _chained(destination) -> bool:
+    """Whether a node with this planned destination (or None) may be a chain's layer: none, or a
+    stride-2 reader's phases (padded_planes.PhaseLayout), which the chain's next layer then reads (an
+    image's, in the chain's scratch) - or, where the producer ends the chain, lower_chain's
+    ImageSlot replaces, its reader reading the batch's output."""
+    return destination is None or isinstance(destination, PaddedPlanes) and destination.phases is not None
 
 
 def _layer(node, executor, recorded) -> tuple | None:

@@ -63,6 +63,16 @@ def input_specs(signature: dict, graph, skip: int, method: str) -> list | None:
     return specs
 
 
+def example_batch(signature: dict, method: str) -> int | None:
+    """The method's "example_batch" entry: the size its examples had in the dim its graph names B,
+    as jit.trace saves it (None when absent)."""
+    batch = signature.get("example_batch")
+    if batch is not None and (type(batch) is not int or not 1 <= batch <= MAX_EXAMPLE_BATCH):
+        raise ArchiveError(f"manifest.json: methods.{method}.example_batch: expected an int in "
+                           f"[1, {MAX_EXAMPLE_BATCH}], got {batch!r}")
+    return batch
+
+
 def zero_inputs(graph, needs_self: bool, batch: int) -> list | None:
     """Zeros shaped like the graph's inputs with every dynamic dim set to `batch`, or None when an
     input is not a tensor of known rank and dtype, or the graph loops (a data-dependent loop could
@@ -105,6 +115,13 @@ WIDE_PRIMING_BATCH = 64
 # program makes its state for that many threads' first calls ahead (segments.Program.prepare_threads),
 # on the loading thread, so that a worker's first call does not make it.
 PREPARED_THREADS = 4
+# Priming stops at the budget, so a model whose call takes milliseconds is never run at the batch it
+# was traced at, and its first real call there grew its arenas to what that batch needs and faulted
+# them in (super-res at batch 4, DCGAN G at 16: 12-14 MB). Load sizes them for that batch instead,
+# from the program's own shape arithmetic without running it (segments.Program.reserve), and writes
+# them once: ~3 ms of load for DCGAN G's 15 MB. Up to RESERVE_LIMIT_BYTES per program.
+RESERVE_LIMIT_BYTES = 256 << 20
+MAX_EXAMPLE_BATCH = 1 << 20
 
 
 def _wide_priming_batch(one_row_s: float, two_rows_s: float) -> int:
@@ -131,6 +148,7 @@ class RuntimeModel:
         self.runners = {}
         self.needs_self = {}
         self.signature: dict[str, Signature] = {}
+        self.example_batches: dict[str, int | None] = {}
         for name, graph in archive.graphs.items():
             context = PassContext(functions=archive.functions,
                                   module_value=self.module_value if archive.kind == "module" else None)
@@ -138,6 +156,7 @@ class RuntimeModel:
             names = [e["name"] for e in archive.signatures.get(name, {}).get("inputs", [])]
             self.signature[name] = Signature.of_graph(name, graph, skip, names)
             specs = input_specs(archive.signatures.get(name, {}), graph, skip, name)
+            self.example_batches[name] = example_batch(archive.signatures.get(name, {}), name)
             try:
                 plan = build_plan(graph, context, specs=specs, skip=skip, jit=use_jit, threads=threads)
             except AttributeError as exc:
@@ -159,6 +178,21 @@ class RuntimeModel:
             for runner in self.runners.values():
                 if isinstance(runner, (Executor, Specialized)):
                     runner.prepare_threads(PREPARED_THREADS)
+            for name in self.runners:
+                self._reserve(name)
+
+    def _reserve(self, name: str) -> None:
+        """Size the loading thread's arenas for a call at the method's example batch (RESERVE_LIMIT_BYTES),
+        where its plan is one segment program from inputs to outputs (else there is no telling what
+        the later segments' inputs would be without running the earlier ones)."""
+        runner = self.runners[name]
+        batch = self.example_batches[name]
+        if batch is None or not isinstance(runner, Executor) or runner.whole is None:
+            return
+        inputs = zero_inputs(self.graphs[name], self.needs_self[name], batch)
+        if inputs is not None:
+            runner.whole.reserve([self.module_value] + inputs if self.needs_self[name] else inputs,
+                                 RESERVE_LIMIT_BYTES)
 
     def _prime(self, name: str) -> None:
         """Run a method on zeros before the first real call, so that it finds BLAS's buffers and

@@ -10,6 +10,14 @@ row PH, column PW of each plane, and two records per image clear the padding row
 reader multiplies those planes in place. (super-res: the copies took 6% of its time, each layer's
 output back from L3 by the time the next layer read it.)
 
+A stride-2 reader's tap products copy their input into the stride's four phases instead (phase (i, j)
+the padded planes' rows i, i + 2, ... and columns j, j + 2, ...). A same-size stride-1 producer of an
+even image writes those (PhaseLayout): it splits its own input into stride-2 phases and multiplies
+each phase of its output (its rows a, a + 2, ... and columns b, b + 2, ...) by one GEMM of its taps'
+views of them, whose rows are the reader's phase rows (the small CNN's conv1 -> conv2: 0.90x the
+model's time, A/B in one process). Inside a depth-first chain (depth_first.py) those phases are an
+image's scratch, read back from L2.
+
 The planning (convolution_lowering.plan_padded_planes) picks the producers whose one reader will
 multiply so; the producer's lowering then decides whether its own geometry takes it
 (PaddedPlanes.view; else it writes its output as always), and the reader's whether the planes match
@@ -56,13 +64,87 @@ class Layout:
 
 
 @dataclass
+class PhaseLayout:
+    """A stride-2 reader's phases of `channels` planes H x W padded by (PH, PW) (convolution_lowering.
+    tap_plan): per channel its four phases of HQ x WQ one after another, phase (i, j) holding the
+    padded planes' rows i, i + 2, ... and columns j, j + 2, ...; images `image_elements` apart, the
+    last channel's phases followed by `slack` zeros (what a tap's view reads past them). A producer
+    of the same H x W (both even) writes it a phase of its output at a time (its rows a, a + 2, ...
+    and columns b, b + 2, ...): rows of WQ, the W/2 values then zeros, which are the padding at the
+    row's end and the next row's start (`passes`)."""
+    channels: int
+    image: tuple[int, int]
+    padding: tuple[int, int]
+    rows: tuple[int, int]
+    slack: int
+    first = 0
+
+    @property
+    def plane(self) -> int:
+        return self.rows[0] * self.rows[1]
+
+    @property
+    def image_elements(self) -> int:
+        return self.channels * 4 * self.plane + self.slack
+
+    def passes(self) -> tuple[list, list] | None:
+        """([(a, b, where in a channel's phases the producer's output phase (a, b) starts)], the
+        [first, end) ranges of a channel's phases no pass stores, which the producer clears), or None
+        where the rows do not fit so: a pass's zeros would land on another's values, or past the
+        slack after the last channel."""
+        (h, w), (ph, pw), (hq, wq) = self.image, self.padding, self.rows
+        span = 4 * self.plane
+        starts, values, zeros, spilled = [], np.zeros(span, bool), np.zeros(span, bool), []
+        for a in range(2):
+            for b in range(2):
+                start = (((a + ph) % 2 * 2 + (b + pw) % 2) * self.plane + (a + ph) // 2 * wq + (b + pw) // 2)
+                stored = start + np.arange(h // 2)[:, None] * wq + np.arange(wq)
+                if stored[-1, -1] >= span + self.slack or (a + ph) // 2 + h // 2 > hq:
+                    return None
+                values[stored[:, :w // 2]] = True
+                zero = stored[:, w // 2:]
+                zeros[zero[zero < span]] = True
+                spilled.append(zero[zero >= span] - span)  # (onto the next channel's phases)
+                starts.append((a, b, start))
+        if (values & zeros).any() or values[np.concatenate(spilled)].any():
+            return None
+        cleared = np.flatnonzero(np.diff(np.concatenate([[0], ~(values | zeros), [0]]).astype(np.int8)))
+        return starts, list(zip(cleared[::2].tolist(), cleared[1::2].tolist()))
+
+    def taps(self, a: int, b: int, phases: tuple, kernel: tuple) -> np.ndarray:
+        """Where the views of a producer's taps start for its output phase (a, b) (output (y, x) of
+        that phase is its output (2y + a, 2x + b)), in its input's stride-2 `phases` (C, HQ, WQ): tap
+        (c, ky, kx) reads input phase ((a + ky) % 2, (b + kx) % 2) from row y + (a + ky) // 2, column
+        x + (b + kx) // 2."""
+        c, hq, wq = phases
+        kh, kw = kernel
+        return np.array([(ci * 4 + (a + ky) % 2 * 2 + (b + kx) % 2) * hq * wq + (a + ky) // 2 * wq + (b + kx) // 2
+                         for ci in range(c) for ky in range(kh) for kx in range(kw)], dtype=np.int64)
+
+    def clear(self, builder: Builder, image_base: int, cleared: list, itemsize: int) -> None:
+        """Records zeroing the `cleared` ranges (passes()) of each channel's phases of one image (its
+        phases start at register image_base) and the slack after them."""
+        const, span = builder.const, 4 * self.plane
+        zeros = builder.address_of(np.zeros(max(end - first for first, end in cleared) * itemsize, np.uint8))
+        for first, end in cleared:
+            at = builder.register()
+            builder.compute.append(("ADDR", at, image_base, const(first), itemsize))
+            builder.compute.append(("COPY2D", at, const(span * itemsize), zeros, const(0), const(self.channels),
+                                    const((end - first) * itemsize)))
+        tail = builder.register()
+        builder.compute.append(("ADDR", tail, image_base, const(self.channels * span), itemsize))
+        builder.compute.append(("ZERO", tail, const(self.slack * itemsize)))
+
+
+@dataclass
 class PaddedPlanes:
     """A producer's destination (Builder.destinations): the view of the planes it wrote its output
     into, where it did."""
     reader_padding: tuple[int, int]  # the reader's (PH, PW): the producer's own must be the same
     values: TensorValue | None = None
     base: int = 0               # register: the address of the first image's planes
-    layout: Layout | None = None
+    layout: Layout | PhaseLayout | None = None
+    phases: PhaseLayout | None = None  # a stride-2 reader's phases (its planned layout)
 
     def view(self, builder: Builder, batch: int, dtype, planes: tuple) -> TensorValue | None:
         """The producer's output, `batch` (a register) images of `planes` (channels, height, width),

@@ -192,18 +192,8 @@ class Program:
         This is most of a compiled call's Python work: it runs right after the program has streamed a
         model's weights through the cache, where every function and object it touches is a miss, so
         it makes few calls, and a steady call whose caller kept nothing makes no array (_OutArena)."""
-        state = getattr(self._local, "state", None)
-        if state is None:
-            state = self._local.state = self._new_state()
+        state = self._state(values)
         frame = state.frame
-        for (kind, register), value in zip(self.inputs, values):
-            if kind == "array":
-                frame[register] = id(value)
-            elif kind == "int":
-                frame[register] = value
-            else:  # (a tuple of arrays: one register each)
-                for item_register, item in zip(register, value):
-                    frame[item_register] = id(item)
         out = state.out
         if not out.free():
             out = state.free_out()
@@ -232,6 +222,48 @@ class Program:
             results.append(items[0] if kind is None else tuple(items) if kind == "tuple" else items)
             at += count
         return results
+
+    def _state(self, values) -> _ThreadState:
+        """This thread's state, its frame's input registers set for `values`."""
+        state = getattr(self._local, "state", None)
+        if state is None:
+            state = self._local.state = self._new_state()
+        frame = state.frame
+        for (kind, register), value in zip(self.inputs, values):
+            if kind == "array":
+                frame[register] = id(value)
+            elif kind == "int":
+                frame[register] = value
+            else:  # (a tuple of arrays: one register each)
+                for item_register, item in zip(register, value):
+                    frame[item_register] = id(item)
+        return state
+
+    def reserve(self, values, limit: int) -> int:
+        """Grow this thread's arenas to what a call on `values` needs, and write them once so that
+        their pages are mapped, without running the program: with no capacity it stops at RESERVE,
+        after the shape arithmetic and before any kernel. Nothing grows when the arenas hold it
+        already or it would take more than `limit` bytes. Returns the bytes grown."""
+        state = self._state(values)
+        frame = state.frame
+        capacities = [frame[native.CAPACITY[kind]] for kind in (native.SCRATCH, native.OUT)]
+        for kind in (native.SCRATCH, native.OUT):
+            frame[native.CAPACITY[kind]] = -1
+        try:
+            status = self.run(state.c_address, self.c_words)
+        finally:
+            for kind, capacity in zip((native.SCRATCH, native.OUT), capacities):
+                frame[native.CAPACITY[kind]] = capacity
+        needs = [int(frame[native.NEED[kind]] * _GROWTH) for kind in (native.SCRATCH, native.OUT)]
+        if status != native.NEED_MEMORY or sum(needs) > limit:
+            return 0
+        grown = 0
+        for kind, need, capacity in zip((native.SCRATCH, native.OUT), needs, capacities):
+            if frame[native.NEED[kind]] > capacity:
+                state.grow(kind, need)
+                (state.scratch if kind == native.SCRATCH else state.out.memory).fill(0)
+                grown += need
+        return grown
 
     def _new_state(self) -> _ThreadState:
         """A state for a thread's first call: one made ahead when there is one left (list.pop hands
@@ -393,6 +425,12 @@ class SegmentStep:
     def run_steps(self, frame) -> None:
         for step in self.steps:
             step(frame)
+
+    def reserve(self, values: list, limit: int) -> int:
+        """Size this thread's arenas of the program for `values`' signature for a call on them
+        (Program.reserve), when there is one; the bytes grown."""
+        program = self.programs.get(self._signature(values))
+        return program.reserve(values, limit) if program else 0
 
     def run_values(self, values: list) -> list | None:
         """The outputs for `values` (the inputs, in in_slots' order) from this signature's program, or

@@ -40,6 +40,16 @@ class Size(tuple):
     def numel(self) -> int:
         return math.prod(self)
 
+    def __getitem__(self, index):
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
 
 def _complex_part(op_name: str, doc: str) -> property:
     """The `real` / `imag` attribute: reading gives the view the op makes, assigning writes through it."""

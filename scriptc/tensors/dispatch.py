@@ -18,6 +18,7 @@ from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, 
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
 _INDEX_PUT = _ops.OPS["index_put"]
+_ZERO = _ops.OPS["zero"]
 # The running torch.profiler's op hook, or None: `hook(op, run, args)` times `run(op, args)`. This one
 # check is all that profiling support costs eager dispatch while no profiler runs.
 profiler_hook: list = [None]
@@ -143,18 +144,23 @@ def call_inplace(op, args: tuple) -> Tensor:
     _check_inplace_allowed(target, args[1:])
     if op.inplace_check is not None:
         op.inplace_check(target._data)
+    # A non-differentiable op (a comparison's 0/1, random draws) writes values that do not depend on
+    # target's old value: target keeps requiring grad, and its history gets zero gradient (torch's
+    # EqBackward0 / UniformBackward0 for eq_, uniform_, ...).
+    constant_write = _mode.enabled and pure.grad is None and target.requires_grad
     tracer = _tracer[0]
     _tracer[0] = None
     try:
         if grad_flow:
             # The pure op sees the old value: a copy when its gradient formula reads it, since the
             # write below overwrites target's storage.
-            old = wrap(target._data.copy() if "self" in pure.save else target._data)
-            old.requires_grad, old.grad_fn, old._out_index = target.requires_grad, target.grad_fn, target._out_index
-            result = call(pure, (old,) + tuple(args[1:]))
+            result = call(pure, (_old_value(target, "self" in pure.save),) + tuple(args[1:]))
+            history = result
         else:
             with autograd.no_grad():
                 result = call(pure, args)
+            if constant_write:
+                history = call(_ZERO, (_old_value(target, False),))
     finally:
         _tracer[0] = tracer
     out = result._data
@@ -168,24 +174,26 @@ def call_inplace(op, args: tuple) -> Tensor:
                          f"{list(out.shape)}")
     np.copyto(target._data, out, casting="unsafe")
     target._vc[0] += 1
-    if not grad_flow and pure.grad is None and target.grad_fn is not None and target._base is None \
-            and _mode.enabled:
-        # The values written (a comparison's 0/1, random draws) do not depend on target's old value:
-        # no gradient reaches its history through them (torch's zero gradient for eq_, uniform_, ...).
-        target.grad_fn = None
-        target.requires_grad = False
-    if grad_flow:
+    if grad_flow or constant_write:
         if target._base is not None:
-            _rebase_history(target._base, target, result)
+            _rebase_history(target._base, target, history)
         target.requires_grad = True
-        target.grad_fn = result.grad_fn
+        target.grad_fn = history.grad_fn
         target._out_index = 0
-        if "out" in pure.save:
+        if grad_flow and "out" in pure.save:
             # The formula reads the output, which now lives in target's storage.
             target.grad_fn.versions[-1] = ("output 0", target._vc, target._vc[0], None)
     if tracer is not None:
         tracer.record_inplace(op, args, target)
     return target
+
+
+def _old_value(target: Tensor, copy: bool) -> Tensor:
+    """target's value and history before an in-place write, as a Tensor of its own (a copy of the
+    values when a gradient formula will read them after the write)."""
+    old = wrap(target._data.copy() if copy else target._data)
+    old.requires_grad, old.grad_fn, old._out_index = target.requires_grad, target.grad_fn, target._out_index
+    return old
 
 
 def _rebase_history(base: Tensor, view: Tensor, result: Tensor) -> None:

@@ -66,6 +66,9 @@ class Inspection:
     # --- compositions of table ops ------------------------------------------------------
     def adjoint(self) -> "Tensor":
         """The conjugate transpose of the last two dims (a view for real tensors)."""
+        if self.dim() < 2:
+            raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                               f"{self.dim()}-D tensor.")
         return self.transpose(-2, -1).conj()
 
     def sum_to_size(self, *size) -> "Tensor":
@@ -103,6 +106,8 @@ class Inspection:
                 raise TypeError(f"expected {self.dtype} (got {args[0].dtype})")
             return _detached_alias(args[0])
         if len(args) == 1 and not isinstance(args[0], int):
+            if isinstance(args[0], (float, complex)):
+                raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
             return self.new_tensor(args[0])
         if not all(isinstance(a, int) for a in args):
             raise TypeError(f"new() received an invalid combination of arguments - got "

@@ -6,39 +6,15 @@ import numpy as np
 import pytest
 
 import scriptc
-from tests.distributions.pairs import as_backend, assert_close, build
+from tests.distributions.pairs import Draw, as_backend, assert_close, build
 
 torch = pytest.importorskip("torch")
 
-rng = np.random.default_rng(0)
+draw = Draw(0)
+rng = draw.rng
 F = np.float64
-
-
-def positive(*shape):
-    return (rng.random(shape) + 0.5).astype(F)
-
-
-def real(*shape):
-    return rng.standard_normal(shape).astype(F)
-
-
-def simplex(*shape):
-    p = rng.random(shape) + 0.1
-    return (p / p.sum(-1, keepdims=True)).astype(F)
-
-
-def unit(*shape):
-    return (rng.random(shape) * 0.9 + 0.05).astype(F)
-
-
-def lower_cholesky(*shape):
-    a = rng.standard_normal(shape + (shape[-1],))
-    return (np.tril(a, -1) + np.eye(shape[-1]) * (np.abs(rng.standard_normal(shape)) + 0.5)[..., None]).astype(F)
-
-
-def covariance(*shape):
-    a = rng.standard_normal(shape + (shape[-1],))
-    return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(F)
+positive, real, simplex, unit = draw.positive, draw.real, draw.simplex, draw.unit
+lower_cholesky, covariance = draw.lower_cholesky, draw.positive_definite
 
 
 # name, parameters, values to score (log_prob and cdf), whether cdf and icdf exist

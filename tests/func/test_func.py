@@ -130,3 +130,20 @@ def test_grad_refuses_a_non_scalar_output():
         with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a scalar Tensor, got tensor "
                                                "with 1 dims"):
             T.func.grad(lambda x: x * 2)(T.ones(3))
+
+
+@pytest.mark.parametrize("name, make, arrays", [
+    ("hessian", lambda T: T.func.hessian(lambda x: (x ** 3).sum() + (x.tanh() * x).sum()), (data(3),)),
+    ("hessian argnums", lambda T: T.func.hessian(lambda w, x: ((w @ x).sigmoid() ** 2).sum(), argnums=0),
+     (data(2, 3), data(3))),
+    ("grad of grad", lambda T: T.func.grad(T.func.grad(lambda x: (x ** 3).sin())), (np.float32(0.7),)),
+], ids=["hessian", "hessian argnums", "grad of grad"])
+def test_second_order_transforms_match_torch(name, make, arrays):
+    ours = make(scriptc)(*[scriptc.tensor(a) for a in arrays])
+    theirs = make(torch)(*[torch.tensor(a) for a in arrays])
+    assert_same(ours, theirs)
+
+
+def test_vmap_over_an_empty_dimension_is_refused_with_a_clear_error():
+    with pytest.raises(RuntimeError, match="cannot map over a dimension of size 0"):
+        scriptc.func.vmap(lambda a: a.sum())(scriptc.ones(0, 3))

@@ -80,8 +80,9 @@ def test_uninitialized_parameter_refuses_shape_questions():
     weight = nn.LazyLinear(3).weight
     assert isinstance(weight, nn.UninitializedParameter) and isinstance(weight, nn.Parameter)
     assert repr(weight) == "<UninitializedParameter>"
-    with pytest.raises(ValueError, match="uninitialized parameter"):
-        _ = weight.shape
+    for T in (scriptc, torch):
+        with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized parameter"):
+            _ = T.nn.LazyLinear(3).weight.shape
     with pytest.raises(RuntimeError, match="Expected 3D \\(unbatched\\) or 4D \\(batched\\) input to LazyConv2d"):
         nn.LazyConv2d(2, 3)(scriptc.randn(3, 3))
 
@@ -104,3 +105,17 @@ def test_buffer_assignment_registers_a_buffer():
     np.testing.assert_array_equal(module(scriptc.ones(3)).numpy(), [2.0, 2.0, 2.0])
     traced = scriptc.jit.trace(module, (scriptc.ones(3),))
     np.testing.assert_array_equal(traced(scriptc.ones(3)).numpy(), [2.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("build", [lambda T: T.nn.LazyLinear(4, dtype=T.float64), lambda T: T.nn.LazyLinear(4).double(),
+                                   lambda T: T.nn.LazyBatchNorm1d().to(T.float64),
+                                   lambda T: T.nn.LazyBatchNorm1d(dtype=T.float64)],
+                         ids=["linear-dtype", "linear-double", "batchnorm-to", "batchnorm-dtype"])
+def test_placeholders_keep_the_dtype_they_are_given_or_converted_to(build):
+    seen = []
+    for T in (scriptc, torch):
+        module = build(T)
+        before = (type(module.weight).__name__, str(module.weight.dtype).split(".")[-1])
+        module(T.ones(2, 3, dtype=T.float64))
+        seen.append((before, {name: str(t.dtype).split(".")[-1] for name, t in module.state_dict().items()}))
+    assert seen[0] == seen[1]

@@ -30,6 +30,10 @@ def _wide(*shape):
     return rand(*shape, lo=-38.0, hi=38.0)
 
 
+def _wide_positive(*shape):
+    return rand(*shape, lo=0.05, hi=38.0)
+
+
 def _trig_chebyshev(kind):
     """Chebyshev polynomials of the four kinds at x = cos(theta) in (-1, 1), by their trigonometric forms."""
     def ref(x, n):
@@ -76,6 +80,12 @@ def _lower_gamma_ref(a, x):
     return out
 
 
+# torch's P(a, x) where a or x is 0 or infinite: nan where both a and x are 0 or both infinite.
+_INF = math.inf
+_GAMMA_EDGES = (np.array([0.0, 0.0, 1.0, 0.0, _INF, _INF, 2.0, 0.0]), np.array([0.0, 1.0, 0.0, _INF, 1.0, _INF, _INF, -0.0]))
+_GAMMA_EDGE_VALUES = np.array([math.nan, 1.0, 0.0, 1.0, 0.0, math.nan, 1.0, math.nan])
+
+
 def _shapes_and_points(*shape):
     return rng.choice([0.5, 1.0, 2.0, 3.0, 5.0], shape), rng.uniform(0.1, 12.0, shape)
 
@@ -105,6 +115,10 @@ CASES = {
         Case((rand(3, 4, lo=0.1, hi=60.0),), _mp(lambda mp, x: mp.besselk(1, x) * mp.exp(x)), grad=False)],
     "special_bessel_j0": unary_cases(_mp(lambda mp, x: mp.besselj(0, x)), domain=_wide, grad=False),
     "special_bessel_j1": unary_cases(_mp(lambda mp, x: mp.besselj(1, x)), domain=_wide, grad=False),
+    "special_bessel_y0": unary_cases(_mp(lambda mp, x: mp.bessely(0, x)), domain=_wide_positive, grad=False),
+    "special_bessel_y1": unary_cases(_mp(lambda mp, x: mp.bessely(1, x)), domain=_wide_positive, grad=False),
+    "special_airy_ai": unary_cases(_mp(lambda mp, x: mp.airyai(x)), domain=lambda *s: rand(*s, lo=-40.0, hi=20.0),
+                                   grad=False),
     "special_spherical_bessel_j0": unary_cases(lambda x: np.sinc(x / np.pi), domain=_wide, grad=False),
     "special_zeta": [Case((rand(3, 4, lo=1.5, hi=5.0), positive(3, 4)), _mp(lambda mp, s, q: mp.zeta(s, q)),
                           nograd=(0,)),
@@ -125,7 +139,9 @@ CASES = {
                  Case((rand(5, lo=0.2, hi=3.0), 1), _mvlgamma_ref, label="p=1")],
     "igamma": [Case(_shapes_and_points(3, 4), _lower_gamma_ref, nograd=(0,), rtol=1e-4, atol=1e-6),
                Case((np.array([2.0, 3.0]), rand(3, 1, lo=0.5, hi=9.0)), _lower_gamma_ref, nograd=(0,), rtol=1e-4,
-                    atol=1e-6, label="broadcast")],
+                    atol=1e-6, label="broadcast"),
+               Case(_GAMMA_EDGES, lambda a, x: _GAMMA_EDGE_VALUES, grad=False, label="edges")],
     "igammac": [Case(_shapes_and_points(3, 4), lambda a, x: 1 - _lower_gamma_ref(a, x), nograd=(0,), rtol=1e-4,
-                     atol=1e-6)],
+                     atol=1e-6),
+                Case(_GAMMA_EDGES, lambda a, x: 1 - _GAMMA_EDGE_VALUES, grad=False, label="edges")],
 }

@@ -1,5 +1,5 @@
 """Convolutions that write their output straight into the padded planes their one reader, a stride-1
-convolution's tap products, multiplies (runtime/padded_planes.py), against the reference
+convolution's tap products, multiplies, or into a stride-2 reader's phases (runtime/padded_planes.py), against the reference
 interpreter: chains of them, and every case where the planes must not be written so or must not be
 read in place (another reader, a segment output, another padding, another stride, a kernel of
 another size)."""
@@ -93,7 +93,11 @@ def _flat(outputs) -> list:
     ([(8, 5, 2, 1), (6, 5, 2, 1)], (11, 13), 1),                 # padding 2, odd sizes
     ([(8, 3, 1, 1), (6, 5, 1, 1)], (24, 20), 1),                 # a larger kernel of the same padding
     ([(8, 3, 1, 1), (6, 3, 2, 1)], (12, 12), 0),                 # another padding: copied to its phase
-    ([(8, 3, 1, 1), (6, 3, 1, 2)], (12, 12), 0),                 # a strided reader: its own phases
+    ([(8, 3, 1, 1), (6, 3, 1, 2)], (12, 12), 0),                 # a strided reader too small for taps
+    ([(8, 3, 1, 1), (6, 3, 1, 2)], (16, 18), 1),                 # a stride-2 reader: its phases written
+    ([(8, 5, 2, 1), (6, 5, 2, 2)], (16, 16), 1),                 # the same at padding 2
+    ([(8, 5, 2, 1), (6, 3, 1, 2)], (16, 20), 0),                 # phases of rows the producer's are not
+    ([(8, 3, 1, 1), (6, 3, 1, 2)], (17, 16), 0),                 # an odd image: phases of unequal rows
     ([(8, 3, 0, 1), (6, 3, 1, 1)], (12, 12), 0),                 # a producer that shrinks the image
 ])
 def test_padded_planes_equal_the_interpreter(layers, image, planes, dtype, monkeypatch):
@@ -111,3 +115,40 @@ def test_planes_a_reader_cannot_read_in_place_are_copied(monkeypatch):
     contiguous copy of their values."""
     monkeypatch.setattr(convolution_lowering, "_reads_in_place", lambda *args: False)
     assert _run(_Chain(3, [(8, 3, 1, 1), (6, 3, 1, 1)]), (12, 12), np.float32, monkeypatch) == (1, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_phases_written_by_the_producer_give_the_bits_of_the_copied_phases(dtype, monkeypatch):
+    """A stride-2 reader multiplying the phases its producer wrote (PhaseLayout) gives the bits of
+    the program in which it copies them itself, at batches the program was not built for."""
+    def executor(phases: bool):
+        with monkeypatch.context() as patch:
+            if not phases:
+                patch.setattr(padded_planes.PhaseLayout, "passes", lambda self: None)
+            torch.manual_seed(3)
+            model = _Chain(3, [(8, 3, 1, 1), (6, 3, 1, 2)]).eval()
+            model = model if dtype == np.float32 else model.double()
+            example = torch.from_numpy(np.ones((2, 3, 18, 16), dtype))
+            graph = torch.jit.optimize_for_inference(torch.jit.trace(model, example), jit=False).graph
+            compiled = Executor(graph, threads=2)
+            compiled([example.numpy()])
+            return compiled
+    written, copied = executor(True), executor(False)
+    rng = np.random.default_rng(4)
+    for batch in (1, 3, 4):
+        x = rng.standard_normal((batch, 3, 18, 16)).astype(dtype)
+        np.testing.assert_array_equal(written([x])[0], copied([x])[0])
+
+
+def test_phases_a_reader_cannot_multiply_in_place_are_not_read_as_a_tensor(monkeypatch):
+    """Phases are no strided view of the output: where the reader's lowering finds it cannot multiply
+    them in place, the program is not built so (the results still the interpreter's)."""
+    monkeypatch.setattr(convolution_lowering, "_reads_in_place", lambda *args: False)
+    model = _Chain(3, [(8, 3, 1, 1), (6, 3, 1, 2)]).eval()
+    example = torch.from_numpy(np.ones((2, 3, 16, 16), np.float32))
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model, example), jit=False).graph
+    x = np.random.default_rng(2).standard_normal((3, 3, 16, 16)).astype(np.float32)
+    executor = Executor(graph, threads=2)
+    np.testing.assert_allclose(executor([x])[0], Interpreter(graph).run([x])[0], rtol=1e-5, atol=1e-5)
+    [segment] = [s for s in executor.steps if isinstance(s, SegmentStep)]
+    assert segment.reason == "phases a stride-2 convolution cannot multiply in place"
