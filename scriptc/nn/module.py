@@ -10,11 +10,12 @@ import numpy as np
 
 from scriptc import autograd
 from scriptc.tensors import Tensor, wrap
-from scriptc.types import dtype as Dtype
 
 from scriptc.utils.hooks import RemovableHandle
+from scriptc.tensor_functions import typename as _typename
 
 from .hooks import ModuleHooks, add_hook
+from .module_conversion import ModuleConversion
 from .parameter import Buffer, Parameter
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
@@ -36,35 +37,7 @@ class _IncompatibleKeys(_IncompatibleKeysFields):
     __str__ = __repr__
 
 
-def _typename(obj) -> str:
-    """torch.typename: a tensor's type(), else the qualified class name (bare for builtins)."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    cls = type(obj)
-    return cls.__qualname__ if cls.__module__ in ("", "builtins") else f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _parse_to(args, kwargs):
-    """(device, dtype, memory_format) from Module.to's forms: to(device), to(dtype), to(device, dtype),
-    to(tensor), keywords."""
-    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
-    kwargs.pop("non_blocking", None)
-    memory_format = kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
-        if isinstance(a, Dtype):
-            dtype = a
-        elif isinstance(a, Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, bool):
-            continue  # the non_blocking positional
-        else:
-            device = a
-    return device, dtype, memory_format
-
-
-class Module(ModuleHooks):
+class Module(ModuleHooks, ModuleConversion):
     """Base class of every layer and model: holds parameters, buffers and submodules by name."""
 
     training: bool
@@ -492,53 +465,6 @@ class Module(ModuleHooks):
                 if b is not None:
                     self._buffers[name] = fn(b)
         return self
-
-    def to(self, *args, **kwargs) -> "Module":
-        """Move and/or cast: to(device), to(dtype), to(device, dtype), to(tensor), memory_format=. Only
-        floating point parameters and buffers change dtype."""
-        device, dtype, memory_format = _parse_to(args, dict(kwargs))
-        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
-                            f"dtype={dtype}")
-
-        def convert(t: Tensor) -> Tensor:
-            if dtype is not None and (t.is_floating_point() or t.is_complex()):
-                t = t.to(device, dtype) if device is not None else t.to(dtype)
-            elif device is not None:
-                t = t.to(device)
-            # torch lays out only 4-d and 5-d tensors in a memory format (channels_last, channels_last_3d)
-            return t.to(memory_format=memory_format) if memory_format is not None and t.dim() in (4, 5) else t
-        return self._apply(convert)
-
-    def to_empty(self, *, device, recurse: bool = True) -> "Module":
-        """Give every parameter and buffer new uninitialised storage on `device` (for modules built on
-        the meta device before their weights are loaded)."""
-        import scriptc
-        return self._apply(lambda t: scriptc.empty_like(t, device=device), recurse=recurse)
-
-    def type(self, dst_type) -> "Module":
-        """Cast every parameter and buffer, whatever its dtype, to dst_type."""
-        return self._apply(lambda t: t.type(dst_type))
-
-    def float(self) -> "Module":
-        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
-
-    def double(self) -> "Module":
-        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
-
-    def half(self) -> "Module":
-        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
-
-    def bfloat16(self) -> "Module":
-        import scriptc
-        target = scriptc.bfloat16
-        return self._apply(lambda t: t.to(target) if t.is_floating_point() else t)
-
-    def cpu(self) -> "Module":
-        return self._apply(lambda t: t.cpu())
-
-    def cuda(self, device=None) -> "Module":
-        return self._apply(lambda t: t.cuda(device))
 
     def apply(self, fn: Callable[["Module"], None]) -> "Module":
         """Call fn on every submodule (children first) and then on self, as for weight initialisation."""

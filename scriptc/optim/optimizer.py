@@ -15,6 +15,7 @@ from scriptc.autograd import enable_grad, no_grad
 from scriptc.tensors import Tensor, wrap
 from scriptc.types import float32
 from scriptc.utils.hooks import RemovableHandle
+from scriptc.tensor_functions import typename
 
 from . import arith
 
@@ -48,14 +49,6 @@ def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
     handle = RemovableHandle(_global_post_hooks)
     _global_post_hooks[handle.id] = hook
     return handle
-
-
-def typename(obj) -> str:
-    """torch.typename: 'scriptc.FloatTensor' for a tensor, else the qualified type name."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    cls = type(obj)
-    return cls.__qualname__ if cls.__module__ in ("", "builtins") else f"{cls.__module__}.{cls.__qualname__}"
 
 
 def scalar_value(x) -> float:
