@@ -35,7 +35,8 @@ DEFAULT_DTYPE_CASES = [
     lambda t: t.nn.Linear(2, 2).weight, lambda t: t.nn.BatchNorm1d(2).running_mean,
     lambda t: t.nn.Parameter(), lambda t: t.tensor([1.0], dtype=t.float32) * 2.0,
     lambda t: t.tensor([1.0, 2]).mean(), lambda t: t.scalar_tensor(1), lambda t: t.asarray([1.5]),
-    lambda t: t.nn.Buffer(),
+    lambda t: t.nn.Buffer(), lambda t: t.tensor([1, 2]) / 2, lambda t: t.tensor([1, 2]).div(t.tensor([2, 4])),
+    lambda t: t.true_divide(t.tensor([3]), 2),
 ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from scriptc.types import TensorType
+from scriptc.types import TensorType, default_float
 
 from . import expr as E
 from . import register
@@ -72,7 +72,8 @@ def check_integer_divisor(a, b):
 def _div_kernel(xp, a, b, rounding_mode=None):
     if rounding_mode is None:
         if _integral(a, b):  # integers divide to the default float dtype
-            a, b = xp.asarray(a, dtype=xp.float32), xp.asarray(b, dtype=xp.float32)
+            float_dtype = default_float().np
+            a, b = xp.asarray(a, dtype=float_dtype), xp.asarray(b, dtype=float_dtype)
         with quiet_float_errors(xp):
             return xp.true_divide(a, b)
     if rounding_mode not in ("floor", "trunc"):
@@ -108,7 +109,7 @@ register("div(self: Tensor|Scalar, other: Tensor|Scalar, *, rounding_mode: str? 
          _div_kernel, dtype_rule=PROMOTE, shape=_div_rule, scalar=_div_scalar,
          grad=lambda ctx, g: (g / ctx.other, -g * ctx.self / (ctx.other * ctx.other))
          if ctx.rounding_mode is None else (g * 0, None),
-         save=("self", "other"), inplace=True, doc="True division (ints give float32), or rounded.")
+         save=("self", "other"), inplace=True, doc="True division (ints give the default float dtype), or rounded.")
 def _rounded_division(np_name):
     def kernel(xp, a, b):
         check_integer_divisor(a, b)

@@ -16,8 +16,8 @@ from scriptc.types import (
     Dim,
     TensorType,
     bool_,
+    default_float,
     dtype,
-    float32,
     int64,
     result_type,
     scalar_dtype,
@@ -128,7 +128,7 @@ def output_dtype(rule: str | None, compute: dtype | None) -> dtype | None:
     if rule in (S.COMPARE, S.TO_BOOL):
         return bool_
     if rule == S.PROMOTE_FLOAT and compute.category < FLOAT:
-        return float32
+        return default_float()
     return compute
 
 
@@ -184,7 +184,7 @@ def reduction(dtype_rule: str | None = S.KEEP, integer_to=int64):
         d = x.dtype
         if d is not None:
             if dtype_rule == S.PROMOTE_FLOAT and d.category < FLOAT:
-                d = float32
+                d = default_float()
             elif integer_to is not None and d.category < FLOAT:
                 d = integer_to
         return TensorType(d, reduced_shape(x.shape, dim, bool(keepdim), ""), x.device)
