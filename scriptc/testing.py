@@ -19,6 +19,7 @@ from scriptc.types import (
     bool_,
     complex64,
     complex128,
+    default_float,
     dtype,
     float16,
     float32,
@@ -144,12 +145,16 @@ def _tensor_mismatch_msg(actual: np.ndarray, expected: np.ndarray, matches: np.n
     extra = f"Mismatched elements: {mismatched} / {total} ({mismatched / total:.1%})"
     shape = matches.shape
     actual, expected, matches = actual.reshape(-1), expected.reshape(-1), matches.reshape(-1)
-    if actual.dtype.kind in "biu":
+    integral = actual.dtype.kind in "biu"
+    if integral:
         actual, expected = actual.astype(np.int64), expected.astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         abs_diff = rounding(np.abs(actual - expected))
         abs_diff[matches] = 0
-        rel_diff = rounding(abs_diff / np.abs(expected))
+        if integral:  # torch's int64 true division: the default float dtype
+            rel_diff = abs_diff.astype(default_float().np) / np.abs(expected).astype(default_float().np)
+        else:
+            rel_diff = rounding(abs_diff / np.abs(expected))
         rel_diff[matches] = 0
     abs_value, abs_index = _greatest(abs_diff, shape)
     rel_value, rel_index = _greatest(rel_diff, shape)
