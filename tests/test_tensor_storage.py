@@ -95,6 +95,10 @@ CALLBACKS = [
     lambda t: t.tensor([[1.0, 2], [3, 4]]).map_(t.tensor([10.0, 20]), lambda a, b: a + b),
     lambda t: t.tensor([1.0, 2], requires_grad=True).apply_(lambda v: v),
     lambda t: t.tensor([[1.0, 2]]).map_(t.tensor([1.0, 2]).reshape(2, 1), lambda a, b: a + b),
+    lambda t: t.tensor([1.0, 2]).map_(t.tensor([3, 4]), lambda a, b: a + b),
+    lambda t: t.tensor([1, 2]).map_(t.tensor([True, False]), lambda a, b: a + b),
+    lambda t: t.tensor([1.0]).map_(t.tensor([1.0], dtype=t.float16), lambda a, b: a + b),
+    lambda t: t.tensor([1 + 1j]).map_(t.tensor([1.0], dtype=t.bfloat16), lambda a, b: a + b),
 ]
 
 

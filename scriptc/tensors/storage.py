@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.ops.rules import scalar_type_name
 from scriptc.types import CPU, dtype as dtype_type
 
 __all__ = ["UntypedStorage", "TypedStorage", "frombuffer"]
@@ -172,12 +173,25 @@ def apply_(t, fn):
 
 def map_(t, other, fn):
     """Tensor.map_(other, fn): replace each element x by fn(x, y), y the element of `other` broadcast
-    to this tensor's shape."""
+    to this tensor's shape (of this tensor's dtype: torch converts neither)."""
     if t.requires_grad:
         raise RuntimeError("Can't call map_() on Variable that requires grad. Use var.detach().map_() instead.")
+    if other.dtype != t.dtype:
+        raise TypeError(f"map_: expected {_legacy_type_name(t.dtype)} for 'other' "
+                        f"(got {_legacy_type_name(other.dtype)})")
     paired = other.expand_as(t) if tuple(other.shape) != tuple(t.shape) else other
     values = [fn(a, b) for a, b in zip(t.reshape(-1).tolist(), paired.reshape(-1).tolist())]
     return _write(t, values)
+
+
+_LEGACY_TENSOR_TYPES = ("Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte")
+
+
+def _legacy_type_name(d: dtype_type) -> str:
+    """How torch's type checks name a dtype: torch.FloatTensor, or CPUBoolType for a dtype without a
+    legacy tensor class (bool, bfloat16, complex)."""
+    name = scalar_type_name(d)
+    return f"torch.{name}Tensor" if name in _LEGACY_TENSOR_TYPES else f"CPU{name}Type"
 
 
 def _write(t, values: list):
