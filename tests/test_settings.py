@@ -84,6 +84,18 @@ def test_bfloat16_default_has_no_complex_dtype(restore_settings):
             lib.tensor(1j)
 
 
+@pytest.mark.parametrize("build", [lambda t: t.tensor([1, 4]).sqrt(), lambda t: t.tensor([1, 3]) / 2,
+                                   lambda t: t.tensor([2, 5]).exp(), lambda t: t.tensor([1, 2]).div(t.tensor([4, 3]))],
+                         ids=["sqrt", "div_scalar", "exp", "div"])
+def test_bfloat16_default_takes_integer_results(restore_settings, build):
+    results = []
+    for lib in (scriptc, torch):
+        lib.set_default_dtype(lib.bfloat16)
+        out = build(lib)
+        results.append((_dtype_name(out.dtype), out.float().tolist()))
+    assert results[0] == results[1]
+
+
 def test_default_device(restore_settings):
     for device in ("cpu", None, scriptc.device("cpu")):
         scriptc.set_default_device(device)

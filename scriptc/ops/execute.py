@@ -123,16 +123,25 @@ def _refuse_complex(op: OpDef, arrays: list) -> None:
 def _run(op: OpDef, xp, arrays: list, kernel=None):
     if op.real_only is not None:
         _refuse_complex(op, arrays)
+    to_bfloat16 = False
     if op.dtype_rule is not None:
         array_type = xp.ndarray
         compute = cast_dtype(op, arrays, array_type)
         if compute is not None:
+            # Integers promoted to a bfloat16 default dtype (sqrt of int64 after
+            # set_default_dtype(bfloat16)) compute in float32 and are stored as bfloat16.
+            to_bfloat16 = compute == bfloat16.STORAGE
+            if to_bfloat16:
+                compute = xp.dtype(xp.float32)
             for i in op.promote_args:
                 a = arrays[i]
                 if type(a) is array_type and a.dtype != compute:
                     arrays[i] = a.astype(compute)
     try:
-        return (kernel or op.kernel)(xp, *arrays)
+        out = (kernel or op.kernel)(xp, *arrays)
+        if to_bfloat16 and getattr(out, "dtype", None) is not None and out.dtype.kind == "f":
+            return bfloat16.from_values(xp, out)
+        return out
     except ArgumentError:
         raise
     except ValueError as exc:

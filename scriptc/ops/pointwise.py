@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 import warnings
 
-from scriptc.types import TensorType, default_float
+from scriptc.types import TensorType, bfloat16, default_float
 
+from . import bfloat16 as bfloat16_storage
 from . import expr as E
 from . import register
 from .rules import broadcast_shapes, output_dtype, promote_types
@@ -71,9 +72,12 @@ def check_integer_divisor(a, b):
 
 def _div_kernel(xp, a, b, rounding_mode=None):
     if rounding_mode is None:
-        if _integral(a, b):  # integers divide to the default float dtype
-            float_dtype = default_float().np
-            a, b = xp.asarray(a, dtype=float_dtype), xp.asarray(b, dtype=float_dtype)
+        if _integral(a, b):  # integers divide to the default float dtype (bfloat16 through float32)
+            floating = default_float()
+            np_dtype = xp.float32 if floating is bfloat16 else floating.np
+            with quiet_float_errors(xp):
+                quotient = xp.true_divide(xp.asarray(a, dtype=np_dtype), xp.asarray(b, dtype=np_dtype))
+            return bfloat16_storage.from_values(xp, quotient) if floating is bfloat16 else quotient
         with quiet_float_errors(xp):
             return xp.true_divide(a, b)
     if rounding_mode not in ("floor", "trunc"):
