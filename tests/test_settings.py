@@ -36,7 +36,7 @@ DEFAULT_DTYPE_CASES = [
     lambda t: t.nn.Parameter(), lambda t: t.tensor([1.0], dtype=t.float32) * 2.0,
     lambda t: t.tensor([1.0, 2]).mean(), lambda t: t.scalar_tensor(1), lambda t: t.asarray([1.5]),
     lambda t: t.nn.Buffer(), lambda t: t.tensor([1, 2]) / 2, lambda t: t.tensor([1, 2]).div(t.tensor([2, 4])),
-    lambda t: t.true_divide(t.tensor([3]), 2),
+    lambda t: t.true_divide(t.tensor([3]), 2), lambda t: t.tensor([1, 2]).logsumexp(0), lambda t: t.tensor([-1, 2]).angle(),
 ]
 
 
@@ -53,6 +53,17 @@ def test_set_default_dtype_matches_torch(restore_settings, default, build):
     if default == "float16" and results[1] == "complex32":
         pytest.skip("scriptc has no complex32: complex values stay complex64 under a float16 default")
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("transform", ["fft", "rfft", "ifft"])
+def test_float64_default_reaches_integer_ffts(restore_settings, transform):
+    results = []
+    for lib in (scriptc, torch):
+        lib.set_default_dtype(lib.float64)
+        out = getattr(lib.fft, transform)(lib.tensor([1, 2, 4]))
+        results.append((_dtype_name(out.dtype), np.array(out.tolist())))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-14, atol=1e-15)
 
 
 def test_default_dtype_reaches_printing_and_promotion(restore_settings):

@@ -9,7 +9,7 @@ nearest even bfloat16, as PyTorch rounds. `run_kernel` sends every op that meets
 
 from __future__ import annotations
 
-from scriptc.types import TensorType, bfloat16, float32, from_numpy_dtype
+from scriptc.types import TensorType, bfloat16, default_float, float32, from_numpy_dtype
 
 from .schema import SHAPE
 
@@ -41,6 +41,18 @@ def from_values(xp, values):
     word = single.view(xp.uint32)
     rounded = ((word + (((word >> 16) & 1) + 0x7FFF)) >> 16).astype(xp.uint16)
     return xp.where(single != single, xp.uint16(0xFFFF), rounded).astype(xp.uint16).view(STORAGE)
+
+
+def default_float_compute(xp):
+    """The numpy dtype integers compute in on their way to the default float dtype (float32 for a
+    bfloat16 default: store the result with `as_default_float`)."""
+    floating = default_float()
+    return xp.dtype(xp.float32) if floating is bfloat16 else floating.np
+
+
+def as_default_float(xp, values):
+    """Values computed in `default_float_compute`'s dtype, as the default float dtype."""
+    return from_values(xp, values) if default_float() is bfloat16 else values
 
 
 def cast(xp, a, np_dtype):

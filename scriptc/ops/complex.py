@@ -7,9 +7,10 @@ and autograd conjugates their holomorphic formulas (scriptc.autograd._gradient).
 
 from __future__ import annotations
 
-from scriptc.types import FLOAT, TensorType, float32
+from scriptc.types import FLOAT, TensorType, default_float
 
 from . import register
+from .bfloat16 import as_default_float, default_float_compute
 from .matrix import conj, out_type, real_type, torch_name
 from .rules import broadcast_shapes
 from .schema import OPAQUE, SHAPE
@@ -110,9 +111,10 @@ register("polar(abs: Tensor, angle: Tensor) -> Tensor", OPAQUE, _polar_kernel, s
 def _angle_kernel(xp, x):
     if x.dtype.kind == "c":
         return xp.angle(x)
-    real = x if x.dtype.kind == "f" else x.astype(xp.float32)
+    if x.dtype.kind != "f":  # integers give the default float dtype
+        return as_default_float(xp, _angle_kernel(xp, x.astype(default_float_compute(xp))))
     # pi for negative numbers, 0 otherwise, NaN kept (PyTorch's angle of a real tensor).
-    return xp.where(real < 0, xp.pi, xp.where(real != real, real, 0)).astype(real.dtype)
+    return xp.where(x < 0, xp.pi, xp.where(x != x, x, 0)).astype(x.dtype)
 
 
 def _angle_grad(ctx, g):
@@ -126,7 +128,7 @@ def _angle_grad(ctx, g):
 def _angle_rule(x):
     d = x.dtype
     if d is not None and d.category < FLOAT:
-        d = float32
+        d = default_float()
     return out_type(x, x.shape, None if d is None else d.to_real())
 
 

@@ -70,13 +70,18 @@ def plan(shape, size, dim, form, kind):
 def _as_complex(xp, x):
     if x.dtype.kind == "c":
         return x
+    if x.dtype.kind != "f":  # integers transform in the default float dtype
+        x = _as_real(xp, x, "fft")
     return x.astype(xp.complex128 if x.dtype == xp.float64 else xp.complex64)
 
 
 def _as_real(xp, x, name):
     if x.dtype.kind == "c":
         raise RuntimeError(f"{name} expects a real input tensor, but got {torch_name(x.dtype)}")
-    return x if x.dtype.kind == "f" and x.dtype.itemsize >= 4 else x.astype(xp.float32)
+    if x.dtype.kind == "f":
+        return x if x.dtype.itemsize >= 4 else x.astype(xp.float32)
+    floating = default_float()  # integers transform in the default float dtype (float32 below 4 bytes)
+    return x.astype(floating.np if floating.itemsize >= 4 else xp.float32)
 
 
 def _fit(xp, g, axes, lengths):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
-from scriptc.types import FLOAT, TensorType, bool_, float32, int64
+from scriptc.types import FLOAT, TensorType, bool_, int64
 
 from . import register
+from .bfloat16 import as_default_float, default_float_compute
 from .rules import normalize_dim, reduced_shape, reduction
 from .schema import NORMALIZE, OPAQUE, PROMOTE_FLOAT, REDUCE, REDUCTION, FusionTail
 
@@ -300,8 +301,8 @@ register("log_softmax(self: Tensor, dim: int, dtype: ScalarType? = None) -> Tens
 
 
 def _logsumexp_kernel(xp, x, dim, keepdim=False):
-    if x.dtype.kind != "f":
-        x = x.astype(xp.float32)
+    if x.dtype.kind != "f":  # integers give the default float dtype
+        return as_default_float(xp, _logsumexp_kernel(xp, x.astype(default_float_compute(xp)), dim, keepdim))
     axes = axes_of(x, dim, "logsumexp")
     if x.size == 0:
         return xp.asarray(xp.log(xp.sum(xp.exp(x), axis=axes, keepdims=keepdim)))
@@ -319,7 +320,7 @@ def _logsumexp_grad(ctx, g):
 
 
 register("logsumexp(self: Tensor, dim: int[], keepdim: bool = False) -> Tensor", REDUCTION, _logsumexp_kernel,
-         shape=reduction(PROMOTE_FLOAT, integer_to=float32), grad=_logsumexp_grad, save=("self", "out"))
+         shape=reduction(PROMOTE_FLOAT, integer_to=None), grad=_logsumexp_grad, save=("self", "out"))
 
 
 def _cumsum_kernel(xp, x, dim, dtype=None):
