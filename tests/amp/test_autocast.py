@@ -73,6 +73,16 @@ CASES = {
     "multi_margin_loss": ([(3, 4)], lambda T, x: T.nn.functional.multi_margin_loss(x, T.tensor([0, 3, 1]))),
     "multilabel_margin_loss": ([(3, 4)], lambda T, x: T.nn.functional.multilabel_margin_loss(
         x, T.tensor([[0, 2, -1, 0], [1, -1, 0, 0], [3, 2, 1, 0]]))),
+    # linear algebra on torch's float32 list that scriptc composes from other ops
+    "cholesky_solve": ([(3, 2), (3, 3)],
+                       lambda T, b, a: T.cholesky_solve(b, a.tril() * 0.1 + T.eye(3, dtype=a.dtype) * 2)),
+    "cholesky_inverse": ([(3, 3)], lambda T, a: T.cholesky_inverse(a.tril() * 0.1 + T.eye(3, dtype=a.dtype) * 2)),
+    "triangular_solve": ([(3, 2), (3, 3)],
+                         lambda T, b, a: T.triangular_solve(b, a.triu() * 0.1 + T.eye(3, dtype=a.dtype) * 2)[0]),
+    "lu_solve": ([(3, 2), (3, 3)], lambda T, b, a: T.lu_solve(b, a * 0.1 + T.eye(3, dtype=a.dtype) * 2,
+                                                              T.tensor([1, 3, 3], dtype=T.int32))),
+    "householder_product": ([(4, 3), (3,)], lambda T, a, tau: T.linalg.householder_product(a, tau)),
+    "orgqr": ([(4, 3), (3,)], lambda T, a, tau: T.orgqr(a, tau)),
 }
 
 
