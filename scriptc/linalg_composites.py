@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from scriptc.amp.policy import float32_under_autocast
 from scriptc.errors import LinAlgError
 from scriptc.tensors import Tensor
 
@@ -111,6 +112,7 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^H, with v_i column i of A below the
     diagonal and 1 on it (the Q of a QR factorisation in LAPACK's compact form)."""
     torch = _linalg()
+    A, tau = float32_under_autocast(A, tau)  # torch's CPU autocast runs it in float32
     m, n = A.shape[-2], A.shape[-1]
     k = tau.shape[-1]
     if A.dim() < 2:
@@ -156,6 +158,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     torch = _linalg()
     _deprecated("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular and will be "
                 "removed in a future PyTorch release.")
+    b, A = float32_under_autocast(b, A)  # torch's CPU autocast solves in float32
     matrix = A.mT if transpose else A
     solution = torch.linalg.solve_triangular(matrix, b, upper=upper != transpose, unitriangular=unitriangular)
     return _TriangularSolve(solution, A.clone())
@@ -175,6 +178,7 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     torch = _linalg()
     _deprecated("torch.lu_solve is deprecated in favor of torch.linalg.lu_solve and will be removed in a future "
                 "PyTorch release.")
+    b, LU_data = float32_under_autocast(b, LU_data)  # torch's CPU autocast solves in float32
     return torch.linalg.lu_solve(LU_data, LU_pivots, b)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 
+from scriptc.amp.policy import float32_under_autocast
 from scriptc.ops.rules import normalize_dim
 from scriptc.tensors import Tensor
 
@@ -195,6 +196,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """X with A X = B, for A = L L^H given its Cholesky factor L (or A = U^H U when upper)."""
     import scriptc
 
+    B, L = float32_under_autocast(B, L)  # torch's CPU autocast solves in float32
     triangular = scriptc.linalg.solve_triangular
     if upper:
         return triangular(L, triangular(L.transpose(-2, -1).conj(), B, upper=False), upper=True)

@@ -50,6 +50,17 @@ def _scrambled(state: np.ndarray, shift_bits: np.ndarray, ltm: np.ndarray) -> tu
     return shift, scrambled @ (np.int64(1) << from_top)
 
 
+def _check_draw_kernel(n: int, dimension: int, dtype) -> None:
+    """torch's errors from its draw kernel, which every draw but a fresh engine's first point goes through."""
+    import scriptc
+    from scriptc.ops.rules import scalar_type_name
+
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}, {dimension}]")
+    if dtype not in (scriptc.float32, scriptc.float64):
+        raise NotImplementedError(f'"_sobol_engine_draw" not implemented for \'{scalar_type_name(dtype)}\'')
+
+
 class SobolEngine:
     """Draws points of a `dimension`-dimensional Sobol sequence in [0, 1). With scramble=True the sequence
     is randomised (reproducibly with `seed`); draw_base2(m) keeps the balance properties of 2^m points."""
@@ -110,8 +121,11 @@ class SobolEngine:
         import scriptc
 
         dtype = scriptc.get_default_dtype() if dtype is None else dtype
+        first = self.num_generated == 0
+        if not (first and n == 1):
+            _check_draw_kernel(n - 1 if first else n, self.dimension, dtype)
         points = []
-        if self.num_generated == 0 and n > 0:
+        if first:
             points.append(self._quasi.copy())
             self.num_generated = 1
             n -= 1

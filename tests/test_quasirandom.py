@@ -73,3 +73,28 @@ def test_errors():
     with pytest.raises(ValueError) as theirs:
         reference.draw_base2(2)
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("already_drawn", [0, 2])
+@pytest.mark.parametrize("n, dtype_name", [(0, "float32"), (-1, "float32"), (2, "float16"), (2, "bfloat16"),
+                                           (2, "int64"), (-1, "float16"), (2, "float64")])
+def test_draw_refuses_what_torch_refuses(already_drawn, n, dtype_name):
+    """torch's draw kernel refuses a negative count (a fresh engine asks it for n - 1 points after the
+    first one, so draw(0) fails there but not later) and every dtype but float32/float64."""
+    outcomes = []
+    for lib in (scriptc, torch):
+        engine = lib.quasirandom.SobolEngine(2)
+        if already_drawn:
+            engine.draw(already_drawn)
+        try:
+            points = engine.draw(n, dtype=getattr(lib, dtype_name))
+        except (RuntimeError, NotImplementedError) as error:
+            outcomes.append((type(error), str(error), engine.num_generated))
+        else:
+            outcomes.append((points.numpy().tolist(), engine.num_generated))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_first_point_alone_takes_any_dtype():
+    for lib in (scriptc, torch):
+        assert str(lib.quasirandom.SobolEngine(2).draw(1, dtype=lib.float16).dtype).endswith("float16")

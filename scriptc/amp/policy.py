@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from scriptc.types import dtype, float32, float64
 
-from .state import cached_cast, get_autocast_dtype
+from .state import STATE, cached_cast, get_autocast_dtype
 
 LOWER_PRECISION = frozenset({
     "linear", "matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "prelu",
@@ -78,6 +78,14 @@ def autocast_arguments(op, args: tuple) -> tuple:
     if name in WIDEST:
         return _cast_to_widest(op, args)
     return args
+
+
+def float32_under_autocast(*tensors) -> tuple:
+    """`tensors` as torch's CPU autocast hands them to a loss on its float32 list that scriptc composes
+    from pointwise ops (l1_loss, kl_div, ...): floating tensors in float32 while CPU autocast is on."""
+    if not STATE.cpu_enabled:
+        return tensors
+    return tuple(t.to(float32) if _eligible(t) and t.dtype is not float32 else t for t in tensors)
 
 
 def _cast_to_widest(op, args: tuple) -> tuple:

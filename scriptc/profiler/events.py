@@ -129,7 +129,8 @@ class EventList(list):
             stack = event.stack[:group_by_stack_n] if group_by_stack_n > 0 else []
             key = (event.key, str(event.input_shapes) if group_by_input_shape else "", tuple(stack))
             if key not in groups:
-                groups[key] = FunctionEventAvg(event.key, event.input_shapes if group_by_input_shape else None,
+                # torch blanks the shapes of averages it did not group by them
+                groups[key] = FunctionEventAvg(event.key, event.input_shapes if group_by_input_shape else "",
                                                stack, event.is_user_annotation)
             groups[key].add(event)
         averages = EventList(groups.values(), self._profile_memory, self._base_time_ns)

@@ -53,6 +53,36 @@ CASES = {
     "cat": ([(2, 3), (2, 3)], lambda T, a, b: T.cat([a, b.to(T.float16)])),
     "stack": ([(2, 3), (2, 3)], lambda T, a, b: T.stack([a, b.to(T.bfloat16)])),
     "stack_float32": ([(2, 3), (2, 3)], lambda T, a, b: T.stack([a.float(), b.to(T.bfloat16)])),
+    # losses torch's CPU autocast runs in float32 although scriptc composes them from pointwise ops
+    "l1_loss": ([(3, 4), (3, 4)], lambda T, a, b: T.nn.functional.l1_loss(a, b)),
+    "l1_loss_weighted": ([(3, 4), (3, 4), (3, 4)], lambda T, a, b, w: T.nn.functional.l1_loss(a, b, weight=w)),
+    "smooth_l1_loss": ([(3, 4), (3, 4)], lambda T, a, b: T.nn.functional.smooth_l1_loss(a, b)),
+    "huber_loss": ([(3, 4), (3, 4)], lambda T, a, b: T.nn.functional.huber_loss(a, b)),
+    "huber_loss_weighted": ([(3, 4), (3, 4), (3, 4)], lambda T, a, b, w: T.nn.functional.huber_loss(a, b, weight=w)),
+    "bce_with_logits": ([(3, 4), (3, 4)],
+                        lambda T, a, b: T.nn.functional.binary_cross_entropy_with_logits(a, b.sigmoid())),
+    "kl_div": ([(3, 4), (3, 4)], lambda T, a, b: T.nn.functional.kl_div(a, b.softmax(1), reduction="batchmean")),
+    "poisson_nll_loss": ([(3, 4), (3, 4)], lambda T, a, b: T.nn.functional.poisson_nll_loss(a, b.abs())),
+    "hinge_embedding_loss": ([(3, 4), (3, 4)], lambda T, a, b: T.nn.functional.hinge_embedding_loss(a, b.sign())),
+    "soft_margin_loss": ([(3, 4), (3, 4)], lambda T, a, b: T.nn.functional.soft_margin_loss(a, b.sign())),
+    "margin_ranking_loss": ([(4,), (4,), (4,)],
+                            lambda T, a, b, t: T.nn.functional.margin_ranking_loss(a, b, t.sign())),
+    "cosine_embedding_loss": ([(3, 4), (3, 4)],
+                              lambda T, a, b: T.nn.functional.cosine_embedding_loss(a, b, T.tensor([1, -1, 1]))),
+    "triplet_margin_loss": ([(3, 4), (3, 4), (3, 4)], lambda T, a, p, n: T.nn.functional.triplet_margin_loss(a, p, n)),
+    "multi_margin_loss": ([(3, 4)], lambda T, x: T.nn.functional.multi_margin_loss(x, T.tensor([0, 3, 1]))),
+    "multilabel_margin_loss": ([(3, 4)], lambda T, x: T.nn.functional.multilabel_margin_loss(
+        x, T.tensor([[0, 2, -1, 0], [1, -1, 0, 0], [3, 2, 1, 0]]))),
+    # linear algebra on torch's float32 list that scriptc composes from other ops
+    "cholesky_solve": ([(3, 2), (3, 3)],
+                       lambda T, b, a: T.cholesky_solve(b, a.tril() * 0.1 + T.eye(3, dtype=a.dtype) * 2)),
+    "cholesky_inverse": ([(3, 3)], lambda T, a: T.cholesky_inverse(a.tril() * 0.1 + T.eye(3, dtype=a.dtype) * 2)),
+    "triangular_solve": ([(3, 2), (3, 3)],
+                         lambda T, b, a: T.triangular_solve(b, a.triu() * 0.1 + T.eye(3, dtype=a.dtype) * 2)[0]),
+    "lu_solve": ([(3, 2), (3, 3)], lambda T, b, a: T.lu_solve(b, a * 0.1 + T.eye(3, dtype=a.dtype) * 2,
+                                                              T.tensor([1, 3, 3], dtype=T.int32))),
+    "householder_product": ([(4, 3), (3,)], lambda T, a, tau: T.linalg.householder_product(a, tau)),
+    "orgqr": ([(4, 3), (3,)], lambda T, a, tau: T.orgqr(a, tau)),
 }
 
 

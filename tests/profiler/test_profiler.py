@@ -207,3 +207,14 @@ def test_torch_autograd_profiler_names():
     assert [e.key for e in prof.key_averages()] == ["step", "aten::ones", "aten::add"]
     with pytest.raises(AttributeError, match="has no attribute 'emit_nvtx'"):
         _ = scriptc.autograd.profiler.emit_nvtx
+
+
+@pytest.mark.parametrize("record_shapes", [False, True])
+def test_averages_not_grouped_by_shape_have_empty_input_shapes(record_shapes):
+    """torch blanks input_shapes ("") on averages that were not grouped by them."""
+    shapes = []
+    for lib in (scriptc, torch):
+        with lib.profiler.profile(record_shapes=record_shapes) as prof:
+            _workload(lib)
+        shapes.append({e.key: e.input_shapes for e in prof.key_averages() if e.key == "aten::relu"})
+    assert shapes[0] == shapes[1] == {"aten::relu": ""}

@@ -9,6 +9,7 @@ import warnings
 from typing import Callable, List, Optional, Union
 
 import scriptc
+from scriptc.amp.policy import float32_under_autocast
 from scriptc.tensors import Tensor
 
 from ._calls import _op
@@ -74,6 +75,8 @@ def l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, 
             reduction: str = "mean", weight: Optional[Tensor] = None) -> Tensor:
     """Mean (or sum) absolute error |input - target|."""
     _warn_if_broadcast(input, target)
+    if not scriptc.jit.is_scripting() and weight is None:  # torch's CPU autocast runs l1_loss in float32
+        input, target = float32_under_autocast(input, target)
     return _weighted_reduce((input - target).abs(), weight, input, _legacy_reduction(size_average, reduce, reduction))
 
 
@@ -91,6 +94,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None,
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target)."""
+    if not scriptc.jit.is_scripting():  # torch's CPU autocast runs this loss in float32
+        input, target = float32_under_autocast(input, target)
     _warn_if_broadcast(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
@@ -104,6 +109,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Optional[bool] =
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Optional[Tensor] = None) -> Tensor:
     """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (d = input - target)."""
+    if not scriptc.jit.is_scripting():  # torch's CPU autocast runs this loss in float32
+        input, target = float32_under_autocast(input, target)
     _warn_if_broadcast(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -132,6 +139,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Opti
                                      reduction: str = "mean", pos_weight: Optional[Tensor] = None) -> Tensor:
     """binary_cross_entropy(sigmoid(input), target), computed stably from the logits; pos_weight scales the
     positive term per class."""
+    if not scriptc.jit.is_scripting():  # torch's CPU autocast runs this loss in float32
+        input, target = float32_under_autocast(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
@@ -148,6 +157,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: Optional[bool] = None, r
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """Pointwise KL divergence target * (log target - input), input being log-probabilities; 'batchmean'
     divides the sum by the batch size (the mathematical KL divergence)."""
+    if not scriptc.jit.is_scripting():  # torch's CPU autocast runs this loss in float32
+        input, target = float32_under_autocast(input, target)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce, reduction)
     elif reduction == "mean":
@@ -169,6 +180,8 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
                      size_average: Optional[bool] = None, eps: float = 1e-8, reduce: Optional[bool] = None,
                      reduction: str = "mean") -> Tensor:
     """exp(input) - target * input (log_input), or input - target * log(input + eps); full adds Stirling's term."""
+    if not scriptc.jit.is_scripting():  # torch's CPU autocast runs this loss in float32
+        input, target = float32_under_autocast(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not a valid value for reduction")
@@ -211,6 +224,8 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
                         size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                         reduction: str = "mean") -> Tensor:
     """max(0, -target * (input1 - input2) + margin), target being 1 or -1."""
+    if not scriptc.jit.is_scripting():  # torch's CPU autocast runs this loss in float32
+        input1, input2, target = float32_under_autocast(input1, input2, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -221,6 +236,8 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: Optional[bool] = None,
                          reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
     """input where target is 1, max(0, margin - input) where target is -1."""
+    if not scriptc.jit.is_scripting():  # torch's CPU autocast runs this loss in float32
+        input, target = float32_under_autocast(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     zeros = scriptc.zeros_like(input)
     below_margin = scriptc.where(target != 1, (margin - input).clamp(min=0.0), zeros)
@@ -231,6 +248,8 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
                           size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                           reduction: str = "mean") -> Tensor:
     """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where target is -1."""
+    if not scriptc.jit.is_scripting():  # torch's CPU autocast runs this loss in float32
+        input1, input2 = float32_under_autocast(input1, input2)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     dim = target.dim()
     if dim not in (0, 1):
@@ -260,6 +279,8 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
                         eps: float = 1e-6, swap: bool = False, size_average: Optional[bool] = None,
                         reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with the p-norm pairwise distance d."""
+    if not scriptc.jit.is_scripting():  # torch's CPU autocast runs this loss in float32
+        anchor, positive, negative = float32_under_autocast(anchor, positive, negative)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -292,6 +313,8 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Optional
                            reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
     """Sum over the listed target classes j (the target row up to its first -1) and the other classes i of
     max(0, 1 - (input[j] - input[i])), divided by the number of classes."""
+    if not scriptc.jit.is_scripting():  # torch's CPU autocast runs this loss in float32
+        (input,) = float32_under_autocast(input)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     batched = input.dim() == 2
     if input.dim() not in (1, 2) or (not batched and input.size(0) == 0):
@@ -335,6 +358,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
                       reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
     """Sum over the classes i other than the target y of max(0, margin - input[y] + input[i])^p (times
     weight[y]), divided by the number of classes."""
+    if not scriptc.jit.is_scripting():  # torch's CPU autocast runs this loss in float32
+        (input,) = float32_under_autocast(input)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if p != 1 and p != 2:
         raise ValueError("only p == 1 and p == 2 supported")
@@ -364,6 +389,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: Optional[bool] = None,
                      reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target * input)), the two-class logistic loss."""
+    if not scriptc.jit.is_scripting():  # torch's CPU autocast runs this loss in float32
+        input, target = float32_under_autocast(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _reduce((1 + (-target * input).exp()).log(), reduction)
 
