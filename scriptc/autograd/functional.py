@@ -162,12 +162,12 @@ def _single_element(func: Callable, fn_name: str) -> Callable:
     def checked(*args):
         out = func(*args)
         is_tuple, outs = _as_tuple(out, "outputs of the user-provided function", fn_name)
-        if is_tuple and len(outs) != 1:
+        if is_tuple:
             raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
         if outs[0].numel() != 1:
             raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single "
                                "element")
-        return outs[0].reshape(())
+        return outs[0]
     return checked
 
 
@@ -178,7 +178,8 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
     is_tuple, _ = _as_tuple(inputs, "inputs", "hessian")
 
     def gradient(*args):
-        found = _grads((scalar(*args),), args, (args[0].new_ones(()),), True, strict, "output")
+        out = scalar(*args)
+        found = _grads((out,), args, (out.new_ones(out.shape),), True, strict, "output")
         return found if is_tuple else found[0]
     return jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
                     strategy=outer_jacobian_strategy)
@@ -201,6 +202,6 @@ def _hessian_product(func, inputs, v, create_graph: bool, strict: bool, fn_name:
         inputs = _prepared(inputs, create_graph)
         vs = _vectors(v, inputs, fn_name, "the input to the user-provided function is")
         out = scalar(*inputs)
-        first = _grads((out,), inputs, (out.new_ones(()),), True, strict, "output")
+        first = _grads((out,), inputs, (out.new_ones(out.shape),), True, strict, "output")
         result = _grads(first, inputs, vs, create_graph, strict, "jacobian")
     return _finished(out, create_graph), _finished(result if is_tuple else result[0], create_graph)

@@ -82,3 +82,23 @@ def test_strict_and_argument_errors_worded_as_torch():
                                                "a single element"):
             F.hessian(lambda v: v * 2, x)
         np.testing.assert_array_equal(_numpy(F.jacobian(lambda v: lib.ones(2, dtype=lib.float64), x)), np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("name", ["hessian", "vhp", "hvp"])
+def test_single_output_functions_reject_a_tuple_as_torch(name):
+    for lib in (torch, scriptc):
+        F = getattr(lib.autograd.functional, name)
+        args = () if name == "hessian" else (lib.ones(2, dtype=lib.float64),)
+        with pytest.raises(RuntimeError, match=f"The function given to {name} should return a single Tensor"):
+            F(lambda v: ((v ** 3).sum(),), lib.ones(2, dtype=lib.float64), *args)
+
+
+@pytest.mark.parametrize("name", ["vhp", "hvp"])
+def test_hessian_products_return_the_output_in_its_own_shape(name):
+    shapes = []
+    for lib in (torch, scriptc):
+        F = getattr(lib.autograd.functional, name)
+        out, product = F(lambda v: (v ** 3).sum().reshape(1, 1), lib.ones(2, dtype=lib.float64),
+                         lib.ones(2, dtype=lib.float64))
+        shapes.append((tuple(out.shape), tuple(product.shape)))
+    assert shapes[1] == shapes[0] == ((1, 1), (2,))
