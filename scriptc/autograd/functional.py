@@ -76,7 +76,7 @@ def _checked_outputs(outputs, fn_name: str) -> tuple[bool, tuple]:
     return _as_tuple(outputs, "outputs of the user-provided function", fn_name)
 
 
-def _vectors(v, like: tuple, fn_name: str, single: str) -> tuple:
+def _vectors(v, like: tuple, like_is_tuple: bool, fn_name: str, single: str) -> tuple:
     """v as a tuple matching `like` in number and shapes; ones when v is None and `like` is one element."""
     if v is None:
         if len(like) != 1 or like[0].numel() != 1:
@@ -84,11 +84,13 @@ def _vectors(v, like: tuple, fn_name: str, single: str) -> tuple:
         return (like[0].new_ones(like[0].shape),)
     _, vs = _as_tuple(v, "v", fn_name)
     if len(vs) != len(like):
+        if not like_is_tuple:
+            raise RuntimeError("The given v should contain a single Tensor.")
         raise RuntimeError(f"v is a tuple of invalid length: should be {len(like)} but got {len(vs)}.")
     for index, (item, target) in enumerate(zip(vs, like)):
-        if tuple(item.shape) != tuple(target.shape):
-            raise RuntimeError(f"Entry {index} in v has invalid size: should be {list(target.shape)} but got "
-                               f"{list(item.shape)}.")
+        if item.shape != target.shape:
+            entry = f"Entry {index} in " if like_is_tuple else ""
+            raise RuntimeError(f"{entry}v has invalid size: should be {target.shape} but got {item.shape}.")
     return vs
 
 
@@ -98,7 +100,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         is_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _prepared(inputs, create_graph)
         out_tuple, outputs = _checked_outputs(func(*inputs), "vjp")
-        vs = _vectors(v, outputs, "vjp", "the user-provided function returns")
+        vs = _vectors(v, outputs, out_tuple, "vjp", "the user-provided function returns")
         result = _grads(outputs, inputs, vs, create_graph, strict, "output")
     outputs = _finished(outputs, create_graph)
     return (outputs if out_tuple else outputs[0]), (_finished(result, create_graph) if is_tuple else
@@ -110,7 +112,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with enable_grad():
         is_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepared(inputs, create_graph)
-        vs = _vectors(v, inputs, "jvp", "the input to the user-provided function is")
+        vs = _vectors(v, inputs, is_tuple, "jvp", "the input to the user-provided function is")
         out_tuple, outputs = _checked_outputs(func(*inputs), "jvp")
         dummies = tuple(o.new_zeros(o.shape).requires_grad_(True) for o in outputs)
         transposed = _grads(outputs, inputs, dummies, True, strict, "output")
@@ -200,7 +202,7 @@ def _hessian_product(func, inputs, v, create_graph: bool, strict: bool, fn_name:
     with enable_grad():
         is_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
         inputs = _prepared(inputs, create_graph)
-        vs = _vectors(v, inputs, fn_name, "the input to the user-provided function is")
+        vs = _vectors(v, inputs, is_tuple, fn_name, "the input to the user-provided function is")
         out = scalar(*inputs)
         first = _grads((out,), inputs, (out.new_ones(out.shape),), True, strict, "output")
         result = _grads(first, inputs, vs, create_graph, strict, "jacobian")

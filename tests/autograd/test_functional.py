@@ -102,3 +102,19 @@ def test_hessian_products_return_the_output_in_its_own_shape(name):
                          lib.ones(2, dtype=lib.float64))
         shapes.append((tuple(out.shape), tuple(product.shape)))
     assert shapes[1] == shapes[0] == ((1, 1), (2,))
+
+
+def test_vector_v_errors_worded_as_torch():
+    for lib in (torch, scriptc):
+        F = lib.autograd.functional
+        x = lib.ones(2, dtype=lib.float64)
+        with pytest.raises(RuntimeError, match=r"^v has invalid size: should be \w+\.Size\(\[2\]\) but got "
+                                               r"\w+\.Size\(\[3\]\)\.$"):
+            F.vjp(lambda v: v * 2, x, lib.ones(3, dtype=lib.float64))
+        with pytest.raises(RuntimeError, match=r"^Entry 1 in v has invalid size: should be \w+\.Size\(\[2\]\) but "
+                                               r"got \w+\.Size\(\[1\]\)\.$"):
+            F.jvp(lambda a, b: a * b, (x, x), (x, lib.ones(1, dtype=lib.float64)))
+        with pytest.raises(RuntimeError, match="^The given v should contain a single Tensor.$"):
+            F.vjp(lambda v: v * 2, x, (x, x))
+        with pytest.raises(RuntimeError, match="^v is a tuple of invalid length: should be 2 but got 1.$"):
+            F.vhp(lambda a, b: (a * b).sum(), (x, x), (x,))
