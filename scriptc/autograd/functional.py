@@ -45,16 +45,31 @@ def _finished(values, create_graph: bool):
     return values if values is None or create_graph else values.detach()
 
 
+def _require_differentiable_outputs(outputs) -> None:
+    for index, o in enumerate(outputs):
+        if not o.requires_grad:
+            raise RuntimeError(f"Output {index} of the user-provided function does not require gradients. The "
+                               "outputs must be computed in a differentiable manner from the input when running "
+                               "in strict mode.")
+
+
+def _require_differentiable_jacobian(jacobian: tuple) -> None:
+    """strict mode's check that every first derivative still depends on the inputs (torch's wording)."""
+    for index, g in enumerate(jacobian):
+        if not g.requires_grad:
+            raise RuntimeError("While computing the hessian, found that the jacobian of the user-provided function "
+                               f"with respect to input {index} is independent of the input. This is not allowed in "
+                               "strict mode. You should ensure that your function is twice differentiable and that "
+                               "the jacobian depends on the inputs (this would be violated by a linear function for "
+                               "example).")
+
+
 def _grads(outputs, inputs, grad_outputs, create_graph: bool, strict: bool, stage: str) -> tuple:
     """d(outputs . grad_outputs)/d(inputs), zeros (or strict's error) where an input is unused."""
     from scriptc.tensors import Tensor
 
     if strict and stage == "output":
-        for index, o in enumerate(outputs):
-            if not o.requires_grad:
-                raise RuntimeError(f"Output {index} of the user-provided function does not require gradients. The "
-                                   "outputs must be computed in a differentiable manner from the input when running "
-                                   "in strict mode.")
+        _require_differentiable_outputs(outputs)
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if isinstance(o, Tensor) and o.requires_grad]
     if not pairs:
         found = (None,) * len(inputs)
@@ -181,7 +196,12 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
 
     def gradient(*args):
         out = scalar(*args)
-        found = _grads((out,), args, (out.new_ones(out.shape),), True, strict, "output")
+        if strict:
+            _require_differentiable_outputs((out,))
+        # torch's inner jacobian is not strict: an unused input gets zeros, which the check below names
+        found = _grads((out,), args, (out.new_ones(out.shape),), True, False, "output")
+        if strict:
+            _require_differentiable_jacobian(found)
         return found if is_tuple else found[0]
     return jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
                     strategy=outer_jacobian_strategy)
@@ -205,5 +225,7 @@ def _hessian_product(func, inputs, v, create_graph: bool, strict: bool, fn_name:
         vs = _vectors(v, inputs, is_tuple, fn_name, "the input to the user-provided function is")
         out = scalar(*inputs)
         first = _grads((out,), inputs, (out.new_ones(out.shape),), True, strict, "output")
+        if strict:
+            _require_differentiable_jacobian(first)
         result = _grads(first, inputs, vs, create_graph, strict, "jacobian")
     return _finished(out, create_graph), _finished(result if is_tuple else result[0], create_graph)

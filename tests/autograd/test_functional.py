@@ -118,3 +118,16 @@ def test_vector_v_errors_worded_as_torch():
             F.vjp(lambda v: v * 2, x, (x, x))
         with pytest.raises(RuntimeError, match="^v is a tuple of invalid length: should be 2 but got 1.$"):
             F.vhp(lambda a, b: (a * b).sum(), (x, x), (x,))
+
+
+@pytest.mark.parametrize("name", ["hessian", "vhp", "hvp"])
+def test_strict_second_order_names_the_independent_jacobian_as_torch(name):
+    for lib in (torch, scriptc):
+        F = getattr(lib.autograd.functional, name)
+        x = lib.ones(2, dtype=lib.float64)
+        pair = (x, x)
+        args = () if name == "hessian" else (pair,)
+        with pytest.raises(RuntimeError, match="While computing the hessian, found that the jacobian of the "
+                                               "user-provided function with respect to input 0 is independent of "
+                                               r"the input\. This is not allowed in strict mode\."):
+            F(lambda a, b: (a + b.sin()).sum(), pair, *args, strict=True)
