@@ -142,16 +142,31 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     (nested tuples follow whether inputs and outputs are tuples). `vectorize` and `strategy` pick how
     torch batches the work; the values are the same here."""
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function '
-                         'has more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer '
-                         'to use "reverse-mode".')
-    if strategy == "forward-mode" and not vectorize:
-        raise NotImplementedError("torch.autograd.functional.jacobian: `strategy=\"forward-mode\"` is only "
-                                  "implemented when `vectorize=True`.")
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+                             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+                             'Otherwise, prefer to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and `strategy='
+                                      '"forward-mode"` are not supported together (yet). Please either set '
+                                      '`create_graph=False` or `strategy="reverse-mode"`.')
+        if strict:
+            raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are '
+                               'not supported together (yet). Please either set `strict=False` or '
+                               '`strategy="reverse-mode"`.')
+        _as_tuple(inputs, "inputs", "jacobian")
+        if not vectorize:
+            # torch's message, its missing space included
+            raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                                      "only implemented for `vectorize=True`.")
     with enable_grad():
         is_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _prepared(inputs, create_graph)
         out_tuple, outputs = _checked_outputs(func(*inputs), "jacobian")
+        if strict and vectorize:
+            _require_differentiable_outputs(outputs)
+            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+                               "supported together. Please either set `strict=False` or `vectorize=False`.")
         blocks = []
         for out in outputs:
             rows = [[] for _ in inputs]
@@ -193,6 +208,8 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
     """The Hessian of a scalar function: the Jacobian of its gradient (tuples of tuples for tuple inputs)."""
     scalar = _single_element(func, "hessian")
     is_tuple, _ = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def gradient(*args):
         out = scalar(*args)

@@ -131,3 +131,27 @@ def test_strict_second_order_names_the_independent_jacobian_as_torch(name):
                                                "user-provided function with respect to input 0 is independent of "
                                                r"the input\. This is not allowed in strict mode\."):
             F(lambda a, b: (a + b.sin()).sum(), pair, *args, strict=True)
+
+
+def test_jacobian_option_errors_as_torch():
+    for lib in (torch, scriptc):
+        F = lib.autograd.functional
+        x = lib.ones(2, dtype=lib.float64)
+        with pytest.raises(AssertionError, match='Expected strategy to be either "forward-mode" or "reverse-mode". '
+                                                 "Hint: If your"):
+            F.jacobian(lib.exp, x, strategy="central")
+        with pytest.raises(AssertionError, match=r'^Expected strategy to be either "forward-mode" or "reverse-mode"\.$'):
+            F.hessian(lib.sum, x, outer_jacobian_strategy="central")
+        with pytest.raises(NotImplementedError, match=r"`create_graph=True` and `strategy=\"forward-mode\"` are not "
+                                                      "supported together"):
+            F.jacobian(lib.exp, x, create_graph=True, vectorize=True, strategy="forward-mode")
+        with pytest.raises(RuntimeError, match=r"`strict=True` and `strategy=\"forward-mode\"` are not supported "
+                                               "together"):
+            F.jacobian(lib.exp, x, strict=True, vectorize=True, strategy="forward-mode")
+        with pytest.raises(NotImplementedError, match="Computing Jacobian using forward-AD or forward-over-reverse "
+                                                      "Hessian isonly implemented for `vectorize=True`."):
+            F.jacobian(lib.exp, x, strategy="forward-mode")
+        with pytest.raises(RuntimeError, match="`strict=True` and `vectorized=True` are not supported together"):
+            F.jacobian(lib.exp, x, strict=True, vectorize=True)
+        with pytest.raises(RuntimeError, match="`strict=True` and `vectorized=True` are not supported together"):
+            F.hessian(lambda v: (v ** 3).sum(), x, strict=True, vectorize=True)
