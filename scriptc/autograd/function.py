@@ -9,6 +9,7 @@ Node named `MyFnBackward`, whose gradient is `MyFn.backward(ctx, *grad_outputs)`
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from typing import Any
 
@@ -118,10 +119,16 @@ class Function(metaclass=_FunctionMeta):
         gradient is this class's backward."""
         from scriptc.tensors import Tensor
 
-        ctx = FunctionCtx()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        ctx.materialize_grads = True
         separate_setup = cls.setup_context is not Function.setup_context
+        if separate_setup:
+            # as torch: setup_context sees forward's arguments bound, defaults included
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+        inputs = args + tuple(kwargs.values())
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in inputs)
+        ctx.materialize_grads = True
         with no_grad():
             if separate_setup:
                 output = cls.forward(*args, **kwargs)
@@ -130,7 +137,7 @@ class Function(metaclass=_FunctionMeta):
                 output = cls.forward(ctx, *args, **kwargs)
         if not (is_grad_enabled() and any(ctx.needs_input_grad)):
             return output
-        return _connect(cls, ctx, args, output)
+        return _connect(cls, ctx, inputs, output)
 
 
 def _connect(cls, ctx, args: tuple, output):
