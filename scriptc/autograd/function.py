@@ -159,7 +159,8 @@ def _connect(cls, ctx, args: tuple, output):
                 outputs[index] = t.view_as(t)  # an input returned as is becomes a new output that aliases it
     saved = tuple(getattr(ctx, "to_save", ()))
     backward_op = _FunctionBackward(cls, ctx, args, outputs)
-    node = engine.record(backward_op, (), [a if isinstance(a, Tensor) else None for a in args],
+    # as torch's PyNode, only tensor arguments are edges (next_functions, Node hooks' grad_inputs)
+    node = engine.record(backward_op, (), [a for a in args if isinstance(a, Tensor)],
                          tuple(_placeholder(t) for t in outputs), None, np)
     for t in saved:
         if t is not None:
@@ -227,7 +228,8 @@ class _FunctionBackward:
             if g is not None and not _expandable(tuple(g.shape), shape):
                 raise RuntimeError(f"Function {self.node_name} returned an invalid gradient at index {index} - got "
                                    f"{list(g.shape)} but expected shape compatible with {list(shape)}")
-            out.append(g if g is None or create_graph else g._data)
+            if shape is not None:
+                out.append(g if g is None or create_graph else g._data)
         return tuple(out)
 
     def release_saved(self) -> None:

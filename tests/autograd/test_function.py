@@ -334,3 +334,16 @@ def test_apply_takes_keyword_arguments_as_torch():
             found.append((y.detach().numpy().tolist(), x.grad.numpy().tolist()))
         results.append(found)
     assert results[1] == results[0]
+
+
+def test_non_tensor_arguments_are_not_edges_of_the_node():
+    found = []
+    for lib in (torch, scriptc):
+        Scale, _ = _scale_functions(lib)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = Scale.apply(x * 1, 2.0)
+        seen = []
+        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(len(grad_inputs)))
+        y.sum().backward()
+        found.append((len(y.grad_fn.next_functions), seen, x.grad.numpy().tolist()))
+    assert found[1] == found[0] == (1, [1], [2.0, 2.0])
