@@ -64,8 +64,10 @@ def _require_differentiable_jacobian(jacobian: tuple) -> None:
                                "example).")
 
 
-def _grads(outputs, inputs, grad_outputs, create_graph: bool, strict: bool, stage: str) -> tuple:
-    """d(outputs . grad_outputs)/d(inputs), zeros (or strict's error) where an input is unused."""
+def _grads(outputs, inputs, grad_outputs, create_graph: bool, strict: bool, stage: str,
+           subject: str | None = None) -> tuple:
+    """d(outputs . grad_outputs)/d(inputs), zeros (or strict's error, about `subject`: "The <stage>"
+    unless given) where an input is unused."""
     from scriptc.tensors import Tensor
 
     if strict and stage == "output":
@@ -80,8 +82,8 @@ def _grads(outputs, inputs, grad_outputs, create_graph: bool, strict: bool, stag
     for index, (x, g) in enumerate(zip(inputs, found)):
         if g is None:
             if strict:
-                raise RuntimeError(f"The {stage} of the user-provided function is independent of input {index}. "
-                                   "This is not allowed in strict mode.")
+                raise RuntimeError(f"{subject or 'The ' + stage} of the user-provided function is independent of "
+                                   f"input {index}. This is not allowed in strict mode.")
             g = x.new_zeros(x.shape)
         result.append(g)
     return tuple(result)
@@ -163,18 +165,19 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
         is_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _prepared(inputs, create_graph)
         out_tuple, outputs = _checked_outputs(func(*inputs), "jacobian")
-        if strict and vectorize:
+        if strict:
             _require_differentiable_outputs(outputs)
+        if strict and vectorize:
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
                                "supported together. Please either set `strict=False` or `vectorize=False`.")
         blocks = []
-        for out in outputs:
+        for index, out in enumerate(outputs):
             rows = [[] for _ in inputs]
             flat = out.reshape(-1)
             for k in range(flat.numel()):
                 selector = flat.new_zeros(flat.shape)
                 selector[k] = 1
-                row = _grads((flat,), inputs, (selector,), create_graph, strict, "output")
+                row = _grads((flat,), inputs, (selector,), create_graph, strict, "output", f"Output {index}")
                 for j, g in enumerate(row):
                     rows[j].append(g.reshape(-1))
             blocks.append(tuple(_stacked(r, out, x) for r, x in zip(rows, inputs)))

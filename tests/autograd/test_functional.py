@@ -155,3 +155,11 @@ def test_jacobian_option_errors_as_torch():
             F.jacobian(lib.exp, x, strict=True, vectorize=True)
         with pytest.raises(RuntimeError, match="`strict=True` and `vectorized=True` are not supported together"):
             F.hessian(lambda v: (v ** 3).sum(), x, strict=True, vectorize=True)
+
+
+def test_strict_jacobian_names_the_output_and_the_unused_input_as_torch():
+    for lib in (torch, scriptc):
+        x = lib.ones(2, dtype=lib.float64)
+        with pytest.raises(RuntimeError, match=r"^Output 1 of the user-provided function is independent of input 0\. "
+                                               r"This is not allowed in strict mode\.$"):
+            lib.autograd.functional.jacobian(lambda a, b: (a * b, b.exp()), (x, x), strict=True)
