@@ -71,7 +71,7 @@ class _ArrayFlow:
         for hook in list(hooks):
             replaced = hook(wrap(g))
             if replaced is not None:
-                g = _checked_hook_result(hook, replaced, g.shape)._data
+                g = _checked_hook_result(hook, replaced, g)._data
         return g
 
     @staticmethod
@@ -105,14 +105,19 @@ class _ArrayFlow:
 _ARRAY_FLOW = _ArrayFlow()
 
 
-def _checked_hook_result(hook, replaced, shape):
-    from scriptc.tensors import Tensor
+def _checked_hook_result(hook, replaced, g):
+    """A tensor hook's replacement for gradient g (an array or a Tensor): same size and dtype, as torch."""
+    from scriptc.tensors import Tensor, wrap
 
     if not isinstance(replaced, Tensor):
         raise TypeError(f"expected Tensor, but hook returned '{type(replaced).__name__}'")
-    if tuple(replaced.shape) != tuple(shape):
-        name = getattr(hook, "__name__", repr(hook))
+    name = getattr(hook, "__name__", repr(hook))
+    if tuple(replaced.shape) != tuple(g.shape):
         raise RuntimeError(f"hook '{name}' has changed the size of value")
+    original = g if isinstance(g, Tensor) else wrap(g)
+    if replaced.dtype != original.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {original.type()} got "
+                           f"{replaced.type()})")
     return replaced
 
 

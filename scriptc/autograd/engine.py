@@ -460,12 +460,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     retain = create_graph if retain_graph is None else retain_graph
     captured, flow = _captured(outputs, roots, retain, inputs, create_graph)
     result = []
-    for t in inputs:
+    for index, t in enumerate(inputs):
         g = captured.get(id(t))
         if g is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {index} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
             result.append(_zeros_like(t) if materialize_grads else None)
             continue
         result.append(flow.result(g))

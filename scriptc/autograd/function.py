@@ -9,6 +9,7 @@ Node named `MyFnBackward`, whose gradient is `MyFn.backward(ctx, *grad_outputs)`
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from typing import Any
 
@@ -118,10 +119,16 @@ class Function(metaclass=_FunctionMeta):
         gradient is this class's backward."""
         from scriptc.tensors import Tensor
 
-        ctx = FunctionCtx()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        ctx.materialize_grads = True
         separate_setup = cls.setup_context is not Function.setup_context
+        if separate_setup:
+            # as torch: setup_context sees forward's arguments bound, defaults included
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+        inputs = args + tuple(kwargs.values())
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in inputs)
+        ctx.materialize_grads = True
         with no_grad():
             if separate_setup:
                 output = cls.forward(*args, **kwargs)
@@ -130,7 +137,7 @@ class Function(metaclass=_FunctionMeta):
                 output = cls.forward(ctx, *args, **kwargs)
         if not (is_grad_enabled() and any(ctx.needs_input_grad)):
             return output
-        return _connect(cls, ctx, args, output)
+        return _connect(cls, ctx, inputs, output)
 
 
 def _connect(cls, ctx, args: tuple, output):
@@ -152,7 +159,8 @@ def _connect(cls, ctx, args: tuple, output):
                 outputs[index] = t.view_as(t)  # an input returned as is becomes a new output that aliases it
     saved = tuple(getattr(ctx, "to_save", ()))
     backward_op = _FunctionBackward(cls, ctx, args, outputs)
-    node = engine.record(backward_op, (), [a if isinstance(a, Tensor) else None for a in args],
+    # as torch's PyNode, only tensor arguments are edges (next_functions, Node hooks' grad_inputs)
+    node = engine.record(backward_op, (), [a for a in args if isinstance(a, Tensor)],
                          tuple(_placeholder(t) for t in outputs), None, np)
     for t in saved:
         if t is not None:
@@ -220,7 +228,8 @@ class _FunctionBackward:
             if g is not None and not _expandable(tuple(g.shape), shape):
                 raise RuntimeError(f"Function {self.node_name} returned an invalid gradient at index {index} - got "
                                    f"{list(g.shape)} but expected shape compatible with {list(shape)}")
-            out.append(g if g is None or create_graph else g._data)
+            if shape is not None:
+                out.append(g if g is None or create_graph else g._data)
         return tuple(out)
 
     def release_saved(self) -> None:

@@ -47,7 +47,12 @@ def pack_saved(tensor):
     if hooks is None:
         return tensor
     pack, unpack = hooks
-    return _Packed(pack(tensor), unpack)
+    # as torch, what the pack hook itself computes saves its tensors unhooked (no recursion)
+    stack, _hooks.stack = _hooks.stack, []
+    try:
+        return _Packed(pack(tensor), unpack)
+    finally:
+        _hooks.stack = stack
 
 
 def unpack_saved(item):

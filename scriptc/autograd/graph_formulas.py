@@ -63,7 +63,7 @@ class GraphFlow:
         for hook in list(hooks):
             replaced = hook(g)
             if replaced is not None:
-                g = _checked_hook_result(hook, replaced, tuple(g.shape))
+                g = _checked_hook_result(hook, replaced, g)
         return g
 
     @staticmethod

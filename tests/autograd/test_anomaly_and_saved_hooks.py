@@ -81,3 +81,16 @@ def test_saved_tensors_hooks_apply_to_function_saves_and_can_be_disabled():
             with pytest.raises(RuntimeError, match="no hooks here"):
                 with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
                     pass
+
+
+def test_ops_inside_a_pack_hook_are_not_packed_again_as_torch():
+    found = []
+    for lib in (torch, scriptc):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        packed = []
+        with lib.autograd.graph.saved_tensors_hooks(lambda a: (packed.append(tuple(a.shape)), a * a)[1],
+                                                    lambda a: a):
+            y = (x * x).sum()
+        y.backward()
+        found.append((packed, x.grad.numpy().tolist()))
+    assert found[1] == found[0] == ([(2,), (2,)], [2.0, 8.0])

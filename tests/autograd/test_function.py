@@ -292,3 +292,58 @@ def test_legacy_variable_wraps_without_history():
         assert tuple(Variable().shape) == (0,)
         with pytest.raises(TypeError, match="Variable data has to be a tensor, but got int"):
             Variable(3)
+
+
+def _scale_functions(lib):
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k=1.0):
+            ctx.k = k
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None
+
+    class ScaleSetup(lib.autograd.Function):
+        @staticmethod
+        def forward(x, k=1.0):
+            return x * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None
+    return Scale, ScaleSetup
+
+
+def test_apply_takes_keyword_arguments_as_torch():
+    results = []
+    for lib in (torch, scriptc):
+        Scale, ScaleSetup = _scale_functions(lib)
+        found = []
+        for fn, call in [(Scale, lambda f, x: f.apply(x, k=3.0)), (Scale, lambda f, x: f.apply(x=x, k=2.0)),
+                         (ScaleSetup, lambda f, x: f.apply(x, k=4.0)), (ScaleSetup, lambda f, x: f.apply(x)),
+                         (ScaleSetup, lambda f, x: f.apply(x=x))]:
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            y = call(fn, x)
+            y.sum().backward()
+            found.append((y.detach().numpy().tolist(), x.grad.numpy().tolist()))
+        results.append(found)
+    assert results[1] == results[0]
+
+
+def test_non_tensor_arguments_are_not_edges_of_the_node():
+    found = []
+    for lib in (torch, scriptc):
+        Scale, _ = _scale_functions(lib)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = Scale.apply(x * 1, 2.0)
+        seen = []
+        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(len(grad_inputs)))
+        y.sum().backward()
+        found.append((len(y.grad_fn.next_functions), seen, x.grad.numpy().tolist()))
+    assert found[1] == found[0] == (1, [1], [2.0, 2.0])

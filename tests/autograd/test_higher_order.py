@@ -170,3 +170,13 @@ def test_backward_create_graph_makes_grad_differentiable_and_inputs_limits_accum
         results.append((first.numpy(), w.grad.detach().numpy().copy()))
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-12)
+
+
+def test_grad_names_the_unused_input_as_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, scriptc):
+        x, unused = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match=r"^The differentiated Tensor at index 1 appears to not have been used "
+                                               r"in the graph\. Set allow_unused=True if this is the desired "
+                                               r"behavior\.$"):
+            lib.autograd.grad((x * 2).sum(), [x, unused])

@@ -100,3 +100,14 @@ def test_node_prehooks_and_hooks_like_torch():
     np.testing.assert_allclose(results[1][0], results[0][0])
     np.testing.assert_allclose(results[1][1], results[0][1])
     assert results[1][2] == results[0][2]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_hook_that_changes_the_dtype_is_refused_as_torch(create_graph):
+    for lib in (torch, scriptc):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.register_hook(lambda g: g.double())
+        with pytest.raises(RuntimeError, match=r"^hook '<lambda>' has changed the type of value \(was \w+\.FloatTensor "
+                                               r"got \w+\.DoubleTensor\)$"):
+            lib.autograd.grad((y * 3).sum(), x, create_graph=create_graph)
