@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 
-from scriptc.types import FLOAT, TensorType, bool_, int64
+from scriptc.types import FLOAT, TensorType, bool_, from_numpy_dtype, int64
 
 from . import register
 from .bfloat16 import as_default_float, default_float_compute
-from .rules import normalize_dim, reduced_shape, reduction
+from .bfloat16 import holds as _bfloat16_holds
+from .rules import normalize_dim, reduced_shape, reduction, scalar_type_name
 from .schema import NORMALIZE, OPAQUE, PROMOTE_FLOAT, REDUCE, REDUCTION, FusionTail
 
 
@@ -35,9 +36,18 @@ def restore_dims(xp, g, in_shape, axes, keepdim):
 
 
 def _require_float(x, op_name):
-    if x.dtype.kind not in "fc":
-        raise RuntimeError(f"{op_name}(): could not infer output dtype. Input dtype must be either "
-                           f"a floating point or complex dtype. Got: {x.dtype.name.capitalize()}")
+    """torch's error for an op that takes only floating point or complex input, in its wording per op."""
+    if x.dtype.kind in "fc" or _bfloat16_holds(x):
+        return
+    name = scalar_type_name(from_numpy_dtype(x.dtype))
+    if op_name in ("std", "var"):
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if op_name in ("std_mean", "var_mean"):
+        raise RuntimeError(f"{op_name} only support floating point and complex dtypes")
+    if op_name in ("softmax", "log_softmax"):
+        raise NotImplementedError(f"\"{op_name}_lastdim_kernel_impl\" not implemented for '{name}'")
+    raise RuntimeError(f"{op_name}(): could not infer output dtype. Input dtype must be either "
+                       f"a floating point or complex dtype. Got: {name}")
 
 
 def _sum_kernel(xp, x, dim=None, keepdim=False, dtype=None):

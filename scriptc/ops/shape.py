@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 from scriptc.errors import ShapeError
-from scriptc.types import TensorType
+from scriptc.types import TensorType, from_numpy_dtype
 
 from . import register
-from .rules import UNKNOWN, broadcast_shapes, infer_reshape, is_known, normalize_dim, numel
+from .rules import UNKNOWN, broadcast_shapes, infer_reshape, is_known, normalize_dim, numel, scalar_type_name
 from .schema import SHAPE
 
 
@@ -172,10 +172,13 @@ register("t(self: Tensor) -> Tensor", SHAPE, _t_kernel,
          grad=lambda ctx, g: (g.T,), view=True)
 
 
-def _expand_shape(shape, sizes):
+def expand_shape(shape, sizes, dtype=None):
+    """The shape expand (and broadcast_to) gives shape: -1 keeps a dim, size-1 dims stretch; torch's
+    errors otherwise (dtype names the tensor's legacy type in them)."""
     sizes = list(sizes)
     if len(sizes) < len(shape):
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={sizes}): the number of sizes "
+        kind = scalar_type_name(dtype) if dtype is not None else "Float"
+        raise RuntimeError(f"expand(torch.{kind}Tensor{{{list(shape)}}}, size={sizes}): the number of sizes "
                            f"provided ({len(sizes)}) must be greater or equal to the number of dimensions "
                            f"in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
@@ -183,7 +186,8 @@ def _expand_shape(shape, sizes):
     for i, s in enumerate(sizes):
         if i < lead:
             if s == -1:
-                raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension {i}")
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                                   f"dimension {i}")
             out.append(s)
             continue
         have = shape[i - lead]
@@ -198,8 +202,10 @@ def _expand_shape(shape, sizes):
 
 
 register("expand(self: Tensor, size: int[]) -> Tensor", SHAPE,
-         lambda xp, x, size: xp.broadcast_to(x, _expand_shape(x.shape, [int(s) for s in size])),
-         shape=lambda x, size: _t(x, None if x.shape is None or not is_known(size) else _expand_shape(x.shape, size)),
+         lambda xp, x, size: xp.broadcast_to(x, expand_shape(x.shape, [int(s) for s in size],
+                                                             from_numpy_dtype(x.dtype))),
+         shape=lambda x, size: _t(x, None if x.shape is None or not is_known(size)
+                                  else expand_shape(x.shape, size, x.dtype)),
          grad=lambda ctx, g: (g, None), view=True, function=False,
          doc="A broadcast view (no copy); -1 keeps a dim.")
 # (numpy's ascontiguousarray makes a 0-d array 1-d; a 0-d one is contiguous already)

@@ -6,13 +6,12 @@ from __future__ import annotations
 import math
 import warnings
 
-from scriptc.errors import ShapeError
-from scriptc.types import TensorType
+from scriptc.types import TensorType, from_numpy_dtype
 
 from . import alias, register
 from .rules import broadcast_shapes, is_known, normalize_dim
 from .schema import SHAPE
-from .shape import _t, _transpose_kernel, _transpose_rule
+from .shape import _t, _transpose_kernel, _transpose_rule, expand_shape
 
 
 def _unview(ctx, g):
@@ -108,30 +107,11 @@ register("ravel(self: Tensor) -> Tensor", SHAPE, lambda xp, x: x.reshape(-1),
          grad=_unview, view=True, doc="self flattened to 1-d (a view when possible).")
 
 
-def _broadcast_to_shape(shape, size):
-    size = [int(s) for s in size]
-    if len(size) < len(shape):
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={size}): the number of sizes provided "
-                           f"({len(size)}) must be greater or equal to the number of dimensions in the tensor "
-                           f"({len(shape)})")
-    lead = len(size) - len(shape)
-    out = []
-    for i, s in enumerate(size):
-        have = shape[i - lead] if i >= lead else None
-        if s == -1 and have is not None:
-            out.append(have)
-        elif have is None or have == 1 or have == s:
-            out.append(s)
-        else:
-            raise ShapeError(f"The expanded size of the tensor ({s}) must match the existing size ({have}) at "
-                             f"non-singleton dimension {i}.  Target sizes: {size}.  Tensor sizes: {list(shape)}")
-    return tuple(out)
-
-
 register("broadcast_to(self: Tensor, size: int[]) -> Tensor", SHAPE,
-         lambda xp, x, size: xp.broadcast_to(x, _broadcast_to_shape(x.shape, size)),
+         lambda xp, x, size: xp.broadcast_to(x, expand_shape(x.shape, [int(s) for s in size],
+                                                             from_numpy_dtype(x.dtype))),
          shape=lambda x, size: _t(x, None if x.shape is None or not is_known(size)
-                                  else _broadcast_to_shape(x.shape, size)),
+                                  else expand_shape(x.shape, size, x.dtype)),
          grad=lambda ctx, g: (g, None), view=True, doc="A broadcast view of self with the given size (expand).")
 
 

@@ -8,6 +8,16 @@ import scriptc
 
 # (call written against a torch-like module `torch`, exception type, text the message contains)
 ERRORS = [
+    (lambda torch: torch.ones(2, 3, dtype=torch.int64).expand(3), RuntimeError,
+     "expand(torch.LongTensor{[2, 3]}, size=[3]): the number of sizes provided"),
+    (lambda torch: torch.broadcast_to(torch.ones(1, 3), (-1, 2, 3)), RuntimeError,
+     "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension 0"),
+    (lambda torch: torch.arange(3).mean(), RuntimeError, "Input dtype must be either a floating point or complex "
+                                                         "dtype. Got: Long"),
+    (lambda torch: torch.arange(3).std(), RuntimeError, "std and var only support floating point and complex dtypes"),
+    (lambda torch: torch.var_mean(torch.arange(3)), RuntimeError, "var_mean only support floating point"),
+    (lambda torch: torch.softmax(torch.arange(3), 0), NotImplementedError,
+     "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'"),
     (lambda torch: torch.bitwise_and(torch.ones(2), torch.ones(2)), NotImplementedError,
      "\"bitwise_and_cpu\" not implemented for 'Float'"),
     (lambda torch: torch.tensor([1.0]) << 1, NotImplementedError, "\"lshift_cpu\" not implemented for 'Float'"),
