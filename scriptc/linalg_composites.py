@@ -8,10 +8,16 @@ import math
 
 from scriptc.amp.policy import float32_under_autocast
 from scriptc.errors import LinAlgError
+from scriptc.return_types import result_type
 from scriptc.tensors import Tensor
 
 __all__ = ["cond", "vander", "solve_ex", "tensorinv", "tensorsolve", "householder_product", "triangular_solve", "lu",
            "lu_solve", "orgqr"]
+
+
+# torch.return_types.linalg_solve_ex and .triangular_solve
+_SOLVE_EX = result_type("linalg_solve_ex", ["result", "info"])
+_TRIANGULAR_SOLVE = result_type("triangular_solve", ["solution", "cloned_coefficient"])
 
 
 def _linalg():
@@ -61,7 +67,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
         raise LinAlgError(_singular_message(info))
     result = torch.linalg.lu_solve(lu, pivots, rhs)
     result = result if left else result.mT
-    return _SolveEx(result.squeeze(-1) if vector else result, info)
+    return _SOLVE_EX(result.squeeze(-1) if vector else result, info)
 
 
 def _singular_message(info: Tensor) -> str:
@@ -69,16 +75,6 @@ def _singular_message(info: Tensor) -> str:
         return "torch.linalg.solve_ex: The solver failed because the input matrix is singular."
     index = int(info.flatten().ne(0).nonzero()[0].item())
     return f"torch.linalg.solve_ex: (Batch element {index}): The solver failed because the input matrix is singular."
-
-
-class _SolveEx(tuple):
-    """torch.return_types.linalg_solve_ex: (result, info)."""
-
-    def __new__(cls, result, info):
-        return super().__new__(cls, (result, info))
-
-    result = property(lambda self: self[0])
-    info = property(lambda self: self[1])
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
@@ -142,18 +138,8 @@ def _deprecated(message: str) -> None:
     warnings.warn(message, UserWarning, stacklevel=3)
 
 
-class _TriangularSolve(tuple):
-    """torch.return_types.triangular_solve: (solution, cloned_coefficient)."""
-
-    def __new__(cls, solution, cloned_coefficient):
-        return super().__new__(cls, (solution, cloned_coefficient))
-
-    solution = property(lambda self: self[0])
-    cloned_coefficient = property(lambda self: self[1])
-
-
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
-                     unitriangular: bool = False) -> _TriangularSolve:
+                     unitriangular: bool = False):
     """Deprecated torch.triangular_solve: (X with op(A) X = b, a copy of A); op transposes when asked."""
     torch = _linalg()
     _deprecated("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangular and will be "
@@ -161,7 +147,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     b, A = float32_under_autocast(b, A)  # torch's CPU autocast solves in float32
     matrix = A.mT if transpose else A
     solution = torch.linalg.solve_triangular(matrix, b, upper=upper != transpose, unitriangular=unitriangular)
-    return _TriangularSolve(solution, A.clone())
+    return _TRIANGULAR_SOLVE(solution, A.clone())
 
 
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):

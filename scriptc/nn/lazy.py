@@ -238,10 +238,11 @@ def _transposed_init(self, out_channels: int, kernel_size, stride=1, padding=0, 
                             padding_mode=padding_mode, device=device, dtype=dtype)
 
 
-def _lazy_conv(base: type, doc: str) -> type:
+def _lazy_conv(base: type) -> type:
     return type(f"Lazy{base.__name__}", (_LazyConvMixin, base),
                 {"cls_to_become": base, "__init__": _transposed_init if base.transposed else _conv_init,
-                 "__doc__": doc, "__module__": __name__})
+                 "__doc__": f"{base.__name__} whose in_channels is read from the first input's channel dim.",
+                 "__module__": __name__})
 
 
 class _LazyNormMixin(LazyModuleMixin):
@@ -262,26 +263,25 @@ class _LazyNormMixin(LazyModuleMixin):
         return {name: (num_features,) for name in ("weight", "bias", "running_mean", "running_var")}
 
 
-def _lazy_norm(base: type, doc: str) -> type:
+def _lazy_norm(base: type) -> type:
     # Unlike InstanceNorm, its lazy forms default to affine=True and track_running_stats=True (as torch's).
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         _LazyNormMixin.__init__(self, eps, momentum, affine, track_running_stats, device, dtype, bias)
     return type(f"Lazy{base.__name__}", (_LazyNormMixin, base),
-                {"cls_to_become": base, "__init__": __init__, "__doc__": doc, "__module__": __name__})
+                {"cls_to_become": base, "__init__": __init__, "__module__": __name__,
+                 "__doc__": f"{base.__name__} whose num_features is read from the first input's channel dim."})
 
 
-_CONV = "{} whose in_channels is read from the first input's channel dim."
-LazyConv1d = _lazy_conv(Conv1d, _CONV.format("Conv1d"))
-LazyConv2d = _lazy_conv(Conv2d, _CONV.format("Conv2d"))
-LazyConv3d = _lazy_conv(Conv3d, _CONV.format("Conv3d"))
-LazyConvTranspose1d = _lazy_conv(ConvTranspose1d, _CONV.format("ConvTranspose1d"))
-LazyConvTranspose2d = _lazy_conv(ConvTranspose2d, _CONV.format("ConvTranspose2d"))
-LazyConvTranspose3d = _lazy_conv(ConvTranspose3d, _CONV.format("ConvTranspose3d"))
-_NORM = "{} whose num_features is read from the first input's channel dim."
-LazyBatchNorm1d = _lazy_norm(BatchNorm1d, _NORM.format("BatchNorm1d"))
-LazyBatchNorm2d = _lazy_norm(BatchNorm2d, _NORM.format("BatchNorm2d"))
-LazyBatchNorm3d = _lazy_norm(BatchNorm3d, _NORM.format("BatchNorm3d"))
-LazyInstanceNorm1d = _lazy_norm(InstanceNorm1d, _NORM.format("InstanceNorm1d"))
-LazyInstanceNorm2d = _lazy_norm(InstanceNorm2d, _NORM.format("InstanceNorm2d"))
-LazyInstanceNorm3d = _lazy_norm(InstanceNorm3d, _NORM.format("InstanceNorm3d"))
+LazyConv1d = _lazy_conv(Conv1d)
+LazyConv2d = _lazy_conv(Conv2d)
+LazyConv3d = _lazy_conv(Conv3d)
+LazyConvTranspose1d = _lazy_conv(ConvTranspose1d)
+LazyConvTranspose2d = _lazy_conv(ConvTranspose2d)
+LazyConvTranspose3d = _lazy_conv(ConvTranspose3d)
+LazyBatchNorm1d = _lazy_norm(BatchNorm1d)
+LazyBatchNorm2d = _lazy_norm(BatchNorm2d)
+LazyBatchNorm3d = _lazy_norm(BatchNorm3d)
+LazyInstanceNorm1d = _lazy_norm(InstanceNorm1d)
+LazyInstanceNorm2d = _lazy_norm(InstanceNorm2d)
+LazyInstanceNorm3d = _lazy_norm(InstanceNorm3d)

@@ -13,7 +13,7 @@ def _address(x) -> int:
     return x.__array_interface__["data"][0] if hasattr(x, "__array_interface__") else x.data.ptr
 
 
-def _root(x):
+def storage_root(x):
     """The array that stands for x's storage: the last one on x's base chain with x's element size.
     The chain can pass through a holder that is not an array (numpy's as_strided puts one between its
     result and the source); it stops before a byte buffer holding elements of another size, such as
@@ -30,12 +30,12 @@ def _root(x):
 
 def storage_offset(x) -> int:
     """How many elements into its storage x's first element lies (Tensor.storage_offset)."""
-    return (_address(x) - _address(_root(x))) // x.itemsize
+    return (_address(x) - _address(storage_root(x))) // x.itemsize
 
 
 def _storage(xp, x):
     """The whole storage x's memory lies in, as a flat array, and x's offset into it in elements."""
-    root = _root(x)
+    root = storage_root(x)
     extent = sum((n - 1) * s for n, s in zip(root.shape, root.strides)) + root.itemsize if root.size else 0
     flat = xp.lib.stride_tricks.as_strided(root, shape=(extent // x.itemsize,), strides=(x.itemsize,))
     return flat, storage_offset(x)

@@ -21,7 +21,7 @@ class StorageMethods:
     def resize_(self, *sizes, memory_format=None) -> "Tensor":
         """Reshape in place to sizes, keeping the storage's leading elements; a larger size grows the
         storage (the new elements are uninitialised)."""
-        from scriptc.ops.strided import storage_offset
+        from scriptc.ops.strided import storage_offset, storage_root
         from scriptc.tensors.creation import _size_arg
 
         if self.requires_grad:
@@ -30,9 +30,7 @@ class StorageMethods:
         count = math.prod(shape)
         data = self._data
         offset = storage_offset(data)
-        root = data
-        while getattr(root.base, "strides", None) is not None:
-            root = root.base
+        root = storage_root(data)
         if root.flags.c_contiguous and offset + count <= root.size:
             self._data = root.reshape(-1)[offset:offset + count].reshape(shape)
         else:
