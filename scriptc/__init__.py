@@ -97,7 +97,7 @@ _LAZY_NAMES = {
     "scriptc.dtype_info": {"finfo", "iinfo"},
     "scriptc.spectral": {"stft", "istft"},
     "scriptc.func": {"vmap"},
-    "scriptc.linalg_composites": {"triangular_solve", "lu", "lu_solve", "orgqr"},
+    "scriptc.linalg_composites": {"triangular_solve", "lu", "lu_solve", "orgqr", "ormqr"},
     "scriptc.numerics": {"cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "gradient", "vander",
                          "combinations", "renorm", "cholesky_solve", "cholesky_inverse"},
     "scriptc.tensor_functions": {"detach", "is_nonzero", "is_same_size", "is_signed", "is_inference", "is_conj",

@@ -154,6 +154,7 @@ from . import linalg_eigen  # noqa: E402,F401
 from . import linalg_decomp  # noqa: E402,F401
 from . import linalg_triangular  # noqa: E402,F401
 from . import linalg_ldl  # noqa: E402,F401
+from . import householder  # noqa: E402,F401
 from . import matrix_exp  # noqa: E402,F401
 from . import sparse  # noqa: E402,F401
 from . import activation  # noqa: E402,F401

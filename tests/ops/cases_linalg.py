@@ -479,3 +479,19 @@ CASES.update({
                          Case((_LDL_LD, Int(_LDL_PIVOTS), rand(2, 3, 1)), lambda ld, p, b: np.linalg.solve(_LDL_A, b),
                               grad=False, torch=_linalg("ldl_solve"), rtol=1e-4, label="broadcast b")],
 })
+
+
+def _r_magnitudes(a, tau):
+    """|R| from geqrf's packed result: R is unique up to the signs of its rows."""
+    return (abs(a.triu()) if hasattr(a, "triu") else np.abs(np.triu(a)),)
+
+
+def _geqrf_ref(a):
+    return np.linalg.qr(a, mode="complete")[1], None
+
+
+CASES.update({
+    "geqrf": [Case((rand(4, 3),), _geqrf_ref, grad=False, post=_r_magnitudes, rtol=1e-4, atol=1e-5),
+              Case((rand(2, 3, 5),), _geqrf_ref, grad=False, post=_r_magnitudes, rtol=1e-4, atol=1e-5, label="wide"),
+              Case((rand(0, 3),), _geqrf_ref, grad=False, post=_r_magnitudes, label="empty")],
+})
