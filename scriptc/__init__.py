@@ -93,7 +93,7 @@ _LAZY_NAMES = {
                                  "get_num_interop_threads"},
     "scriptc.serialization": {"save", "load"},
     "scriptc.jit.markers": {"_check"},
-    "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"},
+    "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum", "histogramdd"},
     "scriptc.dtype_info": {"finfo", "iinfo"},
     "scriptc.spectral": {"stft", "istft"},
     "scriptc.func": {"vmap"},
