@@ -147,14 +147,42 @@ def _propagate(op, run, args):
             if tangents[0] is not None:
                 _set_tangent(result, tangents[0])
             return result
+        # A random op reruns in _jvp with the same draws: its generators go back to their state before
+        # the first run, and on to their state after it once the rerun is done.
+        generators = _generators(op, args)
+        before = _states(generators)
         result = run(op, args)
-        for out, tangent in zip(_flat_outputs(result), _jvp(op, args, duals)):
+        after = _states(generators)
+        _set_states(generators, before)
+        try:
+            tangents = _jvp(op, args, duals)
+        finally:
+            _set_states(generators, after)
+        for out, tangent in zip(_flat_outputs(result), tangents):
             if tangent is not None:
                 _set_tangent(out, tangent)
         return result
     finally:
         if _LEVEL[0] is not None:
             dispatch.forward_ad_hook[0] = _propagate
+
+
+def _generators(op, args) -> list:
+    """The generators a random op (dropout) draws from; none for other ops."""
+    from scriptc.ops.generator import Generator, default_generator
+
+    if op.kind != "random":
+        return []
+    return [a for a in args if isinstance(a, Generator)] or [default_generator]
+
+
+def _states(generators) -> list:
+    return [g.rng.bit_generator.state for g in generators]
+
+
+def _set_states(generators, states) -> None:
+    for g, state in zip(generators, states):
+        g.rng.bit_generator.state = state
 
 
 def _dual_arguments(op, args) -> list:

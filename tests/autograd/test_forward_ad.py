@@ -111,3 +111,16 @@ def test_no_level_and_unsupported_ops():
         dual = fw.make_dual(scriptc.ones(3), scriptc.ones(3))
         with pytest.raises(NotImplementedError, match="Trying to use forward AD with cdist that does not support it"):
             scriptc.cdist(dual[None], scriptc.ones(1, 3))
+
+
+def test_a_random_op_gets_the_tangent_of_its_own_draws():
+    fw = scriptc.autograd.forward_ad
+    scriptc.manual_seed(3)
+    with fw.dual_level():
+        dual = fw.make_dual(scriptc.ones(64), scriptc.full((64,), 3.0))
+        primal, tangent = fw.unpack_dual(scriptc.nn.functional.dropout(dual, 0.5))
+        after = scriptc.rand(2)
+    np.testing.assert_array_equal(tangent.numpy(), 3 * primal.numpy())
+    scriptc.manual_seed(3)
+    np.testing.assert_array_equal(scriptc.nn.functional.dropout(scriptc.ones(64), 0.5).numpy(), primal.numpy())
+    np.testing.assert_array_equal(scriptc.rand(2).numpy(), after.numpy())  # the stream is drawn from once
