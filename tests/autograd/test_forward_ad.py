@@ -124,3 +124,12 @@ def test_a_random_op_gets_the_tangent_of_its_own_draws():
     scriptc.manual_seed(3)
     np.testing.assert_array_equal(scriptc.nn.functional.dropout(scriptc.ones(64), 0.5).numpy(), primal.numpy())
     np.testing.assert_array_equal(scriptc.rand(2).numpy(), after.numpy())  # the stream is drawn from once
+
+
+def test_a_dual_tensor_prints_its_tangent_like_torch():
+    texts = []
+    for T in (torch, scriptc):
+        with T.autograd.forward_ad.dual_level():
+            dual = T.autograd.forward_ad.make_dual(T.tensor([1.0, 2.0]), T.tensor([3.0, 4.0]))
+            texts.append((repr(dual), repr(dual * 2)))
+    assert texts[1] == texts[0]
