@@ -11,7 +11,7 @@ from scriptc.fx.interpreter import Interpreter, Transformer
 from scriptc.fx.node import Node, has_side_effect, map_arg
 from scriptc.fx.proxy import Proxy, TraceError
 from scriptc.fx.subgraph_rewriter import replace_pattern
-from scriptc.fx.tracer import PH, Tracer, is_fx_tracing, symbolic_trace, wrap
+from scriptc.fx._symbolic_trace import PH, Tracer, is_fx_tracing, symbolic_trace, wrap
 
 __all__ = ["symbolic_trace", "Tracer", "Graph", "GraphModule", "Node", "Proxy", "Interpreter", "Transformer",
            "wrap", "replace_pattern", "has_side_effect", "map_arg", "PH", "PythonCode", "TraceError",

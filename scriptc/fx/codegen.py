@@ -192,7 +192,7 @@ def python_code(nodes: list[Node], root_module: str, namespace: Namespace, verbo
         body.append("# No stacktrace found for following nodes\n")
     for node in nodes:
         if node.op == "placeholder":
-            annotation = f": {emitter.add_global(node.type.__name__, node.type)}" \
+            annotation = f" : {emitter.add_global(node.type.__name__, node.type)}" \
                 if isinstance(node.type, type) else ""
             default = f" = {emitter.repr_arg(node.args[0])}" if node.args else ""
             free_vars.append(f"{node.target}{annotation}{default}")
@@ -212,7 +212,7 @@ def python_code(nodes: list[Node], root_module: str, namespace: Namespace, verbo
         free_vars.insert(0, "self")
     wrap_statements = ""
     if emitter.wrapped:
-        from scriptc.fx.tracer import wrap
+        from scriptc.fx._symbolic_trace import wrap
         wrap_name = emitter.add_global("wrap", wrap)
         wrap_statements = "\n".join(f'{wrap_name}("{name}")' for name in emitter.wrapped)
     code = "".join(body).lstrip("\n")

@@ -8,9 +8,9 @@ from typing import Any, Iterator
 
 from scriptc.fx.graph import Graph
 from scriptc.fx.graph_module import GraphModule
-from scriptc.fx.node import Node, map_aggregate, map_arg
+from scriptc.fx.node import Node, map_aggregate
 from scriptc.fx.proxy import Proxy
-from scriptc.fx.tracer import Tracer
+from scriptc.fx._symbolic_trace import Tracer
 
 __all__ = ["Interpreter", "Transformer"]
 
@@ -112,13 +112,23 @@ class Interpreter:
         return self.map_nodes_to_values(n.args, n), self.map_nodes_to_values(n.kwargs, n)
 
     def map_nodes_to_values(self, args, n: Node):
-        """args with each Node replaced by its computed value."""
-        def load(arg: Node):
-            if arg not in self.env:
-                raise RuntimeError(f"Node {n} referenced nonexistent value {arg}! Run Graph.lint() to diagnose "
+        """args with each Node replaced by its computed value (lists and dicts as plain, mutable ones,
+        since the values go to functions)."""
+        if isinstance(args, Node):
+            if args not in self.env:
+                raise RuntimeError(f"Node {n} referenced nonexistent value {args}! Run Graph.lint() to diagnose "
                                    "such issues")
-            return self.env[arg]
-        return map_arg(args, load)
+            return self.env[args]
+        if isinstance(args, tuple):
+            items = [self.map_nodes_to_values(a, n) for a in args]
+            return type(args)(*items) if hasattr(args, "_fields") else tuple(items)
+        if isinstance(args, list):
+            return [self.map_nodes_to_values(a, n) for a in args]
+        if isinstance(args, dict):
+            return {k: self.map_nodes_to_values(v, n) for k, v in args.items()}
+        if isinstance(args, slice):
+            return slice(*(self.map_nodes_to_values(a, n) for a in (args.start, args.stop, args.step)))
+        return args
 
 
 class _TransformerTracer(Tracer):

@@ -19,7 +19,7 @@ class Match(NamedTuple):
 
 
 def _graph_of(pattern: Callable | GraphModule | Graph) -> Graph:
-    from scriptc.fx.tracer import symbolic_trace
+    from scriptc.fx._symbolic_trace import symbolic_trace
     if isinstance(pattern, Graph):
         return pattern
     if isinstance(pattern, GraphModule):

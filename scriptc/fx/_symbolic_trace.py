@@ -306,7 +306,9 @@ class Tracer(TracerBase):
                 if isinstance(x, PHBase):
                     return out
                 if type(x) in (bool, int, float, str, complex):
-                    scriptc._assert(out == x, f"{name} has been specialized to have value {x} but got another value")
+                    self.create_proxy("call_function", scriptc._assert,
+                                      (out == x, f"{name} has been specialized to have value {x} but got another "
+                                                 "value"), {})
                 elif x is None:
                     self.create_proxy("call_function", _assert_is_none,
                                       (out, f"{name} has been specialized to have value None but got another "
