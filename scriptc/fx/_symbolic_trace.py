@@ -19,7 +19,6 @@ import sys
 import types
 from typing import Any, Callable
 
-from scriptc.fx.codegen import MAGIC_METHODS
 from scriptc.fx.graph import Graph
 from scriptc.fx.names import PUBLIC_NAMESPACES, public_functions, remember_public_names
 from scriptc.fx.node import has_side_effect, map_aggregate
@@ -90,24 +89,24 @@ def _recording(original: Callable, mark_wrapped: bool) -> Callable:
     return wrapped
 
 
-def _giving_way_to_proxies(original: Callable) -> Callable:
-    """A Tensor operator that returns NotImplemented for a Proxy operand, so the Proxy's reflected
-    operator records the operation."""
-    @functools.wraps(original)
-    def method(self, other):
-        return NotImplemented if isinstance(other, Proxy) else original(self, other)
-    return method
+# A Tensor operator meeting a Proxy records the Tensor method torch dispatches it to (`t + x` is t.add(x)).
+_TENSOR_OPERATOR_METHODS = {
+    "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__pow__": "pow",
+    "__mod__": "remainder", "__matmul__": "matmul", "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le",
+    "__gt__": "gt", "__ge__": "ge", "__floordiv__": "__floordiv__", "__and__": "__and__", "__or__": "__or__",
+    "__xor__": "__xor__", "__lshift__": "__lshift__", "__rshift__": "__rshift__", "__getitem__": "__getitem__",
+}
 
 
-def _indexing_with_proxies(original: Callable) -> Callable:
-    """Tensor.__getitem__ that records `tensor[index]` when the index holds a Proxy."""
+def _recording_tensor_operator(original: Callable, method: str) -> Callable:
+    """A Tensor operator that records `tensor.<method>(other)` when other holds a Proxy."""
     @functools.wraps(original)
-    def getitem(self, index):
-        proxy = _find_proxy(index)
+    def operator_method(self, other):
+        proxy = _find_proxy(other)
         if proxy is None:
-            return original(self, index)
-        return proxy.tracer.create_proxy("call_function", operator.getitem, (self, index), {})
-    return getitem
+            return original(self, other)
+        return proxy.tracer.create_proxy("call_method", method, (self, other), {})
+    return operator_method
 
 
 class _Patcher:
@@ -146,11 +145,8 @@ def _patch_torch_functions(patcher: _Patcher) -> None:
         namespace = vars(sys.modules[module_name])
         for name, fn in public_functions(module_name).items():
             patcher.patch(namespace, name, _recording(fn, mark_wrapped=False))
-    for method in MAGIC_METHODS:
-        for dunder in (f"__{method.strip('_')}__", f"__r{method.strip('_')}__"):
-            if dunder in vars(Tensor) and dunder != "__getitem__":
-                patcher.patch_method(Tensor, dunder, _giving_way_to_proxies(vars(Tensor)[dunder]))
-    patcher.patch_method(Tensor, "__getitem__", _indexing_with_proxies(Tensor.__getitem__))
+    for dunder, method in _TENSOR_OPERATOR_METHODS.items():
+        patcher.patch_method(Tensor, dunder, _recording_tensor_operator(getattr(Tensor, dunder), method))
 
 
 def _patch_wrapped_functions(patcher: _Patcher) -> None:

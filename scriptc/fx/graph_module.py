@@ -57,6 +57,21 @@ def _assign_attr(value: Any, to_module: Module, target: str) -> None:
         setattr(to_module, field, value)
 
 
+def _add_indent(text: str, spaces: int) -> str:
+    """Indent every non-blank line after the first (blank lines become empty), as torch's printing does."""
+    first, *rest = text.split("\n")
+    if not rest:
+        return text
+    return "\n".join([first] + [" " * spaces + line if line.strip() else "" for line in rest])
+
+
+def _readable(module: GraphModule, name: str) -> str:
+    code = module.graph.python_code(root_module="self", verbose=True).src.lstrip("\n")
+    children = [""] + [_readable(child, child_name) for child_name, child in module.named_children()
+                       if isinstance(child, GraphModule)]
+    return _add_indent(f"class {name}(torch.nn.Module):\n{code}", 4) + _add_indent("\n".join(children), 4)
+
+
 class GraphModule(Module):
     """A Module built from `root` (a Module or a dict of attribute paths to values) and a Graph: it copies
     the submodules, parameters and buffers the graph's get_attr/call_module nodes name, and its forward
@@ -121,10 +136,8 @@ class GraphModule(Module):
 
     def print_readable(self, print_output: bool = True, include_stride: bool = False,
                        include_device: bool = False, colored: bool = False) -> str:
-        """The module as a class with its forward, with a debug comment, printed and returned."""
-        verbose = self._graph.python_code(root_module="self", verbose=True).src
-        body = "\n".join("    " + line for line in verbose.strip("\n").rstrip().split("\n"))
-        text = f"class {type(self).__name__}(torch.nn.Module):\n{body}\n"
+        """The module as a class with its forward (and its GraphModule children's), printed and returned."""
+        text = _readable(self, type(self).__name__)
         if print_output:
             print(text)
         return text
