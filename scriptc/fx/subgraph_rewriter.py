@@ -13,7 +13,8 @@ __all__ = ["Match", "replace_pattern"]
 
 
 class Match(NamedTuple):
-    """One replaced occurrence: the graph node the match was found from, and pattern node -> graph node."""
+    """One replaced occurrence: the pattern's output node the match was anchored at, and pattern node ->
+    graph value (a placeholder may match a constant argument)."""
     anchor: Node
     nodes_map: dict[Node, Node]
 
@@ -62,6 +63,11 @@ class _Matcher:
             all(self._match_arg(p.kwargs[k], g.kwargs[k], nodes_map) for k in p.kwargs)
 
     def _match_arg(self, p, g, nodes_map: dict[Node, Node]) -> bool:
+        if isinstance(p, Node) and p.op == "placeholder" and not isinstance(g, Node):
+            if p in nodes_map:
+                return not isinstance(nodes_map[p], Node) and type(nodes_map[p]) is type(g) and nodes_map[p] == g
+            nodes_map[p] = g
+            return True
         if isinstance(p, Node):
             return isinstance(g, Node) and self._match_node(p, g, nodes_map)
         if isinstance(p, (list, tuple)):
@@ -87,12 +93,19 @@ def replace_pattern(gm: GraphModule, pattern: Callable | GraphModule, replacemen
         if taken.intersection(inner):
             continue
         taken.update(inner)
-        matches.append(Match(node, nodes_map))
+        matches.append(Match(matcher.anchor, nodes_map))
+    replaced: dict[Node, Node] = {}
     for match in matches:
+        # An earlier replacement may have removed a node this match reads: read its replacement instead.
+        for p, g in list(match.nodes_map.items()):
+            if isinstance(g, Node) and g in replaced:
+                match.nodes_map[p] = replaced[g]
+        anchor = match.nodes_map[matcher.anchor]
         inputs = [match.nodes_map[p] for p in matcher.placeholders]
-        with graph.inserting_before(match.anchor):
+        with graph.inserting_before(anchor):
             result = graph.graph_copy(replacement_graph, dict(zip(replacement_inputs, inputs)))
-        match.anchor.replace_all_uses_with(result)
+        anchor.replace_all_uses_with(result)
+        replaced[anchor] = result
         for p in reversed(list(pattern_graph.nodes)):
             g = match.nodes_map.get(p)
             if g is not None and p.op != "placeholder" and not g.users:
