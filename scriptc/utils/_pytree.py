@@ -178,8 +178,8 @@ def tree_flatten(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) 
 def tree_unflatten(leaves: Iterable[Any], treespec: TreeSpec) -> PyTree:
     """Rebuild a pytree from its leaves and the spec tree_flatten returned."""
     if not isinstance(treespec, TreeSpec):
-        raise TypeError(f"tree_unflatten(leaves, treespec): Expected `treespec` to be instance of TreeSpec but "
-                        f"got item of type {type(treespec)}.")
+        raise TypeError(f"Expected `treespec` to be an instance of PyTreeSpec but got item of type "
+                        f"{type(treespec)}.")
     return treespec.unflatten(leaves)
 
 
