@@ -1,28 +1,23 @@
 """torch.fx symbolic tracing: run a module's forward on Proxies and record what it does into a Graph.
 
-torch routes torch functions to Proxies through `__torch_function__`; scriptc has no such protocol, so
-while a trace runs the Tracer replaces the functions of the public torch namespaces (torch,
-torch.nn.functional, torch.special, torch.linalg, torch.fft) with wrappers that record a
-call_function node when an argument holds a Proxy and call the original otherwise, and a Tensor's
-binary operators give way (NotImplemented) to a Proxy operand. Everything is restored when the
-trace ends.
+While a trace runs, nn.Module.__call__ and __getattr__ are patched (leaf modules become call_module
+nodes, parameters get_attr nodes), fx.wrap()'d and autowrapped (math) functions record one
+call_function node, and torch functions record theirs (see torch_functions); all is restored after.
 """
 
 from __future__ import annotations
 
 import builtins
-import functools
 import inspect
 import math
 import operator
-import sys
 import types
 from typing import Any, Callable
 
 from scriptc.fx.graph import Graph
-from scriptc.fx.names import PUBLIC_NAMESPACES, public_functions, remember_public_names
-from scriptc.fx.node import has_side_effect, map_aggregate
+from scriptc.fx.node import has_side_effect
 from scriptc.fx.proxy import ParameterProxy, Proxy, TracerBase
+from scriptc.fx.torch_functions import Patcher, RecordingFunction, recording_torch_functions
 from scriptc.utils import _pytree as pytree
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase", "is_fx_tracing"]
@@ -64,95 +59,10 @@ def wrap(fn_or_name):
     return fn_or_name
 
 
-def _find_proxy(*values) -> Proxy | None:
-    found: list[Proxy] = []
-
-    def look(x):
-        if isinstance(x, Proxy) and not found:
-            found.append(x)
-        return x
-    map_aggregate(values, look)
-    return found[0] if found else None
-
-
-def _recording(original: Callable, mark_wrapped: bool) -> Callable:
-    """`original`, recording a call_function node instead of running when an argument is a Proxy."""
-    @functools.wraps(original)
-    def wrapped(*args, **kwargs):
-        proxy = _find_proxy(args, kwargs)
-        if proxy is None:
-            return original(*args, **kwargs)
-        result = proxy.tracer.create_proxy("call_function", original, args, kwargs)
-        if mark_wrapped:
-            result.node.meta["is_wrapped"] = True
-        return result
-    return wrapped
-
-
-# A Tensor operator meeting a Proxy records the Tensor method torch dispatches it to (`t + x` is t.add(x)).
-_TENSOR_OPERATOR_METHODS = {
-    "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__pow__": "pow",
-    "__mod__": "remainder", "__matmul__": "matmul", "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le",
-    "__gt__": "gt", "__ge__": "ge", "__floordiv__": "__floordiv__", "__and__": "__and__", "__or__": "__or__",
-    "__xor__": "__xor__", "__lshift__": "__lshift__", "__rshift__": "__rshift__", "__getitem__": "__getitem__",
-}
-
-
-def _recording_tensor_operator(original: Callable, method: str) -> Callable:
-    """A Tensor operator that records `tensor.<method>(other)` when other holds a Proxy."""
-    @functools.wraps(original)
-    def operator_method(self, other):
-        proxy = _find_proxy(other)
-        if proxy is None:
-            return original(self, other)
-        return proxy.tracer.create_proxy("call_method", method, (self, other), {})
-    return operator_method
-
-
-class _Patcher:
-    """Replaces dict entries and class attributes for the length of a trace, then restores them."""
-
-    _MISSING = object()
-
-    def __init__(self) -> None:
-        self._undo: list[tuple[dict | type, str, Any]] = []
-
-    def patch(self, frame_dict: dict, name: str, new_value) -> None:
-        self._undo.append((frame_dict, name, frame_dict.get(name, self._MISSING)))
-        frame_dict[name] = new_value
-
-    def patch_method(self, cls: type, name: str, new_value) -> None:
-        self._undo.append((cls, name, cls.__dict__.get(name, self._MISSING)))
-        setattr(cls, name, new_value)
-
-    def restore(self) -> None:
-        while self._undo:
-            target, name, old = self._undo.pop()
-            if isinstance(target, dict):
-                if old is self._MISSING:
-                    target.pop(name, None)
-                else:
-                    target[name] = old
-            elif old is self._MISSING:
-                delattr(target, name)
-            else:
-                setattr(target, name, old)
-
-
-def _patch_torch_functions(patcher: _Patcher) -> None:
-    from scriptc.tensors import Tensor
-    for _public, module_name in PUBLIC_NAMESPACES:
-        namespace = vars(sys.modules[module_name])
-        for name, fn in public_functions(module_name).items():
-            patcher.patch(namespace, name, _recording(fn, mark_wrapped=False))
-    for dunder, method in _TENSOR_OPERATOR_METHODS.items():
-        patcher.patch_method(Tensor, dunder, _recording_tensor_operator(getattr(Tensor, dunder), method))
-
-
-def _patch_wrapped_functions(patcher: _Patcher) -> None:
+def _patch_wrapped_functions(patcher: Patcher) -> None:
     for (_, name), frame_dict in list(_WRAPPED_FUNCTIONS.items()):
         original = frame_dict[name] if name in frame_dict else getattr(builtins, name)
-        patcher.patch(frame_dict, name, _recording(original, mark_wrapped=True))
+        patcher.patch(frame_dict, name, RecordingFunction(original, mark_wrapped=True))
 
 
 def _positional_code(fn: types.FunctionType, nargs: int) -> types.FunctionType:
@@ -346,31 +256,30 @@ class Tracer(TracerBase):
             self._autowrap(patcher, getattr(getattr(mod, "forward", mod), "__globals__", {}))
             return self.call_module(mod, forward, args, kwargs)
 
-        remember_public_names()
-        patcher = _Patcher()
+        patcher = Patcher()
         was_tracing, _TRACING[0] = _TRACING[0], True
         try:
-            patcher.patch_method(Module, "__getattr__", module_getattr)
-            patcher.patch_method(Module, "__call__", module_call)
-            _patch_torch_functions(patcher)
-            _patch_wrapped_functions(patcher)
-            self._autowrap(patcher, fn_globals)
-            for module in self._autowrap_search:
-                self._autowrap(patcher, vars(module))
-            result = fn(*args)
-            return_type = getattr(inspect.unwrap(fn), "__annotations__", {}).get("return")
-            self.create_node("output", "output", (self.create_arg(result),), {},
-                             type_expr=return_type if isinstance(return_type, type) else None)
+            with recording_torch_functions():
+                patcher.patch_method(Module, "__getattr__", module_getattr)
+                patcher.patch_method(Module, "__call__", module_call)
+                _patch_wrapped_functions(patcher)
+                self._autowrap(patcher, fn_globals)
+                for module in self._autowrap_search:
+                    self._autowrap(patcher, vars(module))
+                result = fn(*args)
+                return_type = getattr(inspect.unwrap(fn), "__annotations__", {}).get("return")
+                self.create_node("output", "output", (self.create_arg(result),), {},
+                                 type_expr=return_type if isinstance(return_type, type) else None)
         finally:
             patcher.restore()
             _TRACING[0] = was_tracing
             self.submodule_paths = None
         return self.graph
 
-    def _autowrap(self, patcher: _Patcher, frame_dict: dict) -> None:
+    def _autowrap(self, patcher: Patcher, frame_dict: dict) -> None:
         for name, value in list(frame_dict.items()):
             if not name.startswith("_") and callable(value) and id(value) in self._autowrap_function_ids:
-                patcher.patch(frame_dict, name, _recording(value, mark_wrapped=True))
+                patcher.patch(frame_dict, name, RecordingFunction(value, mark_wrapped=True))
 
     def _collect_tensor_attrs(self, module, prefix: list[str]) -> None:
         from scriptc.tensors import Tensor

@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterator
 
 from scriptc.fx.codegen import Namespace, PythonCode, format_target, python_code, snake_case
 from scriptc.fx.node import Node, map_arg
+from scriptc.fx.torch_functions import unwrap_recording
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -79,6 +80,7 @@ class Graph:
     def create_node(self, op: str, target, args: tuple | None = None, kwargs: dict | None = None,
                     name: str | None = None, type_expr: Any | None = None) -> Node:
         """A new node inserted at the current insert point (the end, unless inside inserting_before/after)."""
+        target = unwrap_recording(target)
         candidate = name if name is not None else _target_to_str(target)
         node = Node(self, self._namespace.create_name(candidate, None), op, target,
                     () if args is None else args, {} if kwargs is None else kwargs, type_expr)

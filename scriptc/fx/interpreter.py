@@ -10,6 +10,7 @@ from scriptc.fx.graph import Graph
 from scriptc.fx.graph_module import GraphModule
 from scriptc.fx.node import Node, map_aggregate
 from scriptc.fx.proxy import Proxy
+from scriptc.fx.torch_functions import recording_torch_functions
 from scriptc.fx._symbolic_trace import Tracer
 
 __all__ = ["Interpreter", "Transformer"]
@@ -167,7 +168,8 @@ class Transformer(Interpreter):
 
     def transform(self) -> GraphModule:
         """Run the graph on Proxies and return the GraphModule of what was recorded."""
-        result = self.run(enable_io_processing=False)
+        with recording_torch_functions():
+            result = self.run(enable_io_processing=False)
         if result is not None:
             self.new_graph.output(map_aggregate(result, lambda a: a.node if isinstance(a, Proxy) else a))
         return GraphModule(self.module, self.new_graph)

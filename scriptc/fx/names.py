@@ -74,10 +74,11 @@ def is_from_torch(fn) -> bool:
     if not path.startswith("torch."):
         return False
     import scriptc
+    from scriptc.fx.torch_functions import unwrap_recording
     value = scriptc
     for attribute in path.split(".")[1:]:
         value = getattr(value, attribute, None)
-    return value is fn
+    return unwrap_recording(value) is fn
 
 
 def pretty_target(target) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator
 from scriptc.fx.codegen import MAGIC_METHODS, REFLECTABLE_MAGIC_METHODS
 from scriptc.fx.graph import Graph
 from scriptc.fx.node import Node, map_arg
+from scriptc.fx.torch_functions import record_torch_functions_while_alive
 
 __all__ = ["Proxy", "Attribute", "ParameterProxy", "TraceError", "TracerBase", "GraphAppendingTracer"]
 
@@ -112,7 +113,11 @@ class Proxy:
     with torch.fx.wrap, or give it concrete_args."""
 
     def __init__(self, node: Node, tracer: TracerBase | None = None) -> None:
-        self.tracer = tracer if tracer is not None else GraphAppendingTracer(node.graph)
+        if tracer is None:
+            # A Proxy around a raw Node appends to that node's graph, whenever it is used.
+            tracer = GraphAppendingTracer(node.graph)
+            record_torch_functions_while_alive(tracer)
+        self.tracer = tracer
         self.node = node
 
     def __repr__(self) -> str:

@@ -152,3 +152,34 @@ def test_submodules_can_be_added_and_deleted():
     module.delete_all_unused_submodules()
     assert [name for name, _ in module.named_children()] == ["0", "1"]
     assert not module.delete_submodule("nothing.here")
+
+
+def test_proxies_around_raw_nodes_build_and_inline_code():
+    graph = fx.Graph()
+    x, y = fx.Proxy(graph.placeholder("x")), fx.Proxy(graph.placeholder("y"))
+    graph.output(scriptc.neg(scriptc.tanh(scriptc.cat([x, y]))).node)
+    module = fx.GraphModule(scriptc.nn.Module(), graph)
+    assert "cat = torch.cat([x, y]);  x = y = None\n    tanh = torch.tanh(cat)" in module.code
+    assert module(scriptc.zeros(1), scriptc.zeros(2)).tolist() == [0.0, 0.0, 0.0]
+
+    traced = fx.symbolic_trace(scriptc.nn.Sequential(scriptc.nn.ReLU()))
+    for node in list(traced.graph.nodes):
+        if node.op == "call_module":
+            with traced.graph.inserting_before(node):
+                inlined = traced.get_submodule(node.target)(*fx.node.map_arg(node.args, fx.Proxy))
+            node.replace_all_uses_with(inlined.node)
+            traced.graph.erase_node(node)
+    traced.recompile()
+    assert "torch.nn.functional.relu(input_1" in traced.code
+    assert traced(scriptc.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
+
+
+def test_torch_functions_record_only_while_a_raw_proxy_lives():
+    relu = scriptc.relu
+    graph = fx.Graph()
+    proxy = fx.Proxy(graph.placeholder("x"))
+    assert scriptc.relu == relu and scriptc.relu is not relu
+    result = scriptc.relu(proxy)
+    assert result.node.target is relu
+    del proxy, result
+    assert scriptc.relu is relu and scriptc.Tensor.__add__(scriptc.ones(1), 1).tolist() == [2.0]

@@ -55,7 +55,7 @@ def test_transformer_rewrites_calls_into_a_new_module():
     def program(torch):
         class ReluToSigmoid(torch.fx.Transformer):
             def call_function(self, target, args, kwargs):
-                if target is torch.relu:
+                if target == torch.relu:
                     target = torch.sigmoid
                 return super().call_function(target, args, kwargs)
 
@@ -115,3 +115,21 @@ def test_shape_prop_records_tensor_metadata():
     assert [tuple(m.shape) for m in meta["split"]] == [(5, 3), (5, 3)]
     assert meta["bias"] is None and meta["getattr_1"] is None
     assert next(n for n in module.graph.nodes if n.name == "getattr_1").meta["type"] is scriptc.Size
+
+
+def test_transformer_overrides_may_call_torch_functions_on_proxies():
+    class NegSigmoidSwap(fx.Transformer):
+        def call_function(self, target, args, kwargs):
+            if target == scriptc.sigmoid:
+                return scriptc.neg(*args, **kwargs)
+            return super().call_function(target, args, kwargs)
+
+        def call_method(self, target, args, kwargs):
+            if target == "neg":
+                receiver, *rest = args
+                return receiver.sigmoid(*rest, **kwargs)
+            return super().call_method(target, args, kwargs)
+    transformed = NegSigmoidSwap(fx.symbolic_trace(lambda x: scriptc.sigmoid(x).neg())).transform()
+    assert "neg = torch.neg(x);  x = None\n    sigmoid = neg.sigmoid()" in transformed.code
+    x = scriptc.randn(3)
+    np.testing.assert_allclose(transformed(x).numpy(), scriptc.sigmoid(-x).numpy(), rtol=1e-6)
