@@ -162,27 +162,17 @@ class Graph:
         self._len -= 1
         to_erase._update_args_kwargs((), {})
 
-    @contextlib.contextmanager
     def inserting_before(self, n: Node | None = None):
         """Within this block, new nodes go just before n (at the start of the graph when n is None)."""
-        if n is None:
-            with self.inserting_after(self._root):
-                yield
-            return
-        saved, self._insert = self._insert, n.prepend
-        try:
-            yield
-        finally:
-            self._insert = saved
+        return self._inserting(self._root.append if n is None else n.prepend)
 
-    @contextlib.contextmanager
     def inserting_after(self, n: Node | None = None):
         """Within this block, new nodes go just after n (at the end of the graph when n is None)."""
-        if n is None:
-            with self.inserting_before(self._root):
-                yield
-            return
-        saved, self._insert = self._insert, n.append
+        return self._inserting(self._root.prepend if n is None else n.append)
+
+    @contextlib.contextmanager
+    def _inserting(self, insert: Callable[[Node], None]):
+        saved, self._insert = self._insert, insert
         try:
             yield
         finally:
