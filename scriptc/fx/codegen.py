@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from scriptc.fx.names import is_from_torch, qualified_name
+from scriptc.fx.names import is_from_torch, qualified_name, type_name
 from scriptc.fx.node import Node
 
 REFLECTABLE_MAGIC_METHODS = {
@@ -112,6 +112,13 @@ class _Emitter:
         self.globals[name] = obj
         return name
 
+    def type_expression(self, t) -> str:
+        """A type annotation as generated code writes it (`torch.Tensor`, `int`, a global for others)."""
+        name = type_name(t)
+        if name.startswith("torch.") or name == getattr(t, "__qualname__", None):
+            return name
+        return self.add_global(name, t)
+
     def repr_arg(self, arg) -> str:
         import scriptc
         if isinstance(arg, Node):
@@ -192,8 +199,7 @@ def python_code(nodes: list[Node], root_module: str, namespace: Namespace, verbo
         body.append("# No stacktrace found for following nodes\n")
     for node in nodes:
         if node.op == "placeholder":
-            annotation = f" : {emitter.add_global(node.type.__name__, node.type)}" \
-                if isinstance(node.type, type) else ""
+            annotation = f" : {emitter.type_expression(node.type)}" if node.type is not None else ""
             default = f" = {emitter.repr_arg(node.args[0])}" if node.args else ""
             free_vars.append(f"{node.target}{annotation}{default}")
         line = emitter.statement(node, root_module)
@@ -208,6 +214,8 @@ def python_code(nodes: list[Node], root_module: str, namespace: Namespace, verbo
         body.append(line + (f";  {' = '.join([repr(n) for n in freed] + ['None'])}\n" if freed else "\n"))
     if not any(n.op != "placeholder" for n in nodes):
         body.append("pass\n")
+    output = next((n for n in reversed(nodes) if n.op == "output"), None)
+    returns = f" -> {emitter.type_expression(output.type)}" if output is not None and output.type is not None else ""
     if "self" not in free_vars[:1]:
         free_vars.insert(0, "self")
     wrap_statements = ""
@@ -217,4 +225,4 @@ def python_code(nodes: list[Node], root_module: str, namespace: Namespace, verbo
         wrap_statements = "\n".join(f'{wrap_name}("{name}")' for name in emitter.wrapped)
     code = "".join(body).lstrip("\n")
     code = "\n".join("    " + line for line in code.split("\n"))
-    return PythonCode(f"\n{wrap_statements}\n\ndef forward({', '.join(free_vars)}):\n{code}", emitter.globals)
+    return PythonCode(f"\n{wrap_statements}\n\ndef forward({', '.join(free_vars)}){returns}:\n{code}", emitter.globals)

@@ -92,3 +92,19 @@ def pretty_target(target) -> str:
     if name is not None and module == "_operator":
         return f"operator.{name}"
     return qualified_name(target)
+
+
+def type_name(t) -> str:
+    """How torch.fx names a type annotation: `int`, `torch.Tensor`, `torch.nn.Module`, `module.Class`."""
+    if not isinstance(t, type):
+        return repr(t)
+    if t.__module__ == "builtins":
+        return t.__qualname__
+    import scriptc
+    for public, module_name in (("torch", "scriptc"), ("torch.nn", "scriptc.nn")):
+        if getattr(sys.modules.get(module_name, scriptc), t.__name__, None) is t:
+            return f"{public}.{t.__name__}"
+    module = t.__module__
+    if module == "scriptc" or module.startswith("scriptc."):
+        module = "torch" + module[len("scriptc"):]
+    return f"{module}.{t.__qualname__}"

@@ -6,7 +6,7 @@ import operator
 from typing import Any, Callable
 
 from scriptc.fx.immutable_collections import immutable_dict, immutable_list
-from scriptc.fx.names import pretty_target
+from scriptc.fx.names import pretty_target, type_name
 
 __all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect"]
 
@@ -51,12 +51,6 @@ def format_arg(arg) -> str:
     if isinstance(arg, Node):
         return "%" + str(arg)
     return str(arg)
-
-
-def _type_repr(t) -> str:
-    if isinstance(t, type):
-        return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-    return repr(t)
 
 
 class Node:
@@ -212,7 +206,7 @@ class Node:
 
     def format_node(self) -> str:
         """This node as one line of a printed graph: `%relu : [num_users=1] = call_method[target=relu](...)`."""
-        typename = f"{_type_repr(self.type)} " if self.type is not None else ""
+        typename = f"{type_name(self.type)} " if self.type is not None else ""
         head = f"%{self.name} : {typename}[num_users={len(self.users)}] = {self.op}"
         if self.op == "placeholder":
             default = f"(default={self.args[0]})" if self.args else ""
