@@ -34,7 +34,8 @@ _RESERVED: dict[str, object] = {k: object() for k in keyword.kwlist}
 _RESERVED.update(builtins.__dict__)
 
 
-def _builtin_globals() -> dict[str, Any]:
+def builtin_globals() -> dict[str, Any]:
+    """The names every generated function may use without a global of its own (torch's custom builtins)."""
     import scriptc
     return {"inf": math.inf, "nan": math.nan, "NoneType": type(None), "torch": scriptc, "device": scriptc.device}
 
@@ -101,7 +102,7 @@ class _Emitter:
         self.namespace = namespace
         self.globals: dict[str, Any] = {}
         self.wrapped: dict[str, None] = {}
-        for name, value in _builtin_globals().items():
+        for name, value in builtin_globals().items():
             self.add_global(name, value)
 
     def add_global(self, name_hint: str, obj: Any) -> str:

@@ -7,6 +7,7 @@ import itertools
 import linecache
 from typing import Any
 
+from scriptc.fx.codegen import builtin_globals as _builtin_globals
 from scriptc.fx.graph import Graph, PythonCode
 from scriptc.nn import Module, Parameter
 from scriptc.tensors import Tensor
@@ -201,3 +202,24 @@ class GraphModule(Module):
 
     def __copy__(self) -> GraphModule:
         return GraphModule(self, self._graph, type(self).__name__)
+
+    def __reduce__(self):
+        # Pickled as its state and generated code; unpickling re-traces the code (torch does the same).
+        python_code = self._graph.python_code(root_module="self")
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
+        extra_globals = {name: value for name, value in python_code.globals.items() if name not in _builtin_globals()}
+        return (_rebuild_graph_module, (state, python_code.src, extra_globals, type(self).__name__))
+
+
+def _rebuild_graph_module(state: dict, src: str, extra_globals: dict, class_name: str) -> GraphModule:
+    from scriptc.fx._symbolic_trace import Tracer
+
+    class KeepModules(Tracer):
+        def is_leaf_module(self, m, module_qualified_name: str) -> bool:
+            return True
+    globals_ = {**_builtin_globals(), **extra_globals}
+    _exec_with_source(src, globals_)
+    code_only = type("CodeOnlyModule", (Module,), {"forward": globals_["forward"]})
+    holder = code_only.__new__(code_only)
+    holder.__dict__.update(state)
+    return GraphModule(holder, KeepModules().trace(holder), class_name)

@@ -183,3 +183,23 @@ def test_torch_functions_record_only_while_a_raw_proxy_lives():
     assert result.node.target is relu
     del proxy, result
     assert scriptc.relu is relu and scriptc.Tensor.__add__(scriptc.ones(1), 1).tolist() == [2.0]
+
+
+def test_graph_module_pickles_as_its_code_and_state():
+    import math
+    import pickle
+
+    class Model(scriptc.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = scriptc.nn.Linear(3, 2)
+            self.register_buffer("offset", scriptc.ones(2))
+
+        def forward(self, x):
+            return scriptc.relu(self.linear(x)) * math.sqrt(x.shape[-1]) + self.offset
+    module = fx.symbolic_trace(Model())
+    restored = pickle.loads(pickle.dumps(module))
+    x = scriptc.randn(4, 3)
+    assert type(restored).__name__ == "Model" and restored.code == module.code
+    assert (restored(x) - module(x)).abs().max().item() == 0.0
+    assert restored.linear.weight is not module.linear.weight
