@@ -22,6 +22,8 @@ PUBLIC_NAMESPACES = (
     ("torch.fft", "scriptc.fft"),
 )
 _PUBLIC_NAMES: dict[int, str] = {}
+# What the index was built from: each namespace's size and which lazily loaded modules were there.
+_INDEXED: list = [None]
 
 
 def _is_function(value) -> bool:
@@ -44,7 +46,14 @@ def public_functions(module_name: str) -> dict[str, Callable]:
 
 
 def remember_public_names() -> None:
-    """Index every function of the public namespaces by identity, the first namespace winning."""
+    """Index every function of the public namespaces by identity, the first namespace winning (again
+    only when a namespace grew since)."""
+    import scriptc
+    seen = (tuple(len(vars(importlib.import_module(m))) for _, m in PUBLIC_NAMESPACES),
+            tuple(m in sys.modules for m in scriptc._LAZY_NAMES))
+    if _INDEXED[0] == seen:
+        return
+    _INDEXED[0] = seen
     for public, module_name in PUBLIC_NAMESPACES:
         for name, fn in public_functions(module_name).items():
             _PUBLIC_NAMES.setdefault(id(fn), f"{public}.{name}")

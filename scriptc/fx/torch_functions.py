@@ -125,6 +125,15 @@ class Patcher:
 
 
 _STATE: dict[str, Any] = {"users": 0, "patcher": None}
+# id(torch function) -> (the function, its RecordingFunction): wrappers are built once per process.
+_WRAPPERS: dict[int, tuple[Callable, RecordingFunction]] = {}
+
+
+def _wrapper_of(fn: Callable) -> RecordingFunction:
+    cached = _WRAPPERS.get(id(fn))
+    if cached is None or cached[0] is not fn:
+        cached = _WRAPPERS[id(fn)] = (fn, RecordingFunction(fn, mark_wrapped=False))
+    return cached[1]
 
 
 def _install() -> None:
@@ -135,7 +144,7 @@ def _install() -> None:
         for _public, module_name in PUBLIC_NAMESPACES:
             namespace = vars(sys.modules[module_name])
             for name, fn in public_functions(module_name).items():
-                patcher.patch(namespace, name, RecordingFunction(fn, mark_wrapped=False))
+                patcher.patch(namespace, name, _wrapper_of(fn))
         for dunder, method in _TENSOR_OPERATOR_METHODS.items():
             patcher.patch_method(Tensor, dunder, _recording_tensor_operator(getattr(Tensor, dunder), method))
         _STATE["patcher"] = patcher
