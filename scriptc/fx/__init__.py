@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import scriptc
 from scriptc.fx import immutable_collections, passes, subgraph_rewriter  # noqa: F401  (torch.fx's submodules)
-from scriptc.fx._symbolic_trace import PH, Tracer, symbolic_trace, wrap
+from scriptc.fx._symbolic_trace import PH, Tracer, symbolic_trace, wrap  # noqa: F401  (PH: torch.fx.PH)
 from scriptc.fx.graph import Graph
 from scriptc.fx.graph_module import GraphModule
 from scriptc.fx.interpreter import Interpreter, Transformer

@@ -156,7 +156,7 @@ def test_patched_namespaces_are_restored_after_a_trace():
     with pytest.raises(fx.proxy.TraceError):
         fx.symbolic_trace(lambda x: scriptc.relu(x) if x else x)
     assert scriptc.relu is relu and scriptc.Tensor.__add__ is add
-    assert scriptc.nn.Module.__call__ is not None and not fx.is_fx_tracing()
+    assert scriptc.nn.Module.__call__ is not None and not fx._symbolic_trace.is_fx_tracing()
 
 
 def test_param_shapes_constant_reads_the_parameter_shape():
