@@ -165,10 +165,12 @@ class Tracer(TracerBase):
         for name, value in collection:
             if attr_val is value:
                 if name not in parameter_proxy_cache:
-                    factory = (lambda node: ParameterProxy(self, node, name, attr_val)) \
-                        if self.param_shapes_constant and isinstance(attr_val, Parameter) else None
-                    parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (), {},
-                                                                    proxy_factory_fn=factory)
+                    options = {}
+                    # A custom tracer's create_proxy may predate proxy_factory_fn: pass it only when taken.
+                    if "proxy_factory_fn" in inspect.signature(self.create_proxy).parameters:
+                        options["proxy_factory_fn"] = (lambda node: ParameterProxy(self, node, name, attr_val)) \
+                            if self.param_shapes_constant and isinstance(attr_val, Parameter) else None
+                    parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (), {}, **options)
                 return parameter_proxy_cache[name]
         return attr_val
 

@@ -188,3 +188,28 @@ def test_graph_module_scripts_traces_and_optimizes_like_the_module():
     image = scriptc.randn(2, 3, 5, 5)
     frozen = scriptc.jit.optimize_for_inference(scriptc.jit.trace(module, (image,)).eval())
     np.testing.assert_allclose(frozen(image)[0].numpy(), net(image)[0].detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_custom_create_proxy_and_call_module_see_every_operation():
+    class ModulePathTracer(fx.Tracer):
+        current = ""
+
+        def __init__(self):
+            super().__init__()
+            self.origin = {}
+
+        def call_module(self, m, forward, args, kwargs):
+            saved, self.current = self.current, self.path_of_module(m)
+            try:
+                return super().call_module(m, forward, args, kwargs)
+            finally:
+                self.current = saved
+
+        def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None):
+            proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr)
+            self.origin[proxy.node.name] = self.current
+            return proxy
+    tracer = ModulePathTracer()
+    tracer.trace(make_net(scriptc)())
+    assert tracer.origin["block_conv"] == "block.conv" and tracer.origin["add"] == "block"
+    assert tracer.origin["scale"] == "" and tracer.origin["head_1"] == "head.1"
