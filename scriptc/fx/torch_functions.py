@@ -74,6 +74,8 @@ def unwrap_recording(target):
     return target.__wrapped__ if isinstance(target, RecordingFunction) else target
 
 
+# torch functions that never dispatch to a Proxy: they answer for it (torch.is_tensor(proxy) is False).
+_PLAIN_PYTHON_FUNCTIONS = {"is_tensor", "is_storage"}
 # A Tensor operator meeting a Proxy records the Tensor method torch dispatches it to (`t + x` is t.add(x)).
 _TENSOR_OPERATOR_METHODS = {
     "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__pow__": "pow",
@@ -144,7 +146,8 @@ def _install() -> None:
         for _public, module_name in PUBLIC_NAMESPACES:
             namespace = vars(sys.modules[module_name])
             for name, fn in public_functions(module_name).items():
-                patcher.patch(namespace, name, _wrapper_of(fn))
+                if name not in _PLAIN_PYTHON_FUNCTIONS:
+                    patcher.patch(namespace, name, _wrapper_of(fn))
         for dunder, method in _TENSOR_OPERATOR_METHODS.items():
             patcher.patch_method(Tensor, dunder, _recording_tensor_operator(getattr(Tensor, dunder), method))
         _STATE["patcher"] = patcher

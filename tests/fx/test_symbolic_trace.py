@@ -213,3 +213,9 @@ def test_custom_create_proxy_and_call_module_see_every_operation():
     tracer.trace(make_net(scriptc)())
     assert tracer.origin["block_conv"] == "block.conv" and tracer.origin["add"] == "block"
     assert tracer.origin["scale"] == "" and tracer.origin["head_1"] == "head.1"
+
+
+def test_is_tensor_answers_for_a_proxy_instead_of_recording():
+    def f(x):
+        return x * 2 if scriptc.is_tensor(x) else x + 1
+    assert "add = x + 1" in fx.symbolic_trace(f).code
