@@ -229,7 +229,7 @@ class Tracer(TracerBase):
             default = () if parameter.default is inspect.Parameter.empty else (parameter.default,)
         annotation = getattr(inspect.unwrap(fn), "__annotations__", {}).get(name.lstrip("*"))
         return self.create_proxy("placeholder", name, default, {},
-                                 type_expr=annotation if isinstance(annotation, type) else None)
+                                 type_expr=None if isinstance(annotation, str) else annotation)
 
     def trace(self, root, concrete_args: dict | tuple | None = None) -> Graph:
         """The Graph of root.forward (root an nn.Module) or of root itself (a function)."""
@@ -271,7 +271,7 @@ class Tracer(TracerBase):
                 result = fn(*args)
                 return_type = getattr(inspect.unwrap(fn), "__annotations__", {}).get("return")
                 self.create_node("output", "output", (self.create_arg(result),), {},
-                                 type_expr=return_type if isinstance(return_type, type) else None)
+                                 type_expr=None if isinstance(return_type, str) else return_type)
         finally:
             patcher.restore()
             _TRACING[0] = was_tracing

@@ -6,6 +6,8 @@ import builtins
 import keyword
 import math
 import re
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +28,9 @@ INPLACE_METHODS = {
     "imul": "{} *= {}", "imatmul": "{} @= {}", "ior": "{} |= {}", "ipow": "{} **= {}", "irshift": "{} >>= {}",
     "isub": "{} -= {}", "itruediv": "{} /= {}", "ixor": "{} ^= {}", "setitem": "{}[{}] = {}",
 }
+# A generic's origin as torch.fx names it: list[int] and List[int] both print as typing_List[int].
+_TYPING_ORIGINS = {list: typing.List, dict: typing.Dict, set: typing.Set, frozenset: typing.FrozenSet,
+                   tuple: typing.Tuple}
 _NAME = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")
 _ILLEGAL_CHARACTERS = re.compile("[^0-9a-zA-Z_]+")
 _SNAKE = re.compile(r"(?<=[a-z])([A-Z])")
@@ -114,7 +119,18 @@ class _Emitter:
         return name
 
     def type_expression(self, t) -> str:
-        """A type annotation as generated code writes it (`torch.Tensor`, `int`, a global for others)."""
+        """A type annotation as generated code writes it: `torch.Tensor`, `int`,
+        `typing_Tuple[torch.Tensor,int]`, `torch.Tensor|NoneType`, a global for other classes."""
+        if t == ():
+            return "()"
+        if isinstance(t, types.UnionType):
+            return "|".join(self.type_expression(arg) for arg in t.__args__)
+        origin = getattr(t, "__origin__", None)
+        if origin is not None:
+            origin = _TYPING_ORIGINS.get(origin, origin)
+            name = self.add_global(type_name(origin) if isinstance(origin, type) else repr(origin), origin)
+            arguments = getattr(t, "__args__", ())
+            return f"{name}[{','.join(self.type_expression(a) for a in arguments)}]" if arguments else name
         name = type_name(t)
         if name.startswith("torch.") or name == getattr(t, "__qualname__", None):
             return name

@@ -8,7 +8,6 @@ import inspect
 from typing import Any, Callable, Iterator
 
 from scriptc.fx.codegen import Namespace, PythonCode, format_target, python_code, snake_case
-from scriptc.fx.names import type_name
 from scriptc.fx.node import Node, map_arg
 from scriptc.fx.torch_functions import unwrap_recording
 
@@ -227,9 +226,7 @@ class Graph:
 
     # --- printing and code generation -----------------------------------------------------
     def __str__(self) -> str:
-        output = next((n for n in reversed(self.nodes) if n.op == "output"), None)
-        returns = f" -> {type_name(output.type)}" if output is not None and output.type is not None else ""
-        lines = [f"graph(){returns}:"] + ["    " + node.format_node() for node in self.nodes]
+        lines = ["graph():"] + ["    " + node.format_node() for node in self.nodes]
         return "\n".join(lines)
 
     def print_tabular(self) -> None:

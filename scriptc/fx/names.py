@@ -106,7 +106,12 @@ def pretty_target(target) -> str:
 def type_name(t) -> str:
     """How torch.fx names a type annotation: `int`, `torch.Tensor`, `torch.nn.Module`, `module.Class`."""
     if not isinstance(t, type):
-        return repr(t)
+        text = repr(t)
+        for argument in getattr(t, "__args__", ()):
+            if isinstance(argument, type) or hasattr(argument, "__args__"):
+                raw = f"{argument.__module__}.{argument.__qualname__}" if isinstance(argument, type) else repr(argument)
+                text = text.replace(raw, type_name(argument))
+        return text
     if t.__module__ == "builtins":
         return t.__qualname__
     import scriptc

@@ -219,3 +219,21 @@ def test_is_tensor_answers_for_a_proxy_instead_of_recording():
     def f(x):
         return x * 2 if scriptc.is_tensor(x) else x + 1
     assert "add = x + 1" in fx.symbolic_trace(f).code
+
+
+def test_typing_annotations_print_as_torch_prints_them():
+    torch = pytest.importorskip("torch")
+    from typing import List, Optional, Tuple
+
+    def program(torch):
+        class Annotated(torch.nn.Module):
+            def forward(self, x, y=None, sizes=[1]):
+                return x, x + x
+        # This file's annotations are strings (postponed evaluation): give forward real ones.
+        Annotated.forward.__annotations__ = {"x": torch.Tensor, "y": Optional[torch.Tensor], "sizes": List[int],
+                                             "return": Tuple[torch.Tensor, torch.Tensor]}
+        return Annotated()
+    ours, theirs = fx.symbolic_trace(program(scriptc)), torch.fx.symbolic_trace(program(torch))
+    assert ours.code == theirs.code and str(ours.graph) == str(theirs.graph)
+    assert "-> typing_Tuple[torch.Tensor,torch.Tensor]:" in ours.code
+    assert scriptc.jit.script(ours)(scriptc.ones(1))[1].tolist() == [2.0]
