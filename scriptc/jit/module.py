@@ -8,12 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from scriptc.errors import SignatureError
 from scriptc.ir.graph import Graph
 from scriptc.nn.module import Module
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.objects import ScriptObject
 from scriptc.runtime.plan import Plan
+from scriptc.runtime.signature import Signature
 from scriptc.tensors import Tensor, wrap
 
 from .arguments import convert_arguments, python_value
@@ -438,13 +440,30 @@ class OptimizedModule:
         if kwargs or len(args) != self._positional:
             args = bind_arguments(self.signature, args, kwargs)
         args = [a._data if type(a) is Tensor else to_runtime(a) for a in args]
+        inputs = args
         if self.needs_self:
             args = [self.source._module_value()] + args
-        outputs = self._runner.run(args)
+        try:
+            outputs = self._runner.run(args)
+        except Exception as failure:
+            self._name_the_misfit_input(inputs, failure)
+            raise
         if len(outputs) != 1:
             return tuple(from_runtime(o) for o in outputs)
         output = outputs[0]
         return wrap(output) if type(output) is np.ndarray else from_runtime(output)
+
+    def _name_the_misfit_input(self, inputs: list, failure: Exception) -> None:
+        """A call that failed inside the graph with an input its types do not take (a dim a trace
+        fixed, read as a constant by the optimized graph) raises the SignatureError runtime.load's
+        models raise for it, from the failure; checked only once a call has failed, so calls that
+        run pay nothing for it."""
+        graph = self.generic_graph
+        signature = Signature.of_graph("forward", graph, len(graph.inputs) - len(inputs))
+        try:
+            signature.bind(tuple(inputs))
+        except SignatureError as misfit:
+            raise misfit from failure
 
     def __repr__(self) -> str:
         return f"OptimizedModule({len(self.graph)} nodes)"
