@@ -315,8 +315,11 @@ class Tracer:
             flat = [x for key, item in zip(out, items) for x in (self.constant(key), item)]
             return self._emit("prim::DictConstruct", flat, [DictType(ScalarStr, elem)]).output
         if isinstance(out, (bool, int, float)) or out is None:
-            return self.constant(out)
-        raise TypeError(f"jit.trace: cannot trace an output of type {type(out).__name__}")
+            # torch's tracer refuses them too: a constant output would not follow the inputs
+            raise RuntimeError("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output "
+                               "from traced functions")
+        raise RuntimeError(f"Tracer cannot infer type of {out!r}\n:Only tensors and (possibly nested) tuples of "
+                           "tensors, lists, or dicts are supported as inputs or outputs of traced functions")
 
 
 def _frame_file(loc: SourceLocation) -> str:

@@ -135,8 +135,17 @@ def test_source_locations_point_at_user_code():
 def test_bad_example_inputs_are_typed_errors():
     with pytest.raises(TypeError, match="example inputs must be Tensors"):
         torch.jit.trace(lambda x: x, (3,))
-    with pytest.raises(TypeError, match="cannot trace an output"):
+    with pytest.raises(RuntimeError, match="Tracer cannot infer type of"):
         torch.jit.trace(lambda x: object(), torch.ones(1))
+
+
+@pytest.mark.parametrize("constant", [None, 3, 2.5, True])
+def test_non_tensor_outputs_are_refused_as_torch_refuses_them(constant):
+    # nanoGPT's forward returns (logits, None) without targets: torch.jit.trace raises, and so do we
+    with pytest.raises(RuntimeError, match="Only tensors, lists, tuples of tensors, or dictionary of tensors"):
+        torch.jit.trace(lambda x: (x * 2, constant), torch.ones(2))
+    with pytest.raises(RuntimeError, match="Only tensors, lists, tuples of tensors, or dictionary of tensors"):
+        torch.jit.trace(lambda x: constant, torch.ones(2))
 
 
 class _StatefulLSTM(torch.nn.Module):
