@@ -213,3 +213,23 @@ def test_repr_matches_pytorch_format():
 def test_typed_errors(action, error, message):
     with pytest.raises(error, match=message):
         action()
+
+
+def test_tensors_take_attributes_of_their_own_as_torch_does():
+    import copy
+    import pickle
+    references = [real_torch] if real_torch is not None else []
+    for T in [torch] + references:
+        t = T.zeros(3)
+        t.require_grad = False  # BERT-pytorch's typo for requires_grad: torch keeps it as an attribute
+        t.tag = {"k": [1]}
+        p = T.nn.Parameter(T.ones(2))
+        p.sharded = True
+        assert t.__dict__ == {"require_grad": False, "tag": {"k": [1]}} and not t.requires_grad
+        clone = copy.deepcopy(t)
+        assert clone.tag == t.tag and clone.tag is not t.tag
+        assert pickle.loads(pickle.dumps(t)).tag == t.tag
+        assert pickle.loads(pickle.dumps(p)).sharded and copy.deepcopy(p).__dict__ == {}  # (as torch)
+        assert t.view(3).__dict__ == {} and t.detach().__dict__ == {}
+        with pytest.raises(AttributeError, match="object has no attribute 'nothing_here'"):
+            assert t.nothing_here is None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import collections
 import gc
 import json
 import struct
@@ -336,3 +337,18 @@ def test_priming_skips_loops_and_survives_a_model_that_rejects_zeros(tmp_path):
     np.testing.assert_array_equal(rejects(np.full((2, 3), -1.0, np.float32)), np.ones((2, 3), np.float32))
     with pytest.raises(Exception, match="all zeros"):
         rejects(np.zeros((2, 3), np.float32))
+
+
+@pytest.mark.parametrize("how", ["trace", "script"])
+def test_submodule_names_that_are_no_identifiers_round_trip(how, tmp_path):
+    # torchvision's RegNet names its blocks "block1-0"; CLIP's ResNet has a Sequential entry "-1"
+    inner = torch.nn.Sequential(collections.OrderedDict([("-1", torch.nn.AvgPool2d(2)),
+                                                         ("0", torch.nn.Conv2d(3, 4, 1))]))
+    model = torch.nn.Sequential(collections.OrderedDict([("block1-0", inner), ("head (x)", torch.nn.ReLU())])).eval()
+    x = torch.randn(2, 3, 8, 8)
+    compiled = torch.jit.trace(model, x) if how == "trace" else torch.jit.script(model)
+    path = tmp_path / "model.sc"
+    compiled.save(path)
+    expected = model(x).detach().numpy()
+    np.testing.assert_allclose(torch.jit.load(path)(x).detach().numpy(), expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(runtime_load(path)(x.numpy())), expected, rtol=1e-6, atol=1e-6)
