@@ -1,6 +1,6 @@
 """Convolution outputs written straight into the padded planes their one reader would copy them into.
 
-A stride-1 convolution's tap products (convolution_lowering._tap_products) first copy their input
+A stride-1 convolution's tap products (tap_products.tap_products) first copy their input
 into its phase: planes of HQ = H + 2 * PH rows of WQ = W + PW, the values from row PH, column PW
 on, zeros around them (each row's PW leading zeros are also the row before's right padding). Where
 that input is the output of another stride-1 convolution of the same size, whose own products run
@@ -65,7 +65,7 @@ class Layout:
 
 @dataclass
 class PhaseLayout:
-    """A stride-2 reader's phases of `channels` planes H x W padded by (PH, PW) (convolution_lowering.
+    """A stride-2 reader's phases of `channels` planes H x W padded by (PH, PW) (tap_products.
     tap_plan): per channel its four phases of HQ x WQ one after another, phase (i, j) holding the
     padded planes' rows i, i + 2, ... and columns j, j + 2, ...; images `image_elements` apart, the
     last channel's phases followed by `slack` zeros (what a tap's view reads past them). A producer

@@ -12,7 +12,7 @@ import scriptc as torch
 from scriptc.native import blocked_depthwise, blocked_pool
 from scriptc.native.geometry import conv_geometry, pool_geometry
 from scriptc.ops import linalg
-from scriptc.runtime import convolution_lowering
+from scriptc.runtime import convolution_lowering, tap_products
 from scriptc.runtime.executor import Executor
 from scriptc.runtime.interpreter import Interpreter
 from scriptc.runtime.segments import SegmentStep
@@ -36,7 +36,7 @@ def _image_columns(x, geometry, kernel):
     gathered with tap_plan's offsets from the padded image's phases made in numpy."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     n, c, h, w = x.shape
-    hq, wq, offsets = convolution_lowering.tap_plan((c, h, w), (1, c, *kernel), geometry)
+    hq, wq, offsets = tap_products.tap_plan((c, h, w), (1, c, *kernel), geometry)
     padded = np.zeros((n, c, hq * sh, wq * sw), x.dtype)
     padded[:, :, ph:ph + h, pw:pw + w] = x
     phases = padded.reshape(n, c, hq, sh, wq, sw).transpose(0, 1, 3, 5, 2, 4).reshape(n, -1)
@@ -74,8 +74,8 @@ def _executors(model, example):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", TAP_CASES)
 def test_tap_products_equal_the_interpreter(case, dtype, monkeypatch):
-    monkeypatch.setattr(convolution_lowering, "TAP_MIN_POSITIONS", 0)
-    monkeypatch.setattr(convolution_lowering, "TAP_WIDTH_RATIO", (100, 1))  # every convolution by taps
+    monkeypatch.setattr(tap_products, "TAP_MIN_POSITIONS", 0)
+    monkeypatch.setattr(tap_products, "TAP_WIDTH_RATIO", (100, 1))  # every convolution by taps
     (c, image), (o, kernel), stride, padding, dilation = case
     torch.manual_seed(3)
     model = _Conv(c, o, kernel, stride, padding, dilation)
@@ -122,7 +122,7 @@ def test_narrow_products_equal_the_interpreter(image, bias, dtype, side_by_side,
 def test_stride_2_columns_equal_the_interpreter(way, dtype, monkeypatch):
     """Strided convolutions whose columns strided_columns.py copies (rows of 10 outputs in float32's
     vectors, of 5 in float64's; the other layer's by im2col.py), banded or images side by side."""
-    monkeypatch.setattr(convolution_lowering, "TAP_MIN_POSITIONS", 1 << 30)
+    monkeypatch.setattr(tap_products, "TAP_MIN_POSITIONS", 1 << 30)
     if way == "side by side":
         monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
     torch.manual_seed(10)
@@ -282,7 +282,7 @@ def test_a_relu6_after_a_convolution_is_applied_by_its_products(way, monkeypatch
     """ReLU6 as the GEMM's epilogue (gemm.py's floor and ceiling) in each way a convolution's
     products run: tap products, banded im2col columns, images side by side."""
     if way == "bands":
-        monkeypatch.setattr(convolution_lowering, "TAP_MIN_POSITIONS", 1 << 30)
+        monkeypatch.setattr(tap_products, "TAP_MIN_POSITIONS", 1 << 30)
     if way == "side by side":
         monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
     torch.manual_seed(8)
@@ -327,7 +327,7 @@ def test_a_leaky_relu_after_a_convolution_is_applied_by_its_products(way, image,
     depthwise loops and col2im: equal to the interpreter at batch sizes the program was not traced
     with, NaN and -0 included, for slopes below 0, in (0, 1) and past 1."""
     if way == "bands":
-        monkeypatch.setattr(convolution_lowering, "TAP_MIN_POSITIONS", 1 << 30)
+        monkeypatch.setattr(tap_products, "TAP_MIN_POSITIONS", 1 << 30)
     if way == "side by side":
         monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
     torch.manual_seed(11)

@@ -113,7 +113,7 @@ def test_an_output_read_elsewhere_keeps_its_own_buffer(returned, monkeypatch):
 def test_planes_a_reader_cannot_read_in_place_are_copied(monkeypatch):
     """Where the reader's lowering finds the planes are not its phase after all, it multiplies a
     contiguous copy of their values."""
-    monkeypatch.setattr(convolution_lowering, "_reads_in_place", lambda *args: False)
+    monkeypatch.setattr(convolution_lowering, "reads_in_place", lambda *args: False)
     assert _run(_Chain(3, [(8, 3, 1, 1), (6, 3, 1, 1)]), (12, 12), np.float32, monkeypatch) == (1, 1)
 
 
@@ -143,7 +143,7 @@ def test_phases_written_by_the_producer_give_the_bits_of_the_copied_phases(dtype
 def test_phases_a_reader_cannot_multiply_in_place_are_not_read_as_a_tensor(monkeypatch):
     """Phases are no strided view of the output: where the reader's lowering finds it cannot multiply
     them in place, the program is not built so (the results still the interpreter's)."""
-    monkeypatch.setattr(convolution_lowering, "_reads_in_place", lambda *args: False)
+    monkeypatch.setattr(convolution_lowering, "reads_in_place", lambda *args: False)
     model = _Chain(3, [(8, 3, 1, 1), (6, 3, 1, 2)]).eval()
     example = torch.from_numpy(np.ones((2, 3, 16, 16), np.float32))
     graph = torch.jit.optimize_for_inference(torch.jit.trace(model, example), jit=False).graph
