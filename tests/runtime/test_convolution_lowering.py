@@ -153,6 +153,14 @@ def test_images_side_by_side_fill_whole_panels_of_the_gemm():
     assert convolution_lowering._products((16, 128, 16, 16), np.float32, weight, geometry, 1)[1:3] == (True, 2)
 
 
+@pytest.mark.parametrize("columns, itemsize, stride", [(128, 4, 144), (48, 4, 48), (98, 4, 112), (16, 4, 16),
+                                                     (48, 8, 56), (1, 8, 8), (32, 4, 48)])
+def test_side_by_side_rows_are_an_odd_number_of_cache_lines_apart(columns, itemsize, stride):
+    """DCGAN D's conv3 (two images of 64 positions: 128 columns, 8 lines) gets rows of 144, 9 lines."""
+    assert convolution_lowering.row_stride(columns, itemsize) == stride
+    assert stride >= columns and stride * itemsize % 64 == 0 and stride * itemsize // 64 % 2 == 1
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_groups_of_whole_panels_equal_the_interpreter(dtype, monkeypatch):
     """Planes of 16 positions 3 images a group at one thread (of the 4 GROUP_BYTES holds), 4 at two:
