@@ -145,7 +145,7 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
         x = dense(builder, args[0])
     if isinstance(into, PaddedPlanes) and into.phases is not None:  # (from its own input's phases: not planes)
         into.layout = into.phases if source is None and \
-            writes_phases(into.phases, x.dtype.name, (h, w), weight.shape, geometry, plan) else None
+            writes_phases(into.phases, x.dtype.name, weight.shape, geometry, plan) else None
         into = into if into.layout is not None else None
     elif isinstance(into, PaddedPlanes):
         into.layout = padded_output(o, (h, w), geometry, plan) if (ph, pw) == into.reader_padding else None

@@ -15,11 +15,12 @@ the padded planes' rows i, i + 2, ... and columns j, j + 2, ...). A same-size st
 even image writes those (PhaseLayout): it splits its own input into stride-2 phases and multiplies
 each phase of its output (its rows a, a + 2, ... and columns b, b + 2, ...) by one GEMM of its taps'
 views of them, whose rows are the reader's phase rows (the small CNN's conv1 -> conv2: 0.90x the
-model's time, A/B in one process). A stride-2 producer does the same from its input's stride-4
-phases (DCGAN D's conv1 -> conv2). A producer that reads its own input in place (planes another
+model's time, A/B in one process). A producer that reads its own input in place (planes another
 producer wrote) has no phases of its own to take views of: it writes its output as always, and its
 reader copies it. Inside a depth-first chain (depth_first.py) those phases are an image's scratch,
-read back from L2.
+read back from L2. (A stride-2 producer could write them too, from its input's stride-4 phases: for
+DCGAN D's conv1 -> conv2 its four products, their 48 taps each in a plane of its own, ran 1.25x the
+time of one product over stride-2 phases whose taps share cache lines - more than conv2's copy saves.)
 
 The planning (convolution_lowering.plan_padded_planes) picks the producers whose one reader will
 multiply so; the producer's lowering then decides whether its own geometry takes it
@@ -72,9 +73,9 @@ class PhaseLayout:
     tap_plan): per channel its four phases of HQ x WQ one after another, phase (i, j) holding the
     padded planes' rows i, i + 2, ... and columns j, j + 2, ...; images `image_elements` apart, the
     last channel's phases followed by `slack` zeros (what a tap's view reads past them). A producer
-    whose output is H x W (both even) writes it a phase of its output at a time (its rows a, a + 2,
-    ... and columns b, b + 2, ...): rows of WQ, the W/2 values then zeros, which are the padding at
-    the row's end and the next row's start (`passes`)."""
+    of the same H x W (both even) writes it a phase of its output at a time (its rows a, a + 2, ...
+    and columns b, b + 2, ...): rows of WQ, the W/2 values then zeros, which are the padding at the
+    row's end and the next row's start (`passes`)."""
     channels: int
     image: tuple[int, int]
     padding: tuple[int, int]
@@ -114,18 +115,15 @@ class PhaseLayout:
         cleared = np.flatnonzero(np.diff(np.concatenate([[0], ~(values | zeros), [0]]).astype(np.int8)))
         return starts, list(zip(cleared[::2].tolist(), cleared[1::2].tolist()))
 
-    def taps(self, a: int, b: int, phases: tuple, kernel: tuple, stride: int = 1) -> np.ndarray:
+    def taps(self, a: int, b: int, phases: tuple, kernel: tuple) -> np.ndarray:
         """Where the views of a producer's taps start for its output phase (a, b) (output (y, x) of
-        that phase is its output (2y + a, 2x + b)), in its input's `phases` (C, HQ, WQ) of twice its
-        `stride` (S: N = 2S phases a side): tap (c, ky, kx) reads the padded input's row 2Sy + Sa + ky,
-        column 2Sx + Sb + kx - input phase ((Sa + ky) % N, (Sb + kx) % N) from row y + (Sa + ky) // N,
-        column x + (Sb + kx) // N."""
+        that phase is its output (2y + a, 2x + b)), in its input's stride-2 `phases` (C, HQ, WQ): tap
+        (c, ky, kx) reads input phase ((a + ky) % 2, (b + kx) % 2) from row y + (a + ky) // 2, column
+        x + (b + kx) // 2."""
         c, hq, wq = phases
         kh, kw = kernel
-        n = 2 * stride
-        rows, columns = [stride * a + ky for ky in range(kh)], [stride * b + kx for kx in range(kw)]
-        return np.array([(ci * n * n + y % n * n + x % n) * hq * wq + y // n * wq + x // n
-                         for ci in range(c) for y in rows for x in columns], dtype=np.int64)
+        return np.array([(ci * 4 + (a + ky) % 2 * 2 + (b + kx) % 2) * hq * wq + (a + ky) // 2 * wq + (b + kx) // 2
+                         for ci in range(c) for ky in range(kh) for kx in range(kw)], dtype=np.int64)
 
     def clear(self, builder: Builder, image_base: int, cleared: list, itemsize: int) -> None:
         """Records zeroing the `cleared` ranges (passes()) of each channel's phases of one image (its

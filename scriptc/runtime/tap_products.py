@@ -91,12 +91,11 @@ def tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: Te
     lanes = gemm.vector_columns(dtype)
     whole_rows = isinstance(into, PaddedPlanes) and into.values is out
     phased = whole_rows and isinstance(into.layout, PhaseLayout)
-    if phased:  # (its input split by twice its own stride: the phases its output phases read)
-        stride, (sh, sw) = sh, (2 * sh, 2 * sw)
-        hq, wq = -(-(h + 2 * ph) // sh), -(-(w + 2 * pw) // sw)
+    if phased:
+        (sh, sw), (hq, wq) = (2, 2), ((h + 2 * ph + 1) // 2, (w + 2 * pw + 1) // 2)
         wide, (starts, cleared) = into.layout.image[0] // 2 * wq, into.layout.passes()
         kept_lanes = kept_columns(wide, wq, into.layout.image[1] // 2, lanes)[0]
-        passes = [(into.layout.taps(a, b, (c, hq, wq), (kh, kw), stride), start, wide, kept_lanes,
+        passes = [(into.layout.taps(a, b, (c, hq, wq), (kh, kw)), start, wide, kept_lanes,
                    np.arange(0, wide, lanes, dtype=np.int64), 4 * into.layout.plane) for a, b, start in starts]
     else:
         kept_lanes, kept_at = kept_columns(oh * wq, wq, ow, lanes)
@@ -105,9 +104,7 @@ def tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: Te
         passes = [(offsets, 0, oh * wq, kept_lanes, kept_at, into.layout.plane if whole_rows else oh * ow)]
     if source is None:
         # a tap's view runs past its phase by up to (KW - 1) * DW // SW elements in the columns cut away
-        # (into a reader's phases: as far as the furthest view reaches)
-        reach = max(int(taps.max()) + columns for taps, _, columns, *_ in passes) if phased else 0
-        slack = max((kw - 1) * dw // sw + 1, reach - c * sh * sw * hq * wq)
+        slack = (kw - 1) * dw // sw + 1
         phases = builder.alloc(x.dtype, [const(c * sh * sw * hq * wq + slack)])
         words = im2col.conv2d_meta(h, w, sh, sw, hq, wq, sh, sw, 1, 1, ph, pw)
         phase_meta = builder.block(len(words))
@@ -189,15 +186,14 @@ def padded_output(channels: int, image: tuple, geometry, plan) -> Layout | None:
     return Layout(channels, (oh, ow), (ph, pw))
 
 
-def writes_phases(layout: PhaseLayout, dtype: str, image: tuple, weight_shape: tuple, geometry, plan) -> bool:
-    """Whether a convolution of `image` (height, width) writes its output as the stride-2 phases of
-    `layout` (PhaseLayout), multiplied by the tap products (not Winograd's): one of stride 1 whose
-    output is its input's size, or of stride 2 (DCGAN D's conv1 -> conv2), whose own input's phases
-    of twice its stride have rows of the layout's WQ (PhaseLayout.taps)."""
+def writes_phases(layout: PhaseLayout, dtype: str, weight_shape: tuple, geometry, plan) -> bool:
+    """Whether a convolution writes its output as the stride-2 phases of `layout` (PhaseLayout):
+    one of stride 1 whose output is its input's size, multiplied by the tap products (not Winograd's),
+    whose own input's stride-2 phases have rows of the layout's WQ (_phase_products)."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
-    return plan is not None and sh == sw and sh in (1, 2) and (dh, dw) == (1, 1) and \
-        layout.channels == weight_shape[0] and layout.image == (oh, ow) and (sh == 2 or (oh, ow) == tuple(image)) and \
-        -(-(image[1] + 2 * pw) // (2 * sw)) == layout.rows[1] and not winograd_takes(weight_shape, geometry, dtype)
+    return plan is not None and (sh, sw, dh, dw) == (1, 1, 1, 1) and layout.channels == weight_shape[0] and \
+        layout.image == (oh, ow) and (2 * ph + 1, 2 * pw + 1) == tuple(weight_shape[2:]) and \
+        (ow + 2 * pw + 1) // 2 == layout.rows[1] and not winograd_takes(weight_shape, geometry, dtype)
 
 
 def reads_in_place(layout, image: tuple, weight_shape: tuple, geometry, plan) -> bool:

@@ -99,12 +99,9 @@ def _flat(outputs) -> list:
     ([(8, 5, 2, 1), (6, 3, 1, 2)], (16, 20), 0),                 # phases of rows the producer's are not
     ([(8, 3, 1, 1), (6, 3, 1, 2)], (17, 16), 0),                 # an odd image: phases of unequal rows
     ([(8, 3, 0, 1), (6, 3, 1, 1)], (12, 12), 0),                 # a producer that shrinks the image
-    ([(8, 4, 1, 2), (6, 4, 1, 2)], (32, 32), 1),                 # a stride-2 producer (DCGAN D's conv1 -> conv2)
-    ([(8, 3, 1, 2), (6, 3, 1, 2)], (32, 36), 1),                 # the same, 3x3 on an image wider than high
-    ([(8, 7, 3, 2), (6, 3, 1, 2)], (32, 32), 0),                 # its input's phases of rows the reader's are not
+    ([(8, 4, 1, 2), (6, 4, 1, 2)], (32, 32), 0),                 # a stride-2 producer: its reader copies
     # a producer reading planes in place splits no phases of its own: its stride-2 reader copies them
     ([(8, 3, 1, 1), (8, 3, 1, 1), (6, 3, 1, 2)], (16, 16), 1),
-    ([(8, 3, 1, 1), (8, 4, 1, 2), (6, 4, 1, 2)], (32, 32), 1),
 ])
 def test_padded_planes_equal_the_interpreter(layers, image, planes, dtype, monkeypatch):
     written, read = _run(_Chain(3, layers), image, dtype, monkeypatch)
@@ -113,11 +110,10 @@ def test_padded_planes_equal_the_interpreter(layers, image, planes, dtype, monke
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_phases_of_a_whole_batch_equal_the_interpreter(dtype, monkeypatch):
-    """Outside a depth-first chain (none formed: depth_first.IMAGE_BYTES 0) the producers, of stride
-    1 and 2, write the whole batch's phases."""
+    """Outside a depth-first chain (none formed: depth_first.IMAGE_BYTES 0) the producer writes the
+    whole batch's phases."""
     monkeypatch.setattr(depth_first, "IMAGE_BYTES", 0)
-    for layers in ([(8, 3, 1, 1), (6, 3, 1, 2)], [(8, 4, 1, 2), (6, 4, 1, 2)]):
-        assert _run(_Chain(3, layers), (32, 32), dtype, monkeypatch) == (1, 1)
+    assert _run(_Chain(3, [(8, 3, 1, 1), (6, 3, 1, 2)]), (32, 32), dtype, monkeypatch) == (1, 1)
 
 
 @pytest.mark.parametrize("returned", [False, True])
@@ -133,12 +129,10 @@ def test_planes_a_reader_cannot_read_in_place_are_copied(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("layers, image", [([(8, 3, 1, 1), (6, 3, 1, 2)], (18, 16)),
-                                           ([(8, 4, 1, 2), (6, 4, 1, 2)], (32, 36))])
-def test_phases_written_by_the_producer_give_the_bits_of_the_copied_phases(layers, image, dtype, monkeypatch):
-    """A stride-2 reader multiplying the phases its producer (of stride 1 or 2) wrote (PhaseLayout)
-    gives the bits of the program in which it copies them itself, at batches the program was not
-    built for."""
+def test_phases_written_by_the_producer_give_the_bits_of_the_copied_phases(dtype, monkeypatch):
+    """A stride-2 reader multiplying the phases its producer wrote (PhaseLayout) gives the bits of
+    the program in which it copies them itself, at batches the program was not built for."""
+    layers, image = [(8, 3, 1, 1), (6, 3, 1, 2)], (18, 16)
     def executor(phases: bool):
         with monkeypatch.context() as patch:
             if not phases:
