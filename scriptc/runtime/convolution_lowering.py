@@ -358,12 +358,27 @@ def row_stride(columns: int, itemsize: int) -> int:
     return (lines + 1 - lines % 2) * 64 // itemsize
 
 
+def stores_in_place(rows: int, depth: int, positions: int, wide: int, dtype: str) -> bool:
+    """Whether images side by side, `positions` columns each in rows `wide` apart, multiply by
+    (rows, depth) weights straight into their outputs: each vector of columns one image's (positions
+    a multiple of the lanes), through the row-table loop, which stores each vector where a table says
+    (gemm.rows_function) - where the plain loop would read the columns in place too (neither packs
+    them: the two multiply alike, and the scratch matrix and the copy of it to the outputs are saved;
+    DCGAN D's conv3 and conv4)."""
+    itemsize = np.dtype(dtype).itemsize
+    weights = rows * depth * itemsize
+    packed = weights <= gemm.PACKED_A_BYTES or rows <= gemm.FEW_BLOCKS * gemm.ROWS and \
+        weights <= gemm.FEW_BLOCKS_A_BYTES or wide * itemsize >= gemm.FAR_ROW_BYTES
+    return positions % gemm.vector_columns(dtype) == 0 and not packed
+
+
 def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
                       bounds_pointer: int, mode: int, geometry, groups: int, has_bias: bool, images: int,
                       narrow: bool) -> None:
     """Per group of up to `images` images: their columns side by side (im2col's, or the images
-    themselves copied so for a 1x1 convolution of stride 1), each group's GEMM into a scratch
-    matrix of as many images' outputs, then each image's rows of it copied to its place."""
+    themselves copied so for a 1x1 convolution of stride 1), then each group's GEMM - into a scratch
+    matrix of as many images' outputs, each image's rows of it then copied to its place, or where
+    every vector of columns is one image's (stores_in_place), straight into the images' outputs."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     o, per_group, kh, kw = weight.shape
     c, h, w = image
@@ -371,12 +386,14 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
     depth, positions, rows = per_group * kh * kw, oh * ow, o // groups
     wide = row_stride(images * positions, itemsize)  # the row stride of the columns and of the scratch output
     pointwise = (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0)
+    in_place = not narrow and stores_in_place(rows, depth, positions, wide, dtype)
     cols = builder.alloc(x.dtype, [builder.const(c * kh * kw * wide)])
-    products = builder.alloc(x.dtype, [builder.const(o * wide)])
+    products = None if in_place else builder.alloc(x.dtype, [builder.const(o * wide)])
     weights = np.ascontiguousarray(weight.reshape(groups, rows, depth))
     if narrow:
         weights = gemm.narrow_packed(weights[0])[None]
     compute, const = builder.compute, builder.const
+    out_image = image_elements(builder, out)
     index = builder.register()
     first, count, close = builder.batch_steps(x.dims[0], images)
     if not pointwise:
@@ -402,23 +419,39 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
     compute.append(("ADD", vectors, rows_register if narrow else width, const(lanes - 1)))
     compute.append(("DIV", vectors, vectors, const(lanes)))
     work = const(max(1, rows * depth * images * positions // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+    if in_place:  # (row k of the columns at k * wide; vector q of them image q * lanes // positions's)
+        first_out = builder.register()
+        compute.append(("ADDR", first_out, out.pointer, first, out_image * itemsize))
+        column = np.arange(0, images * positions, lanes)
+        table, kept_lanes, kept_at = (builder.address_of(a) for a in (
+            np.arange(depth, dtype=np.int64) * wide, np.full(len(column), -1, np.int32),
+            (column // positions * out_image + column % positions).astype(np.int64)))
     for g in range(groups):
-        ptrs, meta = builder.block(5), builder.block(7)
+        ptrs, meta = builder.block(8 if in_place else 5), builder.block(8 if in_place else 7)
         group_source, group_out, group_bias = builder.register(), builder.register(), builder.register()
         compute.append(("ADDR", group_source, cols.pointer, const(g * depth * wide), itemsize))
-        compute.append(("ADDR", group_out, products.pointer, const(g * rows * wide), itemsize))
+        if in_place:
+            compute.append(("ADDR", group_out, first_out, const(g * rows * positions), itemsize))
+        else:
+            compute.append(("ADDR", group_out, products.pointer, const(g * rows * wide), itemsize))
         compute.append(("ADDR", group_bias, bias_pointer, const(g), rows * itemsize))
-        builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_out, group_bias, bounds_pointer],
-                          compute)
-        builder.copy_into(meta, [const(rows), const(depth), width, const(mode),
-                                 const(1 if has_bias else 0), const(wide), const(wide)], compute)
-        product = gemm.narrow_function(dtype) if narrow else loop_function("gemm", dtype)
+        pointers = [builder.address_of(weights[g]), group_source, group_out, group_bias, bounds_pointer]
+        words = [const(rows), const(depth), width, const(mode), const(1 if has_bias else 0), const(wide)]
+        if in_place:
+            builder.copy_into(ptrs, pointers + [table, kept_lanes, kept_at], compute)
+            builder.copy_into(meta, words + [const(positions), const(0)], compute)
+            product = gemm.rows_function(dtype)
+        else:
+            builder.copy_into(ptrs, pointers, compute)
+            builder.copy_into(meta, words + [const(wide)], compute)
+            product = gemm.narrow_function(dtype) if narrow else loop_function("gemm", dtype)
         compute.append(("SPLIT", const(product), vectors, ptrs, meta, work))
     def scatter(k: int) -> None:
         source, target = builder.register(), builder.register()
-        compute.append(("ADDR", target, out.pointer, index, image_elements(builder, out) * itemsize))
+        compute.append(("ADDR", target, out.pointer, index, out_image * itemsize))
         compute.append(("ADDR", source, products.pointer, const(k * positions), itemsize))
         compute.append(("COPY2D", target, const(positions * itemsize), source, const(wide * itemsize), const(o),
                         const(positions * itemsize)))
-    builder.each_image_of_step(images, count, first, index, scatter)
+    if not in_place:
+        builder.each_image_of_step(images, count, first, index, scatter)
     close()

@@ -161,6 +161,47 @@ def test_side_by_side_rows_are_an_odd_number_of_cache_lines_apart(columns, items
     assert stride >= columns and stride * itemsize % 64 == 0 and stride * itemsize // 64 % 2 == 1
 
 
+def test_images_side_by_side_store_in_place_where_each_vector_is_one_images():
+    """DCGAN D's conv3 (64 positions an image) and conv4 (16) multiply straight into their outputs;
+    not planes of 49 positions (a vector holds two images' columns), nor weights the GEMM packs."""
+    assert convolution_lowering.stores_in_place(256, 2048, 64, 144, "float32")
+    assert convolution_lowering.stores_in_place(512, 4096, 16, 48, "float32")
+    assert not convolution_lowering.stores_in_place(512, 4096, 49, 112, "float32")
+    assert not convolution_lowering.stores_in_place(16, 72, 16, 48, "float32")  # (weights it packs)
+    assert not convolution_lowering.stores_in_place(512, 4096, 16, 272, "float32")  # (rows it packs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_images_stored_in_place_give_the_bits_of_the_scratch_matrix(dtype, monkeypatch):
+    """A 4x4-plane layer under 512 KB of weights (3 images a group at one thread, 4 at two), whose
+    GEMM stores each image's vectors in its output: the interpreter's results, and the bits of the
+    program that multiplies into a scratch matrix and copies it out, at batches the program was not
+    built for, at one and two threads."""
+    torch.manual_seed(15)
+    model = torch.nn.Sequential(torch.nn.Conv2d(64, 128, 4, 2, 1), torch.nn.LeakyReLU(0.2)).eval()
+    if dtype == np.float64:
+        model = model.double()
+    example = torch.from_numpy(np.ones((2, 64, 8, 8), dtype))
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model, example), jit=False).graph
+    stored = []
+    decide = convolution_lowering.stores_in_place
+    monkeypatch.setattr(convolution_lowering, "stores_in_place", lambda *args: stored.append(decide(*args)) or
+                        stored[-1])
+    in_place = [Executor(graph, threads=threads) for threads in (1, 2)]
+    for executor in in_place:
+        executor([example.numpy()])
+    monkeypatch.setattr(convolution_lowering, "stores_in_place", lambda *args: False)
+    scratch = Executor(graph, threads=1)
+    reference = Interpreter(graph)
+    rng = np.random.default_rng(16)
+    for batch in (1, 3, 4, 7):
+        x = rng.standard_normal((batch, 64, 8, 8)).astype(dtype)
+        np.testing.assert_allclose(in_place[0]([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(in_place[0]([x])[0], scratch([x])[0])
+        np.testing.assert_array_equal(in_place[1]([x])[0], in_place[0]([x])[0])
+    assert stored == [True, True]
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_groups_of_whole_panels_equal_the_interpreter(dtype, monkeypatch):
     """Planes of 16 positions 3 images a group at one thread (of the 4 GROUP_BYTES holds), 4 at two:
