@@ -15,6 +15,7 @@ import numpy as np
 from scriptc import config
 from scriptc.errors import ArchiveError
 from scriptc.ir.graph import walk
+from scriptc.ops.generator import default_generator
 from scriptc.passes import PassContext
 from scriptc.types import TensorType
 
@@ -188,8 +189,16 @@ class RuntimeModel:
         # leaves the first call's data in cache: ~1.5 ms of the load (a full collection takes 12-16).
         gc.collect(1)
         if prime and use_jit:
-            for name in self.runners:
-                self._prime(name)
+            # A model with random ops (randn_like, a dropout in training mode) draws from the default
+            # generator as it primes: its stream is put back, so that a seeded program draws what it
+            # would have drawn had it loaded the model with prime=False.
+            bits = default_generator.rng.bit_generator
+            stream = bits.state
+            try:
+                for name in self.runners:
+                    self._prime(name)
+            finally:
+                bits.state = stream
             for runner in self.runners.values():
                 if isinstance(runner, (Executor, Specialized)):
                     runner.prepare_threads(PREPARED_THREADS)
@@ -298,7 +307,8 @@ def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None
     at load: a first real call at a batch up to that one is then within ~1.5x of the steady
     state instead of 3-5x (a wider one pays for its new buffers' memory). The batch is the dim the
     archive's graph names B (jit.trace picks the dim the trace generalizes in: a sequence-first
-    LSTM's is dim 1). Methods with loops or non-tensor inputs are not primed.
+    LSTM's is dim 1). Methods with loops or non-tensor inputs are not primed. What priming draws from
+the default generator (a model with random ops) is given back: the stream is where it was.
 
     Every call is checked against the method's signature before any kernel runs (run_method)."""
     archive = read_archive(path)

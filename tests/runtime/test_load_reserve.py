@@ -96,38 +96,3 @@ def test_a_bad_example_batch_is_an_archive_error(value, tmp_path):
     with pytest.raises(ArchiveError, match="example_batch"):
         runtime_load(io.BytesIO(buffer.getvalue()))
 
-
-def _primed_batches(path, monkeypatch) -> list[int]:
-    batches = []
-    real = model_module.RuntimeModel.run_method
-    monkeypatch.setattr(model_module.RuntimeModel, "run_method",
-                        lambda self, name, *inputs: batches.append(inputs[0].shape[0]) or real(self, name, *inputs))
-    runtime_load(path)
-    return batches
-
-
-def test_load_runs_the_traced_batch_once_when_its_call_is_cheap(tmp_path, monkeypatch):
-    monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 10.0)  # (room for every call on a busy machine)
-    monkeypatch.setattr(model_module, "WIDE_PRIMING_BATCH", 4)
-    batches = _primed_batches(_traced_cnn(tmp_path, 7), monkeypatch)
-    assert batches.count(7) == 1
-    # after batches 2 and 1 and the wide one, before 2 and 1 again (the last ones run are small)
-    at = batches.index(7)
-    assert set(batches[:at]) == {2, 1, 4} and batches[at - 1] == 4 and set(batches[at + 1:]) == {2, 1}
-
-
-def test_load_skips_the_traced_batch_when_its_call_would_cost_more_than_allowed(tmp_path, monkeypatch):
-    monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 10.0)
-    monkeypatch.setattr(model_module, "EXAMPLE_PRIMING_BUDGETS", 0.0)
-    assert 7 not in _primed_batches(_traced_cnn(tmp_path, 7), monkeypatch)
-    # (a traced batch that priming runs anyway is not run again)
-    monkeypatch.setattr(model_module, "EXAMPLE_PRIMING_BUDGETS", 2.5)
-    batches = _primed_batches(_traced_cnn(tmp_path, 2), monkeypatch)
-    assert batches.count(2) == 2 * model_module.PRIMING_CALLS
-
-
-def test_the_estimate_of_a_call_at_a_batch_grows_by_the_cost_of_a_row():
-    estimate = model_module._call_estimate  # (the fastest batch-1 call, the fastest batch-2 call, a batch)
-    assert estimate(1.0, 1.5, 1) == 1.0
-    assert estimate(1.0, 1.5, 9) == 5.0
-    assert estimate(1.0, 0.9, 16) == 1.0  # (a batch-2 call that came out faster: rows cost nothing)
