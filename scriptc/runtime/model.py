@@ -308,7 +308,7 @@ def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None
     state instead of 3-5x (a wider one pays for its new buffers' memory). The batch is the dim the
     archive's graph names B (jit.trace picks the dim the trace generalizes in: a sequence-first
     LSTM's is dim 1). Methods with loops or non-tensor inputs are not primed. What priming draws from
-the default generator (a model with random ops) is given back: the stream is where it was.
+    the default generator (a model with random ops) is given back: the stream is where it was.
 
     Every call is checked against the method's signature before any kernel runs (run_method)."""
     archive = read_archive(path)
