@@ -216,7 +216,8 @@ def _signature_of(graph, skip_self: bool, specs: list | None = None, example_bat
 
 
 def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -> None:
-    """Save a scripted or traced module or function as one `.sc` archive (torch.jit.save).
+    """Save a scripted or traced module or function as one `.sc` archive (torch.jit.save) to `f`, a
+    file name or a binary file object such as io.BytesIO.
     Weights go to weights.safetensors; `_extra_files` maps names to bytes/str stored beside them."""
     from scriptc.errors import ArchiveError
     from scriptc.runtime.archive import write_archive

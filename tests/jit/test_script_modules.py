@@ -578,3 +578,27 @@ def test_calling_a_submodule_picks_the_forward_overload_its_arguments_fit():
     model = _CallsBothForms()
     x = torch.randn(1, 2)
     np.testing.assert_allclose(torch.jit.script(model)(x).detach().numpy(), model(x).detach().numpy(), rtol=1e-6)
+
+
+def test_save_and_load_through_a_file_object_as_torch_jit_does():
+    import io
+
+    class Tagged(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+            self.tag = "fc"
+
+        def forward(self, x, suffix: str):
+            return self.fc(x), self.tag + suffix
+
+    scripted = torch.jit.script(Tagged())
+    buffer = io.BytesIO()
+    torch.jit.save(scripted, buffer, _extra_files={"note.txt": "hi"})
+    buffer.seek(0)
+    extra = {"note.txt": ""}
+    loaded = torch.jit.load(buffer, _extra_files=extra)
+    x = torch.randn(4, 3)
+    out, text = loaded(x, "!")
+    np.testing.assert_allclose(out.numpy(), scripted(x, "!")[0].detach().numpy(), rtol=1e-6)
+    assert text == "fc!" and extra["note.txt"] == b"hi"
