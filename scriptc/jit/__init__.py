@@ -6,6 +6,7 @@ from scriptc.errors import JitError as Error, TracerWarning  # noqa: F401
 from scriptc.jit.module import ScriptFunction, ScriptModule, TracedModule  # noqa: F401
 from scriptc.jit.trace import TracingCheckError, trace  # noqa: F401
 from scriptc.jit.compilation_unit import CompilationUnit  # noqa: F401,E402
+from scriptc.jit.script_module_class import script_method  # noqa: F401,E402
 from scriptc.jit.api import freeze, load, optimize_for_inference, save, script  # noqa: F401,E402
 from scriptc.jit.trace_module import trace_module  # noqa: F401,E402
 from scriptc.jit.fusion_settings import (  # noqa: F401,E402

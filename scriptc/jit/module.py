@@ -291,6 +291,14 @@ class ScriptModule(Module):
     __delattr__ = object.__delattr__
     example_batch: int | None = None  # (as ScriptFunction's: set by jit.trace)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.__module__.startswith("scriptc."):
+            # a user's `class M(torch.jit.ScriptModule)`: M(...) builds it eagerly and scripts it
+            from .script_module_class import construct
+
+            cls.__new__ = staticmethod(construct)
+
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
                  signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
                  attributes: dict | None = None):
