@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 
 from scriptc.errors import ScriptError
 from scriptc.runtime.specialize import InputSpec
@@ -41,6 +42,14 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         return scripted
     if isinstance(obj, type):
         obj._scriptc_script_class = True  # a @torch.jit.script class: compiled where scripted code uses it
+        # as torch, its methods also see the names of the scope that scripted it (a class defined
+        # beside it in a function, named by an annotation)
+        frame = sys._getframe(1 + _frames_up)
+        if frame.f_locals is not frame.f_globals:
+            scope = dict(frame.f_locals)
+            for member in vars(obj).values():
+                if inspect.isfunction(member):
+                    member._scriptc_defining_scope = scope
         return obj
     raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
 

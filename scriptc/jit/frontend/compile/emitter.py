@@ -16,8 +16,10 @@ from .values import Refined
 
 
 def function_globals(fn) -> dict:
-    """The names a function's body can see: its module's globals and its closure's cells."""
+    """The names a function's body can see: its module's globals, the scope a script class was scripted
+    in (for its methods) and its closure's cells."""
     names = dict(getattr(fn, "__globals__", {}))
+    names.update(getattr(fn, "_scriptc_defining_scope", {}))
     closure = getattr(fn, "__closure__", None)
     if closure:
         for name, cell in zip(fn.__code__.co_freevars, closure):
