@@ -465,7 +465,8 @@ class OptimizedModule:
 
 class LoadedModule:
     """What jit.load returns: a compiled archive, called with tensors. `.graph` and `.code` are the
-    stored (unoptimized) forward graph; `.state_dict()` the stored weights as tensors."""
+    stored (unoptimized) forward graph; `.state_dict()` the stored weights as tensors; the stored
+    parameters, buffers and attributes read as attributes (`m.fc.weight`, `m.training`)."""
 
     def __init__(self, model):
         self._model = model
@@ -492,9 +493,12 @@ class LoadedModule:
         return from_runtime(self._model(*[to_runtime(a) for a in args]))
 
     def __getattr__(self, name: str):
-        if name in self.__dict__.get("_model").runners:
+        model = self.__dict__.get("_model")
+        if model is None:
+            raise AttributeError(name)
+        if name in model.runners:
             return lambda *args: from_runtime(self._model.run_method(name, *[to_runtime(a) for a in args]))
-        raise AttributeError(name)
+        return _stored_attribute(model.archive, "", name)
 
     def save(self, path) -> None:
         from .api import save
@@ -505,3 +509,35 @@ class LoadedModule:
 
     def __repr__(self) -> str:
         return f"LoadedModule(methods={sorted(self._model.runners)})"
+
+
+class StoredSubmodule:
+    """A submodule of a loaded archive, for reading its stored parameters, buffers and attributes."""
+
+    def __init__(self, archive, path: str):
+        self._archive = archive
+        self._path = path
+
+    def __getattr__(self, name: str):
+        archive = self.__dict__.get("_archive")
+        if archive is None:
+            raise AttributeError(name)
+        return _stored_attribute(archive, self._path, name)
+
+    def __repr__(self) -> str:
+        return f"StoredSubmodule({self._path!r})"
+
+
+def _stored_attribute(archive, prefix: str, name: str):
+    """The parameter, buffer, attribute or submodule `name` of the archive's submodule at `prefix`."""
+    from scriptc.runtime import attributes
+
+    path = f"{prefix}.{name}" if prefix else name
+    if path in archive.weights:
+        return wrap(np.array(archive.weights[path]))
+    if path in archive.attributes:
+        return from_runtime(attributes.resolve(archive.attributes[path], archive.weights))
+    inner = path + "."
+    if any(key.startswith(inner) for key in (*archive.weights, *archive.attributes)):
+        return StoredSubmodule(archive, path)
+    raise AttributeError(f"the loaded module{' ' + repr(prefix) if prefix else ''} has no attribute '{name}'")

@@ -602,3 +602,31 @@ def test_save_and_load_through_a_file_object_as_torch_jit_does():
     out, text = loaded(x, "!")
     np.testing.assert_allclose(out.numpy(), scripted(x, "!")[0].detach().numpy(), rtol=1e-6)
     assert text == "fc!" and extra["note.txt"] == b"hi"
+
+
+class _NotCalledSelf(nn.Module):
+    def __init__(this):
+        super().__init__()
+        this.fc = nn.Linear(2, 2)
+        this.names = ["a", "b"]
+        this.register_buffer("offset", torch.ones(2))
+        this.calls = 0
+
+    def forward(this, x):
+        this.calls += 1  # an attribute assigned through a first parameter not named self
+        return this.fc(x) + this.offset + len(this.names)
+
+
+def test_a_method_may_call_its_module_by_any_name_and_loaded_archives_expose_stored_state(tmp_path):
+    module = _NotCalledSelf()
+    scripted = torch.jit.script(module)
+    x = torch.randn(3, 2)
+    np.testing.assert_allclose(scripted(x).detach().numpy(), module(x).detach().numpy(), rtol=1e-6)
+    assert module.calls == 2
+    torch.jit.save(scripted, tmp_path / "m.sc")
+    loaded = torch.jit.load(tmp_path / "m.sc")
+    np.testing.assert_array_equal(loaded.fc.weight.numpy(), module.fc.weight.detach().numpy())
+    np.testing.assert_array_equal(loaded.offset.numpy(), np.ones(2, np.float32))
+    assert loaded.names == ["a", "b"] and loaded.training is True and loaded.fc.training is True
+    with pytest.raises(AttributeError, match="no attribute 'missing'"):
+        loaded.fc.missing  # noqa: B018

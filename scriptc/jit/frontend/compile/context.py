@@ -335,6 +335,7 @@ class ScriptContext:
 
 
 def _self_assignments(definition: ast.FunctionDef) -> set:
+    owner = definition.params[0].name if definition.params else "self"
     names = set()
     stack = list(definition.body)
     while stack:
@@ -342,7 +343,7 @@ def _self_assignments(definition: ast.FunctionDef) -> set:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else (
             [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else [])
         for target in targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == owner:
                 names.add(target.attr)
         for name in ("body", "orelse"):
             stack.extend(getattr(stmt, name, None) or [])

@@ -39,6 +39,7 @@ class Emitter:
         self.fn = fn
         self.globals = function_globals(fn)
         self.self_value = self_value
+        self.self_name = "self"  # what a module method calls its module (its first parameter)
         self.block = block
         self.scopes: list[dict[str, Any]] = [{}]
         self.line, self.col = 1, 1

@@ -85,7 +85,7 @@ class Expressions:
             raise self.error(value.message, node)
         if value is not None:
             return value
-        if node.id == "self" and self.self_value is not None:
+        if node.id == self.self_name and self.self_value is not None:
             return self.self_value
         return self.resolve_global(node.id, node)
 

@@ -130,6 +130,7 @@ def build_graph(ctx, fn, definition: ast.FunctionDef, source, name: str, owner=N
     bound = {}
     if owner is not None:
         compiler.self_value = SugaredModule(owner, graph.add_input(ModuleType(), "self"), "")
+        compiler.self_name = definition.params[0].name if definition.params else "self"  # (any name, as in Python)
     elif self_type is not None:
         bound[definition.params[0].name] = graph.add_input(self_type, "self")
     for param_name, t in params:
