@@ -32,3 +32,6 @@ from scriptc.jit.markers import (  # noqa: F401,E402
     unused,
     wait,
 )
+
+_fork = fork  # torch.jit._fork / _wait: the names torch's own code uses
+_wait = wait
