@@ -178,9 +178,20 @@ def _compiled(obj):
 
 def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     """Inline everything and turn parameters, buffers and attributes into constants
-    (torch.jit.freeze); the module should be in eval mode. Returns an OptimizedModule whose
-    `.graph` is the frozen, simplified graph."""
-    return _optimize(mod, level=1)
+    (torch.jit.freeze) of a scripted or traced module in eval mode. Returns an OptimizedModule whose
+    `.graph` is the frozen, simplified graph; `preserved_attrs` names methods and attributes kept
+    on it, which run and read the module as it was scripted."""
+    from .module import OptimizedModule
+
+    if not isinstance(mod, (ScriptModule, ScriptFunction, OptimizedModule)):
+        raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or "
+                           "torch.jit.trace to script your 'nn.Module'.")
+    if isinstance(mod, ScriptModule) and mod.training:
+        raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call "
+                           ".eval() on your module before freezing.")
+    frozen = _optimize(mod, level=1)
+    frozen.preserved = tuple(preserved_attrs or ())
+    return frozen
 
 
 def optimize_for_inference(mod, other_methods=None, jit: bool | None = None, threads: int | None = None):

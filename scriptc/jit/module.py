@@ -435,10 +435,21 @@ class OptimizedModule:
         self.needs_self = plan.needs_self
         self._runner = plan.runner
         self._positional = _positional_count(signature)
+        self.preserved: tuple = ()  # jit.freeze's preserved_attrs: read from `source`
 
     @property
     def code(self) -> str:
         return graph_code(self.graph, "forward")
+
+    def forward(self, *args, **kwargs):
+        return self(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        preserved = self.__dict__.get("preserved", ())
+        source = self.__dict__.get("source")
+        if name in preserved and source is not None:
+            return getattr(source, name)
+        raise AttributeError(f"'OptimizedModule' object has no attribute '{name}'")
 
     def __call__(self, *args, **kwargs):
         # (A call with every parameter given positionally binds to itself: no Signature.bind, whose

@@ -177,12 +177,12 @@ class ScriptContext:
 
     def module_method_graph(self, owner, fn, caller, node) -> tuple[Graph, str]:
         """A module method compiled as a graph of its own (`self` its first input), for jit.fork."""
-        key = (id(owner.module), fn)
+        key = (id(owner.module), owner.path, fn)  # (its attributes are recorded under its path)
         if key in self._names:
             return self.functions[self._names[key]], self._names[key]
         definition, source = definition_of(fn)
         name = self.unique_name(f"{type(owner.module).__name__}.{fn.__name__}")
-        graph = build_graph(self, fn, definition, source, name, owner=owner.module)
+        graph = build_graph(self, fn, definition, source, name, owner=owner.module, owner_path=owner.path)
         self.functions[name] = graph
         self._names[key] = name
         return graph, name
