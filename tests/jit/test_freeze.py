@@ -72,3 +72,27 @@ def test_forking_a_submodule_method_reads_that_submodule_scripted_and_frozen():
     scripted = scriptc.jit.script(_forking(scriptc)).eval()
     np.testing.assert_allclose(scripted(scriptc.from_numpy(x)).numpy(), expected)
     np.testing.assert_allclose(scriptc.jit.freeze(scripted)(scriptc.from_numpy(x)).numpy(), expected)
+
+
+def _mixed_tuple(engine):
+    class Mixed(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.g = ([1, 2], 3.25, "4.4", engine.tensor([5.5]))
+
+        def forward(self, x):
+            return x + self.g[3] * self.g[1] + len(self.g[0]), self.g[2]
+
+    return Mixed()
+
+
+def test_a_tuple_attribute_holding_a_tensor_freezes(tmp_path):
+    x = np.ones(2, np.float32)
+    expected, text = _mixed_tuple(torch)(torch.from_numpy(x))
+    frozen = scriptc.jit.freeze(scriptc.jit.script(_mixed_tuple(scriptc)).eval())
+    got, got_text = frozen(scriptc.from_numpy(x))
+    np.testing.assert_allclose(got.numpy(), expected.numpy())
+    assert got_text == text
+    frozen.save(tmp_path / "frozen.sc")
+    np.testing.assert_allclose(scriptc.jit.load(tmp_path / "frozen.sc")(scriptc.from_numpy(x))[0].numpy(),
+                               expected.numpy())
