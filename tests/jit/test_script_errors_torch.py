@@ -1,0 +1,51 @@
+"""Errors jit.script reports in torch 2.13's words, checked against torch itself."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+
+import scriptc
+
+torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built graphs behind
+
+CHECK_CALLS = [
+    ('torch._check(True, "msg", "extra")', r"torch._check\(\) expects 1 or 2 arguments, got 3"),
+    ("torch._check()", r"torch._check\(\) expects 1 or 2 arguments, got 0"),
+    ('torch._check(True, invalid_arg="msg")', "torch._check\\(\\) got unexpected keyword argument 'invalid_arg'"),
+    ("torch._check(True, cond=False)", "got multiple values for argument 'cond'"),
+    ('torch._check(message="m")', "missing required argument 'cond'"),
+    ("c = 1\n    c.add(1)", "'int' object has no attribute or method 'add'"),
+]
+
+
+def _compile(engine, source: str, bare=None):
+    """`source` compiled by `engine`, its `torch` being that engine (and `Bare` the given type)."""
+    torch = engine  # noqa: F841  (the compilation unit resolves names in this frame)
+    Bare = bare  # noqa: F841
+    return engine.jit.CompilationUnit(source)
+
+
+@pytest.mark.parametrize("body, message", CHECK_CALLS)
+def test_misused_calls_are_refused_as_torch_refuses_them(body, message):
+    source = f"def f(x):\n    {body}\n    return x\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            _compile(engine, source)
+
+
+@pytest.mark.parametrize("bare, message", [
+    (List, r"Attempted to use List without a contained type. Please add a contained type, e.g. List\[int\]"),
+    (Tuple, r"Attempted to use Tuple without a contained type. Please add a contained type, e.g. Tuple\[int\]"),
+    (Optional, r"Please add a contained type, e.g. Optional\[int\]"),
+    (Dict, r"Attempted to use Dict without contained types. Please add contained type, e.g. Dict\[int, int\]"),
+])
+def test_jit_isinstance_refuses_a_container_without_element_types(bare, message):
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            engine.jit.isinstance([1], bare)
+        with pytest.raises(RuntimeError, match=message):
+            _compile(engine, "def f(x: List[int]):\n    return torch.jit.isinstance(x, Bare)\n", bare)
