@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from typing import Dict, List, Optional, Tuple
 
 import pytest
@@ -49,3 +50,41 @@ def test_jit_isinstance_refuses_a_container_without_element_types(bare, message)
             engine.jit.isinstance([1], bare)
         with pytest.raises(RuntimeError, match=message):
             _compile(engine, "def f(x: List[int]):\n    return torch.jit.isinstance(x, Bare)\n", bare)
+
+
+def test_hash_of_a_tensor_is_by_identity_and_a_list_is_unhashable():
+    def same(a, b):
+        return hash(a) == hash(b)
+
+    def nested(t: Tuple[int, List[int]]):
+        return hash(t)
+
+    for engine in (torch, scriptc):
+        x = engine.tensor(1)
+        assert engine.jit.script(same)(x, x) and not engine.jit.script(same)(x, engine.tensor(1))
+        with pytest.raises(RuntimeError, match="unhashable"):
+            engine.jit.script(nested)((1, [1]))
+
+
+class Mixed(enum.Enum):
+    RED = 1
+    GREEN = "green"
+
+
+class Tensors(enum.Enum):
+    FOO = scriptc.tensor(0)
+
+
+def _mixed_name(x: Mixed) -> str:
+    return x.name
+
+
+def _tensor_name(x: Tensors) -> str:
+    return x.name
+
+
+@pytest.mark.parametrize("fn, message", [(_mixed_name, "Could not unify type list"),
+                                         (_tensor_name, "Cannot create Enum with value type 'Tensor'")])
+def test_an_enum_script_cannot_type_is_refused_in_torchs_words(fn, message):
+    with pytest.raises(RuntimeError, match=message):
+        scriptc.jit.script(fn)
