@@ -10,6 +10,7 @@ from scriptc.runtime.specialize import InputSpec
 from scriptc.types import TensorType
 
 from .frontend.compile import ScriptContext
+from .frontend.compile.dataclass_methods import refuse_default_factories
 from .module import ScriptFunction, ScriptModule
 
 
@@ -41,12 +42,13 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         scripted._scriptc_source = obj
         return scripted
     if isinstance(obj, type):
+        refuse_default_factories(obj)
         obj._scriptc_script_class = True  # a @torch.jit.script class: compiled where scripted code uses it
         # as torch, its methods also see the names of the scope that scripted it (a class defined
         # beside it in a function, named by an annotation)
         frame = sys._getframe(1 + _frames_up)
         if frame.f_locals is not frame.f_globals:
-            scope = dict(frame.f_locals)
+            scope = {**frame.f_locals, obj.__name__: obj}  # (the class names itself: `other: "Point"`)
             for member in vars(obj).values():
                 if inspect.isfunction(member):
                     member._scriptc_defining_scope = scope

@@ -20,6 +20,7 @@ from scriptc.ir.nesting import deep_recursion
 
 from ..parser import parse
 from ..source import get_source
+from .dataclass_methods import generated_method, is_generated, is_init_only
 from .function import FunctionCompiler, build_graph
 from .modules import container_type_of
 from .resolve import jit_functions
@@ -251,6 +252,8 @@ class ScriptContext:
         self._class_records[cls] = record
         self.classes[record.name] = record
         for name, annotation in annotations_of(cls).items():
+            if is_init_only(cls, name, annotation):
+                continue
             try:
                 record.attributes[name] = python_type(annotation, caller.class_type)
             except AnnotationError as exc:
@@ -284,6 +287,8 @@ class ScriptContext:
         if function in self.functions:
             return self.functions[function], function
         fn = getattr(record.cls, name)
+        if is_generated(record.cls, name, fn):  # a dataclass's __init__, __eq__...: no source to read
+            fn = generated_method(record.cls, name)
         if function in self._compiling:
             raise caller.error(f"recursive call to {record.cls.__name__}.{name}() (TorchScript does not support "
                                "recursion)", node)
