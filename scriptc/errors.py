@@ -58,6 +58,10 @@ class ScriptError(SourceError, RuntimeError):
     """
 
 
+class NotSupportedError(ScriptError):
+    """jit.script met Python syntax TorchScript does not support (torch.jit.frontend.NotSupportedError)."""
+
+
 class JitError(ScriptcError, RuntimeError):
     """An exception raised by scripted code (`raise ...`, a failed `assert`): torch.jit.Error.
 

@@ -11,6 +11,7 @@ from scriptc.types import TensorType
 
 from .frontend.compile import ScriptContext
 from .frontend.compile.dataclass_methods import refuse_default_factories
+from .frontend.compile.resolve import prepared_function
 from .module import ScriptFunction, ScriptModule
 
 
@@ -34,6 +35,7 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         raise ScriptError(f"jit.script expects a module instance, got the class {obj.__name__}; "
                           f"call jit.script({obj.__name__}(...))")
     if inspect.isfunction(obj):
+        obj = prepared_function(obj)
         ctx = ScriptContext()
         _note_example_types(ctx, obj, example_inputs, "forward")
         graph = ctx.compile_function_graph(obj)

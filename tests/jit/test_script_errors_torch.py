@@ -88,3 +88,54 @@ def _tensor_name(x: Tensors) -> str:
 def test_an_enum_script_cannot_type_is_refused_in_torchs_words(fn, message):
     with pytest.raises(RuntimeError, match=message):
         scriptc.jit.script(fn)
+
+
+def _expands(d: Dict[str, int]):
+    return {**d}
+
+
+def _exception_value():
+    a = Exception()
+    print(a)
+
+
+@pytest.mark.parametrize("fn, kind, message", [
+    (_expands, scriptc.jit.frontend.NotSupportedError, "Dict expansion"),
+    (_exception_value, RuntimeError, "cannot be used as a value"),
+])
+def test_unsupported_python_is_refused_with_torchs_error(fn, kind, message):
+    torch_kind = torch.jit.frontend.NotSupportedError if kind is not RuntimeError else RuntimeError
+    with pytest.raises(torch_kind, match=message):
+        torch.jit.script(fn)
+    with pytest.raises(kind, match=message):
+        scriptc.jit.script(fn)
+
+
+def _unwrapping(fn):
+    def wrapper(*args, **kwargs):  # not scriptable itself: *args
+        return fn(*args, **kwargs)
+
+    wrapper.__prepare_scriptable__ = lambda: fn
+    return wrapper
+
+
+@_unwrapping
+def _inner(x: float) -> float:
+    return x + 3
+
+
+@_unwrapping
+def _outer(x: float) -> float:
+    return _inner(x) * 2
+
+
+def test_a_decorator_names_what_to_script_through_prepare_scriptable():
+    for engine in (torch, scriptc):
+        assert engine.jit.script(_outer)(1.0) == _outer(1.0) == 8.0
+
+
+def test_tensor_layout_reads_as_torch_script_reads_it():
+    def layout_of(x):
+        return x.layout
+
+    assert scriptc.jit.script(layout_of)(scriptc.ones(2)) == torch.jit.script(layout_of)(torch.ones(2)) == 0

@@ -140,7 +140,7 @@ class Calls:
                 break
         if failure is not None:
             raise self.error(failure, node)
-        raise self.error(f"arguments for call are not valid; '{name}' accepts:\n" + "\n".join(reasons), node)
+        raise self.error(f"Arguments for call are not valid; '{name}' accepts:\n" + "\n".join(reasons), node)
 
     def op_argument(self, value, node) -> Value:
         if isinstance(value, SugaredTuple):

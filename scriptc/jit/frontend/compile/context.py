@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from scriptc.errors import ScriptError
+from scriptc.errors import NotSupportedError, ScriptError
 from scriptc.ir.graph import Graph
 from scriptc.types import NoneType, ObjectType, TensorType, Type
 
@@ -60,7 +60,7 @@ def definition_of(fn, source=None):
         if isinstance(stmt, ast.FunctionDef):
             return stmt, source
         if isinstance(stmt, ast.Unsupported):
-            raise source.error(stmt.message, stmt.line, stmt.col)
+            raise source.error(stmt.message, stmt.line, stmt.col, NotSupportedError)
     raise ScriptError(f"jit.script: no function definition found in the source of {fn!r}", source.filename)
 
 

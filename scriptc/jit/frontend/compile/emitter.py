@@ -6,7 +6,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any
 
-from scriptc.errors import ScriptError
+from scriptc.errors import NotSupportedError, ScriptError
 from scriptc.ir.graph import Block, Node, Value
 from scriptc.types import Type, type_of_constant
 
@@ -49,10 +49,14 @@ class Emitter:
         self.shared: dict = {}
 
     # --- errors and positions ---------------------------------------------------------------------
-    def error(self, message: str, node: ast.Node | None = None) -> ScriptError:
+    def error(self, message: str, node: ast.Node | None = None, kind: type = ScriptError) -> ScriptError:
         if node is not None:
-            return self.source.error(message, node.line, node.col)
-        return self.source.error(message, self.line, self.col)
+            return self.source.error(message, node.line, node.col, kind)
+        return self.source.error(message, self.line, self.col, kind)
+
+    def unsupported(self, node: ast.Unsupported) -> ScriptError:
+        """The refusal an Unsupported node carries, as torch's NotSupportedError."""
+        return self.error(node.message, node, NotSupportedError)
 
     def at(self, node: ast.Node) -> None:
         self.line, self.col = node.line, node.col

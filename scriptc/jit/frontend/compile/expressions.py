@@ -112,7 +112,7 @@ class Expressions:
         return self.emit1("format.str", [self.const("".join(template)), self.make_tuple(values)], Str)
 
     def expr_Unsupported(self, node: ast.Unsupported, expected):
-        raise self.error(node.message, node)
+        raise self.unsupported(node)
 
     def expr_Starred(self, node: ast.Starred, expected):
         raise self.error("starred expressions are not supported", node)

@@ -46,6 +46,13 @@ def jit_functions() -> dict[int, str]:
     return {id(obj): name for name, obj in named.items() if obj is not None}
 
 
+def prepared_function(fn):
+    """What to compile for the function `fn`: what its `__prepare_scriptable__` returns where it has
+    one (a decorator's wrapper naming the function it wraps), as torch.jit.script does."""
+    prepare = getattr(fn, "__prepare_scriptable__", None)
+    return prepare() if callable(prepare) else fn
+
+
 class Resolver:
     """Global lookup and the compile-time meaning of Python objects."""
 
@@ -117,6 +124,7 @@ class Resolver:
         if isinstance(obj, type):
             return self.class_ref(obj, name, node)
         if inspect.isfunction(obj):
+            obj = prepared_function(obj)
             declarations = self.ctx.overloads_of(obj)
             return OverloadedFunction(obj, declarations) if declarations else UserFunction(obj)
         if isinstance(obj, tuple):
