@@ -42,7 +42,8 @@ def jit_functions() -> dict[int, str]:
              "get_num_interop_threads": scriptc.get_num_interop_threads, "tensor": scriptc.tensor,
              "as_tensor": scriptc.as_tensor, "is_tensor": scriptc.is_tensor, "_assert": getattr(scriptc, "_assert", None),
              "no_grad": scriptc.no_grad, "enable_grad": scriptc.enable_grad,
-             "_get_tracing_state": scriptc._C._get_tracing_state, "_check": jit.markers._check}
+             "_get_tracing_state": scriptc._C._get_tracing_state, "_check": jit.markers._check,
+             "manual_seed": scriptc.manual_seed, "Generator": scriptc.Generator}
     return {id(obj): name for name, obj in named.items() if obj is not None}
 
 

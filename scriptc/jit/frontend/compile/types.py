@@ -17,6 +17,7 @@ from scriptc.types import (
     EnumType,
     Float,
     FutureType,
+    GeneratorT,
     Int,
     ListType,
     ModuleType,
@@ -173,6 +174,8 @@ def python_type(obj, resolve_class=None) -> Type:
         return DeviceT
     if obj is scriptc.dtype:
         return DType
+    if obj is scriptc.Generator:
+        return GeneratorT
     origin = typing.get_origin(obj)
     if origin is not None:
         args = typing.get_args(obj)
