@@ -128,7 +128,8 @@ def _torch_level_rows() -> list[str]:
     import scriptc
     from scriptc import ops, torch_names
 
-    table_names = {op.base_name for op in ops.all_ops()} | set(ops.ALIASES)
+    # (the ops the op rows list: a scripted-code helper op such as manual_seed leaves its torch name here)
+    table_names = {op.base_name for op in ops.all_ops() if op.kind != ops.SCALAR} | set(ops.ALIASES)
     rows = []
     for name in _public(dir(scriptc)):
         if name in table_names or name not in torch_names.NAMES["torch"]:

@@ -293,6 +293,14 @@ class ScriptModule(Module):
     __delattr__ = object.__delattr__
     example_batch: int | None = None  # (as ScriptFunction's: set by jit.trace)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.__module__.startswith("scriptc."):
+            # a user's `class M(torch.jit.ScriptModule)`: M(...) builds it eagerly and scripts it
+            from .script_module_class import construct
+
+            cls.__new__ = staticmethod(construct)
+
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
                  signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
                  attributes: dict | None = None):
@@ -429,10 +437,21 @@ class OptimizedModule:
         self.needs_self = plan.needs_self
         self._runner = plan.runner
         self._positional = _positional_count(signature)
+        self.preserved: tuple = ()  # jit.freeze's preserved_attrs: read from `source`
 
     @property
     def code(self) -> str:
         return graph_code(self.graph, "forward")
+
+    def forward(self, *args, **kwargs):
+        return self(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        preserved = self.__dict__.get("preserved", ())
+        source = self.__dict__.get("source")
+        if name in preserved and source is not None:
+            return getattr(source, name)
+        raise AttributeError(f"'OptimizedModule' object has no attribute '{name}'")
 
     def __call__(self, *args, **kwargs):
         # (A call with every parameter given positionally binds to itself: no Signature.bind, whose
@@ -476,7 +495,8 @@ class OptimizedModule:
 
 class LoadedModule:
     """What jit.load returns: a compiled archive, called with tensors. `.graph` and `.code` are the
-    stored (unoptimized) forward graph; `.state_dict()` the stored weights as tensors."""
+    stored (unoptimized) forward graph; `.state_dict()` the stored weights as tensors; the stored
+    parameters, buffers and attributes read as attributes (`m.fc.weight`, `m.training`)."""
 
     def __init__(self, model):
         self._model = model
@@ -503,9 +523,12 @@ class LoadedModule:
         return from_runtime(self._model(*[to_runtime(a) for a in args]))
 
     def __getattr__(self, name: str):
-        if name in self.__dict__.get("_model").runners:
+        model = self.__dict__.get("_model")
+        if model is None:
+            raise AttributeError(name)
+        if name in model.runners:
             return lambda *args: from_runtime(self._model.run_method(name, *[to_runtime(a) for a in args]))
-        raise AttributeError(name)
+        return _stored_attribute(model.archive, "", name)
 
     def save(self, path) -> None:
         from .api import save
@@ -516,3 +539,35 @@ class LoadedModule:
 
     def __repr__(self) -> str:
         return f"LoadedModule(methods={sorted(self._model.runners)})"
+
+
+class StoredSubmodule:
+    """A submodule of a loaded archive, for reading its stored parameters, buffers and attributes."""
+
+    def __init__(self, archive, path: str):
+        self._archive = archive
+        self._path = path
+
+    def __getattr__(self, name: str):
+        archive = self.__dict__.get("_archive")
+        if archive is None:
+            raise AttributeError(name)
+        return _stored_attribute(archive, self._path, name)
+
+    def __repr__(self) -> str:
+        return f"StoredSubmodule({self._path!r})"
+
+
+def _stored_attribute(archive, prefix: str, name: str):
+    """The parameter, buffer, attribute or submodule `name` of the archive's submodule at `prefix`."""
+    from scriptc.runtime import attributes
+
+    path = f"{prefix}.{name}" if prefix else name
+    if path in archive.weights:
+        return wrap(np.array(archive.weights[path]))
+    if path in archive.attributes:
+        return from_runtime(attributes.resolve(archive.attributes[path], archive.weights))
+    inner = path + "."
+    if any(key.startswith(inner) for key in (*archive.weights, *archive.attributes)):
+        return StoredSubmodule(archive, path)
+    raise AttributeError(f"the loaded module{' ' + repr(prefix) if prefix else ''} has no attribute '{name}'")
