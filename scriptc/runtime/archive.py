@@ -166,7 +166,8 @@ def _aligned_member(zf: zipfile.ZipFile, f, name: str, data: bytes, alignment: i
 def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str, Graph],
                   weights: dict[str, np.ndarray], attributes: dict[str, Any], signatures: dict[str, dict],
                   metadata: dict | None = None, extra_files: dict[str, bytes] | None = None) -> None:
-    """Write a deterministic archive: the same model gives the same bytes. Array constants in the
+    """Write a deterministic archive - to a path, or a writable binary file object from where it stands
+    (torch.jit.save's io.BytesIO): the same model gives the same bytes. Array constants in the
     graphs go to weights.safetensors beside the weights (CONSTANTS)."""
     weights = dict(weights)
     texts = {name: _text_with_lifted_constants(g, f"{CONSTANTS}/graphs/{name}", weights) for name, g in graphs.items()}
@@ -178,7 +179,8 @@ def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str
         "functions": sorted(functions), "attributes": attributes, "metadata": metadata or {},
         "extra_files": sorted(extra_files or {}),
     }
-    with open(path, "wb") as f:
+    destination = contextlib.nullcontext(path) if hasattr(path, "write") else open(path, "wb")
+    with destination as f:
         with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
             _member(zf, "manifest.json", json.dumps(manifest, sort_keys=True, indent=1).encode())
             for name in sorted(graphs):
