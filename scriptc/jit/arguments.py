@@ -1,6 +1,6 @@
 """Arguments of a call from Python into scripted code, checked and converted to the parameters'
-types as TorchScript does: a one-element tensor for a number, a tuple for a List, ints for a
-float; anything else of the wrong type is a TypeError naming the argument."""
+types as TorchScript does: a one-element tensor for a number, a tuple or a range for a List,
+ints for a float; anything else of the wrong type is a TypeError naming the argument."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def convert(value, t: Type, name: str):
             raise _mismatch(value, t, name)
         return value
     if isinstance(t, ListType):
-        if not isinstance(value, (list, tuple)):
+        if not isinstance(value, (list, tuple, range)):
             raise _mismatch(value, t, name)
         return [convert(v, t.elem, name) for v in value]
     if isinstance(t, TupleType):
