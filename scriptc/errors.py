@@ -51,8 +51,9 @@ class SourceError(ScriptcError):
         return text
 
 
-class ScriptError(SourceError):
-    """jit.script refused the source: unsupported syntax, a type error, a bad op call."""
+class ScriptError(SourceError, RuntimeError):
+    """jit.script refused the source: unsupported syntax, a type error, a bad op call (a RuntimeError,
+    as torch's compilation errors are)."""
 
 
 class ArchiveError(ScriptcError):
