@@ -446,6 +446,10 @@ class OptimizedModule:
         output = outputs[0]
         return wrap(output) if type(output) is np.ndarray else from_runtime(output)
 
+    def forward(self, *args, **kwargs):
+        """The optimized forward, as `frozen.forward(x)` calls it on torch's frozen module."""
+        return self(*args, **kwargs)
+
     def __repr__(self) -> str:
         return f"OptimizedModule({len(self.graph)} nodes)"
 
