@@ -280,7 +280,9 @@ class BuiltinCalls:
 
     def builtin_slice(self, args, kwargs, node, expected):
         """slice(stop) / slice(start, stop[, step]): a compile-time value that indexes (x[s])."""
-        if not 1 <= len(args) <= 3 or kwargs:
+        if kwargs:
+            raise self.error("Slice does not accept any keyword arguments", node)
+        if not 1 <= len(args) <= 3:
             raise self.error("slice() takes 1 to 3 positional arguments", node)
         bounds = [None if self.as_value(a, node).type == NoneType else self.as_value(a, node) for a in args]
         if any(b is not None and b.type != Int for b in bounds):

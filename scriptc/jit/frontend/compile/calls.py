@@ -52,6 +52,11 @@ class Calls:
     """expr_Call and the machinery every call goes through."""
 
     def expr_Call(self, node: ast.Call, expected=None):
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "__getitem__":
+            # x.__getitem__(i) is x[i], for every subscriptable value (torch's inp.__getitem__(indices))
+            if len(node.args) != 1 or node.keywords:
+                raise self.error("__getitem__ expected exactly 1 argument", node.func)
+            return self.expr_Subscript(ast.Subscript(node.line, node.col, node.func.value, node.args[0]), expected)
         callee = self.expr(node.func)
         name = callee.name if isinstance(callee, Builtin) else (
             f"jit.{callee.name}" if isinstance(callee, JitFunction) else None)
