@@ -39,6 +39,9 @@ class Modules:
 
     def module_attribute(self, owner: SugaredModule, name: str, node: ast.Node):
         module = owner.module
+        if name in getattr(type(module), "__jit_ignored_attributes__", ()):
+            raise self.error(f"Module '{type(module).__name__}' has no attribute '{name}' attribute was ignored "
+                             "during compilation", node)
         for store in (module._parameters, module._buffers):
             if name in store:
                 t = store[name]
@@ -69,6 +72,8 @@ class Modules:
 
     def module_has_attribute(self, owner: SugaredModule, name: str) -> bool:
         module = owner.module
+        if name in getattr(type(module), "__jit_ignored_attributes__", ()):
+            return False
         return name in module._parameters or name in module._buffers or name in module._modules or \
             name in module.__dict__ or hasattr(type(module), name)
 

@@ -95,6 +95,9 @@ class Statements:
         if not isinstance(node.target, (ast.Name, ast.Attribute)):
             raise self.error("only a name or an attribute can be annotated", node.target)
         if isinstance(node.target, ast.Name):
+            if any(node.target.id in scope for scope in self.scopes[:-1]):
+                raise self.error(f"Attempting to declare and annotate the type of variable '{node.target.id}' but "
+                                 "it is already defined in an outer block", node.target)
             self.declared[node.target.id] = declared
         if node.value is None:
             return
