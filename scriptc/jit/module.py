@@ -56,17 +56,31 @@ def _eager_value(value) -> Any:
     return value
 
 
-def from_runtime(value) -> Any:
-    """Arrays coming back from the runtime as Tensors (recursively)."""
+def from_runtime(value, arguments: dict | None = None) -> Any:
+    """Arrays coming back from the runtime as Tensors (recursively). An array that is an argument's own
+    array comes back as that argument Tensor (`arguments`: by_array of the call's arguments), as torch
+    returns the very tensor a scripted function was given (`x += 1; return x`)."""
     if isinstance(value, np.ndarray):
-        return wrap(value)
+        given = arguments.get(id(value)) if arguments else None
+        return given if given is not None and given._data is value else wrap(value)
     if isinstance(value, tuple):
-        return tuple(from_runtime(v) for v in value)
+        return tuple(from_runtime(v, arguments) for v in value)
     if isinstance(value, list):
-        return [from_runtime(v) for v in value]
+        return [from_runtime(v, arguments) for v in value]
     if isinstance(value, dict):
-        return {k: from_runtime(v) for k, v in value.items()}
+        return {k: from_runtime(v, arguments) for k, v in value.items()}
     return python_value(value)
+
+
+def by_array(arguments) -> dict:
+    """The Tensors among a call's arguments (top level), by the id of the array the runtime gets."""
+    return {id(a._data): a for a in arguments if isinstance(a, Tensor)}
+
+
+def results(outputs: list, arguments) -> Any:
+    """A runtime call's outputs as the Python call returns them: one value, or a tuple of them."""
+    given = by_array(arguments)
+    return from_runtime(outputs[0], given) if len(outputs) == 1 else tuple(from_runtime(o, given) for o in outputs)
 
 
 class ScriptFunction:
@@ -98,8 +112,7 @@ class ScriptFunction:
         args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs))
         if self._reads_autograd or wants_grad(args):
             return _single(self._eager.run([_eager_value(a) for a in args]))
-        outputs = self._interpreter.run([to_runtime(a) for a in args])
-        return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
+        return results(self._interpreter.run([to_runtime(a) for a in args]), args)
 
     def __repr__(self) -> str:
         return f"<ScriptFunction {self.name}>"
@@ -342,7 +355,7 @@ class ScriptModule(Module):
             outputs = self._interpreters[name].run([module_value] + [to_runtime(a) for a in args])
         finally:
             module_value.write_back()
-        return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
+        return results(outputs, args)
 
     def __call__(self, *args, **kwargs):
         return self.run_method("forward", *args, **kwargs)
@@ -485,7 +498,7 @@ class LoadedModule:
         return iter(self.state_dict().values())
 
     def __call__(self, *args):
-        return from_runtime(self._model(*[to_runtime(a) for a in args]))
+        return from_runtime(self._model(*[to_runtime(a) for a in args]), by_array(args))
 
     def __getattr__(self, name: str):
         if name in self.__dict__.get("_model").runners:
