@@ -67,7 +67,8 @@ pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built grap
     ("def f(x):\n    *b, = (x, x)\n    return b\n", "A Starred expression may only appear on the lhs", 6, 5),
     ("def f(x):\n    raise Undefined(x, 'hi')\n", "undefined value Undefined", 6, 11),
     ("def f(x):\n    raise 3 + 4\n", "exceptions must derive from BaseException", 6, 11),
-    ("def f(x):\n    return g(x)\n\ndef g(b: bool):\n    return b\n", "argument 'b' expects bool, got Tensor", 6, 12),
+    ("def f(x):\n    return g(x)\n\ndef g(b: bool):\n    return b\n",
+     "Expected a value of type 'bool' for argument 'b' but instead found type 'Tensor'", 6, 12),
     ("def f(x):\n    return Derived().two(x)\n\nclass Base:\n    def two(self, x):\n        return x\n\n"
      "class Derived(Base):\n    pass\n", "TorchScript classes do not support inheritance", 6, 12),
     ("def f(x):\n    raise len(x)\n", "exceptions must derive from BaseException", 6, 11),

@@ -315,8 +315,9 @@ class Calls:
             else:
                 raise self.error(f"{fn.__name__}() missing required argument '{p.name}'", node)
             v = self.as_value(v, node)
-            values.append(self.coerce(v, declared.type, node, f"{fn.__name__}(): argument '{p.name}' expects "
-                                      f"{declared.type}, got {v.type}", from_tensor=True))
+            values.append(self.coerce(v, declared.type, node, f"{fn.__name__}(): Expected a value of type "
+                                      f"'{declared.type}' for argument '{p.name}' but instead found type "
+                                      f"'{v.type}'.", from_tensor=True))
         return values
 
     def default_value(self, value, declared: Type, node) -> Value:

@@ -100,6 +100,9 @@ class ScriptContext:
             definition, source = definition_of(fn)
             name = self.unique_name(fn.__qualname__.replace("<locals>.", ""))
             graph = build_graph(self, fn, definition, source, name)
+        except ScriptError as exc:
+            exc.add_caller(caller.called_here(fn.__name__, node))
+            raise
         finally:
             self._compiling.discard(key)
         self.functions[name] = graph
