@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import textwrap
 from collections import OrderedDict
 from typing import Any
 
@@ -408,12 +409,29 @@ class ScriptModule(Module):
     def training(self) -> bool:
         return self._module.training
 
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | set(dir(self._module)) | set(self._graphs))
+
+    @property
+    def original_name(self) -> str:
+        """The name of the scripted module's class (torch's RecursiveScriptModule.original_name)."""
+        return type(self._module).__name__
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(original_name={type(self._module).__name__})"
+        return _script_module_repr(self._module, type(self).__name__)
 
     def save(self, path, **kwargs) -> None:
         from .api import save
         save(self, path, **kwargs)
+
+
+def _script_module_repr(module, kind: str) -> str:
+    """torch's print of a scripted module: each submodule by name, each showing its original_name."""
+    children = [f"({name}): {_script_module_repr(child, kind)}" for name, child in module.named_children()]
+    if not children:
+        return f"{kind}(original_name={type(module).__name__})"
+    body = "\n".join([f"original_name={type(module).__name__}", *children])
+    return f"{kind}(\n{textwrap.indent(body, '  ')}\n)"
 
 
 class TracedModule(ScriptModule):
