@@ -38,3 +38,15 @@ def test_a_module_returns_its_updated_input_itself():
         got = torch.jit.script(model)(x)
     assert got is x
     np.testing.assert_allclose(x.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_a_loaded_module_updates_its_input_through_every_in_place_step(tmp_path):
+    model = _Accumulates()
+    scripted = torch.jit.script(model)
+    torch.jit.save(scripted, tmp_path / "accumulates.sc")
+    loaded = torch.jit.load(tmp_path / "accumulates.sc")
+    x = torch.randn(4)
+    want = model(x.clone())
+    got = loaded(x)
+    np.testing.assert_allclose(x.numpy(), want.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
