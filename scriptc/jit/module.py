@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import textwrap
 from collections import OrderedDict
@@ -9,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from scriptc.ir.graph import Graph
+from scriptc.ir.graph import Graph, walk
 from scriptc.nn.module import Module
+from scriptc.ops.strings import one_warning_per_call
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.objects import ScriptObject
@@ -73,6 +75,11 @@ def from_runtime(value, arguments: dict | None = None) -> Any:
     return python_value(value)
 
 
+def warns(*graphs: Graph) -> bool:
+    """Whether any of the graphs calls warnings.warn (its calls then open one_warning_per_call)."""
+    return any(node.op == "warn.at" for graph in graphs for node in walk(graph.block))
+
+
 def by_array(arguments) -> dict:
     """The Tensors among a call's arguments (top level), by the id of the array the runtime gets."""
     return {id(a._data): a for a in arguments if isinstance(a, Tensor)}
@@ -111,9 +118,10 @@ class ScriptFunction:
 
     def __call__(self, *args, **kwargs):
         args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs))
-        if self._reads_autograd or wants_grad(args):
-            return _single(self._eager.run([_eager_value(a) for a in args]))
-        return results(self._interpreter.run([to_runtime(a) for a in args]), args)
+        with one_warning_per_call():
+            if self._reads_autograd or wants_grad(args):
+                return _single(self._eager.run([_eager_value(a) for a in args]))
+            return results(self._interpreter.run([to_runtime(a) for a in args]), args)
 
     def __repr__(self) -> str:
         return f"<ScriptFunction {self.name}>"
@@ -345,6 +353,10 @@ class ScriptModule(Module):
         return _LiveModuleValue.of(self._module, "", self._attributes, eager, self._objects)
 
     def run_method(self, name: str, *args, **kwargs):
+        with one_warning_per_call():
+            return self._run_method(name, *args, **kwargs)
+
+    def _run_method(self, name: str, *args, **kwargs):
         if name not in self._interpreters:
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
         args = convert_arguments(self._graphs[name].inputs[1:], bind_arguments(self._signatures.get(name), args,
@@ -457,6 +469,7 @@ class OptimizedModule:
         self.pass_records = records
         self.needs_self = plan.needs_self
         self._runner = plan.runner
+        self._warns = warns(plan.graph, plan.generic_graph)
         self._positional = _positional_count(signature)
 
     @property
@@ -471,7 +484,11 @@ class OptimizedModule:
         args = [a._data if type(a) is Tensor else to_runtime(a) for a in args]
         if self.needs_self:
             args = [self.source._module_value()] + args
-        outputs = self._runner.run(args)
+        if self._warns:
+            with one_warning_per_call():
+                outputs = self._runner.run(args)
+        else:
+            outputs = self._runner.run(args)
         if len(outputs) != 1:
             return tuple(from_runtime(o) for o in outputs)
         output = outputs[0]
@@ -496,6 +513,7 @@ class LoadedModule:
 
     def __init__(self, model):
         self._model = model
+        self._warns = warns(*model.graphs.values())
 
     @property
     def graph(self) -> Graph:
@@ -516,7 +534,8 @@ class LoadedModule:
         return iter(self.state_dict().values())
 
     def __call__(self, *args):
-        return from_runtime(self._model(*[to_runtime(a) for a in args]), by_array(args))
+        with one_warning_per_call() if self._warns else contextlib.nullcontext():
+            return from_runtime(self._model(*[to_runtime(a) for a in args]), by_array(args))
 
     def __getattr__(self, name: str):
         if name in self.__dict__.get("_model").runners:

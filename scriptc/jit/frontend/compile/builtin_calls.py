@@ -268,14 +268,17 @@ class BuiltinCalls:
         return self.const(None)
 
     def builtin_warn(self, args, kwargs, node, expected):
-        """warnings.warn(message[, category], stacklevel=...): a UserWarning with the message at run time
-        (TorchScript's aten::warn: the category and stack level are not kept)."""
+        """warnings.warn(message[, category], stacklevel=...): a UserWarning with the message at run time,
+        attributed to this line and given once per call of the scripted function (TorchScript's
+        aten::warn: the category and stack level are not kept)."""
         if not args or len(args) > 3 or set(kwargs) - {"category", "stacklevel"}:
             raise self.error("warnings.warn() takes a message, and optionally a category and stacklevel", node)
         message = self.as_value(args[0], node)
         if message.type != Str:
             raise self.error(f"warnings.warn() takes a str message in scripted code, got {message.type}", node)
-        self.emit("warn.str", [message], [NoneType])
+        place = [self.const(self.source.filename), self.const(node.line + self.source.line_offset),
+                 self.const(node.col)]
+        self.emit("warn.at", [message, *place], [NoneType])
         return self.const(None)
 
     def builtin_slice(self, args, kwargs, node, expected):
