@@ -12,6 +12,7 @@ import numpy as np
 
 from scriptc.ir.graph import Graph, walk
 from scriptc.nn.module import Module
+from scriptc.grad_mode import is_grad_enabled, set_grad_enabled
 from scriptc.ops.strings import one_warning_per_call
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
@@ -75,9 +76,21 @@ def from_runtime(value, arguments: dict | None = None) -> Any:
     return python_value(value)
 
 
-def warns(*graphs: Graph) -> bool:
-    """Whether any of the graphs calls warnings.warn (its calls then open one_warning_per_call)."""
-    return any(node.op == "warn.at" for graph in graphs for node in walk(graph.block))
+# ops whose effects last past the node: a call running them is a scripted_call
+_CALL_SCOPED_OPS = ("warn.at", "grad_mode.switch")
+
+
+def needs_call_scope(*graphs: Graph) -> bool:
+    """Whether the graphs warn or switch grad mode, so a call of them must run as a scripted_call."""
+    return any(node.op in _CALL_SCOPED_OPS for graph in graphs for node in walk(graph.block))
+
+
+@contextlib.contextmanager
+def scripted_call():
+    """One call into scripted code: each warnings.warn site warns once, and the grad mode the call
+    found is back when it ends (also when an exception leaves a no_grad() region early)."""
+    with one_warning_per_call(), set_grad_enabled(is_grad_enabled()):
+        yield
 
 
 def by_array(arguments) -> dict:
@@ -118,7 +131,7 @@ class ScriptFunction:
 
     def __call__(self, *args, **kwargs):
         args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs))
-        with one_warning_per_call():
+        with scripted_call():
             if self._reads_autograd or wants_grad(args):
                 return _single(self._eager.run([_eager_value(a) for a in args]))
             return results(self._interpreter.run([to_runtime(a) for a in args]), args)
@@ -353,7 +366,7 @@ class ScriptModule(Module):
         return _LiveModuleValue.of(self._module, "", self._attributes, eager, self._objects)
 
     def run_method(self, name: str, *args, **kwargs):
-        with one_warning_per_call():
+        with scripted_call():
             return self._run_method(name, *args, **kwargs)
 
     def _run_method(self, name: str, *args, **kwargs):
@@ -469,7 +482,7 @@ class OptimizedModule:
         self.pass_records = records
         self.needs_self = plan.needs_self
         self._runner = plan.runner
-        self._warns = warns(plan.graph, plan.generic_graph)
+        self._scoped = needs_call_scope(plan.graph, plan.generic_graph)
         self._positional = _positional_count(signature)
 
     @property
@@ -484,8 +497,8 @@ class OptimizedModule:
         args = [a._data if type(a) is Tensor else to_runtime(a) for a in args]
         if self.needs_self:
             args = [self.source._module_value()] + args
-        if self._warns:
-            with one_warning_per_call():
+        if self._scoped:
+            with scripted_call():
                 outputs = self._runner.run(args)
         else:
             outputs = self._runner.run(args)
@@ -513,7 +526,7 @@ class LoadedModule:
 
     def __init__(self, model):
         self._model = model
-        self._warns = warns(*model.graphs.values())
+        self._scoped = needs_call_scope(*model.graphs.values())
 
     @property
     def graph(self) -> Graph:
@@ -534,7 +547,7 @@ class LoadedModule:
         return iter(self.state_dict().values())
 
     def __call__(self, *args):
-        with one_warning_per_call() if self._warns else contextlib.nullcontext():
+        with scripted_call() if self._scoped else contextlib.nullcontext():
             return from_runtime(self._model(*[to_runtime(a) for a in args]), by_array(args))
 
     def __getattr__(self, name: str):

@@ -428,11 +428,13 @@ class BuiltinCalls:
             raise self.error(f"torch.{name}() is only supported as a `with` context manager", node)
         return self.python_op(name, args, kwargs, node)
 
-    def is_grad_mode_context(self, node: ast.Node) -> bool:
+    def grad_mode_context(self, node: ast.Node) -> str | None:
+        """"no_grad" or "enable_grad" when `node` is torch.no_grad() / torch.enable_grad(), else None."""
         if not isinstance(node, ast.Call) or node.args or node.keywords:
-            return False
+            return None
         found, obj = self.lookup_object(node.func)
-        return found and self.ctx.jit_functions.get(id(obj)) in ("no_grad", "enable_grad")
+        name = self.ctx.jit_functions.get(id(obj)) if found else None
+        return name if name in ("no_grad", "enable_grad") else None
 
     def tensor_literal(self, name: str, args: list, kwargs: dict, node) -> Value:
         """torch.tensor(data, dtype=None, device=None, requires_grad=False): data a number, a (nested)
