@@ -130,7 +130,7 @@ class ScriptFunction:
         return graph_code(self.graph, self.graph.name)
 
     def __call__(self, *args, **kwargs):
-        args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs))
+        args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs, self.name, False))
         with scripted_call():
             if self._reads_autograd or wants_grad(args):
                 return _single(self._eager.run([_eager_value(a) for a in args]))
@@ -165,15 +165,34 @@ def _single(outputs: list):
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
-def bind_arguments(signature: inspect.Signature | None, args, kwargs) -> list:
-    """Positional values for a graph's inputs, with the Python signature's defaults filled in."""
+def bind_arguments(signature: inspect.Signature | None, args, kwargs, name: str = "forward",
+                   method: bool = True) -> list:
+    """Positional values for a graph's inputs, with the Python signature's defaults filled in; a call
+    that does not fit is torch's RuntimeError for it (`method`: torch counts self among the arguments)."""
     if signature is None:
         if kwargs:
-            raise TypeError("this compiled function takes positional arguments only")
+            raise RuntimeError(f"{name}() takes positional arguments only")
         return list(args)
-    bound = signature.bind(*args, **kwargs)
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        raise RuntimeError(_binding_error(signature, args, kwargs, name, method)) from None
     bound.apply_defaults()
     return list(bound.arguments.values())
+
+
+def _binding_error(signature: inspect.Signature, args, kwargs, name: str, method: bool) -> str:
+    parameters = list(signature.parameters)
+    if len(args) > len(parameters):
+        return (f"{name}() expected at most {len(parameters) + method} argument(s) but received "
+                f"{len(args) + len(kwargs) + method} argument(s)")
+    for keyword in kwargs:
+        if keyword not in parameters:
+            return f"Unknown keyword argument '{keyword}' for operator '{name}'"
+        if parameters.index(keyword) < len(args):
+            return f"Argument '{keyword}' specified both as positional and keyword argument"
+    missing = next(p for p in parameters[len(args):] if p not in kwargs)
+    return f"{name}() is missing value for argument '{missing}'"
 
 
 def _positional_count(signature: inspect.Signature | None) -> int:
@@ -372,8 +391,8 @@ class ScriptModule(Module):
     def _run_method(self, name: str, *args, **kwargs):
         if name not in self._interpreters:
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
-        args = convert_arguments(self._graphs[name].inputs[1:], bind_arguments(self._signatures.get(name), args,
-                                                                               kwargs))
+        args = convert_arguments(self._graphs[name].inputs[1:],
+                                 bind_arguments(self._signatures.get(name), args, kwargs, name))
         if self._reads_autograd or wants_grad(args) or wants_grad(list(self._module.parameters())):
             return _single(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]))
         module_value = self._module_value()

@@ -1,5 +1,5 @@
 """Calls into scripted functions (Python values converted as torch binds them) and call forms inside them."""
-from typing import List
+from typing import Dict, List, Union
 
 import pytest
 
@@ -14,7 +14,7 @@ def test_a_range_is_accepted_for_a_list_parameter():
     scripted = torch.jit.script(_every_other)
     assert scripted(range(10)) == [0, 2, 4]
     assert scripted((5, 6, 7)) == [5, 7]
-    with pytest.raises(TypeError, match="Expected a value of type 'List\\[int\\]' for argument 'x'"):
+    with pytest.raises(RuntimeError, match="Expected a value of type 'List\\[int\\]' for argument 'x'"):
         scripted("abc")
 
 
@@ -46,3 +46,42 @@ def _slice_with_keyword(x: List[int]):
 def test_slice_refuses_keyword_arguments():
     with pytest.raises(RuntimeError, match="Slice does not accept any keyword arguments"):
         torch.jit.script(_slice_with_keyword)
+
+
+def _either(x: Union[Dict[str, int], List[int]]) -> str:
+    return "either"
+
+
+def _two(x: int, y: int = 2) -> int:
+    return x + y
+
+
+@pytest.mark.parametrize("value, found", [
+    ({"a": "b"}, r"Dict\[str, str\]"), (["a"], r"List\[str\]"), (1, "int"), ((1, "a"), r"Tuple\[int, str\]")])
+def test_a_value_no_member_of_a_union_fits_is_named_with_its_type(value, found):
+    scripted = torch.jit.script(_either)
+    assert scripted([1, 2]) == scripted({"a": 1}) == "either"
+    with pytest.raises(RuntimeError, match=rf"Expected a member of Union\[List\[int\], Dict\[str, int\]\] but "
+                                           rf"instead found type {found}$"):
+        scripted(value)
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    ((1, 2, 3), {}, r"_two\(\) expected at most 2 argument\(s\) but received 3 argument\(s\)"),
+    ((), {}, r"_two\(\) is missing value for argument 'x'"),
+    ((1,), {"z": 3}, "Unknown keyword argument 'z' for operator '_two'"),
+    ((1,), {"x": 3}, "Argument 'x' specified both as positional and keyword argument"),
+])
+def test_calls_that_do_not_fit_the_signature_are_runtime_errors(args, kwargs, message):
+    with pytest.raises(RuntimeError, match=message):
+        torch.jit.script(_two)(*args, **kwargs)
+
+
+class _Scales(torch.nn.Module):
+    def forward(self, x, scale: float = 2.0):
+        return x * scale
+
+
+def test_a_module_counts_self_among_its_arguments():
+    with pytest.raises(RuntimeError, match=r"forward\(\) expected at most 3 argument\(s\) but received 4"):
+        torch.jit.script(_Scales())(torch.ones(1), 1.0, 2.0)
