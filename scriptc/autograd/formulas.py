@@ -149,6 +149,35 @@ def _conv_transpose2d(c, x, g):
     return gx, x_rows.matmul(cols.transpose(-2, -1)).sum(0).reshape(w.shape)
 
 
+def _first(value) -> int:
+    return value if isinstance(value, int) else value[0]
+
+
+def _as_rows(x, op_2d: str, *args):
+    """A 1-d op as its 2-d form over rows of height 1 (an unbatched input gets a batch of one)."""
+    batched = x if x.dim() == 3 else x.unsqueeze(0)
+    out = table_op(op_2d, batched.unsqueeze(2), *args).squeeze(2)
+    return out if x.dim() == 3 else out.squeeze(0)
+
+
+def _conv1d(c, g):
+    padding = c.padding if isinstance(c.padding, str) else [0, _first(c.padding)]
+
+    def composite(x, weight, bias):
+        return _as_rows(x, "conv2d", weight.unsqueeze(2), bias, [1, _first(c.stride)], padding,
+                        [1, _first(c.dilation)], c.groups)
+    return _through_composite(c, g, ("input", "weight", "bias"), composite)
+
+
+def _max_pool1d(c, g):
+    stride = c.stride if not c.stride else [1, _first(c.stride)]
+
+    def composite(x):
+        return _as_rows(x, "max_pool2d", [1, _first(c.kernel_size)], stride, [0, _first(c.padding)],
+                        [1, _first(c.dilation)], c.ceil_mode)
+    return _through_composite(c, g, ("input",), composite)
+
+
 def _max_pool2d(c, g):
     x = c.input
     _, indices = table_op("max_pool2d_with_indices", x.detach(), c.kernel_size, c.stride, c.padding, c.dilation,
@@ -522,7 +551,7 @@ FORMULAS = {
     "amin": _extreme_over_dims, "max.dim": _extreme_along_dim, "min.dim": _extreme_along_dim, "prod": _prod,
     "embedding": _embedding, "_lstm_cell_state": _lstm_cell_state, "_lstm_cell_hidden": _lstm_cell_hidden,
     "_gru_cell": _gru_cell, "addmv": _addmv, "baddbmm": _baddbmm, "addbmm": _addbmm, "addr": _addr,
-    "median": _extreme_of_all,
+    "median": _extreme_of_all, "conv1d": _conv1d, "max_pool1d": _max_pool1d,
     "sort": _picked_values(lambda c: c.dim), "topk": _picked_values(lambda c: c.dim),
     "cummax": _picked_values(lambda c: c.dim), "cummin": _picked_values(lambda c: c.dim),
     "kthvalue": _picked_values(lambda c: c.dim, lambda c: c.keepdim),

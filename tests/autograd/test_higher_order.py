@@ -160,6 +160,24 @@ SECOND_ORDER_UNIT = {
 }
 
 
+def test_second_derivatives_of_conv1d_and_max_pool1d_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    arrays = rng.standard_normal((2, 4, 9)), rng.standard_normal((6, 2, 3)), rng.standard_normal(6)
+    results = []
+    for T in (torch, scriptc):
+        x, w, b = (T.tensor(a, requires_grad=True) for a in arrays)
+        F_ = T.nn.functional
+        out = ((F_.conv1d(x, w, b, stride=2, padding=1, groups=2).tanh() ** 2).sum()
+               + (F_.conv1d(x[0], w[:, :, :2].repeat(1, 2, 1), None, padding="same", dilation=2) ** 3).sum()
+               + (F_.max_pool1d(x, 3, 2, 1) ** 3).sum() + (F_.max_pool1d(x[0], 2) ** 2).sum())
+        first = T.autograd.grad(out, (x, w, b), create_graph=True)
+        second = T.autograd.grad(sum((g * g).sum() for g in first), (x, w, b))
+        results.append([t.detach().numpy() for t in first + second])
+    for actual, expected in zip(results[1], results[0]):
+        np.testing.assert_allclose(actual, expected, rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("name", list(SECOND_ORDER_UNIT))
 def test_second_derivatives_of_elementwise_and_sorting_ops_match_torch(name):
     torch = pytest.importorskip("torch")
