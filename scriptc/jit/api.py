@@ -45,15 +45,17 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         return scripted
     if isinstance(obj, type):
         refuse_default_factories(obj)
-        obj._scriptc_script_class = True  # a @torch.jit.script class: compiled where scripted code uses it
         # as torch, its methods also see the names of the scope that scripted it (a class defined
-        # beside it in a function, named by an annotation)
+        # beside it in a function, named by an annotation); it names itself (`other: "Point"`) before
+        # the decorator's result is bound to its name
         frame = sys._getframe(1 + _frames_up)
-        if frame.f_locals is not frame.f_globals:
-            scope = {**frame.f_locals, obj.__name__: obj}  # (the class names itself: `other: "Point"`)
-            for member in vars(obj).values():
-                if inspect.isfunction(member):
-                    member._scriptc_defining_scope = scope
+        local = frame.f_locals if frame.f_locals is not frame.f_globals else {}
+        scope = {**local, obj.__name__: obj}
+        for member in vars(obj).values():
+            if inspect.isfunction(member):
+                member._scriptc_defining_scope = scope
+        ScriptContext().compile_class(obj)  # (errors now, as torch's; each use compiles it again)
+        obj._scriptc_script_class = True
         return obj
     raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
 
