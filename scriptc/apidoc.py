@@ -46,6 +46,8 @@ NAMESPACES = [
     ("scriptc.accelerator", "torch.accelerator", "torch.accelerator"),
     ("scriptc.amp", "torch.amp", "torch.amp"),
     ("scriptc.func", "torch.func", "torch.func"),
+    ("scriptc.fx", "torch.fx", "torch.fx"),
+    ("scriptc.utils._pytree", "torch.utils._pytree", "torch.utils._pytree"),
 ]
 # Where the AttributeError for a missing name looks: {page name: torch module}.
 TORCH_NAMESPACES = {"torch": "torch", "torch.Tensor": "torch.Tensor", "torch.nn": "torch.nn",

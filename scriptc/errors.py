@@ -38,17 +38,23 @@ class SourceError(ScriptcError):
         self.line = line
         self.col = col
         self.source_line = source_line
+        self.call_stack: list[str] = []
         super().__init__(self._render())
 
+    def add_caller(self, text: str) -> None:
+        """Append where the failing code was reached from (torch's "'f' is being compiled since it
+        was called from 'g'" lines), innermost first."""
+        self.call_stack.append(text)
+        self.args = (self._render(),)
+
     def _render(self) -> str:
-        if self.line is None:
-            return self.message
-        where = f"{self.filename or '<unknown>'}:{self.line}:{self.col or 0}"
-        text = f"{where}: {self.message}"
-        if self.source_line is not None:
-            caret = " " * max((self.col or 1) - 1, 0) + "^"
-            text += f"\n    {self.source_line.rstrip()}\n    {caret}"
-        return text
+        text = self.message
+        if self.line is not None:
+            text = f"{self.filename or '<unknown>'}:{self.line}:{self.col or 0}: {self.message}"
+            if self.source_line is not None:
+                caret = " " * max((self.col or 1) - 1, 0) + "^"
+                text += f"\n    {self.source_line.rstrip()}\n    {caret}"
+        return "\n".join([text, *getattr(self, "call_stack", ())])
 
 
 class ScriptError(SourceError, RuntimeError):

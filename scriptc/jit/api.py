@@ -136,8 +136,11 @@ def _example_specs(graph, skip: int, examples, name: str) -> list | None:
 
 def script_module(module, example_inputs=None) -> ScriptModule:
     ctx = ScriptContext()
+    from scriptc.nn import Module
+
     cls = type(module)
-    methods = {"forward": cls.forward}
+    # a module without its own forward (a plain container) has no forward to compile, as in torch
+    methods = {} if cls.forward is Module.forward else {"forward": cls.forward}
     for name in dir(cls):
         fn = getattr(cls, name, None)
         if inspect.isfunction(fn) and getattr(fn, "_scriptc_export", False) and name != "forward":

@@ -251,12 +251,18 @@ class Tracer:
             self._bind(t, v)
 
     def record_inplace(self, op, args: tuple, target: Tensor) -> None:
-        if target._base is not None and id(target._base) in self.values:
-            raise RuntimeError(f"jit.trace: {op.name} writes into a view of a traced tensor, which the trace "
-                               "cannot represent; use out-of-place ops (where, index_put, cat) instead")
+        """A write into a fresh tensor is recorded as the pure op (the tensor's later reads take its
+        result). A write through a view of a traced tensor (`cache[:b, s:e] = x`, `mask[h, w] = n`,
+        `x[:, :1].zero_()`) keeps the in-place op on the view's value, as scripted code has it, so
+        that the base's later reads see it."""
         pure = op.inplace_of
-        inputs = [self._arg_value(v, a.type) for v, a in zip(args, pure.schema.args)]
-        node = self._emit(pure.name, inputs, [TensorType(target.dtype, tuple(target._data.shape))])
+        through_view = target._base is not None and id(target._base) in self.values
+        if through_view and id(target) not in self.values:
+            # a view the trace did not see made (x[...] = v views all of x): it is the base's value
+            self._bind(target, self.values[id(target._base)])
+        recorded = op if through_view else pure
+        inputs = [self._arg_value(v, a.type) for v, a in zip(args, recorded.schema.args)]
+        node = self._emit(recorded.name, inputs, [TensorType(target.dtype, tuple(target._data.shape))])
         self.dims.record(pure, args, (target,), node.outputs)
         self._bind(target, node.output)
 
@@ -315,8 +321,11 @@ class Tracer:
             flat = [x for key, item in zip(out, items) for x in (self.constant(key), item)]
             return self._emit("prim::DictConstruct", flat, [DictType(ScalarStr, elem)]).output
         if isinstance(out, (bool, int, float)) or out is None:
-            return self.constant(out)
-        raise TypeError(f"jit.trace: cannot trace an output of type {type(out).__name__}")
+            # torch's tracer refuses them too: a constant output would not follow the inputs
+            raise RuntimeError("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output "
+                               "from traced functions")
+        raise RuntimeError(f"Tracer cannot infer type of {out!r}\n:Only tensors and (possibly nested) tuples of "
+                           "tensors, lists, or dicts are supported as inputs or outputs of traced functions")
 
 
 def _frame_file(loc: SourceLocation) -> str:

@@ -4,8 +4,10 @@ eager code. Each module is compared with its eager self and run again from a sav
 
 from __future__ import annotations
 
+import collections
 import threading
 import time
+from collections import OrderedDict
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -578,6 +580,35 @@ def test_calling_a_submodule_picks_the_forward_overload_its_arguments_fit():
     model = _CallsBothForms()
     x = torch.randn(1, 2)
     np.testing.assert_allclose(torch.jit.script(model)(x).detach().numpy(), model(x).detach().numpy(), rtol=1e-6)
+
+
+class _FeatureGetter(nn.Module):
+    """torchvision's IntermediateLayerGetter: an OrderedDict of named feature maps."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleDict({"conv": nn.Conv2d(3, 4, 3), "pool": nn.MaxPool2d(2)})
+
+    def forward(self, x) -> Dict[str, torch.Tensor]:
+        out = collections.OrderedDict()
+        for name, module in self.layers.items():
+            x = module(x)
+            out[name] = x
+        result = OrderedDict([("first", out["conv"])])
+        result["second"] = out["pool"]
+        return result
+
+
+def test_ordered_dict_scripts_as_a_dict(tmp_path):
+    model = _FeatureGetter().eval()
+    x = torch.randn(1, 3, 8, 8)
+    scripted = torch.jit.script(model)
+    scripted.save(tmp_path / "m.sc")
+    expected = model(x)
+    for got in (scripted(x), runtime_load(tmp_path / "m.sc")(x.numpy())):
+        assert list(got) == ["first", "second"]
+        for key in got:
+            np.testing.assert_allclose(np.asarray(got[key]), expected[key].detach().numpy(), rtol=1e-6)
 
 
 def test_save_and_load_through_a_file_object_as_torch_jit_does():

@@ -269,19 +269,24 @@ class BuiltinCalls:
         return self.const(None)
 
     def builtin_warn(self, args, kwargs, node, expected):
-        """warnings.warn(message[, category], stacklevel=...): a UserWarning with the message at run time
-        (TorchScript's aten::warn: the category and stack level are not kept)."""
+        """warnings.warn(message[, category], stacklevel=...): a UserWarning with the message at run time,
+        attributed to this line and given once per call of the scripted function (TorchScript's
+        aten::warn: the category and stack level are not kept)."""
         if not args or len(args) > 3 or set(kwargs) - {"category", "stacklevel"}:
             raise self.error("warnings.warn() takes a message, and optionally a category and stacklevel", node)
         message = self.as_value(args[0], node)
         if message.type != Str:
             raise self.error(f"warnings.warn() takes a str message in scripted code, got {message.type}", node)
-        self.emit("warn.str", [message], [NoneType])
+        place = [self.const(self.source.filename), self.const(node.line + self.source.line_offset),
+                 self.const(node.col)]
+        self.emit("warn.at", [message, *place], [NoneType])
         return self.const(None)
 
     def builtin_slice(self, args, kwargs, node, expected):
         """slice(stop) / slice(start, stop[, step]): a compile-time value that indexes (x[s])."""
-        if not 1 <= len(args) <= 3 or kwargs:
+        if kwargs:
+            raise self.error("Slice does not accept any keyword arguments", node)
+        if not 1 <= len(args) <= 3:
             raise self.error("slice() takes 1 to 3 positional arguments", node)
         bounds = [None if self.as_value(a, node).type == NoneType else self.as_value(a, node) for a in args]
         if any(b is not None and b.type != Int for b in bounds):
@@ -436,11 +441,13 @@ class BuiltinCalls:
             raise self.error(f"torch.{name}() is only supported as a `with` context manager", node)
         return self.python_op(name, args, kwargs, node)
 
-    def is_grad_mode_context(self, node: ast.Node) -> bool:
+    def grad_mode_context(self, node: ast.Node) -> str | None:
+        """"no_grad" or "enable_grad" when `node` is torch.no_grad() / torch.enable_grad(), else None."""
         if not isinstance(node, ast.Call) or node.args or node.keywords:
-            return False
+            return None
         found, obj = self.lookup_object(node.func)
-        return found and self.ctx.jit_functions.get(id(obj)) in ("no_grad", "enable_grad")
+        name = self.ctx.jit_functions.get(id(obj)) if found else None
+        return name if name in ("no_grad", "enable_grad") else None
 
     def tensor_literal(self, name: str, args: list, kwargs: dict, node) -> Value:
         """torch.tensor(data, dtype=None, device=None, requires_grad=False): data a number, a (nested)

@@ -52,6 +52,11 @@ class Calls:
     """expr_Call and the machinery every call goes through."""
 
     def expr_Call(self, node: ast.Call, expected=None):
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "__getitem__":
+            # x.__getitem__(i) is x[i], for every subscriptable value (torch's inp.__getitem__(indices))
+            if len(node.args) != 1 or node.keywords:
+                raise self.error("__getitem__ expected exactly 1 argument", node.func)
+            return self.expr_Subscript(ast.Subscript(node.line, node.col, node.func.value, node.args[0]), expected)
         callee = self.expr(node.func)
         name = callee.name if isinstance(callee, Builtin) else (
             f"jit.{callee.name}" if isinstance(callee, JitFunction) else None)
@@ -314,8 +319,9 @@ class Calls:
             else:
                 raise self.error(f"{fn.__name__}() missing required argument '{p.name}'", node)
             v = self.as_value(v, node)
-            values.append(self.coerce(v, declared.type, node, f"{fn.__name__}(): argument '{p.name}' expects "
-                                      f"{declared.type}, got {v.type}", from_tensor=True))
+            values.append(self.coerce(v, declared.type, node, f"{fn.__name__}(): Expected a value of type "
+                                      f"'{declared.type}' for argument '{p.name}' but instead found type "
+                                      f"'{v.type}'.", from_tensor=True))
         return values
 
     def default_value(self, value, declared: Type, node) -> Value:

@@ -106,6 +106,9 @@ class ScriptContext:
             definition, source = definition_of(fn)
             name = self.unique_name(fn.__qualname__.replace("<locals>.", ""))
             graph = build_graph(self, fn, definition, source, name)
+        except ScriptError as exc:
+            exc.add_caller(caller.called_here(fn.__name__, node))
+            raise
         finally:
             self._compiling.discard(key)
         self.functions[name] = graph
@@ -354,10 +357,22 @@ class ScriptContext:
         else:
             t = container_type_of(value, None)
             if t is None:
-                raise caller.error(f"the type of attribute {type(owner.module).__name__}.{name} cannot be inferred "
-                                   "from its value; annotate it in the class", node)
+                raise caller.error(_unconvertible_attribute(owner.module, name, value), node)
         self.module_attributes[key] = t
         return t
+
+
+def _unconvertible_attribute(module, name: str, value) -> str:
+    """torch's message for a module attribute whose value has no TorchScript type."""
+    from scriptc.nn.module import Module
+
+    reason = ""
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Module) for v in value):
+        reason = ("Could not infer type of list element: Cannot infer concrete type of torch.nn.Module. "
+                  if isinstance(value, list) else "Cannot infer concrete type of torch.nn.Module. ")
+    return (f"Module '{type(module).__name__}' has no attribute '{name}' (This attribute exists on the Python "
+            f"module, but we failed to convert Python type: '{type(value).__name__}' to a TorchScript type. "
+            f"{reason}Its type was inferred; try adding a type annotation for the attribute.)")
 
 
 def _self_assignments(definition: ast.FunctionDef) -> set:

@@ -58,6 +58,23 @@ class Emitter:
         """The refusal an Unsupported node carries, as torch's NotSupportedError."""
         return self.error(node.message, node, NotSupportedError)
 
+    def called_here(self, callee: str, node: ast.Node) -> str:
+        """torch's line for an error inside `callee`, compiled because this code calls it at `node`:
+        the call's place, from the enclosing def line down to the call with a caret under it."""
+        caller = getattr(self.fn, "__qualname__", "<unknown>").split("<locals>.")[-1]
+        lines = self.source.lines
+        shown = [lines[node.line - 1]] if 0 < node.line <= len(lines) else []
+        indent = len(shown[0]) - len(shown[0].lstrip()) if shown else 0
+        for number in range(node.line - 2, -1, -1):
+            stripped = lines[number].lstrip()
+            if stripped.startswith(("def ", "async def ")) and len(lines[number]) - len(stripped) < indent:
+                shown.insert(0, lines[number] if number == node.line - 2 else lines[number] + "\n    ...")
+                break
+        caret = " " * max(node.col - 1, 0) + "^"
+        return (f"'{callee}' is being compiled since it was called from '{caller}'\n"
+                f"  File \"{self.source.filename}\", line {node.line + self.source.line_offset}\n"
+                + "".join(f"    {text}\n" for text in shown) + f"    {caret}")
+
     def at(self, node: ast.Node) -> None:
         self.line, self.col = node.line, node.col
 

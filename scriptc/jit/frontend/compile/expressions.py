@@ -137,7 +137,11 @@ class Expressions:
         items = [self.as_value(self.expr(e, hint), e) for e in node.elts]
         self.at(node)
         if hint is not None:
-            items = [self.coerce(v, hint, e, f"a list of {hint} cannot hold a {v.type}") for v, e in zip(items, node.elts)]
+            found = sorted({str(v.type) for v in items})
+            unified = found[0] if len(found) == 1 else f"Union[{', '.join(found)}]"
+            mismatch = (f"List type annotation `List[{hint}]` did not match the types of the given list elements, "
+                        f"which were unified to {unified}")
+            items = [self.coerce(v, hint, node, mismatch) for v in items]
             return self.emit1("prim::ListConstruct", items, ListType(hint))
         if not items:
             return self.emit1("prim::ListConstruct", [], ListType(TensorType()))

@@ -39,6 +39,9 @@ class Modules:
 
     def module_attribute(self, owner: SugaredModule, name: str, node: ast.Node):
         module = owner.module
+        if name in getattr(type(module), "__jit_ignored_attributes__", ()):
+            raise self.error(f"Module '{type(module).__name__}' has no attribute '{name}' attribute was ignored "
+                             "during compilation", node)
         for store in (module._parameters, module._buffers):
             if name in store:
                 t = store[name]
@@ -69,6 +72,8 @@ class Modules:
 
     def module_has_attribute(self, owner: SugaredModule, name: str) -> bool:
         module = owner.module
+        if name in getattr(type(module), "__jit_ignored_attributes__", ()):
+            return False
         return name in module._parameters or name in module._buffers or name in module._modules or \
             name in module.__dict__ or hasattr(type(module), name)
 
@@ -158,15 +163,27 @@ class Modules:
             from .values import SugaredTuple
             return SugaredTuple([self.submodule(owner, n) for n in names[slice(*bounds)]])
         key = self.expr(index)
+        # torch indexes containers only with literals: a local variable is refused even when it holds one
+        variable = isinstance(index, ast.Name) and self.read(index.id) is not None
         if is_module_dict(owner.module):
             text = key.node.attrs.get("value") if isinstance(key, Value) and key.node is not None and \
-                key.node.op == "prim::Constant" else None
-            if not isinstance(text, str) or text not in names:
-                raise self.error("ModuleDict keys must be string constants of its modules", index)
+                key.node.op == "prim::Constant" and not variable else None
+            if not isinstance(text, str):
+                raise self.error("Unable to extract string literal index. ModuleDict indexing is only supported "
+                                 "with string literals. For example, 'i = \"a\"; self.layers[i](x)' will fail "
+                                 "because i is not a literal. Enumeration of ModuleDict is supported, e.g. "
+                                 "'for k, v in self.items(): out = v(inp)'", node)
+            if text not in names:
+                raise self.error(f"Key Error, {text}", node)
             return self.submodule(owner, text)
-        position = self.static_int(key)
-        if position is None or not -len(names) <= position < len(names):
-            raise self.error("ModuleList/Sequential indices must be integer constants in range", index)
+        position = None if variable else self.static_int(key)
+        if position is None:
+            raise self.error("Expected integer literal for index but got a variable or non-integer. "
+                             "ModuleList/Sequential indexing is only supported with integer literals. For example, "
+                             "'i = 4; self.layers[i](x)' will fail because i is not a literal. Enumeration is "
+                             "supported, e.g. 'for index, v in enumerate(self): out = v(inp)'", node)
+        if not -len(names) <= position < len(names):
+            raise self.error(f"Index {position} out of range of length {len(names)}", node)
         return self.submodule(owner, names[position])
 
     def module_dict_method(self, owner: SugaredModule, name: str, node):
