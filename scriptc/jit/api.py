@@ -306,6 +306,27 @@ def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
             out[key] = attributes.encode(value, t, weights, key)
         except ValueError as exc:
             raise ArchiveError(f"cannot save attribute {path + '.' if path else ''}{name}: {exc}") from None
+    out.update(_constants(m._module, out))
+    return out
+
+
+def _constants(module, stored: dict) -> dict:
+    """The modules' `__constants__` (folded into the graphs, so not among what they read), encoded so that
+    the loaded module still has them as attributes (`loaded.w`), as torch's does."""
+    from scriptc.runtime import attributes
+    from scriptc.types import type_of_constant
+
+    out = {}
+    for path, owner in module.named_modules():
+        for name in getattr(type(owner), "__constants__", ()):
+            key = f"{path}.{name}" if path else name
+            if key in stored or not hasattr(owner, name):
+                continue
+            value = getattr(owner, name)
+            try:
+                out[key] = attributes.encode(value, type_of_constant(value), None, key)
+            except (TypeError, ValueError):  # (a constant no manifest type describes: the graphs still hold it)
+                continue
     return out
 
 
