@@ -421,6 +421,10 @@ class BuiltinCalls:
         if name == "wait":
             future = self.as_value(self.one_argument("wait", args, kwargs, node), node)
             return self.emit1("prim::Wait", [future], future.type.elem)
+        if name == "awaitable_nowait":
+            value = self.as_value(self.one_argument("_awaitable_nowait", args, kwargs, node), node)
+            return self.emit1("prim::Fork", [value], FutureType(value.type),
+                              {"function": self.ctx.identity_function(value.type)})
         if name in ("tensor", "as_tensor"):
             return self.tensor_literal(name, args, kwargs, node)
         if name == "is_tensor":

@@ -184,6 +184,16 @@ class ScriptContext:
         compiler.at(definition)
         compiler.compile_body(definition, bound, NoneType)
 
+    def identity_function(self, t: Type) -> str:
+        """The name of a function graph returning its one argument of type `t` (what an Await made by
+        _awaitable_nowait runs)."""
+        name = f"awaitable_nowait[{t}]"
+        if name not in self.functions:
+            graph = Graph(name)
+            graph.add_output(graph.add_input(t, "value"))
+            self.functions[name] = graph
+        return name
+
     def module_method_graph(self, owner, fn, caller, node) -> tuple[Graph, str]:
         """A module method compiled as a graph of its own (`self` its first input), for jit.fork."""
         key = (id(owner.module), owner.path, fn)  # (its attributes are recorded under its path)
