@@ -20,6 +20,7 @@ CHECK_CALLS = [
     ("torch._check(True, cond=False)", "got multiple values for argument 'cond'"),
     ('torch._check(message="m")', "missing required argument 'cond'"),
     ("c = 1\n    c.add(1)", "'int' object has no attribute or method 'add'"),
+    ("fut = torch.jit._fork(x)", "cannot call a value"),
 ]
 
 

@@ -378,6 +378,8 @@ class BuiltinCalls:
             graph, name = self.ctx.method_graph(record, callee.name, self, node)
             fn = getattr(record.cls, callee.name)
             values = [callee.base] + self.bind_python(fn, graph.inputs[1:], args, kwargs, node, skip=1)
+        elif isinstance(callee, Value):  # torch.jit.fork(x): torch's words
+            raise self.error(f"cannot call a value of type '{callee.type}'", node.args[0])
         else:
             raise self.error("torch.jit.fork() takes a scripted function or a method of a module or object", node)
         return self.emit1("prim::Fork", values, FutureType(graph.outputs[0].type), {"function": name})
