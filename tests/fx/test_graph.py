@@ -175,14 +175,16 @@ def test_proxies_around_raw_nodes_build_and_inline_code():
 
 
 def test_torch_functions_record_only_while_a_raw_proxy_lives():
-    relu = scriptc.relu
+    from scriptc.nn.functional import relu as imported_relu
+    body = scriptc.relu.__code__
     graph = fx.Graph()
     proxy = fx.Proxy(graph.placeholder("x"))
-    assert scriptc.relu == relu and scriptc.relu is not relu
-    result = scriptc.relu(proxy)
-    assert result.node.target is relu
-    del proxy, result
-    assert scriptc.relu is relu and scriptc.Tensor.__add__(scriptc.ones(1), 1).tolist() == [2.0]
+    assert scriptc.relu.__code__ is not body
+    assert scriptc.relu(proxy).node.target is scriptc.relu
+    assert imported_relu(proxy).node.target is scriptc.nn.functional.relu
+    assert scriptc.relu(scriptc.tensor([-1.0])).tolist() == [0.0]
+    del proxy
+    assert scriptc.relu.__code__ is body and scriptc.Tensor.__add__(scriptc.ones(1), 1).tolist() == [2.0]
 
 
 def test_graph_module_pickles_as_its_code_and_state():
