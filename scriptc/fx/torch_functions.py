@@ -42,9 +42,9 @@ def find_proxy(*values):
 
 
 class RecordingFunction:
-    """A function that records a call_function node (of the function it wraps) when an argument holds a
-    Proxy and runs it otherwise. It compares and hashes equal to the wrapped function, so
-    `node.target == torch.relu` and dicts keyed by torch functions keep working while recording is on."""
+    """What an fx.wrap()'d or autowrapped (math) global becomes in its module's globals during a trace:
+    it records a call_function node (of the function it wraps) when an argument holds a Proxy and runs
+    the function otherwise. It compares and hashes equal to the wrapped function."""
 
     def __init__(self, original: Callable, mark_wrapped: bool) -> None:
         functools.update_wrapper(self, original)
