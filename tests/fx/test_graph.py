@@ -205,3 +205,14 @@ def test_graph_module_pickles_as_its_code_and_state():
     assert type(restored).__name__ == "Model" and restored.code == module.code
     assert (restored(x) - module(x)).abs().max().item() == 0.0
     assert restored.linear.weight is not module.linear.weight
+
+
+def test_deepcopy_keeps_every_submodule_and_the_preserved_attributes():
+    from scriptc.fx.graph_module import _USER_PRESERVED_ATTRIBUTES_KEY
+    module = fx.symbolic_trace(scriptc.nn.Sequential(scriptc.nn.Linear(2, 2)))
+    module.add_submodule("unused", scriptc.nn.ReLU())
+    module.meta[_USER_PRESERVED_ATTRIBUTES_KEY] = {"note": "kept"}
+    clone = copy.deepcopy(module)
+    assert type(clone) is not type(module) and type(clone).__name__ == "Sequential"
+    assert isinstance(clone.unused, scriptc.nn.ReLU) and clone.note == "kept"
+    assert clone.get_submodule("0").weight is not module.get_submodule("0").weight
