@@ -227,10 +227,10 @@ def test_typing_annotations_print_as_torch_prints_them():
 
     def program(torch):
         class Annotated(torch.nn.Module):
-            def forward(self, x, y=None, sizes=[1]):
+            def forward(self, x, y=None, sizes=None):
                 return x, x + x
         # This file's annotations are strings (postponed evaluation): give forward real ones.
-        Annotated.forward.__annotations__ = {"x": torch.Tensor, "y": Optional[torch.Tensor], "sizes": List[int],
+        Annotated.forward.__annotations__ = {"x": torch.Tensor, "y": Optional[torch.Tensor], "sizes": Optional[List[int]],
                                              "return": Tuple[torch.Tensor, torch.Tensor]}
         return Annotated()
     ours, theirs = fx.symbolic_trace(program(scriptc)), torch.fx.symbolic_trace(program(torch))
