@@ -51,7 +51,7 @@ nan = _math.nan
 newaxis = None
 
 _SUBMODULES = {
-    "nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serve",
+    "nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serving",
     "types", "config", "errors", "bindings", "testing",
     "random",
     "linalg",

@@ -60,3 +60,10 @@ def test_names_that_neither_has_get_no_guess():
     assert str(info.value) == "module 'scriptc' has no attribute 'not_a_torch_function_at_all'"
     assert not hasattr(scriptc.ones(1), "__torch_function__x")
     assert torch_names.supported("torch", "allclose") and not torch_names.supported("torch", "quantized_max_pool3d")
+
+
+def test_every_name_dir_lists_resolves():
+    """`dir(scriptc)` offers only names that `getattr` can resolve (a submodule listed under a name it
+    does not have sent users to a 'Did you mean' of itself)."""
+    unresolved = [name for name in dir(scriptc) if not hasattr(scriptc, name)]
+    assert unresolved == []
