@@ -38,21 +38,41 @@ class SourceError(ScriptcError):
         self.line = line
         self.col = col
         self.source_line = source_line
+        self.call_stack: list[str] = []
         super().__init__(self._render())
 
+    def add_caller(self, text: str) -> None:
+        """Append where the failing code was reached from (torch's "'f' is being compiled since it
+        was called from 'g'" lines), innermost first."""
+        self.call_stack.append(text)
+        self.args = (self._render(),)
+
     def _render(self) -> str:
-        if self.line is None:
-            return self.message
-        where = f"{self.filename or '<unknown>'}:{self.line}:{self.col or 0}"
-        text = f"{where}: {self.message}"
-        if self.source_line is not None:
-            caret = " " * max((self.col or 1) - 1, 0) + "^"
-            text += f"\n    {self.source_line.rstrip()}\n    {caret}"
-        return text
+        text = self.message
+        if self.line is not None:
+            text = f"{self.filename or '<unknown>'}:{self.line}:{self.col or 0}: {self.message}"
+            if self.source_line is not None:
+                caret = " " * max((self.col or 1) - 1, 0) + "^"
+                text += f"\n    {self.source_line.rstrip()}\n    {caret}"
+        return "\n".join([text, *getattr(self, "call_stack", ())])
 
 
-class ScriptError(SourceError):
-    """jit.script refused the source: unsupported syntax, a type error, a bad op call."""
+class ScriptError(SourceError, RuntimeError):
+    """jit.script refused the source: unsupported syntax, a type error, a bad op call.
+
+    A RuntimeError too, as torch.jit.script raises RuntimeError for what it cannot compile.
+    """
+
+
+class NotSupportedError(ScriptError):
+    """jit.script met Python syntax TorchScript does not support (torch.jit.frontend.NotSupportedError)."""
+
+
+class JitError(ScriptcError, RuntimeError):
+    """An exception raised by scripted code (`raise ...`, a failed `assert`): torch.jit.Error.
+
+    Its message is TorchScript's: the exception's qualified name and its arguments.
+    """
 
 
 class ArchiveError(ScriptcError):

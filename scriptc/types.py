@@ -218,6 +218,16 @@ class device:
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
+    def __enter__(self) -> "device":
+        """`with torch.device(d):` makes `d` the default device until the block ends."""
+        from scriptc import settings
+        settings.push_default_device(self)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        from scriptc import settings
+        settings.pop_default_device()
+
 
 CPU = device("cpu")
 

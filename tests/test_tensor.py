@@ -149,6 +149,31 @@ def test_indexing_matches_numpy():
     np.testing.assert_array_equal(t.numpy(), a)
 
 
+@pytest.mark.skipif(real_torch is None, reason="needs torch")
+@pytest.mark.parametrize("index", [
+    range(2), range(0), [], (range(3), [0, 2, 1]), ((0, 2), 1), (slice(None), range(3, 0, -1)),
+    (Ellipsis, [True, False, True, True]), ([[0, 1], [2, 2]], range(2)),
+], ids=str)
+def test_sequence_indices_match_torch(index):
+    """Ranges, tuples inside the index and empty lists index as torch turns them into index tensors
+    (mnist_forward_forward writes x_[range(x.shape[0]), y] = x.max())."""
+    a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    ours, theirs = torch.from_numpy(a.copy()), real_torch.from_numpy(a.copy())
+    np.testing.assert_array_equal(ours[index].numpy(), theirs[index].numpy())
+    ours[index] = -1.0
+    theirs[index] = -1.0
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.skipif(real_torch is None, reason="needs torch")
+def test_out_of_bounds_index_names_the_first_bad_one_as_torch():
+    for index in ([5, 3, 4], [0, -7, 9], range(5)):
+        with pytest.raises(IndexError) as theirs:
+            real_torch.zeros(3, 4)[index]
+        with pytest.raises(IndexError, match=f"^{theirs.value}$"):
+            torch.zeros(3, 4)[index]
+
+
 def test_repr_matches_pytorch_format():
     cases = [([1.0, 2.0, 3.0], None), ([1.5, 2.25], None), ([[1e-5, 1000.0]], None), ([1, 2, 3], None),
              ([1, 2], "int32"), ([True, False], None), ([], None), ([0.0, float("nan"), float("inf")], None),

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import inspect
+import sys
 
 from scriptc.errors import ScriptError
 from scriptc.runtime.specialize import InputSpec
 from scriptc.types import TensorType
 
 from .frontend.compile import ScriptContext
+from .frontend.compile.dataclass_methods import refuse_default_factories
+from .frontend.compile.resolve import prepared_function
 from .module import ScriptFunction, ScriptModule
 
 
@@ -32,6 +35,7 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         raise ScriptError(f"jit.script expects a module instance, got the class {obj.__name__}; "
                           f"call jit.script({obj.__name__}(...))")
     if inspect.isfunction(obj):
+        obj = prepared_function(obj)
         ctx = ScriptContext()
         _note_example_types(ctx, obj, example_inputs, "forward")
         graph = ctx.compile_function_graph(obj)
@@ -40,7 +44,18 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         scripted._scriptc_source = obj
         return scripted
     if isinstance(obj, type):
-        obj._scriptc_script_class = True  # a @torch.jit.script class: compiled where scripted code uses it
+        refuse_default_factories(obj)
+        # as torch, its methods also see the names of the scope that scripted it (a class defined
+        # beside it in a function, named by an annotation); it names itself (`other: "Point"`) before
+        # the decorator's result is bound to its name
+        frame = sys._getframe(1 + _frames_up)
+        local = frame.f_locals if frame.f_locals is not frame.f_globals else {}
+        scope = {**local, obj.__name__: obj}
+        for member in vars(obj).values():
+            if inspect.isfunction(member):
+                member._scriptc_defining_scope = scope
+        ScriptContext().compile_class(obj)  # (errors now, as torch's; each use compiles it again)
+        obj._scriptc_script_class = True
         return obj
     raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
 
@@ -121,8 +136,11 @@ def _example_specs(graph, skip: int, examples, name: str) -> list | None:
 
 def script_module(module, example_inputs=None) -> ScriptModule:
     ctx = ScriptContext()
+    from scriptc.nn import Module
+
     cls = type(module)
-    methods = {"forward": cls.forward}
+    # a module without its own forward (a plain container) has no forward to compile, as in torch
+    methods = {} if cls.forward is Module.forward else {"forward": cls.forward}
     for name in dir(cls):
         fn = getattr(cls, name, None)
         if inspect.isfunction(fn) and getattr(fn, "_scriptc_export", False) and name != "forward":
@@ -169,9 +187,20 @@ def _compiled(obj):
 
 def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     """Inline everything and turn parameters, buffers and attributes into constants
-    (torch.jit.freeze); the module should be in eval mode. Returns an OptimizedModule whose
-    `.graph` is the frozen, simplified graph."""
-    return _optimize(mod, level=1)
+    (torch.jit.freeze) of a scripted or traced module in eval mode. Returns an OptimizedModule whose
+    `.graph` is the frozen, simplified graph; `preserved_attrs` names methods and attributes kept
+    on it, which run and read the module as it was scripted."""
+    from .module import OptimizedModule
+
+    if not isinstance(mod, (ScriptModule, ScriptFunction, OptimizedModule)):
+        raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or "
+                           "torch.jit.trace to script your 'nn.Module'.")
+    if isinstance(mod, ScriptModule) and mod.training:
+        raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call "
+                           ".eval() on your module before freezing.")
+    frozen = _optimize(mod, level=1)
+    frozen.preserved = tuple(preserved_attrs or ())
+    return frozen
 
 
 def optimize_for_inference(mod, other_methods=None, jit: bool | None = None, threads: int | None = None):
@@ -216,7 +245,8 @@ def _signature_of(graph, skip_self: bool, specs: list | None = None, example_bat
 
 
 def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -> None:
-    """Save a scripted or traced module or function as one `.sc` archive (torch.jit.save).
+    """Save a scripted or traced module or function as one `.sc` archive (torch.jit.save) to `f`, a
+    file name or a binary file object such as io.BytesIO.
     Weights go to weights.safetensors; `_extra_files` maps names to bytes/str stored beside them."""
     from scriptc.errors import ArchiveError
     from scriptc.runtime.archive import write_archive
@@ -276,6 +306,27 @@ def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
             out[key] = attributes.encode(value, t, weights, key)
         except ValueError as exc:
             raise ArchiveError(f"cannot save attribute {path + '.' if path else ''}{name}: {exc}") from None
+    out.update(_constants(m._module, out))
+    return out
+
+
+def _constants(module, stored: dict) -> dict:
+    """The modules' `__constants__` (folded into the graphs, so not among what they read), encoded so that
+    the loaded module still has them as attributes (`loaded.w`), as torch's does."""
+    from scriptc.runtime import attributes
+    from scriptc.types import type_of_constant
+
+    out = {}
+    for path, owner in module.named_modules():
+        for name in getattr(type(owner), "__constants__", ()):
+            key = f"{path}.{name}" if path else name
+            if key in stored or not hasattr(owner, name):
+                continue
+            value = getattr(owner, name)
+            try:
+                out[key] = attributes.encode(value, type_of_constant(value), None, key)
+            except (TypeError, ValueError):  # (a constant no manifest type describes: the graphs still hold it)
+                continue
     return out
 
 

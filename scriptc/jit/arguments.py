@@ -1,6 +1,6 @@
 """Arguments of a call from Python into scripted code, checked and converted to the parameters'
-types as TorchScript does: a one-element tensor for a number, a tuple for a List, ints for a
-float; anything else of the wrong type is a TypeError naming the argument."""
+types as TorchScript does: a one-element tensor for a number, a tuple or a range for a List,
+ints for a float; anything else of the wrong type is a RuntimeError naming the argument, as torch's."""
 
 from __future__ import annotations
 
@@ -51,9 +51,9 @@ def convert(value, t: Type, name: str):
         for option in t.options:
             try:
                 return convert(value, option, name)
-            except TypeError:
+            except RuntimeError:
                 continue
-        raise _mismatch(value, t, name)
+        raise RuntimeError(f"Expected a member of {_union_name(t)} but instead found type {_value_type_name(value)}")
     if t == NoneType:
         if value is not None:
             raise _mismatch(value, t, name)
@@ -69,7 +69,7 @@ def convert(value, t: Type, name: str):
             raise _mismatch(value, t, name)
         return value
     if isinstance(t, ListType):
-        if not isinstance(value, (list, tuple)):
+        if not isinstance(value, (list, tuple, range)):
             raise _mismatch(value, t, name)
         return [convert(v, t.elem, name) for v in value]
     if isinstance(t, TupleType):
@@ -108,8 +108,8 @@ def _number(value, t: Type, name: str):
     kind = _NUMBERS[t]
     if isinstance(value, Tensor):
         if value.numel() != 1:
-            raise TypeError(f"Expected a value of type '{t}' for argument '{name}' but got a tensor with "
-                            f"{value.numel()} elements")
+            raise RuntimeError(f"Expected a value of type '{t}' for argument '{name}' but got a tensor with "
+                               f"{value.numel()} elements")
         return kind(value.item())
     if t == Bool and not isinstance(value, bool) or t == Int and (isinstance(value, bool) or
                                                                   not isinstance(value, int)):
@@ -119,9 +119,36 @@ def _number(value, t: Type, name: str):
     return kind(value)
 
 
-def _mismatch(value, t: Type, name: str) -> TypeError:
-    return TypeError(f"Expected a value of type '{t}' for argument '{name}' but instead found type "
-                     f"'{type(value).__name__}'.")
+def _mismatch(value, t: Type, name: str) -> RuntimeError:
+    return RuntimeError(f"Expected a value of type '{t}' for argument '{name}' but instead found type "
+                        f"'{type(value).__name__}'.")
+
+
+# torch prints a Union's members in the order of their type kinds (c10's TypeKind), not as written
+_KIND_ORDER = {EnumType: 1, TensorType: 3, TupleType: 5, ListType: 6, DictType: 7}
+_SCALAR_ORDER = {Float: 9, Complex: 10, Int: 14, NoneType: 15, Str: 16, Bool: 19, DeviceT: 22}
+
+
+def _union_name(t: UnionType) -> str:
+    def order(option):
+        return _SCALAR_ORDER.get(option, _KIND_ORDER.get(type(option), 25))
+    return f"Union[{', '.join(str(o) for o in sorted(t.options, key=order))}]"
+
+
+def _value_type_name(value) -> str:
+    """The TorchScript type torch infers for a Python argument, as its errors name it."""
+    if isinstance(value, Tensor):
+        return "Tensor"
+    if isinstance(value, enum.Enum):
+        return type(value).__qualname__
+    if isinstance(value, list):
+        return f"List[{_value_type_name(value[0]) if value else 'Tensor'}]"
+    if isinstance(value, tuple):
+        return f"Tuple[{', '.join(_value_type_name(v) for v in value)}]"
+    if isinstance(value, dict):
+        key, item = next(iter(value.items()), ("", None))
+        return f"Dict[{_value_type_name(key)}, {_value_type_name(item)}]" if value else "Dict[str, Tensor]"
+    return {type(None): "NoneType"}.get(type(value), type(value).__name__)
 
 
 def _raise(error: Exception):

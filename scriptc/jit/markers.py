@@ -108,6 +108,26 @@ def wait(future: Future):
     return future.wait()
 
 
+def _awaitable(fn: Callable, *args, **kwargs):
+    """torch.jit._awaitable(fn, *args): an Await whose wait runs fn(*args) (in scripted code an
+    Await[T]: the call runs on an inter-op thread, as jit.fork's)."""
+    from scriptc._awaits import _Await
+
+    return _Await(fn, args, kwargs)
+
+
+def _awaitable_nowait(value):
+    """torch.jit._awaitable_nowait(x): an Await that already holds x."""
+    from scriptc._awaits import _Await
+
+    return _Await(None, (value,), {}, value)
+
+
+def _awaitable_wait(aw):
+    """torch.jit._awaitable_wait(aw): the Await's result (also of one a scripted function returned)."""
+    return aw.wait()
+
+
 def is_scripting() -> bool:
     """True in scripted code, False when running eagerly."""
     return False
@@ -133,8 +153,23 @@ def _unwrap_optional(x):
 
 
 def isinstance(obj, target) -> bool:  # noqa: A001 - torch.jit.isinstance shadows the builtin on purpose
-    """torch.jit.isinstance(obj, List[int]): isinstance that also checks container element types."""
+    """torch.jit.isinstance(obj, List[int]): isinstance that also checks container element types.
+    A bare List, Tuple, Dict or Optional is refused, as torch refuses it."""
+    refusal = bare_container_refusal(target)
+    if refusal is not None:
+        raise RuntimeError(refusal)
     return _matches(obj, target)
+
+
+def bare_container_refusal(target) -> str | None:
+    """torch's message for a container type without its element types (typing.List ...), else None."""
+    for bare, name in ((typing.List, "List"), (typing.Tuple, "Tuple"), (typing.Optional, "Optional")):
+        if target is bare:
+            return (f"Attempted to use {name} without a contained type. Please add a contained type, "
+                    f"e.g. {name}[int]")
+    if target is typing.Dict:
+        return "Attempted to use Dict without contained types. Please add contained type, e.g. Dict[int, int]"
+    return None
 
 
 def _matches(obj, target) -> bool:

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import textwrap
 from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
-from scriptc.ir.graph import Graph
+from scriptc.errors import SignatureError
+from scriptc.ir.graph import Graph, walk
 from scriptc.nn.module import Module
+from scriptc.grad_mode import is_grad_enabled, set_grad_enabled
+from scriptc.ops.strings import one_warning_per_call
 from scriptc.ir.printer import graph_code
+from scriptc.runtime import parallel
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.objects import ScriptObject
 from scriptc.runtime.plan import Plan
+from scriptc.runtime.signature import Signature
 from scriptc.tensors import Tensor, wrap
 
 from .arguments import convert_arguments, python_value
@@ -56,17 +63,51 @@ def _eager_value(value) -> Any:
     return value
 
 
-def from_runtime(value) -> Any:
-    """Arrays coming back from the runtime as Tensors (recursively)."""
+def from_runtime(value, arguments: dict | None = None) -> Any:
+    """Arrays coming back from the runtime as Tensors (recursively). An array that is an argument's own
+    array comes back as that argument Tensor (`arguments`: by_array of the call's arguments), as torch
+    returns the very tensor a scripted function was given (`x += 1; return x`)."""
     if isinstance(value, np.ndarray):
-        return wrap(value)
+        given = arguments.get(id(value)) if arguments else None
+        return given if given is not None and given._data is value else wrap(value)
     if isinstance(value, tuple):
-        return tuple(from_runtime(v) for v in value)
+        return tuple(from_runtime(v, arguments) for v in value)
     if isinstance(value, list):
-        return [from_runtime(v) for v in value]
+        return [from_runtime(v, arguments) for v in value]
     if isinstance(value, dict):
-        return {k: from_runtime(v) for k, v in value.items()}
+        return {k: from_runtime(v, arguments) for k, v in value.items()}
+    if isinstance(value, parallel.Task):  # a Future (or Await) a scripted function returns: its result
+        from .markers import Future
+        return Future(from_runtime(value.wait()[0], arguments))
     return python_value(value)
+
+
+# ops whose effects last past the node: a call running them is a scripted_call
+_CALL_SCOPED_OPS = ("warn.at", "grad_mode.switch")
+
+
+def needs_call_scope(*graphs: Graph) -> bool:
+    """Whether the graphs warn or switch grad mode, so a call of them must run as a scripted_call."""
+    return any(node.op in _CALL_SCOPED_OPS for graph in graphs for node in walk(graph.block))
+
+
+@contextlib.contextmanager
+def scripted_call():
+    """One call into scripted code: each warnings.warn site warns once, and the grad mode the call
+    found is back when it ends (also when an exception leaves a no_grad() region early)."""
+    with one_warning_per_call(), set_grad_enabled(is_grad_enabled()):
+        yield
+
+
+def by_array(arguments) -> dict:
+    """The Tensors among a call's arguments (top level), by the id of the array the runtime gets."""
+    return {id(a._data): a for a in arguments if isinstance(a, Tensor)}
+
+
+def results(outputs: list, arguments) -> Any:
+    """A runtime call's outputs as the Python call returns them: one value, or a tuple of them."""
+    given = by_array(arguments)
+    return from_runtime(outputs[0], given) if len(outputs) == 1 else tuple(from_runtime(o, given) for o in outputs)
 
 
 class ScriptFunction:
@@ -95,11 +136,11 @@ class ScriptFunction:
         return graph_code(self.graph, self.graph.name)
 
     def __call__(self, *args, **kwargs):
-        args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs))
-        if self._reads_autograd or wants_grad(args):
-            return _single(self._eager.run([_eager_value(a) for a in args]))
-        outputs = self._interpreter.run([to_runtime(a) for a in args])
-        return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
+        args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs, self.name, False))
+        with scripted_call():
+            if self._reads_autograd or wants_grad(args):
+                return _single(self._eager.run([_eager_value(a) for a in args]))
+            return results(self._interpreter.run([to_runtime(a) for a in args]), args)
 
     def __repr__(self) -> str:
         return f"<ScriptFunction {self.name}>"
@@ -130,15 +171,34 @@ def _single(outputs: list):
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
-def bind_arguments(signature: inspect.Signature | None, args, kwargs) -> list:
-    """Positional values for a graph's inputs, with the Python signature's defaults filled in."""
+def bind_arguments(signature: inspect.Signature | None, args, kwargs, name: str = "forward",
+                   method: bool = True) -> list:
+    """Positional values for a graph's inputs, with the Python signature's defaults filled in; a call
+    that does not fit is torch's RuntimeError for it (`method`: torch counts self among the arguments)."""
     if signature is None:
         if kwargs:
-            raise TypeError("this compiled function takes positional arguments only")
+            raise RuntimeError(f"{name}() takes positional arguments only")
         return list(args)
-    bound = signature.bind(*args, **kwargs)
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        raise RuntimeError(_binding_error(signature, args, kwargs, name, method)) from None
     bound.apply_defaults()
     return list(bound.arguments.values())
+
+
+def _binding_error(signature: inspect.Signature, args, kwargs, name: str, method: bool) -> str:
+    parameters = list(signature.parameters)
+    if len(args) > len(parameters):
+        return (f"{name}() expected at most {len(parameters) + method} argument(s) but received "
+                f"{len(args) + len(kwargs) + method} argument(s)")
+    for keyword in kwargs:
+        if keyword not in parameters:
+            return f"Unknown keyword argument '{keyword}' for operator '{name}'"
+        if parameters.index(keyword) < len(args):
+            return f"Argument '{keyword}' specified both as positional and keyword argument"
+    missing = next(p for p in parameters[len(args):] if p not in kwargs)
+    return f"{name}() is missing value for argument '{missing}'"
 
 
 def _positional_count(signature: inspect.Signature | None) -> int:
@@ -291,6 +351,14 @@ class ScriptModule(Module):
     __delattr__ = object.__delattr__
     example_batch: int | None = None  # (as ScriptFunction's: set by jit.trace)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.__module__.startswith("scriptc."):
+            # a user's `class M(torch.jit.ScriptModule)`: M(...) builds it eagerly and scripts it
+            from .script_module_class import construct
+
+            cls.__new__ = staticmethod(construct)
+
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
                  signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
                  attributes: dict | None = None):
@@ -331,10 +399,14 @@ class ScriptModule(Module):
         return _LiveModuleValue.of(self._module, "", self._attributes, eager, self._objects)
 
     def run_method(self, name: str, *args, **kwargs):
+        with scripted_call():
+            return self._run_method(name, *args, **kwargs)
+
+    def _run_method(self, name: str, *args, **kwargs):
         if name not in self._interpreters:
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
-        args = convert_arguments(self._graphs[name].inputs[1:], bind_arguments(self._signatures.get(name), args,
-                                                                               kwargs))
+        args = convert_arguments(self._graphs[name].inputs[1:],
+                                 bind_arguments(self._signatures.get(name), args, kwargs, name))
         if self._reads_autograd or wants_grad(args) or wants_grad(list(self._module.parameters())):
             return _single(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]))
         module_value = self._module_value()
@@ -342,7 +414,7 @@ class ScriptModule(Module):
             outputs = self._interpreters[name].run([module_value] + [to_runtime(a) for a in args])
         finally:
             module_value.write_back()
-        return from_runtime(outputs[0]) if len(outputs) == 1 else tuple(from_runtime(o) for o in outputs)
+        return results(outputs, args)
 
     def __call__(self, *args, **kwargs):
         return self.run_method("forward", *args, **kwargs)
@@ -395,12 +467,29 @@ class ScriptModule(Module):
     def training(self) -> bool:
         return self._module.training
 
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | set(dir(self._module)) | set(self._graphs))
+
+    @property
+    def original_name(self) -> str:
+        """The name of the scripted module's class (torch's RecursiveScriptModule.original_name)."""
+        return type(self._module).__name__
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(original_name={type(self._module).__name__})"
+        return _script_module_repr(self._module, type(self).__name__)
 
     def save(self, path, **kwargs) -> None:
         from .api import save
         save(self, path, **kwargs)
+
+
+def _script_module_repr(module, kind: str) -> str:
+    """torch's print of a scripted module: each submodule by name, each showing its original_name."""
+    children = [f"({name}): {_script_module_repr(child, kind)}" for name, child in module.named_children()]
+    if not children:
+        return f"{kind}(original_name={type(module).__name__})"
+    body = "\n".join([f"original_name={type(module).__name__}", *children])
+    return f"{kind}(\n{textwrap.indent(body, '  ')}\n)"
 
 
 class TracedModule(ScriptModule):
@@ -426,11 +515,24 @@ class OptimizedModule:
         self.pass_records = records
         self.needs_self = plan.needs_self
         self._runner = plan.runner
+        self._scoped = needs_call_scope(plan.graph, plan.generic_graph)
         self._positional = _positional_count(signature)
+        self.preserved: tuple = ()  # jit.freeze's preserved_attrs: read from `source`
 
     @property
     def code(self) -> str:
         return graph_code(self.graph, "forward")
+
+    def forward(self, *args, **kwargs):
+        """The optimized forward, as `frozen.forward(x)` calls it on torch's frozen module."""
+        return self(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        preserved = self.__dict__.get("preserved", ())
+        source = self.__dict__.get("source")
+        if name in preserved and source is not None:
+            return getattr(source, name)
+        raise AttributeError(f"'OptimizedModule' object has no attribute '{name}'")
 
     def __call__(self, *args, **kwargs):
         # (A call with every parameter given positionally binds to itself: no Signature.bind, whose
@@ -438,13 +540,34 @@ class OptimizedModule:
         if kwargs or len(args) != self._positional:
             args = bind_arguments(self.signature, args, kwargs)
         args = [a._data if type(a) is Tensor else to_runtime(a) for a in args]
+        inputs = args
         if self.needs_self:
             args = [self.source._module_value()] + args
-        outputs = self._runner.run(args)
+        try:
+            if self._scoped:
+                with scripted_call():
+                    outputs = self._runner.run(args)
+            else:
+                outputs = self._runner.run(args)
+        except Exception as failure:
+            self._name_the_misfit_input(inputs, failure)
+            raise
         if len(outputs) != 1:
             return tuple(from_runtime(o) for o in outputs)
         output = outputs[0]
         return wrap(output) if type(output) is np.ndarray else from_runtime(output)
+
+    def _name_the_misfit_input(self, inputs: list, failure: Exception) -> None:
+        """A call that failed inside the graph with an input its types do not take (a dim a trace
+        fixed, read as a constant by the optimized graph) raises the SignatureError runtime.load's
+        models raise for it, from the failure; checked only once a call has failed, so calls that
+        run pay nothing for it."""
+        graph = self.generic_graph
+        signature = Signature.of_graph("forward", graph, len(graph.inputs) - len(inputs))
+        try:
+            signature.bind(tuple(inputs))
+        except SignatureError as misfit:
+            raise misfit from failure
 
     def __repr__(self) -> str:
         return f"OptimizedModule({len(self.graph)} nodes)"
@@ -457,10 +580,12 @@ class OptimizedModule:
 
 class LoadedModule:
     """What jit.load returns: a compiled archive, called with tensors. `.graph` and `.code` are the
-    stored (unoptimized) forward graph; `.state_dict()` the stored weights as tensors."""
+    stored (unoptimized) forward graph; `.state_dict()` the stored weights as tensors; the stored
+    parameters, buffers and attributes read as attributes (`m.fc.weight`, `m.training`)."""
 
     def __init__(self, model):
         self._model = model
+        self._scoped = needs_call_scope(*model.graphs.values())
 
     @property
     def graph(self) -> Graph:
@@ -481,12 +606,16 @@ class LoadedModule:
         return iter(self.state_dict().values())
 
     def __call__(self, *args):
-        return from_runtime(self._model(*[to_runtime(a) for a in args]))
+        with scripted_call() if self._scoped else contextlib.nullcontext():
+            return from_runtime(self._model(*[to_runtime(a) for a in args]), by_array(args))
 
     def __getattr__(self, name: str):
-        if name in self.__dict__.get("_model").runners:
+        model = self.__dict__.get("_model")
+        if model is None:
+            raise AttributeError(name)
+        if name in model.runners:
             return lambda *args: from_runtime(self._model.run_method(name, *[to_runtime(a) for a in args]))
-        raise AttributeError(name)
+        return _stored_attribute(model.archive, "", name)
 
     def save(self, path) -> None:
         from .api import save
@@ -497,3 +626,35 @@ class LoadedModule:
 
     def __repr__(self) -> str:
         return f"LoadedModule(methods={sorted(self._model.runners)})"
+
+
+class StoredSubmodule:
+    """A submodule of a loaded archive, for reading its stored parameters, buffers and attributes."""
+
+    def __init__(self, archive, path: str):
+        self._archive = archive
+        self._path = path
+
+    def __getattr__(self, name: str):
+        archive = self.__dict__.get("_archive")
+        if archive is None:
+            raise AttributeError(name)
+        return _stored_attribute(archive, self._path, name)
+
+    def __repr__(self) -> str:
+        return f"StoredSubmodule({self._path!r})"
+
+
+def _stored_attribute(archive, prefix: str, name: str):
+    """The parameter, buffer, attribute or submodule `name` of the archive's submodule at `prefix`."""
+    from scriptc.runtime import attributes
+
+    path = f"{prefix}.{name}" if prefix else name
+    if path in archive.weights:
+        return wrap(np.array(archive.weights[path]))
+    if path in archive.attributes:
+        return from_runtime(attributes.resolve(archive.attributes[path], archive.weights))
+    inner = path + "."
+    if any(key.startswith(inner) for key in (*archive.weights, *archive.attributes)):
+        return StoredSubmodule(archive, path)
+    raise AttributeError(f"the loaded module{' ' + repr(prefix) if prefix else ''} has no attribute '{name}'")

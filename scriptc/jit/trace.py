@@ -364,8 +364,10 @@ def _example_tuple(example_inputs) -> tuple:
 
 
 def trace(fn_or_module, example_inputs, check_trace: bool = True, check_tolerance: float = 1e-5,
-          strict: bool = True):
+          strict: bool = True, _force_outplace: bool = False):
     """Record what `fn_or_module(*example_inputs)` computes as a graph (like torch.jit.trace).
+    (`_force_outplace`, torch's switch for recording in-place ops out of place, is accepted and
+    changes nothing: results are the same either way.)
 
     Returns a TracedModule for an nn.Module (its parameters stay prim::GetAttr of self) or a
     ScriptFunction for a function. Python control flow is baked in; a tensor's value steering it
@@ -381,7 +383,8 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     call = fn_or_module.forward if is_module else fn_or_module
     graph, eager_out = trace_graph(fn_or_module if is_module else None, call,
                                    "forward" if is_module else getattr(fn_or_module, "__name__", "fn"), examples)
-    traced = TracedModule(fn_or_module, {"forward": graph}) if is_module else ScriptFunction(graph)
+    traced = TracedModule(fn_or_module, {"forward": graph}) if is_module else \
+        ScriptFunction(graph, signature=_traced_signature(fn_or_module, len(examples)))
     traced.example_batch = _example_batch(graph, examples)
     if check_trace:
         _check(traced, graph, examples, eager_out, check_tolerance)
@@ -424,6 +427,20 @@ def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object
     tracer.graph.add_output(output)
     verify(tracer.graph)
     return tracer.graph, eager_out
+
+
+def _traced_signature(fn, count: int):
+    """The signature a traced function is called with: its own first `count` parameters, so that
+    they may be passed by name as torch allows (None where they are not plain parameters)."""
+    import inspect
+    try:
+        params = list(inspect.signature(fn).parameters.values())[:count]
+    except (TypeError, ValueError):
+        return None
+    if len(params) != count or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        return None
+    return inspect.Signature([p.replace(default=inspect.Parameter.empty, annotation=inspect.Parameter.empty)
+                              for p in params])
 
 
 def _argument_names(fn, count: int) -> list[str]:

@@ -3,6 +3,8 @@ f-strings, str() and print() of any value (tensors printed as PyTorch prints the
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import operator
 import warnings
 
@@ -162,6 +164,35 @@ def _warn(message) -> None:
     warnings.warn(message, UserWarning, stacklevel=2)
 
 
+# The warn.at call sites that warned during the current call of a scripted function (None: no call
+# open): TorchScript warns once per call site per call, whatever loops run it again.
+_WARNED: contextvars.ContextVar = contextvars.ContextVar("scripted_warnings", default=None)
+
+
+@contextlib.contextmanager
+def one_warning_per_call():
+    """The scope of one call into scripted code: each warnings.warn site in it warns at most once
+    (a call made inside an open scope shares it, as torch inlines called functions)."""
+    if _WARNED.get() is not None:
+        yield
+        return
+    token = _WARNED.set(set())
+    try:
+        yield
+    finally:
+        _WARNED.reset(token)
+
+
+def _warn_at(message, filename, line, column) -> None:
+    shown = _WARNED.get()
+    if shown is not None:
+        if (filename, line, column) in shown:
+            return
+        shown.add((filename, line, column))
+    # the scripted source's own place, shown every call (no registry), as torch reports it
+    warnings.warn_explicit(message, UserWarning, filename, line, registry={})
+
+
 def _print(values, sep, end) -> None:
     print(sep.join(render(v) for v in values), end=end)
 
@@ -174,3 +205,6 @@ python_op("print.any(values: Any, sep: str, end: str) -> None", _print, fixed(No
           "print(*values, sep=sep, end=end).", effects=True)
 python_op("warn.str(message: str) -> None", _warn, fixed(NoneType),
           "warnings.warn(message) in scripted code: a UserWarning at run time.", effects=True)
+python_op("warn.at(message: str, filename: str, line: int, column: int) -> None", _warn_at, fixed(NoneType),
+          "warnings.warn(message) in scripted code: a UserWarning attributed to the scripted source line, once "
+          "per call of the scripted function.", effects=True)

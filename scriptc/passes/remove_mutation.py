@@ -15,6 +15,8 @@ def _fresh_tensor(v: Value) -> bool:
     op = op_of(v.node)
     if op is None or op.view or op.kind == "scalar":
         return False  # a scalar op's tensor may be one a list or dict also holds (l[0], d["k"])
+    if op.inplace_of is not None:
+        return False  # x.add_(y) is x itself: an in-place op left in place wrote to what it was given
     for use in v.uses:
         user = use.user
         if isinstance(user, Node):

@@ -127,7 +127,7 @@ def test_example_inputs_type_the_unannotated_parameters():
     scripted = torch.jit.script(_scaled_head, example_inputs=[(torch.ones(2), 3, [1.5, 2.0])])
     assert "%n : int" in str(scripted.graph) and "%xs : List[float]" in str(scripted.graph)
     np.testing.assert_allclose(scripted(torch.ones(2), 4, [0.5]).numpy(), [4.5, 4.5])
-    with pytest.raises((TypeError, ScriptError)):
+    with pytest.raises(RuntimeError, match="Expected a value of type 'int' for argument 'n'"):
         scripted(torch.ones(2), "four", [0.5])
 
 

@@ -247,3 +247,29 @@ def test_a_write_through_a_view_made_before_the_trace_is_refused():
 
     with pytest.raises(RuntimeError, match="writes into a view of a traced tensor that the trace did not see made"):
         torch.jit.trace(Rows(), torch.ones(3, 2))
+
+
+def test_a_traced_function_takes_its_arguments_by_name_as_torch_allows():
+    def combine(first, second):
+        return 2 * first - second
+
+    a, b = torch.randn(3, 4), torch.randn(3, 4)
+    traced = torch.jit.trace(combine, (a, b), _force_outplace=True)
+    expected = combine(a, b).numpy()
+    for call in (lambda: traced(a, b), lambda: traced(a, second=b), lambda: traced(second=b, first=a)):
+        np.testing.assert_allclose(call().numpy(), expected, rtol=1e-6)
+    with pytest.raises(RuntimeError, match="Unknown keyword argument 'third'"):
+        traced(a, b, third=a)
+
+
+def test_underscore_fork_and_wait_are_torch_jit_fork_and_wait_in_script():
+    def double(x):
+        return x * 2
+
+    @torch.jit.script
+    def run(x):
+        futures = [torch.jit._fork(double, x), torch.jit.fork(double, x + 1)]
+        return torch.jit._wait(futures[0]) + torch.jit.wait(futures[1])
+
+    x = torch.randn(5)
+    np.testing.assert_allclose(run(x).numpy(), (x * 4 + 2).numpy(), rtol=1e-6)

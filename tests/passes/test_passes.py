@@ -96,6 +96,15 @@ def test_remove_mutation_must_not_touch_inputs_or_views():
     assert not changed and "add_" in str(g)
 
 
+def test_remove_mutation_leaves_a_second_in_place_op_on_an_input():
+    """x += a; x += b on an input x: the second add_ writes through the first one's result, which is x."""
+    text = (f'graph(%x : {F}):\n  %one : int = prim::Constant[value=1]()\n  %a : {F} = exp(%x)\n'
+            f'  %x1 : {F} = add_(%x, %a, %one)\n  %b : {F} = exp(%x1)\n'
+            f'  %x2 : {F} = add_(%x1, %b, %one)\n  return (%x2)\n')
+    g, changed = run(remove_mutation, text)
+    assert not changed and str(g).count("add_") == 2
+
+
 def test_remove_mutation_folds_list_appends():
     text = ('graph(%x : Tensor, %y : Tensor):\n  %l : List[Tensor] = prim::ListConstruct()\n'
             '  %l2 : List[Tensor] = append.list(%l, %x)\n  %l3 : List[Tensor] = append.list(%l, %y)\n'

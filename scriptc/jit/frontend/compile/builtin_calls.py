@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 
+from scriptc.jit.markers import bare_container_refusal
 from scriptc.ir.graph import Value
 from scriptc.types import (
     Any_,
@@ -268,19 +269,24 @@ class BuiltinCalls:
         return self.const(None)
 
     def builtin_warn(self, args, kwargs, node, expected):
-        """warnings.warn(message[, category], stacklevel=...): a UserWarning with the message at run time
-        (TorchScript's aten::warn: the category and stack level are not kept)."""
+        """warnings.warn(message[, category], stacklevel=...): a UserWarning with the message at run time,
+        attributed to this line and given once per call of the scripted function (TorchScript's
+        aten::warn: the category and stack level are not kept)."""
         if not args or len(args) > 3 or set(kwargs) - {"category", "stacklevel"}:
             raise self.error("warnings.warn() takes a message, and optionally a category and stacklevel", node)
         message = self.as_value(args[0], node)
         if message.type != Str:
             raise self.error(f"warnings.warn() takes a str message in scripted code, got {message.type}", node)
-        self.emit("warn.str", [message], [NoneType])
+        place = [self.const(self.source.filename), self.const(node.line + self.source.line_offset),
+                 self.const(node.col)]
+        self.emit("warn.at", [message, *place], [NoneType])
         return self.const(None)
 
     def builtin_slice(self, args, kwargs, node, expected):
         """slice(stop) / slice(start, stop[, step]): a compile-time value that indexes (x[s])."""
-        if not 1 <= len(args) <= 3 or kwargs:
+        if kwargs:
+            raise self.error("Slice does not accept any keyword arguments", node)
+        if not 1 <= len(args) <= 3:
             raise self.error("slice() takes 1 to 3 positional arguments", node)
         bounds = [None if self.as_value(a, node).type == NoneType else self.as_value(a, node) for a in args]
         if any(b is not None and b.type != Int for b in bounds):
@@ -301,6 +307,11 @@ class BuiltinCalls:
             if len(node.args) != 2 or node.keywords:
                 raise self.error(f"{name}() takes exactly two arguments", node)
             value = self.expr(node.args[0])
+            if name == "jit.isinstance":
+                found, obj = self.lookup_object(node.args[1])
+                refusal = bare_container_refusal(obj) if found else None
+                if refusal is not None:
+                    raise self.error(refusal, node.args[1])
             target = self.type_argument(node.args[1])
             self.at(node)
             if not isinstance(value, Value):
@@ -367,16 +378,25 @@ class BuiltinCalls:
             graph, name = self.ctx.method_graph(record, callee.name, self, node)
             fn = getattr(record.cls, callee.name)
             values = [callee.base] + self.bind_python(fn, graph.inputs[1:], args, kwargs, node, skip=1)
+        elif isinstance(callee, Value):  # torch.jit.fork(x): torch's words
+            raise self.error(f"cannot call a value of type '{callee.type}'", node.args[0])
         else:
             raise self.error("torch.jit.fork() takes a scripted function or a method of a module or object", node)
         return self.emit1("prim::Fork", values, FutureType(graph.outputs[0].type), {"function": name})
 
     def torch_check(self, args: list, kwargs: dict, node):
         """torch._check(cond, message=None): raises RuntimeError(message) unless cond."""
-        try:
-            bound = inspect.signature(lambda cond, message=None: None).bind(*args, **kwargs)
-        except TypeError as exc:
-            raise self.error(f"torch._check(): {exc}", node) from None
+        given = len(args) + len(kwargs)
+        if not 1 <= given <= 2:
+            raise self.error(f"torch._check() expects 1 or 2 arguments, got {given}", node)
+        unexpected = [k for k in kwargs if k not in ("cond", "message")]
+        if unexpected:
+            raise self.error(f"torch._check() got unexpected keyword argument '{unexpected[0]}'", node)
+        if args and "cond" in kwargs:
+            raise self.error("torch._check() got multiple values for argument 'cond'", node)
+        if not args and "cond" not in kwargs:
+            raise self.error("torch._check() missing required argument 'cond'", node)
+        bound = inspect.signature(lambda cond, message=None: None).bind(*args, **kwargs)
         cond = self.as_bool(bound.arguments["cond"], node)
         message = "Expected cond to be True, but got False"
         if "message" in bound.arguments:
@@ -403,6 +423,10 @@ class BuiltinCalls:
         if name == "wait":
             future = self.as_value(self.one_argument("wait", args, kwargs, node), node)
             return self.emit1("prim::Wait", [future], future.type.elem)
+        if name == "awaitable_nowait":
+            value = self.as_value(self.one_argument("_awaitable_nowait", args, kwargs, node), node)
+            return self.emit1("prim::Fork", [value], FutureType(value.type),
+                              {"function": self.ctx.identity_function(value.type)})
         if name in ("tensor", "as_tensor"):
             return self.tensor_literal(name, args, kwargs, node)
         if name == "is_tensor":
@@ -423,11 +447,13 @@ class BuiltinCalls:
             raise self.error(f"torch.{name}() is only supported as a `with` context manager", node)
         return self.python_op(name, args, kwargs, node)
 
-    def is_grad_mode_context(self, node: ast.Node) -> bool:
+    def grad_mode_context(self, node: ast.Node) -> str | None:
+        """"no_grad" or "enable_grad" when `node` is torch.no_grad() / torch.enable_grad(), else None."""
         if not isinstance(node, ast.Call) or node.args or node.keywords:
-            return False
+            return None
         found, obj = self.lookup_object(node.func)
-        return found and self.ctx.jit_functions.get(id(obj)) in ("no_grad", "enable_grad")
+        name = self.ctx.jit_functions.get(id(obj)) if found else None
+        return name if name in ("no_grad", "enable_grad") else None
 
     def tensor_literal(self, name: str, args: list, kwargs: dict, node) -> Value:
         """torch.tensor(data, dtype=None, device=None, requires_grad=False): data a number, a (nested)

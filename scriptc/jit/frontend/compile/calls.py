@@ -52,6 +52,11 @@ class Calls:
     """expr_Call and the machinery every call goes through."""
 
     def expr_Call(self, node: ast.Call, expected=None):
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "__getitem__":
+            # x.__getitem__(i) is x[i], for every subscriptable value (torch's inp.__getitem__(indices))
+            if len(node.args) != 1 or node.keywords:
+                raise self.error("__getitem__ expected exactly 1 argument", node.func)
+            return self.expr_Subscript(ast.Subscript(node.line, node.col, node.func.value, node.args[0]), expected)
         callee = self.expr(node.func)
         name = callee.name if isinstance(callee, Builtin) else (
             f"jit.{callee.name}" if isinstance(callee, JitFunction) else None)
@@ -140,7 +145,7 @@ class Calls:
                 break
         if failure is not None:
             raise self.error(failure, node)
-        raise self.error(f"arguments for call are not valid; '{name}' accepts:\n" + "\n".join(reasons), node)
+        raise self.error(f"Arguments for call are not valid; '{name}' accepts:\n" + "\n".join(reasons), node)
 
     def op_argument(self, value, node) -> Value:
         if isinstance(value, SugaredTuple):
@@ -269,6 +274,10 @@ class Calls:
                 raise self.error("str.format() takes positional arguments only in scripted code", node)
             values = self.make_tuple([self.as_value(a, node) for a in args])
             return self.emit1("format.str", [base, values], Str)
+        number = {Int: int, Float: float, Bool: bool}.get(t)
+        if number is not None and not hasattr(number, name):
+            # (the op table's `add`, `mul`... are operators, not methods of a number, as torch says)
+            raise self.error(f"'{t}' object has no attribute or method '{name}'", node)
         return self.python_op(name, [base] + args, kwargs, node, failure=f"'{t}' has no method '{name}' in "
                               "scripted code (or not with these arguments)")
 
@@ -310,8 +319,9 @@ class Calls:
             else:
                 raise self.error(f"{fn.__name__}() missing required argument '{p.name}'", node)
             v = self.as_value(v, node)
-            values.append(self.coerce(v, declared.type, node, f"{fn.__name__}(): argument '{p.name}' expects "
-                                      f"{declared.type}, got {v.type}", from_tensor=True))
+            values.append(self.coerce(v, declared.type, node, f"{fn.__name__}(): Expected a value of type "
+                                      f"'{declared.type}' for argument '{p.name}' but instead found type "
+                                      f"'{v.type}'.", from_tensor=True))
         return values
 
     def default_value(self, value, declared: Type, node) -> Value:

@@ -4,6 +4,7 @@ the module attributes scripted code reads and writes - and the entry points that
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import inspect
 import typing
@@ -11,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from scriptc.errors import ScriptError
+from scriptc.errors import NotSupportedError, ScriptError
 from scriptc.ir.graph import Graph
 from scriptc.types import NoneType, ObjectType, TensorType, Type
 
@@ -20,6 +21,7 @@ from scriptc.ir.nesting import deep_recursion
 
 from ..parser import parse
 from ..source import get_source
+from .dataclass_methods import generated_method, is_generated, is_init_only
 from .function import FunctionCompiler, build_graph
 from .modules import container_type_of
 from .resolve import jit_functions
@@ -59,8 +61,12 @@ def definition_of(fn, source=None):
         if isinstance(stmt, ast.FunctionDef):
             return stmt, source
         if isinstance(stmt, ast.Unsupported):
-            raise source.error(stmt.message, stmt.line, stmt.col)
+            raise source.error(stmt.message, stmt.line, stmt.col, NotSupportedError)
     raise ScriptError(f"jit.script: no function definition found in the source of {fn!r}", source.filename)
+
+
+# What the dataclasses module writes that scripted code never calls (torch compiles placeholders)
+_DATACLASS_PYTHON_ONLY = ("__repr__", "__hash__", "__setattr__", "__delattr__", "__getstate__", "__setstate__")
 
 
 class ScriptContext:
@@ -100,6 +106,9 @@ class ScriptContext:
             definition, source = definition_of(fn)
             name = self.unique_name(fn.__qualname__.replace("<locals>.", ""))
             graph = build_graph(self, fn, definition, source, name)
+        except ScriptError as exc:
+            exc.add_caller(caller.called_here(fn.__name__, node))
+            raise
         finally:
             self._compiling.discard(key)
         self.functions[name] = graph
@@ -175,14 +184,24 @@ class ScriptContext:
         compiler.at(definition)
         compiler.compile_body(definition, bound, NoneType)
 
+    def identity_function(self, t: Type) -> str:
+        """The name of a function graph returning its one argument of type `t` (what an Await made by
+        _awaitable_nowait runs)."""
+        name = f"awaitable_nowait[{t}]"
+        if name not in self.functions:
+            graph = Graph(name)
+            graph.add_output(graph.add_input(t, "value"))
+            self.functions[name] = graph
+        return name
+
     def module_method_graph(self, owner, fn, caller, node) -> tuple[Graph, str]:
         """A module method compiled as a graph of its own (`self` its first input), for jit.fork."""
-        key = (id(owner.module), fn)
+        key = (id(owner.module), owner.path, fn)  # (its attributes are recorded under its path)
         if key in self._names:
             return self.functions[self._names[key]], self._names[key]
         definition, source = definition_of(fn)
         name = self.unique_name(f"{type(owner.module).__name__}.{fn.__name__}")
-        graph = build_graph(self, fn, definition, source, name, owner=owner.module)
+        graph = build_graph(self, fn, definition, source, name, owner=owner.module, owner_path=owner.path)
         self.functions[name] = graph
         self._names[key] = name
         return graph, name
@@ -240,17 +259,35 @@ class ScriptContext:
         return graph, name
 
     # --- script classes ------------------------------------------------------------------------------
+    def compile_class(self, cls) -> None:
+        """Compile every method of the script class `cls` now, as torch.jit.script(cls) does: what
+        cannot compile (an attribute __init__ does not set, a wrong type, inheritance) is a ScriptError
+        here rather than where the class is first used."""
+        methods = {name: member for name, member in vars(cls).items() if inspect.isfunction(member)
+                   and not getattr(member, "_scriptc_ignore", False) and not getattr(member, "_scriptc_unused", False)
+                   and not (dataclasses.is_dataclass(cls) and name in _DATACLASS_PYTHON_ONLY)}
+        first = next((m for m in methods.values() if not is_generated(cls, m.__name__, m)), None)
+        if first is None:
+            return
+        with compiling():
+            caller = FunctionCompiler(self, get_source(first), first, Graph("class").block)
+            record = self.script_class(cls, caller)
+            for name in methods:
+                self.method_graph(record, name, caller, None)
+
     def script_class(self, cls, caller) -> ScriptClass:
         record = self._class_records.get(cls)
         if record is not None:
             return record
         if any(base is not object for base in cls.__bases__):
-            raise caller.error(f"class {cls.__name__}: TorchScript classes do not support inheritance "
+            raise caller.error(f"class {cls.__name__}: TorchScript does not support inheritance of classes "
                                f"(it derives from {', '.join(b.__name__ for b in cls.__bases__)})")
         record = ScriptClass(cls, self.unique_class_name(cls.__qualname__.replace("<locals>.", "")))
         self._class_records[cls] = record
         self.classes[record.name] = record
         for name, annotation in annotations_of(cls).items():
+            if is_init_only(cls, name, annotation):
+                continue
             try:
                 record.attributes[name] = python_type(annotation, caller.class_type)
             except AnnotationError as exc:
@@ -284,6 +321,8 @@ class ScriptContext:
         if function in self.functions:
             return self.functions[function], function
         fn = getattr(record.cls, name)
+        if is_generated(record.cls, name, fn):  # a dataclass's __init__, __eq__...: no source to read
+            fn = generated_method(record.cls, name)
         if function in self._compiling:
             raise caller.error(f"recursive call to {record.cls.__name__}.{name}() (TorchScript does not support "
                                "recursion)", node)
@@ -328,13 +367,26 @@ class ScriptContext:
         else:
             t = container_type_of(value, None)
             if t is None:
-                raise caller.error(f"the type of attribute {type(owner.module).__name__}.{name} cannot be inferred "
-                                   "from its value; annotate it in the class", node)
+                raise caller.error(_unconvertible_attribute(owner.module, name, value), node)
         self.module_attributes[key] = t
         return t
 
 
+def _unconvertible_attribute(module, name: str, value) -> str:
+    """torch's message for a module attribute whose value has no TorchScript type."""
+    from scriptc.nn.module import Module
+
+    reason = ""
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Module) for v in value):
+        reason = ("Could not infer type of list element: Cannot infer concrete type of torch.nn.Module. "
+                  if isinstance(value, list) else "Cannot infer concrete type of torch.nn.Module. ")
+    return (f"Module '{type(module).__name__}' has no attribute '{name}' (This attribute exists on the Python "
+            f"module, but we failed to convert Python type: '{type(value).__name__}' to a TorchScript type. "
+            f"{reason}Its type was inferred; try adding a type annotation for the attribute.)")
+
+
 def _self_assignments(definition: ast.FunctionDef) -> set:
+    owner = definition.params[0].name if definition.params else "self"
     names = set()
     stack = list(definition.body)
     while stack:
@@ -342,7 +394,7 @@ def _self_assignments(definition: ast.FunctionDef) -> set:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else (
             [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else [])
         for target in targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == owner:
                 names.add(target.attr)
         for name in ("body", "orelse"):
             stack.extend(getattr(stmt, name, None) or [])

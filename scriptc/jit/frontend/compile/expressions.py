@@ -85,7 +85,7 @@ class Expressions:
             raise self.error(value.message, node)
         if value is not None:
             return value
-        if node.id == "self" and self.self_value is not None:
+        if node.id == self.self_name and self.self_value is not None:
             return self.self_value
         return self.resolve_global(node.id, node)
 
@@ -112,7 +112,7 @@ class Expressions:
         return self.emit1("format.str", [self.const("".join(template)), self.make_tuple(values)], Str)
 
     def expr_Unsupported(self, node: ast.Unsupported, expected):
-        raise self.error(node.message, node)
+        raise self.unsupported(node)
 
     def expr_Starred(self, node: ast.Starred, expected):
         raise self.error("starred expressions are not supported", node)
@@ -137,7 +137,11 @@ class Expressions:
         items = [self.as_value(self.expr(e, hint), e) for e in node.elts]
         self.at(node)
         if hint is not None:
-            items = [self.coerce(v, hint, e, f"a list of {hint} cannot hold a {v.type}") for v, e in zip(items, node.elts)]
+            found = sorted({str(v.type) for v in items})
+            unified = found[0] if len(found) == 1 else f"Union[{', '.join(found)}]"
+            mismatch = (f"List type annotation `List[{hint}]` did not match the types of the given list elements, "
+                        f"which were unified to {unified}")
+            items = [self.coerce(v, hint, node, mismatch) for v in items]
             return self.emit1("prim::ListConstruct", items, ListType(hint))
         if not items:
             return self.emit1("prim::ListConstruct", [], ListType(TensorType()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import typing
 
 from scriptc.ir.graph import Value
 from scriptc.types import (
@@ -21,7 +22,7 @@ from scriptc.types import (
 )
 
 from .. import ast
-from .types import AnnotationError, python_type
+from .types import AnnotationError, assignable, python_type
 from .values import IgnoredMethod, ModuleMethod, SugaredModule
 
 
@@ -39,6 +40,9 @@ class Modules:
 
     def module_attribute(self, owner: SugaredModule, name: str, node: ast.Node):
         module = owner.module
+        if name in getattr(type(module), "__jit_ignored_attributes__", ()):
+            raise self.error(f"Module '{type(module).__name__}' has no attribute '{name}' attribute was ignored "
+                             "during compilation", node)
         for store in (module._parameters, module._buffers):
             if name in store:
                 t = store[name]
@@ -69,6 +73,8 @@ class Modules:
 
     def module_has_attribute(self, owner: SugaredModule, name: str) -> bool:
         module = owner.module
+        if name in getattr(type(module), "__jit_ignored_attributes__", ()):
+            return False
         return name in module._parameters or name in module._buffers or name in module._modules or \
             name in module.__dict__ or hasattr(type(module), name)
 
@@ -158,15 +164,27 @@ class Modules:
             from .values import SugaredTuple
             return SugaredTuple([self.submodule(owner, n) for n in names[slice(*bounds)]])
         key = self.expr(index)
+        # torch indexes containers only with literals: a local variable is refused even when it holds one
+        variable = isinstance(index, ast.Name) and self.read(index.id) is not None
         if is_module_dict(owner.module):
             text = key.node.attrs.get("value") if isinstance(key, Value) and key.node is not None and \
-                key.node.op == "prim::Constant" else None
-            if not isinstance(text, str) or text not in names:
-                raise self.error("ModuleDict keys must be string constants of its modules", index)
+                key.node.op == "prim::Constant" and not variable else None
+            if not isinstance(text, str):
+                raise self.error("Unable to extract string literal index. ModuleDict indexing is only supported "
+                                 "with string literals. For example, 'i = \"a\"; self.layers[i](x)' will fail "
+                                 "because i is not a literal. Enumeration of ModuleDict is supported, e.g. "
+                                 "'for k, v in self.items(): out = v(inp)'", node)
+            if text not in names:
+                raise self.error(f"Key Error, {text}", node)
             return self.submodule(owner, text)
-        position = self.static_int(key)
-        if position is None or not -len(names) <= position < len(names):
-            raise self.error("ModuleList/Sequential indices must be integer constants in range", index)
+        position = None if variable else self.static_int(key)
+        if position is None:
+            raise self.error("Expected integer literal for index but got a variable or non-integer. "
+                             "ModuleList/Sequential indexing is only supported with integer literals. For example, "
+                             "'i = 4; self.layers[i](x)' will fail because i is not a literal. Enumeration is "
+                             "supported, e.g. 'for index, v in enumerate(self): out = v(inp)'", node)
+        if not -len(names) <= position < len(names):
+            raise self.error(f"Index {position} out of range of length {len(names)}", node)
         return self.submodule(owner, names[position])
 
     def module_dict_method(self, owner: SugaredModule, name: str, node):
@@ -237,7 +255,21 @@ class Modules:
 
     def call_hook(self, owner: SugaredModule, hook, args: list, node):
         fn = getattr(hook, "__func__", hook)
+        self.check_hook_inputs(owner, fn, args[0], "Forward pre hook" if len(args) == 1 else "Forward hook", node)
         return self.ctx.inline(fn, owner, args, {}, self, node, bound_self=True)
+
+    def check_hook_inputs(self, owner: SugaredModule, fn, packed: Value, kind: str, node) -> None:
+        """torch's refusal of a hook whose input tuple is declared with other element types than forward's."""
+        try:
+            declared = typing.get_type_hints(fn).get(list(inspect.signature(fn).parameters)[1])
+            declared = python_type(declared, self.class_type) if declared is not None else None
+        except (AnnotationError, IndexError, NameError, TypeError):
+            return  # (inlining the hook reports what is wrong with its annotations)
+        if isinstance(declared, TupleType) and isinstance(packed.type, TupleType) and \
+                not assignable(packed.type, declared):
+            raise self.error(f"{kind} '{fn.__name__}' on module '{type(owner.module).__name__}' has the wrong inner "
+                             f"types for the input tuple argument. Received type: '{declared}'. Expected type: "
+                             f"'{packed.type}'.", node)
 
     def inline_method(self, owner: SugaredModule, fn, args: list, kwargs: dict, node):
         return self.ctx.inline(fn, owner, args, kwargs, self, node)

@@ -4,7 +4,7 @@ del, with, pass, and the constructs TorchScript refuses."""
 from __future__ import annotations
 
 from scriptc.ir.graph import Value
-from scriptc.types import DictType, ListType, NoneType, ObjectType, Str, TensorType, TupleType
+from scriptc.types import Bool, DictType, ListType, NoneType, ObjectType, Str, TensorType, TupleType
 
 from .. import ast
 from .control import Conflict
@@ -30,7 +30,7 @@ class Statements:
         return None
 
     def stmt_Unsupported(self, node: ast.Unsupported):
-        raise self.error(node.message, node)
+        raise self.unsupported(node)
 
     def stmt_FunctionDef(self, node: ast.FunctionDef):
         raise self.error("nested function definitions are not supported", node)
@@ -39,14 +39,19 @@ class Statements:
         raise self.error("class definitions inside a scripted function are not supported", node)
 
     def stmt_With(self, node: ast.With):
-        """`with torch.no_grad():` runs its body; `with obj [as name]:` for a script-class object calls
-        obj.__enter__() (bound to name), the body, then obj.__exit__(None, None, None) - also when
-        the body returns, breaks or continues."""
+        """`with torch.no_grad():` runs its body with grad mode off (enable_grad(): on) and puts back
+        the mode it found; `with obj [as name]:` for a script-class object calls obj.__enter__()
+        (bound to name), the body, then obj.__exit__(None, None, None) - also when the body returns,
+        breaks or continues."""
         entered = []
         for item in node.items:
-            if self.is_grad_mode_context(item.context):
+            grad_mode = self.grad_mode_context(item.context)
+            if grad_mode is not None:
                 if item.name is not None:
                     raise self.error("`with torch.no_grad() as name` is not supported", item)
+                self.at(item.context)
+                found = self.emit1("grad_mode.switch", [self.const(grad_mode == "enable_grad")], Bool)
+                entered.append((True, found))
                 continue
             manager = self.as_value(self.expr(item.context), item.context)
             if not (self.has_magic(manager, "__enter__") and self.has_magic(manager, "__exit__")):
@@ -55,12 +60,15 @@ class Statements:
             value = self.object_method(manager, "__enter__", [], {}, item)
             if item.name is not None:
                 self.assign_name(item.name, value, item)
-            entered.append(manager)
+            entered.append((False, manager))
         exit_kind = self.statements(node.body)
         self.at(node)
         none = self.const(None)
-        for manager in reversed(entered):
-            self.object_method(manager, "__exit__", [none, none, none], {}, node)
+        for grad_region, entry in reversed(entered):
+            if grad_region:  # put back the grad mode the region found
+                self.emit("grad_mode.switch", [entry], [Bool])
+            else:
+                self.object_method(entry, "__exit__", [none, none, none], {}, node)
         return exit_kind
 
     def stmt_Delete(self, node: ast.Delete):
@@ -95,6 +103,9 @@ class Statements:
         if not isinstance(node.target, (ast.Name, ast.Attribute)):
             raise self.error("only a name or an attribute can be annotated", node.target)
         if isinstance(node.target, ast.Name):
+            if any(node.target.id in scope for scope in self.scopes[:-1]):
+                raise self.error(f"Attempting to declare and annotate the type of variable '{node.target.id}' but "
+                                 "it is already defined in an outer block", node.target)
             self.declared[node.target.id] = declared
         if node.value is None:
             return
@@ -149,7 +160,7 @@ class Statements:
         elif isinstance(target, ast.Starred):
             raise self.error("starred assignment target must be in a list or tuple", target)
         elif isinstance(target, ast.Unsupported):
-            raise self.error(target.message, target)
+            raise self.unsupported(target)
         else:
             raise self.error(f"cannot assign to a {type(target).__name__.lower()}", target)
 

@@ -1,0 +1,63 @@
+"""Annotations and calls between scripted functions: refused where torch refuses them, in torch's words."""
+from typing import List, Optional
+
+import pytest
+
+import scriptc as torch
+
+pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built graphs behind
+
+
+def _reannotates(x: int):
+    y = 5
+    if x > 1:
+        y: Optional[int] = 7  # noqa: F842
+    return y
+
+
+def _list_of_the_wrong_kind():
+    wrong: List[int] = [0.5, 1]
+    return wrong
+
+
+def _annotated_empty_list():
+    items: List[int] = []
+    items.append(3)
+    return items
+
+
+def test_annotating_a_variable_of_an_outer_block_is_refused():
+    with pytest.raises(RuntimeError, match="Attempting to declare and annotate the type of variable 'y' but it is "
+                                           "already defined in an outer block"):
+        torch.jit.script(_reannotates)
+
+
+def test_a_list_annotation_its_elements_do_not_fit():
+    with pytest.raises(RuntimeError, match=r"List type annotation `List\[int\]` did not match the types of the "
+                                           r"given list elements, which were unified to Union\[float, int\]"):
+        torch.jit.script(_list_of_the_wrong_kind)
+    assert torch.jit.script(_annotated_empty_list)() == [3]
+
+
+def _takes_int(x: int) -> int:
+    return x + 10
+
+
+def _passes_a_str(x):
+    return _takes_int("hello") + _takes_int(x)
+
+
+def _calls_the_bad_one(x):
+    return _passes_a_str(x)
+
+
+def test_an_error_in_a_called_function_names_the_calls_that_reached_it():
+    with pytest.raises(RuntimeError) as caught:
+        torch.jit.script(_calls_the_bad_one)
+    text = str(caught.value)
+    assert "Expected a value of type 'int' for argument 'x' but instead found type 'str'." in text
+    assert text.index("'_passes_a_str' is being compiled since it was called from '_calls_the_bad_one'") > \
+        text.index("found type 'str'")
+    assert "def _calls_the_bad_one(x):\n        return _passes_a_str(x)\n" in text
+    again = pytest.raises(RuntimeError, torch.jit.script, _calls_the_bad_one)
+    assert str(again.value).count("is being compiled") == 1

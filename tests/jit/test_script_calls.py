@@ -1,0 +1,87 @@
+"""Calls into scripted functions (Python values converted as torch binds them) and call forms inside them."""
+from typing import Dict, List, Union
+
+import pytest
+
+import scriptc as torch
+
+
+def _every_other(x: List[int]) -> List[int]:
+    return x[slice(0, 6, 2)]
+
+
+def test_a_range_is_accepted_for_a_list_parameter():
+    scripted = torch.jit.script(_every_other)
+    assert scripted(range(10)) == [0, 2, 4]
+    assert scripted((5, 6, 7)) == [5, 7]
+    with pytest.raises(RuntimeError, match="Expected a value of type 'List\\[int\\]' for argument 'x'"):
+        scripted("abc")
+
+
+def _index_by_method(x: torch.Tensor, items: List[int]):
+    indices = torch.tensor([0, 2], dtype=torch.long)
+    return x.__getitem__(indices), items.__getitem__(-1)
+
+
+def test_getitem_called_as_a_method_indexes():
+    x = torch.rand(3, 4)
+    got, last = torch.jit.script(_index_by_method)(x, [4, 5, 6])
+    want, _ = _index_by_method(x, [4, 5, 6])
+    assert last == 6 and got.tolist() == want.tolist()
+
+
+def _getitem_without_index(x: torch.Tensor):
+    return x.__getitem__()
+
+
+def test_getitem_without_an_index_is_refused():
+    with pytest.raises(RuntimeError, match="expected exactly 1 argument"):
+        torch.jit.script(_getitem_without_index)
+
+
+def _slice_with_keyword(x: List[int]):
+    return x[slice(1, stop=2)]
+
+
+def test_slice_refuses_keyword_arguments():
+    with pytest.raises(RuntimeError, match="Slice does not accept any keyword arguments"):
+        torch.jit.script(_slice_with_keyword)
+
+
+def _either(x: Union[Dict[str, int], List[int]]) -> str:
+    return "either"
+
+
+def _two(x: int, y: int = 2) -> int:
+    return x + y
+
+
+@pytest.mark.parametrize("value, found", [
+    ({"a": "b"}, r"Dict\[str, str\]"), (["a"], r"List\[str\]"), (1, "int"), ((1, "a"), r"Tuple\[int, str\]")])
+def test_a_value_no_member_of_a_union_fits_is_named_with_its_type(value, found):
+    scripted = torch.jit.script(_either)
+    assert scripted([1, 2]) == scripted({"a": 1}) == "either"
+    with pytest.raises(RuntimeError, match=rf"Expected a member of Union\[List\[int\], Dict\[str, int\]\] but "
+                                           rf"instead found type {found}$"):
+        scripted(value)
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    ((1, 2, 3), {}, r"_two\(\) expected at most 2 argument\(s\) but received 3 argument\(s\)"),
+    ((), {}, r"_two\(\) is missing value for argument 'x'"),
+    ((1,), {"z": 3}, "Unknown keyword argument 'z' for operator '_two'"),
+    ((1,), {"x": 3}, "Argument 'x' specified both as positional and keyword argument"),
+])
+def test_calls_that_do_not_fit_the_signature_are_runtime_errors(args, kwargs, message):
+    with pytest.raises(RuntimeError, match=message):
+        torch.jit.script(_two)(*args, **kwargs)
+
+
+class _Scales(torch.nn.Module):
+    def forward(self, x, scale: float = 2.0):
+        return x * scale
+
+
+def test_a_module_counts_self_among_its_arguments():
+    with pytest.raises(RuntimeError, match=r"forward\(\) expected at most 3 argument\(s\) but received 4"):
+        torch.jit.script(_Scales())(torch.ones(1), 1.0, 2.0)

@@ -1,0 +1,60 @@
+"""The ScriptModule object as Python code sees it: its print, original_name, dir(), and a module without
+a forward of its own, as torch's RecursiveScriptModule behaves."""
+import pytest
+
+import scriptc as torch
+from scriptc import nn
+
+
+class _Leaf(nn.Module):
+    def forward(self, x):
+        return x
+
+
+class _Branch(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.leaf = _Leaf()
+
+    def forward(self, x):
+        return self.leaf(x)
+
+
+class _Tree(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.branch = _Branch()
+
+    def forward(self, x):
+        return self.branch(self.lin(x))
+
+
+def test_print_lists_submodules_by_their_original_names():
+    scripted = torch.jit.script(_Tree())
+    assert scripted.original_name == "_Tree"
+    assert repr(scripted) == (
+        "ScriptModule(\n"
+        "  original_name=_Tree\n"
+        "  (lin): ScriptModule(original_name=Linear)\n"
+        "  (branch): ScriptModule(\n"
+        "    original_name=_Branch\n"
+        "    (leaf): ScriptModule(original_name=_Leaf)\n"
+        "  )\n"
+        ")")
+    assert repr(torch.jit.script(_Leaf())) == "ScriptModule(original_name=_Leaf)"
+
+
+def test_dir_shows_the_modules_attributes():
+    model = _Tree()
+    listed = set(dir(torch.jit.script(model)))
+    assert set(dir(model)) <= listed and "forward" in listed
+
+
+def test_a_module_without_forward_scripts_and_refuses_calls():
+    holder = nn.Module()
+    holder.lin = nn.Linear(2, 2)
+    scripted = torch.jit.script(holder)
+    assert scripted.lin is holder.lin
+    with pytest.raises(AttributeError, match="forward"):
+        scripted(torch.ones(2))
