@@ -258,8 +258,12 @@ class Tracer:
         pure = op.inplace_of
         through_view = target._base is not None and id(target._base) in self.values
         if through_view and id(target) not in self.values:
-            # a view the trace did not see made (x[...] = v views all of x): it is the base's value
-            self._bind(target, self.values[id(target._base)])
+            base = target._base
+            if target._data.shape != base._data.shape or target._data.strides != base._data.strides:
+                raise RuntimeError(f"jit.trace: {op.name} writes into a view of a traced tensor that the trace did "
+                                   "not see made; take the view with indexing or view ops")
+            # a view of all of the base the trace did not see made (x[...] = v): it is the base's value
+            self._bind(target, self.values[id(base)])
         recorded = op if through_view else pure
         inputs = [self._arg_value(v, a.type) for v, a in zip(args, recorded.schema.args)]
         node = self._emit(recorded.name, inputs, [TensorType(target.dtype, tuple(target._data.shape))])

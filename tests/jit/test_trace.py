@@ -233,6 +233,22 @@ def test_writes_through_views_trace_like_torch(tmp_path):
         np.testing.assert_allclose(np.asarray(standalone(x)), expected, rtol=1e-5, atol=1e-5)
 
 
+def test_a_write_through_a_view_made_before_the_trace_is_refused():
+    class Rows(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("table", torch.ones(3, 2))
+            self.first_row = self.table[0]  # a view taken outside the trace
+
+        def forward(self, x):
+            y = self.table * x
+            self.first_row.zero_()
+            return y
+
+    with pytest.raises(RuntimeError, match="writes into a view of a traced tensor that the trace did not see made"):
+        torch.jit.trace(Rows(), torch.ones(3, 2))
+
+
 def test_a_traced_function_takes_its_arguments_by_name_as_torch_allows():
     def combine(first, second):
         return 2 * first - second
