@@ -10,9 +10,14 @@ from scriptc.autograd.engine import grad
 from scriptc.grad_mode import enable_grad, no_grad
 
 
-def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = True) -> bool:
+def gradcheck(func, inputs: Sequence, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, nondet_tol: float = 0.0, fast_mode: bool = False) -> bool:
     """Compare autograd's gradients of `func(*inputs)` with float64 central differences.
+
+    Every element of the Jacobian is compared (fast_mode=True, torch's random projection of it, is
+    accepted and checks the full Jacobian, which passes where that passes). scriptc's ops are
+    deterministic, so nondet_tol (the re-run tolerance for nondeterministic backward) has nothing
+    to allow for.
 
     Inputs that require grad must be float64 or complex128 tensors; a complex input's gradient is
     d/d(real part) + i d/d(imaginary part) of the real-valued test function, PyTorch's convention.
@@ -83,8 +88,9 @@ class GradcheckError(RuntimeError):
     """gradcheck found analytical and numerical gradients that differ."""
 
 
-def gradgradcheck(func, inputs: Sequence, grad_outputs: Sequence | None = None, eps: float = 1e-6,
-                  atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+def gradgradcheck(func, inputs: Sequence, grad_outputs: Sequence | None = None, *, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True, nondet_tol: float = 0.0,
+                  fast_mode: bool = False) -> bool:
     """gradcheck of the gradient itself: the second derivatives of `func(*inputs)` (recorded with
     create_graph=True) against central differences of its first derivatives. `grad_outputs` are the
     vectors the first gradient is taken against (random float64, fixed seed, when omitted)."""

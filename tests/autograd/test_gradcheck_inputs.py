@@ -63,3 +63,14 @@ def test_grad_outputs_may_be_one_tensor():
         x = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)
         v = lib.tensor([1.0, -1.0], dtype=lib.float64, requires_grad=True)
         assert lib.autograd.gradgradcheck(lambda t: t ** 3, x, v)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_fast_mode_and_nondet_tol_are_taken_and_a_wrong_gradient_still_fails(fast_mode):
+    values = np.random.rand(2, 3).tolist()
+    for lib in (scriptc, torch):
+        x = _input(lib, values, leaf=True)
+        assert lib.autograd.gradcheck(_square(lib).apply, (x,), fast_mode=fast_mode, nondet_tol=0.0)
+        assert lib.autograd.gradgradcheck(_square(lib).apply, (x,), fast_mode=fast_mode)
+        assert lib.autograd.gradcheck(_wrong_square(lib).apply, (x,), fast_mode=fast_mode,
+                                      raise_exception=False) is False
