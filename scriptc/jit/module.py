@@ -16,6 +16,7 @@ from scriptc.nn.module import Module
 from scriptc.grad_mode import is_grad_enabled, set_grad_enabled
 from scriptc.ops.strings import one_warning_per_call
 from scriptc.ir.printer import graph_code
+from scriptc.runtime import parallel
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.objects import ScriptObject
 from scriptc.runtime.plan import Plan
@@ -75,6 +76,9 @@ def from_runtime(value, arguments: dict | None = None) -> Any:
         return [from_runtime(v, arguments) for v in value]
     if isinstance(value, dict):
         return {k: from_runtime(v, arguments) for k, v in value.items()}
+    if isinstance(value, parallel.Task):  # a Future (or Await) a scripted function returns: its result
+        from .markers import Future
+        return Future(from_runtime(value.wait()[0], arguments))
     return python_value(value)
 
 
