@@ -25,6 +25,7 @@ from scriptc.tensors import Tensor, _tracer, wrap
 
 from .arguments import convert_arguments, python_value
 from .eager import EagerInterpreter, reads_autograd
+from .traced_children import trace_child
 
 
 def to_runtime(value) -> Any:
@@ -510,7 +511,18 @@ def _script_module_repr(module, kind: str) -> str:
 
 
 class TracedModule(ScriptModule):
-    """The ScriptModule jit.trace returns for an nn.Module."""
+    """The ScriptModule jit.trace returns for an nn.Module; a submodule the trace called reads as a
+    TracedModule of its own (traced_children.py)."""
+
+    def __getattr__(self, name: str):
+        found = super().__getattr__(name)
+        example = self.__dict__.get("_child_inputs", {}).get(name)
+        if example is None or not isinstance(found, Module) or isinstance(found, ScriptModule):
+            return found
+        children = self.__dict__.setdefault("_traced_children", {})
+        if name not in children:
+            children[name] = trace_child(found, example)
+        return children[name]
 
 
 class OptimizedModule:

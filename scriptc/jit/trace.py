@@ -9,6 +9,7 @@ TracerWarning at the user's line, because that decision is baked into the graph.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -38,6 +39,7 @@ from scriptc.types import (
 )
 
 from .trace_dims import BATCH, TraceDims
+from .traced_children import recording_child_inputs
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _OPS_DIR = os.path.join(_PACKAGE_DIR, "ops")
@@ -439,11 +441,16 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     examples = _example_tuple(example_inputs)
     is_module = isinstance(fn_or_module, Module)
     call = fn_or_module.forward if is_module else fn_or_module
-    graph, eager_out, attributes = trace_graph(fn_or_module if is_module else None, call,
-                                               "forward" if is_module else getattr(fn_or_module, "__name__", "fn"),
-                                               examples)
-    traced = TracedModule(fn_or_module, {"forward": graph}, attributes=attributes) if is_module else \
-        ScriptFunction(graph, signature=_traced_signature(fn_or_module, len(examples)))
+    child_inputs: dict = {}
+    with recording_child_inputs(fn_or_module, child_inputs) if is_module else contextlib.nullcontext():
+        graph, eager_out, attributes = trace_graph(fn_or_module if is_module else None, call,
+                                                   "forward" if is_module else getattr(fn_or_module, "__name__", "fn"),
+                                                   examples)
+    if is_module:
+        traced = TracedModule(fn_or_module, {"forward": graph}, attributes=attributes)
+        traced._child_inputs = child_inputs
+    else:
+        traced = ScriptFunction(graph, signature=_traced_signature(fn_or_module, len(examples)))
     traced.example_batch = _example_batch(graph, examples)
     if check_trace:
         _check(traced, graph, examples, eager_out, check_tolerance)
