@@ -227,7 +227,7 @@ def test_typing_annotations_print_as_torch_prints_them():
 
     def program(torch):
         class Annotated(torch.nn.Module):
-            def forward(self, x, y=None, sizes=[1]):
+            def forward(self, x, y=None, sizes=[1]):  # noqa: B006  (the default torch prints in the code)
                 return x, x + x
         # This file's annotations are strings (postponed evaluation): give forward real ones.
         Annotated.forward.__annotations__ = {"x": torch.Tensor, "y": Optional[torch.Tensor], "sizes": List[int],

@@ -71,5 +71,6 @@ def test_registered_classes_flatten_and_duplicates_are_refused():
     assert pytree.tree_map(lambda v: -v, Pair(1, 2)).second == -2
     with pytest.raises(ValueError, match="<class 'tuple'> is already registered as pytree node."):
         pytree.register_pytree_node(tuple, lambda t: (list(t), None), lambda v, _: tuple(v))
-    with pytest.raises(TypeError, match="Expected `treespec` to be an instance of PyTreeSpec but got item of type <class 'NoneType'>"):
+    with pytest.raises(TypeError, match="Expected `treespec` to be an instance of PyTreeSpec but got item of type "
+                                        "<class 'NoneType'>"):
         pytree.tree_unflatten([1], None)
