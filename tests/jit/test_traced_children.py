@@ -6,17 +6,12 @@ import pytest
 
 import scriptc
 from scriptc.testing import assert_close
+from tests.jit.test_trace_scripted_calls import _gate
 
 torch = pytest.importorskip("torch")
 
 
 def _cell(lib):
-    class Gate(lib.nn.Module):
-        def forward(self, x):
-            if x.sum() > 0:
-                return x
-            return -x
-
     class Block(lib.nn.Module):
         def __init__(self):
             super().__init__()
@@ -29,13 +24,11 @@ def _cell(lib):
     class Cell(lib.nn.Module):
         def __init__(self):
             super().__init__()
-            self.dg = Gate()
+            self.dg = _gate(lib)
             self.block = Block()
-            self.unused = lib.nn.Linear(2, 2)
 
         def forward(self, x, h):
-            new_h = lib.tanh(self.dg(self.block(x)) + h)
-            return new_h, new_h
+            return self.dg(self.block(x)) * h
 
     return Cell()
 
