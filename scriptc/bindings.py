@@ -12,6 +12,7 @@ from scriptc import ops
 from scriptc.ops import operators
 from scriptc.ops.generator import Generator
 from scriptc.ops.schema import FACTORY, RANDOM, Arg, OpDef
+from scriptc.out_argument import into_out, takes_out
 from scriptc.tensors import Tensor, _size_arg, call, call_inplace, check_device_arg
 from scriptc.types import ListType, OptionalType, Scalar, ScalarType, TensorType, UnionType
 
@@ -71,15 +72,19 @@ def _first_list_arg(op: OpDef):
 def _make(op: OpDef, as_method: bool):
     params, values = _signature(op, as_method)
     runner = "call_inplace" if op.inplace_of is not None else "call"
-    body = f"    out = {runner}(_op, {values})\n"
+    body = f"    result = {runner}(_op, {values})\n"
     if _makes_tensors(op):
         names = {a.name for a in op.schema.args}
         checked = ", ".join(["device" if "device" in names else "None", "pin_memory"])
         body = f"    _check_device_arg({checked})\n" + body
-        body += "    if requires_grad:\n        out.requires_grad_(True)\n"
-    source = f"def {op.base_name}({params}):\n{body}    return out\n"
+        body += "    if requires_grad:\n        result.requires_grad_(True)\n"
+    if not as_method and takes_out(op):
+        starred = any(p.strip().startswith("*") for p in params.split(","))
+        params = ", ".join(p for p in (params, "" if starred else "*", "out=None") if p)
+        body = f"    if out is not None:\n        return _into_out(_op, {values}, out)\n" + body
+    source = f"def {op.base_name}({params}):\n{body}    return result\n"
     namespace = {"_op": op, "call": call, "call_inplace": call_inplace, "_size_arg": _size_arg,
-                 "_check_device_arg": check_device_arg}
+                 "_check_device_arg": check_device_arg, "_into_out": into_out}
     exec(compile(source, f"<scriptc binding {op.name}>", "exec"), namespace)
     fn = namespace[op.base_name]
     fn.__doc__ = f"{op.schema}\n\n{op.doc}".strip()
@@ -115,14 +120,19 @@ def _accepts(t, value) -> bool:
     return True
 
 
-def _overloaded(name: str, candidates: list[OpDef]):
+def _overloaded(name: str, candidates: list[OpDef], as_method: bool):
     def dispatch(*args, **kwargs):
+        out = None if as_method else kwargs.pop("out", None)  # (torch's methods take no out=)
         for op in candidates:
             try:
                 bound = op.bind(args, kwargs)
             except TypeError:
                 continue
             if all(_accepts(a.type, v) for a, v in zip(op.schema.args, bound)):
+                if out is not None and takes_out(op):
+                    return into_out(op, bound, out)
+                if out is not None:
+                    continue
                 return call_inplace(op, bound) if op.inplace_of is not None else call(op, bound)
         schemas = "\n  ".join(str(op.schema) for op in candidates)
         raise TypeError(f"{name}() received an invalid combination of arguments; it accepts:\n  {schemas}")
@@ -140,7 +150,8 @@ def _public(filter_attr: str) -> dict:
     out = {}
     for name, group in groups.items():
         candidates = group + [ops.OPS[a] for a in _ALIASES.get(name, [])]
-        out[name] = _make(group[0], filter_attr == "method") if len(candidates) == 1 else _overloaded(name, candidates)
+        as_method = filter_attr == "method"
+        out[name] = _make(group[0], as_method) if len(candidates) == 1 else _overloaded(name, candidates, as_method)
     for name, target in ops.ALIASES.items():
         if target in out:
             out[name] = out[target]

@@ -6,13 +6,18 @@ from typing import Sequence
 
 import numpy as np
 
-from scriptc.autograd.engine import backward
+from scriptc.autograd.engine import grad
 from scriptc.grad_mode import enable_grad, no_grad
 
 
-def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = True) -> bool:
+def gradcheck(func, inputs: Sequence, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, nondet_tol: float = 0.0, fast_mode: bool = False) -> bool:
     """Compare autograd's gradients of `func(*inputs)` with float64 central differences.
+
+    Every element of the Jacobian is compared (fast_mode=True, torch's random projection of it, is
+    accepted and checks the full Jacobian, which passes where that passes). scriptc's ops are
+    deterministic, so nondet_tol (the re-run tolerance for nondeterministic backward) has nothing
+    to allow for.
 
     Inputs that require grad must be float64 or complex128 tensors; a complex input's gradient is
     d/d(real part) + i d/d(imaginary part) of the real-valued test function, PyTorch's convention.
@@ -21,7 +26,7 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
     """
     from scriptc.tensors import Tensor, wrap
 
-    inputs = tuple(inputs)
+    inputs = _as_tuple(inputs)
     diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     for t in diff_inputs:
         if t.dtype.name not in ("float64", "complex128"):
@@ -36,8 +41,6 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
     rng = np.random.default_rng(0)
     weights = [rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape) if o._data.dtype.kind == "c" else 0)
                for o in base]
-    for t in diff_inputs:
-        t.grad = None
     out = func(*inputs)
     outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, Tensor)]
     differentiable = [(o, w) for o, w in zip(outs, weights) if o.requires_grad]
@@ -47,11 +50,13 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
     def scalarize(outs, weights):
         # Re(sum(conj(w) * out)): its gradient with respect to a complex output is w itself.
         return sum(float((np.conj(weights[i]) * outs[i]._data).real.sum()) for i in checked)
-    if differentiable:
-        backward([o for o, _ in differentiable], [wrap(w.astype(o._data.dtype)) for o, w in differentiable])
-    for index, t in enumerate(diff_inputs):
+    # (autograd.grad, not backward: an input may be a non-leaf - x.clone() - whose .grad stays None)
+    analytic_grads = grad([o for o, _ in differentiable], diff_inputs,
+                          [wrap(w.astype(o._data.dtype)) for o, w in differentiable],
+                          allow_unused=True) if differentiable and diff_inputs else [None] * len(diff_inputs)
+    for index, (t, found) in enumerate(zip(diff_inputs, analytic_grads)):
         data = t._data
-        analytic = np.zeros(t.shape, data.dtype) if t.grad is None else t.grad._data
+        analytic = np.zeros(t.shape, data.dtype) if found is None else found._data
         numeric = np.zeros(t.shape, data.dtype)
         for idx in np.ndindex(*data.shape):
             orig = data[idx]
@@ -69,30 +74,36 @@ def gradcheck(func, inputs: Sequence, eps: float = 1e-6, atol: float = 1e-5, rto
             if raise_exception:
                 raise GradcheckError(message)
             return False
-        t.grad = None
     return True
+
+
+def _as_tuple(values) -> tuple:
+    """torch's `inputs`/`grad_outputs`: a tuple of tensors, or one tensor alone."""
+    from scriptc.tensors import Tensor
+
+    return (values,) if isinstance(values, Tensor) else tuple(values)
 
 
 class GradcheckError(RuntimeError):
     """gradcheck found analytical and numerical gradients that differ."""
 
 
-def gradgradcheck(func, inputs: Sequence, grad_outputs: Sequence | None = None, eps: float = 1e-6,
-                  atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+def gradgradcheck(func, inputs: Sequence, grad_outputs: Sequence | None = None, *, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True, nondet_tol: float = 0.0,
+                  fast_mode: bool = False) -> bool:
     """gradcheck of the gradient itself: the second derivatives of `func(*inputs)` (recorded with
     create_graph=True) against central differences of its first derivatives. `grad_outputs` are the
     vectors the first gradient is taken against (random float64, fixed seed, when omitted)."""
-    from scriptc.autograd.engine import grad
     from scriptc.tensors import Tensor, wrap
 
-    inputs = tuple(inputs)
+    inputs = _as_tuple(inputs)
     with no_grad():
         probe = func(*inputs)
     outputs = [o for o in (probe if isinstance(probe, (tuple, list)) else (probe,)) if isinstance(o, Tensor)]
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         grad_outputs = [wrap(rng.standard_normal(o.shape)).requires_grad_(True) for o in outputs]
-    grad_outputs = list(grad_outputs)
+    grad_outputs = list(_as_tuple(grad_outputs))
 
     def first_derivatives(*args):
         values = args[:len(inputs)]

@@ -270,9 +270,12 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
             raise ArchiveError(f"cannot save: the module calls @jit.ignore'd Python function(s) {m._ignored}, "
                                "which an archive cannot hold")
         module = m._module
-        weights = {name: t._data for name, t in module.named_parameters()}
-        weights.update({name: t._data for name, t in module.named_buffers()})
-        attributes = {(f"{p}.training" if p else "training"): mod.training for p, mod in module.named_modules()}
+        # (a module shared by two owners - one embedding for encoder and decoder - is read by its graphs
+        # under both paths)
+        weights = {name: t._data for name, t in module.named_parameters(remove_duplicate=False)}
+        weights.update({name: t._data for name, t in module.named_buffers(remove_duplicate=False)})
+        attributes = {(f"{p}.training" if p else "training"): mod.training
+                      for p, mod in module.named_modules(remove_duplicate=False)}
         attributes.update(_plain_attributes(m, weights))
         graphs = dict(m._graphs)
         if optimized is not None:

@@ -21,10 +21,11 @@ from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.objects import ScriptObject
 from scriptc.runtime.plan import Plan
 from scriptc.runtime.signature import Signature
-from scriptc.tensors import Tensor, wrap
+from scriptc.tensors import Tensor, _tracer, wrap
 
 from .arguments import convert_arguments, python_value
 from .eager import EagerInterpreter, reads_autograd
+from .traced_children import trace_child
 
 
 def to_runtime(value) -> Any:
@@ -137,6 +138,12 @@ class ScriptFunction:
 
     def __call__(self, *args, **kwargs):
         args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs, self.name, False))
+        if _tracer[0] is not None:
+            return _tracer[0].record_scripted_call(self.graph, self.functions, None, {}, args,
+                                                   lambda: self._compute(args))
+        return self._compute(args)
+
+    def _compute(self, args: list):
         with scripted_call():
             if self._reads_autograd or wants_grad(args):
                 return _single(self._eager.run([_eager_value(a) for a in args]))
@@ -407,6 +414,17 @@ class ScriptModule(Module):
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
         args = convert_arguments(self._graphs[name].inputs[1:],
                                  bind_arguments(self._signatures.get(name), args, kwargs, name))
+        tracer = _tracer[0]
+        if tracer is not None and tracer.reaches(self._module):
+            return tracer.record_scripted_call(self._graphs[name], self._functions, self._module, self._attributes,
+                                               args, lambda: self._compute(name, args))
+        if tracer is not None:
+            # traced from a module that does not hold this one: its ops are recorded with its state
+            # as constants (the graph cannot reach it from self)
+            return _single(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]))
+        return self._compute(name, args)
+
+    def _compute(self, name: str, args: list):
         if self._reads_autograd or wants_grad(args) or wants_grad(list(self._module.parameters())):
             return _single(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]))
         module_value = self._module_value()
@@ -493,7 +511,18 @@ def _script_module_repr(module, kind: str) -> str:
 
 
 class TracedModule(ScriptModule):
-    """The ScriptModule jit.trace returns for an nn.Module."""
+    """The ScriptModule jit.trace returns for an nn.Module; a submodule the trace called reads as a
+    TracedModule of its own (traced_children.py)."""
+
+    def __getattr__(self, name: str):
+        found = super().__getattr__(name)
+        example = self.__dict__.get("_child_inputs", {}).get(name)
+        if example is None or not isinstance(found, Module) or isinstance(found, ScriptModule):
+            return found
+        children = self.__dict__.setdefault("_traced_children", {})
+        if name not in children:
+            children[name] = trace_child(found, example)
+        return children[name]
 
 
 class OptimizedModule:

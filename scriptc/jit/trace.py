@@ -9,6 +9,7 @@ TracerWarning at the user's line, because that decision is baked into the graph.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -20,7 +21,7 @@ import numpy as np
 from scriptc import ops
 from scriptc import tensors as _tensors
 from scriptc.errors import TracerWarning
-from scriptc.ir.graph import Graph, Node, SourceLocation, Value
+from scriptc.ir.graph import Graph, Node, SourceLocation, Value, clone_node
 from scriptc.ir.verify import verify
 from scriptc.ops import bfloat16
 from scriptc.ops.generator import Generator
@@ -38,6 +39,7 @@ from scriptc.types import (
 )
 
 from .trace_dims import BATCH, TraceDims
+from .traced_children import recording_child_inputs
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _OPS_DIR = os.path.join(_PACKAGE_DIR, "ops")
@@ -129,6 +131,9 @@ class Tracer:
         self.self_value = None
         self.dims = TraceDims(self.values)
         self.examples: list = []
+        self.functions: dict = {}  # helper functions of scripted code the trace inlined
+        self.attributes: dict = {}  # (submodule path, name) -> type: plain attributes it reads
+        self.module = module
         if module is not None:
             self.self_value = self.graph.add_input(ModuleType(), "self")
             self.attr_values[""] = self.self_value
@@ -274,6 +279,61 @@ class Tracer:
         if id(src) in self.values or id(src) in self.param_paths:
             self._bind(out, self.value_of(src))
 
+    def record_scripted_call(self, graph: Graph, functions: dict, owner, attributes: dict, args: list, run):
+        """A call of scripted code during the trace (a scripted submodule's method, a ScriptFunction):
+        `run()` computes it untraced, and its graph is inlined - control flow kept, as torch's tracer
+        does - with `self` the path of `owner` (a submodule the trace reaches). Returns run()'s result."""
+        path = None if owner is None else self._module_path(owner)
+        _tensors._tracer[0] = None
+        try:
+            out = run()
+        finally:
+            _tensors._tracer[0] = self
+        params = list(graph.inputs)
+        mapping = {}
+        if owner is not None:
+            mapping[params.pop(0)] = self._attr_value(path)
+            for sub, name in attributes:
+                self.attributes[(_joined(path, sub), name)] = attributes[(sub, name)]
+        for param, arg in zip(params, args):
+            mapping[param] = self._arg_value(arg, param.type)
+        for node in graph.block:
+            self.graph.block.append(clone_node(node, mapping))
+        self.functions.update(functions)
+        moves = any(self.dims._moves(a) for a in args)
+        outputs = [mapping.get(v, v) for v in graph.outputs]
+        if len(outputs) == 1:
+            return self._bind_call_output(outputs[0], out, moves)
+        return tuple(self._bind_call_output(v, o, moves) for v, o in zip(outputs, out))
+
+    def reaches(self, module) -> bool:
+        """Whether `module` is the traced module or one of its submodules (its state is in reach)."""
+        return self._module_path(module) is not None
+
+    def _module_path(self, module) -> str | None:
+        if self.module is None:
+            return None
+        return next((path for path, m in self.module.named_modules() if m is module), None)
+
+    def _bind_call_output(self, value: Value, out, moves: bool):
+        """Bind an inlined call's result to its tensors (a fresh alias for a tensor the trace already
+        knows, which the call returned as it was given); its dims are unknown where an input moves."""
+        if isinstance(out, Tensor):
+            if id(out) in self.values or id(out) in self.param_paths:
+                out = _tensors.wrap(out._data)
+            if isinstance(value.type, TensorType) and value.type.shape is None:
+                value.type = TensorType(out.dtype, tuple(out._data.shape), value.type.device)
+            if moves and id(value) not in self.dims.shapes:
+                self.dims.shapes[id(value)] = tuple(None for _ in self.dims.worlds)
+            self._bind(out, value)
+            return out
+        if isinstance(out, (tuple, list)) and isinstance(value.type, (TupleType, ListType)):
+            types = list(value.type.elems) if isinstance(value.type, TupleType) else [value.type.elem] * len(out)
+            op = "prim::TupleUnpack" if isinstance(value.type, TupleType) else "prim::ListUnpack"
+            parts = self._emit(op, [value], types).outputs
+            return type(out)(self._bind_call_output(v, o, moves) for v, o in zip(parts, out))
+        return out
+
     def traced_size(self, t: Tensor) -> Size:
         if id(t) not in self.values and id(t) not in self.param_paths:
             return Size(t._data.shape)
@@ -332,6 +392,10 @@ class Tracer:
                            "tensors, lists, or dicts are supported as inputs or outputs of traced functions")
 
 
+def _joined(path: str, sub: str) -> str:
+    return f"{path}.{sub}" if path and sub else path or sub
+
+
 def _frame_file(loc: SourceLocation) -> str:
     frame = sys._getframe(1)
     while frame is not None:
@@ -381,10 +445,16 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     examples = _example_tuple(example_inputs)
     is_module = isinstance(fn_or_module, Module)
     call = fn_or_module.forward if is_module else fn_or_module
-    graph, eager_out = trace_graph(fn_or_module if is_module else None, call,
-                                   "forward" if is_module else getattr(fn_or_module, "__name__", "fn"), examples)
-    traced = TracedModule(fn_or_module, {"forward": graph}) if is_module else \
-        ScriptFunction(graph, signature=_traced_signature(fn_or_module, len(examples)))
+    child_inputs: dict = {}
+    with recording_child_inputs(fn_or_module, child_inputs) if is_module else contextlib.nullcontext():
+        graph, eager_out, attributes = trace_graph(fn_or_module if is_module else None, call,
+                                                   "forward" if is_module else getattr(fn_or_module, "__name__", "fn"),
+                                                   examples)
+    if is_module:
+        traced = TracedModule(fn_or_module, {"forward": graph}, attributes=attributes)
+        traced._child_inputs = child_inputs
+    else:
+        traced = ScriptFunction(graph, signature=_traced_signature(fn_or_module, len(examples)))
     traced.example_batch = _example_batch(graph, examples)
     if check_trace:
         _check(traced, graph, examples, eager_out, check_tolerance)
@@ -400,10 +470,12 @@ def _example_batch(graph: Graph, examples: tuple) -> int | None:
     return None
 
 
-def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object]:
+def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object, dict]:
     """The graph of what `call(*examples)` computes (a method of `module`, whose state stays
-    prim::GetAttr of self, or a function when module is None) and the eager result."""
+    prim::GetAttr of self, or a function when module is None), the eager result, and the plain
+    attributes ((submodule path, name) -> type) that scripted submodules inlined into it read."""
     from scriptc.autograd import no_grad
+    from scriptc.passes.inline import inline
 
     tracer = Tracer(module, name)
     names = _argument_names(call, len(examples))
@@ -425,8 +497,9 @@ def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object
         if gc_enabled:
             gc.enable()
     tracer.graph.add_output(output)
+    inline(tracer.graph, tracer.functions)
     verify(tracer.graph)
-    return tracer.graph, eager_out
+    return tracer.graph, eager_out, tracer.attributes
 
 
 def _traced_signature(fn, count: int):

@@ -21,12 +21,14 @@ def trace_module(mod, inputs: dict, optimize=None, check_trace: bool = True, che
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not isinstance(inputs, dict):
         raise AttributeError("expected a dictionary of (method_name, input) pairs")
-    graphs, examples = {}, {}
+    graphs, examples, attributes = {}, {}, {}
     for name, example in inputs.items():
         method = getattr(mod, name)
         examples[name] = _positional(method, example) if example_inputs_is_kwarg else _example_tuple(example)
-        graphs[name] = trace_graph(mod, method, name, examples[name])
-    traced = TracedModule(mod, {name: graph for name, (graph, _) in graphs.items()})
+        graph, eager_out, read = trace_graph(mod, method, name, examples[name])
+        graphs[name] = graph, eager_out
+        attributes.update(read)
+    traced = TracedModule(mod, {name: graph for name, (graph, _) in graphs.items()}, attributes=attributes)
     if check_trace:
         for name, (graph, eager_out) in graphs.items():
             _check(getattr(traced, name), graph, examples[name], eager_out, check_tolerance)

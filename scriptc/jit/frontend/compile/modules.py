@@ -22,21 +22,25 @@ from scriptc.types import (
 )
 
 from .. import ast
+from .traced_calls import TracedCalls
 from .types import AnnotationError, assignable, python_type
 from .values import IgnoredMethod, ModuleMethod, SugaredModule
 
 
-class Modules:
+class Modules(TracedCalls):
     """Attribute access and calls on modules reached through `self`."""
 
     def submodule(self, owner: SugaredModule, name: str):
         child = owner.module._modules[name]
         if child is None:
             return self.const(None)
+        from scriptc.jit.module import TracedModule
+
+        traced = child if isinstance(child, TracedModule) and "forward" in child._graphs else None
         child = getattr(child, "_scriptc_original", child)  # a jit.script'ed child: its module's source
         path = f"{owner.path}.{name}" if owner.path else name
         value = self.emit1("prim::GetAttr", [owner.value], ModuleType(path), {"name": name})
-        return SugaredModule(child, value, path)
+        return SugaredModule(child, value, path, traced)
 
     def module_attribute(self, owner: SugaredModule, name: str, node: ast.Node):
         module = owner.module
@@ -206,6 +210,8 @@ class Modules:
     # --- calls --------------------------------------------------------------------------------------
     def call_module(self, owner: SugaredModule, args: list, kwargs: dict, node):
         """module(x): forward inlined, with the module's forward pre-hooks and hooks around it."""
+        if owner.traced is not None:
+            return self.call_traced(owner, args, kwargs, node)
         module = owner.module
         forward = inspect.getattr_static(type(module), "forward", None)
         if forward is None or not inspect.isfunction(forward):

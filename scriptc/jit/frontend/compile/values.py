@@ -23,6 +23,7 @@ class SugaredModule:
     module: Any
     value: Value
     path: str
+    traced: Any = None  # the TracedModule it was, whose traced graph a call inlines (traced_calls.py)
 
 
 @dataclass
