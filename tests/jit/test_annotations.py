@@ -1,5 +1,5 @@
 """Annotations and calls between scripted functions: refused where torch refuses them, in torch's words."""
-from typing import List, Optional
+from typing import List, Optional, Union
 
 import pytest
 
@@ -61,3 +61,43 @@ def test_an_error_in_a_called_function_names_the_calls_that_reached_it():
     assert "def _calls_the_bad_one(x):\n        return _passes_a_str(x)\n" in text
     again = pytest.raises(RuntimeError, torch.jit.script, _calls_the_bad_one)
     assert str(again.value).count("is being compiled") == 1
+
+
+def _appends_a_str():
+    x: List[int] = [1, 2, 3]
+    x.append("foo")
+    return x
+
+
+def _appends_an_int_to_floats():
+    x: List[float] = []
+    x.append(1)
+    return x
+
+
+def _inserts_a_str():
+    x: List[int] = []
+    x.insert(0, "foo")
+    return x
+
+
+def _fills_optional_and_union_lists():
+    maybe: List[Optional[int]] = []
+    maybe.append(1)
+    maybe.append(None)
+    either: List[Union[int, str]] = []
+    either.append(2)
+    either.append("b")
+    return maybe, either
+
+
+@pytest.mark.parametrize("fn, found, held", [
+    (_appends_a_str, "str", "int"), (_appends_an_int_to_floats, "int", "float"), (_inserts_a_str, "str", "int")])
+def test_a_list_takes_only_values_of_its_element_type(fn, found, held):
+    with pytest.raises(RuntimeError, match=f"Could not match type {found} to t in argument 'el': Type variable 't' "
+                                           f"previously matched to type {held} is matched to type {found}"):
+        torch.jit.script(fn)
+
+
+def test_optional_and_union_lists_take_their_members():
+    assert torch.jit.script(_fills_optional_and_union_lists)() == ([1, None], [2, "b"])
