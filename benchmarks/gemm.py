@@ -27,7 +27,7 @@ from scriptc.native import gemm, linear
 from scriptc.native.geometry import conv_geometry
 from scriptc.native.heads import gemm_runs
 from scriptc.native.loops import loop_function
-from scriptc.runtime.convolution_lowering import kept_columns, tap_plan
+from scriptc.runtime.tap_products import kept_columns, tap_plan
 
 real_torch = optional("torch")
 

@@ -6,6 +6,10 @@ after runtime.load in a fresh process (disk cache warm), at the saved size and a
 the median over --first-runs fresh processes, each timing one first call, and the lowest and highest,
 beside what numpy's own first call costs in a fresh process. With --first-on-worker each first call
 comes from a thread started after load (as a server's worker calls), one thread per input size.
+The same processes then time calls that each follow an idle pause (PAUSE_S, the median of PAUSED_CALLS):
+the steady state is calls back to back, which at two threads find the pool's worker spinning and
+each core's share of the weights still in its L2 (the MLP at batch 1: 17 us there, ~80 us at one
+thread); after a pause the worker sleeps and a call wakes it, as a first call after load does.
 
     python benchmarks/models.py [--threads 1,2] [--only "MLP b1,ResNet"] [--rounds 7] [--clock cpu] [--first-runs 7]
                                 [--first-on-worker]
@@ -38,6 +42,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 COLUMNS = ["torch", "torch.jit", "onnxruntime", "traced", "scripted"]
 SETTLE_S = 0.15  # untimed calls before each timed turn (common.timeit_interleaved's warm_s)
+PAUSE_S = 0.01   # the idle pause before each call of the first-call processes' "after a pause" column
+PAUSED_CALLS = 9
 
 
 def _run_threads(threads: int, args) -> None:
@@ -55,9 +61,10 @@ def _run_threads(threads: int, args) -> None:
 
 
 def _load_child(archive: str, shapes: str, threads: int, cpu_clock: bool, on_worker: bool = False) -> dict:
-    """Seconds of runtime.load, its compiles, the first call and the steady call, in a fresh process,
-    for each input shape list in `shapes` (the first one the saved size, the next one new); the calls
-    timed in CPU seconds where `cpu_clock`, from a new thread per shape list where `on_worker`."""
+    """Seconds of runtime.load, its compiles, and per input shape list in `shapes` (the first one the
+    saved size, the next one new) the first call, the steady call and the median call after an idle
+    pause, in a fresh process; the calls timed in CPU seconds where `cpu_clock`, from a new thread per
+    shape list where `on_worker`."""
     script = (
         "import json, sys, threading, time; import numpy as np; sys.path.insert(0, sys.argv[2])\n"
         "from common import timeit_interleaved\n"
@@ -72,7 +79,11 @@ def _load_child(archive: str, shapes: str, threads: int, cpu_clock: bool, on_wor
         "        t = clock(); m(*xs); first = clock() - t\n"
         "    except Exception:\n"
         "        return  # (a trace that baked this size in)\n"
-        "    out[name] = [first, timeit_interleaved({'m': lambda: m(*xs)}, min_time=0.1, rounds=5, clock=clock)['m']]\n"
+        "    steady = timeit_interleaved({'m': lambda: m(*xs)}, min_time=0.1, rounds=5, clock=clock)['m']\n"
+        "    paused = []\n"
+        f"    for _ in range({PAUSED_CALLS}):\n"
+        f"        time.sleep({PAUSE_S}); t = clock(); m(*xs); paused.append(clock() - t)\n"
+        "    out[name] = [first, steady, sorted(paused)[len(paused) // 2]]\n"
         "for name, inputs in json.loads(sys.argv[3]).items():\n"
         "    if sys.argv[6] == 'worker':\n"
         "        worker = threading.Thread(target=measure, args=(name, inputs)); worker.start(); worker.join()\n"
@@ -87,14 +98,21 @@ def _load_child(archive: str, shapes: str, threads: int, cpu_clock: bool, on_wor
 
 def _first_calls(archive: str, shapes: str, threads: int, cpu_clock: bool, runs: int, on_worker: bool) -> dict:
     """Per input shape list: (median, lowest, highest) over `runs` fresh processes of the first call
-    after runtime.load over the steady call. One first call is one sample of a noisy machine (single
+    after runtime.load over the steady call, then the medians of the first call over the call after a
+    pause and of that over the steady call. One first call is one sample of a noisy machine (single
     ones swung 1.0-5.4x here): each process gives one, and the median says what a first call costs."""
-    ratios: dict[str, list[float]] = {}
+    ratios: dict[str, list[tuple[float, float, float]]] = {}
     for _ in range(runs):
-        for name, (first, steady) in ((k, v) for k, v in _load_child(archive, shapes, threads, cpu_clock, on_worker).items()
-                                      if isinstance(v, list)):
-            ratios.setdefault(name, []).append(first / steady)
-    return {name: (statistics.median(r), min(r), max(r)) for name, r in ratios.items()}
+        for name, (first, steady, paused) in ((k, v) for k, v in
+                                              _load_child(archive, shapes, threads, cpu_clock, on_worker).items()
+                                              if isinstance(v, list)):
+            ratios.setdefault(name, []).append((first / steady, first / paused, paused / steady))
+    summary = {}
+    for name, samples in ratios.items():
+        over_steady = [r[0] for r in samples]
+        summary[name] = (statistics.median(over_steady), min(over_steady), max(over_steady),
+                         statistics.median(r[1] for r in samples), statistics.median(r[2] for r in samples))
+    return summary
 
 
 def _numpy_first_call(batch: int, cpu_clock: bool, runs: int) -> tuple[float, float, float]:
@@ -214,7 +232,8 @@ def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool, first_ru
     print(f"\n=== {threads} thread{'s' if threads > 1 else ''} (median {'CPU' if cpu_clock else 'wall'} time per call, "
           f"{rounds} interleaved rounds) ===")
     header = f"{'model':<26}" + "".join(f"{c:>13}" for c in COLUMNS) + \
-        f"{'tr/jit':>8}{'tr/ort':>8}{'sc/tr':>7}{'1st/st':>8}{'range':>10}{'new 1st':>9}{'range':>10}"
+        f"{'tr/jit':>8}{'tr/ort':>8}{'sc/tr':>7}{'1st/st':>8}{'range':>10}{'new 1st':>9}{'range':>10}" \
+        f"{'1st/pause':>10}{'pause/st':>9}"
     print(header)
     print("-" * len(header))
     for name, cells, first in rows:
@@ -225,11 +244,14 @@ def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool, first_ru
         if first is not None:
             line += "".join(f"{first[k][0]:>{w}.2f}x{f'{first[k][1]:.1f}-{first[k][2]:.1f}':>10}" if k in first
                             else f"{'-':>{w + 1}}{'-':>10}" for k, w in (("saved", 7), ("new", 8)))
+            line += f"{first['saved'][3]:>9.2f}x{first['saved'][4]:>8.2f}x" if "saved" in first else f"{'-':>10}{'-':>9}"
         print(line)
     print("ratios: time over time (lower is faster for scriptc); 1st/st: the first call after runtime.load in a new "
           f"process{', from a thread started after load,' if on_worker else ''} over the steady call, "
           f"the median of {first_runs} processes (range: the lowest and highest); "
-          "new 1st: the same at a batch one larger than the archive was traced with")
+          "new 1st: the same at a batch one larger than the archive was traced with; 1st/pause: the first call "
+          f"over the median call after an idle pause of {PAUSE_S * 1e3:.0f} ms, pause/st: that over the steady call "
+          "(medians of the same processes, at the saved size)")
     if first_runs:
         measured = {batch: _numpy_first_call(batch, cpu_clock, first_runs) for batch in (1, 64)}
         print("numpy's own first call in a fresh process (the MLP's layers as numpy matmuls, run once at batch 2 "

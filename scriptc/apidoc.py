@@ -46,6 +46,8 @@ NAMESPACES = [
     ("scriptc.accelerator", "torch.accelerator", "torch.accelerator"),
     ("scriptc.amp", "torch.amp", "torch.amp"),
     ("scriptc.func", "torch.func", "torch.func"),
+    ("scriptc.fx", "torch.fx", "torch.fx"),
+    ("scriptc.utils._pytree", "torch.utils._pytree", "torch.utils._pytree"),
 ]
 # Where the AttributeError for a missing name looks: {page name: torch module}.
 TORCH_NAMESPACES = {"torch": "torch", "torch.Tensor": "torch.Tensor", "torch.nn": "torch.nn",
@@ -126,7 +128,8 @@ def _torch_level_rows() -> list[str]:
     import scriptc
     from scriptc import ops, torch_names
 
-    table_names = {op.base_name for op in ops.all_ops()} | set(ops.ALIASES)
+    # (the ops the op rows list: a scripted-code helper op such as manual_seed leaves its torch name here)
+    table_names = {op.base_name for op in ops.all_ops() if op.kind != ops.SCALAR} | set(ops.ALIASES)
     rows = []
     for name in _public(dir(scriptc)):
         if name in table_names or name not in torch_names.NAMES["torch"]:

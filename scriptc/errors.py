@@ -58,8 +58,21 @@ class SourceError(ScriptcError):
 
 
 class ScriptError(SourceError, RuntimeError):
-    """jit.script refused the source: unsupported syntax, a type error, a bad op call (a RuntimeError,
-    as torch's compilation errors are)."""
+    """jit.script refused the source: unsupported syntax, a type error, a bad op call.
+
+    A RuntimeError too, as torch.jit.script raises RuntimeError for what it cannot compile.
+    """
+
+
+class NotSupportedError(ScriptError):
+    """jit.script met Python syntax TorchScript does not support (torch.jit.frontend.NotSupportedError)."""
+
+
+class JitError(ScriptcError, RuntimeError):
+    """An exception raised by scripted code (`raise ...`, a failed `assert`): torch.jit.Error.
+
+    Its message is TorchScript's: the exception's qualified name and its arguments.
+    """
 
 
 class ArchiveError(ScriptcError):

@@ -1,11 +1,11 @@
-"""torch.functional's shape and dtype helpers (broadcast_shapes, promote_types, result_type, can_cast) and
-einsum's sublist form."""
+"""torch.functional's shape and dtype helpers (broadcast_shapes, promote_types, result_type, can_cast),
+einsum's sublist form and histogramdd."""
 
 from __future__ import annotations
 
 from scriptc import types as T
 
-__all__ = ["broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum"]
+__all__ = ["broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum", "histogramdd"]
 
 
 def broadcast_shapes(*shapes):
@@ -77,3 +77,32 @@ def _sublist_letter(subscript) -> str:
     if isinstance(subscript, int) and 0 <= subscript < 52:
         return chr(ord("A") + subscript) if subscript < 26 else chr(ord("a") + subscript - 26)
     raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+
+
+def histogramdd(input, bins=10, *, range=None, weight=None, density: bool = False):
+    """(hist, bin_edges) of the points in input's last dim: bins is one count for every dimension, a count per
+    dimension, or a sequence of bin-edge tensors; range is (min_0, max_0, min_1, max_1, ...) for counts."""
+    from scriptc import bindings
+    from scriptc.return_types import result_type
+    from scriptc.tensors import Tensor
+
+    if isinstance(bins, int) and not isinstance(bins, bool):
+        bins = [bins] * input.shape[-1] if input.dim() else [bins]
+    if isinstance(bins, (list, tuple)) and bins and all(isinstance(b, Tensor) for b in bins):
+        hist = bindings.FUNCTIONS["_histogramdd_from_bin_tensors"](input, list(bins), weight=weight, density=density)
+        edges = tuple(bins)
+    elif isinstance(bins, (list, tuple)) and all(isinstance(b, int) and not isinstance(b, bool) for b in bins):
+        edges = tuple(bindings.FUNCTIONS["_histogramdd_bin_edges"](input, list(bins), range=range, weight=weight,
+                                                                   density=density))
+        hist = bindings.FUNCTIONS["_histogramdd_from_bin_cts"](input, list(bins), range=range, weight=weight,
+                                                             density=density)
+    else:
+        raise TypeError(f"histogramdd() received an invalid combination of arguments - got (Tensor, "
+                        f"bins={type(bins).__name__}), but expected one of:\n"
+                        " * (Tensor input, int bins, tuple of floats range = None, Tensor weight = None, "
+                        "bool density = False)\n"
+                        " * (Tensor input, tuple of ints bins, tuple of floats range = None, Tensor weight = None, "
+                        "bool density = False)\n"
+                        " * (Tensor input, tuple of Tensors bins, tuple of floats range = None, Tensor weight = None, "
+                        "bool density = False)")
+    return result_type("histogramdd", ["hist", "bin_edges"])(hist, edges)

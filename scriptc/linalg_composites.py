@@ -1,6 +1,6 @@
 """The torch.linalg functions scriptc composes from table ops (so autograd and tracing see through them):
-cond, vander, solve_ex, tensorinv, tensorsolve, householder_product; and torch's older solver spellings
-(triangular_solve, lu, lu_solve, orgqr)."""
+cond, vander, solve_ex, tensorinv, tensorsolve, householder_product; ormqr (a product with that Q); and
+torch's older solver spellings (triangular_solve, lu, lu_solve, orgqr)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import math
 
 from scriptc.amp.policy import float32_under_autocast
 from scriptc.errors import LinAlgError
+from scriptc.ops.matrix import torch_name
 from scriptc.return_types import result_type
 from scriptc.tensors import Tensor
 
-__all__ = ["cond", "vander", "solve_ex", "tensorinv", "tensorsolve", "householder_product", "triangular_solve", "lu",
-           "lu_solve", "orgqr"]
+__all__ = ["cond", "vander", "solve_ex", "tensorinv", "tensorsolve", "householder_product", "ormqr",
+           "triangular_solve", "lu", "lu_solve", "orgqr"]
 
 
 # torch.return_types.linalg_solve_ex and .triangular_solve
@@ -128,6 +129,46 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
         v = below[..., :, i:i + 1]
         q = q - (q @ v) * tau[..., i:i + 1].unsqueeze(-1) @ v.transpose(-2, -1).conj()
     return q[..., :, :n]
+
+
+def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False) -> Tensor:
+    """Q @ other (other @ Q when left=False; Q^H when transpose) for the Q = H_1 ... H_k that torch.geqrf's
+    (a, tau) describe, without forming it apart from its reflectors: the full m x m Q of an m-row input."""
+    torch = _linalg()
+    tau, other = input2, input3
+    side = -2 if left else -1
+    if input.dim() < 2:
+        raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
+    if other.dim() < 2:
+        raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
+    m = input.shape[-2]
+    if other.shape[side] != m:
+        raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
+    k = tau.shape[-1] if tau.dim() else 1
+    if k != min(other.shape[side], input.shape[-1]):
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])")
+    if tau.dim() != input.dim() - 1:
+        raise RuntimeError(f"torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim equal "
+                           f"to {tau.dim()} and input.ndim is equal to {input.dim()}")
+    if other.dim() != input.dim():
+        raise RuntimeError(f"torch.ormqr: Expected other to have the same number of dimensions as input, but got "
+                           f"other.ndim equal to {other.dim()} and input.ndim is equal to {input.dim()}")
+    for name, t in (("tau", tau), ("other", other)):
+        if tuple(t.shape[:input.dim() - 2]) != tuple(input.shape[:-2]):
+            raise RuntimeError(f"torch.ormqr: Expected batch dimensions of {name} to be equal to input.shape[:-2], "
+                               f"but got {list(t.shape[:input.dim() - 2])}")
+    for name, t in (("tau", tau), ("other", other)):
+        if t.dtype != input.dtype:
+            raise RuntimeError(f"torch.ormqr: Expected input and {name} to have the same dtype, but input has dtype"
+                               f"{torch_name(input.dtype)} and {name} has dtype {torch_name(t.dtype)}")
+    if not (input.is_floating_point() or input.is_complex()):
+        raise NotImplementedError(f"\"ormqr_cpu\" not implemented for '{torch_name(input.dtype)}'")
+    # Q is householder_product of the reflectors padded with zero columns to m x m (their tau is 0: H = I).
+    reflectors = input[..., :, :k]
+    padding = torch.zeros(*input.shape[:-2], m, m - k, dtype=input.dtype)
+    q = householder_product(torch.cat([reflectors, padding], dim=-1), tau)
+    q = q.mH if transpose else q
+    return q @ other if left else other @ q
 
 
 # --- torch's deprecated spellings of these solvers (they warn as torch does) ---------------------------------

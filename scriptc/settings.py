@@ -58,6 +58,21 @@ def get_default_device() -> types.device:
     return _default_device[0]
 
 
+_outer_default_devices: list[types.device] = []
+
+
+def push_default_device(device: types.device) -> None:
+    """Entering `with device:`: `device` becomes the default, the one it replaces is kept for the exit."""
+    outer = _default_device[0]
+    set_default_device(device)
+    _outer_default_devices.append(outer)
+
+
+def pop_default_device() -> None:
+    """Leaving `with device:`: the default device from before the block again."""
+    _default_device[0] = _outer_default_devices.pop()
+
+
 _deterministic = {"enabled": False, "warn_only": False}
 
 

@@ -1,10 +1,12 @@
-"""torch.sparse and sparse COO tensors (torch.sparse_coo_tensor, Tensor.to_sparse) as the GCN example uses them.
+"""torch.sparse and sparse COO tensors (torch.sparse_coo_tensor, Tensor.to_sparse): mm, sum, addmm, softmax,
+log_softmax, sampled_addmm and spdiags.
 
 A sparse tensor is a Tensor whose data is its dense form, made by the `sparse_coo_tensor` op from its
 COO indices and values, which it keeps too (`indices()`, `values()`, `_nnz()`, `coalesce()`). Every op
 therefore accepts it with PyTorch's dense semantics (a sparse-dense product gives a dense result), and
 gradients reach the values at their positions only, as PyTorch's sparse gradients do. The dense form
 costs the memory of a dense tensor: this is sparse COO for correctness and interchange, not for size.
+There are no CSR tensors: sampled_addmm, which PyTorch runs on a CSR input, takes a COO one here.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from scriptc import ops as _ops
+from scriptc.ops.matrix import torch_name
 from scriptc.tensors import Tensor, _tracer, call, tensor, wrap
 
-__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "sum", "layout", "strided", "sparse_coo"]
+__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "sum", "addmm", "softmax", "log_softmax", "sampled_addmm",
+           "spdiags", "layout", "strided", "sparse_coo"]
 
 
 class layout:
@@ -204,3 +208,122 @@ def sum(input: Tensor, dim=None, dtype=None) -> Tensor:  # noqa: A001  (torch.sp
     if dim is None:
         return dense.sum(dtype=dtype)
     return to_sparse(dense.sum(dim, dtype=dtype))
+
+
+def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
+    """beta * mat + alpha * (mat1 @ mat2) for a sparse COO (or dense) mat1: a dense result, and mat1's gradient
+    at its stored positions only."""
+    return call(_ops.OPS["addmm"], (mat, mat1, mat2, beta, alpha))
+
+
+def _specified(sparse: SparseTensor) -> np.ndarray:
+    """True at every element a coalesced sparse tensor stores (whole dense slices of a hybrid tensor)."""
+    pattern = np.zeros(tuple(sparse.shape), dtype=bool)
+    pattern[tuple(sparse._coo_indices._data)] = True
+    return pattern
+
+
+def _masked_softmax(input: Tensor, dim: int, dtype, log: bool) -> SparseTensor:
+    """softmax over the stored elements along dim, the unstored ones taken as -inf (they stay unstored)."""
+    from scriptc.ops.rules import normalize_dim
+
+    name = "log_softmax" if log else "softmax"
+    if not isinstance(input, SparseTensor):
+        raise NotImplementedError(f"Could not run 'aten::_sparse_{name}' with arguments from the 'CPU' backend.")
+    dim = normalize_dim(dim, input.dim())
+    source = input.coalesce()
+    dense = _dense_view(source) if dtype is None else _dense_view(source).to(dtype)
+    pattern = _specified(source)
+    # Shift each line by its largest stored element (a constant: softmax does not depend on it), so
+    # exp never overflows; a line with nothing stored sums to 0 and stays 0.
+    stored = np.where(pattern, dense._data, -np.inf)
+    shift = np.max(stored, axis=dim, keepdims=True, initial=-np.inf)
+    shift = wrap(np.where(np.isfinite(shift), shift, 0).astype(dense._data.dtype))
+    keep = wrap(pattern)
+    shifted = dense.sub(shift).where(keep, 0.0)
+    total = shifted.exp().where(keep, 0.0).sum(dim, keepdim=True).clamp_min(1.0)
+    out = shifted.sub(total.log()) if log else shifted.exp().div(total)
+    values = call(_INDEX, (out, [wrap(row) for row in source._coo_indices._data]))
+    return _sparse(call(_TO_DENSE, (source._coo_indices, values, list(source.shape))), source._coo_indices, values,
+                   coalesced=True)
+
+
+def softmax(input: Tensor, dim: int, *, dtype=None) -> SparseTensor:
+    """softmax of a sparse COO tensor along dim over its stored elements only (the others count as -inf, so
+    they stay unstored); a sparse result with the input's pattern."""
+    return _masked_softmax(input, dim, dtype, log=False)
+
+
+def log_softmax(input: Tensor, dim: int, *, dtype=None) -> SparseTensor:
+    """log_softmax of a sparse COO tensor along dim over its stored elements only; a sparse result."""
+    return _masked_softmax(input, dim, dtype, log=True)
+
+
+def sampled_addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1.0, alpha: float = 1.0,
+                  out=None) -> SparseTensor:
+    """beta * input + alpha * (mat1 @ mat2) at input's stored positions only: a sparse tensor with input's
+    pattern (PyTorch takes a sparse CSR input; scriptc's sparse tensors are COO). Batched over leading dims."""
+    if out is not None:
+        raise RuntimeError("sampled_addmm: out= is not supported by scriptc")
+    if not isinstance(input, SparseTensor):
+        raise NotImplementedError("Could not run 'aten::sparse_sampled_addmm' with arguments from the 'CPU' "
+                                  "backend.")
+    for name, mat in (("mat1", mat1), ("mat2", mat2)):
+        if mat.dim() < 2:
+            raise RuntimeError(f"sampled_addmm: Expected {name} to be a matrix, got {mat.dim()}-D tensor")
+    if mat1.dtype != mat2.dtype:
+        raise RuntimeError(f"sampled_addmm: Expected mat1 and mat2 to have the same dtype, but got "
+                           f"{torch_name(mat1._data.dtype)} and {torch_name(mat2._data.dtype)}")
+    if mat1.shape[-1] != mat2.shape[-2]:
+        raise RuntimeError(f"sampled_addmm: mat1 and mat2 shapes cannot be multiplied ({mat1.shape[-2]}x"
+                           f"{mat1.shape[-1]} and {mat2.shape[-2]}x{mat2.shape[-1]})")
+    if input.shape[-2] != mat1.shape[-2]:
+        raise RuntimeError("sampled_addmm: self.shape[-2] must match mat1.shape[-2]")
+    if input.shape[-1] != mat2.shape[-1]:
+        raise RuntimeError("sampled_addmm: self.shape[-1] must match mat2.shape[-1]")
+    source = input.coalesce()
+    *batch, rows, columns = [wrap(row) for row in source._coo_indices._data]
+    left = call(_INDEX, (mat1, batch + [rows]))                       # (nnz, k): mat1's row of each element
+    right = call(_INDEX, (mat2.transpose(-1, -2), batch + [columns]))  # (nnz, k): mat2's column of each element
+    values = source._coo_values.mul(beta).add(left.mul(right).sum(-1), alpha=alpha)
+    return _sparse(call(_TO_DENSE, (source._coo_indices, values, list(source.shape))), source._coo_indices, values,
+                   coalesced=True)
+
+
+def spdiags(diagonals: Tensor, offsets: Tensor, shape, layout=None) -> SparseTensor:
+    """The shape[0] x shape[1] sparse matrix with row i of diagonals on the diagonal offsets[i] (above the main
+    one when positive); element (r, r + k) takes diagonals[i, r + k], as scipy.sparse.spdiags."""
+    from scriptc.types import int64
+
+    if not isinstance(offsets, Tensor):
+        raise TypeError(f"_spdiags(): argument 'offsets' (position 2) must be Tensor, not {type(offsets).__name__}")
+    if layout is not None and layout is not sparse_coo:
+        raise RuntimeError(f"Only output layouts (Sparse, SparseCsc, SparseCsr) are supported, got "
+                           f"{str(layout.name).capitalize()}")
+    if len(shape) != 2:
+        raise RuntimeError("Output shape must be 2d")
+    if diagonals.dim() > 2:
+        raise RuntimeError("Diagonals must be vector or matrix")
+    if offsets.dim() > 1:
+        raise RuntimeError("Offsets must be scalar or vector")
+    if offsets.dtype is not int64:
+        raise RuntimeError(f"Offset Tensor must have dtype Long but got {torch_name(offsets._data.dtype)}")
+    table = diagonals.reshape(1, -1) if diagonals.dim() < 2 else diagonals
+    shifts = [int(k) for k in np.atleast_1d(offsets._data)]
+    if len(set(shifts)) != len(shifts):
+        raise RuntimeError("Offset tensor contains duplicate values")
+    if table.shape[0] != len(shifts):
+        raise RuntimeError(f"Number of diagonals ({table.shape[0]}) does not match the number of offsets "
+                           f"({len(shifts)})")
+    height, width = (int(s) for s in shape)
+    length = table.shape[1]
+    row_parts, column_parts, diagonal_parts = [], [], []
+    for i, k in enumerate(shifts):
+        columns = np.arange(max(k, 0), min(height + k, width, length))
+        row_parts.append(columns - k)
+        column_parts.append(columns)
+        diagonal_parts.append(np.full(columns.shape, i))
+    rows, columns, which = (np.concatenate(parts).astype(np.int64) for parts in (row_parts, column_parts,
+                                                                                  diagonal_parts))
+    values = call(_INDEX, (table, [wrap(which), wrap(columns)]))
+    return sparse_coo_tensor(tensor(np.stack([rows, columns])), values, (height, width))

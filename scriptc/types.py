@@ -6,6 +6,8 @@ table, the IR and the eager layer can all describe values the same way.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from typing import Union
 
@@ -61,6 +63,7 @@ int16 = dtype("int16", np.int16, INT)
 bfloat16 = dtype("bfloat16", np.dtype([("bfloat16", "<u2")]), FLOAT)
 complex64 = dtype("complex64", np.complex64, COMPLEX)
 complex128 = dtype("complex128", np.complex128, COMPLEX)
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
 _COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
@@ -215,6 +218,16 @@ class device:
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
+    def __enter__(self) -> "device":
+        """`with torch.device(d):` makes `d` the default device until the block ends."""
+        from scriptc import settings
+        settings.push_default_device(self)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        from scriptc import settings
+        settings.pop_default_device()
+
 
 CPU = device("cpu")
 
@@ -327,7 +340,10 @@ class ModuleType(Type):
     path: str = ""
 
     def __str__(self) -> str:
-        return f"Module({self.path})" if self.path else "Module"
+        if not self.path:
+            return "Module"
+        # submodule names may be any string without a dot ("block1-0", "-1"): quote what is no identifier
+        return f"Module({self.path})" if _PLAIN_PATH.fullmatch(self.path) else f"Module({json.dumps(self.path)})"
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,10 @@ def test_torch_names_match_the_installed_torch():
      "torch.nn.functional.scaled_grouped_mm is not supported by scriptc yet"),
     (lambda: scriptc.ones(1).q_scale, "'Tensor' object has no attribute 'q_scale': "
                                        "torch.Tensor.q_scale is not supported"),
-    (lambda: scriptc.linalg.ldl_factor, "module 'scriptc.linalg' has no attribute 'ldl_factor': "
-                                        "torch.linalg.ldl_factor is not supported by scriptc yet"),
-    (lambda: scriptc.autograd.forward_ad, "torch.autograd.forward_ad is not supported by scriptc yet"),
+    (lambda: scriptc.autograd.kineto_available, "module 'scriptc.autograd' has no attribute 'kineto_available': "
+                                                "torch.autograd.kineto_available is not supported by scriptc yet"),
+    (lambda: scriptc.autograd.is_multithreading_enabled,
+     "torch.autograd.is_multithreading_enabled is not supported by scriptc yet"),
     (lambda: scriptc.quantized_rnn_tanh_cell, "torch.quantized_rnn_tanh_cell is not supported by scriptc yet"),
 ])
 def test_a_torch_name_scriptc_lacks_says_so(lookup, text):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import scriptc
+from tests.torch_errors import raised
 
 torch = pytest.importorskip("torch")
 
@@ -86,3 +87,61 @@ def test_errors_match_torch(call, message):
     for T in (scriptc, torch):
         with pytest.raises(RuntimeError, match=message):
             call(T)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 5, 5)])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_ormqr_applies_geqrf_q_like_torch(shape, left, transpose):
+    a = data(*shape)
+    m = shape[-2]
+    other = data(*shape[:-2], *((m, 2) if left else (2, m)))
+    weight = data(*other.shape)
+    results = {}
+    for T in (torch, scriptc):
+        packed, tau = T.geqrf(T.tensor(a))
+        packed, tau, c = (T.tensor(x.detach().numpy() if T is torch else x.numpy(), requires_grad=True)
+                          for x in (packed, tau, T.tensor(other)))
+        out = T.ormqr(packed, tau, c, left=left, transpose=transpose)
+        (out * T.tensor(weight)).sum().backward()
+        results[T] = [out.detach().numpy(), packed.grad.numpy(), tau.grad.numpy(), c.grad.numpy()]
+    for expected, actual in zip(results[torch], results[scriptc]):
+        np.testing.assert_allclose(actual, expected, rtol=1e-7, atol=1e-9)
+    method = scriptc.tensor(a).geqrf()
+    np.testing.assert_allclose(method.a.ormqr(method.tau, scriptc.tensor(other), left, transpose).numpy(),
+                               results[torch][0], rtol=1e-7, atol=1e-9)
+
+
+def test_geqrf_of_complex_and_zero_columns_matches_torch():
+    a = data(3, 2) + 1j * data(3, 2)
+    t, s = torch.geqrf(torch.tensor(a)), scriptc.geqrf(scriptc.tensor(a))
+    np.testing.assert_allclose(s.a.numpy(), t.a.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(s.tau.numpy(), t.tau.numpy(), rtol=1e-10)
+    zero_column = np.array([[0.0, 1], [0, 2], [0, 0]])
+    t, s = torch.geqrf(torch.tensor(zero_column)), scriptc.geqrf(scriptc.tensor(zero_column))
+    np.testing.assert_array_equal(s.tau.numpy(), t.tau.numpy())
+
+
+_H, _TAU = np.ones((4, 3)), np.ones(3)
+
+
+@pytest.mark.parametrize("code", [
+    "T.geqrf(T.ones(3))",
+    "T.geqrf(T.ones(3, 3, dtype=T.int64))",
+    "T.ormqr(T.ones(3), tau, T.ones(4, 2, dtype=T.float64))",
+    "T.ormqr(h, tau, T.ones(4, dtype=T.float64))",
+    "T.ormqr(h, tau, T.ones(3, 2, dtype=T.float64))",
+    "T.ormqr(h, tau, T.ones(2, 3, dtype=T.float64), left=False)",
+    "T.ormqr(h, tau[:2], T.ones(4, 2, dtype=T.float64))",
+    "T.ormqr(h, tau.expand(2, 3), T.ones(4, 2, dtype=T.float64))",
+    "T.ormqr(h, tau, T.ones(2, 4, 2, dtype=T.float64))",
+    "T.ormqr(h.expand(2, 4, 3), tau.expand(3, 3), T.ones(2, 4, 2, dtype=T.float64))",
+    "T.ormqr(h.expand(2, 4, 3), tau.expand(2, 3), T.ones(3, 4, 2, dtype=T.float64))",
+    "T.ormqr(h, tau.float(), T.ones(4, 2, dtype=T.float64))",
+    "T.ormqr(h, tau, T.ones(4, 2))",
+    "T.ormqr(h.long(), tau.long(), T.ones(4, 2).long())",
+])
+def test_geqrf_and_ormqr_errors_match_torch(code):
+    expected = raised(lambda: eval(code, {"T": torch, "h": torch.tensor(_H), "tau": torch.tensor(_TAU)}))
+    assert expected is not None
+    assert raised(lambda: eval(code, {"T": scriptc, "h": scriptc.tensor(_H), "tau": scriptc.tensor(_TAU)})) == expected

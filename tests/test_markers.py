@@ -1,4 +1,4 @@
-"""The markers and switches model code carries: torch._assert, fx.wrap, backends, accelerator, the legacy
+"""The markers and switches model code carries: torch._assert, backends, accelerator, the legacy
 typed constructors, memory formats, Tensor.is_xpu/is_mps; torch.functional's shape and dtype helpers."""
 
 from __future__ import annotations
@@ -14,14 +14,6 @@ def test_assert_raises_with_the_message():
     torch._assert(1 + 1 == 2, "unused")
     with pytest.raises(AssertionError, match="shape mismatch"):
         torch._assert(torch.tensor(False), "shape mismatch")
-
-
-def test_fx_wrap_returns_its_argument():
-    def helper(x):
-        return x
-    assert torch.fx.wrap(helper) is helper and torch.fx.wrap("len") == "len"
-    with pytest.raises(RuntimeError, match="Must be either a callable or string name"):
-        torch.fx.wrap(3)
 
 
 def test_backends_and_accelerator_report_nothing_and_keep_flags():

@@ -118,6 +118,26 @@ def test_default_device(restore_settings):
         assert scriptc.get_default_device() == scriptc.device("cpu")
 
 
+def test_device_as_context_manager(restore_settings):
+    for lib in (scriptc, torch):
+        outer = lib.device("cpu")
+        with outer as entered:
+            assert entered is outer
+            with lib.device("cpu"):
+                assert lib.zeros(2).device == lib.device("cpu")
+            assert lib.get_default_device() == lib.device("cpu")
+        assert lib.get_default_device() == lib.device("cpu")
+    with pytest.raises(ValueError, match="inside"):
+        with scriptc.device("cpu"):
+            raise ValueError("raised inside")
+    assert scriptc.get_default_device() == scriptc.device("cpu")
+    if not scriptc.cuda.is_available():
+        with pytest.raises(RuntimeError, match="CUDA is not available"):
+            with scriptc.device("cuda"):
+                pass
+        assert scriptc.get_default_device() == scriptc.device("cpu")
+
+
 def test_deterministic_algorithms_match_torch(restore_settings):
     for lib in (scriptc, torch):
         assert lib.are_deterministic_algorithms_enabled() is False and lib.get_deterministic_debug_mode() == 0

@@ -149,6 +149,31 @@ def test_indexing_matches_numpy():
     np.testing.assert_array_equal(t.numpy(), a)
 
 
+@pytest.mark.skipif(real_torch is None, reason="needs torch")
+@pytest.mark.parametrize("index", [
+    range(2), range(0), [], (range(3), [0, 2, 1]), ((0, 2), 1), (slice(None), range(3, 0, -1)),
+    (Ellipsis, [True, False, True, True]), ([[0, 1], [2, 2]], range(2)),
+], ids=str)
+def test_sequence_indices_match_torch(index):
+    """Ranges, tuples inside the index and empty lists index as torch turns them into index tensors
+    (mnist_forward_forward writes x_[range(x.shape[0]), y] = x.max())."""
+    a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    ours, theirs = torch.from_numpy(a.copy()), real_torch.from_numpy(a.copy())
+    np.testing.assert_array_equal(ours[index].numpy(), theirs[index].numpy())
+    ours[index] = -1.0
+    theirs[index] = -1.0
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.skipif(real_torch is None, reason="needs torch")
+def test_out_of_bounds_index_names_the_first_bad_one_as_torch():
+    for index in ([5, 3, 4], [0, -7, 9], range(5)):
+        with pytest.raises(IndexError) as theirs:
+            real_torch.zeros(3, 4)[index]
+        with pytest.raises(IndexError, match=f"^{theirs.value}$"):
+            torch.zeros(3, 4)[index]
+
+
 def test_repr_matches_pytorch_format():
     cases = [([1.0, 2.0, 3.0], None), ([1.5, 2.25], None), ([[1e-5, 1000.0]], None), ([1, 2, 3], None),
              ([1, 2], "int32"), ([True, False], None), ([], None), ([0.0, float("nan"), float("inf")], None),
@@ -188,3 +213,23 @@ def test_repr_matches_pytorch_format():
 def test_typed_errors(action, error, message):
     with pytest.raises(error, match=message):
         action()
+
+
+def test_tensors_take_attributes_of_their_own_as_torch_does():
+    import copy
+    import pickle
+    references = [real_torch] if real_torch is not None else []
+    for T in [torch] + references:
+        t = T.zeros(3)
+        t.require_grad = False  # BERT-pytorch's typo for requires_grad: torch keeps it as an attribute
+        t.tag = {"k": [1]}
+        p = T.nn.Parameter(T.ones(2))
+        p.sharded = True
+        assert t.__dict__ == {"require_grad": False, "tag": {"k": [1]}} and not t.requires_grad
+        clone = copy.deepcopy(t)
+        assert clone.tag == t.tag and clone.tag is not t.tag
+        assert pickle.loads(pickle.dumps(t)).tag == t.tag
+        assert pickle.loads(pickle.dumps(p)).sharded and copy.deepcopy(p).__dict__ == {}  # (as torch)
+        assert t.view(3).__dict__ == {} and t.detach().__dict__ == {}
+        with pytest.raises(AttributeError, match="object has no attribute 'nothing_here'"):
+            assert t.nothing_here is None

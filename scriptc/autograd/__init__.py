@@ -4,11 +4,12 @@ The package by concern: engine (the graph of Nodes, backward, grad, create_graph
 table's formulas on arrays: first-order arithmetic), graph_formulas
 (the differentiable gradient formulas create_graph runs), function (torch.autograd.Function),
 hooks (Tensor.register_hook, Node hooks), graph (saved_tensors_hooks), functional (jacobian, hessian, vjp,
-jvp, hvp, vhp), anomaly_mode (detect_anomaly), gradcheck. Grad modes live in scriptc/grad_mode.py.
+jvp, hvp, vhp), forward_ad (dual tensors), anomaly_mode (detect_anomaly), gradcheck. Grad modes live in scriptc/grad_mode.py.
 """
 
 from scriptc.autograd import anomaly_mode, function, functional, graph  # noqa: F401
 from scriptc.autograd import profiler  # noqa: F401
+from scriptc.autograd import forward_ad  # noqa: F401
 from scriptc.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from scriptc.autograd.engine import Node, backward, grad
 from scriptc.autograd.function import Function

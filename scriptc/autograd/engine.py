@@ -439,8 +439,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     differentiated again (a gradient penalty, a MAML inner step). `materialize_grads=True` returns
     zeros for inputs the outputs do not depend on; `allow_unused=True` returns None for them.
     """
-    if is_grads_batched:
-        raise NotImplementedError("autograd.grad(is_grads_batched=True) needs vmap, which scriptc does not have")
     if allow_unused is None:
         allow_unused = materialize_grads
     elif materialize_grads and not allow_unused:
@@ -453,6 +451,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     grad_outputs = [None] * len(outputs) if grad_outputs is None else _as_list(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"grad_outputs has {len(grad_outputs)} tensors but outputs has {len(outputs)}")
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -469,6 +470,46 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
             result.append(_zeros_like(t) if materialize_grads else None)
             continue
         result.append(flow.result(g))
+    return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """autograd.grad with is_grads_batched: one backward per index of the grad_outputs' first dim (what
+    torch vmaps over), the gradients stacked along a new first dim."""
+    from scriptc import stack
+    from scriptc.tensors import Size, wrap
+
+    sizes = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            continue
+        if g.dim() == 0 or tuple(g.shape[1:]) != tuple(out.shape):
+            raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
+                               "the batch dimension. The sizes of the remaining dimensions are expected to match the "
+                               "shape of corresponding output, but a mismatch was detected: grad_output["
+                               f"{i}] has a shape of {Size(g.shape[1:])!r} and output[{i}] has a shape of "
+                               f"{Size(out.shape)!r}. If you only want some tensors in `grad_output` to be considered "
+                               "batched, consider using vmap.")
+        sizes.append(g.shape[0])
+    if len(set(sizes)) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    batch = sizes[0] if sizes else 1
+    per_sample = []
+    for b in range(batch):
+        last = b == batch - 1
+        per_sample.append(grad(outputs, inputs, [None if g is None else g[b] for g in grad_outputs],
+                               retain_graph=retain_graph if last else True, create_graph=create_graph,
+                               allow_unused=allow_unused))
+    result = []
+    for index, t in enumerate(inputs):
+        column = [sample[index] for sample in per_sample]
+        if column[0] is None:  # unused: torch materializes after batching, so the zeros are not batched
+            result.append(_zeros_like(t) if materialize_grads else None)
+        elif create_graph:
+            result.append(stack(column))
+        else:
+            result.append(wrap(np.stack([g._data for g in column])))
     return tuple(result)
 
 

@@ -324,6 +324,134 @@ def _softmax(c, g):
     return (out * (g - (g * out).sum(c.dim, keepdim=True)), None, None)
 
 
+def _reduced_dims(x, dim) -> list:
+    """The dims a reduction's `dim` argument names (all of them for None or [])."""
+    if dim is None or (isinstance(dim, (list, tuple)) and not dim):
+        return list(range(x.dim()))
+    return sorted(d % max(x.dim(), 1) for d in ([dim] if isinstance(dim, int) else dim))
+
+
+def _kept(value, x, dims, keepdim: bool):
+    """A reduction's result with its reduced dims back (as size 1), to broadcast against x."""
+    if not keepdim:
+        for d in dims:
+            value = value.unsqueeze(d)
+    return value
+
+
+def _constant(array):
+    from scriptc.tensors import wrap
+
+    return wrap(array)
+
+
+def _variance(x, dims, correction, keepdim: bool):
+    centred = x - x.mean(dims, keepdim=True)
+    count = math.prod(x.shape[d] for d in dims) if x.dim() else 1
+    return (centred * centred).sum(dims, keepdim=keepdim) / (count - correction)
+
+
+def _moments(with_sqrt: bool, with_mean: bool):
+    """var / std / var_mean / std_mean written with differentiable ops."""
+    def formula(c, g):
+        correction = c.correction if c.correction is not None else (1 if c.unbiased else 0)
+
+        def composite(x):
+            dims = _reduced_dims(x, c.dim)
+            spread = _variance(x, dims, correction, c.keepdim)
+            spread = spread.sqrt() if with_sqrt else spread
+            return (spread, x.mean(dims, keepdim=c.keepdim)) if with_mean else spread
+        return _through_composite(c, g, ("self",), composite)
+    return formula
+
+
+def _extreme_of_all(c, g):
+    """max() / min(): g shared evenly among the elements equal to the extreme (torch's rule for ties)."""
+    x = c.self
+    hits = _constant((x._data == c.out._data).astype(x._data.dtype))
+    return (g * hits / float(hits._data.sum()),)
+
+
+def _extreme_over_dims(c, g):
+    """amax / amin over dims: g shared evenly among each slice's elements equal to its extreme."""
+    x = c.self
+    dims = _reduced_dims(x, c.dim)
+    out = _kept(c.out, x, dims, c.keepdim)._data
+    hits = (x._data == out).astype(x._data.dtype)
+    share = _constant(hits / hits.sum(axis=tuple(dims), keepdims=True))
+    return (_kept(g, x, dims, c.keepdim) * share, None, None)
+
+
+def _extreme_along_dim(c, g):
+    """max.dim / min.dim: the values' gradient to the position each index names."""
+    import numpy as np
+
+    x, dim = c.self, c.dim % max(c.self.dim(), 1)
+    indices = c.out[1]._data if c.keepdim else np.expand_dims(c.out[1]._data, dim)
+    positions = np.arange(x.shape[dim] if x.dim() else 1).reshape([-1 if d == dim else 1 for d in range(x.dim())])
+    picked = _constant((positions == indices).astype(x._data.dtype))
+    values_grad = g[0]
+    return (_kept(values_grad, x, [dim], c.keepdim) * picked, None, None)
+
+
+def _prod(c, g):
+    """prod's gradient g * (the product of the other elements): out / x without zeros, else each element's
+    product with itself replaced by 1 (an n x n expansion along the reduced dim)."""
+    x = c.self
+    if c.dtype is not None:
+        return None
+    dims = _reduced_dims(x, c.dim)
+    kept_g = _kept(g, x, dims, c.keepdim)
+    if not (x._data == 0).any():
+        return (kept_g * _kept(c.out, x, dims, c.keepdim) / x, None, None, None)
+    import numpy as np
+
+    line = x.reshape(-1) if c.dim is None else x.movedim(dims[0], -1)
+    n = line.shape[-1]
+    expanded = line.unsqueeze(-2).expand(*line.shape[:-1], n, n)
+    replaced = table_op("where", _constant(np.eye(n, dtype=bool)), 1.0, expanded)
+    others = replaced.prod(-1)
+    others = others.reshape(x.shape) if c.dim is None else others.movedim(-1, dims[0])
+    return (kept_g * others, None, None, None)
+
+
+def _embedding(c, g):
+    """embedding's weight gradient: g's rows added at their indices (index_add, linear in g)."""
+    import numpy as np
+
+    weight, flat = c.weight, c.input.reshape(-1)
+    rows = g.reshape(-1, weight.shape[-1])
+    indices = flat._data
+    if c.padding_idx is not None:
+        rows = rows * _constant((indices != c.padding_idx % weight.shape[0]).astype(rows._data.dtype)[:, None])
+    if c.scale_grad_by_freq:
+        # torch's double backward (embedding_dense_double_backward) gathers without this scale: the scaled
+        # rows' gradient flows through the unscaled ones, as there.
+        frequency = np.bincount(indices, minlength=weight.shape[0])[indices].astype(rows._data.dtype)
+        rows = rows + (rows * _constant(1 / frequency[:, None] - 1)).detach()
+    zeros = _constant(np.zeros(weight.shape, dtype=rows._data.dtype))
+    return (None, table_op("index_add", zeros, 0, flat.detach(), rows), None, None)
+
+
+def _lstm_cell_state(c, g):
+    def composite(ingate, forgetgate, cellgate, cx):
+        return forgetgate.sigmoid() * cx + ingate.sigmoid() * cellgate.tanh()
+    return _through_composite(c, g, ("ingate", "forgetgate", "cellgate", "cx"), composite)
+
+
+def _lstm_cell_hidden(c, g):
+    return _through_composite(c, g, ("outgate", "cy"), lambda outgate, cy: outgate.sigmoid() * cy.tanh())
+
+
+def _gru_cell(c, g):
+    def composite(input_r, input_z, input_n, hidden_r, hidden_z, hidden_n, hx):
+        r, z = (input_r + hidden_r).sigmoid(), (input_z + hidden_z).sigmoid()
+        n = (input_n + r * hidden_n).tanh()
+        return n + z * (hx - n)
+    return _through_composite(c, g, ("input_r", "input_z", "input_n", "hidden_r", "hidden_z", "hidden_n", "hx"),
+                              composite)
+
+
 FORMULAS = {
     "mul": _mul, "div": _div, "pow": _pow,
     "exp": lambda c, g: (g * c.out,),
@@ -351,4 +479,9 @@ FORMULAS = {
     "softsign": _composite_of_self(lambda x: x / (1 + x.abs())),
     "prelu": _prelu, "logsumexp": _logsumexp,
     "linalg_vector_norm": _vector_norm("ord"), "norm": _vector_norm("p"),
+    "var": _moments(False, False), "std": _moments(True, False), "var_mean": _moments(False, True),
+    "std_mean": _moments(True, True), "max": _extreme_of_all, "min": _extreme_of_all, "amax": _extreme_over_dims,
+    "amin": _extreme_over_dims, "max.dim": _extreme_along_dim, "min.dim": _extreme_along_dim, "prod": _prod,
+    "embedding": _embedding, "_lstm_cell_state": _lstm_cell_state, "_lstm_cell_hidden": _lstm_cell_hidden,
+    "_gru_cell": _gru_cell,
 }

@@ -321,7 +321,7 @@ _LINEAR = {
     "avg_pool1d": ("input",), "avg_pool2d": ("input",), "avg_pool3d": ("input",),
     "adaptive_avg_pool1d": ("input",), "adaptive_avg_pool2d": ("input",), "adaptive_avg_pool3d": ("input",),
     "pixel_shuffle": ("self",), "pixel_unshuffle": ("self",), "im2col": ("self",), "col2im": ("self",),
-    "nll_loss": ("input",),
+    "nll_loss": ("input",), "index_add": ("self", "source"), "cumsum": ("self",), "interpolate": ("input",),
 }
 
 # Elementwise ops whose slope does not change under a small move of the input (one tensor input).

@@ -322,6 +322,8 @@ class _Parser:
                 return start, None
             if self.accept("["):
                 return start, tuple(self.separated(self.dim, "]"))
+            if self.text.startswith('"', self.pos):
+                return start, self.string()
             for pattern in (_DOTTED, _NAME, _INT):
                 found = self.token(pattern)
                 if found is not None:

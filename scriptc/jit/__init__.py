@@ -2,9 +2,11 @@
 
 from typing import Final  # noqa: F401  (torch.jit.Final: a module attribute that is a constant)
 
-from scriptc.errors import TracerWarning  # noqa: F401
+from scriptc.errors import JitError as Error, TracerWarning  # noqa: F401
 from scriptc.jit.module import ScriptFunction, ScriptModule, TracedModule  # noqa: F401
 from scriptc.jit.trace import TracingCheckError, trace  # noqa: F401
+from scriptc.jit.compilation_unit import CompilationUnit  # noqa: F401,E402
+from scriptc.jit.script_module_class import script_method  # noqa: F401,E402
 from scriptc.jit.api import freeze, load, optimize_for_inference, save, script  # noqa: F401,E402
 from scriptc.jit.trace_module import trace_module  # noqa: F401,E402
 from scriptc.jit.fusion_settings import (  # noqa: F401,E402
@@ -30,3 +32,6 @@ from scriptc.jit.markers import (  # noqa: F401,E402
     unused,
     wait,
 )
+
+_fork = fork  # torch.jit._fork / _wait: the names torch's own code uses
+_wait = wait

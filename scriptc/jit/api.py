@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import inspect
+import sys
 
 from scriptc.errors import ScriptError
 from scriptc.runtime.specialize import InputSpec
 from scriptc.types import TensorType
 
 from .frontend.compile import ScriptContext
+from .frontend.compile.dataclass_methods import refuse_default_factories
+from .frontend.compile.resolve import prepared_function
 from .module import ScriptFunction, ScriptModule
 
 
@@ -32,6 +35,7 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         raise ScriptError(f"jit.script expects a module instance, got the class {obj.__name__}; "
                           f"call jit.script({obj.__name__}(...))")
     if inspect.isfunction(obj):
+        obj = prepared_function(obj)
         ctx = ScriptContext()
         _note_example_types(ctx, obj, example_inputs, "forward")
         graph = ctx.compile_function_graph(obj)
@@ -40,7 +44,16 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         scripted._scriptc_source = obj
         return scripted
     if isinstance(obj, type):
+        refuse_default_factories(obj)
         obj._scriptc_script_class = True  # a @torch.jit.script class: compiled where scripted code uses it
+        # as torch, its methods also see the names of the scope that scripted it (a class defined
+        # beside it in a function, named by an annotation)
+        frame = sys._getframe(1 + _frames_up)
+        if frame.f_locals is not frame.f_globals:
+            scope = {**frame.f_locals, obj.__name__: obj}  # (the class names itself: `other: "Point"`)
+            for member in vars(obj).values():
+                if inspect.isfunction(member):
+                    member._scriptc_defining_scope = scope
         return obj
     raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
 
@@ -172,9 +185,20 @@ def _compiled(obj):
 
 def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     """Inline everything and turn parameters, buffers and attributes into constants
-    (torch.jit.freeze); the module should be in eval mode. Returns an OptimizedModule whose
-    `.graph` is the frozen, simplified graph."""
-    return _optimize(mod, level=1)
+    (torch.jit.freeze) of a scripted or traced module in eval mode. Returns an OptimizedModule whose
+    `.graph` is the frozen, simplified graph; `preserved_attrs` names methods and attributes kept
+    on it, which run and read the module as it was scripted."""
+    from .module import OptimizedModule
+
+    if not isinstance(mod, (ScriptModule, ScriptFunction, OptimizedModule)):
+        raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or "
+                           "torch.jit.trace to script your 'nn.Module'.")
+    if isinstance(mod, ScriptModule) and mod.training:
+        raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call "
+                           ".eval() on your module before freezing.")
+    frozen = _optimize(mod, level=1)
+    frozen.preserved = tuple(preserved_attrs or ())
+    return frozen
 
 
 def optimize_for_inference(mod, other_methods=None, jit: bool | None = None, threads: int | None = None):
@@ -219,7 +243,8 @@ def _signature_of(graph, skip_self: bool, specs: list | None = None, example_bat
 
 
 def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -> None:
-    """Save a scripted or traced module or function as one `.sc` archive (torch.jit.save).
+    """Save a scripted or traced module or function as one `.sc` archive (torch.jit.save) to `f`, a
+    file name or a binary file object such as io.BytesIO.
     Weights go to weights.safetensors; `_extra_files` maps names to bytes/str stored beside them."""
     from scriptc.errors import ArchiveError
     from scriptc.runtime.archive import write_archive

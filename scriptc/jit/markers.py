@@ -133,8 +133,23 @@ def _unwrap_optional(x):
 
 
 def isinstance(obj, target) -> bool:  # noqa: A001 - torch.jit.isinstance shadows the builtin on purpose
-    """torch.jit.isinstance(obj, List[int]): isinstance that also checks container element types."""
+    """torch.jit.isinstance(obj, List[int]): isinstance that also checks container element types.
+    A bare List, Tuple, Dict or Optional is refused, as torch refuses it."""
+    refusal = bare_container_refusal(target)
+    if refusal is not None:
+        raise RuntimeError(refusal)
     return _matches(obj, target)
+
+
+def bare_container_refusal(target) -> str | None:
+    """torch's message for a container type without its element types (typing.List ...), else None."""
+    for bare, name in ((typing.List, "List"), (typing.Tuple, "Tuple"), (typing.Optional, "Optional")):
+        if target is bare:
+            return (f"Attempted to use {name} without a contained type. Please add a contained type, "
+                    f"e.g. {name}[int]")
+    if target is typing.Dict:
+        return "Attempted to use Dict without contained types. Please add contained type, e.g. Dict[int, int]"
+    return None
 
 
 def _matches(obj, target) -> bool:

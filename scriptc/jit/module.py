@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from scriptc.errors import SignatureError
 from scriptc.ir.graph import Graph, walk
 from scriptc.nn.module import Module
 from scriptc.grad_mode import is_grad_enabled, set_grad_enabled
@@ -18,6 +19,7 @@ from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.objects import ScriptObject
 from scriptc.runtime.plan import Plan
+from scriptc.runtime.signature import Signature
 from scriptc.tensors import Tensor, wrap
 
 from .arguments import convert_arguments, python_value
@@ -183,7 +185,7 @@ def bind_arguments(signature: inspect.Signature | None, args, kwargs, name: str 
 
 def _binding_error(signature: inspect.Signature, args, kwargs, name: str, method: bool) -> str:
     parameters = list(signature.parameters)
-    if len(args) > len(parameters):
+    if len(args) + len(kwargs) > len(parameters):
         return (f"{name}() expected at most {len(parameters) + method} argument(s) but received "
                 f"{len(args) + len(kwargs) + method} argument(s)")
     for keyword in kwargs:
@@ -345,6 +347,14 @@ class ScriptModule(Module):
     __delattr__ = object.__delattr__
     example_batch: int | None = None  # (as ScriptFunction's: set by jit.trace)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.__module__.startswith("scriptc."):
+            # a user's `class M(torch.jit.ScriptModule)`: M(...) builds it eagerly and scripts it
+            from .script_module_class import construct
+
+            cls.__new__ = staticmethod(construct)
+
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
                  signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
                  attributes: dict | None = None):
@@ -503,10 +513,22 @@ class OptimizedModule:
         self._runner = plan.runner
         self._scoped = needs_call_scope(plan.graph, plan.generic_graph)
         self._positional = _positional_count(signature)
+        self.preserved: tuple = ()  # jit.freeze's preserved_attrs: read from `source`
 
     @property
     def code(self) -> str:
         return graph_code(self.graph, "forward")
+
+    def forward(self, *args, **kwargs):
+        """The optimized forward, as `frozen.forward(x)` calls it on torch's frozen module."""
+        return self(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        preserved = self.__dict__.get("preserved", ())
+        source = self.__dict__.get("source")
+        if name in preserved and source is not None:
+            return getattr(source, name)
+        raise AttributeError(f"'OptimizedModule' object has no attribute '{name}'")
 
     def __call__(self, *args, **kwargs):
         # (A call with every parameter given positionally binds to itself: no Signature.bind, whose
@@ -514,21 +536,34 @@ class OptimizedModule:
         if kwargs or len(args) != self._positional:
             args = bind_arguments(self.signature, args, kwargs)
         args = [a._data if type(a) is Tensor else to_runtime(a) for a in args]
+        inputs = args
         if self.needs_self:
             args = [self.source._module_value()] + args
-        if self._scoped:
-            with scripted_call():
+        try:
+            if self._scoped:
+                with scripted_call():
+                    outputs = self._runner.run(args)
+            else:
                 outputs = self._runner.run(args)
-        else:
-            outputs = self._runner.run(args)
+        except Exception as failure:
+            self._name_the_misfit_input(inputs, failure)
+            raise
         if len(outputs) != 1:
             return tuple(from_runtime(o) for o in outputs)
         output = outputs[0]
         return wrap(output) if type(output) is np.ndarray else from_runtime(output)
 
-    def forward(self, *args, **kwargs):
-        """The optimized forward, as `frozen.forward(x)` calls it on torch's frozen module."""
-        return self(*args, **kwargs)
+    def _name_the_misfit_input(self, inputs: list, failure: Exception) -> None:
+        """A call that failed inside the graph with an input its types do not take (a dim a trace
+        fixed, read as a constant by the optimized graph) raises the SignatureError runtime.load's
+        models raise for it, from the failure; checked only once a call has failed, so calls that
+        run pay nothing for it."""
+        graph = self.generic_graph
+        signature = Signature.of_graph("forward", graph, len(graph.inputs) - len(inputs))
+        try:
+            signature.bind(tuple(inputs))
+        except SignatureError as misfit:
+            raise misfit from failure
 
     def __repr__(self) -> str:
         return f"OptimizedModule({len(self.graph)} nodes)"
@@ -541,7 +576,8 @@ class OptimizedModule:
 
 class LoadedModule:
     """What jit.load returns: a compiled archive, called with tensors. `.graph` and `.code` are the
-    stored (unoptimized) forward graph; `.state_dict()` the stored weights as tensors."""
+    stored (unoptimized) forward graph; `.state_dict()` the stored weights as tensors; the stored
+    parameters, buffers and attributes read as attributes (`m.fc.weight`, `m.training`)."""
 
     def __init__(self, model):
         self._model = model
@@ -570,9 +606,12 @@ class LoadedModule:
             return from_runtime(self._model(*[to_runtime(a) for a in args]), by_array(args))
 
     def __getattr__(self, name: str):
-        if name in self.__dict__.get("_model").runners:
+        model = self.__dict__.get("_model")
+        if model is None:
+            raise AttributeError(name)
+        if name in model.runners:
             return lambda *args: from_runtime(self._model.run_method(name, *[to_runtime(a) for a in args]))
-        raise AttributeError(name)
+        return _stored_attribute(model.archive, "", name)
 
     def save(self, path) -> None:
         from .api import save
@@ -583,3 +622,35 @@ class LoadedModule:
 
     def __repr__(self) -> str:
         return f"LoadedModule(methods={sorted(self._model.runners)})"
+
+
+class StoredSubmodule:
+    """A submodule of a loaded archive, for reading its stored parameters, buffers and attributes."""
+
+    def __init__(self, archive, path: str):
+        self._archive = archive
+        self._path = path
+
+    def __getattr__(self, name: str):
+        archive = self.__dict__.get("_archive")
+        if archive is None:
+            raise AttributeError(name)
+        return _stored_attribute(archive, self._path, name)
+
+    def __repr__(self) -> str:
+        return f"StoredSubmodule({self._path!r})"
+
+
+def _stored_attribute(archive, prefix: str, name: str):
+    """The parameter, buffer, attribute or submodule `name` of the archive's submodule at `prefix`."""
+    from scriptc.runtime import attributes
+
+    path = f"{prefix}.{name}" if prefix else name
+    if path in archive.weights:
+        return wrap(np.array(archive.weights[path]))
+    if path in archive.attributes:
+        return from_runtime(attributes.resolve(archive.attributes[path], archive.weights))
+    inner = path + "."
+    if any(key.startswith(inner) for key in (*archive.weights, *archive.attributes)):
+        return StoredSubmodule(archive, path)
+    raise AttributeError(f"the loaded module{' ' + repr(prefix) if prefix else ''} has no attribute '{name}'")

@@ -251,12 +251,18 @@ class Tracer:
             self._bind(t, v)
 
     def record_inplace(self, op, args: tuple, target: Tensor) -> None:
-        if target._base is not None and id(target._base) in self.values:
-            raise RuntimeError(f"jit.trace: {op.name} writes into a view of a traced tensor, which the trace "
-                               "cannot represent; use out-of-place ops (where, index_put, cat) instead")
+        """A write into a fresh tensor is recorded as the pure op (the tensor's later reads take its
+        result). A write through a view of a traced tensor (`cache[:b, s:e] = x`, `mask[h, w] = n`,
+        `x[:, :1].zero_()`) keeps the in-place op on the view's value, as scripted code has it, so
+        that the base's later reads see it."""
         pure = op.inplace_of
-        inputs = [self._arg_value(v, a.type) for v, a in zip(args, pure.schema.args)]
-        node = self._emit(pure.name, inputs, [TensorType(target.dtype, tuple(target._data.shape))])
+        through_view = target._base is not None and id(target._base) in self.values
+        if through_view and id(target) not in self.values:
+            # a view the trace did not see made (x[...] = v views all of x): it is the base's value
+            self._bind(target, self.values[id(target._base)])
+        recorded = op if through_view else pure
+        inputs = [self._arg_value(v, a.type) for v, a in zip(args, recorded.schema.args)]
+        node = self._emit(recorded.name, inputs, [TensorType(target.dtype, tuple(target._data.shape))])
         self.dims.record(pure, args, (target,), node.outputs)
         self._bind(target, node.output)
 
@@ -315,8 +321,11 @@ class Tracer:
             flat = [x for key, item in zip(out, items) for x in (self.constant(key), item)]
             return self._emit("prim::DictConstruct", flat, [DictType(ScalarStr, elem)]).output
         if isinstance(out, (bool, int, float)) or out is None:
-            return self.constant(out)
-        raise TypeError(f"jit.trace: cannot trace an output of type {type(out).__name__}")
+            # torch's tracer refuses them too: a constant output would not follow the inputs
+            raise RuntimeError("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output "
+                               "from traced functions")
+        raise RuntimeError(f"Tracer cannot infer type of {out!r}\n:Only tensors and (possibly nested) tuples of "
+                           "tensors, lists, or dicts are supported as inputs or outputs of traced functions")
 
 
 def _frame_file(loc: SourceLocation) -> str:
@@ -351,8 +360,10 @@ def _example_tuple(example_inputs) -> tuple:
 
 
 def trace(fn_or_module, example_inputs, check_trace: bool = True, check_tolerance: float = 1e-5,
-          strict: bool = True):
+          strict: bool = True, _force_outplace: bool = False):
     """Record what `fn_or_module(*example_inputs)` computes as a graph (like torch.jit.trace).
+    (`_force_outplace`, torch's switch for recording in-place ops out of place, is accepted and
+    changes nothing: results are the same either way.)
 
     Returns a TracedModule for an nn.Module (its parameters stay prim::GetAttr of self) or a
     ScriptFunction for a function. Python control flow is baked in; a tensor's value steering it
@@ -368,7 +379,8 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     call = fn_or_module.forward if is_module else fn_or_module
     graph, eager_out = trace_graph(fn_or_module if is_module else None, call,
                                    "forward" if is_module else getattr(fn_or_module, "__name__", "fn"), examples)
-    traced = TracedModule(fn_or_module, {"forward": graph}) if is_module else ScriptFunction(graph)
+    traced = TracedModule(fn_or_module, {"forward": graph}) if is_module else \
+        ScriptFunction(graph, signature=_traced_signature(fn_or_module, len(examples)))
     traced.example_batch = _example_batch(graph, examples)
     if check_trace:
         _check(traced, graph, examples, eager_out, check_tolerance)
@@ -411,6 +423,20 @@ def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object
     tracer.graph.add_output(output)
     verify(tracer.graph)
     return tracer.graph, eager_out
+
+
+def _traced_signature(fn, count: int):
+    """The signature a traced function is called with: its own first `count` parameters, so that
+    they may be passed by name as torch allows (None where they are not plain parameters)."""
+    import inspect
+    try:
+        params = list(inspect.signature(fn).parameters.values())[:count]
+    except (TypeError, ValueError):
+        return None
+    if len(params) != count or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        return None
+    return inspect.Signature([p.replace(default=inspect.Parameter.empty, annotation=inspect.Parameter.empty)
+                              for p in params])
 
 
 def _argument_names(fn, count: int) -> list[str]:

@@ -13,7 +13,7 @@ transforms subtract it from itself).
 
 `scriptc_winograd_input_f32` / `_f64` (functions()) have the kernel signature (start, end, ptrs,
 meta): rows [start, end) of C * R (input channel, tile row), ptrs = [the padded image, V]; the image
-as a stride-1 tap product's phase reads it (convolution_lowering.tap_plan: planes of rows of WQ =
+as a stride-1 tap product's phase reads it (tap_products.tap_plan: planes of rows of WQ =
 W + 1, each row's first element its left padding and the row before's right padding, a zero row
 above and below, and at least one zero after the last plane), from the tile row's first padded row;
 V (16, C, N) for N tiles, R rows of TW; meta = [C, plane, WQ, TW, R, N]. TW is a multiple of the

@@ -21,6 +21,8 @@ class _NormBase(Module):
     """num_features channels: weight and bias when affine, running_mean/var and num_batches_tracked
     buffers when track_running_stats."""
 
+    _version = 2  # version 2 added num_batches_tracked
+
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
@@ -58,6 +60,18 @@ class _NormBase(Module):
             init.ones_(self.weight)
             if self.bias is not None:
                 init.zeros_(self.bias)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        # a checkpoint of a version-1 module (or a state_dict without its metadata) has no
+        # num_batches_tracked: keep this module's, as torch does, instead of reporting it missing
+        version = local_metadata.get("version", None)
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None else \
+                wrap(np.zeros((), dtype=int64.np))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "

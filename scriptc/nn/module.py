@@ -297,7 +297,16 @@ class Module(ModuleHooks, ModuleConversion):
         """Parameters and persistent buffers by dotted name (`fc1.weight`, `bn.running_mean`)."""
         if args:
             destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
-        out = OrderedDict() if destination is None else destination
+        if destination is None:
+            out = OrderedDict()
+            out._metadata = OrderedDict()
+        else:
+            out = destination
+        # each module's class `_version`, by module path: _load_from_state_dict reads it back to
+        # convert checkpoints an older version of the class wrote (as torch's state_dict records it)
+        local_metadata = {"version": self._version}
+        if hasattr(out, "_metadata"):
+            out._metadata[prefix[:-1]] = local_metadata
         for hook in self._state_dict_pre_hooks.values():
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(out, prefix, keep_vars)
@@ -305,7 +314,7 @@ class Module(ModuleHooks, ModuleConversion):
             if child is not None:
                 child.state_dict(destination=out, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
-            result = hook(self, out, prefix, {})
+            result = hook(self, out, prefix, local_metadata)
             if result is not None:
                 out = result
         return out
@@ -370,12 +379,17 @@ class Module(ModuleHooks, ModuleConversion):
         missing_keys: list = []
         unexpected_keys: list = []
         error_msgs: list = []
+        metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
 
         def load(module, local_state_dict, prefix=""):
-            metadata = {"assign_to_params_buffers": True} if assign else {}
-            module._load_from_state_dict(local_state_dict, prefix, metadata, True, missing_keys, unexpected_keys,
-                                         error_msgs)
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = True
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
+                                         unexpected_keys, error_msgs)
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."

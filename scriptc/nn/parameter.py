@@ -35,7 +35,13 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + _tensor_repr(self)
 
     def __reduce_ex__(self, protocol):
-        return (Parameter, (wrap(self._data.copy()), self.requires_grad))
+        return (Parameter, (wrap(self._data.copy()), self.requires_grad), self.__dict__ or None)
+
+    def __deepcopy__(self, memo):
+        # (torch's Parameter copies data and requires_grad only: attributes set on it stay behind)
+        out = type(self)(wrap(self._data.copy()), self.requires_grad)
+        memo[id(self)] = out
+        return out
 
 
 class Buffer(Tensor):

@@ -153,6 +153,8 @@ from . import linalg_solve  # noqa: E402,F401
 from . import linalg_eigen  # noqa: E402,F401
 from . import linalg_decomp  # noqa: E402,F401
 from . import linalg_triangular  # noqa: E402,F401
+from . import linalg_ldl  # noqa: E402,F401
+from . import householder  # noqa: E402,F401
 from . import matrix_exp  # noqa: E402,F401
 from . import sparse  # noqa: E402,F401
 from . import activation  # noqa: E402,F401
@@ -173,6 +175,7 @@ from . import strings  # noqa: E402,F401
 from . import lists  # noqa: E402,F401
 from . import dicts  # noqa: E402,F401
 from . import pymath  # noqa: E402,F401
+from . import generator_ops  # noqa: E402,F401
 from . import threads  # noqa: E402,F401
 from . import grad_regions  # noqa: E402,F401
 from . import recurrent  # noqa: E402,F401

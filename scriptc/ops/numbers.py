@@ -133,11 +133,16 @@ python_op("float.str(a: str) -> float", float, fixed(Float))
 for _name, _fn in (("bin", bin), ("hex", hex), ("oct", oct), ("chr", chr)):
     python_op(f"{_name}.scalar(a: int) -> str", _fn, fixed(Str))
 def _hash(value) -> int:
-    """hash() as TorchScript's: by value, so every NaN hashes alike (Python hashes NaN by identity)."""
+    """hash() as TorchScript's: by value, so every NaN hashes alike (Python hashes NaN by identity);
+    a tensor by identity; a list or dict (in a tuple too) is unhashable, a RuntimeError."""
     if isinstance(value, float) and value != value:
         return 0
     if isinstance(value, tuple):
         return hash(tuple(_hash(v) for v in value))
+    if isinstance(value, (list, dict)):
+        raise RuntimeError(f"unhashable type: '{type(value).__name__}'")
+    if hasattr(value, "shape") and hasattr(value, "dtype"):  # a tensor: an array, or an eager Tensor
+        return id(value)
     return hash(value)
 
 

@@ -84,6 +84,7 @@ _tensor_op("device.tensor(self: Tensor) -> Device", lambda xp, x: device("cpu" i
 _tensor_op("type.device(self: Device) -> str", lambda xp, d: d.type, Str, "Device.type in scripted code.")
 _tensor_op("index.device(self: Device) -> int?", lambda xp, d: d.index, OptionalType(Int))
 _tensor_op("is_cuda.tensor(self: Tensor) -> bool", lambda xp, x: xp is not np, Bool)
+_tensor_op("is_cpu.tensor(self: Tensor) -> bool", lambda xp, x: xp is np, Bool)
 _tensor_op("requires_grad.tensor(self: Tensor) -> bool", lambda xp, x: bool(getattr(x, "requires_grad", False)),
            Bool, "Tensor.requires_grad (False for the arrays the runtime computes on).")
 _tensor_op("is_leaf.tensor(self: Tensor) -> bool", lambda xp, x: getattr(x, "grad_fn", None) is None, Bool)

@@ -493,7 +493,8 @@ def _index_key(xp, x, indices):
         else:
             size = x.shape[len(key)]
             if idx.size and (idx.max() >= size or idx.min() < -size):
-                bad = int(idx.max()) if idx.max() >= size else int(idx.min())
+                flat = idx.reshape(-1)
+                bad = int(flat[(flat >= size) | (flat < -size)][0])  # torch names the first in order
                 raise IndexError(f"index {bad} is out of bounds for dimension {len(key)} with size {size}")
         key.append(idx)
     return tuple(key)

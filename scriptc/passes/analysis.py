@@ -108,6 +108,29 @@ def mutated_values(node: Node) -> list[Value]:
 _WRITING_PRIMS = {"prim::Call", "prim::SetAttr", "prim::Fork", "prim::Wait"}
 
 
+def written_later(value: Value) -> bool:
+    """Whether the value may be written in place after it is made - by an in-place op on it, on a view
+    of it, on it taken back out of a list - or leaves the graph (a caller may write into it): a folded
+    constant is shared by every call, so such a value must stay computed, and a loaded constant
+    that is written needs an array of its own."""
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        for use in v.uses:
+            user = use.user
+            if not isinstance(user, Node):
+                return True
+            if v in mutated_values(user):
+                return True
+            op = op_of(user)
+            if user.op.startswith("prim::") or op is not None and (op.view or op.kind == "scalar"):
+                stack.extend(user.outputs)
+    return False
+
+
 def writes_memory(node: Node) -> bool:
     """Whether the node may change a tensor, list, dict or object some other value aliases (an in-place
     op, a list append, a call out): values computed before it may be stale after it."""

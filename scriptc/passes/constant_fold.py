@@ -8,7 +8,7 @@ from scriptc.ir.graph import Block, Graph, Node, clone_node, walk
 from scriptc.ops.execute import run_kernel
 from scriptc.types import TensorType, type_of_constant
 
-from .analysis import LIST_READERS, constant_value, is_constant, is_pure, mutated_values, op_of, read_only_list
+from .analysis import LIST_READERS, constant_value, is_constant, is_pure, mutated_values, op_of, read_only_list, written_later
 
 MAX_UNROLL = 8           # loops with a constant trip count up to this many are unrolled
 MAX_FOLDED_ELEMENTS = 1 << 22  # don't materialize huge constant tensors
@@ -63,28 +63,6 @@ def _read_only_constant_list(node: Node) -> bool:
     return True
 
 
-def _written_later(value) -> bool:
-    """Whether the value may be written in place after it is made - by an in-place op on it, on a view
-    of it, on it taken back out of a list - or leaves the graph (a caller may write into it): a folded
-    constant is shared by every call, so such a value must stay computed."""
-    stack, seen = [value], set()
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        for use in v.uses:
-            user = use.user
-            if not isinstance(user, Node):
-                return True
-            if v in mutated_values(user):
-                return True
-            op = op_of(user)
-            if user.op.startswith("prim::") or op is not None and (op.view or op.kind == "scalar"):
-                stack.extend(user.outputs)
-    return False
-
-
 def _shape_fact(node: Node):
     """dim(x) when x's rank is known; size(x, d) when that dim is a concrete int in x's type."""
     t = node.inputs[0].type
@@ -112,6 +90,8 @@ def _replace_with_constant(node: Node, value) -> None:
 def _foldable(node: Node) -> bool:
     if not node.inputs or not all(is_constant(v) for v in node.inputs):
         return False
+    if any(isinstance(v.type, TensorType) and written_later(v) for v in node.inputs):
+        return False  # a tensor written through some view of it (a traced KV cache) changes between calls
     if node.op in ("prim::TupleIndex", "prim::TupleUnpack", "prim::ListUnpack", "prim::IsNone", "prim::Refine"):
         return True
     if node.op in LIST_READERS:  # (a constant list nothing changes: a frozen _flat_weights)
@@ -143,7 +123,7 @@ def _fold(node: Node) -> bool:
         return False  # it fails at run time too: leave the error to run time
     if len(results) != len(node.outputs):
         return False
-    if any(isinstance(out.type, TensorType) and _written_later(out) for out in node.outputs):
+    if any(isinstance(out.type, TensorType) and written_later(out) for out in node.outputs):
         return False
     for out, value in zip(node.outputs, results):
         if isinstance(out.type, TensorType) and not isinstance(value, np.ndarray):
@@ -152,7 +132,7 @@ def _fold(node: Node) -> bool:
             return False
         if isinstance(value, (np.generic,)):
             value = value.item()
-    if any(isinstance(out.type, TensorType) and _written_later(out) for out in node.outputs):
+    if any(isinstance(out.type, TensorType) and written_later(out) for out in node.outputs):
         return False
     for out, value in zip(node.outputs, results):
         if isinstance(out.type, TensorType) and not isinstance(value, np.ndarray):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from scriptc.ir.graph import Graph, Node, walk
-from scriptc.types import DictType, ListType, ModuleType, ObjectType, TensorType, type_of_constant
+from scriptc.types import DictType, ListType, ModuleType, ObjectType, TensorType, TupleType, type_of_constant
 
 from .analysis import mutated_values, read_only_list
 
@@ -73,6 +73,6 @@ def _resolve(node: Node, self_value, module_value):
 def _constant_type(value, declared):
     if isinstance(value, np.ndarray):
         return declared if isinstance(declared, TensorType) else TensorType()
-    if isinstance(declared, ListType):
+    if isinstance(declared, (ListType, TupleType)):  # (which may hold tensors: no constant's type does)
         return declared
     return type_of_constant(value)

@@ -31,7 +31,7 @@ FORMAT_VERSION = 1
 SCRIPTC_VERSION = "0.1.0"
 _DATE = (1980, 1, 1, 0, 0, 0)
 _DTYPES = {"F32": "float32", "F64": "float64", "F16": "float16", "I64": "int64", "I32": "int32", "I16": "int16",
-           "I8": "int8", "U8": "uint8", "BOOL": "bool"}
+           "I8": "int8", "U8": "uint8", "BOOL": "bool", "C64": "complex64"}
 _CODES = {v: k for k, v in _DTYPES.items()}
 MAX_RANK = 64  # numpy's
 # What zipfile raises for damaged input (NotImplementedError: a byte flip can name an unknown method).
@@ -166,9 +166,9 @@ def _aligned_member(zf: zipfile.ZipFile, f, name: str, data: bytes, alignment: i
 def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str, Graph],
                   weights: dict[str, np.ndarray], attributes: dict[str, Any], signatures: dict[str, dict],
                   metadata: dict | None = None, extra_files: dict[str, bytes] | None = None) -> None:
-    """Write a deterministic archive - to a path, or a writable binary file object from where it stands
-    (torch.jit.save's io.BytesIO): the same model gives the same bytes. Array constants in the
-    graphs go to weights.safetensors beside the weights (CONSTANTS)."""
+    """Write a deterministic archive: the same model gives the same bytes. Array constants in the
+    graphs go to weights.safetensors beside the weights (CONSTANTS). `path`: a file name, or a binary
+    file object (io.BytesIO...) written from its current position and left open."""
     weights = dict(weights)
     texts = {name: _text_with_lifted_constants(g, f"{CONSTANTS}/graphs/{name}", weights) for name, g in graphs.items()}
     function_texts = {name: _text_with_lifted_constants(g, f"{CONSTANTS}/functions/{name}", weights)
@@ -179,8 +179,7 @@ def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str
         "functions": sorted(functions), "attributes": attributes, "metadata": metadata or {},
         "extra_files": sorted(extra_files or {}),
     }
-    destination = contextlib.nullcontext(path) if hasattr(path, "write") else open(path, "wb")
-    with destination as f:
+    with contextlib.nullcontext(path) if hasattr(path, "write") else open(path, "wb") as f:
         with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
             _member(zf, "manifest.json", json.dumps(manifest, sort_keys=True, indent=1).encode())
             for name in sorted(graphs):
@@ -197,7 +196,7 @@ def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str
 def _text_with_lifted_constants(graph: Graph, prefix: str, weights: dict) -> str:
     """The graph's IR text with each array constant naming a tensor it adds to `weights` (attribute
     `weight`) instead of holding its values (the nodes get their arrays back once printed). Arrays of a
-    dtype safetensors has no code for (complex) keep their values in the text."""
+    dtype safetensors has no code for (complex128) keep their values in the text."""
     lifted = [n for n in walk(graph.block) if n.op == "prim::Constant" and isinstance(n.attrs.get("value"), np.ndarray)
               and n.attrs["value"].dtype.name in _CODES]
     values = [node.attrs["value"] for node in lifted]

@@ -7,14 +7,8 @@ bias and applies the bounds (a fused ReLU's floor, a ReLU6's floor and ceiling, 
 as it stores, the
 columns made one of three ways:
 
-- tap products (most convolutions with a window): no im2col. The padded image is split into the
-  stride's phases (one copy, about the input's size, where im2col's is KH*KW times it); the view of
-  a tap over the outputs is then a run of consecutive elements of one phase - for an output grid
-  whose rows are as long as a phase's (WQ), of which the first OW are the output's - so one GEMM whose
-  rows of b are those views (the GEMM's row table) computes every output, and cuts the rows to OW as
-  it stores them. Where WQ is much longer than OW (small planes) the extra columns cost
-  more than im2col saves. A 3x3 stride-1 convolution of enough channels on such a phase
-  multiplies by Winograd's F(2x2, 3x3) instead (winograd_products.py: 2.25x fewer multiplies).
+- tap products (most convolutions with a window): no im2col, one GEMM over shifted views of the
+  padded image's phases (tap_products.py);
 - side by side: images whose output planes are small, under large weights, several at a time
   through one GEMM (the weights streamed once per group instead of once per image);
 - planes of a few positions (2x2, 3x3) multiply through the narrow product instead of the GEMM
@@ -33,16 +27,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scriptc.native import blocked_depthwise, gemm, im2col, strided_columns, windows
+from scriptc.native import blocked_depthwise, gemm, im2col, windows
 from scriptc.native.geometry import conv_geometry
 from scriptc.native.heads import GEMM_SPLIT_MIN, epilogue, gemm_runs
 from scriptc.native.loops import loop_function
 
 from .groups import PARALLEL_MIN_ELEMENTS
-from .padded_planes import Layout, PaddedPlanes, PhaseLayout, argument, convolution_of, holding, reads_as_image
+from .padded_planes import PaddedPlanes, PhaseLayout, argument, convolution_of, holding, reads_as_image
 from .program_values import NotNative, Builder, constant_of, constant_array, copied, dense, tensor_of, TensorValue
-from .winograd_products import WinogradProducts
-from .winograd_products import takes as winograd_takes
+from .tap_products import columns_function, each_image, padded_output, reads_in_place, tap_plan, tap_products, \
+    taps_pay, writes_phases
 
 # The columns of a band: enough for the GEMM to run long panels, little enough to stay in a core's L2
 # beside the weights and the band's output.
@@ -63,11 +57,6 @@ WEIGHT_BYTES = 256 << 10
 SMALL_PLANE = 64
 GROUP_BYTES = 1 << 20
 MAX_IMAGES = 16
-# A convolution's tap products (_tap_products) compute rows of WQ outputs where the output's are OW
-# long: they run where WQ / OW is at most this (im2col's copy of KH*KW times the input costs more
-# than the columns cut away), on planes of at least this many outputs.
-TAP_WIDTH_RATIO = (5, 4)
-TAP_MIN_POSITIONS = 64
 # Convolutions of planes this small multiply through the narrow product: measured against the GEMM
 # at 4 positions 0.4x its time, at 9 0.6-0.75x, at 16 1.1x.
 NARROW_MAX_POSITIONS = 12
@@ -145,7 +134,7 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
                                                          builder.slices)
     held = holding(builder, args[0])
     source = held if held is not None and plan is not None and \
-        _reads_in_place(held.layout, (c, h, w), weight.shape, geometry, plan) else None
+        reads_in_place(held.layout, (c, h, w), weight.shape, geometry, plan) else None
     if source is not None:
         x = tensor_of(args[0])
     elif held is not None and isinstance(held.layout, PhaseLayout):
@@ -154,11 +143,12 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
         x = copied(builder, tensor_of(args[0]))
     else:
         x = dense(builder, args[0])
-    if isinstance(into, PaddedPlanes) and into.phases is not None:
-        into.layout = into.phases if _writes_phases(into.phases, x.dtype.name, weight.shape, geometry, plan) else None
+    if isinstance(into, PaddedPlanes) and into.phases is not None:  # (from its own input's phases: not planes)
+        into.layout = into.phases if source is None and \
+            writes_phases(into.phases, x.dtype.name, weight.shape, geometry, plan) else None
         into = into if into.layout is not None else None
     elif isinstance(into, PaddedPlanes):
-        into.layout = _padded_output(o, (h, w), geometry, plan) if (ph, pw) == into.reader_padding else None
+        into.layout = padded_output(o, (h, w), geometry, plan) if (ph, pw) == into.reader_padding else None
         into = into if into.layout is not None else None
     # (a depthwise loop writes every image's planes as one range: into a cat's channels it cannot)
     into = None if depthwise and not isinstance(into, ImageSlot) else into
@@ -178,8 +168,8 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
                           bias is not None, images, narrow)
         return out
     if plan is not None:
-        _tap_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry,
-                      bias is not None, plan, source, into)
+        tap_products(builder, x, (c, h, w), weight, out, image_elements(builder, out), bias_pointer, bounds_pointer,
+                     mode, geometry, bias is not None, plan, source, into)
         return out
     _banded_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry, groups,
                      bias is not None, narrow)
@@ -208,7 +198,7 @@ def _products(x_shape: tuple, dtype, weight: np.ndarray, geometry, groups: int, 
     grouped = oh * ow < GROUP_BELOW_POSITIONS and (weight.nbytes >= WEIGHT_BYTES or oh * ow < SMALL_PLANE) and \
         images >= 2
     plan = tap_plan((c, h, w), weight.shape, geometry) if not depthwise and not grouped and groups == 1 and \
-        _taps_pay((h, w), (kh, kw), geometry) else None
+        taps_pay((h, w), (kh, kw), geometry) else None
     return depthwise, grouped, images, narrow, plan
 
 
@@ -264,76 +254,6 @@ def plan_padded_planes(nodes: list, slot_of: dict, frame: list, out_slots: list[
             if layout.passes() is not None:
                 plans[id(node)] = PaddedPlanes(layout.padding, phases=layout)
     return plans
-
-
-def _taps_pay(image: tuple, kernel: tuple, geometry) -> bool:
-    """Whether the tap products run a convolution: one with a window (a 1x1 of stride 1 multiplies
-    the image itself), outputs enough, and rows of WQ not too much longer than the output's."""
-    sh, sw, ph, pw, dh, dw, oh, ow = geometry
-    if (*kernel, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0) or oh * ow < TAP_MIN_POSITIONS:
-        return False
-    return _phase_width(image[1], kernel[1], geometry) * TAP_WIDTH_RATIO[1] <= ow * TAP_WIDTH_RATIO[0]
-
-
-def _padded_output(channels: int, image: tuple, geometry, plan) -> Layout | None:
-    """The padded planes a convolution writes its output into for a reader of the same padding
-    (padded_planes.py), where its own products are the tap products at stride 1 over rows of W + PW
-    (those planes' rows) and its output is the size of its input; None where it cannot."""
-    sh, sw, ph, pw, dh, dw, oh, ow = geometry
-    if plan is None or (sh, sw) != (1, 1) or (oh, ow) != tuple(image) or ph < 1 or plan[1] != ow + pw:
-        return None
-    return Layout(channels, (oh, ow), (ph, pw))
-
-
-def _writes_phases(layout: PhaseLayout, dtype: str, weight_shape: tuple, geometry, plan) -> bool:
-    """Whether a convolution writes its output as the stride-2 phases of `layout` (PhaseLayout):
-    one of stride 1 whose output is its input's size, multiplied by the tap products (not Winograd's),
-    whose own input's stride-2 phases have rows of the layout's WQ (_phase_products)."""
-    sh, sw, ph, pw, dh, dw, oh, ow = geometry
-    return plan is not None and (sh, sw, dh, dw) == (1, 1, 1, 1) and layout.channels == weight_shape[0] and \
-        layout.image == (oh, ow) and (2 * ph + 1, 2 * pw + 1) == tuple(weight_shape[2:]) and \
-        (ow + 2 * pw + 1) // 2 == layout.rows[1] and not winograd_takes(weight_shape, geometry, dtype)
-
-
-def _reads_in_place(layout, image: tuple, weight_shape: tuple, geometry, plan) -> bool:
-    """Whether the tap products of `plan` read planes of `layout` as their phase: the same image,
-    padding and rows, and the zeros after the last plane covering how far a tap's view runs past it
-    (a Layout at stride 1, a PhaseLayout at stride 2)."""
-    sh, sw, ph, pw, dh, dw, oh, ow = geometry
-    kw = weight_shape[3]
-    if isinstance(layout, PhaseLayout):
-        return (sh, sw) == (2, 2) and layout.channels == image[0] and layout.image == tuple(image[1:]) and \
-            layout.padding == (ph, pw) and tuple(plan[:2]) == layout.rows and (kw - 1) * dw // 2 + 1 <= layout.slack
-    return (sh, sw) == (1, 1) and layout.channels == image[0] and layout.image == tuple(image[1:]) and \
-        layout.padding == (ph, pw) and tuple(plan[:2]) == layout.rows and (kw - 1) * dw + 1 <= layout.first
-
-
-def _phase_width(w: int, kw: int, geometry) -> int:
-    """WQ, the length of a phase's rows: the padded row's W + 2 * PW over the stride - or at stride 1,
-    W + PW: every row starts with its PW zeros of left padding, which serve the row before as its
-    right padding (a tap's view past a row's end reads the next row's, the next channel's first
-    row's, or the zeroed slack after the last), where the outputs are no wider than WQ (PW <= (KW -
-    1) * DW). The GEMM computes WQ outputs a row for the OW kept: super-res's 3x3 layers 65 for 64,
-    where 66 cost 1.5% more."""
-    sh, sw, ph, pw, dh, dw, oh, ow = geometry
-    if (sh, sw) == (1, 1) and pw <= (kw - 1) * dw:
-        return w + pw
-    return -(-(w + 2 * pw) // sw)
-
-
-def tap_plan(image: tuple, weight_shape: tuple, geometry) -> tuple:
-    """(HQ, WQ, offsets) of a convolution's tap products: its padded image split into the stride's
-    SH*SW phases (each HQ x WQ; phase (i, j) holds the padded image's rows i, i + SH, ... and columns
-    j, j + SW, ...), and per row of the weights' (channel, ky, kx) where in the phases its tap's
-    view starts: output (oy, ox) of that tap is phases[offset + oy * WQ + ox]."""
-    sh, sw, ph, pw, dh, dw, oh, ow = geometry
-    c, h, w = image
-    per_group, kh, kw = weight_shape[1:]
-    hq, wq = -(-(h + 2 * ph) // sh), _phase_width(w, kw, geometry)
-    phase_plane = hq * wq
-    offsets = [(ci * sh * sw + (ky * dh) % sh * sw + (kx * dw) % sw) * phase_plane + (ky * dh) // sh * wq +
-               (kx * dw) // sw for ci in range(per_group) for ky in range(kh) for kx in range(kw)]
-    return hq, wq, np.array(offsets, dtype=np.int64)
 
 
 def _depthwise(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
@@ -425,28 +345,55 @@ def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out
                 builder.template[meta:meta + 7] = [rows, depth, width, mode, 1 if has_bias else 0,
                                                    source_step, columns]
                 compute.append(("SPLIT", gemm_loop, vectors, ptrs, meta, work))
-    _each_image(builder, x, each)
+    each_image(builder, x, each)
+
+
+def row_stride(columns: int, itemsize: int) -> int:
+    """The row stride, in elements, of a matrix of `columns` columns that the GEMM reads in place: whole
+    cache lines, an odd number of them. Rows an even number of lines apart start in a fraction of L1's
+    sets, and a panel's rows evicted each other before the next block of rows came back to them
+    (DCGAN D's conv3, two images of 64 positions side by side, 256 x 2048 by 2048 x 128: 0.93x the time
+    at rows of 144 columns, 9 lines, as at 128, 8)."""
+    lines = -(-columns * itemsize // 64)
+    return (lines + 1 - lines % 2) * 64 // itemsize
+
+
+def stores_in_place(rows: int, depth: int, positions: int, wide: int, dtype: str) -> bool:
+    """Whether images side by side, `positions` columns each in rows `wide` apart, multiply by
+    (rows, depth) weights straight into their outputs: each vector of columns one image's (positions
+    a multiple of the lanes), through the row-table loop, which stores each vector where a table says
+    (gemm.rows_function) - where the plain loop would read the columns in place too (neither packs
+    them: the two multiply alike, and the scratch matrix and the copy of it to the outputs are saved;
+    DCGAN D's conv3 and conv4)."""
+    itemsize = np.dtype(dtype).itemsize
+    weights = rows * depth * itemsize
+    packed = weights <= gemm.PACKED_A_BYTES or rows <= gemm.FEW_BLOCKS * gemm.ROWS and \
+        weights <= gemm.FEW_BLOCKS_A_BYTES or wide * itemsize >= gemm.FAR_ROW_BYTES
+    return positions % gemm.vector_columns(dtype) == 0 and not packed
 
 
 def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
                       bounds_pointer: int, mode: int, geometry, groups: int, has_bias: bool, images: int,
                       narrow: bool) -> None:
     """Per group of up to `images` images: their columns side by side (im2col's, or the images
-    themselves copied so for a 1x1 convolution of stride 1), each group's GEMM into a scratch
-    matrix of as many images' outputs, then each image's rows of it copied to its place."""
+    themselves copied so for a 1x1 convolution of stride 1), then each group's GEMM - into a scratch
+    matrix of as many images' outputs, each image's rows of it then copied to its place, or where
+    every vector of columns is one image's (stores_in_place), straight into the images' outputs."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     o, per_group, kh, kw = weight.shape
     c, h, w = image
     dtype, itemsize = x.dtype.name, x.dtype.itemsize
     depth, positions, rows = per_group * kh * kw, oh * ow, o // groups
-    wide = images * positions  # the row stride of the columns and of the scratch output
+    wide = row_stride(images * positions, itemsize)  # the row stride of the columns and of the scratch output
     pointwise = (kh, kw, sh, sw, ph, pw) == (1, 1, 1, 1, 0, 0)
+    in_place = not narrow and stores_in_place(rows, depth, positions, wide, dtype)
     cols = builder.alloc(x.dtype, [builder.const(c * kh * kw * wide)])
-    products = builder.alloc(x.dtype, [builder.const(o * wide)])
+    products = None if in_place else builder.alloc(x.dtype, [builder.const(o * wide)])
     weights = np.ascontiguousarray(weight.reshape(groups, rows, depth))
     if narrow:
         weights = gemm.narrow_packed(weights[0])[None]
     compute, const = builder.compute, builder.const
+    out_image = image_elements(builder, out)
     index = builder.register()
     first, count, close = builder.batch_steps(x.dims[0], images)
     if not pointwise:
@@ -471,131 +418,40 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
     compute.append(("MUL", width, count, const(positions)))
     compute.append(("ADD", vectors, rows_register if narrow else width, const(lanes - 1)))
     compute.append(("DIV", vectors, vectors, const(lanes)))
-    work = const(max(1, rows * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+    work = const(max(1, rows * depth * images * positions // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
+    if in_place:  # (row k of the columns at k * wide; vector q of them image q * lanes // positions's)
+        first_out = builder.register()
+        compute.append(("ADDR", first_out, out.pointer, first, out_image * itemsize))
+        column = np.arange(0, images * positions, lanes)
+        table, kept_lanes, kept_at = (builder.address_of(a) for a in (
+            np.arange(depth, dtype=np.int64) * wide, np.full(len(column), -1, np.int32),
+            (column // positions * out_image + column % positions).astype(np.int64)))
     for g in range(groups):
-        ptrs, meta = builder.block(5), builder.block(7)
+        ptrs, meta = builder.block(8 if in_place else 5), builder.block(8 if in_place else 7)
         group_source, group_out, group_bias = builder.register(), builder.register(), builder.register()
         compute.append(("ADDR", group_source, cols.pointer, const(g * depth * wide), itemsize))
-        compute.append(("ADDR", group_out, products.pointer, const(g * rows * wide), itemsize))
+        if in_place:
+            compute.append(("ADDR", group_out, first_out, const(g * rows * positions), itemsize))
+        else:
+            compute.append(("ADDR", group_out, products.pointer, const(g * rows * wide), itemsize))
         compute.append(("ADDR", group_bias, bias_pointer, const(g), rows * itemsize))
-        builder.copy_into(ptrs, [builder.address_of(weights[g]), group_source, group_out, group_bias, bounds_pointer],
-                          compute)
-        builder.copy_into(meta, [const(rows), const(depth), width, const(mode),
-                                 const(1 if has_bias else 0), const(wide), const(wide)], compute)
-        product = gemm.narrow_function(dtype) if narrow else loop_function("gemm", dtype)
+        pointers = [builder.address_of(weights[g]), group_source, group_out, group_bias, bounds_pointer]
+        words = [const(rows), const(depth), width, const(mode), const(1 if has_bias else 0), const(wide)]
+        if in_place:
+            builder.copy_into(ptrs, pointers + [table, kept_lanes, kept_at], compute)
+            builder.copy_into(meta, words + [const(positions), const(0)], compute)
+            product = gemm.rows_function(dtype)
+        else:
+            builder.copy_into(ptrs, pointers, compute)
+            builder.copy_into(meta, words + [const(wide)], compute)
+            product = gemm.narrow_function(dtype) if narrow else loop_function("gemm", dtype)
         compute.append(("SPLIT", const(product), vectors, ptrs, meta, work))
     def scatter(k: int) -> None:
         source, target = builder.register(), builder.register()
-        compute.append(("ADDR", target, out.pointer, index, image_elements(builder, out) * itemsize))
+        compute.append(("ADDR", target, out.pointer, index, out_image * itemsize))
         compute.append(("ADDR", source, products.pointer, const(k * positions), itemsize))
         compute.append(("COPY2D", target, const(positions * itemsize), source, const(wide * itemsize), const(o),
                         const(positions * itemsize)))
-    builder.each_image_of_step(images, count, first, index, scatter)
-    close()
-
-
-def _tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: TensorValue, bias_pointer: int,
-                  bounds_pointer: int, mode: int, geometry, has_bias: bool, plan: tuple,
-                  source: PaddedPlanes | None = None, into=None) -> None:
-    """Per image: its phases (the padded image split by the stride's phases: im2col with a window
-    of the stride's size), then one GEMM whose rows of b are the taps' shifted views of them
-    (gemm.rows_function), over rows of WQ outputs that it cuts to OW as it stores them. `source`:
-    x is planes a producer wrote padded as the phase reads them (padded_planes.py), multiplied in
-    place; `into` a PaddedPlanes that took the output: the GEMM stores its rows of WQ whole there,
-    the columns past OW zeroed, and the padding rows around them are cleared - or, into a reader's
-    stride-2 phases (a PhaseLayout), the image split by stride-2 phases and one GEMM per phase of the
-    output (PhaseLayout.taps). Where winograd_products takes the convolution, its transforms and GEMMs
-    multiply the phase instead."""
-    sh, sw, ph, pw, dh, dw, oh, ow = geometry
-    o, per_group, kh, kw = weight.shape
-    c, h, w = image
-    hq, wq, offsets = plan
-    dtype, itemsize = x.dtype.name, x.dtype.itemsize
-    compute, const = builder.compute, builder.const
-    depth = per_group * kh * kw
-    lanes = gemm.vector_columns(dtype)
-    whole_rows = isinstance(into, PaddedPlanes) and into.values is out
-    phased = whole_rows and isinstance(into.layout, PhaseLayout)
-    if phased:
-        (sh, sw), (hq, wq) = (2, 2), ((h + 2 * ph + 1) // 2, (w + 2 * pw + 1) // 2)
-        wide, (starts, cleared) = into.layout.image[0] // 2 * wq, into.layout.passes()
-        kept_lanes = kept_columns(wide, wq, into.layout.image[1] // 2, lanes)[0]
-        passes = [(into.layout.taps(a, b, (c, hq, wq), (kh, kw)), start, wide, kept_lanes,
-                   np.arange(0, wide, lanes, dtype=np.int64), 4 * into.layout.plane) for a, b, start in starts]
-    else:
-        kept_lanes, kept_at = kept_columns(oh * wq, wq, ow, lanes)
-        if whole_rows:
-            kept_at = np.arange(0, oh * wq, lanes, dtype=np.int64)
-        passes = [(offsets, 0, oh * wq, kept_lanes, kept_at, into.layout.plane if whole_rows else oh * ow)]
-    if source is None:
-        # a tap's view runs past its phase by up to (KW - 1) * DW // SW elements in the columns cut away
-        slack = (kw - 1) * dw // sw + 1
-        phases = builder.alloc(x.dtype, [const(c * sh * sw * hq * wq + slack)])
-        words = im2col.conv2d_meta(h, w, sh, sw, hq, wq, sh, sw, 1, 1, ph, pw)
-        phase_meta = builder.block(len(words))
-        builder.template[phase_meta:phase_meta + len(words)] = words
-        tail = builder.register()
-        compute.append(("ADDR", tail, phases.pointer, const(c * sh * sw * hq * wq), itemsize))
-        compute.append(("ZERO", tail, const(slack * itemsize)))
-    weights = np.ascontiguousarray(weight.reshape(o, depth))
-    fewer_multiplies = WinogradProducts(builder, weight, x.dtype, (oh, ow), (hq * wq, wq), bias_pointer, has_bias,
-                                        bounds_pointer, mode) if winograd_takes(weight.shape, geometry, dtype) else None
-
-    def each(image_index):
-        out_image = builder.register()
-        compute.append(("ADDR", out_image, out.pointer, image_index, image_elements(builder, out) * itemsize))
-        if phased:
-            into.layout.clear(builder, out_image, cleared, itemsize)
-        elif whole_rows:
-            planes = builder.register()
-            compute.append(("ADDR", planes, into.base, image_index, into.layout.image_elements * itemsize))
-            into.clear_padding(builder, planes, itemsize)
-        if source is None:
-            x_image, phase_image = builder.register(), phases.pointer
-            compute.append(("ADDR", x_image, x.pointer, image_index, c * h * w * itemsize))
-            phase_ptrs = builder.block(2)
-            builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
-            compute.append(("KERNEL", const(columns_function(dtype, sw, wq)), const(c), phase_ptrs, phase_meta))
-        else:
-            phase_image = builder.register()
-            compute.append(("ADDR", phase_image, source.base, image_index, source.layout.image_elements * itemsize))
-        if fewer_multiplies is not None and not phased:
-            fewer_multiplies.image(phase_image, out_image, into.layout.plane if whole_rows else oh * ow,
-                                   wq if whole_rows else ow, whole_rows)
-            return
-        for taps, start, wide, kept_lanes, kept_at, out_plane in passes:
-            target = builder.register()
-            compute.append(("ADDR", target, out_image, const(start), itemsize))
-            ptrs, meta = builder.block(8), builder.block(8)
-            builder.copy_into(ptrs, [builder.address_of(weights), phase_image, target, bias_pointer, bounds_pointer,
-                                     builder.address_of(taps), builder.address_of(kept_lanes),
-                                     builder.address_of(kept_at)], compute)
-            builder.template[meta:meta + 8] = [o, depth, wide, mode, 1 if has_bias else 0, hq * wq, out_plane,
-                                               int(whole_rows)]
-            work = const(max(1, o * depth * wide // max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)))
-            compute.append(("SPLIT", const(gemm.rows_function(dtype)), const(-(-wide // lanes)), ptrs, meta, work))
-    _each_image(builder, x, each)
-
-
-def kept_columns(columns: int, wq: int, ow: int, lanes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per vector of `lanes` of the tap GEMM's columns (rows of WQ outputs, `columns` of them), the
-    bits of the lanes the output keeps (the first OW of each row) and where in a row of the output
-    (OH*OW) the first of them goes."""
-    first = np.arange(0, columns, lanes)
-    at = first // wq * ow + np.minimum(first % wq, ow)
-    column = first[:, None] + np.arange(lanes)
-    kept = (column < columns) & (column % wq < ow)
-    return (kept * (1 << np.arange(lanes))).sum(1).astype(np.int32), at.astype(np.int64)
-
-
-def columns_function(dtype: str, sw: int, ow: int) -> int:
-    """The loop that copies a convolution's im2col columns, or the phases of a strided tap product
-    (im2col's meta): strided_columns.py's for the strides and row lengths it takes, else im2col.py's."""
-    return loop_function("strided_columns" if strided_columns.takes(dtype, sw, ow) else "im2col", dtype)
-
-
-def _each_image(builder: Builder, x: TensorValue, body) -> None:
-    """body(register of the image's index) for each image of x's batch: a loop of the program."""
-    image, _, close = builder.batch_steps(x.dims[0], 1)
-    body(image)
+    if not in_place:
+        builder.each_image_of_step(images, count, first, index, scatter)
     close()

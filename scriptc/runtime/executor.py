@@ -22,6 +22,7 @@ from scriptc import ops
 from scriptc.ir.graph import Block, Graph, Node
 from scriptc.native.opaque import native_kernel
 from scriptc.ops.execute import run_kernel
+from scriptc.passes.analysis import written_later
 from scriptc.types import ListType, TensorType
 
 from .groups import GroupStep
@@ -104,7 +105,12 @@ class Executor:
         run: list[tuple[Node, Callable]] = []  # consecutive steps a segment program may run
         for node in block:
             if node.op == "prim::Constant":
-                self.constants[self._slot(node.output)] = node.attrs["value"]
+                value = node.attrs["value"]
+                if isinstance(value, np.ndarray) and not value.flags.writeable and written_later(node.output):
+                    # a traced module's tensor the graph writes into (a KV cache): the loaded weights are
+                    # read-only, so the model keeps its own copy, which its calls update as torch's would
+                    value = value.copy()
+                self.constants[self._slot(node.output)] = value
                 continue
             step = self._step(node)
             if self.segments and runs_natively(node):

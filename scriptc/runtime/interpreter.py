@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from scriptc import ops
+from scriptc.errors import JitError
 from scriptc.ir.graph import Block, Graph, Node
 from scriptc.ops.dicts import key_of
 from scriptc.ops.execute import run_kernel
@@ -213,7 +214,7 @@ class Interpreter:
         return [any(value_has_type(value, t) for t in node.attrs["types"])]
 
     def _raise(self, node: Node, env: dict) -> list:
-        raise RuntimeError(node.attrs["message"] + "".join(env[id(text)] for text in node.inputs))
+        raise JitError(node.attrs["message"] + "".join(env[id(text)] for text in node.inputs))
 
     def _uninitialized(self, node: Node, env: dict) -> list:
         return [None]

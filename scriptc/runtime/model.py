@@ -15,6 +15,7 @@ import numpy as np
 from scriptc import config
 from scriptc.errors import ArchiveError
 from scriptc.ir.graph import walk
+from scriptc.ops.generator import default_generator
 from scriptc.passes import PassContext
 from scriptc.types import TensorType
 
@@ -111,6 +112,16 @@ PRIMING_BUDGET_S = 0.02
 # (the MLP's batch-1 call after batch-64 calls: 83 us, after batch-1 calls 75; batch 2: 94 and 77),
 # and a wide one after small ones hardly notices (the MLP's first batch-64 call: 1.04x either way).
 WIDE_PRIMING_BATCH = 64
+# None of those runs at the batch the archive was traced at when it is wider (DCGAN G's 16, super-res's
+# 4): the arenas are sized for it without running it (RESERVE below), but at two threads the pool's
+# worker had hardly run at load (DCGAN G: 0.2 ms of its CPU in a 256 ms load; its batch-1 and -2 calls
+# hardly split) and the first real call, its first long job, ran 1.2-1.6x the steady state where the
+# next ones ran 1.0 - also after a 10 ms pause, so not a worker asleep; 5 ms of both cores spinning
+# before it took half of that away, and one call at the traced batch before it all (1.00-1.03x, the
+# process's threads at real-time priority on this shared machine, in the place of an idle one). So that
+# call runs once, on zeros, after the wide batch, when the fastest batch-1 and -2 calls say it takes at
+# most EXAMPLE_PRIMING_BUDGETS priming budgets (DCGAN G: ~16 ms at two threads, ~26 at one).
+EXAMPLE_PRIMING_BUDGETS = 2.5
 # A server calls from worker threads, not the one that loaded the model: after priming, each segment
 # program makes its state for that many threads' first calls ahead (segments.Program.prepare_threads),
 # on the loading thread, so that a worker's first call does not make it.
@@ -122,6 +133,11 @@ PREPARED_THREADS = 4
 # them once: ~3 ms of load for DCGAN G's 15 MB. Up to RESERVE_LIMIT_BYTES per program.
 RESERVE_LIMIT_BYTES = 256 << 20
 MAX_EXAMPLE_BATCH = 1 << 20
+
+
+def _call_estimate(one_row_s: float, two_rows_s: float, batch: int) -> float:
+    """Seconds a call at `batch` takes, from the fastest batch-1 and batch-2 calls."""
+    return one_row_s + max(two_rows_s - one_row_s, 0.0) * (batch - 1)
 
 
 def _wide_priming_batch(one_row_s: float, two_rows_s: float) -> int:
@@ -173,8 +189,16 @@ class RuntimeModel:
         # leaves the first call's data in cache: ~1.5 ms of the load (a full collection takes 12-16).
         gc.collect(1)
         if prime and use_jit:
-            for name in self.runners:
-                self._prime(name)
+            # A model with random ops (randn_like, a dropout in training mode) draws from the default
+            # generator as it primes: its stream is put back, so that a seeded program draws what it
+            # would have drawn had it loaded the model with prime=False.
+            bits = default_generator.rng.bit_generator
+            stream = bits.state
+            try:
+                for name in self.runners:
+                    self._prime(name)
+            finally:
+                bits.state = stream
             for runner in self.runners.values():
                 if isinstance(runner, (Executor, Specialized)):
                     runner.prepare_threads(PREPARED_THREADS)
@@ -202,12 +226,13 @@ class RuntimeModel:
         started = None
         graph, needs_self = self.graphs[name], self.needs_self[name]
         fastest: dict[int, float] = {}  # batch -> its fastest call after the first of all
-        batches = list(PRIMING_BATCHES)
-        for index, batch in enumerate(batches):  # (the wide batch joins once batches 2 and 1 timed a row)
+        batches = [(batch, PRIMING_CALLS) for batch in PRIMING_BATCHES]
+        # (the wide and the traced batch join once batches 2 and 1 timed a row)
+        for index, (batch, calls) in enumerate(batches):
             inputs = zero_inputs(graph, needs_self, batch)
             if inputs is None:
                 return
-            for call in range(PRIMING_CALLS):
+            for call in range(calls):
                 call_started = time.perf_counter()
                 if not self._prime_call(name, inputs):
                     return
@@ -225,8 +250,13 @@ class RuntimeModel:
                     break
             if index == len(PRIMING_BATCHES) - 1:
                 wide = _wide_priming_batch(fastest[1], fastest[2])
-                if wide > max(PRIMING_BATCHES):
-                    batches += [wide, *PRIMING_BATCHES]
+                later = [(wide, PRIMING_CALLS)] if wide > max(PRIMING_BATCHES) else []
+                example = self.example_batches[name]
+                if example is not None and example not in (*PRIMING_BATCHES, wide) and _call_estimate(
+                        fastest[1], fastest[2], example) <= EXAMPLE_PRIMING_BUDGETS * PRIMING_BUDGET_S:
+                    later.append((example, 1))
+                if later:
+                    batches += later + [(batch, PRIMING_CALLS) for batch in PRIMING_BATCHES]
 
     def _prime_call(self, name: str, inputs: list) -> bool:
         """One priming call; False when the model rejects zeros (a data check that raises): such a
@@ -271,12 +301,14 @@ def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None
     ArchiveError for a bad file.
 
     With `prime` (the default), each method then runs a few times on zeros at batch 2 and 1, at
-    the widest batch up to 64 that is cheap, and at 2 and 1 again (after the first call, which
-    writes the programs down, at most ~20 ms of calls in all), as serving systems warm a model up
+    the widest batch up to 64 that is cheap, once at the batch `jit.trace` saw when that call takes
+    at most ~50 ms, and at 2 and 1 again (after the first call, which writes the programs down, at
+    most ~20 ms of calls besides the traced batch's), as serving systems warm a model up
     at load: a first real call at a batch up to that one is then within ~1.5x of the steady
     state instead of 3-5x (a wider one pays for its new buffers' memory). The batch is the dim the
     archive's graph names B (jit.trace picks the dim the trace generalizes in: a sequence-first
-    LSTM's is dim 1). Methods with loops or non-tensor inputs are not primed.
+    LSTM's is dim 1). Methods with loops or non-tensor inputs are not primed. What priming draws from
+    the default generator (a model with random ops) is given back: the stream is where it was.
 
     Every call is checked against the method's signature before any kernel runs (run_method)."""
     archive = read_archive(path)

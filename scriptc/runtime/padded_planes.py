@@ -1,6 +1,6 @@
 """Convolution outputs written straight into the padded planes their one reader would copy them into.
 
-A stride-1 convolution's tap products (convolution_lowering._tap_products) first copy their input
+A stride-1 convolution's tap products (tap_products.tap_products) first copy their input
 into its phase: planes of HQ = H + 2 * PH rows of WQ = W + PW, the values from row PH, column PW
 on, zeros around them (each row's PW leading zeros are also the row before's right padding). Where
 that input is the output of another stride-1 convolution of the same size, whose own products run
@@ -15,8 +15,12 @@ the padded planes' rows i, i + 2, ... and columns j, j + 2, ...). A same-size st
 even image writes those (PhaseLayout): it splits its own input into stride-2 phases and multiplies
 each phase of its output (its rows a, a + 2, ... and columns b, b + 2, ...) by one GEMM of its taps'
 views of them, whose rows are the reader's phase rows (the small CNN's conv1 -> conv2: 0.90x the
-model's time, A/B in one process). Inside a depth-first chain (depth_first.py) those phases are an
-image's scratch, read back from L2.
+model's time, A/B in one process). A producer that reads its own input in place (planes another
+producer wrote) has no phases of its own to take views of: it writes its output as always, and its
+reader copies it. Inside a depth-first chain (depth_first.py) those phases are an image's scratch,
+read back from L2. (A stride-2 producer could write them too, from its input's stride-4 phases: for
+DCGAN D's conv1 -> conv2 its four products, their 48 taps each in a plane of its own, ran 1.25x the
+time of one product over stride-2 phases whose taps share cache lines - more than conv2's copy saves.)
 
 The planning (convolution_lowering.plan_padded_planes) picks the producers whose one reader will
 multiply so; the producer's lowering then decides whether its own geometry takes it
@@ -65,7 +69,7 @@ class Layout:
 
 @dataclass
 class PhaseLayout:
-    """A stride-2 reader's phases of `channels` planes H x W padded by (PH, PW) (convolution_lowering.
+    """A stride-2 reader's phases of `channels` planes H x W padded by (PH, PW) (tap_products.
     tap_plan): per channel its four phases of HQ x WQ one after another, phase (i, j) holding the
     padded planes' rows i, i + 2, ... and columns j, j + 2, ...; images `image_elements` apart, the
     last channel's phases followed by `slack` zeros (what a tap's view reads past them). A producer

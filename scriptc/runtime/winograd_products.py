@@ -1,5 +1,5 @@
 """A 3x3 stride-1 convolution's products by Winograd's F(2x2, 3x3) (native/winograd.py), in a segment
-program: the tap products' phase (convolution_lowering._tap_products) is its padded image, and
+program: the tap products' phase (tap_products.tap_products) is its padded image, and
 per image and band of tile rows the input transform, the 16 GEMMs of the transformed weights by it
 (the GEMM loop of the heads) and the output transform, which adds the bias, applies the epilogue
 and stores the output's rows.

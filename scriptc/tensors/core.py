@@ -7,6 +7,7 @@ imported after it, at the bottom of this module.
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 
@@ -63,7 +64,8 @@ def _complex_part(op_name: str, doc: str) -> property:
 class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods):
     """An n-dimensional array with autograd, backed by a numpy array (`scriptc.tensor([...])`)."""
 
-    __slots__ = ("_data", "requires_grad", "grad", "grad_fn", "_out_index", "_vc", "_base", "__weakref__")
+    # (__dict__: user code sets attributes of its own on tensors, as torch's allow: `pe.require_grad = False`)
+    __slots__ = ("_data", "requires_grad", "grad", "grad_fn", "_out_index", "_vc", "_base", "__weakref__", "__dict__")
     __array_priority__ = 1000
 
     def __init__(self, *args):
@@ -374,13 +376,15 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods):
         return format(repr(self), spec)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self._data.copy(), self.requires_grad))
+        return (_rebuild, (self._data.copy(), self.requires_grad), self.__dict__ or None)
 
     def __deepcopy__(self, memo):
         out = _fresh(wrap(self._data.copy()), self.requires_grad)
         if type(self) is not Tensor:
             out = type(self)(out, requires_grad=self.requires_grad)
         memo[id(self)] = out
+        if self.__dict__:
+            out.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return out
 
 

@@ -22,6 +22,9 @@ _ZERO = _ops.OPS["zero"]
 # The running torch.profiler's op hook, or None: `hook(op, run, args)` times `run(op, args)`. This one
 # check is all that profiling support costs eager dispatch while no profiler runs.
 profiler_hook: list = [None]
+# The open forward-AD level's hook (scriptc.autograd.forward_ad), or None: `hook(op, run, args)` runs
+# `run(op, args)` and gives its outputs tangents when an input has one. One check while no level is open.
+forward_ad_hook: list = [None]
 
 
 def _unwrap(op, args):
@@ -46,6 +49,8 @@ def call(op, args: tuple):
     """Run one op-table op eagerly on bound arguments (schema order); the only path to a kernel."""
     if profiler_hook[0] is not None:
         return profiler_hook[0](op, call, args)
+    if forward_ad_hook[0] is not None:
+        return forward_ad_hook[0](op, call, args)
     if _AUTOCAST.cpu_enabled:
         args = autocast_arguments(op, args)
     arrays, needs_grad = _unwrap(op, args)
@@ -137,6 +142,8 @@ def call_inplace(op, args: tuple) -> Tensor:
     """Run the pure op `op.inplace_of` and write its result into args[0] (PyTorch's `add_`)."""
     if profiler_hook[0] is not None:
         return profiler_hook[0](op, call_inplace, args)
+    if forward_ad_hook[0] is not None:
+        return forward_ad_hook[0](op, call_inplace, args)
     target = args[0]
     pure = op.inplace_of
     grad_flow = _mode.enabled and any(

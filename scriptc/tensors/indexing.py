@@ -19,8 +19,8 @@ _COPY = _ops.OPS["copy"]
 
 
 def _index_items(index) -> list:
-    """An eager index (an int, slice, None, ..., bool, tensor, list or array, or a tuple of them) as
-    the items ops/subscript.py lowers."""
+    """An eager index (an int, slice, None, ..., bool, tensor, list, range or array, or a tuple of them)
+    as the items ops/subscript.py lowers."""
     if not isinstance(index, tuple):
         index = (index,)
     items = []
@@ -39,8 +39,8 @@ def _index_items(index) -> list:
                 raise ValueError("step must be greater than zero")
             items.append(indexing.Item(indexing.SLICE, start=_opt_int(item.start), stop=_opt_int(item.stop),
                                        step=None if step == 1 else step))
-        elif isinstance(item, (Tensor, list, np.ndarray)):
-            t = item if isinstance(item, Tensor) else tensor(item)
+        elif isinstance(item, (Tensor, list, tuple, range, np.ndarray)):
+            t = item if isinstance(item, Tensor) else _sequence_index(item)
             if t._data.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             items.append(indexing.Item(indexing.TENSOR, t, dims=t._data.ndim if t._data.dtype == np.bool_ else 1))
@@ -48,6 +48,16 @@ def _index_items(index) -> list:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
                              f"valid indices (got {type(item).__name__})")
     return items
+
+
+def _sequence_index(item) -> Tensor:
+    """A list, range, array or a tuple inside the index tuple, as the index tensor torch makes of it
+    (an empty one indexes nothing, as int64)."""
+    if isinstance(item, range):
+        item = list(item)
+    if not isinstance(item, np.ndarray) and len(item) == 0:
+        return tensor(np.zeros(0, dtype=np.int64))
+    return tensor(item)
 
 
 def _run_index_op(name: str, args: tuple):

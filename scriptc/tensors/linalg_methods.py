@@ -1,5 +1,5 @@
 """Tensor's linear-algebra methods that torch keeps beside torch.linalg (lu, lu_solve, triangular_solve,
-orgqr); scriptc/linalg_composites.py computes them."""
+orgqr, ormqr); scriptc/linalg_composites.py computes them."""
 
 from __future__ import annotations
 
@@ -34,3 +34,8 @@ class LinalgMethods:
         from scriptc import linalg_composites
 
         return linalg_composites.householder_product(self, input2)
+
+    def ormqr(self, input2: "Tensor", input3: "Tensor", left: bool = True, transpose: bool = False) -> "Tensor":
+        from scriptc import linalg_composites
+
+        return linalg_composites.ormqr(self, input2, input3, left, transpose)

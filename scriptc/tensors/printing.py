@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scriptc.autograd import forward_ad
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.tensors.conversion import _values
 from scriptc.types import bool_, complex64, complex128, default_float, float64, int64
@@ -166,6 +167,9 @@ def _tensor_repr(t: Tensor, prefix: str = "tensor(") -> str:
         if not _dtype_implied(d):
             suffixes.append(f"dtype={d!r}")
         body = format_data(a, indent)
+    tangent = forward_ad._tangent_of(t) if forward_ad._LEVEL[0] is not None else None
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent!r}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:

@@ -1,12 +1,12 @@
 """scriptc.utils: torch.utils' helpers (hooks, checkpoint), `data` (Dataset, samplers, DataLoader) and
-`benchmark` (Timer), which load on first use."""
+`benchmark` (Timer), `_pytree` (tree_flatten & co.), which load on first use."""
 
 import importlib
 
 from . import checkpoint  # noqa: F401
 from . import hooks  # noqa: F401
 
-_SUBMODULES = {"data", "benchmark"}
+_SUBMODULES = {"data", "benchmark", "_pytree"}
 
 
 def __getattr__(name: str):

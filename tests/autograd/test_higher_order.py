@@ -68,6 +68,19 @@ CASES = {
     "more activations": (lambda a, w: F.hardswish(a) * a + F.mish(a) + F.softsign(a) * a + F.prelu(a, w) * a
                          + scriptc.logsumexp(a, 1).sum() + scriptc.maximum(a, a.flip(1)) * a,
                          lambda: (_t((2, 3)), _t((1,), 1))),
+    "var std": (lambda a: a.var() + a.std(1).sum() + a.var(0, keepdim=True).sum() * a.std(correction=0)
+                + sum(v.sum() for v in scriptc.var_mean(a, 1)) * scriptc.std_mean(a)[0], lambda: (_t((3, 4)),)),
+    "max min": (lambda a: a.max() * a.min() + a.max(1).values.sum() * a.min(0, keepdim=True)[0].sum()
+                + a.amax((0, 1)) + a.amin(1).sum() + a.clamp(max=0.5).max() * a.sum(), lambda: (_t((3, 4)),)),
+    "prod": (lambda a: a.prod() + a.prod(1).sum() * a.prod(0, keepdim=True).sum(), lambda: (_t((3, 4)),)),
+    "prod with zeros": (lambda a: a.prod() + a.prod(1).sum() * a.prod(0).sum(),
+                        lambda: (scriptc.tensor([[0.0, 1.5, -2.0, 0.0], [1.2, 0.7, 0.0, -0.4], [0.3, 2.0, 1.1, -1.0]],
+                                                dtype=scriptc.float64, requires_grad=True),)),
+    "embedding": (lambda w: (F.embedding(scriptc.tensor([[0, 2], [2, 1]]), w) ** 3).sum(), lambda: (_t((4, 3)),)),
+    "interpolate": (lambda x: (F.interpolate(x, scale_factor=2, mode="bilinear") ** 2).sum()
+                    + (F.interpolate(x, size=(3, 5)) ** 3).sum() + F.interpolate(x, scale_factor=1.5, mode="bicubic")
+                    .tanh().sum(), lambda: (_t((1, 2, 3, 3)),)),
+    "cumsum": (lambda x: (x.cumsum(1) ** 2).sum(), lambda: (_t((3, 4)),)),
 }
 
 
@@ -75,6 +88,46 @@ CASES = {
 def test_second_derivatives_match_finite_differences(name):
     func, make = CASES[name]
     assert gradgradcheck(func, make(), atol=1e-4, rtol=1e-3)
+
+
+def _recurrent(lib, kind):
+    """An LSTMCell/GRUCell/LSTM/GRU of 3 inputs and 2 hidden units in float64, with the same weights in both libraries."""
+    module = getattr(lib.nn, kind)(3, 2).double()
+    rng = np.random.default_rng(9)
+    with lib.no_grad():
+        for p in module.parameters():
+            p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape))))
+    return module
+
+
+SECOND_ORDER = {
+    "var std": lambda T, x: x.var(1).sum() * x.std() + T.var_mean(x, 0)[0].sum() + T.std_mean(x)[0],
+    "max min": lambda T, x: x.max() * x.amin(1).sum() + x.max(1).values.sum() * x.min(0)[0].sum(),
+    "prod": lambda T, x: x.prod(1).sum() * x.prod(),
+    "embedding": lambda T, x: sum((T.nn.functional.embedding(T.tensor([[0, 2], [2, 1]]), x, **options) ** 3).sum()
+                                  for options in ({}, {"padding_idx": 2}, {"scale_grad_by_freq": True})),
+    "interpolate": lambda T, x: sum((T.nn.functional.interpolate(x[None, None], scale_factor=2, mode=mode) ** 3).sum()
+                                    for mode in ("nearest", "bilinear", "bicubic")),
+    "LSTMCell": lambda T, x: sum((o ** 2).sum() for o in _recurrent(T, "LSTMCell")(x[:, :3], (x[:, 2:], x[:, 1:3]))),
+    "GRUCell": lambda T, x: (_recurrent(T, "GRUCell")(x[:, :3], x[:, 2:]) ** 3).sum(),
+    "LSTM": lambda T, x: (_recurrent(T, "LSTM")(x[:, :3].unsqueeze(1))[0] ** 3).sum(),
+    "GRU": lambda T, x: (_recurrent(T, "GRU")(x[:, :3].unsqueeze(1))[0] ** 3).sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(SECOND_ORDER))
+def test_second_derivatives_match_torch(name):
+    torch = pytest.importorskip("torch")
+    x0 = np.random.default_rng(4).standard_normal((3, 4))
+    results = []
+    for T in (torch, scriptc):
+        x = T.tensor(x0, requires_grad=True)
+        (g,) = T.autograd.grad(SECOND_ORDER[name](T, x), x, create_graph=True)
+        (h,) = T.autograd.grad((g * g).sum(), x)
+        results.append((g.detach().numpy(), h.numpy()))
+    (tg, th), (sg, sh) = results
+    np.testing.assert_allclose(sg, tg, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(sh, th, rtol=1e-9, atol=1e-10)
 
 
 def test_an_op_without_a_differentiable_formula_raises_when_differentiated_twice():

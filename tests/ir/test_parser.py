@@ -52,6 +52,14 @@ def test_the_grammar_accepts_what_the_parser_reads_and_the_printer_writes(text, 
     grammar.parse(printed)
 
 
+def test_module_paths_that_are_no_identifiers_print_quoted_and_parse_back(grammar):
+    text = 'graph(%self : Module("trunk.block1-0"), %x : Tensor):\n  return (%x)\n'
+    graph = ir.parse(text)
+    assert str(graph.inputs[0].type) == 'Module("trunk.block1-0")'
+    assert ir.print_graph(graph) == ir.print_graph(ir.parse(ir.print_graph(graph)))
+    grammar.parse(text)
+
+
 @pytest.mark.invalid_graphs  # (a text refused half-way leaves a half-built graph)
 @pytest.mark.parametrize("text", BAD)
 def test_the_parser_refuses_what_the_grammar_refuses(text, grammar):

@@ -51,3 +51,32 @@ def test_optimize_for_inference_takes_a_frozen_module(make, tmp_path):
         np.testing.assert_allclose(torch.jit.freeze(frozen)(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
         fast.save(tmp_path / "m.sc")
         np.testing.assert_allclose(torch.jit.load(tmp_path / "m.sc")(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+class _Positions(torch.nn.Module):
+    """Token plus position embeddings, the positions sized by the input (nanoGPT, FSDP2's toy model)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tokens = torch.nn.Embedding(10, 4)
+        self.positions = torch.nn.Embedding(16, 4)
+
+    def forward(self, t):
+        return self.tokens(t) + self.positions(torch.arange(0, t.size(1)))
+
+
+def test_an_input_outside_the_traced_dims_is_named_not_failed_inside():
+    """The trace fixes dim 1 at 8 and the optimized graph reads it as a constant: a call at 5 raises
+    runtime.load's SignatureError for that input (from the failure inside), at 8 any batch runs."""
+    torch.manual_seed(0)
+    model = _Positions().eval()
+    fast = torch.jit.optimize_for_inference(torch.jit.trace(model, torch.zeros(2, 8, dtype=torch.long)))
+    tokens = torch.randint(0, 10, (3, 8))
+    with torch.no_grad():
+        np.testing.assert_allclose(fast(tokens).numpy(), model(tokens).numpy(), rtol=1e-6)
+        with pytest.raises(torch.SignatureError, match=r"input 't' expects Tensor\(int64, \[B, 8\]\).*shape \[3, 5\]") \
+                as raised:
+            fast(torch.zeros(3, 5, dtype=torch.long))
+    assert raised.value.__cause__ is not None
+    with pytest.raises(IndexError, match="index out of range"):
+        fast(torch.full((3, 8), 12))

@@ -39,7 +39,7 @@ pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built grap
     ("def f(x, n: int):\n    y = 1\n    for i in range(n):\n        y = x\n    return y\n",
      "previously had type int", 7, 5),
     ("def f(x):\n    return torch.relu(x, 3, 4)\n", "relu", 6, 12),
-    ("def f(x):\n    return x.sum(dim='a')\n", "arguments for call are not valid", 6, 12),
+    ("def f(x):\n    return x.sum(dim='a')\n", "Arguments for call are not valid", 6, 12),
     ("def f(x):\n    return torch.frobnicate(x)\n", "unknown builtin op 'frobnicate'", 6, 12),
     ("def f(x):\n    import os\n    return x\n", "import statements are not supported", 6, 5),
     ("def f(x):\n    del x.y\n    return 1\n", "del takes variables and list and dict items", 6, 9),

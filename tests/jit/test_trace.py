@@ -135,8 +135,17 @@ def test_source_locations_point_at_user_code():
 def test_bad_example_inputs_are_typed_errors():
     with pytest.raises(TypeError, match="example inputs must be Tensors"):
         torch.jit.trace(lambda x: x, (3,))
-    with pytest.raises(TypeError, match="cannot trace an output"):
+    with pytest.raises(RuntimeError, match="Tracer cannot infer type of"):
         torch.jit.trace(lambda x: object(), torch.ones(1))
+
+
+@pytest.mark.parametrize("constant", [None, 3, 2.5, True])
+def test_non_tensor_outputs_are_refused_as_torch_refuses_them(constant):
+    # nanoGPT's forward returns (logits, None) without targets: torch.jit.trace raises, and so do we
+    with pytest.raises(RuntimeError, match="Only tensors, lists, tuples of tensors, or dictionary of tensors"):
+        torch.jit.trace(lambda x: (x * 2, constant), torch.ones(2))
+    with pytest.raises(RuntimeError, match="Only tensors, lists, tuples of tensors, or dictionary of tensors"):
+        torch.jit.trace(lambda x: constant, torch.ones(2))
 
 
 class _StatefulLSTM(torch.nn.Module):
@@ -172,3 +181,79 @@ def test_tuple_and_list_example_inputs_become_tuple_and_list_inputs(tmp_path):
     assert summed([torch.ones(2), torch.full((2,), 3.0)]).tolist() == [4.0, 4.0]
     with pytest.raises(TypeError, match="Tensors or"):
         torch.jit.trace(lambda a: a, ((torch.ones(2), 3),))
+
+
+def _writes_through_views(T):
+    class Writes(T.nn.Module):
+        """A KV cache kept as a plain attribute (llama), a mask filled by slices (swin), in-place ops on
+        views of intermediates."""
+
+        def __init__(self):
+            super().__init__()
+            self.cache = T.zeros(4, 6, 3)
+            self.lin = T.nn.Linear(3, 3)
+
+        def forward(self, x):
+            b, s, _ = x.shape
+            y = self.lin(x)
+            self.cache[:b, 1:1 + s] = y
+            keys = self.cache[:b, :1 + s]
+            mask = x.new_zeros((s, s))
+            mask[0:1, :] = 2.0
+            mask[:, 0].fill_(-1.0)
+            z = y.clone()
+            z[:, :1].zero_()
+            z[..., 2] = 7.0
+            z[...] += 1.0
+            return keys.sum(1) + z.sum(1) + mask.sum()
+    return Writes()
+
+
+def test_writes_through_views_trace_like_torch(tmp_path):
+    real = pytest.importorskip("torch")
+    from scriptc.runtime import load as runtime_load
+    ours, theirs = _writes_through_views(torch).eval(), _writes_through_views(real).eval()
+    ours.lin.load_state_dict({k: torch.from_numpy(v.detach().numpy()) for k, v in theirs.lin.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((2, 3, 3)).astype(np.float32)
+    traced = torch.jit.trace(ours, torch.from_numpy(x))
+    with warnings.catch_warnings(), real.no_grad():  # (torch refuses a cache that requires grad as a constant)
+        warnings.simplefilter("ignore")
+        reference = real.jit.trace(theirs, real.from_numpy(x))
+    assert any(n.op == "copy_" for n in traced.graph.nodes())
+    traced.save(tmp_path / "m.sc")
+    optimized = torch.jit.optimize_for_inference(traced)
+    standalone = runtime_load(tmp_path / "m.sc")
+    for seed in (1, 2):  # new values at the traced shapes: every call writes the cache anew
+        x = np.random.default_rng(seed).standard_normal((2, 3, 3)).astype(np.float32)
+        with real.no_grad():
+            expected = reference(real.from_numpy(x)).numpy()
+        with torch.no_grad():
+            for got in (traced(torch.from_numpy(x)), optimized(torch.from_numpy(x))):
+                np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(standalone(x)), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_traced_function_takes_its_arguments_by_name_as_torch_allows():
+    def combine(first, second):
+        return 2 * first - second
+
+    a, b = torch.randn(3, 4), torch.randn(3, 4)
+    traced = torch.jit.trace(combine, (a, b), _force_outplace=True)
+    expected = combine(a, b).numpy()
+    for call in (lambda: traced(a, b), lambda: traced(a, second=b), lambda: traced(second=b, first=a)):
+        np.testing.assert_allclose(call().numpy(), expected, rtol=1e-6)
+    with pytest.raises(RuntimeError, match=r"combine\(\) expected at most 2 argument\(s\) but received 3"):
+        traced(a, b, third=a)
+
+
+def test_underscore_fork_and_wait_are_torch_jit_fork_and_wait_in_script():
+    def double(x):
+        return x * 2
+
+    @torch.jit.script
+    def run(x):
+        futures = [torch.jit._fork(double, x), torch.jit.fork(double, x + 1)]
+        return torch.jit._wait(futures[0]) + torch.jit.wait(futures[1])
+
+    x = torch.randn(5)
+    np.testing.assert_allclose(run(x).numpy(), (x * 4 + 2).numpy(), rtol=1e-6)

@@ -13,7 +13,7 @@ from scriptc.codegen.llvm.driver import KERNEL_TYPE
 from scriptc.native import gemm
 from scriptc.native.heads import gemm_runs
 from scriptc.native.loops import loop_function
-from scriptc.runtime.convolution_lowering import kept_columns
+from scriptc.runtime.tap_products import kept_columns
 
 pytestmark = pytest.mark.skipif(not gemm_runs(), reason="the compiled GEMM is written for 512-bit vectors")
 
@@ -38,7 +38,7 @@ def _expected(a, b, bias, floored):
 def test_the_row_table_loop_reads_rows_of_b_where_the_table_says_and_keeps_the_lanes_asked(dtype, rows, depth,
                                                                                            out_rows, wq, ow):
     """Each row of b anywhere (a convolution's taps), and of each row of WQ outputs the first OW kept,
-    stored one after another (convolution_lowering.kept_columns); split across ranges of columns, the
+    stored one after another (tap_products.kept_columns); split across ranges of columns, the
     products in slices of k where they are deep (the partial sums read back the kept lanes)."""
     width = out_rows * wq
     rng = np.random.default_rng(rows + depth)

@@ -151,6 +151,51 @@ def test_state_dict_keep_vars_and_non_persistent():
     assert not block.state_dict()["fc.weight"].requires_grad
 
 
+def _versioned(T):
+    class Versioned(T.nn.Module):
+        _version = 3
+
+        def __init__(self):
+            super().__init__()
+            self.fc = T.nn.Linear(2, 2)
+            self.bn = T.nn.BatchNorm1d(2)
+            self.seen = []
+
+        def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
+            self.seen.append((prefix, dict(local_metadata)))
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, *args)
+    return T.nn.Sequential(Versioned())
+
+
+def test_state_dict_metadata_carries_each_modules_version_to_load_state_dict():
+    ours, theirs = _versioned(scriptc), _versioned(torch)
+    sd_ours, sd_theirs = ours.state_dict(), theirs.state_dict()
+    assert dict(sd_ours._metadata) == dict(sd_theirs._metadata) == {
+        "": {"version": 1}, "0": {"version": 3}, "0.fc": {"version": 1}, "0.bn": {"version": 2}}
+    ours.load_state_dict(sd_ours)
+    theirs.load_state_dict(sd_theirs)
+    ours.load_state_dict(dict(sd_ours), assign=True)  # a plain dict has no metadata
+    theirs.load_state_dict(dict(sd_theirs), assign=True)
+    assert ours[0].seen == theirs[0].seen == [("0.", {"version": 3}), ("0.", {"assign_to_params_buffers": True})]
+
+
+@pytest.mark.parametrize("version", [None, 1])
+def test_batch_norm_checkpoint_without_num_batches_tracked_loads_as_in_torch(version):
+    results = []
+    for T in (scriptc, torch):
+        bn = T.nn.BatchNorm2d(3)
+        bn.num_batches_tracked.fill_(5)
+        state = OrderedDict((k, v) for k, v in T.nn.BatchNorm2d(3).state_dict().items() if "num_batches" not in k)
+        if version is not None:
+            state._metadata = {"": {"version": version}}
+        results.append((repr(bn.load_state_dict(state)), int(bn.num_batches_tracked)))
+    assert results[0] == results[1] == ("<All keys matched successfully>", 5)
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "num_batches_tracked"'):
+        state = OrderedDict((k, v) for k, v in scriptc.nn.BatchNorm2d(3).state_dict().items() if "num_b" not in k)
+        state._metadata = {"": {"version": 2}}
+        scriptc.nn.BatchNorm2d(3).load_state_dict(state)
+
+
 def test_forward_hooks_order_kwargs_and_removal():
     calls = []
     m = scriptc.nn.Linear(2, 2)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import scriptc
+
 from .differential import compare_layer, same_error
 
 torch = pytest.importorskip("torch")
@@ -59,6 +61,29 @@ def test_circular_pads_up_to_one_full_wrap(pad):
     lambda T: T.nn.functional.pad(T.ones(3), [1, 1], mode="replicate"),
     lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [1, 1], mode="foo"),
     lambda T: T.nn.CircularPad2d(1)(T.ones(2, 3)),
+    lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [T.tensor([1.0]), 0]),
+    lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [T.tensor([1, 2]), 0]),
+    lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [1.5, 0]),
+    lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [True, 0]),
+    lambda T: T.nn.functional.pad(T.ones(1, 2, 3), [T.tensor([True]), 0]),
 ], ids=lambda fn: "")
 def test_bad_input_raises_torch_error(fn):
     same_error(torch, fn)
+
+
+def test_one_element_integer_tensors_pad_as_ints():
+    """Pytorch-UNet's Up block: pads computed as torch.tensor([x2.size(2) - x1.size(2)]) and halved."""
+    def up_pad(T):
+        class UpPad(T.nn.Module):
+            def forward(self, x1, x2):
+                diff_y = T.tensor([x2.size()[2] - x1.size()[2]])
+                diff_x = T.tensor([x2.size()[3] - x1.size()[3]])
+                return T.nn.functional.pad(x1, [diff_x // 2, diff_x - diff_x // 2, diff_y // 2, diff_y - diff_y // 2])
+        return UpPad()
+    x1, x2 = RNG.standard_normal((1, 2, 3, 3)), RNG.standard_normal((1, 2, 6, 5))
+    compare_layer(torch, up_pad, x1, x2)
+    ours = up_pad(scriptc)
+    inputs = (scriptc.tensor(x1), scriptc.tensor(x2))
+    with pytest.warns(scriptc.jit.TracerWarning):  # the pads are baked in, as torch warns too
+        traced = scriptc.jit.trace(ours, inputs)
+    np.testing.assert_array_equal(traced(*inputs).numpy(), ours(*inputs).numpy())

@@ -444,3 +444,54 @@ CASES.update({
         Case((_well_conditioned(3, 3), rand(3, 4)), _triangular_ref, kwargs={"upper": True, "unitriangular": True},
              torch=_linalg("solve_triangular"), rtol=1e-4, label="unit")],
 })
+
+
+def _dominant_symmetric(*shape):
+    """Symmetric matrices dominant enough that Bunch-Kaufman never pivots."""
+    a = rand(*shape)
+    return (a + np.swapaxes(a, -1, -2)) / 2 + 3 * shape[-1] * np.eye(shape[-1])
+
+
+def _unpivoted_ldl(a, **flags):
+    """LD and pivots of a matrix sytrf does not pivot, from its Cholesky factor C: D = diag(C)^2, L = C / diag(C)."""
+    c = np.linalg.cholesky(a)
+    d = np.diagonal(c, axis1=-2, axis2=-1)
+    ld = np.tril(c / d[..., None, :], -1) + d[..., None, :] ** 2 * np.eye(a.shape[-1])
+    return ld, np.broadcast_to(np.arange(1, a.shape[-1] + 1, dtype=np.int32), a.shape[:-1])
+
+
+# A matrix whose factorization takes a 2x2 pivot with an interchange (LD and pivots as PyTorch gives them).
+_LDL_A = np.array([[0.0, 1, 2], [1, 0, 3], [2, 3, 0]])
+_LDL_LD = np.array([[0.0, 0, 0], [2, 0, 0], [1.5, 0.5, -3]])
+_LDL_PIVOTS = np.array([-3, -3, 3], dtype=np.int32)
+
+CASES.update({
+    "linalg_ldl_factor": [Case((_dominant_symmetric(4, 4),), _unpivoted_ldl, grad=False, torch=_linalg("ldl_factor"),
+                               rtol=1e-4),
+                          Case((_dominant_symmetric(2, 3, 3),), _unpivoted_ldl, grad=False, kwargs={"hermitian": True},
+                               torch=_linalg("ldl_factor"), rtol=1e-4, label="batched hermitian"),
+                          Case((_LDL_A,), lambda a: (_LDL_LD, _LDL_PIVOTS), grad=False, torch=_linalg("ldl_factor"),
+                               label="2x2 pivot")],
+    "linalg_ldl_factor_ex": [Case((_dominant_symmetric(3, 3),), lambda a: _unpivoted_ldl(a) + (np.zeros((), np.int32),),
+                                  grad=False, torch=_linalg("ldl_factor_ex"), rtol=1e-4)],
+    "linalg_ldl_solve": [Case((_LDL_LD, Int(_LDL_PIVOTS), rand(3, 2)), lambda ld, p, b: np.linalg.solve(_LDL_A, b),
+                              grad=False, torch=_linalg("ldl_solve"), rtol=1e-4),
+                         Case((_LDL_LD, Int(_LDL_PIVOTS), rand(2, 3, 1)), lambda ld, p, b: np.linalg.solve(_LDL_A, b),
+                              grad=False, torch=_linalg("ldl_solve"), rtol=1e-4, label="broadcast b")],
+})
+
+
+def _r_magnitudes(a, tau):
+    """|R| from geqrf's packed result: R is unique up to the signs of its rows."""
+    return (abs(a.triu()) if hasattr(a, "triu") else np.abs(np.triu(a)),)
+
+
+def _geqrf_ref(a):
+    return np.linalg.qr(a, mode="complete")[1], None
+
+
+CASES.update({
+    "geqrf": [Case((rand(4, 3),), _geqrf_ref, grad=False, post=_r_magnitudes, rtol=1e-4, atol=1e-5),
+              Case((rand(2, 3, 5),), _geqrf_ref, grad=False, post=_r_magnitudes, rtol=1e-4, atol=1e-5, label="wide"),
+              Case((rand(0, 3),), _geqrf_ref, grad=False, post=_r_magnitudes, label="empty")],
+})

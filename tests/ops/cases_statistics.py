@@ -87,6 +87,8 @@ def _histc_ref(x, bins=100, low=0, high=0):
     return np.histogram(x, bins=bins, range=(low, high))[0].astype(np.float64)
 
 
+_POINTS = rand(20, 2)  # histogramdd's points (last dim: coordinates)
+
 CASES = {
     "cumprod": [Case((rand(3, 4), 1), lambda x, d: np.cumprod(x, axis=d)),
                 Case((noncontig(4, 3), 0), lambda x, d: np.cumprod(x, axis=d), label="transposed"),
@@ -152,4 +154,15 @@ CASES = {
              torch=lambda torch, x, b, range, density: torch.histogram(x, b, range=tuple(range), density=density))],
     "histogram.bins_tensor": [
         Case((rand(12), np.array([-2.0, -0.5, 0.0, 2.0])), lambda x, b: np.histogram(x, b), grad=False)],
+    "_histogramdd_bin_edges": [
+        Case((_POINTS, [3, 4]), lambda x, b: list(np.histogramdd(x, b)[1]), grad=False),
+        Case((_POINTS, [2, 2]), lambda x, b, range: list(np.histogramdd(x, b, [range[:2], range[2:]])[1]),
+             kwargs={"range": [-1.0, 1.0, 0.0, 2.0]}, grad=False, label="range")],
+    "_histogramdd_from_bin_cts": [
+        Case((_POINTS, [3, 4]), lambda x, b: np.histogramdd(x, b)[0], grad=False),
+        Case((_POINTS, [2, 3]), lambda x, b, density: np.histogramdd(x, b, density=density)[0],
+             kwargs={"density": True}, grad=False, label="density")],
+    "_histogramdd_from_bin_tensors": [
+        Case((_POINTS, [np.array([-2.0, 0.0, 2.0]), np.array([-1.0, 0.5, 1.0, 3.0])]),
+             lambda x, b: np.histogramdd(x, b)[0], grad=False)],
 }

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import collections
 import gc
 import json
 import struct
@@ -207,6 +208,34 @@ def test_safetensors_round_trip_and_bad_ir(tmp_path):
         runtime_load(tmp_path / "junk.sc")
 
 
+class _Rotary(torch.nn.Module):
+    """Rotary embedding as llama's apply_rotary_emb: pairs of features times a complex buffer."""
+
+    def __init__(self, dtype):
+        super().__init__()
+        angles = torch.outer(torch.arange(4).float(), torch.rand(3))
+        self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles).to(dtype))
+
+    def forward(self, x):
+        pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(pairs * self.freqs_cis).flatten(-2)
+
+
+def test_complex64_buffers_are_stored_and_run_in_the_runtime(tmp_path):
+    arrays = {"c": (np.arange(6) + 1j * np.arange(6)).astype(np.complex64).reshape(2, 3)}
+    back = decode_safetensors(encode_safetensors(arrays))
+    assert back["c"].dtype == np.complex64
+    np.testing.assert_array_equal(back["c"], arrays["c"])
+    torch.manual_seed(0)
+    model = _Rotary(torch.complex64)
+    x = torch.randn(2, 4, 6)
+    path = tmp_path / "rotary.sc"
+    torch.jit.trace(model, x).save(path)
+    np.testing.assert_allclose(runtime_load(path)(x.numpy()), model(x).numpy(), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ArchiveError, match="complex128, which safetensors cannot store"):
+        torch.jit.trace(_Rotary(torch.complex128), x).save(tmp_path / "wide.sc")
+
+
 def _doubles_until_one(x):
     while bool(x.max() < 1.0):
         x = x * 2.0
@@ -308,3 +337,18 @@ def test_priming_skips_loops_and_survives_a_model_that_rejects_zeros(tmp_path):
     np.testing.assert_array_equal(rejects(np.full((2, 3), -1.0, np.float32)), np.ones((2, 3), np.float32))
     with pytest.raises(Exception, match="all zeros"):
         rejects(np.zeros((2, 3), np.float32))
+
+
+@pytest.mark.parametrize("how", ["trace", "script"])
+def test_submodule_names_that_are_no_identifiers_round_trip(how, tmp_path):
+    # torchvision's RegNet names its blocks "block1-0"; CLIP's ResNet has a Sequential entry "-1"
+    inner = torch.nn.Sequential(collections.OrderedDict([("-1", torch.nn.AvgPool2d(2)),
+                                                         ("0", torch.nn.Conv2d(3, 4, 1))]))
+    model = torch.nn.Sequential(collections.OrderedDict([("block1-0", inner), ("head (x)", torch.nn.ReLU())])).eval()
+    x = torch.randn(2, 3, 8, 8)
+    compiled = torch.jit.trace(model, x) if how == "trace" else torch.jit.script(model)
+    path = tmp_path / "model.sc"
+    compiled.save(path)
+    expected = model(x).detach().numpy()
+    np.testing.assert_allclose(torch.jit.load(path)(x).detach().numpy(), expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(runtime_load(path)(x.numpy())), expected, rtol=1e-6, atol=1e-6)

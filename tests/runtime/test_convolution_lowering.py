@@ -12,7 +12,7 @@ import scriptc as torch
 from scriptc.native import blocked_depthwise, blocked_pool
 from scriptc.native.geometry import conv_geometry, pool_geometry
 from scriptc.ops import linalg
-from scriptc.runtime import convolution_lowering
+from scriptc.runtime import convolution_lowering, tap_products
 from scriptc.runtime.executor import Executor
 from scriptc.runtime.interpreter import Interpreter
 from scriptc.runtime.segments import SegmentStep
@@ -36,7 +36,7 @@ def _image_columns(x, geometry, kernel):
     gathered with tap_plan's offsets from the padded image's phases made in numpy."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     n, c, h, w = x.shape
-    hq, wq, offsets = convolution_lowering.tap_plan((c, h, w), (1, c, *kernel), geometry)
+    hq, wq, offsets = tap_products.tap_plan((c, h, w), (1, c, *kernel), geometry)
     padded = np.zeros((n, c, hq * sh, wq * sw), x.dtype)
     padded[:, :, ph:ph + h, pw:pw + w] = x
     phases = padded.reshape(n, c, hq, sh, wq, sw).transpose(0, 1, 3, 5, 2, 4).reshape(n, -1)
@@ -74,8 +74,8 @@ def _executors(model, example):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", TAP_CASES)
 def test_tap_products_equal_the_interpreter(case, dtype, monkeypatch):
-    monkeypatch.setattr(convolution_lowering, "TAP_MIN_POSITIONS", 0)
-    monkeypatch.setattr(convolution_lowering, "TAP_WIDTH_RATIO", (100, 1))  # every convolution by taps
+    monkeypatch.setattr(tap_products, "TAP_MIN_POSITIONS", 0)
+    monkeypatch.setattr(tap_products, "TAP_WIDTH_RATIO", (100, 1))  # every convolution by taps
     (c, image), (o, kernel), stride, padding, dilation = case
     torch.manual_seed(3)
     model = _Conv(c, o, kernel, stride, padding, dilation)
@@ -122,7 +122,7 @@ def test_narrow_products_equal_the_interpreter(image, bias, dtype, side_by_side,
 def test_stride_2_columns_equal_the_interpreter(way, dtype, monkeypatch):
     """Strided convolutions whose columns strided_columns.py copies (rows of 10 outputs in float32's
     vectors, of 5 in float64's; the other layer's by im2col.py), banded or images side by side."""
-    monkeypatch.setattr(convolution_lowering, "TAP_MIN_POSITIONS", 1 << 30)
+    monkeypatch.setattr(tap_products, "TAP_MIN_POSITIONS", 1 << 30)
     if way == "side by side":
         monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
     torch.manual_seed(10)
@@ -151,6 +151,55 @@ def test_images_side_by_side_fill_whole_panels_of_the_gemm():
     weight = np.zeros((256, 128, 4, 4), np.float32)  # conv3: 64 positions, two images' 1 MB of columns
     geometry = conv_geometry((16, 128, 16, 16), weight.shape, 2, 1, 1, 1)
     assert convolution_lowering._products((16, 128, 16, 16), np.float32, weight, geometry, 1)[1:3] == (True, 2)
+
+
+@pytest.mark.parametrize("columns, itemsize, stride", [(128, 4, 144), (48, 4, 48), (98, 4, 112), (16, 4, 16),
+                                                     (48, 8, 56), (1, 8, 8), (32, 4, 48)])
+def test_side_by_side_rows_are_an_odd_number_of_cache_lines_apart(columns, itemsize, stride):
+    """DCGAN D's conv3 (two images of 64 positions: 128 columns, 8 lines) gets rows of 144, 9 lines."""
+    assert convolution_lowering.row_stride(columns, itemsize) == stride
+    assert stride >= columns and stride * itemsize % 64 == 0 and stride * itemsize // 64 % 2 == 1
+
+
+def test_images_side_by_side_store_in_place_where_each_vector_is_one_images():
+    """DCGAN D's conv3 (64 positions an image) and conv4 (16) multiply straight into their outputs;
+    not planes of 49 positions (a vector holds two images' columns), nor weights the GEMM packs."""
+    assert convolution_lowering.stores_in_place(256, 2048, 64, 144, "float32")
+    assert convolution_lowering.stores_in_place(512, 4096, 16, 48, "float32")
+    assert not convolution_lowering.stores_in_place(512, 4096, 49, 112, "float32")
+    assert not convolution_lowering.stores_in_place(16, 72, 16, 48, "float32")  # (weights it packs)
+    assert not convolution_lowering.stores_in_place(512, 4096, 16, 272, "float32")  # (rows it packs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_images_stored_in_place_give_the_bits_of_the_scratch_matrix(dtype, monkeypatch):
+    """A 4x4-plane layer under 512 KB of weights (3 images a group at one thread, 4 at two), whose
+    GEMM stores each image's vectors in its output: the interpreter's results, and the bits of the
+    program that multiplies into a scratch matrix and copies it out, at batches the program was not
+    built for, at one and two threads."""
+    torch.manual_seed(15)
+    model = torch.nn.Sequential(torch.nn.Conv2d(64, 128, 4, 2, 1), torch.nn.LeakyReLU(0.2)).eval()
+    if dtype == np.float64:
+        model = model.double()
+    example = torch.from_numpy(np.ones((2, 64, 8, 8), dtype))
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model, example), jit=False).graph
+    stored = []
+    decide = convolution_lowering.stores_in_place
+    monkeypatch.setattr(convolution_lowering, "stores_in_place", lambda *args: stored.append(decide(*args)) or
+                        stored[-1])
+    in_place = [Executor(graph, threads=threads) for threads in (1, 2)]
+    for executor in in_place:
+        executor([example.numpy()])
+    monkeypatch.setattr(convolution_lowering, "stores_in_place", lambda *args: False)
+    scratch = Executor(graph, threads=1)
+    reference = Interpreter(graph)
+    rng = np.random.default_rng(16)
+    for batch in (1, 3, 4, 7):
+        x = rng.standard_normal((batch, 64, 8, 8)).astype(dtype)
+        np.testing.assert_allclose(in_place[0]([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(in_place[0]([x])[0], scratch([x])[0])
+        np.testing.assert_array_equal(in_place[1]([x])[0], in_place[0]([x])[0])
+    assert stored == [True, True]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -282,7 +331,7 @@ def test_a_relu6_after_a_convolution_is_applied_by_its_products(way, monkeypatch
     """ReLU6 as the GEMM's epilogue (gemm.py's floor and ceiling) in each way a convolution's
     products run: tap products, banded im2col columns, images side by side."""
     if way == "bands":
-        monkeypatch.setattr(convolution_lowering, "TAP_MIN_POSITIONS", 1 << 30)
+        monkeypatch.setattr(tap_products, "TAP_MIN_POSITIONS", 1 << 30)
     if way == "side by side":
         monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
     torch.manual_seed(8)
@@ -327,7 +376,7 @@ def test_a_leaky_relu_after_a_convolution_is_applied_by_its_products(way, image,
     depthwise loops and col2im: equal to the interpreter at batch sizes the program was not traced
     with, NaN and -0 included, for slopes below 0, in (0, 1) and past 1."""
     if way == "bands":
-        monkeypatch.setattr(convolution_lowering, "TAP_MIN_POSITIONS", 1 << 30)
+        monkeypatch.setattr(tap_products, "TAP_MIN_POSITIONS", 1 << 30)
     if way == "side by side":
         monkeypatch.setattr(convolution_lowering, "WEIGHT_BYTES", 0)
     torch.manual_seed(11)

@@ -95,3 +95,4 @@ def test_a_bad_example_batch_is_an_archive_error(value, tmp_path):
             target.writestr(name, json.dumps(manifest) if name == "manifest.json" else source.read(name))
     with pytest.raises(ArchiveError, match="example_batch"):
         runtime_load(io.BytesIO(buffer.getvalue()))
+

@@ -11,7 +11,7 @@ import pytest
 
 import scriptc as torch
 from scriptc.native.heads import gemm_runs
-from scriptc.runtime import convolution_lowering, padded_planes
+from scriptc.runtime import convolution_lowering, depth_first, padded_planes
 from scriptc.runtime.executor import Executor
 from scriptc.runtime.interpreter import Interpreter
 from scriptc.runtime.segments import SegmentStep
@@ -99,10 +99,21 @@ def _flat(outputs) -> list:
     ([(8, 5, 2, 1), (6, 3, 1, 2)], (16, 20), 0),                 # phases of rows the producer's are not
     ([(8, 3, 1, 1), (6, 3, 1, 2)], (17, 16), 0),                 # an odd image: phases of unequal rows
     ([(8, 3, 0, 1), (6, 3, 1, 1)], (12, 12), 0),                 # a producer that shrinks the image
+    ([(8, 4, 1, 2), (6, 4, 1, 2)], (32, 32), 0),                 # a stride-2 producer: its reader copies
+    # a producer reading planes in place splits no phases of its own: its stride-2 reader copies them
+    ([(8, 3, 1, 1), (8, 3, 1, 1), (6, 3, 1, 2)], (16, 16), 1),
 ])
 def test_padded_planes_equal_the_interpreter(layers, image, planes, dtype, monkeypatch):
     written, read = _run(_Chain(3, layers), image, dtype, monkeypatch)
     assert (written, read) == (planes, planes)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_phases_of_a_whole_batch_equal_the_interpreter(dtype, monkeypatch):
+    """Outside a depth-first chain (none formed: depth_first.IMAGE_BYTES 0) the producer writes the
+    whole batch's phases."""
+    monkeypatch.setattr(depth_first, "IMAGE_BYTES", 0)
+    assert _run(_Chain(3, [(8, 3, 1, 1), (6, 3, 1, 2)]), (32, 32), dtype, monkeypatch) == (1, 1)
 
 
 @pytest.mark.parametrize("returned", [False, True])
@@ -113,7 +124,7 @@ def test_an_output_read_elsewhere_keeps_its_own_buffer(returned, monkeypatch):
 def test_planes_a_reader_cannot_read_in_place_are_copied(monkeypatch):
     """Where the reader's lowering finds the planes are not its phase after all, it multiplies a
     contiguous copy of their values."""
-    monkeypatch.setattr(convolution_lowering, "_reads_in_place", lambda *args: False)
+    monkeypatch.setattr(convolution_lowering, "reads_in_place", lambda *args: False)
     assert _run(_Chain(3, [(8, 3, 1, 1), (6, 3, 1, 1)]), (12, 12), np.float32, monkeypatch) == (1, 1)
 
 
@@ -121,14 +132,15 @@ def test_planes_a_reader_cannot_read_in_place_are_copied(monkeypatch):
 def test_phases_written_by_the_producer_give_the_bits_of_the_copied_phases(dtype, monkeypatch):
     """A stride-2 reader multiplying the phases its producer wrote (PhaseLayout) gives the bits of
     the program in which it copies them itself, at batches the program was not built for."""
+    layers, image = [(8, 3, 1, 1), (6, 3, 1, 2)], (18, 16)
     def executor(phases: bool):
         with monkeypatch.context() as patch:
             if not phases:
                 patch.setattr(padded_planes.PhaseLayout, "passes", lambda self: None)
             torch.manual_seed(3)
-            model = _Chain(3, [(8, 3, 1, 1), (6, 3, 1, 2)]).eval()
+            model = _Chain(3, layers).eval()
             model = model if dtype == np.float32 else model.double()
-            example = torch.from_numpy(np.ones((2, 3, 18, 16), dtype))
+            example = torch.from_numpy(np.ones((2, 3, *image), dtype))
             graph = torch.jit.optimize_for_inference(torch.jit.trace(model, example), jit=False).graph
             compiled = Executor(graph, threads=2)
             compiled([example.numpy()])
@@ -136,14 +148,14 @@ def test_phases_written_by_the_producer_give_the_bits_of_the_copied_phases(dtype
     written, copied = executor(True), executor(False)
     rng = np.random.default_rng(4)
     for batch in (1, 3, 4):
-        x = rng.standard_normal((batch, 3, 18, 16)).astype(dtype)
+        x = rng.standard_normal((batch, 3, *image)).astype(dtype)
         np.testing.assert_array_equal(written([x])[0], copied([x])[0])
 
 
 def test_phases_a_reader_cannot_multiply_in_place_are_not_read_as_a_tensor(monkeypatch):
     """Phases are no strided view of the output: where the reader's lowering finds it cannot multiply
     them in place, the program is not built so (the results still the interpreter's)."""
-    monkeypatch.setattr(convolution_lowering, "_reads_in_place", lambda *args: False)
+    monkeypatch.setattr(convolution_lowering, "reads_in_place", lambda *args: False)
     model = _Chain(3, [(8, 3, 1, 1), (6, 3, 1, 2)]).eval()
     example = torch.from_numpy(np.ones((2, 3, 16, 16), np.float32))
     graph = torch.jit.optimize_for_inference(torch.jit.trace(model, example), jit=False).graph

@@ -359,10 +359,10 @@ class _BandedNet(torch.nn.Module):
 
 
 def test_a_convolution_of_many_bands_equals_the_interpreter(monkeypatch):
-    from scriptc.runtime import convolution_lowering
+    from scriptc.runtime import convolution_lowering, tap_products
 
     monkeypatch.setattr(convolution_lowering, "BAND_BYTES", 4096)  # 13 rows of 13: bands of 3 rows, then 1
-    monkeypatch.setattr(convolution_lowering, "TAP_WIDTH_RATIO", (0, 1))  # im2col's columns, not the taps
+    monkeypatch.setattr(tap_products, "TAP_WIDTH_RATIO", (0, 1))  # im2col's columns, not the taps
     assert convolution_lowering.bands(13, 3 * 9 * 13 * 4) == [(0, 3), (3, 6), (6, 9), (9, 12), (12, 13)]
     torch.manual_seed(9)
     traced = torch.jit.trace(_BandedNet().eval(), torch.randn(2, 3, 13, 13))

@@ -13,6 +13,7 @@ that way and the few that need their own lowering in the compiler (calls.py, `bu
 from __future__ import annotations
 
 import builtins
+import collections
 import math
 import warnings
 
@@ -37,6 +38,8 @@ def builtin_of(obj) -> str | None:
     """The name of the Python builtin `obj` is, when the table knows it."""
     if obj is warnings.warn:  # TorchScript's aten::warn
         return "warn"
+    if obj is collections.OrderedDict:  # TorchScript's dicts keep insertion order: OrderedDict() is dict()
+        return "dict"
     name = getattr(obj, "__name__", None)
     if name is None or getattr(builtins, name, None) is not obj:
         return None

@@ -387,7 +387,7 @@ class AstBuilder(Transformer):
 
     def dict_unpack(self, children):
         star = children[0]
-        return ast.Unsupported(star.line, star.column, "dict unpacking (**) is not supported")
+        return ast.Unsupported(star.line, star.column, "Dict expansion (e.g. `{**dict}`) is not supported")
 
     def _refused_display(message):
         def build(self, children):

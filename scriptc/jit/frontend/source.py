@@ -32,12 +32,14 @@ class Source:
         self.basename = Path(self.filename).name
         self._commented: set | None = None  # numbers of the lines with "type:" in them
 
-    def error(self, message: str, line: int | None = None, col: int | None = None) -> ScriptError:
-        """A ScriptError at (line, col) of this text (1-based), showing the line and a caret."""
+    def error(self, message: str, line: int | None = None, col: int | None = None,
+              kind: type = ScriptError) -> ScriptError:
+        """A ScriptError (or its subclass `kind`) at (line, col) of this text (1-based), showing the
+        line and a caret."""
         if line is None:
-            return ScriptError(message, self.filename, None, None)
+            return kind(message, self.filename, None, None)
         source_line = self.lines[line - 1] if 0 < line <= len(self.lines) else None
-        return ScriptError(message, self.filename, line + self.line_offset, col, source_line)
+        return kind(message, self.filename, line + self.line_offset, col, source_line)
 
     def location(self, line: int, col: int) -> SourceLocation:
         return SourceLocation(self.basename, line + self.line_offset, col)

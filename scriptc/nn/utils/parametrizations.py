@@ -211,8 +211,12 @@ class _Orthogonal(Module):
                 if self.orthogonal_map != _OrthMaps.householder:
                     raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
                                               "parametrizations when use_trivialization=False.")
-                raise NotImplementedError("assigning to a householder parametrization with use_trivialization=False "
-                                          "needs torch.geqrf, which scriptc does not have")
+                # Q's QR with diag(R) > 0 (else Q = (-Q)(-I) is a QR too); geqrf's diagonal holds R's, and
+                # LAPACK leaves tau exactly 0 where it uses no reflection.
+                A, tau = scriptc.geqrf(Q)
+                A.diagonal(dim1=-2, dim2=-1).sign_()
+                A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
+                return A.mT if transpose else A
             if n == k:
                 Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
             else:

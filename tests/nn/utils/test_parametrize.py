@@ -210,6 +210,22 @@ def test_orthogonal_matches_torch_and_is_orthogonal(shape, orthogonal_map):
                                rtol=1e-6, atol=1e-10)
 
 
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
+def test_assigning_to_householder_without_trivialization_matches_torch(shape):
+    """right_inverse stores geqrf's reflectors of the assigned orthogonal matrix (diag(R) > 0)."""
+    q = np.linalg.qr(np.random.default_rng(1).standard_normal((max(shape), min(shape))))[0]
+    q = q if shape[0] >= shape[1] else q.T
+    originals = []
+    for T in (torch, scriptc):
+        layer = T.nn.Linear(shape[1], shape[0])
+        T.nn.utils.parametrizations.orthogonal(layer, orthogonal_map="householder", use_trivialization=False)
+        with T.no_grad():
+            layer.weight = T.tensor(q, dtype=T.float32)
+        np.testing.assert_allclose(layer.weight.detach().numpy(), q, atol=1e-6)
+        originals.append(layer.parametrizations.weight.original.detach().numpy())
+    np.testing.assert_allclose(originals[1], originals[0], atol=1e-5)
+
+
 def test_orthogonal_errors():
     with pytest.raises(ValueError, match="Expected a matrix or batch of matrices. Got a tensor of 1 dimensions."):
         scriptc.nn.utils.parametrizations.orthogonal(scriptc.nn.Linear(2, 2), name="bias")

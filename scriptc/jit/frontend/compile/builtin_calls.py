@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 
+from scriptc.jit.markers import bare_container_refusal
 from scriptc.ir.graph import Value
 from scriptc.types import (
     Any_,
@@ -306,6 +307,11 @@ class BuiltinCalls:
             if len(node.args) != 2 or node.keywords:
                 raise self.error(f"{name}() takes exactly two arguments", node)
             value = self.expr(node.args[0])
+            if name == "jit.isinstance":
+                found, obj = self.lookup_object(node.args[1])
+                refusal = bare_container_refusal(obj) if found else None
+                if refusal is not None:
+                    raise self.error(refusal, node.args[1])
             target = self.type_argument(node.args[1])
             self.at(node)
             if not isinstance(value, Value):
@@ -378,10 +384,17 @@ class BuiltinCalls:
 
     def torch_check(self, args: list, kwargs: dict, node):
         """torch._check(cond, message=None): raises RuntimeError(message) unless cond."""
-        try:
-            bound = inspect.signature(lambda cond, message=None: None).bind(*args, **kwargs)
-        except TypeError as exc:
-            raise self.error(f"torch._check(): {exc}", node) from None
+        given = len(args) + len(kwargs)
+        if not 1 <= given <= 2:
+            raise self.error(f"torch._check() expects 1 or 2 arguments, got {given}", node)
+        unexpected = [k for k in kwargs if k not in ("cond", "message")]
+        if unexpected:
+            raise self.error(f"torch._check() got unexpected keyword argument '{unexpected[0]}'", node)
+        if args and "cond" in kwargs:
+            raise self.error("torch._check() got multiple values for argument 'cond'", node)
+        if not args and "cond" not in kwargs:
+            raise self.error("torch._check() missing required argument 'cond'", node)
+        bound = inspect.signature(lambda cond, message=None: None).bind(*args, **kwargs)
         cond = self.as_bool(bound.arguments["cond"], node)
         message = "Expected cond to be True, but got False"
         if "message" in bound.arguments:

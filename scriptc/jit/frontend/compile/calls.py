@@ -148,7 +148,7 @@ class Calls:
                 break
         if failure is not None:
             raise self.error("\n".join([failure, *refusals]), node)
-        raise self.error(f"arguments for call are not valid; '{name}' accepts:\n" + "\n".join(reasons), node)
+        raise self.error(f"Arguments for call are not valid; '{name}' accepts:\n" + "\n".join(reasons), node)
 
     def op_argument(self, value, node) -> Value:
         if isinstance(value, SugaredTuple):
@@ -277,6 +277,10 @@ class Calls:
                 raise self.error("str.format() takes positional arguments only in scripted code", node)
             values = self.make_tuple([self.as_value(a, node) for a in args])
             return self.emit1("format.str", [base, values], Str)
+        number = {Int: int, Float: float, Bool: bool}.get(t)
+        if number is not None and not hasattr(number, name):
+            # (the op table's `add`, `mul`... are operators, not methods of a number, as torch says)
+            raise self.error(f"'{t}' object has no attribute or method '{name}'", node)
         return self.python_op(name, [base] + args, kwargs, node, failure=f"'{t}' has no method '{name}' in "
                               "scripted code (or not with these arguments)")
 

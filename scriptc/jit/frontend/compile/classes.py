@@ -46,7 +46,8 @@ class Classes:
         if kind == "class":
             return self.construct_object(ref.cls, args, kwargs, node)
         if kind == "exception":
-            raise self.error("exceptions can only be raised (`raise Exception(...)`) in scripted code", node)
+            raise self.error(f"{ref.cls.__name__} object cannot be used as a value: exceptions can only be raised "
+                             "(`raise Exception(...)`) in scripted code", node)
         if kind == "enum":
             raise self.error("Enum members are read as attributes (Color.RED) in scripted code", node)
         raise self.error(f"{ref.cls.__name__}(...) cannot be called in scripted code", node)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from scriptc.errors import ScriptError
+from scriptc.errors import NotSupportedError, ScriptError
 from scriptc.ir.graph import Graph
 from scriptc.types import NoneType, ObjectType, TensorType, Type
 
@@ -20,6 +20,7 @@ from scriptc.ir.nesting import deep_recursion
 
 from ..parser import parse
 from ..source import get_source
+from .dataclass_methods import generated_method, is_generated, is_init_only
 from .function import FunctionCompiler, build_graph
 from .modules import container_type_of
 from .resolve import jit_functions
@@ -59,7 +60,7 @@ def definition_of(fn, source=None):
         if isinstance(stmt, ast.FunctionDef):
             return stmt, source
         if isinstance(stmt, ast.Unsupported):
-            raise source.error(stmt.message, stmt.line, stmt.col)
+            raise source.error(stmt.message, stmt.line, stmt.col, NotSupportedError)
     raise ScriptError(f"jit.script: no function definition found in the source of {fn!r}", source.filename)
 
 
@@ -180,12 +181,12 @@ class ScriptContext:
 
     def module_method_graph(self, owner, fn, caller, node) -> tuple[Graph, str]:
         """A module method compiled as a graph of its own (`self` its first input), for jit.fork."""
-        key = (id(owner.module), fn)
+        key = (id(owner.module), owner.path, fn)  # (its attributes are recorded under its path)
         if key in self._names:
             return self.functions[self._names[key]], self._names[key]
         definition, source = definition_of(fn)
         name = self.unique_name(f"{type(owner.module).__name__}.{fn.__name__}")
-        graph = build_graph(self, fn, definition, source, name, owner=owner.module)
+        graph = build_graph(self, fn, definition, source, name, owner=owner.module, owner_path=owner.path)
         self.functions[name] = graph
         self._names[key] = name
         return graph, name
@@ -254,6 +255,8 @@ class ScriptContext:
         self._class_records[cls] = record
         self.classes[record.name] = record
         for name, annotation in annotations_of(cls).items():
+            if is_init_only(cls, name, annotation):
+                continue
             try:
                 record.attributes[name] = python_type(annotation, caller.class_type)
             except AnnotationError as exc:
@@ -287,6 +290,8 @@ class ScriptContext:
         if function in self.functions:
             return self.functions[function], function
         fn = getattr(record.cls, name)
+        if is_generated(record.cls, name, fn):  # a dataclass's __init__, __eq__...: no source to read
+            fn = generated_method(record.cls, name)
         if function in self._compiling:
             raise caller.error(f"recursive call to {record.cls.__name__}.{name}() (TorchScript does not support "
                                "recursion)", node)
@@ -350,6 +355,7 @@ def _unconvertible_attribute(module, name: str, value) -> str:
 
 
 def _self_assignments(definition: ast.FunctionDef) -> set:
+    owner = definition.params[0].name if definition.params else "self"
     names = set()
     stack = list(definition.body)
     while stack:
@@ -357,7 +363,7 @@ def _self_assignments(definition: ast.FunctionDef) -> set:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else (
             [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else [])
         for target in targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == owner:
                 names.add(target.attr)
         for name in ("body", "orelse"):
             stack.extend(getattr(stmt, name, None) or [])

@@ -222,7 +222,7 @@ class ControlFlow:
             return self.raises("Exception")
         text = self.runtime_message(node.exc)
         if text is not None:  # raise Exc(f"... {value}"): the message is formatted when it is raised
-            self.emit("prim::RaiseException", [text], [], {"message": f"{self.exception_name(node.exc.func)}: "})
+            self.emit("prim::RaiseException", [text], [], {"message": f"{self.exception_name(node.exc.func, True)}: "})
             return LEAVE
         return self.raises(self.exception_message(node.exc))
 
@@ -284,11 +284,12 @@ class ControlFlow:
                 text = self.static_string(arg)
                 parts.append(text if text is not None else "<value>")
             text = parts[0] if len(parts) == 1 else f"({', '.join(parts)})"  # as TorchScript writes args
-            return f"{name}: {text}" if parts else name
+            return f"{self.exception_name(exc.func, True)}: {text}" if parts else name
         return self.exception_name(exc)
 
-    def exception_name(self, node: ast.Node) -> str:
-        """The raised class's name; a ScriptError where it names nothing, or no exception class."""
+    def exception_name(self, node: ast.Node, qualified: bool = False) -> str:
+        """The raised class's name (`qualified`: with its module, as TorchScript names an exception raised
+        with arguments: builtins.ValueError); a ScriptError where it names nothing, or no exception class."""
         name = _dotted(node)
         found, obj = self.lookup_object(node) if name is not None else (False, None)
         if not found:
@@ -296,7 +297,7 @@ class ControlFlow:
                              "exceptions must derive from BaseException", node)
         if not (isinstance(obj, type) and issubclass(obj, BaseException)):
             raise self.error(f"exceptions must derive from BaseException, not {name}", node)
-        return name
+        return f"{obj.__module__}.{obj.__name__}" if qualified else name
 
     def static_string(self, node: ast.Node) -> str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any
 
-from scriptc.errors import ScriptError
+from scriptc.errors import NotSupportedError, ScriptError
 from scriptc.ir.graph import Block, Node, Value
 from scriptc.types import Type, type_of_constant
 
@@ -16,8 +16,10 @@ from .values import Refined
 
 
 def function_globals(fn) -> dict:
-    """The names a function's body can see: its module's globals and its closure's cells."""
+    """The names a function's body can see: its module's globals, the scope a script class was scripted
+    in (for its methods) and its closure's cells."""
     names = dict(getattr(fn, "__globals__", {}))
+    names.update(getattr(fn, "_scriptc_defining_scope", {}))
     closure = getattr(fn, "__closure__", None)
     if closure:
         for name, cell in zip(fn.__code__.co_freevars, closure):
@@ -37,6 +39,7 @@ class Emitter:
         self.fn = fn
         self.globals = function_globals(fn)
         self.self_value = self_value
+        self.self_name = "self"  # what a module method calls its module (its first parameter)
         self.block = block
         self.scopes: list[dict[str, Any]] = [{}]
         self.line, self.col = 1, 1
@@ -46,10 +49,14 @@ class Emitter:
         self.shared: dict = {}
 
     # --- errors and positions ---------------------------------------------------------------------
-    def error(self, message: str, node: ast.Node | None = None) -> ScriptError:
+    def error(self, message: str, node: ast.Node | None = None, kind: type = ScriptError) -> ScriptError:
         if node is not None:
-            return self.source.error(message, node.line, node.col)
-        return self.source.error(message, self.line, self.col)
+            return self.source.error(message, node.line, node.col, kind)
+        return self.source.error(message, self.line, self.col, kind)
+
+    def unsupported(self, node: ast.Unsupported) -> ScriptError:
+        """The refusal an Unsupported node carries, as torch's NotSupportedError."""
+        return self.error(node.message, node, NotSupportedError)
 
     def called_here(self, callee: str, node: ast.Node) -> str:
         """torch's line for an error inside `callee`, compiled because this code calls it at `node`:

@@ -85,7 +85,7 @@ class Expressions:
             raise self.error(value.message, node)
         if value is not None:
             return value
-        if node.id == "self" and self.self_value is not None:
+        if node.id == self.self_name and self.self_value is not None:
             return self.self_value
         return self.resolve_global(node.id, node)
 
@@ -112,7 +112,7 @@ class Expressions:
         return self.emit1("format.str", [self.const("".join(template)), self.make_tuple(values)], Str)
 
     def expr_Unsupported(self, node: ast.Unsupported, expected):
-        raise self.error(node.message, node)
+        raise self.unsupported(node)
 
     def expr_Starred(self, node: ast.Starred, expected):
         raise self.error("starred expressions are not supported", node)

@@ -117,7 +117,7 @@ class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, 
 
 
 def build_graph(ctx, fn, definition: ast.FunctionDef, source, name: str, owner=None, self_type=None,
-                hooks: bool = False) -> Graph:
+                hooks: bool = False, owner_path: str = "") -> Graph:
     """The graph of a free function, a module method (`owner`: the module, whose value is the first
     input) or a script class method (`self_type`: the object type). `hooks`: the method is the
     module's forward called as the module is (`module(x)`), its forward pre-hooks and hooks around it."""
@@ -129,7 +129,8 @@ def build_graph(ctx, fn, definition: ast.FunctionDef, source, name: str, owner=N
     params, returns = compiler.parameter_types(definition, skip_self=has_self)
     bound = {}
     if owner is not None:
-        compiler.self_value = SugaredModule(owner, graph.add_input(ModuleType(), "self"), "")
+        compiler.self_value = SugaredModule(owner, graph.add_input(ModuleType(), "self"), owner_path)
+        compiler.self_name = definition.params[0].name if definition.params else "self"  # (any name, as in Python)
     elif self_type is not None:
         bound[definition.params[0].name] = graph.add_input(self_type, "self")
     for param_name, t in params:

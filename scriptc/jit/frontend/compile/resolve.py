@@ -42,8 +42,16 @@ def jit_functions() -> dict[int, str]:
              "get_num_interop_threads": scriptc.get_num_interop_threads, "tensor": scriptc.tensor,
              "as_tensor": scriptc.as_tensor, "is_tensor": scriptc.is_tensor, "_assert": getattr(scriptc, "_assert", None),
              "no_grad": scriptc.no_grad, "enable_grad": scriptc.enable_grad,
-             "_get_tracing_state": scriptc._C._get_tracing_state, "_check": jit.markers._check}
+             "_get_tracing_state": scriptc._C._get_tracing_state, "_check": jit.markers._check,
+             "manual_seed": scriptc.manual_seed, "Generator": scriptc.Generator}
     return {id(obj): name for name, obj in named.items() if obj is not None}
+
+
+def prepared_function(fn):
+    """What to compile for the function `fn`: what its `__prepare_scriptable__` returns where it has
+    one (a decorator's wrapper naming the function it wraps), as torch.jit.script does."""
+    prepare = getattr(fn, "__prepare_scriptable__", None)
+    return prepare() if callable(prepare) else fn
 
 
 class Resolver:
@@ -117,6 +125,7 @@ class Resolver:
         if isinstance(obj, type):
             return self.class_ref(obj, name, node)
         if inspect.isfunction(obj):
+            obj = prepared_function(obj)
             declarations = self.ctx.overloads_of(obj)
             return OverloadedFunction(obj, declarations) if declarations else UserFunction(obj)
         if isinstance(obj, tuple):

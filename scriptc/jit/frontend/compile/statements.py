@@ -30,7 +30,7 @@ class Statements:
         return None
 
     def stmt_Unsupported(self, node: ast.Unsupported):
-        raise self.error(node.message, node)
+        raise self.unsupported(node)
 
     def stmt_FunctionDef(self, node: ast.FunctionDef):
         raise self.error("nested function definitions are not supported", node)
@@ -160,7 +160,7 @@ class Statements:
         elif isinstance(target, ast.Starred):
             raise self.error("starred assignment target must be in a list or tuple", target)
         elif isinstance(target, ast.Unsupported):
-            raise self.error(target.message, target)
+            raise self.unsupported(target)
         else:
             raise self.error(f"cannot assign to a {type(target).__name__.lower()}", target)
 

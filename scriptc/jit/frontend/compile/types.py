@@ -17,6 +17,7 @@ from scriptc.types import (
     EnumType,
     Float,
     FutureType,
+    GeneratorT,
     Int,
     ListType,
     ModuleType,
@@ -173,6 +174,8 @@ def python_type(obj, resolve_class=None) -> Type:
         return DeviceT
     if obj is scriptc.dtype:
         return DType
+    if obj is scriptc.Generator:
+        return GeneratorT
     origin = typing.get_origin(obj)
     if origin is not None:
         args = typing.get_args(obj)
@@ -257,8 +260,14 @@ def enum_type(cls) -> EnumType:
     """The type of an Enum class's members (their values must share one type)."""
     values = [m.value for m in cls]
     kinds = {type(v) for v in values}
-    if len(kinds) != 1 or next(iter(kinds)) not in (int, float, str):
-        raise AnnotationError(f"Enum {cls.__name__}: all values must be int, float or str, and of one type")
+    if len(kinds) > 1:  # torch's words
+        raise AnnotationError(f"Could not unify type list since element {len(values) - 1} of type "
+                              f"{type(values[-1]).__name__} did not match the types before it "
+                              f"(Enum {cls.__name__}: all values must be of one type)")
+    if kinds and next(iter(kinds)) not in (int, float, str):
+        kind = next(iter(kinds))
+        name = "Tensor" if hasattr(kind, "shape") and hasattr(kind, "dtype") else kind.__name__
+        raise AnnotationError(f"Cannot create Enum with value type '{name}'")
     return EnumType(cls.__qualname__, _PLAIN[next(iter(kinds))])
 
 

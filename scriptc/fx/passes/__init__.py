@@ -1,0 +1,1 @@
+"""torch.fx.passes: graph passes over GraphModules (shape_prop)."""

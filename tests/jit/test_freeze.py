@@ -1,0 +1,98 @@
+"""torch.jit.freeze as torch 2.13 behaves: frozen modules' results, forward and preserved methods,
+and its errors for what it does not freeze."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import scriptc
+
+torch = pytest.importorskip("torch")
+
+
+def _counter(engine):
+    class Counter(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = engine.ones(3) * 2
+            self.count = 0
+
+        def forward(self, x):
+            return x * self.w
+
+        @engine.jit.export
+        def bump(self, x):
+            self.count += 1
+            return x + self.count
+
+    return Counter()
+
+
+@pytest.mark.parametrize("engine", [torch, scriptc], ids=["torch", "scriptc"])
+def test_a_frozen_module_keeps_forward_and_its_preserved_methods(engine):
+    frozen = engine.jit.freeze(engine.jit.script(_counter(engine)).eval(), preserved_attrs=["bump"])
+    x = engine.ones(3)
+    assert frozen.forward(x).tolist() == frozen(x).tolist() == [2.0, 2.0, 2.0]
+    assert frozen.bump(x).tolist() == [2.0, 2.0, 2.0] and frozen.bump(x).tolist() == [3.0, 3.0, 3.0]
+
+
+@pytest.mark.parametrize("engine", [torch, scriptc], ids=["torch", "scriptc"])
+def test_freeze_refuses_a_training_module_and_an_unscripted_one(engine):
+    with pytest.raises(RuntimeError, match="only implemented for modules in eval mode"):
+        engine.jit.freeze(engine.jit.script(engine.nn.Linear(2, 2)))
+    with pytest.raises(RuntimeError, match="Freezing expects a ScriptModule as input"):
+        engine.jit.freeze(engine.nn.Linear(2, 2).eval())
+
+
+def _forking(engine):
+    class Inner(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.offset = engine.ones(2, 2)  # a plain attribute of the submodule, not a buffer
+
+        def forward(self, x):
+            return x * 3 + self.offset
+
+    class Outer(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+
+        def forward(self, x):
+            future = engine.jit._fork(self.inner.forward, x)
+            return engine.jit._wait(future) + self.inner(x)
+
+    return Outer()
+
+
+def test_forking_a_submodule_method_reads_that_submodule_scripted_and_frozen():
+    x = np.arange(4, dtype=np.float32).reshape(2, 2)
+    expected = _forking(torch)(torch.from_numpy(x)).numpy()
+    scripted = scriptc.jit.script(_forking(scriptc)).eval()
+    np.testing.assert_allclose(scripted(scriptc.from_numpy(x)).numpy(), expected)
+    np.testing.assert_allclose(scriptc.jit.freeze(scripted)(scriptc.from_numpy(x)).numpy(), expected)
+
+
+def _mixed_tuple(engine):
+    class Mixed(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.g = ([1, 2], 3.25, "4.4", engine.tensor([5.5]))
+
+        def forward(self, x):
+            return x + self.g[3] * self.g[1] + len(self.g[0]), self.g[2]
+
+    return Mixed()
+
+
+def test_a_tuple_attribute_holding_a_tensor_freezes(tmp_path):
+    x = np.ones(2, np.float32)
+    expected, text = _mixed_tuple(torch)(torch.from_numpy(x))
+    frozen = scriptc.jit.freeze(scriptc.jit.script(_mixed_tuple(scriptc)).eval())
+    got, got_text = frozen(scriptc.from_numpy(x))
+    np.testing.assert_allclose(got.numpy(), expected.numpy())
+    assert got_text == text
+    frozen.save(tmp_path / "frozen.sc")
+    np.testing.assert_allclose(scriptc.jit.load(tmp_path / "frozen.sc")(scriptc.from_numpy(x))[0].numpy(),
+                               expected.numpy())

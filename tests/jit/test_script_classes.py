@@ -1,0 +1,113 @@
+"""@torch.jit.script classes against torch 2.13: the names the methods of one defined inside a function
+see, and dataclasses (the methods torch writes for them)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import List, Optional
+
+import pytest
+
+import scriptc
+
+torch = pytest.importorskip("torch")
+
+
+def _tree_depth(engine):
+    @engine.jit.script
+    class Leaf:
+        def __init__(self, value: int):
+            self.value = value
+
+    @engine.jit.script
+    class Holder:
+        def __init__(self):
+            self.child = engine.jit.annotate(Optional[Leaf], None)
+
+        def add_child(self, child):
+            # type: (Leaf) -> None
+            self.child = child  # Leaf is a local of the defining function, named only in a type comment
+
+        def total(self) -> int:
+            child = self.child
+            return 0 if child is None else child.value
+
+    @engine.jit.script
+    def use(v: int) -> int:
+        h = Holder()
+        before = h.total()
+        h.add_child(Leaf(v))
+        return before + h.total()
+
+    return use
+
+
+def test_a_script_class_sees_the_locals_of_the_function_that_scripted_it():
+    assert _tree_depth(scriptc)(7) == _tree_depth(torch)(7) == 7
+
+
+@dataclasses.dataclass(order=True)
+class Point:
+    x: float
+    y: float
+    norm: float = 0.0  # (an Optional field torch compares only where its annotation is no string)
+
+    def __post_init__(self):
+        self.norm = (self.x ** 2 + self.y ** 2) ** 0.5
+
+
+def _compare(x1: float, y1: float, x2: float, y2: float):
+    a = Point(x1, y1)
+    b = Point(x2, y2)
+    return a == b, a < b, a <= b, a > b, a >= b, a.norm, b.norm
+
+
+@pytest.mark.parametrize("args", [(1.0, 2.0, 1.0, 2.0), (1.0, 2.0, 1.0, 3.0), (3.0, -1.0, 1.0, 5.0)])
+def test_a_dataclass_gets_the_init_and_comparisons_torch_writes_for_it(args):
+    for engine in (torch, scriptc):
+        engine.jit.script(Point)
+    expected = torch.jit.script(_compare)(*args)
+    assert scriptc.jit.script(_compare)(*args) == expected == _compare(*args)
+
+
+@dataclasses.dataclass
+class Scaled:
+    x: float
+    scale: dataclasses.InitVar[int] = 2
+    total: Optional[float] = None
+
+    def __post_init__(self, scale: int):
+        self.total = self.x * scale
+
+
+def test_a_dataclass_init_var_reaches_post_init_and_is_no_attribute():
+    def make(x: float, k: int):
+        a, b = Scaled(x), Scaled(x, k)
+        return a.total, b.total, a == b, a == Scaled(x)
+
+    assert scriptc.jit.script(make)(1.5, 3) == make(1.5, 3) == (3.0, 4.5, False, True)
+
+
+def test_a_dataclass_keeps_its_own_eq_and_refuses_default_factories():
+    @scriptc.jit.script
+    @dataclasses.dataclass
+    class ByKey:
+        key: int
+        payload: int
+
+        def __eq__(self, other: "ByKey") -> bool:
+            return self.key == other.key
+
+    @scriptc.jit.script
+    def same(a: int, b1: int, b2: int) -> bool:
+        return ByKey(a, b1) == ByKey(a, b2)
+
+    assert same(1, 2, 3)
+
+    @dataclasses.dataclass
+    class Listed:
+        items: List[int] = dataclasses.field(default_factory=list)
+
+    for engine in (torch, scriptc):
+        with pytest.raises(NotImplementedError, match="Default factory initializers are not supported"):
+            engine.jit.script(Listed)

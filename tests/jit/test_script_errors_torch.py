@@ -1,0 +1,141 @@
+"""Errors jit.script reports in torch 2.13's words, checked against torch itself."""
+
+from __future__ import annotations
+
+import enum
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+
+import scriptc
+
+torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built graphs behind
+
+CHECK_CALLS = [
+    ('torch._check(True, "msg", "extra")', r"torch._check\(\) expects 1 or 2 arguments, got 3"),
+    ("torch._check()", r"torch._check\(\) expects 1 or 2 arguments, got 0"),
+    ('torch._check(True, invalid_arg="msg")', "torch._check\\(\\) got unexpected keyword argument 'invalid_arg'"),
+    ("torch._check(True, cond=False)", "got multiple values for argument 'cond'"),
+    ('torch._check(message="m")', "missing required argument 'cond'"),
+    ("c = 1\n    c.add(1)", "'int' object has no attribute or method 'add'"),
+]
+
+
+def _compile(engine, source: str, bare=None):
+    """`source` compiled by `engine`, its `torch` being that engine (and `Bare` the given type)."""
+    torch = engine  # noqa: F841  (the compilation unit resolves names in this frame)
+    Bare = bare  # noqa: F841
+    return engine.jit.CompilationUnit(source)
+
+
+@pytest.mark.parametrize("body, message", CHECK_CALLS)
+def test_misused_calls_are_refused_as_torch_refuses_them(body, message):
+    source = f"def f(x):\n    {body}\n    return x\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            _compile(engine, source)
+
+
+@pytest.mark.parametrize("bare, message", [
+    (List, r"Attempted to use List without a contained type. Please add a contained type, e.g. List\[int\]"),
+    (Tuple, r"Attempted to use Tuple without a contained type. Please add a contained type, e.g. Tuple\[int\]"),
+    (Optional, r"Please add a contained type, e.g. Optional\[int\]"),
+    (Dict, r"Attempted to use Dict without contained types. Please add contained type, e.g. Dict\[int, int\]"),
+])
+def test_jit_isinstance_refuses_a_container_without_element_types(bare, message):
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            engine.jit.isinstance([1], bare)
+        with pytest.raises(RuntimeError, match=message):
+            _compile(engine, "def f(x: List[int]):\n    return torch.jit.isinstance(x, Bare)\n", bare)
+
+
+def test_hash_of_a_tensor_is_by_identity_and_a_list_is_unhashable():
+    def same(a, b):
+        return hash(a) == hash(b)
+
+    def nested(t: Tuple[int, List[int]]):
+        return hash(t)
+
+    for engine in (torch, scriptc):
+        x = engine.tensor(1)
+        assert engine.jit.script(same)(x, x) and not engine.jit.script(same)(x, engine.tensor(1))
+        with pytest.raises(RuntimeError, match="unhashable"):
+            engine.jit.script(nested)((1, [1]))
+
+
+class Mixed(enum.Enum):
+    RED = 1
+    GREEN = "green"
+
+
+class Tensors(enum.Enum):
+    FOO = scriptc.tensor(0)
+
+
+def _mixed_name(x: Mixed) -> str:
+    return x.name
+
+
+def _tensor_name(x: Tensors) -> str:
+    return x.name
+
+
+@pytest.mark.parametrize("fn, message", [(_mixed_name, "Could not unify type list"),
+                                         (_tensor_name, "Cannot create Enum with value type 'Tensor'")])
+def test_an_enum_script_cannot_type_is_refused_in_torchs_words(fn, message):
+    with pytest.raises(RuntimeError, match=message):
+        scriptc.jit.script(fn)
+
+
+def _expands(d: Dict[str, int]):
+    return {**d}
+
+
+def _exception_value():
+    a = Exception()
+    print(a)
+
+
+@pytest.mark.parametrize("fn, kind, message", [
+    (_expands, scriptc.jit.frontend.NotSupportedError, "Dict expansion"),
+    (_exception_value, RuntimeError, "cannot be used as a value"),
+])
+def test_unsupported_python_is_refused_with_torchs_error(fn, kind, message):
+    torch_kind = torch.jit.frontend.NotSupportedError if kind is not RuntimeError else RuntimeError
+    with pytest.raises(torch_kind, match=message):
+        torch.jit.script(fn)
+    with pytest.raises(kind, match=message):
+        scriptc.jit.script(fn)
+
+
+def _unwrapping(fn):
+    def wrapper(*args, **kwargs):  # not scriptable itself: *args
+        return fn(*args, **kwargs)
+
+    wrapper.__prepare_scriptable__ = lambda: fn
+    return wrapper
+
+
+@_unwrapping
+def _inner(x: float) -> float:
+    return x + 3
+
+
+@_unwrapping
+def _outer(x: float) -> float:
+    return _inner(x) * 2
+
+
+def test_a_decorator_names_what_to_script_through_prepare_scriptable():
+    for engine in (torch, scriptc):
+        assert engine.jit.script(_outer)(1.0) == _outer(1.0) == 8.0
+
+
+def test_tensor_layout_reads_as_torch_script_reads_it():
+    def layout_of(x):
+        return x.layout
+
+    assert scriptc.jit.script(layout_of)(scriptc.ones(2)) == torch.jit.script(layout_of)(torch.ones(2)) == 0

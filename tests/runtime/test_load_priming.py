@@ -1,0 +1,79 @@
+"""runtime.load's priming: the batches it runs a model at on zeros, and what a user cannot see of it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import scriptc as torch
+from scriptc.runtime import load as runtime_load
+from scriptc.runtime import model as model_module
+
+from ..models import ALL, make_inputs
+
+
+def _traced_cnn(tmp_path, batch: int):
+    path = tmp_path / "cnn.sc"
+    torch.manual_seed(0)
+    torch.jit.save(torch.jit.trace(ALL["CNN"]().eval(), make_inputs("CNN", batch)), path)
+    return path
+
+
+def _primed_batches(path, monkeypatch) -> list[int]:
+    batches = []
+    real = model_module.RuntimeModel.run_method
+    monkeypatch.setattr(model_module.RuntimeModel, "run_method",
+                        lambda self, name, *inputs: batches.append(inputs[0].shape[0]) or real(self, name, *inputs))
+    runtime_load(path)
+    return batches
+
+
+def test_load_runs_the_traced_batch_once_when_its_call_is_cheap(tmp_path, monkeypatch):
+    monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 10.0)  # (room for every call on a busy machine)
+    monkeypatch.setattr(model_module, "WIDE_PRIMING_BATCH", 4)
+    batches = _primed_batches(_traced_cnn(tmp_path, 7), monkeypatch)
+    assert batches.count(7) == 1
+    # after batches 2 and 1 and the wide one, before 2 and 1 again (the last ones run are small)
+    at = batches.index(7)
+    assert set(batches[:at]) == {2, 1, 4} and batches[at - 1] == 4 and set(batches[at + 1:]) == {2, 1}
+
+
+def test_load_skips_the_traced_batch_when_its_call_would_cost_more_than_allowed(tmp_path, monkeypatch):
+    monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 10.0)
+    monkeypatch.setattr(model_module, "EXAMPLE_PRIMING_BUDGETS", 0.0)
+    assert 7 not in _primed_batches(_traced_cnn(tmp_path, 7), monkeypatch)
+    # (a traced batch that priming runs anyway is not run again)
+    monkeypatch.setattr(model_module, "EXAMPLE_PRIMING_BUDGETS", 2.5)
+    batches = _primed_batches(_traced_cnn(tmp_path, 2), monkeypatch)
+    assert batches.count(2) == 2 * model_module.PRIMING_CALLS
+
+
+def test_the_estimate_of_a_call_at_a_batch_grows_by_the_cost_of_a_row():
+    estimate = model_module._call_estimate  # (the fastest batch-1 call, the fastest batch-2 call, a batch)
+    assert estimate(1.0, 1.5, 1) == 1.0
+    assert estimate(1.0, 1.5, 9) == 5.0
+    assert estimate(1.0, 0.9, 16) == 1.0  # (a batch-2 call that came out faster: rows cost nothing)
+
+
+class _Noisy(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return h + torch.randn_like(h) * 0.5
+
+
+def test_priming_leaves_the_default_generator_where_it_was(tmp_path):
+    torch.manual_seed(0)
+    path = tmp_path / "noisy.sc"
+    torch.jit.trace(_Noisy().eval(), (torch.randn(4, 8),), check_trace=False).save(path)
+    x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+    results = []
+    for prime in (False, True):
+        torch.manual_seed(3)
+        model = runtime_load(path, prime=prime)
+        results.append((model(x), torch.randn(2)))
+    # (the same draws: the compiled call may round its last bit unlike the interpreted first one)
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(results[0][1].numpy(), results[1][1].numpy())
