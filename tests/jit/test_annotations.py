@@ -1,5 +1,5 @@
 """Annotations and calls between scripted functions: refused where torch refuses them, in torch's words."""
-from typing import List, Optional, Union
+from typing import List, Optional, Tuple, Union
 
 import pytest
 
@@ -101,3 +101,20 @@ def test_a_list_takes_only_values_of_its_element_type(fn, found, held):
 
 def test_optional_and_union_lists_take_their_members():
     assert torch.jit.script(_fills_optional_and_union_lists)() == ([1, None], [2, "b"])
+
+
+def _bare_tuple(x: torch.Tensor) -> Tuple:
+    return (x, x)
+
+
+def _bare_optional(x: torch.Tensor) -> Optional:
+    return x
+
+
+@pytest.mark.parametrize("fn, name", [(_bare_tuple, "Tuple"), (_bare_optional, "Optional")])
+def test_a_generic_without_its_element_types_is_refused(fn, name):
+    with pytest.raises(RuntimeError, match=f"Attempted to use {name} without a contained type"):
+        torch.jit.script(fn)
+    unit = torch.jit.CompilationUnit()
+    with pytest.raises(RuntimeError, match=f"Attempted to use {name} without a contained type"):
+        unit.define(f"def f(x: Tensor) -> {name}:\n    return x\n")

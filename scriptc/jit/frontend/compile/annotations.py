@@ -24,12 +24,14 @@ from .. import ast
 from ..lalr import SyntaxProblem
 from ..parser import parse_expression
 from .types import (
+    NEED_ELEMENTS,
     GENERICS,
     AnnotationError,
     builtin_type_name,
     generic_type,
     make_union,
     members,
+    missing_elements,
     named_type,
     python_type,
     static_isinstance,
@@ -70,6 +72,8 @@ class Annotations:
                 return python_type(obj, self.class_type)
             if isinstance(node, ast.Name) and named_type(node.id) is not None:
                 return named_type(node.id)
+            if _dotted(node).split(".")[-1] in NEED_ELEMENTS:
+                raise missing_elements(_dotted(node).split(".")[-1])
             raise AnnotationError(f"unknown type annotation '{_dotted(node)}'")
         if isinstance(node, ast.Tuple) and not node.elts:
             return TupleType(())

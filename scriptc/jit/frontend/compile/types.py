@@ -156,6 +156,18 @@ class AnnotationError(Exception):
     """An annotation that names no TorchScript type; the compiler reports it at the annotation."""
 
 
+# generics that mean nothing without their element types (a bare `-> Tuple`, `x: Optional`)
+NEED_ELEMENTS = ("List", "Dict", "Tuple", "Optional", "Union")
+_BARE_GENERICS = {typing.List: "List", typing.Dict: "Dict", typing.Tuple: "Tuple", typing.Optional: "Optional",
+                  typing.Union: "Union"}
+
+
+def missing_elements(name: str) -> AnnotationError:
+    """torch's refusal of a generic annotation given without its element types."""
+    return AnnotationError(f"Attempted to use {name} without a contained type. Please add a contained type, e.g. "
+                           f"{name}[int]")
+
+
 def python_type(obj, resolve_class=None) -> Type:
     """The IR type a Python annotation object stands for (int, typing.List[int], a script class...).
     `resolve_class(cls)` turns user classes (script classes, NamedTuples, Enums) into types."""
@@ -167,7 +179,11 @@ def python_type(obj, resolve_class=None) -> Type:
     if isinstance(obj, str):
         if obj in _NAMES:
             return _NAMES[obj]
+        if obj in NEED_ELEMENTS:
+            raise missing_elements(obj)
         raise AnnotationError(f"unknown type annotation '{obj}'")
+    if _hashable(obj) and obj in _BARE_GENERICS:
+        raise missing_elements(_BARE_GENERICS[obj])
     if obj is scriptc.Tensor:
         return TensorType()
     if obj is scriptc.device:
