@@ -69,6 +69,8 @@ def from_runtime(value, arguments: dict | None = None) -> Any:
     if isinstance(value, np.ndarray):
         given = arguments.get(id(value)) if arguments else None
         return given if given is not None and given._data is value else wrap(value)
+    if isinstance(value, _LiveModuleValue):  # a submodule scripted code returned (self.layers[::2])
+        return value.module
     if isinstance(value, tuple):
         return tuple(from_runtime(v, arguments) for v in value)
     if isinstance(value, list):
@@ -135,7 +137,7 @@ class ScriptFunction:
         args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs, self.name, False))
         with scripted_call():
             if self._reads_autograd or wants_grad(args):
-                return _single(self._eager.run([_eager_value(a) for a in args]))
+                return results(self._eager.run([_eager_value(a) for a in args]), args)
             return results(self._interpreter.run([to_runtime(a) for a in args]), args)
 
     def __repr__(self) -> str:
@@ -161,10 +163,6 @@ def _requires_grad(value) -> bool:
     if isinstance(value, dict):
         return any(_requires_grad(v) for v in value.values())
     return False
-
-
-def _single(outputs: list):
-    return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
 def bind_arguments(signature: inspect.Signature | None, args, kwargs, name: str = "forward",
@@ -404,7 +402,8 @@ class ScriptModule(Module):
         args = convert_arguments(self._graphs[name].inputs[1:],
                                  bind_arguments(self._signatures.get(name), args, kwargs, name))
         if self._reads_autograd or wants_grad(args) or wants_grad(list(self._module.parameters())):
-            return _single(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]))
+            return results(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]),
+                           args)
         module_value = self._module_value()
         try:
             outputs = self._interpreters[name].run([module_value] + [to_runtime(a) for a in args])
