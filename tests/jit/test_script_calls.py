@@ -85,3 +85,20 @@ class _Scales(torch.nn.Module):
 def test_a_module_counts_self_among_its_arguments():
     with pytest.raises(RuntimeError, match=r"forward\(\) expected at most 3 argument\(s\) but received 4"):
         torch.jit.script(_Scales())(torch.ones(1), 1.0, 2.0)
+
+
+class _Describer:
+    @torch.jit.ignore
+    def __call__(self, *args) -> str:
+        return f"{type(args[0]).__name__} of {args[0].numel()}"
+
+
+_DESCRIBE = _Describer()
+
+
+def _described(x):
+    return _DESCRIBE(x)
+
+
+def test_an_object_with_an_ignored_call_is_called_in_python():
+    assert torch.jit.script(_described)(torch.ones(3)) == "Tensor of 3"
