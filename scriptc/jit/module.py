@@ -420,6 +420,8 @@ class ScriptModule(Module):
         graphs = self.__dict__.get("_graphs", {})
         if name in graphs:
             return lambda *args, **kwargs: self.run_method(name, *args, **kwargs)
+        if _unused_property(type(self._module), name):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         return getattr(self._module, name)
 
     # --- state, delegated to the original module -------------------------------------------
@@ -476,6 +478,13 @@ class ScriptModule(Module):
     def save(self, path, **kwargs) -> None:
         from .api import save
         save(self, path, **kwargs)
+
+
+def _unused_property(cls, name: str) -> bool:
+    """A property the scripted module leaves out: listed in __jit_unused_properties__ or @jit.unused."""
+    member = inspect.getattr_static(cls, name, None)
+    return isinstance(member, property) and (name in getattr(cls, "__jit_unused_properties__", ()) or
+                                             getattr(member.fget, "_scriptc_unused", False))
 
 
 def _script_module_repr(module, kind: str) -> str:
