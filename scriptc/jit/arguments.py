@@ -111,6 +111,8 @@ def _number(value, t: Type, name: str):
             raise RuntimeError(f"Expected a value of type '{t}' for argument '{name}' but got a tensor with "
                                f"{value.numel()} elements")
         return kind(value.item())
+    if t == Bool and isinstance(value, (int, float)):
+        return bool(value)  # any number is a bool argument by its truth, as torch's binding casts it
     if t == Bool and not isinstance(value, bool) or t == Int and (isinstance(value, bool) or
                                                                   not isinstance(value, int)):
         raise _mismatch(value, t, name)

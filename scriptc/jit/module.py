@@ -14,6 +14,7 @@ from scriptc.errors import SignatureError
 from scriptc.ir.graph import Graph, walk
 from scriptc.nn.module import Module
 from scriptc.grad_mode import is_grad_enabled, set_grad_enabled
+from scriptc.ops.dicts import key_of, value_of_key
 from scriptc.ops.strings import one_warning_per_call
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
@@ -37,8 +38,8 @@ def to_runtime(value) -> Any:
         return tuple(to_runtime(v) for v in value)
     if isinstance(value, list):
         return [to_runtime(v) for v in value]
-    if isinstance(value, dict):
-        return {k: to_runtime(v) for k, v in value.items()}
+    if isinstance(value, dict):  # tensor keys by identity, as the runtime's dict ops key them
+        return {key_of(to_runtime(k)): to_runtime(v) for k, v in value.items()}
     return value
 
 
@@ -76,7 +77,7 @@ def from_runtime(value, arguments: dict | None = None) -> Any:
     if isinstance(value, list):
         return [from_runtime(v, arguments) for v in value]
     if isinstance(value, dict):
-        return {k: from_runtime(v, arguments) for k, v in value.items()}
+        return {from_runtime(value_of_key(k), arguments): from_runtime(v, arguments) for k, v in value.items()}
     return python_value(value)
 
 

@@ -102,3 +102,23 @@ def _described(x):
 
 def test_an_object_with_an_ignored_call_is_called_in_python():
     assert torch.jit.script(_described)(torch.ones(3)) == "Tensor of 3"
+
+
+def _flag(x: bool) -> bool:
+    return x
+
+
+def _has_key(keys: Dict[torch.Tensor, int], t: torch.Tensor) -> bool:
+    return t in keys
+
+
+def test_numbers_are_bool_arguments_by_their_truth():
+    scripted = torch.jit.script(_flag)
+    assert scripted(2) is True and scripted(0.0) is False and scripted(True) is True
+
+
+def test_tensor_keys_of_a_dict_argument_are_keys_by_identity():
+    key = torch.tensor(3)
+    scripted = torch.jit.script(_has_key)
+    assert scripted({key: 1}, key) is True
+    assert scripted({key: 1}, torch.tensor(3)) is False
