@@ -19,6 +19,7 @@ from scriptc.types import (
     Float,
     Int,
     ListType,
+    NamedTupleType,
     NoneType,
     OptionalType,
     Scalar,
@@ -94,6 +95,23 @@ def convert(value, t: Type, name: str):
 
 # Enum classes scripted code used, by name: results come back as their members (python_value)
 ENUM_CLASSES: dict[str, type] = {}
+
+
+# NamedTuple classes scripted code used, by name: results come back as their instances (typed_result)
+NAMEDTUPLE_CLASSES: dict[str, type] = {}
+
+
+def typed_result(value, t: Type):
+    """A result as Python sees it by its declared type: a NamedTuple's tuple as an instance of its class."""
+    if isinstance(value, tuple) and isinstance(t, TupleType) and len(t.elems) == len(value):
+        items = tuple(typed_result(v, e) for v, e in zip(value, t.elems))
+        cls = NAMEDTUPLE_CLASSES.get(t.name) if isinstance(t, NamedTupleType) else None
+        return cls(*items) if cls is not None else items
+    if isinstance(value, list) and isinstance(t, ListType):
+        return [typed_result(v, t.elem) for v in value]
+    if value is not None and isinstance(t, OptionalType):
+        return typed_result(value, t.elem)
+    return value
 
 
 def python_value(value):

@@ -23,7 +23,7 @@ from scriptc.runtime.plan import Plan
 from scriptc.runtime.signature import Signature
 from scriptc.tensors import Tensor, wrap
 
-from .arguments import convert_arguments, python_value
+from .arguments import convert_arguments, python_value, typed_result
 from .eager import EagerInterpreter, reads_autograd
 
 
@@ -103,10 +103,12 @@ def by_array(arguments) -> dict:
     return {id(a._data): a for a in arguments if isinstance(a, Tensor)}
 
 
-def results(outputs: list, arguments) -> Any:
-    """A runtime call's outputs as the Python call returns them: one value, or a tuple of them."""
+def results(outputs: list, arguments, graph: Graph) -> Any:
+    """A runtime call's outputs as the Python call returns them: one value, or a tuple of them (typed
+    by the graph's outputs: NamedTuples as their classes)."""
     given = by_array(arguments)
-    return from_runtime(outputs[0], given) if len(outputs) == 1 else tuple(from_runtime(o, given) for o in outputs)
+    values = [typed_result(from_runtime(o, given), v.type) for o, v in zip(outputs, graph.outputs)]
+    return values[0] if len(values) == 1 else tuple(values)
 
 
 class ScriptFunction:
@@ -138,8 +140,8 @@ class ScriptFunction:
         args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs, self.name, False))
         with scripted_call():
             if self._reads_autograd or wants_grad(args):
-                return results(self._eager.run([_eager_value(a) for a in args]), args)
-            return results(self._interpreter.run([to_runtime(a) for a in args]), args)
+                return results(self._eager.run([_eager_value(a) for a in args]), args, self.graph)
+            return results(self._interpreter.run([to_runtime(a) for a in args]), args, self.graph)
 
     def __repr__(self) -> str:
         return f"<ScriptFunction {self.name}>"
@@ -404,13 +406,13 @@ class ScriptModule(Module):
                                  bind_arguments(self._signatures.get(name), args, kwargs, name))
         if self._reads_autograd or wants_grad(args) or wants_grad(list(self._module.parameters())):
             return results(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]),
-                           args)
+                           args, self._graphs[name])
         module_value = self._module_value()
         try:
             outputs = self._interpreters[name].run([module_value] + [to_runtime(a) for a in args])
         finally:
             module_value.write_back()
-        return results(outputs, args)
+        return results(outputs, args, self._graphs[name])
 
     def __call__(self, *args, **kwargs):
         return self.run_method("forward", *args, **kwargs)

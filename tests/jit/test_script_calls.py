@@ -1,5 +1,5 @@
 """Calls into scripted functions (Python values converted as torch binds them) and call forms inside them."""
-from typing import Dict, List, Union
+from typing import Dict, List, NamedTuple, Tuple, Union
 
 import pytest
 
@@ -122,3 +122,27 @@ def test_tensor_keys_of_a_dict_argument_are_keys_by_identity():
     scripted = torch.jit.script(_has_key)
     assert scripted({key: 1}, key) is True
     assert scripted({key: 1}, torch.tensor(3)) is False
+
+
+class _Pair(NamedTuple):
+    first: torch.Tensor
+    second: int
+
+
+def _swap_pair(pair: _Pair) -> Tuple[_Pair, List[_Pair]]:
+    swapped = _Pair(pair.first * 2, pair.second + 1)
+    return swapped, [pair, swapped]
+
+
+class _MakesPairs(torch.nn.Module):
+    def forward(self, x) -> _Pair:
+        return _Pair(x + 1, 3)
+
+
+def test_named_tuples_come_back_as_their_class():
+    scripted = torch.jit.script(_swap_pair)
+    swapped, both = scripted(_Pair(torch.ones(2), 4))
+    assert isinstance(swapped, _Pair) and swapped.second == 5 and swapped.first.tolist() == [2.0, 2.0]
+    assert all(isinstance(p, _Pair) for p in both)
+    made = torch.jit.script(_MakesPairs())(torch.zeros(1))
+    assert isinstance(made, _Pair) and made.second == 3
