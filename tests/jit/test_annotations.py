@@ -118,3 +118,40 @@ def test_a_generic_without_its_element_types_is_refused(fn, name):
     unit = torch.jit.CompilationUnit()
     with pytest.raises(RuntimeError, match=f"Attempted to use {name} without a contained type"):
         unit.define(f"def f(x: Tensor) -> {name}:\n    return x\n")
+
+
+def _tuple_of_two():
+    return tuple(1, 2)
+
+
+def _tuple_of_a_list():
+    return tuple([1, 2, 3])
+
+
+def _iterates_an_int(a: int):
+    total = 0
+    for i in a:
+        total += i
+    return total
+
+
+def _augments_a_tuple_item(x: Tuple[int, int]) -> Tuple[int, int]:
+    x[0] += 1
+    return x
+
+
+def _assigns_a_tuple_item(x: Tuple[int, int]) -> Tuple[int, int]:
+    x[0] = 1
+    return x
+
+
+@pytest.mark.parametrize("fn, message", [
+    (_tuple_of_two, "tuple expected exactly 1 arguments but found 2"),
+    (_tuple_of_a_list, "cannot statically infer the expected size of a list in this context"),
+    (_iterates_an_int, "'int' object is not iterable"),
+    (_augments_a_tuple_item, r"Tuple\[int, int\] does not support augmented assignment"),
+    (_assigns_a_tuple_item, r"Tuple\[int, int\] does not support subscripted assignment"),
+])
+def test_refusals_in_torchs_words(fn, message):
+    with pytest.raises(RuntimeError, match=message):
+        torch.jit.script(fn)
