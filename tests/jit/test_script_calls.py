@@ -1,5 +1,5 @@
 """Calls into scripted functions (Python values converted as torch binds them) and call forms inside them."""
-from typing import Dict, List, NamedTuple, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 import pytest
 
@@ -146,3 +146,20 @@ def test_named_tuples_come_back_as_their_class():
     assert all(isinstance(p, _Pair) for p in both)
     made = torch.jit.script(_MakesPairs())(torch.zeros(1))
     assert isinstance(made, _Pair) and made.second == 3
+
+
+def _count(x: Optional[List[float]]) -> int:
+    return 0 if x is None else len(x)
+
+
+def _broadcast_count(x):
+    # type: (Optional[BroadcastingList2[float]]) -> int
+    return 0 if x is None else len(x)
+
+
+def _passes_a_tuple(x: Tuple[float, float]) -> int:
+    return _count(x) + _broadcast_count(x)
+
+
+def test_a_tuple_fills_an_optional_list_parameter():
+    assert torch.jit.script(_passes_a_tuple)((2.0, 3.0)) == 4

@@ -204,9 +204,9 @@ class Annotations:
                 e == target.elem or (isinstance(e, TensorType) and isinstance(target.elem, TensorType))
                 for e in t.elems):
             return self.emit1("prim::ListConstruct", self.tuple_items(value), target)
-        if isinstance(target, OptionalType) and target.elem in (Float, Complex) and t in (Int, Bool):
-            inner = self.implicit_conversion(value, target.elem)
-            return self.emit1("prim::Refine", [inner], target)
+        if isinstance(target, OptionalType) and t != NoneType:  # the conversion to what the Optional holds
+            inner = self.implicit_conversion(value, target.elem, from_tensor)
+            return None if inner is None else self.emit1("prim::Refine", [inner], target)
         return None
 
     def container_hint(self, expected, kind):

@@ -149,7 +149,8 @@ _PLAIN = {int: Int, float: Float, bool: Bool, str: Str, complex: Complex, type(N
 _NAMES = {"int": Int, "float": Float, "bool": Bool, "str": Str, "complex": Complex, "None": NoneType,
           "NoneType": NoneType, "Any": Any_, "Tensor": TensorType(), "Device": DeviceT, "device": DeviceT,
           "dtype": DType, "number": Scalar}
-GENERICS = ("List", "list", "Dict", "dict", "Tuple", "tuple", "Optional", "Union", "Final", "Future")
+GENERICS = ("List", "list", "Dict", "dict", "Tuple", "tuple", "Optional", "Union", "Final", "Future",
+            "BroadcastingList1", "BroadcastingList2", "BroadcastingList3")
 
 
 class AnnotationError(Exception):
@@ -236,7 +237,9 @@ def _origin_name(origin, obj) -> str:
 
 def generic_type(head: str, args: list[Type], count: int | None = None) -> Type:
     """List[T], Dict[K, V], Tuple[...], Optional[T], Union[...], Final[T], Future[T] from their arguments."""
-    head = {"list": "List", "dict": "Dict", "tuple": "Tuple"}.get(head, head)
+    # torch's BroadcastingListN[T] (a T or N of them, as F.max_pool2d's kernel_size) is a List[T] here
+    head = {"list": "List", "dict": "Dict", "tuple": "Tuple", "BroadcastingList1": "List",
+            "BroadcastingList2": "List", "BroadcastingList3": "List"}.get(head, head)
     if head == "List" and len(args) == 1:
         return ListType(args[0])
     if head == "Dict" and len(args) == 2:
