@@ -76,7 +76,14 @@ def convert(value, t: Type, name: str):
     if isinstance(t, TupleType):
         if not isinstance(value, (list, tuple)) or t.elems and len(value) != len(t.elems):
             raise _mismatch(value, t, name)
-        return tuple(convert(v, e, name) for v, e in zip(value, t.elems)) if t.elems else tuple(value)
+        try:
+            return tuple(convert(v, e, name) for v, e in zip(value, t.elems)) if t.elems else tuple(value)
+        except RuntimeError:
+            if not isinstance(t, NamedTupleType):
+                raise
+            # torch names the whole NamedTuple, not the field that does not fit
+            raise RuntimeError(f"Expected a value of type '{t}' (aka NamedTuple({', '.join(t.fields)})) for argument "
+                               f"'{name}' but instead found type '{type(value).__name__}'.") from None
     if isinstance(t, DictType):
         if not isinstance(value, dict):
             raise _mismatch(value, t, name)

@@ -163,3 +163,13 @@ def _passes_a_tuple(x: Tuple[float, float]) -> int:
 
 def test_a_tuple_fills_an_optional_list_parameter():
     assert torch.jit.script(_passes_a_tuple)((2.0, 3.0)) == 4
+
+
+def _first_of(pair: _Pair) -> torch.Tensor:
+    return pair.first
+
+
+def test_a_named_tuple_whose_fields_do_not_fit_is_named_whole():
+    with pytest.raises(RuntimeError, match=r"\(aka NamedTuple\(first, second\)\) for argument 'pair' but instead found "
+                                           r"type '_Pair'"):
+        torch.jit.script(_first_of)(_Pair("a", 1))
