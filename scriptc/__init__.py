@@ -65,6 +65,7 @@ _SUBMODULES = {
     "fft",
     "special",
     "_C",
+    "_awaits",
     "fx",
     "backends",
     "accelerator",

@@ -1,7 +1,7 @@
 """torch.autograd: reverse-mode automatic differentiation.
 
 The package by concern: engine (the graph of Nodes, backward, grad, create_graph), array_flow (the
-table's formulas on arrays: first-order arithmetic), graph_formulas
+table's formulas on arrays: first-order arithmetic), graph_formulas, formulas and pointwise_formulas
 (the differentiable gradient formulas create_graph runs), function (torch.autograd.Function),
 hooks (Tensor.register_hook, Node hooks), graph (saved_tensors_hooks), functional (jacobian, hessian, vjp,
 jvp, hvp, vhp), forward_ad (dual tensors), anomaly_mode (detect_anomaly), gradcheck. Grad modes live in scriptc/grad_mode.py.

@@ -149,6 +149,35 @@ def _conv_transpose2d(c, x, g):
     return gx, x_rows.matmul(cols.transpose(-2, -1)).sum(0).reshape(w.shape)
 
 
+def _first(value) -> int:
+    return value if isinstance(value, int) else value[0]
+
+
+def _as_rows(x, op_2d: str, *args):
+    """A 1-d op as its 2-d form over rows of height 1 (an unbatched input gets a batch of one)."""
+    batched = x if x.dim() == 3 else x.unsqueeze(0)
+    out = table_op(op_2d, batched.unsqueeze(2), *args).squeeze(2)
+    return out if x.dim() == 3 else out.squeeze(0)
+
+
+def _conv1d(c, g):
+    padding = c.padding if isinstance(c.padding, str) else [0, _first(c.padding)]
+
+    def composite(x, weight, bias):
+        return _as_rows(x, "conv2d", weight.unsqueeze(2), bias, [1, _first(c.stride)], padding,
+                        [1, _first(c.dilation)], c.groups)
+    return _through_composite(c, g, ("input", "weight", "bias"), composite)
+
+
+def _max_pool1d(c, g):
+    stride = c.stride if not c.stride else [1, _first(c.stride)]
+
+    def composite(x):
+        return _as_rows(x, "max_pool2d", [1, _first(c.kernel_size)], stride, [0, _first(c.padding)],
+                        [1, _first(c.dilation)], c.ceil_mode)
+    return _through_composite(c, g, ("input",), composite)
+
+
 def _max_pool2d(c, g):
     x = c.input
     _, indices = table_op("max_pool2d_with_indices", x.detach(), c.kernel_size, c.stride, c.padding, c.dilation,
@@ -433,6 +462,44 @@ def _embedding(c, g):
     return (None, table_op("index_add", zeros, 0, flat.detach(), rows), None, None)
 
 
+def _addmv(c, g):
+    return (g * c.beta, table_op("outer", g, c.vec) * c.alpha, c.mat.t().matmul(g) * c.alpha, None, None)
+
+
+def _baddbmm(c, g):
+    b1, b2 = c.batch1, c.batch2
+    return (g * c.beta, g.matmul(b2.transpose(-2, -1)) * c.alpha, b1.transpose(-2, -1).matmul(g) * c.alpha, None,
+            None)
+
+
+def _addbmm(c, g):
+    b1, b2 = c.batch1, c.batch2
+    batched = g.unsqueeze(0)
+    return (g * c.beta, batched.matmul(b2.transpose(-2, -1)) * c.alpha, b1.transpose(-2, -1).matmul(batched) * c.alpha,
+            None, None)
+
+
+def _addr(c, g):
+    return (g * c.beta, g.matmul(c.vec2) * c.alpha, g.t().matmul(c.vec1) * c.alpha, None, None)
+
+
+def _picked_values(dim_of, keep_of=lambda c: True):
+    """sort, topk, kthvalue, median.dim, mode, cummax, cummin: the values are x taken along dim at the
+    returned indices (take_along_dim, a linear op), so that is what is differentiated."""
+    def formula(c, g):
+        x = c.self
+        dim = dim_of(c) % max(x.dim(), 1)
+        indices = c.out[1].detach()
+        keep = keep_of(c)
+        at = indices if keep else indices.unsqueeze(dim)
+
+        def composite(source):
+            values = table_op("take_along_dim", source, at, dim)
+            return values if keep else values.squeeze(dim)
+        return _through_composite(c, g[0], ("self",), composite)
+    return formula
+
+
 def _lstm_cell_state(c, g):
     def composite(ingate, forgetgate, cellgate, cx):
         return forgetgate.sigmoid() * cx + ingate.sigmoid() * cellgate.tanh()
@@ -483,5 +550,24 @@ FORMULAS = {
     "std_mean": _moments(True, True), "max": _extreme_of_all, "min": _extreme_of_all, "amax": _extreme_over_dims,
     "amin": _extreme_over_dims, "max.dim": _extreme_along_dim, "min.dim": _extreme_along_dim, "prod": _prod,
     "embedding": _embedding, "_lstm_cell_state": _lstm_cell_state, "_lstm_cell_hidden": _lstm_cell_hidden,
-    "_gru_cell": _gru_cell,
+    "_gru_cell": _gru_cell, "addmv": _addmv, "baddbmm": _baddbmm, "addbmm": _addbmm, "addr": _addr,
+    "median": _extreme_of_all, "conv1d": _conv1d, "max_pool1d": _max_pool1d,
+    "sort": _picked_values(lambda c: c.dim), "topk": _picked_values(lambda c: c.dim),
+    "cummax": _picked_values(lambda c: c.dim), "cummin": _picked_values(lambda c: c.dim),
+    "kthvalue": _picked_values(lambda c: c.dim, lambda c: c.keepdim),
+    "median.dim": _picked_values(lambda c: c.dim, lambda c: c.keepdim),
+    "mode": _picked_values(lambda c: c.dim, lambda c: c.keepdim),
+    "softmin": lambda c, g: None if c.dtype is not None else _through_composite(
+        c, g, ("self",), lambda x: table_op("softmax", -x, c.dim, None)),
+    "glu": lambda c, g: _through_composite(c, g, ("self",), lambda x: _glu(x, c.dim)),
 }
+
+
+def _glu(x, dim):
+    first, second = x.chunk(2, dim)
+    return first * second.sigmoid()
+
+
+from scriptc.autograd.pointwise_formulas import POINTWISE_FORMULAS  # noqa: E402  (they use the helpers above)
+
+FORMULAS.update(POINTWISE_FORMULAS)

@@ -141,24 +141,26 @@ def _propagate(op, run, args):
     try:
         if not duals:
             return run(op, args)
-        if op.inplace_of is not None:  # the tangent of the new value, from the pure op on the old one
-            tangents = _jvp(op.inplace_of, args, duals)
-            result = run(op, args)
-            if tangents[0] is not None:
-                _set_tangent(result, tangents[0])
-            return result
-        # A random op reruns in _jvp with the same draws: its generators go back to their state before
-        # the first run, and on to their state after it once the rerun is done.
-        generators = _generators(op, args)
+        # A random op (dropout) runs twice, here and in _jvp, with the same draws: its generators are set
+        # back to their state before the first run, and end where one run leaves them.
+        pure = op.inplace_of or op
+        generators = _generators(pure, args)
         before = _states(generators)
-        result = run(op, args)
-        after = _states(generators)
-        _set_states(generators, before)
-        try:
-            tangents = _jvp(op, args, duals)
-        finally:
-            _set_states(generators, after)
-        for out, tangent in zip(_flat_outputs(result), tangents):
+        if op.inplace_of is not None:  # the new value's tangent, from the pure op on the old value
+            tangents = _jvp(pure, args, duals)
+            _set_states(generators, before)
+            result = run(op, args)
+            outputs = [result]
+        else:
+            result = run(op, args)
+            after = _states(generators)
+            _set_states(generators, before)
+            try:
+                tangents = _jvp(op, args, duals)
+            finally:
+                _set_states(generators, after)
+            outputs = _flat_outputs(result)
+        for out, tangent in zip(outputs, tangents):
             if tangent is not None:
                 _set_tangent(out, tangent)
         return result
@@ -170,8 +172,9 @@ def _propagate(op, run, args):
 def _generators(op, args) -> list:
     """The generators a random op (dropout) draws from; none for other ops."""
     from scriptc.ops.generator import Generator, default_generator
+    from scriptc.ops.schema import RANDOM
 
-    if op.kind != "random":
+    if op.kind != RANDOM:
         return []
     return [a for a in args if isinstance(a, Generator)] or [default_generator]
 

@@ -322,12 +322,17 @@ _LINEAR = {
     "adaptive_avg_pool1d": ("input",), "adaptive_avg_pool2d": ("input",), "adaptive_avg_pool3d": ("input",),
     "pixel_shuffle": ("self",), "pixel_unshuffle": ("self",), "im2col": ("self",), "col2im": ("self",),
     "nll_loss": ("input",), "index_add": ("self", "source"), "cumsum": ("self",), "interpolate": ("input",),
+    "deg2rad": ("self",), "rad2deg": ("self",), "diag": ("self",), "fliplr": ("self",), "flipud": ("self",),
+    "rot90": ("self",), "take": ("self",), "linalg_diagonal": ("A",), "narrow_copy": ("self",),
+    "dstack": ("tensors",), "column_stack": ("tensors",), "block_diag": ("tensors",), "atleast_1d": ("self",),
+    "atleast_2d": ("self",), "atleast_3d": ("self",), "hsplit": ("self",), "vsplit": ("self",),
+    "dsplit": ("self",), "unfold": ("self",), "diff": ("self", "prepend", "append"),
 }
 
 # Elementwise ops whose slope does not change under a small move of the input (one tensor input).
 _CONSTANT_SLOPE = frozenset(
     "relu relu6 leaky_relu hardtanh threshold clamp clamp_min clamp_max abs dropout alpha_dropout floor ceil round "
-    "trunc sign hardshrink softshrink hardsigmoid maximum minimum fmax fmin".split())
+    "trunc sign hardshrink softshrink hardsigmoid maximum minimum fmax fmin frac".split())
 
 
 def _times_constant_slope(node, g) -> tuple:

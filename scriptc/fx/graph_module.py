@@ -73,6 +73,18 @@ def _readable(module: GraphModule, name: str) -> str:
     return _add_indent(f"class {name}(torch.nn.Module):\n{code}", 4) + _add_indent("\n".join(children), 4)
 
 
+# GraphModule.meta[_USER_PRESERVED_ATTRIBUTES_KEY]: attributes a deep copy sets again on the copy.
+_USER_PRESERVED_ATTRIBUTES_KEY = "_user_preserved_attributes"
+
+
+class _CodeOnlyModule(Module):
+    """A module made of another's state (`__dict__`), from which a GraphModule copy is rebuilt."""
+
+    def __init__(self, body: dict) -> None:
+        super().__init__()
+        self.__dict__ = body
+
+
 class GraphModule(Module):
     """A Module built from `root` (a Module or a dict of attribute paths to values) and a Graph: it copies
     the submodules, parameters and buffers the graph's get_attr/call_module nodes name, and its forward
@@ -89,9 +101,15 @@ class GraphModule(Module):
     def __init__(self, root: Module | dict, graph: Graph, class_name: str = "GraphModule") -> None:
         super().__init__()
         type(self).__name__ = class_name
+        self.meta: dict = {}
         if isinstance(root, Module):
             if hasattr(root, "training"):
                 self.training = root.training
+            if isinstance(root, _CodeOnlyModule):
+                # Rebuilt from a copy or a pickle: keep every child and tensor, used by the graph or not.
+                for name in [n for n, _ in root.named_children()] + [n for n, _ in root.named_buffers()] + \
+                        [n for n, _ in root.named_parameters()]:
+                    _copy_attr(root, self, name)
             for node in graph.nodes:
                 if node.op in ("get_attr", "call_module"):
                     _copy_attr(root, self, node.target)
@@ -193,12 +211,19 @@ class GraphModule(Module):
             if name and name not in used:
                 self.delete_submodule(name)
 
+    def _deepcopy_init(self):
+        """The __init__ a deep copy is built with (subclasses taking other arguments override it)."""
+        return GraphModule.__init__
+
     def __deepcopy__(self, memo) -> GraphModule:
-        holder = Module()
-        memo[id(self)] = holder
-        holder.__dict__ = copy.deepcopy({k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")},
-                                        memo)
-        return GraphModule(holder, copy.deepcopy(self._graph, {}), type(self).__name__)
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        body = _CodeOnlyModule(copy.deepcopy(self.__dict__, memo))
+        self._deepcopy_init()(copied, body, body.__dict__["_graph"], type(self).__name__)
+        copied.meta = copy.deepcopy(getattr(self, "meta", {}), memo)
+        for name, value in copied.meta.get(_USER_PRESERVED_ATTRIBUTES_KEY, {}).items():
+            setattr(copied, name, value)
+        return copied
 
     def __copy__(self) -> GraphModule:
         return GraphModule(self, self._graph, type(self).__name__)
@@ -219,7 +244,5 @@ def _rebuild_graph_module(state: dict, src: str, extra_globals: dict, class_name
             return True
     globals_ = {**_builtin_globals(), **extra_globals}
     _exec_with_source(src, globals_)
-    code_only = type("CodeOnlyModule", (Module,), {"forward": globals_["forward"]})
-    holder = code_only.__new__(code_only)
-    holder.__dict__.update(state)
-    return GraphModule(holder, KeepModules().trace(holder), class_name)
+    code_only = type("CodeOnlyModule", (_CodeOnlyModule,), {"forward": globals_["forward"]})(state)
+    return GraphModule(code_only, KeepModules().trace(code_only), class_name)

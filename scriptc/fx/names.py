@@ -83,11 +83,10 @@ def is_from_torch(fn) -> bool:
     if not path.startswith("torch."):
         return False
     import scriptc
-    from scriptc.fx.torch_functions import unwrap_recording
     value = scriptc
     for attribute in path.split(".")[1:]:
         value = getattr(value, attribute, None)
-    return unwrap_recording(value) is fn
+    return value is fn
 
 
 def pretty_target(target) -> str:

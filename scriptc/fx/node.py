@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, Optional, Union
 
 from scriptc.fx.immutable_collections import immutable_dict, immutable_list
 from scriptc.fx.names import pretty_target, type_name
 
-__all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect"]
+__all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect", "Target", "Argument"]
+
+# What a node calls (a function, or a method/module/attribute name) and what its arguments may hold.
+Target = Union[Callable[..., Any], str]
+Argument = Optional[Union[tuple, list, dict, slice, range, "Node", str, int, float, bool, complex]]
 
 OPCODES = ("placeholder", "call_method", "call_module", "call_function", "get_attr", "output", "root")
 # Functions a graph keeps even when nothing uses their result (torch._assert, setitem).

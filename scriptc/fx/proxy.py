@@ -33,8 +33,9 @@ class TracerBase:
 
     graph: Graph
     trace_asserts: bool = False
-    # Whether reading a buffer of the traced module records a get_attr node (torch's default).
-    proxy_buffer_attributes: bool = True
+    # Whether reading a buffer of the traced module gives a Proxy (torch's default: no, the tensor itself,
+    # which becomes a get_attr node where it meets a Proxy).
+    proxy_buffer_attributes: bool = False
     traced_func_name: str = "forward"
 
     def create_node(self, kind: str, target, args: tuple, kwargs: dict, name: str | None = None,

@@ -1,21 +1,21 @@
 """How torch functions meet Proxies. torch routes them through `__torch_function__`; scriptc has no
-such protocol, so while recording is on, the functions of the public torch namespaces (torch,
-torch.nn.functional, torch.special, torch.linalg, torch.fft) are replaced by wrappers that record a
-call_function node when an argument holds a Proxy and call the original otherwise, and a Tensor's
-binary operators meeting a Proxy record torch's Tensor method.
+such protocol, so while recording is on, each function of the public torch namespaces (torch,
+torch.nn.functional, torch.special, torch.linalg, torch.fft) runs a different body: one that records
+a call_function node when an argument holds a Proxy and runs the original body otherwise. The
+function object stays the same (its `__code__` is swapped), so `node.target is torch.relu` and names
+imported with `from torch.nn.functional import relu` behave as in torch. A Tensor's binary operators
+meeting a Proxy record torch's Tensor method.
 
 Recording is on for the length of a symbolic trace and of Transformer.transform(), and while a
 Proxy made around a raw Node (building a graph by hand, inlining with Proxies), or one derived from
-it, is alive. Each wrapped call then costs one scan of its arguments. While recording is on,
-`torch.relu` is the recording wrapper: it compares equal to the function (`target == torch.relu`),
-but is not the same object.
+it, is alive. Each public function call then costs one scan of its arguments.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import sys
+import types
 import weakref
 from typing import Any, Callable
 
@@ -42,9 +42,9 @@ def find_proxy(*values):
 
 
 class RecordingFunction:
-    """A function that records a call_function node (of the function it wraps) when an argument holds a
-    Proxy and runs it otherwise. It compares and hashes equal to the wrapped function, so
-    `node.target == torch.relu` and dicts keyed by torch functions keep working while recording is on."""
+    """What an fx.wrap()'d or autowrapped (math) global becomes in its module's globals during a trace:
+    it records a call_function node (of the function it wraps) when an argument holds a Proxy and runs
+    the function otherwise. It compares and hashes equal to the wrapped function."""
 
     def __init__(self, original: Callable, mark_wrapped: bool) -> None:
         functools.update_wrapper(self, original)
@@ -112,6 +112,10 @@ class Patcher:
         self._undo.append((cls, name, cls.__dict__.get(name, self._MISSING)))
         setattr(cls, name, new_value)
 
+    def patch_code(self, fn: types.FunctionType, code: types.CodeType) -> None:
+        self._undo.append((fn, "__code__", fn.__code__))
+        fn.__code__ = code
+
     def restore(self) -> None:
         while self._undo:
             target, name, old = self._undo.pop()
@@ -127,14 +131,50 @@ class Patcher:
 
 
 _STATE: dict[str, Any] = {"users": 0, "patcher": None}
-# id(torch function) -> (the function, its RecordingFunction): wrappers are built once per process.
-_WRAPPERS: dict[int, tuple[Callable, RecordingFunction]] = {}
+# A constant in the recording body's code, replaced by the function's dispatcher.
+_DISPATCH_MARK = "scriptc.fx recording dispatch"
 
 
-def _wrapper_of(fn: Callable) -> RecordingFunction:
-    cached = _WRAPPERS.get(id(fn))
-    if cached is None or cached[0] is not fn:
-        cached = _WRAPPERS[id(fn)] = (fn, RecordingFunction(fn, mark_wrapped=False))
+@functools.cache
+def _recording_body(free_variables: int) -> types.CodeType:
+    """The code of `(*args, **kwargs) -> dispatcher(*args, **kwargs)` for a function with this many
+    closure cells (a function's code may only be swapped for code with as many free variables)."""
+    cells = [f"_cell{i}" for i in range(free_variables)]
+    touch = f"        if args is None:\n            {', '.join(cells)},\n" if cells else ""
+    source = (f"def _outer({', '.join(cells)}):\n    def recording(*args, **kwargs):\n{touch}"
+              f"        return {_DISPATCH_MARK!r}.__call__(*args, **kwargs)\n    return recording\n")
+    namespace: dict = {}
+    exec(source, namespace)
+    return namespace["_outer"](*([None] * free_variables)).__code__
+
+
+class _Dispatch:
+    """What a public torch function runs while recording: a node for Proxy arguments, else its body."""
+
+    def __init__(self, fn: types.FunctionType) -> None:
+        self.fn = fn
+        self.body = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+        self.body.__kwdefaults__ = fn.__kwdefaults__
+
+    def __call__(self, *args, **kwargs):
+        proxy = find_proxy(args, kwargs)
+        if proxy is None:
+            return self.body(*args, **kwargs)
+        return proxy.tracer.create_proxy("call_function", self.fn, args, kwargs)
+
+
+# id(function) -> (its code, its recording code): built once per function and process.
+_RECORDING_CODES: dict[int, tuple[types.CodeType, types.CodeType]] = {}
+
+
+def _recording_code(fn: types.FunctionType) -> types.CodeType:
+    cached = _RECORDING_CODES.get(id(fn))
+    if cached is None or cached[0] is not fn.__code__:
+        template = _recording_body(len(fn.__code__.co_freevars))
+        constants = tuple(_Dispatch(fn) if isinstance(c, str) and c == _DISPATCH_MARK else c
+                          for c in template.co_consts)
+        cached = _RECORDING_CODES[id(fn)] = (fn.__code__, template.replace(
+            co_consts=constants, co_name=fn.__code__.co_name, co_qualname=fn.__code__.co_qualname))
     return cached[1]
 
 
@@ -143,11 +183,12 @@ def _install() -> None:
         from scriptc.tensors import Tensor
         remember_public_names()
         patcher = Patcher()
+        swapped: set[int] = set()
         for _public, module_name in PUBLIC_NAMESPACES:
-            namespace = vars(sys.modules[module_name])
             for name, fn in public_functions(module_name).items():
-                if name not in _PLAIN_PYTHON_FUNCTIONS:
-                    patcher.patch(namespace, name, _wrapper_of(fn))
+                if isinstance(fn, types.FunctionType) and name not in _PLAIN_PYTHON_FUNCTIONS and id(fn) not in swapped:
+                    swapped.add(id(fn))
+                    patcher.patch_code(fn, _recording_code(fn))
         for dunder, method in _TENSOR_OPERATOR_METHODS.items():
             patcher.patch_method(Tensor, dunder, _recording_tensor_operator(getattr(Tensor, dunder), method))
         _STATE["patcher"] = patcher

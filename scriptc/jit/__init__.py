@@ -18,6 +18,9 @@ from scriptc.jit.fusion_settings import (  # noqa: F401,E402
 from scriptc.jit.markers import (  # noqa: F401,E402
     Attribute,
     Future,
+    _awaitable,
+    _awaitable_nowait,
+    _awaitable_wait,
     _overload,
     _overload_method,
     _unwrap_optional,
@@ -35,3 +38,4 @@ from scriptc.jit.markers import (  # noqa: F401,E402
 
 _fork = fork  # torch.jit._fork / _wait: the names torch's own code uses
 _wait = wait
+from scriptc._awaits import _Await  # noqa: E402,F401  (torch.jit._Await)

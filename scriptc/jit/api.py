@@ -45,15 +45,17 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         return scripted
     if isinstance(obj, type):
         refuse_default_factories(obj)
-        obj._scriptc_script_class = True  # a @torch.jit.script class: compiled where scripted code uses it
         # as torch, its methods also see the names of the scope that scripted it (a class defined
-        # beside it in a function, named by an annotation)
+        # beside it in a function, named by an annotation); it names itself (`other: "Point"`) before
+        # the decorator's result is bound to its name
         frame = sys._getframe(1 + _frames_up)
-        if frame.f_locals is not frame.f_globals:
-            scope = {**frame.f_locals, obj.__name__: obj}  # (the class names itself: `other: "Point"`)
-            for member in vars(obj).values():
-                if inspect.isfunction(member):
-                    member._scriptc_defining_scope = scope
+        local = frame.f_locals if frame.f_locals is not frame.f_globals else {}
+        scope = {**local, obj.__name__: obj}
+        for member in vars(obj).values():
+            if inspect.isfunction(member):
+                member._scriptc_defining_scope = scope
+        ScriptContext().compile_class(obj)  # (errors now, as torch's; each use compiles it again)
+        obj._scriptc_script_class = True
         return obj
     raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
 
@@ -304,6 +306,27 @@ def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
             out[key] = attributes.encode(value, t, weights, key)
         except ValueError as exc:
             raise ArchiveError(f"cannot save attribute {path + '.' if path else ''}{name}: {exc}") from None
+    out.update(_constants(m._module, out))
+    return out
+
+
+def _constants(module, stored: dict) -> dict:
+    """The modules' `__constants__` (folded into the graphs, so not among what they read), encoded so that
+    the loaded module still has them as attributes (`loaded.w`), as torch's does."""
+    from scriptc.runtime import attributes
+    from scriptc.types import type_of_constant
+
+    out = {}
+    for path, owner in module.named_modules():
+        for name in getattr(type(owner), "__constants__", ()):
+            key = f"{path}.{name}" if path else name
+            if key in stored or not hasattr(owner, name):
+                continue
+            value = getattr(owner, name)
+            try:
+                out[key] = attributes.encode(value, type_of_constant(value), None, key)
+            except (TypeError, ValueError):  # (a constant no manifest type describes: the graphs still hold it)
+                continue
     return out
 
 

@@ -108,6 +108,26 @@ def wait(future: Future):
     return future.wait()
 
 
+def _awaitable(fn: Callable, *args, **kwargs):
+    """torch.jit._awaitable(fn, *args): an Await whose wait runs fn(*args) (in scripted code an
+    Await[T]: the call runs on an inter-op thread, as jit.fork's)."""
+    from scriptc._awaits import _Await
+
+    return _Await(fn, args, kwargs)
+
+
+def _awaitable_nowait(value):
+    """torch.jit._awaitable_nowait(x): an Await that already holds x."""
+    from scriptc._awaits import _Await
+
+    return _Await(None, (value,), {}, value)
+
+
+def _awaitable_wait(aw):
+    """torch.jit._awaitable_wait(aw): the Await's result (also of one a scripted function returned)."""
+    return aw.wait()
+
+
 def is_scripting() -> bool:
     """True in scripted code, False when running eagerly."""
     return False

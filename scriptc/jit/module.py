@@ -17,6 +17,7 @@ from scriptc.grad_mode import is_grad_enabled, set_grad_enabled
 from scriptc.ops.dicts import key_of, value_of_key
 from scriptc.ops.strings import one_warning_per_call
 from scriptc.ir.printer import graph_code
+from scriptc.runtime import parallel
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.objects import ScriptObject
 from scriptc.runtime.plan import Plan
@@ -77,7 +78,14 @@ def from_runtime(value, arguments: dict | None = None) -> Any:
     if isinstance(value, list):
         return [from_runtime(v, arguments) for v in value]
     if isinstance(value, dict):
+<<<<<<< HEAD
         return {from_runtime(value_of_key(k), arguments): from_runtime(v, arguments) for k, v in value.items()}
+=======
+        return {k: from_runtime(v, arguments) for k, v in value.items()}
+    if isinstance(value, parallel.Task):  # a Future (or Await) a scripted function returns: its result
+        from .markers import Future
+        return Future(from_runtime(value.wait()[0], arguments))
+>>>>>>> main
     return python_value(value)
 
 

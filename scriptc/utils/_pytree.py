@@ -9,17 +9,60 @@ from typing import Any, Callable, Iterable
 
 __all__ = ["TreeSpec", "LeafSpec", "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_leaves",
            "tree_structure", "tree_map", "tree_map_", "tree_map_only", "tree_all", "tree_any", "tree_all_only",
-           "tree_any_only", "PyTree"]
+           "tree_any_only", "PyTree", "tree_flatten_with_path", "tree_leaves_with_path",
+           "tree_map_with_path", "keystr", "SequenceKey", "MappingKey", "GetAttrKey"]
 
 PyTree = Any
 
 
 @dataclass(frozen=True)
 class NodeDef:
-    """How one container type splits into (children, context) and is rebuilt from them."""
+    """How one container type splits into (children, context) and is rebuilt from them; with
+    flatten_with_keys_fn, also the key (a KeyEntry) of each child."""
     type: type
     flatten_fn: Callable[[Any], tuple[list, Any]]
     unflatten_fn: Callable[[Iterable, Any], Any]
+    flatten_with_keys_fn: Callable[[Any], tuple[list, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class SequenceKey:
+    """A child's position in a sequence: prints as `[0]`."""
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx!r}]"
+
+    def get(self, sequence):
+        return sequence[self.idx]
+
+
+@dataclass(frozen=True)
+class MappingKey:
+    """A child's key in a mapping: prints as `['a']`."""
+    key: Any
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+    def get(self, mapping):
+        return mapping[self.key]
+
+
+@dataclass(frozen=True)
+class GetAttrKey:
+    """A child's attribute name (a namedtuple field): prints as `.x`."""
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+    def get(self, obj):
+        return getattr(obj, self.name)
+
+
+KeyEntry = Any
+KeyPath = tuple
 
 
 SUPPORTED_NODES: dict[type, NodeDef] = {}
@@ -33,7 +76,27 @@ def register_pytree_node(cls: type, flatten_fn: Callable, unflatten_fn: Callable
     unflatten_fn(children, context) -> obj."""
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
-    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn)
+    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
+
+
+def _with_keys(key_of: Callable[[Any, Any, int], Any], flatten_fn: Callable) -> Callable:
+    """A flatten_with_keys_fn from flatten_fn and `key_of(node, context, index)`."""
+    def flatten_with_keys(node):
+        children, context = flatten_fn(node)
+        return [(key_of(node, context, i), child) for i, child in enumerate(children)], context
+    return flatten_with_keys
+
+
+def _sequence_key(node, context, i):
+    return SequenceKey(i)
+
+
+def _mapping_key(node, context, i):
+    return MappingKey(list(node)[i])
+
+
+def _field_key(node, context, i):
+    return GetAttrKey(type(node)._fields[i])
 
 
 def _is_namedtuple_instance(tree) -> bool:
@@ -48,15 +111,22 @@ def _dict_unflatten(values: Iterable, context: list) -> dict:
     return dict(zip(context, values))
 
 
-register_pytree_node(tuple, lambda t: (list(t), None), lambda values, _: tuple(values))
-register_pytree_node(list, lambda t: (list(t), None), lambda values, _: list(values))
-register_pytree_node(dict, lambda d: (list(d.values()), list(d)), _dict_unflatten)
-register_pytree_node(namedtuple, lambda t: (list(t), type(t)), lambda values, cls: cls(*values))
+_DICT_KEYS = _with_keys(_mapping_key, lambda d: (list(d.values()), list(d)))
+register_pytree_node(tuple, lambda t: (list(t), None), lambda values, _: tuple(values),
+                     flatten_with_keys_fn=_with_keys(_sequence_key, lambda t: (list(t), None)))
+register_pytree_node(list, lambda t: (list(t), None), lambda values, _: list(values),
+                     flatten_with_keys_fn=_with_keys(_sequence_key, lambda t: (list(t), None)))
+register_pytree_node(dict, lambda d: (list(d.values()), list(d)), _dict_unflatten, flatten_with_keys_fn=_DICT_KEYS)
+register_pytree_node(namedtuple, lambda t: (list(t), type(t)), lambda values, cls: cls(*values),
+                     flatten_with_keys_fn=_with_keys(_field_key, lambda t: (list(t), type(t))))
 register_pytree_node(OrderedDict, lambda d: (list(d.values()), list(d)),
-                     lambda values, keys: OrderedDict(zip(keys, values)))
+                     lambda values, keys: OrderedDict(zip(keys, values)), flatten_with_keys_fn=_DICT_KEYS)
 register_pytree_node(defaultdict, lambda d: (list(d.values()), [d.default_factory, list(d)]),
-                     lambda values, context: defaultdict(context[0], zip(context[1], values)))
-register_pytree_node(deque, lambda d: (list(d), d.maxlen), lambda values, maxlen: deque(values, maxlen=maxlen))
+                     lambda values, context: defaultdict(context[0], zip(context[1], values)),
+                     flatten_with_keys_fn=_with_keys(_mapping_key,
+                                                     lambda d: (list(d.values()), [d.default_factory, list(d)])))
+register_pytree_node(deque, lambda d: (list(d), d.maxlen), lambda values, maxlen: deque(values, maxlen=maxlen),
+                     flatten_with_keys_fn=_with_keys(_sequence_key, lambda d: (list(d), d.maxlen)))
 _STANDARD_DICTS = (dict, OrderedDict, defaultdict)
 _BUILTIN_TYPES = (tuple, list, dict, namedtuple, OrderedDict, defaultdict, deque)
 
@@ -233,3 +303,39 @@ def tree_all_only(type_or_types, pred: Callable[[Any], bool], tree: PyTree, is_l
 def tree_any_only(type_or_types, pred: Callable[[Any], bool], tree: PyTree, is_leaf: Callable | None = None) -> bool:
     return any(pred(x) for x in tree_leaves(tree, is_leaf) if isinstance(x, type_or_types))
 
+
+
+def tree_flatten_with_path(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> tuple[list, TreeSpec]:
+    """([(key path, leaf)], spec): each leaf with the keys leading to it (SequenceKey, MappingKey, GetAttrKey)."""
+    pairs: list = []
+
+    def walk(node, path: tuple) -> None:
+        if _is_leaf(node, is_leaf):
+            pairs.append((path, node))
+            return
+        node_def = SUPPORTED_NODES[_node_type(node)]
+        if node_def.flatten_with_keys_fn is None:
+            raise ValueError(f"Did not find a flatten_with_keys_fn for type: {node_def.type}. Please pass a "
+                             "flatten_with_keys_fn argument to register_pytree_node.")
+        for key, child in node_def.flatten_with_keys_fn(node)[0]:
+            walk(child, path + (key,))
+    walk(tree, ())
+    return pairs, tree_structure(tree, is_leaf)
+
+
+def tree_leaves_with_path(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> list:
+    """[(key path, leaf)] in tree_flatten's order."""
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(func: Callable, tree: PyTree, *rests: PyTree,
+                       is_leaf: Callable[[PyTree], bool] | None = None) -> PyTree:
+    """tree_map whose func also receives each leaf's key path first: func(path, leaf, *rest leaves)."""
+    pairs, spec = tree_flatten_with_path(tree, is_leaf)
+    others = [spec.flatten_up_to(r) for r in rests]
+    return spec.unflatten(func(path, leaf, *values) for (path, leaf), *values in zip(pairs, *others))
+
+
+def keystr(kp: tuple) -> str:
+    """A key path as source text: `['a'][0].x`."""
+    return "".join(str(k) for k in kp)

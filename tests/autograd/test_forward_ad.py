@@ -124,6 +124,13 @@ def test_a_random_op_gets_the_tangent_of_its_own_draws():
     scriptc.manual_seed(3)
     np.testing.assert_array_equal(scriptc.nn.functional.dropout(scriptc.ones(64), 0.5).numpy(), primal.numpy())
     np.testing.assert_array_equal(scriptc.rand(2).numpy(), after.numpy())  # the stream is drawn from once
+    with fw.dual_level():
+        scriptc.manual_seed(3)
+        dual = fw.make_dual(scriptc.ones(64), scriptc.full((64,), 3.0)).clone()
+        scriptc.nn.functional.dropout(dual, 0.5, inplace=True)
+        primal_inplace, tangent_inplace = fw.unpack_dual(dual)
+    np.testing.assert_array_equal(primal_inplace.numpy(), primal.numpy())
+    np.testing.assert_array_equal(tangent_inplace.numpy(), tangent.numpy())
 
 
 def test_a_dual_tensor_prints_its_tangent_like_torch():

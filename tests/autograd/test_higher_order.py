@@ -130,6 +130,69 @@ def test_second_derivatives_match_torch(name):
     np.testing.assert_allclose(sh, th, rtol=1e-9, atol=1e-10)
 
 
+# Programs over x, y in (0.1, 0.9), inside every op's domain.
+SECOND_ORDER_UNIT = {
+    "elementwise math": lambda T, x, y: (x.erf() + x.erfc() * x + x.log2() + x.log10() + x.exp2() + x.tan() + x.asin()
+                                         + x.acos() + x.atan() + x.sinh() + x.cosh() + x.asinh() + (x + 1.5).acosh()
+                                         + x.atanh() + T.nn.functional.tanhshrink(x) + x.lgamma() + x.digamma()
+                                         + x.logit() + x.logit(eps=0.3) + x.erfinv() + T.special.ndtr(x)).sum() ** 2,
+    "activations": lambda T, x, y: (((T.nn.functional.selu(x - 0.5) + T.nn.functional.celu(x - 0.5, 0.7)) ** 3).sum()
+                                    + T.nn.functional.glu(x, 1).pow(2).sum()
+                                    + T.nn.functional.softmin(x, 1).pow(2).sum()),
+    "binary": lambda T, x, y: (T.atan2(x, y) + T.hypot(x, y) + T.logaddexp(x, y) + T.logaddexp2(x, y) + T.xlogy(x, y)
+                               + T.lerp(x, y, 0.3) + T.lerp(x, y, y) + T.addcmul(x, x, y, value=0.5)
+                               + T.addcdiv(x, x, y, value=2)).pow(2).sum(),
+    "products": lambda T, x, y: (T.addmv(x[:, 0], x, y[0]).pow(2).sum()
+                                 + T.baddbmm(x[:1, :3].unsqueeze(0), x.unsqueeze(0), y.t().unsqueeze(0)[:, :, :3])
+                                 .pow(2).sum()
+                                 + T.addbmm(x[:, :3], x.unsqueeze(0), y.t()[:, :3].unsqueeze(0), beta=0.5, alpha=2)
+                                 .pow(2).sum() + T.addr(x, x[:, 0], y[0]).pow(2).sum()),
+    "sorting": lambda T, x, y: ((x.sort(1).values * y).pow(2).sum() + x.topk(2, 0).values.pow(3).sum()
+                                + x.kthvalue(2, 1).values.pow(2).sum() + x.median(1, keepdim=True).values.pow(2).sum()
+                                + x.median() ** 2 + x.cummax(1).values.pow(2).sum() + x.cummin(0).values.pow(2).sum()
+                                + T.mode(x.round(decimals=1), 0).values.pow(2).sum()),
+    "linear ops": lambda T, x, y: ((T.deg2rad(x) * T.rad2deg(x)).sum() + T.diag(x).pow(2).sum()
+                                   + T.fliplr(x).mul(y).pow(2).sum() + T.rot90(x).pow(2).sum()
+                                   + T.take(x, T.tensor([0, 5, 5])).pow(2).sum() + T.diff(x, dim=1).pow(2).sum()
+                                   + T.block_diag(x, y).pow(3).sum() + T.hsplit(x, 2)[1].pow(2).sum()
+                                   + x.unfold(1, 2, 1).pow(2).sum() + T.frac(x * 3).mul(x).sum()
+                                   + T.dstack([x, y]).pow(3).sum()),
+}
+
+
+def test_second_derivatives_of_conv1d_and_max_pool1d_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    arrays = rng.standard_normal((2, 4, 9)), rng.standard_normal((6, 2, 3)), rng.standard_normal(6)
+    results = []
+    for T in (torch, scriptc):
+        x, w, b = (T.tensor(a, requires_grad=True) for a in arrays)
+        F_ = T.nn.functional
+        out = ((F_.conv1d(x, w, b, stride=2, padding=1, groups=2).tanh() ** 2).sum()
+               + (F_.conv1d(x[0], w[:, :, :2].repeat(1, 2, 1), None, padding="same", dilation=2) ** 3).sum()
+               + (F_.max_pool1d(x, 3, 2, 1) ** 3).sum() + (F_.max_pool1d(x[0], 2) ** 2).sum())
+        first = T.autograd.grad(out, (x, w, b), create_graph=True)
+        second = T.autograd.grad(sum((g * g).sum() for g in first), (x, w, b))
+        results.append([t.detach().numpy() for t in first + second])
+    for actual, expected in zip(results[1], results[0]):
+        np.testing.assert_allclose(actual, expected, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", list(SECOND_ORDER_UNIT))
+def test_second_derivatives_of_elementwise_and_sorting_ops_match_torch(name):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    x0, y0 = rng.uniform(0.1, 0.8, (3, 4)), rng.uniform(0.2, 0.9, (3, 4))
+    results = []
+    for T in (torch, scriptc):
+        x, y = T.tensor(x0, requires_grad=True), T.tensor(y0, requires_grad=True)
+        first = T.autograd.grad(SECOND_ORDER_UNIT[name](T, x, y), (x, y), create_graph=True, materialize_grads=True)
+        second = T.autograd.grad(sum((g * g).sum() for g in first), (x, y), materialize_grads=True)
+        results.append([t.detach().numpy() for t in first + second])
+    for actual, expected in zip(results[1], results[0]):
+        np.testing.assert_allclose(actual, expected, rtol=1e-7, atol=1e-9)
+
+
 def test_an_op_without_a_differentiable_formula_raises_when_differentiated_twice():
     x = _t((1, 1, 3, 3))
     grid = scriptc.zeros(1, 2, 2, 2, dtype=scriptc.float64)

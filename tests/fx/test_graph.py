@@ -175,14 +175,16 @@ def test_proxies_around_raw_nodes_build_and_inline_code():
 
 
 def test_torch_functions_record_only_while_a_raw_proxy_lives():
-    relu = scriptc.relu
+    from scriptc.nn.functional import relu as imported_relu
+    body = scriptc.relu.__code__
     graph = fx.Graph()
     proxy = fx.Proxy(graph.placeholder("x"))
-    assert scriptc.relu == relu and scriptc.relu is not relu
-    result = scriptc.relu(proxy)
-    assert result.node.target is relu
-    del proxy, result
-    assert scriptc.relu is relu and scriptc.Tensor.__add__(scriptc.ones(1), 1).tolist() == [2.0]
+    assert scriptc.relu.__code__ is not body
+    assert scriptc.relu(proxy).node.target is scriptc.relu
+    assert imported_relu(proxy).node.target is scriptc.nn.functional.relu
+    assert scriptc.relu(scriptc.tensor([-1.0])).tolist() == [0.0]
+    del proxy
+    assert scriptc.relu.__code__ is body and scriptc.Tensor.__add__(scriptc.ones(1), 1).tolist() == [2.0]
 
 
 def test_graph_module_pickles_as_its_code_and_state():
@@ -203,3 +205,14 @@ def test_graph_module_pickles_as_its_code_and_state():
     assert type(restored).__name__ == "Model" and restored.code == module.code
     assert (restored(x) - module(x)).abs().max().item() == 0.0
     assert restored.linear.weight is not module.linear.weight
+
+
+def test_deepcopy_keeps_every_submodule_and_the_preserved_attributes():
+    from scriptc.fx.graph_module import _USER_PRESERVED_ATTRIBUTES_KEY
+    module = fx.symbolic_trace(scriptc.nn.Sequential(scriptc.nn.Linear(2, 2)))
+    module.add_submodule("unused", scriptc.nn.ReLU())
+    module.meta[_USER_PRESERVED_ATTRIBUTES_KEY] = {"note": "kept"}
+    clone = copy.deepcopy(module)
+    assert type(clone) is not type(module) and type(clone).__name__ == "Sequential"
+    assert isinstance(clone.unused, scriptc.nn.ReLU) and clone.note == "kept"
+    assert clone.get_submodule("0").weight is not module.get_submodule("0").weight

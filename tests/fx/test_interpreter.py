@@ -55,7 +55,7 @@ def test_transformer_rewrites_calls_into_a_new_module():
     def program(torch):
         class ReluToSigmoid(torch.fx.Transformer):
             def call_function(self, target, args, kwargs):
-                if target == torch.relu:
+                if target is torch.relu:
                     target = torch.sigmoid
                 return super().call_function(target, args, kwargs)
 
@@ -120,7 +120,7 @@ def test_shape_prop_records_tensor_metadata():
 def test_transformer_overrides_may_call_torch_functions_on_proxies():
     class NegSigmoidSwap(fx.Transformer):
         def call_function(self, target, args, kwargs):
-            if target == scriptc.sigmoid:
+            if target is scriptc.sigmoid:
                 return scriptc.neg(*args, **kwargs)
             return super().call_function(target, args, kwargs)
 

@@ -227,13 +227,28 @@ def test_typing_annotations_print_as_torch_prints_them():
 
     def program(torch):
         class Annotated(torch.nn.Module):
-            def forward(self, x, y=None, sizes=[1]):
+            def forward(self, x, y=None, sizes=None):
                 return x, x + x
         # This file's annotations are strings (postponed evaluation): give forward real ones.
-        Annotated.forward.__annotations__ = {"x": torch.Tensor, "y": Optional[torch.Tensor], "sizes": List[int],
+        Annotated.forward.__annotations__ = {"x": torch.Tensor, "y": Optional[torch.Tensor], "sizes": Optional[List[int]],
                                              "return": Tuple[torch.Tensor, torch.Tensor]}
         return Annotated()
     ours, theirs = fx.symbolic_trace(program(scriptc)), torch.fx.symbolic_trace(program(torch))
     assert ours.code == theirs.code and str(ours.graph) == str(theirs.graph)
     assert "-> typing_Tuple[torch.Tensor,torch.Tensor]:" in ours.code
     assert scriptc.jit.script(ours)(scriptc.ones(1))[1].tolist() == [2.0]
+
+
+def test_buffers_read_as_tensors_and_become_get_attr_where_they_meet_a_proxy():
+    class Model(scriptc.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", scriptc.full((3,), 2.0))
+
+        def forward(self, x):
+            if self.scale.shape[0] == 3:
+                return x * self.scale
+            return x
+    traced = fx.symbolic_trace(Model())
+    assert [(n.op, n.target) for n in traced.graph.nodes][1] == ("get_attr", "scale")
+    assert traced(scriptc.ones(3)).tolist() == [2.0, 2.0, 2.0]

@@ -111,3 +111,29 @@ def test_a_dataclass_keeps_its_own_eq_and_refuses_default_factories():
     for engine in (torch, scriptc):
         with pytest.raises(NotImplementedError, match="Default factory initializers are not supported"):
             engine.jit.script(Listed)
+
+
+def test_a_script_class_is_compiled_whole_when_scripted_as_torch_does():
+    def define_unset():
+        @scriptc.jit.script
+        class Unset:
+            def __init__(self, x: int):
+                self.x = x
+
+            def never_called(self, y: int):
+                self.missing = y
+
+    def define_mistyped():
+        @scriptc.jit.script
+        class Mistyped:
+            def __init__(self, x: torch_tensor_type):  # noqa: F821
+                self.x = x
+                self.x = 10
+
+    with pytest.raises(RuntimeError, match="Tried to set nonexistent attribute: missing"):
+        define_unset()
+    with pytest.raises(RuntimeError, match="Wrong type for attribute assignment. Expected Tensor but got int"):
+        define_mistyped()
+
+
+torch_tensor_type = scriptc.Tensor

@@ -70,7 +70,7 @@ pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built grap
     ("def f(x):\n    return g(x)\n\ndef g(b: bool):\n    return b\n",
      "Expected a value of type 'bool' for argument 'b' but instead found type 'Tensor'", 6, 12),
     ("def f(x):\n    return Derived().two(x)\n\nclass Base:\n    def two(self, x):\n        return x\n\n"
-     "class Derived(Base):\n    pass\n", "TorchScript classes do not support inheritance", 6, 12),
+     "class Derived(Base):\n    pass\n", "TorchScript does not support inheritance", 6, 12),
     ("def f(x):\n    raise len(x)\n", "exceptions must derive from BaseException", 6, 11),
     ("def f(x: int):\n    return Pair((x, x))\n\nclass Pair(tuple):\n    pass\n",
      "a subclass of a Python builtin type is not a script class", 6, 12),

@@ -20,6 +20,7 @@ CHECK_CALLS = [
     ("torch._check(True, cond=False)", "got multiple values for argument 'cond'"),
     ('torch._check(message="m")', "missing required argument 'cond'"),
     ("c = 1\n    c.add(1)", "'int' object has no attribute or method 'add'"),
+    ("fut = torch.jit._fork(x)", "cannot call a value"),
 ]
 
 
@@ -139,3 +140,23 @@ def test_tensor_layout_reads_as_torch_script_reads_it():
         return x.layout
 
     assert scriptc.jit.script(layout_of)(scriptc.ones(2)) == torch.jit.script(layout_of)(torch.ones(2)) == 0
+
+
+def _hooked(engine):
+    class Named(engine.nn.Module):
+        def forward(self, name: str) -> str:
+            return name + "!"
+
+    def pre_hook(self, input: Tuple[int]) -> Tuple[str]:
+        return ("x",)
+
+    module = Named()
+    module.register_forward_pre_hook(pre_hook)
+    return module
+
+
+def test_a_hook_declaring_other_input_types_than_forward_is_refused_in_torchs_words():
+    message = "has the wrong inner types for the input tuple argument"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            engine.jit.script(_hooked(engine))

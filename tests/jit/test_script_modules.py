@@ -661,3 +661,24 @@ def test_a_method_may_call_its_module_by_any_name_and_loaded_archives_expose_sto
     assert loaded.names == ["a", "b"] and loaded.training is True and loaded.fc.training is True
     with pytest.raises(AttributeError, match="no attribute 'missing'"):
         loaded.fc.missing  # noqa: B018
+
+
+class _WithConstant(nn.Module):
+    __constants__ = ["w"]
+
+    def __init__(self, w):
+        super().__init__()
+        self.w = w
+
+    def forward(self, x):
+        return x, self.w
+
+
+@pytest.mark.parametrize("constant", [2, 1.0, None, True, "str", (2, 3), [5.9, 7.3]])
+def test_a_loaded_module_keeps_its_constants_as_attributes(constant, tmp_path):
+    scripted = torch.jit.script(_WithConstant(constant))
+    torch.jit.save(scripted, tmp_path / "c.sc")
+    loaded = torch.jit.load(tmp_path / "c.sc")
+    x = torch.ones(2)
+    assert loaded(x)[1] == scripted(x)[1] == constant
+    assert loaded.w == constant

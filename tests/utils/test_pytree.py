@@ -71,5 +71,24 @@ def test_registered_classes_flatten_and_duplicates_are_refused():
     assert pytree.tree_map(lambda v: -v, Pair(1, 2)).second == -2
     with pytest.raises(ValueError, match="<class 'tuple'> is already registered as pytree node."):
         pytree.register_pytree_node(tuple, lambda t: (list(t), None), lambda v, _: tuple(v))
-    with pytest.raises(TypeError, match="Expected `treespec` to be an instance of PyTreeSpec but got item of type <class 'NoneType'>"):
+    with pytest.raises(TypeError, match="Expected `treespec` to be an instance of PyTreeSpec but got item of type "
+                                        "<class 'NoneType'>"):
         pytree.tree_unflatten([1], None)
+
+
+def test_key_paths_match_torch():
+    torch_pytree = pytest.importorskip("torch.utils._pytree")
+    tree = {"a": (1, [2, Point(3, 4)]), "b": OrderedDict(x=5), "c": deque([6]), "d": defaultdict(int, {"k": 7})}
+    ours, theirs = pytree.tree_leaves_with_path(tree), torch_pytree.tree_leaves_with_path(tree)
+    assert [(pytree.keystr(path), leaf) for path, leaf in ours] == \
+        [(torch_pytree.keystr(path), leaf) for path, leaf in theirs]
+    assert [repr(k) for k in ours[2][0]] == [repr(k) for k in theirs[2][0]]
+    doubled = pytree.tree_map_with_path(lambda path, leaf, other: (pytree.keystr(path), leaf + other),
+                                        (1, {"k": 2}), (10, {"k": 20}))
+    assert doubled == (("[0]", 11), {"k": ("[1]['k']", 22)})
+    assert pytree.MappingKey("a").get({"a": 1}) == 1 and pytree.GetAttrKey("x").get(Point(8, 9)) == 8
+
+
+def test_key_paths_need_a_keyed_flatten_for_registered_classes():
+    with pytest.raises(ValueError, match="Did not find a flatten_with_keys_fn for type: .*Pair"):
+        pytree.tree_flatten_with_path(Pair(1, 2))

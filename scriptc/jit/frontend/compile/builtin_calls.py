@@ -378,6 +378,8 @@ class BuiltinCalls:
             graph, name = self.ctx.method_graph(record, callee.name, self, node)
             fn = getattr(record.cls, callee.name)
             values = [callee.base] + self.bind_python(fn, graph.inputs[1:], args, kwargs, node, skip=1)
+        elif isinstance(callee, Value):  # torch.jit.fork(x): torch's words
+            raise self.error(f"cannot call a value of type '{callee.type}'", node.args[0])
         else:
             raise self.error("torch.jit.fork() takes a scripted function or a method of a module or object", node)
         return self.emit1("prim::Fork", values, FutureType(graph.outputs[0].type), {"function": name})
@@ -421,6 +423,10 @@ class BuiltinCalls:
         if name == "wait":
             future = self.as_value(self.one_argument("wait", args, kwargs, node), node)
             return self.emit1("prim::Wait", [future], future.type.elem)
+        if name == "awaitable_nowait":
+            value = self.as_value(self.one_argument("_awaitable_nowait", args, kwargs, node), node)
+            return self.emit1("prim::Fork", [value], FutureType(value.type),
+                              {"function": self.ctx.identity_function(value.type)})
         if name in ("tensor", "as_tensor"):
             return self.tensor_literal(name, args, kwargs, node)
         if name == "is_tensor":

@@ -139,11 +139,12 @@ class Classes:
         declared = script_class.attributes.get(name)
         if declared is None:
             if not script_class.defining:
-                raise self.error(f"'{script_class.cls.__name__}' object has no attribute '{name}' (attributes are "
-                                 "defined in __init__)", node)
+                raise self.error(f"Tried to set nonexistent attribute: {name}. Did you forget to initialize it in "
+                                 f"__init__()? ('{script_class.cls.__name__}' objects get their attributes there)",
+                                 node)
             declared = self.ctx.declare_attribute(script_class, name, value.type)
-        value = self.coerce(value, declared, node, f"attribute '{name}' has type {declared}, but is assigned a "
-                            f"{value.type}")
+        value = self.coerce(value, declared, node, f"Wrong type for attribute assignment. Expected {declared} but "
+                            f"got {value.type} (attribute '{name}')")
         self.emit("prim::SetAttr", [obj, value], [], {"name": name})
 
     # --- NamedTuple fields and Enum members ---------------------------------------------------------

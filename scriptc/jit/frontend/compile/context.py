@@ -4,6 +4,7 @@ the module attributes scripted code reads and writes - and the entry points that
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import inspect
 import typing
@@ -62,6 +63,10 @@ def definition_of(fn, source=None):
         if isinstance(stmt, ast.Unsupported):
             raise source.error(stmt.message, stmt.line, stmt.col, NotSupportedError)
     raise ScriptError(f"jit.script: no function definition found in the source of {fn!r}", source.filename)
+
+
+# What the dataclasses module writes that scripted code never calls (torch compiles placeholders)
+_DATACLASS_PYTHON_ONLY = ("__repr__", "__hash__", "__setattr__", "__delattr__", "__getstate__", "__setstate__")
 
 
 class ScriptContext:
@@ -179,6 +184,16 @@ class ScriptContext:
         compiler.at(definition)
         compiler.compile_body(definition, bound, NoneType)
 
+    def identity_function(self, t: Type) -> str:
+        """The name of a function graph returning its one argument of type `t` (what an Await made by
+        _awaitable_nowait runs)."""
+        name = f"awaitable_nowait[{t}]"
+        if name not in self.functions:
+            graph = Graph(name)
+            graph.add_output(graph.add_input(t, "value"))
+            self.functions[name] = graph
+        return name
+
     def module_method_graph(self, owner, fn, caller, node) -> tuple[Graph, str]:
         """A module method compiled as a graph of its own (`self` its first input), for jit.fork."""
         key = (id(owner.module), owner.path, fn)  # (its attributes are recorded under its path)
@@ -244,12 +259,28 @@ class ScriptContext:
         return graph, name
 
     # --- script classes ------------------------------------------------------------------------------
+    def compile_class(self, cls) -> None:
+        """Compile every method of the script class `cls` now, as torch.jit.script(cls) does: what
+        cannot compile (an attribute __init__ does not set, a wrong type, inheritance) is a ScriptError
+        here rather than where the class is first used."""
+        methods = {name: member for name, member in vars(cls).items() if inspect.isfunction(member)
+                   and not getattr(member, "_scriptc_ignore", False) and not getattr(member, "_scriptc_unused", False)
+                   and not (dataclasses.is_dataclass(cls) and name in _DATACLASS_PYTHON_ONLY)}
+        first = next((m for m in methods.values() if not is_generated(cls, m.__name__, m)), None)
+        if first is None:
+            return
+        with compiling():
+            caller = FunctionCompiler(self, get_source(first), first, Graph("class").block)
+            record = self.script_class(cls, caller)
+            for name in methods:
+                self.method_graph(record, name, caller, None)
+
     def script_class(self, cls, caller) -> ScriptClass:
         record = self._class_records.get(cls)
         if record is not None:
             return record
         if any(base is not object for base in cls.__bases__):
-            raise caller.error(f"class {cls.__name__}: TorchScript classes do not support inheritance "
+            raise caller.error(f"class {cls.__name__}: TorchScript does not support inheritance of classes "
                                f"(it derives from {', '.join(b.__name__ for b in cls.__bases__)})")
         record = ScriptClass(cls, self.unique_class_name(cls.__qualname__.replace("<locals>.", "")))
         self._class_records[cls] = record

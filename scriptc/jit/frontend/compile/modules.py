@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import typing
 
 from scriptc.ir.graph import Value
 from scriptc.types import (
@@ -21,7 +22,7 @@ from scriptc.types import (
 )
 
 from .. import ast
-from .types import AnnotationError, python_type
+from .types import AnnotationError, assignable, python_type
 from .values import IgnoredMethod, ModuleMethod, SugaredModule
 
 
@@ -258,7 +259,21 @@ class Modules:
 
     def call_hook(self, owner: SugaredModule, hook, args: list, node):
         fn = getattr(hook, "__func__", hook)
+        self.check_hook_inputs(owner, fn, args[0], "Forward pre hook" if len(args) == 1 else "Forward hook", node)
         return self.ctx.inline(fn, owner, args, {}, self, node, bound_self=True)
+
+    def check_hook_inputs(self, owner: SugaredModule, fn, packed: Value, kind: str, node) -> None:
+        """torch's refusal of a hook whose input tuple is declared with other element types than forward's."""
+        try:
+            declared = typing.get_type_hints(fn).get(list(inspect.signature(fn).parameters)[1])
+            declared = python_type(declared, self.class_type) if declared is not None else None
+        except (AnnotationError, IndexError, NameError, TypeError):
+            return  # (inlining the hook reports what is wrong with its annotations)
+        if isinstance(declared, TupleType) and isinstance(packed.type, TupleType) and \
+                not assignable(packed.type, declared):
+            raise self.error(f"{kind} '{fn.__name__}' on module '{type(owner.module).__name__}' has the wrong inner "
+                             f"types for the input tuple argument. Received type: '{declared}'. Expected type: "
+                             f"'{packed.type}'.", node)
 
     def inline_method(self, owner: SugaredModule, fn, args: list, kwargs: dict, node):
         return self.ctx.inline(fn, owner, args, kwargs, self, node)

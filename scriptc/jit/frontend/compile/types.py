@@ -149,8 +149,13 @@ _PLAIN = {int: Int, float: Float, bool: Bool, str: Str, complex: Complex, type(N
 _NAMES = {"int": Int, "float": Float, "bool": Bool, "str": Str, "complex": Complex, "None": NoneType,
           "NoneType": NoneType, "Any": Any_, "Tensor": TensorType(), "Device": DeviceT, "device": DeviceT,
           "dtype": DType, "number": Scalar}
+<<<<<<< HEAD
 GENERICS = ("List", "list", "Dict", "dict", "Tuple", "tuple", "Optional", "Union", "Final", "Future",
             "BroadcastingList1", "BroadcastingList2", "BroadcastingList3")
+=======
+GENERICS = ("List", "list", "Dict", "dict", "Tuple", "tuple", "Optional", "Union", "Final", "Future", "Await",
+            "_Await")
+>>>>>>> main
 
 
 class AnnotationError(Exception):
@@ -255,7 +260,7 @@ def generic_type(head: str, args: list[Type], count: int | None = None) -> Type:
         return make_union(args)
     if head == "Final" and len(args) == 1:
         return args[0]
-    if head == "Future" and len(args) == 1:
+    if head in ("Future", "Await", "_Await") and len(args) == 1:  # (an Await is a Future in scripted code)
         return FutureType(args[0])
     raise AnnotationError(f"unknown generic type '{head}' with {count if count is not None else len(args)} "
                           f"argument(s)")
