@@ -78,14 +78,10 @@ def from_runtime(value, arguments: dict | None = None) -> Any:
     if isinstance(value, list):
         return [from_runtime(v, arguments) for v in value]
     if isinstance(value, dict):
-<<<<<<< HEAD
         return {from_runtime(value_of_key(k), arguments): from_runtime(v, arguments) for k, v in value.items()}
-=======
-        return {k: from_runtime(v, arguments) for k, v in value.items()}
     if isinstance(value, parallel.Task):  # a Future (or Await) a scripted function returns: its result
         from .markers import Future
         return Future(from_runtime(value.wait()[0], arguments))
->>>>>>> main
     return python_value(value)
 
 

@@ -149,13 +149,8 @@ _PLAIN = {int: Int, float: Float, bool: Bool, str: Str, complex: Complex, type(N
 _NAMES = {"int": Int, "float": Float, "bool": Bool, "str": Str, "complex": Complex, "None": NoneType,
           "NoneType": NoneType, "Any": Any_, "Tensor": TensorType(), "Device": DeviceT, "device": DeviceT,
           "dtype": DType, "number": Scalar}
-<<<<<<< HEAD
-GENERICS = ("List", "list", "Dict", "dict", "Tuple", "tuple", "Optional", "Union", "Final", "Future",
-            "BroadcastingList1", "BroadcastingList2", "BroadcastingList3")
-=======
 GENERICS = ("List", "list", "Dict", "dict", "Tuple", "tuple", "Optional", "Union", "Final", "Future", "Await",
-            "_Await")
->>>>>>> main
+            "_Await", "BroadcastingList1", "BroadcastingList2", "BroadcastingList3")
 
 
 class AnnotationError(Exception):
