@@ -19,6 +19,7 @@ from scriptc.types import (
     Float,
     Int,
     ListType,
+    NamedTupleType,
     NoneType,
     OptionalType,
     Scalar,
@@ -75,7 +76,14 @@ def convert(value, t: Type, name: str):
     if isinstance(t, TupleType):
         if not isinstance(value, (list, tuple)) or t.elems and len(value) != len(t.elems):
             raise _mismatch(value, t, name)
-        return tuple(convert(v, e, name) for v, e in zip(value, t.elems)) if t.elems else tuple(value)
+        try:
+            return tuple(convert(v, e, name) for v, e in zip(value, t.elems)) if t.elems else tuple(value)
+        except RuntimeError:
+            if not isinstance(t, NamedTupleType):
+                raise
+            # torch names the whole NamedTuple, not the field that does not fit
+            raise RuntimeError(f"Expected a value of type '{t}' (aka NamedTuple({', '.join(t.fields)})) for argument "
+                               f"'{name}' but instead found type '{type(value).__name__}'.") from None
     if isinstance(t, DictType):
         if not isinstance(value, dict):
             raise _mismatch(value, t, name)
@@ -96,6 +104,23 @@ def convert(value, t: Type, name: str):
 ENUM_CLASSES: dict[str, type] = {}
 
 
+# NamedTuple classes scripted code used, by name: results come back as their instances (typed_result)
+NAMEDTUPLE_CLASSES: dict[str, type] = {}
+
+
+def typed_result(value, t: Type):
+    """A result as Python sees it by its declared type: a NamedTuple's tuple as an instance of its class."""
+    if isinstance(value, tuple) and isinstance(t, TupleType) and len(t.elems) == len(value):
+        items = tuple(typed_result(v, e) for v, e in zip(value, t.elems))
+        cls = NAMEDTUPLE_CLASSES.get(t.name) if isinstance(t, NamedTupleType) else None
+        return cls(*items) if cls is not None else items
+    if isinstance(value, list) and isinstance(t, ListType):
+        return [typed_result(v, t.elem) for v in value]
+    if value is not None and isinstance(t, OptionalType):
+        return typed_result(value, t.elem)
+    return value
+
+
 def python_value(value):
     """A runtime value as Python sees it where they differ: an Enum member for an EnumValue."""
     if isinstance(value, EnumValue):
@@ -111,6 +136,8 @@ def _number(value, t: Type, name: str):
             raise RuntimeError(f"Expected a value of type '{t}' for argument '{name}' but got a tensor with "
                                f"{value.numel()} elements")
         return kind(value.item())
+    if t == Bool and isinstance(value, (int, float)):
+        return bool(value)  # any number is a bool argument by its truth, as torch's binding casts it
     if t == Bool and not isinstance(value, bool) or t == Int and (isinstance(value, bool) or
                                                                   not isinstance(value, int)):
         raise _mismatch(value, t, name)

@@ -14,6 +14,7 @@ from scriptc.errors import SignatureError
 from scriptc.ir.graph import Graph, walk
 from scriptc.nn.module import Module
 from scriptc.grad_mode import is_grad_enabled, set_grad_enabled
+from scriptc.ops.dicts import key_of, value_of_key
 from scriptc.ops.strings import one_warning_per_call
 from scriptc.ir.printer import graph_code
 from scriptc.runtime import parallel
@@ -23,7 +24,7 @@ from scriptc.runtime.plan import Plan
 from scriptc.runtime.signature import Signature
 from scriptc.tensors import Tensor, _tracer, wrap
 
-from .arguments import convert_arguments, python_value
+from .arguments import convert_arguments, python_value, typed_result
 from .eager import EagerInterpreter, reads_autograd
 from .traced_children import trace_child
 
@@ -39,8 +40,8 @@ def to_runtime(value) -> Any:
         return tuple(to_runtime(v) for v in value)
     if isinstance(value, list):
         return [to_runtime(v) for v in value]
-    if isinstance(value, dict):
-        return {k: to_runtime(v) for k, v in value.items()}
+    if isinstance(value, dict):  # tensor keys by identity, as the runtime's dict ops key them
+        return {key_of(to_runtime(k)): to_runtime(v) for k, v in value.items()}
     return value
 
 
@@ -71,12 +72,14 @@ def from_runtime(value, arguments: dict | None = None) -> Any:
     if isinstance(value, np.ndarray):
         given = arguments.get(id(value)) if arguments else None
         return given if given is not None and given._data is value else wrap(value)
+    if isinstance(value, _LiveModuleValue):  # a submodule scripted code returned (self.layers[::2])
+        return value.module
     if isinstance(value, tuple):
         return tuple(from_runtime(v, arguments) for v in value)
     if isinstance(value, list):
         return [from_runtime(v, arguments) for v in value]
     if isinstance(value, dict):
-        return {k: from_runtime(v, arguments) for k, v in value.items()}
+        return {from_runtime(value_of_key(k), arguments): from_runtime(v, arguments) for k, v in value.items()}
     if isinstance(value, parallel.Task):  # a Future (or Await) a scripted function returns: its result
         from .markers import Future
         return Future(from_runtime(value.wait()[0], arguments))
@@ -105,10 +108,12 @@ def by_array(arguments) -> dict:
     return {id(a._data): a for a in arguments if isinstance(a, Tensor)}
 
 
-def results(outputs: list, arguments) -> Any:
-    """A runtime call's outputs as the Python call returns them: one value, or a tuple of them."""
+def results(outputs: list, arguments, graph: Graph) -> Any:
+    """A runtime call's outputs as the Python call returns them: one value, or a tuple of them (typed
+    by the graph's outputs: NamedTuples as their classes)."""
     given = by_array(arguments)
-    return from_runtime(outputs[0], given) if len(outputs) == 1 else tuple(from_runtime(o, given) for o in outputs)
+    values = [typed_result(from_runtime(o, given), v.type) for o, v in zip(outputs, graph.outputs)]
+    return values[0] if len(values) == 1 else tuple(values)
 
 
 class ScriptFunction:
@@ -146,8 +151,8 @@ class ScriptFunction:
     def _compute(self, args: list):
         with scripted_call():
             if self._reads_autograd or wants_grad(args):
-                return _single(self._eager.run([_eager_value(a) for a in args]))
-            return results(self._interpreter.run([to_runtime(a) for a in args]), args)
+                return results(self._eager.run([_eager_value(a) for a in args]), args, self.graph)
+            return results(self._interpreter.run([to_runtime(a) for a in args]), args, self.graph)
 
     def __repr__(self) -> str:
         return f"<ScriptFunction {self.name}>"
@@ -174,10 +179,6 @@ def _requires_grad(value) -> bool:
     return False
 
 
-def _single(outputs: list):
-    return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-
 def bind_arguments(signature: inspect.Signature | None, args, kwargs, name: str = "forward",
                    method: bool = True) -> list:
     """Positional values for a graph's inputs, with the Python signature's defaults filled in; a call
@@ -196,7 +197,7 @@ def bind_arguments(signature: inspect.Signature | None, args, kwargs, name: str 
 
 def _binding_error(signature: inspect.Signature, args, kwargs, name: str, method: bool) -> str:
     parameters = list(signature.parameters)
-    if len(args) > len(parameters):
+    if len(args) + len(kwargs) > len(parameters):
         return (f"{name}() expected at most {len(parameters) + method} argument(s) but received "
                 f"{len(args) + len(kwargs) + method} argument(s)")
     for keyword in kwargs:
@@ -426,13 +427,14 @@ class ScriptModule(Module):
 
     def _compute(self, name: str, args: list):
         if self._reads_autograd or wants_grad(args) or wants_grad(list(self._module.parameters())):
-            return _single(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]))
+            return results(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]),
+                           args, self._graphs[name])
         module_value = self._module_value()
         try:
             outputs = self._interpreters[name].run([module_value] + [to_runtime(a) for a in args])
         finally:
             module_value.write_back()
-        return results(outputs, args)
+        return results(outputs, args, self._graphs[name])
 
     def __call__(self, *args, **kwargs):
         return self.run_method("forward", *args, **kwargs)
@@ -443,6 +445,8 @@ class ScriptModule(Module):
         graphs = self.__dict__.get("_graphs", {})
         if name in graphs:
             return lambda *args, **kwargs: self.run_method(name, *args, **kwargs)
+        if _unused_property(type(self._module), name):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         return getattr(self._module, name)
 
     # --- state, delegated to the original module -------------------------------------------
@@ -499,6 +503,13 @@ class ScriptModule(Module):
     def save(self, path, **kwargs) -> None:
         from .api import save
         save(self, path, **kwargs)
+
+
+def _unused_property(cls, name: str) -> bool:
+    """A property the scripted module leaves out: listed in __jit_unused_properties__ or @jit.unused."""
+    member = inspect.getattr_static(cls, name, None)
+    return isinstance(member, property) and (name in getattr(cls, "__jit_unused_properties__", ()) or
+                                             getattr(member.fget, "_scriptc_unused", False))
 
 
 def _script_module_repr(module, kind: str) -> str:

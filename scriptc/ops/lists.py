@@ -6,7 +6,22 @@ from __future__ import annotations
 
 import operator
 
-from scriptc.types import Bool, Int, ListType, NoneType, TensorType
+from scriptc.types import (
+    Any_,
+    Bool,
+    Complex,
+    DictType,
+    Float,
+    Int,
+    ListType,
+    NoneType,
+    OptionalType,
+    Scalar,
+    TensorType,
+    TupleType,
+    Type,
+    UnionType,
+)
 
 from .pyvalues import element, fixed, number_kind, python_op, same_lists
 
@@ -75,6 +90,41 @@ def _sum_type(lst, start):
     return number_kind(elem, start)
 
 
+def _matches(elem: Type, value: Type) -> bool:
+    """Whether a list of `elem` takes a `value` as TorchScript's type variable matching does: the same
+    type (any tensor for a tensor), a member of an Optional/Union element; no numeric promotion."""
+    if value == elem or elem == Any_ or isinstance(elem, TensorType) and isinstance(value, TensorType):
+        return True
+    if value == Scalar:
+        return elem in (Int, Float, Complex)  # x.item(): its kind is known only at run time
+    if isinstance(value, UnionType):
+        return all(_matches(elem, option) for option in value.options)
+    if isinstance(elem, OptionalType):
+        return value == NoneType or _matches(elem.elem, value) or (
+            isinstance(value, OptionalType) and _matches(elem.elem, value.elem))
+    if isinstance(elem, UnionType):
+        return any(_matches(option, value) for option in elem.options)
+    if isinstance(elem, ListType) and isinstance(value, ListType):
+        return _matches(elem.elem, value.elem)
+    if isinstance(elem, TupleType) and isinstance(value, TupleType):
+        return len(elem.elems) == len(value.elems) and all(map(_matches, elem.elems, value.elems))
+    if isinstance(elem, DictType) and isinstance(value, DictType):
+        return _matches(elem.key, value.key) and _matches(elem.value, value.value)
+    return False
+
+
+def _takes(result):
+    """The type rule of an op putting a value into a list: `result` when the list's elements match it,
+    else torch's words for the mismatch."""
+    def rule(lst, *args):
+        value = args[-1]
+        if not _matches(element(lst), value):
+            raise TypeError(f"Could not match type {value} to t in argument 'el': Type variable 't' previously "
+                            f"matched to type {element(lst)} is matched to type {value}.")
+        return result(lst)
+    return rule
+
+
 def _mutating(schema: str, kernel, doc: str = "") -> None:
     python_op(schema, kernel, _NONE, doc, mutates=("self",))
 
@@ -84,12 +134,13 @@ python_op("getitem.list(self: List[Any], index: int) -> Any", lambda lst, i: lst
           lambda lst, i: element(lst))
 python_op("slice.list(self: List[Any], start: int?, end: int?, step: int) -> List[Any]",
           lambda lst, a, b, c: lst[a:b:c], _SELF)
-python_op("append.list(self: List[Any], value: Any) -> List[Any]", _append, _SELF, "list.append: mutates the list.",
-          mutates=("self",))
+python_op("append.list(self: List[Any], value: Any) -> List[Any]", _append, _takes(lambda lst: lst),
+          "list.append: mutates the list.", mutates=("self",))
 _mutating("setitem.list(self: List[Any], index: int, value: Any) -> None", _setitem, "lst[i] = value.")
 _mutating("delitem.list(self: List[Any], index: int) -> None", _delitem, "del lst[i].")
 _mutating("extend.list(self: List[Any], other: List[Any]) -> None", list.extend)
-_mutating("insert.list(self: List[Any], index: int, value: Any) -> None", list.insert)
+python_op("insert.list(self: List[Any], index: int, value: Any) -> None", list.insert, _takes(lambda lst: NoneType),
+          mutates=("self",))
 _mutating("remove.list(self: List[Any], value: Any) -> None", _remove)
 _mutating("clear.list(self: List[Any]) -> None", list.clear)
 _mutating("sort.list(self: List[Any], reverse: bool = False) -> None", _sort)

@@ -1,5 +1,5 @@
 """Annotations and calls between scripted functions: refused where torch refuses them, in torch's words."""
-from typing import List, Optional
+from typing import List, Optional, Tuple, Union
 
 import pytest
 
@@ -61,3 +61,97 @@ def test_an_error_in_a_called_function_names_the_calls_that_reached_it():
     assert "def _calls_the_bad_one(x):\n        return _passes_a_str(x)\n" in text
     again = pytest.raises(RuntimeError, torch.jit.script, _calls_the_bad_one)
     assert str(again.value).count("is being compiled") == 1
+
+
+def _appends_a_str():
+    x: List[int] = [1, 2, 3]
+    x.append("foo")
+    return x
+
+
+def _appends_an_int_to_floats():
+    x: List[float] = []
+    x.append(1)
+    return x
+
+
+def _inserts_a_str():
+    x: List[int] = []
+    x.insert(0, "foo")
+    return x
+
+
+def _fills_optional_and_union_lists():
+    maybe: List[Optional[int]] = []
+    maybe.append(1)
+    maybe.append(None)
+    either: List[Union[int, str]] = []
+    either.append(2)
+    either.append("b")
+    return maybe, either
+
+
+@pytest.mark.parametrize("fn, found, held", [
+    (_appends_a_str, "str", "int"), (_appends_an_int_to_floats, "int", "float"), (_inserts_a_str, "str", "int")])
+def test_a_list_takes_only_values_of_its_element_type(fn, found, held):
+    with pytest.raises(RuntimeError, match=f"Could not match type {found} to t in argument 'el': Type variable 't' "
+                                           f"previously matched to type {held} is matched to type {found}"):
+        torch.jit.script(fn)
+
+
+def test_optional_and_union_lists_take_their_members():
+    assert torch.jit.script(_fills_optional_and_union_lists)() == ([1, None], [2, "b"])
+
+
+def _bare_tuple(x: torch.Tensor) -> Tuple:
+    return (x, x)
+
+
+def _bare_optional(x: torch.Tensor) -> Optional:
+    return x
+
+
+@pytest.mark.parametrize("fn, name", [(_bare_tuple, "Tuple"), (_bare_optional, "Optional")])
+def test_a_generic_without_its_element_types_is_refused(fn, name):
+    with pytest.raises(RuntimeError, match=f"Attempted to use {name} without a contained type"):
+        torch.jit.script(fn)
+    unit = torch.jit.CompilationUnit()
+    with pytest.raises(RuntimeError, match=f"Attempted to use {name} without a contained type"):
+        unit.define(f"def f(x: Tensor) -> {name}:\n    return x\n")
+
+
+def _tuple_of_two():
+    return tuple(1, 2)
+
+
+def _tuple_of_a_list():
+    return tuple([1, 2, 3])
+
+
+def _iterates_an_int(a: int):
+    total = 0
+    for i in a:
+        total += i
+    return total
+
+
+def _augments_a_tuple_item(x: Tuple[int, int]) -> Tuple[int, int]:
+    x[0] += 1
+    return x
+
+
+def _assigns_a_tuple_item(x: Tuple[int, int]) -> Tuple[int, int]:
+    x[0] = 1
+    return x
+
+
+@pytest.mark.parametrize("fn, message", [
+    (_tuple_of_two, "tuple expected exactly 1 arguments but found 2"),
+    (_tuple_of_a_list, "cannot statically infer the expected size of a list in this context"),
+    (_iterates_an_int, "'int' object is not iterable"),
+    (_augments_a_tuple_item, r"Tuple\[int, int\] does not support augmented assignment"),
+    (_assigns_a_tuple_item, r"Tuple\[int, int\] does not support subscripted assignment"),
+])
+def test_refusals_in_torchs_words(fn, message):
+    with pytest.raises(RuntimeError, match=message):
+        torch.jit.script(fn)

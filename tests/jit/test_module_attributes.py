@@ -1,4 +1,5 @@
-"""Module attributes in scripted code: __jit_ignored_attributes__ as torch treats them."""
+"""Module attributes in scripted code: properties (getters and setters), __jit_ignored_attributes__ and
+__jit_unused_properties__, as torch treats them."""
 import pytest
 
 import scriptc as torch
@@ -41,3 +42,45 @@ def test_reading_an_ignored_attribute_is_refused():
     with pytest.raises(RuntimeError, match="Module '_ReadsIgnored' has no attribute 'sub' attribute was ignored "
                                            "during compilation"):
         torch.jit.script(_ReadsIgnored())
+
+
+class _WithProperties(torch.nn.Module):
+    __jit_unused_properties__ = ["python_only"]
+
+    def __init__(self, a: int):
+        super().__init__()
+        self.a = a
+
+    def forward(self, a: int, b: int):
+        self.clamped = a + b
+        return self.clamped
+
+    @property
+    def clamped(self):
+        return self.a
+
+    @clamped.setter
+    def clamped(self, value: int):
+        if value > 0:
+            self.a = value
+        else:
+            self.a = 0
+
+    @property
+    def python_only(self):
+        return sum([self.a])
+
+
+@pytest.mark.parametrize("args", [(5, 6), (-5, -6)])
+def test_a_property_setter_runs_when_scripted_code_assigns_it(args):
+    eager, scripted_from = _WithProperties(3), _WithProperties(3)
+    scripted = torch.jit.script(scripted_from)
+    assert scripted(*args) == eager(*args)
+    assert scripted_from.a == eager.a
+
+
+def test_unused_properties_are_left_off_the_scripted_module():
+    scripted = torch.jit.script(_WithProperties(3))
+    assert scripted.clamped == 3
+    with pytest.raises(AttributeError, match="has no attribute 'python_only'"):
+        getattr(scripted, "python_only")  # noqa: B009

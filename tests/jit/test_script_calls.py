@@ -1,5 +1,5 @@
 """Calls into scripted functions (Python values converted as torch binds them) and call forms inside them."""
-from typing import Dict, List, Union
+from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 import pytest
 
@@ -85,3 +85,91 @@ class _Scales(torch.nn.Module):
 def test_a_module_counts_self_among_its_arguments():
     with pytest.raises(RuntimeError, match=r"forward\(\) expected at most 3 argument\(s\) but received 4"):
         torch.jit.script(_Scales())(torch.ones(1), 1.0, 2.0)
+
+
+class _Describer:
+    @torch.jit.ignore
+    def __call__(self, *args) -> str:
+        return f"{type(args[0]).__name__} of {args[0].numel()}"
+
+
+_DESCRIBE = _Describer()
+
+
+def _described(x):
+    return _DESCRIBE(x)
+
+
+def test_an_object_with_an_ignored_call_is_called_in_python():
+    assert torch.jit.script(_described)(torch.ones(3)) == "Tensor of 3"
+
+
+def _flag(x: bool) -> bool:
+    return x
+
+
+def _has_key(keys: Dict[torch.Tensor, int], t: torch.Tensor) -> bool:
+    return t in keys
+
+
+def test_numbers_are_bool_arguments_by_their_truth():
+    scripted = torch.jit.script(_flag)
+    assert scripted(2) is True and scripted(0.0) is False and scripted(True) is True
+
+
+def test_tensor_keys_of_a_dict_argument_are_keys_by_identity():
+    key = torch.tensor(3)
+    scripted = torch.jit.script(_has_key)
+    assert scripted({key: 1}, key) is True
+    assert scripted({key: 1}, torch.tensor(3)) is False
+
+
+class _Pair(NamedTuple):
+    first: torch.Tensor
+    second: int
+
+
+def _swap_pair(pair: _Pair) -> Tuple[_Pair, List[_Pair]]:
+    swapped = _Pair(pair.first * 2, pair.second + 1)
+    return swapped, [pair, swapped]
+
+
+class _MakesPairs(torch.nn.Module):
+    def forward(self, x) -> _Pair:
+        return _Pair(x + 1, 3)
+
+
+def test_named_tuples_come_back_as_their_class():
+    scripted = torch.jit.script(_swap_pair)
+    swapped, both = scripted(_Pair(torch.ones(2), 4))
+    assert isinstance(swapped, _Pair) and swapped.second == 5 and swapped.first.tolist() == [2.0, 2.0]
+    assert all(isinstance(p, _Pair) for p in both)
+    made = torch.jit.script(_MakesPairs())(torch.zeros(1))
+    assert isinstance(made, _Pair) and made.second == 3
+
+
+def _count(x: Optional[List[float]]) -> int:
+    return 0 if x is None else len(x)
+
+
+def _broadcast_count(x):
+    # type: (Optional[BroadcastingList2[float]]) -> int
+    return 0 if x is None else len(x)
+
+
+def _passes_a_tuple(x: Tuple[float, float]) -> int:
+    return _count(x) + _broadcast_count(x)
+
+
+def test_a_tuple_fills_an_optional_list_parameter():
+    assert torch.jit.script(_passes_a_tuple)((2.0, 3.0)) == 4
+
+
+def _first_of(pair: _Pair) -> torch.Tensor:
+    return pair.first
+
+
+def test_a_named_tuple_whose_fields_do_not_fit_is_named_whole():
+    with pytest.raises(RuntimeError, match=r"\(aka NamedTuple\(first, second\)\) for argument 'pair' but instead found "
+                                           r"type '_Pair'"):
+        torch.jit.script(_first_of)(_Pair("a", 1))

@@ -58,3 +58,26 @@ def test_a_module_without_forward_scripts_and_refuses_calls():
     assert scripted.lin is holder.lin
     with pytest.raises(AttributeError, match="forward"):
         scripted(torch.ones(2))
+
+
+class _Named(nn.Module):
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
+
+    def forward(self):
+        return 0
+
+
+class _Slices(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.parts = nn.ModuleList([_Named(n) for n in "ABCDE"])
+
+    def forward(self):
+        return self.parts[::-2], self.parts[1:4]
+
+
+def test_submodules_scripted_code_returns_are_the_modules():
+    backwards, middle = torch.jit.script(_Slices())()
+    assert [m.name for m in backwards] == ["E", "C", "A"] and [m.name for m in middle] == ["B", "C", "D"]

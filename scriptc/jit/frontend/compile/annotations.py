@@ -24,12 +24,14 @@ from .. import ast
 from ..lalr import SyntaxProblem
 from ..parser import parse_expression
 from .types import (
+    NEED_ELEMENTS,
     GENERICS,
     AnnotationError,
     builtin_type_name,
     generic_type,
     make_union,
     members,
+    missing_elements,
     named_type,
     python_type,
     static_isinstance,
@@ -70,6 +72,8 @@ class Annotations:
                 return python_type(obj, self.class_type)
             if isinstance(node, ast.Name) and named_type(node.id) is not None:
                 return named_type(node.id)
+            if _dotted(node).split(".")[-1] in NEED_ELEMENTS:
+                raise missing_elements(_dotted(node).split(".")[-1])
             raise AnnotationError(f"unknown type annotation '{_dotted(node)}'")
         if isinstance(node, ast.Tuple) and not node.elts:
             return TupleType(())
@@ -200,9 +204,9 @@ class Annotations:
                 e == target.elem or (isinstance(e, TensorType) and isinstance(target.elem, TensorType))
                 for e in t.elems):
             return self.emit1("prim::ListConstruct", self.tuple_items(value), target)
-        if isinstance(target, OptionalType) and target.elem in (Float, Complex) and t in (Int, Bool):
-            inner = self.implicit_conversion(value, target.elem)
-            return self.emit1("prim::Refine", [inner], target)
+        if isinstance(target, OptionalType) and t != NoneType:  # the conversion to what the Optional holds
+            inner = self.implicit_conversion(value, target.elem, from_tensor)
+            return None if inner is None else self.emit1("prim::Refine", [inner], target)
         return None
 
     def container_hint(self, expected, kind):

@@ -58,7 +58,7 @@ class BuiltinCalls:
 
     def one_argument(self, name: str, args: list, kwargs: dict, node):
         if len(args) != 1 or kwargs:
-            raise self.error(f"{name}() takes exactly one argument here", node)
+            raise self.error(f"{name} expected exactly 1 arguments but found {len(args) + len(kwargs)}", node)
         return args[0]
 
     def length(self, value, node) -> Value:
@@ -175,7 +175,7 @@ class BuiltinCalls:
         value = self.one_argument("tuple", args, kwargs, node)
         if isinstance(value, SugaredTuple) or isinstance(value, Value) and isinstance(value.type, TupleType):
             return value
-        raise self.error("tuple() needs a tuple here (a list's length is not known when compiling)", node)
+        raise self.error("cannot statically infer the expected size of a list in this context", node)
 
     def builtin_dict(self, args, kwargs, node, expected):
         target = self.container_hint(expected, DictType)

@@ -127,7 +127,7 @@ class Calls:
     def call_overloads(self, name: str, candidates: list, args: list, kwargs: dict, node, failure=None):
         args = [self.op_argument(a, node) for a in args]
         kwargs = {k: self.op_argument(v, node) for k, v in kwargs.items()}
-        reasons = []
+        reasons, refusals = [], []
         # a tensor where a number is declared is read as one (at run time) only when no overload takes it
         for from_tensor in (False, True):
             for op in candidates:
@@ -140,11 +140,14 @@ class Calls:
                 if result is not None:
                     return result
                 if not from_tensor:
-                    reasons.append(f"  {op.schema}\n    the argument types do not fit its type rule")
+                    refusal = _rule_refusal(op, bound)
+                    reasons.append(f"  {op.schema}\n    {refusal}")
+                    if refusal is not _RULE_REFUSED:
+                        refusals.append(refusal)
             if not any(isinstance(a, Value) and isinstance(a.type, TensorType) for a in [*args, *kwargs.values()]):
                 break
         if failure is not None:
-            raise self.error(failure, node)
+            raise self.error("\n".join([failure, *refusals]), node)
         raise self.error(f"Arguments for call are not valid; '{name}' accepts:\n" + "\n".join(reasons), node)
 
     def op_argument(self, value, node) -> Value:
@@ -483,6 +486,22 @@ def _meta_of(key):
     if kind == "l":
         return [_meta_of(k) for k in value]
     return value
+
+
+_RULE_REFUSED = "the argument types do not fit its type rule"
+
+
+def _rule_refusal(op, bound: list) -> str:
+    """Why a Python-value op's type rule refused these arguments (its own words where it gives them)."""
+    if op.kind == ops.SCALAR:
+        try:
+            op.shape(*[Unknown(v.type) for v in bound if isinstance(v, Value)])
+        except TypeError as exc:
+            if str(exc):
+                return str(exc)
+        except (ValueError, KeyError, IndexError):
+            pass
+    return _RULE_REFUSED
 
 
 @lru_cache(maxsize=4096)

@@ -31,12 +31,15 @@ class Classes:
         return ObjectType(self.ctx.script_class(cls, self).name)
 
     def namedtuple_type(self, cls) -> NamedTupleType:
+        from scriptc.jit.arguments import NAMEDTUPLE_CLASSES
+
         hints = annotations_of(cls)
         try:
             elems = tuple(python_type(hints[f], self.class_type) if f in hints else
                           python_type("Tensor") for f in cls._fields)
         except AnnotationError as exc:
             raise self.error(f"NamedTuple {cls.__name__}: {exc}") from None
+        NAMEDTUPLE_CLASSES[cls.__qualname__] = cls  # results of this type come back as instances of cls
         return NamedTupleType(elems, cls.__qualname__, tuple(cls._fields))
 
     def construct(self, ref: ClassRef, args: list, kwargs: dict, node):

@@ -343,13 +343,16 @@ class ScriptContext:
             return names
         names = set()
         for attr, member in vars(cls).items():
-            if not inspect.isfunction(member) or attr == "__init__":
-                continue
-            try:
-                definition, _ = definition_of(member)
-            except ScriptError:
-                continue
-            names |= _self_assignments(definition)
+            # a property's setter and getter are methods too (self.attr = v runs the setter)
+            functions = [member.fget, member.fset] if isinstance(member, property) else [member]
+            for function in functions:
+                if not inspect.isfunction(function) or attr == "__init__":
+                    continue
+                try:
+                    definition, _ = definition_of(function)
+                except ScriptError:
+                    continue
+                names |= _self_assignments(definition)
         self._assigned[cls] = names
         return names
 

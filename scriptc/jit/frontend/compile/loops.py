@@ -196,7 +196,7 @@ class Loops:
             zero = self.const(0)
             return Iteration(self.emit1("size", [value, zero], Int),
                              lambda i: self.emit1("select", [value, zero, i], TensorType()))
-        raise self.error(f"cannot iterate over a value of type {t}", node)
+        raise self.error(f"'{t}' object is not iterable", node)
 
     def iterate_range(self, call: ast.Call):
         if call.keywords:

@@ -130,6 +130,10 @@ class Modules(TracedCalls):
             return
         if name in module._modules or name == "training":
             raise self.error(f"cannot assign to {name} of a module in scripted code", node)
+        setter = inspect.getattr_static(type(module), name, None)
+        if isinstance(setter, property) and setter.fset is not None:  # self.attr = v runs attr's setter
+            self.inline_method(owner, setter.fset, [value], {}, node)
+            return
         current = module.__dict__.get(name)
         t = self.ctx.attribute_type(owner, name, current, self, node)
         value = self.coerce(value, t, node, f"attribute '{name}' has type {t}, but is assigned a {value.type}")

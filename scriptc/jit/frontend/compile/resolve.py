@@ -132,6 +132,8 @@ class Resolver:
             obj = prepared_function(obj)
             declarations = self.ctx.overloads_of(obj)
             return OverloadedFunction(obj, declarations) if declarations else UserFunction(obj)
+        if callable(obj) and getattr(inspect.getattr_static(type(obj), "__call__", None), "_scriptc_ignore", False):
+            return UserFunction(obj.__call__)  # an object whose __call__ is @jit.ignore'd: called in Python
         if isinstance(obj, tuple):
             return SugaredTuple([self.sugar(item, name, node) for item in obj])
         if isinstance(obj, (list, dict)) and _constant_container(obj):

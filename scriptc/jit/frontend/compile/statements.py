@@ -128,6 +128,8 @@ class Statements:
         target = node.target
         if isinstance(target, ast.Subscript):
             container = self.expr(target.value)
+            if isinstance(container, Value) and isinstance(container.type, TupleType):
+                raise self.error(f"{container.type} does not support augmented assignment.", target)
             current = self.subscript_value(container, target.index, target)
             result = self.augmented(node.op, current, node)
             self.store_subscript(container, target.index, result, target)
@@ -247,4 +249,4 @@ class Statements:
         elif t == Str:
             raise self.error("'str' object does not support item assignment", where)
         else:
-            raise self.error(f"a value of type {t} does not support item assignment", where)
+            raise self.error(f"{t} does not support subscripted assignment", where)

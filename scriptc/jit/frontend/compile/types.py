@@ -150,11 +150,23 @@ _NAMES = {"int": Int, "float": Float, "bool": Bool, "str": Str, "complex": Compl
           "NoneType": NoneType, "Any": Any_, "Tensor": TensorType(), "Device": DeviceT, "device": DeviceT,
           "dtype": DType, "number": Scalar}
 GENERICS = ("List", "list", "Dict", "dict", "Tuple", "tuple", "Optional", "Union", "Final", "Future", "Await",
-            "_Await")
+            "_Await", "BroadcastingList1", "BroadcastingList2", "BroadcastingList3")
 
 
 class AnnotationError(Exception):
     """An annotation that names no TorchScript type; the compiler reports it at the annotation."""
+
+
+# generics that mean nothing without their element types (a bare `-> Tuple`, `x: Optional`)
+NEED_ELEMENTS = ("List", "Dict", "Tuple", "Optional", "Union")
+_BARE_GENERICS = {typing.List: "List", typing.Dict: "Dict", typing.Tuple: "Tuple", typing.Optional: "Optional",
+                  typing.Union: "Union"}
+
+
+def missing_elements(name: str) -> AnnotationError:
+    """torch's refusal of a generic annotation given without its element types."""
+    return AnnotationError(f"Attempted to use {name} without a contained type. Please add a contained type, e.g. "
+                           f"{name}[int]")
 
 
 def python_type(obj, resolve_class=None) -> Type:
@@ -168,7 +180,11 @@ def python_type(obj, resolve_class=None) -> Type:
     if isinstance(obj, str):
         if obj in _NAMES:
             return _NAMES[obj]
+        if obj in NEED_ELEMENTS:
+            raise missing_elements(obj)
         raise AnnotationError(f"unknown type annotation '{obj}'")
+    if _hashable(obj) and obj in _BARE_GENERICS:
+        raise missing_elements(_BARE_GENERICS[obj])
     if obj is scriptc.Tensor:
         return TensorType()
     if obj is scriptc.device:
@@ -221,7 +237,9 @@ def _origin_name(origin, obj) -> str:
 
 def generic_type(head: str, args: list[Type], count: int | None = None) -> Type:
     """List[T], Dict[K, V], Tuple[...], Optional[T], Union[...], Final[T], Future[T] from their arguments."""
-    head = {"list": "List", "dict": "Dict", "tuple": "Tuple"}.get(head, head)
+    # torch's BroadcastingListN[T] (a T or N of them, as F.max_pool2d's kernel_size) is a List[T] here
+    head = {"list": "List", "dict": "Dict", "tuple": "Tuple", "BroadcastingList1": "List",
+            "BroadcastingList2": "List", "BroadcastingList3": "List"}.get(head, head)
     if head == "List" and len(args) == 1:
         return ListType(args[0])
     if head == "Dict" and len(args) == 2:
