@@ -83,6 +83,9 @@ _tensor_op("device.tensor(self: Tensor) -> Device", lambda xp, x: device("cpu" i
            "Tensor.device in scripted code.")
 _tensor_op("type.device(self: Device) -> str", lambda xp, d: d.type, Str, "Device.type in scripted code.")
 _tensor_op("index.device(self: Device) -> int?", lambda xp, d: d.index, OptionalType(Int))
+python_op("device.str(type: str, index: int? = None) -> Device",
+          lambda kind, index: device(kind) if index is None else device(kind, index), fixed(DeviceT),
+          "torch.device('cpu') in scripted code; also a str where a Device is declared.")
 _tensor_op("is_cuda.tensor(self: Tensor) -> bool", lambda xp, x: xp is not np, Bool)
 _tensor_op("is_cpu.tensor(self: Tensor) -> bool", lambda xp, x: xp is np, Bool)
 _tensor_op("requires_grad.tensor(self: Tensor) -> bool", lambda xp, x: bool(getattr(x, "requires_grad", False)),

@@ -429,6 +429,8 @@ class BuiltinCalls:
                               {"function": self.ctx.identity_function(value.type)})
         if name in ("tensor", "as_tensor"):
             return self.tensor_literal(name, args, kwargs, node)
+        if name == "device":
+            return self.python_op("device", args, kwargs, node)
         if name == "is_tensor":
             value = self.as_value(self.one_argument("is_tensor", args, kwargs, node), node)
             return self.const(isinstance(value.type, TensorType))

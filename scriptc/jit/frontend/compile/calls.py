@@ -12,11 +12,13 @@ from scriptc.ir.verify import fits
 from scriptc.ops.rules import Unknown
 from scriptc.types import (
     Bool,
+    DeviceT,
     Float,
     FutureType,
     Int,
     ListType,
     ObjectType,
+    OptionalType,
     Scalar,
     Str,
     TensorType,
@@ -212,11 +214,13 @@ class Calls:
 
     def schema_conversion(self, value: Value, expected: Type, from_tensor: bool = False):
         """Where an op's schema takes int[]: a tuple of ints; int, float, bool or Scalar (`from_tensor`):
-        a one-element tensor's value."""
+        a one-element tensor's value; Device: a str."""
         if isinstance(expected, ListType) and isinstance(value.type, TupleType):
             return self.implicit_conversion(value, ListType(expected.elem if expected.elem != Scalar else Float))
         if from_tensor and isinstance(value.type, TensorType):
             return self.implicit_conversion(value, expected, from_tensor=True)
+        if value.type == Str and expected in (DeviceT, OptionalType(DeviceT)):  # torch.zeros(2, device="cpu")
+            return self.emit1("device.str", [value, self.shared_const(None)], DeviceT)
         return None
 
     def emit_op(self, op, bound: list, node):

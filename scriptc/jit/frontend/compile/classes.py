@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 
 from scriptc.ir.graph import Value
-from scriptc.types import EnumValue, NamedTupleType, ObjectType, Str
+from scriptc.types import EnumValue, Int, ListType, NamedTupleType, ObjectType, Str
 
 from .types import AnnotationError, annotations_of, enum_type, is_enum_class, is_namedtuple_class, python_type
 from .values import ClassRef
@@ -48,6 +48,8 @@ class Classes:
             return self.construct_namedtuple(ref.cls, args, kwargs, node)
         if kind == "class":
             return self.construct_object(ref.cls, args, kwargs, node)
+        if kind == "legacy_tensor":
+            return self.construct_legacy_tensor(ref.cls, args, kwargs, node)
         if kind == "exception":
             raise self.error(f"{ref.cls.__name__} object cannot be used as a value: exceptions can only be raised "
                              "(`raise Exception(...)`) in scripted code", node)
@@ -73,6 +75,23 @@ class Classes:
         if len(args) > len(t.fields):
             raise self.error(f"{cls.__name__}() takes {len(t.fields)} arguments but {len(args)} were given", node)
         return self.emit1("prim::TupleConstruct", values, t)
+
+    def construct_legacy_tensor(self, cls, args: list, kwargs: dict, node) -> Value:
+        """torch.LongTensor(2, 3) (uninitialized, of those sizes), torch.LongTensor(data) or
+        torch.LongTensor() (empty), the two schemas TorchScript gives the legacy typed constructors."""
+        schemas = ("\nLegacy Tensor Constructor only supports two schemas in TorchScript: \n"
+                   "'new(IntArrayRef size, *, Device? device=None)',\n'new(PyObject* data, *, Device? device=None)\n'")
+        for name in kwargs:
+            if name != "device":
+                raise self.error(f"{schemas}Got kwarg {name}", node)
+        values = [self.as_value(a, node) for a in args] or [self.as_value(self.const(0), node)]
+        options = {"dtype": self.const(cls.dtype), **kwargs}
+        if all(v.type == Int for v in values):
+            sizes = self.emit1("prim::ListConstruct", values, ListType(Int))
+            return self.call_op("empty", [sizes], options, node)
+        if len(values) > 1:
+            raise self.error(f"{schemas}Got multiple positional arguments that were not all integers", node)
+        return self.tensor_literal("tensor", values, options, node)
 
     def construct_object(self, cls, args: list, kwargs: dict, node) -> Value:
         if any(base.__module__ == "builtins" and base is not object for base in cls.__mro__[1:]):

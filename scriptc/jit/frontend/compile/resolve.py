@@ -10,6 +10,7 @@ import types
 import typing
 
 from scriptc import ops
+from scriptc.legacy import _LegacyTensorType
 from scriptc.types import device, dtype
 from scriptc.tensors import Size
 
@@ -43,7 +44,7 @@ def jit_functions() -> dict[int, str]:
              "as_tensor": scriptc.as_tensor, "is_tensor": scriptc.is_tensor, "_assert": getattr(scriptc, "_assert", None),
              "no_grad": scriptc.no_grad, "enable_grad": scriptc.enable_grad,
              "_get_tracing_state": scriptc._C._get_tracing_state, "_check": jit.markers._check,
-             "manual_seed": scriptc.manual_seed, "Generator": scriptc.Generator}
+             "manual_seed": scriptc.manual_seed, "Generator": scriptc.Generator, "device": scriptc.device}
     ids = {id(obj): name for name, obj in named.items() if obj is not None}
     # an Await is a Future in scripted code: _awaitable forks the call, _awaitable_wait waits for it
     ids.update({id(jit._awaitable): "fork", id(jit._awaitable_wait): "wait",
@@ -153,6 +154,8 @@ class Resolver:
             return ClassRef(cls, "module")
         if cls in (typing.Any,):
             return ClassRef(cls, "type")
+        if isinstance(cls, _LegacyTensorType):
+            return ClassRef(cls, "legacy_tensor")
         return ClassRef(cls, "class")
 
     def namespace_attribute(self, namespace: PythonNamespace, name: str, node: ast.Node):

@@ -1,0 +1,89 @@
+"""Scripted tensor construction against torch: the legacy typed constructors (torch.LongTensor(2, 3),
+torch.FloatTensor(data), torch.DoubleTensor()), torch.device(...) values and a str where an op
+declares a Device."""
+
+import pytest
+
+import scriptc
+from scriptc.errors import ScriptError
+
+torch = pytest.importorskip("torch")
+
+
+def _both(make):
+    """make(lib) -> a function over lib; scripted with each library."""
+    return scriptc.jit.script(make(scriptc)), torch.jit.script(make(torch))
+
+
+def _data_constructors(lib):
+    def build(flag: bool, value: float, n: int):
+        return (lib.BoolTensor([flag]), lib.LongTensor([n, 2 * n]), lib.ByteTensor([n]), lib.CharTensor([-n]),
+                lib.DoubleTensor([value]), lib.FloatTensor([[value, 1.5]]), lib.IntTensor([n]),
+                lib.ShortTensor([n]), lib.HalfTensor([value]))
+
+    return build
+
+
+def _sized_constructors(lib):
+    def build(n: int):
+        return lib.LongTensor(n, 3).shape, lib.FloatTensor(2), lib.DoubleTensor(), lib.IntTensor(n, device="cpu")
+
+    return build
+
+
+def test_legacy_constructors_from_data_give_torch_values_and_dtypes():
+    ours, theirs = _both(_data_constructors)
+    for args in ((True, 2.5, 3), (False, -1.25, 0)):
+        for a, b in zip(ours(*args), theirs(*args), strict=True):
+            assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+            assert a.tolist() == b.tolist()
+
+
+def test_legacy_constructors_from_sizes_are_uninitialized_tensors_of_that_shape():
+    ours, theirs = _both(_sized_constructors)
+    (shape, two, empty, sized), (t_shape, t_two, t_empty, t_sized) = ours(4), theirs(4)
+    assert list(shape) == list(t_shape) == [4, 3]
+    assert two.dtype is scriptc.float32 and tuple(two.shape) == tuple(t_two.shape) == (2,)
+    assert empty.dtype is scriptc.float64 and empty.shape == (0,) and tuple(t_empty.shape) == (0,)
+    assert sized.dtype is scriptc.int32 and tuple(sized.shape) == tuple(t_sized.shape) == (4,)
+
+
+def _unknown_keyword(lib):
+    def bad():
+        return lib.LongTensor(hello=1)
+
+    return bad
+
+
+def _mixed_positionals(lib):
+    def bad():
+        return lib.LongTensor(1, [2])
+
+    return bad
+
+
+@pytest.mark.parametrize("make, words", [
+    (_unknown_keyword, "Got kwarg hello"),
+    (_mixed_positionals, "multiple positional arguments that were not all integers"),
+])
+def test_legacy_constructor_misuse_fails_to_compile_as_in_torch(make, words):
+    for lib, error in ((scriptc, ScriptError), (torch, RuntimeError)):
+        with pytest.raises(error, match=words):
+            lib.jit.script(make(lib))
+
+
+def _device_values(lib):
+    def build(kind: str, n: int):
+        where = lib.device(kind)
+        x = lib.zeros(n, device=kind)
+        y = lib.ones([n, 2], device="cpu")
+        return where.type, x.device == where, x.shape, y.sum()
+
+    return build
+
+
+def test_torch_device_and_a_str_where_a_device_is_declared_script_as_in_torch():
+    ours, theirs = _both(_device_values)
+    kind, same, shape, total = ours("cpu", 3)
+    t_kind, t_same, t_shape, t_total = theirs("cpu", 3)
+    assert (kind, same, list(shape), total.item()) == (t_kind, t_same, list(t_shape), t_total.item())
