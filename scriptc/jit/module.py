@@ -205,6 +205,10 @@ def _binding_error(signature: inspect.Signature, args, kwargs, name: str, method
             return f"Unknown keyword argument '{keyword}' for operator '{name}'"
         if parameters.index(keyword) < len(args):
             return f"Argument '{keyword}' specified both as positional and keyword argument"
+    positional = sum(p.kind is not p.KEYWORD_ONLY for p in signature.parameters.values())
+    if len(args) > positional:
+        return (f"{name}() takes {positional + method} positional argument(s) but {len(args) + method} was/were "
+                "given.")
     missing = next(p for p in parameters[len(args):] if p not in kwargs)
     return f"{name}() is missing value for argument '{missing}'"
 
@@ -406,11 +410,11 @@ class ScriptModule(Module):
         `eager`), training flags, plain attributes; attribute writes go back to the Python module."""
         return _LiveModuleValue.of(self._module, "", self._attributes, eager, self._objects)
 
-    def run_method(self, name: str, *args, **kwargs):
+    def run_method(self, name: str, /, *args, **kwargs):
         with scripted_call():
             return self._run_method(name, *args, **kwargs)
 
-    def _run_method(self, name: str, *args, **kwargs):
+    def _run_method(self, name: str, /, *args, **kwargs):
         if name not in self._interpreters:
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
         args = convert_arguments(self._graphs[name].inputs[1:],

@@ -87,6 +87,27 @@ def test_a_module_counts_self_among_its_arguments():
         torch.jit.script(_Scales())(torch.ones(1), 1.0, 2.0)
 
 
+class _KeywordOnly(torch.nn.Module):
+    def forward(self, *, tokens: int, name: str):
+        return tokens, name
+
+
+def _offset(x: int, *, by: int = 1) -> int:
+    return x + by
+
+
+def test_keyword_only_parameters_take_keywords_and_refuse_positionals_as_torch_words_it():
+    module = torch.jit.script(_KeywordOnly())
+    assert module(tokens=3, name="a") == (3, "a")
+    assert torch.jit.script(_offset)(1, by=2) == 3
+    with pytest.raises(RuntimeError, match=r"forward\(\) takes 1 positional argument\(s\) but 3 was/were given"):
+        module(3, "a")
+    with pytest.raises(RuntimeError, match=r"_offset\(\) takes 1 positional argument\(s\) but 2 was/were given"):
+        torch.jit.script(_offset)(1, 2)
+    with pytest.raises(RuntimeError, match="forward\\(\\) is missing value for argument 'tokens'"):
+        module()
+
+
 class _Describer:
     @torch.jit.ignore
     def __call__(self, *args) -> str:
