@@ -194,3 +194,34 @@ def test_a_named_tuple_whose_fields_do_not_fit_is_named_whole():
     with pytest.raises(RuntimeError, match=r"\(aka NamedTuple\(first, second\)\) for argument 'pair' but instead found "
                                            r"type '_Pair'"):
         torch.jit.script(_first_of)(_Pair("a", 1))
+
+
+def _appends_three(values: List[int]) -> List[int]:
+    values.append(3)
+    return values
+
+
+def _sets_key(table: Dict[str, float]) -> int:
+    table["a"] = 1.0
+    return len(table)
+
+
+def _empty_temporaries():
+    return _appends_three([])
+
+
+def _empty_dict():
+    return _sets_key({})
+
+
+def _empty_variable():
+    values = []
+    return _appends_three(values)
+
+
+def test_an_empty_literal_passed_to_a_scripted_function_takes_the_parameter_type():
+    assert torch.jit.script(_empty_temporaries)() == [3]
+    with pytest.raises(RuntimeError, match="Expected a value of type 'List\\[int\\]' for argument 'values'"):
+        torch.jit.script(_empty_variable)
+    with pytest.raises(RuntimeError, match="Expected a value of type 'Dict\\[str, float\\]' for argument 'table'"):
+        torch.jit.script(_empty_dict)  # torch infers only an empty list from the parameter

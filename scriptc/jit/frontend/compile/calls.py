@@ -65,14 +65,27 @@ class Calls:
         if name in _RAW_ARGUMENT_CALLS:
             self.at(node)
             return self.raw_argument_call(name, node, expected)
-        args = [self.call_argument(a) for a in node.args]
+        hints = self.empty_literal_hints(callee, node)
+        args = [self.call_argument(a, hints.get(i)) for i, a in enumerate(node.args)]
         kwargs = {kw.name: self.call_argument(kw.value) for kw in node.keywords}
         self.at(node)
         return self.call(callee, args, kwargs, node, expected)
 
-    def call_argument(self, node: ast.Node):
-        value = self.expr(node)
-        return value
+    def call_argument(self, node: ast.Node, expected=None):
+        return self.expr(node, expected)
+
+    def empty_literal_hints(self, callee, node: ast.Call) -> dict:
+        """The declared types of a scripted function's parameters that a call passes an empty `[]`
+        literal: torch types such a temporary list by the parameter (expects_ints([])), not a `{}`."""
+        empty = [i for i, a in enumerate(node.args) if isinstance(a, ast.List) and not a.elts]
+        if not empty or not isinstance(callee, UserFunction):
+            return {}
+        fn = callee.fn
+        if getattr(fn, "_scriptc_unused", False) or getattr(fn, "_scriptc_ignore", False) or \
+                self.functional_op(fn) is not None:
+            return {}
+        inputs = self.ctx.function_graph(fn, self, node)[0].inputs
+        return {i: inputs[i].type for i in empty if i < len(inputs)}
 
     def call(self, callee, args: list, kwargs: dict, node: ast.Node, expected=None):
         if isinstance(callee, OpFunction):
