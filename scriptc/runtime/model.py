@@ -17,6 +17,7 @@ from scriptc.errors import ArchiveError
 from scriptc.ir.graph import walk
 from scriptc.ops.generator import default_generator
 from scriptc.passes import PassContext
+from scriptc.passes.analysis import written_later
 from scriptc.types import TensorType
 
 from . import attributes
@@ -28,19 +29,40 @@ from .signature import Signature
 from .specialize import InputSpec, Specialized
 
 
-def _check_attributes(graph, module_value: ModuleValue, method: str) -> None:
-    """Every attribute the graph still reads at run time exists in the archive (checked at load)."""
-    from scriptc.ir.graph import walk
-
+def _attribute_reads(graph, module_value: ModuleValue, method: str):
+    """(node, owner, value) for each prim::GetAttr the graph reads from its module input, through
+    submodules; ArchiveError where the archive does not hold the attribute."""
     paths: dict[int, object] = {id(graph.inputs[0]): module_value} if graph.inputs else {}
     for node in walk(graph.block):
         if node.op != "prim::GetAttr" or id(node.inputs[0]) not in paths:
             continue
         owner = paths[id(node.inputs[0])]
         try:
-            paths[id(node.output)] = owner.get(node.attrs["name"])
+            value = paths[id(node.output)] = owner.get(node.attrs["name"])
         except AttributeError as exc:
             raise ArchiveError(f"graphs/{method}.ir reads an attribute the archive does not hold ({exc})") from None
+        yield node, owner, value
+
+
+def _check_attributes(graph, module_value: ModuleValue, method: str) -> None:
+    """Every attribute the graph still reads at run time exists in the archive (checked at load)."""
+    for _ in _attribute_reads(graph, module_value, method):
+        pass
+
+
+def _own_written_attributes(graph, module_value: ModuleValue, weights: dict, method: str) -> None:
+    """Give the model its own copy of each loaded array the method writes in place (batch norm's
+    running statistics in training mode, a buffer updated with add_), also as the archive's weight
+    of that name (what the loaded module's state_dict reads): the archive's arrays are read-only
+    views of its bytes, and torch's loaded modules update such buffers."""
+    for node, owner, value in _attribute_reads(graph, module_value, method):
+        if isinstance(value, np.ndarray) and not value.flags.writeable and written_later(node.output):
+            name = node.attrs["name"]
+            owned = value.copy()
+            owner.set(name, owned)
+            key = f"{owner.path}.{name}" if owner.path else name
+            if weights.get(key) is value:
+                weights[key] = owned
 
 
 def input_specs(signature: dict, graph, skip: int, method: str) -> list | None:
@@ -173,6 +195,8 @@ class RuntimeModel:
             self.signature[name] = Signature.of_graph(name, graph, skip, names)
             specs = input_specs(archive.signatures.get(name, {}), graph, skip, name)
             self.example_batches[name] = example_batch(archive.signatures.get(name, {}), name)
+            if archive.kind == "module":
+                _own_written_attributes(graph, self.module_value, archive.weights, name)
             try:
                 plan = build_plan(graph, context, specs=specs, skip=skip, jit=use_jit, threads=threads)
             except AttributeError as exc:
