@@ -92,7 +92,11 @@ class _KeywordOnly(torch.nn.Module):
         return tokens, name
 
 
-def _offset(x: int, *, by: int = 1) -> int:
+def _offset(x: int, *, by: int) -> int:
+    return x + by
+
+
+def _offset_by_default(x: int, *, by: int = 1) -> int:
     return x + by
 
 
@@ -106,6 +110,8 @@ def test_keyword_only_parameters_take_keywords_and_refuse_positionals_as_torch_w
         torch.jit.script(_offset)(1, 2)
     with pytest.raises(RuntimeError, match="forward\\(\\) is missing value for argument 'tokens'"):
         module()
+    with pytest.raises(torch.jit.frontend.NotSupportedError, match="keyword-only arguments with defaults"):
+        torch.jit.script(_offset_by_default)  # torch refuses such a signature
 
 
 class _Describer:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 
+from scriptc.errors import NotSupportedError
 from scriptc.ir.graph import Graph
 from scriptc.types import ModuleType, NoneType, ObjectType, TensorType
 
@@ -89,6 +90,9 @@ class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, 
         for p in params:
             if p.kind in ("varargs", "varkw"):
                 raise self.error("*args and **kwargs are not supported in scripted functions", p)
+            if p.kind == "keyword_only" and p.default is not None:
+                raise self.error("Compiled functions can't take variable number of arguments or use keyword-only "
+                                 "arguments with defaults", p.default, NotSupportedError)
             if p.kind == "positional_only":
                 raise self.error("positional-only parameters (before '/') are not supported in scripted "
                                  "functions", p)
