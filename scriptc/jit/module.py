@@ -81,8 +81,8 @@ def from_runtime(value, arguments: dict | None = None) -> Any:
     if isinstance(value, dict):
         return {from_runtime(value_of_key(k), arguments): from_runtime(v, arguments) for k, v in value.items()}
     if isinstance(value, parallel.Task):  # a Future (or Await) a scripted function returns: its result
-        from .markers import Future
-        return Future(from_runtime(value.wait()[0], arguments))
+        from scriptc.futures import _completed
+        return _completed(from_runtime(value.wait()[0], arguments))
     return python_value(value)
 
 
@@ -652,7 +652,26 @@ class LoadedModule:
 
     def __call__(self, *args):
         with scripted_call() if self._scoped else contextlib.nullcontext():
+            if wants_grad(args) and is_grad_enabled():
+                return self._run_with_autograd("forward", args)
             return from_runtime(self._model(*[to_runtime(a) for a in args]), by_array(args))
+
+    def _run_with_autograd(self, name: str, args: tuple):
+        """A call with an input that requires grad runs the stored graph on Tensors, so that backward
+        reaches the inputs, as through torch's loaded modules (the stored weights enter as tensors
+        that do not require grad; buffers the graph writes are the model's own arrays, so both paths
+        update the same running statistics)."""
+        from scriptc.runtime import attributes
+        from scriptc.runtime.plan import takes_self
+
+        archive = self._model.archive
+        graph = archive.graphs[name]
+        inputs = [_eager_value(a) for a in args]
+        if takes_self(graph):
+            flat = {k: wrap(v) for k, v in archive.weights.items()}
+            flat.update({k: attributes.resolve(v, archive.weights) for k, v in archive.attributes.items()})
+            inputs.insert(0, ModuleValue.from_flat(flat))
+        return results(EagerInterpreter(graph, archive.functions).run(inputs), args, graph)
 
     def __getattr__(self, name: str):
         model = self.__dict__.get("_model")
