@@ -66,6 +66,7 @@ _SUBMODULES = {
     "special",
     "_C",
     "_awaits",
+    "futures",
     "fx",
     "backends",
     "accelerator",

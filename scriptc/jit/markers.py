@@ -5,13 +5,12 @@ isinstance, Attribute, Future, fork, wait, is_scripting, is_tracing, _unwrap_opt
 from __future__ import annotations
 
 import typing
-from typing import Any, Callable, Generic, NamedTuple, TypeVar
+from typing import Any, Callable, NamedTuple
+
+from scriptc.futures import Future, _completed
 
 _FUNCTION_OVERLOADS: dict[tuple[str, str], list] = {}
 _METHOD_OVERLOADS: dict[tuple[str, str], list] = {}
-
-T = TypeVar("T")
-
 
 def ignore(fn: Callable | None = None, drop: bool = False):
     """@torch.jit.ignore: leave this function in Python. Scripted code calls it through the
@@ -87,20 +86,10 @@ class Attribute(NamedTuple):
     type: Any
 
 
-class Future(Generic[T]):
-    """What torch.jit.fork returns: `wait()` gives the call's result (eager calls run at once)."""
-
-    def __init__(self, value):
-        self._value = value
-
-    def wait(self):
-        return self._value
-
-
 def fork(fn: Callable, *args, **kwargs) -> Future:
     """torch.jit.fork(fn, *args): run fn(*args) (concurrently in scripted code); wait() on the
     result gives its value."""
-    return Future(fn(*args, **kwargs))
+    return _completed(fn(*args, **kwargs))
 
 
 def wait(future: Future):
