@@ -9,7 +9,7 @@ from typing import List
 import pytest
 
 import scriptc as torch
-from scriptc.errors import ScriptError
+from scriptc.errors import ArchiveError, ScriptError
 
 
 class InputsAndOutputs(torch.nn.Module):
@@ -123,3 +123,8 @@ def test_ignore_context_manager_does_nothing_eagerly():
     with torch.jit._IgnoreContextManager(a="inp:int", b="out:int") as manager:
         b = 2
     assert b == 2 and isinstance(manager, torch.jit._IgnoreContextManager)
+
+
+def test_module_with_ignored_block_cannot_be_saved(tmp_path):
+    with pytest.raises(ArchiveError, match="cannot save"):
+        torch.jit.save(torch.jit.script(OnlyAList()), tmp_path / "ignored_block.pt")
