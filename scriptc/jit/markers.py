@@ -4,6 +4,7 @@ isinstance, Attribute, Future, fork, wait, is_scripting, is_tracing, _unwrap_opt
 
 from __future__ import annotations
 
+import contextlib
 import typing
 from typing import Any, Callable, NamedTuple
 
@@ -84,6 +85,18 @@ class Attribute(NamedTuple):
 
     value: Any
     type: Any
+
+
+class _IgnoreContextManager(contextlib.AbstractContextManager):
+    """torch.jit._IgnoreContextManager(name="inp:<type>" | "out:<type>", ...): eagerly a context manager
+    that does nothing; in scripted code its block runs in Python, taking the "inp" variables and
+    giving back the "out" ones with their declared types."""
+
+    def __init__(self, **kwargs):
+        pass
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        return None
 
 
 def fork(fn: Callable, *args, **kwargs) -> Future:
