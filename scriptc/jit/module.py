@@ -422,7 +422,8 @@ class ScriptModule(Module):
         if tracer is not None:
             # traced from a module that does not hold this one: its ops are recorded with its state
             # as constants (the graph cannot reach it from self)
-            return _single(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]))
+            return results(self._eager[name].run([self._module_value(eager=True)] + [_eager_value(a) for a in args]),
+                           args, self._graphs[name])
         return self._compute(name, args)
 
     def _compute(self, name: str, args: list):
