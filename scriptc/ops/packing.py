@@ -75,7 +75,12 @@ register("_pack_padded_sequence(input: Tensor, lengths: Tensor, batch_first: boo
 
 def _pad_kernel(xp, data, batch_sizes, batch_first, padding_value, total_length):
     batch_sizes = batch_sizes.astype(xp.int64)
-    steps = max(batch_sizes.shape[0], total_length)
+    steps = batch_sizes.shape[0]
+    if total_length > 0:  # as torch's op: 0 or less pads to the longest sequence
+        if total_length < steps:
+            raise RuntimeError("Expected total_length to be at least the length of the longest sequence in input, "
+                               f"but got total_length={total_length} and max sequence length being {steps}")
+        steps = total_length
     batch = int(batch_sizes[0]) if batch_sizes.shape[0] else 0
     padded = xp.full((steps, batch) + data.shape[1:], padding_value, dtype=data.dtype)
     padded[_step_indices(xp, batch_sizes)] = data
@@ -98,5 +103,6 @@ def _pad_rule(data, batch_sizes, batch_first, padding_value, total_length):
 register("_pad_packed_sequence(data: Tensor, batch_sizes: Tensor, batch_first: bool, padding_value: Scalar, "
          "total_length: int) -> (Tensor, Tensor)", OPAQUE, _pad_kernel, shape=_pad_rule, grad=_pad_grad,
          save=("batch_sizes",), nondifferentiable_outputs=(1,), method=False,
-         doc="A packed batch's rows back into a padded batch (max(steps, total_length), B, *) (batch first with "
-             "batch_first) filled with padding_value; and each sequence's length.")
+         doc="A packed batch's rows back into a padded batch (total_length or, when it is 0 or less, the longest "
+             "sequence's length, B, *) (batch first with batch_first) filled with padding_value; and each sequence's "
+             "length.")

@@ -15,7 +15,7 @@ def _pack_ref(x, lengths, batch_first):
 
 
 def _pad_ref(data, batch_sizes, batch_first, padding_value, total_length):
-    steps, batch = max(len(batch_sizes), total_length), batch_sizes[0]
+    steps, batch = total_length if total_length > 0 else len(batch_sizes), batch_sizes[0]
     padded = np.full((steps, batch) + data.shape[1:], float(padding_value))
     row = 0
     for t, size in enumerate(batch_sizes):
@@ -32,5 +32,6 @@ CASES = {
         Case((rand(2, 1), Int(np.array([2])), False), _pack_ref, label="one sequence, no features")],
     "_pad_packed_sequence": [
         Case((rand(6, 2), Int(np.array([3, 2, 1])), False, 0.5, 3), _pad_ref),
-        Case((rand(6, 2, 2), Int(np.array([3, 2, 1])), True, -1.0, 5), _pad_ref, label="batch_first, total_length")],
+        Case((rand(6, 2, 2), Int(np.array([3, 2, 1])), True, -1.0, 5), _pad_ref, label="batch_first, total_length"),
+        Case((rand(4, 3), Int(np.array([2, 2])), False, 0.0, 0), _pad_ref, label="total_length 0: the longest")],
 }

@@ -91,3 +91,20 @@ def test_a_traced_packing_encoder_raises_torchs_error_for_lengths_out_of_order()
         traced(*_inputs(scriptc, 4, [2, 4], False, 1))
     with pytest.raises(RuntimeError, match="Length of all samples has to be greater than 0"):
         traced(*_inputs(scriptc, 4, [4, 0], False, 1))
+
+
+@pytest.mark.parametrize("total_length", [0, -1, 2, 7])
+def test_the_pad_op_pads_to_total_length_or_the_longest_as_torchs(total_length):
+    padded = np.random.default_rng(2).standard_normal((5, 3, 2)).astype(np.float32)
+
+    def pad(lib):
+        data, batch_sizes = lib._pack_padded_sequence(lib.tensor(padded), lib.tensor([5, 3, 2]), False)
+        return lib._pad_packed_sequence(data, batch_sizes, False, 0.5, total_length)
+
+    try:
+        expected = pad(torch)
+    except RuntimeError as error:
+        with pytest.raises(RuntimeError, match=str(error)):
+            pad(scriptc)
+        return
+    _assert_matches(pad(scriptc), expected, f"total_length={total_length}")
