@@ -71,6 +71,22 @@ def test_a_traced_packing_encoder_runs_at_lengths_it_was_not_traced_with(kind, b
                 _assert_matches(got, expected, f"{name} at {steps} steps, lengths {lengths}")
 
 
+@pytest.mark.parametrize("kind", ["GRU", "LSTM"])
+def test_a_traced_packing_encoder_sizes_its_initial_state_by_the_batch_it_is_given(kind):
+    """The zero initial state follows batch_sizes: sorted lengths at a batch the trace did not see."""
+    theirs = _encoder(torch, kind, False, True)
+    ours = _encoder(scriptc, kind, False, True)
+    copy_weights(theirs, ours)
+    traced = scriptc.jit.trace(ours, _inputs(scriptc, 5, [5, 4, 2], False, 0))
+    optimized = scriptc.jit.optimize_for_inference(traced)
+    for seed, lengths in enumerate(([4, 1], [5, 5, 3, 2, 1]), 1):
+        with torch.no_grad():
+            expected = theirs(*_inputs(torch, 5, lengths, False, seed))
+        with scriptc.no_grad():
+            for name, model in (("traced", traced), ("optimized", optimized)):
+                _assert_matches(model(*_inputs(scriptc, 5, lengths, False, seed)), expected, f"{name} at {lengths}")
+
+
 def test_gradients_flow_through_a_traced_packing_encoder_at_new_lengths():
     theirs = _encoder(torch, "GRU", False, False).train()
     ours = _encoder(scriptc, "GRU", False, False).train()
