@@ -18,6 +18,7 @@ from scriptc.jit.fusion_settings import (  # noqa: F401,E402
 from scriptc.jit.markers import (  # noqa: F401,E402
     Attribute,
     Future,
+    _IgnoreContextManager,
     _awaitable,
     _awaitable_nowait,
     _awaitable_wait,

@@ -4,6 +4,7 @@ isinstance, Attribute, Future, fork, wait, is_scripting, is_tracing, _unwrap_opt
 
 from __future__ import annotations
 
+import contextlib
 import typing
 from typing import Any, Callable, Generic, NamedTuple, TypeVar
 
@@ -95,6 +96,18 @@ class Future(Generic[T]):
 
     def wait(self):
         return self._value
+
+
+class _IgnoreContextManager(contextlib.AbstractContextManager):
+    """torch.jit._IgnoreContextManager(name="inp:<type>" | "out:<type>", ...): eagerly a context manager
+    that does nothing; in scripted code its block runs in Python, taking the "inp" variables and
+    giving back the "out" ones with their declared types."""
+
+    def __init__(self, **kwargs):
+        pass
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        return None
 
 
 def fork(fn: Callable, *args, **kwargs) -> Future:

@@ -27,6 +27,7 @@ from scriptc.types import (
 from .. import ast
 from .types import members
 from .modules import is_module_dict
+from .modules import MODULE_ITERATORS
 from .values import ClassRef, MethodRef, ModuleDictMethod, PythonNamespace, SugaredModule, SugaredTuple
 
 _CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
@@ -45,7 +46,7 @@ class Attributes:
         if isinstance(base, PythonNamespace):
             return self.namespace_attribute(base, name, node)
         if isinstance(base, SugaredModule):
-            if name in ("keys", "values", "items") and is_module_dict(base.module):
+            if name in ("keys", "values", "items") and is_module_dict(base.module) or name in MODULE_ITERATORS:
                 return ModuleDictMethod(base, name)
             return self.module_attribute(base, name, node)
         if isinstance(base, ClassRef):

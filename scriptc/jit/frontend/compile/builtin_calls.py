@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from scriptc.jit.markers import bare_container_refusal
-from scriptc.ir.graph import Value
+from scriptc.ir.graph import Graph, Value
 from scriptc.types import (
     Any_,
     Bool,
@@ -29,7 +29,18 @@ from ..builtins import BY_SCHEMA
 from .loops import Iteration
 from .modules import user_method
 from .types import make_union, members
-from .values import ClassRef, MethodRef, ModuleMethod, SliceValue, SugaredModule, SugaredTuple, TypeValue, UserFunction
+from .values import (
+    Builtin,
+    ClassRef,
+    MethodRef,
+    ModuleMethod,
+    OpFunction,
+    SliceValue,
+    SugaredModule,
+    SugaredTuple,
+    TypeValue,
+    UserFunction,
+)
 
 _NUMBERS = (Int, Float, Bool)
 
@@ -378,11 +389,27 @@ class BuiltinCalls:
             graph, name = self.ctx.method_graph(record, callee.name, self, node)
             fn = getattr(record.cls, callee.name)
             values = [callee.base] + self.bind_python(fn, graph.inputs[1:], args, kwargs, node, skip=1)
+        elif isinstance(callee, (OpFunction, Builtin)):  # torch.jit._fork(torch.neg, x)
+            values = [self.as_value(a, node) for a in args] + [self.as_value(v, node) for v in kwargs.values()]
+            graph, name = self.builtin_call_graph(callee, values, list(kwargs), node)
         elif isinstance(callee, Value):  # torch.jit.fork(x): torch's words
             raise self.error(f"cannot call a value of type '{callee.type}'", node.args[0])
         else:
             raise self.error("torch.jit.fork() takes a scripted function or a method of a module or object", node)
         return self.emit1("prim::Fork", values, FutureType(graph.outputs[0].type), {"function": name})
+
+    def builtin_call_graph(self, callee, values: list[Value], keywords: list[str], node) -> tuple[Graph, str]:
+        """A function graph whose inputs have the types of `values` and whose body calls the builtin or
+        op `callee` on them (the last len(keywords) by keyword): what a forked builtin runs."""
+        name = self.ctx.unique_name(f"fork[{callee.name}]")
+        graph = Graph(name)
+        compiler = type(self)(self.ctx, self.source, self.fn, graph.block)
+        params = [graph.add_input(v.type, f"arg{i}") for i, v in enumerate(values)]
+        positional = len(params) - len(keywords)
+        result = compiler.call(callee, params[:positional], dict(zip(keywords, params[positional:])), node)
+        graph.add_output(compiler.as_value(result, node))
+        self.ctx.functions[name] = graph
+        return graph, name
 
     def torch_check(self, args: list, kwargs: dict, node):
         """torch._check(cond, message=None): raises RuntimeError(message) unless cond."""

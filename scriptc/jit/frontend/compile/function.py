@@ -18,6 +18,7 @@ from .classes import Classes
 from .control import RETVAL, ControlFlow
 from .emitter import Emitter
 from .expressions import Expressions
+from .ignored_blocks import IgnoredBlocks
 from .loops import Loops
 from .modules import Modules
 from .resolve import Resolver
@@ -27,7 +28,7 @@ from .types import unify
 
 
 class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, Attributes, Calls, BuiltinCalls,
-                       Annotations, Resolver, Modules, Classes, Emitter):
+                       Annotations, Resolver, Modules, Classes, IgnoredBlocks, Emitter):
     """Compiles one function body into the current block (statements.py, control.py, ... each
     hold one concern)."""
 

@@ -24,7 +24,10 @@ from scriptc.types import (
 from .. import ast
 from .traced_calls import TracedCalls
 from .types import AnnotationError, assignable, python_type
-from .values import IgnoredMethod, ModuleMethod, SugaredModule
+from .values import IgnoredMethod, ModuleMethod, SugaredModule, SugaredTuple
+
+
+MODULE_ITERATORS = ("children", "named_children", "modules", "named_modules")
 
 
 class Modules(TracedCalls):
@@ -169,7 +172,6 @@ class Modules(TracedCalls):
                       for part in (index.lower, index.upper, index.step)]
             if any(b is None and part is not None for b, part in zip(bounds, (index.lower, index.upper, index.step))):
                 raise self.error("ModuleList/Sequential slices must have constant bounds", index)
-            from .values import SugaredTuple
             return SugaredTuple([self.submodule(owner, n) for n in names[slice(*bounds)]])
         key = self.expr(index)
         # torch indexes containers only with literals: a local variable is refused even when it holds one
@@ -196,6 +198,8 @@ class Modules(TracedCalls):
         return self.submodule(owner, names[position])
 
     def module_dict_method(self, owner: SugaredModule, name: str, node):
+        if name in MODULE_ITERATORS:
+            return self.module_iterator(owner, name)
         parameters = is_parameter_dict(owner.module)
         names = list(owner.module._parameters if parameters else owner.module._modules)
 
@@ -207,9 +211,31 @@ class Modules(TracedCalls):
         if name == "values":
             return [member(n) for n in names]
         if name == "items":
-            from .values import SugaredTuple
             return [SugaredTuple([self.const(n), member(n)]) for n in names]
         raise self.error(f"ModuleDict has no method '{name}' in scripted code", node)
+
+    def module_iterator(self, owner: SugaredModule, name: str) -> list:
+        """self.children() / named_children() / modules() / named_modules(), unrolled: the submodules
+        (named as Python names them, `modules()` starting with the module itself). As in torch's scripted
+        code, a module held under two names is listed under each (eager Python lists it once)."""
+        found = []
+
+        def walk(parent: SugaredModule, prefix: str, recurse: bool):
+            for child_name, child in parent.module._modules.items():
+                if child is None:
+                    continue
+                child_value = self.submodule(parent, child_name)
+                found.append((prefix + child_name, child_value))
+                if recurse:
+                    walk(child_value, f"{prefix}{child_name}.", recurse)
+
+        recursive = name in ("modules", "named_modules")
+        if recursive:
+            found.append(("", owner))
+        walk(owner, "", recursive)
+        if name.startswith("named_"):
+            return [SugaredTuple([self.const(n), m]) for n, m in found]
+        return [m for _, m in found]
 
     # --- calls --------------------------------------------------------------------------------------
     def call_module(self, owner: SugaredModule, args: list, kwargs: dict, node):

@@ -43,7 +43,8 @@ def jit_functions() -> dict[int, str]:
              "as_tensor": scriptc.as_tensor, "is_tensor": scriptc.is_tensor, "_assert": getattr(scriptc, "_assert", None),
              "no_grad": scriptc.no_grad, "enable_grad": scriptc.enable_grad,
              "_get_tracing_state": scriptc._C._get_tracing_state, "_check": jit.markers._check,
-             "manual_seed": scriptc.manual_seed, "Generator": scriptc.Generator}
+             "manual_seed": scriptc.manual_seed, "Generator": scriptc.Generator,
+             "_IgnoreContextManager": jit._IgnoreContextManager}
     ids = {id(obj): name for name, obj in named.items() if obj is not None}
     # an Await is a Future in scripted code: _awaitable forks the call, _awaitable_wait waits for it
     ids.update({id(jit._awaitable): "fork", id(jit._awaitable_wait): "wait",

@@ -42,7 +42,9 @@ class Statements:
         """`with torch.no_grad():` runs its body with grad mode off (enable_grad(): on) and puts back
         the mode it found; `with obj [as name]:` for a script-class object calls obj.__enter__()
         (bound to name), the body, then obj.__exit__(None, None, None) - also when the body returns,
-        breaks or continues."""
+        breaks or continues. `with torch.jit._IgnoreContextManager(...)`: see ignored_blocks.py."""
+        if self.is_ignore_context(node.items[0].context):
+            return self.ignored_block(node)
         entered = []
         for item in node.items:
             grad_mode = self.grad_mode_context(item.context)
