@@ -145,6 +145,16 @@ def script_module(module, example_inputs=None) -> ScriptModule:
         fn = getattr(cls, name, None)
         if inspect.isfunction(fn) and getattr(fn, "_scriptc_export", False) and name != "forward":
             methods[name] = fn
+    return _compiled_methods(ctx, module, methods, example_inputs)
+
+
+def script_method(module, name: str) -> ScriptModule:
+    """A ScriptModule of `module` with only its method `name` compiled (the layers' own code that a
+    trace keeps as scripted code: called during jit.trace, its graph is inlined with control flow)."""
+    return _compiled_methods(ScriptContext(), module, {name: getattr(type(module), name)}, None)
+
+
+def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs) -> ScriptModule:
     graphs, signatures, specializations = {}, {}, {}
     for name, fn in methods.items():
         _note_example_types(ctx, fn, example_inputs, name)

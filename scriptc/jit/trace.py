@@ -319,6 +319,9 @@ class Tracer:
         """Bind an inlined call's result to its tensors (a fresh alias for a tensor the trace already
         knows, which the call returned as it was given); its dims are unknown where an input moves."""
         if isinstance(out, Tensor):
+            if isinstance(value.type, OptionalType):
+                # an Optional[Tensor] result that held a tensor in the trace: the trace uses it as one
+                value = self._emit("prim::Refine", [value], [value.type.elem]).output
             if id(out) in self.values or id(out) in self.param_paths:
                 out = _tensors.wrap(out._data)
             if isinstance(value.type, TensorType) and value.type.shape is None:

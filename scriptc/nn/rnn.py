@@ -220,6 +220,13 @@ class RNNBase(Module):
     def _run(self, input: Tensor, batch_sizes: Optional[Tensor], h0: Tensor,
              c0: Optional[Tensor]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
         """Every layer and direction over the input; (output, h_n, c_n) with output like the input."""
+        if scriptc.jit.is_tracing() and batch_sizes is not None:
+            # a packed batch's steps are data (torch records one op taking batch_sizes): the trace
+            # keeps this method as scripted code, its loop over them included, so it runs at lengths
+            # it was not traced with
+            from scriptc.jit.api import script_method
+
+            return script_method(self, "_run")._run(input, batch_sizes, h0, c0)
         packed_sizes: Optional[List[int]] = None
         if batch_sizes is None:
             x = input.transpose(0, 1) if self.batch_first else input
@@ -292,9 +299,17 @@ class RNNBase(Module):
             outputs.reverse()
         return scriptc.cat(outputs, 0), h, c
 
-    def _zeros(self, input: Tensor, batch: int, size: int) -> Tensor:
+    def _zeros(self, input: Tensor, batch: int, size: int, batch_sizes: Optional[Tensor] = None) -> Tensor:
+        if scriptc.jit.is_tracing() and batch_sizes is not None:
+            # the trace sizes a packed batch's initial state from batch_sizes (data), not the traced batch
+            from scriptc.jit.api import script_method
+
+            return script_method(self, "_packed_zeros")._packed_zeros(input, batch_sizes, size)
         num_directions = 2 if self.bidirectional else 1
         return input.new_zeros([self.num_layers * num_directions, batch, size])
+
+    def _packed_zeros(self, input: Tensor, batch_sizes: Tensor, size: int) -> Tensor:
+        return self._zeros(input, int(batch_sizes[0]), size)
 
     def forward(self, input, hx: Optional[Tensor] = None):
         """(output, h_n); input (L, N, H_in), (N, L, H_in) with batch_first, (L, H_in), or a PackedSequence."""
@@ -311,7 +326,7 @@ class RNNBase(Module):
     def _initial_hidden(self, x: Tensor, hx: Optional[Tensor], batch: int, batch_sizes: Optional[Tensor],
                         sorted_indices: Optional[Tensor], batched: bool) -> Tensor:
         if hx is None:
-            hx = self._zeros(x, batch, self.hidden_size)
+            hx = self._zeros(x, batch, self.hidden_size, batch_sizes)
         elif batch_sizes is None:
             expected = 3 if batched else 2
             if hx.dim() != expected:
@@ -386,8 +401,8 @@ class LSTM(RNNBase):
         """(output, (h_n, c_n)); input (L, N, H_in), (N, L, H_in) with batch_first, (L, H_in), or a PackedSequence."""
         x, batch, batch_sizes, sorted_indices, unsorted_indices, batched = self._prepare(input)
         if hx is None:
-            h0 = self._zeros(x, batch, self.proj_size if self.proj_size > 0 else self.hidden_size)
-            c0 = self._zeros(x, batch, self.hidden_size)
+            h0 = self._zeros(x, batch, self.proj_size if self.proj_size > 0 else self.hidden_size, batch_sizes)
+            c0 = self._zeros(x, batch, self.hidden_size, batch_sizes)
         else:
             h0, c0 = hx[0], hx[1]
             if batch_sizes is None:

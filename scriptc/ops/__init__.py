@@ -179,4 +179,5 @@ from . import generator_ops  # noqa: E402,F401
 from . import threads  # noqa: E402,F401
 from . import grad_regions  # noqa: E402,F401
 from . import recurrent  # noqa: E402,F401
+from . import packing  # noqa: E402,F401
 from . import real_only  # noqa: E402,F401  (after every op: it marks some of them)

@@ -151,6 +151,8 @@ def _if(builder: Builder, node, args, syms: dict, executor, recorded) -> list:
     returned = [executor.slot_of[id(v)] for v in block.returns]
     for slot in returned:
         if slot not in syms:  # a constant the block returns
+            if slot not in executor.constants:
+                raise NotNative("an If whose branch returns a value the program does not hold")
             syms[slot] = value_of(builder, executor.constants[slot], [], None)
     return [syms[slot] for slot in returned]
 

@@ -2,6 +2,7 @@
 with its control flow, as torch's tracer does, so the trace follows inputs that take other paths."""
 
 import io
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -112,6 +113,21 @@ def test_a_traced_function_inlines_a_script_function_with_tuple_results():
 
     traced = scriptc.jit.trace(fn, scriptc.rand(3, 4))
     x = scriptc.rand(6, 4)
+    assert_close(traced(x), fn(x))
+
+
+def test_an_optional_tensor_a_script_function_returns_is_a_tensor_to_the_trace():
+    @scriptc.jit.script
+    def maybe_scaled(x, scale: Optional[float]) -> Optional[scriptc.Tensor]:
+        if scale is None:
+            return None
+        return x * scale
+
+    def fn(x):
+        return maybe_scaled(x, 2.0).index_select(0, scriptc.tensor([1, 0]))
+
+    traced = scriptc.jit.trace(fn, scriptc.rand(3, 4))
+    x = scriptc.rand(5, 4)
     assert_close(traced(x), fn(x))
 
 

@@ -3,18 +3,17 @@
 A PackedSequence stores the steps of a batch of sequences sorted by length,
 time-major: `data` holds step 0 of every sequence, then step 1 of those still
 running, and so on; `batch_sizes[t]` says how many run at step t. Packing and
-padding are one gather (`index`) and one scatter (`index_put`) each, so they are
-differentiable and traced like any op.
+padding are one op each (ops/packing.py), differentiable, and a trace records them
+with the lengths as data.
 """
 
 from __future__ import annotations
 
 from typing import List, NamedTuple, Optional, Tuple
 
-import numpy as np
-
 import scriptc
-from scriptc.tensors import Tensor
+from scriptc.ops import OPS
+from scriptc.tensors import Tensor, call
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
            "unpad_sequence", "pack_sequence", "unpack_sequence"]
@@ -82,24 +81,13 @@ def invert_permutation(permutation: Optional[Tensor]) -> Optional[Tensor]:
     """The permutation that undoes `permutation` (None stays None)."""
     if permutation is None:
         return None
-    order = permutation.numpy()
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(order.size, dtype=order.dtype)
-    return scriptc.tensor(inverse)
+    return scriptc.argsort(permutation)
 
 
-def _lengths_array(lengths) -> np.ndarray:
+def _lengths_tensor(lengths) -> Tensor:
     if isinstance(lengths, Tensor):
-        return lengths.numpy().astype(np.int64)
-    return np.asarray(list(lengths), dtype=np.int64)
-
-
-def _step_indices(batch_sizes: np.ndarray) -> Tuple[Tensor, Tensor]:
-    """(time index, batch index) of every packed row, in packed order."""
-    time_index = np.repeat(np.arange(batch_sizes.size, dtype=np.int64), batch_sizes)
-    starts = np.repeat(np.cumsum(batch_sizes) - batch_sizes, batch_sizes)
-    batch_index = np.arange(time_index.size, dtype=np.int64) - starts
-    return scriptc.tensor(time_index), scriptc.tensor(batch_index)
+        return lengths.to(scriptc.int64)
+    return scriptc.as_tensor(list(lengths), dtype=scriptc.int64)
 
 
 def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
@@ -107,58 +95,32 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
     """Pack a padded batch (T, B, *) (or (B, T, *) with batch_first) of sequences of the given lengths.
 
     With enforce_sorted=True the lengths must be in decreasing order; otherwise the batch is sorted
-    here and the permutation kept in the result.
+    here and the permutation kept in the result. A traced model takes the lengths as data: the trace
+    runs at other lengths.
     """
-    lengths_np = _lengths_array(lengths)
+    lengths = _lengths_tensor(lengths)
     sorted_indices = None
-    if enforce_sorted:
-        if np.any(lengths_np[1:] > lengths_np[:-1]):
-            raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. "
-                               "You can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to "
-                               "sidestep this requirement if you do not need ONNX exportability.")
-    else:
-        order = np.argsort(-lengths_np, kind="stable")
-        lengths_np = lengths_np[order]
-        sorted_indices = scriptc.tensor(order)
+    if not enforce_sorted:
+        lengths, sorted_indices = scriptc.sort(lengths, descending=True, stable=True)
         input = input.index_select(0 if batch_first else 1, sorted_indices)
-    if lengths_np.size and lengths_np[-1] <= 0:
-        raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' that "
-                           "is <= 0")
-    steps = input.size(1) if batch_first else input.size(0)
-    if lengths_np.size != (input.size(0) if batch_first else input.size(1)):
-        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {lengths_np.size} "
-                           f"(batch_size={input.size(0) if batch_first else input.size(1)})")
-    if lengths_np.size and lengths_np[0] > steps:
-        raise RuntimeError(f"lengths[0] = {lengths_np[0]} is longer than the padded sequence length {steps}")
-    batch_sizes = (lengths_np[None, :] > np.arange(lengths_np[0] if lengths_np.size else 0)[:, None]).sum(1)
-    time_index, batch_index = _step_indices(batch_sizes)
-    data = input[batch_index, time_index] if batch_first else input[time_index, batch_index]
-    return PackedSequence(data, scriptc.tensor(batch_sizes.astype(np.int64)), sorted_indices, None)
+    data, batch_sizes = call(OPS["_pack_padded_sequence"], (input, lengths, batch_first))
+    return PackedSequence(data, batch_sizes, sorted_indices, None)
 
 
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, padding_value: float = 0.0,
                         total_length: Optional[int] = None) -> Tuple[Tensor, Tensor]:
     """Undo pack_padded_sequence: (padded batch, lengths), in the original batch order."""
-    batch_sizes = sequence.batch_sizes.numpy().astype(np.int64)
-    max_seq_length = batch_sizes.size
-    if total_length is not None:
-        if total_length < max_seq_length:
-            raise ValueError("Expected total_length to be at least the length of the longest sequence in input, but "
-                             f"got total_length={total_length} and max sequence length being {max_seq_length}")
-        max_seq_length = total_length
-    data = sequence.data
-    batch = int(batch_sizes[0]) if batch_sizes.size else 0
-    time_index, batch_index = _step_indices(batch_sizes)
-    shape = [max_seq_length, batch] + list(data.shape[1:])
-    padded = scriptc.full(shape, padding_value, dtype=data.dtype).index_put([time_index, batch_index], data)
-    lengths = (batch_sizes[None, :] > np.arange(batch)[:, None]).sum(1).astype(np.int64)
-    if batch_first:
-        padded = padded.transpose(0, 1)
-    lengths_t = scriptc.tensor(lengths)
+    if total_length is not None and total_length < sequence.batch_sizes.size(0):
+        raise ValueError("Expected total_length to be at least the length of the longest sequence in input, but got "
+                         f"total_length={total_length} and max sequence length being {sequence.batch_sizes.size(0)}")
+    # without total_length the op pads to the longest sequence it is given (0 asks for no more), which a
+    # trace keeps as data rather than freezing the traced length
+    padded, lengths = call(OPS["_pad_packed_sequence"], (sequence.data, sequence.batch_sizes, batch_first,
+                                                        padding_value, total_length or 0))
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(0 if batch_first else 1, sequence.unsorted_indices)
-        lengths_t = lengths_t.index_select(0, sequence.unsorted_indices)
-    return padded, lengths_t
+        lengths = lengths.index_select(0, sequence.unsorted_indices)
+    return padded, lengths
 
 
 def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.0,
@@ -198,7 +160,7 @@ def unpad_sequence(padded_sequences: Tensor, lengths: Tensor, batch_first: bool 
     """Split a padded batch back into a list of sequences of the given lengths."""
     if not batch_first:
         padded_sequences = padded_sequences.transpose(0, 1)
-    return [seq[:int(length)] for seq, length in zip(padded_sequences.unbind(0), _lengths_array(lengths))]
+    return [seq[:int(length)] for seq, length in zip(padded_sequences.unbind(0), _lengths_tensor(lengths).tolist())]
 
 
 def pack_sequence(sequences: List[Tensor], enforce_sorted: bool = True) -> PackedSequence:
