@@ -184,7 +184,7 @@ def _ignored_callables(ctx: ScriptContext) -> dict:
 def _compiled(obj):
     """A ScriptModule or ScriptFunction for obj (scripting nn.Modules and functions first; a frozen or
     optimized module gives its graph, as `optimize_for_inference(freeze(m))` is the usual call)."""
-    from .module import OptimizedModule
+    from .compiled_modules import OptimizedModule
 
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
@@ -200,7 +200,7 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     (torch.jit.freeze) of a scripted or traced module in eval mode. Returns an OptimizedModule whose
     `.graph` is the frozen, simplified graph; `preserved_attrs` names methods and attributes kept
     on it, which run and read the module as it was scripted."""
-    from .module import OptimizedModule
+    from .compiled_modules import OptimizedModule
 
     if not isinstance(mod, (ScriptModule, ScriptFunction, OptimizedModule)):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or "
@@ -225,7 +225,7 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
     from scriptc.passes import PassContext
     from scriptc.runtime.plan import build_plan
 
-    from .module import OptimizedModule
+    from .compiled_modules import OptimizedModule
 
     compiled = _compiled(mod)
     jit = config.jit_enabled() if jit is None else jit
@@ -262,7 +262,7 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
     from scriptc.runtime.archive import write_archive
     from scriptc.runtime.plan import takes_self
 
-    from .module import LoadedModule, OptimizedModule
+    from .compiled_modules import LoadedModule, OptimizedModule
 
     optimized = None
     if isinstance(m, OptimizedModule):
@@ -348,7 +348,7 @@ def load(f, map_location=None, _extra_files: dict | None = None):
     `.state_dict()`); `_extra_files` (a dict) is filled with the stored extra files."""
     from scriptc.runtime.model import load as runtime_load
 
-    from .module import LoadedModule
+    from .compiled_modules import LoadedModule
 
     model = runtime_load(f, device=str(map_location) if map_location is not None else "cpu")
     if _extra_files is not None:

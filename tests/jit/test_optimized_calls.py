@@ -1,4 +1,4 @@
-"""Calling what optimize_for_inference returns (jit/module.OptimizedModule): every way a Python call
+"""Calling what optimize_for_inference returns (jit/compiled_modules.OptimizedModule): every way a Python call
 may pass arguments binds as the module's own forward binds them - a call giving all of them
 positionally skips Signature.bind, any other goes through it."""
 
