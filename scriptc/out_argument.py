@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import warnings
 
-from scriptc.grad_mode import is_grad_enabled
 from scriptc.ops.rules import scalar_type_name
 from scriptc.ops.schema import FACTORY, RANDOM, OpDef
 from scriptc.tensors import Tensor, call
+from scriptc.tensors.dispatch import wants_grad
 from scriptc.types import TensorType
 
 
@@ -25,7 +25,7 @@ def into_out(op: OpDef, args: tuple, out) -> Tensor:
     name = op.base_name
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if is_grad_enabled() and (out.requires_grad or any(_requires_grad(a) for a in args)):
+    if wants_grad((out, *args)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
     result = call(op, args)
@@ -43,11 +43,3 @@ def into_out(op: OpDef, args: tuple, out) -> Tensor:
         out.resize_(result.shape)
     out.copy_(result)
     return out
-
-
-def _requires_grad(value) -> bool:
-    if isinstance(value, Tensor):
-        return value.requires_grad
-    if isinstance(value, (list, tuple)):
-        return any(_requires_grad(v) for v in value)
-    return False

@@ -9,13 +9,13 @@ from collections import OrderedDict
 import numpy as np
 
 from scriptc.errors import SignatureError
-from scriptc.grad_mode import is_grad_enabled
 from scriptc.ir.graph import Graph
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.interpreter import ModuleValue
 from scriptc.runtime.plan import Plan
 from scriptc.runtime.signature import Signature
 from scriptc.tensors import Tensor, wrap
+from scriptc.tensors.dispatch import wants_grad
 
 from .eager import EagerInterpreter
 from .module import (
@@ -29,7 +29,6 @@ from .module import (
     results,
     scripted_call,
     to_runtime,
-    wants_grad,
 )
 
 
@@ -144,7 +143,7 @@ class LoadedModule:
 
     def __call__(self, *args):
         with scripted_call() if self._scoped else contextlib.nullcontext():
-            if wants_grad(args) and is_grad_enabled():
+            if wants_grad(args):
                 return self._run_with_autograd("forward", args)
             return from_runtime(self._model(*[to_runtime(a) for a in args]), by_array(args))
 

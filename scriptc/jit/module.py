@@ -19,6 +19,7 @@ from scriptc.runtime import parallel
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.objects import ScriptObject
 from scriptc.tensors import Tensor, _tracer, wrap
+from scriptc.tensors.dispatch import wants_grad
 
 from .arguments import convert_arguments, python_value, typed_result
 from .eager import EagerInterpreter, reads_autograd
@@ -156,23 +157,6 @@ class ScriptFunction:
     def save(self, path, **kwargs) -> None:
         from .api import save
         save(self, path, **kwargs)
-
-
-def wants_grad(values) -> bool:
-    """Whether a call must run with autograd: grad mode is on and a tensor among `values` requires grad."""
-    from scriptc.autograd import is_grad_enabled
-
-    return is_grad_enabled() and any(_requires_grad(v) for v in values)
-
-
-def _requires_grad(value) -> bool:
-    if isinstance(value, Tensor):
-        return value.requires_grad
-    if isinstance(value, (list, tuple)):
-        return any(_requires_grad(v) for v in value)
-    if isinstance(value, dict):
-        return any(_requires_grad(v) for v in value.values())
-    return False
 
 
 def bind_arguments(signature: inspect.Signature | None, args, kwargs, name: str = "forward",

@@ -27,6 +27,22 @@ profiler_hook: list = [None]
 forward_ad_hook: list = [None]
 
 
+
+def wants_grad(values) -> bool:
+    """Whether a call must run with autograd: grad mode is on and a tensor among `values` (nested in
+    lists, tuples and dict values) requires grad."""
+    return _mode.enabled and any(_requires_grad(v) for v in values)
+
+
+def _requires_grad(value) -> bool:
+    if isinstance(value, Tensor):
+        return value.requires_grad
+    if isinstance(value, (list, tuple)):
+        return any(_requires_grad(v) for v in value)
+    if isinstance(value, dict):
+        return any(_requires_grad(v) for v in value.values())
+    return False
+
 def _unwrap(op, args):
     """Arrays in place of Tensors (also inside lists); whether any input requires grad."""
     arrays = list(args)
