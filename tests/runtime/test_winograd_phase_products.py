@@ -1,0 +1,107 @@
+"""4x4 stride-2 convolutions multiplied by Winograd's F(2x2, 2x2) over their phases in a segment program
+(runtime/winograd_phase_products.py) against the reference interpreter, at batch sizes the program
+was not traced with (steps of fewer images than a step holds, several steps): DCGAN's discriminator
+shape (BatchNorm and LeakyReLU folded into the epilogue), a bias and each bound, float64, into a
+cat's channels; the same bits at one thread and two; which convolutions go this way."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import scriptc as torch
+from scriptc.native import gemm
+from scriptc.native.heads import gemm_runs
+from scriptc.runtime import winograd_phase_products
+from scriptc.runtime.executor import Executor
+from scriptc.runtime.interpreter import Interpreter
+from scriptc.runtime.segments import SegmentStep
+
+pytestmark = pytest.mark.skipif(not gemm_runs(), reason="the transforms need the compiled GEMM's vectors")
+nn = torch.nn
+
+
+def _discriminator():
+    """DCGAN's discriminator at 32x32, narrower: the first 4x4 layer too few channels to go this way."""
+    return nn.Sequential(
+        nn.Conv2d(3, 16, 4, 2, 1, bias=False), nn.LeakyReLU(0.2),
+        nn.Conv2d(16, 32, 4, 2, 1, bias=False), nn.BatchNorm2d(32), nn.LeakyReLU(0.2),
+        nn.Conv2d(32, 64, 4, 2, 1, bias=False), nn.BatchNorm2d(64), nn.LeakyReLU(0.2),
+        nn.Conv2d(64, 1, 4, 1, 0, bias=False), nn.Sigmoid())
+
+
+class _Bounds(nn.Module):
+    """Three 4x4 stride-2 convolutions with a bias, a ReLU, a ReLU6 and nothing after them."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(16, 32, 4, 2, 1), nn.Conv2d(32, 48, 4, 2, 1), nn.Conv2d(48, 40, 4, 2, 1)])
+
+    def forward(self, x):
+        x = torch.relu(self.convs[0](x))
+        x = torch.clamp(self.convs[1](x), 0.0, 6.0)
+        return self.convs[2](x)
+
+
+class _Cat(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.left, self.right = nn.Conv2d(16, 32, 4, 2, 1), nn.Conv2d(16, 8, 3, 2, 1)
+
+    def forward(self, x):
+        return torch.cat([torch.relu(self.left(x)), self.right(x)], 1)
+
+
+def _compiled(model, shape, monkeypatch, dtype=np.float32, threads=2):
+    """(executor, interpreter, how many convolutions multiplied so) for `model` traced at batch 2."""
+    made = []
+    original = winograd_phase_products.phase_products
+    monkeypatch.setattr("scriptc.runtime.convolution_lowering.phase_products",
+                        lambda *args: made.append(args) or original(*args))
+    torch.manual_seed(3)
+    model = model.eval() if dtype == np.float32 else model.double().eval()
+    for module in model.modules():
+        if isinstance(module, nn.BatchNorm2d):
+            module.running_mean.copy_(torch.randn(module.num_features).to(module.running_mean.dtype) * 0.2)
+            module.running_var.copy_(torch.rand(module.num_features).to(module.running_var.dtype) + 0.5)
+    example = torch.from_numpy(np.ones((2, *shape), dtype))
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model, example), jit=False).graph
+    executor = Executor(graph, threads=threads)
+    executor([np.ones((2, *shape), dtype)])
+    assert all(all(s.programs.values()) for s in executor.steps if isinstance(s, SegmentStep))
+    return executor, Interpreter(graph), len(made)
+
+
+@pytest.mark.parametrize("model, shape, taken, dtype", [
+    (_discriminator, (3, 32, 32), 2, np.float32),
+    (_Bounds, (16, 16, 16), 3, np.float32),
+    (_Bounds, (16, 16, 16), 3, np.float64),
+    (_Cat, (16, 8, 8), 1, np.float32),
+])
+def test_phase_products_equal_the_interpreter(model, shape, taken, dtype, monkeypatch):
+    executor, reference, made = _compiled(model(), shape, monkeypatch, dtype)
+    assert made == taken
+    rng = np.random.default_rng(4)
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    for batch in (2, 1, 5, 17):
+        x = rng.standard_normal((batch, *shape)).astype(dtype)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=tolerance, atol=tolerance)
+
+
+def test_one_thread_and_two_give_the_same_bits(monkeypatch):
+    model = _discriminator()
+    one = _compiled(model, (3, 32, 32), monkeypatch, threads=1)[0]
+    two = _compiled(model, (3, 32, 32), monkeypatch, threads=2)[0]
+    x = np.random.default_rng(5).standard_normal((7, 3, 32, 32)).astype(np.float32)
+    np.testing.assert_array_equal(one([x])[0], two([x])[0])
+
+
+@pytest.mark.parametrize("tiles, channels", [(64, 256), (16, 512), (4, 1024), (1, 1 << 20), (9, 64)])
+def test_a_step_holds_whole_panels_of_tiles_within_its_budget(tiles, channels):
+    images = winograd_phase_products.step_images(tiles, channels, "float32")
+    panel = gemm.VECTORS * gemm.vector_columns("float32")
+    assert 1 <= images <= winograd_phase_products.MAX_IMAGES
+    assert images == 1 or images * 9 * channels * tiles * 4 <= winograd_phase_products.STEP_BYTES
+    if any(k * tiles % panel == 0 and k * 9 * channels * tiles * 4 <= winograd_phase_products.STEP_BYTES
+           for k in range(1, winograd_phase_products.MAX_IMAGES + 1)):
+        assert images * tiles % panel == 0
