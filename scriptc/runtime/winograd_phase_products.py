@@ -16,11 +16,11 @@ import numpy as np
 
 from scriptc.native import gemm, im2col, winograd_phases
 from scriptc.native.heads import GEMM_SPLIT_MIN
-from scriptc.native.loops import loop_function
 
 from .groups import PARALLEL_MIN_ELEMENTS
 from .program_values import Builder, TensorValue
 from .tap_products import columns_function
+from .winograd_products import position_products
 
 STEP_BYTES = 2 << 20
 MAX_IMAGES = 16
@@ -94,18 +94,11 @@ def phase_products(builder: Builder, x: TensorValue, image: tuple, weight: np.nd
     builder.template[in_meta:in_meta + 4] = [phase_channels, plane, wq, row]
     compute.append(("SPLIT", const(transform_in), const(phase_channels), in_ptrs, in_meta,
                     const(9 * phase_channels * row)))
-    product = const(loop_function("gemm", dtype))
-    work = const(max(1, o * phase_channels * row // _WORK_SCALE))
-    for position in range(9):
-        registers = [builder.register() for _ in range(3)]
-        for register, base, step in zip(registers, (builder.address_of(transformed[position]), inputs.pointer,
-                                                    products.pointer), (0, phase_channels * row, o * row)):
-            compute.append(("ADDR", register, base, const(position), step * itemsize))
-        ptrs, meta = builder.block(5), builder.block(7)
-        builder.copy_into(ptrs, [*registers, zero_bias, no_bounds], compute)
-        builder.copy_into(meta, [const(o), const(phase_channels), tiles, const(0), const(0), const(row), const(row)],
-                          compute)
-        compute.append(("SPLIT", product, vectors, ptrs, meta, work))
+    compute.append(position_products(
+        builder, dtype, 9, vectors, [builder.address_of(transformed), inputs.pointer, products.pointer, zero_bias,
+                                     no_bounds], [o * phase_channels, phase_channels * row, o * row],
+        [const(o), const(phase_channels), tiles, const(0), const(0), const(row), const(row)],
+        const(max(1, 9 * o * phase_channels * row // _WORK_SCALE))))
     out_first = builder.register()
     compute.append(("ADDR", out_first, out.pointer, first, image_stride * itemsize))
     out_ptrs, out_meta = builder.block(5), builder.block(6)
