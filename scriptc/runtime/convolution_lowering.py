@@ -338,7 +338,8 @@ def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out
                 meta_block = builder.block(len(words))
                 builder.template[meta_block:meta_block + len(words)] = words
                 builder.copy_into(im2col_ptrs, [x_image, cols.pointer], compute)
-                compute.append(("KERNEL", im2col_loop, builder.const(c), im2col_ptrs, meta_block))
+                compute.append(("SPLIT", im2col_loop, builder.const(c), im2col_ptrs, meta_block,
+                                builder.const(c * kh * kw * width)))
                 source, source_step = cols.pointer, width
             else:  # the image's own rows of the band, H*W apart
                 source, source_step = builder.register(), columns
@@ -421,7 +422,8 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
         else:
             im2col_ptrs = builder.block(2)
             builder.copy_into(im2col_ptrs, [x_image, target], compute)
-            compute.append(("KERNEL", const(columns_function(dtype, sw, ow)), const(c), im2col_ptrs, meta_block))
+            compute.append(("SPLIT", const(columns_function(dtype, sw, ow)), const(c), im2col_ptrs, meta_block,
+                            const(c * kh * kw * positions)))
     builder.each_image_of_step(images, count, first, index, gather)
     width, vectors = builder.register(), builder.register()
     rows_register = const(rows)

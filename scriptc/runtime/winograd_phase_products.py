@@ -83,7 +83,8 @@ def phase_products(builder: Builder, x: TensorValue, image: tuple, weight: np.nd
         compute.append(("ADDR", target, phases.pointer, const(k * phase_channels * plane), itemsize))
         ptrs = builder.block(2)
         builder.copy_into(ptrs, [x_image, target], compute)
-        compute.append(("KERNEL", const(columns_function(dtype, sw, wq)), const(c), ptrs, phase_meta))
+        compute.append(("SPLIT", const(columns_function(dtype, sw, wq)), const(c), ptrs, phase_meta,
+                        const(phase_channels * plane)))
     builder.each_image_of_step(images, count, first, index, image_phases)
     tiles, vectors = builder.register(), builder.register()
     compute.append(("MUL", tiles, count, const(image_tiles)))
