@@ -25,9 +25,14 @@ for the columns past the last tile; meta = [4C, PLANE, WQ, ROW].
 
 `scriptc_winograd_phases_output_f32` / `_f64`: output channels [start, end) of O, ptrs = [M (9, O,
 ROW), out, bias, bounds, table]: the table where in an output channel's plane (from the first image's)
-tile n's top-left output goes, the planes OUT_PLANE apart, the rows OUT_ROW apart; meta = [O, ROW,
-TILES (the columns that are tiles), OUT_PLANE, OUT_ROW, mode] (the epilogue as gemm.py's:
-heads.epilogue; the bias one value per output channel).
+tile n's top-left output goes, the planes OUT_PLANE apart, the tile's rows OUT_ROW apart and its
+columns OUT_COLUMN; meta = [O, ROW, TILES (the columns that are tiles), OUT_PLANE, OUT_ROW,
+OUT_COLUMN, mode] (the epilogue as gemm.py's: heads.epilogue; the bias one value per output channel).
+
+A 4x4 stride-2 transposed convolution (padding 1) is four such 2x2 products of its padded input, one
+per phase of its output (transposed_weights()): output phase (a, b) at (m, n) sums the padded
+input's values at (m + a + qy, n + b + qx) times weight (c, o, 3 - a - 2 qy, 3 - b - 2 qx) - each
+written to every other row and column of the output (OUT_COLUMN 2).
 """
 
 from __future__ import annotations
@@ -71,6 +76,17 @@ def weights(weight: np.ndarray) -> np.ndarray:
     phased = weight.astype(np.float64).reshape(o, c, 2, 2, 2, 2).transpose(0, 1, 3, 5, 2, 4).reshape(o, 4 * c, 2, 2)
     transformed = np.einsum("ik,onkl,jl->ijon", WEIGHT_TRANSFORM, phased, WEIGHT_TRANSFORM)
     return np.ascontiguousarray(transformed.reshape(9, o, 4 * c).astype(weight.dtype))
+
+
+def transposed_weights(weight: np.ndarray) -> np.ndarray:
+    """U (4, 9, O, C) of a transposed convolution's weights (C, O, 4, 4): for output phase (a, b),
+    weights()'s U of the 2x2 g[qy, qx] = weight[c, o, 3 - a - 2 qy, 3 - b - 2 qx]."""
+    c, o = weight.shape[:2]
+    flipped = weight.astype(np.float64)[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)  # (O, C, 4, 4): taps 3 - k
+    phases = [flipped[:, :, a::2, b::2] for a in range(2) for b in range(2)]
+    transformed = [np.einsum("ik,ockl,jl->ijoc", WEIGHT_TRANSFORM, g, WEIGHT_TRANSFORM).reshape(9, o, c)
+                   for g in phases]
+    return np.ascontiguousarray(np.stack(transformed).astype(weight.dtype))
 
 
 def functions(dtype: str) -> tuple[int, int]:
@@ -180,8 +196,8 @@ def _build_input(b: ir.IRBuilder, args, element) -> None:
 
 
 def _build_output(b: ir.IRBuilder, args, element) -> None:
-    start, end, (products, out, bias, bounds, table), (outputs, row, tiles, out_plane, out_row, mode) = \
-        loop_arguments(b, args, element, 5, 6)
+    start, end, (products, out, bias, bounds, table), (outputs, row, tiles, out_plane, out_row, out_column, mode) = \
+        loop_arguments(b, args, element, 5, 7)
     table = b.bitcast(table, I64.as_pointer())
     v = _Vectors(b, element)
     floor_value, ceiling_value, leaky, slope_value, zeros = epilogue_values(b, bounds, mode, element, v.vector)
@@ -204,7 +220,8 @@ def _build_output(b: ir.IRBuilder, args, element) -> None:
                 for j, value in enumerate((b.fadd(r[0], r[1]), b.fadd(r[1], r[2]))):
                     value = bounded_value(b, b.fadd(value, shift), floored, leaky,
                                           (floor_value, ceiling_value, slope_value, zeros))
-                    v.scatter(value, v.shifted(first, b.add(b.mul(v.const(i), out_row), v.const(j))), inside)
+                    v.scatter(value, v.shifted(first, b.add(b.mul(v.const(i), out_row), b.mul(v.const(j), out_column))),
+                              inside)
         loop(b, v.const(0), tiles, tiles_from, "tiles", step=v.count)
     loop(b, start, end, channel, "channels")
     b.ret_void()

@@ -58,7 +58,7 @@ def _phase_winograd(x, weight, bias, bounds, parts, plane_gap):
     bounds_array, mode = epilogue(floor, ceiling, x.dtype, slope)
     out = np.full((n, o, out_plane), np.nan, dtype)
     _call(transform_out, o, [products, out, np.zeros(o, dtype) if bias is None else bias, bounds_array, out_table],
-          [o, row, tiles, out_plane, ow, mode], parts)
+          [o, row, tiles, out_plane, ow, 1, mode], parts)
     assert np.isnan(out[:, :, oh * ow:]).all()  # (nothing written between the planes)
     return out[:, :, :oh * ow].reshape(n, o, oh, ow)
 
@@ -105,3 +105,12 @@ def test_the_weights_transform_is_g_g_gt_of_each_phase():
 def test_takes_4x4_stride_2_convolutions_of_even_images_and_enough_channels(kernel, geometry, image, channels,
                                                                            taken):
     assert winograd_phases.takes(kernel, geometry, image, channels, "float32") == taken
+
+
+def test_the_transposed_weights_transform_is_g_g_gt_of_each_output_phases_taps():
+    weight = np.random.default_rng(2).standard_normal((2, 3, 4, 4))  # (C, O, 4, 4)
+    transformed = winograd_phases.transposed_weights(weight)
+    a, b = 1, 0
+    g = np.array([[weight[1, 2, 3 - a - 2 * qy, 3 - b - 2 * qx] for qx in range(2)] for qy in range(2)])
+    expected = winograd_phases.WEIGHT_TRANSFORM @ g @ winograd_phases.WEIGHT_TRANSFORM.T
+    np.testing.assert_allclose(transformed[2 * a + b, :, 2, 1], expected.ravel())

@@ -1,8 +1,9 @@
-"""4x4 stride-2 convolutions multiplied by Winograd's F(2x2, 2x2) over their phases in a segment program
-(runtime/winograd_phase_products.py) against the reference interpreter, at batch sizes the program
-was not traced with (steps of fewer images than a step holds, several steps): DCGAN's discriminator
-shape (BatchNorm and LeakyReLU folded into the epilogue), a bias and each bound, float64, into a
-cat's channels; the same bits at one thread and two; which convolutions go this way."""
+"""4x4 stride-2 convolutions and transposed convolutions multiplied by Winograd's F(2x2, 2x2) in a
+segment program (runtime/winograd_phase_products.py) against the reference interpreter, at batch
+sizes the program was not traced with (steps of fewer images than a step holds, several steps):
+DCGAN's discriminator and generator shapes (BatchNorm and LeakyReLU or ReLU folded into the
+epilogue), a bias and each bound, float64, into a cat's channels; the same bits at one thread and
+two; which convolutions go this way; how many images a step holds."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from scriptc.runtime import winograd_phase_products
 from scriptc.runtime.executor import Executor
 from scriptc.runtime.interpreter import Interpreter
 from scriptc.runtime.segments import SegmentStep
+from scriptc.runtime.transposed_lowering import transposed_geometry
 
 pytestmark = pytest.mark.skipif(not gemm_runs(), reason="the transforms need the compiled GEMM's vectors")
 nn = torch.nn
@@ -96,12 +98,54 @@ def test_one_thread_and_two_give_the_same_bits(monkeypatch):
     np.testing.assert_array_equal(one([x])[0], two([x])[0])
 
 
-@pytest.mark.parametrize("tiles, channels", [(64, 256), (16, 512), (4, 1024), (1, 1 << 20), (9, 64)])
-def test_a_step_holds_whole_panels_of_tiles_within_its_budget(tiles, channels):
-    images = winograd_phase_products.step_images(tiles, channels, "float32")
-    panel = gemm.VECTORS * gemm.vector_columns("float32")
-    assert 1 <= images <= winograd_phase_products.MAX_IMAGES
-    assert images == 1 or images * 9 * channels * tiles * 4 <= winograd_phase_products.STEP_BYTES
-    if any(k * tiles % panel == 0 and k * 9 * channels * tiles * 4 <= winograd_phase_products.STEP_BYTES
-           for k in range(1, winograd_phase_products.MAX_IMAGES + 1)):
-        assert images * tiles % panel == 0
+@pytest.mark.parametrize("tiles, images", [(4, 12), (16, 3), (64, 1), (9, 6), (1, 16)])
+def test_a_step_holds_the_fewest_images_that_fill_a_panel(tiles, images):
+    assert winograd_phase_products.step_images(tiles, "float32") == images
+    assert gemm.VECTORS * gemm.vector_columns("float32") == 48
+
+
+class _Generator(nn.Module):
+    """DCGAN's generator, narrower, from 4x4: transposed 4x4 stride-2 layers with BatchNorm and ReLU,
+    the last one's 3 channels too few to go this way, then Tanh."""
+
+    def __init__(self, bias=False):
+        super().__init__()
+        self.main = nn.Sequential(
+            nn.ConvTranspose2d(64, 64, 4, 2, 1, bias=bias), nn.BatchNorm2d(64), nn.ReLU(),
+            nn.ConvTranspose2d(64, 32, 4, 2, 1, bias=bias), nn.BatchNorm2d(32), nn.ReLU(),
+            nn.ConvTranspose2d(32, 3, 4, 2, 1, bias=bias), nn.Tanh())
+
+    def forward(self, x):
+        return self.main(x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bias", [False, True])
+def test_transposed_phase_products_equal_the_interpreter(bias, dtype, monkeypatch):
+    made = []
+    original = winograd_phase_products.transposed_products
+    monkeypatch.setattr("scriptc.runtime.transposed_lowering.transposed_products",
+                        lambda *args: made.append(args) or original(*args))
+    executor, reference, _ = _compiled(_Generator(bias), (64, 4, 6), monkeypatch, dtype)
+    assert len(made) == 2
+    rng = np.random.default_rng(6)
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    for batch in (2, 1, 3, 13):
+        x = rng.standard_normal((batch, 64, 4, 6)).astype(dtype)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("shape, weight_shape, arguments, taken", [
+    ((2, 64, 4, 4), (64, 32, 4, 4), (2, 1, 0, 1, 1), True),
+    ((2, 64, 5, 4), (64, 32, 4, 4), (2, 1, 0, 1, 1), False),    # an odd image
+    ((2, 64, 4, 4), (64, 32, 4, 4), (2, 1, 1, 1, 1), False),    # output padding
+    ((2, 32, 4, 4), (32, 32, 4, 4), (2, 1, 0, 1, 1), False),    # few input channels
+    ((2, 64, 4, 4), (64, 16, 4, 4), (2, 1, 0, 1, 1), False),    # few output channels
+    ((2, 64, 4, 4), (64, 32, 3, 3), (2, 1, 0, 1, 1), False),
+    ((2, 64, 4, 4), (64, 32, 4, 4), (1, 1, 0, 1, 1), False),
+    ((2, 64, 4, 4), (64, 16, 4, 4), (2, 1, 0, 2, 1), False),    # grouped
+])
+def test_transposed_takes_4x4_stride_2_of_even_images_and_enough_channels(shape, weight_shape, arguments, taken):
+    stride, padding, output_padding, groups, dilation = arguments
+    geometry = transposed_geometry(shape, weight_shape, stride, padding, output_padding, groups, dilation)
+    assert winograd_phase_products.transposed_takes(shape, weight_shape, geometry, groups, np.float32) == taken
