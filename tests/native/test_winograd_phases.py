@@ -95,6 +95,7 @@ def test_the_weights_transform_is_g_g_gt_of_each_phase():
 @pytest.mark.parametrize("kernel, geometry, image, channels, taken", [
     ((4, 4), (2, 2, 1, 1, 1, 1, 16, 16), (32, 32), (64, 128), True),
     ((4, 4), (2, 2, 1, 1, 1, 1, 16, 16), (32, 32), (3, 64), False),     # 12 phase channels
+    ((4, 4), (2, 2, 1, 1, 1, 1, 16, 16), (32, 32), (32, 64), False),    # 128
     ((4, 4), (2, 2, 1, 1, 1, 1, 16, 16), (32, 32), (64, 16), False),    # few output channels
     ((4, 4), (2, 2, 1, 1, 1, 1, 8, 8), (17, 17), (64, 128), False),     # an odd image
     ((4, 4), (2, 2, 1, 1, 1, 1, 3, 3), (6, 6), (64, 128), False),       # an odd output

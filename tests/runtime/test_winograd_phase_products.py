@@ -24,11 +24,12 @@ nn = torch.nn
 
 
 def _discriminator():
-    """DCGAN's discriminator at 32x32, narrower: the first 4x4 layer too few channels to go this way."""
+    """DCGAN's discriminator at 32x32, its middle layer narrower: the first 4x4 layer too few channels
+    to go this way."""
     return nn.Sequential(
-        nn.Conv2d(3, 16, 4, 2, 1, bias=False), nn.LeakyReLU(0.2),
-        nn.Conv2d(16, 32, 4, 2, 1, bias=False), nn.BatchNorm2d(32), nn.LeakyReLU(0.2),
-        nn.Conv2d(32, 64, 4, 2, 1, bias=False), nn.BatchNorm2d(64), nn.LeakyReLU(0.2),
+        nn.Conv2d(3, 64, 4, 2, 1, bias=False), nn.LeakyReLU(0.2),
+        nn.Conv2d(64, 64, 4, 2, 1, bias=False), nn.BatchNorm2d(64), nn.LeakyReLU(0.2),
+        nn.Conv2d(64, 64, 4, 2, 1, bias=False), nn.BatchNorm2d(64), nn.LeakyReLU(0.2),
         nn.Conv2d(64, 1, 4, 1, 0, bias=False), nn.Sigmoid())
 
 
@@ -37,7 +38,7 @@ class _Bounds(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.convs = nn.ModuleList([nn.Conv2d(16, 32, 4, 2, 1), nn.Conv2d(32, 48, 4, 2, 1), nn.Conv2d(48, 40, 4, 2, 1)])
+        self.convs = nn.ModuleList([nn.Conv2d(64, 64, 4, 2, 1), nn.Conv2d(64, 64, 4, 2, 1), nn.Conv2d(64, 40, 4, 2, 1)])
 
     def forward(self, x):
         x = torch.relu(self.convs[0](x))
@@ -48,7 +49,7 @@ class _Bounds(nn.Module):
 class _Cat(nn.Module):
     def __init__(self):
         super().__init__()
-        self.left, self.right = nn.Conv2d(16, 32, 4, 2, 1), nn.Conv2d(16, 8, 3, 2, 1)
+        self.left, self.right = nn.Conv2d(64, 32, 4, 2, 1), nn.Conv2d(64, 8, 3, 2, 1)
 
     def forward(self, x):
         return torch.cat([torch.relu(self.left(x)), self.right(x)], 1)
@@ -76,9 +77,9 @@ def _compiled(model, shape, monkeypatch, dtype=np.float32, threads=2):
 
 @pytest.mark.parametrize("model, shape, taken, dtype", [
     (_discriminator, (3, 32, 32), 2, np.float32),
-    (_Bounds, (16, 16, 16), 3, np.float32),
-    (_Bounds, (16, 16, 16), 3, np.float64),
-    (_Cat, (16, 8, 8), 1, np.float32),
+    (_Bounds, (64, 16, 16), 3, np.float32),
+    (_Bounds, (64, 16, 16), 3, np.float64),
+    (_Cat, (64, 8, 8), 1, np.float32),
 ])
 def test_phase_products_equal_the_interpreter(model, shape, taken, dtype, monkeypatch):
     executor, reference, made = _compiled(model(), shape, monkeypatch, dtype)
@@ -105,15 +106,15 @@ def test_a_step_holds_the_fewest_images_that_fill_a_panel(tiles, images):
 
 
 class _Generator(nn.Module):
-    """DCGAN's generator, narrower, from 4x4: transposed 4x4 stride-2 layers with BatchNorm and ReLU,
+    """DCGAN's generator, narrower, from 2x4: transposed 4x4 stride-2 layers with BatchNorm and ReLU,
     the last one's 3 channels too few to go this way, then Tanh."""
 
     def __init__(self, bias=False):
         super().__init__()
         self.main = nn.Sequential(
             nn.ConvTranspose2d(64, 64, 4, 2, 1, bias=bias), nn.BatchNorm2d(64), nn.ReLU(),
-            nn.ConvTranspose2d(64, 32, 4, 2, 1, bias=bias), nn.BatchNorm2d(32), nn.ReLU(),
-            nn.ConvTranspose2d(32, 3, 4, 2, 1, bias=bias), nn.Tanh())
+            nn.ConvTranspose2d(64, 64, 4, 2, 1, bias=bias), nn.BatchNorm2d(64), nn.ReLU(),
+            nn.ConvTranspose2d(64, 3, 4, 2, 1, bias=bias), nn.Tanh())
 
     def forward(self, x):
         return self.main(x)
@@ -126,24 +127,26 @@ def test_transposed_phase_products_equal_the_interpreter(bias, dtype, monkeypatc
     original = winograd_phase_products.transposed_products
     monkeypatch.setattr("scriptc.runtime.transposed_lowering.transposed_products",
                         lambda *args: made.append(args) or original(*args))
-    executor, reference, _ = _compiled(_Generator(bias), (64, 4, 6), monkeypatch, dtype)
+    executor, reference, _ = _compiled(_Generator(bias), (64, 2, 4), monkeypatch, dtype)
     assert len(made) == 2
     rng = np.random.default_rng(6)
     tolerance = 1e-4 if dtype == np.float32 else 1e-10
     for batch in (2, 1, 3, 13):
-        x = rng.standard_normal((batch, 64, 4, 6)).astype(dtype)
+        x = rng.standard_normal((batch, 64, 2, 4)).astype(dtype)
         np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=tolerance, atol=tolerance)
 
 
 @pytest.mark.parametrize("shape, weight_shape, arguments, taken", [
-    ((2, 64, 4, 4), (64, 32, 4, 4), (2, 1, 0, 1, 1), True),
-    ((2, 64, 5, 4), (64, 32, 4, 4), (2, 1, 0, 1, 1), False),    # an odd image
-    ((2, 64, 4, 4), (64, 32, 4, 4), (2, 1, 1, 1, 1), False),    # output padding
-    ((2, 32, 4, 4), (32, 32, 4, 4), (2, 1, 0, 1, 1), False),    # few input channels
-    ((2, 64, 4, 4), (64, 16, 4, 4), (2, 1, 0, 1, 1), False),    # few output channels
-    ((2, 64, 4, 4), (64, 32, 3, 3), (2, 1, 0, 1, 1), False),
-    ((2, 64, 4, 4), (64, 32, 4, 4), (1, 1, 0, 1, 1), False),
-    ((2, 64, 4, 4), (64, 16, 4, 4), (2, 1, 0, 2, 1), False),    # grouped
+    ((2, 64, 4, 4), (64, 64, 4, 4), (2, 1, 0, 1, 1), True),
+    ((2, 64, 8, 8), (64, 64, 4, 4), (2, 1, 0, 1, 1), True),
+    ((2, 64, 8, 10), (64, 64, 4, 4), (2, 1, 0, 1, 1), False),   # a larger plane
+    ((2, 64, 5, 4), (64, 64, 4, 4), (2, 1, 0, 1, 1), False),    # an odd image
+    ((2, 64, 4, 4), (64, 64, 4, 4), (2, 1, 1, 1, 1), False),    # output padding
+    ((2, 32, 4, 4), (32, 64, 4, 4), (2, 1, 0, 1, 1), False),    # few input channels
+    ((2, 64, 4, 4), (64, 32, 4, 4), (2, 1, 0, 1, 1), False),    # few output channels
+    ((2, 64, 4, 4), (64, 64, 3, 3), (2, 1, 0, 1, 1), False),
+    ((2, 64, 4, 4), (64, 64, 4, 4), (1, 1, 0, 1, 1), False),
+    ((2, 64, 4, 4), (64, 32, 4, 4), (2, 1, 0, 2, 1), False),    # grouped
 ])
 def test_transposed_takes_4x4_stride_2_of_even_images_and_enough_channels(shape, weight_shape, arguments, taken):
     stride, padding, output_padding, groups, dilation = arguments
