@@ -5,6 +5,8 @@ BatchNorm folded, residual adds, the global-pool head."""
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,7 @@ import scriptc as torch
 from scriptc.native import blocked_depthwise, blocked_pool
 from scriptc.native.geometry import conv_geometry, pool_geometry
 from scriptc.ops import linalg
-from scriptc.runtime import convolution_lowering, tap_products
+from scriptc.runtime import convolution_lowering, pool, tap_products
 from scriptc.runtime.executor import Executor
 from scriptc.runtime.interpreter import Interpreter
 from scriptc.runtime.segments import SegmentStep
@@ -415,6 +417,25 @@ class _Pools(torch.nn.Module):
 
     def forward(self, x):
         return torch.nn.functional.max_pool2d(torch.relu(x) - 0.25, *self.args)
+
+
+@pytest.mark.skipif(pool._native is None, reason="the native workers run on Linux only")
+@pytest.mark.parametrize("kernel, stride", [(2, 2), (3, 2)])
+def test_pooling_splits_across_the_workers_by_planes_with_the_bits_of_one_thread(kernel, stride):
+    """A pool of 2 x 32 x 48 x 48 (past the split's minimum) hands the worker its part of the planes,
+    or of the blocks of channels (the strided 3x3, blocked_pool.py), and gives one thread's bits."""
+    model = torch.nn.MaxPool2d(kernel, stride)
+    example = torch.from_numpy(np.ones((2, 32, 48, 48), np.float32))
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model.eval(), example), jit=False).graph
+    one, two = Executor(graph, threads=1), Executor(graph, threads=2)
+    x = np.random.default_rng(12).standard_normal((2, 32, 48, 48)).astype(np.float32)
+    expected = one([x])[0]
+    two([x])
+    posted = ctypes.c_int32.from_address(pool._native.blocks)
+    before = posted.value
+    np.testing.assert_array_equal(two([x])[0], expected)
+    assert posted.value > before
+    np.testing.assert_array_equal(expected, Interpreter(graph).run([x])[0])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
