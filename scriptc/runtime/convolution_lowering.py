@@ -5,10 +5,9 @@ convolution the depthwise loop, a plane at a time, or on small and strided plane
 channels at a time (blocked_depthwise.py). Otherwise a GEMM of the weights by the image's columns, which adds the
 bias and applies the bounds (a fused ReLU's floor, a ReLU6's floor and ceiling, a LeakyReLU's slope)
 as it stores, the
-columns made one of three ways:
+columns made one of these ways - or, for a 4x4 convolution of stride 2 and enough channels, the
+9 GEMMs of Winograd's F(2x2, 2x2) over its phases (winograd_phase_products.py):
 
-- Winograd's products over the phases (4x4 convolutions of stride 2 and enough channels:
-  winograd_phase_products.py);
 - tap products (most convolutions with a window): no im2col, one GEMM over shifted views of the
   padded image's phases (tap_products.py);
 - side by side: images whose output planes are small, under large weights, several at a time
