@@ -143,6 +143,17 @@ def _build_input(b: ir.IRBuilder, args, element) -> None:
     b.ret_void()
 
 
+def bounded_value(b: ir.IRBuilder, value, floored, leaky, bounds: tuple):
+    """`value` through an epilogue (heads.epilogue): at least the floor and at most the ceiling where
+    `floored` (a NaN stays NaN), where(value > 0, value, value * slope) where `leaky`; `bounds`:
+    (floor, ceiling, slope, zeros) as gemm.epilogue_values gives them."""
+    floor_value, ceiling_value, slope_value, zeros = bounds
+    at_least = b.select(b.fcmp_unordered(">", value, floor_value), value, floor_value)
+    clamped = b.select(b.fcmp_ordered(">", at_least, ceiling_value), ceiling_value, at_least)
+    sloped = b.select(b.fcmp_ordered(">", value, zeros), value, b.fmul(value, slope_value))
+    return b.select(floored, clamped, b.select(leaky, sloped, value))
+
+
 def _build_output(b: ir.IRBuilder, args, element) -> None:
     start, end, (products, out, bias, bounds), (outputs, tiles, tw, rows, out_plane, out_row, mode, bias_step,
                                                 zero_after), vector, const = _frame(b, args, element, 4, 9)
@@ -154,10 +165,7 @@ def _build_output(b: ir.IRBuilder, args, element) -> None:
     high = ir.Constant(half, [count // 2 + k // 2 + (count if k % 2 else 0) for k in range(count)])
 
     def bounded(value):
-        at_least = b.select(b.fcmp_unordered(">", value, floor_value), value, floor_value)
-        clamped = b.select(b.fcmp_ordered(">", at_least, ceiling_value), ceiling_value, at_least)
-        sloped = b.select(b.fcmp_ordered(">", value, zeros), value, b.fmul(value, slope_value))
-        return b.select(floored, clamped, b.select(leaky, sloped, value))
+        return bounded_value(b, value, floored, leaky, (floor_value, ceiling_value, slope_value, zeros))
 
     def row(q):
         channel, tile_row = b.sdiv(q, rows), b.srem(q, rows)

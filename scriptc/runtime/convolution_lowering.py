@@ -5,7 +5,8 @@ convolution the depthwise loop, a plane at a time, or on small and strided plane
 channels at a time (blocked_depthwise.py). Otherwise a GEMM of the weights by the image's columns, which adds the
 bias and applies the bounds (a fused ReLU's floor, a ReLU6's floor and ceiling, a LeakyReLU's slope)
 as it stores, the
-columns made one of three ways:
+columns made one of these ways - or, for a 4x4 convolution of stride 2 and enough channels, the
+9 GEMMs of Winograd's F(2x2, 2x2) over its phases (winograd_phase_products.py):
 
 - tap products (most convolutions with a window): no im2col, one GEMM over shifted views of the
   padded image's phases (tap_products.py);
@@ -35,6 +36,8 @@ from scriptc.native.loops import loop_function
 from .groups import PARALLEL_MIN_ELEMENTS
 from .padded_planes import PaddedPlanes, PhaseLayout, argument, convolution_of, holding, reads_as_image
 from .program_values import NotNative, Builder, constant_of, constant_array, copied, dense, tensor_of, TensorValue
+from .winograd_phase_products import phase_products
+from .winograd_phase_products import takes as phase_takes
 from .tap_products import columns_function, each_image, padded_output, reads_in_place, tap_plan, tap_products, \
     taps_pay, writes_phases
 
@@ -130,8 +133,8 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     _, c, h, w = x_value.shape
     o, per_group, kh, kw = weight.shape
-    depthwise, grouped, images, narrow, plan = _products(x_value.shape, x_value.dtype, weight, geometry, groups,
-                                                         builder.slices)
+    depthwise, grouped, images, narrow, plan, phased = _products(x_value.shape, x_value.dtype, weight, geometry,
+                                                                 groups, builder.slices)
     held = holding(builder, args[0])
     source = held if held is not None and plan is not None and \
         reads_in_place(held.layout, (c, h, w), weight.shape, geometry, plan) else None
@@ -161,6 +164,10 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
         else:
             _depthwise(builder, x, (h, w), weight, out, bias_pointer, bounds_pointer, mode, geometry)
         return out
+    if phased:
+        phase_products(builder, x, (c, h, w), weight, out, image_elements(builder, out), bias_pointer, bounds_pointer,
+                       mode, geometry)
+        return out
     if groups > MAX_GROUPS:
         raise NotNative("a grouped convolution of many groups")
     if grouped:
@@ -178,12 +185,15 @@ def convolution(builder: Builder, args: list, x_value: np.ndarray, bounds: tuple
 
 def _products(x_shape: tuple, dtype, weight: np.ndarray, geometry, groups: int, slices: int = 1) -> tuple:
     """How a convolution of a batch of x_shape multiplies: (depthwise, several images side by side,
-    how many, by the narrow product, the tap plan where the tap products run it or None) - see the
-    module docstring; `slices`: how many threads may split its products (Builder.slices)."""
+    how many, by the narrow product, the tap plan where the tap products run it or None, by
+    Winograd's products over its phases) - see the module docstring; `slices`: how many threads may
+    split its products (Builder.slices)."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     _, c, h, w = x_shape
     o, per_group, kh, kw = weight.shape
     depthwise = groups == c == o and per_group == 1  # (its loops run every image's planes as one range)
+    if not depthwise and phase_takes(x_shape, weight.shape, geometry, groups, dtype):
+        return False, False, 1, False, None, True
     column_bytes = c // groups * groups * kh * kw * oh * ow * np.dtype(dtype).itemsize
     images = min(MAX_IMAGES, GROUP_BYTES // max(1, column_bytes))
     # planes of a few positions: the narrow product (gemm.narrow_function), several images at a time
@@ -199,7 +209,7 @@ def _products(x_shape: tuple, dtype, weight: np.ndarray, geometry, groups: int, 
         images >= 2
     plan = tap_plan((c, h, w), weight.shape, geometry) if not depthwise and not grouped and groups == 1 and \
         taps_pay((h, w), (kh, kw), geometry) else None
-    return depthwise, grouped, images, narrow, plan
+    return depthwise, grouped, images, narrow, plan, False
 
 
 def _whole_panels(images: int, positions: int, dtype: str, slices: int) -> int:
@@ -218,8 +228,8 @@ def image_by_image(x_shape: tuple, weight: np.ndarray, geometry, groups: int) ->
     that image alone by the same launches whatever the batch (depthwise loops, tap and banded
     products; not the side-by-side products, nor a convolution the steps run): a depth-first chain's
     layer (depth_first.py) can then run an image at a time and give the same bits."""
-    depthwise, grouped = _products(x_shape, weight.dtype, weight, geometry, groups)[:2]
-    return depthwise or (not grouped and groups <= MAX_GROUPS)
+    depthwise, grouped, phased = (_products(x_shape, weight.dtype, weight, geometry, groups)[k] for k in (0, 1, 5))
+    return depthwise or (not grouped and not phased and groups <= MAX_GROUPS)
 
 
 def plan_padded_planes(nodes: list, slot_of: dict, frame: list, out_slots: list[int]) -> dict[int, PaddedPlanes]:
@@ -327,7 +337,8 @@ def _banded_products(builder: Builder, x: TensorValue, image: tuple, weight, out
                 meta_block = builder.block(len(words))
                 builder.template[meta_block:meta_block + len(words)] = words
                 builder.copy_into(im2col_ptrs, [x_image, cols.pointer], compute)
-                compute.append(("KERNEL", im2col_loop, builder.const(c), im2col_ptrs, meta_block))
+                compute.append(("SPLIT", im2col_loop, builder.const(c), im2col_ptrs, meta_block,
+                                builder.const(c * kh * kw * width)))
                 source, source_step = cols.pointer, width
             else:  # the image's own rows of the band, H*W apart
                 source, source_step = builder.register(), columns
@@ -410,7 +421,8 @@ def _grouped_products(builder: Builder, x: TensorValue, image: tuple, weight, ou
         else:
             im2col_ptrs = builder.block(2)
             builder.copy_into(im2col_ptrs, [x_image, target], compute)
-            compute.append(("KERNEL", const(columns_function(dtype, sw, ow)), const(c), im2col_ptrs, meta_block))
+            compute.append(("SPLIT", const(columns_function(dtype, sw, ow)), const(c), im2col_ptrs, meta_block,
+                            const(c * kh * kw * positions)))
     builder.each_image_of_step(images, count, first, index, gather)
     width, vectors = builder.register(), builder.register()
     rows_register = const(rows)

@@ -130,7 +130,8 @@ def tap_products(builder: Builder, x: TensorValue, image: tuple, weight, out: Te
             compute.append(("ADDR", x_image, x.pointer, image_index, c * h * w * itemsize))
             phase_ptrs = builder.block(2)
             builder.copy_into(phase_ptrs, [x_image, phases.pointer], compute)
-            compute.append(("KERNEL", const(columns_function(dtype, sw, wq)), const(c), phase_ptrs, phase_meta))
+            compute.append(("SPLIT", const(columns_function(dtype, sw, wq)), const(c), phase_ptrs, phase_meta,
+                            const(c * sh * sw * hq * wq)))
         else:
             phase_image = builder.register()
             compute.append(("ADDR", phase_image, source.base, image_index, source.layout.image_elements * itemsize))

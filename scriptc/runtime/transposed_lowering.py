@@ -8,7 +8,8 @@ window out with the bias added and the floor (a fused ReLU's 0) applied (and a R
 Where an image's columns are small (DCGAN's middle layers: 16-64 input positions under 2-8 MB of
 weights), several images share one GEMM, so that the weights stream from memory once for them all; one image at a time the
 GEMM reads the input in place. Images of 1x1 (DCGAN's first layer) need no col2im: one GEMM of the
-batch by the weights as they are.
+batch by the weights as they are. 4x4 stride-2 ones of enough channels (DCGAN's) multiply by
+Winograd's F(2x2, 2x2) instead, a phase of the output at a time (winograd_phase_products.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from scriptc.native.loops import loop_function
 from .convolution_lowering import image_output
 from .groups import PARALLEL_MIN_ELEMENTS
 from .program_values import NotNative, Builder, constant_array, constant_of, dense, TensorValue
+from .winograd_phase_products import transposed_products, transposed_takes
 
 # The columns of one step's images: what their GEMM writes and col2im reads back, in L2/L3.
 COLUMN_BYTES = 2 << 20
@@ -82,6 +84,10 @@ def conv_transpose(builder: Builder, args: list, x_value: np.ndarray, bounds: tu
     _, per_group, kh, kw = weight.shape
     o = per_group * groups
     out, bounds_pointer, mode = image_output(builder, x, (c, h, w), (o, oh, ow), bounds)
+    if transposed_takes(x_value.shape, weight.shape, geometry, groups, x.dtype):
+        bias_pointer = builder.address_of(np.zeros(o, x.dtype) if bias is None else np.ascontiguousarray(bias))
+        transposed_products(builder, x, (c, h, w), weight, out, bias_pointer, bounds_pointer, mode)
+        return out
     if (h, w, ph, pw, dh, dw, oh, ow, groups) == (1, 1, 0, 0, 1, 1, kh, kw, 1):
         _from_points(builder, x, weight, bias, out, bounds_pointer, mode)
         return out

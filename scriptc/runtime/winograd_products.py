@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scriptc.native import gemm, winograd
+from scriptc.native import gemm, positions, winograd
 from scriptc.native.heads import GEMM_SPLIT_MIN
 from scriptc.native.loops import loop_function
 
@@ -41,7 +41,7 @@ class WinogradProducts:
 
     def __init__(self, builder: Builder, weight: np.ndarray, x_dtype, output: tuple, phase: tuple,
                  bias_pointer: int, has_bias: bool, bounds_pointer: int, mode: int):
-        compute, const = builder.compute, builder.const
+        const = builder.const
         o, c = weight.shape[:2]
         (oh, ow), (self.plane, self.wq) = output, phase
         self.builder, self.itemsize, self.dtype = builder, x_dtype.itemsize, x_dtype.name
@@ -55,16 +55,11 @@ class WinogradProducts:
         transformed = builder.address_of(winograd.weights(weight))
         zero_bias, no_bounds = builder.address_of(np.zeros(max(o, 1), x_dtype)), builder.address_of(
             np.zeros(3, x_dtype))
-        self.gemms = []
-        for position in range(16):
-            registers = [builder.register() for _ in range(3)]
-            for register, base, count in zip(registers, (transformed, self.inputs.pointer, self.products.pointer),
-                                             (o * c, c * tiles, o * tiles)):
-                compute.append(("ADDR", register, base, const(position * count), self.itemsize))
-            ptrs, meta = builder.block(5), builder.block(7)
-            builder.copy_into(ptrs, [*registers, zero_bias, no_bounds], compute)
-            builder.template[meta:meta + 7] = [o, c, tiles, 0, 0, tiles, tiles]
-            self.gemms.append((ptrs, meta))
+        vectors = const(-(-tiles // gemm.vector_columns(self.dtype)))
+        self.gemms = position_products(builder, self.dtype, 16, vectors,
+                                       [transformed, self.inputs.pointer, self.products.pointer, zero_bias, no_bounds],
+                                       [o * c, c * tiles, o * tiles], [const(v) for v in (o, c, tiles, 0, 0, tiles, tiles)],
+                                       const(max(1, 16 * o * c * tiles // _WORK_SCALE)))
         self.epilogue = (bias_pointer, bounds_pointer, mode, 1 if has_bias else 0)
 
     def image(self, phase_image: int, out_image: int, out_plane: int, out_row: int, zero_after: bool) -> None:
@@ -74,14 +69,12 @@ class WinogradProducts:
         builder, const = self.builder, self.builder.const
         compute, itemsize = builder.compute, self.itemsize
         transform_in, transform_out = winograd.functions(self.dtype)
-        product = const(loop_function("gemm", self.dtype))
         c, o, tiles = self.channels, self.outputs, self.tiles
         bias_pointer, bounds_pointer, mode, bias_step = self.epilogue
         in_meta, out_meta = builder.block(6), builder.block(9)
         builder.template[in_meta:in_meta + 6] = [c, self.plane, self.wq, self.tile_columns, self.rows, tiles]
         builder.template[out_meta:out_meta + 9] = [o, tiles, self.tile_columns, self.rows, out_plane, out_row, mode,
                                                    bias_step, int(zero_after)]
-        vectors = const(-(-tiles // gemm.vector_columns(self.dtype)))
         for band in range(self.bands):
             source, target = builder.register(), builder.register()
             compute.append(("ADDR", source, phase_image, const(band * self.rows * 2 * self.wq), itemsize))
@@ -90,11 +83,28 @@ class WinogradProducts:
             builder.copy_into(in_ptrs, [source, self.inputs.pointer], compute)
             compute.append(("SPLIT", const(transform_in), const(c * self.rows), in_ptrs, in_meta,
                             const(16 * c * tiles)))
-            for ptrs, meta in self.gemms:
-                compute.append(("SPLIT", product, vectors, ptrs, meta, const(max(1, o * c * tiles // _WORK_SCALE))))
+            compute.append(self.gemms)
             builder.copy_into(out_ptrs, [self.products.pointer, target, bias_pointer, bounds_pointer], compute)
             compute.append(("SPLIT", const(transform_out), const(o * self.rows), out_ptrs, out_meta,
                             const(16 * o * tiles)))
+
+
+def position_products(builder: Builder, dtype: str, count: int, vectors: int, pointers: list[int], steps: list[int],
+                      words: list[int], work: int) -> tuple:
+    """The record that runs `count` GEMMs of a Winograd transform's positions as one split
+    (native/positions.py): `pointers` the registers of position 0's [a, b, out, bias, bounds],
+    `steps` the elements from one position's a, b and out to the next's, `words` the registers of
+    the GEMM loop's meta, `vectors` (a register) the vectors of each one's columns. Its registers
+    are set where it is made (in phase two: `vectors` may be set there just before)."""
+    compute, const = builder.compute, builder.const
+    itemsize = np.dtype(dtype).itemsize
+    ptrs, meta = builder.block(5), builder.block(positions.WORDS + len(words))
+    builder.copy_into(ptrs, pointers, compute)
+    builder.copy_into(meta, [const(loop_function("gemm", dtype)), const(count), vectors,
+                             *(const(step * itemsize) for step in steps), *words], compute)
+    total = builder.register()
+    compute.append(("MUL", total, vectors, const(count)))
+    return ("SPLIT", const(positions.function()), total, ptrs, meta, work)
 
 
 def takes(weight_shape: tuple, geometry, dtype: str) -> bool:

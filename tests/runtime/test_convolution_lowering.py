@@ -5,6 +5,8 @@ BatchNorm folded, residual adds, the global-pool head."""
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,7 @@ import scriptc as torch
 from scriptc.native import blocked_depthwise, blocked_pool
 from scriptc.native.geometry import conv_geometry, pool_geometry
 from scriptc.ops import linalg
-from scriptc.runtime import convolution_lowering, tap_products
+from scriptc.runtime import convolution_lowering, pool, tap_products
 from scriptc.runtime.executor import Executor
 from scriptc.runtime.interpreter import Interpreter
 from scriptc.runtime.segments import SegmentStep
@@ -140,17 +142,30 @@ def test_stride_2_columns_equal_the_interpreter(way, dtype, monkeypatch):
 
 
 def test_images_side_by_side_fill_whole_panels_of_the_gemm():
-    """DCGAN D's conv4 (16 positions an image, 8 MB of weights) goes 3 images a group at one thread:
-    one panel of 48 columns, where 4 would part-fill a second one; at two threads (a panel each
-    would take 6 images, more than GROUP_BYTES holds) and where no count fills panels, as many
-    images as GROUP_BYTES holds."""
+    """DCGAN D's conv4 at an odd image (9x9, which Winograd's phase products leave: 16 positions an
+    image, 8 MB of weights) goes 3 images a group at one thread: one panel of 48 columns, where 4
+    would part-fill a second one; at two threads (a panel each would take 6 images, more than
+    GROUP_BYTES holds) and where no count fills panels, as many images as GROUP_BYTES holds."""
     weight = np.zeros((512, 256, 4, 4), np.float32)
-    geometry = conv_geometry((16, 256, 8, 8), weight.shape, 2, 1, 1, 1)
-    assert convolution_lowering._products((16, 256, 8, 8), np.float32, weight, geometry, 1)[1:3] == (True, 3)
-    assert convolution_lowering._products((16, 256, 8, 8), np.float32, weight, geometry, 1, 2)[1:3] == (True, 4)
-    weight = np.zeros((256, 128, 4, 4), np.float32)  # conv3: 64 positions, two images' 1 MB of columns
-    geometry = conv_geometry((16, 128, 16, 16), weight.shape, 2, 1, 1, 1)
-    assert convolution_lowering._products((16, 128, 16, 16), np.float32, weight, geometry, 1)[1:3] == (True, 2)
+    geometry = conv_geometry((16, 256, 9, 9), weight.shape, 2, 1, 1, 1)
+    assert convolution_lowering._products((16, 256, 9, 9), np.float32, weight, geometry, 1)[1:3] == (True, 3)
+    assert convolution_lowering._products((16, 256, 9, 9), np.float32, weight, geometry, 1, 2)[1:3] == (True, 4)
+    weight = np.zeros((256, 128, 4, 4), np.float32)  # conv3's: 64 positions, two images' 1 MB of columns
+    geometry = conv_geometry((16, 128, 17, 17), weight.shape, 2, 1, 1, 1)
+    assert convolution_lowering._products((16, 128, 17, 17), np.float32, weight, geometry, 1)[1:3] == (True, 2)
+
+
+def test_dcgan_discriminators_4x4_stride_2_layers_go_by_winograds_phase_products():
+    """Its conv2-conv4 (not conv1: 12 phase channels); neither side by side nor a tap plan, and not
+    image by image (a step multiplies several images' tiles together)."""
+    for (c, o, size), taken in (((3, 64, 64), False), ((64, 128, 32), True), ((128, 256, 16), True),
+                                ((256, 512, 8), True)):
+        weight = np.zeros((o, c, 4, 4), np.float32)
+        geometry = conv_geometry((16, c, size, size), weight.shape, 2, 1, 1, 1)
+        found = convolution_lowering._products((16, c, size, size), np.float32, weight, geometry, 1)
+        assert found[5] == taken
+        assert not taken or (found[1], found[4]) == (False, None)
+        assert convolution_lowering.image_by_image((16, c, size, size), weight, geometry, 1) != taken
 
 
 @pytest.mark.parametrize("columns, itemsize, stride", [(128, 4, 144), (48, 4, 48), (98, 4, 112), (16, 4, 16),
@@ -173,7 +188,8 @@ def test_images_side_by_side_store_in_place_where_each_vector_is_one_images():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_images_stored_in_place_give_the_bits_of_the_scratch_matrix(dtype, monkeypatch):
-    """A 4x4-plane layer under 512 KB of weights (3 images a group at one thread, 4 at two), whose
+    """A 4x4-plane layer under 512 KB of weights (3 images a group at one thread, 4 at two; of a 9x9
+    image, which Winograd's phase products leave), whose
     GEMM stores each image's vectors in its output: the interpreter's results, and the bits of the
     program that multiplies into a scratch matrix and copies it out, at batches the program was not
     built for, at one and two threads."""
@@ -181,7 +197,7 @@ def test_images_stored_in_place_give_the_bits_of_the_scratch_matrix(dtype, monke
     model = torch.nn.Sequential(torch.nn.Conv2d(64, 128, 4, 2, 1), torch.nn.LeakyReLU(0.2)).eval()
     if dtype == np.float64:
         model = model.double()
-    example = torch.from_numpy(np.ones((2, 64, 8, 8), dtype))
+    example = torch.from_numpy(np.ones((2, 64, 9, 9), dtype))
     graph = torch.jit.optimize_for_inference(torch.jit.trace(model, example), jit=False).graph
     stored = []
     decide = convolution_lowering.stores_in_place
@@ -195,7 +211,7 @@ def test_images_stored_in_place_give_the_bits_of_the_scratch_matrix(dtype, monke
     reference = Interpreter(graph)
     rng = np.random.default_rng(16)
     for batch in (1, 3, 4, 7):
-        x = rng.standard_normal((batch, 64, 8, 8)).astype(dtype)
+        x = rng.standard_normal((batch, 64, 9, 9)).astype(dtype)
         np.testing.assert_allclose(in_place[0]([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-5)
         np.testing.assert_array_equal(in_place[0]([x])[0], scratch([x])[0])
         np.testing.assert_array_equal(in_place[1]([x])[0], in_place[0]([x])[0])
@@ -404,6 +420,25 @@ class _Pools(torch.nn.Module):
 
     def forward(self, x):
         return torch.nn.functional.max_pool2d(torch.relu(x) - 0.25, *self.args)
+
+
+@pytest.mark.skipif(pool._native is None, reason="the native workers run on Linux only")
+@pytest.mark.parametrize("kernel, stride", [(2, 2), (3, 2)])
+def test_pooling_splits_across_the_workers_by_planes_with_the_bits_of_one_thread(kernel, stride):
+    """A pool of 2 x 32 x 48 x 48 (past the split's minimum) hands the worker its part of the planes,
+    or of the blocks of channels (the strided 3x3, blocked_pool.py), and gives one thread's bits."""
+    model = torch.nn.MaxPool2d(kernel, stride)
+    example = torch.from_numpy(np.ones((2, 32, 48, 48), np.float32))
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model.eval(), example), jit=False).graph
+    one, two = Executor(graph, threads=1), Executor(graph, threads=2)
+    x = np.random.default_rng(12).standard_normal((2, 32, 48, 48)).astype(np.float32)
+    expected = one([x])[0]
+    two([x])
+    posted = ctypes.c_int32.from_address(pool._native.blocks)
+    before = posted.value
+    np.testing.assert_array_equal(two([x])[0], expected)
+    assert posted.value > before
+    np.testing.assert_array_equal(expected, Interpreter(graph).run([x])[0])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -55,6 +55,8 @@ def _pool(mode: int | None):
         builder.equal(x.dims[2], builder.const(geometry[0]))
         builder.equal(x.dims[3], builder.const(geometry[1]))
         out = builder.alloc(x.dtype, x.dims[:2] + [builder.const(geometry[2]), builder.const(geometry[3])])
+        # (split across the pool by planes, or blocks of channels: each one's outputs from its own inputs)
+        work = builder.product([x.dims[0], x.dims[1], builder.const(geometry[0] * geometry[1])])
         if kind == pool.MAX and blocked_pool.takes(geometry):  # by blocks of channels (blocked_pool.py)
             ptrs, meta = builder.block(2), builder.block(13)
             builder.copy_into(ptrs, [x.pointer, out.pointer], builder.compute)
@@ -63,15 +65,15 @@ def _pool(mode: int | None):
             per_image = builder.arithmetic("DIV", builder.arithmetic("ADD", x.dims[1], builder.const(lanes - 1)),
                                            builder.const(lanes))
             blocks = builder.arithmetic("MUL", x.dims[0], per_image)
-            builder.compute.append(("KERNEL", builder.const(loop_function("blocked_pool", x.dtype.name)), blocks, ptrs,
-                                    meta))
+            builder.compute.append(("SPLIT", builder.const(loop_function("blocked_pool", x.dtype.name)), blocks, ptrs,
+                                    meta, work))
             return [out]
         ptrs, meta = builder.block(5), builder.block(13)
         rows, columns = (builder.address_of(t) for t in windows.positions(geometry[2], geometry[3], x.dtype.name))
         builder.copy_into(ptrs, [x.pointer, out.pointer, divisors, rows, columns], builder.compute)
         builder.copy_into(meta, [builder.const(g) for g in geometry + [kind]], builder.shape)
         planes = builder.arithmetic("MUL", x.dims[0], x.dims[1])
-        builder.compute.append(("KERNEL", builder.const(loop_function("pool", x.dtype.name)), planes, ptrs, meta))
+        builder.compute.append(("SPLIT", builder.const(loop_function("pool", x.dtype.name)), planes, ptrs, meta, work))
         return [out]
     return lower
 
