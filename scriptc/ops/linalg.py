@@ -9,7 +9,7 @@ from scriptc.types import TensorType
 
 from . import register
 from .factored import FactoredGradient
-from .rules import conv_out, expand, is_known, matmul_shape
+from .rules import check_conv_channels, conv_out, expand, is_known, matmul_shape
 from .schema import LAYER_NORM, OPAQUE, FusionTail
 
 
@@ -271,6 +271,7 @@ def _conv2d_rule(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     if len(x.shape) not in (3, 4):
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
                            f"{list(x.shape)}")
+    check_conv_channels(x.shape, w.shape, groups, 2)
     batched = len(x.shape) == 4
     n = x.shape[0] if batched else None
     h, wd = x.shape[-2:]

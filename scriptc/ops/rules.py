@@ -269,6 +269,21 @@ def matmul_shape(a, b):
     return out
 
 
+def check_conv_channels(x_shape: tuple, w_shape: tuple, groups, spatial: int, transposed: bool = False) -> None:
+    """The convolution's input channels against its weight, where both are known (torch's words)."""
+    if len(x_shape) <= spatial or not isinstance(groups, int):
+        return
+    channels = x_shape[-spatial - 1]
+    per_group = w_shape[0] if transposed else w_shape[1]
+    if not isinstance(channels, int) or not isinstance(per_group, int):
+        return
+    expected = per_group if transposed else per_group * groups
+    if channels != expected:
+        given = "transposed=1" if transposed else f"groups={groups}"
+        raise RuntimeError(f"Given {given}, weight of size {list(w_shape)}, expected input{list(x_shape)} to have "
+                           f"{expected} channels, but got {channels} channels instead")
+
+
 def conv_out(size: Dim, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool = False) -> Dim:
     if not isinstance(size, int):
         return None

@@ -49,13 +49,14 @@ def test_parameters_are_getattr_not_constants():
     assert "def forward(self" in traced.code
 
 
-def test_batch_dim_is_symbolic_and_reshapes_follow_it():
+def test_input_dims_are_symbolic_and_reshapes_follow_them():
     def flatten_head(x):
         return x.view(x.size(0), -1).sum(1)
     traced = torch.jit.trace(flatten_head, torch.randn(3, 4, 5))
-    assert "Tensor(float32, [B, 4, 5])" in str(traced.graph) and "size(" in str(traced.graph)
-    x = torch.randn(9, 4, 5)
-    np.testing.assert_allclose(traced(x).numpy(), flatten_head(x).numpy(), rtol=1e-6)
+    assert "Tensor(float32, [B, S1, S2])" in str(traced.graph) and "size(" in str(traced.graph)
+    for shape in ((9, 4, 5), (2, 7, 3)):
+        x = torch.randn(*shape)
+        np.testing.assert_allclose(traced(x).numpy(), flatten_head(x).numpy(), rtol=1e-6)
 
 
 def test_tuple_list_and_dict_outputs():
