@@ -60,6 +60,10 @@ def test_a_sequence_first_lstm_is_dynamic_in_its_batch_not_its_steps():
         arrays = _word_lm_inputs(rng, 5, batch)
         for got, want in zip(traced(*[torch.from_numpy(a) for a in arrays]), _eager(model, arrays)):
             np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-5, atol=1e-6)
+    # the steps are unrolled: another length is refused, naming the split that baked the 5 in
+    with pytest.raises(torch.SignatureError, match=r"input 'input' expects size 5 in dim 0, which the trace baked "
+                       r"in \(split, whose 5 results the trace unpacked at test_trace_dims.py:\d+"):
+        traced(*[torch.from_numpy(a) for a in _word_lm_inputs(rng, 6, 3)])
 
 
 def test_a_loaded_sequence_first_lstm_primes_and_compiles_nothing_for_new_batches(tmp_path, monkeypatch):
@@ -308,3 +312,34 @@ def test_the_trace_refuses_another_size_where_it_baked_one_in_naming_it_and_why(
     with pytest.raises(RuntimeError, match="size of tensor a"):  # an op failing at a size: eager's own error
         torch.jit.trace(lambda x, y: x + y, (torch.randn(2, 3), torch.randn(2, 3)))(torch.randn(2, 3),
                                                                                    torch.randn(2, 4))
+
+
+class _Translation(torch.nn.Module):
+    """A sequence-first translation model (pytorch/examples' language_translation, smaller):
+    source and target lengths are separate dims, the target's causal mask sized by its length."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(30, 16)
+        self.transformer = torch.nn.Transformer(16, 2, 1, 1, 32, dropout=0.0)
+        self.out = torch.nn.Linear(16, 30)
+
+    def forward(self, src, tgt):
+        mask = self.transformer.generate_square_subsequent_mask(tgt.size(0))
+        return self.out(self.transformer(self.embed(src), self.embed(tgt), tgt_mask=mask))
+
+
+def test_a_sequence_first_translation_model_runs_at_other_source_and_target_lengths(tmp_path):
+    torch.manual_seed(4)
+    model = _Translation().eval()
+    traced = torch.jit.trace(model, (torch.randint(0, 30, (7, 2)), torch.randint(0, 30, (5, 2))))
+    assert "%src : Tensor(int64, [B, S1]), %tgt : Tensor(int64, [S2, S1])" in _input_types(traced)
+    path = str(tmp_path / "translation.sc")
+    traced.save(path)
+    loaded = runtime_load(path)
+    for source, target, batch in ((9, 4, 3), (3, 8, 1), (7, 5, 2)):
+        src, tgt = torch.randint(0, 30, (source, batch)), torch.randint(0, 30, (target, batch))
+        with torch.no_grad():
+            want = model(src, tgt).numpy()
+        np.testing.assert_allclose(traced(src, tgt).detach().numpy(), want, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(loaded(src.numpy(), tgt.numpy()), want, rtol=1e-4, atol=1e-5)
