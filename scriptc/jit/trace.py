@@ -477,8 +477,9 @@ def _example_sizes(graph: Graph, examples: tuple) -> dict[str, int]:
     """The size the examples have in each dim the graph's inputs name by a symbol (B, S1, ...)."""
     sizes = {}
     for value, example in zip(graph.inputs[len(graph.inputs) - len(examples):], examples):
-        shape = value.type.shape if isinstance(value.type, TensorType) and isinstance(example, Tensor) else None
-        for dim, size in zip(shape or (), example.shape):
+        if not isinstance(value.type, TensorType) or not isinstance(example, Tensor) or value.type.shape is None:
+            continue
+        for dim, size in zip(value.type.shape, example.shape):
             if isinstance(dim, str):
                 sizes.setdefault(dim, size)
     return sizes

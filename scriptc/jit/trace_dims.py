@@ -67,6 +67,7 @@ class TraceDims:
     candidates: list[Candidate] = field(default_factory=list)
     worlds: list[tuple[Candidate, int]] = field(default_factory=list)
     shapes: dict[int, tuple] = field(default_factory=dict)
+    selected: dict[tuple, set] = field(default_factory=dict)  # (id(Value), dim) -> indices read by select
 
     # --- inputs ----------------------------------------------------------------------------
     def add_candidates(self, shapes: list[tuple]) -> None:
@@ -136,6 +137,8 @@ class TraceDims:
         rank, drops its candidate - unless the rule cannot say at the observed sizes either."""
         if not any(self._moves(a) for a in args):
             return
+        if op.name == "select":
+            self._note_select(*args[:3])
         per_world, informative = [], None
         for w, (candidate, _) in enumerate(self.worlds):
             exact = [True]
@@ -153,6 +156,22 @@ class TraceDims:
             per_world.append(shapes)
         for k, value in enumerate(out_values):
             self.shapes[id(value)] = tuple(None if shapes is None else shapes[k] for shapes in per_world)
+
+    def _note_select(self, x: Tensor, dim: int, index) -> None:
+        """`x[i]` at every index of a dim that moves is a Python loop over it (`for t in
+        range(x.size(0))`, which hands the tracer plain ints): its count is baked in, as a split's."""
+        shapes = self.shadows(x)
+        if shapes is None or not isinstance(index, int) or getattr(index, "_shadows", None) is not None:
+            return
+        dim = dim % x.dim()
+        size = x._data.shape[dim]
+        seen = self.selected.setdefault((id(self.values[id(x)]), dim), set())
+        seen.add(index % size)
+        if size < 2 or len(seen) < size:
+            return
+        for (candidate, _), shape in zip(self.worlds, shapes):
+            if shape is not None and shape[dim] != size:
+                candidate.drop(self._at(f"x[i] at each of its {size} indices, as a Python loop over the dim reads it"))
 
     def _moves(self, arg) -> bool:
         if isinstance(arg, (list, tuple)):

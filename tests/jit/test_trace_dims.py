@@ -343,3 +343,27 @@ def test_a_sequence_first_translation_model_runs_at_other_source_and_target_leng
             want = model(src, tgt).numpy()
         np.testing.assert_allclose(traced(src, tgt).detach().numpy(), want, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(loaded(src.numpy(), tgt.numpy()), want, rtol=1e-4, atol=1e-5)
+
+
+def test_a_python_loop_over_a_dims_indices_bakes_that_dim_in():
+    cell = torch.nn.LSTMCell(3, 4)
+
+    def unrolled(x):  # (steps, batch, features): `range` hands the tracer plain ints
+        h = c = torch.zeros(x.size(1), 4)
+        outputs = []
+        for t in range(x.size(0)):
+            h, c = cell(x[t], (h, c))
+            outputs.append(h)
+        return torch.stack(outputs)
+
+    traced = torch.jit.trace(unrolled, torch.randn(5, 2, 3))
+    assert "%x : Tensor(float32, [5, B, 3])" in _input_types(traced)
+    x = torch.randn(5, 6, 3)
+    np.testing.assert_allclose(traced(x).detach().numpy(), unrolled(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(torch.SignatureError, match=r"expects size 5 in dim 0, which the trace baked in \(x\[i\] at "
+                       r"each of its 5 indices, as a Python loop over the dim reads it at test_trace_dims.py:\d+"):
+        traced(torch.randn(7, 2, 3))
+
+    def first_row(x):  # one index of a dim is no loop: the dim stays dynamic
+        return x[0] * 2
+    assert "[B, S1]" in _input_types(torch.jit.trace(first_row, torch.randn(3, 4)))
