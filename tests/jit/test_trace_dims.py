@@ -367,3 +367,22 @@ def test_a_python_loop_over_a_dims_indices_bakes_that_dim_in():
     def first_row(x):  # one index of a dim is no loop: the dim stays dynamic
         return x[0] * 2
     assert "[B, S1]" in _input_types(torch.jit.trace(first_row, torch.randn(3, 4)))
+
+
+@pytest.mark.parametrize("make, example, types", [
+    (lambda: torch.nn.LayerNorm(16), (2, 5, 16), "[B, S1, 16]"),
+    (lambda: torch.nn.BatchNorm1d(6).eval(), (4, 6), "[B, 6]"),
+    (lambda: torch.nn.BatchNorm2d(6).eval(), (2, 6, 5, 7), "[B, 6, S1, S2]"),
+    (lambda: torch.nn.GroupNorm(2, 6), (2, 6, 5, 7), "[B, 6, S1, S2]"),
+    (lambda: torch.nn.Conv1d(4, 6, 3), (2, 4, 9), "[B, 4, S1]"),
+    (lambda: torch.nn.ConvTranspose2d(4, 2, 4, 2, 1), (2, 4, 5, 5), "[B, 4, S1, S2]"),
+    (lambda: torch.nn.PixelShuffle(2), (1, 4, 3, 4), "[B, S1, S2, S3]"),  # (any multiple of 4 channels)
+])
+def test_a_dim_a_layers_weights_fix_stays_concrete(make, example, types):
+    torch.manual_seed(5)
+    layer = make()
+    traced = torch.jit.trace(layer, torch.randn(*example))
+    assert f"%input : Tensor(float32, {types})" in _input_types(traced)
+    dims = types.strip("[]").split(", ")
+    x = torch.randn(*[n if d.isdigit() else n * 2 for n, d in zip(example, dims)])  # each symbol at another size
+    np.testing.assert_allclose(traced(x).detach().numpy(), layer(x).detach().numpy(), rtol=1e-5, atol=1e-6)
