@@ -9,12 +9,12 @@ In each world, a recorded value's shape comes from its op's shape rule, and a si
 tensor carries its value there through the arithmetic done on it (`x.size(0) * x.size(1)`).
 
 A candidate is dropped when one of its worlds changes what the trace baked in: a list op splits
-into another number of parts (a sequence-first LSTM's steps, when the candidate is the sequence),
-a rule fails or gives another rank, a comparison of sizes comes out otherwise. Every candidate
-left is a dynamic dim with a symbol of its own: the first is the batch ("B"), the others "S1",
-"S2", ... (a CNN's height and width, a transformer's sequence). A recorded dim whose sizes in one
-candidate's worlds are that candidate's probes, and that stays put in every other's, is that
-symbol; one that stays put in all worlds is concrete; one that moves otherwise (the 35*B rows of a
+into another number of parts (an unbind over the sequence), a Python loop reads each index of a
+dim, a rule fails or gives another rank, a comparison of sizes comes out otherwise. Every candidate
+left is a dynamic dim with a symbol of its own: the batch ("B") is the one most inputs share (the
+first such), the others are "S1", "S2", ... (a CNN's height and width, a transformer's sequence).
+A recorded dim whose sizes in one candidate's worlds are that candidate's probes, and that stays
+put in every other's, is that symbol; one that stays put in all worlds is concrete; one that moves otherwise (the 35*B rows of a
 reshape, the H*W of a flatten) is unknown (None), so no pass specializes on its observed size.
 """
 
@@ -46,6 +46,7 @@ class Candidate:
     size: int
     alive: bool = True
     baked: str | None = None
+    inputs: int = 0  # how many of the tensor inputs it marks
 
     def drop(self, baked: str | None) -> None:
         if self.alive:
@@ -76,6 +77,8 @@ class TraceDims:
             for k, n in enumerate(shape):
                 if not any(c.dim == k and c.size == n for c in self.candidates):
                     self.candidates.append(Candidate(k, n))
+        for candidate in self.candidates:
+            candidate.inputs = sum(candidate.marks(shape) for shape in shapes)
         self.worlds = [(c, c.size * factor if c.size else factor - 1)
                        for c in self.candidates for factor in PROBE_FACTORS]
 
@@ -230,13 +233,11 @@ class TraceDims:
     # --- the result ----------------------------------------------------------------------------
     @property
     def dynamic(self) -> list[Candidate]:
-        """The candidates the graph is dynamic in: those no world dropped."""
-        return [c for c in self.candidates if c.alive]
-
-    @property
-    def batch(self) -> Candidate | None:
-        """The first dynamic candidate, the one named B."""
-        return next((c for c in self.candidates if c.alive), None)
+        """The candidates the graph is dynamic in (those no world dropped), the batch first: the one
+        most inputs share (a sequence-first model's batch beside its initial state's, not its steps),
+        the earliest of those."""
+        alive = [c for c in self.candidates if c.alive]
+        return sorted(alive, key=lambda c: -c.inputs)
 
     def symbol(self, candidate: Candidate) -> str:
         index = self.dynamic.index(candidate)

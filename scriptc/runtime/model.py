@@ -107,11 +107,19 @@ def example_sizes(signature: dict, method: str) -> dict[str, int]:
     return sizes
 
 
+def _counted(loop) -> bool:
+    """A prim::Loop of a `for`: its condition is the constant True going in and coming back."""
+    body = loop.blocks[0]
+    return all(v.node is not None and v.node.op == "prim::Constant" and v.node.attrs.get("value") is True
+               for v in (loop.inputs[1], body.returns[0]))
+
+
 def zero_inputs(graph, needs_self: bool, batch: int, sizes: dict | None = None) -> list | None:
     """Zeros shaped like the graph's inputs with each dynamic dim named in `sizes` at its size there
     and every other one (the batch B) at `batch`, or None when an input is not a tensor of known
-    rank and dtype, or the graph loops (a data-dependent loop could run for ever on zeros)."""
-    if any(node.op == "prim::Loop" for node in walk(graph.block)):
+    rank and dtype, or the graph has a while loop (a data-dependent loop could run for ever on zeros;
+    a `for` runs its count)."""
+    if any(node.op == "prim::Loop" and not _counted(node) for node in walk(graph.block)):
         return None
     inputs = []
     for value in graph.inputs[1 if needs_self else 0:]:

@@ -45,28 +45,23 @@ def _input_types(traced) -> str:
     return str(traced.graph).splitlines()[0]
 
 
-def test_a_sequence_first_lstm_is_dynamic_in_its_batch_not_its_steps():
+def test_a_sequence_first_lstm_runs_at_other_lengths_and_its_batch_is_the_dim_its_inputs_share():
     torch.manual_seed(0)
     model = _WordLM().eval()
     rng = np.random.default_rng(0)
     traced = torch.jit.trace(model, tuple(torch.from_numpy(a) for a in _word_lm_inputs(rng, 5, 3)))
-    # The LSTM reshapes (5, 3, 8) to 15 rows and splits them into steps of 3: dim 0 cannot move.
-    assert "%input : Tensor(int64, [5, B]), %h0 : Tensor(float32, [2, B, 6]), %c0 : Tensor(float32, [2, B, 6])" \
+    # The LSTM loops over the steps (as torch's one op for the layer does): dim 0 moves too. The
+    # batch B is dim 1 of the tokens, the dim the initial states share, not the first dynamic one.
+    assert "%input : Tensor(int64, [S1, B]), %h0 : Tensor(float32, [2, B, 6]), %c0 : Tensor(float32, [2, B, 6])" \
         in _input_types(traced)
-    text = str(traced.graph)
-    assert "Tensor(float32, [?, 8]) = reshape(" in text  # 5*B rows: linked to B, not the observed 15
-    assert "Tensor(float32, [B, 24]), " in text  # each step's gates
-    for batch in (3, 1, 7):
-        arrays = _word_lm_inputs(rng, 5, batch)
+    assert traced.example_batch == 3 and traced.example_sizes == {"S1": 5}
+    for steps, batch in ((5, 3), (8, 1), (2, 7)):
+        arrays = _word_lm_inputs(rng, steps, batch)
         for got, want in zip(traced(*[torch.from_numpy(a) for a in arrays]), _eager(model, arrays)):
             np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-5, atol=1e-6)
-    # the steps are unrolled: another length is refused, naming the split that baked the 5 in
-    with pytest.raises(torch.SignatureError, match=r"input 'input' expects size 5 in dim 0, which the trace baked "
-                       r"in \(split, whose 5 results the trace unpacked at test_trace_dims.py:\d+"):
-        traced(*[torch.from_numpy(a) for a in _word_lm_inputs(rng, 6, 3)])
 
 
-def test_a_loaded_sequence_first_lstm_primes_and_compiles_nothing_for_new_batches(tmp_path, monkeypatch):
+def test_a_loaded_sequence_first_lstm_primes_and_compiles_nothing_for_new_batches_or_lengths(tmp_path, monkeypatch):
     torch.manual_seed(1)
     model = _WordLM().eval()
     rng = np.random.default_rng(1)
@@ -84,8 +79,8 @@ def test_a_loaded_sequence_first_lstm_primes_and_compiles_nothing_for_new_batche
     compiles, steps = STATS.compiles, []
     run_steps = SegmentStep.run_steps
     monkeypatch.setattr(SegmentStep, "run_steps", lambda self, frame: (steps.append(1), run_steps(self, frame)))
-    for batch in (3, 4, 1, 9):
-        arrays = _word_lm_inputs(rng, 5, batch)
+    for length, batch in ((5, 3), (5, 4), (9, 1), (3, 9)):
+        arrays = _word_lm_inputs(rng, length, batch)
         for got, want in zip(loaded(*arrays), _eager(model, arrays)):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     assert STATS.compiles == compiles and not steps  # (no kernel built, every call ran the programs)
@@ -333,7 +328,7 @@ def test_a_sequence_first_translation_model_runs_at_other_source_and_target_leng
     torch.manual_seed(4)
     model = _Translation().eval()
     traced = torch.jit.trace(model, (torch.randint(0, 30, (7, 2)), torch.randint(0, 30, (5, 2))))
-    assert "%src : Tensor(int64, [B, S1]), %tgt : Tensor(int64, [S2, S1])" in _input_types(traced)
+    assert "%src : Tensor(int64, [S1, B]), %tgt : Tensor(int64, [S2, B])" in _input_types(traced)
     path = str(tmp_path / "translation.sc")
     traced.save(path)
     loaded = runtime_load(path)
