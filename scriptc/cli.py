@@ -183,7 +183,8 @@ def _bench(args) -> int:
     from scriptc.runtime.model import zero_inputs
 
     model = load(args.archive, threads=args.threads)
-    shaped = zero_inputs(model.graphs["forward"], model.needs_self["forward"], args.batch)
+    shaped = zero_inputs(model.graphs["forward"], model.needs_self["forward"], args.batch,
+                         model.example_sizes["forward"])
     if shaped is None:
         raise SystemExit("scriptc bench: the archive does not say its inputs' shapes and dtypes (a scripted "
                          "module: script it with example_inputs=..., or trace it)")

@@ -243,7 +243,8 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
     return OptimizedModule(plan, compiled.functions, compiled.signature, None, records)
 
 
-def _signature_of(graph, skip_self: bool, specs: list | None = None, example_batch: int | None = None) -> dict:
+def _signature_of(graph, skip_self: bool, specs: list | None = None, example_batch: int | None = None,
+                  example_sizes: dict | None = None) -> dict:
     inputs = graph.inputs[1:] if skip_self else graph.inputs
     signature = {"inputs": [{"name": v.name or f"input{i}", "type": str(v.type)} for i, v in enumerate(inputs)],
                  "outputs": [str(v.type) for v in graph.outputs]}
@@ -251,6 +252,8 @@ def _signature_of(graph, skip_self: bool, specs: list | None = None, example_bat
         signature["specialize"] = [s.to_json() if s is not None else None for s in specs]
     if example_batch is not None:
         signature["example_batch"] = example_batch
+    if example_sizes:
+        signature["example_sizes"] = dict(example_sizes)
     return signature
 
 
@@ -292,13 +295,15 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
             graphs["forward"] = optimized.generic_graph
         functions = {k: v for k, v in m._functions.items() if not k.startswith("ignored:")}
         signatures = {name: _signature_of(g, takes_self(g), m._specializations.get(name),
-                                          m.example_batch if name == "forward" else None) for name, g in graphs.items()}
+                                          *((m.example_batch, m.example_sizes) if name == "forward" else ()))
+                      for name, g in graphs.items()}
         write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra)
         return
     if any(not hasattr(fn, "block") for fn in m.functions.values()):
         raise ArchiveError("cannot save: the function calls @jit.ignore'd Python functions")
     write_archive(f, "function", {"forward": m.graph}, dict(m.functions), {}, {},
-                  {"forward": _signature_of(m.graph, False, m.specialization, m.example_batch)}, metadata, extra)
+                  {"forward": _signature_of(m.graph, False, m.specialization, m.example_batch, m.example_sizes)},
+                  metadata, extra)
 
 
 def _plain_attributes(m: ScriptModule, weights: dict) -> dict:

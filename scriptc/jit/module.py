@@ -23,6 +23,7 @@ from scriptc.tensors.dispatch import wants_grad
 
 from .arguments import convert_arguments, python_value, typed_result
 from .eager import EagerInterpreter, reads_autograd
+from .trace_dims import check_baked_dims
 from .traced_children import trace_child
 
 
@@ -117,8 +118,12 @@ class ScriptFunction:
     """A compiled free function: call it like the original; `.graph` and `.code` show what it runs."""
 
     # The size the examples of jit.trace had in the dim the graph names B (None: not traced, or no
-    # such dim). Saved with the archive, where runtime.load sizes the call's memory for it.
+    # such dim), and in its other dynamic dims (S1, S2, ...). Saved with the archive, where
+    # runtime.load primes and sizes the call's memory for them.
     example_batch: int | None = None
+    example_sizes: dict | None = None
+    # The input dims jit.trace baked in (trace_dims.BakedDim): a call at another size there is refused.
+    baked_dims: tuple = ()
 
     def __init__(self, graph: Graph, functions: dict | None = None, signature: inspect.Signature | None = None,
                  specialization: list | None = None):
@@ -140,6 +145,7 @@ class ScriptFunction:
 
     def __call__(self, *args, **kwargs):
         args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs, self.name, False))
+        check_baked_dims(self.baked_dims, self.graph.inputs, args, self.name)
         if _tracer[0] is not None:
             return _tracer[0].record_scripted_call(self.graph, self.functions, None, {}, args,
                                                    lambda: self._compute(args))
@@ -342,6 +348,8 @@ class ScriptModule(Module):
     __setattr__ = object.__setattr__
     __delattr__ = object.__delattr__
     example_batch: int | None = None  # (as ScriptFunction's: set by jit.trace)
+    example_sizes: dict | None = None
+    baked_dims: tuple = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -399,6 +407,8 @@ class ScriptModule(Module):
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
         args = convert_arguments(self._graphs[name].inputs[1:],
                                  bind_arguments(self._signatures.get(name), args, kwargs, name))
+        if name == "forward":
+            check_baked_dims(self.baked_dims, self._graphs[name].inputs[1:], args, name)
         tracer = _tracer[0]
         if tracer is not None and tracer.reaches(self._module):
             return tracer.record_scripted_call(self._graphs[name], self._functions, self._module, self._attributes,

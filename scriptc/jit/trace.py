@@ -1,8 +1,8 @@
 """jit.trace: run a function or module on example tensors and record every op-table call as IR.
 
 Parameters and buffers become `prim::GetAttr` chains from `self`; tensor sizes
-read during the trace are recorded (`size(%x, 0)`) so reshapes follow the batch
-size, and the dim the graph is dynamic in is found by following probe sizes
+read during the trace are recorded (`size(%x, 0)`) so reshapes and slices follow the
+sizes, and the dims the graph is dynamic in are found by following probe sizes
 (trace_dims.py); a tensor's value steering Python control flow emits a
 TracerWarning at the user's line, because that decision is baked into the graph.
 """
@@ -129,7 +129,7 @@ class Tracer:
         self.attr_values: dict[str, Value] = {}
         self.param_paths: dict[int, str] = {}
         self.self_value = None
-        self.dims = TraceDims(self.values)
+        self.dims = TraceDims(self.values, user_location)
         self.examples: list = []
         self.functions: dict = {}  # helper functions of scripted code the trace inlined
         self.attributes: dict = {}  # (submodule path, name) -> type: plain attributes it reads
@@ -360,8 +360,8 @@ class Tracer:
             warnings.warn_explicit(message, TracerWarning, frame_file, loc.line)
 
     def finish(self) -> None:
-        """Give every value recorded its dims for the graph, now that the batch dim is known: "B"
-        where a dim is the batch, None where it moves with it otherwise (trace_dims.py)."""
+        """Give every value recorded its dims for the graph, now that the dynamic dims are known: their
+        symbols where a dim is one of them, None where it moves with them otherwise (trace_dims.py)."""
         for node in self.graph.block:
             for v in node.outputs:
                 if isinstance(v.type, TensorType) and id(v) in self.dims.shapes:
@@ -411,6 +411,12 @@ def _frame_file(loc: SourceLocation) -> str:
 ScalarStr = type_of_constant("")
 
 
+def _tensors_in(example) -> list:
+    if isinstance(example, Tensor):
+        return [example]
+    return [t for x in example for t in _tensors_in(x)]
+
+
 def _tensors_only(example) -> bool:
     if isinstance(example, Tensor):
         return True
@@ -450,38 +456,46 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     call = fn_or_module.forward if is_module else fn_or_module
     child_inputs: dict = {}
     with recording_child_inputs(fn_or_module, child_inputs) if is_module else contextlib.nullcontext():
-        graph, eager_out, attributes = trace_graph(fn_or_module if is_module else None, call,
-                                                   "forward" if is_module else getattr(fn_or_module, "__name__", "fn"),
-                                                   examples)
+        graph, eager_out, attributes, baked = trace_graph(
+            fn_or_module if is_module else None, call,
+            "forward" if is_module else getattr(fn_or_module, "__name__", "fn"), examples)
     if is_module:
         traced = TracedModule(fn_or_module, {"forward": graph}, attributes=attributes)
         traced._child_inputs = child_inputs
     else:
         traced = ScriptFunction(graph, signature=_traced_signature(fn_or_module, len(examples)))
-    traced.example_batch = _example_batch(graph, examples)
+    sizes = _example_sizes(graph, examples)
+    traced.example_batch = sizes.pop(BATCH, None)
+    traced.example_sizes = sizes or None
+    traced.baked_dims = baked
     if check_trace:
         _check(traced, graph, examples, eager_out, check_tolerance)
     return traced
 
 
-def _example_batch(graph: Graph, examples: tuple) -> int | None:
-    """The size the examples have in the dim the graph names B (None when no tensor input has it)."""
+def _example_sizes(graph: Graph, examples: tuple) -> dict[str, int]:
+    """The size the examples have in each dim the graph's inputs name by a symbol (B, S1, ...)."""
+    sizes = {}
     for value, example in zip(graph.inputs[len(graph.inputs) - len(examples):], examples):
-        shape = value.type.shape if isinstance(value.type, TensorType) and isinstance(example, Tensor) else None
-        if shape is not None and BATCH in shape:
-            return example.shape[shape.index(BATCH)]
-    return None
+        if not isinstance(value.type, TensorType) or not isinstance(example, Tensor) or value.type.shape is None:
+            continue
+        for dim, size in zip(value.type.shape, example.shape):
+            if isinstance(dim, str):
+                sizes.setdefault(dim, size)
+    return sizes
 
 
-def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object, dict]:
+def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object, dict, tuple]:
     """The graph of what `call(*examples)` computes (a method of `module`, whose state stays
-    prim::GetAttr of self, or a function when module is None), the eager result, and the plain
-    attributes ((submodule path, name) -> type) that scripted submodules inlined into it read."""
+    prim::GetAttr of self, or a function when module is None), the eager result, the plain
+    attributes ((submodule path, name) -> type) that scripted submodules inlined into it read, and
+    the input dims it baked in (trace_dims.BakedDim)."""
     from scriptc.autograd import no_grad
     from scriptc.passes.inline import inline
 
     tracer = Tracer(module, name)
     names = _argument_names(call, len(examples))
+    tracer.dims.add_candidates([tuple(t._data.shape) for t in _tensors_in(examples)])
     for arg_name, x in zip(names, examples):
         tracer.add_input(x, arg_name)
     if _tensors._tracer[0] is not None:
@@ -502,7 +516,7 @@ def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object
     tracer.graph.add_output(output)
     inline(tracer.graph, tracer.functions)
     verify(tracer.graph)
-    return tracer.graph, eager_out, tracer.attributes
+    return tracer.graph, eager_out, tracer.attributes, tuple(tracer.dims.baked_dims(examples))
 
 
 def _traced_signature(fn, count: int):

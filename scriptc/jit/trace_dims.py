@@ -1,38 +1,56 @@
-"""Which dim of a trace's inputs is its dynamic batch, found by following probe sizes.
+"""Which dims of a trace's inputs are dynamic, found by following probe sizes.
 
 jit.trace sees one size per dim, and the graph it records generalizes over a dim only where
-nothing it baked in depends on that dim. Each dim k of the first tensor input is a candidate
-(together with dim k of every other input that has the same size there), and the tracer follows
-each candidate at two probe sizes besides the observed one - a "world" per (candidate, probe).
+nothing it baked in depends on that dim. Each dim k of the tensor inputs is a candidate, one per
+(position, size) pair (dim k of every input that has that size there moves with it: a mask beside
+its sequence), and the tracer follows each candidate at two probe sizes besides the observed one -
+a "world" per (candidate, probe).
 In each world, a recorded value's shape comes from its op's shape rule, and a size read from a
 tensor carries its value there through the arithmetic done on it (`x.size(0) * x.size(1)`).
 
 A candidate is dropped when one of its worlds changes what the trace baked in: a list op splits
-into another number of parts (a sequence-first LSTM's steps, when the candidate is the sequence),
-a rule fails or gives another rank, a comparison of sizes comes out otherwise. The batch is the
-first candidate left. A dim whose sizes in the batch's worlds are the probes themselves is the
-batch ("B"); one that stays put is concrete; one that moves otherwise (the 35*B rows of a reshape)
-is unknown (None), so no pass specializes on its observed size.
+into another number of parts (an unbind over the sequence), a Python loop reads each index of a
+dim, a rule fails or gives another rank, a comparison of sizes comes out otherwise. Every candidate
+left is a dynamic dim with a symbol of its own: the batch ("B") is the one most inputs share (the
+first such), the others are "S1", "S2", ... (a CNN's height and width, a transformer's sequence).
+A recorded dim whose sizes in one candidate's worlds are that candidate's probes, and that stays
+put in every other's, is that symbol; one that stays put in all worlds is concrete; one that moves otherwise (the 35*B rows of a
+reshape, the H*W of a flatten) is unknown (None), so no pass specializes on its observed size.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
+from scriptc.errors import SignatureError
 from scriptc.ops.rules import Unknown
 from scriptc.tensors import Tensor
 from scriptc.types import Int, TensorType
 
 BATCH = "B"
-PROBE_STEPS = (1, 2)  # a candidate of observed size n is followed at n + 1 and n + 2
+OTHER_SYMBOL = "S{}"  # the dynamic dims after the batch: S1, S2, ...
+# A candidate of observed size n is followed at 2n and 3n (1 and 2 for n = 0): sizes that keep what
+# n divides by, so that a U-Net traced at 64x64 (four poolings, then skip connections) or a model
+# halving its sequence (`x[:, :n // 2]`) stays dynamic where eager code would run, while a size
+# the code compares against (`if x.size(1) == 16`) or bakes in (a split into n parts) drops it.
+PROBE_FACTORS = (2, 3)
 
 
 @dataclass(eq=False)
 class Candidate:
-    """Dim `dim` of the inputs whose size there is `size`, while `alive` (nothing baked it in)."""
+    """Dim `dim` of the inputs whose size there is `size`, while `alive` (nothing baked it in);
+    `baked` says what did, where the trace bakes a decision in (a split's count, a comparison),
+    rather than an op that fails at other sizes as eager code would."""
     dim: int
     size: int
     alive: bool = True
+    baked: str | None = None
+    inputs: int = 0  # how many of the tensor inputs it marks
+
+    def drop(self, baked: str | None) -> None:
+        if self.alive:
+            self.alive, self.baked = False, baked
 
     def marks(self, shape: tuple) -> bool:
         return len(shape) > self.dim and shape[self.dim] == self.size
@@ -46,16 +64,26 @@ class TraceDims:
     in a way not followed) or None where the whole shape is unknown. A value without an entry has
     its observed shape in every world; a TracedInt carries its sizes per world the same way."""
     values: dict  # the tracer's id(tensor) -> Value
+    locate: Callable[[], object] = lambda: None  # the user's source line being traced
     candidates: list[Candidate] = field(default_factory=list)
     worlds: list[tuple[Candidate, int]] = field(default_factory=list)
     shapes: dict[int, tuple] = field(default_factory=dict)
+    selected: dict[tuple, set] = field(default_factory=dict)  # (id(Value), dim) -> indices read by select
 
     # --- inputs ----------------------------------------------------------------------------
+    def add_candidates(self, shapes: list[tuple]) -> None:
+        """One candidate per (dim, size) pair of the example inputs' shapes, in their order."""
+        for shape in shapes:
+            for k, n in enumerate(shape):
+                if not any(c.dim == k and c.size == n for c in self.candidates):
+                    self.candidates.append(Candidate(k, n))
+        for candidate in self.candidates:
+            candidate.inputs = sum(candidate.marks(shape) for shape in shapes)
+        self.worlds = [(c, c.size * factor if c.size else factor - 1)
+                       for c in self.candidates for factor in PROBE_FACTORS]
+
     def input_shapes(self, shape: tuple) -> tuple | None:
-        """An input's shape in each world (the first tensor input with dims makes the candidates)."""
-        if not self.candidates and shape:
-            self.candidates = [Candidate(k, n) for k, n in enumerate(shape)]
-            self.worlds = [(c, c.size + step) for c in self.candidates for step in PROBE_STEPS]
+        """An input's shape in each world (None: the same in all)."""
         if not any(c.marks(shape) for c in self.candidates):
             return None
         return tuple(tuple(probe if c.marks(shape) and i == c.dim else d for i, d in enumerate(shape))
@@ -96,7 +124,7 @@ class TraceDims:
             return
         for (candidate, _), seen in zip(self.worlds, shadows):
             if candidate.alive and seen is not None and seen != result:
-                candidate.alive = False
+                candidate.drop(self._at("a comparison of sizes"))
 
     # --- ops -----------------------------------------------------------------------------
     def shadows(self, arg) -> tuple | None:
@@ -112,6 +140,8 @@ class TraceDims:
         rank, drops its candidate - unless the rule cannot say at the observed sizes either."""
         if not any(self._moves(a) for a in args):
             return
+        if op.name == "select":
+            self._note_select(*args[:3])
         per_world, informative = [], None
         for w, (candidate, _) in enumerate(self.worlds):
             exact = [True]
@@ -119,14 +149,32 @@ class TraceDims:
             shapes = None
             if candidate.alive and exact[0]:
                 shapes = self._infer(op, metas, outs)
-                if shapes is None:
+                if not isinstance(shapes, list):
                     if informative is None:
                         observed = [self._meta(a, None, [True]) for a in args]
-                        informative = self._infer(op, observed, outs) is not None
-                    candidate.alive = not informative
+                        informative = isinstance(self._infer(op, observed, outs), list)
+                    if informative:
+                        candidate.drop(None if shapes is None else self._at(f"{op.name}, {shapes}"))
+                    shapes = None
             per_world.append(shapes)
         for k, value in enumerate(out_values):
             self.shapes[id(value)] = tuple(None if shapes is None else shapes[k] for shapes in per_world)
+
+    def _note_select(self, x: Tensor, dim: int, index) -> None:
+        """`x[i]` at every index of a dim that moves is a Python loop over it (`for t in
+        range(x.size(0))`, which hands the tracer plain ints): its count is baked in, as a split's."""
+        shapes = self.shadows(x)
+        if shapes is None or not isinstance(index, int) or getattr(index, "_shadows", None) is not None:
+            return
+        dim = dim % x.dim()
+        size = x._data.shape[dim]
+        seen = self.selected.setdefault((id(self.values[id(x)]), dim), set())
+        seen.add(index % size)
+        if size < 2 or len(seen) < size:
+            return
+        for (candidate, _), shape in zip(self.worlds, shapes):
+            if shape is not None and shape[dim] != size:
+                candidate.drop(self._at(f"x[i] at each of its {size} indices, as a Python loop over the dim reads it"))
 
     def _moves(self, arg) -> bool:
         if isinstance(arg, (list, tuple)):
@@ -151,26 +199,32 @@ class TraceDims:
             return shadows[w]
         return int(arg) if isinstance(arg, int) and not isinstance(arg, bool) else arg
 
+    def _at(self, what: str) -> str:
+        where = self.locate()
+        return what if where is None else f"{what} at {where}"
+
     @staticmethod
-    def _infer(op, metas: list, outs: tuple) -> list | None:
+    def _infer(op, metas: list, outs: tuple) -> list | str | None:
         """Per output its shape by the op's rule at these exact sizes (a dim the rule cannot say
-        depends on data - nonzero - and stays as observed), or None where the rule fails or gives
-        another number of outputs or another rank than the trace saw."""
+        depends on data - nonzero - and stays as observed); None where the rule fails, or what differs
+        where it gives another number of outputs or another rank than the trace saw."""
         try:
             inferred = op.shape(*metas)
         except Exception:  # noqa: BLE001 - the op would fail at these sizes
             return None
         inferred = [inferred] if isinstance(inferred, TensorType) else list(inferred) \
             if isinstance(inferred, (tuple, list)) else []
-        if len(inferred) != len(outs) or not all(isinstance(t, TensorType) for t in inferred):
+        if not all(isinstance(t, TensorType) for t in inferred):
             return None
+        if len(inferred) != len(outs):
+            return f"whose {len(outs)} results the trace unpacked"
         shapes = []
         for t, out in zip(inferred, outs):
             actual = tuple(out._data.shape)
             if t.shape is None:
                 shapes.append(None)
             elif len(t.shape) != len(actual):
-                return None
+                return f"whose result's rank {len(actual)} the trace kept"
             else:
                 shapes.append(tuple(a if d is None else d if isinstance(d, int) else None
                                     for d, a in zip(t.shape, actual)))
@@ -178,32 +232,81 @@ class TraceDims:
 
     # --- the result ----------------------------------------------------------------------------
     @property
-    def batch(self) -> Candidate | None:
-        """The candidate the graph is dynamic in: the first one no world dropped."""
-        return next((c for c in self.candidates if c.alive), None)
+    def dynamic(self) -> list[Candidate]:
+        """The candidates the graph is dynamic in (those no world dropped), the batch first: the one
+        most inputs share (a sequence-first model's batch beside its initial state's, not its steps),
+        the earliest of those."""
+        alive = [c for c in self.candidates if c.alive]
+        return sorted(alive, key=lambda c: -c.inputs)
+
+    def symbol(self, candidate: Candidate) -> str:
+        index = self.dynamic.index(candidate)
+        return BATCH if index == 0 else OTHER_SYMBOL.format(index)
+
+    def symbol_sizes(self) -> dict[str, int]:
+        """Each dynamic dim's symbol and the size the examples had there."""
+        return {self.symbol(c): c.size for c in self.dynamic}
 
     def final_shape(self, value, actual: tuple) -> tuple:
-        """`value`'s dims for the graph: "B" where they are the batch, None where they move with it
-        otherwise, the observed size where they do not move."""
+        """`value`'s dims for the graph: a dynamic candidate's symbol where they are that candidate,
+        None where they move with the candidates otherwise, the observed size where they do not move."""
         shapes = self.shapes.get(id(value))
-        batch = self.batch
-        if shapes is None or batch is None:
+        if shapes is None or not self.dynamic:
             return actual
-        worlds = [(s, probe) for s, (c, probe) in zip(shapes, self.worlds) if c is batch]
         dims = []
         for i, a in enumerate(actual):
-            seen = [None if s is None else s[i] for s, _ in worlds]
-            if all(d == a for d in seen):
+            follows = []  # the dynamic candidates in whose worlds dim i moves, and whether as their probes
+            for candidate in self.dynamic:
+                seen = [(None if s is None else s[i], probe)
+                        for s, (c, probe) in zip(shapes, self.worlds) if c is candidate]
+                if not all(d == a for d, _ in seen):
+                    follows.append((candidate, a == candidate.size and all(d == probe for d, probe in seen)))
+            if not follows:
                 dims.append(a)
-            elif a == batch.size and all(d == probe for d, (_, probe) in zip(seen, worlds)):
-                dims.append(BATCH)
+            elif len(follows) == 1 and follows[0][1]:
+                dims.append(self.symbol(follows[0][0]))
             else:
                 dims.append(None)
         return tuple(dims)
 
     def input_shape(self, shape: tuple) -> tuple:
-        """An input's dims for the graph: "B" at the batch's dim where the input has its size."""
-        batch = self.batch
-        if batch is None or not batch.marks(shape):
-            return tuple(shape)
-        return tuple(BATCH if i == batch.dim else d for i, d in enumerate(shape))
+        """An input's dims for the graph: a dynamic candidate's symbol where it marks the input."""
+        symbols = {c.dim: self.symbol(c) for c in self.dynamic if c.marks(shape)}
+        return tuple(symbols.get(i, d) for i, d in enumerate(shape))
+
+    def baked_dims(self, examples: tuple) -> list[BakedDim]:
+        """The dims of the top-level tensor inputs that the trace baked in (not dynamic because a
+        decision it recorded depends on them), with what baked each in."""
+        baked = []
+        for position, example in enumerate(examples):
+            shape = tuple(example._data.shape) if isinstance(example, Tensor) else ()
+            for dim, size in enumerate(shape):
+                if any(c.alive and c.dim == dim and c.size == size for c in self.candidates):
+                    continue
+                why = next((c.baked for c in self.candidates if c.baked and c.dim == dim and c.size == size), None)
+                if why is not None:
+                    baked.append(BakedDim(position, dim, size, why))
+        return baked
+
+
+@dataclass(frozen=True)
+class BakedDim:
+    """Dim `dim` of input `position` is `size` in every call of the trace: `why` baked it in."""
+    position: int
+    dim: int
+    size: int
+    why: str
+
+
+def check_baked_dims(baked: tuple, inputs: list, args: list, method: str) -> None:
+    """A SignatureError naming the first input whose size differs where the trace baked one in
+    (`inputs`: the graph's input values for `args`), before the graph computes something else
+    than the traced code would at that size."""
+    for entry in baked:
+        arg = args[entry.position] if entry.position < len(args) else None
+        shape = getattr(arg, "shape", None)
+        if shape is not None and len(shape) > entry.dim and shape[entry.dim] != entry.size:
+            name = inputs[entry.position].name or f"input{entry.position}"
+            raise SignatureError(method, name, f"size {entry.size} in dim {entry.dim}, which the trace baked in "
+                                 f"({entry.why}; trace it at this size, or script it to keep the size dynamic)",
+                                 f"size {shape[entry.dim]}")

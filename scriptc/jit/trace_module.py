@@ -25,7 +25,7 @@ def trace_module(mod, inputs: dict, optimize=None, check_trace: bool = True, che
     for name, example in inputs.items():
         method = getattr(mod, name)
         examples[name] = _positional(method, example) if example_inputs_is_kwarg else _example_tuple(example)
-        graph, eager_out, read = trace_graph(mod, method, name, examples[name])
+        graph, eager_out, read, _ = trace_graph(mod, method, name, examples[name])
         graphs[name] = graph, eager_out
         attributes.update(read)
     traced = TracedModule(mod, {name: graph for name, (graph, _) in graphs.items()}, attributes=attributes)

@@ -220,10 +220,10 @@ class RNNBase(Module):
     def _run(self, input: Tensor, batch_sizes: Optional[Tensor], h0: Tensor,
              c0: Optional[Tensor]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
         """Every layer and direction over the input; (output, h_n, c_n) with output like the input."""
-        if scriptc.jit.is_tracing() and batch_sizes is not None:
-            # a packed batch's steps are data (torch records one op taking batch_sizes): the trace
-            # keeps this method as scripted code, its loop over them included, so it runs at lengths
-            # it was not traced with
+        if scriptc.jit.is_tracing():
+            # torch records one op for the layer, which runs at any length: the trace keeps this
+            # method as scripted code, its loop over the steps included (a packed batch's steps are
+            # data too), so it runs at lengths it was not traced with
             from scriptc.jit.api import script_method
 
             return script_method(self, "_run")._run(input, batch_sizes, h0, c0)

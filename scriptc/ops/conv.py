@@ -18,7 +18,7 @@ import math
 from scriptc.types import TensorType
 
 from . import register
-from .rules import expand, is_known
+from .rules import check_conv_channels, expand, is_known
 from .schema import OPAQUE
 
 _DIM_NAMES = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
@@ -272,6 +272,7 @@ def _conv_rule(spatial):
     def rule(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
         if x.shape is None or w.shape is None or not all(map(is_known, (stride, padding, dilation))):
             return TensorType(x.dtype, None, x.device)
+        check_conv_channels(x.shape, w.shape, groups, spatial)
         stride, dilation = expand(stride, spatial), expand(dilation, spatial)
         kernel = w.shape[2:]
         if isinstance(padding, str):
@@ -347,6 +348,7 @@ def _transposed_rule(spatial):
         if (x.shape is None or w.shape is None or not all(map(is_known, (stride, padding, output_padding, dilation)))
                 or not isinstance(groups, int)):
             return TensorType(x.dtype, None, x.device)
+        check_conv_channels(x.shape, w.shape, groups, spatial, transposed=True)
         stride, dilation = expand(stride, spatial), expand(dilation, spatial)
         padding, output_padding = expand(padding, spatial), expand(output_padding, spatial)
         sizes = tuple(None if not isinstance(i, int) or not isinstance(k, int) else

@@ -9,7 +9,7 @@ from scriptc.types import TensorType
 
 from . import register
 from .factored import FactoredGradient
-from .rules import conv_out, expand, is_known, matmul_shape
+from .rules import check_conv_channels, check_per_channel, conv_out, expand, is_known, matmul_shape
 from .schema import LAYER_NORM, OPAQUE, FusionTail
 
 
@@ -271,6 +271,7 @@ def _conv2d_rule(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     if len(x.shape) not in (3, 4):
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
                            f"{list(x.shape)}")
+    check_conv_channels(x.shape, w.shape, groups, 2)
     batched = len(x.shape) == 4
     n = x.shape[0] if batched else None
     h, wd = x.shape[-2:]
@@ -351,9 +352,15 @@ def _batch_norm_grad(ctx, g):
     return gx, None, None, gw, gb, None, None, None
 
 
+def _batch_norm_rule(x, running_mean=None, running_var=None, weight=None, bias=None, *rest):
+    check_per_channel(x, "batch_norm", running_mean=running_mean, running_var=running_var, weight=weight,
+                      bias=bias)
+    return x
+
+
 register("batch_norm(input: Tensor, running_mean: Tensor?, running_var: Tensor?, weight: Tensor? = None, "
          "bias: Tensor? = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-05) -> Tensor",
-         OPAQUE, _batch_norm_kernel, shape=lambda x, *rest: x, grad=_batch_norm_grad, aux=True,
+         OPAQUE, _batch_norm_kernel, shape=_batch_norm_rule, grad=_batch_norm_grad, aux=True,
          save=("input",), mutates=("running_mean", "running_var"), mutates_when="training", method=False,
          functional=True, doc="Batch normalization; in training mode updates running_mean/var in place.")
 
@@ -394,8 +401,17 @@ def _layer_norm_grad(ctx, g):
     return gx, None, gw, gb, None
 
 
+def _layer_norm_rule(x, normalized_shape, *rest):
+    if x.shape is not None and is_known(normalized_shape) and len(normalized_shape) <= len(x.shape):
+        trailing = x.shape[len(x.shape) - len(normalized_shape):]
+        if any(isinstance(d, int) and d != n for d, n in zip(trailing, normalized_shape)):
+            raise ShapeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                             f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{list(x.shape)}")
+    return x
+
+
 register("layer_norm(input: Tensor, normalized_shape: int[], weight: Tensor? = None, bias: Tensor? = None, "
-         "eps: float = 1e-05) -> Tensor", OPAQUE, _layer_norm_kernel, shape=lambda x, *rest: x,
+         "eps: float = 1e-05) -> Tensor", OPAQUE, _layer_norm_kernel, shape=_layer_norm_rule,
          grad=_layer_norm_grad, aux=True, save=("input",), method=False, functional=True,
          fusion_tail=FusionTail(LAYER_NORM),
          doc="Normalizes over the last len(normalized_shape) dims.")

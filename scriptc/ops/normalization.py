@@ -4,6 +4,7 @@ with one group per channel, plus running statistics) and rms_norm, each with its
 from __future__ import annotations
 
 from . import register
+from .rules import check_per_channel
 from .schema import OPAQUE
 
 
@@ -61,8 +62,13 @@ def _group_norm_grad(ctx, g):
     return gx, None, gw, gb, None
 
 
+def _group_norm_rule(x, num_groups, weight=None, bias=None, *rest):
+    check_per_channel(x, "group_norm", weight=weight, bias=bias)
+    return x
+
+
 register("group_norm(input: Tensor, num_groups: int, weight: Tensor? = None, bias: Tensor? = None, "
-         "eps: float = 1e-05) -> Tensor", OPAQUE, _group_norm_kernel, shape=lambda x, *rest: x, grad=_group_norm_grad,
+         "eps: float = 1e-05) -> Tensor", OPAQUE, _group_norm_kernel, shape=_group_norm_rule, grad=_group_norm_grad,
          save=("input", "weight"), method=False, functional=True,
          doc="Normalizes each group of channels of each sample, then scales and shifts per channel.")
 

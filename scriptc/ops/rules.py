@@ -269,6 +269,33 @@ def matmul_shape(a, b):
     return out
 
 
+def check_per_channel(x, op: str, **per_channel) -> None:
+    """Each per-channel tensor (a norm's weight, bias, running stats) against the input's channel
+    dim (dim 1), where both sizes are known: a RuntimeError in torch's words otherwise."""
+    channels = x.shape[1] if x.shape is not None and len(x.shape) > 1 else None
+    if not isinstance(channels, int):
+        return
+    for name, t in per_channel.items():
+        size = t.shape[0] if isinstance(t, TensorType) and t.shape else None
+        if isinstance(size, int) and size != channels:
+            raise RuntimeError(f"{op}: {name} should contain {channels} elements not {size}")
+
+
+def check_conv_channels(x_shape: tuple, w_shape: tuple, groups, spatial: int, transposed: bool = False) -> None:
+    """The convolution's input channels against its weight, where both are known (torch's words)."""
+    if len(x_shape) <= spatial or not isinstance(groups, int):
+        return
+    channels = x_shape[-spatial - 1]
+    per_group = w_shape[0] if transposed else w_shape[1]
+    if not isinstance(channels, int) or not isinstance(per_group, int):
+        return
+    expected = per_group if transposed else per_group * groups
+    if channels != expected:
+        given = "transposed=1" if transposed else f"groups={groups}"
+        raise RuntimeError(f"Given {given}, weight of size {list(w_shape)}, expected input{list(x_shape)} to have "
+                           f"{expected} channels, but got {channels} channels instead")
+
+
 def conv_out(size: Dim, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool = False) -> Dim:
     if not isinstance(size, int):
         return None

@@ -96,18 +96,38 @@ def example_batch(signature: dict, method: str) -> int | None:
     return batch
 
 
-def zero_inputs(graph, needs_self: bool, batch: int) -> list | None:
-    """Zeros shaped like the graph's inputs with every dynamic dim set to `batch`, or None when an
-    input is not a tensor of known rank and dtype, or the graph loops (a data-dependent loop could
-    run for ever on zeros)."""
-    if any(node.op == "prim::Loop" for node in walk(graph.block)):
+def example_sizes(signature: dict, method: str) -> dict[str, int]:
+    """The method's "example_sizes" entry: the size its examples had in each dynamic dim besides B
+    ({"S1": 64, "S2": 64} for a CNN's height and width), as jit.trace saves it ({} when absent)."""
+    sizes = signature.get("example_sizes", {})
+    if not isinstance(sizes, dict) or len(sizes) > MAX_EXAMPLE_SIZES or not all(
+            isinstance(k, str) and type(v) is int and 1 <= v <= MAX_EXAMPLE_BATCH for k, v in sizes.items()):
+        raise ArchiveError(f"manifest.json: methods.{method}.example_sizes: expected at most {MAX_EXAMPLE_SIZES} "
+                           f"dim names with ints in [1, {MAX_EXAMPLE_BATCH}], got {sizes!r}")
+    return sizes
+
+
+def _counted(loop) -> bool:
+    """A prim::Loop of a `for`: its condition is the constant True going in and coming back."""
+    body = loop.blocks[0]
+    return all(v.node is not None and v.node.op == "prim::Constant" and v.node.attrs.get("value") is True
+               for v in (loop.inputs[1], body.returns[0]))
+
+
+def zero_inputs(graph, needs_self: bool, batch: int, sizes: dict | None = None) -> list | None:
+    """Zeros shaped like the graph's inputs with each dynamic dim named in `sizes` at its size there
+    and every other one (the batch B) at `batch`, or None when an input is not a tensor of known
+    rank and dtype, or the graph has a while loop (a data-dependent loop could run for ever on zeros;
+    a `for` runs its count)."""
+    if any(node.op == "prim::Loop" and not _counted(node) for node in walk(graph.block)):
         return None
     inputs = []
     for value in graph.inputs[1 if needs_self else 0:]:
         t = value.type
         if not isinstance(t, TensorType) or t.shape is None or t.dtype is None:
             return None
-        inputs.append(np.zeros(tuple(d if isinstance(d, int) else batch for d in t.shape), dtype=t.dtype.np))
+        shape = tuple(d if isinstance(d, int) else (sizes or {}).get(d, batch) for d in t.shape)
+        inputs.append(np.zeros(shape, dtype=t.dtype.np))
     return inputs
 
 
@@ -155,6 +175,7 @@ PREPARED_THREADS = 4
 # them once: ~3 ms of load for DCGAN G's 15 MB. Up to RESERVE_LIMIT_BYTES per program.
 RESERVE_LIMIT_BYTES = 256 << 20
 MAX_EXAMPLE_BATCH = 1 << 20
+MAX_EXAMPLE_SIZES = 64
 
 
 def _call_estimate(one_row_s: float, two_rows_s: float, batch: int) -> float:
@@ -187,6 +208,7 @@ class RuntimeModel:
         self.needs_self = {}
         self.signature: dict[str, Signature] = {}
         self.example_batches: dict[str, int | None] = {}
+        self.example_sizes: dict[str, dict[str, int]] = {}
         for name, graph in archive.graphs.items():
             context = PassContext(functions=archive.functions,
                                   module_value=self.module_value if archive.kind == "module" else None)
@@ -195,6 +217,7 @@ class RuntimeModel:
             self.signature[name] = Signature.of_graph(name, graph, skip, names)
             specs = input_specs(archive.signatures.get(name, {}), graph, skip, name)
             self.example_batches[name] = example_batch(archive.signatures.get(name, {}), name)
+            self.example_sizes[name] = example_sizes(archive.signatures.get(name, {}), name)
             if archive.kind == "module":
                 _own_written_attributes(graph, self.module_value, archive.weights, name)
             try:
@@ -237,7 +260,7 @@ class RuntimeModel:
         batch = self.example_batches[name]
         if batch is None or not isinstance(runner, Executor) or runner.whole is None:
             return
-        inputs = zero_inputs(self.graphs[name], self.needs_self[name], batch)
+        inputs = zero_inputs(self.graphs[name], self.needs_self[name], batch, self.example_sizes[name])
         if inputs is not None:
             runner.whole.reserve([self.module_value] + inputs if self.needs_self[name] else inputs,
                                  RESERVE_LIMIT_BYTES)
@@ -253,7 +276,7 @@ class RuntimeModel:
         batches = [(batch, PRIMING_CALLS) for batch in PRIMING_BATCHES]
         # (the wide and the traced batch join once batches 2 and 1 timed a row)
         for index, (batch, calls) in enumerate(batches):
-            inputs = zero_inputs(graph, needs_self, batch)
+            inputs = zero_inputs(graph, needs_self, batch, self.example_sizes[name])
             if inputs is None:
                 return
             for call in range(calls):

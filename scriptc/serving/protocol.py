@@ -17,6 +17,7 @@ import orjson
 from scriptc.errors import ServeError
 from scriptc.runtime.limits import json_nesting
 from scriptc.runtime.model import RuntimeModel
+from scriptc.runtime.specialize import BATCH
 from scriptc.types import Bool, Float, Int, OptionalType, TensorType
 
 from . import jsonscan
@@ -76,8 +77,9 @@ def _tensor_spec(name: str, t, optional: bool = False) -> TensorSpec:
 
 
 def _batch_first(t) -> bool:
+    """Dim 0 is the batch B (a sequence-first model's dim 0 is another dynamic dim: its sequence)."""
     t = t.elem if isinstance(t, OptionalType) else t
-    return isinstance(t, TensorType) and bool(t.shape) and isinstance(t.shape[0], str)
+    return isinstance(t, TensorType) and bool(t.shape) and t.shape[0] == BATCH
 
 
 def model_entry(name: str, model: RuntimeModel) -> ModelEntry:

@@ -32,7 +32,7 @@ def _index_items(index) -> list:
         elif isinstance(item, bool):
             items.append(indexing.Item(indexing.BOOL, item))
         elif isinstance(item, (int, np.integer)):
-            items.append(indexing.Item(indexing.INT, int(item)))
+            items.append(indexing.Item(indexing.INT, _as_int(item)))
         elif isinstance(item, slice):
             step = None if item.step is None else _as_int(item.step)
             if step is not None and step <= 0:
@@ -69,9 +69,11 @@ def _run_index_op(name: str, args: tuple):
 
 
 def _as_int(v):
+    """An index bound as an int: a size read from a traced tensor (an int subclass) is kept as it
+    is, so that the trace records the arithmetic it came from rather than its value."""
     if isinstance(v, Tensor):
         return int(v.item())
-    return int(v)
+    return v if isinstance(v, int) else int(v)
 
 
 def _opt_int(v):

@@ -65,11 +65,30 @@ class _Positions(torch.nn.Module):
         return self.tokens(t) + self.positions(torch.arange(0, t.size(1)))
 
 
+class _Flattened(_Positions):
+    """The positions' rows flattened to a fixed width: only 8 tokens fit."""
+
+    def forward(self, t):
+        return super().forward(t).view(t.size(0), 32)
+
+
+def test_positions_sized_by_the_input_follow_its_length():
+    torch.manual_seed(0)
+    model = _Positions().eval()
+    fast = torch.jit.optimize_for_inference(torch.jit.trace(model, torch.zeros(2, 8, dtype=torch.long)))
+    with torch.no_grad():
+        for shape in ((3, 8), (3, 5), (1, 16)):
+            tokens = torch.randint(0, 10, shape)
+            np.testing.assert_allclose(fast(tokens).numpy(), model(tokens).numpy(), rtol=1e-6)
+    with pytest.raises(IndexError, match="index out of range"):
+        fast(torch.zeros(3, 17, dtype=torch.long))  # (more positions than the table has, as eager)
+
+
 def test_an_input_outside_the_traced_dims_is_named_not_failed_inside():
     """The trace fixes dim 1 at 8 and the optimized graph reads it as a constant: a call at 5 raises
     runtime.load's SignatureError for that input (from the failure inside), at 8 any batch runs."""
     torch.manual_seed(0)
-    model = _Positions().eval()
+    model = _Flattened().eval()
     fast = torch.jit.optimize_for_inference(torch.jit.trace(model, torch.zeros(2, 8, dtype=torch.long)))
     tokens = torch.randint(0, 10, (3, 8))
     with torch.no_grad():

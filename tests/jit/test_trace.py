@@ -49,13 +49,14 @@ def test_parameters_are_getattr_not_constants():
     assert "def forward(self" in traced.code
 
 
-def test_batch_dim_is_symbolic_and_reshapes_follow_it():
+def test_input_dims_are_symbolic_and_reshapes_follow_them():
     def flatten_head(x):
         return x.view(x.size(0), -1).sum(1)
     traced = torch.jit.trace(flatten_head, torch.randn(3, 4, 5))
-    assert "Tensor(float32, [B, 4, 5])" in str(traced.graph) and "size(" in str(traced.graph)
-    x = torch.randn(9, 4, 5)
-    np.testing.assert_allclose(traced(x).numpy(), flatten_head(x).numpy(), rtol=1e-6)
+    assert "Tensor(float32, [B, S1, S2])" in str(traced.graph) and "size(" in str(traced.graph)
+    for shape in ((9, 4, 5), (2, 7, 3)):
+        x = torch.randn(*shape)
+        np.testing.assert_allclose(traced(x).numpy(), flatten_head(x).numpy(), rtol=1e-6)
 
 
 def test_tuple_list_and_dict_outputs():
@@ -164,11 +165,10 @@ def test_tuple_and_list_example_inputs_become_tuple_and_list_inputs(tmp_path):
     model = _StatefulLSTM().eval()
     x, hidden = torch.randn(3, 2, 4), (torch.randn(1, 2, 5), torch.randn(1, 2, 5))
     traced = torch.jit.trace(model, (x, hidden))
-    # (sequence-first: the LSTM splits its rows into 3 steps of the batch, so the batch is dim 1)
-    assert "%x : Tensor(float32, [3, B, 4]), %hidden : Tuple[Tensor(float32, [1, B, 5]), Tensor(float32, [1, B, 5])]" \
+    # (sequence-first: the batch is dim 1, which the state shares; the LSTM runs at any length)
+    assert "%x : Tensor(float32, [S1, B, 4]), %hidden : Tuple[Tensor(float32, [1, B, 5]), Tensor(float32, [1, B, 5])]" \
         in str(traced.graph).splitlines()[0]
-    expected, (h, c) = model(x, hidden)
-    x2, hidden2 = torch.randn(3, 2, 4), (torch.randn(1, 2, 5), torch.randn(1, 2, 5))
+    x2, hidden2 = torch.randn(6, 3, 4), (torch.randn(1, 3, 5), torch.randn(1, 3, 5))
     got, (h2, c2) = traced(x2, hidden2)
     want, (wh, wc) = model(x2, hidden2)
     for a, b in ((got, want), (h2, wh), (c2, wc)):

@@ -77,3 +77,41 @@ def test_priming_leaves_the_default_generator_where_it_was(tmp_path):
     # (the same draws: the compiled call may round its last bit unlike the interpreted first one)
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(results[0][1].numpy(), results[1][1].numpy())
+
+
+def test_load_primes_a_traced_cnn_at_the_height_and_width_it_was_traced_at(tmp_path, monkeypatch):
+    path = tmp_path / "cnn.sc"
+    torch.manual_seed(0)
+    torch.jit.save(torch.jit.trace(ALL["CNN"]().eval(), torch.randn(3, 3, 10, 14)), path)
+    shapes = []
+    real = model_module.RuntimeModel.run_method
+    monkeypatch.setattr(model_module.RuntimeModel, "run_method",
+                        lambda self, name, *inputs: shapes.append(inputs[0].shape) or real(self, name, *inputs))
+    model = runtime_load(path)
+    # only the batch changes between the priming calls: the spatial dims S1, S2 stay as traced
+    assert shapes and {shape[1:] for shape in shapes} == {(3, 10, 14)} and {s[0] for s in shapes} >= {1, 2}
+    assert model.example_sizes["forward"] == {"S1": 10, "S2": 14}
+
+
+class _Halving(torch.nn.Module):
+    def forward(self, x):
+        while bool(x.abs().sum() > 1.0):  # on zeros this would stop at once, but nothing says so
+            x = x / 2
+        return x
+
+
+class _Repeated(torch.nn.Module):
+    def forward(self, x):
+        for _ in range(x.size(0)):  # (a count the graph keeps: no pass unrolls it)
+            x = x * 0.5 + 1.0
+        return x
+
+
+def test_load_primes_a_graph_with_a_for_loop_but_not_one_with_a_while_loop(tmp_path, monkeypatch):
+    monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 10.0)
+    for module, primed in ((_Repeated(), True), (_Halving(), False)):
+        path = tmp_path / f"{type(module).__name__}.sc"
+        torch.jit.script(module, example_inputs=[(torch.randn(2, 3),)]).save(str(path))
+        assert bool(_primed_batches(path, monkeypatch)) == primed
+        monkeypatch.undo()
+        monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 10.0)

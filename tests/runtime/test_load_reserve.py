@@ -96,3 +96,24 @@ def test_a_bad_example_batch_is_an_archive_error(value, tmp_path):
     with pytest.raises(ArchiveError, match="example_batch"):
         runtime_load(io.BytesIO(buffer.getvalue()))
 
+
+
+def test_trace_saves_the_examples_sizes_in_their_other_dynamic_dims(tmp_path):
+    torch.manual_seed(0)
+    torch.jit.save(torch.jit.trace(ALL["CNN"]().eval(), torch.randn(2, 3, 10, 14)), tmp_path / "cnn.sc")
+    entry = _manifest(tmp_path / "cnn.sc")["methods"]["forward"]
+    assert entry["example_batch"] == 2 and entry["example_sizes"] == {"S1": 10, "S2": 14}
+
+
+@pytest.mark.parametrize("value", [[3], {"S1": 0}, {"S1": "16"}, {"S1": True}, {"S1": 1.5},
+                                   {f"S{i}": 2 for i in range(model_module.MAX_EXAMPLE_SIZES + 1)}])
+def test_bad_example_sizes_are_an_archive_error(value, tmp_path):
+    path = _traced_cnn(tmp_path, 2)
+    manifest = _manifest(path)
+    manifest["methods"]["forward"]["example_sizes"] = value
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(buffer, "w") as target:
+        for name in source.namelist():
+            target.writestr(name, json.dumps(manifest) if name == "manifest.json" else source.read(name))
+    with pytest.raises(ArchiveError, match="example_sizes"):
+        runtime_load(io.BytesIO(buffer.getvalue()))

@@ -59,8 +59,11 @@ def test_a_traced_archive_stacks_requests_only_where_its_outputs_keep_the_batch_
     def per_example(x):
         return x.reshape(x.size(0), -1) * 2
 
+    def steps_first(x):  # the output's dim 0 is another dynamic dim (S1), not the batch
+        return x.transpose(0, 1) * 2
+
     x = np.arange(40, dtype=np.float32).reshape(2, 5, 4)
-    for fn, batchable in ((rows, False), (per_example, True)):
+    for fn, batchable in ((rows, False), (per_example, True), (steps_first, False)):
         path = tmp_path / f"{fn.__name__}.sc"
         torch.jit.trace(fn, torch.from_numpy(x)).save(str(path))
         entry = model_entry(fn.__name__, load(str(path)))
