@@ -77,3 +77,25 @@ def test_priming_leaves_the_default_generator_where_it_was(tmp_path):
     # (the same draws: the compiled call may round its last bit unlike the interpreted first one)
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(results[0][1].numpy(), results[1][1].numpy())
+
+
+def test_batches_never_seen_compile_nothing_make_no_program_and_equal_eager(tmp_path):
+    """A first call at a batch no call brought before (one more than the traced batch, three times
+    it, past every batch priming ran) runs the program load already has: no compile, no new
+    program, the arenas grown where it needs more, and eager's results."""
+    from scriptc.codegen.llvm.driver import STATS
+
+    path = _traced_cnn(tmp_path, 4)
+    torch.manual_seed(0)
+    eager = ALL["CNN"]().eval()  # (the module _traced_cnn traced: the same seed)
+    model = runtime_load(path)
+    whole = model.runners["forward"].whole
+    programs = dict(whole.programs)
+    compiles = STATS.compiles
+    for batch in (5, 12, 3, 70):
+        x = make_inputs("CNN", batch)
+        got = model(x.numpy())
+        with torch.no_grad():
+            np.testing.assert_allclose(got, eager(x).numpy(), rtol=1e-4, atol=1e-5)
+    assert STATS.compiles == compiles
+    assert whole.programs == programs
