@@ -9,16 +9,16 @@ itself, then helps with the others and spins until the workers' parts are done.
 
 Each worker's slice is cut into CHUNKS chunks, for a worker that is late. A worker asleep in futex
 takes tens to hundreds of microseconds to wake on a virtual machine (27 us median here with both
-cores busy), longer than a small model's slices take: the caller, once its own slice is done, takes
-the worker's chunks from the back, one at a time, and a worker that enters the job after that takes
-what is left from the front, one at a time too, so that the two share it (before, the caller took
-the sleeping worker's slice whole and ran it alone, or a worker that woke first claimed all of it
-while the caller waited). A worker that wakes after the caller took every chunk finds the job
-closed, and the caller never waits for it. A worker that enters first - awake, as in steady calls -
-takes its whole slice with one compare-and-swap and runs it as one call, the same range as before:
-each core keeps to its part of the data (its share of a layer's weights stays in its cache, a chain
-of kernels reads what the same core wrote); sharing chunks in steady calls too cost the VAE and
-MobileNetV2 4-7% of their two-thread time.
+cores busy), as long as a small model's slices take or longer. Once its own slice is done, the
+caller takes the worker's chunks from the back, one at a time; a worker that slept since its last job
+takes them from the front, one at a time too, so that whichever of the two is late, they share what
+is left (before, the caller took a sleeping worker's slice whole and ran it alone, or a worker that
+woke in time claimed all of it while the caller waited). A worker that wakes after the caller took
+every chunk finds the job closed, and the caller never waits for it. A worker that was awake - as
+in steady calls - takes its whole slice with one compare-and-swap (unless the caller has taken some
+already) and runs it as one call, the same range as before: each core keeps to its part of the data
+(its share of a layer's weights stays in its cache, a chain of kernels reads what the same core
+wrote); sharing chunks in steady calls too cost the VAE and MobileNetV2 4-7% of their two-thread time.
 
 A worker's block, 128 bytes (two cache lines, so two workers never share one):
     i32 seq @0 (bumped by the caller per job; the futex word)  i32 done @4 (seq of the last job run)
@@ -132,9 +132,10 @@ class _Builder:
         b.branch(head)
         b.position_at_end(done)
 
-    def run_slice(self, block) -> None:
-        """The worker's part of a job it entered: the whole slice as one call when the caller has taken
-        none of its chunks yet (one compare-and-swap takes them all), else the chunks left, shared."""
+    def run_slice(self, block, woke) -> None:
+        """The worker's part of a job it entered: the whole slice as one call when it was awake for it
+        and the caller has taken none of its chunks yet (one compare-and-swap takes them all), else
+        the chunks left, shared with the caller (`woke`: it slept since its last job)."""
         b, fn = self.b, self.fn
         chunks = self.field(block, 64, I64)
         count = b.load(self.field(block, 80, I64))
@@ -142,6 +143,7 @@ class _Builder:
         front = b.and_(left, ir.Constant(I64, 0xFFFFFFFF))
         untouched = b.and_(b.icmp_unsigned("==", b.lshr(left, ir.Constant(I64, 32)), count),
                            b.icmp_unsigned("<", front, count))
+        untouched = b.and_(untouched, b.not_(woke))
         whole, take_all, shared, done = (fn.append_basic_block(n) for n in ("whole", "take_all", "shared", "slice_done"))
         b.cbranch(untouched, take_all, shared)
         b.position_at_end(take_all)
@@ -168,9 +170,11 @@ def _worker(module: ir.Module) -> None:
     wait, spin, sleep, job, leave = (fn.append_basic_block(n) for n in ("wait", "spin", "sleep", "job", "leave"))
     b.branch(wait)
 
-    b.position_at_end(wait)  # last: the seq of the job this worker ran last
+    b.position_at_end(wait)  # last: the seq of the job this worker ran last; woke: whether it slept since
     last = b.phi(I32, "last")
     last.add_incoming(ir.Constant(I32, 0), entry)
+    woke = b.phi(ir.IntType(1), "woke")
+    woke.add_incoming(ir.Constant(ir.IntType(1), 0), entry)
     b.branch(spin)
 
     b.position_at_end(spin)
@@ -206,6 +210,7 @@ def _worker(module: ir.Module) -> None:
     b.position_at_end(awake)
     h.store(ir.Constant(I32, 0), sleeping)
     last.add_incoming(last, awake)
+    woke.add_incoming(ir.Constant(ir.IntType(1), 1), awake)
     b.branch(wait)
 
     b.position_at_end(job)
@@ -215,11 +220,12 @@ def _worker(module: ir.Module) -> None:
     claimed, ran = fn.append_basic_block("claimed"), fn.append_basic_block("ran")
     b.cbranch(h.claim(block, posted), claimed, ran)  # not claimed: the caller took every chunk and closed it
     b.position_at_end(claimed)
-    h.run_slice(block)
+    h.run_slice(block, woke)
     h.store(posted, done, "release")
     b.branch(ran)
     b.position_at_end(ran)
     last.add_incoming(posted, ran)
+    woke.add_incoming(ir.Constant(ir.IntType(1), 0), ran)
     b.branch(wait)
 
     b.position_at_end(leave)
