@@ -112,3 +112,25 @@ def test_a_worker_entering_first_takes_its_whole_slice_at_once(add_one):
     _run_worker_on(blocks)
     np.testing.assert_array_equal(x, np.r_[np.zeros(20), np.ones(77), np.zeros(3)].astype(np.float32))
     assert blocks.field(0, 64, ctypes.c_uint64).value == (count << 32) | count
+
+
+def test_calls_whose_worker_is_late_equal_one_thread_bit_for_bit():
+    """After an idle spell the worker is asleep and the caller takes its chunks until it comes: each
+    kernel then runs on chunk boundaries, not on the slices a steady call runs, and must compute the
+    same bits (a fused Linear + GELU and a Conv2d + LeakyReLU, at batches whose slices and chunks end
+    mid-vector)."""
+    torch.manual_seed(5)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.LeakyReLU(0.1), torch.nn.Flatten(),
+                                torch.nn.Linear(16 * 12 * 12, 200), torch.nn.GELU(), torch.nn.Linear(200, 7)).eval()
+    graph = torch.jit.optimize_for_inference(torch.jit.trace(model, torch.zeros(4, 3, 12, 12)), jit=False).graph
+    alone, split = Executor(graph, threads=1), Executor(graph, threads=2)
+    rng = np.random.default_rng(6)
+    for executor in (alone, split):  # (a first call runs the segment's steps, whose kernels may round otherwise)
+        executor([np.zeros((2, 3, 12, 12), np.float32)])
+    for batch in (4, 7, 13, 3, 13, 7):
+        x = rng.standard_normal((batch, 3, 12, 12)).astype(np.float32)
+        expected = alone([x])[0]
+        for _ in range(3):
+            threading.Event().wait(0.002)  # (far past the worker's spin: it sleeps when the call comes)
+            np.testing.assert_array_equal(split([x])[0], expected)
+        np.testing.assert_array_equal(split([x])[0], expected)  # (and back to back: the worker awake)
