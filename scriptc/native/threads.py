@@ -3,9 +3,10 @@
 Handing a kernel's slice to a Python thread (a queue, a condition variable, the GIL to wake up
 with) costs ~60 us, so only kernels of a millisecond or more could be split. Here the hand-off
 is a few memory writes: each worker runs `scriptc_worker(block)` through ctypes (the GIL stays
-released for its whole life), spins ~50-100 us on its block's sequence word after each job, then
-sleeps in futex(2) until the next one. `scriptc_parallel_for` posts slices, runs the first one
-itself, then helps with the others and spins until the workers' parts are done.
+released for its whole life), spins ~50-100 us on its block's sequence word after each job (20-30 us
+on the AMD EPYC measured here, whose pause is shorter), then sleeps in futex(2) until the next one.
+`scriptc_parallel_for` posts slices, runs the first one itself, then helps with the others and spins
+until the workers' parts are done.
 
 Each worker's slice is cut into CHUNKS chunks, for a worker that is late. A worker asleep in futex
 takes tens to hundreds of microseconds to wake on a virtual machine (27 us median here with both
@@ -41,7 +42,7 @@ from scriptc.codegen.llvm.loop import loop
 
 BLOCK_BYTES = 128
 CHUNKS = 8               # chunks a worker's slice is cut into (see above)
-SPIN_LIMIT = 1000        # pause instructions (~100 cycles each) before a worker sleeps: ~50-100 us
+SPIN_LIMIT = 1000        # pause instructions before a worker sleeps: ~50-100 us (Intel), 20-30 us (AMD EPYC)
 YIELD_EVERY = 64         # a spinning worker yields its core this often (2-core machines share it with BLAS)
 YIELD_AFTER = 4000       # pauses the caller spins on a slow worker before it yields its core
 _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
