@@ -9,7 +9,10 @@ comes from a thread started after load (as a server's worker calls), one thread 
 The same processes then time calls that each follow an idle pause (PAUSE_S, the median of PAUSED_CALLS):
 the steady state is calls back to back, which at two threads find the pool's worker spinning and
 each core's share of the weights still in its L2 (the MLP at batch 1: 17 us there, ~80 us at one
-thread); after a pause the worker sleeps and a call wakes it, as a first call after load does.
+thread); after a pause the worker sleeps and a call wakes it, as a first call after load does. The
+first call at the new batch comes after such a lead-in too (the paused calls, then its new inputs),
+so the processes then time calls at that batch after the same lead-in once it is no longer new: the
+first call over those (new/seen) is what the new batch itself costs.
 
     python benchmarks/models.py [--threads 1,2] [--only "MLP b1,ResNet"] [--rounds 7] [--clock cpu] [--first-runs 7]
                                 [--first-on-worker]
@@ -64,7 +67,9 @@ def _load_child(archive: str, shapes: str, threads: int, cpu_clock: bool, on_wor
     """Seconds of runtime.load, its compiles, and per input shape list in `shapes` (the first one the
     saved size, the next one new) the first call, the steady call and the median call after an idle
     pause, in a fresh process; the calls timed in CPU seconds where `cpu_clock`, from a new thread per
-    shape list where `on_worker`."""
+    shape list where `on_worker`. For each list after the first, also the median call at that size
+    after the lead-in its first call had (a call at the first size after a pause, then new inputs),
+    once the size is no longer new: what is left of the first call's cost is the new size's own."""
     script = (
         "import json, sys, threading, time; import numpy as np; sys.path.insert(0, sys.argv[2])\n"
         "from common import timeit_interleaved\n"
@@ -72,9 +77,12 @@ def _load_child(archive: str, shapes: str, threads: int, cpu_clock: bool, on_wor
         "t = time.perf_counter(); import scriptc.runtime as rt; from scriptc.codegen.llvm.driver import STATS\n"
         "m = rt.load(sys.argv[1], threads=int(sys.argv[4])); load = time.perf_counter() - t\n"
         "out = {'load': load, 'compiles': STATS.compiles}\n"
+        "leads = []\n"
+        "def make(inputs):\n"
+        "    return [np.random.default_rng(1).standard_normal(s).astype(d) if d.startswith('float') else\n"
+        "            np.random.default_rng(1).integers(0, 10, s).astype(d) for s, d in inputs]\n"
         "def measure(name, inputs):\n"
-        "    xs = [np.random.default_rng(1).standard_normal(s).astype(d) if d.startswith('float') else\n"
-        "          np.random.default_rng(1).integers(0, 10, s).astype(d) for s, d in inputs]\n"
+        "    xs = make(inputs)\n"
         "    try:\n"
         "        t = clock(); m(*xs); first = clock() - t\n"
         "    except Exception:\n"
@@ -84,6 +92,12 @@ def _load_child(archive: str, shapes: str, threads: int, cpu_clock: bool, on_wor
         f"    for _ in range({PAUSED_CALLS}):\n"
         f"        time.sleep({PAUSE_S}); t = clock(); m(*xs); paused.append(clock() - t)\n"
         "    out[name] = [first, steady, sorted(paused)[len(paused) // 2]]\n"
+        "    if leads:\n"
+        "        seen = []\n"
+        f"        for _ in range({PAUSED_CALLS}):\n"
+        f"            time.sleep({PAUSE_S}); m(*leads[0]); ys = make(inputs); t = clock(); m(*ys); seen.append(clock() - t)\n"
+        "        out[name].append(sorted(seen)[len(seen) // 2])\n"
+        "    leads.append(xs)\n"
         "for name, inputs in json.loads(sys.argv[3]).items():\n"
         "    if sys.argv[6] == 'worker':\n"
         "        worker = threading.Thread(target=measure, args=(name, inputs)); worker.start(); worker.join()\n"
@@ -99,19 +113,24 @@ def _load_child(archive: str, shapes: str, threads: int, cpu_clock: bool, on_wor
 def _first_calls(archive: str, shapes: str, threads: int, cpu_clock: bool, runs: int, on_worker: bool) -> dict:
     """Per input shape list: (median, lowest, highest) over `runs` fresh processes of the first call
     after runtime.load over the steady call, then the medians of the first call over the call after a
-    pause and of that over the steady call. One first call is one sample of a noisy machine (single
-    ones swung 1.0-5.4x here): each process gives one, and the median says what a first call costs."""
-    ratios: dict[str, list[tuple[float, float, float]]] = {}
+    pause, of that over the steady call, and of the first call over the call after the same lead-in at
+    a size seen before (None for the saved size). One first call is one sample of a noisy machine
+    (single ones swung 1.0-5.4x here): each process gives one, and the median says what a first call
+    costs."""
+    ratios: dict[str, list[tuple]] = {}
     for _ in range(runs):
-        for name, (first, steady, paused) in ((k, v) for k, v in
-                                              _load_child(archive, shapes, threads, cpu_clock, on_worker).items()
-                                              if isinstance(v, list)):
-            ratios.setdefault(name, []).append((first / steady, first / paused, paused / steady))
+        for name, (first, steady, paused, *seen) in ((k, v) for k, v in
+                                                     _load_child(archive, shapes, threads, cpu_clock, on_worker).items()
+                                                     if isinstance(v, list)):
+            ratios.setdefault(name, []).append((first / steady, first / paused, paused / steady,
+                                                first / seen[0] if seen else None))
     summary = {}
     for name, samples in ratios.items():
         over_steady = [r[0] for r in samples]
+        over_seen = [r[3] for r in samples if r[3] is not None]
         summary[name] = (statistics.median(over_steady), min(over_steady), max(over_steady),
-                         statistics.median(r[1] for r in samples), statistics.median(r[2] for r in samples))
+                         statistics.median(r[1] for r in samples), statistics.median(r[2] for r in samples),
+                         statistics.median(over_seen) if over_seen else None)
     return summary
 
 
@@ -233,7 +252,7 @@ def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool, first_ru
           f"{rounds} interleaved rounds) ===")
     header = f"{'model':<26}" + "".join(f"{c:>13}" for c in COLUMNS) + \
         f"{'tr/jit':>8}{'tr/ort':>8}{'sc/tr':>7}{'1st/st':>8}{'range':>10}{'new 1st':>9}{'range':>10}" \
-        f"{'1st/pause':>10}{'pause/st':>9}"
+        f"{'1st/pause':>10}{'pause/st':>9}{'new/seen':>9}"
     print(header)
     print("-" * len(header))
     for name, cells, first in rows:
@@ -245,13 +264,16 @@ def _child(threads: int, only: list[str], rounds: int, cpu_clock: bool, first_ru
             line += "".join(f"{first[k][0]:>{w}.2f}x{f'{first[k][1]:.1f}-{first[k][2]:.1f}':>10}" if k in first
                             else f"{'-':>{w + 1}}{'-':>10}" for k, w in (("saved", 7), ("new", 8)))
             line += f"{first['saved'][3]:>9.2f}x{first['saved'][4]:>8.2f}x" if "saved" in first else f"{'-':>10}{'-':>9}"
+            line += f"{first['new'][5]:>8.2f}x" if "new" in first and first["new"][5] is not None else f"{'-':>9}"
         print(line)
     print("ratios: time over time (lower is faster for scriptc); 1st/st: the first call after runtime.load in a new "
           f"process{', from a thread started after load,' if on_worker else ''} over the steady call, "
           f"the median of {first_runs} processes (range: the lowest and highest); "
           "new 1st: the same at a batch one larger than the archive was traced with; 1st/pause: the first call "
           f"over the median call after an idle pause of {PAUSE_S * 1e3:.0f} ms, pause/st: that over the steady call "
-          "(medians of the same processes, at the saved size)")
+          "(medians of the same processes, at the saved size); new/seen: the first call at the new batch over the "
+          "median call at that batch after the same lead-in (a call at the saved batch after a pause, then new "
+          "inputs) once it is no longer new - what the new batch itself costs, apart from the idle spell before it")
     if first_runs:
         measured = {batch: _numpy_first_call(batch, cpu_clock, first_runs) for batch in (1, 64)}
         print("numpy's own first call in a fresh process (the MLP's layers as numpy matmuls, run once at batch 2 "

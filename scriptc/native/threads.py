@@ -3,16 +3,31 @@
 Handing a kernel's slice to a Python thread (a queue, a condition variable, the GIL to wake up
 with) costs ~60 us, so only kernels of a millisecond or more could be split. Here the hand-off
 is a few memory writes: each worker runs `scriptc_worker(block)` through ctypes (the GIL stays
-released for its whole life), spins ~50-100 us on its block's sequence word after each job, then
-sleeps in futex(2) until the next one. `scriptc_parallel_for` posts slices, runs the first one
-itself, then runs any slice no worker has claimed yet (a worker waking from sleep can take
-hundreds of microseconds on a virtual machine; the caller never waits for that) and spins until
-the claimed ones are done.
+released for its whole life), spins ~50-100 us on its block's sequence word after each job (20-30 us
+on the AMD EPYC measured here, whose pause is shorter), then sleeps in futex(2) until the next one.
+`scriptc_parallel_for` posts slices, runs the first one itself, then helps with the others and spins
+until the workers' parts are done.
 
-A worker's block, 64 bytes (one cache line, so two workers never share one):
+Each worker's slice is cut into CHUNKS chunks, for a worker that is late. A worker asleep in futex
+takes tens to hundreds of microseconds to wake on a virtual machine (27 us median here with both
+cores busy), as long as a small model's slices take or longer. Once its own slice is done, the
+caller takes the worker's chunks from the back, one at a time; a worker that slept since its last job
+takes them from the front, one at a time too, so that whichever of the two is late, they share what
+is left (before, the caller took a sleeping worker's slice whole and ran it alone, or a worker that
+woke in time claimed all of it while the caller waited). A worker that wakes after the caller took
+every chunk finds the job closed, and the caller never waits for it. A worker that was awake - as
+in steady calls - takes its whole slice with one compare-and-swap (unless the caller has taken some
+already) and runs it as one call, the same range as before: each core keeps to its part of the data
+(its share of a layer's weights stays in its cache, a chain of kernels reads what the same core
+wrote); sharing chunks in steady calls too cost the VAE and MobileNetV2 4-7% of their two-thread time.
+
+A worker's block, 128 bytes (two cache lines, so two workers never share one):
     i32 seq @0 (bumped by the caller per job; the futex word)  i32 done @4 (seq of the last job run)
     i32 sleeping @8    i32 stop @12    i64 fn @16, start @24, end @32, ptrs @40, meta @48
-    i32 taken @56 (seq of the last job claimed, by the worker or the caller; compare-and-swap)
+    i32 taken @56 (seq of the last job the worker entered, or the caller closed; compare-and-swap)
+    i64 chunks @64 (the chunks left: the next from the front in its low half, one past the last in
+    its high half; compare-and-swap)    i64 chunk @72 (the indices a chunk spans, the last one fewer)
+    i64 count @80 (how many chunks the slice has)
 Linux x86-64 and aarch64 only (the futex syscall number); elsewhere the pool uses Python threads.
 """
 
@@ -25,8 +40,9 @@ from llvmlite import ir
 
 from scriptc.codegen.llvm.loop import loop
 
-BLOCK_BYTES = 64
-SPIN_LIMIT = 1000        # pause instructions (~100 cycles each) before a worker sleeps: ~50-100 us
+BLOCK_BYTES = 128
+CHUNKS = 8               # chunks a worker's slice is cut into (see above)
+SPIN_LIMIT = 1000        # pause instructions before a worker sleeps: ~50-100 us (Intel), 20-30 us (AMD EPYC)
 YIELD_EVERY = 64         # a spinning worker yields its core this often (2-core machines share it with BLAS)
 YIELD_AFTER = 4000       # pauses the caller spins on a slow worker before it yields its core
 _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
@@ -85,12 +101,63 @@ class _Builder:
         result = b.cmpxchg(self.field(block, 56, I32), previous, seq, "seq_cst", "seq_cst")
         return b.extract_value(result, 1)
 
-    def run_job(self, block):
+    def job(self, block):
+        """The posted job's kernel, start, end, chunk, ptrs and meta."""
         b = self.b
-        fn, start, end = (b.load(self.field(block, offset, I64)) for offset in (16, 24, 32))
+        kernel, start, end, chunk = (b.load(self.field(block, offset, I64)) for offset in (16, 24, 32, 72))
         ptrs = b.inttoptr(b.load(self.field(block, 40, I64)), I8.as_pointer().as_pointer())
         meta = b.inttoptr(b.load(self.field(block, 48, I64)), I64.as_pointer())
-        self.call_kernel(fn, start, end, ptrs, meta)
+        return kernel, start, end, chunk, ptrs, meta
+
+    def run_chunks(self, block, from_back: bool) -> None:
+        """Take the block's chunks one at a time - from the front (the worker) or from the back (the
+        caller) - and run each, until none is left."""
+        b, fn = self.b, self.fn
+        kernel, start, end, chunk, ptrs, meta = self.job(block)
+        chunks = self.field(block, 64, I64)
+        head, take, run, done = (fn.append_basic_block(n) for n in ("chunks", "take", "run", "chunks_done"))
+        b.branch(head)
+        b.position_at_end(head)
+        left = self.load(chunks)
+        front, back = b.and_(left, ir.Constant(I64, 0xFFFFFFFF)), b.lshr(left, ir.Constant(I64, 32))
+        b.cbranch(b.icmp_unsigned("<", front, back), take, done)
+        b.position_at_end(take)
+        rest = b.sub(left, ir.Constant(I64, 1 << 32)) if from_back else b.add(left, ir.Constant(I64, 1))
+        taken = b.extract_value(b.cmpxchg(chunks, left, rest, "seq_cst", "seq_cst"), 1)
+        b.cbranch(taken, run, head)  # (the other thread took one meanwhile: look again)
+        b.position_at_end(run)
+        index = b.sub(back, ir.Constant(I64, 1)) if from_back else front
+        first = b.add(start, b.mul(index, chunk))
+        last = b.add(first, chunk)
+        self.call_kernel(kernel, first, b.select(b.icmp_signed("<", last, end), last, end), ptrs, meta)
+        b.branch(head)
+        b.position_at_end(done)
+
+    def run_slice(self, block, woke) -> None:
+        """The worker's part of a job it entered: the whole slice as one call when it was awake for it
+        and the caller has taken none of its chunks yet (one compare-and-swap takes them all), else
+        the chunks left, shared with the caller (`woke`: it slept since its last job)."""
+        b, fn = self.b, self.fn
+        chunks = self.field(block, 64, I64)
+        count = b.load(self.field(block, 80, I64))
+        left = self.load(chunks)
+        front = b.and_(left, ir.Constant(I64, 0xFFFFFFFF))
+        untouched = b.and_(b.icmp_unsigned("==", b.lshr(left, ir.Constant(I64, 32)), count),
+                           b.icmp_unsigned("<", front, count))
+        untouched = b.and_(untouched, b.not_(woke))
+        whole, take_all, shared, done = (fn.append_basic_block(n) for n in ("whole", "take_all", "shared", "slice_done"))
+        b.cbranch(untouched, take_all, shared)
+        b.position_at_end(take_all)
+        all_taken = b.or_(b.shl(count, ir.Constant(I64, 32)), count)
+        b.cbranch(b.extract_value(b.cmpxchg(chunks, left, all_taken, "seq_cst", "seq_cst"), 1), whole, shared)
+        b.position_at_end(whole)
+        kernel, start, end, chunk, ptrs, meta = self.job(block)
+        self.call_kernel(kernel, b.add(start, b.mul(front, chunk)), end, ptrs, meta)
+        b.branch(done)
+        b.position_at_end(shared)
+        self.run_chunks(block, from_back=False)
+        b.branch(done)
+        b.position_at_end(done)
 
 
 def _worker(module: ir.Module) -> None:
@@ -104,9 +171,11 @@ def _worker(module: ir.Module) -> None:
     wait, spin, sleep, job, leave = (fn.append_basic_block(n) for n in ("wait", "spin", "sleep", "job", "leave"))
     b.branch(wait)
 
-    b.position_at_end(wait)  # last: the seq of the job this worker ran last
+    b.position_at_end(wait)  # last: the seq of the job this worker ran last; woke: whether it slept since
     last = b.phi(I32, "last")
     last.add_incoming(ir.Constant(I32, 0), entry)
+    woke = b.phi(ir.IntType(1), "woke")
+    woke.add_incoming(ir.Constant(ir.IntType(1), 0), entry)
     b.branch(spin)
 
     b.position_at_end(spin)
@@ -142,6 +211,7 @@ def _worker(module: ir.Module) -> None:
     b.position_at_end(awake)
     h.store(ir.Constant(I32, 0), sleeping)
     last.add_incoming(last, awake)
+    woke.add_incoming(ir.Constant(ir.IntType(1), 1), awake)
     b.branch(wait)
 
     b.position_at_end(job)
@@ -149,13 +219,14 @@ def _worker(module: ir.Module) -> None:
     b.cbranch(b.icmp_unsigned("!=", h.load(stop, "acquire"), ir.Constant(I32, 0)), leave, run)
     b.position_at_end(run)
     claimed, ran = fn.append_basic_block("claimed"), fn.append_basic_block("ran")
-    b.cbranch(h.claim(block, posted), claimed, ran)  # not claimed: the caller took this job itself
+    b.cbranch(h.claim(block, posted), claimed, ran)  # not claimed: the caller took every chunk and closed it
     b.position_at_end(claimed)
-    h.run_job(block)
+    h.run_slice(block, woke)
     h.store(posted, done, "release")
     b.branch(ran)
     b.position_at_end(ran)
     last.add_incoming(posted, ran)
+    woke.add_incoming(ir.Constant(ir.IntType(1), 0), ran)
     b.branch(wait)
 
     b.position_at_end(leave)
@@ -183,6 +254,13 @@ def _parallel_for(module: ir.Module) -> None:
                   b.ptrtoint(meta, I64))
         for offset, value in zip((16, 24, 32, 40, 48), values):
             b.store(value, h.field(block, offset, I64))
+        length = b.sub(values[2], values[1])
+        chunk = b.udiv(b.add(length, ir.Constant(I64, CHUNKS - 1)), ir.Constant(I64, CHUNKS))
+        chunk = b.select(b.icmp_unsigned(">", chunk, ir.Constant(I64, 0)), chunk, ir.Constant(I64, 1))
+        count = b.udiv(b.add(length, b.sub(chunk, ir.Constant(I64, 1))), chunk)
+        b.store(chunk, h.field(block, 72, I64))
+        b.store(count, h.field(block, 80, I64))
+        h.store(b.shl(count, ir.Constant(I64, 32)), h.field(block, 64, I64))
         seq = h.field(block, 0, I32)
         h.store(b.add(b.load(seq), ir.Constant(I32, 1)), seq)
         wake, posted = fn.append_basic_block("wake"), fn.append_basic_block("posted")
@@ -195,13 +273,13 @@ def _parallel_for(module: ir.Module) -> None:
     def join(j):
         block = worker_block(j)
         expected = b.load(h.field(block, 0, I32))
-        steal, wait, wait_more, keep_spinning, yield_block, joined = (fn.append_basic_block(n) for n in (
-            "steal", "wait", "wait_more", "keep_spinning", "yield", "joined"))
-        b.cbranch(h.claim(block, expected), steal, wait)
+        wait, wait_more, keep_spinning, yield_block, joined = (fn.append_basic_block(n) for n in (
+            "wait", "wait_more", "keep_spinning", "yield", "joined"))
+        h.run_chunks(block, from_back=True)
+        # Every chunk is taken: closing the job before the worker entered it means it never will
+        # (it finds the job taken when it wakes); else wait for the chunks it took.
+        b.cbranch(h.claim(block, expected), joined, wait)
         claim_block = b.block
-        b.position_at_end(steal)
-        h.run_job(block)
-        b.branch(joined)
         b.position_at_end(wait)
         spins = b.phi(I64, "spins")
         spins.add_incoming(ir.Constant(I64, 0), claim_block)

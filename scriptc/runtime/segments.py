@@ -182,6 +182,13 @@ class Program:
         # ZERO makes them two or more, so that it gives a tuple)
         self.arena_key = itemgetter(*[r for dims, _, pointer in self.arena_outputs or () for r in (*dims, pointer)],
                                     native.ZERO)
+        # Per tensor, where its dims and its pointer sit in an arena key: a call at a shape no view was
+        # made for yet makes them from the key it read (reading the registers again cost ~2 us more of
+        # the ~10 us such a call spends in Python, right after the program streamed the weights through).
+        self.arena_fields, at = [], 0
+        for dims, dtype, _ in self.arena_outputs or ():
+            self.arena_fields.append((at, at + len(dims), dtype))
+            at += len(dims) + 1
         self.run = run
         self._local = threading.local()
         self._spares: list[_ThreadState] = []  # states made ahead for threads yet to call (prepare_threads)
@@ -212,8 +219,8 @@ class Program:
         views = out.views.get(key)
         if views is None:
             start, memory = out.start, out.memory
-            views = out.keep(key, [np.ndarray(tuple([frame[r] for r in dims]), dtype, memory, frame[pointer] - start)
-                                   for dims, dtype, pointer in self.arena_outputs])
+            views = out.keep(key, [np.ndarray(key[first:pointer], dtype, memory, key[pointer] - start)
+                                   for first, pointer, dtype in self.arena_fields])
         if self.arena_layout is _FLAT:
             return list(views)
         results, at = [], 0
@@ -296,11 +303,7 @@ class Program:
         one cost ~12 us more there than on the loading thread)."""
         if self.arena_outputs is None:
             return
-        pointers, at = [], 0  # where each result's pointer register sits in an arena_key
-        for dims, _, _ in self.arena_outputs:
-            at += len(dims)
-            pointers.append(at)
-            at += 1
+        pointers = [pointer for _, pointer, _ in self.arena_fields]
         shift = state.frame[native.BASE_ADDRESS[native.OUT]] - own.frame[native.BASE_ADDRESS[native.OUT]]
         out = state.out
         for key, views in own.out.views.items():

@@ -115,3 +115,25 @@ def test_load_primes_a_graph_with_a_for_loop_but_not_one_with_a_while_loop(tmp_p
         assert bool(_primed_batches(path, monkeypatch)) == primed
         monkeypatch.undo()
         monkeypatch.setattr(model_module, "PRIMING_BUDGET_S", 10.0)
+
+
+def test_batches_never_seen_compile_nothing_make_no_program_and_equal_eager(tmp_path):
+    """A first call at a batch no call brought before (one more than the traced batch, three times
+    it, past every batch priming ran) runs the program load already has: no compile, no new
+    program, the arenas grown where it needs more, and eager's results."""
+    from scriptc.codegen.llvm.driver import STATS
+
+    path = _traced_cnn(tmp_path, 4)
+    torch.manual_seed(0)
+    eager = ALL["CNN"]().eval()  # (the module _traced_cnn traced: the same seed)
+    model = runtime_load(path)
+    whole = model.runners["forward"].whole
+    programs = dict(whole.programs)
+    compiles = STATS.compiles
+    for batch in (5, 12, 3, 70):
+        x = make_inputs("CNN", batch)
+        got = model(x.numpy())
+        with torch.no_grad():
+            np.testing.assert_allclose(got, eager(x).numpy(), rtol=1e-4, atol=1e-5)
+    assert STATS.compiles == compiles
+    assert whole.programs == programs
