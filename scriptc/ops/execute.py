@@ -12,7 +12,7 @@ from scriptc.errors import ArgumentError, ShapeError
 from scriptc.types import FLOAT, TensorType, default_float, from_numpy_dtype, result_type, scalar_dtype
 
 from . import bfloat16
-from .schema import PROMOTE_FLOAT, TO_BOOL, OpDef
+from .schema import PROMOTE_FLOAT, SCALAR, TO_BOOL, OpDef
 
 _dtype_cache: dict = {}
 
@@ -145,4 +145,8 @@ def _run(op: OpDef, xp, arrays: list, kernel=None):
     except ArgumentError:
         raise
     except ValueError as exc:
+        if op.kind == SCALAR:
+            # an error about Python values (a missing list item, int('abc'), max([])): TorchScript
+            # raises it as a RuntimeError in Python's words; it says nothing about shapes
+            raise RuntimeError(str(exc)) from None
         _kernel_error(op, arrays, exc, xp.ndarray)

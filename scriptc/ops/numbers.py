@@ -7,8 +7,6 @@ from __future__ import annotations
 import math
 import operator
 
-import numpy as np
-
 from scriptc.types import Bool, Complex, Float, Int, Str, TupleType
 
 from .pyvalues import fixed, number_kind, python_op
@@ -46,14 +44,16 @@ def _division(kernel):
 
 def scalar_power(a, b):
     """TorchScript's pow on real numbers (a ** b, math.pow): a float, C's pow where Python would raise
-    (nan for a negative base to a fractional power, a signed inf on overflow)."""
+    (nan for a negative base to a fractional power, an inf signed as C's on overflow)."""
     if a == 0 and b < 0:
         raise RuntimeError("0.0 cannot be raised to a negative power")
     try:
         return math.pow(a, b)
-    except (OverflowError, ValueError):
-        with np.errstate(all="ignore"):
-            return float(np.power(np.float64(a), np.float64(b)))
+    except OverflowError:
+        odd_power = float(b).is_integer() and int(b) % 2 == 1
+        return -math.inf if a < 0 and odd_power else math.inf
+    except ValueError:
+        return math.nan
 
 
 for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul)):
@@ -79,8 +79,21 @@ python_op("min.scalar(a: Scalar, b: Scalar) -> Scalar", _extremum(min), _real)
 python_op("max.scalar(a: Scalar, b: Scalar) -> Scalar", _extremum(max), _real)
 for _name, _fn in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge)):
     python_op(f"{_name}.scalar(a: Scalar, b: Scalar) -> bool", _fn, _real_to(Bool))
-python_op("eq.scalar(a: Any, b: Any) -> bool", operator.eq, fixed(Bool), "== on any two values.")
-python_op("ne.scalar(a: Any, b: Any) -> bool", operator.ne, fixed(Bool), "!= on any two values.")
+
+
+def _compare_values(compare):
+    """== / != on values that may hold tensors (two lists of tensors compare item by item, each
+    tensor pair through its truth value, which only a one-element tensor has)."""
+    def values_compare(a, b):
+        try:
+            return bool(compare(a, b))
+        except ValueError:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous") from None
+    return values_compare
+
+
+python_op("eq.scalar(a: Any, b: Any) -> bool", _compare_values(operator.eq), fixed(Bool), "== on any two values.")
+python_op("ne.scalar(a: Any, b: Any) -> bool", _compare_values(operator.ne), fixed(Bool), "!= on any two values.")
 python_op("is.any(a: Any, b: Any) -> bool", lambda a, b: a is b or not hasattr(a, "__dict__") and
           type(a) is type(b) and a == b, fixed(Bool), "`is` between values that are not None.")
 python_op("neg.scalar(a: Scalar) -> Scalar", operator.neg, _real)

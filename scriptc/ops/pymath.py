@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from scriptc.types import Bool, Float, Int, TupleType
 
 from .numbers import scalar_power
 from .pyvalues import fixed, python_op
+
+
+def _log_at(pole: float):
+    """A logarithm's C value off its domain: -inf at its pole, nan below it."""
+    return lambda x: -math.inf if x == pole else math.nan
 
 
 def _gamma_at_pole_or_overflow(x):
@@ -22,13 +25,13 @@ def _gamma_at_pole_or_overflow(x):
     return math.inf
 
 
-# C's answer where Python's math raises: numpy's ufuncs follow C99 on float64
+# C's value where Python's math raises and the value is not simply nan (a domain error) or inf (an
+# overflow): a pole's infinity, an overflow's sign
 _C_VALUE = {
-    "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "atanh": np.arctanh, "cos": np.cos, "cosh": np.cosh,
-    "exp": np.exp, "expm1": np.expm1, "log10": np.log10, "log1p": np.log1p, "log2": np.log2, "sin": np.sin,
-    "sinh": np.sinh, "sqrt": np.sqrt, "tan": np.tan, "fmod": np.fmod, "hypot": np.hypot,
-    "ldexp": lambda a, exponent: np.ldexp(a, np.int64(exponent)),
-    "gamma": _gamma_at_pole_or_overflow, "lgamma": lambda x: math.inf, "remainder": lambda a, b: math.nan,
+    "log": _log_at(0.0), "log10": _log_at(0.0), "log2": _log_at(0.0), "log1p": _log_at(-1.0),
+    "atanh": lambda x: math.copysign(math.inf, x) if abs(x) == 1 else math.nan,
+    "sinh": lambda x: math.copysign(math.inf, x), "ldexp": lambda a, exponent: math.copysign(math.inf, a),
+    "gamma": _gamma_at_pole_or_overflow, "lgamma": lambda x: math.inf,
 }
 
 
@@ -39,21 +42,23 @@ def _like_c(name: str):
     def call(*args):
         try:
             return python_fn(*args)
-        except (ValueError, OverflowError):
-            if c_fn is None:
-                raise
-            with np.errstate(all="ignore"):
-                return float(c_fn(*(np.float64(a) for a in args)))
+        except ValueError:
+            return c_fn(*args) if c_fn is not None else math.nan
+        except OverflowError:
+            return c_fn(*args) if c_fn is not None else math.inf
     return call
 
 
+def _divide_like_c(a: float, b: float) -> float:
+    if b != 0:
+        return a / b
+    return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
 def _log(a, base=None):
-    try:
-        return math.log(a) if base is None else math.log(a, base)
-    except (ValueError, OverflowError, ZeroDivisionError):
-        with np.errstate(all="ignore"):
-            value = np.log(np.float64(a))
-            return float(value if base is None else value / np.log(np.float64(base)))
+    """math.log(a[, base]): log(a) / log(base), each C's value where Python raises (as TorchScript)."""
+    log = _like_c("log")
+    return log(a) if base is None else _divide_like_c(log(a), log(base))
 
 
 _FLOAT_OF_ONE = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "degrees", "erf", "erfc", "exp",
