@@ -338,15 +338,11 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods):
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)
-        if dtype is not None:
-            return _fresh(call(_ops.OPS["zeros"], (_size_arg(size), dtype, None)), requires_grad)
-        return _fresh(call(_ops.OPS["new_zeros"], (self, _size_arg(size))), requires_grad)
+        return _fresh(call(_ops.OPS["new_zeros"], (self, _size_arg(size), dtype, None)), requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)
-        if dtype is not None:
-            return _fresh(call(_ops.OPS["ones"], (_size_arg(size), dtype, None)), requires_grad)
-        return _fresh(call(_ops.OPS["new_ones"], (self, _size_arg(size))), requires_grad)
+        return _fresh(call(_ops.OPS["new_ones"], (self, _size_arg(size), dtype, None)), requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)

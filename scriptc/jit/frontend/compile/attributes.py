@@ -87,7 +87,7 @@ class Attributes:
         if name == "grad":
             return self.emit1("grad.tensor", [x], OptionalType(TensorType()))
         if name == "data":
-            return x
+            return self.emit_op(ops.OPS["detach"], [x], node)
         if name == "T":
             dims = self.emit1("reversed_dims.tensor", [x], ListType(Int))
             return self.call_op("permute", [x, dims], {}, node, method=True)
@@ -127,10 +127,16 @@ class Attributes:
             return self.emit_op(ops.OPS["to.dtype"], [x, self.const(DTYPES_BY_NAME[_CONVERSIONS[name]])], node)
         if name == "to":
             return self.tensor_to(x, args, kwargs, node)
+        if name == "type" and len(args) == 1 and not kwargs:  # x.type(torch.int32): a conversion
+            dtype = self.as_value(args[0], node)
+            if dtype.type == DType:
+                return self.emit_op(ops.OPS["to.dtype"], [x, dtype], node)
         if name == "type_as":
             other = self.as_value(args[0], node)
             return self.emit_op(ops.OPS["to.dtype"], [x, self.emit1("dtype", [other], DType)], node)
-        if name in ("detach", "cpu") and not args:
+        if name == "detach" and not args:
+            return self.emit_op(ops.OPS["detach"], [x], node)
+        if name == "cpu" and not args:
             return x
         if name == "contiguous" and not args:
             return self.emit_op(ops.OPS["contiguous"], [x], node)
