@@ -59,3 +59,13 @@ def test_type_with_a_dtype_converts_in_script():
 
     converted, is_double = torch.jit.script(convert)(torch.tensor([1.5, -2.5]))
     assert converted.dtype == torch.int32 and converted.tolist() == [1, -2] and is_double
+
+
+def test_view_reshape_and_expand_as_take_the_others_size():
+    def shaped(x, y):
+        return x.view_as(y), x.reshape_as(y.t()), x[:1].expand_as(torch.zeros(4, 3))
+
+    x, y = torch.arange(6.0).view(2, 3), torch.zeros(3, 2)
+    for got, expected in zip(torch.jit.script(shaped)(x, y), shaped(x, y)):
+        assert list(got.shape) == list(expected.shape)
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())

@@ -32,6 +32,8 @@ from .values import ClassRef, MethodRef, ModuleDictMethod, PythonNamespace, Suga
 
 _CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
                 "short": "int16", "bool": "bool", "byte": "uint8", "char": "int8"}
+# x.<name>(other): the op called with other's size
+_AS_OTHERS_SIZE = {"view_as": "view", "reshape_as": "reshape", "expand_as": "expand"}
 
 
 class Attributes:
@@ -131,6 +133,9 @@ class Attributes:
             dtype = self.as_value(args[0], node)
             if dtype.type == DType:
                 return self.emit_op(ops.OPS["to.dtype"], [x, dtype], node)
+        if name in _AS_OTHERS_SIZE and len(args) == 1 and not kwargs:  # x.view_as(y): x.view(y.size())
+            size = self.emit1("size.all", [self.as_value(args[0], node)], ListType(Int))
+            return self.call_op(_AS_OTHERS_SIZE[name], [x, size], {}, node, method=True)
         if name == "type_as":
             other = self.as_value(args[0], node)
             return self.emit_op(ops.OPS["to.dtype"], [x, self.emit1("dtype", [other], DType)], node)
