@@ -90,6 +90,7 @@ _tensor_op("is_cuda.tensor(self: Tensor) -> bool", lambda xp, x: xp is not np, B
 _tensor_op("is_cpu.tensor(self: Tensor) -> bool", lambda xp, x: xp is np, Bool)
 _tensor_op("requires_grad.tensor(self: Tensor) -> bool", lambda xp, x: bool(getattr(x, "requires_grad", False)),
            Bool, "Tensor.requires_grad (False for the arrays the runtime computes on).")
+_tensor_op("retains_grad.tensor(self: Tensor) -> bool", lambda xp, x: bool(getattr(x, "retains_grad", False)), Bool)
 _tensor_op("is_leaf.tensor(self: Tensor) -> bool", lambda xp, x: getattr(x, "grad_fn", None) is None, Bool)
 _tensor_op("grad.tensor(self: Tensor) -> Tensor?", lambda xp, x: getattr(x, "grad", None),
            OptionalType(TensorType()), "Tensor.grad (None for the arrays the runtime computes on).")

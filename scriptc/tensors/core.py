@@ -301,6 +301,12 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods):
             self.grad_fn.retained = {}
         self.grad_fn.retained[self._out_index] = weakref.ref(self)
 
+    @property
+    def retains_grad(self) -> bool:
+        """Whether retain_grad() was called on this non-leaf tensor (False for a leaf)."""
+        retained = self.grad_fn.retained if self.grad_fn is not None else None
+        return bool(retained) and self._out_index in retained
+
 
     # --- shape helpers that are compositions of table ops --------------------------
     def contiguous(self, memory_format=None) -> "Tensor":

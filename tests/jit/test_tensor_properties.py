@@ -69,3 +69,15 @@ def test_view_reshape_and_expand_as_take_the_others_size():
     for got, expected in zip(torch.jit.script(shaped)(x, y), shaped(x, y)):
         assert list(got.shape) == list(expected.shape)
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_retains_grad_reads_retain_grad_in_eager_and_script():
+    def retains(t):
+        return t.retains_grad
+
+    x = torch.ones(2, requires_grad=True)
+    kept, other = x * 2, x * 3
+    kept.retain_grad()
+    scripted = torch.jit.script(retains)
+    assert [retains(t) for t in (x, kept, other)] == [False, True, False]
+    assert [scripted(t) for t in (x, kept, other)] == [False, True, False]

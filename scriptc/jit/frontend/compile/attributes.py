@@ -84,7 +84,7 @@ class Attributes:
             return self.emit1("dim", [x], Int)
         if name == "layout":  # (torch.strided, an int in script: scripted code sees dense tensors only)
             return self.const(0)
-        if name in ("requires_grad", "is_cuda", "is_cpu", "is_leaf"):
+        if name in ("requires_grad", "is_cuda", "is_cpu", "is_leaf", "retains_grad"):
             return self.emit1(f"{name}.tensor", [x], Bool)
         if name == "grad":
             return self.emit1("grad.tensor", [x], OptionalType(TensorType()))
