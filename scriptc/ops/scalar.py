@@ -17,6 +17,7 @@ from scriptc.types import (
     Str,
     TensorType,
     device,
+    dtype as ScalarDType,
     from_numpy_dtype,
     scalar_dtype,
 )
@@ -123,8 +124,9 @@ def _tensor_data(xp, data, dtype, requires_grad):
     return array.astype(dtype.np) if dtype is not None else array
 
 
-_tensor_op("tensor.data(data: Any, dtype: ScalarType?, requires_grad: bool) -> Tensor", _tensor_data, TensorType(),
-           "torch.tensor(data, dtype=) in scripted code.")
+register("tensor.data(data: Any, dtype: ScalarType?, requires_grad: bool) -> Tensor", SCALAR, _tensor_data,
+         shape=lambda data, dtype, requires_grad: TensorType(dtype if isinstance(dtype, ScalarDType) else None),
+         method=False, function=False, doc="torch.tensor(data, dtype=) in scripted code.")
 
 
 def _scalar_tensor(xp, value):
