@@ -1,9 +1,11 @@
 """Calls into scripted functions (Python values converted as torch binds them) and call forms inside them."""
 from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
+import numpy as np
 import pytest
 
 import scriptc as torch
+import scriptc.nn.functional as F
 
 
 def _every_other(x: List[int]) -> List[int]:
@@ -231,3 +233,13 @@ def test_an_empty_literal_passed_to_a_scripted_function_takes_the_parameter_type
         torch.jit.script(_empty_variable)
     with pytest.raises(RuntimeError, match="Expected a value of type 'Dict\\[str, float\\]' for argument 'table'"):
         torch.jit.script(_empty_dict)  # torch infers only an empty list from the parameter
+
+
+def test_scripted_instance_norm_takes_fs_defaults_for_weight_and_bias():
+    def normalize(x, mean, var):
+        return F.instance_norm(x, mean, var)
+
+    x = torch.tensor(np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32))
+    expected = normalize(x, torch.zeros(3), torch.ones(3))
+    got = torch.jit.script(normalize)(x, torch.zeros(3), torch.ones(3))
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)

@@ -373,6 +373,11 @@ class Calls:
         except TypeError as exc:
             raise self.error(f"F.{fn.__name__}(): {exc}", node) from None
         named = dict(bound.arguments)
+        for name, parameter in signature.parameters.items():
+            # an F default the op has none for (F.instance_norm's weight=None): passed on
+            if name not in named and name in op.arg_index and not op.schema.args[op.arg_index[name]].has_default \
+                    and parameter.default is not inspect.Parameter.empty:
+                named[name] = self.const(parameter.default)
         if self.static_bool(self.as_value(named.pop("inplace", self.const(False)), node)) and op.inplace is not None:
             op = op.inplace
         if self.static_bool(self.as_value(named.get("return_indices", self.const(False)), node)):
