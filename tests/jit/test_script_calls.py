@@ -243,3 +243,20 @@ def test_scripted_instance_norm_takes_fs_defaults_for_weight_and_bias():
     expected = normalize(x, torch.zeros(3), torch.ones(3))
     got = torch.jit.script(normalize)(x, torch.zeros(3), torch.ones(3))
     np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_scripted_embedding_bag_maps_fs_input_to_the_ops_indices():
+    def bags(indices, weight, offsets):
+        return F.embedding_bag(indices, weight, offsets, mode="sum")
+
+    weight = torch.tensor(np.arange(12, dtype=np.float32).reshape(4, 3))
+    indices, offsets = torch.tensor([0, 2, 1, 3]), torch.tensor([0, 1])
+    np.testing.assert_array_equal(torch.jit.script(bags)(indices, weight, offsets).numpy(),
+                                  bags(indices, weight, offsets).numpy())
+
+
+def test_a_scripted_embedding_bag_module_takes_rows_of_2d_input_as_bags():
+    torch.manual_seed(0)
+    module = torch.nn.EmbeddingBag(5, 3, mode="max")
+    rows = torch.tensor([[0, 4, 2], [1, 1, 3]])
+    np.testing.assert_allclose(torch.jit.script(module)(rows).detach().numpy(), module(rows).detach().numpy())

@@ -387,7 +387,10 @@ class Calls:
                 op = paired[0]
                 named.pop("return_indices")
         if "input" in named and "input" not in op.arg_index:
-            named[op.schema.args[0].name] = named.pop("input")
+            # F's input is the op's first argument F has no name for (F.embedding_bag(input, weight)
+            # is embedding_bag(weight, indices))
+            unnamed = [a.name for a in op.schema.args if a.name not in signature.parameters]
+            named[unnamed[0] if unnamed else op.schema.args[0].name] = named.pop("input")
         for name in [n for n in named if n not in op.arg_index]:
             value = self.as_value(named.pop(name), node)
             default = signature.parameters[name].default if name in signature.parameters else None
