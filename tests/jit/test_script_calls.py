@@ -260,3 +260,13 @@ def test_a_scripted_embedding_bag_module_takes_rows_of_2d_input_as_bags():
     module = torch.nn.EmbeddingBag(5, 3, mode="max")
     rows = torch.tensor([[0, 4, 2], [1, 1, 3]])
     np.testing.assert_allclose(torch.jit.script(module)(rows).detach().numpy(), module(rows).detach().numpy())
+
+
+def test_scripted_gumbel_softmax_gives_soft_and_one_hot_samples():
+    def sample(logits):
+        return F.gumbel_softmax(logits, 2.0), F.gumbel_softmax(logits, 0.5, True)
+
+    soft, hard = torch.jit.script(sample)(torch.rand(3, 4))
+    np.testing.assert_allclose(soft.sum(-1).detach().numpy(), np.ones(3), rtol=1e-5)
+    assert sorted(set(hard.detach().numpy().ravel().tolist())) == [0.0, 1.0]
+    np.testing.assert_array_equal(hard.sum(-1).detach().numpy(), np.ones(3))
