@@ -270,3 +270,13 @@ def test_scripted_gumbel_softmax_gives_soft_and_one_hot_samples():
     np.testing.assert_allclose(soft.sum(-1).detach().numpy(), np.ones(3), rtol=1e-5)
     assert sorted(set(hard.detach().numpy().ravel().tolist())) == [0.0, 1.0]
     np.testing.assert_array_equal(hard.sum(-1).detach().numpy(), np.ones(3))
+
+
+def test_scripted_upsample_is_interpolate():
+    def resize(x):
+        return F.upsample(x, 4), F.upsample(x, None, 2.0, "bilinear", False)
+
+    x = torch.rand(1, 2, 2, 2)
+    for got, expected in zip(torch.jit.script(resize)(x), (F.interpolate(x, 4),
+                                                           F.interpolate(x, None, 2.0, "bilinear", False))):
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)

@@ -361,7 +361,8 @@ class Calls:
         if not (getattr(fn, "__module__", None) or "").startswith("scriptc.nn.functional"):
             return None
         name = fn.__name__
-        found = [op for op in ops.overloads(name.rstrip("_")) if op.kind != ops.SCALAR and op.name == name]
+        found = [op for op in ops.overloads(name.rstrip("_")) if op.kind != ops.SCALAR and
+                 op.name == ops.ALIASES.get(name, name)]
         return found[0] if found else None
 
     def call_functional(self, fn, op, args: list, kwargs: dict, node):
