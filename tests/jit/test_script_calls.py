@@ -280,3 +280,14 @@ def test_scripted_upsample_is_interpolate():
     for got, expected in zip(torch.jit.script(resize)(x), (F.interpolate(x, 4),
                                                            F.interpolate(x, None, 2.0, "bilinear", False))):
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_scripted_unfold_and_fold_are_im2col_and_col2im_not_tensor_unfold():
+    def blocks(x):
+        columns = F.unfold(x, [2, 3])
+        return columns, F.fold(columns, [4, 5], [2, 3]), F.unfold(x, 2, 1, 1, 2)
+
+    x = torch.rand(1, 2, 4, 5)
+    for got, expected in zip(torch.jit.script(blocks)(x), blocks(x)):
+        assert list(got.shape) == list(expected.shape)
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
