@@ -111,3 +111,15 @@ def test_gradients_match_torch():
     np.testing.assert_allclose(grads[1][0].numpy(), grads[0][0].numpy(), rtol=2e-2, atol=2e-2)
     assert grads[1][1].dtype is scriptc.bfloat16
     np.testing.assert_allclose(grads[1][1].float().numpy(), grads[0][1].float().numpy(), rtol=2e-2, atol=2e-2)
+
+
+def _bfloat16_facts(x):
+    return (x.dtype == scriptc.bfloat16, x.element_size(), x.nbytes, scriptc.tensor([1.5, 2.0], dtype=scriptc.bfloat16),
+            scriptc.zeros(2, dtype=scriptc.bfloat16).dtype == scriptc.bfloat16)
+
+
+def test_scripted_code_reads_a_bfloat16_tensors_dtype_and_makes_bfloat16_tensors():
+    x = scriptc.ones(3, dtype=scriptc.bfloat16)
+    is_bfloat16, element_size, nbytes, made, zeros_are_bfloat16 = scriptc.jit.script(_bfloat16_facts)(x)
+    assert is_bfloat16 and zeros_are_bfloat16 and (element_size, nbytes) == (2, 6)
+    assert made.dtype == scriptc.bfloat16 and made.float().tolist() == [1.5, 2.0]

@@ -18,7 +18,8 @@ from scriptc.tensors import Tensor, call, call_inplace, wrap
 from scriptc.types import TensorType
 
 # The SCALAR ops that read autograd state, so they are given Tensors, not their arrays.
-_READS_AUTOGRAD = frozenset({"grad.autograd", "requires_grad.tensor", "grad.tensor", "is_leaf.tensor"})
+_READS_AUTOGRAD = frozenset({"grad.autograd", "requires_grad.tensor", "grad.tensor", "is_leaf.tensor",
+                             "retains_grad.tensor"})
 
 
 def reads_autograd(graphs) -> bool:

@@ -105,7 +105,7 @@ def _result_dtypes(op, arrays):
         result = op.shape(*[meta(a) for a in arrays])
     except Exception:  # a rule that cannot judge these arguments: the outputs keep float32
         return ()
-    return tuple(r.dtype for r in (result if isinstance(result, tuple) else (result,)))
+    return tuple(getattr(r, "dtype", None) for r in (result if isinstance(result, tuple) else (result,)))
 
 
 def _only_bfloat16(op, arrays) -> bool:
@@ -117,10 +117,15 @@ def _only_bfloat16(op, arrays) -> bool:
     return all(v is None or holds(v) or getattr(getattr(v, "dtype", None), "kind", "f") in "iub" for v in values)
 
 
+# scripted code's reads of a tensor's dtype and element size, which float32 copies would misreport
+_READS_METADATA = frozenset({"dtype", "element_size.tensor", "nbytes.tensor"})
+
+
 def run(op, xp, arrays, run_kernel):
     """Run `op` on arguments that involve bfloat16 (run_kernel(op, xp, arrays) runs it otherwise)."""
-    if op.kind == SHAPE and _only_bfloat16(op, arrays):
-        # Data movement among bfloat16 arrays only (views stay views): the patterns as they are.
+    if (op.kind == SHAPE and _only_bfloat16(op, arrays)) or op.name in _READS_METADATA:
+        # Data movement among bfloat16 arrays only (views stay views), or a read of the dtype or
+        # element size: the patterns as they are.
         return run_kernel(op, xp, list(arrays))
     out = run_kernel(op, xp, [_widen(xp, a) for a in arrays])
     dtypes = _result_dtypes(op, arrays)

@@ -92,8 +92,21 @@ def _bag_parts(xp, weight, indices, offsets, mode, per_sample_weights, include_l
     return bag_of, bags, keep
 
 
+def _rows_as_bags(xp, indices, offsets, per_sample_weights):
+    """Without offsets, each row of 2-D indices is a bag: the indices (and weights) flattened, with the
+    offsets of the rows' starts."""
+    if offsets is not None:
+        return indices, offsets, per_sample_weights
+    if indices.ndim != 2:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    starts = xp.arange(0, indices.size, max(indices.shape[1], 1), dtype=indices.dtype)[:indices.shape[0]]
+    flat_weights = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+    return indices.reshape(-1), starts, flat_weights
+
+
 def _embedding_bag_kernel(xp, weight, indices, offsets, mode="mean", per_sample_weights=None, include_last_offset=False,
                           padding_idx=None):
+    indices, offsets, per_sample_weights = _rows_as_bags(xp, indices, offsets, per_sample_weights)
     bag_of, bags, keep = _bag_parts(xp, weight, indices, offsets, mode, per_sample_weights, include_last_offset,
                                     padding_idx)
     rows = weight[indices[keep]]
@@ -114,8 +127,9 @@ def _embedding_bag_kernel(xp, weight, indices, offsets, mode="mean", per_sample_
 
 
 def _embedding_bag_grad(ctx, g):
-    xp, weight, indices = ctx.xp, ctx.weight, ctx.indices
-    bag_of, bags, keep = _bag_parts(xp, weight, indices, ctx.offsets, ctx.mode, ctx.per_sample_weights,
+    xp, weight = ctx.xp, ctx.weight
+    indices, offsets, per_sample_weights = _rows_as_bags(xp, ctx.indices, ctx.offsets, ctx.per_sample_weights)
+    bag_of, bags, keep = _bag_parts(xp, weight, indices, offsets, ctx.mode, per_sample_weights,
                                     ctx.include_last_offset, ctx.padding_idx)
     kept = indices[keep]
     bag_kept = bag_of[keep]
@@ -131,10 +145,11 @@ def _embedding_bag_grad(ctx, g):
     elif ctx.mode == "mean":
         counts = xp.bincount(bag_kept, minlength=bags)
         rows_grad = rows_grad / counts[bag_kept][:, None].astype(g.dtype)
-    elif ctx.per_sample_weights is not None:
+    elif per_sample_weights is not None:
         g_psw = xp.zeros(indices.shape, dtype=g.dtype)
         g_psw[keep] = (rows_grad * weight[kept]).sum(axis=1)
-        rows_grad = rows_grad * ctx.per_sample_weights[keep][:, None]
+        g_psw = g_psw.reshape(ctx.per_sample_weights.shape)
+        rows_grad = rows_grad * per_sample_weights[keep][:, None]
     gw = xp.zeros(weight.shape, dtype=g.dtype)
     xp.add.at(gw, kept, rows_grad)
     return gw, None, None, None, g_psw, None, None
@@ -142,16 +157,18 @@ def _embedding_bag_grad(ctx, g):
 
 def _embedding_bag_rule(weight, indices, offsets, *rest):
     bags = None
-    if offsets.shape is not None and isinstance(offsets.shape[0], int):
+    if offsets is None:
+        bags = indices.shape[0] if indices.shape is not None and len(indices.shape) == 2 else None
+    elif offsets.shape is not None and isinstance(offsets.shape[0], int):
         include_last = rest[2] if len(rest) > 2 else False
         bags = offsets.shape[0] - (1 if include_last else 0)
     dims = None if weight.shape is None else (bags, weight.shape[1])
     return TensorType(weight.dtype, dims, weight.device)
 
 
-register("embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, mode: str = 'mean', "
+register("embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor?, mode: str = 'mean', "
          "per_sample_weights: Tensor? = None, include_last_offset: bool = False, padding_idx: int? = None) -> Tensor",
          OPAQUE, _embedding_bag_kernel, shape=_embedding_bag_rule, grad=_embedding_bag_grad,
          save=("weight", "indices", "offsets", "per_sample_weights", "out"), method=False,
          doc="Sums, means or maxima (mode) of the embedding rows of each bag of 1-D indices; bag b starts at "
-             "offsets[b].")
+             "offsets[b]. Without offsets each row of 2-D indices is a bag.")

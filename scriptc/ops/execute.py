@@ -12,7 +12,7 @@ from scriptc.errors import ArgumentError, ShapeError
 from scriptc.types import FLOAT, TensorType, default_float, from_numpy_dtype, result_type, scalar_dtype
 
 from . import bfloat16
-from .schema import PROMOTE_FLOAT, TO_BOOL, OpDef
+from .schema import PROMOTE_FLOAT, SCALAR, TO_BOOL, OpDef
 
 _dtype_cache: dict = {}
 
@@ -133,10 +133,15 @@ def _run(op: OpDef, xp, arrays: list, kernel=None):
             to_bfloat16 = compute == bfloat16.STORAGE
             if to_bfloat16:
                 compute = xp.dtype(xp.float32)
+            scalars_only = not any(type(arrays[i]) is array_type for i in op.promote_args)
             for i in op.promote_args:
                 a = arrays[i]
                 if type(a) is array_type and a.dtype != compute:
                     arrays[i] = a.astype(compute)
+                elif scalars_only and isinstance(a, (bool, int, float, complex)):
+                    # no tensor among the operands (where(c, 1.0, 0.0)): numpy would widen the Python
+                    # scalars to float64/int64 where torch gives the promoted (default) dtype
+                    arrays[i] = xp.asarray(a, dtype=compute)
     try:
         out = (kernel or op.kernel)(xp, *arrays)
         if to_bfloat16 and getattr(out, "dtype", None) is not None and out.dtype.kind == "f":
@@ -145,4 +150,8 @@ def _run(op: OpDef, xp, arrays: list, kernel=None):
     except ArgumentError:
         raise
     except ValueError as exc:
+        if op.kind == SCALAR:
+            # an error about Python values (a missing list item, int('abc'), max([])): TorchScript
+            # raises it as a RuntimeError in Python's words; it says nothing about shapes
+            raise RuntimeError(str(exc)) from None
         _kernel_error(op, arrays, exc, xp.ndarray)

@@ -175,13 +175,32 @@ register("eye(n: int, m: int? = None, *, dtype: ScalarType? = None, device: Devi
          method=False)
 
 
-register("new_zeros(self: Tensor, size: int[]) -> Tensor", FACTORY,
-         lambda xp, x, size: xp.zeros(_size(size), x.dtype), shape=lambda x, size: TensorType(
-             x.dtype, tuple(size) if is_known(size) else None, x.device), method=False, function=False,
-         doc="Zeros of the given size with self's dtype and device.")
-register("new_ones(self: Tensor, size: int[]) -> Tensor", FACTORY,
-         lambda xp, x, size: xp.ones(_size(size), x.dtype), shape=lambda x, size: TensorType(
-             x.dtype, tuple(size) if is_known(size) else None, x.device), method=False, function=False)
+_NEW = "*, dtype: ScalarType? = None, device: Device? = None) -> Tensor"
+
+
+def _new_rule(x, size, *rest):
+    dtype = rest[-2] if len(rest) >= 2 else None
+    return TensorType(dtype or x.dtype, tuple(size) if is_known(size) else None, x.device)
+
+
+def _new_dtype(x, dtype):
+    return dtype.np if dtype else x.dtype
+
+
+# x.new_zeros(size) and its kin in scripted code (eager Tensors have their own methods): self's dtype
+# and device unless given
+register("new_zeros(self: Tensor, size: int[], " + _NEW, FACTORY,
+         lambda xp, x, size, dtype=None, device=None: xp.zeros(_size(size), _new_dtype(x, dtype)), shape=_new_rule,
+         method=False, function=False, doc="Zeros of the given size with self's dtype and device.")
+register("new_ones(self: Tensor, size: int[], " + _NEW, FACTORY,
+         lambda xp, x, size, dtype=None, device=None: xp.ones(_size(size), _new_dtype(x, dtype)), shape=_new_rule,
+         method=False, function=False)
+register("new_full(self: Tensor, size: int[], fill_value: Scalar, " + _NEW, FACTORY,
+         lambda xp, x, size, fill, dtype=None, device=None: xp.full(_size(size), fill, _new_dtype(x, dtype)),
+         shape=lambda x, size, fill, *rest: _new_rule(x, size, *rest), method=False, function=False)
+register("new_empty(self: Tensor, size: int[], " + _NEW, FACTORY,
+         lambda xp, x, size, dtype=None, device=None: _uninitialized(xp, _size(size), _new_dtype(x, dtype)),
+         shape=_new_rule, method=False, function=False)
 
 
 def _triangle_indices(lower: bool):

@@ -113,9 +113,20 @@ register("nonzero(self: Tensor, *, as_tuple: bool = False) -> Tensor", OPAQUE, _
          doc="The indices of the nonzero elements, one row each; with as_tuple one index tensor per dim.")
 register("argwhere(self: Tensor) -> Tensor", OPAQUE, lambda xp, x: _nonzero_kernel(xp, x), shape=_positions_rule,
          doc="The indices of the nonzero elements, one row each.")
-register("where.cond(condition: Tensor) -> Tensor", OPAQUE, lambda xp, c: _nonzero_kernel(xp, c),
-         shape=_positions_rule, python_result=lambda args, outs: _split_columns(args[0], outs[0]), method=False,
-         doc="where(condition): nonzero(condition, as_tuple=True).")
+def _positions_per_dim_kernel(xp, condition):
+    """One int64 index tensor per dim of the nonzero elements (a 0-d condition counts as one dim)."""
+    return [p.astype(xp.int64) for p in xp.nonzero(condition.reshape(condition.shape or (1,)))]
+
+
+def _positions_per_dim_rule(condition):
+    if condition.shape is None:
+        return TensorType(int64, None, condition.device)
+    return tuple(TensorType(int64, (None,), condition.device) for _ in range(max(len(condition.shape), 1)))
+
+
+register("where.cond(condition: Tensor) -> Tensor[]", OPAQUE, _positions_per_dim_kernel, shape=_positions_per_dim_rule,
+         python_result=lambda args, outs: tuple(outs), method=False,
+         doc="where(condition): nonzero(condition, as_tuple=True); a List[Tensor] in scripted code, as TorchScript's.")
 
 
 # --- masks -------------------------------------------------------------------------------------------------------

@@ -309,9 +309,13 @@ def _batch_norm_kernel(xp, x, running_mean, running_var, weight=None, bias=None,
                     ("bias", bias)):
         if t is not None and t.shape != (c,):
             raise ShapeError(f"batch_norm: {name} should contain {c} elements not {t.size}")
+    if x.size == 0:
+        # an empty batch, as torch: itself, the running statistics left alone
+        nothing = xp.zeros(c, dtype=x.dtype)
+        return x.copy(), (nothing, nothing)
     if training:
         count = x.size // c
-        if count <= 1:
+        if count == 1:
             raise ArgumentError(f"Expected more than 1 value per channel when training, got input size "
                                 f"scriptc.Size({list(x.shape)})")
         mean = x.mean(axis=axes)
@@ -343,7 +347,7 @@ def _batch_norm_grad(ctx, g):
     gb = g.sum(axis=axes) if ctx.bias is not None else None
     xhat = (x - mean.reshape(shape)) * invstd.reshape(shape)
     gw = (g * xhat).sum(axis=axes) if w is not None else None
-    if ctx.training:
+    if ctx.training and x.size:
         n = x.size // x.shape[1]
         gx = (gw_scale.reshape(shape) / n) * (n * g - g.sum(axis=axes).reshape(shape)
                                               - xhat * (g * xhat).sum(axis=axes).reshape(shape))

@@ -68,11 +68,15 @@ def _index(lst, value) -> int:
     for i, v in enumerate(lst):
         if v == value:
             return i
-    raise ValueError(f"{value!r} is not in list")
+    raise ValueError(f"'{value}' is not in list")
 
 
 def _remove(lst, value) -> None:
-    del lst[_index(lst, value)]
+    for i, v in enumerate(lst):
+        if v == value:
+            del lst[i]
+            return
+    raise ValueError("list.remove(x): x not in list")
 
 
 def _extreme(pick):

@@ -42,17 +42,18 @@ def _division(kernel):
     return divide
 
 
-def _power(a, b):
-    """TorchScript's pow on real numbers: a float (nan where Python would give a complex)."""
+def scalar_power(a, b):
+    """TorchScript's pow on real numbers (a ** b, math.pow): a float, C's pow where Python would raise
+    (nan for a negative base to a fractional power, an inf signed as C's on overflow)."""
     if a == 0 and b < 0:
         raise RuntimeError("0.0 cannot be raised to a negative power")
     try:
-        result = math.pow(a, b)
+        return math.pow(a, b)
     except OverflowError:
-        return math.inf
+        odd_power = float(b).is_integer() and int(b) % 2 == 1
+        return -math.inf if a < 0 and odd_power else math.inf
     except ValueError:
         return math.nan
-    return result
 
 
 for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul)):
@@ -62,14 +63,37 @@ python_op("floordiv.scalar(a: Scalar, b: Scalar) -> Scalar", _division(operator.
 python_op("mod.scalar(a: Scalar, b: Scalar) -> Scalar", _division(operator.mod), _real,
           "a % b with the sign of b (Python's).")
 python_op("div.scalar(a: Scalar, b: Scalar) -> float", _division(lambda a, b: a / b), fixed(Float))
-python_op("pow.scalar(a: Scalar, b: Scalar) -> float", _power, _real_to(Float),
+python_op("pow.scalar(a: Scalar, b: Scalar) -> float", scalar_power, _real_to(Float),
           "a ** b: a float, as TorchScript's pow of two ints.")
-python_op("min.scalar(a: Scalar, b: Scalar) -> Scalar", min, _real)
-python_op("max.scalar(a: Scalar, b: Scalar) -> Scalar", max, _real)
+
+
+def _extremum(pick):
+    """min/max of two numbers: a float when either is (TorchScript's min(7, 3.14) is 7.0)."""
+    def extremum(a, b):
+        result = pick(a, b)
+        return float(result) if isinstance(a, float) or isinstance(b, float) else result
+    return extremum
+
+
+python_op("min.scalar(a: Scalar, b: Scalar) -> Scalar", _extremum(min), _real)
+python_op("max.scalar(a: Scalar, b: Scalar) -> Scalar", _extremum(max), _real)
 for _name, _fn in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge)):
     python_op(f"{_name}.scalar(a: Scalar, b: Scalar) -> bool", _fn, _real_to(Bool))
-python_op("eq.scalar(a: Any, b: Any) -> bool", operator.eq, fixed(Bool), "== on any two values.")
-python_op("ne.scalar(a: Any, b: Any) -> bool", operator.ne, fixed(Bool), "!= on any two values.")
+
+
+def _compare_values(compare):
+    """== / != on values that may hold tensors (two lists of tensors compare item by item, each
+    tensor pair through its truth value, which only a one-element tensor has)."""
+    def values_compare(a, b):
+        try:
+            return bool(compare(a, b))
+        except ValueError:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous") from None
+    return values_compare
+
+
+python_op("eq.scalar(a: Any, b: Any) -> bool", _compare_values(operator.eq), fixed(Bool), "== on any two values.")
+python_op("ne.scalar(a: Any, b: Any) -> bool", _compare_values(operator.ne), fixed(Bool), "!= on any two values.")
 python_op("is.any(a: Any, b: Any) -> bool", lambda a, b: a is b or not hasattr(a, "__dict__") and
           type(a) is type(b) and a == b, fixed(Bool), "`is` between values that are not None.")
 python_op("neg.scalar(a: Scalar) -> Scalar", operator.neg, _real)

@@ -18,7 +18,7 @@ import math
 from scriptc.errors import ArgumentError
 from scriptc.types import TensorType
 
-from . import register
+from . import alias, register
 from .rules import is_known
 from .schema import OPAQUE
 
@@ -215,6 +215,8 @@ register("interpolate(input: Tensor, size: int[]? = None, scale_factor: float[]|
          "antialias: bool = False) -> Tensor", OPAQUE, _interpolate_kernel, shape=_interpolate_rule,
          grad=_interpolate_grad, method=False, function=False,
          doc="Resizes the spatial dims of (N, C, *spatial) to size or by scale_factor, with torch's sampling rules.")
+# F.upsample: the deprecated spelling of interpolate (its defaults agree)
+alias("upsample", "interpolate")
 
 
 # --- grid_sample ----------------------------------------------------------------------

@@ -17,6 +17,7 @@ from scriptc.types import (
     Str,
     TensorType,
     device,
+    dtype as ScalarDType,
     from_numpy_dtype,
     scalar_dtype,
 )
@@ -90,6 +91,7 @@ _tensor_op("is_cuda.tensor(self: Tensor) -> bool", lambda xp, x: xp is not np, B
 _tensor_op("is_cpu.tensor(self: Tensor) -> bool", lambda xp, x: xp is np, Bool)
 _tensor_op("requires_grad.tensor(self: Tensor) -> bool", lambda xp, x: bool(getattr(x, "requires_grad", False)),
            Bool, "Tensor.requires_grad (False for the arrays the runtime computes on).")
+_tensor_op("retains_grad.tensor(self: Tensor) -> bool", lambda xp, x: bool(getattr(x, "retains_grad", False)), Bool)
 _tensor_op("is_leaf.tensor(self: Tensor) -> bool", lambda xp, x: getattr(x, "grad_fn", None) is None, Bool)
 _tensor_op("grad.tensor(self: Tensor) -> Tensor?", lambda xp, x: getattr(x, "grad", None),
            OptionalType(TensorType()), "Tensor.grad (None for the arrays the runtime computes on).")
@@ -122,8 +124,9 @@ def _tensor_data(xp, data, dtype, requires_grad):
     return array.astype(dtype.np) if dtype is not None else array
 
 
-_tensor_op("tensor.data(data: Any, dtype: ScalarType?, requires_grad: bool) -> Tensor", _tensor_data, TensorType(),
-           "torch.tensor(data, dtype=) in scripted code.")
+register("tensor.data(data: Any, dtype: ScalarType?, requires_grad: bool) -> Tensor", SCALAR, _tensor_data,
+         shape=lambda data, dtype, requires_grad: TensorType(dtype if isinstance(dtype, ScalarDType) else None),
+         method=False, function=False, doc="torch.tensor(data, dtype=) in scripted code.")
 
 
 def _scalar_tensor(xp, value):

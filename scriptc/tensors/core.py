@@ -301,6 +301,12 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods):
             self.grad_fn.retained = {}
         self.grad_fn.retained[self._out_index] = weakref.ref(self)
 
+    @property
+    def retains_grad(self) -> bool:
+        """Whether retain_grad() was called on this non-leaf tensor (False for a leaf)."""
+        retained = self.grad_fn.retained if self.grad_fn is not None else None
+        return bool(retained) and self._out_index in retained
+
 
     # --- shape helpers that are compositions of table ops --------------------------
     def contiguous(self, memory_format=None) -> "Tensor":
@@ -338,15 +344,11 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods):
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)
-        if dtype is not None:
-            return _fresh(call(_ops.OPS["zeros"], (_size_arg(size), dtype, None)), requires_grad)
-        return _fresh(call(_ops.OPS["new_zeros"], (self, _size_arg(size))), requires_grad)
+        return _fresh(call(_ops.OPS["new_zeros"], (self, _size_arg(size), dtype, None)), requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)
-        if dtype is not None:
-            return _fresh(call(_ops.OPS["ones"], (_size_arg(size), dtype, None)), requires_grad)
-        return _fresh(call(_ops.OPS["new_ones"], (self, _size_arg(size))), requires_grad)
+        return _fresh(call(_ops.OPS["new_ones"], (self, _size_arg(size), dtype, None)), requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)

@@ -1,9 +1,11 @@
 """Calls into scripted functions (Python values converted as torch binds them) and call forms inside them."""
 from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
+import numpy as np
 import pytest
 
 import scriptc as torch
+import scriptc.nn.functional as F
 
 
 def _every_other(x: List[int]) -> List[int]:
@@ -231,3 +233,61 @@ def test_an_empty_literal_passed_to_a_scripted_function_takes_the_parameter_type
         torch.jit.script(_empty_variable)
     with pytest.raises(RuntimeError, match="Expected a value of type 'Dict\\[str, float\\]' for argument 'table'"):
         torch.jit.script(_empty_dict)  # torch infers only an empty list from the parameter
+
+
+def test_scripted_instance_norm_takes_fs_defaults_for_weight_and_bias():
+    def normalize(x, mean, var):
+        return F.instance_norm(x, mean, var)
+
+    x = torch.tensor(np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32))
+    expected = normalize(x, torch.zeros(3), torch.ones(3))
+    got = torch.jit.script(normalize)(x, torch.zeros(3), torch.ones(3))
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_scripted_embedding_bag_maps_fs_input_to_the_ops_indices():
+    def bags(indices, weight, offsets):
+        return F.embedding_bag(indices, weight, offsets, mode="sum")
+
+    weight = torch.tensor(np.arange(12, dtype=np.float32).reshape(4, 3))
+    indices, offsets = torch.tensor([0, 2, 1, 3]), torch.tensor([0, 1])
+    np.testing.assert_array_equal(torch.jit.script(bags)(indices, weight, offsets).numpy(),
+                                  bags(indices, weight, offsets).numpy())
+
+
+def test_a_scripted_embedding_bag_module_takes_rows_of_2d_input_as_bags():
+    torch.manual_seed(0)
+    module = torch.nn.EmbeddingBag(5, 3, mode="max")
+    rows = torch.tensor([[0, 4, 2], [1, 1, 3]])
+    np.testing.assert_allclose(torch.jit.script(module)(rows).detach().numpy(), module(rows).detach().numpy())
+
+
+def test_scripted_gumbel_softmax_gives_soft_and_one_hot_samples():
+    def sample(logits):
+        return F.gumbel_softmax(logits, 2.0), F.gumbel_softmax(logits, 0.5, True)
+
+    soft, hard = torch.jit.script(sample)(torch.rand(3, 4))
+    np.testing.assert_allclose(soft.sum(-1).detach().numpy(), np.ones(3), rtol=1e-5)
+    assert sorted(set(hard.detach().numpy().ravel().tolist())) == [0.0, 1.0]
+    np.testing.assert_array_equal(hard.sum(-1).detach().numpy(), np.ones(3))
+
+
+def test_scripted_upsample_is_interpolate():
+    def resize(x):
+        return F.upsample(x, 4), F.upsample(x, None, 2.0, "bilinear", False)
+
+    x = torch.rand(1, 2, 2, 2)
+    for got, expected in zip(torch.jit.script(resize)(x), (F.interpolate(x, 4),
+                                                           F.interpolate(x, None, 2.0, "bilinear", False))):
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_scripted_unfold_and_fold_are_im2col_and_col2im_not_tensor_unfold():
+    def blocks(x):
+        columns = F.unfold(x, [2, 3])
+        return columns, F.fold(columns, [4, 5], [2, 3]), F.unfold(x, 2, 1, 1, 2)
+
+    x = torch.rand(1, 2, 4, 5)
+    for got, expected in zip(torch.jit.script(blocks)(x), blocks(x)):
+        assert list(got.shape) == list(expected.shape)
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)

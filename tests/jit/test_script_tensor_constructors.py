@@ -87,3 +87,21 @@ def test_torch_device_and_a_str_where_a_device_is_declared_script_as_in_torch():
     kind, same, shape, total = ours("cpu", 3)
     t_kind, t_same, t_shape, t_total = theirs("cpu", 3)
     assert (kind, same, list(shape), total.item()) == (t_kind, t_same, list(t_shape), t_total.item())
+
+
+def _new_tensors(lib):
+    def build(x):
+        return (x.new_zeros([2], dtype=lib.int64), x.new_ones([1, 2]), x.new_full([2, 1], 3),
+                x.new_full([2], 2.5, dtype=lib.float64), x.new_empty([3]).shape)
+
+    return build
+
+
+def test_new_tensor_methods_take_self_dtype_unless_given():
+    ours, theirs = _both(_new_tensors)
+    got = ours(scriptc.tensor([1.0, 2.0]))
+    expected = theirs(torch.tensor([1.0, 2.0]))
+    for g, e in zip(got[:4], expected[:4]):
+        assert str(g.dtype).split(".")[-1] == str(e.dtype).split(".")[-1]
+        assert g.tolist() == e.tolist()
+    assert list(got[4]) == list(expected[4])

@@ -39,3 +39,45 @@ def test_a_tensor_property_reads_the_same_in_script(name):
         assert list(got) == list(expected)
     else:
         assert got == expected and type(got) is type(expected)
+
+
+def test_detach_and_data_cut_a_scripted_value_from_autograd():
+    def use(x):
+        y = x * 2
+        return y.detach() * x + x.data, x.detach().requires_grad, x.data.requires_grad
+
+    x = torch.ones(2, requires_grad=True)
+    out, detached_requires_grad, data_requires_grad = torch.jit.script(use)(x)
+    assert not detached_requires_grad and not data_requires_grad
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])  # through `* x` only, not through y.detach()
+
+
+def test_type_with_a_dtype_converts_in_script():
+    def convert(x):
+        return x.type(torch.int32), x.type(torch.float64).dtype == torch.float64
+
+    converted, is_double = torch.jit.script(convert)(torch.tensor([1.5, -2.5]))
+    assert converted.dtype == torch.int32 and converted.tolist() == [1, -2] and is_double
+
+
+def test_view_reshape_and_expand_as_take_the_others_size():
+    def shaped(x, y):
+        return x.view_as(y), x.reshape_as(y.t()), x[:1].expand_as(torch.zeros(4, 3))
+
+    x, y = torch.arange(6.0).view(2, 3), torch.zeros(3, 2)
+    for got, expected in zip(torch.jit.script(shaped)(x, y), shaped(x, y)):
+        assert list(got.shape) == list(expected.shape)
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_retains_grad_reads_retain_grad_in_eager_and_script():
+    def retains(t):
+        return t.retains_grad
+
+    x = torch.ones(2, requires_grad=True)
+    kept, other = x * 2, x * 3
+    kept.retain_grad()
+    scripted = torch.jit.script(retains)
+    assert [retains(t) for t in (x, kept, other)] == [False, True, False]
+    assert [scripted(t) for t in (x, kept, other)] == [False, True, False]

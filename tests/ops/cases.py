@@ -329,6 +329,7 @@ CASES: dict[str, list[Case]] = {
     "expand": [Case((rand(3, 1), [3, 4]), lambda a, s: np.broadcast_to(a, s), torch=_method("expand")),
                Case((rand(4), [2, -1]), lambda a, s: np.broadcast_to(a, (2, 4)), torch=_method("expand"),
                     label="new dim")],
+    "detach": [Case((rand(3, 4),), lambda a: a, grad=False, torch=_method("detach"))],
     "contiguous": [Case((noncontig(3, 4),), lambda a: a, torch=_method("contiguous")),
                    Case((rand(),), lambda a: a, torch=_method("contiguous"), label="0-d")],
     "cat": [Case(([rand(2, 3), rand(1, 3)],), lambda ts: np.concatenate(ts)),
@@ -411,10 +412,13 @@ CASES: dict[str, list[Case]] = {
     "new_zeros": [Case((rand(2), [3, 2]), lambda a, s: np.zeros(s), grad=False,
                        torch=lambda torch, t, s: t.new_zeros(s))],
     "new_ones": [Case((rand(2), [2]), lambda a, s: np.ones(s), grad=False, torch=lambda torch, t, s: t.new_ones(s))],
+    "new_full": [Case((rand(2), [2, 1], 1.5), lambda a, s, v: np.full(s, v), grad=False,
+                      torch=lambda torch, t, s, v: t.new_full(s, v))],
 }
 
 # Ops whose values are not deterministic functions of their inputs: checked by statistics and seeding.
-STOCHASTIC = {"empty", "empty_like", "rand", "randn", "rand_like", "randn_like", "randint", "randint.low", "randint_like",
+STOCHASTIC = {"empty", "empty_like", "new_empty",
+              "rand", "randn", "rand_like", "randn_like", "randint", "randint.low", "randint_like",
               "randint_like.low", "randperm", "normal.Tensor_Tensor", "normal.Tensor_float", "normal.float_Tensor",
               "normal.float_float", "normal.like", "uniform", "exponential", "geometric", "log_normal", "cauchy",
               "random", "random.to", "random.from", "bernoulli", "bernoulli.p", "bernoulli.fill", "multinomial",

@@ -61,6 +61,10 @@ def _renorm_ref(weight, indices, max_norm, norm_type):
 
 def _bag_ref(weight, indices, offsets, mode="mean", per_sample_weights=None, include_last_offset=False,
              padding_idx=None):
+    if offsets is None:  # each row of 2-D indices a bag
+        offsets = np.arange(0, indices.size, indices.shape[1])
+        indices = indices.reshape(-1)
+        per_sample_weights = None if per_sample_weights is None else per_sample_weights.reshape(-1)
     ends = list(offsets[1:]) if include_last_offset else list(offsets[1:]) + [len(indices)]
     starts = offsets[:-1] if include_last_offset else offsets
     out = np.zeros((len(starts), weight.shape[1]))
@@ -156,7 +160,11 @@ CASES: dict[str, list[Case]] = {
                  i, w, o, mode=m, include_last_offset=last), label="max include_last_offset"),
         Case((rand(6, 3), Int(np.array([1, 2, 4, 2, 2])), Int(np.array([0, 2])), "mean", None, False, 2), _bag_ref,
              torch=lambda torch, w, i, o, m, psw, last, pad: torch.nn.functional.embedding_bag(
-                 i, w, o, mode=m, padding_idx=pad), label="padding_idx")],
+                 i, w, o, mode=m, padding_idx=pad), label="padding_idx"),
+        Case((rand(6, 3), Int(np.array([[1, 2, 4], [5, 0, 3]])), None, "sum", rand(2, 3)), _bag_ref,
+             torch=lambda torch, w, i, o, m, psw: torch.nn.functional.embedding_bag(i, w, o, mode=m,
+                                                                                   per_sample_weights=psw),
+             label="rows of 2-D indices as bags")],
     "binary_cross_entropy": [
         Case((rng.uniform(0.05, 0.95, (3, 4)), rng.uniform(0, 1, (3, 4))), _bce_ref),
         Case((rng.uniform(0.05, 0.95, (3, 4)), rng.uniform(0, 1, (3, 4)), positive(4), "sum"), _bce_ref,

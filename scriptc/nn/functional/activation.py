@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+import scriptc
 from scriptc.tensors import Tensor
 
 from ._calls import _activation, _op
@@ -183,8 +184,6 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
     """softmax((logits + Gumbel noise) / tau) along dim; with hard, the one-hot of its argmax in the forward pass
     and the soft sample's gradient in the backward (the straight-through estimator), as torch."""
-    import scriptc
-
     gumbels = -scriptc.empty_like(logits).exponential_().log()
     soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:

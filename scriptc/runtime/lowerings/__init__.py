@@ -15,14 +15,15 @@ from .scalars import (_comparison, _copy_list, _dim, _dtype, _integer, _list, _n
 from .pads import _pad
 from .samplers import SAMPLER_LOWERINGS
 from .shuffles import _pixel_shuffle
-from .views import (_chunk, _contiguous_op, _dropout, _embedding, _flatten, _join, _narrow, _select, _split, _squeeze,
-                    _transpose, _unsqueeze, _view, _zeros)
+from .views import (_chunk, _contiguous_op, _dropout, _embedding, _flatten, _join, _narrow, _same_tensor, _select,
+                    _split, _squeeze, _transpose, _unsqueeze, _view, _zeros)
 
 # The fusion heads a segment program runs (its lowering of each: _product, convolution, conv_transpose).
 HEADS = ("matmul", "conv2d", "conv_transpose2d")
 
 LOWERINGS = {
     "view": _view, "reshape": _view, "flatten": _flatten, "unsqueeze": _unsqueeze, "contiguous": _contiguous_op,
+    "detach": _same_tensor,
     "size": _size, "dim": _dim, "numel": _numel, "chunk": _chunk, "matmul": _matmul,
     "zeros": _zeros(0), "new_zeros": _zeros(1), "zeros_like": _zeros(None), "split": _split,
     "cat": _join(stack=False), "stack": _join(stack=True), "max_pool2d": _pool(0), "avg_pool2d": _pool(1),
@@ -48,7 +49,7 @@ LOWERINGS = {
 
 # Lowerings that only rename memory or do integer arithmetic: a run of nothing but these is no segment
 # (a program call costs more than their steps).
-CHEAP = {"view", "reshape", "flatten", "unsqueeze", "squeeze", "contiguous", "size", "dim", "numel", "chunk", "split",
+CHEAP = {"view", "reshape", "flatten", "unsqueeze", "squeeze", "contiguous", "detach", "size", "dim", "numel", "chunk", "split",
          "select", "transpose", "permute", "t",
          "prim::ListConstruct", "prim::TupleConstruct", "prim::ListUnpack", "prim::TupleUnpack", "add.scalar",
          "sub.scalar", "mul.scalar", "floordiv.scalar", "max.scalar", "range_length.int", "eq.scalar", "ne.scalar", "lt.scalar",

@@ -162,6 +162,11 @@ def _contiguous_op(builder: Builder, node, args, recorded):
     return [contiguous_of(args[0])]
 
 
+def _same_tensor(builder: Builder, node, args, recorded):
+    """detach: the runtime computes no gradients, so its input as it is."""
+    return [args[0]]
+
+
 def _pieces(builder: Builder, x: TensorValue, dim: int, size: int, count: int) -> list[TensorValue]:
     """`count` views of x, each `size` (a register) long along dim."""
     strides = x.strides if x.strides is not None else builder.contiguous_strides(x.dims)

@@ -32,6 +32,8 @@ from .values import ClassRef, MethodRef, ModuleDictMethod, PythonNamespace, Suga
 
 _CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
                 "short": "int16", "bool": "bool", "byte": "uint8", "char": "int8"}
+# x.<name>(other): the op called with other's size
+_AS_OTHERS_SIZE = {"view_as": "view", "reshape_as": "reshape", "expand_as": "expand"}
 
 
 class Attributes:
@@ -82,12 +84,12 @@ class Attributes:
             return self.emit1("dim", [x], Int)
         if name == "layout":  # (torch.strided, an int in script: scripted code sees dense tensors only)
             return self.const(0)
-        if name in ("requires_grad", "is_cuda", "is_cpu", "is_leaf"):
+        if name in ("requires_grad", "is_cuda", "is_cpu", "is_leaf", "retains_grad"):
             return self.emit1(f"{name}.tensor", [x], Bool)
         if name == "grad":
             return self.emit1("grad.tensor", [x], OptionalType(TensorType()))
         if name == "data":
-            return x
+            return self.emit_op(ops.OPS["detach"], [x], node)
         if name == "T":
             dims = self.emit1("reversed_dims.tensor", [x], ListType(Int))
             return self.call_op("permute", [x, dims], {}, node, method=True)
@@ -127,10 +129,19 @@ class Attributes:
             return self.emit_op(ops.OPS["to.dtype"], [x, self.const(DTYPES_BY_NAME[_CONVERSIONS[name]])], node)
         if name == "to":
             return self.tensor_to(x, args, kwargs, node)
+        if name == "type" and len(args) == 1 and not kwargs:  # x.type(torch.int32): a conversion
+            dtype = self.as_value(args[0], node)
+            if dtype.type == DType:
+                return self.emit_op(ops.OPS["to.dtype"], [x, dtype], node)
+        if name in _AS_OTHERS_SIZE and len(args) == 1 and not kwargs:  # x.view_as(y): x.view(y.size())
+            size = self.emit1("size.all", [self.as_value(args[0], node)], ListType(Int))
+            return self.call_op(_AS_OTHERS_SIZE[name], [x, size], {}, node, method=True)
         if name == "type_as":
             other = self.as_value(args[0], node)
             return self.emit_op(ops.OPS["to.dtype"], [x, self.emit1("dtype", [other], DType)], node)
-        if name in ("detach", "cpu") and not args:
+        if name == "detach" and not args:
+            return self.emit_op(ops.OPS["detach"], [x], node)
+        if name == "cpu" and not args:
             return x
         if name == "contiguous" and not args:
             return self.emit_op(ops.OPS["contiguous"], [x], node)

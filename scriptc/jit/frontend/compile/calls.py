@@ -360,8 +360,9 @@ class Calls:
         or None for functionals written in Python (compiled from their source like any function)."""
         if not (getattr(fn, "__module__", None) or "").startswith("scriptc.nn.functional"):
             return None
-        name = fn.__name__
-        found = [op for op in ops.overloads(name.rstrip("_")) if op.kind != ops.SCALAR and op.name == name]
+        name = fn.__name__  # (an F module's SCRIPTED_OPS names the op of an F function whose name another op has)
+        target = getattr(inspect.getmodule(fn), "SCRIPTED_OPS", {}).get(name, ops.ALIASES.get(name, name))
+        found = [op for op in ops.overloads(target.rstrip("_")) if op.kind != ops.SCALAR and op.name == target]
         return found[0] if found else None
 
     def call_functional(self, fn, op, args: list, kwargs: dict, node):
@@ -373,6 +374,11 @@ class Calls:
         except TypeError as exc:
             raise self.error(f"F.{fn.__name__}(): {exc}", node) from None
         named = dict(bound.arguments)
+        for name, parameter in signature.parameters.items():
+            # an F default the op has none for (F.instance_norm's weight=None): passed on
+            if name not in named and name in op.arg_index and not op.schema.args[op.arg_index[name]].has_default \
+                    and parameter.default is not inspect.Parameter.empty:
+                named[name] = self.const(parameter.default)
         if self.static_bool(self.as_value(named.pop("inplace", self.const(False)), node)) and op.inplace is not None:
             op = op.inplace
         if self.static_bool(self.as_value(named.get("return_indices", self.const(False)), node)):
@@ -382,7 +388,10 @@ class Calls:
                 op = paired[0]
                 named.pop("return_indices")
         if "input" in named and "input" not in op.arg_index:
-            named[op.schema.args[0].name] = named.pop("input")
+            # F's input is the op's first argument F has no name for (F.embedding_bag(input, weight)
+            # is embedding_bag(weight, indices))
+            unnamed = [a.name for a in op.schema.args if a.name not in signature.parameters]
+            named[unnamed[0] if unnamed else op.schema.args[0].name] = named.pop("input")
         for name in [n for n in named if n not in op.arg_index]:
             value = self.as_value(named.pop(name), node)
             default = signature.parameters[name].default if name in signature.parameters else None

@@ -1,0 +1,33 @@
+"""Errors of list methods in scripted code are RuntimeErrors in TorchScript's (Python's) words."""
+
+from __future__ import annotations
+
+import pytest
+
+import scriptc as torch
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("a.index(5)", "'5' is not in list"),
+    ("a.remove(5)", r"list.remove\(x\): x not in list"),
+    ("max(torch.jit.annotate(List[int], []))", r"max\(\) arg is an empty sequence"),
+    ("int('abc')", "invalid literal for int"),
+])
+def test_a_list_or_number_error_is_a_runtime_error_in_python_words(body, message):
+    unit = torch.jit.CompilationUnit(f"def fn():\n    a = [4, 1, 3]\n    return {body}\n")
+    with pytest.raises(RuntimeError, match=message) as caught:
+        unit.fn()
+    assert "input shapes" not in str(caught.value)
+
+
+def test_remove_takes_out_the_first_equal_item():
+    unit = torch.jit.CompilationUnit("def fn():\n    a = [1, 3, 2, 3]\n    a.remove(3)\n    return a\n")
+    assert unit.fn() == [1, 2, 3]
+
+
+def test_lists_of_tensors_compare_through_each_tensors_truth_value():
+    unit = torch.jit.CompilationUnit(
+        "def fn(x):\n    y = x * 1\n    return [x, y] == [y, x], [x] != [y]\n")
+    assert unit.fn(torch.ones(1, 1)) == (True, False)
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
+        unit.fn(torch.ones(2, 2))
