@@ -134,8 +134,17 @@ def _example_specs(graph, skip: int, examples, name: str) -> list | None:
     return specs + [None] * (len(inputs) - len(specs))
 
 
-def script_module(module, example_inputs=None) -> ScriptModule:
-    ctx = ScriptContext()
+def script_module(module, example_inputs=None, methods: dict | None = None, share_types: bool = True) -> ScriptModule:
+    """`module` scripted: `methods` (name -> function; by default methods_to_compile's) compiled, its
+    type shared with earlier modules like it unless `share_types` is False (module_types.py)."""
+    from .module_types import module_type
+
+    methods = methods_to_compile(module) if methods is None else methods
+    return _compiled_methods(ScriptContext(), module, methods, example_inputs, module_type(module, share_types))
+
+
+def methods_to_compile(module) -> dict:
+    """The methods jit.script compiles for `module`: forward and the @jit.export'ed ones, by name."""
     from scriptc.nn import Module
 
     cls = type(module)
@@ -145,7 +154,7 @@ def script_module(module, example_inputs=None) -> ScriptModule:
         fn = getattr(cls, name, None)
         if inspect.isfunction(fn) and getattr(fn, "_scriptc_export", False) and name != "forward":
             methods[name] = fn
-    return _compiled_methods(ctx, module, methods, example_inputs)
+    return methods
 
 
 def script_method(module, name: str) -> ScriptModule:
@@ -154,7 +163,7 @@ def script_method(module, name: str) -> ScriptModule:
     return _compiled_methods(ScriptContext(), module, {name: getattr(type(module), name)}, None)
 
 
-def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs) -> ScriptModule:
+def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs, module_type=None) -> ScriptModule:
     graphs, signatures, specializations = {}, {}, {}
     for name, fn in methods.items():
         _note_example_types(ctx, fn, example_inputs, name)
@@ -167,7 +176,8 @@ def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs)
         if specs is not None:
             specializations[name] = specs
     return ScriptModule(module, graphs, {**ctx.functions, **_ignored_callables(ctx)}, ignored=sorted(ctx.ignored),
-                        signatures=signatures, specializations=specializations, attributes=ctx.module_attributes)
+                        signatures=signatures, specializations=specializations, attributes=ctx.module_attributes,
+                        module_type=module_type)
 
 
 def _ignored_callables(ctx: ScriptContext) -> dict:

@@ -23,6 +23,7 @@ from scriptc.tensors.dispatch import wants_grad
 
 from .arguments import convert_arguments, python_value, typed_result
 from .eager import EagerInterpreter, reads_autograd
+from .module_types import ModuleClassType, ModuleHandle
 from .traced_children import trace_child
 
 
@@ -353,8 +354,10 @@ class ScriptModule(Module):
 
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
                  signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
-                 attributes: dict | None = None):
+                 attributes: dict | None = None, module_type: ModuleClassType | None = None):
         object.__setattr__(self, "_ignored", list(ignored))
+        # (a type of its own unless jit.script found one to share: traced modules never share)
+        object.__setattr__(self, "_module_type", module_type or ModuleClassType(type(module)))
         # (submodule path, name) -> type of the plain attributes (lists, dicts, assigned numbers) graphs read
         object.__setattr__(self, "_attributes", dict(attributes or {}))
         object.__setattr__(self, "_specializations", dict(specializations or {}))
@@ -371,6 +374,11 @@ class ScriptModule(Module):
     @property
     def graph(self) -> Graph:
         return self._graphs["forward"]
+
+    @property
+    def _c(self) -> ModuleHandle:
+        """torch's handle on the compiled module: `_c._type()` is its type (module_types.py)."""
+        return ModuleHandle(self)
 
     @property
     def graphs(self) -> dict[str, Graph]:

@@ -23,7 +23,7 @@ from ..parser import parse
 from ..source import get_source
 from .dataclass_methods import generated_method, is_generated, is_init_only
 from .function import FunctionCompiler, build_graph
-from .modules import container_type_of
+from .modules import container_type_of, unconvertible_attribute
 from .resolve import jit_functions
 from .types import AnnotationError, annotations_of, python_type
 
@@ -370,22 +370,9 @@ class ScriptContext:
         else:
             t = container_type_of(value, None)
             if t is None:
-                raise caller.error(_unconvertible_attribute(owner.module, name, value), node)
+                raise caller.error(unconvertible_attribute(owner.module, name, value), node)
         self.module_attributes[key] = t
         return t
-
-
-def _unconvertible_attribute(module, name: str, value) -> str:
-    """torch's message for a module attribute whose value has no TorchScript type."""
-    from scriptc.nn.module import Module
-
-    reason = ""
-    if isinstance(value, (list, tuple)) and any(isinstance(v, Module) for v in value):
-        reason = ("Could not infer type of list element: Cannot infer concrete type of torch.nn.Module. "
-                  if isinstance(value, list) else "Cannot infer concrete type of torch.nn.Module. ")
-    return (f"Module '{type(module).__name__}' has no attribute '{name}' (This attribute exists on the Python "
-            f"module, but we failed to convert Python type: '{type(value).__name__}' to a TorchScript type. "
-            f"{reason}Its type was inferred; try adding a type annotation for the attribute.)")
 
 
 def _self_assignments(definition: ast.FunctionDef) -> set:

@@ -112,9 +112,11 @@ class Modules(TracedCalls):
             return self.emit1("prim::GetAttr", [owner.value], ObjectType(record.name), {"name": name})
         if callable(value) and not isinstance(value, type):  # self.fn = some_function / a scripted one
             return self.sugar(value, f"{type(module).__name__}.{name}", node)
-        return self.constant_attribute(value, f"{type(module).__name__}.{name}", node)
+        return self.constant_attribute(value, f"{type(module).__name__}.{name}", node,
+                                       unconvertible=unconvertible_attribute(module, name, value))
 
-    def constant_attribute(self, value, where: str, node):
+    def constant_attribute(self, value, where: str, node, unconvertible: str | None = None):
+        """`value` as a constant (`unconvertible`: the message when it cannot be one)."""
         from scriptc.types import device, dtype
 
         if value is None or isinstance(value, (bool, int, float, complex, str, dtype, device)):
@@ -123,8 +125,9 @@ class Modules(TracedCalls):
             return self.container_constant(value, node)
         if isinstance(value, tuple):
             return self.sugar(value, where, node)
-        raise self.error(f"attribute {where} of type {type(value).__name__} cannot be used in a scripted module "
-                         "(only tensors, submodules, numbers, strings, and lists, dicts and tuples of them)", node)
+        raise self.error(unconvertible or f"attribute {where} of type {type(value).__name__} cannot be used in a "
+                         "scripted module (only tensors, submodules, numbers, strings, and lists, dicts and tuples of "
+                         "them)", node)
 
     def set_module_attribute(self, owner: SugaredModule, name: str, value: Value, node) -> None:
         module = owner.module
@@ -395,3 +398,16 @@ def container_type_of(value, fallback):
     if hasattr(value, "_data") and hasattr(value, "dtype"):
         return TensorType()
     return scalar_of_python(value) or fallback
+
+
+def unconvertible_attribute(module, name: str, value) -> str:
+    """torch's message for a module attribute whose value has no TorchScript type."""
+    from scriptc.nn.module import Module
+
+    reason = ""
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Module) for v in value):
+        reason = ("Could not infer type of list element: Cannot infer concrete type of torch.nn.Module. "
+                  if isinstance(value, list) else "Cannot infer concrete type of torch.nn.Module. ")
+    return (f"Module '{type(module).__name__}' has no attribute '{name}' (This attribute exists on the Python "
+            f"module, but we failed to convert Python type: '{type(value).__name__}' to a TorchScript type. "
+            f"{reason}Its type was inferred; try adding a type annotation for the attribute.)")
