@@ -317,12 +317,20 @@ def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
     from scriptc.errors import ArchiveError
     from scriptc.runtime import attributes
 
+    from scriptc.types import ModuleType
+
     out = {}
     for (path, name), t in m._attributes.items():
         owner = m._module.get_submodule(path) if path else m._module
         try:
             key = f"{path}.{name}" if path else name
             value = getattr(owner, name)
+            if isinstance(t, ModuleType):  # a jit.load'ed module: its stored state, under its name
+                stored_weights, stored_attributes = value._stored_state()
+                weights.update({f"{key}.{k}": w for k, w in stored_weights.items()})
+                out.update({f"{key}.{k}": attributes.encode(v, vt, weights, f"{key}.{k}")
+                            for k, (v, vt) in stored_attributes.items()})
+                continue
             live = m._objects.get((path, name))  # a script object's state as the graphs left it
             if live is not None and live.source is value:
                 value = live.in_form(eager=False)

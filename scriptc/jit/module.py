@@ -18,6 +18,7 @@ from scriptc.ir.printer import graph_code
 from scriptc.runtime import parallel
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.objects import ScriptObject
+from scriptc.types import ModuleType
 from scriptc.tensors import Tensor, _tracer, wrap
 from scriptc.tensors.dispatch import wants_grad
 
@@ -292,7 +293,9 @@ class _LiveModuleValue(ModuleValue):
         for owner, name in attributes:
             if owner == path:
                 value = getattr(module, name)
-                if hasattr(type(value), "_scriptc_class_name"):
+                if isinstance(attributes[(owner, name)], ModuleType):  # a jit.load'ed module held as an attribute
+                    values[name] = value._module_value(eager)
+                elif hasattr(type(value), "_scriptc_class_name"):
                     key = (path, name)
                     if key not in objects or objects[key].source is not value:
                         objects[key] = _LiveObject(value, eager)

@@ -46,6 +46,9 @@ class Modules(TracedCalls):
         return SugaredModule(child, value, path, traced)
 
     def module_attribute(self, owner: SugaredModule, name: str, node: ast.Node):
+        if owner.loaded is not None:
+            raise self.error(f"scripted code can call the jit.load'ed module {owner.path}, not read its attribute "
+                             f"'{name}'", node)
         module = owner.module
         if name in getattr(type(module), "__jit_ignored_attributes__", ()):
             raise self.error(f"Module '{type(module).__name__}' has no attribute '{name}' attribute was ignored "
@@ -106,6 +109,13 @@ class Modules(TracedCalls):
             return self.emit1("prim::GetAttr", [owner.value], t, {"name": name})
         if isinstance(value, enum.Enum):
             return self.enum_constant(value)
+        from scriptc.jit.compiled_modules import LoadedModule
+
+        if isinstance(value, LoadedModule):  # (a plain attribute: a loaded module is no nn.Module)
+            path = f"{owner.path}.{name}" if owner.path else name
+            self.ctx.module_attributes[(owner.path, name)] = ModuleType(path)
+            return SugaredModule(value, self.emit1("prim::GetAttr", [owner.value], ModuleType(path), {"name": name}),
+                                 path, loaded=value)
         if _is_class_instance(value):  # an instance of a (script) class: an object attribute
             record = self.ctx.script_class(type(value), self)
             self.ctx.module_attributes[(owner.path, name)] = ObjectType(record.name)
@@ -245,6 +255,8 @@ class Modules(TracedCalls):
         """module(x): forward inlined, with the module's forward pre-hooks and hooks around it."""
         if owner.traced is not None:
             return self.call_traced(owner, args, kwargs, node)
+        if owner.loaded is not None:
+            return self.call_loaded(owner, args, kwargs, node)
         module = owner.module
         forward = inspect.getattr_static(type(module), "forward", None)
         if forward is None or not inspect.isfunction(forward):

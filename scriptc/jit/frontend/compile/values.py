@@ -24,6 +24,7 @@ class SugaredModule:
     value: Value
     path: str
     traced: Any = None  # the TracedModule it was, whose traced graph a call inlines (traced_calls.py)
+    loaded: Any = None  # the jit.load'ed module it is, whose stored forward a call inlines (traced_calls.py)
 
 
 @dataclass
