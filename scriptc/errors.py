@@ -64,6 +64,10 @@ class ScriptError(SourceError, RuntimeError):
     """
 
 
+class ScriptValueError(ScriptError, ValueError):
+    """A refusal torch raises as a ValueError (an instance attribute annotated outside __init__)."""
+
+
 class NotSupportedError(ScriptError):
     """jit.script met Python syntax TorchScript does not support (torch.jit.frontend.NotSupportedError)."""
 

@@ -23,6 +23,7 @@ from scriptc.jit.markers import (  # noqa: F401,E402
     _awaitable,
     _awaitable_nowait,
     _awaitable_wait,
+    _drop,
     _overload,
     _overload_method,
     _unwrap_optional,

@@ -231,3 +231,23 @@ def test_an_empty_literal_passed_to_a_scripted_function_takes_the_parameter_type
         torch.jit.script(_empty_variable)
     with pytest.raises(RuntimeError, match="Expected a value of type 'Dict\\[str, float\\]' for argument 'table'"):
         torch.jit.script(_empty_dict)  # torch infers only an empty list from the parameter
+
+
+@torch.jit.ignore
+def _ignored_add_ten(value, scale: float = 1.0):
+    return value * scale + 10
+
+
+def test_arguments_of_an_ignored_function_are_checked_against_its_parameters():
+    @torch.jit.script
+    def scaled(x: torch.Tensor) -> torch.Tensor:
+        return _ignored_add_ten(x, scale=2)  # an int where a float is declared converts, as in torch
+
+    assert scaled(torch.ones(2)).tolist() == [12.0, 12.0]
+
+    def passes_a_str():
+        return _ignored_add_ten("2")
+
+    with pytest.raises(RuntimeError, match="Expected a value of type 'Tensor' for argument 'value' but instead found "
+                                           "type 'str'"):
+        torch.jit.script(passes_a_str)

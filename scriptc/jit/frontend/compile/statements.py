@@ -3,6 +3,7 @@ del, with, pass, and the constructs TorchScript refuses."""
 
 from __future__ import annotations
 
+from scriptc.errors import ScriptValueError
 from scriptc.ir.graph import Value
 from scriptc.types import Bool, DictType, ListType, NoneType, ObjectType, Str, TensorType, TupleType
 
@@ -104,6 +105,11 @@ class Statements:
         declared = self.annotation(node.annotation)
         if not isinstance(node.target, (ast.Name, ast.Attribute)):
             raise self.error("only a name or an attribute can be annotated", node.target)
+        method = getattr(self.fn, "__name__", "")
+        if isinstance(node.target, ast.Attribute) and isinstance(node.target.value, ast.Name) and \
+                node.target.value.id == "self" and method != "__init__":
+            raise self.error(f"Type annotations on instance attributes must be declared in __init__, not '{method}'",
+                             node.target, ScriptValueError)
         if isinstance(node.target, ast.Name):
             if any(node.target.id in scope for scope in self.scopes[:-1]):
                 raise self.error(f"Attempting to declare and annotate the type of variable '{node.target.id}' but "
