@@ -4,7 +4,7 @@ see, and dataclasses (the methods torch writes for them)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import pytest
 
@@ -137,3 +137,49 @@ def test_a_script_class_is_compiled_whole_when_scripted_as_torch_does():
 
 
 torch_tensor_type = scriptc.Tensor
+
+
+@scriptc.jit.script
+class _Castable:
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+
+def _casts(item: _Castable) -> Tuple[int, float, bool, bool]:
+    truth = False
+    if item:
+        truth = True
+    return int(item), float(item), bool(item), truth
+
+
+def test_int_float_bool_and_conditions_call_the_class_dunders():
+    scripted = scriptc.jit.script(_casts)
+    assert scripted(_Castable(2.5)) == (2, 2.5, True, True)
+    assert scripted(_Castable(0.0)) == (0, 0.0, False, False)
+
+
+def test_a_bool_dunder_returning_another_type_is_refused():
+    @scriptc.jit.script
+    class _BadBool:
+        def __init__(self):
+            pass
+
+        def __bool__(self):
+            return (1, 2)
+
+    def branches():
+        if _BadBool():
+            return 1
+        return 0
+
+    with pytest.raises(RuntimeError, match="expected a bool expression for condition"):
+        scriptc.jit.script(branches)

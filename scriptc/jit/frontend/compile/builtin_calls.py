@@ -116,6 +116,9 @@ class BuiltinCalls:
             return self.emit1(f"{name}.str", [value], target)
         if value.type in _NUMBERS or value.type == Scalar:
             return self.emit1(f"{name}.scalar", [value], target)
+        if self.has_magic(value, f"__{name}__"):  # a script-class object: its __int__ / __float__
+            result = self.as_value(self.object_method(value, f"__{name}__", [], {}, node), node)
+            return self.coerce(result, target, node, f"__{name}__ returned a {result.type}, not {target}")
         raise self.error(f"{name}() of a value of type {value.type} is not supported", node)
 
     def builtin_bool(self, args, kwargs, node, expected):

@@ -80,6 +80,11 @@ class Expressions:
             return self.emit1("ne.scalar", [self.length(value, node), self.const(0)], Bool)
         if isinstance(t, TupleType):
             return self.const(bool(t.elems))
+        if self.has_magic(value, "__bool__"):  # a script-class object: its __bool__
+            result = self.as_value(self.object_method(value, "__bool__", [], {}, node), node)
+            if result.type != Bool:
+                raise self.error(f"expected a bool expression for condition but found {result.type}", node)
+            return result
         raise self.error(f"expected a bool condition, got a value of type {t}", node)
 
     # --- names and literals -----------------------------------------------------------------------
