@@ -35,6 +35,7 @@ from .values import (
     IgnoredMethod,
     JitFunction,
     MethodRef,
+    ModuleChoice,
     ModuleDictMethod,
     ModuleMethod,
     OpFunction,
@@ -105,6 +106,8 @@ class Calls:
             return self.construct(callee, args, kwargs, node)
         if isinstance(callee, SugaredModule):
             return self.call_module(callee, args, kwargs, node)
+        if isinstance(callee, ModuleChoice):
+            return self.call_chosen(callee, args, kwargs, node)
         if isinstance(callee, ModuleMethod):
             return self.inline_method(callee.owner, callee.fn, args, kwargs, node)
         if isinstance(callee, IgnoredMethod):

@@ -13,18 +13,20 @@ from scriptc.types import (
     Bool,
     DictType,
     ListType,
+    Int,
     ModuleType,
     NoneType,
     ObjectType,
     OptionalType,
+    Str,
     TensorType,
     TupleType,
 )
 
 from .. import ast
 from .traced_calls import TracedCalls
-from .types import AnnotationError, assignable, python_type
-from .values import IgnoredMethod, ModuleMethod, SugaredModule, SugaredTuple
+from .types import AnnotationError, assignable, python_type, unify
+from .values import IgnoredMethod, ModuleChoice, ModuleMethod, SugaredModule, SugaredTuple
 
 
 MODULE_ITERATORS = ("children", "named_children", "modules", "named_modules")
@@ -168,7 +170,9 @@ class Modules(TracedCalls):
             return [self.const(name) for name in names]
         return [self.submodule(owner, name) for name in names]
 
-    def module_subscript(self, owner: SugaredModule, index: ast.Node, node):
+    def module_subscript(self, owner: SugaredModule, index: ast.Node, node, expected=None):
+        """self.layers[0], self.blocks["a"], self.layers[1:3]; with a run-time index, only where an
+        annotation with a module interface takes the result (a ModuleChoice)."""
         if _is_parameter_list(owner.module) or is_parameter_dict(owner.module):
             names = list(owner.module._parameters)
             key = self.expr(index)
@@ -192,6 +196,8 @@ class Modules(TracedCalls):
         if is_module_dict(owner.module):
             text = key.node.attrs.get("value") if isinstance(key, Value) and key.node is not None and \
                 key.node.op == "prim::Constant" and not variable else None
+            if not isinstance(text, str) and isinstance(expected, ModuleType):
+                return self.module_choice(owner, names, key, Str, node)
             if not isinstance(text, str):
                 raise self.error("Unable to extract string literal index. ModuleDict indexing is only supported "
                                  "with string literals. For example, 'i = \"a\"; self.layers[i](x)' will fail "
@@ -201,6 +207,8 @@ class Modules(TracedCalls):
                 raise self.error(f"Key Error, {text}", node)
             return self.submodule(owner, text)
         position = None if variable else self.static_int(key)
+        if position is None and isinstance(expected, ModuleType):
+            return self.module_choice(owner, names, key, Int, node)
         if position is None:
             raise self.error("Expected integer literal for index but got a variable or non-integer. "
                              "ModuleList/Sequential indexing is only supported with integer literals. For example, "
@@ -209,6 +217,84 @@ class Modules(TracedCalls):
         if not -len(names) <= position < len(names):
             raise self.error(f"Index {position} out of range of length {len(names)}", node)
         return self.submodule(owner, names[position])
+
+    def module_choice(self, owner: SugaredModule, names: list, key, key_type, node) -> ModuleChoice:
+        key = self.as_value(key, node)
+        if key.type != key_type:
+            raise self.error(f"a {'ModuleDict' if key_type == Str else 'ModuleList'} index must be {key_type}, not "
+                             f"{key.type}", node)
+        if key_type == Str:
+            candidates = [(name, self.submodule(owner, name)) for name in names]
+        else:  # each position also answers to its negative index
+            candidates = [((i, i - len(names)), self.submodule(owner, name)) for i, name in enumerate(names)]
+        return ModuleChoice(candidates, key)
+
+    def call_chosen(self, choice: ModuleChoice, args: list, kwargs: dict, node):
+        """choice.method(*args): the picked candidate's method, by a chain of prim::If on the index; an
+        index no candidate has raises torch's error at run time."""
+        args = [self.as_value(a, node) for a in args]
+        kwargs = {k: self.as_value(v, node) for k, v in kwargs.items()}
+        return self.chosen_call(choice, 0, args, kwargs, node)
+
+    def chosen_call(self, choice: ModuleChoice, position: int, args: list, kwargs: dict, node) -> Value:
+        key, module = choice.candidates[position]
+        keys = key if isinstance(key, tuple) else (key,)
+        test = self.compare("==", choice.index, self.const(keys[0]), node)
+        for other in keys[1:]:
+            test = self.either(test, lambda other=other: self.compare("==", choice.index, self.const(other), node))
+        branch = self.emit("prim::If", [test], [])
+        with self.inside(branch.add_block()):
+            method = module if choice.method == "forward" else self.attribute(module, choice.method, node)
+            taken = self.as_value(self.call(method, args, kwargs, node), node)
+        with self.inside(branch.add_block()):
+            if position + 1 < len(choice.candidates):
+                other = self.chosen_call(choice, position + 1, args, kwargs, node)
+            else:
+                self.raises("IndexError: index out of range" if isinstance(key, tuple) else "KeyError: key not found")
+                other = self.emit1("prim::Uninitialized", [], taken.type)
+        merged = unify(taken.type, other.type)
+        if merged is None:
+            raise self.error(f"the modules this index picks return different types ({taken.type} and "
+                             f"{other.type})", node)
+        branch.blocks[0].add_return(taken)
+        branch.blocks[1].add_return(other)
+        return branch.add_output(merged)
+
+    def either(self, test: Value, other) -> Value:
+        """`test or other()`, the second evaluated only when the first is false."""
+        branch = self.emit("prim::If", [test], [Bool])
+        with self.inside(branch.add_block()):
+            branch.blocks[0].add_return(self.const(True))
+        with self.inside(branch.add_block()):
+            branch.blocks[1].add_return(other())
+        return branch.output
+
+    def check_interface(self, interface, chosen, node) -> None:
+        """torch's refusal of a module that lacks a method of the module interface it is annotated with,
+        or has it with other parameter or return types (`chosen`: a SugaredModule or ModuleChoice)."""
+        candidates = chosen.candidates if isinstance(chosen, ModuleChoice) else [(chosen.path, chosen)]
+        for key, module in candidates:
+            for name, declared in vars(interface).items():
+                if not inspect.isfunction(declared):
+                    continue
+                member = inspect.getattr_static(type(module.module), name, None)
+                if not inspect.isfunction(member) or not self.same_signature(declared, member):
+                    shown = key[0] if isinstance(key, tuple) else key
+                    raise self.error(f"Attribute {shown} is not of annotated type {interface.__qualname__}", node)
+
+    def same_signature(self, declared, member) -> bool:
+        """Whether a method's parameter and return annotations are the interface's (an annotation the
+        method leaves out is not compared)."""
+        ours, theirs = inspect.signature(declared), inspect.signature(member)
+        if len(ours.parameters) != len(theirs.parameters):
+            return False
+        pairs = list(zip(list(ours.parameters.values())[1:], list(theirs.parameters.values())[1:]))
+        pairs = [(a.annotation, b.annotation) for a, b in pairs] + [(ours.return_annotation, theirs.return_annotation)]
+        try:
+            return all(a == b or python_type(a, self.class_type) == python_type(b, self.class_type) for a, b in pairs
+                       if a is not inspect.Parameter.empty and b is not inspect.Parameter.empty)
+        except AnnotationError:
+            return False
 
     def module_dict_method(self, owner: SugaredModule, name: str, node):
         if name in MODULE_ITERATORS:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from scriptc.errors import ScriptValueError
 from scriptc.ir.graph import Value
-from scriptc.types import Bool, DictType, ListType, NoneType, ObjectType, Str, TensorType, TupleType
+from scriptc.types import Bool, DictType, ListType, ModuleType, NoneType, ObjectType, Str, TensorType, TupleType
 
 from .. import ast
 from .control import Conflict
 from .types import assignable
-from .values import SugaredModule, SugaredTuple
+from .values import ModuleChoice, SugaredModule, SugaredTuple
 
 
 class Statements:
@@ -117,6 +117,15 @@ class Statements:
             self.declared[node.target.id] = declared
         if node.value is None:
             return
+        if isinstance(declared, ModuleType) and isinstance(node.target, ast.Name):
+            # `m: Interface = self.layers[i]`: a module, or one picked at run time, checked against the interface
+            chosen = self.expr(node.value, declared)
+            if isinstance(chosen, (SugaredModule, ModuleChoice)):
+                found, interface = self.lookup_object(node.annotation)
+                if found and getattr(interface, "_scriptc_interface", False):
+                    self.check_interface(interface, chosen, node.value)
+                self.bind(node.target.id, chosen)
+                return
         value = self.as_value(self.expr(node.value, declared), node.value)
         name = node.target.id if isinstance(node.target, ast.Name) else node.target.attr
         value = self.coerce(value, declared, node, f"Variable '{name}' is annotated with type {declared} but is "

@@ -156,6 +156,17 @@ class Overloads:
 
 
 @dataclass
+class ModuleChoice:
+    """One of a ModuleList's or ModuleDict's modules picked by a run-time index, which an annotation
+    with a module interface allows (`m: Interface = self.layers[i]`): calling `method` on it runs
+    the picked module's (a chain of prim::If on the index)."""
+
+    candidates: list  # (key, SugaredModule): position or name, and the module
+    index: Value
+    method: str = "forward"
+
+
+@dataclass
 class ModuleDictMethod:
     """`self.d.keys()` / `.values()` / `.items()` of a ModuleDict, unrolled when called."""
 
