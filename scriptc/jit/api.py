@@ -177,7 +177,7 @@ def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs,
             specializations[name] = specs
     return ScriptModule(module, graphs, {**ctx.functions, **_ignored_callables(ctx)}, ignored=sorted(ctx.ignored),
                         signatures=signatures, specializations=specializations, attributes=ctx.module_attributes,
-                        module_type=module_type)
+                        module_type=module_type, called_methods=[n for path, n in ctx.inlined_methods if not path])
 
 
 def _ignored_callables(ctx: ScriptContext) -> dict:

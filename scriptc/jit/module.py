@@ -342,9 +342,30 @@ class ScriptModule(Module):
 
     # An nn.Module (isinstance, a child of other modules) whose state is the original module's: the
     # Module methods it does not override reach the original's parameters, buffers and children
-    # through __getattr__; attributes set on it stay its own.
-    __setattr__ = object.__setattr__
+    # through __getattr__; attributes set on it stay its own, but for submodules (swapped).
     __delattr__ = object.__delattr__
+
+    def __setattr__(self, name: str, value) -> None:
+        module = self.__dict__.get("_module")
+        if module is not None and name in module._modules and isinstance(value, Module):
+            self._swap_submodule(name, value)
+            return
+        object.__setattr__(self, name, value)
+
+    def _swap_submodule(self, name: str, new) -> None:
+        """`scripted.name = torch.jit.script(other)`: the submodule replaced (where torch allows it:
+        module_types.check_swap) and the methods compiled again, so calls run the new one."""
+        from .api import script_module
+        from .module_types import check_swap
+
+        check_swap(self, name, new)
+        self._module._modules[name] = new
+        methods = {method: getattr(type(self._module), method) for method in self._graphs}
+        fresh = script_module(self._module, methods=methods)
+        for key in ("_graphs", "_functions", "_interpreters", "_eager", "_reads_autograd", "_attributes",
+                    "_signatures", "_ignored", "_called_methods"):
+            object.__setattr__(self, key, fresh.__dict__[key])
+        object.__setattr__(self, "_objects", {})
     example_batch: int | None = None  # (as ScriptFunction's: set by jit.trace)
 
     def __init_subclass__(cls, **kwargs):
@@ -357,8 +378,11 @@ class ScriptModule(Module):
 
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
                  signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
-                 attributes: dict | None = None, module_type: ModuleClassType | None = None):
+                 attributes: dict | None = None, module_type: ModuleClassType | None = None,
+                 called_methods=()):
         object.__setattr__(self, "_ignored", list(ignored))
+        # the methods compiled: the graphs' and those they call (inlined), as torch compiles them lazily
+        object.__setattr__(self, "_called_methods", tuple(dict.fromkeys([*graphs, *called_methods])))
         # (a type of its own unless jit.script found one to share: traced modules never share)
         object.__setattr__(self, "_module_type", module_type or ModuleClassType(type(module)))
         # (submodule path, name) -> type of the plain attributes (lists, dicts, assigned numbers) graphs read

@@ -29,7 +29,9 @@ class ModuleClassType:
     says whether two scripted modules share their type."""
 
     def __init__(self, cls: type):
-        self._qualified_name = f"__torch__.{cls.__module__}.{cls.__qualname__}".replace(".<locals>", "")
+        # as torch names it: the defining module (none for __main__), the class's qualified name
+        where = "" if cls.__module__ == "__main__" else f"{cls.__module__}."
+        self._qualified_name = f"__torch__.{where}{cls.__qualname__}".replace(".<locals>", "")
 
     def name(self) -> str:
         """The class name, as torch's ClassType.name()."""
@@ -133,13 +135,57 @@ class ModuleHandle:
         return self._module._module_type
 
     def _has_method(self, name: str) -> bool:
-        return name in self._module._graphs
+        return name in self._module._called_methods
 
     def _method_names(self) -> list:
-        return list(self._module._graphs)
+        """The compiled methods: forward, the exported ones, and those they call."""
+        return list(self._module._called_methods)
 
     def hasattr(self, name: str) -> bool:
         return hasattr(self._module, name)
 
     def getattr(self, name: str):
         return getattr(self._module, name)
+
+
+def check_swap(scripted, name: str, new) -> None:
+    """torch's checks on `scripted.<name> = new` for a submodule: `new` must be scripted, and have
+    every method of the interface the submodule is annotated with (compiled, with types the
+    interface's calls fit), or else be of the submodule's own type."""
+    from .frontend.compile.types import annotations_of
+    from .module import ScriptModule
+
+    if not isinstance(new, ScriptModule):
+        raise RuntimeError(f"Cannot swap a ScriptModule with non-scripted module {type(new).__name__}: assign "
+                           f"torch.jit.script(module) to '{name}'")
+    interface = annotations_of(type(scripted._module)).get(name)
+    if getattr(interface, "_scriptc_interface", False):
+        problem = _interface_mismatch(interface, new)
+        if problem is not None:
+            raise RuntimeError(f"Switching submodule '{name}' to {new._module_type}: it is not compatible with "
+                               f"interface __torch__.{interface.__module__}.{interface.__qualname__}: {problem}")
+        return
+    expected = module_type(scripted._module._modules[name])
+    if new._module_type is not expected:
+        raise RuntimeError(f"Expected a value of type '{expected} (a module type)' for field '{name}', but found "
+                           f"'{new._module_type} (a module type)'")
+
+
+def _interface_mismatch(interface, new) -> str | None:
+    """Why the scripted module `new` does not implement the module interface (None: it does)."""
+    from .frontend.compile import ScriptContext
+    from .frontend.compile.types import assignable
+
+    context = ScriptContext()
+    for name, declared in vars(interface).items():
+        if not inspect.isfunction(declared):
+            continue
+        if name not in new._called_methods:
+            return (f"it has no compiled method '{name}' (call it from forward or mark it @torch.jit.export)")
+        wanted, wanted_return = context.method_types(declared)
+        given, given_return = context.method_types(getattr(type(new._module), name))
+        if len(wanted) != len(given) or not all(assignable(w, g) for w, g in zip(wanted, given)):
+            return f"its method '{name}' takes ({', '.join(map(str, given))}), the interface's ({', '.join(map(str, wanted))})"
+        if wanted_return is not None and given_return is not None and not assignable(given_return, wanted_return):
+            return f"its method '{name}' returns {given_return}, the interface's {wanted_return}"
+    return None

@@ -139,3 +139,84 @@ def test_an_attribute_without_a_torchscript_type_is_refused_in_torchs_words():
 
     with pytest.raises(ScriptError, match="failed to convert Python type: 'type' to a TorchScript type"):
         torch.jit.script(UsesClass())
+
+
+@torch.jit.interface
+class _Combine(torch.nn.Module):
+    def one(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        pass
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        pass
+
+
+class _Sum(torch.nn.Module):
+    def one(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a + b
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.one(x, x)
+
+
+class _Product(torch.nn.Module):
+    def one(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a * b
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.one(x, x + 1)
+
+
+class _Uncalled(torch.nn.Module):
+    def one(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a - b
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+class _IntForward(torch.nn.Module):
+    def one(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a
+
+    def forward(self, x: int) -> int:
+        return x + self.one(torch.ones(1), torch.ones(1)).numel()
+
+
+class _Proxy(torch.nn.Module):
+    inner: _Combine
+
+    def __init__(self):
+        super().__init__()
+        self.inner = _Sum()
+        self.plain = _Sum()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(x) + self.plain(x)
+
+
+def test_a_submodule_swapped_through_its_interface_runs_in_later_calls():
+    scripted = torch.jit.script(_Proxy())
+    x = torch.tensor([1.0, 2.0])
+    assert scripted(x).tolist() == [4.0, 8.0]
+    assert scripted._c._has_method("forward")
+    scripted.inner = torch.jit.script(_Product())
+    assert scripted(x).tolist() == [4.0, 10.0]
+
+
+@pytest.mark.parametrize("replacement, message", [
+    (_Product(), "Cannot swap a ScriptModule with non-scripted module _Product"),
+    (torch.jit.script(_Uncalled()), "not compatible with interface .*_Combine: it has no compiled method 'one'"),
+    (torch.jit.script(_IntForward()), "not compatible with interface .*its method 'forward' takes \\(int\\)"),
+])
+def test_a_swap_the_interface_does_not_allow_is_refused_in_torchs_words(replacement, message):
+    scripted = torch.jit.script(_Proxy())
+    with pytest.raises(RuntimeError, match=message):
+        scripted.inner = replacement
+
+
+def test_a_submodule_without_an_interface_swaps_only_for_its_own_type():
+    scripted = torch.jit.script(_Proxy())
+    scripted.plain = torch.jit.script(_Sum())
+    with pytest.raises(RuntimeError, match="Expected a value of type '__torch__.*_Sum \\(.*\\)' for field 'plain', but "
+                                           "found '__torch__.*_Product \\(.*\\)'"):
+        scripted.plain = torch.jit.script(_Product())

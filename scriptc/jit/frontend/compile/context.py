@@ -85,6 +85,7 @@ class ScriptContext:
         self._assigned: dict[Any, set] = {}
         self.jit_functions = jit_functions()
         self.depth = 0
+        self.inlined_methods: set[tuple[str, str]] = set()  # (module path, method name) compiled into a caller
 
     # --- functions ---------------------------------------------------------------------------------
     def compile_function_graph(self, fn, graph_name: str | None = None, module=None, hooks: bool = False) -> Graph:
@@ -144,6 +145,7 @@ class ScriptContext:
                                          declared.returns, definition.body, [], declared.type_comment)
         compiler = FunctionCompiler(self, source, fn, caller.block, owner)
         params, returns = compiler.parameter_types(definition, skip_self=not bound_self)
+        self.inlined_methods.add((getattr(owner, "path", ""), fn.__name__))
         names = [p.name for p in definition.params]
         if bound_self:
             args = [owner] + list(args)
@@ -236,6 +238,14 @@ class ScriptContext:
         from scriptc.jit.markers import method_overloads
 
         return method_overloads(cls, name)
+
+    def method_types(self, method) -> tuple[list, Any]:
+        """The declared types of a method's parameters after self (Tensor where undeclared) and its
+        declared return type (None where undeclared), from annotations or a `# type:` comment."""
+        definition, source = definition_of(method)
+        compiler = FunctionCompiler(self, source, method, Graph().block)
+        params, returns = compiler.parameter_types(definition, skip_self=True)
+        return [t for _, t in params], returns
 
     def declared_parameter_types(self, declaration, caller) -> dict:
         definition, source = definition_of(declaration)
