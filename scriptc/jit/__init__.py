@@ -13,6 +13,7 @@ from scriptc.jit import _recursive  # noqa: F401,E402  (torch.jit._recursive)
 from scriptc.jit.fusion_settings import (  # noqa: F401,E402
     enable_onednn_fusion,
     onednn_fusion_enabled,
+    optimized_execution,
     set_fusion_strategy,
     strict_fusion,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import sys
 
-from scriptc.errors import ScriptError
+from scriptc.errors import NotSupportedError, ScriptError
 from scriptc.runtime.specialize import InputSpec
 from scriptc.types import TensorType
 
@@ -31,6 +31,9 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         return obj
     if isinstance(obj, Module):
         return script_module(_prepare_scriptable(obj, {}), example_inputs)
+    prepare = getattr(type(obj), "__prepare_scriptable__", None)
+    if prepare is not None and not isinstance(obj, type):  # any object may name what to script in its place
+        return script(prepare(obj), optimize, _frames_up + 1, _rcb, example_inputs)
     if isinstance(obj, type) and issubclass(obj, Module):
         raise ScriptError(f"jit.script expects a module instance, got the class {obj.__name__}; "
                           f"call jit.script({obj.__name__}(...))")
@@ -57,6 +60,11 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         ScriptContext().compile_class(obj)  # (errors now, as torch's; each use compiles it again)
         obj._scriptc_script_class = True
         return obj
+    call = inspect.getattr_static(type(obj), "__call__", None)
+    if inspect.isfunction(call) and any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                                        for p in inspect.signature(call).parameters.values()):
+        raise NotSupportedError("Compiled functions can't take variable number of arguments or use keyword-only "
+                                f"arguments with defaults ({type(obj).__name__}.__call__)")
     raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
 
 
