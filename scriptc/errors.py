@@ -68,7 +68,11 @@ class ScriptValueError(ScriptError, ValueError):
     """A refusal torch raises as a ValueError (an instance attribute annotated outside __init__)."""
 
 
-class NotSupportedError(ScriptError):
+class FrontendError(ScriptError):
+    """jit.script refused a construct of the source (torch.jit.frontend.FrontendError)."""
+
+
+class NotSupportedError(FrontendError):
     """jit.script met Python syntax TorchScript does not support (torch.jit.frontend.NotSupportedError)."""
 
 

@@ -183,3 +183,18 @@ def test_a_bool_dunder_returning_another_type_is_refused():
 
     with pytest.raises(RuntimeError, match="expected a bool expression for condition"):
         scriptc.jit.script(branches)
+
+
+def test_an_ignored_class_cannot_be_instantiated_in_scripted_code():
+    @scriptc.jit.ignore
+    class PythonOnly:
+        def unscriptable(self):
+            return "a" + 200
+
+    class Builds(scriptc.nn.Module):
+        def forward(self, x):
+            return PythonOnly()
+
+    with pytest.raises(scriptc.jit.frontend.FrontendError, match="Cannot instantiate class 'PythonOnly' in a script "
+                                                                 "function"):
+        scriptc.jit.script(Builds())

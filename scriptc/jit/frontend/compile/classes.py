@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 
+from scriptc.errors import FrontendError
 from scriptc.ir.graph import Value
 from scriptc.types import EnumValue, Int, ListType, NamedTupleType, ObjectType, Str
 
@@ -97,6 +98,8 @@ class Classes:
         if any(base.__module__ == "builtins" and base is not object for base in cls.__mro__[1:]):
             raise self.error(f"{cls.__name__}(...) cannot be called in scripted code (a subclass of a Python "
                              f"builtin type is not a script class)", node)
+        if getattr(cls, "_scriptc_ignore", False):  # an @torch.jit.ignore'd class stays Python's
+            raise self.error(f"Cannot instantiate class '{cls.__name__}' in a script function", node, FrontendError)
         has_init = inspect.isfunction(getattr(cls, "__init__", None))
         if not has_init and (args or kwargs):
             raise self.error(f"{cls.__name__}() takes no arguments", node)
