@@ -4,7 +4,7 @@ see, and dataclasses (the methods torch writes for them)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import pytest
 
@@ -198,3 +198,67 @@ def test_an_ignored_class_cannot_be_instantiated_in_scripted_code():
     with pytest.raises(scriptc.jit.frontend.FrontendError, match="Cannot instantiate class 'PythonOnly' in a script "
                                                                  "function"):
         scriptc.jit.script(Builds())
+
+
+@scriptc.jit.script
+class _BadEnter:
+    def __init__(self):
+        self.count = 1
+
+    def __enter__(self, increment: int):
+        self.count += increment
+
+    def __exit__(self, kind: Any, value: Any, traceback: Any):
+        pass
+
+
+@scriptc.jit.script
+class _ShortExit:
+    def __init__(self):
+        self.count = 1
+
+    def __enter__(self):
+        self.count += 1
+
+    def __exit__(self, kind: Any, value: Any):
+        pass
+
+
+@scriptc.jit.script
+class _TypedExit:
+    def __init__(self):
+        self.count = 1
+
+    def __enter__(self):
+        self.count += 1
+
+    def __exit__(self, kind: Any, value: int, traceback: int):
+        pass
+
+
+def _enters_bad(manager: _BadEnter) -> int:
+    with manager:
+        pass
+    return 0
+
+
+def _enters_short(manager: _ShortExit) -> int:
+    with manager:
+        pass
+    return 0
+
+
+def _enters_typed(manager: _TypedExit) -> int:
+    with manager:
+        pass
+    return 0
+
+
+@pytest.mark.parametrize("fn, message", [
+    (_enters_bad, "__enter__ must have only one argument and one return value"),
+    (_enters_short, "__exit__ must have four arguments"),
+    (_enters_typed, "argument 2 of __exit__ must have Any type"),
+])
+def test_context_manager_methods_are_checked_in_torchs_words(fn, message):
+    with pytest.raises(RuntimeError, match=message):
+        scriptc.jit.script(fn)

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from scriptc.errors import ScriptValueError
 from scriptc.ir.graph import Value
-from scriptc.types import Bool, DictType, ListType, ModuleType, NoneType, ObjectType, Str, TensorType, TupleType
+from scriptc.types import (
+    Any_,
+    Bool,
+    DictType,
+    ListType,
+    ModuleType,
+    NoneType,
+    ObjectType,
+    Str,
+    TensorType,
+    TupleType,
+)
 
 from .. import ast
 from .control import Conflict
@@ -57,9 +68,7 @@ class Statements:
                 entered.append((True, found))
                 continue
             manager = self.as_value(self.expr(item.context), item.context)
-            if not (self.has_magic(manager, "__enter__") and self.has_magic(manager, "__exit__")):
-                raise self.error(f"a with statement needs a context manager (a script class with __enter__ and "
-                                 f"__exit__, or torch.no_grad()), not a {manager.type}", item.context)
+            self.check_context_manager(manager, item.context)
             value = self.object_method(manager, "__enter__", [], {}, item)
             if item.name is not None:
                 self.assign_name(item.name, value, item)
@@ -73,6 +82,23 @@ class Statements:
             else:
                 self.object_method(entry, "__exit__", [none, none, none], {}, node)
         return exit_kind
+
+    def check_context_manager(self, manager: Value, node) -> None:
+        """torch's checks of a with item: a script-class object whose __enter__(self) returns a value and
+        whose __exit__(self, type, value, tb) takes them as Any."""
+        if not (self.has_magic(manager, "__enter__") and self.has_magic(manager, "__exit__")):
+            raise self.error("Object returned by with item expression does not define __enter__ and __exit__ "
+                             "methods", node)
+        cls = self.ctx.class_named(manager.type.name).cls
+        if self.ctx.method_types(cls.__enter__)[0]:
+            raise self.error("__enter__ must have only one argument and one return value", node)
+        exit_types = self.ctx.method_types(cls.__exit__)[0]
+        if len(exit_types) != 3:
+            raise self.error("__exit__ must have four arguments", node)
+        for position, t in enumerate(exit_types, 1):
+            if t != Any_:
+                raise self.error(f"argument {position} of __exit__ must have Any type; TorchScript does not currently "
+                                 "support passing exception type, value, or traceback to the __exit__ function.", node)
 
     def stmt_Delete(self, node: ast.Delete):
         for target in node.targets:
