@@ -368,10 +368,15 @@ class ScriptContext:
 
     def attribute_type(self, owner, name: str, value, caller, node) -> Type:
         """The type of a module's plain attribute: its class annotation, else its current value's."""
+        from scriptc.jit.markers import Attribute
+
         key = (owner.path, name)
         if key in self.module_attributes:
             return self.module_attributes[key]
         annotation = annotations_of(type(owner.module)).get(name)
+        if isinstance(value, Attribute):  # torch.jit.Attribute(value, type): the value, declared that type
+            annotation = value.type
+            setattr(owner.module, name, value.value)
         if annotation is not None:
             try:
                 t = python_type(annotation, caller.class_type)
