@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import weakref
 
 from scriptc.errors import NotSupportedError, ScriptError
 from scriptc.runtime.specialize import InputSpec
@@ -13,6 +14,10 @@ from .frontend.compile import ScriptContext
 from .frontend.compile.dataclass_methods import refuse_default_factories
 from .frontend.compile.resolve import prepared_function
 from .module import ScriptFunction, ScriptModule
+
+
+# the classes jit.script has compiled: the candidates a call through a class interface picks from
+SCRIPTED_CLASSES: weakref.WeakSet = weakref.WeakSet()
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
@@ -59,6 +64,7 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
                 member._scriptc_defining_scope = scope
         ScriptContext().compile_class(obj)  # (errors now, as torch's; each use compiles it again)
         obj._scriptc_script_class = True
+        SCRIPTED_CLASSES.add(obj)
         return obj
     call = inspect.getattr_static(type(obj), "__call__", None)
     if inspect.isfunction(call) and any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)

@@ -17,6 +17,7 @@ from scriptc.types import (
     Float,
     FutureType,
     Int,
+    InterfaceType,
     ListType,
     ObjectType,
     OptionalType,
@@ -284,6 +285,8 @@ class Calls:
         t = base.type
         if isinstance(t, TensorType):
             return self.tensor_method(base, name, args, kwargs, node, expected)
+        if isinstance(t, InterfaceType):
+            return self.interface_call(base, name, args, kwargs, node)
         if isinstance(t, ObjectType):
             return self.object_method(base, name, args, kwargs, node)
         if isinstance(t, FutureType) and name == "wait" and not args:

@@ -80,6 +80,7 @@ class ScriptContext:
         self.classes: dict[str, ScriptClass] = {}
         self._class_records: dict[Any, ScriptClass] = {}
         self.enum_classes: dict[str, Any] = {}
+        self.interfaces: dict[str, Any] = {}  # class interfaces by the name their InterfaceType carries
         self.example_types: dict = {}  # function -> types of its parameters from jit.script's example_inputs
         self.module_attributes: dict[tuple[str, str], Type] = {}
         self._assigned: dict[Any, set] = {}

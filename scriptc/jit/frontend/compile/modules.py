@@ -25,7 +25,7 @@ from scriptc.types import (
 
 from .. import ast
 from .traced_calls import TracedCalls
-from .types import AnnotationError, assignable, python_type, unify
+from .types import AnnotationError, annotations_of, assignable, python_type, unify
 from .values import IgnoredMethod, ModuleChoice, ModuleMethod, SugaredModule, SugaredTuple
 
 
@@ -120,6 +120,16 @@ class Modules(TracedCalls):
                                  path, loaded=value)
         if _is_class_instance(value):  # an instance of a (script) class: an object attribute
             record = self.ctx.script_class(type(value), self)
+            declared = annotations_of(type(module)).get(name)
+            if getattr(declared, "_scriptc_interface", False):  # annotated with a class interface: checked
+                if not getattr(type(value), "_scriptc_script_class", False):
+                    raise self.error(f"{type(module).__name__}.{name} is annotated with interface "
+                                     f"{declared.__qualname__}, but the value is not a TorchScript compatible type "
+                                     f"(its class {type(value).__qualname__} was not scripted)", node)
+                problem = self.interface_problem(ObjectType(record.name), self.interface_type(declared))
+                if problem is not None:
+                    raise self.error(f"{type(module).__name__}.{name}: {problem}; its class is not compatible "
+                                     f"with interface __torch__.{declared.__qualname__}", node)
             self.ctx.module_attributes[(owner.path, name)] = ObjectType(record.name)
             return self.emit1("prim::GetAttr", [owner.value], ObjectType(record.name), {"name": name})
         if callable(value) and not isinstance(value, type):  # self.fn = some_function / a scripted one
