@@ -64,7 +64,15 @@ class ScriptError(SourceError, RuntimeError):
     """
 
 
-class NotSupportedError(ScriptError):
+class ScriptValueError(ScriptError, ValueError):
+    """A refusal torch raises as a ValueError (an instance attribute annotated outside __init__)."""
+
+
+class FrontendError(ScriptError):
+    """jit.script refused a construct of the source (torch.jit.frontend.FrontendError)."""
+
+
+class NotSupportedError(FrontendError):
     """jit.script met Python syntax TorchScript does not support (torch.jit.frontend.NotSupportedError)."""
 
 

@@ -379,6 +379,14 @@ class ObjectType(Type):
 
 
 @dataclass(frozen=True)
+class InterfaceType(ObjectType):
+    """A value of any script class with the methods of a @torch.jit.interface class `name`."""
+
+    def __str__(self) -> str:
+        return f"Interface({self.name})"
+
+
+@dataclass(frozen=True)
 class EnumType(Type):
     """A member of an Enum class whose values have type `value`."""
 

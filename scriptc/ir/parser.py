@@ -26,6 +26,7 @@ from scriptc.types import (
     ListType,
     ModuleType,
     NamedTupleType,
+    InterfaceType,
     ObjectType,
     OptionalType,
     TensorType,
@@ -335,7 +336,7 @@ class _Parser:
         args = self.separated(targ, ")")
         if name == "Module":
             return ModuleType(str(args[0][1]) if args and isinstance(args[0][1], str) else "")
-        if name in ("Object", "Enum", "NamedTuple"):
+        if name in ("Object", "Interface", "Enum", "NamedTuple"):
             return self.named_type(name, [arg for _, arg in args], at)
         if name != "Tensor":
             raise self.error(f"unknown type {name!r}", at)
@@ -358,6 +359,8 @@ class _Parser:
         name = args[0]
         if kind == "Object":
             return ObjectType(name)
+        if kind == "Interface":
+            return InterfaceType(name)
         if kind == "Enum":
             if len(args) != 2 or not isinstance(args[1], str) or args[1] not in SCALAR_TYPES:
                 raise self.error("Enum(name, value type) needs the type of its values", at)

@@ -9,9 +9,11 @@ from scriptc.jit.compilation_unit import CompilationUnit  # noqa: F401,E402
 from scriptc.jit.script_module_class import script_method  # noqa: F401,E402
 from scriptc.jit.api import freeze, load, optimize_for_inference, save, script  # noqa: F401,E402
 from scriptc.jit.trace_module import trace_module  # noqa: F401,E402
+from scriptc.jit import _recursive  # noqa: F401,E402  (torch.jit._recursive)
 from scriptc.jit.fusion_settings import (  # noqa: F401,E402
     enable_onednn_fusion,
     onednn_fusion_enabled,
+    optimized_execution,
     set_fusion_strategy,
     strict_fusion,
 )
@@ -22,6 +24,7 @@ from scriptc.jit.markers import (  # noqa: F401,E402
     _awaitable,
     _awaitable_nowait,
     _awaitable_wait,
+    _drop,
     _overload,
     _overload_method,
     _unwrap_optional,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import inspect
 import sys
+import weakref
 
-from scriptc.errors import ScriptError
+from scriptc.errors import NotSupportedError, ScriptError
 from scriptc.runtime.specialize import InputSpec
 from scriptc.types import TensorType
 
@@ -13,6 +14,10 @@ from .frontend.compile import ScriptContext
 from .frontend.compile.dataclass_methods import refuse_default_factories
 from .frontend.compile.resolve import prepared_function
 from .module import ScriptFunction, ScriptModule
+
+
+# the classes jit.script has compiled: the candidates a call through a class interface picks from
+SCRIPTED_CLASSES: weakref.WeakSet = weakref.WeakSet()
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
@@ -31,6 +36,9 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         return obj
     if isinstance(obj, Module):
         return script_module(_prepare_scriptable(obj, {}), example_inputs)
+    prepare = getattr(type(obj), "__prepare_scriptable__", None)
+    if prepare is not None and not isinstance(obj, type):  # any object may name what to script in its place
+        return script(prepare(obj), optimize, _frames_up + 1, _rcb, example_inputs)
     if isinstance(obj, type) and issubclass(obj, Module):
         raise ScriptError(f"jit.script expects a module instance, got the class {obj.__name__}; "
                           f"call jit.script({obj.__name__}(...))")
@@ -56,7 +64,13 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
                 member._scriptc_defining_scope = scope
         ScriptContext().compile_class(obj)  # (errors now, as torch's; each use compiles it again)
         obj._scriptc_script_class = True
+        SCRIPTED_CLASSES.add(obj)
         return obj
+    call = inspect.getattr_static(type(obj), "__call__", None)
+    if inspect.isfunction(call) and any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                                        for p in inspect.signature(call).parameters.values()):
+        raise NotSupportedError("Compiled functions can't take variable number of arguments or use keyword-only "
+                                f"arguments with defaults ({type(obj).__name__}.__call__)")
     raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
 
 
@@ -134,8 +148,17 @@ def _example_specs(graph, skip: int, examples, name: str) -> list | None:
     return specs + [None] * (len(inputs) - len(specs))
 
 
-def script_module(module, example_inputs=None) -> ScriptModule:
-    ctx = ScriptContext()
+def script_module(module, example_inputs=None, methods: dict | None = None, share_types: bool = True) -> ScriptModule:
+    """`module` scripted: `methods` (name -> function; by default methods_to_compile's) compiled, its
+    type shared with earlier modules like it unless `share_types` is False (module_types.py)."""
+    from .module_types import module_type
+
+    methods = methods_to_compile(module) if methods is None else methods
+    return _compiled_methods(ScriptContext(), module, methods, example_inputs, module_type(module, share_types))
+
+
+def methods_to_compile(module) -> dict:
+    """The methods jit.script compiles for `module`: forward and the @jit.export'ed ones, by name."""
     from scriptc.nn import Module
 
     cls = type(module)
@@ -145,7 +168,7 @@ def script_module(module, example_inputs=None) -> ScriptModule:
         fn = getattr(cls, name, None)
         if inspect.isfunction(fn) and getattr(fn, "_scriptc_export", False) and name != "forward":
             methods[name] = fn
-    return _compiled_methods(ctx, module, methods, example_inputs)
+    return methods
 
 
 def script_method(module, name: str) -> ScriptModule:
@@ -154,7 +177,7 @@ def script_method(module, name: str) -> ScriptModule:
     return _compiled_methods(ScriptContext(), module, {name: getattr(type(module), name)}, None)
 
 
-def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs) -> ScriptModule:
+def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs, module_type=None) -> ScriptModule:
     graphs, signatures, specializations = {}, {}, {}
     for name, fn in methods.items():
         _note_example_types(ctx, fn, example_inputs, name)
@@ -167,7 +190,8 @@ def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs)
         if specs is not None:
             specializations[name] = specs
     return ScriptModule(module, graphs, {**ctx.functions, **_ignored_callables(ctx)}, ignored=sorted(ctx.ignored),
-                        signatures=signatures, specializations=specializations, attributes=ctx.module_attributes)
+                        signatures=signatures, specializations=specializations, attributes=ctx.module_attributes,
+                        module_type=module_type, called_methods=[n for path, n in ctx.inlined_methods if not path])
 
 
 def _ignored_callables(ctx: ScriptContext) -> dict:
@@ -312,12 +336,20 @@ def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
     from scriptc.errors import ArchiveError
     from scriptc.runtime import attributes
 
+    from scriptc.types import ModuleType
+
     out = {}
     for (path, name), t in m._attributes.items():
         owner = m._module.get_submodule(path) if path else m._module
         try:
             key = f"{path}.{name}" if path else name
             value = getattr(owner, name)
+            if isinstance(t, ModuleType):  # a jit.load'ed module: its stored state, under its name
+                stored_weights, stored_attributes = value._stored_state()
+                weights.update({f"{key}.{k}": w for k, w in stored_weights.items()})
+                out.update({f"{key}.{k}": attributes.encode(v, vt, weights, f"{key}.{k}")
+                            for k, (v, vt) in stored_attributes.items()})
+                continue
             live = m._objects.get((path, name))  # a script object's state as the graphs left it
             if live is not None and live.source is value:
                 value = live.in_form(eager=False)

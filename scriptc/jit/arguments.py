@@ -54,7 +54,7 @@ def convert(value, t: Type, name: str):
                 return convert(value, option, name)
             except RuntimeError:
                 continue
-        raise RuntimeError(f"Expected a member of {_union_name(t)} but instead found type {_value_type_name(value)}")
+        raise RuntimeError(f"Expected a member of {union_name(t)} but instead found type {_value_type_name(value)}")
     if t == NoneType:
         if value is not None:
             raise _mismatch(value, t, name)
@@ -156,10 +156,14 @@ _KIND_ORDER = {EnumType: 1, TensorType: 3, TupleType: 5, ListType: 6, DictType: 
 _SCALAR_ORDER = {Float: 9, Complex: 10, Int: 14, NoneType: 15, Str: 16, Bool: 19, DeviceT: 22}
 
 
-def _union_name(t: UnionType) -> str:
+def union_name(t: UnionType | OptionalType) -> str:
+    """A Union (an Optional of one included: its None last) as torch's messages write it."""
+    options = t.options if isinstance(t, UnionType) else (
+        (*t.elem.options, NoneType) if isinstance(t.elem, UnionType) else (t.elem, NoneType))
+
     def order(option):
         return _SCALAR_ORDER.get(option, _KIND_ORDER.get(type(option), 25))
-    return f"Union[{', '.join(str(o) for o in sorted(t.options, key=order))}]"
+    return f"Union[{', '.join('NoneType' if o == NoneType else str(o) for o in sorted(options, key=order))}]"
 
 
 def _value_type_name(value) -> str:

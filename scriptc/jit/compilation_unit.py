@@ -36,24 +36,10 @@ class CompilationUnit:
     def _define(self, src: str) -> None:
         from scriptc.jit.api import script
 
-        text = textwrap.dedent(src)
-        filename = f"<scriptc.jit.CompilationUnit {next(_UNITS)}>"
-        try:
-            tree = ast.parse(text, filename)
-        except SyntaxError as exc:
-            raise ScriptError(f"invalid syntax: {exc.msg}", filename, exc.lineno, exc.offset, exc.text) from None
-        for stmt in tree.body:
-            if not isinstance(stmt, ast.FunctionDef):
-                line = text.splitlines()[stmt.lineno - 1]
-                raise ScriptError("expected def", filename, stmt.lineno, stmt.col_offset + 1, line)
-        # the functions' source is read back through linecache, as for functions defined in a file
-        linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
-        namespace = dict(self._scope)
-        exec(compile(tree, filename, "exec"), namespace)  # noqa: S102  (defines functions only: checked above)
-        for stmt in tree.body:
-            self._scope[stmt.name] = namespace[stmt.name]
-        for stmt in tree.body:
-            self._functions[stmt.name] = script(namespace[stmt.name])
+        functions = define_functions(src, self._scope, "scriptc.jit.CompilationUnit")
+        self._scope.update(functions)
+        for name, fn in functions.items():
+            self._functions[name] = script(fn)
 
     def find_function(self, name: str):
         """The compiled function `name`, or None."""
@@ -64,3 +50,24 @@ class CompilationUnit:
         if name in functions:
             return functions[name]
         raise AttributeError(f"'CompilationUnit' has no function '{name}'")
+
+
+def define_functions(src: str, scope: dict, origin: str) -> dict:
+    """The Python functions the `def`s of TorchScript source text `src` define (names they use resolve
+    in `scope`), by name, their source readable by the script compiler; anything but a `def` at the top
+    is a ScriptError. `origin` names the source in error locations."""
+    text = textwrap.dedent(src)
+    filename = f"<{origin} {next(_UNITS)}>"
+    try:
+        tree = ast.parse(text, filename)
+    except SyntaxError as exc:
+        raise ScriptError(f"invalid syntax: {exc.msg}", filename, exc.lineno, exc.offset, exc.text) from None
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.FunctionDef):
+            line = text.splitlines()[stmt.lineno - 1]
+            raise ScriptError("expected def", filename, stmt.lineno, stmt.col_offset + 1, line)
+    # the functions' source is read back through linecache, as for functions defined in a file
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    namespace = dict(scope)
+    exec(compile(tree, filename, "exec"), namespace)  # noqa: S102  (defines functions only: checked above)
+    return {stmt.name: namespace[stmt.name] for stmt in tree.body}

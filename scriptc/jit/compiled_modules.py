@@ -152,17 +152,39 @@ class LoadedModule:
         reaches the inputs, as through torch's loaded modules (the stored weights enter as tensors
         that do not require grad; buffers the graph writes are the model's own arrays, so both paths
         update the same running statistics)."""
-        from scriptc.runtime import attributes
         from scriptc.runtime.plan import takes_self
 
         archive = self._model.archive
         graph = archive.graphs[name]
         inputs = [_eager_value(a) for a in args]
         if takes_self(graph):
-            flat = {k: wrap(v) for k, v in archive.weights.items()}
-            flat.update({k: attributes.resolve(v, archive.weights) for k, v in archive.attributes.items()})
-            inputs.insert(0, ModuleValue.from_flat(flat))
+            inputs.insert(0, self._module_value(eager=True))
         return results(EagerInterpreter(graph, archive.functions).run(inputs), args, graph)
+
+    def _module_value(self, eager: bool = False) -> ModuleValue:
+        """The stored module as its graphs see it (weights as Tensors when `eager`, else arrays): what
+        scripted code that holds this loaded module as a submodule passes its forward."""
+        from scriptc.runtime import attributes
+
+        archive = self._model.archive
+        flat = {k: wrap(v) if eager else v for k, v in archive.weights.items()}
+        flat.update({k: attributes.resolve(v, archive.weights) for k, v in archive.attributes.items()})
+        return ModuleValue.from_flat(flat)
+
+    def _stored_state(self) -> tuple[dict, dict]:
+        """(weights, {attribute: (value, type)}) of the archive, attribute tensors as arrays: what saving
+        a module that holds this one as a submodule writes under its name."""
+        from scriptc.ir.parser import parse_type
+        from scriptc.runtime import attributes
+        from scriptc.types import type_of_constant
+
+        archive = self._model.archive
+        typed = {}
+        for key, value in archive.attributes.items():
+            stored = archive.attribute_types.get(key)
+            typed[key] = (attributes.resolve(value, archive.weights),
+                          parse_type(stored) if stored is not None else type_of_constant(value))
+        return dict(archive.weights), typed
 
     def __getattr__(self, name: str):
         model = self.__dict__.get("_model")

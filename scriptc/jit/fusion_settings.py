@@ -4,9 +4,11 @@ select no other fuser."""
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
-__all__ = ["set_fusion_strategy", "enable_onednn_fusion", "onednn_fusion_enabled", "strict_fusion"]
+__all__ = ["set_fusion_strategy", "enable_onednn_fusion", "onednn_fusion_enabled", "strict_fusion",
+           "optimized_execution"]
 
 _strategy: list = [[("STATIC", 2), ("DYNAMIC", 10)]]
 _onednn = [False]
@@ -55,3 +57,19 @@ class strict_fusion:
 
     def __exit__(self, *exc) -> None:
         return None
+
+
+_optimize = [True]
+
+
+@contextlib.contextmanager
+def optimized_execution(should_optimize: bool):
+    """torch.jit.optimized_execution: a block inside which torch's graph executor does not profile and
+    re-optimize scripted calls. scriptc's scripted calls run the graph as compiled (optimization is
+    optimize_for_inference's), so the block computes the same either way; the setting is restored on
+    leaving it."""
+    previous, _optimize[0] = _optimize[0], bool(should_optimize)
+    try:
+        yield
+    finally:
+        _optimize[0] = previous

@@ -33,6 +33,12 @@ def unused(fn: Callable):
     return fn
 
 
+def _drop(fn: Callable):
+    """@torch.jit._drop: leave this method out of the compiled class or module entirely, its
+    signature included (it may name types TorchScript cannot read); scripted code cannot call it."""
+    return unused(fn)
+
+
 def export(fn: Callable):
     """@torch.jit.export: compile this method too (callable on the ScriptModule, saved with it)."""
     fn._scriptc_export = True

@@ -18,11 +18,13 @@ from scriptc.ir.printer import graph_code
 from scriptc.runtime import parallel
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.objects import ScriptObject
+from scriptc.types import ModuleType
 from scriptc.tensors import Tensor, _tracer, wrap
 from scriptc.tensors.dispatch import wants_grad
 
 from .arguments import convert_arguments, python_value, typed_result
 from .eager import EagerInterpreter, reads_autograd
+from .module_types import ModuleClassType, ModuleHandle
 from .trace_dims import check_baked_dims
 from .traced_children import trace_child
 
@@ -297,7 +299,9 @@ class _LiveModuleValue(ModuleValue):
         for owner, name in attributes:
             if owner == path:
                 value = getattr(module, name)
-                if hasattr(type(value), "_scriptc_class_name"):
+                if isinstance(attributes[(owner, name)], ModuleType):  # a jit.load'ed module held as an attribute
+                    values[name] = value._module_value(eager)
+                elif hasattr(type(value), "_scriptc_class_name"):
                     key = (path, name)
                     if key not in objects or objects[key].source is not value:
                         objects[key] = _LiveObject(value, eager)
@@ -344,9 +348,30 @@ class ScriptModule(Module):
 
     # An nn.Module (isinstance, a child of other modules) whose state is the original module's: the
     # Module methods it does not override reach the original's parameters, buffers and children
-    # through __getattr__; attributes set on it stay its own.
-    __setattr__ = object.__setattr__
+    # through __getattr__; attributes set on it stay its own, but for submodules (swapped).
     __delattr__ = object.__delattr__
+
+    def __setattr__(self, name: str, value) -> None:
+        module = self.__dict__.get("_module")
+        if module is not None and name in module._modules and isinstance(value, Module):
+            self._swap_submodule(name, value)
+            return
+        object.__setattr__(self, name, value)
+
+    def _swap_submodule(self, name: str, new) -> None:
+        """`scripted.name = torch.jit.script(other)`: the submodule replaced (where torch allows it:
+        module_types.check_swap) and the methods compiled again, so calls run the new one."""
+        from .api import script_module
+        from .module_types import check_swap
+
+        check_swap(self, name, new)
+        self._module._modules[name] = new
+        methods = {method: getattr(type(self._module), method) for method in self._graphs}
+        fresh = script_module(self._module, methods=methods)
+        for key in ("_graphs", "_functions", "_interpreters", "_eager", "_reads_autograd", "_attributes",
+                    "_signatures", "_ignored", "_called_methods"):
+            object.__setattr__(self, key, fresh.__dict__[key])
+        object.__setattr__(self, "_objects", {})
     example_batch: int | None = None  # (as ScriptFunction's: set by jit.trace)
     example_sizes: dict | None = None
     baked_dims: tuple = ()
@@ -361,8 +386,13 @@ class ScriptModule(Module):
 
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
                  signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
-                 attributes: dict | None = None):
+                 attributes: dict | None = None, module_type: ModuleClassType | None = None,
+                 called_methods=()):
         object.__setattr__(self, "_ignored", list(ignored))
+        # the methods compiled: the graphs' and those they call (inlined), as torch compiles them lazily
+        object.__setattr__(self, "_called_methods", tuple(dict.fromkeys([*graphs, *called_methods])))
+        # (a type of its own unless jit.script found one to share: traced modules never share)
+        object.__setattr__(self, "_module_type", module_type or ModuleClassType(type(module)))
         # (submodule path, name) -> type of the plain attributes (lists, dicts, assigned numbers) graphs read
         object.__setattr__(self, "_attributes", dict(attributes or {}))
         object.__setattr__(self, "_specializations", dict(specializations or {}))
@@ -379,6 +409,11 @@ class ScriptModule(Module):
     @property
     def graph(self) -> Graph:
         return self._graphs["forward"]
+
+    @property
+    def _c(self) -> ModuleHandle:
+        """torch's handle on the compiled module: `_c._type()` is its type (module_types.py)."""
+        return ModuleHandle(self)
 
     @property
     def graphs(self) -> dict[str, Graph]:

@@ -8,9 +8,12 @@ torch's, it is not an instance of M itself)."""
 
 from __future__ import annotations
 
+import sys
 import types
 
 from scriptc.nn.module import Module
+
+from .compilation_unit import define_functions
 
 _SKIPPED = ("__dict__", "__weakref__", "__new__", "__init_subclass__")
 
@@ -29,6 +32,25 @@ def construct(cls, *args, **kwargs):
     return script(_stand_in(cls)(*args, **kwargs))
 
 
+class _ScriptModuleStandIn(Module):
+    """The base of stand-ins in place of ScriptModule: what torch.jit.ScriptModule gives a subclass's
+    __init__ of its own API."""
+
+    def define(self, src: str) -> None:
+        """Compile the methods (`def name(self, ...)`) of TorchScript source `src` as this module's
+        script methods; names they use resolve in the caller's scope. The module gets a class of its
+        own, so its type is shared with no other module's (as in torch)."""
+        frame = sys._getframe(1)
+        methods = define_functions(src, {**frame.f_globals, **frame.f_locals}, f"{type(self).__name__}.define")
+        cls = type(self)
+        if "_scriptc_defined_methods" not in cls.__dict__:
+            cls = type(cls.__name__, (cls,), {"_scriptc_defined_methods": True, "__module__": cls.__module__,
+                                              "__qualname__": cls.__qualname__})
+            self.__class__ = cls
+        for name, fn in methods.items():
+            setattr(cls, name, script_method(fn))
+
+
 def _stand_in(cls) -> type:
     """An nn.Module class with the body of `cls`, derived from its bases' stand-ins (made once per class)."""
     from .module import ScriptModule
@@ -36,7 +58,7 @@ def _stand_in(cls) -> type:
     made = cls.__dict__.get("_scriptc_stand_in")
     if made is not None:
         return made
-    bases = tuple(Module if base is ScriptModule else _stand_in(base) if issubclass(base, ScriptModule) else base
+    bases = tuple(_ScriptModuleStandIn if base is ScriptModule else _stand_in(base) if issubclass(base, ScriptModule) else base
                   for base in cls.__bases__)
     namespace = {name: value for name, value in vars(cls).items() if name not in _SKIPPED}
     stand_in = type(cls.__name__, bases, namespace)

@@ -43,11 +43,13 @@ class _AlongDim(Module):
 
 
 class ReLU(_InplaceOnly):
+    __constants__ = ["inplace"]
     def forward(self, input: Tensor) -> Tensor:
         return F.relu(input, self.inplace)
 
 
 class LeakyReLU(Module):
+    __constants__ = ["inplace", "negative_slope"]
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
@@ -60,6 +62,7 @@ class LeakyReLU(Module):
 
 
 class GELU(Module):
+    __constants__ = ["approximate"]
     def __init__(self, approximate: str = "none"):
         super().__init__()
         self.approximate = approximate
@@ -82,21 +85,25 @@ class Sigmoid(Module):
 
 
 class SiLU(_InplaceOnly):
+    __constants__ = ["inplace"]
     def forward(self, input: Tensor) -> Tensor:
         return F.silu(input, self.inplace)
 
 
 class Softmax(_AlongDim):
+    __constants__ = ["dim"]
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim)
 
 
 class LogSoftmax(_AlongDim):
+    __constants__ = ["dim"]
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim)
 
 
 class Softmin(_AlongDim):
+    __constants__ = ["dim"]
     def forward(self, input: Tensor) -> Tensor:
         return F.softmin(input, self.dim)
 
@@ -120,26 +127,31 @@ class _WithAlpha(Module):
 
 
 class ELU(_WithAlpha):
+    __constants__ = ["alpha", "inplace"]
     def forward(self, input: Tensor) -> Tensor:
         return F.elu(input, self.alpha, self.inplace)
 
 
 class CELU(_WithAlpha):
+    __constants__ = ["alpha", "inplace"]
     def forward(self, input: Tensor) -> Tensor:
         return F.celu(input, self.alpha, self.inplace)
 
 
 class SELU(_InplaceOnly):
+    __constants__ = ["inplace"]
     def forward(self, input: Tensor) -> Tensor:
         return F.selu(input, self.inplace)
 
 
 class Mish(_InplaceOnly):
+    __constants__ = ["inplace"]
     def forward(self, input: Tensor) -> Tensor:
         return F.mish(input, self.inplace)
 
 
 class Hardsigmoid(_InplaceOnly):
+    __constants__ = ["inplace"]
     def forward(self, input: Tensor) -> Tensor:
         return F.hardsigmoid(input, self.inplace)
 
@@ -148,6 +160,7 @@ class Hardsigmoid(_InplaceOnly):
 
 
 class Hardswish(_InplaceOnly):
+    __constants__ = ["inplace"]
     def forward(self, input: Tensor) -> Tensor:
         return F.hardswish(input, self.inplace)
 
@@ -156,6 +169,7 @@ class Hardswish(_InplaceOnly):
 
 
 class Hardtanh(Module):
+    __constants__ = ["min_val", "max_val", "inplace"]
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
                  min_value: float | None = None, max_value: float | None = None):
         super().__init__()
@@ -188,6 +202,7 @@ class ReLU6(Hardtanh):
 
 
 class Threshold(Module):
+    __constants__ = ["threshold", "value", "inplace"]
     def __init__(self, threshold: float, value: float, inplace: bool = False):
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
@@ -201,6 +216,7 @@ class Threshold(Module):
 
 class PReLU(Module):
     """x where x >= 0, else a * x, with `num_parameters` learnt slopes (1, or one per channel)."""
+    __constants__ = ["num_parameters"]
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
         self.num_parameters = num_parameters
@@ -220,6 +236,7 @@ class PReLU(Module):
 
 
 class RReLU(Module):
+    __constants__ = ["lower", "upper", "inplace"]
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
         super().__init__()
         self.lower, self.upper, self.inplace = lower, upper, inplace
@@ -232,6 +249,7 @@ class RReLU(Module):
 
 
 class Softplus(Module):
+    __constants__ = ["beta", "threshold"]
     def __init__(self, beta: float = 1.0, threshold: float = 20.0):
         super().__init__()
         self.beta, self.threshold = beta, threshold
@@ -253,11 +271,13 @@ class _WithLambd(Module):
 
 
 class Softshrink(_WithLambd):
+    __constants__ = ["lambd"]
     def forward(self, input: Tensor) -> Tensor:
         return F.softshrink(input, self.lambd)
 
 
 class Hardshrink(_WithLambd):
+    __constants__ = ["lambd"]
     def forward(self, input: Tensor) -> Tensor:
         return F.hardshrink(input, self.lambd)
 
@@ -278,6 +298,7 @@ class LogSigmoid(Module):
 
 
 class GLU(Module):
+    __constants__ = ["dim"]
     def __init__(self, dim: int = -1):
         super().__init__()
         self.dim = dim

@@ -22,6 +22,7 @@ class MultiheadAttention(Module):
     Masks follow torch: key_padding_mask (N, S) and attn_mask (L, S) or (N * num_heads, L, S), where a
     bool True marks a position not to attend and a float value is added to the scores.
     """
+    __constants__ = ["batch_first"]
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: Optional[int] = None,

@@ -20,6 +20,7 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 class _NormBase(Module):
     """num_features channels: weight and bias when affine, running_mean/var and num_batches_tracked
     buffers when track_running_stats."""
+    __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
 
     _version = 2  # version 2 added num_batches_tracked
 

@@ -20,6 +20,10 @@ _PADDING_STRINGS = {"same", "valid"}
 
 class _ConvNd(Module):
     """What every convolution layer shares; `dims` is the number of spatial dims."""
+    __constants__ = [
+        "stride", "padding", "dilation", "groups", "padding_mode", "output_padding", "in_channels",
+        "out_channels", "kernel_size",
+    ]
 
     dims = 2
     transposed = False

@@ -12,6 +12,7 @@ __all__ = ["PairwiseDistance", "CosineSimilarity"]
 
 class PairwiseDistance(Module):
     """||x1 - x2 + eps||_p along the last dimension."""
+    __constants__ = ["norm", "eps", "keepdim"]
 
     def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
         super().__init__()
@@ -23,6 +24,7 @@ class PairwiseDistance(Module):
 
 class CosineSimilarity(Module):
     """Cosine of the angle between x1 and x2 along dim."""
+    __constants__ = ["dim", "eps"]
 
     def __init__(self, dim: int = 1, eps: float = 1e-8):
         super().__init__()

@@ -13,6 +13,7 @@ __all__ = ["Flatten", "Unflatten"]
 
 class Flatten(Module):
     """Flattens dims start_dim..end_dim into one (by default all but the batch dim)."""
+    __constants__ = ["start_dim", "end_dim"]
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1):
         super().__init__()
@@ -27,6 +28,7 @@ class Flatten(Module):
 
 class Unflatten(Module):
     """Expands dim `dim` into `unflattened_size` (one entry may be -1)."""
+    __constants__ = ["dim", "unflattened_size"]
 
     def __init__(self, dim: int, unflattened_size):
         super().__init__()

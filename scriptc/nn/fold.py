@@ -12,6 +12,7 @@ __all__ = ["Fold", "Unfold"]
 
 class Fold(Module):
     """Sums columns (N, C * prod(kernel_size), L) back into (N, C, *output_size)."""
+    __constants__ = ["output_size", "kernel_size", "dilation", "padding", "stride"]
 
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
@@ -28,6 +29,7 @@ class Fold(Module):
 
 class Unfold(Module):
     """Every sliding block of (N, C, H, W) as a column of (N, C * prod(kernel_size), L)."""
+    __constants__ = ["kernel_size", "dilation", "padding", "stride"]
 
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()

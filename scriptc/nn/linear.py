@@ -26,6 +26,7 @@ class Identity(Module):
 
 class Linear(Module):
     """y = x @ weight.T + bias; weight is (out_features, in_features)."""
+    __constants__ = ["in_features", "out_features"]
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
         super().__init__()
@@ -58,6 +59,7 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 class Bilinear(Module):
     """y = x1^T A x2 + b; weight A is (out_features, in1_features, in2_features)."""
+    __constants__ = ["in1_features", "in2_features", "out_features"]
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None):

@@ -35,6 +35,7 @@ class _WeightedLoss(_Loss):
 
 class L1Loss(_Loss):
     """Mean absolute error."""
+    __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.l1_loss(input, target, reduction=self.reduction)
@@ -42,6 +43,7 @@ class L1Loss(_Loss):
 
 class MSELoss(_Loss):
     """Mean squared error."""
+    __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
@@ -49,6 +51,7 @@ class MSELoss(_Loss):
 
 class NLLLoss(_WeightedLoss):
     """Negative log-likelihood of class indices, input holding log-probabilities along dim 1."""
+    __constants__ = ["ignore_index", "reduction"]
 
     def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None,
                  ignore_index: int = -100, reduce: Optional[bool] = None, reduction: str = "mean"):
@@ -61,6 +64,7 @@ class NLLLoss(_WeightedLoss):
 
 class CrossEntropyLoss(_WeightedLoss):
     """log_softmax + NLLLoss; targets are class indices or probabilities, with optional label smoothing."""
+    __constants__ = ["ignore_index", "reduction", "label_smoothing"]
 
     def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None,
                  ignore_index: int = -100, reduce: Optional[bool] = None, reduction: str = "mean",
@@ -75,6 +79,7 @@ class CrossEntropyLoss(_WeightedLoss):
 
 class PoissonNLLLoss(_Loss):
     """Negative log-likelihood of a Poisson target."""
+    __constants__ = ["log_input", "full", "eps", "reduction"]
 
     def __init__(self, log_input: bool = True, full: bool = False, size_average: Optional[bool] = None,
                  eps: float = 1e-8, reduce: Optional[bool] = None, reduction: str = "mean"):
@@ -88,6 +93,7 @@ class PoissonNLLLoss(_Loss):
 
 class GaussianNLLLoss(_Loss):
     """Negative log-likelihood of a Gaussian target with predicted mean and variance."""
+    __constants__ = ["full", "eps", "reduction"]
 
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
         super().__init__(None, None, reduction)
@@ -99,6 +105,7 @@ class GaussianNLLLoss(_Loss):
 
 class KLDivLoss(_Loss):
     """Kullback-Leibler divergence; input holds log-probabilities (target too with log_target)."""
+    __constants__ = ["reduction"]
 
     def __init__(self, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean",
                  log_target: bool = False):
@@ -111,6 +118,7 @@ class KLDivLoss(_Loss):
 
 class BCELoss(_WeightedLoss):
     """Binary cross entropy of probabilities."""
+    __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
@@ -132,6 +140,7 @@ class BCEWithLogitsLoss(_Loss):
 
 class HingeEmbeddingLoss(_Loss):
     """input where target is 1, max(0, margin - input) where it is -1."""
+    __constants__ = ["margin", "reduction"]
 
     def __init__(self, margin: float = 1.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                  reduction: str = "mean"):
@@ -144,6 +153,7 @@ class HingeEmbeddingLoss(_Loss):
 
 class MultiLabelMarginLoss(_Loss):
     """Multi-class multi-label hinge loss; target rows list class indices, ended by -1."""
+    __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
@@ -151,6 +161,7 @@ class MultiLabelMarginLoss(_Loss):
 
 class SmoothL1Loss(_Loss):
     """Squared error below beta, absolute error above."""
+    __constants__ = ["reduction"]
 
     def __init__(self, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean",
                  beta: float = 1.0):
@@ -163,6 +174,7 @@ class SmoothL1Loss(_Loss):
 
 class HuberLoss(_Loss):
     """Squared error below delta, delta-scaled absolute error above."""
+    __constants__ = ["reduction", "delta"]
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0):
         super().__init__(reduction=reduction)
@@ -174,6 +186,7 @@ class HuberLoss(_Loss):
 
 class SoftMarginLoss(_Loss):
     """Two-class logistic loss log(1 + exp(-y x))."""
+    __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
@@ -181,6 +194,7 @@ class SoftMarginLoss(_Loss):
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
     """Per-class logistic loss averaged over classes."""
+    __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
@@ -188,6 +202,7 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
 class CosineEmbeddingLoss(_Loss):
     """1 - cos for similar pairs (target 1), max(0, cos - margin) for dissimilar ones (target -1)."""
+    __constants__ = ["margin", "reduction"]
 
     def __init__(self, margin: float = 0.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                  reduction: str = "mean"):
@@ -200,6 +215,7 @@ class CosineEmbeddingLoss(_Loss):
 
 class MarginRankingLoss(_Loss):
     """max(0, -y (x1 - x2) + margin)."""
+    __constants__ = ["margin", "reduction"]
 
     def __init__(self, margin: float = 0.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                  reduction: str = "mean"):
@@ -212,6 +228,7 @@ class MarginRankingLoss(_Loss):
 
 class MultiMarginLoss(_WeightedLoss):
     """Multi-class hinge loss on class indices, p = 1 or 2."""
+    __constants__ = ["p", "margin", "reduction"]
 
     def __init__(self, p: int = 1, margin: float = 1.0, weight: Optional[Tensor] = None,
                  size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean"):
@@ -229,6 +246,7 @@ class MultiMarginLoss(_WeightedLoss):
 
 class TripletMarginLoss(_Loss):
     """max(0, margin + d(a, p) - d(a, n)) with the p-norm distance."""
+    __constants__ = ["margin", "p", "eps", "swap", "reduction"]
 
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
                  size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean"):
@@ -244,6 +262,7 @@ class TripletMarginLoss(_Loss):
 
 class TripletMarginWithDistanceLoss(_Loss):
     """TripletMarginLoss with any distance function."""
+    __constants__ = ["margin", "swap", "reduction"]
 
     def __init__(self, *, distance_function: Optional[Callable[[Tensor, Tensor], Tensor]] = None,
                  margin: float = 1.0, swap: bool = False, reduction: str = "mean"):
@@ -262,6 +281,7 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 class CTCLoss(_Loss):
     """Connectionist Temporal Classification loss."""
+    __constants__ = ["blank", "reduction"]
 
     def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
         super().__init__(reduction=reduction)

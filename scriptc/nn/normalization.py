@@ -18,6 +18,7 @@ def _shape_tuple(normalized_shape) -> tuple:
 
 class LayerNorm(Module):
     """Normalizes over the trailing `normalized_shape` dims, then scales and shifts elementwise."""
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
                  device=None, dtype=None):
@@ -51,6 +52,7 @@ class LayerNorm(Module):
 
 class GroupNorm(Module):
     """Normalizes each of num_groups groups of channels of each sample, then scales and shifts per channel."""
+    __constants__ = ["num_groups", "num_channels", "eps", "affine"]
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
                  dtype=None, *, bias: bool = True):
@@ -85,6 +87,7 @@ class GroupNorm(Module):
 
 class RMSNorm(Module):
     """x / sqrt(mean(x^2) + eps) over the trailing `normalized_shape` dims, times weight."""
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
 
     def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
                  dtype=None):
@@ -110,6 +113,7 @@ class RMSNorm(Module):
 
 class LocalResponseNorm(Module):
     """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta."""
+    __constants__ = ["size", "alpha", "beta", "k"]
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
         super().__init__()

@@ -31,6 +31,7 @@ class _PadNd(Module):
 
 
 class _CircularPadNd(_PadNd):
+    __constants__ = ["padding"]
     mode = "circular"
 
     def forward(self, input: Tensor) -> Tensor:
@@ -40,6 +41,7 @@ class _CircularPadNd(_PadNd):
 
 
 class _ConstantPadNd(_PadNd):
+    __constants__ = ["padding", "value"]
     def __init__(self, padding, value: float):
         super().__init__(padding)
         self.value = value
@@ -121,6 +123,7 @@ class ConstantPad1d(_ConstantPadNd):
 
 class ConstantPad2d(_ConstantPadNd):
     """Pads with `value` (negative padding crops), over the last 2 dims."""
+    __constants__ = ["padding", "value"]
 
     dims = 2
 

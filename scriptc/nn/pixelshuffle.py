@@ -12,6 +12,7 @@ __all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
 
 class PixelShuffle(Module):
     """(*, C * r^2, H, W) -> (*, C, H * r, W * r), r = upscale_factor (sub-pixel convolution)."""
+    __constants__ = ["upscale_factor"]
 
     def __init__(self, upscale_factor: int):
         super().__init__()
@@ -26,6 +27,7 @@ class PixelShuffle(Module):
 
 class PixelUnshuffle(Module):
     """(*, C, H * r, W * r) -> (*, C * r^2, H, W), r = downscale_factor."""
+    __constants__ = ["downscale_factor"]
 
     def __init__(self, downscale_factor: int):
         super().__init__()
@@ -40,6 +42,7 @@ class PixelUnshuffle(Module):
 
 class ChannelShuffle(Module):
     """Splits the channels into `groups` groups and interleaves them (ShuffleNet)."""
+    __constants__ = ["groups"]
 
     def __init__(self, groups: int):
         super().__init__()

@@ -15,6 +15,7 @@ __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "Avg
 
 
 class _MaxPoolNd(Module):
+    __constants__ = ["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"]
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                  ceil_mode: bool = False):
         super().__init__()
@@ -47,6 +48,7 @@ class MaxPool3d(_MaxPoolNd):
 
 
 class _AvgPoolNd(Module):
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override=None):
         super().__init__()
@@ -71,12 +73,14 @@ class AvgPool1d(_AvgPoolNd):
 
 
 class AvgPool2d(_AvgPoolNd):
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 
 class AvgPool3d(_AvgPoolNd):
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
@@ -167,6 +171,7 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
 
 class _LPPoolNd(Module):
+    __constants__ = ["norm_type", "kernel_size", "stride", "ceil_mode"]
     def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
         super().__init__()
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
@@ -214,6 +219,7 @@ class _FractionalMaxPoolNd(Module):
 class FractionalMaxPool2d(_FractionalMaxPoolNd):
     """Fractional max pooling of (N, C, H, W): windows at pseudo-random fractional strides (fresh samples from
     the default generator on each call unless _random_samples is given)."""
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
     dims = 2
 
     def forward(self, input: Tensor):
@@ -223,6 +229,7 @@ class FractionalMaxPool2d(_FractionalMaxPoolNd):
 
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
     """Fractional max pooling of (N, C, T, H, W), as FractionalMaxPool2d."""
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
     dims = 3
 
     def forward(self, input: Tensor):

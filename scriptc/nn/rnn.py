@@ -72,6 +72,10 @@ def _keep_rows(new: Tensor, old: Tensor) -> Tensor:
 class RNNBase(Module):
     """What RNN, LSTM and GRU share: parameters weight_ih_l{k}[_reverse], weight_hh_l{k}, bias_ih_l{k},
     bias_hh_l{k} (and weight_hr_l{k} with proj_size), all initialised U(-1/sqrt(hidden), 1/sqrt(hidden))."""
+    __constants__ = [
+        "mode", "input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional",
+        "proj_size",
+    ]
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
@@ -430,6 +434,7 @@ class LSTM(RNNBase):
 
 class RNNCellBase(Module):
     """What RNNCell, LSTMCell and GRUCell share: weight_ih, weight_hh, bias_ih, bias_hh."""
+    __constants__ = ["input_size", "hidden_size", "bias"]
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None, dtype=None):
         super().__init__()
@@ -487,6 +492,7 @@ class RNNCellBase(Module):
 
 class RNNCell(RNNCellBase):
     """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu)."""
+    __constants__ = ["input_size", "hidden_size", "bias", "nonlinearity"]
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device=None, dtype=None):

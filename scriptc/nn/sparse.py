@@ -57,6 +57,10 @@ def _norm_options_repr(table: Module) -> str:
 
 class Embedding(Module):
     """A lookup table of num_embeddings vectors of size embedding_dim, initialised N(0, 1) (padding_idx's row 0)."""
+    __constants__ = [
+        "num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq",
+        "sparse",
+    ]
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None,
                  max_norm: Optional[float] = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
@@ -102,6 +106,10 @@ class Embedding(Module):
 
 class EmbeddingBag(Module):
     """Sums, means or maxima of bags of embeddings, without materialising the per-index rows' sequence."""
+    __constants__ = [
+        "num_embeddings", "embedding_dim", "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse",
+        "include_last_offset", "padding_idx",
+    ]
 
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: Optional[float] = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,

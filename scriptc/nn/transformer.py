@@ -73,6 +73,7 @@ class _TransformerLayer(Module):
 
 class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention then a feed-forward block, each with dropout, a residual connection and LayerNorm."""
+    __constants__ = ["norm_first"]
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: Union[str, Callable[[Tensor], Tensor]] = F.relu, layer_norm_eps: float = 1e-5,
@@ -99,6 +100,7 @@ class TransformerEncoderLayer(_TransformerLayer):
 
 class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention over the encoder's memory, then a feed-forward block (each residual + norm)."""
+    __constants__ = ["norm_first"]
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: Union[str, Callable[[Tensor], Tensor]] = F.relu, layer_norm_eps: float = 1e-5,

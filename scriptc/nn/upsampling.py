@@ -12,6 +12,7 @@ __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 class Upsample(Module):
     """Resizes (N, C, *spatial) to `size` or by `scale_factor` with F.interpolate's `mode`."""
+    __constants__ = ["size", "scale_factor", "mode", "align_corners", "name", "recompute_scale_factor"]
 
     def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                  recompute_scale_factor: bool | None = None):

@@ -56,6 +56,7 @@ class Archive:
     signatures: dict[str, dict]
     metadata: dict[str, Any] = field(default_factory=dict)
     extra_files: dict[str, bytes] = field(default_factory=dict)
+    attribute_types: dict[str, str] = field(default_factory=dict)  # the manifest's type of each typed attribute
 
 
 # --- safetensors ------------------------------------------------------------------------------
@@ -352,7 +353,7 @@ def read_archive(path, mmap_weights: bool = True) -> Archive:
     values.update({k: attributes.resolve(v, weights) for k, v in manifest["attributes"].items()})
     check_archive(manifest["kind"], graphs, functions, manifest["methods"], values)
     return Archive(manifest["kind"], graphs, functions, weights, manifest["attributes"], manifest["methods"],
-                   manifest["metadata"], extra)
+                   manifest["metadata"], extra, manifest["attribute_types"])
 
 
 def _manifest(data: bytes) -> dict:
@@ -388,6 +389,7 @@ def _manifest(data: bytes) -> dict:
         problem = limits.name_problem(k)
         if problem is not None:
             raise ArchiveError(f"manifest.json: attribute name {k[:80]!r} {problem}")
+    manifest["attribute_types"] = {k: v["type"] for k, v in manifest["attributes"].items() if isinstance(v, dict)}
     manifest["attributes"] = {k: attributes.decode(k, v) for k, v in manifest["attributes"].items()}
     return manifest
 

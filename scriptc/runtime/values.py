@@ -30,6 +30,7 @@ from scriptc.types import (
     Int,
     ListType,
     NoneType,
+    InterfaceType,
     ObjectType,
     OptionalType,
     Str,
@@ -136,7 +137,9 @@ def match(value, t: Type, policy: Policy) -> tuple[str | None, Any]:
         if not isinstance(value, classes) or t is not Bool and isinstance(value, _BOOLS):
             return policy.refuse(value, t), None
         return None, _PYTHON[t](value) if policy.converts and t in _PYTHON else value
-    if isinstance(t, ObjectType):
+    if isinstance(t, InterfaceType):  # (an object of any class behind the interface)
+        fits = isinstance(value, ScriptObject)
+    elif isinstance(t, ObjectType):
         fits = isinstance(value, ScriptObject) and value.class_name == t.name
     elif isinstance(t, EnumType):
         fits = not policy.checks_enums or isinstance(value, EnumValue) and value.enum == t.name

@@ -155,3 +155,50 @@ def _assigns_a_tuple_item(x: Tuple[int, int]) -> Tuple[int, int]:
 def test_refusals_in_torchs_words(fn, message):
     with pytest.raises(RuntimeError, match=message):
         torch.jit.script(fn)
+
+
+def test_an_instance_attribute_annotated_outside_init_is_a_value_error():
+    class Counter:
+        def __init__(self, start: int):
+            self.count: int = start
+
+        def reset(self, value: int):
+            for _ in range(2):
+                self.count: int = value
+
+    with pytest.raises(ValueError, match="Type annotations on instance attributes must be declared in __init__, "
+                                         "not 'reset'"):
+        torch.jit.script(Counter)
+
+    class Module(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.total = 0
+
+        def forward(self, value: int) -> int:
+            self.total: int = value
+            return self.total
+
+    with pytest.raises(ValueError, match="not 'forward'"):
+        torch.jit.script(Module())
+
+
+def test_a_dropped_method_is_left_out_with_its_signature():
+    class Holder:
+        def __init__(self, items: List[int]) -> None:
+            self.items = items
+
+        def first(self) -> int:
+            return self.items[0]
+
+        @torch.jit._drop
+        def tracer_hook(self, tracer: "NoSuchTracer") -> "NoSuchArgument":  # noqa: F821
+            return tracer.create_arg(self.items)
+
+    torch.jit.script(Holder)
+
+    @torch.jit.script
+    def first_of(items: List[int]) -> int:
+        return Holder(items).first()
+
+    assert first_of([4, 5]) == 4

@@ -1,5 +1,7 @@
 """Module attributes in scripted code: properties (getters and setters), __jit_ignored_attributes__ and
 __jit_unused_properties__, as torch treats them."""
+from typing import List
+
 import pytest
 
 import scriptc as torch
@@ -84,3 +86,20 @@ def test_unused_properties_are_left_off_the_scripted_module():
     assert scripted.clamped == 3
     with pytest.raises(AttributeError, match="has no attribute 'python_only'"):
         getattr(scripted, "python_only")  # noqa: B009
+
+
+class _AssignsDeclaredList(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seen = torch.jit.Attribute([], List[int])
+
+    def forward(self, values: List[int]) -> List[int]:
+        self.seen = values  # written before any read: the declared type is the attribute's
+        return self.seen
+
+
+def test_an_attribute_declared_with_jit_attribute_takes_its_type_when_first_written():
+    module = _AssignsDeclaredList()
+    scripted = torch.jit.script(module)
+    assert scripted([1, 2, 3]) == [1, 2, 3]
+    assert module.seen == [1, 2, 3]

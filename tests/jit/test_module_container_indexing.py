@@ -1,4 +1,8 @@
-"""Indexing ModuleList/Sequential/ModuleDict in scripted code: literals only, with torch's errors."""
+"""Indexing ModuleList/Sequential/ModuleDict in scripted code: literals, or a run-time index where an
+annotation with a module interface takes the result; torch's errors otherwise."""
+import io
+from typing import Tuple
+
 import pytest
 
 import scriptc as torch
@@ -77,3 +81,55 @@ def test_refused_indexing_is_a_runtime_error_in_torchs_words(module, message):
     with pytest.raises(ScriptError, match=message) as caught:
         torch.jit.script(module())
     assert isinstance(caught.value, RuntimeError)
+
+
+@torch.jit.interface
+class _ShiftInterface(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        pass
+
+
+class _Picked(_Listed):
+    def forward(self, x: torch.Tensor, position: int, name: str) -> torch.Tensor:
+        by_position: _ShiftInterface = self.mods[position]
+        by_name: _ShiftInterface = self.named[name]
+        return by_name(by_position.forward(x))
+
+
+def test_a_run_time_index_picks_the_module_where_an_interface_annotation_takes_it():
+    module = _Picked()
+    scripted = torch.jit.script(module)
+    buffer = io.BytesIO()
+    torch.jit.save(scripted, buffer)
+    buffer.seek(0)
+    loaded = torch.jit.load(buffer)
+    x = torch.zeros(2)
+    for position in (0, 3, -1):
+        for name in ("a", "b"):
+            expected = module.named[name](module.mods[position](x)).tolist()
+            assert scripted(x, position, name).tolist() == expected
+            assert loaded(x, position, name).tolist() == expected
+    with pytest.raises(torch.jit.Error, match="IndexError"):
+        scripted(x, 4, "a")
+    with pytest.raises(torch.jit.Error, match="KeyError"):
+        loaded(x, 0, "c")
+
+
+class _Pairs(nn.Module):
+    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        return x, x
+
+
+class _WrongAnnotation(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mods = nn.ModuleList([_Shift(1), _Pairs()])
+
+    def forward(self, x: torch.Tensor, position: int) -> torch.Tensor:
+        picked: _ShiftInterface = self.mods[position]
+        return picked(x)
+
+
+def test_a_module_that_does_not_fit_the_interface_is_refused_in_torchs_words():
+    with pytest.raises(ScriptError, match="Attribute 1 is not of annotated type _ShiftInterface"):
+        torch.jit.script(_WrongAnnotation())

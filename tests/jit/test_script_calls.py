@@ -291,3 +291,23 @@ def test_scripted_unfold_and_fold_are_im2col_and_col2im_not_tensor_unfold():
     for got, expected in zip(torch.jit.script(blocks)(x), blocks(x)):
         assert list(got.shape) == list(expected.shape)
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+
+
+@torch.jit.ignore
+def _ignored_add_ten(value, scale: float = 1.0):
+    return value * scale + 10
+
+
+def test_arguments_of_an_ignored_function_are_checked_against_its_parameters():
+    @torch.jit.script
+    def scaled(x: torch.Tensor) -> torch.Tensor:
+        return _ignored_add_ten(x, scale=2)  # an int where a float is declared converts, as in torch
+
+    assert scaled(torch.ones(2)).tolist() == [12.0, 12.0]
+
+    def passes_a_str():
+        return _ignored_add_ten("2")
+
+    with pytest.raises(RuntimeError, match="Expected a value of type 'Tensor' for argument 'value' but instead found "
+                                           "type 'str'"):
+        torch.jit.script(passes_a_str)

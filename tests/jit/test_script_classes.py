@@ -4,7 +4,7 @@ see, and dataclasses (the methods torch writes for them)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional
+from typing import Any, List, Optional, Tuple
 
 import pytest
 
@@ -137,3 +137,128 @@ def test_a_script_class_is_compiled_whole_when_scripted_as_torch_does():
 
 
 torch_tensor_type = scriptc.Tensor
+
+
+@scriptc.jit.script
+class _Castable:
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+
+def _casts(item: _Castable) -> Tuple[int, float, bool, bool]:
+    truth = False
+    if item:
+        truth = True
+    return int(item), float(item), bool(item), truth
+
+
+def test_int_float_bool_and_conditions_call_the_class_dunders():
+    scripted = scriptc.jit.script(_casts)
+    assert scripted(_Castable(2.5)) == (2, 2.5, True, True)
+    assert scripted(_Castable(0.0)) == (0, 0.0, False, False)
+
+
+def test_a_bool_dunder_returning_another_type_is_refused():
+    @scriptc.jit.script
+    class _BadBool:
+        def __init__(self):
+            pass
+
+        def __bool__(self):
+            return (1, 2)
+
+    def branches():
+        if _BadBool():
+            return 1
+        return 0
+
+    with pytest.raises(RuntimeError, match="expected a bool expression for condition"):
+        scriptc.jit.script(branches)
+
+
+def test_an_ignored_class_cannot_be_instantiated_in_scripted_code():
+    @scriptc.jit.ignore
+    class PythonOnly:
+        def unscriptable(self):
+            return "a" + 200
+
+    class Builds(scriptc.nn.Module):
+        def forward(self, x):
+            return PythonOnly()
+
+    with pytest.raises(scriptc.jit.frontend.FrontendError, match="Cannot instantiate class 'PythonOnly' in a script "
+                                                                 "function"):
+        scriptc.jit.script(Builds())
+
+
+@scriptc.jit.script
+class _BadEnter:
+    def __init__(self):
+        self.count = 1
+
+    def __enter__(self, increment: int):
+        self.count += increment
+
+    def __exit__(self, kind: Any, value: Any, traceback: Any):
+        pass
+
+
+@scriptc.jit.script
+class _ShortExit:
+    def __init__(self):
+        self.count = 1
+
+    def __enter__(self):
+        self.count += 1
+
+    def __exit__(self, kind: Any, value: Any):
+        pass
+
+
+@scriptc.jit.script
+class _TypedExit:
+    def __init__(self):
+        self.count = 1
+
+    def __enter__(self):
+        self.count += 1
+
+    def __exit__(self, kind: Any, value: int, traceback: int):
+        pass
+
+
+def _enters_bad(manager: _BadEnter) -> int:
+    with manager:
+        pass
+    return 0
+
+
+def _enters_short(manager: _ShortExit) -> int:
+    with manager:
+        pass
+    return 0
+
+
+def _enters_typed(manager: _TypedExit) -> int:
+    with manager:
+        pass
+    return 0
+
+
+@pytest.mark.parametrize("fn, message", [
+    (_enters_bad, "__enter__ must have only one argument and one return value"),
+    (_enters_short, "__exit__ must have four arguments"),
+    (_enters_typed, "argument 2 of __exit__ must have Any type"),
+])
+def test_context_manager_methods_are_checked_in_torchs_words(fn, message):
+    with pytest.raises(RuntimeError, match=message):
+        scriptc.jit.script(fn)

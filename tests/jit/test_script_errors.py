@@ -23,7 +23,7 @@ pytestmark = pytest.mark.invalid_graphs  # refused scripts leave half-built grap
 @pytest.mark.parametrize("body, message, line, col", [
     ("def f(x):\n    g = lambda y: y\n    return x\n", "lambda expressions are not supported", 6, 9),
     ("def f(x):\n    yield x\n", "yield is not supported", 6, 5),
-    ("def f(x):\n    with x:\n        pass\n    return x\n", "a with statement needs a context manager", 6, 10),
+    ("def f(x):\n    with x:\n        pass\n    return x\n", "does not define __enter__ and __exit__ methods", 6, 10),
     ("def f(x):\n    try:\n        x = x + 1\n    except Exception:\n        pass\n    return x\n",
      "try/except is not supported", 6, 5),
     ("def f(x):\n    global y\n    return x\n", "global declarations are not supported", 6, 5),

@@ -160,3 +160,27 @@ def test_a_hook_declaring_other_input_types_than_forward_is_refused_in_torchs_wo
     for engine in (torch, scriptc):
         with pytest.raises(RuntimeError, match=message):
             engine.jit.script(_hooked(engine))
+
+
+class _Adder:
+    def __call__(self, first, second, *rest):
+        return first + second + sum(rest)
+
+
+def _add_two(first: int, second: int) -> int:
+    return first + second
+
+
+class _AdderWithEscapeHatch(_Adder):
+    def __prepare_scriptable__(self):
+        return _add_two
+
+
+def test_any_object_names_what_to_script_in_its_place_and_varargs_are_refused():
+    for engine in (torch, scriptc):
+        with pytest.raises(engine.jit.frontend.NotSupportedError, match="can't take variable number of arguments"):
+            engine.jit.script(_Adder())
+        scripted = engine.jit.script(_AdderWithEscapeHatch())
+        assert scripted(1, 2) == 3
+        with pytest.raises(RuntimeError, match=r"expected at most 2 argument\(s\) but received 4 argument\(s\)"):
+            scripted(1, 2, 3, 4)

@@ -69,3 +69,32 @@ def test_a_script_method_that_does_not_compile_fails_at_construction():
 
     with pytest.raises(RuntimeError, match="undefined_helper"):
         Broken()
+
+
+def test_define_in_init_compiles_methods_per_instance():
+    class Constant(scriptc.jit.ScriptModule):
+        def __init__(self, value):
+            super().__init__()
+            offset = 10  # noqa: F841  (the defined source reads it: names resolve in __init__'s scope)
+            self.define(f"""
+            def forward(self) -> int:
+                return {value} + offset
+
+            def twice(self, x: int) -> int:
+                return 2 * x
+            """)
+
+    one, two = Constant(1), Constant(2)
+    assert (one(), two()) == (11, 12)
+    assert one.twice(4) == 8
+    assert one._c._type() != two._c._type()
+
+
+def test_define_refuses_source_other_than_defs():
+    class Statements(scriptc.jit.ScriptModule):
+        def __init__(self):
+            super().__init__()
+            self.define("x = 1")
+
+    with pytest.raises(scriptc.errors.ScriptError, match="expected def"):
+        Statements()

@@ -98,3 +98,7 @@ def test_fusion_settings_match_torch():
     for lib in (scriptc, torch):
         with pytest.warns(UserWarning, match="Only works in script mode"), lib.jit.strict_fusion():
             pass
+    for lib in (scriptc, torch):
+        module = lib.jit.script(lib.nn.Sequential(lib.nn.ReLU()))
+        with lib.jit.optimized_execution(False):
+            assert module(lib.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]

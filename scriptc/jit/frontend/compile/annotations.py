@@ -11,8 +11,10 @@ from scriptc.types import (
     DictType,
     Float,
     Int,
+    InterfaceType,
     ListType,
     NoneType,
+    ObjectType,
     OptionalType,
     Scalar,
     TensorType,
@@ -204,6 +206,8 @@ class Annotations:
                 e == target.elem or (isinstance(e, TensorType) and isinstance(target.elem, TensorType))
                 for e in t.elems):
             return self.emit1("prim::ListConstruct", self.tuple_items(value), target)
+        if isinstance(target, InterfaceType) and isinstance(t, ObjectType):  # an object as a class interface's
+            return self.to_interface(value, target)
         if isinstance(target, OptionalType) and t != NoneType:  # the conversion to what the Optional holds
             inner = self.implicit_conversion(value, target.elem, from_tensor)
             return None if inner is None else self.emit1("prim::Refine", [inner], target)

@@ -3,6 +3,8 @@ lowering is not a plain op-table call (size, item, tolist, to, T, mT, grad, ...)
 
 from __future__ import annotations
 
+import dataclasses
+
 from scriptc import ops
 from scriptc.ir.graph import Value
 from scriptc.types import (
@@ -28,7 +30,15 @@ from .. import ast
 from .types import members
 from .modules import is_module_dict
 from .modules import MODULE_ITERATORS
-from .values import ClassRef, MethodRef, ModuleDictMethod, PythonNamespace, SugaredModule, SugaredTuple
+from .values import (
+    ClassRef,
+    MethodRef,
+    ModuleChoice,
+    ModuleDictMethod,
+    PythonNamespace,
+    SugaredModule,
+    SugaredTuple,
+)
 
 _CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
                 "short": "int16", "bool": "bool", "byte": "uint8", "char": "int8"}
@@ -47,6 +57,8 @@ class Attributes:
     def attribute(self, base, name: str, node):
         if isinstance(base, PythonNamespace):
             return self.namespace_attribute(base, name, node)
+        if isinstance(base, ModuleChoice):
+            return dataclasses.replace(base, method=name)
         if isinstance(base, SugaredModule):
             if name in ("keys", "values", "items") and is_module_dict(base.module) or name in MODULE_ITERATORS:
                 return ModuleDictMethod(base, name)

@@ -22,13 +22,17 @@ from scriptc.types import (
     Str,
     TensorType,
     TupleType,
+    Type,
+    UnionType,
 )
+
+from scriptc.jit.arguments import union_name
 
 from .. import ast
 from ..builtins import BY_SCHEMA
 from .loops import Iteration
 from .modules import user_method
-from .types import make_union, members
+from .types import assignable, make_union, members
 from .values import (
     Builtin,
     ClassRef,
@@ -112,6 +116,9 @@ class BuiltinCalls:
             return self.emit1(f"{name}.str", [value], target)
         if value.type in _NUMBERS or value.type == Scalar:
             return self.emit1(f"{name}.scalar", [value], target)
+        if self.has_magic(value, f"__{name}__"):  # a script-class object: its __int__ / __float__
+            result = self.as_value(self.object_method(value, f"__{name}__", [], {}, node), node)
+            return self.coerce(result, target, node, f"__{name}__ returned a {result.type}, not {target}")
         raise self.error(f"{name}() of a value of type {value.type} is not supported", node)
 
     def builtin_bool(self, args, kwargs, node, expected):
@@ -204,6 +211,8 @@ class BuiltinCalls:
             elif isinstance(source.type, ListType) and isinstance(source.type.elem, TupleType) and \
                     len(source.type.elem.elems) == 2:
                 key, value = source.type.elem.elems
+                if target is not None:
+                    self.check_generated_items(key, value, target, node)
                 result = self.emit1("dict.list", [source], target or DictType(key, value))
             else:
                 raise self.error(f"dict() of a value of type {source.type} is not supported", node)
@@ -220,6 +229,19 @@ class BuiltinCalls:
                                f"not {result.type.value}")
             self.emit("setitem.dict", [result, self.const(key), item], [NoneType])
         return result
+
+    def check_generated_items(self, key: Type, value: Type, target: DictType, node) -> None:
+        """torch's refusal of dict() items whose types the annotation `target` does not hold."""
+        if not assignable(key, target.key):
+            if isinstance(key, (UnionType, OptionalType)):
+                raise self.error(f"Dicts may only contain homogeneous keys, but the type of the first generated key "
+                                 f"was {union_name(key)}", node)
+            raise self.error(f"Dict type annotation `{target}` did not match the type of an actual key type `{key}`",
+                             node)
+        if not assignable(value, target.value):
+            shown = union_name(value) if isinstance(value, (UnionType, OptionalType)) else value
+            raise self.error(f"Dict type annotation `{target}` did not match the type of an actual value type "
+                             f"`{shown}`", node)
 
     def list_of_items(self, iteration, node) -> Value:
         """A list of an iteration's items (range(), zip(), enumerate() used as values)."""

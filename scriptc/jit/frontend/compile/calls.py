@@ -7,6 +7,7 @@ import inspect
 from functools import lru_cache
 
 from scriptc import ops
+from scriptc.errors import ScriptError
 from scriptc.ir.graph import Value
 from scriptc.ir.verify import fits
 from scriptc.ops.rules import Unknown
@@ -16,6 +17,7 @@ from scriptc.types import (
     Float,
     FutureType,
     Int,
+    InterfaceType,
     ListType,
     ObjectType,
     OptionalType,
@@ -34,6 +36,7 @@ from .values import (
     IgnoredMethod,
     JitFunction,
     MethodRef,
+    ModuleChoice,
     ModuleDictMethod,
     ModuleMethod,
     OpFunction,
@@ -104,6 +107,8 @@ class Calls:
             return self.construct(callee, args, kwargs, node)
         if isinstance(callee, SugaredModule):
             return self.call_module(callee, args, kwargs, node)
+        if isinstance(callee, ModuleChoice):
+            return self.call_chosen(callee, args, kwargs, node)
         if isinstance(callee, ModuleMethod):
             return self.inline_method(callee.owner, callee.fn, args, kwargs, node)
         if isinstance(callee, IgnoredMethod):
@@ -280,6 +285,8 @@ class Calls:
         t = base.type
         if isinstance(t, TensorType):
             return self.tensor_method(base, name, args, kwargs, node, expected)
+        if isinstance(t, InterfaceType):
+            return self.interface_call(base, name, args, kwargs, node)
         if isinstance(t, ObjectType):
             return self.object_method(base, name, args, kwargs, node)
         if isinstance(t, FutureType) and name == "wait" and not args:
@@ -450,9 +457,29 @@ class Calls:
         """A @jit.ignore'd function: left in Python, called through prim::Call (such a module runs but
         cannot be saved). Its return annotation gives the result type (Tensor without one)."""
         name = self.ctx.register_ignored(fn)
-        values = [self.as_value(a, node) for a in args] + [self.as_value(v, node) for v in kwargs.values()]
+        values = [self.as_value(a, node) for a in args]
+        kw_values = {k: self.as_value(v, node) for k, v in kwargs.items()}
+        values, kw_values = self.typed_ignored_arguments(fn, values, kw_values, node)
         returns = self.ctx.ignored_return_type(fn, self)
-        return self.emit1("prim::Call", values, returns, {"function": name})
+        return self.emit1("prim::Call", values + list(kw_values.values()), returns, {"function": name})
+
+    def typed_ignored_arguments(self, fn, values: list, kw_values: dict, node) -> tuple[list, dict]:
+        """The arguments of a call of an ignored function, each as the type its parameter declares
+        (Tensor where it declares none), as torch checks them; its error where one does not fit."""
+        try:
+            bound = inspect.signature(fn).bind(*values, **kw_values)
+            types = self.ctx.declared_parameter_types(fn, self)
+        except (TypeError, ValueError, ScriptError):  # (*args, or annotations TorchScript cannot read: as given)
+            return values, kw_values
+        typed = {}
+        for parameter, value in bound.arguments.items():
+            expected = types.get(parameter)
+            if expected is not None and isinstance(value, Value):
+                value = self.coerce(value, expected, node, f"{fn.__name__}(): Expected a value of type '{expected}' for "
+                                    f"argument '{parameter}' but instead found type '{value.type}'.")
+            typed[parameter] = value
+        positional = list(typed.values())[:len(values)]
+        return positional, {k: typed[k] for k in kw_values}
 
     def call_unused(self, fn, node):
         self.emit("prim::RaiseException", [], [], {"message": f"RuntimeError: {fn.__qualname__} is a @torch.jit.unused "

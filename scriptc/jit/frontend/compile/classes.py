@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import inspect
 
+from scriptc.errors import FrontendError
 from scriptc.ir.graph import Value
-from scriptc.types import EnumValue, Int, ListType, NamedTupleType, ObjectType, Str
+from scriptc.types import EnumValue, Int, InterfaceType, ListType, NamedTupleType, ObjectType, Str
 
 from .types import AnnotationError, annotations_of, enum_type, is_enum_class, is_namedtuple_class, python_type
 from .values import ClassRef
@@ -23,6 +24,8 @@ class Classes:
             return self.namedtuple_type(cls)
         if is_enum_class(cls):
             return enum_type(cls)
+        if getattr(cls, "_scriptc_interface", False) and not issubclass(cls, Module):
+            return self.interface_type(cls)
         if issubclass(cls, Module) or getattr(cls, "_scriptc_interface", False):
             from scriptc.types import ModuleType
             return ModuleType()
@@ -97,6 +100,8 @@ class Classes:
         if any(base.__module__ == "builtins" and base is not object for base in cls.__mro__[1:]):
             raise self.error(f"{cls.__name__}(...) cannot be called in scripted code (a subclass of a Python "
                              f"builtin type is not a script class)", node)
+        if getattr(cls, "_scriptc_ignore", False):  # an @torch.jit.ignore'd class stays Python's
+            raise self.error(f"Cannot instantiate class '{cls.__name__}' in a script function", node, FrontendError)
         has_init = inspect.isfunction(getattr(cls, "__init__", None))
         if not has_init and (args or kwargs):
             raise self.error(f"{cls.__name__}() takes no arguments", node)
@@ -115,6 +120,9 @@ class Classes:
         return result.output
 
     def object_attribute(self, obj: Value, name: str, node):
+        if isinstance(obj.type, InterfaceType):  # a class interface's value has its methods only
+            from .values import MethodRef
+            return MethodRef(obj, name)
         script_class = self.ctx.class_named(obj.type.name)
         if name in script_class.attributes:
             return self.emit1("prim::GetAttr", [obj], script_class.attributes[name], {"name": name})
@@ -139,7 +147,7 @@ class Classes:
         """Whether `value` (a value or a type) is a script-class object whose class defines the
         method `name` (__len__, __getitem__, __add__, __eq__, ...), which Python's syntax then calls."""
         t = value.type if isinstance(value, Value) else value
-        if not isinstance(t, ObjectType):
+        if not isinstance(t, ObjectType) or isinstance(t, InterfaceType):
             return False
         script_class = self.ctx.class_named(t.name)
         return inspect.isfunction(inspect.getattr_static(script_class.cls, name, None))

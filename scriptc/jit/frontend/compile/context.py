@@ -23,7 +23,7 @@ from ..parser import parse
 from ..source import get_source
 from .dataclass_methods import generated_method, is_generated, is_init_only
 from .function import FunctionCompiler, build_graph
-from .modules import container_type_of
+from .modules import container_type_of, unconvertible_attribute
 from .resolve import jit_functions
 from .types import AnnotationError, annotations_of, python_type
 
@@ -80,11 +80,13 @@ class ScriptContext:
         self.classes: dict[str, ScriptClass] = {}
         self._class_records: dict[Any, ScriptClass] = {}
         self.enum_classes: dict[str, Any] = {}
+        self.interfaces: dict[str, Any] = {}  # class interfaces by the name their InterfaceType carries
         self.example_types: dict = {}  # function -> types of its parameters from jit.script's example_inputs
         self.module_attributes: dict[tuple[str, str], Type] = {}
         self._assigned: dict[Any, set] = {}
         self.jit_functions = jit_functions()
         self.depth = 0
+        self.inlined_methods: set[tuple[str, str]] = set()  # (module path, method name) compiled into a caller
 
     # --- functions ---------------------------------------------------------------------------------
     def compile_function_graph(self, fn, graph_name: str | None = None, module=None, hooks: bool = False) -> Graph:
@@ -144,6 +146,7 @@ class ScriptContext:
                                          declared.returns, definition.body, [], declared.type_comment)
         compiler = FunctionCompiler(self, source, fn, caller.block, owner)
         params, returns = compiler.parameter_types(definition, skip_self=not bound_self)
+        self.inlined_methods.add((getattr(owner, "path", ""), fn.__name__))
         names = [p.name for p in definition.params]
         if bound_self:
             args = [owner] + list(args)
@@ -236,6 +239,14 @@ class ScriptContext:
         from scriptc.jit.markers import method_overloads
 
         return method_overloads(cls, name)
+
+    def method_types(self, method) -> tuple[list, Any]:
+        """The declared types of a method's parameters after self (Tensor where undeclared) and its
+        declared return type (None where undeclared), from annotations or a `# type:` comment."""
+        definition, source = definition_of(method)
+        compiler = FunctionCompiler(self, source, method, Graph().block)
+        params, returns = compiler.parameter_types(definition, skip_self=True)
+        return [t for _, t in params], returns
 
     def declared_parameter_types(self, declaration, caller) -> dict:
         definition, source = definition_of(declaration)
@@ -358,10 +369,15 @@ class ScriptContext:
 
     def attribute_type(self, owner, name: str, value, caller, node) -> Type:
         """The type of a module's plain attribute: its class annotation, else its current value's."""
+        from scriptc.jit.markers import Attribute
+
         key = (owner.path, name)
         if key in self.module_attributes:
             return self.module_attributes[key]
         annotation = annotations_of(type(owner.module)).get(name)
+        if isinstance(value, Attribute):  # torch.jit.Attribute(value, type): the value, declared that type
+            annotation = value.type
+            setattr(owner.module, name, value.value)
         if annotation is not None:
             try:
                 t = python_type(annotation, caller.class_type)
@@ -370,22 +386,9 @@ class ScriptContext:
         else:
             t = container_type_of(value, None)
             if t is None:
-                raise caller.error(_unconvertible_attribute(owner.module, name, value), node)
+                raise caller.error(unconvertible_attribute(owner.module, name, value), node)
         self.module_attributes[key] = t
         return t
-
-
-def _unconvertible_attribute(module, name: str, value) -> str:
-    """torch's message for a module attribute whose value has no TorchScript type."""
-    from scriptc.nn.module import Module
-
-    reason = ""
-    if isinstance(value, (list, tuple)) and any(isinstance(v, Module) for v in value):
-        reason = ("Could not infer type of list element: Cannot infer concrete type of torch.nn.Module. "
-                  if isinstance(value, list) else "Cannot infer concrete type of torch.nn.Module. ")
-    return (f"Module '{type(module).__name__}' has no attribute '{name}' (This attribute exists on the Python "
-            f"module, but we failed to convert Python type: '{type(value).__name__}' to a TorchScript type. "
-            f"{reason}Its type was inferred; try adding a type annotation for the attribute.)")
 
 
 def _self_assignments(definition: ast.FunctionDef) -> set:

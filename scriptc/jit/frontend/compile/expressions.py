@@ -4,6 +4,8 @@ expressions, and tuple/list/dict displays."""
 
 from __future__ import annotations
 
+import warnings
+
 from scriptc.ir.graph import Value
 from scriptc.ops import operators
 from scriptc.types import (
@@ -22,9 +24,11 @@ from scriptc.types import (
     UnionType,
 )
 
+from scriptc.jit.arguments import union_name
+
 from .. import ast
 from .control import Conflict
-from .types import assignable, unify
+from .types import assignable, make_union, unify
 from .modules import is_module_dict, is_parameter_dict
 from .values import SugaredModule, SugaredTuple
 
@@ -76,6 +80,11 @@ class Expressions:
             return self.emit1("ne.scalar", [self.length(value, node), self.const(0)], Bool)
         if isinstance(t, TupleType):
             return self.const(bool(t.elems))
+        if self.has_magic(value, "__bool__"):  # a script-class object: its __bool__
+            result = self.as_value(self.object_method(value, "__bool__", [], {}, node), node)
+            if result.type != Bool:
+                raise self.error(f"expected a bool expression for condition but found {result.type}", node)
+            return result
         raise self.error(f"expected a bool condition, got a value of type {t}", node)
 
     # --- names and literals -----------------------------------------------------------------------
@@ -145,20 +154,28 @@ class Expressions:
             return self.emit1("prim::ListConstruct", items, ListType(hint))
         if not items:
             return self.emit1("prim::ListConstruct", [], ListType(TensorType()))
-        elem = self.element_type([v.type for v in items], node, "list")
+        elem = common_type([v.type for v in items])
+        if elem is None:
+            elem = heterogeneous_union([v.type for v in items])
+            self.warn_at(node, f"List consists of heterogeneous types, which means that it has been typed as "
+                               f"containing {union_name(elem)}. To use any of the values in this List, it will be "
+                               "necessary to add an `assert isinstance` statement before first use to trigger type "
+                               "refinement.")
         items = [self.coerce(v, elem, node, f"a list of {elem} cannot hold a {v.type}") for v in items]
         return self.emit1("prim::ListConstruct", items, ListType(elem))
 
     def element_type(self, types: list, node, what: str):
         """The one type a display's items share (TorchScript's unification of list elements)."""
-        elem = types[0]
-        for t in types[1:]:
-            merged = unify(elem, t)
-            if merged is None:
-                raise self.error(f"{what} elements have different types: {elem} and {t}; annotate the {what} "
-                                 f"(e.g. x: List[Union[...]] = ...)", node)
-            elem = merged
-        return TensorType() if isinstance(elem, TensorType) else elem
+        elem = common_type(types)
+        if elem is None:
+            first, other = types[0], next(t for t in types if unify(types[0], t) is None)
+            raise self.error(f"{what} elements have different types: {first} and {other}; annotate the {what} "
+                             f"(e.g. x: List[Union[...]] = ...)", node)
+        return elem
+
+    def warn_at(self, node, message: str) -> None:
+        """torch's compile-time warning, with the place in the source it is about."""
+        warnings.warn_explicit(message, UserWarning, self.source.filename, node.line + self.source.line_offset)
 
     def expr_Dict(self, node: ast.Dict, expected):
         expected = self.container_hint(expected, DictType)
@@ -170,8 +187,18 @@ class Expressions:
         if isinstance(expected, DictType):
             key_type, value_type = expected.key, expected.value
         elif keys:
-            key_type = self.element_type([k.type for k in keys], node, "dict key")
-            value_type = self.element_type([v.type for v in values], node, "dict value")
+            key_type = common_type([k.type for k in keys])
+            if key_type is None:
+                other = next(k.type for k in keys if unify(keys[0].type, k.type) is None)
+                raise self.error(f"Dict keys must contain only a single type. Expected: {keys[0].type} but found "
+                                 f"{other} instead", node)
+            value_type = common_type([v.type for v in values])
+            if value_type is None:
+                value_type = heterogeneous_union([v.type for v in values])
+                self.warn_at(node, f"Dict values consist of heterogeneous types, which means that the dict has been "
+                                   f"typed as containing Dict[{key_type}, {union_name(value_type)}]. To use any of the values in "
+                                   "this Dict, it will be necessary to add an `assert isinstance` statement before "
+                                   "first use to trigger type refinement.")
         else:
             key_type, value_type = Str, TensorType()
         if not (key_type in _KEY_TYPES or isinstance(key_type, TensorType)):
@@ -466,3 +493,18 @@ class Expressions:
             if isinstance(v, (int, float, complex)) and not isinstance(v, bool):
                 return v
         return None
+
+
+def common_type(types: list):
+    """The one type display items share (TorchScript's unification of list elements), or None."""
+    elem = types[0]
+    for t in types[1:]:
+        elem = unify(elem, t)
+        if elem is None:
+            return None
+    return TensorType() if isinstance(elem, TensorType) else elem
+
+
+def heterogeneous_union(types: list):
+    """The Union torch types a display of items no one type holds as (tensors of any dtype as one Tensor)."""
+    return make_union([TensorType() if isinstance(t, TensorType) else t for t in types])

@@ -13,18 +13,20 @@ from scriptc.types import (
     Bool,
     DictType,
     ListType,
+    Int,
     ModuleType,
     NoneType,
     ObjectType,
     OptionalType,
+    Str,
     TensorType,
     TupleType,
 )
 
 from .. import ast
 from .traced_calls import TracedCalls
-from .types import AnnotationError, assignable, python_type
-from .values import IgnoredMethod, ModuleMethod, SugaredModule, SugaredTuple
+from .types import AnnotationError, annotations_of, assignable, python_type, unify
+from .values import IgnoredMethod, ModuleChoice, ModuleMethod, SugaredModule, SugaredTuple
 
 
 MODULE_ITERATORS = ("children", "named_children", "modules", "named_modules")
@@ -46,6 +48,9 @@ class Modules(TracedCalls):
         return SugaredModule(child, value, path, traced)
 
     def module_attribute(self, owner: SugaredModule, name: str, node: ast.Node):
+        if owner.loaded is not None:
+            raise self.error(f"scripted code can call the jit.load'ed module {owner.path}, not read its attribute "
+                             f"'{name}'", node)
         module = owner.module
         if name in getattr(type(module), "__jit_ignored_attributes__", ()):
             raise self.error(f"Module '{type(module).__name__}' has no attribute '{name}' attribute was ignored "
@@ -106,15 +111,34 @@ class Modules(TracedCalls):
             return self.emit1("prim::GetAttr", [owner.value], t, {"name": name})
         if isinstance(value, enum.Enum):
             return self.enum_constant(value)
+        from scriptc.jit.compiled_modules import LoadedModule
+
+        if isinstance(value, LoadedModule):  # (a plain attribute: a loaded module is no nn.Module)
+            path = f"{owner.path}.{name}" if owner.path else name
+            self.ctx.module_attributes[(owner.path, name)] = ModuleType(path)
+            return SugaredModule(value, self.emit1("prim::GetAttr", [owner.value], ModuleType(path), {"name": name}),
+                                 path, loaded=value)
         if _is_class_instance(value):  # an instance of a (script) class: an object attribute
             record = self.ctx.script_class(type(value), self)
+            declared = annotations_of(type(module)).get(name)
+            if getattr(declared, "_scriptc_interface", False):  # annotated with a class interface: checked
+                if not getattr(type(value), "_scriptc_script_class", False):
+                    raise self.error(f"{type(module).__name__}.{name} is annotated with interface "
+                                     f"{declared.__qualname__}, but the value is not a TorchScript compatible type "
+                                     f"(its class {type(value).__qualname__} was not scripted)", node)
+                problem = self.interface_problem(ObjectType(record.name), self.interface_type(declared))
+                if problem is not None:
+                    raise self.error(f"{type(module).__name__}.{name}: {problem}; its class is not compatible "
+                                     f"with interface __torch__.{declared.__qualname__}", node)
             self.ctx.module_attributes[(owner.path, name)] = ObjectType(record.name)
             return self.emit1("prim::GetAttr", [owner.value], ObjectType(record.name), {"name": name})
         if callable(value) and not isinstance(value, type):  # self.fn = some_function / a scripted one
             return self.sugar(value, f"{type(module).__name__}.{name}", node)
-        return self.constant_attribute(value, f"{type(module).__name__}.{name}", node)
+        return self.constant_attribute(value, f"{type(module).__name__}.{name}", node,
+                                       unconvertible=unconvertible_attribute(module, name, value))
 
-    def constant_attribute(self, value, where: str, node):
+    def constant_attribute(self, value, where: str, node, unconvertible: str | None = None):
+        """`value` as a constant (`unconvertible`: the message when it cannot be one)."""
         from scriptc.types import device, dtype
 
         if value is None or isinstance(value, (bool, int, float, complex, str, dtype, device)):
@@ -123,8 +147,9 @@ class Modules(TracedCalls):
             return self.container_constant(value, node)
         if isinstance(value, tuple):
             return self.sugar(value, where, node)
-        raise self.error(f"attribute {where} of type {type(value).__name__} cannot be used in a scripted module "
-                         "(only tensors, submodules, numbers, strings, and lists, dicts and tuples of them)", node)
+        raise self.error(unconvertible or f"attribute {where} of type {type(value).__name__} cannot be used in a "
+                         "scripted module (only tensors, submodules, numbers, strings, and lists, dicts and tuples of "
+                         "them)", node)
 
     def set_module_attribute(self, owner: SugaredModule, name: str, value: Value, node) -> None:
         module = owner.module
@@ -155,7 +180,9 @@ class Modules(TracedCalls):
             return [self.const(name) for name in names]
         return [self.submodule(owner, name) for name in names]
 
-    def module_subscript(self, owner: SugaredModule, index: ast.Node, node):
+    def module_subscript(self, owner: SugaredModule, index: ast.Node, node, expected=None):
+        """self.layers[0], self.blocks["a"], self.layers[1:3]; with a run-time index, only where an
+        annotation with a module interface takes the result (a ModuleChoice)."""
         if _is_parameter_list(owner.module) or is_parameter_dict(owner.module):
             names = list(owner.module._parameters)
             key = self.expr(index)
@@ -179,6 +206,8 @@ class Modules(TracedCalls):
         if is_module_dict(owner.module):
             text = key.node.attrs.get("value") if isinstance(key, Value) and key.node is not None and \
                 key.node.op == "prim::Constant" and not variable else None
+            if not isinstance(text, str) and isinstance(expected, ModuleType):
+                return self.module_choice(owner, names, key, Str, node)
             if not isinstance(text, str):
                 raise self.error("Unable to extract string literal index. ModuleDict indexing is only supported "
                                  "with string literals. For example, 'i = \"a\"; self.layers[i](x)' will fail "
@@ -188,6 +217,8 @@ class Modules(TracedCalls):
                 raise self.error(f"Key Error, {text}", node)
             return self.submodule(owner, text)
         position = None if variable else self.static_int(key)
+        if position is None and isinstance(expected, ModuleType):
+            return self.module_choice(owner, names, key, Int, node)
         if position is None:
             raise self.error("Expected integer literal for index but got a variable or non-integer. "
                              "ModuleList/Sequential indexing is only supported with integer literals. For example, "
@@ -196,6 +227,84 @@ class Modules(TracedCalls):
         if not -len(names) <= position < len(names):
             raise self.error(f"Index {position} out of range of length {len(names)}", node)
         return self.submodule(owner, names[position])
+
+    def module_choice(self, owner: SugaredModule, names: list, key, key_type, node) -> ModuleChoice:
+        key = self.as_value(key, node)
+        if key.type != key_type:
+            raise self.error(f"a {'ModuleDict' if key_type == Str else 'ModuleList'} index must be {key_type}, not "
+                             f"{key.type}", node)
+        if key_type == Str:
+            candidates = [(name, self.submodule(owner, name)) for name in names]
+        else:  # each position also answers to its negative index
+            candidates = [((i, i - len(names)), self.submodule(owner, name)) for i, name in enumerate(names)]
+        return ModuleChoice(candidates, key)
+
+    def call_chosen(self, choice: ModuleChoice, args: list, kwargs: dict, node):
+        """choice.method(*args): the picked candidate's method, by a chain of prim::If on the index; an
+        index no candidate has raises torch's error at run time."""
+        args = [self.as_value(a, node) for a in args]
+        kwargs = {k: self.as_value(v, node) for k, v in kwargs.items()}
+        return self.chosen_call(choice, 0, args, kwargs, node)
+
+    def chosen_call(self, choice: ModuleChoice, position: int, args: list, kwargs: dict, node) -> Value:
+        key, module = choice.candidates[position]
+        keys = key if isinstance(key, tuple) else (key,)
+        test = self.compare("==", choice.index, self.const(keys[0]), node)
+        for other in keys[1:]:
+            test = self.either(test, lambda other=other: self.compare("==", choice.index, self.const(other), node))
+        branch = self.emit("prim::If", [test], [])
+        with self.inside(branch.add_block()):
+            method = module if choice.method == "forward" else self.attribute(module, choice.method, node)
+            taken = self.as_value(self.call(method, args, kwargs, node), node)
+        with self.inside(branch.add_block()):
+            if position + 1 < len(choice.candidates):
+                other = self.chosen_call(choice, position + 1, args, kwargs, node)
+            else:
+                self.raises("IndexError: index out of range" if isinstance(key, tuple) else "KeyError: key not found")
+                other = self.emit1("prim::Uninitialized", [], taken.type)
+        merged = unify(taken.type, other.type)
+        if merged is None:
+            raise self.error(f"the modules this index picks return different types ({taken.type} and "
+                             f"{other.type})", node)
+        branch.blocks[0].add_return(taken)
+        branch.blocks[1].add_return(other)
+        return branch.add_output(merged)
+
+    def either(self, test: Value, other) -> Value:
+        """`test or other()`, the second evaluated only when the first is false."""
+        branch = self.emit("prim::If", [test], [Bool])
+        with self.inside(branch.add_block()):
+            branch.blocks[0].add_return(self.const(True))
+        with self.inside(branch.add_block()):
+            branch.blocks[1].add_return(other())
+        return branch.output
+
+    def check_interface(self, interface, chosen, node) -> None:
+        """torch's refusal of a module that lacks a method of the module interface it is annotated with,
+        or has it with other parameter or return types (`chosen`: a SugaredModule or ModuleChoice)."""
+        candidates = chosen.candidates if isinstance(chosen, ModuleChoice) else [(chosen.path, chosen)]
+        for key, module in candidates:
+            for name, declared in vars(interface).items():
+                if not inspect.isfunction(declared):
+                    continue
+                member = inspect.getattr_static(type(module.module), name, None)
+                if not inspect.isfunction(member) or not self.same_signature(declared, member):
+                    shown = key[0] if isinstance(key, tuple) else key
+                    raise self.error(f"Attribute {shown} is not of annotated type {interface.__qualname__}", node)
+
+    def same_signature(self, declared, member) -> bool:
+        """Whether a method's parameter and return annotations are the interface's (an annotation the
+        method leaves out is not compared)."""
+        ours, theirs = inspect.signature(declared), inspect.signature(member)
+        if len(ours.parameters) != len(theirs.parameters):
+            return False
+        pairs = list(zip(list(ours.parameters.values())[1:], list(theirs.parameters.values())[1:]))
+        pairs = [(a.annotation, b.annotation) for a, b in pairs] + [(ours.return_annotation, theirs.return_annotation)]
+        try:
+            return all(a == b or python_type(a, self.class_type) == python_type(b, self.class_type) for a, b in pairs
+                       if a is not inspect.Parameter.empty and b is not inspect.Parameter.empty)
+        except AnnotationError:
+            return False
 
     def module_dict_method(self, owner: SugaredModule, name: str, node):
         if name in MODULE_ITERATORS:
@@ -242,6 +351,8 @@ class Modules(TracedCalls):
         """module(x): forward inlined, with the module's forward pre-hooks and hooks around it."""
         if owner.traced is not None:
             return self.call_traced(owner, args, kwargs, node)
+        if owner.loaded is not None:
+            return self.call_loaded(owner, args, kwargs, node)
         module = owner.module
         forward = inspect.getattr_static(type(module), "forward", None)
         if forward is None or not inspect.isfunction(forward):
@@ -395,3 +506,16 @@ def container_type_of(value, fallback):
     if hasattr(value, "_data") and hasattr(value, "dtype"):
         return TensorType()
     return scalar_of_python(value) or fallback
+
+
+def unconvertible_attribute(module, name: str, value) -> str:
+    """torch's message for a module attribute whose value has no TorchScript type."""
+    from scriptc.nn.module import Module
+
+    reason = ""
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Module) for v in value):
+        reason = ("Could not infer type of list element: Cannot infer concrete type of torch.nn.Module. "
+                  if isinstance(value, list) else "Cannot infer concrete type of torch.nn.Module. ")
+    return (f"Module '{type(module).__name__}' has no attribute '{name}' (This attribute exists on the Python "
+            f"module, but we failed to convert Python type: '{type(value).__name__}' to a TorchScript type. "
+            f"{reason}Its type was inferred; try adding a type annotation for the attribute.)")

@@ -3,13 +3,25 @@ del, with, pass, and the constructs TorchScript refuses."""
 
 from __future__ import annotations
 
+from scriptc.errors import ScriptValueError
 from scriptc.ir.graph import Value
-from scriptc.types import Bool, DictType, ListType, NoneType, ObjectType, Str, TensorType, TupleType
+from scriptc.types import (
+    Any_,
+    Bool,
+    DictType,
+    ListType,
+    ModuleType,
+    NoneType,
+    ObjectType,
+    Str,
+    TensorType,
+    TupleType,
+)
 
 from .. import ast
 from .control import Conflict
 from .types import assignable
-from .values import SugaredModule, SugaredTuple
+from .values import ModuleChoice, SugaredModule, SugaredTuple
 
 
 class Statements:
@@ -56,9 +68,7 @@ class Statements:
                 entered.append((True, found))
                 continue
             manager = self.as_value(self.expr(item.context), item.context)
-            if not (self.has_magic(manager, "__enter__") and self.has_magic(manager, "__exit__")):
-                raise self.error(f"a with statement needs a context manager (a script class with __enter__ and "
-                                 f"__exit__, or torch.no_grad()), not a {manager.type}", item.context)
+            self.check_context_manager(manager, item.context)
             value = self.object_method(manager, "__enter__", [], {}, item)
             if item.name is not None:
                 self.assign_name(item.name, value, item)
@@ -72,6 +82,23 @@ class Statements:
             else:
                 self.object_method(entry, "__exit__", [none, none, none], {}, node)
         return exit_kind
+
+    def check_context_manager(self, manager: Value, node) -> None:
+        """torch's checks of a with item: a script-class object whose __enter__(self) returns a value and
+        whose __exit__(self, type, value, tb) takes them as Any."""
+        if not (self.has_magic(manager, "__enter__") and self.has_magic(manager, "__exit__")):
+            raise self.error("Object returned by with item expression does not define __enter__ and __exit__ "
+                             "methods", node)
+        cls = self.ctx.class_named(manager.type.name).cls
+        if self.ctx.method_types(cls.__enter__)[0]:
+            raise self.error("__enter__ must have only one argument and one return value", node)
+        exit_types = self.ctx.method_types(cls.__exit__)[0]
+        if len(exit_types) != 3:
+            raise self.error("__exit__ must have four arguments", node)
+        for position, t in enumerate(exit_types, 1):
+            if t != Any_:
+                raise self.error(f"argument {position} of __exit__ must have Any type; TorchScript does not currently "
+                                 "support passing exception type, value, or traceback to the __exit__ function.", node)
 
     def stmt_Delete(self, node: ast.Delete):
         for target in node.targets:
@@ -104,6 +131,11 @@ class Statements:
         declared = self.annotation(node.annotation)
         if not isinstance(node.target, (ast.Name, ast.Attribute)):
             raise self.error("only a name or an attribute can be annotated", node.target)
+        method = getattr(self.fn, "__name__", "")
+        if isinstance(node.target, ast.Attribute) and isinstance(node.target.value, ast.Name) and \
+                node.target.value.id == "self" and method != "__init__":
+            raise self.error(f"Type annotations on instance attributes must be declared in __init__, not '{method}'",
+                             node.target, ScriptValueError)
         if isinstance(node.target, ast.Name):
             if any(node.target.id in scope for scope in self.scopes[:-1]):
                 raise self.error(f"Attempting to declare and annotate the type of variable '{node.target.id}' but "
@@ -111,6 +143,15 @@ class Statements:
             self.declared[node.target.id] = declared
         if node.value is None:
             return
+        if isinstance(declared, ModuleType) and isinstance(node.target, ast.Name):
+            # `m: Interface = self.layers[i]`: a module, or one picked at run time, checked against the interface
+            chosen = self.expr(node.value, declared)
+            if isinstance(chosen, (SugaredModule, ModuleChoice)):
+                found, interface = self.lookup_object(node.annotation)
+                if found and getattr(interface, "_scriptc_interface", False):
+                    self.check_interface(interface, chosen, node.value)
+                self.bind(node.target.id, chosen)
+                return
         value = self.as_value(self.expr(node.value, declared), node.value)
         name = node.target.id if isinstance(node.target, ast.Name) else node.target.attr
         value = self.coerce(value, declared, node, f"Variable '{name}' is annotated with type {declared} but is "

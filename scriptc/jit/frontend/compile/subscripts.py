@@ -34,13 +34,13 @@ class Subscripts:
         base = self.expr(node.value)
         if isinstance(base, ClassRef):
             return self.type_value_of_annotation(node)
-        return self.subscript_value(base, node.index, node)
+        return self.subscript_value(base, node.index, node, expected)
 
-    def subscript_value(self, base, index: ast.Node, node):
+    def subscript_value(self, base, index: ast.Node, node, expected=None):
         if isinstance(base, SugaredTuple):
             return self.tuple_subscript(base.items, index, node, compile_time=True)
         if isinstance(base, SugaredModule):
-            return self.module_subscript(base, index, node)
+            return self.module_subscript(base, index, node, expected)
         base = self.as_value(base, node)
         t = base.type
         if self.has_magic(base, "__getitem__"):

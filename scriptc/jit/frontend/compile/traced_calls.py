@@ -11,28 +11,42 @@ from .values import SugaredModule
 
 
 class TracedCalls:
-    """Calls of a TracedModule reached through `self` (owner.traced)."""
+    """Calls of a TracedModule (owner.traced) or a jit.load'ed module (owner.loaded) reached through
+    `self`: their stored forward graph inlined."""
 
     def call_traced(self, owner: SugaredModule, args: list, kwargs: dict, node):
-        graph = owner.traced._graphs["forward"]
-        params = graph.inputs[1:]
-        if kwargs or len(args) != len(params):
-            raise self.error(f"traced module {type(owner.module).__name__}'s forward takes {len(params)} positional "
-                             f"arguments (a traced forward takes no keywords), got {len(args)} and {len(kwargs)} "
-                             "keyword", node)
-        mapping = {graph.inputs[0]: owner.value}
-        for param, arg in zip(params, args):
-            mapping[param] = self.as_value(arg, node)
         for sub, name in owner.traced._attributes:
             path = f"{owner.path}.{sub}" if sub else owner.path
             self.ctx.module_attributes[(path, name)] = owner.traced._attributes[(sub, name)]
-        for traced_node in graph.block:
-            cloned = clone_node(traced_node, mapping)
+        return self.inline_stored_forward(owner, owner.traced._graphs["forward"], "traced", args, kwargs, node)
+
+    def call_loaded(self, owner: SugaredModule, args: list, kwargs: dict, node):
+        archive = owner.loaded._model.archive
+        if "forward" not in archive.graphs:
+            raise self.error(f"the jit.load'ed module {owner.path} has no forward", node)
+        for name, graph in archive.functions.items():  # (what its forward calls)
+            if self.ctx.functions.setdefault(name, graph) is not graph:
+                raise self.error(f"the jit.load'ed module {owner.path} calls a function '{name}' whose name another "
+                                 "function of this module has", node)
+        return self.inline_stored_forward(owner, archive.graphs["forward"], "loaded", args, kwargs, node)
+
+    def inline_stored_forward(self, owner: SugaredModule, graph, kind: str, args: list, kwargs: dict, node):
+        params = graph.inputs[1:]
+        if kwargs or len(args) != len(params):
+            raise self.error(f"{kind} module {owner.path}'s forward takes {len(params)} positional arguments (a "
+                             f"{kind} forward takes no keywords), got {len(args)} and {len(kwargs)} keyword", node)
+        mapping = {graph.inputs[0]: owner.value}
+        for param, arg in zip(params, args):
+            mapping[param] = self.as_value(arg, node)
+        for stored_node in graph.block:
+            cloned = clone_node(stored_node, mapping)
             self.block.append(cloned)
             for inner in [cloned, *(n for b in cloned.blocks for n in walk(b))]:
                 for v in inner.outputs:
                     v.type = _generic(v.type, owner.path)
-        return mapping.get(graph.outputs[0], graph.outputs[0])
+        outputs = [mapping.get(o, o) for o in graph.outputs]
+        return outputs[0] if len(outputs) == 1 else self.emit1("prim::TupleConstruct", outputs,
+                                                               TupleType(tuple(o.type for o in outputs)))
 
 
 def _generic(t, owner_path: str):

@@ -24,6 +24,7 @@ class SugaredModule:
     value: Value
     path: str
     traced: Any = None  # the TracedModule it was, whose traced graph a call inlines (traced_calls.py)
+    loaded: Any = None  # the jit.load'ed module it is, whose stored forward a call inlines (traced_calls.py)
 
 
 @dataclass
@@ -152,6 +153,17 @@ class Overloads:
     owner: SugaredModule
     fn: Any
     declarations: list = field(default_factory=list)
+
+
+@dataclass
+class ModuleChoice:
+    """One of a ModuleList's or ModuleDict's modules picked by a run-time index, which an annotation
+    with a module interface allows (`m: Interface = self.layers[i]`): calling `method` on it runs
+    the picked module's (a chain of prim::If on the index)."""
+
+    candidates: list  # (key, SugaredModule): position or name, and the module
+    index: Value
+    method: str = "forward"
 
 
 @dataclass

@@ -1,0 +1,95 @@
+"""Class interfaces: a @torch.jit.interface class that is no nn.Module types values of any script
+class with its methods (`c: List[OneTwo] = [Foo(), Bar()]`). A value of a class becomes one where
+its class has each method with types the interface's calls fit; a method call on one runs the
+method of the object's class, picked at run time by a chain of prim::isinstance tests over the
+script classes that implement the interface."""
+
+from __future__ import annotations
+
+import inspect
+
+from scriptc.ir.graph import Value
+from scriptc.types import Bool, InterfaceType, ObjectType, TensorType
+
+from .types import assignable, unify
+
+
+def interface_methods(cls) -> dict:
+    """The methods a class interface declares, by name."""
+    return {name: member for name, member in vars(cls).items() if inspect.isfunction(member)}
+
+
+class Interfaces:
+    """Conversions to class interfaces and calls of their methods."""
+
+    def interface_type(self, cls) -> InterfaceType:
+        """The type an annotation naming the class interface `cls` means."""
+        name = cls.__qualname__.replace("<locals>.", "")
+        self.ctx.interfaces[name] = cls
+        return InterfaceType(name)
+
+    def interface_problem(self, source, interface: InterfaceType) -> str | None:
+        """Why a value of type `source` (a script class's objects or another interface) is not of the
+        class interface `interface`, in torch's words (None: it is)."""
+        if isinstance(source, InterfaceType):
+            have, shown = self.ctx.interfaces[source.name], f"interface {source.name}"
+        else:
+            have, shown = self.ctx.class_named(source.name).cls, f"class {source.name}"
+        for name, declared in interface_methods(self.ctx.interfaces[interface.name]).items():
+            member = inspect.getattr_static(have, name, None)
+            if not inspect.isfunction(member):
+                return f"{shown} does not have method '{name}' required by interface {interface.name}"
+            wanted, wanted_return = self.ctx.method_types(declared)
+            given, given_return = self.ctx.method_types(member)
+            fits = len(wanted) == len(given) and all(assignable(w, g) for w, g in zip(wanted, given)) and (
+                wanted_return is None or given_return is None or assignable(given_return, wanted_return))
+            if not fits:
+                return (f"Method on {shown} '{name}' (1) is not compatible with interface {interface.name} "
+                        f"method '{name}' (2)")
+        return None
+
+    def to_interface(self, value: Value, target: InterfaceType) -> Value:
+        """`value` (an object or another interface's value) as a value of the interface `target`."""
+        problem = self.interface_problem(value.type, target)
+        if problem is not None:
+            raise self.error(problem)
+        return self.emit1("prim::Refine", [value], target)
+
+    def interface_call(self, obj: Value, name: str, args: list, kwargs: dict, node):
+        """obj.name(...) on a class interface's value: the method of the object's class, picked by
+        its class among the script classes known to implement the interface."""
+        interface = self.ctx.interfaces[obj.type.name]
+        declared = interface_methods(interface).get(name)
+        if declared is None:
+            raise self.error(f"Tried to access nonexistent attribute or method '{name}' of type "
+                             f"'{obj.type.name}'", node)
+        returns = self.ctx.method_types(declared)[1] or TensorType()
+        from scriptc.jit.api import SCRIPTED_CLASSES
+
+        for cls in list(SCRIPTED_CLASSES):  # every class scripted so far may be behind the interface
+            self.ctx.script_class(cls, self)
+        candidates = [record for record in list(self.ctx.classes.values())
+                      if self.interface_problem(ObjectType(record.name), obj.type) is None]
+        args = [self.as_value(a, node) for a in args]
+        kwargs = {k: self.as_value(v, node) for k, v in kwargs.items()}
+        return self.dispatch(obj, name, candidates, 0, args, kwargs, returns, node)
+
+    def dispatch(self, obj: Value, name: str, candidates: list, position: int, args: list, kwargs: dict,
+                 returns, node) -> Value:
+        if position == len(candidates):
+            self.raises(f"RuntimeError: no script class known when compiling implements interface "
+                        f"{obj.type.name} for this object")
+            return self.emit1("prim::Uninitialized", [], returns)
+        record = candidates[position]
+        kind = ObjectType(record.name)
+        test = self.emit1("prim::isinstance", [obj], Bool, {"types": [str(kind)]})
+        branch = self.emit("prim::If", [test], [])
+        with self.inside(branch.add_block()):
+            refined = self.emit1("prim::Refine", [obj], kind)
+            taken = self.as_value(self.object_method(refined, name, args, kwargs, node), node)
+            taken = self.coerce(taken, returns, node, f"{record.name}.{name} returns {taken.type}, not {returns}")
+        with self.inside(branch.add_block()):
+            other = self.dispatch(obj, name, candidates, position + 1, args, kwargs, returns, node)
+        branch.blocks[0].add_return(taken)
+        branch.blocks[1].add_return(other)
+        return branch.add_output(unify(taken.type, other.type) or returns)
