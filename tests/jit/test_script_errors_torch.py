@@ -160,3 +160,17 @@ def test_a_hook_declaring_other_input_types_than_forward_is_refused_in_torchs_wo
     for engine in (torch, scriptc):
         with pytest.raises(RuntimeError, match=message):
             engine.jit.script(_hooked(engine))
+
+
+@pytest.mark.parametrize("call", ["torch.finfo(x.dtype).min", "torch.iinfo(torch.int32).max"])
+def test_a_library_class_that_is_no_builtin_is_refused_at_the_users_line(call):
+    """HF-style `(1.0 - mask) * torch.finfo(dtype).min` does not script in torch; ours said so from
+    inside scriptc's own dtype_info.py, which it had tried to compile as the user's class."""
+    source = f"def f(x):\n    return x * {call}\n"
+    name = call.split("(")[0].split(".")[-1]
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=f"Unknown builtin op: aten::{name}"):
+            _compile(engine, source)
+    with pytest.raises(scriptc.ScriptError) as caught:
+        _compile(scriptc, source)
+    assert f"2:16: Unknown builtin op: aten::{name}." in str(caught.value) and "dtype_info" not in str(caught.value)
