@@ -174,3 +174,12 @@ def test_a_library_class_that_is_no_builtin_is_refused_at_the_users_line(call):
     with pytest.raises(scriptc.ScriptError) as caught:
         _compile(scriptc, source)
     assert f"2:16: Unknown builtin op: aten::{name}." in str(caught.value) and "dtype_info" not in str(caught.value)
+
+
+def test_a_starred_call_argument_that_is_a_list_is_refused_as_torch_refuses_it():
+    source = "def f(x, sizes: List[int]):\n    return x.new_zeros(*sizes)\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match="cannot statically infer the expected size of a list in this context"):
+            _compile(engine, source)
+    with pytest.raises(RuntimeError, match=r"\*\*kwargs in calls are not supported"):
+        _compile(scriptc, "def f(x, d: Dict[str, int]):\n    return x.new_zeros(**d)\n")
