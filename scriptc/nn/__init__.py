@@ -28,6 +28,7 @@ from .upsampling import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from . import parallel, utils  # noqa: F401,E402
 from .parallel import DataParallel  # noqa: F401,E402
+from . import modules  # noqa: F401,E402
 
 
 def __getattr__(name: str):

@@ -8,6 +8,8 @@ codegens all read this table and nothing else.
 
 from __future__ import annotations
 
+import warnings
+
 from .schema import (  # noqa: F401  (re-exported: the vocabulary of the table)
     COMPARE,
     FACTORY,
@@ -33,6 +35,11 @@ from .schema import (  # noqa: F401  (re-exported: the vocabulary of the table)
     parse_schema,
     parse_type,
 )
+
+# numpy reports a floating-point event in a kernel (log(0), sqrt(-1), exp overflowing, a NaN cast to
+# an integer) as a RuntimeWarning from the kernel's line; torch computes the same inf or nan silently
+# (T5's relative-position buckets take log(0) on every call). Only warnings raised from this package.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"scriptc\.ops(\.|$)")
 
 OPS: dict[str, OpDef] = {}
 _OVERLOADS: dict[str, list[OpDef]] = {}

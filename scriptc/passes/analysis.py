@@ -91,6 +91,17 @@ def read_only_list(value: Value, written: set = frozenset()) -> bool:
     return True
 
 
+def unchanged_list(value: Value) -> bool:
+    """Whether a list keeps the items it was built with: no op changes it (an append, a setitem) and
+    no structural op (a call, a loop carrying it) takes it where one might. A list that a loop
+    appends to after reading it (DenseNet's features) is not."""
+    for use in value.uses:
+        user = use.user
+        if isinstance(user, Node) and (user.op.startswith("prim::") or value in mutated_values(user)):
+            return False
+    return True
+
+
 def mutated_values(node: Node) -> list[Value]:
     """The inputs this node writes into (an in-place op's self, batch_norm's running stats)."""
     op = op_of(node)

@@ -11,7 +11,7 @@ from scriptc.ir.graph import Block, Graph, Node, Value
 from scriptc.ops.rules import Unknown
 from scriptc.types import ListType, TensorType, TupleType, Type, from_numpy_dtype
 
-from .analysis import constant_value, is_constant, op_of
+from .analysis import constant_value, is_constant, op_of, unchanged_list
 
 
 def merge_types(old: Type, new) -> Type:
@@ -47,7 +47,7 @@ class _ShapeState:
             return v.type
         if id(v) in self.dims:
             return self.dims[id(v)]
-        if v.node is not None and v.node.op == "prim::ListConstruct":
+        if v.node is not None and v.node.op == "prim::ListConstruct" and unchanged_list(v):
             return [self.meta(x) for x in v.node.inputs]
         return Unknown(v.type)
 

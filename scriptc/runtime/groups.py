@@ -193,7 +193,12 @@ class GroupStep:
             full.append(head_out)
         shape = broadcast_shape([a.shape for i, a in enumerate(full) if type(a) is np.ndarray and
                                  i not in self.head_only])
-        return None if shape is None else (full, shape)
+        # The kernel reads the head's result as spanning the whole iteration space: where the
+        # elementwise part broadcasts it larger (a squeeze-excitation's [N, C, 1, 1] scale times the
+        # [N, C, H, W] input, fused only because a scripted graph has no shapes), the reference runs.
+        if shape is None or (self.head is not None and full[-1].shape != shape):
+            return None
+        return full, shape
 
     def variant_for(self, args: list):
         """(the compiled variant inputs like `args` run, the iteration shape), or None if none has

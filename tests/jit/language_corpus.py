@@ -401,6 +401,11 @@ def tracing_state(x: torch.Tensor) -> torch.Tensor:
     return x - 1
 
 
+def starred_tuple_arguments(x: torch.Tensor, size: Tuple[int, int]) -> Tuple[torch.Tensor, int, List[int]]:
+    grid = x.new_zeros(*size) + x.sum()
+    return grid, max(*size, 1), torch.ones(2, *size).shape[1:]
+
+
 def _t(*shape):
     return lambda rng: torch.from_numpy(rng.standard_normal(shape).astype("float32"))
 
@@ -448,4 +453,5 @@ LANGUAGE = {
     "fork_and_wait": (fork_and_wait, [(_t(3,),)]),
     "op_results": (op_results, [(_t(3, 4),)]),
     "tracing_state": (tracing_state, [(_t(2,),)]),
+    "starred_tuple_arguments": (starred_tuple_arguments, [(_t(2,), (2, 3)), (_t(1,), (1, 4))]),
 }

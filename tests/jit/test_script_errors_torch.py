@@ -184,3 +184,26 @@ def test_any_object_names_what_to_script_in_its_place_and_varargs_are_refused():
         assert scripted(1, 2) == 3
         with pytest.raises(RuntimeError, match=r"expected at most 2 argument\(s\) but received 4 argument\(s\)"):
             scripted(1, 2, 3, 4)
+
+
+@pytest.mark.parametrize("call", ["torch.finfo(x.dtype).min", "torch.iinfo(torch.int32).max"])
+def test_a_library_class_that_is_no_builtin_is_refused_at_the_users_line(call):
+    """HF-style `(1.0 - mask) * torch.finfo(dtype).min` does not script in torch; ours said so from
+    inside scriptc's own dtype_info.py, which it had tried to compile as the user's class."""
+    source = f"def f(x):\n    return x * {call}\n"
+    name = call.split("(")[0].split(".")[-1]
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=f"Unknown builtin op: aten::{name}"):
+            _compile(engine, source)
+    with pytest.raises(scriptc.ScriptError) as caught:
+        _compile(scriptc, source)
+    assert f"2:16: Unknown builtin op: aten::{name}." in str(caught.value) and "dtype_info" not in str(caught.value)
+
+
+def test_a_starred_call_argument_that_is_a_list_is_refused_as_torch_refuses_it():
+    source = "def f(x, sizes: List[int]):\n    return x.new_zeros(*sizes)\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match="cannot statically infer the expected size of a list in this context"):
+            _compile(engine, source)
+    with pytest.raises(RuntimeError, match=r"\*\*kwargs in calls are not supported"):
+        _compile(scriptc, "def f(x, d: Dict[str, int]):\n    return x.new_zeros(**d)\n")

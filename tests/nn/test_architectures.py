@@ -2,7 +2,8 @@
 ShuffleNetV2, DenseNet, a DCGAN generator and discriminator, a fast-neural-style transformer, a
 segmentation head with interpolate), written once against `T` and built with T = torch and T = scriptc:
 forward and backward agree in float64 in train and eval mode with torch's weights loaded, every
-parameter gets its gradient, and trace and script reproduce the eager forward."""
+parameter gets its gradient, and trace, script and the frozen, optimized script reproduce the eager
+forward."""
 
 from __future__ import annotations
 
@@ -217,4 +218,8 @@ def test_model_traces_and_scripts_like_eager(name):
     x = scriptc.tensor(np.random.default_rng(1).standard_normal(shape).astype(np.float32))
     expected = model(x).detach().numpy()
     np.testing.assert_allclose(scriptc.jit.trace(model, (x,))(x).detach().numpy(), expected, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(scriptc.jit.script(model)(x).detach().numpy(), expected, rtol=1e-4, atol=1e-5)
+    scripted = scriptc.jit.script(model)
+    np.testing.assert_allclose(scripted(x).detach().numpy(), expected, rtol=1e-4, atol=1e-5)
+    # frozen and optimized with no example inputs: every group compiles for the shapes its first call brings
+    fast = scriptc.jit.optimize_for_inference(scriptc.jit.freeze(scripted))
+    np.testing.assert_allclose(fast(x).detach().numpy(), expected, rtol=1e-4, atol=1e-5)

@@ -434,6 +434,23 @@ def test_shape_infer_propagates_symbolic_dims_through_reshape_and_matmul():
                       "CHECK: %y : Tensor(float32, [B, 8]) = matmul\nCHECK: %z : Tensor(float32, [B, 8]) = add")
 
 
+def test_shape_infer_sizes_a_cat_of_a_list_by_its_items_only_while_nothing_changes_the_list():
+    """DenseNet's block: features = [x]; each layer reads the list and appends to it; cat(features)
+    has every appended item's channels, not the first one's (a kernel was built for [B, 4] against
+    a [8, 3] weight)."""
+    grown = ('graph(%x : Tensor(float32, [B, 4])):\n  %l : List[Tensor] = prim::ListConstruct(%x)\n'
+             '  %one : int = prim::Constant[value=1]()\n  %c0 : Tensor = cat(%l, %one)\n'
+             '  %y : Tensor = relu(%c0)\n  %l2 : List[Tensor] = append.list(%l, %y)\n'
+             '  %c : Tensor = cat(%l, %one)\n  return (%c)\n')
+    g, _ = run(shape_infer, grown)
+    filecheck(str(g), "CHECK: %c : Tensor = cat")
+    [got] = Interpreter(g)([np.ones((2, 4), np.float32)])
+    assert got.shape == (2, 8)
+    fixed = grown.replace("  %l2 : List[Tensor] = append.list(%l, %y)\n", "")
+    g, _ = run(shape_infer, fixed)
+    filecheck(str(g), "CHECK: %c : Tensor(float32, [B, 4]) = cat")
+
+
 @pytest.mark.parametrize("x_type, dims, out", [
     ("Tensor(float32, [B, 3])", "[0]", "Tensor(float32)"),         # B is 1 at batch 1: not even the rank is known
     ("Tensor(float32, [3, ?])", "None", "Tensor(float32)"),

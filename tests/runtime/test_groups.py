@@ -47,6 +47,19 @@ class Sequence(torch.nn.Module):
         return torch.softmax(h, 1) + h
 
 
+class SqueezeExcitation(torch.nn.Module):
+    """torchvision's: a scale from the pooled input through two 1x1 convolutions, times the input."""
+
+    def __init__(self, channels: int = 8, squeezed: int = 4):
+        super().__init__()
+        self.fc1 = torch.nn.Conv2d(channels, squeezed, 1)
+        self.fc2 = torch.nn.Conv2d(squeezed, channels, 1)
+
+    def forward(self, x):
+        scale = torch.relu(self.fc1(torch.nn.functional.adaptive_avg_pool2d(x, 1)))
+        return torch.nn.functional.hardsigmoid(self.fc2(scale)) * x
+
+
 def _groups(graph):
     return [n for n in graph.nodes() if n.op == "prim::FusionGroup"]
 
@@ -161,6 +174,20 @@ def test_groups_inside_control_flow_compile_at_their_first_call():
         x = rng.standard_normal(shape).astype(np.float32)
         _same(fast(torch.from_numpy(x), n).numpy(), Interpreter(scripted.graph).run([x, n])[0])
     assert fast._runner.compiled_groups == 3
+
+
+def test_an_epilogue_that_broadcasts_its_heads_result_larger_runs_the_reference():
+    """A scripted graph has no shapes, so the second convolution's group takes the multiply by the
+    input; at run time its [N, C, 1, 1] result broadcasts against [N, C, H, W], which the kernel
+    (reading the head's result as spanning the iteration space) cannot do: the reference runs."""
+    model = SqueezeExcitation().eval()
+    fast = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.script(model)))
+    assert any(n.op == "mul" for g in _groups(fast.graph) for n in g.blocks[0])
+    rng = np.random.default_rng(3)
+    for batch, size in [(2, 6), (1, 5), (3, 1)]:
+        x = torch.from_numpy(rng.standard_normal((batch, 8, size, size)).astype(np.float32))
+        with torch.no_grad():
+            _same(fast(x).numpy(), model(x).numpy())
 
 
 def test_a_signature_no_kernel_takes_runs_the_reference():

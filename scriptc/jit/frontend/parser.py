@@ -334,24 +334,30 @@ class AstBuilder(Transformer):
         for item in children:
             if item is None:
                 continue
-            if isinstance(item, _StarArgs):
-                refusal = item.message
-            elif isinstance(item, ast.Keyword):
-                keywords.append(item)
-            else:
-                args.append(item)
+            for part in item if isinstance(item, list) else [item]:  # (starargs gives a list)
+                if part is None:
+                    continue
+                if isinstance(part, _StarArgs):
+                    refusal = part.message
+                elif isinstance(part, ast.Keyword):
+                    keywords.append(part)
+                else:
+                    args.append(part)
         return _Arguments(args, keywords, refusal)
 
     def generator_argument(self, children):
         return _Arguments([], [], "generator expressions are not supported")
 
     def starargs(self, children):
-        return _StarArgs("*args and **kwargs in calls are not supported")
+        """`f(*t, x)`: the starred tuples stay ast.Starred arguments (the compiler spreads them)."""
+        return list(children)
 
-    kwargs = starargs
+    def kwargs(self, children):
+        return _StarArgs("**kwargs in calls are not supported")
 
     def stararg(self, children):
-        return None
+        star, value = children
+        return ast.Starred(star.line, star.column, value)
 
     def keyword_argument(self, children):
         name, value = children

@@ -69,7 +69,12 @@ class Calls:
             self.at(node)
             return self.raw_argument_call(name, node, expected)
         hints = self.empty_literal_hints(callee, node)
-        args = [self.call_argument(a, hints.get(i)) for i, a in enumerate(node.args)]
+        args = []
+        for i, a in enumerate(node.args):
+            if isinstance(a, ast.Starred):
+                args += self.spread_argument(a)
+            else:
+                args.append(self.call_argument(a, hints.get(i)))
         kwargs = {kw.name: self.call_argument(kw.value) for kw in node.keywords}
         self.at(node)
         return self.call(callee, args, kwargs, node, expected)
@@ -77,11 +82,20 @@ class Calls:
     def call_argument(self, node: ast.Node, expected=None):
         return self.expr(node, expected)
 
+    def spread_argument(self, node: ast.Starred) -> list:
+        """`*t` in a call: a tuple's items as arguments (torchvision's x.new_zeros(*size_dhw))."""
+        value = self.expr(node.value)
+        if not self.tuple_like(value):
+            kind = self.as_value(value, node).type
+            raise self.error("cannot statically infer the expected size of a list in this context"
+                             if isinstance(kind, ListType) else f"a starred call argument must be a tuple, got {kind}", node)
+        return self.tuple_elements(value, node)
+
     def empty_literal_hints(self, callee, node: ast.Call) -> dict:
         """The declared types of a scripted function's parameters that a call passes an empty `[]`
         literal: torch types such a temporary list by the parameter (expects_ints([])), not a `{}`."""
         empty = [i for i, a in enumerate(node.args) if isinstance(a, ast.List) and not a.elts]
-        if not empty or not isinstance(callee, UserFunction):
+        if not empty or not isinstance(callee, UserFunction) or any(isinstance(a, ast.Starred) for a in node.args):
             return {}
         fn = callee.fn
         if getattr(fn, "_scriptc_unused", False) or getattr(fn, "_scriptc_ignore", False) or \

@@ -97,6 +97,9 @@ class Classes:
         return self.tensor_literal("tensor", values, options, node)
 
     def construct_object(self, cls, args: list, kwargs: dict, node) -> Value:
+        if cls.__module__.partition(".")[0] == "scriptc":
+            # a library class that is no builtin (torch.finfo): its Python source is not the user's to compile
+            raise self.error(f"Unknown builtin op: aten::{cls.__name__}.", node)
         if any(base.__module__ == "builtins" and base is not object for base in cls.__mro__[1:]):
             raise self.error(f"{cls.__name__}(...) cannot be called in scripted code (a subclass of a Python "
                              f"builtin type is not a script class)", node)

@@ -219,6 +219,8 @@ class Expressions:
     def binary(self, symbol: str, left, right, node):
         """`left symbol right` by the operator table: the tensor op when a tensor takes part, else
         the Python-value ops (numbers with Python's int semantics, str, list, tuple)."""
+        if symbol == "+":
+            left, right = self.list_of_tuple(left, right, node), self.list_of_tuple(right, left, node)
         if isinstance(left, SugaredTuple) or isinstance(right, SugaredTuple) or self.is_tuple(left) and \
                 self.is_tuple(right):
             return self.tuple_binary(symbol, left, right, node)
@@ -234,6 +236,16 @@ class Expressions:
             raise self.error(f"unsupported operand types for {symbol}: {left.type} and {right.type}", node)
         return self.python_op(operator.scalar, [left, right], {}, node,
                               failure=f"unsupported operand types for {symbol}: {left.type} and {right.type}")
+
+    def list_of_tuple(self, value, other, node):
+        """A tuple added to a list of its items' type is a list (TorchScript converts a tuple where its
+        add.t schema takes a list): BERT's x.size()[:-1] + (heads, head_size)."""
+        if not self.tuple_like(value) or not isinstance(other, Value) or not isinstance(other.type, ListType):
+            return value
+        items = [self.as_value(v, node) for v in self.tuple_elements(value, node)]
+        if not all(v.type == other.type.elem for v in items):
+            return value
+        return self.emit1("prim::ListConstruct", items, other.type)
 
     def is_tuple(self, value) -> bool:
         return isinstance(value, Value) and isinstance(value.type, TupleType)

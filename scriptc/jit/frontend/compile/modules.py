@@ -68,8 +68,10 @@ class Modules(TracedCalls):
         cls_attr = inspect.getattr_static(type(module), name, None)
         if isinstance(cls_attr, property):
             return self.inline_method(owner, cls_attr.fget, [], {}, node)
-        if isinstance(cls_attr, (staticmethod, classmethod)):
-            raise self.error(f"static and class methods of modules are not supported ({name})", node)
+        if isinstance(cls_attr, staticmethod):  # self.helper(...): the function, with no self (T5's bucketing)
+            return self.sugar(cls_attr.__func__, name, node)
+        if isinstance(cls_attr, classmethod):
+            raise self.error(f"class methods of modules are not supported ({name})", node)
         if inspect.isfunction(cls_attr):
             if getattr(cls_attr, "_scriptc_ignore", False) or getattr(cls_attr, "_scriptc_unused", False):
                 return IgnoredMethod(module, name, getattr(cls_attr, "_scriptc_unused", False))
