@@ -1,4 +1,4 @@
-"""torch.func's autodiff transforms (grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian), built on
+"""torch.func's autodiff transforms (grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd, hessian), built on
 scriptc.autograd: each call runs the function once with its differentiated inputs tracked, then asks
 autograd for the gradients. Transforms nest (grad of grad) through create_graph."""
 
@@ -204,3 +204,14 @@ def jvp(func, primals, tangents, *, has_aux: bool = False):
             products.append(total)
     result = _rebuild(out, iter(products))
     return (out, result, aux) if has_aux else (out, result)
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is the Jacobian-vector product of func at primals,
+    as jvp(func, primals, tangents)[1] gives it."""
+    with autograd.no_grad():
+        out = func(*primals)
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+    return out, jvp_fn
