@@ -23,7 +23,9 @@ def gradcheck(func, inputs: Sequence, *, eps: float = 1e-6, atol: float = 1e-5, 
     and checks the full Jacobian, which passes where that passes. scriptc's ops are deterministic, so
     nondet_tol has nothing to allow for; its backward reads an undefined (None) output gradient as
     zeros and its vmap runs the function once per sample, so check_undefined_grad and the batched
-    checks have nothing to find beyond what this compares.
+    checks have nothing to find beyond what this compares; check_grad_dtypes requires each gradient
+    in its input's dtype. masked (torch's masked semantics for sparse inputs) changes nothing here:
+    the inputs gradcheck differentiates are dense.
 
     Inputs that require grad must be float64 or complex128 tensors; a complex input's gradient is
     d/d(real part) + i d/d(imaginary part) of the real-valued test function, PyTorch's convention.
@@ -73,6 +75,10 @@ def gradcheck(func, inputs: Sequence, *, eps: float = 1e-6, atol: float = 1e-5, 
                 data[idx] = orig
                 numeric[idx] += step * (plus - minus) / (2 * eps)
         compared = []
+        if check_backward_ad and check_grad_dtypes and found is not None and found._data.dtype != data.dtype:
+            if raise_exception:
+                raise GradcheckError("Gradient has dtype mismatch")
+            return False
         if check_backward_ad:
             compared.append(("Jacobian mismatch", np.zeros(t.shape, data.dtype) if found is None else found._data))
         if check_forward_ad:
