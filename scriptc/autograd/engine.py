@@ -25,6 +25,7 @@ from scriptc.autograd.array_flow import (  # noqa: F401  (_gradient: scriptc.aut
 )
 from scriptc.autograd.graph import _hooks as _saved_tensor_hooks
 from scriptc.autograd.graph import pack_op_inputs, unpacked_context
+from scriptc.autograd.node_api import AccumulateGrad, call_node, saved_attribute
 from scriptc.grad_mode import set_grad_enabled
 from scriptc.ops import bfloat16 as _bfloat16
 
@@ -101,8 +102,18 @@ class Node:
         out = []
         for e in _flat_inputs(self.inputs):
             out.append((None, 0) if e is None else
-                       (e.node, e.index) if e.node is not None else ("AccumulateGrad", 0))
+                       (e.node, e.index) if e.node is not None else (AccumulateGrad(e.leaf), 0))
         return tuple(out)
+
+    def __call__(self, *grad_outputs):
+        """The gradients this Node's formula gives its inputs for these output gradients."""
+        return call_node(self, *grad_outputs)
+
+    def __getattr__(self, name: str):
+        # `_saved_self`, `_saved_result`, `_raw_saved_other`, ...: what the formula saved
+        if name.startswith(("_saved_", "_raw_saved_")):
+            return saved_attribute(self, name)
+        raise AttributeError(f"'Node' object has no attribute '{name}'")
 
 
 def _node_hook(node, kind: str, hook):

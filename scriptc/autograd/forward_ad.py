@@ -14,6 +14,7 @@ supported.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import weakref
 from typing import Any, NamedTuple
@@ -92,8 +93,21 @@ def make_dual(tensor, tangent, *, level: int | None = None):
         raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            f"level {_LEVEL[0]} is not supported.")
     dual = _plain_view(tensor)
-    _set_tangent(dual, tangent.detach())
+    _set_tangent(dual, _as_tangent_of(tensor, tangent))
     return dual
+
+
+def _as_tangent_of(primal, tangent):
+    """The tangent itself where it is laid out as the primal (as torch keeps it), else its values copied
+    into the primal's layout; without reverse-mode history either way (scriptc's tangents carry none)."""
+    import scriptc
+
+    if tangent.requires_grad:
+        tangent = tangent.detach()
+    if tangent.stride() == primal.stride():
+        return tangent
+    with scriptc.no_grad():
+        return scriptc.empty_like(primal).copy_(tangent)
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -108,14 +122,59 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
 
 def _plain_view(tensor):
     """A view of tensor made without forward AD (so it carries no tangent), keeping its reverse-mode history."""
+    with _suspended():
+        return tensor.view(tensor.shape)
+
+
+@contextlib.contextmanager
+def _suspended():
+    """Ops inside run without propagating tangents."""
     from scriptc.tensors import dispatch
 
     hook = dispatch.forward_ad_hook[0]
     dispatch.forward_ad_hook[0] = None
     try:
-        return tensor.view(tensor.shape)
+        yield
     finally:
         dispatch.forward_ad_hook[0] = hook
+
+
+def function_input_tangents(inputs: tuple) -> list | None:
+    """For an autograd.Function call: each input's tangent at the open level (None for one without), or None
+    when no input has one (the Function then runs as any other)."""
+    from scriptc.tensors import Tensor
+
+    if _LEVEL[0] is None:
+        return None
+    tangents = [_tangent_of(a) if isinstance(a, Tensor) else None for a in inputs]
+    return tangents if any(t is not None for t in tangents) else None
+
+
+def run_function_forward(forward):
+    """forward() of an autograd.Function whose inputs carry tangents: its ops propagate none (as in torch,
+    the Function's jvp gives its outputs' tangents)."""
+    with _suspended():
+        return forward()
+
+
+def set_function_tangents(cls, ctx, inputs: tuple, tangents: list, output) -> None:
+    """Give an autograd.Function's outputs the tangents its jvp(ctx, *input tangents) returns (an input
+    without a tangent passes zeros, or None with ctx.set_materialize_grads(False))."""
+    from scriptc.grad_mode import no_grad
+    from scriptc.tensors import Tensor
+
+    given = [t if t is not None else (a.new_zeros(a.shape) if isinstance(a, Tensor) and ctx.materialize_grads
+                                      else None) for a, t in zip(inputs, tangents)]
+    with _suspended(), no_grad():
+        result = cls.jvp(ctx, *given)
+    outputs = output if isinstance(output, tuple) else (output,)
+    results = result if isinstance(result, tuple) else (result,)
+    if len(results) != len(outputs):
+        raise RuntimeError(f"{cls.__name__}.jvp returned {len(results)} tangents, but forward returned "
+                           f"{len(outputs)} outputs")
+    for out, tangent in zip(outputs, results):
+        if isinstance(out, Tensor) and isinstance(tangent, Tensor):
+            _set_tangent(out, tangent)
 
 
 def _tangent_of(tensor):

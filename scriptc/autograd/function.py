@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from scriptc.autograd import engine
+from scriptc.autograd import engine, forward_ad
 from scriptc.autograd.array_flow import _gradient_dtype
 from scriptc.autograd.graph import pack_saved, unpack_saved
 from scriptc.grad_mode import is_grad_enabled, no_grad, set_grad_enabled
@@ -129,15 +129,21 @@ class Function(metaclass=_FunctionMeta):
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in inputs)
         ctx.materialize_grads = True
-        with no_grad():
-            if separate_setup:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
-        if not (is_grad_enabled() and any(ctx.needs_input_grad)):
-            return output
-        return _connect(cls, ctx, inputs, output)
+        tangents = forward_ad.function_input_tangents(inputs)
+
+        def run_forward():
+            with no_grad():
+                if separate_setup:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                    return output
+                return cls.forward(ctx, *args, **kwargs)
+        output = run_forward() if tangents is None else forward_ad.run_function_forward(run_forward)
+        if is_grad_enabled() and any(ctx.needs_input_grad):
+            output = _connect(cls, ctx, inputs, output)
+        if tangents is not None:
+            forward_ad.set_function_tangents(cls, ctx, inputs, tangents, output)
+        return output
 
 
 def _connect(cls, ctx, args: tuple, output):

@@ -1,4 +1,4 @@
-"""torch.func's autodiff transforms (grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian), built on
+"""torch.func's autodiff transforms (grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd, hessian), built on
 scriptc.autograd: each call runs the function once with its differentiated inputs tracked, then asks
 autograd for the gradients. Transforms nest (grad of grad) through create_graph."""
 
@@ -181,7 +181,7 @@ def hessian(func, argnums=0):
 
 def jvp(func, primals, tangents, *, has_aux: bool = False):
     """(func(*primals), the Jacobian-vector product with tangents)."""
-    if len(primals) != len(tangents):
+    if len(primals) != len(tangents) or len(_flatten(primals)) != len(_flatten(tangents)):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
                            "structure")
     jacobian = _jacobian(func, tuple(range(len(primals))), has_aux, "jvp")(*primals)
@@ -192,11 +192,11 @@ def jvp(func, primals, tangents, *, has_aux: bool = False):
         if has_aux:
             out = out[0]
         outputs = _flatten(out)
-        per_output = [jacobian] if isinstance(out, Tensor) else list(jacobian)
+        per_output = _at_leaves(out, jacobian)
         products = []
         for output, per_input in zip(outputs, per_output):
             total = output.new_zeros(output.shape)
-            for j, tangent in zip(per_input, tangents):
+            for j, tangent in zip(_flatten(per_input), _flatten(tangents)):
                 if tangent.dim():
                     total = total + (j * tangent).sum(dim=list(range(output.dim(), j.dim())))
                 else:
@@ -204,3 +204,25 @@ def jvp(func, primals, tangents, *, has_aux: bool = False):
             products.append(total)
     result = _rebuild(out, iter(products))
     return (out, result, aux) if has_aux else (out, result)
+
+
+def _at_leaves(structure, value) -> list:
+    """The parts of `value` (a structure holding `structure`'s shape) where `structure` holds tensors."""
+    if isinstance(structure, Tensor):
+        return [value]
+    if isinstance(structure, (tuple, list)):
+        return [part for s, v in zip(structure, value) for part in _at_leaves(s, v)]
+    if isinstance(structure, dict):
+        return [part for key in structure for part in _at_leaves(structure[key], value[key])]
+    return []
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is the Jacobian-vector product of func at primals,
+    as jvp(func, primals, tangents)[1] gives it."""
+    with autograd.no_grad():
+        out = func(*primals)
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+    return out, jvp_fn

@@ -4,7 +4,7 @@ listing its layers in `__all__`)."""
 from . import functional, init  # noqa: F401
 from .activation import *  # noqa: F401,F403
 from .adaptive import *  # noqa: F401,F403
-from .attention import *  # noqa: F401,F403
+from .attention import MultiheadAttention  # noqa: F401
 from .batchnorm import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403

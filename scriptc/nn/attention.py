@@ -1,9 +1,12 @@
-"""MultiheadAttention with PyTorch's parameters (in_proj_weight or q/k/v_proj_weight, out_proj, bias_k/bias_v)
-and call signature; the computation is F.multi_head_attention_forward."""
+"""torch.nn.attention: which scaled_dot_product_attention kernels may run (SDPBackend, sdpa_kernel); and
+MultiheadAttention with PyTorch's parameters (in_proj_weight or q/k/v_proj_weight, out_proj, bias_k/bias_v) and
+call signature, computed by F.multi_head_attention_forward."""
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+import contextlib
+import enum
+from typing import Optional, Tuple, Union
 
 from scriptc.tensors import Tensor
 
@@ -13,7 +16,46 @@ from .common import _empty
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module, Parameter
 
-__all__ = ["MultiheadAttention"]
+__all__ = ["SDPBackend", "sdpa_kernel", "MultiheadAttention"]
+
+
+class SDPBackend(enum.Enum):
+    """A scaled_dot_product_attention kernel, as torch numbers them. scriptc runs every call with its one
+    (math) kernel; sdpa_kernel's choice decides which calls are refused, as torch's CPU kernels refuse them."""
+
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
+
+    def __int__(self) -> int:
+        return self.value
+
+    def __str__(self) -> str:
+        return f"SDPBackend.{self.name}"
+
+
+# torch.backends.cuda's switch for each backend
+_SWITCHES = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
+             "mem_efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH,
+             "overrideable": SDPBackend.OVERRIDEABLE}
+
+
+@contextlib.contextmanager
+def sdpa_kernel(backends: Union[list, SDPBackend], set_priority: bool = False):
+    """`with sdpa_kernel(SDPBackend.MATH):` (or a list of backends) lets only those scaled_dot_product_attention
+    kernels run inside the block (torch.backends.cuda's *_sdp_enabled() say so); the previous choice comes
+    back after it. set_priority is accepted (scriptc has one kernel to order)."""
+    from scriptc.backends import cuda
+
+    if not isinstance(backends, (list, SDPBackend)):
+        raise AssertionError(f"Backend must be an instance of SDPBackend or a list of SDPBackend instances, got "
+                             f"{type(backends).__name__}")
+    chosen = [backends] if isinstance(backends, SDPBackend) else backends
+    with cuda._switched(**{name: backend in chosen for name, backend in _SWITCHES.items()}) as state:
+        yield state
 
 
 class MultiheadAttention(Module):

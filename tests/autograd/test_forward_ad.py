@@ -140,3 +140,45 @@ def test_a_dual_tensor_prints_its_tangent_like_torch():
             dual = T.autograd.forward_ad.make_dual(T.tensor([1.0, 2.0]), T.tensor([3.0, 4.0]))
             texts.append((repr(dual), repr(dual * 2)))
     assert texts[1] == texts[0]
+
+
+def test_a_tangent_laid_out_as_its_primal_is_kept_and_another_is_copied():
+    for lib in (scriptc, torch):
+        fw = lib.autograd.forward_ad
+        primal, tangent = lib.tensor(X), lib.tensor(TANGENT.T.copy()).T
+        same = lib.tensor(TANGENT)
+        with fw.dual_level():
+            assert fw.unpack_dual(fw.make_dual(primal, same)).tangent is same
+            copied = fw.unpack_dual(fw.make_dual(primal, tangent)).tangent
+            assert copied is not tangent and copied.is_contiguous()
+            np.testing.assert_array_equal(copied.numpy(), TANGENT)
+
+
+def _scaled_exp(lib, with_jvp: bool):
+    class ScaledExp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            ctx.result = x.exp()
+            return ctx.result * scale, x * 1.0
+
+    if with_jvp:
+        # deliberately not the derivative: the tangents must be what jvp says, not what forward's ops give
+        ScaledExp.jvp = staticmethod(lambda ctx, x_tangent, scale_tangent: (x_tangent * 3, x_tangent + 1))
+    return ScaledExp
+
+
+def test_an_autograd_function_gives_the_tangents_its_jvp_returns():
+    results = []
+    for lib in (scriptc, torch):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(lib.tensor(X), lib.tensor(TANGENT))
+            first, second = _scaled_exp(lib, True).apply(dual, 2.0)
+            results.append([fw.unpack_dual(t).tangent.numpy() for t in (first, second)] + [first.detach().numpy()])
+            with pytest.raises(NotImplementedError, match="You must implement the jvp function for custom "
+                                                          "autograd.Function to use it with forward mode AD"):
+                _scaled_exp(lib, False).apply(dual, 2.0)
+            plain = _scaled_exp(lib, False).apply(lib.tensor(X), 2.0)[0]
+            assert fw.unpack_dual(plain).tangent is None
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)

@@ -74,3 +74,35 @@ def test_fast_mode_and_nondet_tol_are_taken_and_a_wrong_gradient_still_fails(fas
         assert lib.autograd.gradgradcheck(_square(lib).apply, (x,), fast_mode=fast_mode)
         assert lib.autograd.gradcheck(_wrong_square(lib).apply, (x,), fast_mode=fast_mode,
                                       raise_exception=False) is False
+
+
+def _exp_with_jvp(lib, wrong: bool):
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.result = x.exp()
+            return ctx.result
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            return tangent * ctx.result * (2 if wrong else 1)
+
+    return Exp
+
+
+def test_forward_mode_gradcheck_checks_a_functions_jvp_without_a_backward():
+    x = np.random.default_rng(2).standard_normal((2, 3))
+    for lib in (scriptc, torch):
+        checks = dict(check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False,
+                      check_batched_grad=False)
+        primal = lib.tensor(x, requires_grad=True)
+        assert lib.autograd.gradcheck(_exp_with_jvp(lib, False).apply, (primal,), **checks)
+        with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch"):
+            lib.autograd.gradcheck(_exp_with_jvp(lib, True).apply, (primal,), **checks)
+        assert not lib.autograd.gradcheck(_exp_with_jvp(lib, True).apply, (primal,), raise_exception=False,
+                                          **checks)
+
+
+def test_forward_and_reverse_mode_gradcheck_of_ops():
+    x = scriptc.tensor(np.random.default_rng(4).standard_normal((3, 2)), requires_grad=True)
+    assert scriptc.autograd.gradcheck(lambda t: (t.sin() * t).sum(1), (x,), check_forward_ad=True)

@@ -147,3 +147,18 @@ def test_second_order_transforms_match_torch(name, make, arrays):
 def test_vmap_over_an_empty_dimension_is_refused_with_a_clear_error():
     with pytest.raises(RuntimeError, match="cannot map over a dimension of size 0"):
         scriptc.func.vmap(lambda a: a.sum())(scriptc.ones(0, 3))
+
+
+def test_jvp_over_dicts_of_parameters_matches_torch():
+    weight, bias, inputs = data(3, 4), data(3), data(5, 4)
+    tangent_weight, tangent_bias = data(3, 4), data(3)
+    results = []
+    for T in (scriptc, torch):
+        model = T.nn.Linear(4, 3)
+        params = {"weight": T.tensor(weight), "bias": T.tensor(bias)}
+        tangents = {"weight": T.tensor(tangent_weight), "bias": T.tensor(tangent_bias)}
+        results.append(T.func.jvp(lambda p: T.func.functional_call(model, p, (T.tensor(inputs),)), (params,),
+                                  (tangents,)))
+    assert_same(results[0], results[1])
+    with pytest.raises(RuntimeError, match="Expected primals and tangents to have the same python structure"):
+        func.jvp(lambda p: p["a"], ({"a": scriptc.ones(2)},), ({"a": scriptc.ones(2), "b": scriptc.ones(2)},))

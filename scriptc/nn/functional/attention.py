@@ -7,6 +7,7 @@ import math
 from typing import Optional, Tuple
 
 import scriptc
+from scriptc.backends.cuda import cpu_sdp_kernel
 from scriptc.tensors import Tensor
 
 from .dropout import dropout
@@ -43,7 +44,13 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
     A bool attn_mask keeps the True positions, a float one is added to the scores; is_causal masks the
     future; enable_gqa lets key and value have fewer heads (dim -3) than query. Fully masked rows give 0.
+    A call no kernel torch.nn.attention.sdpa_kernel allows would run is refused, as torch refuses it.
     """
+    # torch's CPU flash kernel takes 4-D inputs whose last dims are dense, without dropout
+    flash = (dropout_p == 0.0 and query.dim() == 4 and query.stride(-1) == 1 and key.stride(-1) == 1
+             and value.stride(-1) == 1)
+    if not scriptc.jit.is_scripting():
+        flash = cpu_sdp_kernel(flash) == "flash"
     if enable_gqa:
         groups = query.size(-3) // key.size(-3)
         if query.size(-3) % key.size(-3) != 0 or query.size(-3) % value.size(-3) != 0:
@@ -63,7 +70,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     weights = _safe_softmax(scores)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
-    return scriptc.matmul(weights, value)
+    out = scriptc.matmul(weights, value)
+    if flash and query.stride(1) < query.stride(2):
+        # torch's CPU flash kernel writes the result of a query laid out (batch, length, heads, dim) in that
+        # layout, and code written against it (the SDPA tutorial) views out.transpose(1, 2) without a copy
+        out = out.transpose(1, 2).contiguous().transpose(1, 2)
+    return out
 
 
 def _repeat_heads(x: Tensor, times: int) -> Tensor:
