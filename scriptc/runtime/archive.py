@@ -389,8 +389,9 @@ def _manifest(data: bytes) -> dict:
         problem = limits.name_problem(k)
         if problem is not None:
             raise ArchiveError(f"manifest.json: attribute name {k[:80]!r} {problem}")
-    manifest["attribute_types"] = {k: v["type"] for k, v in manifest["attributes"].items() if isinstance(v, dict)}
-    manifest["attributes"] = {k: attributes.decode(k, v) for k, v in manifest["attributes"].items()}
+    encoded = manifest["attributes"]
+    manifest["attributes"] = {k: attributes.decode(k, v) for k, v in encoded.items()}  # (checks each entry)
+    manifest["attribute_types"] = {k: v["type"] for k, v in encoded.items() if isinstance(v, dict)}
     return manifest
 
 

@@ -126,6 +126,12 @@ def test_deep_attribute_names_are_refused(base, tmp_path):
     refused(rewrite(base, tmp_path / "attr.sc", {"manifest.json": manifest}), "longer than 1024 bytes")
 
 
+@pytest.mark.parametrize("entry", [{"value": 1}, {"type": 3, "value": 1}, {"type": "int"}])
+def test_an_encoded_attribute_without_its_type_and_value_is_refused(base, tmp_path, entry):
+    manifest = manifest_with(base, attributes={"count": entry})
+    refused(rewrite(base, tmp_path / "attr.sc", {"manifest.json": manifest}), "must be a number, bool, string")
+
+
 def test_a_value_that_is_also_a_module_is_refused(base, tmp_path):
     manifest = json.loads(member(base, "manifest.json"))
     manifest["attributes"]["layers.0.weight.training"] = True  # layers.0.weight is a tensor
