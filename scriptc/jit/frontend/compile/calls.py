@@ -92,7 +92,7 @@ class Calls:
 
     def call(self, callee, args: list, kwargs: dict, node: ast.Node, expected=None):
         if isinstance(callee, OpFunction):
-            return self.call_op(callee.name, args, kwargs, node, namespaced=callee.namespaced)
+            return self.call_op(callee.name, args, kwargs, node, namespaced=callee.namespaced, aten=callee.aten)
         if isinstance(callee, MethodRef):
             return self.call_method(callee.base, callee.name, args, kwargs, node, expected)
         if isinstance(callee, Builtin):
@@ -122,10 +122,11 @@ class Calls:
         raise self.error(f"this {self.describe(callee)} is not callable in scripted code", node)
 
     # --- op-table ops ---------------------------------------------------------------------------
-    def call_op(self, name: str, args: list, kwargs: dict, node, method: bool = False, namespaced: bool = False):
+    def call_op(self, name: str, args: list, kwargs: dict, node, method: bool = False, namespaced: bool = False,
+                aten: bool = False):
         """A tensor op of the table by base name, trying its overloads in table order (`namespaced`:
         also those that are only in a namespace such as torch.linalg)."""
-        candidates = _tensor_overloads(name, method, namespaced)
+        candidates = _tensor_overloads(name, method, namespaced, aten)
         if not candidates:
             raise self.error(f"unknown builtin op '{name}'", node)
         if "out" in kwargs and not any("out" in op.arg_index for op in candidates):
@@ -594,8 +595,10 @@ def _positional(op) -> list:
 
 
 @lru_cache(maxsize=None)
-def _tensor_overloads(name: str, method: bool, namespaced: bool = False) -> tuple:
+def _tensor_overloads(name: str, method: bool, namespaced: bool = False, aten: bool = False) -> tuple:
     """The tensor ops a call of `name` may mean, in the order calls try them."""
+    if aten:
+        return tuple(op for op in ops.overloads(name) if op.kind != ops.SCALAR)
     found = [op for op in ops.overloads(name) if op.kind != ops.SCALAR and (
         (op.method or _takes_self_tensor(op)) if method else op.function or namespaced and not op.method)]
     if name in ("max", "min"):
