@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -184,3 +184,13 @@ def test_any_object_names_what_to_script_in_its_place_and_varargs_are_refused():
         assert scripted(1, 2) == 3
         with pytest.raises(RuntimeError, match=r"expected at most 2 argument\(s\) but received 4 argument\(s\)"):
             scripted(1, 2, 3, 4)
+
+
+def _reads_any(value: Any):
+    return value.t
+
+
+def test_an_attribute_of_an_any_is_refused_in_torchs_words():
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match="'Any' object has no attribute or method 't'"):
+            engine.jit.script(_reads_any)
