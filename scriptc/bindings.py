@@ -142,6 +142,11 @@ def _overloaded(name: str, candidates: list[OpDef], as_method: bool):
     return dispatch
 
 
+def overloaded_function(name: str, candidates: list[OpDef]):
+    """A function calling the first of the ops `candidates` the arguments fit (torch.ops.aten's)."""
+    return _overloaded(name, candidates, as_method=False)
+
+
 def _public(filter_attr: str) -> dict:
     groups: dict[str, list[OpDef]] = {}
     for op in ops.all_ops():

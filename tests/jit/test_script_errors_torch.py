@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -207,3 +207,13 @@ def test_a_starred_call_argument_that_is_a_list_is_refused_as_torch_refuses_it()
             _compile(engine, source)
     with pytest.raises(RuntimeError, match=r"\*\*kwargs in calls are not supported"):
         _compile(scriptc, "def f(x, d: Dict[str, int]):\n    return x.new_zeros(**d)\n")
+
+
+def _reads_any(value: Any):
+    return value.t
+
+
+def test_an_attribute_of_an_any_is_refused_in_torchs_words():
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match="'Any' object has no attribute or method 't'"):
+            engine.jit.script(_reads_any)

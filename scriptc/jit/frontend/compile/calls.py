@@ -7,7 +7,6 @@ import inspect
 from functools import lru_cache
 
 from scriptc import ops
-from scriptc.errors import ScriptError
 from scriptc.ir.graph import Value
 from scriptc.ir.verify import fits
 from scriptc.ops.rules import Unknown
@@ -106,7 +105,7 @@ class Calls:
 
     def call(self, callee, args: list, kwargs: dict, node: ast.Node, expected=None):
         if isinstance(callee, OpFunction):
-            return self.call_op(callee.name, args, kwargs, node, namespaced=callee.namespaced)
+            return self.call_op(callee.name, args, kwargs, node, namespaced=callee.namespaced, aten=callee.aten)
         if isinstance(callee, MethodRef):
             return self.call_method(callee.base, callee.name, args, kwargs, node, expected)
         if isinstance(callee, Builtin):
@@ -136,10 +135,11 @@ class Calls:
         raise self.error(f"this {self.describe(callee)} is not callable in scripted code", node)
 
     # --- op-table ops ---------------------------------------------------------------------------
-    def call_op(self, name: str, args: list, kwargs: dict, node, method: bool = False, namespaced: bool = False):
+    def call_op(self, name: str, args: list, kwargs: dict, node, method: bool = False, namespaced: bool = False,
+                aten: bool = False):
         """A tensor op of the table by base name, trying its overloads in table order (`namespaced`:
         also those that are only in a namespace such as torch.linalg)."""
-        candidates = _tensor_overloads(name, method, namespaced)
+        candidates = _tensor_overloads(name, method, namespaced, aten)
         if not candidates:
             raise self.error(f"unknown builtin op '{name}'", node)
         if "out" in kwargs and not any("out" in op.arg_index for op in candidates):
@@ -467,40 +467,6 @@ class Calls:
         described = ", ".join(str(v.type) for v in values)
         raise self.error(f"no overload of {callee.fn.__name__}() takes arguments of types ({described})", node)
 
-    def call_ignored(self, fn, args: list, kwargs: dict, node):
-        """A @jit.ignore'd function: left in Python, called through prim::Call (such a module runs but
-        cannot be saved). Its return annotation gives the result type (Tensor without one)."""
-        name = self.ctx.register_ignored(fn)
-        values = [self.as_value(a, node) for a in args]
-        kw_values = {k: self.as_value(v, node) for k, v in kwargs.items()}
-        values, kw_values = self.typed_ignored_arguments(fn, values, kw_values, node)
-        returns = self.ctx.ignored_return_type(fn, self)
-        return self.emit1("prim::Call", values + list(kw_values.values()), returns, {"function": name})
-
-    def typed_ignored_arguments(self, fn, values: list, kw_values: dict, node) -> tuple[list, dict]:
-        """The arguments of a call of an ignored function, each as the type its parameter declares
-        (Tensor where it declares none), as torch checks them; its error where one does not fit."""
-        try:
-            bound = inspect.signature(fn).bind(*values, **kw_values)
-            types = self.ctx.declared_parameter_types(fn, self)
-        except (TypeError, ValueError, ScriptError):  # (*args, or annotations TorchScript cannot read: as given)
-            return values, kw_values
-        typed = {}
-        for parameter, value in bound.arguments.items():
-            expected = types.get(parameter)
-            if expected is not None and isinstance(value, Value):
-                value = self.coerce(value, expected, node, f"{fn.__name__}(): Expected a value of type '{expected}' for "
-                                    f"argument '{parameter}' but instead found type '{value.type}'.")
-            typed[parameter] = value
-        positional = list(typed.values())[:len(values)]
-        return positional, {k: typed[k] for k in kw_values}
-
-    def call_unused(self, fn, node):
-        self.emit("prim::RaiseException", [], [], {"message": f"RuntimeError: {fn.__qualname__} is a @torch.jit.unused "
-                                                                "function and was called in scripted code"})
-        returns = self.ctx.ignored_return_type(fn, self)
-        return self.emit1("prim::Uninitialized", [], returns)
-
 
 @lru_cache(maxsize=4096)
 def _fits(actual: Type, expected: Type) -> bool:
@@ -617,8 +583,10 @@ def _positional(op) -> list:
 
 
 @lru_cache(maxsize=None)
-def _tensor_overloads(name: str, method: bool, namespaced: bool = False) -> tuple:
+def _tensor_overloads(name: str, method: bool, namespaced: bool = False, aten: bool = False) -> tuple:
     """The tensor ops a call of `name` may mean, in the order calls try them."""
+    if aten:
+        return tuple(op for op in ops.overloads(name) if op.kind != ops.SCALAR)
     found = [op for op in ops.overloads(name) if op.kind != ops.SCALAR and (
         (op.method or _takes_self_tensor(op)) if method else op.function or namespaced and not op.method)]
     if name in ("max", "min"):

@@ -30,7 +30,7 @@ from .. import ast
 from .control import Conflict
 from .types import assignable, make_union, unify
 from .modules import is_module_dict, is_parameter_dict
-from .values import SugaredModule, SugaredTuple
+from .values import MethodRef, SugaredModule, SugaredTuple
 
 _KEY_TYPES = (Str, Int, Float, Bool, Complex)
 
@@ -55,6 +55,8 @@ class Expressions:
             return value.value
         if value is Ellipsis:
             raise self.error("'...' is only valid inside a subscript", node)
+        if isinstance(value, MethodRef) and value.base.type == Any_:  # an Any has neither (refine it first)
+            raise self.error(f"'Any' object has no attribute or method '{value.name}'", node)
         raise self.error(f"this {self.describe(value)} cannot be used as a value", node)
 
     def describe(self, value) -> str:

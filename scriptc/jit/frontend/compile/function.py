@@ -20,6 +20,7 @@ from .control import RETVAL, ControlFlow
 from .emitter import Emitter
 from .expressions import Expressions
 from .ignored_blocks import IgnoredBlocks
+from .ignored_calls import IgnoredCalls
 from .interfaces import Interfaces
 from .loops import Loops
 from .modules import Modules
@@ -30,7 +31,7 @@ from .types import unify
 
 
 class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, Attributes, Calls, BuiltinCalls,
-                       Annotations, Resolver, Modules, Classes, Interfaces, IgnoredBlocks, Emitter):
+                       Annotations, Resolver, Modules, Classes, Interfaces, IgnoredBlocks, IgnoredCalls, Emitter):
     """Compiles one function body into the current block (statements.py, control.py, ... each
     hold one concern)."""
 

@@ -123,6 +123,8 @@ class Resolver:
         if isinstance(obj, enum.Enum):
             return self.enum_constant(obj)
         op_name = getattr(obj, "_scriptc_op", None)
+        if op_name is not None and getattr(obj, "_scriptc_aten", False):  # torch.ops.aten.<name>
+            return OpFunction(op_name, aten=True)
         if op_name is not None:
             return OpFunction(op_name, namespaced=True)
         scripted = getattr(obj, "_scriptc_source", None)

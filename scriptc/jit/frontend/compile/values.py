@@ -46,10 +46,12 @@ class PythonNamespace:
 class OpFunction:
     """A function generated from the op table (torch.relu, F.conv2d): calls pick an overload by schema.
     `namespaced`: reached through a binding, which may stand for ops that are neither torch.<name>
-    functions nor methods (torch.linalg.qr, torch.fft.fft)."""
+    functions nor methods (torch.linalg.qr, torch.fft.fft); `aten`: through torch.ops.aten, which
+    calls every tensor op of the name as a function (aten::index_put(self, ...))."""
 
     name: str
     namespaced: bool = False
+    aten: bool = False
 
 
 @dataclass

@@ -1,0 +1,52 @@
+"""torch.ops.aten: the op table by its ATen names, for code that calls ops through torch.ops
+(`torch.ops.aten.add(x, y)`, `torch.ops.aten.index_put_.hacked_twin(...)`), eagerly and in scripted
+code (an ATen name is the op's base name here)."""
+
+from __future__ import annotations
+
+import types
+
+# ATen's unchecked twins of ops: the same op here (its indices are checked all the same)
+_UNCHECKED_TWINS = {"_unsafe_index": "index", "_unsafe_index_put": "index_put"}
+
+
+class OpOverloadPacket:
+    """torch.ops.aten.<name>: calls the op by the first of its overloads the arguments fit; every
+    overload name (`.default`, `.Tensor`, `.hacked_twin`, ...) is the packet itself, as the table
+    picks overloads by the arguments."""
+
+    def __init__(self, name: str, base_name: str):
+        from scriptc.bindings import overloaded_function
+
+        from . import overloads
+
+        self._name = name
+        self._scriptc_op = base_name  # jit.script calls the op by its base name, as a function
+        self._scriptc_aten = True
+        self._call = overloaded_function(base_name, overloads(base_name))
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, overload: str):
+        if overload.startswith("_"):  # (overload names never do)
+            raise AttributeError(f"'OpOverloadPacket' object has no attribute '{overload}'")
+        return self
+
+    def __repr__(self) -> str:
+        return f"<OpOverloadPacket(op='aten::{self._name}')>"
+
+
+class AtenNamespace(types.ModuleType):
+    """torch.ops.aten: an OpOverloadPacket for each op of the table."""
+
+    def __getattr__(self, name: str) -> OpOverloadPacket:
+        from . import overloads
+
+        base_name = _UNCHECKED_TWINS.get(name, name)
+        if name.startswith("__") or not overloads(base_name):
+            raise AttributeError(f"'_OpNamespace' 'aten' object has no attribute '{name}'")
+        return OpOverloadPacket(name, base_name)
+
+
+aten = AtenNamespace("scriptc.ops.aten", __doc__)
