@@ -231,6 +231,8 @@ def test_groups_of_whole_panels_equal_the_interpreter(dtype, monkeypatch):
     example = torch.from_numpy(np.ones((2, 8, 8, 8), dtype))
     graph = torch.jit.optimize_for_inference(torch.jit.trace(model.eval(), example), jit=False).graph
     alone, split, reference = Executor(graph, threads=1), Executor(graph, threads=2), Interpreter(graph)
+    for executor in (alone, split):  # (an executor's first call runs the steps, and writes its program down)
+        executor([example.numpy()])
     rng = np.random.default_rng(14)
     for batch in (3, 1, 2, 4, 5, 7):
         x = rng.standard_normal((batch, 8, 8, 8)).astype(dtype)
