@@ -30,13 +30,12 @@ from .program_values import Builder, TensorValue
 from .tap_products import columns_function
 from .winograd_products import position_products
 
-# A transposed convolution goes this way with channels (in, out) at least these, on input planes of
-# at most TRANSPOSED_MAX_POSITIONS: larger ones run the direct GEMM whole images of columns at a time,
-# its best rate, where the transforms' gathers and scatters cost as much a tile. Measured over 16
-# images at one thread, this way's time over the direct one's: in -> out channels on 8x8 64 -> 64
-# 0.81, 128 -> 128 0.75, 256 -> 64 0.88; on 16x16 32 -> 32 1.09, 64 -> 32 1.09, 128 -> 64 1.01.
+# A transposed convolution goes this way with channels (in, out) at least these: with fewer the
+# transforms cost about what the multiplies save. Measured over 16 images at one thread (4 at 32x32),
+# this way's time over the direct one's, in -> out channels: on 8x8 64 -> 64 0.81, 128 -> 128 0.75,
+# 256 -> 64 0.88; on 16x16 32 -> 32 1.09, 64 -> 32 1.01, 64 -> 64 0.88, 128 -> 64 0.88; on 32x32
+# 128 -> 64 0.94.
 TRANSPOSED_MIN_CHANNELS = (64, 64)
-TRANSPOSED_MAX_POSITIONS = 64
 MAX_IMAGES = 16
 # multiply-adds over the elements a SPLIT's work counts (as the tap products')
 _WORK_SCALE = max(1, GEMM_SPLIT_MIN // PARALLEL_MIN_ELEMENTS)
@@ -76,13 +75,11 @@ def takes(x_shape: tuple, weight_shape: tuple, geometry, groups: int, dtype) -> 
 def transposed_takes(x_shape: tuple, weight_shape: tuple, geometry, groups: int, dtype) -> bool:
     """Whether a transposed convolution of a batch of x_shape multiplies so: 4x4, stride 2, padding 1,
     no output padding (its output twice its input's size) nor dilation, an image of even height and
-    width and at most TRANSPOSED_MAX_POSITIONS, a float dtype, and channels (in, out) at least
-    TRANSPOSED_MIN_CHANNELS."""
+    width, a float dtype, and channels (in, out) at least TRANSPOSED_MIN_CHANNELS."""
     sh, sw, ph, pw, dh, dw, oh, ow = geometry
     c, o = weight_shape[0], weight_shape[1] * groups
     return groups == 1 and tuple(weight_shape[2:]) == (4, 4) and (sh, sw, ph, pw, dh, dw) == (2, 2, 1, 1, 1, 1) and \
         (oh, ow) == (2 * x_shape[2], 2 * x_shape[3]) and x_shape[2] % 2 == x_shape[3] % 2 == 0 and \
-        x_shape[2] * x_shape[3] <= TRANSPOSED_MAX_POSITIONS and \
         np.dtype(dtype).name in winograd_phases.ELEMENTS and c >= TRANSPOSED_MIN_CHANNELS[0] and \
         o >= TRANSPOSED_MIN_CHANNELS[1]
 

@@ -231,14 +231,13 @@ def test_groups_of_whole_panels_equal_the_interpreter(dtype, monkeypatch):
     example = torch.from_numpy(np.ones((2, 8, 8, 8), dtype))
     graph = torch.jit.optimize_for_inference(torch.jit.trace(model.eval(), example), jit=False).graph
     alone, split, reference = Executor(graph, threads=1), Executor(graph, threads=2), Interpreter(graph)
+    for executor in (alone, split):  # (an executor's first call runs the steps, and writes its program down)
+        executor([example.numpy()])
     rng = np.random.default_rng(14)
     for batch in (3, 1, 2, 4, 5, 7):
         x = rng.standard_normal((batch, 8, 8, 8)).astype(dtype)
         expected = reference.run([x])[0]
-        # Each executor's first call runs the segment's steps, not its program: compare program with
-        # program (the steps' kernels may round differently).
         np.testing.assert_allclose(alone([x])[0], expected, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(split([x])[0], expected, rtol=1e-5, atol=1e-5)
         np.testing.assert_array_equal(split([x])[0], alone([x])[0])  # (each column's products the same)
     for executor in (alone, split):
         [segment] = [s for s in executor.steps if isinstance(s, SegmentStep)]

@@ -6,12 +6,14 @@ thread and two."""
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 
 import scriptc as torch
 from scriptc.native.heads import gemm_runs
-from scriptc.runtime import depth_first, padded_planes, winograd_products
+from scriptc.runtime import depth_first, padded_planes, pool, winograd_products
 from scriptc.runtime.executor import Executor
 from scriptc.runtime.interpreter import Interpreter
 from scriptc.runtime.segments import SegmentStep
@@ -124,6 +126,21 @@ def test_one_thread_and_two_give_the_same_bits(monkeypatch):
     two = _compiled(_Chain([32, 16]), (8, 64), np.float32, monkeypatch, threads=2)[0]
     x = np.random.default_rng(10).standard_normal((3, 3, 8, 64)).astype(np.float32)
     np.testing.assert_array_equal(one([x])[0], two([x])[0])
+
+
+@pytest.mark.skipif(pool._native is None, reason="the native workers run on Linux only")
+def test_a_bands_16_gemms_are_one_hand_off_to_the_workers(monkeypatch):
+    """A 64 -> 64 3x3 layer on 8x64 (one band an image): per image the phase copy, the input
+    transform, the 16 GEMMs as one split (native/positions.py) and the output transform - at most 4
+    hand-offs an image, where a split per GEMM made 18."""
+    model = nn.Sequential(nn.Conv2d(64, 64, 3, padding=1), nn.ReLU())
+    executor, _, made = _compiled(model, (8, 64), np.float32, monkeypatch, channels=64)
+    assert made == 1
+    x = np.random.default_rng(12).standard_normal((3, 64, 8, 64)).astype(np.float32)
+    posted = ctypes.c_int32.from_address(pool._native.blocks)
+    before = posted.value
+    executor([x])
+    assert 3 <= posted.value - before <= 4 * 3
 
 
 @pytest.mark.parametrize("tile_rows, columns, channels", [(32, 32, 64), (31, 32, 64), (3, 512, 512), (1, 16, 16)])
