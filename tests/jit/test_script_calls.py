@@ -291,3 +291,21 @@ def test_scripted_unfold_and_fold_are_im2col_and_col2im_not_tensor_unfold():
     for got, expected in zip(torch.jit.script(blocks)(x), blocks(x)):
         assert list(got.shape) == list(expected.shape)
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+
+
+def _as_int(a: int) -> int:
+    return a
+
+
+def _as_float(a: float) -> float:
+    return a
+
+
+def test_an_item_passed_for_an_int_or_float_parameter_converts_as_torchscript():
+    def numbers(x):
+        return _as_int(x.item()), _as_float(x.item())
+
+    scripted = torch.jit.script(numbers)
+    assert scripted(torch.tensor(1.5)) == (1, 1.5)
+    got = scripted(torch.tensor(3))
+    assert got == (3, 3.0) and type(got[0]) is int and type(got[1]) is float
