@@ -311,3 +311,40 @@ def test_arguments_of_an_ignored_function_are_checked_against_its_parameters():
     with pytest.raises(RuntimeError, match="Expected a value of type 'Tensor' for argument 'value' but instead found "
                                            "type 'str'"):
         torch.jit.script(passes_a_str)
+
+
+def _as_int(a: int) -> int:
+    return a
+
+
+def _as_float(a: float) -> float:
+    return a
+
+
+def test_an_item_passed_for_an_int_or_float_parameter_converts_as_torchscript():
+    def numbers(x):
+        return _as_int(x.item()), _as_float(x.item())
+
+    scripted = torch.jit.script(numbers)
+    assert scripted(torch.tensor(1.5)) == (1, 1.5)
+    got = scripted(torch.tensor(3))
+    assert got == (3, 3.0) and type(got[0]) is int and type(got[1]) is float
+
+
+def _window_sum(kernel: F.BroadcastingList2[int], scale: F.BroadcastingList2[float]) -> float:
+    return float(kernel[0] * kernel[1]) * scale[0] * scale[1]
+
+
+def test_a_number_passed_for_a_broadcasting_list_parameter_stands_for_n_of_it():
+    def windows() -> float:
+        return _window_sum(3, 0.5) + _window_sum([1, 2], [1.0, 2.0])
+
+    assert torch.jit.script(windows)() == 9 * 0.25 + 2 * 2.0
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.5, float("inf")])
+def test_lp_pool_modules_script_with_an_int_kernel_size(norm_type):
+    x = torch.rand(1, 2, 7, 7)
+    for module in (torch.nn.LPPool2d(norm_type, 3, 2), torch.nn.LPPool1d(norm_type, 2)):
+        inputs = x if isinstance(module, torch.nn.LPPool2d) else x[0]
+        np.testing.assert_allclose(torch.jit.script(module)(inputs).numpy(), module(inputs).numpy(), rtol=1e-5)

@@ -6,6 +6,7 @@ code calls the op), or is a short composition of ops written in the script subse
 """
 
 from .activation import *  # noqa: F401,F403
+from .annotations import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403

@@ -4,11 +4,13 @@ indices are asked for); lp_pool and max_unpool's output size are torch's composi
 from __future__ import annotations
 
 import math
+from typing import List, Optional
 
 import scriptc
 from scriptc.tensors import Tensor
 
 from ._calls import _op
+from .annotations import BroadcastingList1, BroadcastingList2, BroadcastingList3  # noqa: F401
 from .activation import relu
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
@@ -177,30 +179,55 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
 
 
-def _lp_pool(dims: int, input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bool) -> Tensor:
-    """(sum of x^p over each window)^(1/p), as torch composes it from avg_pool."""
-    max_pool = (max_pool1d, max_pool2d, max_pool3d)[dims - 1]
-    avg_pool = (avg_pool1d, avg_pool2d, avg_pool3d)[dims - 1]
-    if norm_type == float("inf"):
-        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    if norm_type == -float("inf"):
-        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    taps = math.prod(_tuple(kernel_size, dims))
+def _window_pool(dims: int, maximum: bool, input: Tensor, kernel_size: List[int], stride: List[int],
+                 ceil_mode: bool) -> Tensor:
+    """max_pool{dims}d or avg_pool{dims}d without padding."""
+    if maximum:
+        if dims == 1:
+            return max_pool1d(input, kernel_size, stride, 0, 1, ceil_mode)
+        if dims == 2:
+            return max_pool2d(input, kernel_size, stride, 0, 1, ceil_mode)
+        return max_pool3d(input, kernel_size, stride, 0, 1, ceil_mode)
+    if dims == 1:
+        return avg_pool1d(input, kernel_size, stride, 0, ceil_mode)
+    if dims == 2:
+        return avg_pool2d(input, kernel_size, stride, 0, ceil_mode)
+    return avg_pool3d(input, kernel_size, stride, 0, ceil_mode)
+
+
+def _lp_pool(dims: int, input: Tensor, norm_type: float, kernel_size: List[int], stride: Optional[List[int]],
+             ceil_mode: bool) -> Tensor:
+    """(sum of x^p over each window)^(1/p), as torch composes it from avg_pool (scripted code runs it too)."""
+    if isinstance(kernel_size, int):  # (eager calls pass an int for every dim; scripted ones a list already)
+        kernel_size = [kernel_size] * dims
+    if isinstance(stride, int):
+        stride = [stride] * dims
+    steps = kernel_size if stride is None else stride
+    if norm_type == math.inf:
+        return _window_pool(dims, True, input.abs(), kernel_size, steps, ceil_mode)
+    if norm_type == -math.inf:
+        return -_window_pool(dims, True, -input.abs(), kernel_size, steps, ceil_mode)
+    out = _window_pool(dims, False, input.pow(norm_type), kernel_size, steps, ceil_mode)
+    taps = 1
+    for k in kernel_size:
+        taps *= k
     return (scriptc.sign(out) * relu(scriptc.abs(out))).mul(taps).pow(1.0 / norm_type)
 
 
-def lp_pool1d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: BroadcastingList1[int],
+              stride: Optional[BroadcastingList1[int]] = None, ceil_mode: bool = False) -> Tensor:
     """The norm_type-norm of each window of (N, C, L)."""
     return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
 
 
-def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: BroadcastingList2[int],
+              stride: Optional[BroadcastingList2[int]] = None, ceil_mode: bool = False) -> Tensor:
     """The norm_type-norm of each window of (N, C, H, W)."""
     return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
-def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: BroadcastingList3[int],
+              stride: Optional[BroadcastingList3[int]] = None, ceil_mode: bool = False) -> Tensor:
     """The norm_type-norm of each window of (N, C, D, H, W)."""
     return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
 

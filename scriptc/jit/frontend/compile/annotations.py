@@ -193,13 +193,16 @@ class Annotations:
     def implicit_conversion(self, value: Value, target, from_tensor: bool = False):
         """The conversions TorchScript makes where a type is declared: int -> float -> complex, a
         tuple of numbers -> List, and (`from_tensor`: for call arguments and jit.annotate) a
-        one-element tensor -> a number. None when there is none."""
+        one-element tensor -> a number and a number of unknown kind (Scalar) -> int or float. None
+        when there is none."""
         t = value.type
         if from_tensor and isinstance(t, TensorType) and target in (Int, Float, Scalar):  # numbers, not bool
             kind = {Int: "int", Float: "float", Scalar: "scalar"}[target]
             return self.emit1("number.tensor", [value, self.const(kind)], target)
         if target == Float and t in (Int, Bool):
             return self.emit1("float.scalar", [value], Float)
+        if from_tensor and t == Scalar and target in (Int, Float):  # x.item() for an int or float parameter
+            return self.emit1("int.scalar" if target == Int else "float.scalar", [value], target)
         if target == Complex and t in (Int, Float, Bool):
             return self.emit1("complex.scalar", [value, self.const(0.0)], Complex)
         if isinstance(target, ListType) and isinstance(t, TupleType) and all(

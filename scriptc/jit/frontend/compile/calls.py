@@ -360,6 +360,9 @@ class Calls:
             else:
                 raise self.error(f"{fn.__name__}() missing required argument '{p.name}'", node)
             v = self.as_value(v, node)
+            length = self.ctx.broadcast_lengths.get(fn, {}).get(p.name)
+            if length and v.type in (Int, Float):  # a BroadcastingListN[T] parameter: one number stands for N
+                v = self.emit1("prim::ListConstruct", [v] * length, ListType(v.type))
             values.append(self.coerce(v, declared.type, node, f"{fn.__name__}(): Expected a value of type "
                                       f"'{declared.type}' for argument '{p.name}' but instead found type "
                                       f"'{v.type}'.", from_tensor=True))

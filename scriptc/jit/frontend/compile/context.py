@@ -74,6 +74,7 @@ class ScriptContext:
 
     def __init__(self):
         self.functions: dict[str, Any] = {}
+        self.broadcast_lengths: dict[Any, dict[str, int]] = {}  # function -> {BroadcastingListN parameter: N}
         self._names: dict[Any, str] = {}
         self._compiling: set = set()
         self.ignored: dict[str, Any] = {}
