@@ -23,9 +23,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from scriptc.errors import SignatureError
+from scriptc.ir.graph import walk
+from scriptc.ops import OPS
+from scriptc.ops.generator import default_generator
 from scriptc.ops.rules import Unknown
-from scriptc.tensors import Tensor
+from scriptc.passes.analysis import mutated_values
+from scriptc.tensors import Tensor, wrap
 from scriptc.types import Int, TensorType
 
 BATCH = "B"
@@ -159,6 +165,52 @@ class TraceDims:
             per_world.append(shapes)
         for k, value in enumerate(out_values):
             self.shapes[id(value)] = tuple(None if shapes is None else shapes[k] for shapes in per_world)
+
+    def call_shapes(self, run, args: list, out, graphs: list):
+        """Each tensor of a scripted call's result (in order) with its shape per world, or None where
+        no argument moves: the call run again untraced at each world's sizes (a traced LSTM layer's
+        loop), once on zeros and once on ones, unless its code writes a tensor or sets an attribute
+        (the default generator's stream is put back after). Unknown in a world where it cannot run,
+        gives another rank, or gives other shapes for other data (a packed batch's lengths)."""
+        if not any(self._moves(a) for a in args):
+            return None
+        tensors = _tensors_in(out)
+        bits = default_generator.rng.bit_generator
+        stream = bits.state
+        try:
+            per_world = [self._world_call(run, args, tensors, w) if _replayable(graphs) and candidate.alive else None
+                         for w, (candidate, _) in enumerate(self.worlds)]
+        finally:
+            bits.state = stream
+        return iter([tuple(None if s is None else s[k] for s in per_world) for k in range(len(tensors))])
+
+    def _world_call(self, run, args: list, tensors: list, w: int) -> list | None:
+        seen = []
+        for fill in (0, 1):
+            world_args = self._world_arg(args, w, fill)
+            try:
+                result = None if world_args is None else _tensors_in(run(world_args))
+            except Exception:  # noqa: BLE001 - the call fails at these sizes: nothing known there
+                result = None
+            if result is None or len(result) != len(tensors):
+                return None
+            seen.append([tuple(r._data.shape) if r._data.ndim == t._data.ndim else None
+                         for r, t in zip(result, tensors)])
+        return seen[0] if seen[0] == seen[1] else None
+
+    def _world_arg(self, arg, w: int, fill: int):
+        """`arg` as world `w` has it (`fill` in its shape there for a tensor that moves), or None where
+        a size there is unknown."""
+        if isinstance(arg, (list, tuple)):
+            items = [self._world_arg(a, w, fill) for a in arg]
+            return None if any(i is None and a is not None for i, a in zip(items, arg)) else type(arg)(items)
+        shadows = self.shadows(arg)
+        if shadows is None:
+            return arg
+        if isinstance(arg, Tensor):
+            shape = shadows[w]
+            return None if shape is None or None in shape else wrap(np.full(shape, fill, dtype=arg._data.dtype))
+        return shadows[w]
 
     def _note_select(self, x: Tensor, dim: int, index) -> None:
         """`x[i]` at every index of a dim that moves is a Python loop over it (`for t in
@@ -310,3 +362,23 @@ def check_baked_dims(baked: tuple, inputs: list, args: list, method: str) -> Non
             raise SignatureError(method, name, f"size {entry.size} in dim {entry.dim}, which the trace baked in "
                                  f"({entry.why}; trace it at this size, or script it to keep the size dynamic)",
                                  f"size {shape[entry.dim]}")
+
+
+def _tensors_in(value) -> list:
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors_in(v)]
+    return []
+
+
+def _replayable(graphs: list) -> bool:
+    """Whether running these graphs again changes no state a later call sees (apart from the random
+    numbers drawn): no tensor written in place, no attribute set."""
+    for graph in graphs:
+        for node in walk(graph.block):
+            if node.op == "prim::SetAttr":
+                return False
+            if OPS.get(node.op) is not None and any(isinstance(v.type, TensorType) for v in mutated_values(node)):
+                return False
+    return True

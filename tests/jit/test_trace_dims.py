@@ -381,3 +381,55 @@ def test_a_dim_a_layers_weights_fix_stays_concrete(make, example, types):
     dims = types.strip("[]").split(", ")
     x = torch.randn(*[n if d.isdigit() else n * 2 for n, d in zip(example, dims)])  # each symbol at another size
     np.testing.assert_allclose(traced(x).detach().numpy(), layer(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+class _Classifier(torch.nn.Module):
+    """A batch-first LSTM over a sequence, its last step classified."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(4, 8, batch_first=True)
+        self.head = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return self.head(out[:, -1])
+
+
+def test_a_recurrent_layers_result_keeps_the_dims_it_follows(tmp_path):
+    # The layer stays a scripted loop in the trace; run again at the probe sizes it tells how its
+    # result moves: the classifier's logits are [B, 3], which a server can stack requests along.
+    torch.manual_seed(6)
+    model = _Classifier().eval()
+    traced = torch.jit.trace(model, torch.randn(2, 5, 4))
+    assert "%x : Tensor(float32, [B, S1, 4])" in _input_types(traced)
+    assert [str(v.type) for v in traced.graph.outputs] == ["Tensor(float32, [B, 3])"]
+    for shape in ((3, 9, 4), (1, 2, 4)):
+        x = torch.randn(*shape)
+        np.testing.assert_allclose(traced(x).detach().numpy(), model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+class _Counting(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(1))
+
+    def forward(self, x):
+        self.calls.add_(1.0)
+        return x * 2
+
+
+def test_a_scripted_call_that_writes_state_is_not_run_again_at_the_probe_sizes():
+    class Outer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = torch.jit.script(_Counting())
+
+        def forward(self, x):
+            return self.inner(x) + 1
+
+    model = Outer()
+    traced = torch.jit.trace(model, torch.randn(2, 3), check_trace=False)
+    assert float(model.inner.calls[0]) == 1.0  # (once, by the trace itself)
+    x = torch.randn(4, 5)
+    np.testing.assert_allclose(traced(x).numpy(), (x * 2 + 1).numpy())
