@@ -32,7 +32,7 @@ from scriptc.ops.generator import default_generator
 from scriptc.ops.rules import Unknown
 from scriptc.passes.analysis import mutated_values
 from scriptc.tensors import Tensor, wrap
-from scriptc.types import Int, TensorType
+from scriptc.types import Bool, Float, Int, ListType, TensorType
 
 BATCH = "B"
 OTHER_SYMBOL = "S{}"  # the dynamic dims after the batch: S1, S2, ...
@@ -168,10 +168,11 @@ class TraceDims:
 
     def call_shapes(self, run, args: list, out, graphs: list):
         """Each tensor of a scripted call's result (in order) with its shape per world, or None where
-        no argument moves: the call run again untraced at each world's sizes (a traced LSTM layer's
-        loop), once on zeros and once on ones, unless its code writes a tensor or sets an attribute
-        (the default generator's stream is put back after). Unknown in a world where it cannot run,
-        gives another rank, or gives other shapes for other data (a packed batch's lengths)."""
+        no argument moves: the call run again untraced on zeros of each world's sizes (a traced LSTM
+        layer's loop), unless its code reads a tensor's data as a Python value (a packed batch's
+        lengths: zeros would answer otherwise), writes a tensor or sets an attribute (the default
+        generator's stream is put back after). Unknown in a world where it cannot run or gives
+        another rank."""
         if not any(self._moves(a) for a in args):
             return None
         tensors = _tensors_in(out)
@@ -185,31 +186,27 @@ class TraceDims:
         return iter([tuple(None if s is None else s[k] for s in per_world) for k in range(len(tensors))])
 
     def _world_call(self, run, args: list, tensors: list, w: int) -> list | None:
-        seen = []
-        for fill in (0, 1):
-            world_args = self._world_arg(args, w, fill)
-            try:
-                result = None if world_args is None else _tensors_in(run(world_args))
-            except Exception:  # noqa: BLE001 - the call fails at these sizes: nothing known there
-                result = None
-            if result is None or len(result) != len(tensors):
-                return None
-            seen.append([tuple(r._data.shape) if r._data.ndim == t._data.ndim else None
-                         for r, t in zip(result, tensors)])
-        return seen[0] if seen[0] == seen[1] else None
+        world_args = self._world_arg(args, w)
+        try:
+            result = None if world_args is None else _tensors_in(run(world_args))
+        except Exception:  # noqa: BLE001 - the call fails at these sizes: nothing known there
+            return None
+        if result is None or len(result) != len(tensors):
+            return None
+        return [tuple(r._data.shape) if r._data.ndim == t._data.ndim else None for r, t in zip(result, tensors)]
 
-    def _world_arg(self, arg, w: int, fill: int):
-        """`arg` as world `w` has it (`fill` in its shape there for a tensor that moves), or None where
+    def _world_arg(self, arg, w: int):
+        """`arg` as world `w` has it (zeros of its shape there for a tensor that moves), or None where
         a size there is unknown."""
         if isinstance(arg, (list, tuple)):
-            items = [self._world_arg(a, w, fill) for a in arg]
+            items = [self._world_arg(a, w) for a in arg]
             return None if any(i is None and a is not None for i, a in zip(items, arg)) else type(arg)(items)
         shadows = self.shadows(arg)
         if shadows is None:
             return arg
         if isinstance(arg, Tensor):
             shape = shadows[w]
-            return None if shape is None or None in shape else wrap(np.full(shape, fill, dtype=arg._data.dtype))
+            return None if shape is None or None in shape else wrap(np.zeros(shape, dtype=arg._data.dtype))
         return shadows[w]
 
     def _note_select(self, x: Tensor, dim: int, index) -> None:
@@ -373,12 +370,26 @@ def _tensors_in(value) -> list:
 
 
 def _replayable(graphs: list) -> bool:
-    """Whether running these graphs again changes no state a later call sees (apart from the random
-    numbers drawn): no tensor written in place, no attribute set."""
+    """Whether running these graphs again on zeros tells the shapes they give at those sizes and
+    changes no state a later call sees (apart from the random numbers drawn): no tensor's data read
+    as a Python value (`batch_sizes.tolist()`, `int(x[0])`, `bool(x.sum() > 1)`), no tensor written
+    in place, no attribute set."""
     for graph in graphs:
         for node in walk(graph.block):
             if node.op == "prim::SetAttr":
                 return False
-            if OPS.get(node.op) is not None and any(isinstance(v.type, TensorType) for v in mutated_values(node)):
+            if OPS.get(node.op) is None or node.op in _SIZE_READERS:
+                continue
+            if any(isinstance(v.type, TensorType) for v in mutated_values(node)):
+                return False
+            if any(isinstance(v.type, TensorType) for v in node.inputs) and any(
+                    _is_python_value(v.type) for v in node.outputs):
                 return False
     return True
+
+
+_SIZE_READERS = frozenset({"size", "size.all", "dim", "numel"})
+
+
+def _is_python_value(t) -> bool:
+    return t in (Int, Float, Bool) or isinstance(t, ListType) and t.elem in (Int, Float, Bool)

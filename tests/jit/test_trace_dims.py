@@ -433,3 +433,17 @@ def test_a_scripted_call_that_writes_state_is_not_run_again_at_the_probe_sizes()
     assert float(model.inner.calls[0]) == 1.0  # (once, by the trace itself)
     x = torch.randn(4, 5)
     np.testing.assert_allclose(traced(x).numpy(), (x * 2 + 1).numpy())
+
+
+def test_a_size_passed_to_scripted_code_in_a_trace_stays_linked_to_its_dim():
+    @torch.jit.script
+    def first_rows(x, n: int):
+        return x[:n] * 2
+
+    def halves(x):
+        return first_rows(x, x.size(0) // 2)
+
+    traced = torch.jit.trace(halves, torch.randn(6, 3))
+    assert "%x : Tensor(float32, [B, S1])" in _input_types(traced)
+    x = torch.randn(10, 4)
+    np.testing.assert_allclose(traced(x).numpy(), halves(x).numpy())
