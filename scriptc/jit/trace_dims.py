@@ -14,8 +14,10 @@ dim, a rule fails or gives another rank, a comparison of sizes comes out otherwi
 left is a dynamic dim with a symbol of its own: the batch ("B") is the one most inputs share (the
 first such), the others are "S1", "S2", ... (a CNN's height and width, a transformer's sequence).
 A recorded dim whose sizes in one candidate's worlds are that candidate's probes, and that stays
-put in every other's, is that symbol; one that stays put in all worlds is concrete; one that moves otherwise (the 35*B rows of a
-reshape, the H*W of a flatten) is unknown (None), so no pass specializes on its observed size.
+put in every other's, is that symbol; one that stays put in all worlds is concrete; one that moves
+otherwise (the 35*B rows of a reshape, the H*W of a flatten) is unknown (None), so no pass
+specializes on its observed size. A scripted call's result is followed by running the call again
+at each world's sizes (call_shapes).
 """
 
 from __future__ import annotations
@@ -178,8 +180,9 @@ class TraceDims:
         tensors = _tensors_in(out)
         bits = default_generator.rng.bit_generator
         stream = bits.state
+        replay = _replayable(graphs)
         try:
-            per_world = [self._world_call(run, args, tensors, w) if _replayable(graphs) and candidate.alive else None
+            per_world = [self._world_call(run, args, tensors, w) if replay and candidate.alive else None
                          for w, (candidate, _) in enumerate(self.worlds)]
         finally:
             bits.state = stream
@@ -291,10 +294,6 @@ class TraceDims:
     def symbol(self, candidate: Candidate) -> str:
         index = self.dynamic.index(candidate)
         return BATCH if index == 0 else OTHER_SYMBOL.format(index)
-
-    def symbol_sizes(self) -> dict[str, int]:
-        """Each dynamic dim's symbol and the size the examples had there."""
-        return {self.symbol(c): c.size for c in self.dynamic}
 
     def final_shape(self, value, actual: tuple) -> tuple:
         """`value`'s dims for the graph: a dynamic candidate's symbol where they are that candidate,
