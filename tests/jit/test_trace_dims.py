@@ -447,3 +447,29 @@ def test_a_size_passed_to_scripted_code_in_a_trace_stays_linked_to_its_dim():
     assert "%x : Tensor(float32, [B, S1])" in _input_types(traced)
     x = torch.randn(10, 4)
     np.testing.assert_allclose(traced(x).numpy(), halves(x).numpy())
+
+
+class _UNet(torch.nn.Module):
+    """Two poolings down, upsampled back up, concatenated with the skip connections: only sizes that
+    divide by 4 run in eager code, which the probe sizes (2x and 3x the traced ones) keep."""
+
+    def __init__(self):
+        super().__init__()
+        self.down1, self.down2 = torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.Conv2d(4, 8, 3, padding=1)
+        self.up2, self.up1 = torch.nn.ConvTranspose2d(8, 4, 2, stride=2), torch.nn.ConvTranspose2d(12, 4, 2, stride=2)
+        self.out = torch.nn.Conv2d(5, 1, 1)
+
+    def forward(self, x):
+        a = torch.relu(self.down1(x))
+        b = torch.relu(self.down2(torch.nn.functional.max_pool2d(a, 2)))
+        c = torch.nn.functional.max_pool2d(b, 2)
+        up = torch.cat([self.up2(c), b], 1)
+        return self.out(torch.cat([self.up1(up), x], 1))
+
+
+def test_a_unet_runs_at_other_sizes_its_poolings_divide(tmp_path):
+    torch.manual_seed(7)
+    model = _UNet().eval()
+    traced = torch.jit.trace(model, torch.randn(1, 1, 8, 12))
+    assert "%x : Tensor(float32, [B, 1, S1, S2])" in _input_types(traced)
+    _check_at_sizes(model, traced, [(2, 1, 16, 20), (1, 1, 4, 4), (3, 1, 12, 8)], tmp_path)
