@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 
-from scriptc.tensors import Tensor
+from scriptc.tensors import Tensor, _tracer
 from scriptc.types import (
     EnumValue,
     Any_,
@@ -143,6 +143,8 @@ def _number(value, t: Type, name: str):
         raise _mismatch(value, t, name)
     if not isinstance(value, (int, float, complex)) or isinstance(value, complex) and t != Complex:
         raise _mismatch(value, t, name)
+    if t == Int and _tracer[0] is not None:
+        return value  # (a size read during a trace stays one, so the trace records where it came from)
     return kind(value)
 
 

@@ -150,7 +150,7 @@ class ScriptFunction:
         check_baked_dims(self.baked_dims, self.graph.inputs, args, self.name)
         if _tracer[0] is not None:
             return _tracer[0].record_scripted_call(self.graph, self.functions, None, {}, args,
-                                                   lambda: self._compute(args))
+                                                   self._compute)
         return self._compute(args)
 
     def _compute(self, args: list):
@@ -447,7 +447,7 @@ class ScriptModule(Module):
         tracer = _tracer[0]
         if tracer is not None and tracer.reaches(self._module):
             return tracer.record_scripted_call(self._graphs[name], self._functions, self._module, self._attributes,
-                                               args, lambda: self._compute(name, args))
+                                               args, lambda given: self._compute(name, given))
         if tracer is not None:
             # traced from a module that does not hold this one: its ops are recorded with its state
             # as constants (the graph cannot reach it from self)

@@ -280,13 +280,14 @@ class Tracer:
             self._bind(out, self.value_of(src))
 
     def record_scripted_call(self, graph: Graph, functions: dict, owner, attributes: dict, args: list, run):
-        """A call of scripted code during the trace (a scripted submodule's method, a ScriptFunction):
-        `run()` computes it untraced, and its graph is inlined - control flow kept, as torch's tracer
-        does - with `self` the path of `owner` (a submodule the trace reaches). Returns run()'s result."""
+        """A call of scripted code in the trace (a scripted submodule's method, a ScriptFunction): `run(args)`
+        computes it untraced, and its graph is inlined - control flow kept, as torch's tracer does - with
+        `self` the path of `owner` (a submodule the trace reaches). Returns run's result."""
         path = None if owner is None else self._module_path(owner)
         _tensors._tracer[0] = None
         try:
-            out = run()
+            out = run(args)
+            shapes = self.dims.call_shapes(run, args, out, [graph, *functions.values()])
         finally:
             _tensors._tracer[0] = self
         params = list(graph.inputs)
@@ -300,11 +301,10 @@ class Tracer:
         for node in graph.block:
             self.graph.block.append(clone_node(node, mapping))
         self.functions.update(functions)
-        moves = any(self.dims._moves(a) for a in args)
         outputs = [mapping.get(v, v) for v in graph.outputs]
         if len(outputs) == 1:
-            return self._bind_call_output(outputs[0], out, moves)
-        return tuple(self._bind_call_output(v, o, moves) for v, o in zip(outputs, out))
+            return self._bind_call_output(outputs[0], out, shapes)
+        return tuple(self._bind_call_output(v, o, shapes) for v, o in zip(outputs, out))
 
     def reaches(self, module) -> bool:
         """Whether `module` is the traced module or one of its submodules (its state is in reach)."""
@@ -315,9 +315,10 @@ class Tracer:
             return None
         return next((path for path, m in self.module.named_modules() if m is module), None)
 
-    def _bind_call_output(self, value: Value, out, moves: bool):
+    def _bind_call_output(self, value: Value, out, shapes):
         """Bind an inlined call's result to its tensors (a fresh alias for a tensor the trace already
-        knows, which the call returned as it was given); its dims are unknown where an input moves."""
+        knows, which the call returned as it was given); `shapes` gives each tensor's shapes in the
+        probe worlds in turn (None: no input moves)."""
         if isinstance(out, Tensor):
             if isinstance(value.type, OptionalType):
                 # an Optional[Tensor] result that held a tensor in the trace: the trace uses it as one
@@ -326,15 +327,15 @@ class Tracer:
                 out = _tensors.wrap(out._data)
             if isinstance(value.type, TensorType) and value.type.shape is None:
                 value.type = TensorType(out.dtype, tuple(out._data.shape), value.type.device)
-            if moves and id(value) not in self.dims.shapes:
-                self.dims.shapes[id(value)] = tuple(None for _ in self.dims.worlds)
+            if shapes is not None and (world_shapes := next(shapes)) and id(value) not in self.dims.shapes:
+                self.dims.shapes[id(value)] = world_shapes
             self._bind(out, value)
             return out
         if isinstance(out, (tuple, list)) and isinstance(value.type, (TupleType, ListType)):
             types = list(value.type.elems) if isinstance(value.type, TupleType) else [value.type.elem] * len(out)
             op = "prim::TupleUnpack" if isinstance(value.type, TupleType) else "prim::ListUnpack"
             parts = self._emit(op, [value], types).outputs
-            return type(out)(self._bind_call_output(v, o, moves) for v, o in zip(parts, out))
+            return type(out)(self._bind_call_output(v, o, shapes) for v, o in zip(parts, out))
         return out
 
     def traced_size(self, t: Tensor) -> Size:

@@ -14,8 +14,10 @@ dim, a rule fails or gives another rank, a comparison of sizes comes out otherwi
 left is a dynamic dim with a symbol of its own: the batch ("B") is the one most inputs share (the
 first such), the others are "S1", "S2", ... (a CNN's height and width, a transformer's sequence).
 A recorded dim whose sizes in one candidate's worlds are that candidate's probes, and that stays
-put in every other's, is that symbol; one that stays put in all worlds is concrete; one that moves otherwise (the 35*B rows of a
-reshape, the H*W of a flatten) is unknown (None), so no pass specializes on its observed size.
+put in every other's, is that symbol; one that stays put in all worlds is concrete; one that moves
+otherwise (the 35*B rows of a reshape, the H*W of a flatten) is unknown (None), so no pass
+specializes on its observed size. A scripted call's result is followed by running the call again
+at each world's sizes (call_shapes).
 """
 
 from __future__ import annotations
@@ -23,10 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from scriptc.errors import SignatureError
+from scriptc.ir.graph import walk
+from scriptc.ops import OPS
+from scriptc.ops.generator import default_generator
 from scriptc.ops.rules import Unknown
-from scriptc.tensors import Tensor
-from scriptc.types import Int, TensorType
+from scriptc.passes.analysis import mutated_values
+from scriptc.tensors import Tensor, wrap
+from scriptc.types import Bool, Float, Int, ListType, TensorType
 
 BATCH = "B"
 OTHER_SYMBOL = "S{}"  # the dynamic dims after the batch: S1, S2, ...
@@ -160,6 +168,50 @@ class TraceDims:
         for k, value in enumerate(out_values):
             self.shapes[id(value)] = tuple(None if shapes is None else shapes[k] for shapes in per_world)
 
+    def call_shapes(self, run, args: list, out, graphs: list):
+        """Each tensor of a scripted call's result (in order) with its shape per world, or None where
+        no argument moves: the call run again untraced on zeros of each world's sizes (a traced LSTM
+        layer's loop), unless its code reads a tensor's data as a Python value (a packed batch's
+        lengths: zeros would answer otherwise), writes a tensor or sets an attribute (the default
+        generator's stream is put back after). Unknown in a world where it cannot run or gives
+        another rank."""
+        if not any(self._moves(a) for a in args):
+            return None
+        tensors = _tensors_in(out)
+        bits = default_generator.rng.bit_generator
+        stream = bits.state
+        replay = _replayable(graphs)
+        try:
+            per_world = [self._world_call(run, args, tensors, w) if replay and candidate.alive else None
+                         for w, (candidate, _) in enumerate(self.worlds)]
+        finally:
+            bits.state = stream
+        return iter([tuple(None if s is None else s[k] for s in per_world) for k in range(len(tensors))])
+
+    def _world_call(self, run, args: list, tensors: list, w: int) -> list | None:
+        world_args = self._world_arg(args, w)
+        try:
+            result = None if world_args is None else _tensors_in(run(world_args))
+        except Exception:  # noqa: BLE001 - the call fails at these sizes: nothing known there
+            return None
+        if result is None or len(result) != len(tensors):
+            return None
+        return [tuple(r._data.shape) if r._data.ndim == t._data.ndim else None for r, t in zip(result, tensors)]
+
+    def _world_arg(self, arg, w: int):
+        """`arg` as world `w` has it (zeros of its shape there for a tensor that moves), or None where
+        a size there is unknown."""
+        if isinstance(arg, (list, tuple)):
+            items = [self._world_arg(a, w) for a in arg]
+            return None if any(i is None and a is not None for i, a in zip(items, arg)) else type(arg)(items)
+        shadows = self.shadows(arg)
+        if shadows is None:
+            return arg
+        if isinstance(arg, Tensor):
+            shape = shadows[w]
+            return None if shape is None or None in shape else wrap(np.zeros(shape, dtype=arg._data.dtype))
+        return shadows[w]
+
     def _note_select(self, x: Tensor, dim: int, index) -> None:
         """`x[i]` at every index of a dim that moves is a Python loop over it (`for t in
         range(x.size(0))`, which hands the tracer plain ints): its count is baked in, as a split's."""
@@ -243,10 +295,6 @@ class TraceDims:
         index = self.dynamic.index(candidate)
         return BATCH if index == 0 else OTHER_SYMBOL.format(index)
 
-    def symbol_sizes(self) -> dict[str, int]:
-        """Each dynamic dim's symbol and the size the examples had there."""
-        return {self.symbol(c): c.size for c in self.dynamic}
-
     def final_shape(self, value, actual: tuple) -> tuple:
         """`value`'s dims for the graph: a dynamic candidate's symbol where they are that candidate,
         None where they move with the candidates otherwise, the observed size where they do not move."""
@@ -310,3 +358,37 @@ def check_baked_dims(baked: tuple, inputs: list, args: list, method: str) -> Non
             raise SignatureError(method, name, f"size {entry.size} in dim {entry.dim}, which the trace baked in "
                                  f"({entry.why}; trace it at this size, or script it to keep the size dynamic)",
                                  f"size {shape[entry.dim]}")
+
+
+def _tensors_in(value) -> list:
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors_in(v)]
+    return []
+
+
+def _replayable(graphs: list) -> bool:
+    """Whether running these graphs again on zeros tells the shapes they give at those sizes and
+    changes no state a later call sees (apart from the random numbers drawn): no tensor's data read
+    as a Python value (`batch_sizes.tolist()`, `int(x[0])`, `bool(x.sum() > 1)`), no tensor written
+    in place, no attribute set."""
+    for graph in graphs:
+        for node in walk(graph.block):
+            if node.op == "prim::SetAttr":
+                return False
+            if OPS.get(node.op) is None or node.op in _SIZE_READERS:
+                continue
+            if any(isinstance(v.type, TensorType) for v in mutated_values(node)):
+                return False
+            if any(isinstance(v.type, TensorType) for v in node.inputs) and any(
+                    _is_python_value(v.type) for v in node.outputs):
+                return False
+    return True
+
+
+_SIZE_READERS = frozenset({"size", "size.all", "dim", "numel"})
+
+
+def _is_python_value(t) -> bool:
+    return t in (Int, Float, Bool) or isinstance(t, ListType) and t.elem in (Int, Float, Bool)

@@ -224,10 +224,10 @@ class RNNBase(Module):
     def _run(self, input: Tensor, batch_sizes: Optional[Tensor], h0: Tensor,
              c0: Optional[Tensor]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
         """Every layer and direction over the input; (output, h_n, c_n) with output like the input."""
-        if scriptc.jit.is_tracing():
-            # torch records one op for the layer, which runs at any length: the trace keeps this
-            # method as scripted code, its loop over the steps included (a packed batch's steps are
-            # data too), so it runs at lengths it was not traced with
+        if scriptc.jit.is_tracing() and batch_sizes is not None:
+            # a packed batch's steps are data (torch records one op taking batch_sizes): the trace
+            # keeps this method as scripted code, its loop over them included, so it runs at lengths
+            # it was not traced with
             from scriptc.jit.api import script_method
 
             return script_method(self, "_run")._run(input, batch_sizes, h0, c0)
@@ -243,6 +243,25 @@ class RNNBase(Module):
             sizes: List[int] = batch_sizes.tolist()
             packed_sizes = sizes
             steps, batch = len(sizes), sizes[0]
+        if scriptc.jit.is_tracing():
+            # torch records one op for the layers, which runs at any length: the trace keeps them as
+            # scripted code with their loops over the steps, so it runs at lengths it did not see
+            from scriptc.jit.api import script_method
+
+            x, h_n, c_n = script_method(self, "_layers")._layers(x, packed_sizes, h0, c0)
+        else:
+            x, h_n, c_n = self._layers(x, packed_sizes, h0, c0)
+        if batch_sizes is None:
+            x = x.reshape(steps, batch, x.size(-1))
+            if self.batch_first:
+                x = x.transpose(0, 1)
+        return x, h_n, c_n
+
+    def _layers(self, x: Tensor, packed_sizes: Optional[List[int]], h0: Tensor,
+                c0: Optional[Tensor]) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+        """Every layer and direction over the steps' rows `x` (each step's batch of rows, as many as
+        h0 has, or a packed batch's `packed_sizes`); (output rows, h_n, c_n)."""
+        batch = h0.size(1)
         num_directions = 2 if self.bidirectional else 1
         weights = self._flat_weights
         per = len(weights) // (self.num_layers * num_directions)
@@ -273,10 +292,6 @@ class RNNBase(Module):
             x = outputs[0] if num_directions == 1 else scriptc.cat(outputs, 1)
             if self.dropout > 0 and self.training and layer + 1 < self.num_layers:
                 x = F.dropout(x, self.dropout, True)
-        if batch_sizes is None:
-            x = x.reshape(steps, batch, x.size(-1))
-            if self.batch_first:
-                x = x.transpose(0, 1)
         return x, scriptc.stack(h_last, 0), scriptc.stack(c_last, 0) if c_last else None
 
     def _direction(self, steps: List[Tensor], h: Tensor, c: Optional[Tensor], w_hh: Tensor, b_hh: Optional[Tensor],

@@ -381,3 +381,95 @@ def test_a_dim_a_layers_weights_fix_stays_concrete(make, example, types):
     dims = types.strip("[]").split(", ")
     x = torch.randn(*[n if d.isdigit() else n * 2 for n, d in zip(example, dims)])  # each symbol at another size
     np.testing.assert_allclose(traced(x).detach().numpy(), layer(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+class _Classifier(torch.nn.Module):
+    """A batch-first LSTM over a sequence, its last step classified."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(4, 8, batch_first=True)
+        self.head = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return self.head(out[:, -1])
+
+
+def test_a_recurrent_layers_result_keeps_the_dims_it_follows(tmp_path):
+    # The layer stays a scripted loop in the trace; run again at the probe sizes it tells how its
+    # result moves: the classifier's logits are [B, 3], which a server can stack requests along.
+    torch.manual_seed(6)
+    model = _Classifier().eval()
+    traced = torch.jit.trace(model, torch.randn(2, 5, 4))
+    assert "%x : Tensor(float32, [B, S1, 4])" in _input_types(traced)
+    assert [str(v.type) for v in traced.graph.outputs] == ["Tensor(float32, [B, 3])"]
+    for shape in ((3, 9, 4), (1, 2, 4)):
+        x = torch.randn(*shape)
+        np.testing.assert_allclose(traced(x).detach().numpy(), model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+class _Counting(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(1))
+
+    def forward(self, x):
+        self.calls.add_(1.0)
+        return x * 2
+
+
+def test_a_scripted_call_that_writes_state_is_not_run_again_at_the_probe_sizes():
+    class Outer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = torch.jit.script(_Counting())
+
+        def forward(self, x):
+            return self.inner(x) + 1
+
+    model = Outer()
+    traced = torch.jit.trace(model, torch.randn(2, 3), check_trace=False)
+    assert float(model.inner.calls[0]) == 1.0  # (once, by the trace itself)
+    x = torch.randn(4, 5)
+    np.testing.assert_allclose(traced(x).numpy(), (x * 2 + 1).numpy())
+
+
+def test_a_size_passed_to_scripted_code_in_a_trace_stays_linked_to_its_dim():
+    @torch.jit.script
+    def first_rows(x, n: int):
+        return x[:n] * 2
+
+    def halves(x):
+        return first_rows(x, x.size(0) // 2)
+
+    traced = torch.jit.trace(halves, torch.randn(6, 3))
+    assert "%x : Tensor(float32, [B, S1])" in _input_types(traced)
+    x = torch.randn(10, 4)
+    np.testing.assert_allclose(traced(x).numpy(), halves(x).numpy())
+
+
+class _UNet(torch.nn.Module):
+    """Two poolings down, upsampled back up, concatenated with the skip connections: only sizes that
+    divide by 4 run in eager code, which the probe sizes (2x and 3x the traced ones) keep."""
+
+    def __init__(self):
+        super().__init__()
+        self.down1, self.down2 = torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.Conv2d(4, 8, 3, padding=1)
+        self.up2, self.up1 = torch.nn.ConvTranspose2d(8, 4, 2, stride=2), torch.nn.ConvTranspose2d(12, 4, 2, stride=2)
+        self.out = torch.nn.Conv2d(5, 1, 1)
+
+    def forward(self, x):
+        a = torch.relu(self.down1(x))
+        b = torch.relu(self.down2(torch.nn.functional.max_pool2d(a, 2)))
+        c = torch.nn.functional.max_pool2d(b, 2)
+        up = torch.cat([self.up2(c), b], 1)
+        return self.out(torch.cat([self.up1(up), x], 1))
+
+
+def test_a_unet_runs_at_other_sizes_its_poolings_divide(tmp_path):
+    torch.manual_seed(7)
+    model = _UNet().eval()
+    traced = torch.jit.trace(model, torch.randn(1, 1, 8, 12))
+    assert "%x : Tensor(float32, [B, 1, S1, S2])" in _input_types(traced)
+    _check_at_sizes(model, traced, [(2, 1, 16, 20), (1, 1, 4, 4), (3, 1, 12, 8)], tmp_path)
