@@ -243,10 +243,6 @@ class TraceDims:
         index = self.dynamic.index(candidate)
         return BATCH if index == 0 else OTHER_SYMBOL.format(index)
 
-    def symbol_sizes(self) -> dict[str, int]:
-        """Each dynamic dim's symbol and the size the examples had there."""
-        return {self.symbol(c): c.size for c in self.dynamic}
-
     def final_shape(self, value, actual: tuple) -> tuple:
         """`value`'s dims for the graph: a dynamic candidate's symbol where they are that candidate,
         None where they move with the candidates otherwise, the observed size where they do not move."""
