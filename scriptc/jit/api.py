@@ -38,7 +38,9 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         return script_module(_prepare_scriptable(obj, {}), example_inputs)
     prepare = getattr(type(obj), "__prepare_scriptable__", None)
     if prepare is not None and not isinstance(obj, type):  # any object may name what to script in its place
-        return script(prepare(obj), optimize, _frames_up + 1, _rcb, example_inputs)
+        prepared = prepare(obj)
+        if prepared is not obj:  # (one that names itself is scripted as it is)
+            return script(prepared, optimize, _frames_up + 1, _rcb, example_inputs)
     if isinstance(obj, type) and issubclass(obj, Module):
         raise ScriptError(f"jit.script expects a module instance, got the class {obj.__name__}; "
                           f"call jit.script({obj.__name__}(...))")
