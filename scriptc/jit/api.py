@@ -16,8 +16,9 @@ from .frontend.compile.resolve import prepared_function
 from .module import ScriptFunction, ScriptModule
 
 
-# the classes jit.script has compiled: the candidates a call through a class interface picks from
-SCRIPTED_CLASSES: weakref.WeakSet = weakref.WeakSet()
+# the classes jit.script has compiled, in the order it compiled them (a WeakSet's order would vary
+# from run to run, and with it the graph): the candidates a call through a class interface picks from
+SCRIPTED_CLASSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
@@ -66,7 +67,7 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
                 member._scriptc_defining_scope = scope
         ScriptContext().compile_class(obj)  # (errors now, as torch's; each use compiles it again)
         obj._scriptc_script_class = True
-        SCRIPTED_CLASSES.add(obj)
+        SCRIPTED_CLASSES[obj] = None
         return obj
     call = inspect.getattr_static(type(obj), "__call__", None)
     if inspect.isfunction(call) and any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)

@@ -103,3 +103,13 @@ def test_a_module_calling_through_a_class_interface_saves_and_loads():
     x = torch.tensor([1.0, -1.0])
     assert torch.jit.load(buffer)(x).tolist() == scripted(x).tolist() == [5.0, -3.0]
     assert any("Interface(_Transform)" in str(graph) for graph in scripted._functions.values())
+
+
+def test_the_classes_an_interface_call_picks_from_keep_the_order_they_were_scripted_in():
+    """(so that the chain of prim::isinstance a call compiles to is the same graph in every run)"""
+    from scriptc.jit.api import SCRIPTED_CLASSES
+
+    ours = [cls for cls in SCRIPTED_CLASSES if cls in (_Doubler, _Shifter, _Unrelated, _WrongTypes)]
+    assert ours == [_Doubler, _Shifter, _Unrelated, _WrongTypes]
+    graph = str(torch.jit.script(_apply_all).graph)
+    assert graph.index("_Doubler") < graph.index("_Shifter")
