@@ -308,7 +308,7 @@ def _batch_norm_kernel(xp, x, running_mean, running_var, weight=None, bias=None,
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         if t is not None and t.shape != (c,):
-            raise ShapeError(f"batch_norm: {name} should contain {c} elements not {t.size}")
+            raise ShapeError(f"{name} should contain {c} elements not {t.size}")
     if x.size == 0:
         # an empty batch, as torch: itself, the running statistics left alone
         nothing = xp.zeros(c, dtype=x.dtype)
@@ -357,8 +357,8 @@ def _batch_norm_grad(ctx, g):
 
 
 def _batch_norm_rule(x, running_mean=None, running_var=None, weight=None, bias=None, *rest):
-    check_per_channel(x, "batch_norm", running_mean=running_mean, running_var=running_var, weight=weight,
-                      bias=bias)
+    check_per_channel(x, "{name} should contain {channels} elements not {size}", running_mean=running_mean,
+                      running_var=running_var, weight=weight, bias=bias)
     return x
 
 
