@@ -136,9 +136,7 @@ def _conv_params(x, w, stride, padding, dilation, groups):
             raise RuntimeError(f"Invalid padding string '{padding}'")
     else:
         ph, pw = expand(padding, 2)
-    if x.shape[1] != w.shape[1] * groups:
-        raise ShapeError(f"Given groups={groups}, weight of size {list(w.shape)}, expected input{list(x.shape)} "
-                         f"to have {w.shape[1] * groups} channels, but got {x.shape[1]} channels instead")
+    check_conv_channels(x.shape, w.shape, groups, 2)
     if w.shape[0] % groups:
         raise RuntimeError("out_channels must be divisible by groups")
     oh = conv_out(x.shape[2], w.shape[2], sh, ph, dh)

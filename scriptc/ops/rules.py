@@ -294,7 +294,8 @@ def check_conv_channels(x_shape: tuple, w_shape: tuple, groups, spatial: int, tr
     expected = per_group if transposed else per_group * groups
     if channels != expected:
         given = "transposed=1" if transposed else f"groups={groups}"
-        raise RuntimeError(f"Given {given}, weight of size {list(w_shape)}, expected input{list(x_shape)} to have "
+        batched = list(x_shape) if len(x_shape) > spatial + 1 else [1, *x_shape]  # (as torch shows an unbatched one)
+        raise RuntimeError(f"Given {given}, weight of size {list(w_shape)}, expected input{batched} to have "
                            f"{expected} channels, but got {channels} channels instead")
 
 

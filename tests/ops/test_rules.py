@@ -42,3 +42,17 @@ def test_group_norm_rule_refuses_a_per_channel_tensor_of_another_size_as_torch()
                                            r"of shape \[2, 4, 5\]$"):
         OPS["group_norm"].shape(TensorType(float32, (2, 4, 5)), 2, TensorType(float32, (4,)),
                                 TensorType(float32, (3,)))
+
+
+@pytest.mark.parametrize("conv, x_shape, w_shape", [
+    ("conv1d", (3, 5), (2, 2, 3)), ("conv2d", (1, 3, 5, 5), (2, 4, 3, 3)), ("conv2d", (3, 5, 5), (2, 4, 3, 3)),
+    ("conv_transpose2d", (3, 5, 5), (4, 2, 3, 3)), ("conv3d", (1, 3, 4, 4, 4), (2, 2, 1, 1, 1)),
+])
+def test_a_convolution_of_other_channels_is_refused_as_torch_refuses_it(conv, x_shape, w_shape):
+    expected = _torch_message(lambda: getattr(torch.nn.functional, conv)(torch.ones(x_shape), torch.ones(w_shape)))
+    with pytest.raises(RuntimeError) as refused:
+        getattr(scriptc.nn.functional, conv)(scriptc.ones(x_shape), scriptc.ones(w_shape))
+    assert str(refused.value) == expected
+    with pytest.raises(RuntimeError) as by_rule:
+        OPS[conv].shape(TensorType(float32, x_shape), TensorType(float32, w_shape))
+    assert str(by_rule.value) == expected
