@@ -113,3 +113,16 @@ def test_the_classes_an_interface_call_picks_from_keep_the_order_they_were_scrip
     assert ours == [_Doubler, _Shifter, _Unrelated, _WrongTypes]
     graph = str(torch.jit.script(_apply_all).graph)
     assert graph.index("_Doubler") < graph.index("_Shifter")
+
+
+def _doubled_plus_one_if_doubler(t: _Transform, x: Tensor) -> Tensor:
+    if isinstance(t, _Doubler):
+        return t.apply(x) + 1
+    return x
+
+
+def test_isinstance_of_a_class_interfaces_value_checks_the_objects_class_at_run_time():
+    scripted = torch.jit.script(_doubled_plus_one_if_doubler)
+    x = torch.tensor([1.0, 2.0])
+    assert scripted(_Doubler(), x).tolist() == [3.0, 5.0]
+    assert scripted(_Shifter(0.5), x).tolist() == [1.0, 2.0]
