@@ -126,3 +126,17 @@ def test_isinstance_of_a_class_interfaces_value_checks_the_objects_class_at_run_
     x = torch.tensor([1.0, 2.0])
     assert scripted(_Doubler(), x).tolist() == [3.0, 5.0]
     assert scripted(_Shifter(0.5), x).tolist() == [1.0, 2.0]
+
+
+def _reads_an_attribute(t: _Transform) -> int:
+    return t.k
+
+
+def _calls_a_method_it_lacks(t: _Transform, x: Tensor) -> Tensor:
+    return t.missing(x)
+
+
+@pytest.mark.parametrize("fn, name", [(_reads_an_attribute, "k"), (_calls_a_method_it_lacks, "missing")])
+def test_a_name_the_interface_does_not_declare_is_refused_in_torchs_words(fn, name):
+    with pytest.raises(RuntimeError, match=f"'__torch__._Transform' object has no attribute or method '{name}'"):
+        torch.jit.script(fn)
