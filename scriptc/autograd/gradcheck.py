@@ -34,6 +34,13 @@ def gradcheck(func, inputs: Sequence, *, eps: float = 1e-6, atol: float = 1e-5, 
     """
     from scriptc.tensors import Tensor, wrap
 
+    # (torch's checks on the flags: without them a gradcheck that compares nothing would pass)
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
     inputs = _as_tuple(inputs)
     diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     for t in diff_inputs:

@@ -88,7 +88,7 @@ def call_node(node, *grad_outputs):
     if node.ctx is FREED:
         raise RuntimeError(_FREED_MESSAGE)
     if len(grad_outputs) != node.n_outputs:
-        raise TypeError(f"{node.name()} expects {node.n_outputs} gradient(s), one per output, got {len(grad_outputs)}")
+        raise TypeError(f"expected {node.n_outputs} arguments, got {len(grad_outputs)} instead")
     arrays = [g._data if isinstance(g, Tensor) else g for g in grad_outputs]
     _check_versions(node)
     kept = node.ctx

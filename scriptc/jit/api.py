@@ -16,8 +16,9 @@ from .frontend.compile.resolve import prepared_function
 from .module import ScriptFunction, ScriptModule
 
 
-# the classes jit.script has compiled: the candidates a call through a class interface picks from
-SCRIPTED_CLASSES: weakref.WeakSet = weakref.WeakSet()
+# the classes jit.script has compiled, in the order it compiled them (a WeakSet's order would vary
+# from run to run, and with it the graph): the candidates a call through a class interface picks from
+SCRIPTED_CLASSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
@@ -38,7 +39,9 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         return script_module(_prepare_scriptable(obj, {}), example_inputs)
     prepare = getattr(type(obj), "__prepare_scriptable__", None)
     if prepare is not None and not isinstance(obj, type):  # any object may name what to script in its place
-        return script(prepare(obj), optimize, _frames_up + 1, _rcb, example_inputs)
+        prepared = prepare(obj)
+        if prepared is not obj:  # (one that names itself is scripted as it is)
+            return script(prepared, optimize, _frames_up + 1, _rcb, example_inputs)
     if isinstance(obj, type) and issubclass(obj, Module):
         raise ScriptError(f"jit.script expects a module instance, got the class {obj.__name__}; "
                           f"call jit.script({obj.__name__}(...))")
@@ -64,7 +67,7 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
                 member._scriptc_defining_scope = scope
         ScriptContext().compile_class(obj)  # (errors now, as torch's; each use compiles it again)
         obj._scriptc_script_class = True
-        SCRIPTED_CLASSES.add(obj)
+        SCRIPTED_CLASSES[obj] = None
         return obj
     call = inspect.getattr_static(type(obj), "__call__", None)
     if inspect.isfunction(call) and any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)

@@ -59,17 +59,10 @@ class strict_fusion:
         return None
 
 
-_optimize = [True]
-
-
 @contextlib.contextmanager
 def optimized_execution(should_optimize: bool):
     """torch.jit.optimized_execution: a block inside which torch's graph executor does not profile and
     re-optimize scripted calls. scriptc's scripted calls run the graph as compiled (optimization is
-    optimize_for_inference's), so the block computes the same either way; the setting is restored on
-    leaving it."""
-    previous, _optimize[0] = _optimize[0], bool(should_optimize)
-    try:
-        yield
-    finally:
-        _optimize[0] = previous
+    optimize_for_inference's), so the block computes the same either way and should_optimize changes
+    nothing."""
+    yield

@@ -35,7 +35,8 @@ def unused(fn: Callable):
 
 def _drop(fn: Callable):
     """@torch.jit._drop: leave this method out of the compiled class or module entirely, its
-    signature included (it may name types TorchScript cannot read); scripted code cannot call it."""
+    signature included (it may name types TorchScript cannot read); a call of it in scripted code
+    compiles and raises when it runs, as a @jit.unused method's does."""
     return unused(fn)
 
 

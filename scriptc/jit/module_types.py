@@ -156,8 +156,11 @@ def check_swap(scripted, name: str, new) -> None:
     from .module import ScriptModule
 
     if not isinstance(new, ScriptModule):
-        raise RuntimeError(f"Cannot swap a ScriptModule with non-scripted module {type(new).__name__}: assign "
-                           f"torch.jit.script(module) to '{name}'")
+        raise RuntimeError(f"Cannot re-assign modules in a ScriptModule with non-scripted module, tried to replace "
+                           f"existing module '{name}': {new!r}")
+    if scripted._module._modules[name] is None:
+        raise RuntimeError(f"Could not cast attribute '{name}' to type NoneType: Cannot cast "
+                           f"RecursiveScriptModule(original_name={type(new._module).__name__}) to None")
     interface = annotations_of(type(scripted._module)).get(name)
     if getattr(interface, "_scriptc_interface", False):
         problem = _interface_mismatch(interface, new)

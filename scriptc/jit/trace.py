@@ -475,13 +475,14 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
 
 
 def _example_sizes(graph: Graph, examples: tuple) -> dict[str, int]:
-    """The size the examples have in each dim the graph's inputs name by a symbol (B, S1, ...)."""
+    """The size the examples have in each dim the graph's inputs name by a symbol (B, S1, ...), where
+    it is not empty (an empty example dim says nothing to prime or size memory for)."""
     sizes = {}
     for value, example in zip(graph.inputs[len(graph.inputs) - len(examples):], examples):
         if not isinstance(value.type, TensorType) or not isinstance(example, Tensor) or value.type.shape is None:
             continue
         for dim, size in zip(value.type.shape, example.shape):
-            if isinstance(dim, str):
+            if isinstance(dim, str) and size > 0:
                 sizes.setdefault(dim, size)
     return sizes
 

@@ -56,12 +56,7 @@ def _check_common(x, w, b, stride, dilation, groups, spatial, name, transposed):
     if w.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
                            f"got weight of size [{list(w.shape)}] instead")
-    expected = w.shape[0] if transposed else w.shape[1] * groups
-    channels = x.shape[-spatial - 1]
-    if channels != expected:
-        given = "transposed=1" if transposed else f"groups={groups}"
-        raise RuntimeError(f"Given {given}, weight of size {list(w.shape)}, expected input{list(x.shape)} to have "
-                           f"{expected} channels, but got {channels} channels instead")
+    check_conv_channels(x.shape, w.shape, groups, spatial, transposed)
     out_channels = w.shape[1] * groups if transposed else w.shape[0]
     if b is not None and (b.ndim != 1 or b.shape[0] != out_channels):
         given = "transposed=1, weight" if transposed else "weight"

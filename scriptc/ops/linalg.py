@@ -136,9 +136,7 @@ def _conv_params(x, w, stride, padding, dilation, groups):
             raise RuntimeError(f"Invalid padding string '{padding}'")
     else:
         ph, pw = expand(padding, 2)
-    if x.shape[1] != w.shape[1] * groups:
-        raise ShapeError(f"Given groups={groups}, weight of size {list(w.shape)}, expected input{list(x.shape)} "
-                         f"to have {w.shape[1] * groups} channels, but got {x.shape[1]} channels instead")
+    check_conv_channels(x.shape, w.shape, groups, 2)
     if w.shape[0] % groups:
         raise RuntimeError("out_channels must be divisible by groups")
     oh = conv_out(x.shape[2], w.shape[2], sh, ph, dh)
@@ -308,7 +306,7 @@ def _batch_norm_kernel(xp, x, running_mean, running_var, weight=None, bias=None,
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         if t is not None and t.shape != (c,):
-            raise ShapeError(f"batch_norm: {name} should contain {c} elements not {t.size}")
+            raise ShapeError(f"{name} should contain {c} elements not {t.size}")
     if x.size == 0:
         # an empty batch, as torch: itself, the running statistics left alone
         nothing = xp.zeros(c, dtype=x.dtype)
@@ -357,8 +355,8 @@ def _batch_norm_grad(ctx, g):
 
 
 def _batch_norm_rule(x, running_mean=None, running_var=None, weight=None, bias=None, *rest):
-    check_per_channel(x, "batch_norm", running_mean=running_mean, running_var=running_var, weight=weight,
-                      bias=bias)
+    check_per_channel(x, "{name} should contain {channels} elements not {size}", running_mean=running_mean,
+                      running_var=running_var, weight=weight, bias=bias)
     return x
 
 

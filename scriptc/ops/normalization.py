@@ -63,7 +63,8 @@ def _group_norm_grad(ctx, g):
 
 
 def _group_norm_rule(x, num_groups, weight=None, bias=None, *rest):
-    check_per_channel(x, "group_norm", weight=weight, bias=bias)
+    check_per_channel(x, "Expected {name} to be a vector of size equal to the number of channels in input, but got "
+                      "{name} of shape {shape} and input of shape {input}", weight=weight, bias=bias)
     return x
 
 

@@ -269,16 +269,18 @@ def matmul_shape(a, b):
     return out
 
 
-def check_per_channel(x, op: str, **per_channel) -> None:
+def check_per_channel(x, message: str, **per_channel) -> None:
     """Each per-channel tensor (a norm's weight, bias, running stats) against the input's channel
-    dim (dim 1), where both sizes are known: a RuntimeError in torch's words otherwise."""
+    dim (dim 1), where both sizes are known: otherwise a RuntimeError in torch's words, `message`
+    formatted with the tensor's name, channels, size, shape and the input's shape."""
     channels = x.shape[1] if x.shape is not None and len(x.shape) > 1 else None
     if not isinstance(channels, int):
         return
     for name, t in per_channel.items():
         size = t.shape[0] if isinstance(t, TensorType) and t.shape else None
         if isinstance(size, int) and size != channels:
-            raise RuntimeError(f"{op}: {name} should contain {channels} elements not {size}")
+            raise RuntimeError(message.format(name=name, channels=channels, size=size, shape=list(t.shape),
+                                              input=list(x.shape)))
 
 
 def check_conv_channels(x_shape: tuple, w_shape: tuple, groups, spatial: int, transposed: bool = False) -> None:
@@ -292,7 +294,8 @@ def check_conv_channels(x_shape: tuple, w_shape: tuple, groups, spatial: int, tr
     expected = per_group if transposed else per_group * groups
     if channels != expected:
         given = "transposed=1" if transposed else f"groups={groups}"
-        raise RuntimeError(f"Given {given}, weight of size {list(w_shape)}, expected input{list(x_shape)} to have "
+        batched = list(x_shape) if len(x_shape) > spatial + 1 else [1, *x_shape]  # (as torch shows an unbatched one)
+        raise RuntimeError(f"Given {given}, weight of size {list(w_shape)}, expected input{batched} to have "
                            f"{expected} channels, but got {channels} channels instead")
 
 

@@ -106,3 +106,16 @@ def test_forward_mode_gradcheck_checks_a_functions_jvp_without_a_backward():
 def test_forward_and_reverse_mode_gradcheck_of_ops():
     x = scriptc.tensor(np.random.default_rng(4).standard_normal((3, 2)), requires_grad=True)
     assert scriptc.autograd.gradcheck(lambda t: (t.sin() * t).sum(1), (x,), check_forward_ad=True)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (dict(check_backward_ad=False), "Expected at least one of check_forward_ad or check_backward_ad to be True"),
+    (dict(check_backward_ad=False, check_forward_ad=True, check_batched_grad=True),
+     "Setting check_batched_grad=True requires check_backward_ad to be True"),
+    (dict(check_batched_forward_grad=True), "Setting check_batched_forward_grad=True requires check_forward_ad"),
+])
+def test_flags_that_would_check_nothing_are_refused_as_torch_refuses_them(flags, message):
+    for lib in (scriptc, torch):
+        x = lib.ones(2, dtype=lib.float64, requires_grad=True)
+        with pytest.raises(AssertionError, match=message):
+            lib.autograd.gradcheck(lambda t: t * 2, (x,), **flags)

@@ -78,6 +78,12 @@ def test_calling_a_node_gives_its_input_gradients():
     assert ours_grads[1] is None and their_grads[1] is None
 
 
+def test_calling_a_node_with_the_wrong_number_of_gradients_is_torchs_type_error():
+    for x in both(3):
+        with pytest.raises(TypeError, match="expected 1 arguments, got 2 instead"):
+            (x * 2).grad_fn(x.new_ones(3), x.new_ones(3))
+
+
 def test_a_leaf_in_next_functions_is_its_accumulate_grad_node():
     for x in both(3):
         accumulate, index = (x * 2).grad_fn.next_functions[0]

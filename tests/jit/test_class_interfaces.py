@@ -103,3 +103,40 @@ def test_a_module_calling_through_a_class_interface_saves_and_loads():
     x = torch.tensor([1.0, -1.0])
     assert torch.jit.load(buffer)(x).tolist() == scripted(x).tolist() == [5.0, -3.0]
     assert any("Interface(_Transform)" in str(graph) for graph in scripted._functions.values())
+
+
+def test_the_classes_an_interface_call_picks_from_keep_the_order_they_were_scripted_in():
+    """(so that the chain of prim::isinstance a call compiles to is the same graph in every run)"""
+    from scriptc.jit.api import SCRIPTED_CLASSES
+
+    ours = [cls for cls in SCRIPTED_CLASSES if cls in (_Doubler, _Shifter, _Unrelated, _WrongTypes)]
+    assert ours == [_Doubler, _Shifter, _Unrelated, _WrongTypes]
+    graph = str(torch.jit.script(_apply_all).graph)
+    assert graph.index("_Doubler") < graph.index("_Shifter")
+
+
+def _doubled_plus_one_if_doubler(t: _Transform, x: Tensor) -> Tensor:
+    if isinstance(t, _Doubler):
+        return t.apply(x) + 1
+    return x
+
+
+def test_isinstance_of_a_class_interfaces_value_checks_the_objects_class_at_run_time():
+    scripted = torch.jit.script(_doubled_plus_one_if_doubler)
+    x = torch.tensor([1.0, 2.0])
+    assert scripted(_Doubler(), x).tolist() == [3.0, 5.0]
+    assert scripted(_Shifter(0.5), x).tolist() == [1.0, 2.0]
+
+
+def _reads_an_attribute(t: _Transform) -> int:
+    return t.k
+
+
+def _calls_a_method_it_lacks(t: _Transform, x: Tensor) -> Tensor:
+    return t.missing(x)
+
+
+@pytest.mark.parametrize("fn, name", [(_reads_an_attribute, "k"), (_calls_a_method_it_lacks, "missing")])
+def test_a_name_the_interface_does_not_declare_is_refused_in_torchs_words(fn, name):
+    with pytest.raises(RuntimeError, match=f"'__torch__._Transform' object has no attribute or method '{name}'"):
+        torch.jit.script(fn)

@@ -133,3 +133,18 @@ class _WrongAnnotation(nn.Module):
 def test_a_module_that_does_not_fit_the_interface_is_refused_in_torchs_words():
     with pytest.raises(ScriptError, match="Attribute 1 is not of annotated type _ShiftInterface"):
         torch.jit.script(_WrongAnnotation())
+
+
+class _EmptyPicked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mods = nn.ModuleList([])
+
+    def forward(self, x: torch.Tensor, position: int) -> torch.Tensor:
+        picked: _ShiftInterface = self.mods[position]
+        return picked(x)
+
+
+def test_a_run_time_index_into_an_empty_module_list_is_a_script_error():
+    with pytest.raises(ScriptError, match="mods is an empty ModuleList: an index has no module to pick"):
+        torch.jit.script(_EmptyPicked())

@@ -204,7 +204,8 @@ def test_a_submodule_swapped_through_its_interface_runs_in_later_calls():
 
 
 @pytest.mark.parametrize("replacement, message", [
-    (_Product(), "Cannot swap a ScriptModule with non-scripted module _Product"),
+    (_Product(), "Cannot re-assign modules in a ScriptModule with non-scripted module, tried to replace existing "
+                 "module 'inner'"),
     (torch.jit.script(_Uncalled()), "not compatible with interface .*_Combine: it has no compiled method 'one'"),
     (torch.jit.script(_IntForward()), "not compatible with interface .*its method 'forward' takes \\(int\\)"),
 ])
@@ -220,3 +221,19 @@ def test_a_submodule_without_an_interface_swaps_only_for_its_own_type():
     with pytest.raises(RuntimeError, match="Expected a value of type '__torch__.*_Sum \\(.*\\)' for field 'plain', but "
                                            "found '__torch__.*_Product \\(.*\\)'"):
         scripted.plain = torch.jit.script(_Product())
+
+
+class _EmptySlot(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_module("slot", None)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+def test_a_module_swapped_into_a_none_submodule_slot_is_refused_in_torchs_words():
+    scripted = torch.jit.script(_EmptySlot())
+    with pytest.raises(RuntimeError, match="Could not cast attribute 'slot' to type NoneType: Cannot cast "
+                                           "RecursiveScriptModule\\(original_name=_Sum\\) to None"):
+        scripted.slot = torch.jit.script(_Sum())

@@ -202,3 +202,15 @@ def test_fuzzed_scripts_give_a_graph_or_a_script_error():
         ok += 1
     assert ok > 0 and refused > 0
 
+
+
+class _PreparesItself:
+    def __prepare_scriptable__(self):
+        return self
+
+
+def test_an_object_whose_prepare_scriptable_names_itself_is_refused_not_scripted_again_and_again():
+    import scriptc
+
+    with pytest.raises(ScriptError, match="cannot compile a _PreparesItself"):
+        scriptc.jit.script(_PreparesItself())

@@ -71,6 +71,17 @@ def test_view_reshape_and_expand_as_take_the_others_size():
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
 
 
+
+def _view_as_a_number(x):
+    return x.view_as(1)
+
+
+def test_view_as_something_other_than_a_tensor_is_refused_when_scripted():
+    from scriptc.errors import ScriptError
+
+    with pytest.raises(ScriptError, match="view_as\\(\\) expects a Tensor, but got int"):
+        torch.jit.script(_view_as_a_number)
+
 def test_retains_grad_reads_retain_grad_in_eager_and_script():
     def retains(t):
         return t.retains_grad

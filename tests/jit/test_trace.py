@@ -273,3 +273,20 @@ def test_underscore_fork_and_wait_are_torch_jit_fork_and_wait_in_script():
 
     x = torch.randn(5)
     np.testing.assert_allclose(run(x).numpy(), (x * 4 + 2).numpy(), rtol=1e-6)
+
+
+def _row_sums_plus_total(x, y):
+    return x.sum(1) + y.sum()
+
+
+@pytest.mark.parametrize("x_shape, y_shape", [((0, 3), (2,)), ((2, 0), (2,)), ((2, 3), (0,))])
+def test_a_trace_with_an_empty_example_dim_saves_an_archive_runtime_load_runs(tmp_path, x_shape, y_shape):
+    from scriptc.runtime import load as runtime_load
+
+    x, y = torch.randn(*x_shape), torch.randn(*y_shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TracerWarning)
+        traced = torch.jit.trace(_row_sums_plus_total, (x, y))
+    torch.jit.save(traced, tmp_path / "m.sc")
+    loaded = runtime_load(tmp_path / "m.sc")
+    np.testing.assert_allclose(loaded(x.numpy(), y.numpy()), _row_sums_plus_total(x, y).numpy(), rtol=1e-6)

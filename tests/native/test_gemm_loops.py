@@ -4,27 +4,17 @@ split ranges, bias or none, floored or not."""
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 import pytest
 
-from scriptc.codegen.llvm.driver import KERNEL_TYPE
 from scriptc.native import gemm
 from scriptc.native.heads import gemm_runs
 from scriptc.native.loops import loop_function
 from scriptc.runtime.tap_products import kept_columns
 
+from .kernel_calls import run_in_parts as _call
+
 pytestmark = pytest.mark.skipif(not gemm_runs(), reason="the compiled GEMM is written for 512-bit vectors")
-
-
-def _call(function: int, total: int, arrays: list, meta: list, parts: int = 1) -> None:
-    ptrs = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
-    words = (ctypes.c_int64 * len(meta))(*meta)
-    run = KERNEL_TYPE(function)
-    bounds = [total * k // parts for k in range(parts + 1)]
-    for start, end in zip(bounds, bounds[1:]):
-        run(start, end, ptrs, words)
 
 
 def _expected(a, b, bias, floored):

@@ -3,24 +3,16 @@
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 import pytest
 
-from scriptc.codegen.llvm.driver import KERNEL_TYPE
 from scriptc.native import gemm, positions
 from scriptc.native.heads import gemm_runs
 from scriptc.native.loops import loop_function
 
+from .kernel_calls import run_ranges as _run
+
 pytestmark = pytest.mark.skipif(not gemm_runs(), reason="the GEMM loop is written for 512-bit vectors")
-
-
-def _run(function: int, ranges: list, arrays: list, meta: list) -> None:
-    ptrs = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
-    words = (ctypes.c_int64 * len(meta))(*meta)
-    for start, end in ranges:
-        KERNEL_TYPE(function)(start, end, ptrs, words)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

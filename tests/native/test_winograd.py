@@ -4,26 +4,17 @@ epilogue, bias or none, split ranges, outputs into rows and planes further apart
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 import pytest
 
-from scriptc.codegen.llvm.driver import KERNEL_TYPE
 from scriptc.native import gemm, winograd
 from scriptc.native.heads import epilogue, gemm_runs
 from scriptc.native.loops import loop_function
 
+from .kernel_calls import run_in_parts as _call
+
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not gemm_runs(), reason="the transforms are written for 512-bit vectors")
-
-
-def _call(function: int, total: int, arrays: list, meta: list, parts: int) -> None:
-    ptrs = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
-    words = (ctypes.c_int64 * len(meta))(*meta)
-    bounds = [total * k // parts for k in range(parts + 1)]
-    for start, end in zip(bounds, bounds[1:]):
-        KERNEL_TYPE(function)(start, end, ptrs, words)
 
 
 def _winograd(x, weight, bias, bounds, parts, row_gap, zero_after):

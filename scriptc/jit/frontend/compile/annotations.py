@@ -26,8 +26,8 @@ from .. import ast
 from ..lalr import SyntaxProblem
 from ..parser import parse_expression
 from .types import (
-    NEED_ELEMENTS,
     GENERICS,
+    NEED_ELEMENTS,
     AnnotationError,
     builtin_type_name,
     generic_type,

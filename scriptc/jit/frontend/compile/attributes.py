@@ -27,9 +27,8 @@ from scriptc.types import (
 )
 
 from .. import ast
+from .modules import MODULE_ITERATORS, is_module_dict
 from .types import members
-from .modules import is_module_dict
-from .modules import MODULE_ITERATORS
 from .values import (
     ClassRef,
     MethodRef,
@@ -146,7 +145,10 @@ class Attributes:
             if dtype.type == DType:
                 return self.emit_op(ops.OPS["to.dtype"], [x, dtype], node)
         if name in _AS_OTHERS_SIZE and len(args) == 1 and not kwargs:  # x.view_as(y): x.view(y.size())
-            size = self.emit1("size.all", [self.as_value(args[0], node)], ListType(Int))
+            other = self.as_value(args[0], node)
+            if not isinstance(other.type, TensorType):
+                raise self.error(f"{name}() expects a Tensor, but got {other.type}", node)
+            size = self.emit1("size.all", [other], ListType(Int))
             return self.call_op(_AS_OTHERS_SIZE[name], [x, size], {}, node, method=True)
         if name == "type_as":
             other = self.as_value(args[0], node)

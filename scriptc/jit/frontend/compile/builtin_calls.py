@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import inspect
 
-from scriptc.jit.markers import bare_container_refusal
 from scriptc.ir.graph import Graph, Value
+from scriptc.jit.arguments import union_name
+from scriptc.jit.markers import bare_container_refusal
 from scriptc.types import (
     Any_,
     Bool,
@@ -25,8 +26,6 @@ from scriptc.types import (
     Type,
     UnionType,
 )
-
-from scriptc.jit.arguments import union_name
 
 from .. import ast
 from ..builtins import BY_SCHEMA

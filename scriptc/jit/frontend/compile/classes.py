@@ -124,7 +124,11 @@ class Classes:
 
     def object_attribute(self, obj: Value, name: str, node):
         if isinstance(obj.type, InterfaceType):  # a class interface's value has its methods only
+            from .interfaces import interface_methods
             from .values import MethodRef
+
+            if name not in interface_methods(self.ctx.interfaces[obj.type.name]):
+                raise self.error(f"'__torch__.{obj.type.name}' object has no attribute or method '{name}'.", node)
             return MethodRef(obj, name)
         script_class = self.ctx.class_named(obj.type.name)
         if name in script_class.attributes:

@@ -14,11 +14,10 @@ from typing import Any
 
 from scriptc.errors import NotSupportedError, ScriptError
 from scriptc.ir.graph import Graph
+from scriptc.ir.nesting import deep_recursion
 from scriptc.types import NoneType, ObjectType, TensorType, Type
 
 from .. import ast
-from scriptc.ir.nesting import deep_recursion
-
 from ..parser import parse
 from ..source import get_source
 from .dataclass_methods import generated_method, is_generated, is_init_only

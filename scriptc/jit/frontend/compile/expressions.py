@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 
 from scriptc.ir.graph import Value
+from scriptc.jit.arguments import union_name
 from scriptc.ops import operators
 from scriptc.types import (
     Any_,
@@ -21,15 +22,14 @@ from scriptc.types import (
     Str,
     TensorType,
     TupleType,
+    Type,
     UnionType,
 )
 
-from scriptc.jit.arguments import union_name
-
 from .. import ast
 from .control import Conflict
-from .types import assignable, make_union, unify
 from .modules import is_module_dict, is_parameter_dict
+from .types import assignable, make_union, unify
 from .values import MethodRef, SugaredModule, SugaredTuple
 
 _KEY_TYPES = (Str, Int, Float, Bool, Complex)
@@ -156,13 +156,10 @@ class Expressions:
             return self.emit1("prim::ListConstruct", items, ListType(hint))
         if not items:
             return self.emit1("prim::ListConstruct", [], ListType(TensorType()))
-        elem = common_type([v.type for v in items])
-        if elem is None:
-            elem = heterogeneous_union([v.type for v in items])
-            self.warn_at(node, f"List consists of heterogeneous types, which means that it has been typed as "
-                               f"containing {union_name(elem)}. To use any of the values in this List, it will be "
-                               "necessary to add an `assert isinstance` statement before first use to trigger type "
-                               "refinement.")
+        elem = self.display_type([v.type for v in items], node, lambda union: (
+            f"List consists of heterogeneous types, which means that it has been typed as containing "
+            f"{union_name(union)}. To use any of the values in this List, it will be necessary to add an "
+            "`assert isinstance` statement before first use to trigger type refinement."))
         items = [self.coerce(v, elem, node, f"a list of {elem} cannot hold a {v.type}") for v in items]
         return self.emit1("prim::ListConstruct", items, ListType(elem))
 
@@ -173,6 +170,15 @@ class Expressions:
             first, other = types[0], next(t for t in types if unify(types[0], t) is None)
             raise self.error(f"{what} elements have different types: {first} and {other}; annotate the {what} "
                              f"(e.g. x: List[Union[...]] = ...)", node)
+        return elem
+
+    def display_type(self, types: list, node, warning) -> Type:
+        """The one type a display's items share, else the Union of their types, with torch's warning at
+        the display (`warning(union)` words it)."""
+        elem = common_type(types)
+        if elem is None:
+            elem = heterogeneous_union(types)
+            self.warn_at(node, warning(elem))
         return elem
 
     def warn_at(self, node, message: str) -> None:
@@ -194,13 +200,10 @@ class Expressions:
                 other = next(k.type for k in keys if unify(keys[0].type, k.type) is None)
                 raise self.error(f"Dict keys must contain only a single type. Expected: {keys[0].type} but found "
                                  f"{other} instead", node)
-            value_type = common_type([v.type for v in values])
-            if value_type is None:
-                value_type = heterogeneous_union([v.type for v in values])
-                self.warn_at(node, f"Dict values consist of heterogeneous types, which means that the dict has been "
-                                   f"typed as containing Dict[{key_type}, {union_name(value_type)}]. To use any of the values in "
-                                   "this Dict, it will be necessary to add an `assert isinstance` statement before "
-                                   "first use to trigger type refinement.")
+            value_type = self.display_type([v.type for v in values], node, lambda union: (
+                f"Dict values consist of heterogeneous types, which means that the dict has been typed as "
+                f"containing Dict[{key_type}, {union_name(union)}]. To use any of the values in this Dict, it will "
+                "be necessary to add an `assert isinstance` statement before first use to trigger type refinement."))
         else:
             key_type, value_type = Str, TensorType()
         if not (key_type in _KEY_TYPES or isinstance(key_type, TensorType)):

@@ -19,19 +19,22 @@ from .classes import Classes
 from .control import RETVAL, ControlFlow
 from .emitter import Emitter
 from .expressions import Expressions
+from .function_calls import FunctionCalls
 from .ignored_blocks import IgnoredBlocks
 from .ignored_calls import IgnoredCalls
 from .interfaces import Interfaces
 from .loops import Loops
 from .modules import Modules
+from .op_calls import OpCalls
 from .resolve import Resolver
 from .statements import Statements
 from .subscripts import Subscripts
 from .types import unify
 
 
-class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, Attributes, Calls, BuiltinCalls,
-                       Annotations, Resolver, Modules, Classes, Interfaces, IgnoredBlocks, IgnoredCalls, Emitter):
+class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, Attributes, Calls, OpCalls,
+                       FunctionCalls, BuiltinCalls, Annotations, Resolver, Modules, Classes, Interfaces,
+                       IgnoredBlocks, IgnoredCalls, Emitter):
     """Compiles one function body into the current block (statements.py, control.py, ... each
     hold one concern)."""
 

@@ -61,8 +61,7 @@ class Interfaces:
         interface = self.ctx.interfaces[obj.type.name]
         declared = interface_methods(interface).get(name)
         if declared is None:
-            raise self.error(f"Tried to access nonexistent attribute or method '{name}' of type "
-                             f"'{obj.type.name}'", node)
+            raise self.error(f"'__torch__.{obj.type.name}' object has no attribute or method '{name}'.", node)
         returns = self.ctx.method_types(declared)[1] or TensorType()
         from scriptc.jit.api import SCRIPTED_CLASSES
 

@@ -12,8 +12,8 @@ from scriptc.ir.graph import Value
 from scriptc.types import (
     Bool,
     DictType,
-    ListType,
     Int,
+    ListType,
     ModuleType,
     NoneType,
     ObjectType,
@@ -27,7 +27,6 @@ from .. import ast
 from .traced_calls import TracedCalls
 from .types import AnnotationError, annotations_of, assignable, python_type, unify
 from .values import IgnoredMethod, ModuleChoice, ModuleMethod, SugaredModule, SugaredTuple
-
 
 MODULE_ITERATORS = ("children", "named_children", "modules", "named_modules")
 
@@ -232,9 +231,11 @@ class Modules(TracedCalls):
 
     def module_choice(self, owner: SugaredModule, names: list, key, key_type, node) -> ModuleChoice:
         key = self.as_value(key, node)
+        container = "ModuleDict" if key_type == Str else "ModuleList"
         if key.type != key_type:
-            raise self.error(f"a {'ModuleDict' if key_type == Str else 'ModuleList'} index must be {key_type}, not "
-                             f"{key.type}", node)
+            raise self.error(f"a {container} index must be {key_type}, not {key.type}", node)
+        if not names:  # (torch compiles it, and every call fails: no field with the index's name)
+            raise self.error(f"{owner.path} is an empty {container}: an index has no module to pick", node)
         if key_type == Str:
             candidates = [(name, self.submodule(owner, name)) for name in names]
         else:  # each position also answers to its negative index

@@ -11,8 +11,8 @@ import typing
 
 from scriptc import ops
 from scriptc.legacy import _LegacyTensorType
-from scriptc.types import device, dtype
 from scriptc.tensors import Size
+from scriptc.types import device, dtype
 
 from .. import ast
 from ..builtins import MATH_CONSTANTS, builtin_of, math_function_of

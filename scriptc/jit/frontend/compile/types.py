@@ -19,6 +19,7 @@ from scriptc.types import (
     FutureType,
     GeneratorT,
     Int,
+    InterfaceType,
     ListType,
     ModuleType,
     NamedTupleType,
@@ -322,6 +323,8 @@ def _type_is(actual: Type, target: Type) -> bool | None:
         return False if all(r is False for r in results) else None
     if isinstance(target, TensorType):
         return isinstance(actual, TensorType)
+    if isinstance(actual, InterfaceType) and isinstance(target, ObjectType) and actual != target:
+        return None  # (a class interface's value is an object of any class behind it: checked at run time)
     if isinstance(target, ListType):
         if not isinstance(actual, ListType):
             return False
