@@ -92,3 +92,20 @@ def test_a_result_held_past_the_shapes_an_arena_keeps_is_never_written_over():
         (left, _), = executor([x])
         np.testing.assert_allclose(left, _reference(executor, x)[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(held, copy)
+
+
+def _element_of_a_product(x, w):
+    h = torch.matmul(x, w)
+    return h[0, 1] * 2.0 + 1.0, torch.relu(h)
+
+
+def test_a_group_reading_one_element_view_of_a_product_runs_in_the_program():
+    """h[0, 1] is a 0-d view of the product: its group's kernel iterates a 0-d space with strides,
+    which the lowering gave no rows to (RAFT scripted and optimized raised IndexError)."""
+    fast = torch.jit.optimize_for_inference(torch.jit.script(_element_of_a_product))
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 5)).astype(np.float32)
+    element, activated = fast(torch.from_numpy(x), torch.from_numpy(w))
+    product = x @ w
+    np.testing.assert_allclose(element.numpy(), product[0, 1] * 2 + 1, rtol=1e-5)
+    np.testing.assert_allclose(activated.numpy(), np.maximum(product, 0), rtol=1e-5, atol=1e-6)
