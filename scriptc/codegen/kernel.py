@@ -185,8 +185,10 @@ def build_spec(group: Node) -> KernelSpec:
         if op is None:
             raise Unsupported(node.op)
         out_type = node.outputs[0].type
-        if rank is None and isinstance(out_type, TensorType) and out_type.shape is not None:
-            rank = len(out_type.shape)
+        # The iteration space is the broadcast of every pointwise result: the largest rank among them
+        # (sqrt of a 0-d tensor, then a [2, 16] divided by it, iterates [2, 16]).
+        if head is None and isinstance(out_type, TensorType) and out_type.shape is not None:
+            rank = max(rank or 0, len(out_type.shape))
         if op.fusion_head and head is None and not exprs:
             inputs.append(KernelInput("tensor", out_type.dtype.np.name, len(out_type.shape), ()))
             head = Head(node.op, tuple(env[id(v)][1] if id(v) in env else None for v in node.inputs),

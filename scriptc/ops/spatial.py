@@ -181,14 +181,15 @@ def _col2im_rule(x, output_size, kernel_size, dilation, padding, stride):
     return TensorType(x.dtype, lead + (x.shape[-2] // math.prod(kernel),) + expand(output_size, 2), x.device)
 
 
-register("im2col(self: Tensor, kernel_size: int[], dilation: int[], padding: int[], stride: int[]) -> Tensor", OPAQUE,
+register("im2col(self: Tensor, kernel_size: int[], dilation: int[] = [1, 1], padding: int[] = [0, 0], "
+         "stride: int[] = [1, 1]) -> Tensor", OPAQUE,
          _im2col_kernel, shape=_im2col_rule,
          grad=lambda ctx, g: (_col2im_kernel(ctx.xp, g, ctx.self.shape[-2:], ctx.kernel_size, ctx.dilation,
                                              ctx.padding, ctx.stride), None, None, None, None),
          method=False, function=False,
          doc="F.unfold: every sliding block of (N, C, H, W) as a column of (N, C * kh * kw, L).")
-register("col2im(self: Tensor, output_size: int[], kernel_size: int[], dilation: int[], padding: int[], "
-         "stride: int[]) -> Tensor", OPAQUE, _col2im_kernel, shape=_col2im_rule,
+register("col2im(self: Tensor, output_size: int[], kernel_size: int[], dilation: int[] = [1, 1], "
+         "padding: int[] = [0, 0], stride: int[] = [1, 1]) -> Tensor", OPAQUE, _col2im_kernel, shape=_col2im_rule,
          grad=lambda ctx, g: (_im2col_kernel(ctx.xp, g, ctx.kernel_size, ctx.dilation, ctx.padding, ctx.stride),
                               None, None, None, None, None),
          method=False, function=False,

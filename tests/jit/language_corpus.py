@@ -406,6 +406,11 @@ def starred_tuple_arguments(x: torch.Tensor, size: Tuple[int, int]) -> Tuple[tor
     return grid, max(*size, 1), torch.ones(2, *size).shape[1:]
 
 
+def generator_expressions(xs: List[int]) -> Tuple[bool, bool, int, List[int]]:
+    doubled = (x * 2 for x in xs)
+    return any(x > 2 for x in xs), all(x > 0 for x in xs), sum(x for x in xs), list(doubled)
+
+
 def _t(*shape):
     return lambda rng: torch.from_numpy(rng.standard_normal(shape).astype("float32"))
 
@@ -453,5 +458,6 @@ LANGUAGE = {
     "fork_and_wait": (fork_and_wait, [(_t(3,),)]),
     "op_results": (op_results, [(_t(3, 4),)]),
     "tracing_state": (tracing_state, [(_t(2,),)]),
+    "generator_expressions": (generator_expressions, [([1, 3, 5],), ([],), ([-1, 2],)]),
     "starred_tuple_arguments": (starred_tuple_arguments, [(_t(2,), (2, 3)), (_t(1,), (1, 4))]),
 }

@@ -1,5 +1,5 @@
-"""Attention blocks as published transformer code writes them (BERT's self-attention, T5's relative
-position bias), written once against `T`: torch.jit.script and ours script them, and with torch's
+"""Blocks as published code writes them (BERT's self-attention, T5's relative position bias, RAFT's
+convex upsampling with F.unfold), written once against `T`: torch.jit.script and ours script them, and with torch's
 weights loaded both give the same results, as does our frozen, optimized script."""
 
 from __future__ import annotations
@@ -70,7 +70,29 @@ def t5_relative_bias(T):
     return RelativeBias()
 
 
-@pytest.mark.parametrize("build, shape", [(bert_self_attention, (2, 5, 8)), (t5_relative_bias, (2, 6, 6))])
+def raft_upsample_flow(T):
+    nn, F = T.nn, T.nn.functional
+
+    class UpsampleFlow(nn.Module):
+        """RAFT's convex upsampling: each coarse flow's 3x3 neighbourhood (F.unfold) weighted by a mask."""
+
+        def __init__(self, factor: int = 2):
+            super().__init__()
+            self.factor = factor
+            self.mask = nn.Conv2d(2, 9 * factor * factor, 1)
+
+        def forward(self, flow):
+            batch, channels, h, w = flow.shape
+            mask = self.mask(flow).view(batch, 1, 9, self.factor, self.factor, h, w).softmax(dim=2)
+            neighbours = F.unfold(self.factor * flow, kernel_size=3, padding=1).view(batch, channels, 9, 1, 1, h, w)
+            up = (mask * neighbours).sum(dim=2).permute(0, 1, 4, 2, 5, 3)
+            return up.reshape(batch, channels, self.factor * h, self.factor * w)
+
+    return UpsampleFlow()
+
+
+@pytest.mark.parametrize("build, shape", [(bert_self_attention, (2, 5, 8)), (t5_relative_bias, (2, 6, 6)),
+                                          (raft_upsample_flow, (2, 2, 4, 5))])
 def test_a_published_block_scripts_as_torch_scripts_it(build, shape):
     ours, theirs = build_pair(torch, build, "float32")
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)

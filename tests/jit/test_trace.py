@@ -90,6 +90,19 @@ def test_data_dependent_control_flow_warns_at_the_users_line():
     assert any(issubclass(w.category, TracerWarning) for w in caught)
 
 
+def test_check_trace_tolerates_differences_small_against_the_outputs_largest_values():
+    """A long float32 computation replayed op by op may end a few ulps of its largest values away
+    (torchvision's RAFT: 1.5e-5 on outputs up to 4.3): the absolute tolerance scales with them."""
+    drift = torch.zeros(2)
+
+    def drifts(x):
+        drift.add_(1e-4)  # each run is 1e-4 off the last: 1e-7 of the largest output
+        return x * torch.tensor([1000.0, 0.0]) + drift
+    torch.jit.trace(drifts, torch.ones(2))
+    with pytest.raises(TracingCheckError, match="differs from the eager code"):
+        torch.jit.trace(lambda x: x * torch.tensor([1.0, 0.0]) + drift.add_(1e-4), torch.ones(2))
+
+
 def test_check_trace_catches_divergence():
     state = torch.zeros(3)
 

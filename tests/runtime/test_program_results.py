@@ -92,3 +92,37 @@ def test_a_result_held_past_the_shapes_an_arena_keeps_is_never_written_over():
         (left, _), = executor([x])
         np.testing.assert_allclose(left, _reference(executor, x)[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(held, copy)
+
+
+def _element_of_a_product(x, w):
+    h = torch.matmul(x, w)
+    return h[0, 1] * 2.0 + 1.0, torch.relu(h)
+
+
+def test_a_group_reading_one_element_view_of_a_product_runs_in_the_program():
+    """h[0, 1] is a 0-d view of the product: its group's kernel iterates a 0-d space with strides,
+    which the lowering gave no rows to (RAFT scripted and optimized raised IndexError)."""
+    fast = torch.jit.optimize_for_inference(torch.jit.script(_element_of_a_product))
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 5)).astype(np.float32)
+    element, activated = fast(torch.from_numpy(x), torch.from_numpy(w))
+    product = x @ w
+    np.testing.assert_allclose(element.numpy(), product[0, 1] * 2 + 1, rtol=1e-5)
+    np.testing.assert_allclose(activated.numpy(), np.maximum(product, 0), rtol=1e-5, atol=1e-6)
+
+
+def _scaled_by_a_channel_count(f1, f2):
+    corr = torch.matmul(f1, f2).view(f1.shape[0], -1)
+    return corr / torch.sqrt(torch.tensor(f1.shape[1]))
+
+
+def test_a_group_starting_on_a_0d_tensor_iterates_the_broadcast_space_on_every_call():
+    """RAFT's corr / torch.sqrt(torch.tensor(num_channels)): the group's first op is the 0-d sqrt,
+    and its kernel took that op's rank (0) for the iteration's; the steps fell back to the
+    reference, the program (from the second call on) computed one element of garbage."""
+    fast = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.script(_scaled_by_a_channel_count)))
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        f1, f2 = rng.standard_normal((2, 4, 8)).astype(np.float32), rng.standard_normal((2, 8, 4)).astype(np.float32)
+        got = fast(torch.from_numpy(f1), torch.from_numpy(f2)).numpy()
+        np.testing.assert_allclose(got, (f1 @ f2).reshape(2, -1) / 2.0, rtol=1e-5, atol=1e-6)

@@ -191,7 +191,7 @@ def lower(spec: KernelSpec) -> ir.Module:
     if spec.tail is None:
         out_specs = [(spec.exprs[k][1], k) for k in spec.outputs]
         out_ptrs = [data_ptr(n_in + j, dtype) for j, (dtype, _) in enumerate(out_specs)]
-        if spec.flat:
+        if spec.flat or spec.rank == 0:  # (a 0-d iteration is one element: a strided view of it reads in place)
             def element(i):
                 lowering = _ExprLowering(b, lambda k: scalars[k] if k in scalars else _load(
                     b, b.gep(in_ptrs[k], [i]), spec.inputs[k].dtype))

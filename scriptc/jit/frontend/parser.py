@@ -346,7 +346,10 @@ class AstBuilder(Transformer):
         return _Arguments(args, keywords, refusal)
 
     def generator_argument(self, children):
-        return _Arguments([], [], "generator expressions are not supported")
+        """`any(x > 0 for x in xs)`: a list comprehension, as TorchScript reads a generator expression."""
+        comprehension = children[0]
+        line, col = position(comprehension.result)
+        return _Arguments([ast.ListComp(line, col, comprehension.result, comprehension.generators)], [])
 
     def starargs(self, children):
         """`f(*t, x)`: the starred tuples stay ast.Starred arguments (the compiler spreads them)."""
@@ -403,8 +406,12 @@ class AstBuilder(Transformer):
 
     set = _refused_display("set literals are not supported")
     set_comprehension = _refused_display("set comprehensions are not supported")
-    tuple_comprehension = _refused_display("generator expressions are not supported")
     del _refused_display
+
+    def tuple_comprehension(self, children):
+        """`(x * 2 for x in xs)`: a list comprehension, as TorchScript reads a generator expression."""
+        parenthesis, comprehension = children
+        return ast.ListComp(parenthesis.line, parenthesis.column, comprehension.result, comprehension.generators)
 
     def list_comprehension(self, children):
         bracket, comprehension = children

@@ -93,3 +93,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Sums sliding blocks (N, C * prod(kernel_size), L) back into (N, C, *output_size)."""
     return _op("col2im", input, output_size, kernel_size, dilation, padding, stride)
+
+
+# jit.script calls their ops (F.unfold is named like Tensor.unfold, a different op)
+unfold._scriptc_op, fold._scriptc_op = "im2col", "col2im"
