@@ -81,10 +81,6 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
 native_channel_shuffle = channel_shuffle
 
 
-# the ops scripted code calls for F.unfold and F.fold (the op named unfold is Tensor.unfold)
-SCRIPTED_OPS = {"unfold": "im2col", "fold": "col2im"}
-
-
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Every sliding block of (N, C, H, W) as a column: (N, C * prod(kernel_size), L)."""
     return _op("im2col", input, kernel_size, dilation, padding, stride)

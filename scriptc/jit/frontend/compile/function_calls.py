@@ -85,9 +85,9 @@ class FunctionCalls:
         or None for functionals written in Python (compiled from their source like any function)."""
         if not (getattr(fn, "__module__", None) or "").startswith("scriptc.nn.functional"):
             return None
-        name = fn.__name__  # (an F module's SCRIPTED_OPS names the op of an F function whose name another op has)
-        target = getattr(inspect.getmodule(fn), "SCRIPTED_OPS", {}).get(name, ops.ALIASES.get(name, name))
-        found = [op for op in ops.overloads(target.rstrip("_")) if op.kind != ops.SCALAR and op.name == target]
+        name = fn.__name__
+        found = [op for op in ops.overloads(name.rstrip("_")) if op.kind != ops.SCALAR and
+                 op.name == ops.ALIASES.get(name, name)]
         return found[0] if found else None
 
     def call_functional(self, fn, op, args: list, kwargs: dict, node):
