@@ -139,6 +139,8 @@ class ScriptContext:
         (`signature`: an @_overload_method declaration whose types to compile it with)."""
         if self.depth > MAX_INLINE_DEPTH:
             raise caller.error("methods call each other too deeply (TorchScript does not support recursion)", node)
+        if getattr(owner, "interface", None) is not None:  # its own methods see all of the module
+            owner = dataclasses.replace(owner, interface=None)
         definition, source = definition_of(fn)
         if signature is not None:
             declared, _ = definition_of(signature)

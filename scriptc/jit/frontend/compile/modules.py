@@ -45,13 +45,18 @@ class Modules(TracedCalls):
         child = getattr(child, "_scriptc_original", child)  # a jit.script'ed child: its module's source
         path = f"{owner.path}.{name}" if owner.path else name
         value = self.emit1("prim::GetAttr", [owner.value], ModuleType(path), {"name": name})
-        return SugaredModule(child, value, path, traced)
+        declared = annotations_of(type(owner.module)).get(name)
+        interface = declared if getattr(declared, "_scriptc_interface", False) else None
+        return SugaredModule(child, value, path, traced, interface=interface)
 
     def module_attribute(self, owner: SugaredModule, name: str, node: ast.Node):
         if owner.loaded is not None:
             raise self.error(f"scripted code can call the jit.load'ed module {owner.path}, not read its attribute "
                              f"'{name}'", node)
         module = owner.module
+        if owner.interface is not None and not inspect.isfunction(vars(owner.interface).get(name)):
+            raise self.error(f"'__torch__.{owner.interface.__qualname__}' object has no attribute or method "
+                             f"'{name}'.", node)
         if name in getattr(type(module), "__jit_ignored_attributes__", ()):
             raise self.error(f"Module '{type(module).__name__}' has no attribute '{name}' attribute was ignored "
                              "during compilation", node)
