@@ -65,3 +65,30 @@ def test_an_interface_that_inherits_is_refused():
             def three(self, a):
                 # type: (Tensor) -> Tensor
                 return 3 * a
+
+
+@torch.jit.interface
+class _Forward(nn.Module):
+    def forward(self, a):
+        # type: (Tensor) -> Tensor
+        pass
+
+
+@torch.jit.script
+class _NotAModule:
+    def forward(self, a):
+        # type: (Tensor) -> Tensor
+        return a
+
+
+def _passes_through(m):
+    # type: (_Forward) -> _Forward
+    return m
+
+
+@pytest.mark.parametrize("value, found", [(_NotAModule(), "_NotAModule"), (3, "int")])
+def test_a_module_interface_argument_must_be_a_module(value, found):
+    scripted = torch.jit.script(_passes_through)
+    with pytest.raises(RuntimeError, match=f"Expected a value of type 'Module' for argument 'm' but instead found "
+                                           f"type '{found}'"):
+        scripted(value)
