@@ -92,3 +92,27 @@ def test_a_module_interface_argument_must_be_a_module(value, found):
     with pytest.raises(RuntimeError, match=f"Expected a value of type 'Module' for argument 'm' but instead found "
                                            f"type '{found}'"):
         scripted(value)
+
+
+class _IteratesModules(_CallsOne):
+    @torch.jit.export
+    def method(self, a):
+        for module in self.modules():
+            a = module(a)
+        return a
+
+
+class _CallsTheProxy(_CallsOne):
+    def forward(self, a):
+        # type: (Tensor) -> Tensor
+        return self.proxy(a)
+
+
+def test_iterating_modules_over_an_interface_attribute_is_refused():
+    with pytest.raises(RuntimeError, match=r"Could not compile modules\(\) because module is an interface type"):
+        torch.jit.script(_IteratesModules())
+
+
+def test_calling_a_submodule_whose_interface_has_no_forward_is_refused():
+    with pytest.raises(RuntimeError, match="'__torch__._OnlyOne' object has no attribute or method 'forward'"):
+        torch.jit.script(_CallsTheProxy())
