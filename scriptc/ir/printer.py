@@ -187,6 +187,16 @@ def _code_block(block: Block, name: Namer, indent: int, lines: list[str]) -> Non
             lines.append(f"{pad}    {params[0]} += 1")
             for o, p in zip(node.outputs, params[1:]):
                 lines.append(f"{pad}{_py_name(name, o)} = {p}")
+        elif node.op == "prim::With":  # the exit block also runs when the body raises
+            body, exit_block = node.blocks
+            lines.append(f"{pad}try:")
+            _code_block(body, name, indent + 1, lines)
+            if node.outputs:
+                lines.append(f"{pad}    {outs} = {', '.join(_py_name(name, r) for r in body.returns)}")
+            elif not len(body):
+                lines.append(f"{pad}    pass")
+            lines.append(f"{pad}finally:")
+            _code_block(exit_block, name, indent + 1, lines)
         elif node.op == "prim::FusionGroup":
             lines.append(f"{pad}# fusion group")
             body = node.blocks[0]

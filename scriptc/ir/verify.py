@@ -108,6 +108,14 @@ def _arity(node: Node, inputs=None, outputs=None, blocks=0, attrs=()) -> None:
             raise VerifyError(f"{_where(node)}: missing attribute '{a}'")
 
 
+def _check_with(node: Node) -> None:
+    _arity(node, inputs=0, blocks=2)
+    body, exit_block = node.blocks
+    if body.params or exit_block.params or exit_block.returns or len(body.returns) != len(node.outputs):
+        raise VerifyError(f"{_where(node)}: prim::With takes a body block returning its {len(node.outputs)} outputs "
+                          "and an exit block, neither with parameters")
+
+
 def _check_if(node: Node) -> None:
     _arity(node, inputs=1, blocks=2)
     if node.inputs[0].type != Bool:
@@ -186,6 +194,7 @@ PRIM_CHECKS = {
                                          "input must be a Module or an object")),
     "prim::If": _check_if,
     "prim::Loop": _check_loop,
+    "prim::With": _check_with,
     "prim::TupleConstruct": _check_tuple_construct,
     "prim::TupleUnpack": _check_tuple_unpack,
     "prim::TupleIndex": lambda n: _arity(n, inputs=1, outputs=1, attrs=("index",)),

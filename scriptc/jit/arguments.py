@@ -19,6 +19,7 @@ from scriptc.types import (
     Float,
     Int,
     ListType,
+    ModuleType,
     NamedTupleType,
     NoneType,
     OptionalType,
@@ -92,6 +93,10 @@ def convert(value, t: Type, name: str):
         return device(value) if isinstance(value, (str, device)) else _raise(_mismatch(value, t, name))
     if t == DType:
         return value if isinstance(value, dtype) else _raise(_mismatch(value, t, name))
+    if isinstance(t, ModuleType):  # (a module interface): a module, not a script object or a number
+        from scriptc.nn import Module
+
+        return value if isinstance(value, Module) else _raise(_mismatch(value, t, name))
     if isinstance(t, EnumType):
         if isinstance(value, enum.Enum) and type(value).__qualname__ == t.name:
             ENUM_CLASSES[t.name] = type(value)

@@ -66,6 +66,13 @@ def define_functions(src: str, scope: dict, origin: str) -> dict:
         if not isinstance(stmt, ast.FunctionDef):
             line = text.splitlines()[stmt.lineno - 1]
             raise ScriptError("expected def", filename, stmt.lineno, stmt.col_offset + 1, line)
+    for node in ast.walk(tree):
+        # `for x in a, b:` reads as several iterables in torch's string frontend, which refuses them
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Tuple) and \
+                not ast.get_source_segment(text, node.iter).startswith("("):
+            line = text.splitlines()[node.lineno - 1]
+            raise ScriptError("List of iterables is not supported currently", filename, node.lineno,
+                              node.col_offset + 1, line)
     # the functions' source is read back through linecache, as for functions defined in a file
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
     namespace = dict(scope)

@@ -5,6 +5,7 @@ isinstance, Attribute, Future, fork, wait, is_scripting, is_tracing, _unwrap_opt
 from __future__ import annotations
 
 import contextlib
+import inspect
 import typing
 from typing import Any, Callable, NamedTuple
 
@@ -77,7 +78,15 @@ def method_overloads(cls, name: str) -> list:
 
 def interface(cls):
     """@torch.jit.interface: a class (usually an nn.Module) that only declares method types; a
-    module attribute annotated with it may hold any module with those methods."""
+    module attribute annotated with it may hold any module with those methods. It derives directly
+    from nn.Module or from object (torch's RuntimeError otherwise)."""
+    from scriptc.nn import Module
+
+    if not inspect.isclass(cls):
+        raise RuntimeError("interface must be applied to a class")
+    if cls.__bases__ not in ((Module,), (object,)):
+        raise RuntimeError("TorchScript interface does not support inheritance yet. Please directly inherit from "
+                           "'object' or 'nn.Module'.")
     cls._scriptc_interface = True
     return cls
 

@@ -42,7 +42,7 @@ def has_side_effects(node: Node) -> bool:
     if node.op in _EFFECTFUL_PRIMS:
         return True
     if node.op.startswith("prim::"):
-        if node.op in ("prim::If", "prim::Loop", "prim::FusionGroup"):
+        if node.op in ("prim::If", "prim::Loop", "prim::FusionGroup", "prim::With"):
             return any(has_side_effects(n) for b in node.blocks for n in b)
         return node.op not in _PURE_PRIMS and node.op != "prim::ListConstruct"
     op = op_of(node)

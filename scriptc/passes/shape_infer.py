@@ -102,6 +102,11 @@ def _infer_node(node: Node, state: _ShapeState) -> bool:
         for out, p in zip(node.outputs, body.params[1:]):
             changed |= _set(out, p.type)
         return changed
+    if op == "prim::With":
+        changed = _infer_block(node.blocks[0], state) | _infer_block(node.blocks[1], state)
+        for out, r in zip(node.outputs, node.blocks[0].returns):
+            changed |= _set(out, r.type)
+        return changed
     if op == "prim::FusionGroup":
         body = node.blocks[0]
         changed = False

@@ -28,7 +28,7 @@ from scriptc.types import ListType, TensorType
 from .groups import GroupStep
 from .lowerings import CHEAP, runs_natively
 from .segments import SegmentStep, native_programs, walk_node
-from .interpreter import Interpreter
+from .interpreter import Interpreter, run_guarded
 from .memory import configure_allocator
 from .pool import ThreadPool
 
@@ -187,6 +187,19 @@ class Executor:
                 for o, v in zip(outs, carried):
                     frame[o] = v
             return loop_step
+        if op == "prim::With":
+            body_plan, exit_plan = self._plan(node.blocks[0]), self._plan(node.blocks[1])
+            body_ret = [self._slot(v) for v in node.blocks[0].returns]
+
+            def run_plan(plan, frame):
+                for s in plan:
+                    s(frame)
+
+            def with_step(frame):
+                run_guarded(lambda: run_plan(body_plan, frame), lambda: run_plan(exit_plan, frame))
+                for o, r in zip(outs, body_ret):
+                    frame[o] = frame[r]
+            return with_step
         if op == "prim::FusionGroup":
             step = GroupStep(self, node, ins, outs)
             self.group_steps.append(step)

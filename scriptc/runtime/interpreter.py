@@ -92,7 +92,7 @@ class Interpreter:
             "prim::RaiseException": self._raise, "prim::Uninitialized": self._uninitialized,
             "prim::IsNone": self._is_none, "prim::Refine": self._refine, "prim::SetAttr": self._set_attr,
             "prim::CreateObject": self._create_object, "prim::isinstance": self._isinstance,
-            "prim::Fork": self._fork, "prim::Wait": self._wait,
+            "prim::Fork": self._fork, "prim::Wait": self._wait, "prim::With": self._with,
         }
 
     def run(self, inputs: list) -> list:
@@ -142,6 +142,9 @@ class Interpreter:
     def _if(self, node: Node, env: dict) -> list:
         cond = env[id(node.inputs[0])]
         return self.run_block(node.blocks[0] if bool(cond) else node.blocks[1], env)
+
+    def _with(self, node: Node, env: dict) -> list:
+        return run_guarded(lambda: self.run_block(node.blocks[0], env), lambda: self.run_block(node.blocks[1], env))
 
     def _loop(self, node: Node, env: dict) -> list:
         max_trip = int(env[id(node.inputs[0])])
@@ -224,3 +227,19 @@ class Interpreter:
 
     def _refine(self, node: Node, env: dict) -> list:
         return [env[id(node.inputs[0])]]
+
+
+def run_guarded(body: Callable[[], list], exit_block: Callable[[], object]) -> list:
+    """A prim::With: the body's results, the exit block run after it. When the body raises, the exit
+    block still runs and the body's exception goes on (what the exit block raises then is dropped, as
+    torch's interpreter drops it)."""
+    try:
+        results = body()
+    except BaseException:
+        try:
+            exit_block()
+        except Exception:
+            pass
+        raise
+    exit_block()
+    return results

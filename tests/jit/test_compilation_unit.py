@@ -76,3 +76,12 @@ def test_compile_errors_are_runtime_errors_as_in_torch():
         torch.jit.script(bad)
     with pytest.raises(RuntimeError, match="undefined_name"):
         scriptc.jit.script(bad)
+
+
+@pytest.mark.parametrize("engine", [torch, scriptc], ids=["torch", "scriptc"])
+def test_the_string_frontend_refuses_several_iterables_and_takes_a_parenthesized_tuple(engine):
+    several = "def f(x: int) -> int:\n    s = x\n    for a in 1, 2:\n        s += a\n    return s\n"
+    with pytest.raises(RuntimeError, match="List of iterables is not supported currently"):
+        engine.jit.CompilationUnit(several)
+    unit = engine.jit.CompilationUnit(several.replace("in 1, 2:", "in (1, 2):"))
+    assert unit.f(1) == 4

@@ -3,6 +3,7 @@ refinement of Optional and Union variables, and the implicit conversions TorchSc
 
 from __future__ import annotations
 
+from scriptc.errors import ScriptError, ScriptValueError
 from scriptc.ir.graph import Value
 from scriptc.types import (
     Any_,
@@ -51,9 +52,9 @@ class Annotations:
         try:
             return self._annotation(node)
         except AnnotationError as exc:
-            raise self.error(str(exc), node) from None
+            raise self.error(str(exc), node, getattr(exc, "kind", ScriptError)) from None
 
-    def _annotation(self, node: ast.Node):
+    def _annotation(self, node: ast.Node, in_dict: bool = False):
         if isinstance(node, ast.Constant):
             if node.value is None:
                 return NoneType
@@ -63,13 +64,21 @@ class Annotations:
                 except SyntaxProblem as exc:
                     raise AnnotationError(exc.message) from None
         if isinstance(node, ast.BinOp) and node.op == "|":
-            return make_union([self._annotation(node.left), self._annotation(node.right)])
+            return make_union([self._annotation(node.left, in_dict), self._annotation(node.right, in_dict)])
         if isinstance(node, ast.Subscript):
             head = self.annotation_head(node.value)
             index = node.index.elts if isinstance(node.index, ast.Tuple) else [node.index]
-            return generic_type(head, [self._annotation(i) for i in index])
+            return generic_type(head, [self._annotation(i, in_dict or head == "Dict") for i in index])
         if isinstance(node, (ast.Name, ast.Attribute)):
             found, obj = self.lookup_object(node)
+            if found and _untyped_module_class(obj):
+                # torch has no type for any module: inside a Dict its Python-side annotation reader
+                # refuses the class (a ValueError), elsewhere its compiler the name
+                if in_dict:
+                    refusal = AnnotationError(f"Unknown type annotation: '{obj!r}'")
+                    refusal.kind = ScriptValueError
+                    raise refusal
+                raise AnnotationError(f"Unknown type name '{_dotted(node)}'")
             if found:
                 return python_type(obj, self.class_type)
             if isinstance(node, ast.Name) and named_type(node.id) is not None:
@@ -249,3 +258,11 @@ def _dotted(node) -> str | None:
         head = _dotted(node.value)
         return f"{head}.{node.attr}" if head else None
     return None
+
+
+def _untyped_module_class(obj) -> bool:
+    """nn.Module and ScriptModule themselves: classes of modules that name no TorchScript type."""
+    from scriptc.jit.module import ScriptModule
+    from scriptc.nn import Module
+
+    return obj is Module or obj is ScriptModule

@@ -3,12 +3,14 @@ methods), NamedTuples (typed tuples with field names) and Enums (constant member
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 from scriptc.errors import FrontendError
 from scriptc.ir.graph import Value
-from scriptc.types import EnumValue, Int, InterfaceType, ListType, NamedTupleType, ObjectType, Str
+from scriptc.types import EnumValue, Int, InterfaceType, ListType, NamedTupleType, ObjectType, Str, Type
 
+from .. import ast
 from .types import AnnotationError, annotations_of, enum_type, is_enum_class, is_namedtuple_class, python_type
 from .values import ClassRef
 
@@ -31,7 +33,7 @@ class Classes:
             return ModuleType()
         if cls.__module__ == "builtins":
             return None
-        return ObjectType(self.ctx.script_class(cls, self).name)
+        return ObjectType(self.ctx.script_class(cls, self, ast.Node(self.line, self.col)).name)
 
     def namedtuple_type(self, cls) -> NamedTupleType:
         from scriptc.jit.arguments import NAMEDTUPLE_CLASSES
@@ -108,7 +110,7 @@ class Classes:
         has_init = inspect.isfunction(getattr(cls, "__init__", None))
         if not has_init and (args or kwargs):
             raise self.error(f"{cls.__name__}() takes no arguments", node)
-        script_class = self.ctx.script_class(cls, self)
+        script_class = self.ctx.script_class(cls, self, node)
         obj = self.emit1("prim::CreateObject", [], ObjectType(script_class.name), {"class": script_class.name})
         if has_init:
             self.call_method_function(script_class, "__init__", obj, args, kwargs, node)
@@ -176,6 +178,10 @@ class Classes:
                 raise self.error(f"Tried to set nonexistent attribute: {name}. Did you forget to initialize it in "
                                  f"__init__()? ('{script_class.cls.__name__}' objects get their attributes there)",
                                  node)
+            if _contains_class(value.type, script_class.name):
+                raise self.error(f"Assignment to attribute '{name}' cannot be of a type that contains class "
+                                 f"'__torch__.{script_class.name}'.\nClasses that recursively contain instances of "
+                                 "themselves are not yet supported", node)
             declared = self.ctx.declare_attribute(script_class, name, value.type)
         value = self.coerce(value, declared, node, f"Wrong type for attribute assignment. Expected {declared} but "
                             f"got {value.type} (attribute '{name}')")
@@ -224,3 +230,13 @@ class Classes:
             return self.emit1("value.enum", [value], t.value)
         raise self.error(f"'{t.name}' members have only .name and .value in scripted code", node)
 
+
+def _contains_class(t: Type, name: str) -> bool:
+    """Whether type `t` is, or is built from, the script class `name`."""
+    if type(t) is ObjectType:
+        return t.name == name
+    if not dataclasses.is_dataclass(t):
+        return False
+    parts = [getattr(t, f.name) for f in dataclasses.fields(t)]
+    inner = [p for part in parts for p in (part if isinstance(part, tuple) else (part,)) if isinstance(p, Type)]
+    return any(_contains_class(p, name) for p in inner)

@@ -139,6 +139,8 @@ class ScriptContext:
         (`signature`: an @_overload_method declaration whose types to compile it with)."""
         if self.depth > MAX_INLINE_DEPTH:
             raise caller.error("methods call each other too deeply (TorchScript does not support recursion)", node)
+        if getattr(owner, "interface", None) is not None:  # its own methods see all of the module
+            owner = dataclasses.replace(owner, interface=None)
         definition, source = definition_of(fn)
         if signature is not None:
             declared, _ = definition_of(signature)
@@ -274,19 +276,17 @@ class ScriptContext:
         """Compile every method of the script class `cls` now, as torch.jit.script(cls) does: what
         cannot compile (an attribute __init__ does not set, a wrong type, inheritance) is a ScriptError
         here rather than where the class is first used."""
-        methods = {name: member for name, member in vars(cls).items() if inspect.isfunction(member)
-                   and not getattr(member, "_scriptc_ignore", False) and not getattr(member, "_scriptc_unused", False)
-                   and not (dataclasses.is_dataclass(cls) and name in _DATACLASS_PYTHON_ONLY)}
+        methods = _compiled_methods(cls)
         first = next((m for m in methods.values() if not is_generated(cls, m.__name__, m)), None)
         if first is None:
             return
         with compiling():
-            caller = FunctionCompiler(self, get_source(first), first, Graph("class").block)
-            record = self.script_class(cls, caller)
-            for name in methods:
-                self.method_graph(record, name, caller, None)
+            self.script_class(cls, FunctionCompiler(self, get_source(first), first, Graph("class").block))
 
-    def script_class(self, cls, caller) -> ScriptClass:
+    def script_class(self, cls, caller, node: ast.Node | None = None) -> ScriptClass:
+        """The class `cls`, its methods compiled the first time (torch compiles each when the class is
+        first used: one that cannot compile is an error even where nothing calls it); `node`, where
+        code constructs it, is named in the error."""
         record = self._class_records.get(cls)
         if record is not None:
             return record
@@ -303,12 +303,19 @@ class ScriptContext:
                 record.attributes[name] = python_type(annotation, caller.class_type)
             except AnnotationError as exc:
                 raise caller.error(f"{cls.__name__}.{name}: {exc}") from None
-        if inspect.isfunction(getattr(cls, "__init__", None)):
-            record.defining = True
-            try:
-                self.method_graph(record, "__init__", caller, None)
-            finally:
-                record.defining = False
+        try:
+            if inspect.isfunction(getattr(cls, "__init__", None)):
+                record.defining = True
+                try:
+                    self.method_graph(record, "__init__", caller, None)
+                finally:
+                    record.defining = False
+            for name in _compiled_methods(cls):
+                self.method_graph(record, name, caller, None)
+        except ScriptError as exc:
+            if node is not None:
+                exc.add_caller(caller.called_here(f"__torch__.{record.name}", node))
+            raise
         # instances crossing into compiled code (arguments, module attributes, archives) become
         # runtime ScriptObjects of this name with these attribute types (jit/module.py, runtime/attributes.py)
         cls._scriptc_class_name = record.name
@@ -405,3 +412,11 @@ def _self_assignments(definition: ast.FunctionDef) -> set:
         for name in ("body", "orelse"):
             stack.extend(getattr(stmt, name, None) or [])
     return names
+
+
+def _compiled_methods(cls) -> dict:
+    """The methods of script class `cls` that torch compiles: its own functions, less those marked
+    @torch.jit.ignore/unused and those of a dataclass that stay Python."""
+    return {name: member for name, member in vars(cls).items() if inspect.isfunction(member)
+            and not getattr(member, "_scriptc_ignore", False) and not getattr(member, "_scriptc_unused", False)
+            and not (dataclasses.is_dataclass(cls) and name in _DATACLASS_PYTHON_ONLY)}

@@ -44,13 +44,23 @@ class Modules(TracedCalls):
         child = getattr(child, "_scriptc_original", child)  # a jit.script'ed child: its module's source
         path = f"{owner.path}.{name}" if owner.path else name
         value = self.emit1("prim::GetAttr", [owner.value], ModuleType(path), {"name": name})
-        return SugaredModule(child, value, path, traced)
+        declared = annotations_of(type(owner.module)).get(name)
+        interface = declared if getattr(declared, "_scriptc_interface", False) else None
+        return SugaredModule(child, value, path, traced, interface=interface)
+
+    def check_interface_member(self, owner: SugaredModule, name: str, node: ast.Node) -> None:
+        """torch's refusal of an attribute or method that the module interface a submodule is annotated
+        with does not declare."""
+        if owner.interface is not None and not inspect.isfunction(vars(owner.interface).get(name)):
+            raise self.error(f"'__torch__.{owner.interface.__qualname__}' object has no attribute or method "
+                             f"'{name}'.", node)
 
     def module_attribute(self, owner: SugaredModule, name: str, node: ast.Node):
         if owner.loaded is not None:
             raise self.error(f"scripted code can call the jit.load'ed module {owner.path}, not read its attribute "
                              f"'{name}'", node)
         module = owner.module
+        self.check_interface_member(owner, name, node)
         if name in getattr(type(module), "__jit_ignored_attributes__", ()):
             raise self.error(f"Module '{type(module).__name__}' has no attribute '{name}' attribute was ignored "
                              "during compilation", node)
@@ -337,6 +347,9 @@ class Modules(TracedCalls):
                 if child is None:
                     continue
                 child_value = self.submodule(parent, child_name)
+                if child_value.interface is not None:
+                    raise self.error(f"Could not compile {name}() because module is an interface type. Please file "
+                                     "issue.")
                 found.append((prefix + child_name, child_value))
                 if recurse:
                     walk(child_value, f"{prefix}{child_name}.", recurse)
@@ -357,6 +370,7 @@ class Modules(TracedCalls):
         if owner.loaded is not None:
             return self.call_loaded(owner, args, kwargs, node)
         module = owner.module
+        self.check_interface_member(owner, "forward", node)
         forward = inspect.getattr_static(type(module), "forward", None)
         if forward is None or not inspect.isfunction(forward):
             raise self.error(f"module {type(module).__name__} has no forward() scripted code can call", node)

@@ -54,33 +54,42 @@ class Statements:
         """`with torch.no_grad():` runs its body with grad mode off (enable_grad(): on) and puts back
         the mode it found; `with obj [as name]:` for a script-class object calls obj.__enter__()
         (bound to name), the body, then obj.__exit__(None, None, None) - also when the body returns,
-        breaks or continues. `with torch.jit._IgnoreContextManager(...)`: see ignored_blocks.py."""
+        breaks or continues, and when it raises (a prim::With: torch's interpreter runs the __exit__ of
+        each entered object, ignores what that raises, and re-raises the body's exception).
+        `with torch.jit._IgnoreContextManager(...)`: see ignored_blocks.py."""
         if self.is_ignore_context(node.items[0].context):
             return self.ignored_block(node)
-        entered = []
-        for item in node.items:
-            grad_mode = self.grad_mode_context(item.context)
-            if grad_mode is not None:
-                if item.name is not None:
-                    raise self.error("`with torch.no_grad() as name` is not supported", item)
-                self.at(item.context)
-                found = self.emit1("grad_mode.switch", [self.const(grad_mode == "enable_grad")], Bool)
-                entered.append((True, found))
-                continue
-            manager = self.as_value(self.expr(item.context), item.context)
-            self.check_context_manager(manager, item.context)
-            value = self.object_method(manager, "__enter__", [], {}, item)
+        return self.with_items(node, node.items)
+
+    def with_items(self, node: ast.With, items: list):
+        """Enter items[0], compile the rest of the items and the body inside it, exit it; their exit."""
+        if not items:
+            return self.statements(node.body)
+        item = items[0]
+        grad_mode = self.grad_mode_context(item.context)
+        if grad_mode is not None:
             if item.name is not None:
-                self.assign_name(item.name, value, item)
-            entered.append((False, manager))
-        exit_kind = self.statements(node.body)
-        self.at(node)
-        none = self.const(None)
-        for grad_region, entry in reversed(entered):
-            if grad_region:  # put back the grad mode the region found
-                self.emit("grad_mode.switch", [entry], [Bool])
-            else:
-                self.object_method(entry, "__exit__", [none, none, none], {}, node)
+                raise self.error("`with torch.no_grad() as name` is not supported", item)
+            self.at(item.context)
+            found = self.emit1("grad_mode.switch", [self.const(grad_mode == "enable_grad")], Bool)
+            exit_kind = self.with_items(node, items[1:])
+            self.at(node)
+            self.emit("grad_mode.switch", [found], [Bool])  # put back the grad mode the region found
+            return exit_kind
+        manager = self.as_value(self.expr(item.context), item.context)
+        self.check_context_manager(manager, item.context)
+        value = self.object_method(manager, "__enter__", [], {}, item)
+        if item.name is not None:
+            self.assign_name(item.name, value, item)
+        self.at(item)
+        region = self.emit("prim::With", [], [])
+        with self.inside(region.add_block()) as scope:
+            exit_kind = self.with_items(node, items[1:])
+        self.join(region, [scope], [exit_kind])
+        with self.inside(region.add_block()):
+            self.at(node)
+            none = self.const(None)
+            self.object_method(manager, "__exit__", [none, none, none], {}, node)
         return exit_kind
 
     def check_context_manager(self, manager: Value, node) -> None:

@@ -25,6 +25,7 @@ class SugaredModule:
     path: str
     traced: Any = None  # the TracedModule it was, whose traced graph a call inlines (traced_calls.py)
     loaded: Any = None  # the jit.load'ed module it is, whose stored forward a call inlines (traced_calls.py)
+    interface: Any = None  # the module interface its attribute is annotated with: only its methods are reachable
 
 
 @dataclass
