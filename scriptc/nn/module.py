@@ -502,9 +502,22 @@ class Module(ModuleHooks, ModuleConversion):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call_impl")
+        if compiled is not None:
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args, **kwargs):
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
+
+    def compile(self, *args, **kwargs) -> None:
+        """Compile this module's calls in place with torch.compile's arguments (`model.compile()`): the module
+        stays itself (same state_dict keys), its calls run the compiled program."""
+        import scriptc
+
+        self._compiled_call_impl = scriptc.compile(self._call_impl, *args, **kwargs)
 
     def extra_repr(self) -> str:
         return ""
