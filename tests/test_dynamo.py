@@ -7,6 +7,7 @@ import pytest
 import scriptc
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.usefixtures("torch_validation_kept")
 
 
 def test_recompile_limit_caps_the_programs_a_function_gets():

@@ -8,6 +8,7 @@ import pytest
 import scriptc
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.usefixtures("torch_validation_kept")
 
 
 def mlp(T):
