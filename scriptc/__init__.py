@@ -76,6 +76,7 @@ _SUBMODULES = {
     "version",
     "distributed",
     "compiler",
+    "_dynamo",
     "hub",
     "func",
     "profiler",

@@ -35,3 +35,14 @@ def every_graph_verifies_and_round_trips(request, monkeypatch):
         verify(g)
         text = print_graph(g)  # every constant's values: str(g) shortens large ones
         assert print_graph(parse(text)) == text, "print -> parse -> print changed the graph text"
+
+
+@pytest.fixture
+def torch_validation_kept():
+    """torch.compile's first use imports torch._dynamo, which turns off torch.distributions' argument
+    validation for the whole process; other tests compare against that validation, so a test that
+    reaches torch._dynamo puts it back."""
+    torch = pytest.importorskip("torch")
+    validating = torch.distributions.Distribution._validate_args
+    yield
+    torch.distributions.Distribution.set_default_validate_args(validating)

@@ -145,7 +145,7 @@ def record(op, args, in_tensors, out_arrays, aux, xp):
         if name == "out":
             continue
         value = in_tensors[op.arg_index[name]]
-        if isinstance(value, Tensor):
+        if isinstance(value, Tensor) and _gradient_reads(op, name, in_tensors):
             versions.append((f"argument '{name}'", value._vc, value._vc[0], value))
     edges = [[edge_of(t) for t in item] if isinstance(item, list) else edge_of(item) for item in in_tensors]
     n_outputs = len(out_arrays) if isinstance(out_arrays, tuple) else 1
@@ -157,6 +157,15 @@ def record(op, args, in_tensors, out_arrays, aux, xp):
     if _anomaly.enabled:
         note_forward(node)
     return node
+
+
+def _gradient_reads(op, name: str, in_tensors) -> bool:
+    """Whether a gradient this call needs reads saved argument `name` (op.saved_for names the inputs whose
+    gradients alone read it; torch saves it only when one of them needs a gradient)."""
+    readers = op.saved_for.get(name)
+    if readers is None:
+        return True
+    return any(getattr(in_tensors[op.arg_index[reader]], "requires_grad", False) for reader in readers)
 
 
 def watch_output(node, tensor) -> None:

@@ -8,7 +8,8 @@ from typing import Callable
 
 from scriptc.nn import Module
 
-from .capture import RECOMPILE_LIMIT, CompiledCode
+from . import capture
+from .capture import CompiledCode
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 
@@ -78,7 +79,7 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: 
                                  "backends.")
     if disable:
         return model
-    compiled = CompiledCode(model, backend, fullgraph, RECOMPILE_LIMIT if recompile_limit is None else recompile_limit)
+    compiled = CompiledCode(model, backend, fullgraph, capture.RECOMPILE_LIMIT if recompile_limit is None else recompile_limit)
     if isinstance(model, Module):
         return OptimizedModule(model, compiled)
 

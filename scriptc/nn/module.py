@@ -501,10 +501,29 @@ class Module(ModuleHooks, ModuleConversion):
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
+    _compiled_call_impl = None  # set by compile(): what calls run instead of _call_impl
+
     def __call__(self, *args, **kwargs):
+        # the common case first, in this frame: no compiled program, no hooks
+        if self._compiled_call_impl is None and not (self._forward_hooks or self._forward_pre_hooks or
+                                                     self._backward_hooks or self._backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        if self._compiled_call_impl is not None:
+            return self._compiled_call_impl(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_impl(self, *args, **kwargs):
+        """A call as it runs uncompiled: forward, with the module's hooks around it where it has any."""
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
+
+    def compile(self, *args, **kwargs) -> None:
+        """Compile this module's calls in place with torch.compile's arguments (`model.compile()`): the module
+        stays itself (same state_dict keys), its calls run the compiled program."""
+        import scriptc
+
+        self._compiled_call_impl = scriptc.compile(self._call_impl, *args, **kwargs)
 
     def extra_repr(self) -> str:
         return ""

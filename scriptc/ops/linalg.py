@@ -49,7 +49,8 @@ def _matmul_rule(a, b):
 
 
 register("matmul(self: Tensor, other: Tensor) -> Tensor", OPAQUE, _matmul_kernel, shape=_matmul_rule,
-         grad=_matmul_grad, save=("self", "other"), fusion_head=True, doc="Matrix product with numpy/PyTorch broadcasting.")
+         grad=_matmul_grad, save=("self", "other"), saved_for={"self": ("other",), "other": ("self",)},
+         fusion_head=True, doc="Matrix product with numpy/PyTorch broadcasting.")
 
 
 def _checked_rank(rank, name):
@@ -64,10 +65,11 @@ def _checked_rank(rank, name):
 
 
 register("mm(self: Tensor, mat2: Tensor) -> Tensor", OPAQUE, _checked_rank(2, "mm"),
-         shape=_matmul_rule, grad=lambda ctx, g: (g @ ctx.mat2.T, ctx.self.T @ g), save=("self", "mat2"))
+         shape=_matmul_rule, grad=lambda ctx, g: (g @ ctx.mat2.T, ctx.self.T @ g), save=("self", "mat2"),
+         saved_for={"self": ("mat2",), "mat2": ("self",)})
 register("bmm(self: Tensor, mat2: Tensor) -> Tensor", OPAQUE, _checked_rank(3, "bmm"), shape=_matmul_rule,
          grad=lambda ctx, g: (g @ ctx.xp.swapaxes(ctx.mat2, 1, 2), ctx.xp.swapaxes(ctx.self, 1, 2) @ g),
-         save=("self", "mat2"))
+         save=("self", "mat2"), saved_for={"self": ("mat2",), "mat2": ("self",)})
 
 
 def _linear_kernel(xp, x, w, b=None):
@@ -111,7 +113,8 @@ def _linear_rule(x, w, b=None):
 
 
 register("linear(input: Tensor, weight: Tensor, bias: Tensor? = None) -> Tensor", OPAQUE, _linear_kernel,
-         shape=_linear_rule, grad=_linear_grad, save=("input", "weight"), method=False, functional=True, fusion_head=True,
+         shape=_linear_rule, grad=_linear_grad, save=("input", "weight"),
+         saved_for={"input": ("weight",), "weight": ("input",)}, method=False, functional=True, fusion_head=True,
          doc="input @ weight.T + bias.")
 
 

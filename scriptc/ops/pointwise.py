@@ -35,10 +35,12 @@ def _unary(name, kernel, scalar, grad=None, save=(), dtype_rule=PROMOTE_FLOAT, i
                     scalar=scalar, grad=grad, save=save, inplace=inplace, doc=doc)
 
 
-def _binary(name, kernel, scalar, grad=None, save=(), dtype_rule=PROMOTE, inplace=True, doc="", reflected=False):
+def _binary(name, kernel, scalar, grad=None, save=(), dtype_rule=PROMOTE, inplace=True, doc="", reflected=False,
+            saved_for=None):
     self_type = "Tensor|Scalar" if reflected else "Tensor"
     return register(f"{name}(self: {self_type}, other: Tensor|Scalar) -> Tensor", POINTWISE, kernel,
-                    dtype_rule=dtype_rule, scalar=scalar, grad=grad, save=save, inplace=inplace, doc=doc)
+                    dtype_rule=dtype_rule, scalar=scalar, grad=grad, save=save, saved_for=saved_for or {},
+                    inplace=inplace, doc=doc)
 
 
 register("add(self: Tensor, other: Tensor|Scalar, *, alpha: Scalar = 1) -> Tensor", POINTWISE,
@@ -52,7 +54,8 @@ register("sub(self: Tensor|Scalar, other: Tensor|Scalar, *, alpha: Scalar = 1) -
          grad=lambda ctx, g: (g, -g if ctx.alpha == 1 else -g * ctx.alpha), inplace=True,
          doc="self - alpha * other, broadcasting.")
 _binary("mul", lambda xp, a, b: xp.multiply(a, b), lambda a, b: a * b,
-        grad=lambda ctx, g: (g * ctx.other, g * ctx.self), save=("self", "other"))
+        grad=lambda ctx, g: (g * ctx.other, g * ctx.self), save=("self", "other"),
+        saved_for={"self": ("other",), "other": ("self",)})
 
 
 def _integral(*values) -> bool:
@@ -113,7 +116,8 @@ register("div(self: Tensor|Scalar, other: Tensor|Scalar, *, rounding_mode: str? 
          _div_kernel, dtype_rule=PROMOTE, shape=_div_rule, scalar=_div_scalar,
          grad=lambda ctx, g: (g / ctx.other, -g * ctx.self / (ctx.other * ctx.other))
          if ctx.rounding_mode is None else (g * 0, None),
-         save=("self", "other"), inplace=True, doc="True division (ints give the default float dtype), or rounded.")
+         save=("self", "other"), saved_for={"self": ("other",)}, inplace=True,
+         doc="True division (ints give the default float dtype), or rounded.")
 def _rounded_division(np_name):
     def kernel(xp, a, b):
         check_integer_divisor(a, b)

@@ -224,6 +224,10 @@ class OpDef:
     dtype_rule: str | None = KEEP
     grad: Callable | None = None
     save: tuple[str, ...] = ()
+    # A saved argument that only the gradients of the named inputs read (mul's self, for other's): as
+    # torch saves it only when one of them needs a gradient, an in-place write to it after the call is
+    # an error only then.
+    saved_for: dict[str, tuple[str, ...]] = field(default_factory=dict)
     scalar: Callable | None = None
     view: bool = False
     aux: bool = False

@@ -370,8 +370,6 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods):
     def __repr__(self) -> str:
         return _tensor_repr(self)
 
-    __str__ = __repr__
-
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0:
             return format(self.item(), spec)

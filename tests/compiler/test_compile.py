@@ -250,15 +250,6 @@ def test_conv_net_compiled_by_default_backend_equals_eager():
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture
-def torch_validation_kept():
-    """torch.compile's first use imports torch._dynamo, which turns off torch.distributions' argument
-    validation for the whole process; other tests compare against that validation."""
-    validating = torch.distributions.Distribution._validate_args
-    yield
-    torch.distributions.Distribution.set_default_validate_args(validating)
-
-
 @pytest.mark.parametrize("kwargs", [
     {"mode": "bad"}, {"backend": "bad"}, {"mode": "default", "options": {}}, {"dynamic": "x"}, {"model": 3},
 ])
