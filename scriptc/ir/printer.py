@@ -156,6 +156,15 @@ def _code_expr(node: Node, name: Namer) -> str:
     return f"{op.replace('::', '.')}({', '.join(args)})"
 
 
+def _code_branch(block: Block, outs: str, name: Namer, indent: int, lines: list[str]) -> None:
+    """A block whose returns become the node's outputs `outs` (an if's branch, a with's body)."""
+    _code_block(block, name, indent, lines)
+    if outs:
+        lines.append(f"{'    ' * indent}{outs} = {', '.join(_py_name(name, r) for r in block.returns)}")
+    elif not len(block):
+        lines.append(f"{'    ' * indent}pass")
+
+
 def _code_block(block: Block, name: Namer, indent: int, lines: list[str]) -> None:
     pad = "    " * indent
     for node in block:
@@ -165,11 +174,7 @@ def _code_block(block: Block, name: Namer, indent: int, lines: list[str]) -> Non
             for i, b in enumerate(node.blocks):
                 if i == 1:
                     lines.append(f"{pad}else:")
-                _code_block(b, name, indent + 1, lines)
-                if node.outputs:
-                    lines.append(f"{pad}    {outs} = {', '.join(_py_name(name, r) for r in b.returns)}")
-                elif not len(b):
-                    lines.append(f"{pad}    pass")
+                _code_branch(b, outs, name, indent + 1, lines)
         elif node.op == "prim::Loop":
             body = node.blocks[0]
             carried_in = [_py_name(name, v) for v in node.inputs[2:]]
@@ -190,11 +195,7 @@ def _code_block(block: Block, name: Namer, indent: int, lines: list[str]) -> Non
         elif node.op == "prim::With":  # the exit block also runs when the body raises
             body, exit_block = node.blocks
             lines.append(f"{pad}try:")
-            _code_block(body, name, indent + 1, lines)
-            if node.outputs:
-                lines.append(f"{pad}    {outs} = {', '.join(_py_name(name, r) for r in body.returns)}")
-            elif not len(body):
-                lines.append(f"{pad}    pass")
+            _code_branch(body, outs, name, indent + 1, lines)
             lines.append(f"{pad}finally:")
             _code_block(exit_block, name, indent + 1, lines)
         elif node.op == "prim::FusionGroup":
