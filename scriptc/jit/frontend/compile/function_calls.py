@@ -11,6 +11,7 @@ from scriptc.types import (
     Float,
     Int,
     ListType,
+    NoneType,
     Type,
 )
 
@@ -99,6 +100,10 @@ class FunctionCalls:
         except TypeError as exc:
             raise self.error(f"F.{fn.__name__}(): {exc}", node) from None
         named = dict(bound.arguments)
+        implicit = getattr(inspect.getmodule(fn), "SCRIPTED_DEFAULTS", {}).get(fn.__name__)
+        if implicit is not None and self.as_value(named.get(implicit[0], self.const(None)), node).type == NoneType:
+            # torch computes such an argument in the scripted call (F.softmax's implicit dim, with its warning)
+            named[implicit[0]] = self.call_function(implicit[1], [self.const(fn.__name__), named["input"]], {}, node)
         for name, parameter in signature.parameters.items():
             # an F default the op has none for (F.instance_norm's weight=None): passed on
             if name not in named and name in op.arg_index and not op.schema.args[op.arg_index[name]].has_default \
