@@ -92,3 +92,13 @@ def test_retains_grad_reads_retain_grad_in_eager_and_script():
     scripted = torch.jit.script(retains)
     assert [retains(t) for t in (x, kept, other)] == [False, True, False]
     assert [scripted(t) for t in (x, kept, other)] == [False, True, False]
+
+
+def _strides(x: torch.Tensor):
+    return x.stride(), x.t().stride(), x[:, ::2].stride(), x.t().stride(0)
+
+
+def test_stride_without_a_dim_lists_every_dims_stride_as_in_eager():
+    x = torch.rand(4, 6)  # (a list in script, a tuple in eager, as in torch)
+    assert torch.jit.script(_strides)(x) == ([6, 1], [1, 6], [6, 2], 1)
+    assert _strides(x) == ((6, 1), (1, 6), (6, 2), 1)

@@ -124,6 +124,8 @@ class Attributes:
                 return self.emit1("size.all", [x], ListType(Int))
             dim = self.as_value(args[0] if args else kwargs["dim"], node)
             return self.emit1("size", [x, dim], Int)
+        if name == "stride" and not args and not kwargs:
+            return self.emit1("stride.all", [x], ListType(Int))
         if name in ("dim", "ndimension") and not args:
             return self.emit1("dim", [x], Int)
         if name in ("numel", "nelement") and not args:
