@@ -113,3 +113,14 @@ def test_is_between_tensors_is_identity_and_detach_makes_a_new_tensor_as_in_torc
     x = torch.rand(2, 3)
     y = x if same else x.clone()
     assert torch.jit.script(_identities)(x, y) == (False, False, same, False, True)
+
+
+def _type_without_arguments(x: torch.Tensor):
+    y = x.type()
+    return y is x, y
+
+
+def test_type_without_arguments_is_the_tensor_itself_in_script_as_in_torch():
+    x = torch.arange(3, dtype=torch.int32)
+    same, y = torch.jit.script(_type_without_arguments)(x)
+    assert same and y.dtype == torch.int32 and y.tolist() == [0, 1, 2]

@@ -142,6 +142,8 @@ class Attributes:
             return self.emit_op(ops.OPS["to.dtype"], [x, self.const(DTYPES_BY_NAME[_CONVERSIONS[name]])], node)
         if name == "to":
             return self.tensor_to(x, args, kwargs, node)
+        if name == "type" and not args and not kwargs:  # torch's script reads it as x.to(): x itself, not a str
+            return x
         if name == "type" and len(args) == 1 and not kwargs:  # x.type(torch.int32): a conversion
             dtype = self.as_value(args[0], node)
             if dtype.type == DType:
