@@ -377,3 +377,15 @@ def test_a_scripted_softmax_module_without_dim_runs():
 def test_a_scripted_log_softmax_module_without_dim_warns_in_its_name():
     with pytest.warns(UserWarning, match="Implicit dimension choice for log_softmax"):
         torch.jit.script(torch.nn.LogSoftmax())(torch.randn(2, 3))
+
+
+def _softmax_over(x: torch.Tensor, dim: Optional[int]):
+    return F.softmax(x, dim, _stacklevel=5)
+
+
+def test_a_scripted_softmax_dim_that_may_be_none_is_chosen_at_run_time():
+    x = torch.randn(2, 3)
+    scripted = torch.jit.script(_softmax_over)
+    np.testing.assert_allclose(scripted(x, 0).numpy(), F.softmax(x, 0).numpy(), rtol=1e-6)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        np.testing.assert_allclose(scripted(x, None).numpy(), F.softmax(x, 1).numpy(), rtol=1e-6)
