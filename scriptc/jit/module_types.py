@@ -24,13 +24,26 @@ _MODULE_INTERNALS = frozenset({
 })
 
 
+# scriptc.nn's module classes whose torch.nn.modules file is not named as the scriptc.nn file defining them
+_TORCH_FILES = {"MultiheadAttention": "activation", "ChannelShuffle": "channelshuffle"}
+
+
+def _torch_module_name(cls: type) -> str:
+    """The module torch names a class's type after: scriptc.nn's modules are torch.nn.modules' (nn.ReLU's
+    type is __torch__.torch.nn.modules.activation.ReLU, as in torch); any other class keeps its own."""
+    package, _, file = cls.__module__.rpartition(".")
+    if package != "scriptc.nn":
+        return cls.__module__
+    return f"torch.nn.modules.{_TORCH_FILES.get(cls.__qualname__, file)}"
+
+
 class ModuleClassType:
     """A scripted module's type. Modules that share a type get this very object, so `==` (identity)
     says whether two scripted modules share their type."""
 
     def __init__(self, cls: type):
         # as torch names it: the defining module (none for __main__), the class's qualified name
-        where = "" if cls.__module__ == "__main__" else f"{cls.__module__}."
+        where = "" if cls.__module__ == "__main__" else f"{_torch_module_name(cls)}."
         self._qualified_name = f"__torch__.{where}{cls.__qualname__}".replace(".<locals>", "")
 
     def name(self) -> str:

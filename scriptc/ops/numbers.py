@@ -94,8 +94,14 @@ def _compare_values(compare):
 
 python_op("eq.scalar(a: Any, b: Any) -> bool", _compare_values(operator.eq), fixed(Bool), "== on any two values.")
 python_op("ne.scalar(a: Any, b: Any) -> bool", _compare_values(operator.ne), fixed(Bool), "!= on any two values.")
-python_op("is.any(a: Any, b: Any) -> bool", lambda a, b: a is b or not hasattr(a, "__dict__") and
-          type(a) is type(b) and a == b, fixed(Bool), "`is` between values that are not None.")
+def _is(a, b) -> bool:
+    """Identity for objects and tensors (never their elementwise ==), equality for values without one."""
+    if a is b:
+        return True
+    return not hasattr(a, "__dict__") and not hasattr(a, "shape") and type(a) is type(b) and a == b
+
+
+python_op("is.any(a: Any, b: Any) -> bool", _is, fixed(Bool), "`is` between values that are not None.")
 python_op("neg.scalar(a: Scalar) -> Scalar", operator.neg, _real)
 python_op("abs.scalar(a: Scalar) -> Scalar", abs, _real)
 python_op("not.scalar(a: bool) -> bool", operator.not_, fixed(Bool))

@@ -192,6 +192,8 @@ _tensor_op("nbytes.tensor(self: Tensor) -> int", lambda xp, x: int(x.nbytes), In
 _tensor_op("stride.tensor(self: Tensor, dim: int) -> int",
            lambda xp, x, dim: int(x.strides[normalize_dim(dim, x.ndim, "stride")] // x.itemsize), Int,
            "x.stride(dim): the elements between neighbours along dim.")
+_tensor_op("stride.all(self: Tensor) -> int[]", lambda xp, x: [int(s // x.itemsize) for s in x.strides],
+           ListType(Int), "x.stride(): the stride of every dim.")
 _tensor_op("is_nonzero.tensor(self: Tensor) -> bool", lambda xp, x: bool(_one_element(x, "is_nonzero")), Bool)
 _tensor_op("is_same_size.tensor(self: Tensor, other: Tensor) -> bool", lambda xp, x, y: x.shape == y.shape, Bool)
 _tensor_op("get_device.tensor(self: Tensor) -> int", lambda xp, x: int(x.device.id) if hasattr(x, "device") and

@@ -372,5 +372,5 @@ register("positive(self: Tensor) -> Tensor", SHAPE, _positive_kernel, shape=lamb
          grad=lambda ctx, g: (g,), view=True, doc="self, as a view (an error for bool tensors).")
 
 # Tensor.detach() in scripted code (eager Tensors have their own): no grad rule, so no gradient flows back
-register("detach(self: Tensor) -> Tensor", SHAPE, lambda xp, x: x, shape=lambda x: x, view=True, method=False,
+register("detach(self: Tensor) -> Tensor", SHAPE, lambda xp, x: x.view(), shape=lambda x: x, view=True, method=False,
          function=False, doc="The same data, cut from autograd: no gradient flows back through it.")

@@ -237,3 +237,13 @@ def test_a_module_swapped_into_a_none_submodule_slot_is_refused_in_torchs_words(
     with pytest.raises(RuntimeError, match="Could not cast attribute 'slot' to type NoneType: Cannot cast "
                                            "RecursiveScriptModule\\(original_name=_Sum\\) to None"):
         scripted.slot = torch.jit.script(_Sum())
+
+
+@pytest.mark.parametrize("module, name", [
+    (lambda: torch.nn.ReLU(), "__torch__.torch.nn.modules.activation.ReLU"),
+    (lambda: torch.nn.Sequential(torch.nn.Linear(2, 2)), "__torch__.torch.nn.modules.container.Sequential"),
+    (lambda: torch.nn.MultiheadAttention(4, 2), "__torch__.torch.nn.modules.activation.MultiheadAttention"),
+])
+def test_nn_module_types_are_named_as_torchs(module, name):
+    scripted_type = torch.jit.script(module())._c._type()
+    assert scripted_type.qualified_name() == name and scripted_type.name() == name.rsplit(".", 1)[1]

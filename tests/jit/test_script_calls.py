@@ -348,3 +348,44 @@ def test_lp_pool_modules_script_with_an_int_kernel_size(norm_type):
     for module in (torch.nn.LPPool2d(norm_type, 3, 2), torch.nn.LPPool1d(norm_type, 2)):
         inputs = x if isinstance(module, torch.nn.LPPool2d) else x[0]
         np.testing.assert_allclose(torch.jit.script(module)(inputs).numpy(), module(inputs).numpy(), rtol=1e-5)
+
+
+def _implicit_softmax(x: torch.Tensor):
+    return F.softmax(x), F.log_softmax(x), F.softmin(x)
+
+
+@pytest.mark.parametrize("shape", [(5,), (2, 3), (2, 3, 4), (2, 3, 4, 5)])
+def test_scripted_softmax_without_dim_takes_torchs_implicit_dim_with_its_warning(shape):
+    torch_ref = pytest.importorskip("torch")
+    x = torch.randn(*shape)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax has been deprecated"):
+        got = torch.jit.script(_implicit_softmax)(x)
+    dim = 0 if len(shape) in (1, 3) else 1
+    reference = torch_ref.tensor(x.numpy())
+    want = (reference.softmax(dim), reference.log_softmax(dim), (-reference).softmax(dim))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_scripted_softmax_module_without_dim_runs():
+    x = torch.randn(2, 3)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        got = torch.jit.script(torch.nn.Softmax())(x)
+    np.testing.assert_allclose(got.numpy(), F.softmax(x, 1).numpy(), rtol=1e-6)
+
+
+def test_a_scripted_log_softmax_module_without_dim_warns_in_its_name():
+    with pytest.warns(UserWarning, match="Implicit dimension choice for log_softmax"):
+        torch.jit.script(torch.nn.LogSoftmax())(torch.randn(2, 3))
+
+
+def _softmax_over(x: torch.Tensor, dim: Optional[int]):
+    return F.softmax(x, dim, _stacklevel=5)
+
+
+def test_a_scripted_softmax_dim_that_may_be_none_is_chosen_at_run_time():
+    x = torch.randn(2, 3)
+    scripted = torch.jit.script(_softmax_over)
+    np.testing.assert_allclose(scripted(x, 0).numpy(), F.softmax(x, 0).numpy(), rtol=1e-6)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        np.testing.assert_allclose(scripted(x, None).numpy(), F.softmax(x, 1).numpy(), rtol=1e-6)

@@ -92,3 +92,35 @@ def test_retains_grad_reads_retain_grad_in_eager_and_script():
     scripted = torch.jit.script(retains)
     assert [retains(t) for t in (x, kept, other)] == [False, True, False]
     assert [scripted(t) for t in (x, kept, other)] == [False, True, False]
+
+
+def _strides(x: torch.Tensor):
+    return x.stride(), x.t().stride(), x[:, ::2].stride(), x.t().stride(0)
+
+
+def test_stride_without_a_dim_lists_every_dims_stride_as_in_eager():
+    x = torch.rand(4, 6)  # (a list in script, a tuple in eager, as in torch)
+    assert torch.jit.script(_strides)(x) == ([6, 1], [1, 6], [6, 2], 1)
+    assert _strides(x) == ((6, 1), (1, 6), (6, 2), 1)
+
+
+def _identities(x: torch.Tensor, y: torch.Tensor):
+    return x.detach() is x, x.data is x, x is y, x.view(-1) is x, x.contiguous() is x
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_is_between_tensors_is_identity_and_detach_makes_a_new_tensor_as_in_torch(same):
+    x = torch.rand(2, 3)
+    y = x if same else x.clone()
+    assert torch.jit.script(_identities)(x, y) == (False, False, same, False, True)
+
+
+def _type_without_arguments(x: torch.Tensor):
+    y = x.type()
+    return y is x, y
+
+
+def test_type_without_arguments_is_the_tensor_itself_in_script_as_in_torch():
+    x = torch.arange(3, dtype=torch.int32)
+    same, y = torch.jit.script(_type_without_arguments)(x)
+    assert same and y.dtype == torch.int32 and y.tolist() == [0, 1, 2]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Optional
 
 import scriptc
 from scriptc.tensors import Tensor
@@ -162,23 +163,32 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return _op("glu", input, dim)
 
 
-def _softmax_dim(ndim: int) -> int:
-    warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the call to include dim=X "
-                  "as an argument.", stacklevel=3)
-    return 0 if ndim in (0, 1, 3) else 1
+def _softmax_dim(name: str, input: Tensor, dim: Optional[int]) -> int:
+    """dim, or when it is None torch's implicit dim for softmax-like functions (deprecated, hence the
+    warning); scripted code calls it too (SCRIPTED_DEFAULTS)."""
+    if dim is not None:
+        return dim
+    warnings.warn("Implicit dimension choice for " + name + " has been deprecated. Change the call to include "
+                  "dim=X as an argument.", stacklevel=3)
+    ndim = input.dim()
+    return 0 if ndim == 0 or ndim == 1 or ndim == 3 else 1
+
+
+# F argument -> the function that gives its value in scripted code when the call may leave it None
+SCRIPTED_DEFAULTS = {name: ("dim", _softmax_dim) for name in ("softmax", "log_softmax", "softmin")}
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    return _op("softmax", input, _softmax_dim(input.dim()) if dim is None else dim, dtype)
+    return _op("softmax", input, _softmax_dim("softmax", input, dim), dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    return _op("log_softmax", input, _softmax_dim(input.dim()) if dim is None else dim, dtype)
+    return _op("log_softmax", input, _softmax_dim("log_softmax", input, dim), dtype)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """softmax(-x) along dim."""
-    return _op("softmin", input, _softmax_dim(input.dim()) if dim is None else dim, dtype)
+    return _op("softmin", input, _softmax_dim("softmin", input, dim), dtype)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:

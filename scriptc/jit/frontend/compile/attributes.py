@@ -124,6 +124,8 @@ class Attributes:
                 return self.emit1("size.all", [x], ListType(Int))
             dim = self.as_value(args[0] if args else kwargs["dim"], node)
             return self.emit1("size", [x, dim], Int)
+        if name == "stride" and not args and not kwargs:
+            return self.emit1("stride.all", [x], ListType(Int))
         if name in ("dim", "ndimension") and not args:
             return self.emit1("dim", [x], Int)
         if name in ("numel", "nelement") and not args:
@@ -140,6 +142,8 @@ class Attributes:
             return self.emit_op(ops.OPS["to.dtype"], [x, self.const(DTYPES_BY_NAME[_CONVERSIONS[name]])], node)
         if name == "to":
             return self.tensor_to(x, args, kwargs, node)
+        if name == "type" and not args and not kwargs:  # torch's script reads it as x.to(): x itself, not a str
+            return x
         if name == "type" and len(args) == 1 and not kwargs:  # x.type(torch.int32): a conversion
             dtype = self.as_value(args[0], node)
             if dtype.type == DType:

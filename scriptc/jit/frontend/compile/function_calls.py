@@ -11,6 +11,8 @@ from scriptc.types import (
     Float,
     Int,
     ListType,
+    NoneType,
+    OptionalType,
     Type,
 )
 
@@ -99,6 +101,13 @@ class FunctionCalls:
         except TypeError as exc:
             raise self.error(f"F.{fn.__name__}(): {exc}", node) from None
         named = dict(bound.arguments)
+        implicit = getattr(inspect.getmodule(fn), "SCRIPTED_DEFAULTS", {}).get(fn.__name__)
+        if implicit is not None:
+            given = self.as_value(named.get(implicit[0], self.const(None)), node)
+            if given.type == NoneType or isinstance(given.type, OptionalType):
+                # torch computes such an argument in the scripted call (F.softmax's implicit dim, with its warning)
+                named[implicit[0]] = self.call_function(implicit[1], [self.const(fn.__name__), named["input"], given],
+                                                        {}, node)
         for name, parameter in signature.parameters.items():
             # an F default the op has none for (F.instance_norm's weight=None): passed on
             if name not in named and name in op.arg_index and not op.schema.args[op.arg_index[name]].has_default \
@@ -117,6 +126,7 @@ class FunctionCalls:
             # is embedding_bag(weight, indices))
             unnamed = [a.name for a in op.schema.args if a.name not in signature.parameters]
             named[unnamed[0] if unnamed else op.schema.args[0].name] = named.pop("input")
+        named.pop("_stacklevel", None)  # (where F's warnings point: any value, as in torch's script)
         for name in [n for n in named if n not in op.arg_index]:
             value = self.as_value(named.pop(name), node)
             default = signature.parameters[name].default if name in signature.parameters else None
