@@ -119,3 +119,19 @@ def test_a_malformed_baked_dims_entry_is_an_archive_error(tmp_path, entry, messa
     bad = rewrite(data, tmp_path / "bad.sc", {"manifest.json": json.dumps(manifest).encode()})
     with pytest.raises(ArchiveError, match=r"manifest.json: methods.forward.baked_dims" + message):
         runtime_load(bad)
+
+
+def test_a_traced_functions_optimized_archive_keeps_its_baked_dims(tmp_path):
+    def per_step(x):
+        return torch.stack([step * 2 for step in x.unbind(0)])
+
+    optimized = torch.jit.optimize_for_inference(torch.jit.trace(per_step, torch.randn(3, 4)))
+    path = str(tmp_path / "per_step.sc")
+    optimized.save(path)
+    loaded = runtime_load(path)
+    x = torch.randn(3, 6)
+    np.testing.assert_allclose(loaded(x.numpy()), per_step(x).numpy())
+    for model, given in ((optimized, torch.randn(5, 4)), (loaded, np.zeros((5, 4), np.float32))):
+        with pytest.raises(torch.SignatureError, match=r"forward\(\): input 'x' expects size 3 in dim 0, which the "
+                           r"trace baked in \(unbind, whose 3 results"):
+            model(given)
