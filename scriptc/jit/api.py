@@ -263,15 +263,19 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
         context = PassContext(functions=dict(compiled._functions), module_value=compiled._module_value())
         plan = build_plan(compiled.graph, context, specs=compiled._specializations.get("forward"), skip=1,
                           level=level, jit=jit, threads=threads, records=records)
-        return OptimizedModule(plan, compiled._functions, compiled._signatures.get("forward"), compiled, records)
+        optimized = OptimizedModule(plan, compiled._functions, compiled._signatures.get("forward"), compiled, records)
+        optimized.baked_dims = compiled.baked_dims.get("forward", ())
+        return optimized
     context = PassContext(functions=dict(compiled.functions))
     plan = build_plan(compiled.graph, context, specs=compiled.specialization, level=level, jit=jit, threads=threads,
                       records=records)
-    return OptimizedModule(plan, compiled.functions, compiled.signature, None, records)
+    optimized = OptimizedModule(plan, compiled.functions, compiled.signature, None, records)
+    optimized.baked_dims = compiled.baked_dims
+    return optimized
 
 
 def _signature_of(graph, skip_self: bool, specs: list | None = None, example_batch: int | None = None,
-                  example_sizes: dict | None = None) -> dict:
+                  example_sizes: dict | None = None, baked_dims: tuple = ()) -> dict:
     inputs = graph.inputs[1:] if skip_self else graph.inputs
     signature = {"inputs": [{"name": v.name or f"input{i}", "type": str(v.type)} for i, v in enumerate(inputs)],
                  "outputs": [str(v.type) for v in graph.outputs]}
@@ -281,6 +285,8 @@ def _signature_of(graph, skip_self: bool, specs: list | None = None, example_bat
         signature["example_batch"] = example_batch
     if example_sizes:
         signature["example_sizes"] = dict(example_sizes)
+    if baked_dims:
+        signature["baked_dims"] = [entry.to_json() for entry in baked_dims]
     return signature
 
 
@@ -299,7 +305,11 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         # Its plan is what is saved: forward's optimized graph (frozen weights and all), with the
         # specs of its examples; loading optimizes it again, which changes nothing but its guards.
         optimized = m
-        m = m.source if m.source is not None else ScriptFunction(m.generic_graph, m.functions, m.signature, m.specs)
+        if m.source is not None:
+            m = m.source
+        else:
+            m = ScriptFunction(m.generic_graph, m.functions, m.signature, m.specs)
+            m.baked_dims = optimized.baked_dims
     if isinstance(m, LoadedModule):
         m = m._archive_source()
     if not isinstance(m, (ScriptModule, ScriptFunction)):
@@ -322,14 +332,16 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
             graphs["forward"] = optimized.generic_graph
         functions = {k: v for k, v in m._functions.items() if not k.startswith("ignored:")}
         signatures = {name: _signature_of(g, takes_self(g), m._specializations.get(name),
-                                          *((m.example_batch, m.example_sizes) if name == "forward" else ()))
+                                          *((m.example_batch, m.example_sizes) if name == "forward" else (None, None)),
+                                          m.baked_dims.get(name, ()))
                       for name, g in graphs.items()}
         write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra)
         return
     if any(not hasattr(fn, "block") for fn in m.functions.values()):
         raise ArchiveError("cannot save: the function calls @jit.ignore'd Python functions")
     write_archive(f, "function", {"forward": m.graph}, dict(m.functions), {}, {},
-                  {"forward": _signature_of(m.graph, False, m.specialization, m.example_batch, m.example_sizes)},
+                  {"forward": _signature_of(m.graph, False, m.specialization, m.example_batch, m.example_sizes,
+                                            m.baked_dims)},
                   metadata, extra)
 
 

@@ -11,8 +11,9 @@ import numpy as np
 from scriptc.errors import SignatureError
 from scriptc.ir.graph import Graph
 from scriptc.ir.printer import graph_code
+from scriptc.runtime.input_dims import check_baked_dims, check_shared_dims, shared_dims
 from scriptc.runtime.interpreter import ModuleValue
-from scriptc.runtime.plan import Plan
+from scriptc.runtime.plan import Plan, takes_self
 from scriptc.runtime.signature import Signature
 from scriptc.tensors import Tensor, wrap
 from scriptc.tensors.dispatch import wants_grad
@@ -54,6 +55,10 @@ class OptimizedModule:
         self._scoped = needs_call_scope(plan.graph, plan.generic_graph)
         self._positional = _positional_count(signature)
         self.preserved: tuple = ()  # jit.freeze's preserved_attrs: read from `source`
+        self.baked_dims: tuple = ()  # the input dims jit.trace baked in (set by jit.freeze / optimize_for_inference)
+        inputs = plan.generic_graph.inputs[1 if takes_self(plan.generic_graph) else 0:]
+        self._input_names = [v.name or f"input{i}" for i, v in enumerate(inputs)]
+        self._shared_dims = shared_dims([v.type for v in inputs])
 
     @property
     def code(self) -> str:
@@ -76,6 +81,9 @@ class OptimizedModule:
         if kwargs or len(args) != self._positional:
             args = bind_arguments(self.signature, args, kwargs)
         args = [a._data if type(a) is Tensor else to_runtime(a) for a in args]
+        if self.baked_dims or self._shared_dims:
+            check_baked_dims(self.baked_dims, self._input_names, args, "forward")
+            check_shared_dims(self._shared_dims, self._input_names, args, "forward")
         inputs = args
         if self.needs_self:
             args = [self.source._module_value()] + args

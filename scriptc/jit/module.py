@@ -16,6 +16,7 @@ from scriptc.ops.dicts import key_of, value_of_key
 from scriptc.ops.strings import one_warning_per_call
 from scriptc.ir.printer import graph_code
 from scriptc.runtime import parallel
+from scriptc.runtime.input_dims import check_input_dims
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.objects import ScriptObject
 from scriptc.types import ModuleType
@@ -25,7 +26,6 @@ from scriptc.tensors.dispatch import wants_grad
 from .arguments import convert_arguments, python_value, typed_result
 from .eager import EagerInterpreter, reads_autograd
 from .module_types import ModuleClassType, ModuleHandle
-from .trace_dims import check_baked_dims
 from .traced_children import trace_child
 
 
@@ -124,7 +124,7 @@ class ScriptFunction:
     # runtime.load primes and sizes the call's memory for them.
     example_batch: int | None = None
     example_sizes: dict | None = None
-    # The input dims jit.trace baked in (trace_dims.BakedDim): a call at another size there is refused.
+    # The input dims jit.trace baked in (runtime.input_dims.BakedDim): a call at another size there is refused.
     baked_dims: tuple = ()
 
     def __init__(self, graph: Graph, functions: dict | None = None, signature: inspect.Signature | None = None,
@@ -147,7 +147,7 @@ class ScriptFunction:
 
     def __call__(self, *args, **kwargs):
         args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs, self.name, False))
-        check_baked_dims(self.baked_dims, self.graph.inputs, args, self.name)
+        check_input_dims(self.baked_dims, self.graph.inputs, args, self.name)
         if _tracer[0] is not None:
             return _tracer[0].record_scripted_call(self.graph, self.functions, None, {}, args,
                                                    self._compute)
@@ -374,7 +374,7 @@ class ScriptModule(Module):
         object.__setattr__(self, "_objects", {})
     example_batch: int | None = None  # (as ScriptFunction's: set by jit.trace)
     example_sizes: dict | None = None
-    baked_dims: tuple = ()
+    baked_dims: dict = {}  # method name -> the input dims jit.trace / trace_module baked in
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -442,8 +442,7 @@ class ScriptModule(Module):
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
         args = convert_arguments(self._graphs[name].inputs[1:],
                                  bind_arguments(self._signatures.get(name), args, kwargs, name))
-        if name == "forward":
-            check_baked_dims(self.baked_dims, self._graphs[name].inputs[1:], args, name)
+        check_input_dims(self.baked_dims.get(name, ()), self._graphs[name].inputs[1:], args, name)
         tracer = _tracer[0]
         if tracer is not None and tracer.reaches(self._module):
             return tracer.record_scripted_call(self._graphs[name], self._functions, self._module, self._attributes,

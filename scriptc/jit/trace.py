@@ -468,7 +468,7 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     sizes = _example_sizes(graph, examples)
     traced.example_batch = sizes.pop(BATCH, None)
     traced.example_sizes = sizes or None
-    traced.baked_dims = baked
+    traced.baked_dims = {"forward": baked} if is_module else baked
     if check_trace:
         _check(traced, graph, examples, eager_out, check_tolerance)
     return traced
@@ -491,7 +491,7 @@ def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object
     """The graph of what `call(*examples)` computes (a method of `module`, whose state stays
     prim::GetAttr of self, or a function when module is None), the eager result, the plain
     attributes ((submodule path, name) -> type) that scripted submodules inlined into it read, and
-    the input dims it baked in (trace_dims.BakedDim)."""
+    the input dims it baked in (runtime.input_dims.BakedDim)."""
     from scriptc.autograd import no_grad
     from scriptc.passes.inline import inline
 

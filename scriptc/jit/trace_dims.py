@@ -27,12 +27,12 @@ from typing import Callable
 
 import numpy as np
 
-from scriptc.errors import SignatureError
 from scriptc.ir.graph import walk
 from scriptc.ops import OPS
 from scriptc.ops.generator import default_generator
 from scriptc.ops.rules import Unknown
 from scriptc.passes.analysis import mutated_values
+from scriptc.runtime.input_dims import BakedDim
 from scriptc.tensors import Tensor, wrap
 from scriptc.types import Bool, Float, Int, ListType, TensorType
 
@@ -335,29 +335,6 @@ class TraceDims:
                 if why is not None:
                     baked.append(BakedDim(position, dim, size, why))
         return baked
-
-
-@dataclass(frozen=True)
-class BakedDim:
-    """Dim `dim` of input `position` is `size` in every call of the trace: `why` baked it in."""
-    position: int
-    dim: int
-    size: int
-    why: str
-
-
-def check_baked_dims(baked: tuple, inputs: list, args: list, method: str) -> None:
-    """A SignatureError naming the first input whose size differs where the trace baked one in
-    (`inputs`: the graph's input values for `args`), before the graph computes something else
-    than the traced code would at that size."""
-    for entry in baked:
-        arg = args[entry.position] if entry.position < len(args) else None
-        shape = getattr(arg, "shape", None)
-        if shape is not None and len(shape) > entry.dim and shape[entry.dim] != entry.size:
-            name = inputs[entry.position].name or f"input{entry.position}"
-            raise SignatureError(method, name, f"size {entry.size} in dim {entry.dim}, which the trace baked in "
-                                 f"({entry.why}; trace it at this size, or script it to keep the size dynamic)",
-                                 f"size {shape[entry.dim]}")
 
 
 def _tensors_in(value) -> list:

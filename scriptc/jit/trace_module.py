@@ -21,14 +21,15 @@ def trace_module(mod, inputs: dict, optimize=None, check_trace: bool = True, che
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not isinstance(inputs, dict):
         raise AttributeError("expected a dictionary of (method_name, input) pairs")
-    graphs, examples, attributes = {}, {}, {}
+    graphs, examples, attributes, baked = {}, {}, {}, {}
     for name, example in inputs.items():
         method = getattr(mod, name)
         examples[name] = _positional(method, example) if example_inputs_is_kwarg else _example_tuple(example)
-        graph, eager_out, read, _ = trace_graph(mod, method, name, examples[name])
+        graph, eager_out, read, baked[name] = trace_graph(mod, method, name, examples[name])
         graphs[name] = graph, eager_out
         attributes.update(read)
     traced = TracedModule(mod, {name: graph for name, (graph, _) in graphs.items()}, attributes=attributes)
+    traced.baked_dims = baked
     if check_trace:
         for name, (graph, eager_out) in graphs.items():
             _check(getattr(traced, name), graph, examples[name], eager_out, check_tolerance)

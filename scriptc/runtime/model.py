@@ -23,6 +23,7 @@ from scriptc.types import TensorType
 from . import attributes
 from .archive import Archive, read_archive
 from .executor import Executor
+from .input_dims import baked_dims_of
 from .interpreter import ModuleValue
 from .plan import build_plan, takes_self
 from .signature import Signature
@@ -214,7 +215,8 @@ class RuntimeModel:
                                   module_value=self.module_value if archive.kind == "module" else None)
             skip = 1 if takes_self(graph) else 0
             names = [e["name"] for e in archive.signatures.get(name, {}).get("inputs", [])]
-            self.signature[name] = Signature.of_graph(name, graph, skip, names)
+            baked = baked_dims_of(archive.signatures.get(name, {}), name, len(graph.inputs) - skip)
+            self.signature[name] = Signature.of_graph(name, graph, skip, names, baked)
             specs = input_specs(archive.signatures.get(name, {}), graph, skip, name)
             self.example_batches[name] = example_batch(archive.signatures.get(name, {}), name)
             self.example_sizes[name] = example_sizes(archive.signatures.get(name, {}), name)

@@ -2,10 +2,11 @@
 
 Each input has the IR type the archive gives it. A tensor input takes a numpy array (or anything
 with `__array__`: a scriptc or torch tensor) of its dtype, rank and fixed dims - dims named by a
-symbol (`B`) take any size - or a (nested) list of numbers that converts to its dtype without
-changing kind; an Optional input may be None or left out. A mismatch is a SignatureError naming the
-input, what it expects and what it got, raised before the model runs (not a matmul error from deep
-inside the executor).
+symbol (`B`) take any size, one size for all the dims the symbol names - or a (nested) list of
+numbers that converts to its dtype without changing kind; an Optional input may be None or left
+out. A mismatch is a SignatureError naming the input, what it expects and what it got (and where a
+trace baked the dim in, what baked it: input_dims), raised before the model runs (not a matmul
+error from deep inside the executor).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from scriptc.types import (
     Type,
 )
 
+from .input_dims import check_baked_dims, check_shared_dims, shared_dims
 from .values import Policy, match, tensor_difference
 
 # The dtype a list of Python numbers becomes where the input's dtype is not known (torch.tensor's).
@@ -63,9 +65,12 @@ class Signature:
     """The inputs of a method (its module `self` aside), and bind(): a call's arguments checked
     and converted, in order."""
 
-    def __init__(self, method: str, parameters: list[Parameter]):
+    def __init__(self, method: str, parameters: list[Parameter], baked_dims: tuple = ()):
         self.method = method
         self.parameters = parameters
+        self.names = [p.name for p in parameters]
+        self.baked_dims = baked_dims  # (input_dims.BakedDim): refused naming what baked them in
+        self._shared_dims = shared_dims([p.type for p in parameters])
         self._positions = {p.name: i for i, p in enumerate(parameters)}
         # (position, dtype, rank, fixed dims) of plain tensor inputs: the common case, checked inline
         self._fast = [(i, p.dtype, p.rank, p.fixed) for i, p in enumerate(parameters)
@@ -73,13 +78,15 @@ class Signature:
         self._fast_only = len(self._fast) == len(parameters)
 
     @staticmethod
-    def of_graph(method: str, graph: Graph, skip: int, names: list[str] | None = None) -> "Signature":
+    def of_graph(method: str, graph: Graph, skip: int, names: list[str] | None = None,
+                 baked_dims: tuple = ()) -> "Signature":
         """The signature of `graph`'s inputs after the first `skip`, named by `names` (the archive's
-        signature) where given, else by the graph's value names."""
+        signature) where given, else by the graph's value names; `baked_dims` are the input dims a
+        trace baked in."""
         inputs = graph.inputs[skip:]
         names = names if names is not None and len(names) == len(inputs) else \
             [v.name or f"input{i}" for i, v in enumerate(inputs)]
-        return Signature(method, [Parameter.of(n, v.type) for n, v in zip(names, inputs)])
+        return Signature(method, [Parameter.of(n, v.type) for n, v in zip(names, inputs)], baked_dims)
 
     def bind(self, args: tuple, named: dict | None = None) -> list:
         """The call's inputs in order, each checked (and a list converted to an array); an omitted
@@ -99,6 +106,8 @@ class Signature:
                     continue
                 break
             else:
+                if self._shared_dims:
+                    check_shared_dims(self._shared_dims, self.names, args, self.method)
                 return list(args)
         if len(args) > count:
             raise TypeError(f"{self.method}() takes {count} inputs, got {len(args)}")
@@ -114,7 +123,10 @@ class Signature:
         missing = [p.name for p, v in zip(self.parameters, values) if v is _MISSING and not p.optional]
         if missing:
             raise TypeError(f"{self.method}() is missing input(s) {', '.join(repr(m) for m in missing)}")
-        return [None if value is _MISSING else self.check(p, value) for p, value in zip(self.parameters, values)]
+        check_baked_dims(self.baked_dims, self.names, values, self.method)
+        checked = [None if value is _MISSING else self.check(p, value) for p, value in zip(self.parameters, values)]
+        check_shared_dims(self._shared_dims, self.names, checked, self.method)
+        return checked
 
     def check(self, parameter: Parameter, value):
         """`value` as the input takes it, or SignatureError."""
