@@ -35,9 +35,23 @@ from scriptc.types import (
 _NUMBERS = {Int: int, Float: float, Bool: bool, Complex: complex}
 
 
-def convert_arguments(params: list, values: list) -> list:
-    """`values` for the graph inputs `params` (IR Values with names and types)."""
-    return [convert(v, p.type, p.name or f"argument {i}") for i, (p, v) in enumerate(zip(params, values))]
+def convert_arguments(params: list, values: list, broadcast_lengths: dict[str, int] | None = None) -> list:
+    """`values` for the graph inputs `params` (IR Values with names and types). `broadcast_lengths`:
+    the BroadcastingListN[T] parameters (name -> N), where a single T stands for N of it."""
+    lengths = broadcast_lengths or {}
+    return [convert(_broadcast(v, p.type, lengths.get(p.name)), p.type, p.name or f"argument {i}")
+            for i, (p, v) in enumerate(zip(params, values))]
+
+
+def _broadcast(value, t: Type, length: int | None):
+    """N copies of a number passed for a BroadcastingListN[T] parameter. Only a number of T's own
+    Python kind broadcasts, as torch's binding checks it (an int for a List[float] is refused)."""
+    if isinstance(t, OptionalType):
+        t = t.elem
+    if length is None or not isinstance(t, ListType) or t.elem not in _NUMBERS or isinstance(value, Tensor):
+        return value
+    kind = _NUMBERS[t.elem]
+    return [kind(value)] * length if isinstance(value, kind) else value  # (a bool is an int of 0 or 1)
 
 
 def convert(value, t: Type, name: str):

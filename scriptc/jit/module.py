@@ -121,8 +121,9 @@ class ScriptFunction:
     example_batch: int | None = None
 
     def __init__(self, graph: Graph, functions: dict | None = None, signature: inspect.Signature | None = None,
-                 specialization: list | None = None):
+                 specialization: list | None = None, broadcast_lengths: dict[str, int] | None = None):
         self.graph = graph
+        self.broadcast_lengths = dict(broadcast_lengths or {})  # BroadcastingListN parameters: name -> N
         self.functions = dict(functions or {})
         self.signature = signature
         self.specialization = specialization  # from jit.script's example_inputs (runtime/specialize.py)
@@ -139,7 +140,8 @@ class ScriptFunction:
         return graph_code(self.graph, self.graph.name)
 
     def __call__(self, *args, **kwargs):
-        args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs, self.name, False))
+        args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs, self.name, False),
+                                 self.broadcast_lengths)
         if _tracer[0] is not None:
             return _tracer[0].record_scripted_call(self.graph, self.functions, None, {}, args,
                                                    lambda: self._compute(args))
@@ -353,8 +355,10 @@ class ScriptModule(Module):
 
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
                  signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
-                 attributes: dict | None = None):
+                 attributes: dict | None = None, broadcast_lengths: dict[str, dict[str, int]] | None = None):
         object.__setattr__(self, "_ignored", list(ignored))
+        # method -> its BroadcastingListN parameters (name -> N), where a single number stands for N
+        object.__setattr__(self, "_broadcast_lengths", dict(broadcast_lengths or {}))
         # (submodule path, name) -> type of the plain attributes (lists, dicts, assigned numbers) graphs read
         object.__setattr__(self, "_attributes", dict(attributes or {}))
         object.__setattr__(self, "_specializations", dict(specializations or {}))
@@ -398,7 +402,8 @@ class ScriptModule(Module):
         if name not in self._interpreters:
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
         args = convert_arguments(self._graphs[name].inputs[1:],
-                                 bind_arguments(self._signatures.get(name), args, kwargs, name))
+                                 bind_arguments(self._signatures.get(name), args, kwargs, name),
+                                 self._broadcast_lengths.get(name))
         tracer = _tracer[0]
         if tracer is not None and tracer.reaches(self._module):
             return tracer.record_scripted_call(self._graphs[name], self._functions, self._module, self._attributes,

@@ -41,6 +41,26 @@ from .values import Refined, TypeValue
 _BARE = {"list": ListType(Any_), "tuple": TupleType(()), "dict": DictType(Any_, Any_)}
 
 
+def broadcast_length(annotation) -> int | None:
+    """N for a BroadcastingListN[T] or _size_N_t annotation (also inside Optional[...]): a parameter
+    a single T stands for N of, as F.max_pool2d's kernel_size."""
+    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name) and \
+            annotation.value.id == "Optional":
+        annotation = annotation.index
+    if isinstance(annotation, ast.Name):
+        return _size_alias_length(annotation.id)
+    head = annotation.value if isinstance(annotation, ast.Subscript) else None
+    name = head.id if isinstance(head, ast.Name) else head.attr if isinstance(head, ast.Attribute) else ""
+    return int(name[-1]) if name[:-1] == "BroadcastingList" and name[-1:].isdigit() else None
+
+
+def _size_alias_length(name: str) -> int | None:
+    """N of torch.nn.common_types' `_size_N_t` (an int or N of them): TorchScript knows these aliases
+    by name, as a BroadcastingListN[int]."""
+    is_alias = len(name) == 9 and name.startswith("_size_") and name.endswith("_t") and name[6].isdigit()
+    return int(name[6]) if is_alias else None
+
+
 class Annotations:
     """Annotation parsing, isinstance, refinement."""
 
@@ -66,6 +86,8 @@ class Annotations:
             head = self.annotation_head(node.value)
             index = node.index.elts if isinstance(node.index, ast.Tuple) else [node.index]
             return generic_type(head, [self._annotation(i) for i in index])
+        if isinstance(node, ast.Name) and _size_alias_length(node.id) is not None:
+            return ListType(Int)  # torch.nn.common_types' _size_N_t, by its name as torch reads it
         if isinstance(node, (ast.Name, ast.Attribute)):
             found, obj = self.lookup_object(node)
             if found:
