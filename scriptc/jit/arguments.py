@@ -27,6 +27,7 @@ from scriptc.types import (
     TensorType,
     TupleType,
     Type,
+    SCALAR_TYPE_NUMBERS,
     UnionType,
     device,
     dtype,
@@ -105,6 +106,8 @@ def convert(value, t: Type, name: str):
     if t == DeviceT:
         return device(value) if isinstance(value, (str, device)) else _raise(_mismatch(value, t, name))
     if t == DType:
+        if isinstance(value, int) and not isinstance(value, bool) and value in _DTYPES_BY_NUMBER:
+            return _DTYPES_BY_NUMBER[value]  # a dtype as TorchScript hands it out (6 for float32)
         return value if isinstance(value, dtype) else _raise(_mismatch(value, t, name))
     if isinstance(t, EnumType):
         if isinstance(value, enum.Enum) and type(value).__qualname__ == t.name:
@@ -112,6 +115,9 @@ def convert(value, t: Type, name: str):
             return EnumValue(t.name, value.name, value.value)
         raise _mismatch(value, t, name)
     return value
+
+
+_DTYPES_BY_NUMBER = {number: d for d, number in SCALAR_TYPE_NUMBERS.items()}
 
 
 # Enum classes scripted code used, by name: results come back as their members (python_value)
@@ -123,7 +129,12 @@ NAMEDTUPLE_CLASSES: dict[str, type] = {}
 
 
 def typed_result(value, t: Type):
-    """A result as Python sees it by its declared type: a NamedTuple's tuple as an instance of its class."""
+    """A result as Python sees it by its declared type: a NamedTuple's tuple as an instance of its
+    class; a dtype as its ScalarType number (6 for float32), as torch's scripted calls return it."""
+    if isinstance(value, dtype):
+        return SCALAR_TYPE_NUMBERS[value]
+    if isinstance(value, dict) and isinstance(t, DictType):
+        return {typed_result(k, t.key): typed_result(v, t.value) for k, v in value.items()}
     if isinstance(value, tuple) and isinstance(t, TupleType) and len(t.elems) == len(value):
         items = tuple(typed_result(v, e) for v, e in zip(value, t.elems))
         cls = NAMEDTUPLE_CLASSES.get(t.name) if isinstance(t, NamedTupleType) else None

@@ -1,7 +1,7 @@
 """Arguments of calls from Python into scripted code (scriptc/jit/arguments.py)."""
 
 import re
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import pytest
 
@@ -67,3 +67,26 @@ def test_size_n_t_parameters_broadcast_in_calls_from_scripted_code():
         return _pair_sum(5) + _pair_sum((1, 2))
 
     assert torch.jit.script(caller)() == 13
+
+
+def _dtypes(x: torch.Tensor) -> Tuple[torch.dtype, List[torch.dtype], Dict[str, torch.dtype], Optional[torch.dtype]]:
+    return x.dtype, [x.dtype, torch.float64], {"d": x.dtype}, x.dtype
+
+
+@pytest.mark.parametrize("dtype, number", [(torch.float32, 6), (torch.int64, 4), (torch.bool, 11),
+                                           (torch.float64, 7), (torch.uint8, 0)])
+def test_a_dtype_returned_to_python_is_its_scalar_type_number(dtype, number):
+    # torch.jit.script(f)(x) with f returning x.dtype gives 6 for float32, in containers too
+    assert torch.jit.script(_dtypes)(torch.zeros(2, dtype=dtype)) == (number, [number, 7], {"d": number}, number)
+
+
+def _converted(x: torch.Tensor, d: torch.dtype) -> torch.Tensor:
+    return x.to(d)
+
+
+def test_a_scalar_type_number_from_python_is_a_dtype_argument():
+    scripted = torch.jit.script(_converted)
+    assert scripted(torch.ones(2), 4).dtype == torch.int64
+    assert scripted(torch.ones(2), torch.float64).dtype == torch.float64
+    with pytest.raises(RuntimeError, match="Expected a value of type 'ScalarType' for argument 'd'"):
+        scripted(torch.ones(2), 99)
