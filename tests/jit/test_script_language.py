@@ -187,6 +187,15 @@ def test_values_print_as_torchscript_prints_them(capsys):
     assert _scripted(first_item)({"a": 1, "b": 2}) == (("a", 1), 1)
 
 
+def test_a_negative_zero_prints_as_zero_and_a_nan_with_its_sign():
+    # real torch.jit.script's: whole floats print through an int (no sign on zero), NaN as C++ prints it
+    def signs(x: float) -> List[str]:
+        return [str(-x), str(x * -1.0), str([-x]), "{}".format(-x), str(float("nan")), str(-float("nan")),
+                str(-float("inf"))]
+
+    assert _scripted(signs)(0.0) == ["0.", "0.", "[0.]", "0.", "nan", "-nan", "-inf"]
+
+
 @pytest.mark.parametrize("template, value, expected", [
     ("%e|%E", (1, 2.5), "1.000000e+00|2.500000E+00"), ("%f %F", (1, 1.5), "1.000000 1.500000"),
     ("%c%c", (97, "b"), "ab"), ("%i%% of %s", (5, [1]), "5% of [1]"),
