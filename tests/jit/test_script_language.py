@@ -187,6 +187,19 @@ def test_values_print_as_torchscript_prints_them(capsys):
     assert _scripted(first_item)({"a": 1, "b": 2}) == (("a", 1), 1)
 
 
+def test_a_bool_passed_as_an_ops_scalar_is_an_int_there():
+    # real torch.jit.script's results: True is the Scalar 1 (an int), so bool tensors promote to int64
+    def with_bools(x: torch.Tensor, flag: bool):
+        return (x + True, x * flag, x & True, torch.where(x > 0, x, True), torch.full([2], True),
+                torch.add(x, True, alpha=True), x.eq(True), x.masked_fill(x > 1, True))
+
+    got = _scripted(with_bools)(torch.tensor([True, False]), True)
+    expected = [([2, 1], "int64"), ([1, 0], "int64"), ([1, 0], "int64"), ([1, 1], "int64"), ([1, 1], "int64"),
+                ([2, 1], "int64"), ([True, False], "bool"), ([True, False], "bool")]
+    assert [(v.tolist(), v.dtype.name) for v in got] == expected
+    assert _scripted(with_bools)(torch.tensor([1, 2]), False)[1].tolist() == [0, 0]
+
+
 def test_a_negative_zero_prints_as_zero_and_a_nan_with_its_sign():
     # real torch.jit.script's: whole floats print through an int (no sign on zero), NaN as C++ prints it
     def signs(x: float) -> List[str]:

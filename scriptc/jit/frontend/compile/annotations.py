@@ -4,6 +4,7 @@ refinement of Optional and Union variables, and the implicit conversions TorchSc
 from __future__ import annotations
 
 from scriptc.ir.graph import Value
+from scriptc.ops.schema import SCALAR
 from scriptc.types import (
     Any_,
     Bool,
@@ -233,6 +234,16 @@ class Annotations:
             inner = self.implicit_conversion(value, target.elem, from_tensor)
             return None if inner is None else self.emit1("prim::Refine", [inner], target)
         return None
+
+    def scalar_argument(self, value: Value, declared, op) -> Value:
+        """A bool passed where a tensor op takes a Scalar is an int there, as TorchScript converts it
+        (`bool_t + True` and `torch.full([2], True)` are int64 tensors in scripted code); the ops on
+        Python numbers (`a & b` of bools) keep it a bool."""
+        if value.type != Bool or op.kind == SCALAR:
+            return value
+        declared = declared.elem if isinstance(declared, OptionalType) else declared
+        options = declared.options if isinstance(declared, UnionType) else (declared,)
+        return self.emit1("int.scalar", [value], Int) if Scalar in options and Bool not in options else value
 
     def container_hint(self, expected, kind):
         """The `kind` (ListType, DictType, TupleType) type an annotation asks a display to be: itself,
