@@ -123,6 +123,8 @@ def _refuse_complex(op: OpDef, arrays: list) -> None:
 def _run(op: OpDef, xp, arrays: list, kernel=None):
     if op.real_only is not None:
         _refuse_complex(op, arrays)
+    if op.argument_check is not None:
+        op.argument_check(arrays)
     to_bfloat16 = False
     if op.dtype_rule is not None:
         array_type = xp.ndarray

@@ -46,8 +46,22 @@ register("add(self: Tensor, other: Tensor|Scalar, *, alpha: Scalar = 1) -> Tenso
          dtype_rule=PROMOTE, scalar=lambda a, b, alpha: a + b * alpha,
          grad=lambda ctx, g: (g, g if ctx.alpha == 1 else g * ctx.alpha), inplace=True,
          doc="self + alpha * other, broadcasting.")
+
+
+def _refuse_bool_operands(arrays) -> None:
+    # a Python bool is a bool tensor to torch here
+    bools = sum(isinstance(v, bool) or getattr(getattr(v, "dtype", None), "kind", "") == "b" for v in arrays[:2])
+    if bools == 2:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if bools:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 register("sub(self: Tensor|Scalar, other: Tensor|Scalar, *, alpha: Scalar = 1) -> Tensor", POINTWISE,
          lambda xp, a, b, alpha=1: xp.subtract(a, b) if alpha == 1 else xp.subtract(a, xp.multiply(b, alpha)),
+         argument_check=_refuse_bool_operands,
          dtype_rule=PROMOTE, scalar=lambda a, b, alpha: a - b * alpha,
          grad=lambda ctx, g: (g, -g if ctx.alpha == 1 else -g * ctx.alpha), inplace=True,
          doc="self - alpha * other, broadcasting.")
