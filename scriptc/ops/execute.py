@@ -151,9 +151,12 @@ def _run(op: OpDef, xp, arrays: list, kernel=None):
         return out
     except ArgumentError:
         raise
-    except ValueError as exc:
+    except (ValueError, IndexError, KeyError) as exc:
         if op.kind == SCALAR:
-            # an error about Python values (a missing list item, int('abc'), max([])): TorchScript
-            # raises it as a RuntimeError in Python's words; it says nothing about shapes
-            raise RuntimeError(str(exc)) from None
+            # an error about Python values (a missing list item, int('abc'), max([]), an index past
+            # a list's end, a key a dict lacks): TorchScript raises it as a RuntimeError in Python's
+            # words; it says nothing about shapes
+            raise RuntimeError(exc.args[0] if exc.args else str(exc)) from None
+        if not isinstance(exc, ValueError):
+            raise
         _kernel_error(op, arrays, exc, xp.ndarray)
