@@ -199,6 +199,11 @@ def test_a_bool_passed_as_an_ops_scalar_is_an_int_there():
     assert [(v.tolist(), v.dtype.name) for v in got] == expected
     assert _scripted(with_bools)(torch.tensor([1, 2]), False)[1].tolist() == [0, 0]
 
+    def power_of_true(x: torch.Tensor) -> torch.Tensor:
+        return True ** x
+
+    assert _scripted(power_of_true)(torch.tensor([True, False])).dtype == torch.int64  # as torch's
+
 
 def test_a_negative_zero_prints_as_zero_and_a_nan_with_its_sign():
     # real torch.jit.script's: whole floats print through an int (no sign on zero), NaN as C++ prints it
