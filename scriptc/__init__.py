@@ -112,7 +112,7 @@ _LAZY_NAMES = {
                                  "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy",
                                  "unfold_copy", "unsqueeze_copy", "view_copy", "view_as_real_copy",
                                  "view_as_complex_copy"},
-    "scriptc.nn.functional": {"cosine_similarity", "pairwise_distance", "pdist", "bilinear"},
+    "scriptc.nn.functional": {"cosine_similarity", "pairwise_distance", "pdist", "bilinear", "conv_tbc"},
     "scriptc.legacy": {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                        "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"},
     "scriptc.amp": {"autocast"},

@@ -68,6 +68,9 @@ _COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
 DTYPES_BY_NAME = {d.name: d for d in ALL_DTYPES}
+# torch's ScalarType numbers (c10's enum): what a dtype is as an int, as TorchScript hands one to Python
+SCALAR_TYPE_NUMBERS = {uint8: 0, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, float32: 6, float64: 7,
+                       complex64: 9, complex128: 10, bool_: 11, bfloat16: 15}
 _BY_NUMPY = {d.np: d for d in ALL_DTYPES}
 # Promotion order inside one category (PyTorch's lattice restricted to our types).
 _RANK = {d: i for i, d in enumerate(ALL_DTYPES)}

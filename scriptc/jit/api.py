@@ -51,7 +51,8 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         _note_example_types(ctx, obj, example_inputs, "forward")
         graph = ctx.compile_function_graph(obj)
         specs = _example_specs(graph, 0, _examples_for(example_inputs, obj, "forward"), obj.__name__)
-        scripted = ScriptFunction(graph, {**ctx.functions, **_ignored_callables(ctx)}, inspect.signature(obj), specs)
+        scripted = ScriptFunction(graph, {**ctx.functions, **_ignored_callables(ctx)}, inspect.signature(obj), specs,
+                                  ctx.broadcast_lengths.get(obj))
         scripted._scriptc_source = obj
         return scripted
     if isinstance(obj, type):
@@ -194,7 +195,8 @@ def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs,
             specializations[name] = specs
     return ScriptModule(module, graphs, {**ctx.functions, **_ignored_callables(ctx)}, ignored=sorted(ctx.ignored),
                         signatures=signatures, specializations=specializations, attributes=ctx.module_attributes,
-                        module_type=module_type, called_methods=[n for path, n in ctx.inlined_methods if not path])
+                        module_type=module_type, called_methods=[n for path, n in ctx.inlined_methods if not path],
+                        broadcast_lengths={name: ctx.broadcast_lengths.get(fn, {}) for name, fn in methods.items()})
 
 
 def _ignored_callables(ctx: ScriptContext) -> dict:

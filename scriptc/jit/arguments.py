@@ -28,6 +28,7 @@ from scriptc.types import (
     TensorType,
     TupleType,
     Type,
+    SCALAR_TYPE_NUMBERS,
     UnionType,
     device,
     dtype,
@@ -36,9 +37,23 @@ from scriptc.types import (
 _NUMBERS = {Int: int, Float: float, Bool: bool, Complex: complex}
 
 
-def convert_arguments(params: list, values: list) -> list:
-    """`values` for the graph inputs `params` (IR Values with names and types)."""
-    return [convert(v, p.type, p.name or f"argument {i}") for i, (p, v) in enumerate(zip(params, values))]
+def convert_arguments(params: list, values: list, broadcast_lengths: dict[str, int] | None = None) -> list:
+    """`values` for the graph inputs `params` (IR Values with names and types). `broadcast_lengths`:
+    the BroadcastingListN[T] parameters (name -> N), where a single T stands for N of it."""
+    lengths = broadcast_lengths or {}
+    return [convert(_broadcast(v, p.type, lengths.get(p.name)), p.type, p.name or f"argument {i}")
+            for i, (p, v) in enumerate(zip(params, values))]
+
+
+def _broadcast(value, t: Type, length: int | None):
+    """N copies of a number passed for a BroadcastingListN[T] parameter. Only a number of T's own
+    Python kind broadcasts, as torch's binding checks it (an int for a List[float] is refused)."""
+    if isinstance(t, OptionalType):
+        t = t.elem
+    if length is None or not isinstance(t, ListType) or t.elem not in _NUMBERS or isinstance(value, Tensor):
+        return value
+    kind = _NUMBERS[t.elem]
+    return [kind(value)] * length if isinstance(value, kind) else value  # (a bool is an int of 0 or 1)
 
 
 def convert(value, t: Type, name: str):
@@ -92,6 +107,8 @@ def convert(value, t: Type, name: str):
     if t == DeviceT:
         return device(value) if isinstance(value, (str, device)) else _raise(_mismatch(value, t, name))
     if t == DType:
+        if isinstance(value, int) and not isinstance(value, bool) and value in _DTYPES_BY_NUMBER:
+            return _DTYPES_BY_NUMBER[value]  # a dtype as TorchScript hands it out (6 for float32)
         return value if isinstance(value, dtype) else _raise(_mismatch(value, t, name))
     if isinstance(t, ModuleType):  # (a module interface): a module, not a script object or a number
         from scriptc.nn import Module
@@ -105,6 +122,9 @@ def convert(value, t: Type, name: str):
     return value
 
 
+_DTYPES_BY_NUMBER = {number: d for d, number in SCALAR_TYPE_NUMBERS.items()}
+
+
 # Enum classes scripted code used, by name: results come back as their members (python_value)
 ENUM_CLASSES: dict[str, type] = {}
 
@@ -114,7 +134,12 @@ NAMEDTUPLE_CLASSES: dict[str, type] = {}
 
 
 def typed_result(value, t: Type):
-    """A result as Python sees it by its declared type: a NamedTuple's tuple as an instance of its class."""
+    """A result as Python sees it by its declared type: a NamedTuple's tuple as an instance of its
+    class; a dtype as its ScalarType number (6 for float32), as torch's scripted calls return it."""
+    if isinstance(value, dtype):
+        return SCALAR_TYPE_NUMBERS[value]
+    if isinstance(value, dict) and isinstance(t, DictType):
+        return {typed_result(k, t.key): typed_result(v, t.value) for k, v in value.items()}
     if isinstance(value, tuple) and isinstance(t, TupleType) and len(t.elems) == len(value):
         items = tuple(typed_result(v, e) for v, e in zip(value, t.elems))
         cls = NAMEDTUPLE_CLASSES.get(t.name) if isinstance(t, NamedTupleType) else None

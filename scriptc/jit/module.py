@@ -128,8 +128,9 @@ class ScriptFunction:
     baked_dims: tuple = ()
 
     def __init__(self, graph: Graph, functions: dict | None = None, signature: inspect.Signature | None = None,
-                 specialization: list | None = None):
+                 specialization: list | None = None, broadcast_lengths: dict[str, int] | None = None):
         self.graph = graph
+        self.broadcast_lengths = dict(broadcast_lengths or {})  # BroadcastingListN parameters: name -> N
         self.functions = dict(functions or {})
         self.signature = signature
         self.specialization = specialization  # from jit.script's example_inputs (runtime/specialize.py)
@@ -146,7 +147,8 @@ class ScriptFunction:
         return graph_code(self.graph, self.graph.name)
 
     def __call__(self, *args, **kwargs):
-        args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs, self.name, False))
+        args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs, self.name, False),
+                                 self.broadcast_lengths)
         check_input_dims(self.baked_dims, self.graph.inputs, args, self.name)
         if _tracer[0] is not None:
             return _tracer[0].record_scripted_call(self.graph, self.functions, None, {}, args,
@@ -387,12 +389,14 @@ class ScriptModule(Module):
     def __init__(self, module, graphs: dict[str, Graph], functions: dict | None = None, ignored=(),
                  signatures: dict[str, inspect.Signature] | None = None, specializations: dict | None = None,
                  attributes: dict | None = None, module_type: ModuleClassType | None = None,
-                 called_methods=()):
+                 called_methods=(), broadcast_lengths: dict[str, dict[str, int]] | None = None):
         object.__setattr__(self, "_ignored", list(ignored))
         # the methods compiled: the graphs' and those they call (inlined), as torch compiles them lazily
         object.__setattr__(self, "_called_methods", tuple(dict.fromkeys([*graphs, *called_methods])))
         # (a type of its own unless jit.script found one to share: traced modules never share)
         object.__setattr__(self, "_module_type", module_type or ModuleClassType(type(module)))
+        # method -> its BroadcastingListN parameters (name -> N), where a single number stands for N
+        object.__setattr__(self, "_broadcast_lengths", dict(broadcast_lengths or {}))
         # (submodule path, name) -> type of the plain attributes (lists, dicts, assigned numbers) graphs read
         object.__setattr__(self, "_attributes", dict(attributes or {}))
         object.__setattr__(self, "_specializations", dict(specializations or {}))
@@ -441,7 +445,8 @@ class ScriptModule(Module):
         if name not in self._interpreters:
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
         args = convert_arguments(self._graphs[name].inputs[1:],
-                                 bind_arguments(self._signatures.get(name), args, kwargs, name))
+                                 bind_arguments(self._signatures.get(name), args, kwargs, name),
+                                 self._broadcast_lengths.get(name))
         check_input_dims(self.baked_dims.get(name, ()), self._graphs[name].inputs[1:], args, name)
         tracer = _tracer[0]
         if tracer is not None and tracer.reaches(self._module):

@@ -1,7 +1,7 @@
 """scriptc.nn: modules, parameters, functional and init, as torch.nn (one module per family, each
 listing its layers in `__all__`)."""
 
-from . import functional, init  # noqa: F401
+from . import common_types, functional, init  # noqa: F401
 from .activation import *  # noqa: F401,F403
 from .adaptive import *  # noqa: F401,F403
 from .attention import MultiheadAttention  # noqa: F401

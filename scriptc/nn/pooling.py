@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import List, Optional
+
 from scriptc.tensors import Tensor
 
 from . import functional as F
@@ -152,21 +154,21 @@ class _MaxUnpoolNd(Module):
 class MaxUnpool1d(_MaxUnpoolNd):
     dims = 1
 
-    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+    def forward(self, input: Tensor, indices: Tensor, output_size: Optional[List[int]] = None) -> Tensor:
         return F.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
     dims = 2
 
-    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+    def forward(self, input: Tensor, indices: Tensor, output_size: Optional[List[int]] = None) -> Tensor:
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
     dims = 3
 
-    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+    def forward(self, input: Tensor, indices: Tensor, output_size: Optional[List[int]] = None) -> Tensor:
         return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 

@@ -74,7 +74,7 @@ def register(schema: str, kind: str, kernel, shape=None, inplace: bool = False, 
                         kind, _checked(kernel, inplace_check), rules.same_as(0), dtype_rule=op.dtype_rule, grad=op.grad,
                         save=op.save, saved_for=op.saved_for, aux=op.aux, inplace_of=op, doc=op.doc,
                         function=op.base_name + "_" in INPLACE_FUNCTIONS,
-                        inplace_check=inplace_check)
+                        inplace_check=inplace_check, argument_check=op.argument_check)
         op.inplace = variant
         _add(variant)
     return op

@@ -43,7 +43,7 @@ def _getitem(d, key):
     try:
         return d[key_of(key)]
     except KeyError:
-        raise KeyError(f"KeyError: {key!r}") from None
+        raise KeyError(f"KeyError: {key}") from None
 
 
 def _setitem(d, key, value):
@@ -54,7 +54,7 @@ def _delitem(d, key):
     try:
         del d[key_of(key)]
     except KeyError:
-        raise KeyError(f"KeyError: {key!r}") from None
+        raise KeyError(f"KeyError: {key}") from None
 
 
 def _pop(d, key, *default):

@@ -123,6 +123,8 @@ def _refuse_complex(op: OpDef, arrays: list) -> None:
 def _run(op: OpDef, xp, arrays: list, kernel=None):
     if op.real_only is not None:
         _refuse_complex(op, arrays)
+    if op.argument_check is not None:
+        op.argument_check(arrays)
     to_bfloat16 = False
     if op.dtype_rule is not None:
         array_type = xp.ndarray
@@ -149,9 +151,12 @@ def _run(op: OpDef, xp, arrays: list, kernel=None):
         return out
     except ArgumentError:
         raise
-    except ValueError as exc:
+    except (ValueError, IndexError, KeyError) as exc:
         if op.kind == SCALAR:
-            # an error about Python values (a missing list item, int('abc'), max([])): TorchScript
-            # raises it as a RuntimeError in Python's words; it says nothing about shapes
-            raise RuntimeError(str(exc)) from None
+            # an error about Python values (a missing list item, int('abc'), max([]), an index past
+            # a list's end, a key a dict lacks): TorchScript raises it as a RuntimeError in Python's
+            # words; it says nothing about shapes
+            raise RuntimeError(exc.args[0] if exc.args else str(exc)) from None
+        if not isinstance(exc, ValueError):
+            raise
         _kernel_error(op, arrays, exc, xp.ndarray)

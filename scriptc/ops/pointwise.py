@@ -48,8 +48,22 @@ register("add(self: Tensor, other: Tensor|Scalar, *, alpha: Scalar = 1) -> Tenso
          dtype_rule=PROMOTE, scalar=lambda a, b, alpha: a + b * alpha,
          grad=lambda ctx, g: (g, g if ctx.alpha == 1 else g * ctx.alpha), inplace=True,
          doc="self + alpha * other, broadcasting.")
+
+
+def _refuse_bool_operands(arrays) -> None:
+    # a Python bool is a bool tensor to torch here
+    bools = sum(isinstance(v, bool) or getattr(getattr(v, "dtype", None), "kind", "") == "b" for v in arrays[:2])
+    if bools == 2:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if bools:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 register("sub(self: Tensor|Scalar, other: Tensor|Scalar, *, alpha: Scalar = 1) -> Tensor", POINTWISE,
          lambda xp, a, b, alpha=1: xp.subtract(a, b) if alpha == 1 else xp.subtract(a, xp.multiply(b, alpha)),
+         argument_check=_refuse_bool_operands,
          dtype_rule=PROMOTE, scalar=lambda a, b, alpha: a - b * alpha,
          grad=lambda ctx, g: (g, -g if ctx.alpha == 1 else -g * ctx.alpha), inplace=True,
          doc="self - alpha * other, broadcasting.")
@@ -143,8 +157,28 @@ def _pow_grad(ctx, g):
     return d_base, d_exp
 
 
+def _pow_kernel(xp, a, b):
+    """xp.power, but integers to negative powers as torch's: a negative Python exponent is refused; a
+    negative exponent in a tensor gives 1 for base 1, +-1 for base -1 by its parity, 0 otherwise."""
+    if xp.result_type(a, b).kind not in "iu":
+        with quiet_float_errors(xp):  # (0 ** -1 is inf, no news)
+            return xp.power(a, b)
+    if not hasattr(b, "dtype"):
+        if b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return xp.power(a, b)
+    negative = b < 0
+    if not negative.any():
+        return xp.power(a, b)
+    base, exponent = xp.broadcast_arrays(xp.asarray(a, dtype=b.dtype), b)
+    powers = xp.power(base, xp.where(negative, 0, exponent))
+    ones = xp.where(exponent % 2 == 0, 1, -1).astype(powers.dtype)
+    reciprocal = xp.where(base == 1, 1, xp.where(base == -1, ones, 0)).astype(powers.dtype)
+    return xp.where(negative, reciprocal, powers)
+
+
 register("pow(self: Tensor|Scalar, exponent: Tensor|Scalar) -> Tensor", POINTWISE,
-         lambda xp, a, b: xp.power(a, b), dtype_rule=PROMOTE, scalar=lambda a, b: a ** b,
+         _pow_kernel, dtype_rule=PROMOTE, scalar=lambda a, b: a ** b,
          grad=_pow_grad, save=("self", "exponent", "out"), inplace=True)
 _unary("neg", lambda xp, x: xp.negative(x), lambda x: -x, grad=lambda ctx, g: (-g,), dtype_rule=PROMOTE)
 _unary("exp", lambda xp, x: xp.exp(x), E.exp, grad=lambda ctx, g: (g * ctx.out,), save=("out",))

@@ -248,6 +248,9 @@ class OpDef:
     # On an in-place variant: check(target array) raising torch's error where the `name_` form refuses a
     # target dtype the pure op accepts (float_power_ needs a float64/complex128 target).
     inplace_check: Callable | None = None
+    # check(arrays) raising torch's error for operands it refuses by their own dtypes, before they are
+    # promoted (sub of a bool tensor)
+    argument_check: Callable | None = None
     # Set by real_only.py: torch's kernel name, or (exception type, message), for the error a complex input raises.
     real_only: Any = None
     doc: str = ""

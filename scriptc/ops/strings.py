@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 import operator
 import warnings
 
@@ -87,7 +88,13 @@ def render(value) -> str:
 
 
 def _float(x: float) -> str:
-    """A float as TorchScript's str() writes it: C's %.17g, with a point where that looks like an int."""
+    """A float as TorchScript's str() writes it: C's %.17g, with a point where that looks like an int;
+    a negative zero as `0.` (torch prints whole numbers through an int) and a NaN with its sign
+    (`-nan`), as C++'s stream does."""
+    if x == 0:
+        return "0."
+    if math.isnan(x):
+        return "-nan" if math.copysign(1.0, x) < 0 else "nan"
     text = "%.17g" % x
     if text.lstrip("-").isdigit():
         text += "."

@@ -187,6 +187,33 @@ def test_values_print_as_torchscript_prints_them(capsys):
     assert _scripted(first_item)({"a": 1, "b": 2}) == (("a", 1), 1)
 
 
+def test_a_bool_passed_as_an_ops_scalar_is_an_int_there():
+    # real torch.jit.script's results: True is the Scalar 1 (an int), so bool tensors promote to int64
+    def with_bools(x: torch.Tensor, flag: bool):
+        return (x + True, x * flag, x & True, torch.where(x > 0, x, True), torch.full([2], True),
+                torch.add(x, True, alpha=True), x.eq(True), x.masked_fill(x > 1, True))
+
+    got = _scripted(with_bools)(torch.tensor([True, False]), True)
+    expected = [([2, 1], "int64"), ([1, 0], "int64"), ([1, 0], "int64"), ([1, 1], "int64"), ([1, 1], "int64"),
+                ([2, 1], "int64"), ([True, False], "bool"), ([True, False], "bool")]
+    assert [(v.tolist(), v.dtype.name) for v in got] == expected
+    assert _scripted(with_bools)(torch.tensor([1, 2]), False)[1].tolist() == [0, 0]
+
+    def power_of_true(x: torch.Tensor) -> torch.Tensor:
+        return True ** x
+
+    assert _scripted(power_of_true)(torch.tensor([True, False])).dtype == torch.int64  # as torch's
+
+
+def test_a_negative_zero_prints_as_zero_and_a_nan_with_its_sign():
+    # real torch.jit.script's: whole floats print through an int (no sign on zero), NaN as C++ prints it
+    def signs(x: float) -> List[str]:
+        return [str(-x), str(x * -1.0), str([-x]), "{}".format(-x), str(float("nan")), str(-float("nan")),
+                str(-float("inf"))]
+
+    assert _scripted(signs)(0.0) == ["0.", "0.", "[0.]", "0.", "nan", "-nan", "-inf"]
+
+
 @pytest.mark.parametrize("template, value, expected", [
     ("%e|%E", (1, 2.5), "1.000000e+00|2.500000E+00"), ("%f %F", (1, 1.5), "1.000000 1.500000"),
     ("%c%c", (97, "b"), "ab"), ("%i%% of %s", (5, [1]), "5% of [1]"),

@@ -114,3 +114,27 @@ def test_conv_layers_trace_and_script_like_the_eager_model():
                                                                               padding=1))
     np.testing.assert_allclose(scriptc.jit.script(convs)(x).detach().numpy(), convs(x).detach().numpy(), rtol=1e-5,
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("pad", [0, 1, 2])
+def test_conv_tbc_matches_torch_and_scripts(pad):
+    from .compare import compare_call
+
+    args = [RNG.standard_normal(shape).astype(np.float32) for shape in ((6, 2, 3), (3, 3, 4), (4,))]
+    compare_call(lambda T, x, w, b: T.conv_tbc(x, w, b, pad), args)
+    x, w, b = (scriptc.tensor(a) for a in args)
+    np.testing.assert_allclose(scriptc.jit.script(_tbc)(x, w, b, pad).numpy(),
+                               scriptc.nn.functional.conv_tbc(x, w, b, pad).numpy(), rtol=1e-6)
+
+
+def _tbc(x: scriptc.Tensor, w: scriptc.Tensor, b: scriptc.Tensor, pad: int) -> scriptc.Tensor:
+    return scriptc.nn.functional.conv_tbc(x, w, b, pad)
+
+
+@pytest.mark.parametrize("operands", [
+    lambda T: (T.ones(2, 3), T.ones(3, 3, 4), T.ones(4)), lambda T: (T.ones(6, 2, 3), T.ones(3, 4), T.ones(4)),
+    lambda T: (T.ones(6, 2, 3), T.ones(3, 3, 4), T.ones(1, 4)), lambda T: (T.ones(6, 2, 3), T.ones(3, 2, 4), T.ones(4)),
+    lambda T: (T.ones(6, 2, 3), T.ones(3, 3, 4), T.ones(3)),
+])
+def test_conv_tbc_refuses_bad_shapes_as_torch(operands):
+    same_error(torch, lambda T: T.conv_tbc(*operands(T)))

@@ -71,6 +71,30 @@ def test_max_unpool_inverts_max_pool(dims):
     compare_layer(torch, build, RNG.standard_normal((2, 3) + (5,) * dims))
 
 
+def _unpool_2d(values: scriptc.Tensor, indices: scriptc.Tensor) -> scriptc.Tensor:
+    return scriptc.nn.functional.max_unpool2d(values, indices, 3, stride=2, padding=1, output_size=[1, 3, 7, 8])
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_max_unpool_layers_script(dims):
+    # (real torch.jit.script refuses nn.MaxUnpoolNd with an internal assert; F.max_unpoolNd scripts there)
+    x = scriptc.tensor(RNG.standard_normal((2, 3) + (6,) * dims).astype(np.float32))
+    values, indices = getattr(scriptc.nn.functional, f"max_pool{dims}d")(x, 2, return_indices=True)
+    layer = getattr(scriptc.nn, f"MaxUnpool{dims}d")(2)
+    scripted = scriptc.jit.script(layer)
+    for size in (None, [7] * dims):
+        np.testing.assert_array_equal(scripted(values, indices, size).numpy(), layer(values, indices, size).numpy())
+
+
+def test_max_unpool_function_scripts_with_its_window_arguments():
+    x = scriptc.tensor(RNG.standard_normal((1, 3, 7, 8)).astype(np.float32))
+    values, indices = scriptc.nn.functional.max_pool2d(x, 3, stride=2, padding=1, return_indices=True)
+    got = scriptc.jit.script(_unpool_2d)(values, indices)
+    expected = torch.nn.functional.max_unpool2d(torch.tensor(values.numpy()), torch.tensor(indices.numpy()), 3,
+                                                stride=2, padding=1, output_size=[1, 3, 7, 8])
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
 @pytest.mark.parametrize("fn", [
     lambda T: T.nn.functional.max_pool2d(T.ones(2, 3), 2),
     lambda T: T.nn.functional.max_pool1d(T.ones(3), 2),

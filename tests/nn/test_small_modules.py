@@ -143,6 +143,15 @@ def test_pdist_matches_torch():
         compare_call(lambda T, a: T.nn.functional.pdist(a, p), [x(5, 3)])
 
 
+def _distances(a: scriptc.Tensor) -> scriptc.Tensor:
+    return scriptc.nn.functional.pdist(a, 1.5)
+
+
+def test_pdist_scripts():
+    a = scriptc.tensor(x(6, 4))
+    np.testing.assert_allclose(scriptc.jit.script(_distances)(a).numpy(), _distances(a).numpy(), rtol=1e-6)
+
+
 def test_data_parallel_runs_the_module_on_the_whole_batch():
     inner = scriptc.nn.Linear(3, 2)
     wrapped = scriptc.nn.DataParallel(inner, device_ids=[0, 1])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 import scriptc
 from scriptc.tensors import Tensor
 
@@ -47,7 +45,5 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
-    rows, cols = np.triu_indices(input.size(0), 1)
-    first = input.index_select(0, scriptc.tensor(rows.astype(np.int64)))
-    second = input.index_select(0, scriptc.tensor(cols.astype(np.int64)))
-    return _p_norm(first - second, p, 1)
+    pairs = scriptc.triu_indices(input.size(0), input.size(0), 1)
+    return _p_norm(input.index_select(0, pairs[0]) - input.index_select(0, pairs[1]), p, 1)

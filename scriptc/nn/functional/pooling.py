@@ -136,47 +136,78 @@ def _tuple(value, n):
     return tuple(value) if isinstance(value, (list, tuple)) else (value,) * n
 
 
-def _unpool_output_size(input: Tensor, kernel_size, stride, padding, output_size) -> list[int]:
+# F.max_unpoolNd take the pooling window and are compiled from their source (no op stands for them: "");
+# the op each calls takes the output size
+SCRIPTED_OPS = {**{f"max_unpool{d}d": "" for d in (1, 2, 3)},
+                **{f"_max_unpool{d}d_op": f"max_unpool{d}d" for d in (1, 2, 3)}}
+
+
+def _unpool_output_size(input: Tensor, kernel_size: List[int], stride: List[int], padding: List[int],
+                        output_size: Optional[List[int]]) -> List[int]:
     """torch's rule: the default ((in - 1) * stride + kernel - 2 * padding), or output_size checked
     to be within a stride of it."""
-    default = [(input.size(-len(kernel_size) + d) - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
-               for d in range(len(kernel_size))]
+    default: List[int] = []
+    for d in range(len(kernel_size)):
+        default.append((input.size(-len(kernel_size) + d) - 1) * stride[d] + kernel_size[d] - 2 * padding[d])
     if output_size is None:
         return default
-    output_size = list(output_size)
-    if len(output_size) == len(kernel_size) + 2:
-        output_size = output_size[2:]
-    if len(output_size) != len(kernel_size):
+    size = output_size  # (torch's message shows it as given: a tuple stays one)
+    if len(size) == len(kernel_size) + 2:
+        size = size[2:]
+    if len(size) != len(kernel_size):
         raise ValueError(f"output_size should be a sequence containing {len(kernel_size)} or "
-                         f"{len(kernel_size) + 2} elements, but it has a length of '{len(output_size)}'")
+                         f"{len(kernel_size) + 2} elements, but it has a length of '{len(size)}'")
     for d in range(len(kernel_size)):
         low, high = default[d] - stride[d], default[d] + stride[d]
-        if not low < output_size[d] < high:
-            raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be between {low} and {high})')
-    return output_size
+        if not low < size[d] < high:
+            raise ValueError(f'invalid output_size "{size}" (dim {d} must be between {low} and {high})')
+    return list(size)
 
 
-def _max_unpool(dims: int, input, indices, kernel_size, stride, padding, output_size):
-    kernel_size = _tuple(kernel_size, dims)
-    stride = _tuple(stride, dims) if stride is not None else kernel_size
-    padding = _tuple(padding, dims)
-    size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
-    return _op(f"max_unpool{dims}d", input, indices, list(size))
+def _unpool_size(dims: int, input: Tensor, kernel_size: List[int], stride: Optional[List[int]],
+                 padding: List[int], output_size: Optional[List[int]]) -> List[int]:
+    """The output size of max_unpool{dims}d (eager calls may pass an int or a tuple for each window list)."""
+    if isinstance(kernel_size, int):
+        kernel_size = [kernel_size] * dims
+    if isinstance(stride, int):
+        stride = [stride] * dims
+    if isinstance(padding, int):
+        padding = [padding] * dims
+    steps = list(kernel_size) if stride is None else list(stride)
+    return _unpool_output_size(input, list(kernel_size), steps, list(padding), output_size)
 
 
-def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+def _max_unpool1d_op(input: Tensor, indices: Tensor, output_size: List[int]) -> Tensor:
+    return _op("max_unpool1d", input, indices, output_size)
+
+
+def _max_unpool2d_op(input: Tensor, indices: Tensor, output_size: List[int]) -> Tensor:
+    return _op("max_unpool2d", input, indices, output_size)
+
+
+def _max_unpool3d_op(input: Tensor, indices: Tensor, output_size: List[int]) -> Tensor:
+    return _op("max_unpool3d", input, indices, output_size)
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: BroadcastingList1[int],
+                 stride: Optional[BroadcastingList1[int]] = None, padding: BroadcastingList1[int] = 0,
+                 output_size: Optional[List[int]] = None) -> Tensor:
     """The inverse of max_pool1d: values put back at their indices, zeros elsewhere."""
-    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+    return _max_unpool1d_op(input, indices, _unpool_size(1, input, kernel_size, stride, padding, output_size))
 
 
-def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: BroadcastingList2[int],
+                 stride: Optional[BroadcastingList2[int]] = None, padding: BroadcastingList2[int] = 0,
+                 output_size: Optional[List[int]] = None) -> Tensor:
     """The inverse of max_pool2d: values put back at their indices, zeros elsewhere."""
-    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+    return _max_unpool2d_op(input, indices, _unpool_size(2, input, kernel_size, stride, padding, output_size))
 
 
-def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: BroadcastingList3[int],
+                 stride: Optional[BroadcastingList3[int]] = None, padding: BroadcastingList3[int] = 0,
+                 output_size: Optional[List[int]] = None) -> Tensor:
     """The inverse of max_pool3d: values put back at their indices, zeros elsewhere."""
-    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+    return _max_unpool3d_op(input, indices, _unpool_size(3, input, kernel_size, stride, padding, output_size))
 
 
 def _window_pool(dims: int, maximum: bool, input: Tensor, kernel_size: List[int], stride: List[int],

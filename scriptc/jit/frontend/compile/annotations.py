@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from scriptc.errors import ScriptError, ScriptValueError
 from scriptc.ir.graph import Value
+from scriptc.ops.schema import SCALAR
 from scriptc.types import (
     Any_,
     Bool,
@@ -44,6 +45,26 @@ from .values import Refined, TypeValue
 _BARE = {"list": ListType(Any_), "tuple": TupleType(()), "dict": DictType(Any_, Any_)}
 
 
+def broadcast_length(annotation) -> int | None:
+    """N for a BroadcastingListN[T] or _size_N_t annotation (also inside Optional[...]): a parameter
+    a single T stands for N of, as F.max_pool2d's kernel_size."""
+    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name) and \
+            annotation.value.id == "Optional":
+        annotation = annotation.index
+    if isinstance(annotation, ast.Name):
+        return _size_alias_length(annotation.id)
+    head = annotation.value if isinstance(annotation, ast.Subscript) else None
+    name = head.id if isinstance(head, ast.Name) else head.attr if isinstance(head, ast.Attribute) else ""
+    return int(name[-1]) if name[:-1] == "BroadcastingList" and name[-1:].isdigit() else None
+
+
+def _size_alias_length(name: str) -> int | None:
+    """N of torch.nn.common_types' `_size_N_t` (an int or N of them): TorchScript knows these aliases
+    by name, as a BroadcastingListN[int]."""
+    is_alias = len(name) == 9 and name.startswith("_size_") and name.endswith("_t") and name[6].isdigit()
+    return int(name[6]) if is_alias else None
+
+
 class Annotations:
     """Annotation parsing, isinstance, refinement."""
 
@@ -69,6 +90,8 @@ class Annotations:
             head = self.annotation_head(node.value)
             index = node.index.elts if isinstance(node.index, ast.Tuple) else [node.index]
             return generic_type(head, [self._annotation(i, in_dict or head == "Dict") for i in index])
+        if isinstance(node, ast.Name) and _size_alias_length(node.id) is not None:
+            return ListType(Int)  # torch.nn.common_types' _size_N_t, by its name as torch reads it
         if isinstance(node, (ast.Name, ast.Attribute)):
             found, obj = self.lookup_object(node)
             if found and _untyped_module_class(obj):
@@ -224,6 +247,16 @@ class Annotations:
             inner = self.implicit_conversion(value, target.elem, from_tensor)
             return None if inner is None else self.emit1("prim::Refine", [inner], target)
         return None
+
+    def scalar_argument(self, value: Value, declared, op) -> Value:
+        """A bool passed where a tensor op takes a Scalar is an int there, as TorchScript converts it
+        (`bool_t + True` and `torch.full([2], True)` are int64 tensors in scripted code); the ops on
+        Python numbers (`a & b` of bools) keep it a bool."""
+        if value.type != Bool or op.kind == SCALAR:
+            return value
+        declared = declared.elem if isinstance(declared, OptionalType) else declared
+        options = declared.options if isinstance(declared, UnionType) else (declared,)
+        return self.emit1("int.scalar", [value], Int) if Scalar in options and Bool not in options else value
 
     def container_hint(self, expected, kind):
         """The `kind` (ListType, DictType, TupleType) type an annotation asks a display to be: itself,

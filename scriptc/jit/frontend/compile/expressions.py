@@ -287,8 +287,9 @@ class Expressions:
         if not isinstance(left.type, TensorType):
             if operator.commutative:
                 left, right = right, left
-            else:
-                left = self.scalar_to_tensor(left, node)
+            else:  # (a bool is the op's Scalar 1 or 0, as TorchScript converts it: True ** bool_t is int64)
+                left = self.scalar_to_tensor(self.emit1("int.scalar", [left], Int) if left.type == Bool else left,
+                                             node)
         return self.call_op(operator.tensor, [left, right], {}, node)
 
     def inplace_binary(self, symbol: str, target: Value, value, node):

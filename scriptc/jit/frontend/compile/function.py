@@ -11,7 +11,7 @@ from scriptc.types import ModuleType, NoneType, ObjectType, TensorType
 
 from .. import ast
 from .analysis import Exits, ends_in_exit
-from .annotations import Annotations
+from .annotations import Annotations, broadcast_length
 from .attributes import Attributes
 from .builtin_calls import BuiltinCalls
 from .calls import Calls
@@ -127,17 +127,6 @@ class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, 
             typed.append((p.name, t))
         returns = self.annotation(definition.returns) if definition.returns is not None else comment_return
         return typed, returns
-
-
-def broadcast_length(annotation) -> int | None:
-    """N for a BroadcastingListN[T] annotation (also inside Optional[...]): a parameter a single T
-    stands for N of, as F.max_pool2d's kernel_size."""
-    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name) and \
-            annotation.value.id == "Optional":
-        annotation = annotation.index
-    head = annotation.value if isinstance(annotation, ast.Subscript) else None
-    name = head.id if isinstance(head, ast.Name) else head.attr if isinstance(head, ast.Attribute) else ""
-    return int(name[-1]) if name[:-1] == "BroadcastingList" and name[-1:].isdigit() else None
 
 
 def build_graph(ctx, fn, definition: ast.FunctionDef, source, name: str, owner=None, self_type=None,

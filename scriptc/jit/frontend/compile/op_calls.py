@@ -124,7 +124,7 @@ class OpCalls:
                 if converted is None:
                     return f"argument '{p.name}' expects {p.type}, but got {v.type}"
                 v = converted
-            out.append(v)
+            out.append(self.scalar_argument(v, p.type, op))
         return out
 
     def pack_varargs(self, positional: list, args: list):

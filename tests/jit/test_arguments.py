@@ -1,0 +1,92 @@
+"""Arguments of calls from Python into scripted code (scriptc/jit/arguments.py)."""
+
+import re
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+
+import scriptc as torch
+import scriptc.nn.functional as F
+from scriptc.nn.common_types import _size_2_t, _size_3_t
+
+
+def _pair_sum(x: _size_2_t) -> int:
+    return x[0] + x[1]
+
+
+def _float_pair_sum(x: F.BroadcastingList2[float]) -> float:
+    return x[0] + x[1]
+
+
+def _optional_triple(x: Optional[F.BroadcastingList3[int]]) -> List[int]:
+    if x is None:
+        return [0]
+    return x
+
+
+@pytest.mark.parametrize("fn, argument, expected", [
+    (_pair_sum, 4, 8), (_pair_sum, (1, 2), 3), (_pair_sum, True, 2),
+    (_float_pair_sum, 4.5, 9.0), (_float_pair_sum, [1.0, 2.5], 3.5),
+    (_optional_triple, 2, [2, 2, 2]), (_optional_triple, None, [0]), (_optional_triple, [1], [1]),
+])
+def test_a_number_from_python_stands_for_n_of_it_for_a_broadcasting_list_parameter(fn, argument, expected):
+    got = torch.jit.script(fn)(argument)
+    assert got == expected and type(got) is type(expected)
+
+
+@pytest.mark.parametrize("fn, argument, found", [
+    (_float_pair_sum, 3, "int"), (_pair_sum, 4.0, "float"), (_pair_sum, torch.tensor(3), "Tensor"),
+    (_float_pair_sum, "a", "str"),
+])
+def test_only_a_number_of_the_element_kind_broadcasts(fn, argument, found):
+    # as torch's binding: an int is no float here, and a one-element tensor is no number
+    expected = "List[float]" if fn is _float_pair_sum else "List[int]"
+    message = f"Expected a value of type '{expected}' for argument 'x' but instead found type '{found}'"
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        torch.jit.script(fn)(argument)
+
+
+class _Window(torch.nn.Module):
+    def forward(self, x: torch.Tensor, size: _size_3_t) -> List[int]:
+        return [x.dim()] + size
+
+    @torch.jit.export
+    def pair(self, size: F.BroadcastingList2[int]) -> int:
+        return size[0] * size[1]
+
+
+def test_module_methods_broadcast_a_number_for_their_broadcasting_list_parameters():
+    scripted = torch.jit.script(_Window())
+    assert scripted(torch.zeros(2), 5) == [1, 5, 5, 5]
+    assert scripted(torch.zeros(2), [1, 2, 3]) == [1, 1, 2, 3]
+    assert scripted.pair(3) == 9
+
+
+def test_size_n_t_parameters_broadcast_in_calls_from_scripted_code():
+    def caller() -> int:
+        return _pair_sum(5) + _pair_sum((1, 2))
+
+    assert torch.jit.script(caller)() == 13
+
+
+def _dtypes(x: torch.Tensor) -> Tuple[torch.dtype, List[torch.dtype], Dict[str, torch.dtype], Optional[torch.dtype]]:
+    return x.dtype, [x.dtype, torch.float64], {"d": x.dtype}, x.dtype
+
+
+@pytest.mark.parametrize("dtype, number", [(torch.float32, 6), (torch.int64, 4), (torch.bool, 11),
+                                           (torch.float64, 7), (torch.uint8, 0)])
+def test_a_dtype_returned_to_python_is_its_scalar_type_number(dtype, number):
+    # torch.jit.script(f)(x) with f returning x.dtype gives 6 for float32, in containers too
+    assert torch.jit.script(_dtypes)(torch.zeros(2, dtype=dtype)) == (number, [number, 7], {"d": number}, number)
+
+
+def _converted(x: torch.Tensor, d: torch.dtype) -> torch.Tensor:
+    return x.to(d)
+
+
+def test_a_scalar_type_number_from_python_is_a_dtype_argument():
+    scripted = torch.jit.script(_converted)
+    assert scripted(torch.ones(2), 4).dtype == torch.int64
+    assert scripted(torch.ones(2), torch.float64).dtype == torch.float64
+    with pytest.raises(RuntimeError, match="Expected a value of type 'ScalarType' for argument 'd'"):
+        scripted(torch.ones(2), 99)
