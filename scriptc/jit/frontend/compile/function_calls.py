@@ -84,12 +84,14 @@ class FunctionCalls:
 
     def functional_op(self, fn):
         """The op-table op a torch.nn.functional function wraps (F.relu -> relu; F.relu_ -> relu_),
-        or None for functionals written in Python (compiled from their source like any function)."""
+        or None for functionals written in Python (compiled from their source like any function). An F
+        module's SCRIPTED_OPS names the op of an F function whose name another op has ("": none, the
+        function compiles from its source)."""
         if not (getattr(fn, "__module__", None) or "").startswith("scriptc.nn.functional"):
             return None
         name = fn.__name__
-        found = [op for op in ops.overloads(name.rstrip("_")) if op.kind != ops.SCALAR and
-                 op.name == ops.ALIASES.get(name, name)]
+        target = getattr(inspect.getmodule(fn), "SCRIPTED_OPS", {}).get(name, ops.ALIASES.get(name, name))
+        found = [op for op in ops.overloads(target.rstrip("_")) if op.kind != ops.SCALAR and op.name == target]
         return found[0] if found else None
 
     def call_functional(self, fn, op, args: list, kwargs: dict, node):
