@@ -14,6 +14,8 @@ writes its result in one pass. The rows past the last block of ROWS run in tiles
 64x784x512 float32: ~155 GFLOP/s a core here, against 125-133 for gemm.py and 112 for numpy's
 OpenBLAS (torch's oneDNN ~150); the VAE's 64x400x20: 94 against 52. With one base register per
 row of a (loops.opaque) and no clamp in the prefetch (tile()), ~200 in cache (~82% of the FMA peak).
+On AMD's Zen 5 (LLVM's znver5: two 512-bit FMA pipes, ~262 GFLOP/s a core measured) the same tile
+runs 64x784x512 and 64x512x512 at 255-265 GFLOP/s: at the FMA peak, with nothing left to tune.
 
 `scriptc_linear_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): ptrs = [a (M, K)
 contiguous, packed (pack's layout), out (M, N) contiguous, bias (the packed bias: `pack_bias`),

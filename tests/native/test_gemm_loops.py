@@ -174,3 +174,11 @@ def test_shallow_products_read_in_place_block_of_rows_by_block_of_rows(dtype, ro
     np.testing.assert_allclose(out[:, :width], _expected(a, b[:, :width], bias, True), rtol=1e-4,
                                atol=1e-3 if dtype == np.float32 else 1e-9)
     assert np.isnan(out[:, width:]).all()
+
+
+def test_the_row_table_loop_packs_taps_except_on_the_cpus_that_read_them_faster_in_place():
+    """gemm.packs_taps: Zen 5 reads two slices of taps in place, every other CPU packs them; the choice
+    goes by LLVM's name for the host CPU, which the compiled loops' cache key holds too."""
+    assert not gemm.packs_taps("znver5")
+    assert gemm.packs_taps("sapphirerapids")
+    assert gemm.packs_taps("skylake-avx512")

@@ -248,6 +248,12 @@ def has_wide_vectors() -> bool:
     return "+avx512f" in _state["features"]
 
 
+def host_cpu() -> str:
+    """LLVM's name for this CPU ("znver5", "sapphirerapids", ...), which the machine code is built for."""
+    _target_machine()
+    return _state["cpu"]
+
+
 def compile_module(label: str, fingerprint: str, build_module, names: list[str]) -> dict[str, int]:
     """The addresses of `names` in the llvmlite.ir module build_module(triple) makes, compiled once
     per machine and cached like kernels, under `label` and `fingerprint` (a hash of the sources
