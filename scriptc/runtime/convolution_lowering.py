@@ -63,6 +63,10 @@ MAX_IMAGES = 16
 # Convolutions of planes this small multiply through the narrow product: measured against the GEMM
 # at 4 positions 0.4x its time, at 9 0.6-0.75x, at 16 1.1x.
 NARROW_MAX_POSITIONS = 12
+# Images side by side through the narrow product only while its tile keeps this many vectors of rows:
+# two 3x3 planes (18 columns) left it one, and on Zen 4 SqueezeNet's 3x3 layers and classifier ran
+# 0.83-0.92x the time image by image (9 columns, two vectors of rows, and no gather and scatter).
+NARROW_MIN_BLOCKS = 2
 
 
 def bands(rows: int, row_bytes: int) -> list[tuple[int, int]]:
@@ -197,10 +201,11 @@ def _products(x_shape: tuple, dtype, weight: np.ndarray, geometry, groups: int, 
     column_bytes = c // groups * groups * kh * kw * oh * ow * np.dtype(dtype).itemsize
     images = min(MAX_IMAGES, GROUP_BYTES // max(1, column_bytes))
     # planes of a few positions: the narrow product (gemm.narrow_function), several images at a time
-    # where they fit in one of its tiles' columns
+    # where they fit in the columns of one of its tiles that still holds NARROW_MIN_BLOCKS vectors of rows
     narrow = groups == 1 and oh * ow <= NARROW_MAX_POSITIONS
-    if narrow and oh * ow * 2 <= gemm.NARROW_MAX_COLUMNS:
-        images = min(images, gemm.NARROW_MAX_COLUMNS // (oh * ow))
+    side_by_side = gemm.NARROW_TILE // NARROW_MIN_BLOCKS
+    if narrow and oh * ow * 2 <= side_by_side:
+        images = min(images, side_by_side // (oh * ow))
     elif narrow:
         images = 1
     elif np.dtype(dtype).name in gemm.FUNCTIONS:

@@ -155,6 +155,18 @@ def test_images_side_by_side_fill_whole_panels_of_the_gemm():
     assert convolution_lowering._products((16, 128, 17, 17), np.float32, weight, geometry, 1)[1:3] == (True, 2)
 
 
+def test_narrow_products_take_images_side_by_side_only_while_the_tile_keeps_two_vectors_of_rows():
+    """SqueezeNet's classifier (1000 x 512 weights over 3x3 planes): two images side by side would be
+    18 columns, a tile of one vector of rows, so its images go one at a time; 2x2 planes go 3 at a
+    time (12 columns, two vectors of rows), 1x1 planes 12."""
+    weight = np.zeros((1000, 512, 1, 1), np.float32)
+    for size, expected in ((3, (False, 1)), (2, (True, 3)), (1, (True, 12))):
+        geometry = conv_geometry((16, 512, size, size), weight.shape, 1, 0, 1, 1)
+        depthwise, grouped, images, narrow = convolution_lowering._products(
+            (16, 512, size, size), np.float32, weight, geometry, 1)[:4]
+        assert narrow and (grouped, images) == expected, size
+
+
 def test_dcgan_discriminators_4x4_stride_2_layers_go_by_winograds_phase_products():
     """Its conv2-conv4 (not conv1: 12 phase channels); neither side by side nor a tap plan, and not
     image by image (a step multiplies several images' tiles together)."""
