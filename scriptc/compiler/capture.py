@@ -196,7 +196,7 @@ class CompiledCode:
         program or None, [the call's result] once the code returned, why capturing failed or None)."""
         from scriptc import jit
         from scriptc.autograd import no_grad
-        from scriptc.jit.trace import _nondeterministic_nodes
+        from scriptc.jit.trace_check import nondeterministic_nodes
 
         ran: list = []
         watched = [*tensors, *state.tensors]
@@ -229,7 +229,7 @@ class CompiledCode:
         if any(t._vc[0] != version for t, version in zip(watched, versions)):
             # the trace records the write functionally: a replay would leave the caller's tensor as it was
             return None, ran, Unsupported(f"{_name(self.fn)!r} writes in place to a tensor it does not own")
-        random_nodes = _nondeterministic_nodes(traced.graph)
+        random_nodes = nondeterministic_nodes(traced.graph)
         if random_nodes:
             # a replay would draw other numbers than eager code does
             return None, ran, Unsupported(f"{_name(self.fn)!r} draws random numbers ({random_nodes[0].op})")

@@ -4,7 +4,8 @@ from typing import Final  # noqa: F401  (torch.jit.Final: a module attribute tha
 
 from scriptc.errors import JitError as Error, TracerWarning  # noqa: F401
 from scriptc.jit.module import ScriptFunction, ScriptModule, TracedModule  # noqa: F401
-from scriptc.jit.trace import TracingCheckError, trace  # noqa: F401
+from scriptc.jit.trace import trace  # noqa: F401
+from scriptc.jit.trace_check import TracingCheckError  # noqa: F401
 from scriptc.jit.compilation_unit import CompilationUnit  # noqa: F401,E402
 from scriptc.jit.script_module_class import script_method  # noqa: F401,E402
 from scriptc.jit.api import freeze, load, optimize_for_inference, save, script  # noqa: F401,E402

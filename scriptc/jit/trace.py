@@ -18,12 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from scriptc import ops
 from scriptc import tensors as _tensors
 from scriptc.errors import TracerWarning
 from scriptc.ir.graph import Graph, Node, SourceLocation, Value, clone_node
 from scriptc.ir.verify import verify
-from scriptc.ops import bfloat16
 from scriptc.ops.generator import Generator
 from scriptc.ops.operators import INT_ARITHMETIC, Operator
 from scriptc.tensors import Size, Tensor
@@ -38,15 +36,12 @@ from scriptc.types import (
     type_of_constant,
 )
 
+from .trace_check import check_trace_replay
 from .trace_dims import BATCH, TraceDims
 from .traced_children import recording_child_inputs
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _OPS_DIR = os.path.join(_PACKAGE_DIR, "ops")
-
-
-class TracingCheckError(RuntimeError):
-    """check_trace found the traced graph computing something other than the eager code."""
 
 
 def user_location() -> SourceLocation | None:
@@ -470,7 +465,7 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
     traced.example_sizes = sizes or None
     traced.baked_dims = {"forward": baked} if is_module else baked
     if check_trace:
-        _check(traced, graph, examples, eager_out, check_tolerance)
+        check_trace_replay(traced, graph, examples, eager_out, check_tolerance)
     return traced
 
 
@@ -543,67 +538,3 @@ def _argument_names(fn, count: int) -> list[str]:
     except (TypeError, ValueError):
         params = []
     return [params[i] if i < len(params) else f"input{i}" for i in range(count)]
-
-
-def _flatten(value) -> list:
-    if isinstance(value, Tensor):
-        # numpy cannot compare bfloat16's bit patterns: compare their float32 values
-        return [bfloat16.to_float32(np, value._data) if bfloat16.holds(value._data) else value._data]
-    if isinstance(value, (tuple, list)):
-        return [x for v in value for x in _flatten(v)]
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _flatten(v)]
-    return [np.asarray(value)]
-
-
-def _nondeterministic_nodes(graph: Graph) -> list[Node]:
-    """The nodes that draw random numbers (dropout only when training with p > 0)."""
-    found = []
-    for node in graph.nodes():
-        op = ops.OPS.get(node.op)
-        if op is None or op.kind != ops.RANDOM:
-            continue
-        if node.op == "dropout" and any(
-                v.node.op == "prim::Constant" and v.node.attrs.get("value") in (0, 0.0, False) for v in node.inputs[1:]):
-            continue
-        found.append(node)
-    return found
-
-
-def _scale(expected: np.ndarray) -> float:
-    """The largest finite magnitude of an output, at least 1: the replay runs the graph's ops, not the
-    eager calls, so a long float32 computation (RAFT's refinement loop) may end a few ulps of its
-    largest values away; the check's absolute tolerance scales with them."""
-    finite = np.abs(expected[np.isfinite(expected)]) if expected.dtype.kind in "fc" else np.abs(expected)
-    return max(1.0, float(finite.max())) if finite.size else 1.0
-
-
-def _check(traced, graph: Graph, examples, eager_out, tolerance: float) -> None:
-    """Re-run the trace (`traced`, a callable running `graph`) on its examples: a mismatch is a
-    TracingCheckError, or only TracerWarnings (as torch gives) when the graph draws random numbers,
-    since then every call draws anew."""
-    from scriptc.autograd import no_grad
-
-    with no_grad():
-        replay = traced(*examples)
-    random_nodes = None
-    for i, (a, b) in enumerate(zip(_flatten(replay), _flatten(eager_out))):
-        if a.shape != b.shape or not np.allclose(a, b, rtol=tolerance, atol=tolerance * _scale(b), equal_nan=True):
-            if random_nodes is None:
-                random_nodes = _nondeterministic_nodes(graph)
-                if random_nodes:
-                    ops_drawn = {f" = {n.op}(" for n in random_nodes}
-                    lines = [line.strip() for line in str(graph).splitlines()
-                             if any(text in line for text in ops_drawn)]
-                    nodes = "\n".join("\t" + line for line in lines[:20])
-                    warnings.warn("Trace had nondeterministic nodes. Did you forget call .eval() on your model? "
-                                  f"Nodes:\n{nodes}\nThis may cause errors in trace checking. To disable trace "
-                                  "checking, pass check_trace=False to torch.jit.trace()", TracerWarning, stacklevel=3)
-            if random_nodes:
-                warnings.warn(f"Output nr {i + 1}. of the traced function does not match the corresponding output "
-                              "of the Python function.", TracerWarning, stacklevel=3)
-                continue
-            raise TracingCheckError(
-                f"Tracer check failed: output {i} of the traced graph differs from the eager code (max difference "
-                f"{np.max(np.abs(a.astype(np.float64) - b)) if a.shape == b.shape else 'shape ' + str(a.shape)}). "
-                "The code probably depends on tensor values or randomness; pass check_trace=False to keep the trace.")

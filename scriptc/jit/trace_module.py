@@ -5,7 +5,8 @@ from __future__ import annotations
 import inspect
 
 from .module import TracedModule
-from .trace import _check, _example_tuple, trace_graph
+from .trace import _example_tuple, trace_graph
+from .trace_check import check_trace_replay
 
 
 def trace_module(mod, inputs: dict, optimize=None, check_trace: bool = True, check_inputs: list | None = None,
@@ -32,11 +33,11 @@ def trace_module(mod, inputs: dict, optimize=None, check_trace: bool = True, che
     traced.baked_dims = baked
     if check_trace:
         for name, (graph, eager_out) in graphs.items():
-            _check(getattr(traced, name), graph, examples[name], eager_out, check_tolerance)
+            check_trace_replay(getattr(traced, name), graph, examples[name], eager_out, check_tolerance)
         for extra in check_inputs or ():
             for name, example in extra.items():
                 args = _positional(getattr(mod, name), example) if example_inputs_is_kwarg else _example_tuple(example)
-                _check(getattr(traced, name), graphs[name][0], args, getattr(mod, name)(*args), check_tolerance)
+                check_trace_replay(getattr(traced, name), graphs[name][0], args, getattr(mod, name)(*args), check_tolerance)
     return traced
 
 
