@@ -18,6 +18,7 @@ from scriptc.runtime.signature import Signature
 from scriptc.tensors import Tensor, wrap
 from scriptc.tensors.dispatch import wants_grad
 
+from .arguments import typed_result
 from .eager import EagerInterpreter
 from .module import (
     ScriptModule,
@@ -59,6 +60,7 @@ class OptimizedModule:
         inputs = plan.generic_graph.inputs[1 if takes_self(plan.generic_graph) else 0:]
         self._input_names = [v.name or f"input{i}" for i, v in enumerate(inputs)]
         self._shared_dims = shared_dims([v.type for v in inputs])
+        self._result_types = [v.type for v in plan.generic_graph.outputs]
 
     @property
     def code(self) -> str:
@@ -97,9 +99,9 @@ class OptimizedModule:
             self._name_the_misfit_input(inputs, failure)
             raise
         if len(outputs) != 1:
-            return tuple(from_runtime(o) for o in outputs)
+            return tuple(typed_result(from_runtime(o), t) for o, t in zip(outputs, self._result_types))
         output = outputs[0]
-        return wrap(output) if type(output) is np.ndarray else from_runtime(output)
+        return wrap(output) if type(output) is np.ndarray else typed_result(from_runtime(output), self._result_types[0])
 
     def _name_the_misfit_input(self, inputs: list, failure: Exception) -> None:
         """A call that failed inside the graph with an input its types do not take (a dim a trace

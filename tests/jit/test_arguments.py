@@ -90,3 +90,31 @@ def test_a_scalar_type_number_from_python_is_a_dtype_argument():
     assert scripted(torch.ones(2), torch.float64).dtype == torch.float64
     with pytest.raises(RuntimeError, match="Expected a value of type 'ScalarType' for argument 'd'"):
         scripted(torch.ones(2), 99)
+
+
+def _int_dtypes(x: torch.Tensor, d: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    return x.to(d), x.to(6), torch.zeros(2, dtype=d), x.sum(dtype=7)
+
+
+def test_an_int_inside_scripted_code_is_a_dtype_where_one_is_declared():
+    # TorchScript's dtypes are ints: x.to(6), dtype=d for an int d
+    results = torch.jit.script(_int_dtypes)(torch.ones(2, dtype=torch.int64), 4)
+    assert [r.dtype for r in results] == [torch.int64, torch.float32, torch.int64, torch.float64]
+
+
+def test_an_int_dtype_matches_torch():
+    real = pytest.importorskip("torch")
+    want = real.jit.script(_int_dtypes_real(real))(real.ones(2, dtype=real.int64), 0)
+    got = torch.jit.script(_int_dtypes)(torch.ones(2, dtype=torch.int64), 0)
+    assert [str(r.dtype).split(".")[1] for r in got] == [str(r.dtype).split(".")[1] for r in want]
+
+
+def _int_dtypes_real(real):
+    def int_dtypes(x: real.Tensor, d: int) -> Tuple[real.Tensor, real.Tensor, real.Tensor, real.Tensor]:
+        return x.to(d), x.to(6), real.zeros(2, dtype=d), x.sum(dtype=7)
+    return int_dtypes
+
+
+def test_an_int_that_is_no_scalar_type_is_a_runtime_error():
+    with pytest.raises(RuntimeError, match="ScalarType 99 is not a dtype"):
+        torch.jit.script(_int_dtypes)(torch.ones(2), 99)
