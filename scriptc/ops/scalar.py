@@ -14,6 +14,7 @@ from scriptc.types import (
     Int,
     ListType,
     OptionalType,
+    SCALAR_TYPE_NUMBERS,
     Scalar,
     Str,
     TensorType,
@@ -92,6 +93,8 @@ def _dtype_of_number(number: int) -> ScalarDType:
 python_op("dtype.int(number: int) -> ScalarType", _dtype_of_number, fixed(DType),
           "An int where scripted code passes a ScalarType (`x.to(6)`, `dtype=d` of an int d): the dtype of "
           "that ScalarType number, as TorchScript, whose dtypes are ints, takes it.")
+python_op("int.dtype(self: ScalarType) -> int", lambda d: SCALAR_TYPE_NUMBERS[d], fixed(Int),
+          "A dtype where scripted code takes an int (`x.dtype == 6`, `-> int`): its ScalarType number.")
 _tensor_op("device.tensor(self: Tensor) -> Device", lambda xp, x: device("cpu" if xp is np else "cuda"), DeviceT,
            "Tensor.device in scripted code.")
 _tensor_op("type.device(self: Device) -> str", lambda xp, d: d.type, Str, "Device.type in scripted code.")

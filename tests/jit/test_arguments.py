@@ -118,3 +118,45 @@ def _int_dtypes_real(real):
 def test_an_int_that_is_no_scalar_type_is_a_runtime_error():
     with pytest.raises(RuntimeError, match="ScalarType 99 is not a dtype"):
         torch.jit.script(_int_dtypes)(torch.ones(2), 99)
+
+
+
+class _DtypeAsInt(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.d = torch.float64
+
+    def forward(self, x):
+        return self.number(x), x.dtype == 6, 4 != x.dtype, x.to(self.d)
+
+    def number(self, x) -> int:
+        return x.dtype
+
+
+def test_a_dtype_is_an_int_where_scripted_code_takes_one():
+    # `-> int` of a dtype, dtype == number, and a dtype attribute read from Python: ints, as in torch
+    scripted = torch.jit.script(_DtypeAsInt())
+    number, same, other, y = scripted(torch.ones(2))
+    assert (number, same, other, y.dtype, scripted.d) == (6, True, True, torch.float64, 7)
+
+
+def test_a_dtype_as_an_int_matches_torch():
+    real = pytest.importorskip("torch")
+
+    class Real(real.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.d = real.float64
+
+        def forward(self, x):
+            return self.number(x), x.dtype == 6, 4 != x.dtype, x.to(self.d)
+
+        def number(self, x) -> int:
+            return x.dtype
+
+    want = real.jit.script(Real())
+    got = torch.jit.script(_DtypeAsInt())
+    for dtype in ("float32", "int64"):
+        expected, ours = want(real.ones(2, dtype=getattr(real, dtype))), got(torch.ones(2, dtype=getattr(torch, dtype)))
+        assert ours[:3] == expected[:3] and str(ours[3].dtype).split(".")[1] == str(expected[3].dtype).split(".")[1]
+    assert got.d == want.d

@@ -238,6 +238,8 @@ class Annotations:
             return self.emit1("int.scalar" if target == Int else "float.scalar", [value], target)
         if from_tensor and target == DType and t == Int:  # TorchScript's dtypes are ints: x.to(6)
             return self.emit1("dtype.int", [value], DType)
+        if target == Int and t == DType:  # and a dtype is an int where one is declared
+            return self.emit1("int.dtype", [value], Int)
         if target == Complex and t in (Int, Float, Bool):
             return self.emit1("complex.scalar", [value, self.const(0.0)], Complex)
         if isinstance(target, ListType) and isinstance(t, TupleType) and all(
