@@ -18,7 +18,7 @@ from scriptc.runtime.signature import Signature
 from scriptc.tensors import Tensor, wrap
 from scriptc.tensors.dispatch import wants_grad
 
-from .arguments import typed_result
+from .arguments import convert, typed_result
 from .eager import EagerInterpreter
 from .module import (
     ScriptModule,
@@ -61,6 +61,7 @@ class OptimizedModule:
         self._input_names = [v.name or f"input{i}" for i, v in enumerate(inputs)]
         self._shared_dims = shared_dims([v.type for v in inputs])
         self._result_types = [v.type for v in plan.generic_graph.outputs]
+        self._input_types = [v.type for v in inputs]  # what a call's values other than tensors are checked as
 
     @property
     def code(self) -> str:
@@ -82,7 +83,8 @@ class OptimizedModule:
         # time counts on every call of a small model.)
         if kwargs or len(args) != self._positional:
             args = bind_arguments(self.signature, args, kwargs)
-        args = [a._data if type(a) is Tensor else to_runtime(a) for a in args]
+        args = [a._data if type(a) is Tensor else to_runtime(convert(a, t, n))
+                for a, t, n in zip(args, self._input_types, self._input_names)]
         if self.baked_dims or self._shared_dims:
             check_baked_dims(self.baked_dims, self._input_names, args, "forward")
             check_shared_dims(self._shared_dims, self._input_names, args, "forward")

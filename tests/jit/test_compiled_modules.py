@@ -51,3 +51,17 @@ def test_dtype_results_match_torch_at_every_boundary(tmp_path):
         got = compiled(torch.ones(3, dtype=torch.int64))
         assert got[:3] == want[:3], name
         np.testing.assert_array_equal(np.asarray(got[3]), want[3].numpy(), err_msg=name)
+
+
+class _Converts(nn.Module):
+    def forward(self, x: torch.Tensor, d: torch.dtype) -> torch.Tensor:
+        return x.to(d)
+
+
+def test_a_scalar_type_number_is_a_dtype_argument_at_every_boundary(tmp_path):
+    # torch's modules take 4 for int64 wherever they take a dtype; a str there is torch's RuntimeError
+    for name, compiled in _every_boundary(_Converts, tmp_path):
+        assert np.asarray(compiled(torch.ones(2), 4)).dtype == np.int64, name
+        assert np.asarray(compiled(torch.ones(2), torch.float64)).dtype == np.float64, name
+        with pytest.raises(RuntimeError, match="ScalarType"):  # (runtime.load's: a SignatureError naming d)
+            compiled(torch.ones(2), "int64")

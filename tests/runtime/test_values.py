@@ -50,6 +50,7 @@ def test_isinstance_judges_a_value_by_its_class_and_its_items(value, text, expec
     (1, "Enum(Mode, int)", False, None, "a int", None),  # an archive cannot hold an Enum
     (1.5, "int|str", False, "it holds 1.5", "a float", None),
     (6, "ScalarType", False, None, None, scriptc.float32),  # a dtype as TorchScript hands one out
+    ("int64", "ScalarType", False, None, "a str", None),
     (scriptc.int64, "Optional[ScalarType]", True, None, None, scriptc.int64),
 ])
 def test_attributes_and_inputs_are_judged_by_their_own_policies(value, text, is_instance, attribute_problem,
