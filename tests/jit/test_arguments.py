@@ -160,3 +160,13 @@ def test_a_dtype_as_an_int_matches_torch():
         expected, ours = want(real.ones(2, dtype=getattr(real, dtype))), got(torch.ones(2, dtype=getattr(torch, dtype)))
         assert ours[:3] == expected[:3] and str(ours[3].dtype).split(".")[1] == str(expected[3].dtype).split(".")[1]
     assert got.d == want.d
+
+
+def _dtype_pair(x: torch.Tensor) -> Tuple[int, float]:
+    pair = (x.dtype, 2.0)
+    return pair
+
+
+def test_a_tuple_holding_a_dtype_is_a_tuple_of_ints_where_one_is_declared():
+    # real torch.jit.script's: (6, 2.0)
+    assert torch.jit.script(_dtype_pair)(torch.ones(2)) == (6, 2.0)

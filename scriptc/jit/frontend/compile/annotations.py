@@ -240,6 +240,11 @@ class Annotations:
             return self.emit1("dtype.int", [value], DType)
         if target == Int and t == DType:  # and a dtype is an int where one is declared
             return self.emit1("int.dtype", [value], Int)
+        if isinstance(target, TupleType) and isinstance(t, TupleType) and len(t.elems) == len(target.elems) and \
+                any(e == DType and w == Int for e, w in zip(t.elems, target.elems)):  # (x.dtype, 1) as Tuple[int, int]
+            items = [self.implicit_conversion(v, w) if v.type == DType and w == Int else v
+                     for v, w in zip(self.tuple_items(value), target.elems)]
+            return self.make_tuple(items)
         if target == Complex and t in (Int, Float, Bool):
             return self.emit1("complex.scalar", [value, self.const(0.0)], Complex)
         if isinstance(target, ListType) and isinstance(t, TupleType) and all(
