@@ -71,6 +71,7 @@ DTYPES_BY_NAME = {d.name: d for d in ALL_DTYPES}
 # torch's ScalarType numbers (c10's enum): what a dtype is as an int, as TorchScript hands one to Python
 SCALAR_TYPE_NUMBERS = {uint8: 0, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, float32: 6, float64: 7,
                        complex64: 9, complex128: 10, bool_: 11, bfloat16: 15}
+DTYPES_BY_NUMBER = {number: d for d, number in SCALAR_TYPE_NUMBERS.items()}
 _BY_NUMPY = {d.np: d for d in ALL_DTYPES}
 # Promotion order inside one category (PyTorch's lattice restricted to our types).
 _RANK = {d: i for i, d in enumerate(ALL_DTYPES)}

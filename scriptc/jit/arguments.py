@@ -29,6 +29,7 @@ from scriptc.types import (
     TupleType,
     Type,
     SCALAR_TYPE_NUMBERS,
+    DTYPES_BY_NUMBER,
     UnionType,
     device,
     dtype,
@@ -107,8 +108,8 @@ def convert(value, t: Type, name: str):
     if t == DeviceT:
         return device(value) if isinstance(value, (str, device)) else _raise(_mismatch(value, t, name))
     if t == DType:
-        if isinstance(value, int) and not isinstance(value, bool) and value in _DTYPES_BY_NUMBER:
-            return _DTYPES_BY_NUMBER[value]  # a dtype as TorchScript hands it out (6 for float32)
+        if isinstance(value, int) and not isinstance(value, bool) and value in DTYPES_BY_NUMBER:
+            return DTYPES_BY_NUMBER[value]  # a dtype as TorchScript hands it out (6 for float32)
         return value if isinstance(value, dtype) else _raise(_mismatch(value, t, name))
     if isinstance(t, ModuleType):  # (a module interface): a module, not a script object or a number
         from scriptc.nn import Module
@@ -120,9 +121,6 @@ def convert(value, t: Type, name: str):
             return EnumValue(t.name, value.name, value.value)
         raise _mismatch(value, t, name)
     return value
-
-
-_DTYPES_BY_NUMBER = {number: d for d, number in SCALAR_TYPE_NUMBERS.items()}
 
 
 # Enum classes scripted code used, by name: results come back as their members (python_value)

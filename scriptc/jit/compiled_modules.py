@@ -16,8 +16,10 @@ from scriptc.runtime.interpreter import ModuleValue
 from scriptc.runtime.plan import Plan, takes_self
 from scriptc.runtime.signature import Signature
 from scriptc.tensors import Tensor, wrap
+from scriptc.types import TensorType
 from scriptc.tensors.dispatch import wants_grad
 
+from .arguments import convert, typed_result
 from .eager import EagerInterpreter
 from .module import (
     ScriptModule,
@@ -59,6 +61,9 @@ class OptimizedModule:
         inputs = plan.generic_graph.inputs[1 if takes_self(plan.generic_graph) else 0:]
         self._input_names = [v.name or f"input{i}" for i, v in enumerate(inputs)]
         self._shared_dims = shared_dims([v.type for v in inputs])
+        self._result_types = [v.type for v in plan.generic_graph.outputs]
+        self._input_types = [v.type for v in inputs]  # what a call's values other than tensors are checked as
+        self._tensor_inputs_only = all(isinstance(t, TensorType) for t in self._input_types)
 
     @property
     def code(self) -> str:
@@ -80,7 +85,11 @@ class OptimizedModule:
         # time counts on every call of a small model.)
         if kwargs or len(args) != self._positional:
             args = bind_arguments(self.signature, args, kwargs)
-        args = [a._data if type(a) is Tensor else to_runtime(a) for a in args]
+        if self._tensor_inputs_only:
+            args = [a._data if type(a) is Tensor else to_runtime(a) for a in args]
+        else:
+            args = [a._data if type(a) is Tensor else to_runtime(convert(a, t, n))
+                    for a, t, n in zip(args, self._input_types, self._input_names)]
         if self.baked_dims or self._shared_dims:
             check_baked_dims(self.baked_dims, self._input_names, args, "forward")
             check_shared_dims(self._shared_dims, self._input_names, args, "forward")
@@ -97,9 +106,9 @@ class OptimizedModule:
             self._name_the_misfit_input(inputs, failure)
             raise
         if len(outputs) != 1:
-            return tuple(from_runtime(o) for o in outputs)
+            return tuple(typed_result(from_runtime(o), t) for o, t in zip(outputs, self._result_types))
         output = outputs[0]
-        return wrap(output) if type(output) is np.ndarray else from_runtime(output)
+        return wrap(output) if type(output) is np.ndarray else typed_result(from_runtime(output), self._result_types[0])
 
     def _name_the_misfit_input(self, inputs: list, failure: Exception) -> None:
         """A call that failed inside the graph with an input its types do not take (a dim a trace

@@ -19,7 +19,7 @@ from scriptc.runtime import parallel
 from scriptc.runtime.input_dims import check_input_dims
 from scriptc.runtime.interpreter import Interpreter, ModuleValue
 from scriptc.runtime.objects import ScriptObject
-from scriptc.types import ModuleType
+from scriptc.types import SCALAR_TYPE_NUMBERS, ModuleType, dtype
 from scriptc.tensors import Tensor, _tracer, wrap
 from scriptc.tensors.dispatch import wants_grad
 
@@ -481,7 +481,9 @@ class ScriptModule(Module):
             return lambda *args, **kwargs: self.run_method(name, *args, **kwargs)
         if _unused_property(type(self._module), name):
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        return getattr(self._module, name)
+        found = getattr(self._module, name)
+        # a dtype attribute reads as its ScalarType number (7 for float64), as on torch's scripted modules
+        return SCALAR_TYPE_NUMBERS[found] if isinstance(found, dtype) else found
 
     # --- state, delegated to the original module -------------------------------------------
     def parameters(self, recurse: bool = True):

@@ -8,11 +8,13 @@ import numpy as np
 from scriptc.types import (
     Bool,
     DeviceT,
+    DTYPES_BY_NUMBER,
     DType,
     Float,
     Int,
     ListType,
     OptionalType,
+    SCALAR_TYPE_NUMBERS,
     Scalar,
     Str,
     TensorType,
@@ -80,6 +82,19 @@ register("number.tensor(self: Tensor, kind: str) -> Scalar", SCALAR, _implicit_n
          doc="A 0-d tensor read as the int, float or Scalar an argument declares (`kind`).")
 _tensor_op("dtype(self: Tensor) -> ScalarType", lambda xp, x: from_numpy_dtype(x.dtype), DType,
            "Tensor.dtype in scripted code.")
+
+
+def _dtype_of_number(number: int) -> ScalarDType:
+    if number not in DTYPES_BY_NUMBER:
+        raise RuntimeError(f"ScalarType {number} is not a dtype scriptc has (known: {sorted(DTYPES_BY_NUMBER)})")
+    return DTYPES_BY_NUMBER[number]
+
+
+python_op("dtype.int(number: int) -> ScalarType", _dtype_of_number, fixed(DType),
+          "An int where scripted code passes a ScalarType (`x.to(6)`, `dtype=d` of an int d): the dtype of "
+          "that ScalarType number, as TorchScript, whose dtypes are ints, takes it.")
+python_op("int.dtype(self: ScalarType) -> int", lambda d: SCALAR_TYPE_NUMBERS[d], fixed(Int),
+          "A dtype where scripted code takes an int (`x.dtype == 6`, `-> int`): its ScalarType number.")
 _tensor_op("device.tensor(self: Tensor) -> Device", lambda xp, x: device("cpu" if xp is np else "cuda"), DeviceT,
            "Tensor.device in scripted code.")
 _tensor_op("type.device(self: Device) -> str", lambda xp, d: d.type, Str, "Device.type in scripted code.")

@@ -9,7 +9,7 @@ import math
 import operator
 import warnings
 
-from scriptc.types import Bool, Int, ListType, NoneType, Str, TupleType
+from scriptc.types import SCALAR_TYPE_NUMBERS, Bool, Int, ListType, NoneType, Str, TupleType, dtype
 
 from .pyvalues import fixed, python_op
 
@@ -66,9 +66,11 @@ for _name in ("partition", "rpartition"):
 def render(value) -> str:
     """str(value) as TorchScript prints it: a float with 17 significant digits and a point
     (`2.`, `0.10000000000000001`), strings inside containers unquoted (`[a, b]`, `{k: 1.}`),
-    tensors as PyTorch prints them."""
+    tensors as PyTorch prints them, a dtype as its ScalarType number (`6`: TorchScript's dtypes are ints)."""
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return str(value)
+    if isinstance(value, dtype):
+        return str(SCALAR_TYPE_NUMBERS[value])
     if isinstance(value, float):
         return _float(value)
     if isinstance(value, complex):

@@ -28,6 +28,7 @@ from .interpreter import ModuleValue
 from .plan import build_plan, takes_self
 from .signature import Signature
 from .specialize import InputSpec, Specialized
+from .values import holds_dtype, scalar_type_numbers
 
 
 def _attribute_reads(graph, module_value: ModuleValue, method: str):
@@ -207,6 +208,7 @@ class RuntimeModel:
         self.graphs = {}
         self.runners = {}
         self.needs_self = {}
+        self.returns_dtypes: dict[str, bool] = {}  # whose results are walked for dtypes (scalar_type_numbers)
         self.signature: dict[str, Signature] = {}
         self.example_batches: dict[str, int | None] = {}
         self.example_sizes: dict[str, dict[str, int]] = {}
@@ -231,6 +233,7 @@ class RuntimeModel:
             self.graphs[name] = plan.graph  # the specialized plan's graph, when there is one
             self.needs_self[name] = plan.needs_self
             self.runners[name] = plan.runner
+            self.returns_dtypes[name] = any(holds_dtype(v.type) for v in graph.outputs)
         # Loading allocates many objects (graphs, plans, and a process's imports before it), which
         # leaves the collector's young generations at some point of their cycle: when nearly full, a
         # collection ran inside the first real call (1.0-1.5 ms of the MLP's first batch-64 call
@@ -324,13 +327,16 @@ class RuntimeModel:
     def run_method(self, name: str, *inputs, **named):
         """Run method `name` on `inputs` (and inputs by name), checked against its signature first
         (SignatureError, TypeError): numpy arrays, tensors or lists of numbers where it takes a
-        tensor; an Optional input may be None or left out."""
+        tensor; an Optional input may be None or left out. A dtype, given or returned, is its ScalarType
+        number (6 for float32) as torch's loaded modules take and return it."""
         if name not in self.runners:
             raise AttributeError(f"the archive has no method '{name}' (it has: {', '.join(sorted(self.runners))})")
         args = self.signature[name].bind(inputs, named)
         if self.needs_self[name]:
             args = [self.module_value] + args
         outputs = self.runners[name].run(args)
+        if self.returns_dtypes[name]:
+            outputs = [scalar_type_numbers(o) for o in outputs]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def __call__(self, *inputs, **named):

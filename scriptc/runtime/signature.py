@@ -22,7 +22,6 @@ from scriptc.types import (
     Complex,
     DeviceT,
     DictType,
-    DType,
     OptionalType,
     TensorType,
     TupleType,
@@ -149,12 +148,12 @@ def describe(value) -> str:
 class _Inputs(Policy):
     """A call's input against its parameter's type: a list of numbers or anything with `__array__`
     is converted where a tensor is declared, a tuple where a list is (and back), numpy scalars to
-    Python's, an int to a float; a complex, Device, ScalarType or dict is passed as it is (the model's
-    ops check it)."""
+    Python's, an int to a float, a ScalarType number (6) to its dtype; a complex, Device or dict is
+    passed as it is (the model's ops check it)."""
 
     widens = True
     converts = True
-    unchecked = frozenset({Complex, DeviceT, DType})
+    unchecked = frozenset({Complex, DeviceT})
     unknown_fits = True
     untyped_tuples_fit_any = False
 

@@ -37,6 +37,8 @@ from scriptc.types import (
     TensorType,
     TupleType,
     Type,
+    DTYPES_BY_NUMBER,
+    SCALAR_TYPE_NUMBERS,
     UnionType,
     device,
     dtype,
@@ -130,6 +132,8 @@ def match(value, t: Type, policy: Policy) -> tuple[str | None, Any]:
         return _container(value, t, policy)
     classes = _CLASSES.get(t)
     if classes is not None:
+        if t == DType and policy.converts and type(value) is int and value in DTYPES_BY_NUMBER:
+            return None, DTYPES_BY_NUMBER[value]  # a dtype as TorchScript hands one out (6: float32)
         if t in policy.unchecked:
             return None, value
         if t is Float and policy.widens:
@@ -174,6 +178,30 @@ def _container(value, t: ListType | TupleType | DictType, policy: Policy) -> tup
     if not policy.converts or isinstance(t, DictType):
         return None, value
     return None, list(taken) if isinstance(t, ListType) else tuple(taken)
+
+
+def holds_dtype(t: Type) -> bool:
+    """Whether a value of type `t` can hold a dtype (Any can hold anything)."""
+    if t == DType or t == Any_:
+        return True
+    if isinstance(t, (ListType, OptionalType)):
+        return holds_dtype(t.elem)
+    inner = t.elems if isinstance(t, TupleType) else (t.key, t.value) if isinstance(t, DictType) else \
+        t.options if isinstance(t, UnionType) else ()
+    return any(holds_dtype(e) for e in inner)
+
+
+def scalar_type_numbers(value):
+    """A result as TorchScript hands it to Python: each dtype in it (in tuples, lists, dicts) as its
+    ScalarType number, 6 for float32, as torch's scripted and loaded modules return one."""
+    if isinstance(value, dtype):
+        return SCALAR_TYPE_NUMBERS[value]
+    if isinstance(value, (tuple, list)):
+        items = [scalar_type_numbers(v) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, dict):
+        return {scalar_type_numbers(k): scalar_type_numbers(v) for k, v in value.items()}
+    return value
 
 
 def tensor_difference(array: np.ndarray, t: TensorType) -> str | None:

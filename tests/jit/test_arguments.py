@@ -90,3 +90,83 @@ def test_a_scalar_type_number_from_python_is_a_dtype_argument():
     assert scripted(torch.ones(2), torch.float64).dtype == torch.float64
     with pytest.raises(RuntimeError, match="Expected a value of type 'ScalarType' for argument 'd'"):
         scripted(torch.ones(2), 99)
+
+
+def _int_dtypes(x: torch.Tensor, d: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    return x.to(d), x.to(6), torch.zeros(2, dtype=d), x.sum(dtype=7)
+
+
+def test_an_int_inside_scripted_code_is_a_dtype_where_one_is_declared():
+    # TorchScript's dtypes are ints: x.to(6), dtype=d for an int d
+    results = torch.jit.script(_int_dtypes)(torch.ones(2, dtype=torch.int64), 4)
+    assert [r.dtype for r in results] == [torch.int64, torch.float32, torch.int64, torch.float64]
+
+
+def test_an_int_dtype_matches_torch():
+    real = pytest.importorskip("torch")
+    want = real.jit.script(_int_dtypes_real(real))(real.ones(2, dtype=real.int64), 0)
+    got = torch.jit.script(_int_dtypes)(torch.ones(2, dtype=torch.int64), 0)
+    assert [str(r.dtype).split(".")[1] for r in got] == [str(r.dtype).split(".")[1] for r in want]
+
+
+def _int_dtypes_real(real):
+    def int_dtypes(x: real.Tensor, d: int) -> Tuple[real.Tensor, real.Tensor, real.Tensor, real.Tensor]:
+        return x.to(d), x.to(6), real.zeros(2, dtype=d), x.sum(dtype=7)
+    return int_dtypes
+
+
+def test_an_int_that_is_no_scalar_type_is_a_runtime_error():
+    with pytest.raises(RuntimeError, match="ScalarType 99 is not a dtype"):
+        torch.jit.script(_int_dtypes)(torch.ones(2), 99)
+
+
+
+class _DtypeAsInt(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.d = torch.float64
+
+    def forward(self, x):
+        return self.number(x), x.dtype == 6, 4 != x.dtype, x.to(self.d)
+
+    def number(self, x) -> int:
+        return x.dtype
+
+
+def test_a_dtype_is_an_int_where_scripted_code_takes_one():
+    # `-> int` of a dtype, dtype == number, and a dtype attribute read from Python: ints, as in torch
+    scripted = torch.jit.script(_DtypeAsInt())
+    number, same, other, y = scripted(torch.ones(2))
+    assert (number, same, other, y.dtype, scripted.d) == (6, True, True, torch.float64, 7)
+
+
+def test_a_dtype_as_an_int_matches_torch():
+    real = pytest.importorskip("torch")
+
+    class Real(real.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.d = real.float64
+
+        def forward(self, x):
+            return self.number(x), x.dtype == 6, 4 != x.dtype, x.to(self.d)
+
+        def number(self, x) -> int:
+            return x.dtype
+
+    want = real.jit.script(Real())
+    got = torch.jit.script(_DtypeAsInt())
+    for dtype in ("float32", "int64"):
+        expected, ours = want(real.ones(2, dtype=getattr(real, dtype))), got(torch.ones(2, dtype=getattr(torch, dtype)))
+        assert ours[:3] == expected[:3] and str(ours[3].dtype).split(".")[1] == str(expected[3].dtype).split(".")[1]
+    assert got.d == want.d
+
+
+def _dtype_pair(x: torch.Tensor) -> Tuple[int, float]:
+    pair = (x.dtype, 2.0)
+    return pair
+
+
+def test_a_tuple_holding_a_dtype_is_a_tuple_of_ints_where_one_is_declared():
+    # real torch.jit.script's: (6, 2.0)
+    assert torch.jit.script(_dtype_pair)(torch.ones(2)) == (6, 2.0)

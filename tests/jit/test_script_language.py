@@ -205,6 +205,17 @@ def test_a_bool_passed_as_an_ops_scalar_is_an_int_there():
     assert _scripted(power_of_true)(torch.tensor([True, False])).dtype == torch.int64  # as torch's
 
 
+def test_a_dtype_prints_as_its_scalar_type_number(capsys):
+    # real torch.jit.script's: a dtype is an int in TorchScript, so str() and print() give the number
+    def dtype_text(x: torch.Tensor) -> List[str]:
+        print(x.dtype)
+        return [str(x.dtype), "%s" % (x.dtype,), "{}".format(x.dtype), f"{x.dtype}", str((x.dtype, 1)),
+                str({"a": x.dtype})]
+
+    assert _scripted(dtype_text)(torch.ones(2, dtype=torch.int64)) == ["4", "4", "4", "4", "(4, 1)", "{a: 4}"]
+    assert capsys.readouterr().out == "4\n"
+
+
 def test_a_negative_zero_prints_as_zero_and_a_nan_with_its_sign():
     # real torch.jit.script's: whole floats print through an int (no sign on zero), NaN as C++ prints it
     def signs(x: float) -> List[str]:

@@ -14,7 +14,7 @@ from scriptc.ir.parser import MAX_TYPE_NESTING, parse_type
 from scriptc.runtime.objects import ScriptObject
 from scriptc.runtime.signature import Parameter, Signature
 from scriptc.runtime.validate import _type_problem
-from scriptc.runtime.values import value_has_type
+from scriptc.runtime.values import holds_dtype, scalar_type_numbers, value_has_type
 from scriptc.types import EnumValue, device
 
 
@@ -49,6 +49,9 @@ def test_isinstance_judges_a_value_by_its_class_and_its_items(value, text, expec
     ({"a": "b"}, "Dict[str, int]", False, "it holds 'b'", None, {"a": "b"}),  # an input's dict goes to the ops as it is
     (1, "Enum(Mode, int)", False, None, "a int", None),  # an archive cannot hold an Enum
     (1.5, "int|str", False, "it holds 1.5", "a float", None),
+    (6, "ScalarType", False, None, None, scriptc.float32),  # a dtype as TorchScript hands one out
+    ("int64", "ScalarType", False, None, "a str", None),
+    (scriptc.int64, "Optional[ScalarType]", True, None, None, scriptc.int64),
 ])
 def test_attributes_and_inputs_are_judged_by_their_own_policies(value, text, is_instance, attribute_problem,
                                                                 call_problem, taken):
@@ -82,3 +85,17 @@ def test_the_walk_recurses_once_per_level_of_the_type():
         assert signature.check(signature.parameters[0], value) == value
     finally:
         sys.setrecursionlimit(limit)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("ScalarType", True), ("Tensor", False), ("Tuple[int, List[ScalarType]]", True), ("Dict[str, Tensor]", False),
+    ("Optional[ScalarType]", True), ("int|ScalarType", True), ("Any", True), ("List[int]", False),
+])
+def test_result_types_that_can_hold_a_dtype(text, expected):
+    assert holds_dtype(parse_type(text)) is expected
+
+
+def test_a_result_dtype_is_its_scalar_type_number_in_any_container():
+    array = np.zeros(2)
+    converted = scalar_type_numbers((scriptc.float32, [scriptc.bool], {"d": scriptc.float64}, array, "s"))
+    assert converted[:3] == (6, [11], {"d": 7}) and converted[3] is array and converted[4] == "s"

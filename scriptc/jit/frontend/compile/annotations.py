@@ -11,6 +11,7 @@ from scriptc.types import (
     Bool,
     Complex,
     DictType,
+    DType,
     Float,
     Int,
     InterfaceType,
@@ -235,6 +236,15 @@ class Annotations:
             return self.emit1("float.scalar", [value], Float)
         if from_tensor and t == Scalar and target in (Int, Float):  # x.item() for an int or float parameter
             return self.emit1("int.scalar" if target == Int else "float.scalar", [value], target)
+        if from_tensor and target == DType and t == Int:  # TorchScript's dtypes are ints: x.to(6)
+            return self.emit1("dtype.int", [value], DType)
+        if target == Int and t == DType:  # and a dtype is an int where one is declared
+            return self.emit1("int.dtype", [value], Int)
+        if isinstance(target, TupleType) and isinstance(t, TupleType) and len(t.elems) == len(target.elems) and \
+                any(e == DType and w == Int for e, w in zip(t.elems, target.elems)):  # (x.dtype, 1) as Tuple[int, int]
+            items = [self.implicit_conversion(v, w) if v.type == DType and w == Int else v
+                     for v, w in zip(self.tuple_items(value), target.elems)]
+            return self.make_tuple(items)
         if target == Complex and t in (Int, Float, Bool):
             return self.emit1("complex.scalar", [value, self.const(0.0)], Complex)
         if isinstance(target, ListType) and isinstance(t, TupleType) and all(

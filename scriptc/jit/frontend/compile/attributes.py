@@ -178,6 +178,8 @@ class Attributes:
             value = self.as_value(value, node)
             if value.type == DType:
                 target = value
+            elif value.type == Int:  # a ScalarType number (x.to(6)): TorchScript's dtypes are ints
+                target = self.emit1("dtype.int", [value], DType)
             elif isinstance(value.type, TensorType):
                 target = self.emit1("dtype", [value], DType)
             elif value.type not in (DeviceT, Str, Bool, OptionalType(DType)):

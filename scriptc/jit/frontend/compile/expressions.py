@@ -14,6 +14,7 @@ from scriptc.types import (
     Bool,
     Complex,
     DictType,
+    DType,
     Float,
     Int,
     ListType,
@@ -431,6 +432,8 @@ class Expressions:
             # a list compared with a tuple of its elements compares as lists (TorchScript converts the tuple)
             left = self.implicit_conversion(left, right.type) or left if isinstance(right.type, ListType) else left
             right = self.implicit_conversion(right, left.type) or right if isinstance(left.type, ListType) else right
+        if (left.type, right.type) in ((DType, Int), (Int, DType)):  # x.dtype == 6: TorchScript's dtypes are ints
+            left, right = (self.implicit_conversion(v, Int) if v.type == DType else v for v in (left, right))
         return self.python_op(operator.scalar, [left, right], {}, node,
                               failure=f"'{op}' is not supported between {left.type} and {right.type}")
 

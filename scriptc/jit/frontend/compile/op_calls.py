@@ -12,6 +12,7 @@ from scriptc.ops.rules import Unknown
 from scriptc.types import (
     Bool,
     DeviceT,
+    DType,
     Float,
     Int,
     ListType,
@@ -59,7 +60,8 @@ class OpCalls:
         args = [self.op_argument(a, node) for a in args]
         kwargs = {k: self.op_argument(v, node) for k, v in kwargs.items()}
         reasons, refusals = [], []
-        # a tensor where a number is declared is read as one (at run time) only when no overload takes it
+        # a tensor where a number is declared is read as one (at run time), and an int where a dtype is
+        # as its ScalarType, only when no overload takes it
         for from_tensor in (False, True):
             for op in candidates:
                 bound = self.bind_schema(op, args, kwargs, from_tensor)
@@ -75,7 +77,8 @@ class OpCalls:
                     reasons.append(f"  {op.schema}\n    {refusal}")
                     if refusal is not _RULE_REFUSED:
                         refusals.append(refusal)
-            if not any(isinstance(a, Value) and isinstance(a.type, TensorType) for a in [*args, *kwargs.values()]):
+            if not any(isinstance(a, Value) and (isinstance(a.type, TensorType) or a.type == Int)
+                       for a in [*args, *kwargs.values()]):
                 break
         if failure is not None:
             raise self.error("\n".join([failure, *refusals]), node)
@@ -143,11 +146,11 @@ class OpCalls:
 
     def schema_conversion(self, value: Value, expected: Type, from_tensor: bool = False):
         """Where an op's schema takes int[]: a tuple of ints; int, float, bool or Scalar (`from_tensor`):
-        a one-element tensor's value; Device: a str."""
+        a one-element tensor's value; ScalarType: an int; Device: a str."""
         if isinstance(expected, ListType) and isinstance(value.type, TupleType):
             return self.implicit_conversion(value, ListType(expected.elem if expected.elem != Scalar else Float))
-        if from_tensor and isinstance(value.type, TensorType):
-            return self.implicit_conversion(value, expected, from_tensor=True)
+        if from_tensor and (isinstance(value.type, TensorType) or value.type == Int and expected in _DTYPES):
+            return self.implicit_conversion(value, expected, from_tensor=True)  # (an int dtype: dtype=6)
         if value.type == Str and expected in (DeviceT, OptionalType(DeviceT)):  # torch.zeros(2, device="cpu")
             return self.emit1("device.str", [value, self.shared_const(None)], DeviceT)
         return None
@@ -330,3 +333,6 @@ def _takes_self_tensor(op) -> bool:
     """An op scripted code may call as a tensor method (x.new_zeros(...)) without a Python binding."""
     args = op.schema.args
     return bool(args) and args[0].name == "self" and args[0].is_tensor
+
+
+_DTYPES = (DType, OptionalType(DType))  # where an int is a ScalarType number, in the second pass
