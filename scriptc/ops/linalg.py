@@ -318,7 +318,7 @@ def _batch_norm_kernel(xp, x, running_mean, running_var, weight=None, bias=None,
         count = x.size // c
         if count == 1:
             raise ArgumentError(f"Expected more than 1 value per channel when training, got input size "
-                                f"scriptc.Size({list(x.shape)})")
+                                f"torch.Size({list(x.shape)})")
         mean = x.mean(axis=axes)
         var = x.var(axis=axes)
         if running_mean is not None:

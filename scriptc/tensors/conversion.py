@@ -133,7 +133,7 @@ class Conversions:
         return out.contiguous(memory_format=memory_format)
 
     def type(self, dtype_: dtype | None = None):
-        """The legacy type name ('scriptc.FloatTensor'), or a copy converted to a dtype, a legacy type
+        """The legacy type name ('torch.FloatTensor', as torch names it), or a copy converted to a dtype, a legacy type
         (scriptc.LongTensor) or a legacy type's name."""
         from scriptc.legacy import BY_NAME
 
@@ -142,7 +142,7 @@ class Conversions:
         if isinstance(dtype_, type) and isinstance(getattr(dtype_, "dtype", None), dtype):
             dtype_ = dtype_.dtype
         if dtype_ is None:
-            return f"scriptc.{scalar_type_name(self.dtype)}Tensor"
+            return f"torch.{scalar_type_name(self.dtype)}Tensor"
         return self.to(dtype_)
 
     def type_as(self, other: "Tensor") -> "Tensor":
