@@ -64,6 +64,11 @@ def scalar_type_name(d: dtype) -> str:
     return _TORCH_TYPE_NAMES.get(d.name, d.name)
 
 
+def legacy_type_name(d: dtype) -> str:
+    """The tensor type name torch prints for a CPU tensor of dtype d (`x.type()`: 'torch.FloatTensor')."""
+    return f"torch.{scalar_type_name(d)}Tensor"
+
+
 def fmt_shape(shape) -> str:
     if shape is None:
         return "[?]"
