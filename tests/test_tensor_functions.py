@@ -235,7 +235,17 @@ def test_unravel_index_errors():
 def test_typename():
     assert scriptc.typename(scriptc.zeros(1, dtype=scriptc.int64)) == "torch.LongTensor"
     assert scriptc.typename(3) == "int" == torch.typename(3)
-    assert scriptc.typename(scriptc.nn.Linear) == "scriptc.nn.linear.Linear"
+    assert scriptc.typename(scriptc.nn.Linear) == "torch.nn.modules.linear.Linear"
+
+
+@pytest.mark.parametrize("build", [
+    lambda T: [T.float32, T.Size([1]), T.device("cpu"), T.Tensor, T.Generator(), T.strided, T.channels_last],
+    lambda T: [T.finfo(T.float32), T.no_grad(), T.nn.Parameter, T.optim.SGD, T.utils.data.DataLoader],
+    lambda T: [T.nn.Linear(1, 1), T.nn.MultiheadAttention, T.nn.LSTM, T.nn.Sequential, T.nn.Module],
+    lambda T: [T.optim.lr_scheduler.StepLR, T.distributions.Normal, T.autograd.Function, T.nn.utils.rnn.PackedSequence],
+])
+def test_typename_names_classes_by_torchs_path(build):
+    assert [scriptc.typename(o) for o in build(scriptc)] == [torch.typename(o) for o in build(torch)]
 
 
 def test_lazy_names_match_the_module():
