@@ -106,7 +106,7 @@ class _ModeContext:
         return type(self)()
 
     def __repr__(self) -> str:
-        return f"scriptc.{type(self).__name__}()"
+        return f"<torch.autograd.grad_mode.{type(self).__name__} object at {id(self):#x}>"
 
 
 class _NoParamModeContext(_ModeContext):
@@ -168,7 +168,7 @@ class set_grad_enabled(_ModeContext):
         return type(self)(self.mode)
 
     def __repr__(self) -> str:
-        return f"scriptc.set_grad_enabled(mode={self.mode})"
+        return f"torch.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
 
 
 class inference_mode(_ModeContext):
@@ -193,6 +193,3 @@ class inference_mode(_ModeContext):
 
     def clone(self) -> "inference_mode":
         return type(self)(self.mode)
-
-    def __repr__(self) -> str:
-        return f"scriptc.inference_mode(mode={self.mode})"

@@ -21,7 +21,7 @@ class _LegacyTensorType(type):
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype
 
     def __repr__(cls) -> str:
-        return f"<class 'scriptc.{cls.__name__}'>"
+        return f"<class 'torch.{cls.__name__}'>"
 
 
 def _construct(cls, *args, device=None):

@@ -10,7 +10,7 @@ _TYPES: dict[str, type] = {}
 
 def _repr(self) -> str:
     fields = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self))
-    return f"{__name__}.{type(self).__name__}(\n{fields})"
+    return f"torch.return_types.{type(self).__name__}(\n{fields})"
 
 
 def result_type(name: str, fields: list[str]) -> type:

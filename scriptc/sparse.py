@@ -16,6 +16,7 @@ import numpy as np
 from scriptc import ops as _ops
 from scriptc.ops.matrix import torch_name
 from scriptc.tensors import Tensor, _tracer, call, tensor, wrap
+from scriptc.tensors.printing import dtype_implied
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "sum", "addmm", "softmax", "log_softmax", "sampled_addmm",
            "spdiags", "layout", "strided", "sparse_coo"]
@@ -30,7 +31,7 @@ class layout:
         self.name = name
 
     def __repr__(self) -> str:
-        return f"scriptc.{self.name}"
+        return f"torch.{self.name}"
 
 
 strided = layout("strided")
@@ -117,10 +118,12 @@ class SparseTensor(Tensor):
     def __repr__(self) -> str:
         pad = " " * len("tensor(")
         indices = repr(self._coo_indices).replace("\n", "\n" + pad + " " * len("indices="))
-        values = repr(self._coo_values).replace("\n", "\n" + pad + " " * len("values="))
-        extra = "" if self.dtype.name == "float32" else f", dtype={self.dtype!r}"
+        extra = "" if dtype_implied(self.dtype) else f", dtype={self.dtype!r}"
+        # the dtype is said once, after the size, as torch prints it
+        values = repr(self._coo_values).removesuffix(extra + ")") + ")" if extra else repr(self._coo_values)
+        values = values.replace("\n", "\n" + pad + " " * len("values="))
         return (f"tensor(indices={indices},\n{pad}values={values},\n{pad}size={tuple(self.shape)}, "
-                f"nnz={self._nnz()}{extra}, layout=scriptc.sparse_coo)")
+                f"nnz={self._nnz()}{extra}, layout=torch.sparse_coo)")
 
     __str__ = __repr__
 

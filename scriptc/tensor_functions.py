@@ -202,10 +202,41 @@ def cond(pred, true_fn, false_fn, operands=()):
     return (true_fn if bool(pred) else false_fn)(*operands)
 
 
+# torch's modules for the classes scriptc defines somewhere torch's path does not mirror
+_TORCH_HOMES = {"Generator": "torch._C", "TypedStorage": "torch.storage", "UntypedStorage": "torch.storage",
+                "layout": "torch", "MultiheadAttention": "torch.nn.modules.activation",
+                "no_grad": "torch.autograd.grad_mode", "enable_grad": "torch.autograd.grad_mode",
+                "set_grad_enabled": "torch.autograd.grad_mode", "inference_mode": "torch.autograd.grad_mode"}
+# scriptc packages whose files torch keeps as one module
+_ONE_MODULE_IN_TORCH = ("scriptc.optim.lr_scheduler",)
+# scriptc.nn's own submodules; the other scriptc.nn.<file> hold modules torch keeps in torch.nn.modules.<file>
+_NN_PACKAGES = {"parameter", "functional", "init", "utils", "modules", "attention"}
+
+
+def _torch_module(module: str, cls) -> str:
+    """The module torch.typename names for a class of scriptc's: torch's path to the same class."""
+    if module != "scriptc" and not module.startswith("scriptc."):
+        return module
+    if cls.__name__ in _TORCH_HOMES:
+        return _TORCH_HOMES[cls.__name__]
+    import scriptc
+    if getattr(scriptc, cls.__name__, None) is cls:
+        return "torch"
+    for package in _ONE_MODULE_IN_TORCH:
+        if module.startswith(package + "."):
+            return "torch" + package[len("scriptc"):]
+    parts = module.split(".")
+    if parts[1:2] == ["nn"] and len(parts) == 3 and parts[2] not in _NN_PACKAGES:
+        return f"torch.nn.modules.{parts[2]}"
+    return "torch" + module[len("scriptc"):]
+
+
 def typename(obj) -> str:
-    """A tensor's legacy type name (torch.FloatTensor), else the dotted name of obj or its class."""
+    """A tensor's legacy type name (torch.FloatTensor), else the dotted name of obj or its class, by
+    torch's path for scriptc's own classes (torch.dtype, torch.nn.modules.linear.Linear)."""
     if isinstance(obj, Tensor):
         return obj.type()
+    cls = obj if isinstance(obj, type) else type(obj)
     module = getattr(obj, "__module__", "") or ""
     if hasattr(obj, "__qualname__"):
         qualname = obj.__qualname__
@@ -214,6 +245,7 @@ def typename(obj) -> str:
     else:
         module = obj.__class__.__module__ or ""
         qualname = obj.__class__.__qualname__
+    module = _torch_module(module, cls)
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 
 class dtype:
-    """A tensor element type, named and ordered as in PyTorch (`scriptc.float32`)."""
+    """A tensor element type, named and ordered as in PyTorch (`scriptc.float32`, printed `torch.float32` as torch prints it)."""
 
     __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "category")
 
@@ -28,7 +28,7 @@ class dtype:
         self.category = category
 
     def __repr__(self) -> str:
-        return f"scriptc.{self.name}"
+        return f"torch.{self.name}"
 
     def __reduce__(self):
         return (dtype_from_name, (self.name,))
@@ -172,12 +172,13 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
 
 
 class memory_format(int):
-    """A tensor memory layout (`scriptc.channels_last`); an int in graphs, as TorchScript stores it."""
+    """A tensor memory layout (`scriptc.channels_last`, printed as torch prints it); an int in graphs, as
+    TorchScript stores it."""
 
     _NAMES = ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d")
 
     def __repr__(self) -> str:
-        return f"scriptc.{self._NAMES[self]}"
+        return f"torch.{self._NAMES[self]}"
 
     __str__ = __repr__
 

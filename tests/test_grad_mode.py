@@ -30,7 +30,7 @@ def test_set_grad_enabled_as_function_context_manager_and_decorator():
 
     assert torch.is_grad_enabled(), "decorating leaves the mode as it was"
     assert not doubled(x).requires_grad and torch.is_grad_enabled()
-    assert repr(torch.set_grad_enabled(True)) == "scriptc.set_grad_enabled(mode=True)"
+    assert repr(torch.set_grad_enabled(True)) == "torch.autograd.grad_mode.set_grad_enabled(mode=True)"
 
 
 @pytest.mark.parametrize("mode", [torch.no_grad, torch.enable_grad, torch.inference_mode])

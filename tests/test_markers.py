@@ -56,7 +56,7 @@ def test_memory_formats_lay_copies_out():
     assert not nhwc.is_contiguous() and nhwc.stride() == (60, 1, 15, 3)
     assert torch.empty_like(nhwc).stride() == nhwc.stride()  # preserve_format keeps the layout
     assert torch.zeros_like(nhwc, memory_format=torch.contiguous_format).is_contiguous()
-    assert repr(torch.channels_last) == "scriptc.channels_last" and isinstance(torch.preserve_format, torch.memory_format)
+    assert repr(torch.channels_last) == "torch.channels_last" and isinstance(torch.preserve_format, torch.memory_format)
     with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
         torch.ones(3).clone(memory_format=torch.channels_last)
 

@@ -30,7 +30,7 @@ def test_fields_match_torch():
 
 def test_repr_and_pickle():
     result = scriptc.tensor([1.0, 5.0]).max(0)
-    assert repr(result) == "scriptc.return_types.max(\nvalues=tensor(5.),\nindices=tensor(1))"
+    assert repr(result) == "torch.return_types.max(\nvalues=tensor(5.),\nindices=tensor(1))"
     again = pickle.loads(pickle.dumps(result))
     assert type(again) is scriptc.return_types.max and again.indices.item() == 1
 

@@ -44,7 +44,7 @@ def check_same(ours, theirs):
         for a, b in zip(ours, theirs):
             check_same(a, b)
     elif isinstance(theirs, str):
-        assert ours == theirs.replace("torch.", "scriptc.")
+        assert ours == theirs
     else:
         assert tuple(ours) == tuple(theirs) if isinstance(theirs, torch.Size) else ours == theirs
 
@@ -233,9 +233,19 @@ def test_unravel_index_errors():
 
 
 def test_typename():
-    assert scriptc.typename(scriptc.zeros(1, dtype=scriptc.int64)) == "scriptc.LongTensor"
+    assert scriptc.typename(scriptc.zeros(1, dtype=scriptc.int64)) == "torch.LongTensor"
     assert scriptc.typename(3) == "int" == torch.typename(3)
-    assert scriptc.typename(scriptc.nn.Linear) == "scriptc.nn.linear.Linear"
+    assert scriptc.typename(scriptc.nn.Linear) == "torch.nn.modules.linear.Linear"
+
+
+@pytest.mark.parametrize("build", [
+    lambda T: [T.float32, T.Size([1]), T.device("cpu"), T.Tensor, T.Generator(), T.strided, T.channels_last],
+    lambda T: [T.finfo(T.float32), T.no_grad(), T.nn.Parameter, T.optim.SGD, T.utils.data.DataLoader],
+    lambda T: [T.nn.Linear(1, 1), T.nn.MultiheadAttention, T.nn.LSTM, T.nn.Sequential, T.nn.Module],
+    lambda T: [T.optim.lr_scheduler.StepLR, T.distributions.Normal, T.autograd.Function, T.nn.utils.rnn.PackedSequence],
+])
+def test_typename_names_classes_by_torchs_path(build):
+    assert [scriptc.typename(o) for o in build(scriptc)] == [torch.typename(o) for o in build(torch)]
 
 
 def test_lazy_names_match_the_module():
@@ -333,4 +343,4 @@ def test_size_slices_and_sums_stay_sizes():
         for value in (shape[1:], shape + (5,), (5,) + shape, shape[::-1]):
             assert type(value) is type(shape)
         assert shape[0] == 2 and type(shape[0]) is int
-    assert repr(scriptc.zeros(2, 3).shape[1:]) == "scriptc.Size([3])"
+    assert repr(scriptc.zeros(2, 3).shape[1:]) == "torch.Size([3])"

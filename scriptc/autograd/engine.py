@@ -95,7 +95,7 @@ class Node:
         return "".join(p.capitalize() for p in base.split("_")) + "Backward0"
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object>"
+        return f"<{self.name()} object at {id(self):#x}>"
 
     @property
     def next_functions(self):

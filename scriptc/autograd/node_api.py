@@ -37,7 +37,7 @@ class AccumulateGrad:
         return ()
 
     def __repr__(self) -> str:
-        return "<AccumulateGrad object>"
+        return f"<AccumulateGrad object at {id(self):#x}>"
 
 
 class SavedTensor:

@@ -123,7 +123,9 @@ class OptimizedModule:
             raise misfit from failure
 
     def __repr__(self) -> str:
-        return f"OptimizedModule({len(self.graph)} nodes)"
+        if self.source is None:
+            return f"OptimizedModule({len(self.graph)} nodes)"
+        return f"RecursiveScriptModule(original_name={self.source.original_name})"  # torch's print of a frozen module
 
     def save(self, path, **kwargs) -> None:
         """Save the optimized plan as a `.sc` archive (jit.save); runtime.load and jit.load run it."""

@@ -534,7 +534,7 @@ class ScriptModule(Module):
         return type(self._module).__name__
 
     def __repr__(self) -> str:
-        return _script_module_repr(self._module, type(self).__name__)
+        return _script_module_repr(self._module, "RecursiveScriptModule")
 
     def save(self, path, **kwargs) -> None:
         from .api import save
@@ -548,9 +548,11 @@ def _unused_property(cls, name: str) -> bool:
                                              getattr(member.fget, "_scriptc_unused", False))
 
 
-def _script_module_repr(module, kind: str) -> str:
-    """torch's print of a scripted module: each submodule by name, each showing its original_name."""
+def _script_module_repr(module, kind: str | None) -> str:
+    """torch's print of a scripted module: each submodule by name, each showing its original_name; every
+    module printed as `kind` (RecursiveScriptModule), or as its own class name where kind is None (traced)."""
     children = [f"({name}): {_script_module_repr(child, kind)}" for name, child in module.named_children()]
+    kind = kind or type(module).__name__
     if not children:
         return f"{kind}(original_name={type(module).__name__})"
     body = "\n".join([f"original_name={type(module).__name__}", *children])
@@ -560,6 +562,9 @@ def _script_module_repr(module, kind: str) -> str:
 class TracedModule(ScriptModule):
     """The ScriptModule jit.trace returns for an nn.Module; a submodule the trace called reads as a
     TracedModule of its own (traced_children.py)."""
+
+    def __repr__(self) -> str:
+        return _script_module_repr(self._module, None)
 
     def __getattr__(self, name: str):
         found = super().__getattr__(name)

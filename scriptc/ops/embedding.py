@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from scriptc.types import TensorType
+from scriptc.types import TensorType, from_numpy_dtype
 
 from . import register
+from .rules import legacy_type_name
 from .schema import OPAQUE
 
 
 def _check_indices(indices, name: str = "embedding"):
-    if indices.dtype.kind not in "iu":
+    if indices.dtype.kind != "i" or indices.dtype.itemsize < 4:  # torch takes int32 and int64 only
+        got = legacy_type_name(from_numpy_dtype(indices.dtype))
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {indices.dtype} instead (while checking arguments for {name})")
+                           f"Long, Int; but got {got} instead (while checking arguments for {name})")
 
 
 def _embedding_kernel(xp, indices, weight, padding_idx=None, scale_grad_by_freq=False):

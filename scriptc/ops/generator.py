@@ -105,7 +105,7 @@ class Generator:
         return (_restore, (str(self._device), self.get_state()._data.tobytes()))
 
     def __repr__(self) -> str:
-        return f"<scriptc.Generator object at {id(self):#x}>"
+        return f"<torch._C.Generator object at {id(self):#x}>"
 
 
 def _restore(device, raw: bytes) -> Generator:

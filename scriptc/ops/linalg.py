@@ -5,18 +5,25 @@ from __future__ import annotations
 import math
 
 from scriptc.errors import ArgumentError, ShapeError
-from scriptc.types import TensorType
+from scriptc.types import TensorType, from_numpy_dtype
 
 from . import register
 from .factored import FactoredGradient
-from .rules import check_conv_channels, check_per_channel, conv_out, expand, is_known, matmul_shape
+from .rules import (check_conv_channels, check_per_channel, conv_out, cpp_type_name, expand, is_known, matmul_shape,
+                    scalar_type_name)
 from .schema import LAYER_NORM, OPAQUE, FusionTail
 
 
-def _same_dtype(a, b, op_name):
+# torch's words for mixed dtypes, by kernel: (C++ names or scalar type names, message)
+_MIXED_DTYPES = {"matmul": (cpp_type_name, "expected m1 and m2 to have the same dtype, but got: {} != {}"),
+                 "addmm": (scalar_type_name, "mat1 and mat2 must have the same dtype, but got {} and {}"),
+                 "conv": (scalar_type_name, "expected scalar type {} but found {}")}
+
+
+def _same_dtype(a, b, kernel: str):
     if a.dtype != b.dtype:
-        raise RuntimeError(f"{op_name}: expected m1 and m2 to have the same dtype, but got: "
-                           f"{a.dtype.name} != {b.dtype.name}")
+        name, message = _MIXED_DTYPES[kernel]
+        raise RuntimeError(message.format(name(from_numpy_dtype(a.dtype)), name(from_numpy_dtype(b.dtype))))
 
 
 def _matmul_kernel(xp, a, b):
@@ -77,7 +84,7 @@ def _linear_kernel(xp, x, w, b=None):
         raise ShapeError(f"mat1 and mat2 shapes cannot be multiplied "
                          f"({x.shape[0] if x.ndim > 1 else 1}x{x.shape[-1] if x.ndim else 1} and "
                          f"{'x'.join(map(str, reversed(w.shape)))})")
-    _same_dtype(x, w, "linear")
+    _same_dtype(x, w, "matmul" if b is None else "addmm")
     if x.ndim == 2 and w.ndim == 2 and 4 * x.shape[0] <= w.shape[0]:
         # few rows times a tall weight (a recurrent step): BLAS is faster as w @ x^T than with w transposed
         out = xp.ascontiguousarray(xp.matmul(w, x.T).T)
@@ -208,7 +215,7 @@ def _conv2d_kernel(xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1, 
     # written out to memory and read back (a 16-image batch's 19 MB, for a 3x3 conv of 32 channels
     # over 32x32 outputs).
     # `run_slices(fn, n)`: when given, calls fn(start, end) over slices of the batch side by side.
-    _same_dtype(x, w, "conv2d")
+    _same_dtype(x, w, "conv")
     x, padding = _same_as_symmetric(xp, x, w, stride, padding, dilation)
     sh, sw, ph, pw, dh, dw, oh, ow = _conv_params(x, w, stride, padding, dilation, groups)
     n, o = x.shape[0], w.shape[0]
@@ -318,7 +325,7 @@ def _batch_norm_kernel(xp, x, running_mean, running_var, weight=None, bias=None,
         count = x.size // c
         if count == 1:
             raise ArgumentError(f"Expected more than 1 value per channel when training, got input size "
-                                f"scriptc.Size({list(x.shape)})")
+                                f"torch.Size({list(x.shape)})")
         mean = x.mean(axis=axes)
         var = x.var(axis=axes)
         if running_mean is not None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 import warnings
 
-from scriptc.types import TensorType, bfloat16, default_float
+from scriptc.types import TensorType, bfloat16, bool_, default_float, from_numpy_dtype
 
 from . import bfloat16 as bfloat16_storage
 from . import expr as E
 from . import register
-from .rules import broadcast_shapes, output_dtype, promote_types
+from .rules import broadcast_shapes, cpp_type_name, output_dtype, promote_types
 from .schema import COMPARE, POINTWISE, PROMOTE, PROMOTE_FLOAT, TO_BOOL
 from .factory import with_layout
 from .special import erf as erf_kernel
@@ -316,11 +316,26 @@ register("where.method(self: Tensor, condition: Tensor, other: Tensor|Scalar) ->
          lambda xp, a, c, b: xp.where(c, a, b), dtype_rule=PROMOTE, scalar=lambda a, c, b: E.select(c, a, b),
          grad=lambda ctx, g: (g * ctx.condition, None, g * ~ctx.condition.astype(bool)),
          save=("condition",), function=False, doc="x.where(condition, y): torch.where(condition, x, y).")
+def _check_boolean_mask(mask_dtype) -> None:
+    if mask_dtype is not bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {cpp_type_name(mask_dtype)}")
+
+
+def _masked_fill_kernel(xp, x, mask, value):
+    _check_boolean_mask(from_numpy_dtype(mask.dtype))
+    return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
+
+
+def _masked_fill_type(x: TensorType, mask: TensorType, value) -> TensorType:
+    _check_boolean_mask(mask.dtype)
+    return TensorType(x.dtype, broadcast_shapes(x.shape, mask.shape), x.device)
+
+
 register("masked_fill(self: Tensor, mask: Tensor, value: Tensor|Scalar) -> Tensor", POINTWISE,
-         lambda xp, x, m, v: xp.where(m, xp.asarray(v, dtype=x.dtype), x),
+         _masked_fill_kernel,
          dtype_rule=None, scalar=lambda x, m, v: E.select(m, v, x),
-         shape=lambda x, m, v: TensorType(x.dtype, broadcast_shapes(x.shape, m.shape), x.device),
-         grad=lambda ctx, g: (g * ~ctx.mask.astype(bool), None, None), save=("mask",), inplace=True,
+         shape=_masked_fill_type, grad=lambda ctx, g: (g * ~ctx.mask.astype(bool), None, None), save=("mask",),
+         inplace=True,
          doc="self with the elements where mask is True replaced by value.")
 _binary("maximum", lambda xp, a, b: xp.maximum(a, b), E.maximum, inplace=False, save=("self", "other"),
         grad=lambda ctx, g: (g * (ctx.self >= ctx.other), g * (ctx.self < ctx.other)))

@@ -423,7 +423,7 @@ def _affine_grid_check(theta, size):
     d = len(size) - 2
     if theta.ndim != 3 or theta.shape[1:] != (d, d + 1):
         kind = "2D affine matrices of shape Nx2x3" if d == 2 else "3D affine matrices of shape Nx3x4"
-        raise ArgumentError(f"Expected a batch of {kind} for size {list(size)}. Got scriptc.Size({list(theta.shape)}).")
+        raise ArgumentError(f"Expected a batch of {kind} for size {list(size)}. Got torch.Size({list(theta.shape)}).")
     if min(size) <= 0:
         raise ArgumentError(f"Expected non-zero, positive output size. Got {list(size)}")
     if theta.shape[0] != size[0]:

@@ -64,6 +64,22 @@ def scalar_type_name(d: dtype) -> str:
     return _TORCH_TYPE_NAMES.get(d.name, d.name)
 
 
+_CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+                   "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                   "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+                   "complex128": "c10::complex<double>"}
+
+
+def cpp_type_name(d: dtype) -> str:
+    """The C++ element type torch's kernels name in some messages ('float', 'long int')."""
+    return _CPP_TYPE_NAMES[d.name]
+
+
+def legacy_type_name(d: dtype) -> str:
+    """The tensor type name torch prints for a CPU tensor of dtype d (`x.type()`: 'torch.FloatTensor')."""
+    return f"torch.{scalar_type_name(d)}Tensor"
+
+
 def fmt_shape(shape) -> str:
     if shape is None:
         return "[?]"

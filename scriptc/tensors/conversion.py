@@ -9,7 +9,7 @@ import numpy as np
 
 from scriptc import ops as _ops
 from scriptc.ops import bfloat16 as _bfloat16
-from scriptc.ops.rules import scalar_type_name
+from scriptc.ops.rules import legacy_type_name
 from scriptc.tensors import core
 from scriptc.types import (
     bfloat16,
@@ -133,7 +133,7 @@ class Conversions:
         return out.contiguous(memory_format=memory_format)
 
     def type(self, dtype_: dtype | None = None):
-        """The legacy type name ('scriptc.FloatTensor'), or a copy converted to a dtype, a legacy type
+        """The legacy type name ('torch.FloatTensor', as torch names it), or a copy converted to a dtype, a legacy type
         (scriptc.LongTensor) or a legacy type's name."""
         from scriptc.legacy import BY_NAME
 
@@ -142,7 +142,7 @@ class Conversions:
         if isinstance(dtype_, type) and isinstance(getattr(dtype_, "dtype", None), dtype):
             dtype_ = dtype_.dtype
         if dtype_ is None:
-            return f"scriptc.{scalar_type_name(self.dtype)}Tensor"
+            return legacy_type_name(self.dtype)
         return self.to(dtype_)
 
     def type_as(self, other: "Tensor") -> "Tensor":

@@ -33,10 +33,10 @@ _COPY = _ops.OPS["copy"]
 
 
 class Size(tuple):
-    """The shape of a tensor: a tuple of ints, printed as `scriptc.Size([2, 3])`."""
+    """The shape of a tensor: a tuple of ints, printed as `torch.Size([2, 3])` (as torch prints it)."""
 
     def __repr__(self) -> str:
-        return f"scriptc.Size({list(self)})"
+        return f"torch.Size({list(self)})"
 
     def numel(self) -> int:
         return math.prod(self)

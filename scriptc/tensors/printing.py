@@ -146,7 +146,7 @@ def format_data(a: np.ndarray, indent: int) -> str:
     return _format_array(a, indent, summarize, fmt)
 
 
-def _dtype_implied(d) -> bool:
+def dtype_implied(d) -> bool:
     """Whether a tensor of dtype d prints without dtype= (torch's list: the default dtype, its complex
     partner, int64, bool)."""
     return d in (default_float(), complex128 if default_float() is float64 else complex64, int64, bool_)
@@ -164,7 +164,7 @@ def _tensor_repr(t: Tensor, prefix: str = "tensor(") -> str:
             suffixes.append(f"dtype={d!r}")
         body = "[]"
     else:
-        if not _dtype_implied(d):
+        if not dtype_implied(d):
             suffixes.append(f"dtype={d!r}")
         body = format_data(a, indent)
     tangent = forward_ad._tangent_of(t) if forward_ad._LEVEL[0] is not None else None

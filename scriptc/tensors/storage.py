@@ -15,6 +15,11 @@ from scriptc.types import CPU, dtype as dtype_type
 __all__ = ["UntypedStorage", "TypedStorage", "frombuffer"]
 
 
+def _storage_text(values: list, info: str) -> str:
+    """torch's storage printout: one element a line, then the storage's kind and size."""
+    return " " + "\n ".join(str(v) for v in values) + "\n" + info
+
+
 def _buffer_of(array: np.ndarray) -> np.ndarray:
     """The array that owns the memory `array` views (itself when it owns it)."""
     while isinstance(array.base, np.ndarray):
@@ -58,9 +63,7 @@ class UntypedStorage:
         return self._bytes.tolist()
 
     def __repr__(self) -> str:
-        head = " " + "\n ".join(str(v) for v in self._bytes[:20].tolist())
-        return f"{head}{' ...' if self._bytes.size > 20 else ''}\n[scriptc.storage.UntypedStorage(device=cpu) " \
-               f"of size {self._bytes.size}]"
+        return _storage_text(self.tolist(), f"[torch.storage.UntypedStorage(device=cpu) of size {self._bytes.size}]")
 
 
 _warned_typed = [False]
@@ -105,7 +108,8 @@ class TypedStorage:
         return self[:]
 
     def __repr__(self) -> str:
-        return f"{self.tolist()}\n[scriptc.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {len(self)}]"
+        return _storage_text(self.tolist(),
+                             f"[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {len(self)}]")
 
 
 def untyped_storage(t) -> UntypedStorage:

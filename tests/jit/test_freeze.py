@@ -96,3 +96,13 @@ def test_a_tuple_attribute_holding_a_tensor_freezes(tmp_path):
     frozen.save(tmp_path / "frozen.sc")
     np.testing.assert_allclose(scriptc.jit.load(tmp_path / "frozen.sc")(scriptc.from_numpy(x))[0].numpy(),
                                expected.numpy())
+
+
+def test_a_frozen_module_prints_as_torchs():
+    printed = []
+    for engine in (scriptc, torch):
+        model = engine.nn.Sequential(engine.nn.Linear(2, 2), engine.nn.ReLU()).eval()
+        printed.append([repr(engine.jit.freeze(engine.jit.script(model))),
+                        repr(engine.jit.optimize_for_inference(engine.jit.script(model))),
+                        repr(engine.jit.freeze(engine.jit.trace(model, engine.ones(1, 2))))])
+    assert printed[0] == printed[1]

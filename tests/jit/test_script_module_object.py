@@ -34,15 +34,24 @@ def test_print_lists_submodules_by_their_original_names():
     scripted = torch.jit.script(_Tree())
     assert scripted.original_name == "_Tree"
     assert repr(scripted) == (
-        "ScriptModule(\n"
+        "RecursiveScriptModule(\n"
         "  original_name=_Tree\n"
-        "  (lin): ScriptModule(original_name=Linear)\n"
-        "  (branch): ScriptModule(\n"
+        "  (lin): RecursiveScriptModule(original_name=Linear)\n"
+        "  (branch): RecursiveScriptModule(\n"
         "    original_name=_Branch\n"
-        "    (leaf): ScriptModule(original_name=_Leaf)\n"
+        "    (leaf): RecursiveScriptModule(original_name=_Leaf)\n"
         "  )\n"
         ")")
-    assert repr(torch.jit.script(_Leaf())) == "ScriptModule(original_name=_Leaf)"
+    assert repr(torch.jit.script(_Leaf())) == "RecursiveScriptModule(original_name=_Leaf)"
+    assert repr(torch.jit.trace(_Tree(), torch.ones(1, 3))) == (
+        "_Tree(\n"
+        "  original_name=_Tree\n"
+        "  (lin): Linear(original_name=Linear)\n"
+        "  (branch): _Branch(\n"
+        "    original_name=_Branch\n"
+        "    (leaf): _Leaf(original_name=_Leaf)\n"
+        "  )\n"
+        ")")
 
 
 def test_dir_shows_the_modules_attributes():

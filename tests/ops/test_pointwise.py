@@ -49,3 +49,17 @@ def test_integer_powers_with_negative_exponents_are_torchs(call):
             return type(exc).__name__, str(exc)
 
     assert outcome(scriptc) == outcome(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "uint8", "int16", "float16"])
+def test_masked_fill_refuses_a_non_boolean_mask_as_torch(dtype):
+    messages = []
+    for lib in (scriptc, torch):
+        for call in (lambda x, m: x.masked_fill(m, 0.0), lambda x, m: x.masked_fill_(m, 0.0)):
+            with pytest.raises(RuntimeError) as info:
+                call(lib.ones(2), lib.ones(2, dtype=getattr(lib, dtype)))
+            messages.append(str(info.value))
+    assert messages[:2] == messages[2:]
+    traced = scriptc.jit.trace(lambda x, m: x.masked_fill(m, 0.0), (scriptc.ones(2), scriptc.tensor([True, False])))
+    with pytest.raises(RuntimeError, match="masked_fill_ only supports boolean masks"):
+        traced(scriptc.ones(2), scriptc.ones(2, dtype=getattr(scriptc, dtype)))

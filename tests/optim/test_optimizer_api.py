@@ -242,7 +242,7 @@ def test_lbfgs_refuses_parameter_groups():
 def test_bad_params_raise_as_torch():
     with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
         scriptc.optim.SGD([], lr=0.1)
-    with pytest.raises(TypeError, match="should be an iterable of Tensors or dicts, but got scriptc.FloatTensor"):
+    with pytest.raises(TypeError, match="should be an iterable of Tensors or dicts, but got torch.FloatTensor"):
         scriptc.optim.SGD(scriptc.ones(2), lr=0.1)
     with pytest.raises(TypeError, match="optimizer can only optimize Tensors, but one of the params is int"):
         scriptc.optim.SGD([1], lr=0.1)
