@@ -10,6 +10,7 @@ models raise the same SignatureError for each.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,9 +109,20 @@ def check_shared_dims(groups: tuple, names: list, args: list, method: str) -> No
                                      f"size {shape[dim]}")
 
 
-def check_input_dims(baked: tuple, inputs: list, args: list, method: str) -> None:
-    """check_baked_dims and check_shared_dims for a call of a graph whose inputs (less `self`) are
-    `inputs`, named as the graph names them."""
-    names = [v.name or f"input{i}" for i, v in enumerate(inputs)]
-    check_baked_dims(baked, names, args, method)
-    check_shared_dims(shared_dims([v.type for v in inputs]), names, args, method)
+# graph -> (its inputs after `self`: their names, their shared dims), worked out at a graph's first call
+_LAYOUTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def check_input_dims(baked: tuple, graph, skip: int, args: list, method: str) -> None:
+    """check_baked_dims and check_shared_dims for a call of `graph` whose inputs after the first
+    `skip` (`self`) take `args`, named as the graph names them."""
+    layout = _LAYOUTS.get(graph)
+    if layout is None or layout[0] != skip:
+        inputs = graph.inputs[skip:]
+        layout = _LAYOUTS[graph] = (skip, [v.name or f"input{i}" for i, v in enumerate(inputs)],
+                                    shared_dims([v.type for v in inputs]))
+    _, names, shared = layout
+    if baked:
+        check_baked_dims(baked, names, args, method)
+    if shared:
+        check_shared_dims(shared, names, args, method)
