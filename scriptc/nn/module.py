@@ -504,12 +504,11 @@ class Module(ModuleHooks, ModuleConversion):
     _compiled_call_impl = None  # set by compile(): what calls run instead of _call_impl
 
     def __call__(self, *args, **kwargs):
-        # the common case first, in this frame: no compiled program, no hooks
-        if self._compiled_call_impl is None and not (self._forward_hooks or self._forward_pre_hooks or
-                                                     self._backward_hooks or self._backward_pre_hooks):
-            return self.forward(*args, **kwargs)
         if self._compiled_call_impl is not None:
             return self._compiled_call_impl(*args, **kwargs)
+        # (the common case in this frame, not through _call_impl: a frame less on every module call)
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks):
+            return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _call_impl(self, *args, **kwargs):
