@@ -41,6 +41,7 @@ from llvmlite import ir
 from scriptc.codegen.llvm.loop import loop
 
 BLOCK_BYTES = 128
+DONE_AT, SLEEPING_AT = 4, 8  # the block fields the pool reads from Python (runtime/pool.py)
 CHUNKS = 8               # chunks a worker's slice is cut into (see above)
 SPIN_LIMIT = 1000        # pause instructions before a worker sleeps: ~50-100 us (Intel), 20-30 us (AMD EPYC)
 YIELD_EVERY = 64         # a spinning worker yields its core this often (2-core machines share it with BLAS)
@@ -165,8 +166,8 @@ def _worker(module: ir.Module) -> None:
     h = _Builder(module, fn)
     b = h.b
     block = fn.args[0]
-    seq, done = h.field(block, 0, I32), h.field(block, 4, I32)
-    sleeping, stop = h.field(block, 8, I32), h.field(block, 12, I32)
+    seq, done = h.field(block, 0, I32), h.field(block, DONE_AT, I32)
+    sleeping, stop = h.field(block, SLEEPING_AT, I32), h.field(block, 12, I32)
     entry = b.block
     wait, spin, sleep, job, leave = (fn.append_basic_block(n) for n in ("wait", "spin", "sleep", "job", "leave"))
     b.branch(wait)
@@ -264,7 +265,7 @@ def _parallel_for(module: ir.Module) -> None:
         seq = h.field(block, 0, I32)
         h.store(b.add(b.load(seq), ir.Constant(I32, 1)), seq)
         wake, posted = fn.append_basic_block("wake"), fn.append_basic_block("posted")
-        b.cbranch(b.icmp_unsigned("!=", h.load(h.field(block, 8, I32)), ir.Constant(I32, 0)), wake, posted)
+        b.cbranch(b.icmp_unsigned("!=", h.load(h.field(block, SLEEPING_AT, I32)), ir.Constant(I32, 0)), wake, posted)
         b.position_at_end(wake)
         h.futex(seq, _FUTEX_WAKE_PRIVATE, ir.Constant(I32, 1))
         b.branch(posted)
@@ -283,7 +284,7 @@ def _parallel_for(module: ir.Module) -> None:
         b.position_at_end(wait)
         spins = b.phi(I64, "spins")
         spins.add_incoming(ir.Constant(I64, 0), claim_block)
-        b.cbranch(b.icmp_unsigned("==", h.load(h.field(block, 4, I32), "acquire"), expected), joined, wait_more)
+        b.cbranch(b.icmp_unsigned("==", h.load(h.field(block, DONE_AT, I32), "acquire"), expected), joined, wait_more)
         b.position_at_end(wait_more)
         h.pause()
         more = b.add(spins, ir.Constant(I64, 1))

@@ -13,11 +13,14 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from scriptc.native import threads as native
 
 MAX_WORKERS = 63
+# How long ensure() waits for a new worker to reach its native loop (it takes ~0.1 ms).
+START_TIMEOUT_S = 1.0
 _SPLIT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                           ctypes.c_void_p, ctypes.c_void_p)
 _WORKER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -58,10 +61,27 @@ class _NativeWorkers:
                 thread = threading.Thread(target=worker, args=(block,), daemon=True, name=f"scriptc-{self.started}")
                 thread.start()
                 self._threads.append(thread)
+                _wait_running(block)
                 self.started += 1
 
     def run(self, workers: int, kernel, n: int, ptrs, meta) -> None:
         self._split(self.blocks, workers, self.busy_address, kernel.address, n, ptrs, meta)
+
+
+def _wait_running(block: int) -> None:
+    """Wait (the GIL released) until the worker of `block` runs its native loop: it has gone to sleep
+    there or run a job. A started thread still needs the GIL for the few bytecodes before its ctypes
+    call, and a caller that keeps calling compiled code (runtime.load priming a model) releases and
+    retakes the GIL so quickly that CPython's hand-off may not let the waiter in: with the process at
+    real-time priority (chrt -f), word-LM's worker ran none of the 1669 jobs its load posted, and the
+    first calls after it ran at one thread's speed (1.7x the steady time at two threads) until the
+    caller slept long enough for the worker to start. Under the default scheduler the worker mostly
+    started within the load anyway; now it always has before the pool's first split."""
+    done = ctypes.c_int32.from_address(block + native.DONE_AT)
+    sleeping = ctypes.c_int32.from_address(block + native.SLEEPING_AT)
+    deadline = time.perf_counter() + START_TIMEOUT_S
+    while not (sleeping.value or done.value) and time.perf_counter() < deadline:
+        time.sleep(1e-4)
 
 
 _native = _NativeWorkers() if native.supported() else None

@@ -137,3 +137,21 @@ def test_a_plan_with_compiled_kernels_starts_the_workers_its_splits_use():
               "print(pool._native.started)\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0", "2"]
+
+
+@pytest.mark.skipif(pool_module._native is None, reason="no native workers on this platform")
+def test_started_workers_run_their_native_loop_before_the_pool_is_used():
+    """A worker thread needs the GIL once before its native loop, and a caller that keeps calling
+    compiled code (load priming a model) never let it in: start_workers returns with each worker in
+    its loop - asleep there or having run a job - read at once, the GIL never released in between.
+    (In a new process: the workers are the process's.)"""
+    script = (f"import sys; sys.path.insert(0, {os.getcwd()!r})\n"
+              "import ctypes\n"
+              "from scriptc.native import threads\n"
+              "from scriptc.runtime import pool\n"
+              "pool.ThreadPool(3).start_workers()\n"
+              "blocks = [pool._native.blocks + threads.BLOCK_BYTES * i for i in range(pool._native.started)]\n"
+              "print(pool._native.started, all(ctypes.c_int32.from_address(b + threads.SLEEPING_AT).value or\n"
+              "                                ctypes.c_int32.from_address(b + threads.DONE_AT).value for b in blocks))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2", "True"]
