@@ -70,13 +70,12 @@ class _NativeWorkers:
 
 def _wait_running(block: int) -> None:
     """Wait (the GIL released) until the worker of `block` runs its native loop: it has gone to sleep
-    there or run a job. A started thread still needs the GIL for the few bytecodes before its ctypes
-    call, and a caller that keeps calling compiled code (runtime.load priming a model) releases and
-    retakes the GIL so quickly that CPython's hand-off may not let the waiter in: with the process at
-    real-time priority (chrt -f), word-LM's worker ran none of the 1669 jobs its load posted, and the
-    first calls after it ran at one thread's speed (1.7x the steady time at two threads) until the
-    caller slept long enough for the worker to start. Under the default scheduler the worker mostly
-    started within the load anyway; now it always has before the pool's first split."""
+    there or run a job. When Thread.start returns, the worker still needs the GIL for the bytecodes
+    before its ctypes call: with the starting thread busy in Python it had not reached its loop after
+    1-8 ms (after 0.2 ms of that thread asleep, always). Until it has, it runs no job (and callers do
+    not wake it: it has not set `sleeping`): at real-time priority (chrt -f), where the starting
+    thread keeps its CPU, word-LM's worker ran none of the 1669 jobs its load posted, and its first
+    calls after load ran at one thread's speed (1.7x the steady time at two threads)."""
     done = ctypes.c_int32.from_address(block + native.DONE_AT)
     sleeping = ctypes.c_int32.from_address(block + native.SLEEPING_AT)
     deadline = time.perf_counter() + START_TIMEOUT_S
