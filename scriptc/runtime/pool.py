@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from scriptc.native import threads as native
 
 MAX_WORKERS = 63
-# How long ensure() waits for a new worker to reach its native loop (it takes ~0.1 ms).
-START_TIMEOUT_S = 1.0
+# How long ensure() waits for new workers to reach their native loop (it takes ~0.1 ms).
+START_TIMEOUT_S = 5.0
 _SPLIT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                           ctypes.c_void_p, ctypes.c_void_p)
 _WORKER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -56,30 +56,30 @@ class _NativeWorkers:
             self.split_address = addresses["scriptc_split"]
             self._split = _SPLIT(self.split_address)
             worker = _WORKER(addresses["scriptc_worker"])
-            while self.started < count:
-                block = self.blocks + native.BLOCK_BYTES * self.started
-                thread = threading.Thread(target=worker, args=(block,), daemon=True, name=f"scriptc-{self.started}")
+            blocks = [self.blocks + native.BLOCK_BYTES * index for index in range(self.started, count)]
+            for index, block in enumerate(blocks, self.started):
+                thread = threading.Thread(target=worker, args=(block,), daemon=True, name=f"scriptc-{index}")
                 thread.start()
                 self._threads.append(thread)
-                _wait_running(block)
-                self.started += 1
+            _wait_running(blocks)
+            self.started = count
 
     def run(self, workers: int, kernel, n: int, ptrs, meta) -> None:
         self._split(self.blocks, workers, self.busy_address, kernel.address, n, ptrs, meta)
 
 
-def _wait_running(block: int) -> None:
-    """Wait (the GIL released) until the worker of `block` runs its native loop: it has gone to sleep
-    there or run a job. When Thread.start returns, the worker still needs the GIL for the bytecodes
-    before its ctypes call: with the starting thread busy in Python it had not reached its loop after
-    1-8 ms (after 0.2 ms of that thread asleep, always). Until it has, it runs no job (and callers do
-    not wake it: it has not set `sleeping`): at real-time priority (chrt -f), where the starting
-    thread keeps its CPU, word-LM's worker ran none of the 1669 jobs its load posted, and its first
-    calls after load ran at one thread's speed (1.7x the steady time at two threads)."""
-    done = ctypes.c_int32.from_address(block + native.DONE_AT)
-    sleeping = ctypes.c_int32.from_address(block + native.SLEEPING_AT)
+def _wait_running(blocks: list[int]) -> None:
+    """Wait (the GIL released) until the worker of each block runs its native loop: it has gone to
+    sleep there or run a job. When Thread.start returns, a worker still needs the GIL for the
+    bytecodes before its ctypes call: with the starting thread busy in Python it had not reached its
+    loop after 1-8 ms (after 0.2 ms of that thread asleep, always). Until it has, it runs no job (and
+    callers do not wake it: it has not set `sleeping`): at real-time priority (chrt -f), where the
+    starting thread keeps its CPU, word-LM's worker ran none of the 1669 jobs its load posted, and
+    its first calls after load ran at one thread's speed (1.7x the steady time at two threads)."""
+    flags = [(ctypes.c_int32.from_address(block + native.SLEEPING_AT),
+              ctypes.c_int32.from_address(block + native.DONE_AT)) for block in blocks]
     deadline = time.perf_counter() + START_TIMEOUT_S
-    while not (sleeping.value or done.value) and time.perf_counter() < deadline:
+    while not all(sleeping.value or done.value for sleeping, done in flags) and time.perf_counter() < deadline:
         time.sleep(1e-4)
 
 
