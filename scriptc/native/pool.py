@@ -101,6 +101,6 @@ def _build(b: ir.IRBuilder, args, element) -> None:
             with maximum:
                 start_vector = gathered.splat(ir.Constant(element, float("-inf")))
                 gathered.windows(x, out, tables, geometry, start_vector, combine_max, lambda acc, first, stored: acc,
-                                 start_vector, lambda: loop(b, zero, oh, out_row, "oy"))
+                                 start_vector, lambda: loop(b, zero, oh, out_row, "oy"), separable=True)
     loop(b, start, end, planes, "plane")
     b.ret_void()

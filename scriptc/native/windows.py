@@ -87,20 +87,25 @@ class Gathered:
         self.maximum = ir.Function(module, ir.FunctionType(self.vector, [self.vector, self.vector]),
                                    f"llvm.maximum.{suffix}")
         self.accumulator = b.alloca(self.vector)
+        # rows()'s last window row's taps combined, and which input row they are (separable windows)
+        self.row_taps, self.row_of_taps = b.alloca(self.vector), b.alloca(I64)
         self.column_masks = b.alloca(masks, size=ir.Constant(I64, 2 * ROW_MAX_KW))
         self.align = ir.Constant(I32, 8 if element == ir.DoubleType() else 4)
 
     def splat(self, scalar, kind=None):
         return vector_splat(self.b, scalar, kind or self.vector)
 
-    def windows(self, x, out, tables, geometry, start, combine, finish, passthrough, by_rows) -> None:
+    def windows(self, x, out, tables, geometry, start, combine, finish, passthrough, by_rows,
+                separable: bool = False) -> None:
         """out (the plane's OH*OW outputs) = finish(the window's taps combined, first position, store
         mask) for each vector of outputs: the accumulator starts at `start` (a vector),
         combine(accumulator, values, ky, kx) takes in each tap's values (`passthrough`, a constant,
         in lanes whose tap is padding). `geometry`: (H, W, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW) as
         i64 values; `tables`: the positions() tables' pointers (i32); by_rows(): the caller's own
         loop, for the planes none of these take (long rows at a stride past 2, windows past
-        GATHER_MAX_TAPS taps).
+        GATHER_MAX_TAPS taps). `separable`: combine's result does not depend on the order of its
+        values nor on the tap (a maximum), so that rows() may combine each window row's taps first and
+        take the combined row again where the next output row's window starts on it.
 
         The ways, first that applies: where the input position of each tap is the output's plus a
         constant (stride 1 along rows, and rows of outputs as long as the rows of input they step
@@ -118,16 +123,17 @@ class Gathered:
         with b.if_else(b.and_(square_window, undilated)) as (square, other):
             with square:
                 self._windows(x, out, tables, (*geometry[:4], three, three, *geometry[6:10], one, one), start, combine,
-                              finish, passthrough, by_rows)
+                              finish, passthrough, by_rows, separable)
             with other:
                 with b.if_else(undilated) as (plain, dilated):
                     with plain:
                         self._windows(x, out, tables, (*geometry[:10], one, one), start, combine, finish, passthrough,
-                                      by_rows)
+                                      by_rows, separable)
                     with dilated:
-                        self._windows(x, out, tables, geometry, start, combine, finish, passthrough, by_rows)
+                        self._windows(x, out, tables, geometry, start, combine, finish, passthrough, by_rows,
+                                      separable)
 
-    def _windows(self, x, out, tables, geometry, start, combine, finish, passthrough, by_rows) -> None:
+    def _windows(self, x, out, tables, geometry, start, combine, finish, passthrough, by_rows, separable) -> None:
         b = self.b
         h, w, oh, ow, kh, kw, sh, sw = geometry[:8]
         one, taps = ir.Constant(I64, 1), b.mul(kh, kw)
@@ -142,7 +148,7 @@ class Gathered:
             with other:
                 with b.if_else(vector_rows) as (rows, rest):
                     with rows:
-                        self.rows(x, out, geometry, start, combine, finish, passthrough)
+                        self.rows(x, out, geometry, start, combine, finish, passthrough, separable)
                     with rest:
                         with b.if_else(self.applies(ow, sw, taps)) as (gathers, own):
                             with gathers:
@@ -199,19 +205,35 @@ class Gathered:
                                        stored])
         loop(b, zero, b.mul(oh, ow), chunk, "chunk", step=self.width)
 
-    def rows(self, x, out, geometry, start, combine, finish, passthrough) -> None:
+    def rows(self, x, out, geometry, start, combine, finish, passthrough, separable: bool = False) -> None:
         """windows()'s results, a vector of one output row's outputs at a time (rows of any length,
         windows of up to ROW_MAX_KW columns, stride 1 or 2 along the row): each tap's
         values come from a masked load of the input row (the even elements of two, at stride 2)
-        instead of a gather, and the window's rows outside the image are skipped."""
+        instead of a gather, and the window's rows outside the image are skipped. Where `separable`
+        (windows()) and each output row's window starts on the last row of the one before (an
+        undilated window one row taller than its stride: SqueezeNet's 3x3 pools at stride 2), each window row's taps
+        are combined apart and that row's result is taken again by the next output row: 2 rows of taps
+        an output row instead of 3."""
         b = self.b
+        last_row = b.mul(b.sub(geometry[4], ir.Constant(I64, 1)), geometry[10])  # (the window's last row's offset)
+        shared = b.icmp_signed("==", last_row, geometry[6]) if separable else None
+
+        def strided(stride: int) -> None:
+            if shared is None:
+                self._rows(x, out, geometry, start, combine, finish, passthrough, stride, False)
+                return
+            with b.if_else(shared) as (reused, plain):
+                with reused:
+                    self._rows(x, out, geometry, start, combine, finish, passthrough, stride, True)
+                with plain:
+                    self._rows(x, out, geometry, start, combine, finish, passthrough, stride, False)
         with b.if_else(b.icmp_signed("==", geometry[7], ir.Constant(I64, 1))) as (unit, double):
             with unit:
-                self._rows(x, out, geometry, start, combine, finish, passthrough, 1)
+                strided(1)
             with double:
-                self._rows(x, out, geometry, start, combine, finish, passthrough, 2)
+                strided(2)
 
-    def _rows(self, x, out, geometry, start, combine, finish, passthrough, stride: int) -> None:
+    def _rows(self, x, out, geometry, start, combine, finish, passthrough, stride: int, reused: bool) -> None:
         b, indices, width = self.b, self.indices, self.width
         h, w, oh, ow, kh, kw, sh, _, ph, pw, dh, dw = geometry
         zero, two = ir.Constant(I64, 0), ir.Constant(I64, 2)
@@ -245,6 +267,7 @@ class Gathered:
                     b.store(b.and_(inside, wanted), b.gep(self.column_masks, [b.add(b.mul(kx, two),
                                                                                     ir.Constant(I64, half))]))
             loop(b, zero, kw, column_masks, "masks")
+            b.store(ir.Constant(I64, -1), self.row_of_taps)  # (no row's yet: the masks are this chunk's)
 
             def out_row(oy):
                 top = b.sub(b.mul(oy, sh), ph)
@@ -252,17 +275,27 @@ class Gathered:
                 b.store(start, self.accumulator)
 
                 def window_row(ky):
-                    line = b.gep(x, [b.mul(b.add(top, b.mul(ky, dh)), w)])
+                    row = b.add(top, b.mul(ky, dh))
+                    line = b.gep(x, [b.mul(row, w)])
 
-                    def tap(kx):
-                        at = b.gep(line, [left_of(first_column, kx)])
-                        halves = [self._masked(b.gep(at, [ir.Constant(I64, half * width)]),
-                                               b.load(b.gep(self.column_masks, [b.add(b.mul(kx, two),
-                                                                                      ir.Constant(I64, half))])),
-                                               passthrough) for half in range(stride)]
-                        values = halves[0] if stride == 1 else b.shuffle_vector(halves[0], halves[1], evens)
-                        b.store(combine(b.load(self.accumulator), values, ky, kx), self.accumulator)
-                    loop(b, zero, kw, tap, "rx")
+                    def taps(into):
+                        def tap(kx):
+                            at = b.gep(line, [left_of(first_column, kx)])
+                            halves = [self._masked(b.gep(at, [ir.Constant(I64, half * width)]),
+                                                   b.load(b.gep(self.column_masks, [b.add(b.mul(kx, two),
+                                                                                          ir.Constant(I64, half))])),
+                                                   passthrough) for half in range(stride)]
+                            values = halves[0] if stride == 1 else b.shuffle_vector(halves[0], halves[1], evens)
+                            b.store(combine(b.load(into), values, ky, kx), into)
+                        loop(b, zero, kw, tap, "rx")
+                    if not reused:
+                        taps(self.accumulator)
+                        return
+                    with b.if_then(b.icmp_signed("!=", row, b.load(self.row_of_taps))):
+                        b.store(start, self.row_taps)
+                        taps(self.row_taps)
+                        b.store(row, self.row_of_taps)
+                    b.store(combine(b.load(self.accumulator), b.load(self.row_taps), ky, zero), self.accumulator)
                 loop(b, ky_lo, ky_hi, window_row, "ry")
                 first = b.add(b.mul(oy, ow), first_column)
                 result = finish(b.load(self.accumulator), first, stored)

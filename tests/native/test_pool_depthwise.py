@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from scriptc import ops
 from scriptc.codegen.llvm.driver import KERNEL_TYPE
-from scriptc.native import blocked_depthwise
-from scriptc.native.geometry import conv_geometry
+from scriptc.native import blocked_depthwise, blocked_pool
+from scriptc.native.geometry import conv_geometry, pool_geometry
 from scriptc.native.heads import epilogue, native_depthwise
 from scriptc.native.loops import loop_function
 from scriptc.native.pointers import data_pointer
@@ -123,6 +123,27 @@ def test_each_way_through_a_plane_matches_the_op_table(dtype, image, kernel, str
         args = (k, s, p, False, False, None)
         np.testing.assert_allclose(native_kernel(average)(np, x, *args), average.kernel(np, x, *args), rtol=1e-5,
                                    atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("image, kernel, stride, padding, ceil_mode", [
+    ((31, 31), 3, 2, 0, True),    # SqueezeNet's first pool: the last window hangs past the image
+    ((12, 40), 3, 2, 1, False),   # padding: the first output row's window starts above the image
+    ((9, 45), 2, 1, 0, False),    # rows a vector and a part long, a window row shared at stride 1
+    ((10, 60), (3, 2), (2, 1), 0, True),
+    ((1, 600), 3, 2, 1, False),   # one output row, one window row inside: each vector's own taps
+])
+def test_max_pools_whose_windows_share_a_row_match_the_op_table(dtype, image, kernel, stride, padding, ceil_mode):
+    """Max pools of windows one row taller than their stride, over rows of a vector or more and planes
+    too large for blocked_pool.py (windows.py rows(): each window row's taps combined once and taken
+    again by the next output row), with NaNs on a shared row and on one that is not."""
+    assert not blocked_pool.takes(pool_geometry((2, 5, *image), kernel, stride, padding, 1, ceil_mode))
+    x = np.random.default_rng(11).standard_normal((2, 5, *image)).astype(dtype)
+    x[0, 1, image[0] // 2, 7] = x[1, 3, image[0] - 1, 20] = np.nan
+    pair = (lambda v: [v, v] if isinstance(v, int) else list(v))
+    args = (pair(kernel), pair(stride), pair(padding), [1, 1], ceil_mode)
+    largest = ops.OPS["max_pool2d"]
+    np.testing.assert_array_equal(native_kernel(largest)(np, x, *args)[0], largest.kernel(np, x, *args)[0])
 
 
 @settings(max_examples=40, deadline=None)

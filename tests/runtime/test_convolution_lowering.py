@@ -141,6 +141,28 @@ def test_stride_2_columns_equal_the_interpreter(way, dtype, monkeypatch):
     assert segment.programs and all(segment.programs.values()), segment.reason
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bias", [True, False])
+def test_side_by_side_columns_past_the_last_whole_vector_equal_the_interpreter(dtype, bias):
+    """Images side by side on 7x7 planes (49 columns each) under 64 x 288 weights: the columns past
+    the GEMM's last whole vector go by the narrow product where they are few (a batch of 1, 2, 3, 5:
+    1, 2, 3, 5 of them in float32's vectors), by the GEMM's masked vector where they are more (9
+    images: 9), none at 16 images."""
+    assert convolution_lowering.splits_tail(64, 288, 64 * 288 * 4)
+    assert not convolution_lowering.splits_tail(32, 288, 32 * 288 * 4)
+    torch.manual_seed(6)
+    model = torch.nn.Sequential(torch.nn.Conv2d(32, 64, 3, padding=1, bias=bias), torch.nn.ReLU())
+    if dtype == np.float64:
+        model = model.double()
+    executor, reference = _executors(model, torch.from_numpy(np.ones((2, 32, 7, 7), dtype)))
+    rng = np.random.default_rng(7)
+    for batch in (2, 1, 3, 5, 9, 16):
+        x = rng.standard_normal((batch, 32, 7, 7)).astype(dtype)
+        np.testing.assert_allclose(executor([x])[0], reference.run([x])[0], rtol=1e-5, atol=1e-5)
+    [segment] = [s for s in executor.steps if isinstance(s, SegmentStep)]
+    assert segment.programs and all(segment.programs.values()), segment.reason
+
+
 def test_images_side_by_side_fill_whole_panels_of_the_gemm():
     """DCGAN D's conv4 at an odd image (9x9, which Winograd's phase products leave: 16 positions an
     image, 8 MB of weights) goes 3 images a group at one thread: one panel of 48 columns, where 4
