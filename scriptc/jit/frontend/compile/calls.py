@@ -32,6 +32,7 @@ from .values import (
     Overloads,
     SugaredModule,
     SugaredTuple,
+    TracedFunction,
     UserFunction,
 )
 
@@ -108,6 +109,8 @@ class Calls:
             return self.construct(callee, args, kwargs, node)
         if isinstance(callee, SugaredModule):
             return self.call_module(callee, args, kwargs, node)
+        if isinstance(callee, TracedFunction):
+            return self.call_traced_function(callee.scripted, args, kwargs, node)
         if isinstance(callee, ModuleChoice):
             return self.call_chosen(callee, args, kwargs, node)
         if isinstance(callee, ModuleMethod):
