@@ -35,6 +35,10 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
 
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
+    if isinstance(obj, (list, dict)):
+        from .script_containers import script_container
+
+        return script_container(obj)
     if isinstance(obj, Module):
         return script_module(_prepare_scriptable(obj, {}), example_inputs)
     prepare = getattr(type(obj), "__prepare_scriptable__", None)

@@ -36,6 +36,8 @@ from scriptc.types import (
     dtype,
 )
 
+from .script_containers import ScriptDict, ScriptList, shares_items
+
 _NUMBERS = {Int: int, Float: float, Bool: bool, Complex: complex}
 
 
@@ -87,6 +89,10 @@ def convert(value, t: Type, name: str):
         if not isinstance(value, (str, bytes)):
             raise _mismatch(value, t, name)
         return value
+    if isinstance(value, (ScriptList, ScriptDict)) and shares_items(t) and value._type == t:
+        return value._items  # (reference semantics: scripted code mutates this very container)
+    if isinstance(value, (ScriptList, ScriptDict)):
+        value = list(value._items) if isinstance(value, ScriptList) else dict(value._items)
     if isinstance(t, ListType):
         if not isinstance(value, (list, tuple, range)):
             raise _mismatch(value, t, name)
