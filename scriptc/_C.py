@@ -1,7 +1,9 @@
 """The few torch._C helpers that model code calls: `torch._C._get_tracing_state()` (None unless jit.trace
-is recording; None in scripted code too)."""
+is recording; None in scripted code too), the ScriptList and ScriptDict classes."""
 
 from __future__ import annotations
+
+from scriptc.jit.script_containers import ScriptDict, ScriptList  # noqa: F401 - torch._C.ScriptList/ScriptDict
 
 
 def _get_tracing_state():

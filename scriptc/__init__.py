@@ -96,6 +96,7 @@ _LAZY_NAMES = {
                                  "get_num_interop_threads"},
     "scriptc.serialization": {"save", "load"},
     "scriptc.jit.markers": {"_check"},
+    "scriptc.jit.script_containers": {"ScriptList", "ScriptDict"},
     "scriptc.functional": {"broadcast_shapes", "promote_types", "result_type", "can_cast", "einsum", "histogramdd"},
     "scriptc.dtype_info": {"finfo", "iinfo"},
     "scriptc.spectral": {"stft", "istft"},

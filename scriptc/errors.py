@@ -68,6 +68,11 @@ class ScriptValueError(ScriptError, ValueError):
     """A refusal torch raises as a ValueError (an instance attribute annotated outside __init__)."""
 
 
+class ScriptAttributeError(ScriptError, AttributeError):
+    """A refusal torch raises as an AttributeError (a submodule lacking a method of the module
+    interface its attribute is annotated with)."""
+
+
 class FrontendError(ScriptError):
     """jit.script refused a construct of the source (torch.jit.frontend.FrontendError)."""
 

@@ -158,6 +158,30 @@ def _scalar_meta(v: Value):
     return {"int": 1, "float": 1.0, "bool": True}.get(str(v.type), 1.0)
 
 
+# a scalar group input stands for any value of its type: the one an op's check is likeliest to refuse
+_WORST_SCALARS = {"int": -1, "float": -1.0, "bool": True}
+
+
+def _check_arguments(op, node: Node, value_expr: dict) -> None:
+    """Unsupported where the op's argument check (the errors eager raises: a bool tensor subtracted,
+    an integer tensor to a negative power) refuses the node's typed arguments, or may refuse a
+    scalar input's value: the group then runs its reference, which raises as eager does."""
+    if op.argument_check is None:
+        return
+    probes = []
+    for v in node.inputs:
+        if isinstance(v.type, TensorType):
+            probes.append(np.empty((), v.type.dtype.np))
+        elif v.node is not None and v.node.op == "prim::Constant":
+            probes.append(v.node.attrs["value"])
+        else:
+            probes.append(_WORST_SCALARS.get(str(v.type), value_expr.get(id(v))))
+    try:
+        op.argument_check(probes)
+    except Exception as exc:  # noqa: BLE001 - any refusal: the reference raises it
+        raise Unsupported(f"{node.op}: {exc}") from None
+
+
 def build_spec(group: Node) -> KernelSpec:
     """Turn a prim::FusionGroup into a KernelSpec (raises Unsupported for what codegen can't do)."""
     body = group.blocks[0]
@@ -204,6 +228,7 @@ def build_spec(group: Node) -> KernelSpec:
             continue
         if op.kind != ops.POINTWISE or op.scalar is None:
             raise Unsupported(node.op)
+        _check_arguments(op, node, value_expr)
         if node.op.startswith("bitwise_") and out_type.dtype is not bool_:
             raise Unsupported("bitwise ops on integers")
         compute = _compute_dtype(op, node)

@@ -35,6 +35,10 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
 
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
+    if isinstance(obj, (list, dict)):
+        from .script_containers import script_container
+
+        return script_container(obj)
     if isinstance(obj, Module):
         return script_module(_prepare_scriptable(obj, {}), example_inputs)
     prepare = getattr(type(obj), "__prepare_scriptable__", None)
@@ -319,8 +323,8 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
     extra = {k: (v.encode() if isinstance(v, str) else bytes(v)) for k, v in (_extra_files or {}).items()}
     if isinstance(m, ScriptModule):
         if m._ignored:
-            raise ArchiveError(f"cannot save: the module calls @jit.ignore'd Python function(s) {m._ignored}, "
-                               "which an archive cannot hold")
+            raise ArchiveError(f"cannot save: the module calls Python function(s) {m._ignored} (@jit.ignore'd ones, "
+                               "or methods of modules passed for a module interface), which an archive cannot hold")
         module = m._module
         # (a module shared by two owners - one embedding for encoder and decoder - is read by its graphs
         # under both paths)
@@ -340,7 +344,8 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra)
         return
     if any(not hasattr(fn, "block") for fn in m.functions.values()):
-        raise ArchiveError("cannot save: the function calls @jit.ignore'd Python functions")
+        raise ArchiveError("cannot save: the function calls Python functions (@jit.ignore'd ones, or methods of "
+                           "modules passed for a module interface)")
     write_archive(f, "function", {"forward": m.graph}, dict(m.functions), {}, {},
                   {"forward": _signature_of(m.graph, False, m.specialization, m.example_batch, m.example_sizes,
                                             m.baked_dims)},

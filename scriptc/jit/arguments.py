@@ -18,6 +18,7 @@ from scriptc.types import (
     EnumType,
     Float,
     Int,
+    InterfaceType,
     ListType,
     ModuleType,
     NamedTupleType,
@@ -34,6 +35,8 @@ from scriptc.types import (
     device,
     dtype,
 )
+
+from .script_containers import ScriptDict, ScriptList, shares_items
 
 _NUMBERS = {Int: int, Float: float, Bool: bool, Complex: complex}
 
@@ -86,6 +89,10 @@ def convert(value, t: Type, name: str):
         if not isinstance(value, (str, bytes)):
             raise _mismatch(value, t, name)
         return value
+    if isinstance(value, (ScriptList, ScriptDict)) and shares_items(t) and value._type == t:
+        return value._items  # (reference semantics: scripted code mutates this very container)
+    if isinstance(value, (ScriptList, ScriptDict)):
+        value = list(value._items) if isinstance(value, ScriptList) else dict(value._items)
     if isinstance(t, ListType):
         if not isinstance(value, (list, tuple, range)):
             raise _mismatch(value, t, name)
@@ -111,7 +118,9 @@ def convert(value, t: Type, name: str):
         if isinstance(value, int) and not isinstance(value, bool) and value in DTYPES_BY_NUMBER:
             return DTYPES_BY_NUMBER[value]  # a dtype as TorchScript hands it out (6 for float32)
         return value if isinstance(value, dtype) else _raise(_mismatch(value, t, name))
-    if isinstance(t, ModuleType):  # (a module interface): a module, not a script object or a number
+    if isinstance(t, InterfaceType) and t.name in MODULE_INTERFACES:
+        return _module_interface_value(value, MODULE_INTERFACES[t.name], name)
+    if isinstance(t, ModuleType):
         from scriptc.nn import Module
 
         return value if isinstance(value, Module) else _raise(_mismatch(value, t, name))
@@ -120,6 +129,33 @@ def convert(value, t: Type, name: str):
             ENUM_CLASSES[t.name] = type(value)
             return EnumValue(t.name, value.name, value.value)
         raise _mismatch(value, t, name)
+    return value
+
+
+# module interfaces (@jit.interface classes deriving from nn.Module) scripted code used, by name
+MODULE_INTERFACES: dict[str, type] = {}
+
+
+def _module_interface_value(value, interface: type, name: str):
+    """A module passed for a module interface's parameter: one whose class has each of the
+    interface's methods (torch's refusal in its words otherwise). It stays a Python module, whose
+    methods the scripted code calls (compiled ones where it is a ScriptModule)."""
+    import inspect
+
+    from scriptc.nn import Module
+
+    from .module import ScriptModule
+
+    module = value._module if isinstance(value, ScriptModule) else value
+    lacking = [method for method, member in vars(interface).items()
+               if inspect.isfunction(member) and not inspect.isfunction(inspect.getattr_static(type(module), method, None))]
+    if not isinstance(module, Module) or lacking:
+        shown = "RecursiveScriptModule" if isinstance(value, ScriptModule) else type(value).__name__
+        theirs, ours = f"__torch__.{type(module).__name__}", f"__torch__.{interface.__qualname__}"
+        detail = (f"\nCast error details: Object of type {theirs} is not compatible with interface {ours}\n"
+                  f"Class '{theirs}' does not have method '{lacking[0]}' but '{ours}' does." if lacking else "")
+        raise RuntimeError(f"Expected a value of type '__torch__.{interface.__qualname__}' for argument '{name}' but "
+                           f"instead found type '{shown}'.{detail}")
     return value
 
 

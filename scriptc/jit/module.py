@@ -11,6 +11,7 @@ import numpy as np
 
 from scriptc.ir.graph import Graph, walk
 from scriptc.nn.module import Module
+from scriptc.jit.script_containers import SharedDict, SharedList
 from scriptc.grad_mode import is_grad_enabled, set_grad_enabled
 from scriptc.ops.dicts import key_of, value_of_key
 from scriptc.ops.strings import one_warning_per_call
@@ -34,6 +35,8 @@ def to_runtime(value) -> Any:
     script classes as runtime ScriptObjects."""
     if isinstance(value, Tensor):
         return value._data
+    if isinstance(value, (SharedList, SharedDict)):  # a ScriptList's/ScriptDict's items, shared as they are
+        return value
     if hasattr(type(value), "_scriptc_class_name"):
         return script_object(value, to_runtime)
     if isinstance(value, tuple):

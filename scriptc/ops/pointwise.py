@@ -157,15 +157,21 @@ def _pow_grad(ctx, g):
     return d_base, d_exp
 
 
+def _refuse_negative_integer_power(arrays) -> None:
+    base, exponent = arrays[:2]
+    integral_base = getattr(getattr(base, "dtype", None), "kind", "") in ("i", "u")
+    if integral_base and type(exponent) is int and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
 def _pow_kernel(xp, a, b):
-    """xp.power, but integers to negative powers as torch's: a negative Python exponent is refused; a
-    negative exponent in a tensor gives 1 for base 1, +-1 for base -1 by its parity, 0 otherwise."""
+    """xp.power, but integers to negative powers as torch's: a negative exponent in a tensor gives 1
+    for base 1, +-1 for base -1 by its parity, 0 otherwise (a negative Python exponent is refused
+    before: _refuse_negative_integer_power)."""
     if xp.result_type(a, b).kind not in "iu":
         with quiet_float_errors(xp):  # (0 ** -1 is inf, no news)
             return xp.power(a, b)
     if not hasattr(b, "dtype"):
-        if b < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
         return xp.power(a, b)
     negative = b < 0
     if not negative.any():
@@ -178,9 +184,16 @@ def _pow_kernel(xp, a, b):
 
 
 register("pow(self: Tensor|Scalar, exponent: Tensor|Scalar) -> Tensor", POINTWISE,
-         _pow_kernel, dtype_rule=PROMOTE, scalar=lambda a, b: a ** b,
+         _pow_kernel, argument_check=_refuse_negative_integer_power, dtype_rule=PROMOTE, scalar=lambda a, b: a ** b,
          grad=_pow_grad, save=("self", "exponent", "out"), inplace=True)
-_unary("neg", lambda xp, x: xp.negative(x), lambda x: -x, grad=lambda ctx, g: (-g,), dtype_rule=PROMOTE)
+def _refuse_bool_negation(arrays) -> None:
+    if getattr(getattr(arrays[0], "dtype", None), "kind", "") == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+register("neg(self: Tensor) -> Tensor", POINTWISE, lambda xp, x: xp.negative(x), argument_check=_refuse_bool_negation,
+         scalar=lambda x: -x, grad=lambda ctx, g: (-g,), dtype_rule=PROMOTE, inplace=True)
 _unary("exp", lambda xp, x: xp.exp(x), E.exp, grad=lambda ctx, g: (g * ctx.out,), save=("out",))
 _unary("log", lambda xp, x: xp.log(x), E.log, grad=lambda ctx, g: (g / ctx.self,), save=("self",))
 _unary("sqrt", lambda xp, x: xp.sqrt(x), E.sqrt, grad=lambda ctx, g: (g / (2 * ctx.out),), save=("out",))

@@ -12,6 +12,7 @@ import warnings
 from scriptc.types import SCALAR_TYPE_NUMBERS, Bool, Int, ListType, NoneType, Str, TupleType, dtype
 
 from .pyvalues import fixed, python_op
+from .tensor_text import aten_text
 
 STR, STRS = fixed(Str), fixed(ListType(Str))
 
@@ -66,7 +67,8 @@ for _name in ("partition", "rpartition"):
 def render(value) -> str:
     """str(value) as TorchScript prints it: a float with 17 significant digits and a point
     (`2.`, `0.10000000000000001`), strings inside containers unquoted (`[a, b]`, `{k: 1.}`),
-    tensors as PyTorch prints them, a dtype as its ScalarType number (`6`: TorchScript's dtypes are ints)."""
+    tensors as ATen's C++ printer writes them (` 1\n 2\n[ CPULongType{2} ]`), a dtype as its
+    ScalarType number (`6`: TorchScript's dtypes are ints)."""
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return str(value)
     if isinstance(value, dtype):
@@ -79,7 +81,7 @@ def render(value) -> str:
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         from scriptc.tensors import Tensor, wrap
 
-        return repr(value if isinstance(value, Tensor) else wrap(value))
+        return aten_text(value if isinstance(value, Tensor) else wrap(value))
     if isinstance(value, list):
         return "[" + ", ".join(render(v) for v in value) + "]"
     if isinstance(value, tuple):

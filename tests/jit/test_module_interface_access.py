@@ -89,7 +89,7 @@ def _passes_through(m):
 @pytest.mark.parametrize("value, found", [(_NotAModule(), "_NotAModule"), (3, "int")])
 def test_a_module_interface_argument_must_be_a_module(value, found):
     scripted = torch.jit.script(_passes_through)
-    with pytest.raises(RuntimeError, match=f"Expected a value of type 'Module' for argument 'm' but instead found "
+    with pytest.raises(RuntimeError, match=f"Expected a value of type '__torch__._Forward' for argument 'm' but instead found "
                                            f"type '{found}'"):
         scripted(value)
 

@@ -389,3 +389,52 @@ def test_a_scripted_softmax_dim_that_may_be_none_is_chosen_at_run_time():
     np.testing.assert_allclose(scripted(x, 0).numpy(), F.softmax(x, 0).numpy(), rtol=1e-6)
     with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
         np.testing.assert_allclose(scripted(x, None).numpy(), F.softmax(x, 1).numpy(), rtol=1e-6)
+
+
+def _negated(x):
+    return torch.neg(x) * 2
+
+
+_TRACED_NEGATED = torch.jit.trace(_negated, torch.rand(3, 4))
+
+
+def _calls_a_traced_function(x):
+    return _TRACED_NEGATED(x) + 1
+
+
+class _PythonModule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.rand(5, 7))
+
+    def forward(self, x):
+        return torch.mm(x, self.weight)
+
+
+_PYTHON_MODULE = _PythonModule()
+_SCRIPTED_MODULE = torch.jit.script(_PythonModule())
+
+
+def _calls_a_python_module(x):
+    return _PYTHON_MODULE(x) + 1
+
+
+def _calls_a_script_module(x):
+    return _SCRIPTED_MODULE(x) + 1
+
+
+def test_a_traced_function_called_from_scripted_code_is_inlined():
+    scripted = torch.jit.script(_calls_a_traced_function)
+    for x in (torch.rand(3, 4), torch.rand(2, dtype=torch.float64)):
+        torch.testing.assert_close(scripted(x), -x * 2 + 1)
+    assert "neg" in str(scripted.graph)
+
+
+def test_a_module_of_the_enclosing_scope_is_called_in_python():
+    x = torch.rand(2, 5)
+    torch.testing.assert_close(torch.jit.script(_calls_a_python_module)(x), torch.mm(x, _PYTHON_MODULE.weight) + 1)
+
+
+def test_a_script_module_of_the_enclosing_scope_is_refused_in_torchs_words():
+    with pytest.raises(RuntimeError, match="Cannot call a ScriptModule that is not a submodule of the caller"):
+        torch.jit.script(_calls_a_script_module)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import random
 
 import pytest
 
+import scriptc
+from scriptc import nn
 from scriptc.errors import ScriptError
 from scriptc.jit.frontend.compile import ScriptContext
 
@@ -213,3 +216,25 @@ def test_an_object_whose_prepare_scriptable_names_itself_is_refused_not_scripted
 
     with pytest.raises(ScriptError, match="cannot compile a _PreparesItself"):
         scriptc.jit.script(_PreparesItself())
+
+
+class _CallsDataParallel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Linear(3, 3)
+
+    def forward(self, x):
+        if x.is_cuda:
+            return nn.parallel.data_parallel(self.main, x, range(2))  # the call refused
+        return self.main(x)
+
+
+def test_a_refused_library_function_is_reported_at_the_users_call():
+    """A scriptc function scripted code cannot compile (torch refuses data_parallel too) is refused at
+    the user's call, naming the library's line only as the reason."""
+    with pytest.raises(ScriptError) as caught:
+        scriptc.jit.script(_CallsDataParallel())
+    lines, first = inspect.getsourcelines(_CallsDataParallel.forward)
+    call = first + next(i for i, text in enumerate(lines) if "the call refused" in text)
+    assert (caught.value.filename, caught.value.line) == (__file__, call)
+    assert "data_parallel cannot be compiled" in caught.value.message

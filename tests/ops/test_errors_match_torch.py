@@ -14,6 +14,9 @@ torch = pytest.importorskip("torch")
 
 # Each call is written once and run with `T` bound to torch and to scriptc.
 CALLS = [
+    "-(T.ones(2) > 0)",
+    "T.neg(T.ones(2, dtype=T.bool))",
+    "T.arange(3) ** -2",
     "T.dot(T.ones(2, 2), T.ones(2, 2))",
     "T.dot(T.ones(3), T.ones(4))",
     "T.dot(T.ones(3), T.ones(3, dtype=T.float64))",

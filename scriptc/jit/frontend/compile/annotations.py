@@ -16,6 +16,7 @@ from scriptc.types import (
     Int,
     InterfaceType,
     ListType,
+    ModuleType,
     NoneType,
     ObjectType,
     OptionalType,
@@ -253,6 +254,8 @@ class Annotations:
             return self.emit1("prim::ListConstruct", self.tuple_items(value), target)
         if isinstance(target, InterfaceType) and isinstance(t, ObjectType):  # an object as a class interface's
             return self.to_interface(value, target)
+        if isinstance(target, InterfaceType) and isinstance(t, ModuleType) and self.takes_module(target):
+            return self.emit1("prim::Refine", [value], target)  # a submodule as a module interface's value
         if isinstance(target, OptionalType) and t != NoneType:  # the conversion to what the Optional holds
             inner = self.implicit_conversion(value, target.elem, from_tensor)
             return None if inner is None else self.emit1("prim::Refine", [inner], target)

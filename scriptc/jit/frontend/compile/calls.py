@@ -32,6 +32,7 @@ from .values import (
     Overloads,
     SugaredModule,
     SugaredTuple,
+    TracedFunction,
     UserFunction,
 )
 
@@ -108,6 +109,8 @@ class Calls:
             return self.construct(callee, args, kwargs, node)
         if isinstance(callee, SugaredModule):
             return self.call_module(callee, args, kwargs, node)
+        if isinstance(callee, TracedFunction):
+            return self.call_traced_function(callee.scripted, args, kwargs, node)
         if isinstance(callee, ModuleChoice):
             return self.call_chosen(callee, args, kwargs, node)
         if isinstance(callee, ModuleMethod):
@@ -118,6 +121,8 @@ class Calls:
             return self.call_overloaded_method(callee, args, kwargs, node)
         if isinstance(callee, ModuleDictMethod):
             return SugaredTuple(self.module_dict_method(callee.owner, callee.name, node))
+        if isinstance(callee, Value) and isinstance(callee.type, InterfaceType):  # (torch calls only its methods)
+            raise self.error(f"cannot call a value of type '__torch__.{callee.type.name}'", node)
         if self.has_magic(callee, "__call__"):
             return self.object_method(callee, "__call__", args, kwargs, node)
         raise self.error(f"this {self.describe(callee)} is not callable in scripted code", node)

@@ -26,9 +26,9 @@ class Classes:
             return self.namedtuple_type(cls)
         if is_enum_class(cls):
             return enum_type(cls)
-        if getattr(cls, "_scriptc_interface", False) and not issubclass(cls, Module):
+        if getattr(cls, "_scriptc_interface", False):
             return self.interface_type(cls)
-        if issubclass(cls, Module) or getattr(cls, "_scriptc_interface", False):
+        if issubclass(cls, Module):
             from scriptc.types import ModuleType
             return ModuleType()
         if cls.__module__ == "builtins":

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import inspect
+import os
 import typing
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -68,6 +69,14 @@ def definition_of(fn, source=None):
 _DATACLASS_PYTHON_ONLY = ("__repr__", "__hash__", "__setattr__", "__delattr__", "__getstate__", "__setstate__")
 
 
+_SCRIPTC_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def _in_scriptc(filename) -> bool:
+    """Whether a source file is part of scriptc itself (no user code)."""
+    return bool(filename) and os.path.abspath(filename).startswith(_SCRIPTC_DIR + os.sep)
+
+
 class ScriptContext:
     """Per-script state shared by every function compiled for one jit.script call."""
 
@@ -109,6 +118,11 @@ class ScriptContext:
             name = self.unique_name(fn.__qualname__.replace("<locals>.", ""))
             graph = build_graph(self, fn, definition, source, name)
         except ScriptError as exc:
+            if _in_scriptc(getattr(fn, "__code__", None) and fn.__code__.co_filename) and _in_scriptc(exc.filename):
+                # scriptc's own Python (nn.parallel.data_parallel...) is no code of the user's: the
+                # refusal names the user's call, and the library line only as its reason
+                raise caller.error(f"{fn.__module__}.{fn.__qualname__} cannot be compiled: {exc.message} "
+                                   f"({exc.filename}:{exc.line})", node, type(exc)) from None
             exc.add_caller(caller.called_here(fn.__name__, node))
             raise
         finally:

@@ -2,16 +2,40 @@
 class with its methods (`c: List[OneTwo] = [Foo(), Bar()]`). A value of a class becomes one where
 its class has each method with types the interface's calls fit; a method call on one runs the
 method of the object's class, picked at run time by a chain of prim::isinstance tests over the
-script classes that implement the interface."""
+script classes that implement the interface.
+A @torch.jit.interface class deriving from nn.Module types parameters and list elements that hold
+modules (`mods: List[OneTwo]`): a method call on one calls that module's method (compiled where it
+is a ScriptModule), which is why such a function cannot be saved."""
 
 from __future__ import annotations
 
 import inspect
 
 from scriptc.ir.graph import Value
-from scriptc.types import Bool, InterfaceType, ObjectType, TensorType
+from scriptc.types import Bool, InterfaceType, ModuleType, ObjectType, TensorType
 
 from .types import assignable, unify
+
+
+def is_module_interface(cls) -> bool:
+    """Whether `cls` is a @torch.jit.interface class deriving from nn.Module."""
+    from scriptc.nn import Module
+
+    return isinstance(cls, type) and issubclass(cls, Module) and getattr(cls, "_scriptc_interface", False)
+
+
+def method_caller(declared, interface: str):
+    """A Python function calling the method `declared` names on the module it is given."""
+    name = declared.__name__
+
+    def call(module, *args):
+        method = getattr(module, name, None)
+        if not callable(method):
+            raise RuntimeError(f"Object of type __torch__.{type(module).__name__} is not compatible with interface "
+                               f"__torch__.{interface}: it has no method '{name}'")
+        return method(*args)
+    call.__qualname__ = f"{declared.__qualname__.replace('<locals>.', '')}"
+    return call
 
 
 def interface_methods(cls) -> dict:
@@ -26,7 +50,16 @@ class Interfaces:
         """The type an annotation naming the class interface `cls` means."""
         name = cls.__qualname__.replace("<locals>.", "")
         self.ctx.interfaces[name] = cls
+        if is_module_interface(cls):
+            from scriptc.jit.arguments import MODULE_INTERFACES
+
+            MODULE_INTERFACES[name] = cls  # calls from Python check the modules passed for it
         return InterfaceType(name)
+
+    def takes_module(self, t) -> bool:
+        """Whether a value of type `t` is a module: a submodule's, or a module interface's."""
+        return isinstance(t, ModuleType) or isinstance(t, InterfaceType) and is_module_interface(
+            self.ctx.interfaces.get(t.name))
 
     def interface_problem(self, source, interface: InterfaceType) -> str | None:
         """Why a value of type `source` (a script class's objects or another interface) is not of the
@@ -62,6 +95,8 @@ class Interfaces:
         declared = interface_methods(interface).get(name)
         if declared is None:
             raise self.error(f"'__torch__.{obj.type.name}' object has no attribute or method '{name}'.", node)
+        if is_module_interface(interface):
+            return self.module_method_call(obj, declared, args, kwargs, node)
         returns = self.ctx.method_types(declared)[1] or TensorType()
         from scriptc.jit.api import SCRIPTED_CLASSES
 
@@ -72,6 +107,23 @@ class Interfaces:
         args = [self.as_value(a, node) for a in args]
         kwargs = {k: self.as_value(v, node) for k, v in kwargs.items()}
         return self.dispatch(obj, name, candidates, 0, args, kwargs, returns, node)
+
+    def module_method_call(self, obj: Value, declared, args: list, kwargs: dict, node) -> Value:
+        """A module interface's method called on the module a value of it holds, its arguments
+        typed by the interface's declaration."""
+        wanted, returns = self.ctx.method_types(declared)
+        try:
+            bound = inspect.signature(declared).bind(None, *args, **kwargs)
+        except TypeError as exc:
+            raise self.error(f"{declared.__name__}() {exc}", node) from None
+        bound.apply_defaults()
+        values = []
+        for (parameter, value), expected in zip(list(bound.arguments.items())[1:], wanted):
+            value = self.as_value(value, node)
+            values.append(self.coerce(value, expected, node, f"{declared.__name__}(): Expected a value of type "
+                                      f"'{expected}' for argument '{parameter}' but instead found type '{value.type}'."))
+        name = self.ctx.register_ignored(method_caller(declared, obj.type.name))
+        return self.emit1("prim::Call", [obj] + values, returns or TensorType(), {"function": name})
 
     def dispatch(self, obj: Value, name: str, candidates: list, position: int, args: list, kwargs: dict,
                  returns, node) -> Value:

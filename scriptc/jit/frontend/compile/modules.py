@@ -8,6 +8,7 @@ import enum
 import inspect
 import typing
 
+from scriptc.errors import ScriptAttributeError
 from scriptc.ir.graph import Value
 from scriptc.types import (
     Bool,
@@ -46,6 +47,12 @@ class Modules(TracedCalls):
         value = self.emit1("prim::GetAttr", [owner.value], ModuleType(path), {"name": name})
         declared = annotations_of(type(owner.module)).get(name)
         interface = declared if getattr(declared, "_scriptc_interface", False) else None
+        if interface is not None:  # torch compiles each of the interface's methods of the module
+            for method, member in vars(interface).items():
+                if inspect.isfunction(member) and not inspect.isfunction(inspect.getattr_static(type(child), method,
+                                                                                                 None)):
+                    raise self.error(f"'{type(child).__name__}' object has no attribute '{method}'",
+                                     kind=ScriptAttributeError)
         return SugaredModule(child, value, path, traced, interface=interface)
 
     def check_interface_member(self, owner: SugaredModule, name: str, node: ast.Node) -> None:
@@ -217,7 +224,7 @@ class Modules(TracedCalls):
         if is_module_dict(owner.module):
             text = key.node.attrs.get("value") if isinstance(key, Value) and key.node is not None and \
                 key.node.op == "prim::Constant" and not variable else None
-            if not isinstance(text, str) and isinstance(expected, ModuleType):
+            if not isinstance(text, str) and self.takes_module(expected):
                 return self.module_choice(owner, names, key, Str, node)
             if not isinstance(text, str):
                 raise self.error("Unable to extract string literal index. ModuleDict indexing is only supported "
@@ -228,7 +235,7 @@ class Modules(TracedCalls):
                 raise self.error(f"Key Error, {text}", node)
             return self.submodule(owner, text)
         position = None if variable else self.static_int(key)
-        if position is None and isinstance(expected, ModuleType):
+        if position is None and self.takes_module(expected):
             return self.module_choice(owner, names, key, Int, node)
         if position is None:
             raise self.error("Expected integer literal for index but got a variable or non-integer. "

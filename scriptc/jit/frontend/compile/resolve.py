@@ -25,10 +25,21 @@ from .values import (
     OverloadedFunction,
     PythonNamespace,
     SugaredTuple,
+    TracedFunction,
     UserFunction,
 )
 
 _MISSING = object()
+
+
+def python_call(module, name: str):
+    """A function calling `module` in Python, which scripted code calls as a @jit.ignore'd one (its
+    result a Tensor, as torch takes a Python value's)."""
+    def call(*args):
+        return module(*args)
+    call.__name__ = call.__qualname__ = name
+    call._scriptc_ignore = True
+    return call
 
 
 def jit_functions() -> dict[int, str]:
@@ -130,6 +141,15 @@ class Resolver:
         scripted = getattr(obj, "_scriptc_source", None)
         if scripted is not None:  # a function already compiled with jit.script
             return UserFunction(scripted)
+        from scriptc.jit.module import ScriptFunction, ScriptModule
+        from scriptc.nn import Module
+
+        if isinstance(obj, ScriptFunction):  # one jit.trace made
+            return TracedFunction(obj)
+        if isinstance(obj, ScriptModule):
+            raise self.error("Cannot call a ScriptModule that is not a submodule of the caller", node)
+        if isinstance(obj, Module):  # a module of the enclosing scope: called in Python, as torch calls it
+            return UserFunction(python_call(obj, name))
         if isinstance(obj, type):
             return self.class_ref(obj, name, node)
         if inspect.isfunction(obj):

@@ -10,7 +10,6 @@ from scriptc.types import (
     Bool,
     DictType,
     ListType,
-    ModuleType,
     NoneType,
     ObjectType,
     Str,
@@ -152,7 +151,7 @@ class Statements:
             self.declared[node.target.id] = declared
         if node.value is None:
             return
-        if isinstance(declared, ModuleType) and isinstance(node.target, ast.Name):
+        if self.takes_module(declared) and isinstance(node.target, ast.Name):
             # `m: Interface = self.layers[i]`: a module, or one picked at run time, checked against the interface
             chosen = self.expr(node.value, declared)
             if isinstance(chosen, (SugaredModule, ModuleChoice)):

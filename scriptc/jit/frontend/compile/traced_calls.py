@@ -30,6 +30,19 @@ class TracedCalls:
                                  "function of this module has", node)
         return self.inline_stored_forward(owner, archive.graphs["forward"], "loaded", args, kwargs, node)
 
+    def call_traced_function(self, traced, args: list, kwargs: dict, node):
+        """A function jit.trace made, called from scripted code: its graph inlined (the functions it
+        calls kept under their names)."""
+        graph = traced.graph
+        if kwargs or len(args) != len(graph.inputs):
+            raise self.error(f"traced function {graph.name} takes {len(graph.inputs)} positional arguments (a "
+                             f"traced function takes no keywords), got {len(args)} and {len(kwargs)} keyword", node)
+        for name, function in traced.functions.items():
+            if self.ctx.functions.setdefault(name, function) is not function:
+                raise self.error(f"traced function {graph.name} calls a function '{name}' whose name another "
+                                 "function of this script has", node)
+        return self.inline_graph(graph, dict(zip(graph.inputs, [self.as_value(a, node) for a in args])), "")
+
     def inline_stored_forward(self, owner: SugaredModule, graph, kind: str, args: list, kwargs: dict, node):
         params = graph.inputs[1:]
         if kwargs or len(args) != len(params):
@@ -38,12 +51,17 @@ class TracedCalls:
         mapping = {graph.inputs[0]: owner.value}
         for param, arg in zip(params, args):
             mapping[param] = self.as_value(arg, node)
+        return self.inline_graph(graph, mapping, owner.path)
+
+    def inline_graph(self, graph, mapping: dict, owner_path: str):
+        """`graph`'s nodes cloned into the current block, its inputs read as `mapping` gives them; its
+        result (a tuple of several)."""
         for stored_node in graph.block:
             cloned = clone_node(stored_node, mapping)
             self.block.append(cloned)
             for inner in [cloned, *(n for b in cloned.blocks for n in walk(b))]:
                 for v in inner.outputs:
-                    v.type = _generic(v.type, owner.path)
+                    v.type = _generic(v.type, owner_path)
         outputs = [mapping.get(o, o) for o in graph.outputs]
         return outputs[0] if len(outputs) == 1 else self.emit1("prim::TupleConstruct", outputs,
                                                                TupleType(tuple(o.type for o in outputs)))

@@ -201,7 +201,7 @@ def python_type(obj, resolve_class=None) -> Type:
                                                           if a is not Ellipsis], len(args))
     if obj in (list, dict, tuple):
         raise AnnotationError(f"'{obj.__name__}' needs its element types ({obj.__name__.capitalize()}[...])")
-    if isinstance(obj, type) and issubclass(obj, Module):
+    if isinstance(obj, type) and issubclass(obj, Module) and not getattr(obj, "_scriptc_interface", False):
         return ModuleType()
     if isinstance(obj, type) and resolve_class is not None:
         resolved = resolve_class(obj)

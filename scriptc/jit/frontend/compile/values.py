@@ -170,6 +170,13 @@ class ModuleChoice:
 
 
 @dataclass
+class TracedFunction:
+    """A function made by jit.trace, called from scripted code: its traced graph is inlined."""
+
+    scripted: Any  # the ScriptFunction jit.trace returned
+
+
+@dataclass
 class ModuleDictMethod:
     """`self.d.keys()` / `.values()` / `.items()` of a ModuleDict, unrolled when called."""
 
