@@ -1,7 +1,12 @@
 """The few torch._C helpers that model code calls: `torch._C._get_tracing_state()` (None unless jit.trace
-is recording; None in scripted code too)."""
+is recording; None in scripted code too) and `torch._C._Await`, the class of what
+`torch.jit._awaitable` returns."""
 
 from __future__ import annotations
+
+from scriptc._awaits import _Await
+
+__all__ = ["_Await", "_get_tracing_state"]
 
 
 def _get_tracing_state():
