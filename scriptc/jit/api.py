@@ -13,6 +13,7 @@ from scriptc.types import TensorType
 from .frontend.compile import ScriptContext
 from .frontend.compile.dataclass_methods import refuse_default_factories
 from .frontend.compile.resolve import prepared_function
+from .frontend.instance_annotations import warn_on_lost_annotations
 from .module import ScriptFunction, ScriptModule
 
 
@@ -36,6 +37,7 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
     if isinstance(obj, Module):
+        warn_on_lost_annotations(obj)
         return script_module(_prepare_scriptable(obj, {}), example_inputs)
     prepare = getattr(type(obj), "__prepare_scriptable__", None)
     if prepare is not None and not isinstance(obj, type):  # any object may name what to script in its place

@@ -174,8 +174,9 @@ class Modules(TracedCalls):
             self.inline_method(owner, setter.fset, [value], {}, node)
             return
         current = module.__dict__.get(name)
-        t = self.ctx.attribute_type(owner, name, current, self, node)
-        value = self.coerce(value, t, node, f"attribute '{name}' has type {t}, but is assigned a {value.type}")
+        t = self.ctx.attribute_type(owner, name, current, self, node, writing=True)
+        value = self.coerce(value, t, node, f"Wrong type for attribute assignment. Expected {t} but got {value.type} "
+                            f"(attribute '{name}')")
         self.emit("prim::SetAttr", [owner.value, value], [], {"name": name})
 
     # --- submodule containers --------------------------------------------------------------------
