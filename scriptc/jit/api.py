@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 import weakref
 
@@ -318,6 +319,8 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         m = m._archive_source()
     if not isinstance(m, (ScriptModule, ScriptFunction)):
         raise ArchiveError(f"jit.save expects a scripted or traced module or function, got {type(m).__name__}")
+    if isinstance(f, (str, os.PathLike)) and not os.path.isdir(os.path.dirname(os.path.abspath(f))):
+        raise RuntimeError(f"Parent directory {os.path.dirname(os.fspath(f))} does not exist.")
     extra = {k: (v.encode() if isinstance(v, str) else bytes(v)) for k, v in (_extra_files or {}).items()}
     if isinstance(m, ScriptModule):
         if m._ignored:
