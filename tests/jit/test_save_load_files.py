@@ -106,3 +106,33 @@ def test_saving_into_a_missing_directory_is_torchs_error(tmp_path):
     for save in (lambda: scripted.save(str(target)), lambda: torch.jit.save(scripted, target)):
         with pytest.raises(RuntimeError, match=f"Parent directory {tmp_path / 'missing'} does not exist."):
             save()
+
+
+def _with_local_classes():
+    from enum import Enum
+    from typing import NamedTuple
+
+    class Pair(NamedTuple):
+        a: int
+        b: str
+
+    class Color(Enum):
+        RED = 1
+        GREEN = 2
+
+    class Model(torch.nn.Module):
+        def forward(self, x: int):
+            c = Color.RED if x > 0 else Color.GREEN
+            return c.value, c.name, Pair(a=x, b=c.name).a
+
+    return Model()
+
+
+def test_named_tuples_and_enums_defined_in_a_function_save_and_load():
+    """Their names hold `<locals>` (upstream test_save_load.test_many_collisions: jit.load refused the
+    archive)."""
+    scripted = torch.jit.script(_with_local_classes())
+    loaded = torch.jit.load(io.BytesIO(scripted.save_to_buffer()))
+    for x in (3, -1):
+        assert loaded(x) == scripted(x)
+    assert loaded(-1) == (2, "GREEN", -1)
