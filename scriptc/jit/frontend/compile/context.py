@@ -393,7 +393,7 @@ class ScriptContext:
             except AnnotationError as exc:
                 raise caller.error(f"{type(owner.module).__name__}.{name}: {exc}", node) from None
         else:
-            t = NoneType if value is None else container_type_of(value, None)
+            t = container_type_of(value, None)
             if t is None and writing:
                 raise caller.error(f"Tried to set nonexistent attribute: {name}. Did you forget to initialize it "
                                    "in __init__()?", node)
