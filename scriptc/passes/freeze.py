@@ -65,8 +65,20 @@ def _resolve(node: Node, self_value, module_value):
             value = value.get(name)
         except AttributeError:
             return _UNRESOLVED
-    # No copy: frozen weights stay the module's (or the archive's memory-mapped) arrays; the graph
-    # never writes them (attributes it writes were skipped above).
+    # No copy of arrays: frozen weights stay the module's (or the archive's memory-mapped) arrays;
+    # the graph never writes them (attributes it writes were skipped above). Lists and dicts are
+    # copied, as torch's frozen constants are: appending to the module's list later changes no
+    # frozen result.
+    return _containers_copied(value)
+
+
+def _containers_copied(value):
+    if type(value) is list:
+        return [_containers_copied(v) for v in value]
+    if type(value) is dict:
+        return {k: _containers_copied(v) for k, v in value.items()}
+    if type(value) is tuple:
+        return tuple(_containers_copied(v) for v in value)
     return value
 
 
