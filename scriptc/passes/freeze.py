@@ -7,7 +7,7 @@ import numpy as np
 from scriptc.ir.graph import Graph, Node, walk
 from scriptc.types import DictType, ListType, ModuleType, ObjectType, TensorType, TupleType, type_of_constant
 
-from .analysis import mutated_values, read_only_list
+from .analysis import mutated_values, read_only_list, written_through_views
 
 
 def freeze(graph: Graph, module_value) -> bool:
@@ -18,6 +18,10 @@ def freeze(graph: Graph, module_value) -> bool:
         return False
     written = {id(v) for n in walk(graph.block) for v in mutated_values(n)}
     assigned = {n.attrs["name"] for n in walk(graph.block) if n.op == "prim::SetAttr"}
+    # (A tensor written through a view of it - y = self.a.view(2, 3); y[0] += 1 - is no constant in
+    # any of its reads: sum(self.a) after that must see the write.)
+    assigned |= {n.attrs["name"] for n in walk(graph.block) if n.op == "prim::GetAttr" and
+                 isinstance(n.output.type, TensorType) and written_through_views(n.output)}
     # (A list another read of the attribute appends to - self.seen.append(t) - is no constant anywhere.)
     assigned |= {n.attrs["name"] for n in walk(graph.block) if n.op == "prim::GetAttr" and
                  isinstance(n.output.type, ListType) and not read_only_list(n.output, written)}
