@@ -1,9 +1,13 @@
 """The few torch._C helpers that model code calls: `torch._C._get_tracing_state()` (None unless jit.trace
-is recording; None in scripted code too), the ScriptList and ScriptDict classes."""
+is recording; None in scripted code too), the ScriptList and ScriptDict classes, and `torch._C._Await`,
+the class of what `torch.jit._awaitable` returns."""
 
 from __future__ import annotations
 
-from scriptc.jit.script_containers import ScriptDict, ScriptList  # noqa: F401 - torch._C.ScriptList/ScriptDict
+from scriptc._awaits import _Await
+from scriptc.jit.script_containers import ScriptDict, ScriptList
+
+__all__ = ["ScriptDict", "ScriptList", "_Await", "_get_tracing_state"]
 
 
 def _get_tracing_state():

@@ -338,6 +338,12 @@ class DictType(Type):
         return f"Dict[{self.key}, {self.value}]"
 
 
+def _name_text(name: str) -> str:
+    """A class's name in a type's text: quoted where it is no dotted identifier (a class defined in a
+    function is `f.<locals>.C`), so that the IR parser reads it back."""
+    return name if _PLAIN_PATH.fullmatch(name) else json.dumps(name)
+
+
 @dataclass(frozen=True)
 class ModuleType(Type):
     """The type of `self` (and of submodules) in a module's graph: `Module(fc1)`."""
@@ -370,7 +376,8 @@ class NamedTupleType(TupleType):
 
     def __str__(self) -> str:
         items = ", ".join(f"{f}: {t}" for f, t in zip(self.fields, self.elems))
-        return f"NamedTuple({self.name}, {items})" if items else f"NamedTuple({self.name})"
+        name = _name_text(self.name)
+        return f"NamedTuple({name}, {items})" if items else f"NamedTuple({name})"
 
 
 @dataclass(frozen=True)
@@ -380,7 +387,7 @@ class ObjectType(Type):
     name: str
 
     def __str__(self) -> str:
-        return f"Object({self.name})"
+        return f"Object({_name_text(self.name)})"
 
 
 @dataclass(frozen=True)
@@ -388,7 +395,7 @@ class InterfaceType(ObjectType):
     """A value of any script class with the methods of a @torch.jit.interface class `name`."""
 
     def __str__(self) -> str:
-        return f"Interface({self.name})"
+        return f"Interface({_name_text(self.name)})"
 
 
 @dataclass(frozen=True)
@@ -399,7 +406,7 @@ class EnumType(Type):
     value: Type
 
     def __str__(self) -> str:
-        return f"Enum({self.name}, {self.value})"
+        return f"Enum({_name_text(self.name)}, {self.value})"
 
 
 @dataclass(frozen=True)

@@ -153,10 +153,12 @@ def test_indexing_matches_numpy():
 @pytest.mark.parametrize("index", [
     range(2), range(0), [], (range(3), [0, 2, 1]), ((0, 2), 1), (slice(None), range(3, 0, -1)),
     (Ellipsis, [True, False, True, True]), ([[0, 1], [2, 2]], range(2)),
+    [0.1, 1.2, 2.3], [True, 0.5], (slice(None), [3.9, 0.0]), np.array([2.5, 0.5]), [np.int32(1)],
 ], ids=str)
 def test_sequence_indices_match_torch(index):
     """Ranges, tuples inside the index and empty lists index as torch turns them into index tensors
-    (mnist_forward_forward writes x_[range(x.shape[0]), y] = x.max())."""
+    (mnist_forward_forward writes x_[range(x.shape[0]), y] = x.max()); a list of floats is int64,
+    truncated (upstream test_python_builtins.test_adv_indexing_list)."""
     a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     ours, theirs = torch.from_numpy(a.copy()), real_torch.from_numpy(a.copy())
     np.testing.assert_array_equal(ours[index].numpy(), theirs[index].numpy())
@@ -202,6 +204,7 @@ def test_repr_matches_pytorch_format():
     (lambda: torch.ones(2, 3).sum(dim=2), IndexError, r"Dimension out of range"),
     (lambda: torch.ones(2, 3).view(4), ShapeError, r"shape '\[4\]' is invalid for input of size 6"),
     (lambda: torch.ones(3)[torch.tensor([0.5])], IndexError, "tensors used as indices must be long"),
+    (lambda: torch.ones(3)[[1.5 + 0j]], TypeError, "'complex' object cannot be interpreted as an integer"),
     (lambda: torch.ones(3)[5], IndexError, "out of bounds"),
     (lambda: torch.ones(2, 3).t().view(6), RuntimeError, "view size is not compatible"),
     (lambda: torch.cat([torch.ones(2, 3), torch.ones(2, 4)]), ShapeError, "Sizes of tensors must match"),

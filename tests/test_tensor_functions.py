@@ -170,6 +170,25 @@ def test_inplace_functions_in_the_namespace(name, args):
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_functions_match_torch(accumulate):
+    """torch.index_put / index_put_ as functions, eager and scripted (upstream test_misc.test_hacked_twin)."""
+    rng = np.random.default_rng(4)
+    x, index, values = rng.standard_normal(6).astype(np.float32), np.array([1, 4, 1]), np.ones(3, np.float32)
+
+    def run(T):
+        def put(x, index, values, accumulate: bool):
+            return T.index_put(x, [index], values, accumulate=accumulate)
+        target = T.tensor(x)
+        out = T.index_put_(target, [T.tensor(index)], T.tensor(values), accumulate=accumulate)
+        assert out is target
+        args = (T.tensor(x), T.tensor(index), T.tensor(values), accumulate)
+        return put(*args).numpy(), T.jit.script(put)(*args).numpy(), target.numpy()
+
+    for ours, theirs in zip(*both(run)):
+        np.testing.assert_array_equal(ours, theirs)
+
+
 def test_every_declared_inplace_function_exists():
     from scriptc import bindings
     from scriptc.ops import INPLACE_FUNCTIONS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 import weakref
 
@@ -13,6 +14,7 @@ from scriptc.types import TensorType
 from .frontend.compile import ScriptContext
 from .frontend.compile.dataclass_methods import refuse_default_factories
 from .frontend.compile.resolve import prepared_function
+from .frontend.instance_annotations import warn_on_lost_annotations
 from .module import ScriptFunction, ScriptModule
 
 
@@ -40,6 +42,7 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
 
         return script_container(obj)
     if isinstance(obj, Module):
+        warn_on_lost_annotations(obj)
         return script_module(_prepare_scriptable(obj, {}), example_inputs)
     prepare = getattr(type(obj), "__prepare_scriptable__", None)
     if prepare is not None and not isinstance(obj, type):  # any object may name what to script in its place
@@ -320,6 +323,8 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         m = m._archive_source()
     if not isinstance(m, (ScriptModule, ScriptFunction)):
         raise ArchiveError(f"jit.save expects a scripted or traced module or function, got {type(m).__name__}")
+    if isinstance(f, (str, os.PathLike)) and not os.path.isdir(os.path.dirname(os.path.abspath(f))):
+        raise RuntimeError(f"Parent directory {os.path.dirname(os.fspath(f))} does not exist.")
     extra = {k: (v.encode() if isinstance(v, str) else bytes(v)) for k, v in (_extra_files or {}).items()}
     if isinstance(m, ScriptModule):
         if m._ignored:

@@ -76,8 +76,8 @@ class OptimizedModule:
     def __getattr__(self, name: str):
         preserved = self.__dict__.get("preserved", ())
         source = self.__dict__.get("source")
-        if name in preserved and source is not None:
-            return getattr(source, name)
+        if source is not None and (name in preserved or name in _attributes_read(self.__dict__.get("graph"))):
+            return getattr(source, name)  # (state the graph still reads, as torch's frozen module keeps it)
         raise AttributeError(f"'OptimizedModule' object has no attribute '{name}'")
 
     def __call__(self, *args, **kwargs):
@@ -131,6 +131,13 @@ class OptimizedModule:
         """Save the optimized plan as a `.sc` archive (jit.save); runtime.load and jit.load run it."""
         from .api import save
         save(self, path, **kwargs)
+
+
+def _attributes_read(graph: Graph | None) -> set:
+    """The names of the module attributes `graph` reads from its `self` input."""
+    if graph is None or not takes_self(graph):
+        return set()
+    return {use.user.attrs["name"] for use in graph.inputs[0].uses if getattr(use.user, "op", None) == "prim::GetAttr"}
 
 
 class LoadedModule:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import io
 import textwrap
 from typing import Any
 
@@ -542,6 +543,13 @@ class ScriptModule(Module):
     def save(self, path, **kwargs) -> None:
         from .api import save
         save(self, path, **kwargs)
+
+    def save_to_buffer(self, **kwargs) -> bytes:
+        """The archive jit.save writes, as bytes (torch's ScriptModule.save_to_buffer)."""
+        from .api import save
+        buffer = io.BytesIO()
+        save(self, buffer, **kwargs)
+        return buffer.getvalue()
 
 
 def _unused_property(cls, name: str) -> bool:

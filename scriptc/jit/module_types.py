@@ -147,6 +147,11 @@ class ModuleHandle:
         """The module's type (equal for two modules exactly when they share it)."""
         return self._module._module_type
 
+    @property
+    def qualified_name(self) -> str:
+        """The module type's name as torch qualifies it (`__torch__.Foo`)."""
+        return self._type().qualified_name()
+
     def _has_method(self, name: str) -> bool:
         return name in self._module._called_methods
 

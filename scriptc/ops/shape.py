@@ -538,7 +538,7 @@ def _index_put_grad(ctx, g):
 
 register("index_put(self: Tensor, indices: Tensor?[], values: Tensor, accumulate: bool = False) -> Tensor", SHAPE,
          _index_put_kernel, shape=lambda x, indices, values, accumulate=False: x, grad=_index_put_grad,
-         inplace=True, function=False, doc="self with self[indices] = values (or += with accumulate).")
+         inplace=True, doc="self with self[indices] = values (or += with accumulate).")
 
 
 def _repeat_kernel(xp, x, repeats):

@@ -142,6 +142,28 @@ def written_later(value: Value) -> bool:
     return False
 
 
+def written_through_views(value: Value) -> bool:
+    """Whether an in-place op writes the value or a view of it (`y = self.a.view(2, 3); y[0] += 1`),
+    followed through view ops and prim:: nodes within the graph (unlike written_later, leaving the
+    graph is no write)."""
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        for use in v.uses:
+            user = use.user
+            if not isinstance(user, Node):
+                continue
+            if v in mutated_values(user):
+                return True
+            op = op_of(user)
+            if user.op.startswith("prim::") or op is not None and op.view:
+                stack.extend(user.outputs)
+    return False
+
+
 def writes_memory(node: Node) -> bool:
     """Whether the node may change a tensor, list, dict or object some other value aliases (an in-place
     op, a list append, a call out): values computed before it may be stale after it."""

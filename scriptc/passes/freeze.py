@@ -7,7 +7,7 @@ import numpy as np
 from scriptc.ir.graph import Graph, Node, walk
 from scriptc.types import DictType, ListType, ModuleType, ObjectType, TensorType, TupleType, type_of_constant
 
-from .analysis import mutated_values, read_only_list
+from .analysis import mutated_values, read_only_list, written_through_views
 
 
 def freeze(graph: Graph, module_value) -> bool:
@@ -18,6 +18,10 @@ def freeze(graph: Graph, module_value) -> bool:
         return False
     written = {id(v) for n in walk(graph.block) for v in mutated_values(n)}
     assigned = {n.attrs["name"] for n in walk(graph.block) if n.op == "prim::SetAttr"}
+    # (A tensor written through a view of it - y = self.a.view(2, 3); y[0] += 1 - is no constant in
+    # any of its reads: sum(self.a) after that must see the write.)
+    assigned |= {n.attrs["name"] for n in walk(graph.block) if n.op == "prim::GetAttr" and
+                 isinstance(n.output.type, TensorType) and written_through_views(n.output)}
     # (A list another read of the attribute appends to - self.seen.append(t) - is no constant anywhere.)
     assigned |= {n.attrs["name"] for n in walk(graph.block) if n.op == "prim::GetAttr" and
                  isinstance(n.output.type, ListType) and not read_only_list(n.output, written)}
@@ -65,8 +69,20 @@ def _resolve(node: Node, self_value, module_value):
             value = value.get(name)
         except AttributeError:
             return _UNRESOLVED
-    # No copy: frozen weights stay the module's (or the archive's memory-mapped) arrays; the graph
-    # never writes them (attributes it writes were skipped above).
+    # No copy of arrays: frozen weights stay the module's (or the archive's memory-mapped) arrays;
+    # the graph never writes them (attributes it writes were skipped above). Lists and dicts are
+    # copied, as torch's frozen constants are: appending to the module's list later changes no
+    # frozen result.
+    return _containers_copied(value)
+
+
+def _containers_copied(value):
+    if type(value) is list:
+        return [_containers_copied(v) for v in value]
+    if type(value) is dict:
+        return {k: _containers_copied(v) for k, v in value.items()}
+    if type(value) is tuple:
+        return tuple(_containers_copied(v) for v in value)
     return value
 
 

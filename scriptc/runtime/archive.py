@@ -373,9 +373,10 @@ def _manifest(data: bytes) -> dict:
     if manifest["kind"] not in ("module", "function"):
         raise ArchiveError(f"manifest.json: kind must be 'module' or 'function', got {manifest['kind']!r}")
     methods = manifest["methods"]
-    if not isinstance(methods, dict) or not methods or not all(isinstance(k, str) and isinstance(v, dict)
-                                                               for k, v in methods.items()):
-        raise ArchiveError("manifest.json: methods must be a non-empty object of method signatures")
+    # (a module may have no methods, as torch saves a scripted module without forward; a function has one)
+    if not isinstance(methods, dict) or not (methods or manifest["kind"] == "module") or \
+            not all(isinstance(k, str) and isinstance(v, dict) for k, v in methods.items()):
+        raise ArchiveError("manifest.json: methods must be an object of method signatures (a function's: one)")
     for key in ("functions", "extra_files"):
         if not isinstance(manifest[key], list) or not all(isinstance(x, str) for x in manifest[key]):
             raise ArchiveError(f"manifest.json: {key} must be a list of names")

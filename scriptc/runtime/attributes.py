@@ -22,7 +22,10 @@ from scriptc.types import (
     TensorType,
     TupleType,
     Type,
+    UnionType,
 )
+
+from .values import value_has_type
 
 _SCALARS = {Int: int, Float: float, Bool: bool, Str: str}
 
@@ -76,6 +79,12 @@ def _type_of(value) -> Type:
 
 
 def _encode(value, t: Type, tensors, where: list) -> Any:
+    if isinstance(t, UnionType):
+        # the member the value has goes with it: JSON alone cannot tell a list of ints from a tuple
+        for option in t.options:
+            if value_has_type(value, str(option)):
+                return {"member": str(option), "value": _encode(value, option, tensors, where)}
+        raise ValueError(f"a {type(value).__name__} is no member of {t}")
     if isinstance(t, OptionalType):
         return None if value is None else _encode(value, t.elem, tensors, where)
     if isinstance(t, ListType):
@@ -137,6 +146,11 @@ def _decode(data, t: Type) -> Any:
         return TensorRef(data["tensor"])
     if isinstance(t, OptionalType):
         return None if data is None else _decode(data, t.elem)
+    if isinstance(t, UnionType) and isinstance(data, dict) and set(data) == {"member", "value"}:
+        member = parse_type(str(data["member"]))
+        if member not in t.options:
+            raise TypeError(f"{member} is no member of {t}")
+        return _decode(data["value"], member)
     if isinstance(t, ListType) and isinstance(data, list):
         return [_decode(v, t.elem) for v in data]
     if isinstance(t, TupleType) and isinstance(data, list) and len(data) == len(t.elems):

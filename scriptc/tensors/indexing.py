@@ -51,13 +51,19 @@ def _index_items(index) -> list:
 
 
 def _sequence_index(item) -> Tensor:
-    """A list, range, array or a tuple inside the index tuple, as the index tensor torch makes of it
-    (an empty one indexes nothing, as int64)."""
+    """A list, range, array or a tuple inside the index tuple, as the index tensor torch makes of it:
+    a mask when its items are bools (or uint8), otherwise int64, floats truncated as torch's
+    conversion truncates them (an empty one indexes nothing, as int64)."""
     if isinstance(item, range):
         item = list(item)
     if not isinstance(item, np.ndarray) and len(item) == 0:
         return tensor(np.zeros(0, dtype=np.int64))
-    return tensor(item)
+    t = tensor(item)
+    if t._data.dtype in (np.bool_, np.uint8, np.int64):
+        return t
+    if t._data.dtype.kind == "c":
+        raise TypeError("'complex' object cannot be interpreted as an integer")
+    return tensor(t._data.astype(np.int64))
 
 
 def _run_index_op(name: str, args: tuple):

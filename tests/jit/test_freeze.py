@@ -106,3 +106,64 @@ def test_a_frozen_module_prints_as_torchs():
                         repr(engine.jit.optimize_for_inference(engine.jit.script(model))),
                         repr(engine.jit.freeze(engine.jit.trace(model, engine.ones(1, 2))))])
     assert printed[0] == printed[1]
+
+
+def _counting(engine):
+    class Counting(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.count = 0
+            self.seen = [1, 2]
+
+        def forward(self, x):
+            self.count += 1
+            return x + self.count + len(self.seen)
+
+    return Counting()
+
+
+def test_a_frozen_module_keeps_the_state_it_writes_and_its_own_copy_of_folded_lists():
+    """The attribute forward writes stays readable on the frozen module (torch keeps it; it was an
+    AttributeError); a list folded into a constant is a copy, so appending to the scripted module's
+    list later changes no frozen result (upstream test_freezing: with_submodule, with_mutable_list)."""
+    def run(engine):
+        scripted = engine.jit.script(_counting(engine)).eval()
+        frozen = engine.jit.freeze(scripted)
+        first = [frozen(engine.ones(1)).tolist() for _ in range(2)]
+        count = frozen.count
+        scripted.seen.append(3)
+        with pytest.raises(AttributeError):
+            assert frozen.seen is None
+        return first, count, frozen(engine.ones(1)).tolist()
+
+    assert run(scriptc) == run(torch) == ([[4.0], [5.0]], 2, [6.0])
+
+
+def _writes_through_a_view(engine):
+    class WritesThroughAView(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = engine.tensor([1.0, 2, 3, 4, 5, 6])
+            self.b = engine.tensor([1.0, 1.0])
+
+        def forward(self, x):
+            y = self.a.view(2, 3)
+            y[0][0] += 10
+            self.b.add_(1)
+            return self.a.sum() * 2 + self.b.sum() + x
+
+    return WritesThroughAView()
+
+
+@pytest.mark.parametrize("make", ["freeze", "optimize_for_inference"])
+def test_an_attribute_written_in_place_is_no_constant_in_any_of_its_reads(make):
+    """self.a written through a view (or self.b by an in-place op) and read again: every call sees
+    the writes of the calls before (its later read was folded into a constant computed at freeze
+    time: the same wrong result on every call) (upstream test_freezing.test_freeze_module_with_tensor)."""
+    def run(engine):
+        frozen = getattr(engine.jit, make)(engine.jit.script(_writes_through_a_view(engine)).eval())
+        results = [frozen(engine.ones(1)).item() for _ in range(3)]
+        frozen.a[0] -= 10
+        return results, frozen(engine.ones(1)).item()
+
+    assert run(scriptc) == run(torch) == ([67.0, 89.0, 111.0], 113.0)

@@ -1,5 +1,6 @@
 """Module attributes in scripted code: properties (getters and setters), __jit_ignored_attributes__ and
 __jit_unused_properties__, as torch treats them."""
+import io
 from typing import List
 
 import pytest
@@ -103,3 +104,43 @@ def test_an_attribute_declared_with_jit_attribute_takes_its_type_when_first_writ
     scripted = torch.jit.script(module)
     assert scripted([1, 2, 3]) == [1, 2, 3]
     assert module.seen == [1, 2, 3]
+
+
+def _holding_nones(engine):
+    class Holder(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.nested = [[engine.tensor([3.0, 2.0]), None]]
+            self.first_none = [None, engine.tensor([1.0])]
+            self.counts = {"a": 1, "b": None}
+            self.pairs = [(1, "a"), (2, None)]
+
+        def forward(self, x):
+            t = self.nested[0][0]
+            assert t is not None
+            u = self.first_none[1]
+            assert u is not None
+            return t * x, u + x, self.nested[0][1] is None, self.counts, self.pairs
+
+    return Holder()
+
+
+def test_attribute_containers_holding_none_are_typed_as_torch_types_them():
+    """[t, None] is a List[Optional[Tensor]] (its first item's type was taken for all: a frozen module
+    holding one could not be saved), {"b": None} a Dict[str, Optional[int]] (upstream
+    test_freezing.test_freeze_module)."""
+    real_torch = pytest.importorskip("torch")
+    x = [1.0, 2.0]
+
+    def run(engine):
+        scripted = engine.jit.script(_holding_nones(engine))
+        frozen = engine.jit.freeze(scripted.eval())
+        buffer = io.BytesIO()
+        engine.jit.save(frozen, buffer)
+        buffer.seek(0)
+        results = [m(engine.tensor(x)) for m in (scripted, frozen, engine.jit.load(buffer))]
+        return [(a.tolist(), b.tolist(), *rest) for a, b, *rest in results]
+
+    ours, theirs = run(torch), run(real_torch)
+    assert ours == theirs
+    assert ours[0] == ([3.0, 4.0], [2.0, 3.0], True, {"a": 1, "b": None}, [(1, "a"), (2, None)])

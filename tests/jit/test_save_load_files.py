@@ -2,6 +2,7 @@
 import io
 
 import numpy as np
+import pytest
 
 import scriptc as torch
 
@@ -70,3 +71,68 @@ def test_backward_through_a_loaded_module_reaches_its_inputs_as_through_the_scri
         np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
     with torch.no_grad():
         assert loaded(x).grad_fn is None
+
+
+class _ParametersOnly(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.arange(3.0))
+        self.register_buffer("steps", torch.zeros(2))
+
+
+def test_a_module_without_methods_saves_and_loads_its_state():
+    """torch saves a scripted module that has no forward (a holder of parameters); calling the loaded
+    one is an AttributeError, as torch's (upstream test_save_load.test_save_load_params_buffers_submodules)."""
+    buffer = io.BytesIO(torch.jit.script(_ParametersOnly()).save_to_buffer())
+    loaded = torch.jit.load(buffer)
+    state = loaded.state_dict()
+    assert sorted(state) == ["steps", "weight"]
+    np.testing.assert_array_equal(state["weight"].numpy(), [0.0, 1.0, 2.0])
+    with pytest.raises(AttributeError, match="forward"):
+        loaded(torch.ones(3))
+
+
+def test_save_to_buffer_and_the_qualified_type_name():
+    scripted = torch.jit.script(_ParametersOnly())
+    assert scripted._c.qualified_name == "__torch__.tests.jit.test_save_load_files._ParametersOnly"
+    extra = {"note": ""}
+    torch.jit.load(io.BytesIO(scripted.save_to_buffer(_extra_files={"note": "hi"})), _extra_files=extra)
+    assert extra == {"note": b"hi"}
+
+
+def test_saving_into_a_missing_directory_is_torchs_error(tmp_path):
+    scripted = torch.jit.script(_ParametersOnly())
+    target = tmp_path / "missing" / "m.pt"
+    for save in (lambda: scripted.save(str(target)), lambda: torch.jit.save(scripted, target)):
+        with pytest.raises(RuntimeError, match=f"Parent directory {tmp_path / 'missing'} does not exist."):
+            save()
+
+
+def _with_local_classes():
+    from enum import Enum
+    from typing import NamedTuple
+
+    class Pair(NamedTuple):
+        a: int
+        b: str
+
+    class Color(Enum):
+        RED = 1
+        GREEN = 2
+
+    class Model(torch.nn.Module):
+        def forward(self, x: int):
+            c = Color.RED if x > 0 else Color.GREEN
+            return c.value, c.name, Pair(a=x, b=c.name).a
+
+    return Model()
+
+
+def test_named_tuples_and_enums_defined_in_a_function_save_and_load():
+    """Their names hold `<locals>` (upstream test_save_load.test_many_collisions: jit.load refused the
+    archive)."""
+    scripted = torch.jit.script(_with_local_classes())
+    loaded = torch.jit.load(io.BytesIO(scripted.save_to_buffer()))
+    for x in (3, -1):
+        assert loaded(x) == scripted(x)
+    assert loaded(-1) == (2, "GREEN", -1)

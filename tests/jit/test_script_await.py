@@ -81,3 +81,28 @@ def test_an_await_a_scripted_function_returns_is_waited_in_python():
     scripted = scriptc.jit.script(main)
     x = scriptc.eye(2)
     np.testing.assert_allclose(scriptc.jit._awaitable_wait(scripted(x)).numpy(), (2 * (x + 1)).numpy())
+
+
+def test_isinstance_of_the_bare_await_class():
+    """isinstance(aw, torch.jit._Await) is true of an Await of any type in scripted code (it was
+    refused: the generic class was compiled as a script class), and eager Awaits are torch._C._Await
+    (upstream test_await: await_isinstance, await_eager_lazy)."""
+    def run(engine):
+        Tensor = engine.Tensor
+
+        def delayed(x: Tensor) -> Tensor:
+            return 2 * (x + 1)
+
+        def main(x: Tensor, n: int):
+            aw = engine.jit._awaitable(delayed, x)
+            ready = engine.jit._awaitable_nowait(n)
+            return isinstance(aw, engine.jit._Await), isinstance(ready, engine.jit._Await), \
+                isinstance(n, engine.jit._Await), engine.jit._awaitable_wait(aw)
+
+        assert isinstance(engine.jit._awaitable(delayed, engine.ones(1)), engine._C._Await)
+        is_await, ready_is_await, int_is_await, out = engine.jit.script(main)(engine.eye(2), 3)
+        return is_await, ready_is_await, int_is_await, out.numpy()
+
+    ours, theirs = run(scriptc), run(torch)
+    assert ours[:3] == theirs[:3] == (True, True, False)
+    np.testing.assert_array_equal(ours[3], theirs[3])

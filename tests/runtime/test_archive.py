@@ -167,6 +167,8 @@ def _manifest(data: bytes) -> dict:
     (lambda m: {**m, "format_version": 99}, "needs scriptc"),
     (lambda m: {k: v for k, v in m.items() if k != "methods"}, "missing field"),
     (lambda m: {**m, "kind": "banana"}, "kind must be"),
+    (lambda m: {**m, "kind": "function", "methods": {}}, "methods must be an object of method signatures"),
+    (lambda m: {**m, "methods": []}, "methods must be an object of method signatures"),
     (lambda m: {**m, "methods": {"../evil": {}}}, "not a plain relative path"),
     (lambda m: {**m, "methods": {"missing": {}}}, "graphs/missing.ir is missing"),
     (lambda m: {**m, "attributes": {"x": [1, 2]}}, "attribute 'x'"),

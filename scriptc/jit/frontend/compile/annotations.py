@@ -3,6 +3,7 @@ refinement of Optional and Union variables, and the implicit conversions TorchSc
 
 from __future__ import annotations
 
+from scriptc._awaits import _Await
 from scriptc.errors import ScriptError, ScriptValueError
 from scriptc.ir.graph import Value
 from scriptc.ops.schema import SCALAR
@@ -13,6 +14,7 @@ from scriptc.types import (
     DictType,
     DType,
     Float,
+    FutureType,
     Int,
     InterfaceType,
     ListType,
@@ -164,6 +166,8 @@ class Annotations:
             name = builtin_type_name(obj) if found else None
             if name in _BARE:
                 return _BARE[name]
+            if found and obj is _Await:  # isinstance(aw, torch.jit._Await): an Await of anything
+                return FutureType(Any_)
         return self.annotation(node)
 
     # --- isinstance --------------------------------------------------------------------------------

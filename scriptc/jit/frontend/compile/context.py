@@ -388,8 +388,10 @@ class ScriptContext:
         self._assigned[cls] = names
         return names
 
-    def attribute_type(self, owner, name: str, value, caller, node) -> Type:
-        """The type of a module's plain attribute: its class annotation, else its current value's."""
+    def attribute_type(self, owner, name: str, value, caller, node, writing: bool = False) -> Type:
+        """The type of a module's plain attribute: its class annotation, else its current value's (None
+        is NoneType). One whose value has no type (an empty list or dict) is torch's error: for reading
+        'has no attribute', for `writing` 'Tried to set nonexistent attribute'."""
         from scriptc.jit.markers import Attribute
 
         key = (owner.path, name)
@@ -406,6 +408,9 @@ class ScriptContext:
                 raise caller.error(f"{type(owner.module).__name__}.{name}: {exc}", node) from None
         else:
             t = container_type_of(value, None)
+            if t is None and writing:
+                raise caller.error(f"Tried to set nonexistent attribute: {name}. Did you forget to initialize it "
+                                   "in __init__()?", node)
             if t is None:
                 raise caller.error(unconvertible_attribute(owner.module, name, value), node)
         self.module_attributes[key] = t

@@ -181,8 +181,9 @@ class Modules(TracedCalls):
             self.inline_method(owner, setter.fset, [value], {}, node)
             return
         current = module.__dict__.get(name)
-        t = self.ctx.attribute_type(owner, name, current, self, node)
-        value = self.coerce(value, t, node, f"attribute '{name}' has type {t}, but is assigned a {value.type}")
+        t = self.ctx.attribute_type(owner, name, current, self, node, writing=True)
+        value = self.coerce(value, t, node, f"Wrong type for attribute assignment. Expected {t} but got {value.type} "
+                            f"(attribute '{name}')")
         self.emit("prim::SetAttr", [owner.value, value], [], {"name": name})
 
     # --- submodule containers --------------------------------------------------------------------
@@ -517,19 +518,31 @@ def container_type_of(value, fallback):
     """The IR type of a module's list/dict attribute, from its items."""
     from .types import scalar_of_python
 
+    if value is None:
+        return NoneType
     if isinstance(value, list):
-        item = container_type_of(value[0], fallback) if value else None
+        item = _items_type(value, fallback)
         return ListType(item) if item is not None else fallback
     if isinstance(value, dict):
-        if not value:
-            return fallback
-        key, item = next(iter(value.items()))
-        return DictType(container_type_of(key, fallback), container_type_of(item, fallback))
+        key, item = _items_type(list(value), fallback), _items_type(list(value.values()), fallback)
+        return DictType(key, item) if key is not None and item is not None else fallback
     if isinstance(value, tuple):
         return TupleType(tuple(container_type_of(v, fallback) for v in value))
     if hasattr(value, "_data") and hasattr(value, "dtype"):
         return TensorType()
     return scalar_of_python(value) or fallback
+
+
+def _items_type(items: list, fallback):
+    """The one type of a container's items, as torch infers it ([t, None] is List[Optional[Tensor]]);
+    None where there are none or they have no common type."""
+    found = None
+    for item in items:
+        t = container_type_of(item, fallback)
+        found = t if found is None else (unify(found, t) if t is not None else None)
+        if found is None:
+            return None
+    return found
 
 
 def unconvertible_attribute(module, name: str, value) -> str:
