@@ -28,6 +28,7 @@ NAMESPACES = [
     ("scriptc.nn", "torch.nn", "torch.nn"),
     ("scriptc.nn.functional", "torch.nn.functional", "torch.nn.functional"),
     ("scriptc.nn.init", "torch.nn.init", "torch.nn.init"),
+    ("scriptc.nn.grad", "torch.nn.grad", "torch.nn.grad"),
     ("scriptc.nn.utils", "torch.nn.utils", "torch.nn.utils"),
     ("scriptc.nn.utils.prune", "torch.nn.utils.prune", "torch.nn.utils.prune"),
     ("scriptc.optim", "torch.optim", "torch.optim"),

@@ -210,7 +210,10 @@ def test_repr_matches_pytorch_format():
     (lambda: torch.cat([torch.ones(2, 3), torch.ones(2, 4)]), ShapeError, "Sizes of tensors must match"),
     (lambda: torch.tensor([1, 2]).mean(), RuntimeError, "could not infer output dtype"),
     (lambda: torch.ones(2, 2).permute(0, 0), RuntimeError, "duplicate dims"),
-    (lambda: torch.tensor([1, 2]).add_(0.5), RuntimeError, "can't be cast"),
+    (lambda: torch.tensor([1, 2]).add_(0.5), RuntimeError, "result type Float can't be cast to the desired output "
+                                                            "type Long"),
+    (lambda: torch.ones(2, dtype=torch.bool).mul_(torch.ones(2, dtype=torch.int64)), RuntimeError,
+     "result type Long can't be cast to the desired output type Bool"),
     (lambda: torch.ones(3).expand(2, 4), ShapeError, "expanded size"),
 ])
 def test_typed_errors(action, error, message):

@@ -8,6 +8,7 @@ Node named `MyFnBackward`, whose gradient is `MyFn.backward(ctx, *grad_outputs)`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import warnings
@@ -134,8 +135,9 @@ class Function(metaclass=_FunctionMeta):
         def run_forward():
             with no_grad():
                 if separate_setup:
-                    output = cls.forward(*args, **kwargs)
-                    cls.setup_context(ctx, args, output)
+                    f_args, f_kwargs = _unwrapped(args), dict(zip(kwargs, _unwrapped(tuple(kwargs.values()))))
+                    output = cls.forward(*f_args, **f_kwargs)
+                    cls.setup_context(ctx, f_args, output)
                     return output
                 return cls.forward(ctx, *args, **kwargs)
         output = run_forward() if tangents is None else forward_ad.run_function_forward(run_forward)
@@ -144,6 +146,30 @@ class Function(metaclass=_FunctionMeta):
         if tangents is not None:
             forward_ad.set_function_tangents(cls, ctx, inputs, tangents, output)
         return output
+
+
+# How many torch.func transforms (grad, vjp, jacrev, ...) are differentiating the running code.
+_func_transform_depth = [0]
+
+
+@contextlib.contextmanager
+def func_transform():
+    """Marks code a torch.func transform differentiates: a Function with its own setup_context then
+    sees its tensor arguments as torch.func passes them, unwrapped (not requiring grad), so its
+    forward may leave torch (`x.numpy()`), as PyTorch's torch.func tutorials do."""
+    _func_transform_depth[0] += 1
+    try:
+        yield
+    finally:
+        _func_transform_depth[0] -= 1
+
+
+def _unwrapped(args: tuple) -> tuple:
+    from scriptc.tensors import Tensor
+
+    if not _func_transform_depth[0]:
+        return args
+    return tuple(a.detach() if isinstance(a, Tensor) and a.requires_grad else a for a in args)
 
 
 def _connect(cls, ctx, args: tuple, output):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 
 from scriptc import autograd
+from scriptc.autograd.function import func_transform
 from scriptc.tensors import Tensor
 
 
@@ -65,7 +66,8 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
         outer = [t for n in nums for t in _flatten(args[n])]
         with autograd.enable_grad():
             args = tuple(_tracked(a) if i in nums else a for i, a in enumerate(args))
-            out = func(*args, **kwargs)
+            with func_transform():
+                out = func(*args, **kwargs)
             aux = None
             if has_aux:
                 if not (isinstance(out, tuple) and len(out) == 2):
@@ -105,7 +107,8 @@ def vjp(func, *primals, has_aux: bool = False):
     nested = _nested(_flatten(primals))
     with autograd.enable_grad():
         tracked = _tracked(primals)
-        out = func(*tracked)
+        with func_transform():
+            out = func(*tracked)
         aux = None
         if has_aux:
             out, aux = out
@@ -132,7 +135,8 @@ def _jacobian(func, argnums, has_aux: bool, name: str):
         outer = [t for n in nums for t in _flatten(args[n])]
         with autograd.enable_grad():
             tracked = tuple(_tracked(a) if i in nums else a for i, a in enumerate(args))
-            out = func(*tracked)
+            with func_transform():
+                out = func(*tracked)
             aux = None
             if has_aux:
                 out, aux = out

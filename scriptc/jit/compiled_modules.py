@@ -73,6 +73,20 @@ class OptimizedModule:
         """The optimized forward, as `frozen.forward(x)` calls it on torch's frozen module."""
         return self(*args, **kwargs)
 
+    # Freezing folds every weight into the graph as a constant: like torch's frozen module, this one
+    # holds no parameters or buffers.
+    def parameters(self, recurse: bool = True):
+        return iter(())
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        return iter(())
+
+    buffers = parameters
+    named_buffers = named_parameters
+
+    def state_dict(self, *args, **kwargs) -> OrderedDict:
+        return OrderedDict()
+
     def __getattr__(self, name: str):
         preserved = self.__dict__.get("preserved", ())
         source = self.__dict__.get("source")

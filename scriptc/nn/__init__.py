@@ -26,7 +26,7 @@ from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
-from . import parallel, utils  # noqa: F401,E402
+from . import grad, parallel, utils  # noqa: F401,E402
 from .parallel import DataParallel  # noqa: F401,E402
 from . import modules  # noqa: F401,E402
 

@@ -84,8 +84,15 @@ def _uninitialized(xp, shape, np_dtype):
     return xp.full(shape, True if np_dtype.kind == "b" else xp.iinfo(np_dtype).max, np_dtype)
 
 
-register("empty" + _SIZED, FACTORY, lambda xp, size, dtype=None, device=None: _uninitialized(xp, _size(size), _np_dtype(dtype)),
-         shape=_sized_rule(), method=False)
+def _empty_kernel(xp, size, dtype=None, device=None, memory_format=None):
+    values = _uninitialized(xp, _size(size), _np_dtype(dtype))
+    return with_layout(xp, values, memory_format) if memory_format in (CHANNELS_LAST, CHANNELS_LAST_3D) else values
+
+
+register("empty(size: int[], *, dtype: ScalarType? = None, device: Device? = None, memory_format: int? = None) -> Tensor",
+         FACTORY, _empty_kernel, shape=_sized_rule(), method=False,
+         doc="An uninitialized tensor; memory_format=scriptc.channels_last (channels_last_3d) lays a 4-d (5-d) one "
+             "out NHWC (NDHWC).")
 
 
 def _full_dtype(fill, dtype):

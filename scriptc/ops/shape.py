@@ -222,10 +222,15 @@ def _cat_kernel(xp, tensors, dim=0):
     if rank == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     axis = normalize_dim(dim, rank, "cat")
-    for i, p in enumerate(parts):
-        if p.ndim != rank or any(a != b for j, (a, b) in enumerate(zip(p.shape, parts[0].shape)) if j != axis):
-            raise ShapeError(f"Sizes of tensors must match except in dimension {axis}. Expected size "
-                             f"{list(parts[0].shape)} but got size {list(p.shape)} for tensor number {i} in the list.")
+    for i, p in enumerate(tensors):
+        if p.ndim == 1 and p.shape[0] == 0:
+            continue
+        if p.ndim != rank:
+            raise ShapeError(f"Tensors must have same number of dimensions: got {rank} and {p.ndim}")
+        for j, (a, b) in enumerate(zip(p.shape, parts[0].shape)):
+            if j != axis and a != b:
+                raise ShapeError(f"Sizes of tensors must match except in dimension {axis}. Expected size {b} but "
+                                 f"got size {a} for tensor number {i} in the list.")
     dtype = xp.result_type(*parts)
     return xp.concatenate(parts, axis=axis, dtype=dtype)
 

@@ -14,6 +14,7 @@ from scriptc.amp.state import STATE as _AUTOCAST
 from scriptc.errors import ShapeError
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
+from scriptc.ops.rules import scalar_type_name
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
@@ -190,8 +191,8 @@ def call_inplace(op, args: tuple) -> Tensor:
     if out.dtype != target._data.dtype and (_bfloat16.holds(out) or _bfloat16.holds(target._data)):
         out = _bfloat16.cast(np, out, target._data.dtype)
     if out.dtype != target._data.dtype and not np.can_cast(out.dtype, target._data.dtype, "same_kind"):
-        raise RuntimeError(f"result type {from_numpy_dtype(out.dtype).name.capitalize()} can't be cast to the "
-                           f"desired output type {target.dtype.name.capitalize()}")
+        raise RuntimeError(f"result type {scalar_type_name(from_numpy_dtype(out.dtype))} can't be cast to the "
+                           f"desired output type {scalar_type_name(target.dtype)}")
     if out.shape != target._data.shape:
         raise ShapeError(f"output with shape {list(target._data.shape)} doesn't match the broadcast shape "
                          f"{list(out.shape)}")

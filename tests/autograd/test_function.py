@@ -347,3 +347,51 @@ def test_non_tensor_arguments_are_not_edges_of_the_node():
         y.sum().backward()
         found.append((len(y.grad_fn.next_functions), seen, x.grad.numpy().tolist()))
     assert found[1] == found[0] == (1, [1], [2.0, 2.0])
+
+
+def _numpy_cube(T):
+    """A Function with its own setup_context whose forward leaves the library through numpy, as
+    PyTorch's "Extending torch.func with autograd.Function" tutorial writes them."""
+    class NumpyCube(T.autograd.Function):
+        seen_requires_grad = []
+
+        @staticmethod
+        def forward(x):
+            NumpyCube.seen_requires_grad.append(x.requires_grad)
+            if x.requires_grad:
+                return x ** 3
+            return T.tensor(x.numpy() ** 3)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return grad_output * 3 * x ** 2
+    return NumpyCube
+
+
+@pytest.mark.parametrize("transform", [
+    lambda T, f, x: T.func.grad(lambda v: f(v).sum())(x),
+    lambda T, f, x: T.func.vjp(f, x)[1](T.ones_like(x))[0],
+    lambda T, f, x: T.func.jacrev(f)(x),
+])
+def test_func_transforms_give_a_setup_context_function_unwrapped_inputs(transform):
+    x = np.array([0.5, -1.0, 2.0])
+    results = []
+    for T in (scriptc, torch):
+        cube = _numpy_cube(T)
+        results.append(transform(T, cube.apply, T.tensor(x)).detach().numpy())
+        assert cube.seen_requires_grad == [False]
+    np.testing.assert_allclose(results[0], results[1])
+
+
+def test_plain_autograd_gives_a_setup_context_function_its_inputs_as_they_are():
+    for T in (scriptc, torch):
+        cube = _numpy_cube(T)
+        x = T.tensor([0.5, -1.0], requires_grad=True)
+        cube.apply(x).sum().backward()
+        assert cube.seen_requires_grad == [True]
+        np.testing.assert_allclose(x.grad.numpy(), [0.75, 3.0])

@@ -65,3 +65,13 @@ def test_a_scalar_type_number_is_a_dtype_argument_at_every_boundary(tmp_path):
         assert np.asarray(compiled(torch.ones(2), torch.float64)).dtype == np.float64, name
         with pytest.raises(RuntimeError, match="ScalarType"):  # (runtime.load's: a SignatureError naming d)
             compiled(torch.ones(2), "int64")
+
+
+def test_a_frozen_module_holds_no_parameters_or_buffers_as_torchs():
+    # torch's frozen module folds its weights into the graph: parameters() and state_dict() are empty
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2)).eval()
+    for frozen in (torch.jit.freeze(torch.jit.script(model)),
+                   torch.jit.optimize_for_inference(torch.jit.trace(model, torch.ones(1, 1, 5, 5)))):
+        assert list(frozen.parameters()) == [] and list(frozen.named_parameters()) == []
+        assert list(frozen.buffers()) == [] and list(frozen.named_buffers()) == []
+        assert frozen.state_dict() == {}

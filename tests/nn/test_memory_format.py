@@ -18,6 +18,9 @@ torch = pytest.importorskip("torch")
     lambda T: T.arange(120.0).reshape(2, 3, 4, 5).to(memory_format=T.channels_last).contiguous(),
     lambda T: T.arange(120.0).reshape(2, 3, 4, 5).to(memory_format=T.channels_last).to(
         memory_format=T.contiguous_format),
+    lambda T: T.empty(2, 3, 4, 5, memory_format=T.channels_last).fill_(2.0),
+    lambda T: T.empty((2, 3, 2, 4, 5), dtype=T.float64, memory_format=T.channels_last_3d).fill_(1.0),
+    lambda T: T.empty(2, 3, 4, 5, memory_format=T.contiguous_format).fill_(3.0),
 ])
 def test_layouts_match_torch(make):
     ours, theirs = make(scriptc), make(torch)
@@ -27,6 +30,11 @@ def test_layouts_match_torch(make):
         if ours.dim() == 4:
             assert ours.is_contiguous(memory_format=getattr(scriptc, fmt)) == theirs.is_contiguous(
                 memory_format=getattr(torch, fmt))
+
+
+def test_empty_refuses_channels_last_of_another_rank():
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
+        scriptc.empty(2, 3, 4, memory_format=scriptc.channels_last)
 
 
 def test_module_to_channels_last_lays_out_4d_weights_only():

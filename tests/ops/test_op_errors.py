@@ -8,6 +8,12 @@ import scriptc
 
 # (call written against a torch-like module `torch`, exception type, text the message contains)
 ERRORS = [
+    (lambda torch: torch.cat([torch.ones(2, 3), torch.ones(2, 4)]), RuntimeError,
+     "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 4 for tensor number 1 in the list."),
+    (lambda torch: torch.cat([torch.ones(2, 3), torch.ones(0), torch.ones(5, 4)], 1), RuntimeError,
+     "Expected size 2 but got size 5 for tensor number 2 in the list."),
+    (lambda torch: torch.cat([torch.ones(2, 3), torch.ones(2)]), RuntimeError,
+     "Tensors must have same number of dimensions: got 2 and 1"),
     (lambda torch: torch.ones(2, 3, dtype=torch.int64).expand(3), RuntimeError,
      "expand(torch.LongTensor{[2, 3]}, size=[3]): the number of sizes provided"),
     (lambda torch: torch.broadcast_to(torch.ones(1, 3), (-1, 2, 3)), RuntimeError,
