@@ -202,3 +202,20 @@ def test_a_dropped_method_is_left_out_with_its_signature():
         return Holder(items).first()
 
     assert first_of([4, 5]) == 4
+
+
+def test_broadcasting_list_from_jit_annotations_makes_one_number_a_list():
+    from scriptc.jit.annotations import BroadcastingList2
+
+    def pooled_size(x: torch.Tensor, output_size: BroadcastingList2[int]) -> List[int]:
+        return [x.shape[0] * output_size[0], output_size[1]]
+
+    def by_number(x: torch.Tensor) -> List[int]:
+        return pooled_size(x, 3)
+
+    def by_pair(x: torch.Tensor) -> List[int]:
+        return pooled_size(x, [3, 4])
+
+    x = torch.zeros(2)
+    assert torch.jit.script(by_number)(x) == [6, 3]
+    assert torch.jit.script(by_pair)(x) == [6, 4]
