@@ -125,6 +125,7 @@ def convert(value, t: Type, name: str):
 
 # Enum classes scripted code used, by name: results come back as their members (python_value)
 ENUM_CLASSES: dict[str, type] = {}
+SCRIPT_CLASSES: dict[str, type] = {}  # a compiled class's name -> the Python class it was compiled from
 
 
 # NamedTuple classes scripted code used, by name: results come back as their instances (typed_result)
