@@ -11,6 +11,7 @@ import math
 from scriptc.types import TensorType, int64
 
 from . import register
+from .rules import is_known
 from .schema import OPAQUE
 
 
@@ -121,7 +122,8 @@ def _roi_align_grad(ctx, g):
 def _roi_align_rule(x, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned):
     regions = rois.shape[0] if rois.shape is not None else None
     channels = x.shape[1] if x.shape is not None and len(x.shape) == 4 else None
-    return TensorType(x.dtype, (regions, channels, pooled_height, pooled_width), x.device)
+    bins = tuple(size if is_known(size) else None for size in (pooled_height, pooled_width))
+    return TensorType(x.dtype, (regions, channels) + bins, x.device)
 
 
 register("roi_align(input: Tensor, rois: Tensor, spatial_scale: float, pooled_height: int, pooled_width: int, "

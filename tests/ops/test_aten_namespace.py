@@ -74,3 +74,17 @@ def test_nms_refuses_boxes_as_torchvision_does(boxes, scores, message):
 def test_roi_align_refuses_regions_without_a_batch_index():
     with pytest.raises(RuntimeError, match=r"rois must have shape as Tensor\[K, 5\]"):
         scriptc.ops.torchvision.roi_align(scriptc.zeros(1, 2, 4, 4), scriptc.zeros(3, 4), 1.0, 2, 2, -1, False)
+
+
+def _pooled_to(features, rois, bins: int):
+    return scriptc.ops.torchvision.roi_align(features, rois, 1.0, bins, bins + 1, 2, True)
+
+
+def test_a_scripted_roi_align_with_sizes_known_at_run_time_saves_and_loads(tmp_path):
+    features, rois = scriptc.randn(1, 2, 6, 6), scriptc.tensor([[0.0, 0.5, 1.0, 4.0, 5.5]])
+    scripted = scriptc.jit.script(_pooled_to)
+    path = str(tmp_path / "pooled.sc")
+    scriptc.jit.save(scripted, path)
+    loaded = scriptc.jit.load(path)
+    assert scriptc.allclose(loaded(features, rois, 3), _pooled_to(features, rois, 3))
+    assert loaded(features, rois, 2).shape == (1, 2, 2, 3)
