@@ -46,7 +46,7 @@ def _signature(op: OpDef, as_method: bool) -> tuple[str, str]:
             star = True
         params.append(f"{name}={a.default!r}" if a.has_default else name)
         values.append(name)
-    if _makes_tensors(op) and not any(a.name == "requires_grad" for a in args):
+    if makes_tensors(op) and not any(a.name == "requires_grad" for a in args):
         if not star:
             params.append("*")
         params.append("requires_grad=False")
@@ -57,7 +57,7 @@ def _signature(op: OpDef, as_method: bool) -> tuple[str, str]:
     return ", ".join(params), "(" + ", ".join(values) + ("," if len(values) == 1 else "") + ")"
 
 
-def _makes_tensors(op: OpDef) -> bool:
+def makes_tensors(op: OpDef) -> bool:
     """Factories (zeros, rand_like, randperm...) take torch's requires_grad=, layout=, pin_memory= too."""
     return op.kind in (FACTORY, RANDOM) and any(a.name == "dtype" for a in op.schema.args)
 
@@ -73,7 +73,7 @@ def _make(op: OpDef, as_method: bool):
     params, values = _signature(op, as_method)
     runner = "call_inplace" if op.inplace_of is not None else "call"
     body = f"    result = {runner}(_op, {values})\n"
-    if _makes_tensors(op):
+    if makes_tensors(op):
         names = {a.name for a in op.schema.args}
         checked = ", ".join(["device" if "device" in names else "None", "pin_memory"])
         body = f"    _check_device_arg({checked})\n" + body

@@ -147,6 +147,8 @@ def record(op, args, in_tensors, out_arrays, aux, xp):
         value = in_tensors[op.arg_index[name]]
         if isinstance(value, Tensor) and _gradient_reads(op, name, in_tensors):
             versions.append((f"argument '{name}'", value._vc, value._vc[0], value))
+        elif isinstance(value, list):  # index's indices: torch names no argument for a list's tensors
+            versions.extend((None, t._vc, t._vc[0], t) for t in value if isinstance(t, Tensor))
     edges = [[edge_of(t) for t in item] if isinstance(item, list) else edge_of(item) for item in in_tensors]
     n_outputs = len(out_arrays) if isinstance(out_arrays, tuple) else 1
     packed = bool(_saved_tensor_hooks.stack) and type(args) is list and pack_op_inputs(op, args, in_tensors)
@@ -176,10 +178,12 @@ def watch_output(node, tensor) -> None:
 def _check_versions(node):
     for what, vc, version, tensor in node.versions:
         if vc[0] != version:
-            described = f"[{tensor.dtype.name} {list(tensor.shape)}], " if tensor is not None else ""
+            described = f"[{tensor.dtype.name} {list(tensor.shape)}] " if tensor is not None else ""
+            if what is not None:
+                described = f"{described.rstrip()}{', ' if described else ''}which is {what} of {node.name()}, "
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: {described}which is {what} of {node.name()}, is at version {vc[0]}; expected "
+                f"operation: {described}is at version {vc[0]}; expected "
                 f"version {version} instead. Hint: the operation that modified it came after the one that "
                 "saved it; use out-of-place ops or .clone() before the in-place one.")
 

@@ -37,10 +37,12 @@ from scriptc.jit.markers import (  # noqa: F401,E402
     is_scripting,
     is_tracing,
     isinstance,
+    script_if_tracing,
     unused,
     wait,
 )
 
+_script_if_tracing = script_if_tracing  # torchvision's name for it
 _fork = fork  # torch.jit._fork / _wait: the names torch's own code uses
 _wait = wait
 from scriptc._awaits import _Await  # noqa: E402,F401  (torch.jit._Await)

@@ -161,6 +161,7 @@ def _module_interface_value(value, interface: type, name: str):
 
 # Enum classes scripted code used, by name: results come back as their members (python_value)
 ENUM_CLASSES: dict[str, type] = {}
+SCRIPT_CLASSES: dict[str, type] = {}  # a compiled class's name -> the Python class it was compiled from
 
 
 # NamedTuple classes scripted code used, by name: results come back as their instances (typed_result)

@@ -25,7 +25,7 @@ from scriptc.types import SCALAR_TYPE_NUMBERS, ModuleType, dtype
 from scriptc.tensors import Tensor, _tracer, wrap
 from scriptc.tensors.dispatch import wants_grad
 
-from .arguments import convert_arguments, python_value, typed_result
+from .arguments import SCRIPT_CLASSES, convert_arguments, python_value, typed_result
 from .eager import EagerInterpreter, reads_autograd
 from .module_types import ModuleClassType, ModuleHandle
 from .traced_children import trace_child
@@ -283,12 +283,14 @@ def _in_form(value, eager: bool):
 class _LiveModuleValue(ModuleValue):
     """A module's runtime value whose attribute writes (prim::SetAttr) reach the Python module too."""
 
-    __slots__ = ("module", "copies")
+    __slots__ = ("module", "copies", "objects", "eager")
 
     def __init__(self, attributes, path: str, module):
         super().__init__(attributes, path)
         self.module = module
         self.copies: list[tuple[Any, Any]] = []  # (the module's list/dict, the runtime's copy of it)
+        self.objects: dict = {}
+        self.eager = False
 
     @classmethod
     def of(cls, module, path: str, attributes, eager: bool, objects: dict | None = None) -> "_LiveModuleValue":
@@ -322,7 +324,7 @@ class _LiveModuleValue(ModuleValue):
             if child is not None:
                 values[name] = cls.of(child, f"{path}.{name}" if path else name, attributes, eager, objects)
         made = cls(values, path, module)
-        made.copies = copies
+        made.copies, made.objects, made.eager = copies, objects, eager
         return made
 
     def write_back(self) -> None:
@@ -342,7 +344,19 @@ class _LiveModuleValue(ModuleValue):
 
     def set(self, name: str, value) -> None:
         super().set(name, value)
-        setattr(self.module, name, from_runtime(value))
+        cls = SCRIPT_CLASSES.get(value.class_name) if isinstance(value, ScriptObject) else None
+        if cls is None:
+            setattr(self.module, name, from_runtime(value))
+            return
+        # an object scripted code made (torchvision's MultiScaleRoIAlign sets self.map_levels = LevelMapper(...)):
+        # the Python module gets an instance of its class, so eager calls keep working, and later scripted
+        # calls keep the runtime object itself, with whatever state it gathers
+        instance = cls.__new__(cls)
+        vars(instance).update({k: from_runtime(v) for k, v in value.attributes.items()})
+        live = _LiveObject.__new__(_LiveObject)
+        live.source, live.obj, live.eager = instance, value, self.eager
+        self.objects[(self.path, name)] = live
+        setattr(self.module, name, instance)
 
 
 class ScriptModule(Module):

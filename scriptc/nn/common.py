@@ -12,14 +12,18 @@ def _empty(*shape, dtype=None) -> Tensor:
     return wrap(np.empty(shape, dtype=(dtype or default_float()).np))
 
 
-def _ntuple(n: int):
-    """A function making n-tuples: sequences pass through as tuples, a single value is repeated."""
+def _ntuple(n: int, name: str | None = None):
+    """A function making n-tuples: sequences pass through as tuples, a single value is repeated (scripted
+    code calls _single ... _quadruple as TorchScript's builtins of those names)."""
     def parse(value):
         return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+    if name is not None:
+        parse._scriptc_ntuple = name
     return parse
 
 
-_single, _pair, _triple, _quadruple = _ntuple(1), _ntuple(2), _ntuple(3), _ntuple(4)
+_single, _pair, _triple, _quadruple = (_ntuple(n, name) for n, name in
+                                        ((1, "_single"), (2, "_pair"), (3, "_triple"), (4, "_quadruple")))
 _sextuple = _ntuple(6)
 
 

@@ -1,10 +1,12 @@
 """torch.ops.aten: the op table by its ATen names, for code that calls ops through torch.ops
 (`torch.ops.aten.add(x, y)`, `torch.ops.aten.index_put_.hacked_twin(...)`), eagerly and in scripted
-code (an ATen name is the op's base name here)."""
+code (an ATen name is the op's base name here); torch.ops.torchvision: the ops of the table that
+torchvision's library registers (nms, roi_align), which torchvision.ops calls there."""
 
 from __future__ import annotations
 
 import types
+from typing import Callable
 
 # ATen's unchecked twins of ops: the same op here (its indices are checked all the same)
 _UNCHECKED_TWINS = {"_unsafe_index": "index", "_unsafe_index_put": "index_put"}
@@ -15,11 +17,12 @@ class OpOverloadPacket:
     overload name (`.default`, `.Tensor`, `.hacked_twin`, ...) is the packet itself, as the table
     picks overloads by the arguments."""
 
-    def __init__(self, name: str, base_name: str):
+    def __init__(self, namespace: str, name: str, base_name: str):
         from scriptc.bindings import overloaded_function
 
         from . import overloads
 
+        self._namespace = namespace
         self._name = name
         self._scriptc_op = base_name  # jit.script calls the op by its base name, as a function
         self._scriptc_aten = True
@@ -34,19 +37,26 @@ class OpOverloadPacket:
         return self
 
     def __repr__(self) -> str:
-        return f"<OpOverloadPacket(op='aten::{self._name}')>"
+        return f"<OpOverloadPacket(op='{self._namespace}::{self._name}')>"
 
 
-class AtenNamespace(types.ModuleType):
-    """torch.ops.aten: an OpOverloadPacket for each op of the table."""
+class OpNamespace(types.ModuleType):
+    """torch.ops.<namespace>: an OpOverloadPacket for each op of the table it `holds`."""
+
+    def __init__(self, namespace: str, holds: Callable[[str], bool]):
+        super().__init__(f"scriptc.ops.{namespace}", __doc__)
+        self._namespace = namespace
+        self._holds = holds
 
     def __getattr__(self, name: str) -> OpOverloadPacket:
         from . import overloads
 
         base_name = _UNCHECKED_TWINS.get(name, name)
-        if name.startswith("__") or not overloads(base_name):
-            raise AttributeError(f"'_OpNamespace' 'aten' object has no attribute '{name}'")
-        return OpOverloadPacket(name, base_name)
+        if name.startswith("__") or not overloads(base_name) or not self._holds(name):
+            raise AttributeError(f"'_OpNamespace' '{self._namespace}' object has no attribute '{name}'")
+        return OpOverloadPacket(self._namespace, name, base_name)
 
 
-aten = AtenNamespace("scriptc.ops.aten", __doc__)
+_TORCHVISION_OPS = frozenset({"nms", "roi_align"})
+aten = OpNamespace("aten", lambda name: name not in _TORCHVISION_OPS)
+torchvision = OpNamespace("torchvision", _TORCHVISION_OPS.__contains__)

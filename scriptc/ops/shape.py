@@ -506,6 +506,8 @@ def _index_key(xp, x, indices):
 
 
 def _index_grad(ctx, g):
+    # reads only self's shape, as torch's IndexBackward0 keeps its sizes rather than the tensor: a write
+    # to self after the read (`results[idx] += v`) leaves this gradient as it was
     xp = ctx.xp
     out = xp.zeros(ctx.self.shape, dtype=g.dtype)
     xp.add.at(out, _index_key(xp, ctx.self, ctx.indices), g)
@@ -518,7 +520,7 @@ def _index_rule(x, indices):
 
 register("index(self: Tensor, indices: Tensor?[]) -> Tensor", SHAPE,
          lambda xp, x, indices: x[_index_key(xp, x, indices)], shape=_index_rule, grad=_index_grad,
-         save=("self",), method=False, function=False, doc="Advanced indexing by integer or bool tensors.")
+         save=("indices",), method=False, function=False, doc="Advanced indexing by integer or bool tensors.")
 
 
 def _index_put_kernel(xp, x, indices, values, accumulate=False):

@@ -202,3 +202,59 @@ def test_a_dropped_method_is_left_out_with_its_signature():
         return Holder(items).first()
 
     assert first_of([4, 5]) == 4
+
+
+def test_broadcasting_list_from_jit_annotations_makes_one_number_a_list():
+    from scriptc.jit.annotations import BroadcastingList2
+
+    def pooled_size(x: torch.Tensor, output_size: BroadcastingList2[int]) -> List[int]:
+        return [x.shape[0] * output_size[0], output_size[1]]
+
+    def by_number(x: torch.Tensor) -> List[int]:
+        return pooled_size(x, 3)
+
+    def by_pair(x: torch.Tensor) -> List[int]:
+        return pooled_size(x, [3, 4])
+
+    x = torch.zeros(2)
+    assert torch.jit.script(by_number)(x) == [6, 3]
+    assert torch.jit.script(by_pair)(x) == [6, 4]
+
+
+def _anchors_per_image(x: torch.Tensor, images: int) -> List[torch.Tensor]:
+    # torchvision's AnchorGenerator.forward: an annotated list of lists, rebound to a list of tensors
+    anchors: List[List[torch.Tensor]] = []
+    for i in range(images):
+        anchors.append([x, x + i])
+    anchors = [torch.cat(per_image) for per_image in anchors]
+    return anchors
+
+
+def _rebound_to_an_int(x: torch.Tensor) -> int:
+    size: List[int] = [1, 2]
+    size = x.dim() + len(size)
+    return size
+
+
+@pytest.mark.parametrize("fn, args", [(_anchors_per_image, (3,)), (_rebound_to_an_int, ())])
+def test_an_annotated_variable_takes_another_type_in_its_own_block(fn, args):
+    # torch.jit.script takes both; the compiled result equals the Python run
+    x = torch.randn(2, 3)
+    ours, expected = torch.jit.script(fn)(x, *args), fn(x, *args)
+    if isinstance(expected, list):
+        assert len(ours) == len(expected)
+        for a, b in zip(ours, expected):
+            assert torch.equal(a, b)
+    else:
+        assert ours == expected
+
+
+def test_an_annotated_variable_keeps_its_type_in_a_nested_block():
+    def rebound_in_a_branch(x: torch.Tensor) -> List[torch.Tensor]:
+        a: List[int] = [1]
+        if bool(x.sum() > 0):
+            a = [x]
+        return a
+
+    with pytest.raises(RuntimeError, match="List\\[int\\]"):
+        torch.jit.script(rebound_in_a_branch)

@@ -1,7 +1,7 @@
 """Module attributes in scripted code: properties (getters and setters), __jit_ignored_attributes__ and
 __jit_unused_properties__, as torch treats them."""
 import io
-from typing import List
+from typing import List, Optional
 
 import pytest
 
@@ -144,3 +144,48 @@ def test_attribute_containers_holding_none_are_typed_as_torch_types_them():
     ours, theirs = run(torch), run(real_torch)
     assert ours == theirs
     assert ours[0] == ([3.0, 4.0], [2.0, 3.0], True, {"a": 1, "b": None}, [(1, "a"), (2, None)])
+
+
+class _LevelMapper:
+    def __init__(self, k_min: int, k_max: int, scale: float):
+        self.k_min = k_min
+        self.k_max = k_max
+        self.scale = scale
+
+    def __call__(self, levels: List[torch.Tensor]) -> torch.Tensor:
+        return torch.clamp(levels[0] * self.scale, min=self.k_min, max=self.k_max)
+
+
+class _SetsUpOnFirstCall(torch.nn.Module):
+    # torchvision's MultiScaleRoIAlign: both attributes None until forward sets them, in one tuple assignment
+    __annotations__ = {"scales": Optional[List[float]], "map_levels": Optional[_LevelMapper]}
+
+    def __init__(self):
+        super().__init__()
+        self.scales = None
+        self.map_levels = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.scales is None or self.map_levels is None:
+            self.scales, self.map_levels = [2.0], _LevelMapper(0, 3, 2.0)
+        mapper = self.map_levels
+        scales = self.scales
+        assert mapper is not None and scales is not None
+        return mapper([x]) * scales[0]
+
+
+def test_attributes_set_by_a_tuple_assignment_are_read_at_run_time():
+    x = torch.tensor([0.25, 1.0, 3.0])
+    expected = _SetsUpOnFirstCall()(x)
+    module = _SetsUpOnFirstCall()
+    scripted = torch.jit.script(module)
+    assert torch.equal(scripted(x), expected) and torch.equal(scripted(x), expected)
+
+
+def test_an_object_scripted_code_stores_reaches_the_module_as_its_python_class():
+    x = torch.tensor([0.25, 1.0, 3.0])
+    module = _SetsUpOnFirstCall()
+    scripted = torch.jit.script(module)
+    scripted(x)
+    assert type(module.map_levels) is _LevelMapper and module.map_levels.k_max == 3 and module.scales == [2.0]
+    assert torch.equal(module(x), scripted(x))

@@ -105,3 +105,29 @@ def test_new_tensor_methods_take_self_dtype_unless_given():
         assert str(g.dtype).split(".")[-1] == str(e.dtype).split(".")[-1]
         assert g.tolist() == e.tolist()
     assert list(got[4]) == list(expected[4])
+
+
+
+def _dense_factories(lib):
+    # torchvision's poolers: torch.full_like(b[:, :1], i, dtype=dtype, layout=torch.strided, device=device)
+    def build(x: lib.Tensor):
+        a = lib.full_like(x, 3, dtype=lib.float64, layout=lib.strided, device=x.device)
+        b = lib.zeros(2, layout=x.layout, pin_memory=False)
+        return a, b, x.layout == lib.strided
+    return build
+
+
+def test_factories_take_the_dense_layout_and_pin_memory_as_torch_scripts_them():
+    ours, theirs = _both(_dense_factories)
+    (a, b, dense), (ta, tb, tdense) = ours(scriptc.ones(2)), theirs(torch.ones(2))
+    assert a.tolist() == ta.tolist() and a.dtype == scriptc.float64 and b.tolist() == tb.tolist()
+    assert dense is tdense is True
+
+
+def _sparse_zeros(x: scriptc.Tensor):
+    return scriptc.zeros(2, layout=scriptc.sparse_coo)
+
+
+def test_a_sparse_layout_in_scripted_code_is_refused():
+    with pytest.raises(ScriptError, match="layout=torch.strided"):
+        scriptc.jit.script(_sparse_zeros)

@@ -34,10 +34,17 @@ SPECIAL = frozenset({
 MATH_CONSTANTS = {name: getattr(math, name) for name in ("pi", "e", "inf", "nan", "tau")}
 
 
+# torch.nn.modules.utils' tuple normalizers, builtins of TorchScript (aten::_pair ...): their lengths
+NTUPLES = {"_single": 1, "_pair": 2, "_triple": 3, "_quadruple": 4}
+
+
 def builtin_of(obj) -> str | None:
     """The name of the Python builtin `obj` is, when the table knows it."""
     if obj is warnings.warn:  # TorchScript's aten::warn
         return "warn"
+    ntuple = getattr(obj, "_scriptc_ntuple", None)
+    if ntuple is not None:
+        return ntuple
     if obj is collections.OrderedDict:  # TorchScript's dicts keep insertion order: OrderedDict() is dict()
         return "dict"
     name = getattr(obj, "__name__", None)

@@ -28,7 +28,7 @@ from scriptc.types import (
 )
 
 from .. import ast
-from ..builtins import BY_SCHEMA
+from ..builtins import BY_SCHEMA, NTUPLES
 from .loops import Iteration
 from .modules import user_method
 from .types import assignable, make_union, members
@@ -65,10 +65,19 @@ class BuiltinCalls:
             if any(isinstance(a, Value) and isinstance(a.type, TensorType) for a in args):
                 return self.call_op(name, args, kwargs, node)
             return self.python_op(name, args, kwargs, node)
+        if name in NTUPLES:
+            return self.ntuple(NTUPLES[name], self.one_argument(name, args, kwargs, node), node)
         handler = getattr(self, f"builtin_{name}", None)
         if handler is None:
             raise self.error(f"builtin '{name}' is not supported in scripted code", node)
         return handler(args, kwargs, node, expected)
+
+    def ntuple(self, n: int, value, node) -> Value:
+        """_pair(x) and its kin: a list of ints stays as it is, a tuple becomes a list, one int is n of it."""
+        value = self.as_value(value, node)
+        if value.type == Int:
+            return self.emit1("prim::ListConstruct", [value] * n, ListType(Int))
+        return self.as_list(value, node)
 
     def one_argument(self, name: str, args: list, kwargs: dict, node):
         if len(args) != 1 or kwargs:

@@ -15,6 +15,7 @@ from typing import Any
 
 from scriptc.errors import NotSupportedError, ScriptError
 from scriptc.ir.graph import Graph
+from scriptc.jit.arguments import SCRIPT_CLASSES
 from scriptc.ir.nesting import deep_recursion
 from scriptc.types import NoneType, ObjectType, TensorType, Type
 
@@ -334,6 +335,7 @@ class ScriptContext:
         # runtime ScriptObjects of this name with these attribute types (jit/module.py, runtime/attributes.py)
         cls._scriptc_class_name = record.name
         cls._scriptc_field_types = record.attributes
+        SCRIPT_CLASSES[record.name] = cls
         return record
 
     def unique_class_name(self, name: str) -> str:
@@ -423,10 +425,16 @@ def _self_assignments(definition: ast.FunctionDef) -> set:
     stack = list(definition.body)
     while stack:
         stmt = stack.pop()
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else (
+        targets = list(stmt.targets) if isinstance(stmt, ast.Assign) else (
             [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else [])
-        for target in targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == owner:
+        while targets:
+            target = targets.pop()
+            if isinstance(target, (ast.Tuple, ast.List)):  # self.scales, self.map_levels = ... (torchvision)
+                targets.extend(target.elts)
+            elif isinstance(target, ast.Starred):
+                targets.append(target.value)
+            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
+                    target.value.id == owner:
                 names.add(target.attr)
         for name in ("body", "orelse"):
             stack.extend(getattr(stmt, name, None) or [])

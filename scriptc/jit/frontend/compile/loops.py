@@ -290,6 +290,9 @@ class Loops:
         finally:
             self.scopes.pop()
             self.declared = declared
+        if expected is not None and not is_dict and any(
+                not assignable(store.inputs[1].type, expected.elem) for store in stores):
+            expected = None  # a hint the elements do not fit (a variable annotated before, rebound here)
         if expected is None:
             types = [v.type for v in stores[0].inputs[1:]] if stores else None
             if is_dict:

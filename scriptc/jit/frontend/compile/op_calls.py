@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from scriptc import ops
+from scriptc.bindings import makes_tensors
 from scriptc.ir.graph import Value
 from scriptc.ir.verify import fits
 from scriptc.ops.rules import Unknown
@@ -40,6 +41,8 @@ class OpCalls:
         candidates = _tensor_overloads(name, method, namespaced, aten)
         if not candidates:
             raise self.error(f"unknown builtin op '{name}'", node)
+        if any(makes_tensors(op) for op in candidates) and ("layout" in kwargs or "pin_memory" in kwargs):
+            kwargs = self.dense_factory_options(kwargs, node)
         if "out" in kwargs and not any("out" in op.arg_index for op in candidates):
             # torch.add(a, b, out=c): the result written into `out`, which the call returns
             kwargs = dict(kwargs)
@@ -48,6 +51,21 @@ class OpCalls:
             self.at(node)
             return self.emit_op(ops.OPS["write_out"], [out, self.as_value(result, node)], node)
         return self.call_overloads(name, candidates, args, kwargs, node)
+
+    def dense_factory_options(self, kwargs: dict, node) -> dict:
+        """A factory's layout= and pin_memory= as torch's schemas take them: scripted tensors are dense
+        and in host memory, so torch.strided (0) or None, and pin_memory False or None, change nothing."""
+        kwargs = dict(kwargs)
+        for name, allowed in (("layout", (0, None)), ("pin_memory", (False, None))):
+            if name not in kwargs:
+                continue
+            value = self.as_value(kwargs.pop(name), node)
+            constant = value.node.attrs.get("value", ...) if value.node is not None and \
+                value.node.op == "prim::Constant" else ...
+            if constant not in allowed or type(constant) is not type(allowed[0]) and constant is not None:
+                raise self.error(f"{name}={'torch.strided' if name == 'layout' else 'False'} (or None) is all "
+                                 f"scripted code takes: its tensors are dense, in host memory", node)
+        return kwargs
 
     def python_op(self, name: str, args: list, kwargs: dict, node, failure: str | None = None):
         """A Python-value op (kind SCALAR) by base name: `len`, `upper`, `add`... (builtins.py)."""

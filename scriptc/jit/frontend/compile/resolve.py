@@ -11,6 +11,7 @@ import typing
 
 from scriptc import ops
 from scriptc.legacy import _LegacyTensorType
+from scriptc.sparse import layout
 from scriptc.tensors import Size
 from scriptc.types import device, dtype
 
@@ -30,6 +31,7 @@ from .values import (
 )
 
 _MISSING = object()
+_LAYOUT_NUMBERS = {"strided": 0, "sparse_coo": 1}  # c10::Layout's values
 
 
 def python_call(module, name: str):
@@ -129,6 +131,8 @@ class Resolver:
             return Builtin(math_name)
         if isinstance(obj, type) and issubclass(obj, BaseException):
             return ClassRef(obj, "exception")
+        if isinstance(obj, layout):  # torch.strided: an int in scripted code (c10's Layout), as x.layout is
+            return self.const(_LAYOUT_NUMBERS[obj.name])
         if obj is Size:  # torch.Size is List[int] in scripted code
             return Builtin("Size")
         if isinstance(obj, enum.Enum):

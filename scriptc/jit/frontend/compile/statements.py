@@ -221,6 +221,12 @@ class Statements:
         """Bind a variable. One annotated with a Union or Optional keeps the assigned value's narrower
         type until the next join (TorchScript refines on assignment); at joins it has its annotation."""
         declared = self.declared.get(name)
+        if declared is not None and isinstance(value, Value) and not assignable(value.type, declared) and \
+                not any(name in scope for scope in self.scopes[:-1]):
+            # in the block that annotated it, a variable takes a value of another type as TorchScript lets it
+            # (torchvision's AnchorGenerator: anchors: List[List[Tensor]], then anchors = [torch.cat(...)])
+            del self.declared[name]
+            declared = None
         if declared is not None and isinstance(value, Value):
             if not (assignable(value.type, declared) and value.type != NoneType):
                 value = self.coerce(value, declared, where, f"Variable '{name}' is annotated with type {declared} "

@@ -1,5 +1,6 @@
 """torch._dynamo: the parts tutorials and model code reach for around torch.compile - reset, the
-recompile limit in `config`, and marking dims dynamic or functions allowed in the graph.
+recompile limit in `config`, marking dims dynamic or functions allowed in the graph, and
+`utils.is_compile_supported`.
 
 scriptc's torch.compile captures a program per input signature by tracing (scriptc/compiler), so a
 mark that a dim is dynamic or static changes nothing: every shape gets its own program either way, and
@@ -12,6 +13,8 @@ from typing import Any, Callable
 
 from scriptc.compiler import disable, is_compiling, list_backends, reset  # noqa: F401
 from scriptc.compiler import capture
+
+from . import utils  # noqa: F401  (torch._dynamo.utils, reachable once torch._dynamo is)
 
 __all__ = ["reset", "config", "disable", "is_compiling", "list_backends", "mark_dynamic", "mark_static",
            "allow_in_graph"]
