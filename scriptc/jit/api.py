@@ -337,7 +337,8 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
                                           *((m.example_batch, m.example_sizes) if name == "forward" else (None, None)),
                                           m.baked_dims.get(name, ()))
                       for name, g in graphs.items()}
-        write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra)
+        write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra,
+                      _module_tree(module))
         return
     if any(not hasattr(fn, "block") for fn in m.functions.values()):
         raise ArchiveError("cannot save: the function calls @jit.ignore'd Python functions")
@@ -345,6 +346,19 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
                   {"forward": _signature_of(m.graph, False, m.specialization, m.example_batch, m.example_sizes,
                                             m.baked_dims)},
                   metadata, extra)
+
+
+def _module_tree(module) -> list:
+    """The archive's record of the module tree: each submodule's class name and which of its stored
+    tensors are parameters and which buffers, as torch's loaded module tells them apart."""
+    from scriptc.runtime.archive import ModuleEntry
+
+    from .compiled_modules import LoadedModule
+
+    return [ModuleEntry(path, mod.original_name if isinstance(mod, LoadedModule) else type(mod).__name__,
+                        tuple(n for n, p in mod._parameters.items() if p is not None),
+                        tuple(n for n, b in mod._buffers.items() if b is not None))
+            for path, mod in module.named_modules(remove_duplicate=False)]
 
 
 def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
