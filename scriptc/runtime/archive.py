@@ -332,9 +332,11 @@ class _Members:
             raise ArchiveError(f"{name}: unreadable ({exc})") from None
 
 
-def read_archive(path, mmap_weights: bool = True) -> Archive:
+def read_archive(path, mmap_weights: bool = True, writable: bool = False) -> Archive:
     """Open and validate an archive - a path, or a binary file object (read from where it stands; its
-    weights are then read, not memory-mapped); ArchiveError says what is wrong and where."""
+    weights are then read, not memory-mapped); ArchiveError says what is wrong and where. With
+    `writable`, the weights may be written in place (mapped copy-on-write: a page is copied when
+    first written), as a jit.load'ed module's parameters are."""
     if hasattr(path, "read"):
         file, path = contextlib.nullcontext(path), getattr(path, "name", "<file object>")
     else:
@@ -364,7 +366,7 @@ def read_archive(path, mmap_weights: bool = True) -> Archive:
             return out
 
         try:
-            weights = _weights(file, members, zf, mmap_weights)
+            weights = _weights(file, members, zf, mmap_weights, writable)
         except _ZIP_ERRORS as exc:
             raise ArchiveError(f"weights.safetensors: unreadable ({exc})") from None
         graphs = {name: _graph(text, f"graphs/{name}.ir", weights) for name, text in
@@ -462,10 +464,11 @@ def _manifest(data: bytes) -> dict:
     return manifest
 
 
-def _weights(file, members: _Members, zf: zipfile.ZipFile, use_mmap: bool) -> dict[str, np.ndarray]:
+def _weights(file, members: _Members, zf: zipfile.ZipFile, use_mmap: bool, writable: bool) -> dict[str, np.ndarray]:
     info = members.infos["weights.safetensors"]
     if info.compress_type != zipfile.ZIP_STORED:
-        return decode_safetensors(members.read("weights.safetensors", info.file_size))
+        data = members.read("weights.safetensors", info.file_size)
+        return decode_safetensors(bytearray(data) if writable else data)
     members.size("weights.safetensors", info.file_size)
     # The member's data starts after its local header: map exactly that range of the file.
     file.seek(info.header_offset)
@@ -483,7 +486,8 @@ def _weights(file, members: _Members, zf: zipfile.ZipFile, use_mmap: bool) -> di
         descriptor = None
     if descriptor is None:
         file.seek(start)
-        return decode_safetensors(file.read(info.file_size))
-    mapped = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
+        data = file.read(info.file_size)
+        return decode_safetensors(bytearray(data) if writable else data)
+    mapped = mmap.mmap(descriptor, 0, access=mmap.ACCESS_COPY if writable else mmap.ACCESS_READ)
     view = memoryview(mapped)[start:start + info.file_size]
     return decode_safetensors(view)

@@ -1,0 +1,179 @@
+"""What jit.load returns (scriptc/jit/loaded_module.py) against torch's RecursiveScriptModule from
+torch.jit.load of the same model: its tree, parameters and buffers, modes, training it, state
+dicts, dtypes, copies, freezing and saving it again."""
+
+import copy
+import io
+
+import numpy as np
+import pytest
+
+import scriptc
+from scriptc import nn
+
+real = pytest.importorskip("torch")
+
+
+def _net(lib):
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = lib.nn.Conv2d(1, 2, 3)
+            self.bn = lib.nn.BatchNorm2d(2)
+            self.act = lib.nn.ReLU()
+            self.fc = lib.nn.Linear(8, 3)
+
+        def forward(self, x):
+            return self.fc(self.act(self.bn(self.conv(x))).flatten(1))
+
+    return Net()
+
+
+def _saved(lib, module) -> io.BytesIO:
+    buffer = io.BytesIO()
+    lib.jit.save(lib.jit.script(module), buffer)
+    buffer.seek(0)
+    return buffer
+
+
+def _pair():
+    """(ours, torch's): the same weights, scripted, saved and loaded by each library."""
+    theirs = _net(real)
+    ours = _net(scriptc)
+    ours.load_state_dict({k: scriptc.from_numpy(v.numpy().copy()) for k, v in theirs.state_dict().items()})
+    return scriptc.jit.load(_saved(scriptc, ours)), real.jit.load(_saved(real, theirs))
+
+
+def _input(seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((4, 1, 4, 4)).astype(np.float32)
+
+
+def _same(ours, theirs, rtol=1e-5):
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol, atol=1e-6)
+
+
+def test_the_tree_parameters_and_buffers_are_torchs():
+    ours, theirs = _pair()
+    assert isinstance(ours, nn.Module) and repr(ours) == repr(theirs)
+    for what in ("named_parameters", "named_buffers", "named_modules", "named_children"):
+        assert [n for n, _ in getattr(ours, what)()] == [n for n, _ in getattr(theirs, what)()], what
+    assert all(p.requires_grad for p in ours.parameters())
+    assert ours.fc.original_name == theirs.fc.original_name == "Linear"
+    assert repr(ours.fc) == repr(theirs.fc) == "RecursiveScriptModule(original_name=Linear)"
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    _same(ours.bn.running_var, theirs.bn.running_var)
+
+
+def test_train_and_eval_reach_every_submodule_and_change_what_a_call_computes():
+    ours, theirs = _pair()
+    x = _input()
+    for mode in (False, True, False):
+        ours.train(mode), theirs.train(mode)
+        assert [m.training for m in ours.modules()] == [m.training for m in theirs.modules()] == [mode] * 5
+        with scriptc.no_grad():
+            got = ours(scriptc.from_numpy(x))
+        with real.no_grad():
+            want = theirs(real.from_numpy(x))
+        _same(got, want)
+        _same(ours.bn.running_mean, theirs.bn.running_mean)  # (train mode: updated by the call)
+        assert int(ours.bn.num_batches_tracked) == int(theirs.bn.num_batches_tracked)
+
+
+def test_training_a_loaded_module_changes_what_the_next_call_computes():
+    ours, theirs = _pair()
+    x, target = _input(), np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+    optimizers = scriptc.optim.SGD(ours.parameters(), lr=0.1), real.optim.SGD(theirs.parameters(), lr=0.1)
+    for _ in range(2):
+        for lib, module, optimizer in ((scriptc, ours, optimizers[0]), (real, theirs, optimizers[1])):
+            optimizer.zero_grad()
+            loss = ((module(lib.from_numpy(x)) - lib.from_numpy(target)) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+        _same(ours.conv.weight.grad, theirs.conv.weight.grad, rtol=1e-4)
+    ours.eval(), theirs.eval()
+    with scriptc.no_grad():
+        got = ours(scriptc.from_numpy(x))
+    _same(got, theirs(real.from_numpy(x)), rtol=1e-4)
+    _same(ours(scriptc.from_numpy(x)), theirs(real.from_numpy(x)), rtol=1e-4)
+
+
+def test_load_state_dict_copies_into_the_parameters_and_reports_as_torch():
+    ours, theirs = _pair()
+    with pytest.raises(RuntimeError) as ours_error:
+        ours.load_state_dict({"fc.weight": scriptc.zeros(3, 8)})
+    with pytest.raises(RuntimeError) as theirs_error:
+        theirs.load_state_dict({"fc.weight": real.zeros(3, 8)})
+    assert str(ours_error.value) == str(theirs_error.value)
+    ours.load_state_dict({k: scriptc.zeros_like(v) + 0.5 for k, v in ours.state_dict().items()})
+    theirs.load_state_dict({k: real.zeros_like(v) + 0.5 for k, v in theirs.state_dict().items()})
+    ours.eval(), theirs.eval()
+    with scriptc.no_grad():
+        _same(ours(scriptc.from_numpy(_input())), theirs(real.from_numpy(_input())))
+
+
+def test_a_module_converted_to_float64_takes_float64_inputs():
+    ours, theirs = _pair()
+    ours.double().eval(), theirs.double().eval()
+    assert ours.fc.weight.dtype == scriptc.float64
+    x = _input().astype(np.float64)
+    with scriptc.no_grad():
+        got = ours(scriptc.from_numpy(x))
+    assert got.dtype == scriptc.float64
+    _same(got, theirs(real.from_numpy(x)))
+    with pytest.raises(RuntimeError):
+        ours(scriptc.from_numpy(_input()))
+
+
+def test_a_deep_copy_is_independent_of_the_original():
+    ours, _ = _pair()
+    ours.eval()
+    twin = copy.deepcopy(ours)
+    x = scriptc.from_numpy(_input())
+    with scriptc.no_grad():
+        before = ours(x)
+        _same(twin(x), before)
+        twin.fc.bias.add_(1.0)
+        _same(ours(x), before)
+        _same(twin(x), before + 1.0)
+    assert repr(twin) == repr(ours) and twin.fc.bias is not ours.fc.bias
+
+
+def test_freeze_and_optimize_for_inference_of_a_loaded_module():
+    ours, theirs = _pair()
+    with pytest.raises(RuntimeError, match="only implemented for modules in eval mode"):
+        scriptc.jit.freeze(ours)
+    ours.eval(), theirs.eval()
+    want = real.jit.freeze(theirs)(real.from_numpy(_input()))
+    for optimized in (scriptc.jit.freeze(ours), scriptc.jit.optimize_for_inference(ours)):
+        assert repr(optimized) == "RecursiveScriptModule(original_name=Net)"
+        _same(optimized(scriptc.from_numpy(_input())), want)
+
+
+def test_a_loaded_module_saves_again_with_its_state_as_it_is_now():
+    ours, _ = _pair()
+    with scriptc.no_grad():
+        ours.fc.weight.mul_(2.0)
+    ours.eval()
+    buffer = io.BytesIO()
+    scriptc.jit.save(ours, buffer, _extra_files={"note": "again"})
+    buffer.seek(0)
+    extra = {"note": ""}
+    again = scriptc.jit.load(buffer, _extra_files=extra)
+    assert extra["note"] == b"again" and repr(again) == repr(ours) and again.training is False
+    assert [n for n, _ in again.named_buffers()] == [n for n, _ in ours.named_buffers()]
+    x = scriptc.from_numpy(_input())
+    with scriptc.no_grad():
+        _same(again(x), ours(x))
+
+
+def test_what_torch_refuses_on_a_loaded_module_is_refused_in_its_words():
+    ours, theirs = _pair()
+    for name, args in (("requires_grad_", (False,)), ("register_forward_hook", (print,)), ("to_empty", ())):
+        with pytest.raises(RuntimeError) as theirs_error:
+            getattr(theirs, name)(*args)
+        with pytest.raises(RuntimeError, match=f"^{theirs_error.value}$"):
+            getattr(ours, name)(*args)
+    with pytest.raises(RuntimeError, match="not of its submodule 'fc'"):
+        ours.fc(scriptc.randn(2, 8))
+    with pytest.raises(AttributeError, match="'RecursiveScriptModule' object has no attribute 'nope'"):
+        ours.fc.nope  # noqa: B018
