@@ -17,7 +17,7 @@ from scriptc.nn.parameter import Parameter
 from scriptc.runtime.archive import Archive, ModuleEntry
 from scriptc.runtime.interpreter import ModuleValue
 from scriptc.runtime.plan import takes_self
-from scriptc.tensors import wrap
+from scriptc.tensors import _tracer, wrap
 from scriptc.tensors.dispatch import wants_grad
 
 from .eager import EagerInterpreter, reads_autograd
@@ -99,10 +99,15 @@ class LoadedModule(Module):
         return tensors, [(node, node.training) for _, node in self._nodes()]
 
     def _unchanged(self) -> bool:
+        # (checked on every compiled call: plain loops, no generators)
         tensors, modes = self._built_from
-        return all(store.get(name) is t and t._data is data and t._vc[0] == version
-                   for store, name, t, data, version in tensors) and \
-            all(node.training is mode for node, mode in modes)
+        for store, name, t, data, version in tensors:
+            if store.get(name) is not t or t._data is not data or t._vc[0] != version:
+                return False
+        for node, mode in modes:
+            if node.training is not mode:
+                return False
+        return True
 
     def _compiled_model(self):
         """The compiled model for the module as it is now (built again after a change), or None when
@@ -175,6 +180,14 @@ class LoadedModule(Module):
         typed = {k: (v, parse_type(types[k]) if k in types else type_of_constant(v)) for k, v in values.items()}
         return weights, typed
 
+    def _attribute_types(self) -> dict:
+        """{(submodule path, name): type} of the plain attributes the archive types (what a trace that
+        inlines this module's graphs reads from it at run time)."""
+        from scriptc.ir.parser import parse_type
+
+        return {(path, name): parse_type(text) for key, text in self._archive.attribute_types.items()
+                for path, _, name in [key.rpartition(".")] if name != "training"}
+
     def _module_entries(self) -> list[ModuleEntry]:
         return [ModuleEntry(path, node._original_name, tuple(n for n, p in node._parameters.items() if p is not None),
                             tuple(n for n, b in node._buffers.items() if b is not None))
@@ -191,6 +204,16 @@ class LoadedModule(Module):
                                f"'{self._path}' ({self._original_name}): call the loaded module itself")
         if name not in self._archive.graphs:
             raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
+        tracer = _tracer[0]
+        if tracer is not None and tracer.reaches(self):  # a submodule of the traced module: its graph inlined
+            return tracer.record_scripted_call(self._archive.graphs[name], self._archive.functions, self,
+                                               self._attribute_types(), list(args),
+                                               lambda given: self._call(name, tuple(given), kwargs))
+        if tracer is not None:  # traced from code that does not hold it: its ops, its state as constants
+            return self._run_on_tensors(name, args, kwargs)
+        return self._call(name, args, kwargs)
+
+    def _call(self, name: str, args: tuple, kwargs: dict):
         with scripted_call() if self._scoped else contextlib.nullcontext():
             if self._reads_autograd or wants_grad(args) or is_grad_enabled() and wants_grad(list(self.parameters())):
                 return self._run_on_tensors(name, args, kwargs)
@@ -296,15 +319,18 @@ def _value_at(module_value: ModuleValue, key: str):
 
 def _entries_from_names(archive: Archive) -> list[ModuleEntry]:
     """The module tree of an archive that does not record one (format 1): the submodules the dotted
-    names of its weights and attributes give, every weight a parameter, each module named Module."""
-    parameters: dict[str, list[str]] = {"": []}
+    names of its weights and attributes give, each named Module, every floating-point weight a
+    parameter and the others (num_batches_tracked) buffers, as only those can require grad."""
+    stored: dict[str, tuple[list[str], list[str]]] = {"": ([], [])}
     for key in (*archive.weights, *archive.attributes):
         *owners, name = key.split(".")
         for depth in range(1, len(owners) + 1):
-            parameters.setdefault(".".join(owners[:depth]), [])
+            stored.setdefault(".".join(owners[:depth]), ([], []))
         if key in archive.weights:
-            parameters[".".join(owners)].append(name)
-    return [ModuleEntry(path, "Module", tuple(names), ()) for path, names in parameters.items()]
+            parameters, buffers = stored[".".join(owners)]
+            (parameters if archive.weights[key].dtype.kind in "fc" else buffers).append(name)
+    return [ModuleEntry(path, "Module", tuple(parameters), tuple(buffers))
+            for path, (parameters, buffers) in stored.items()]
 
 
 

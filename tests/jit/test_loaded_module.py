@@ -177,3 +177,50 @@ def test_what_torch_refuses_on_a_loaded_module_is_refused_in_its_words():
         ours.fc(scriptc.randn(2, 8))
     with pytest.raises(AttributeError, match="'RecursiveScriptModule' object has no attribute 'nope'"):
         ours.fc.nope  # noqa: B018
+
+
+def test_a_module_holding_a_loaded_one_traces_saves_and_loads_again():
+    class Holder(nn.Module):
+        def __init__(self, encoder):
+            super().__init__()
+            self.encoder = encoder
+            self.head = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.head(self.encoder(x))
+
+    holder = Holder(scriptc.jit.load(_saved(scriptc, nn.Sequential(nn.Linear(3, 3), nn.ReLU())))).eval()
+    traced = scriptc.jit.trace(holder, scriptc.randn(4, 3))
+    buffer = io.BytesIO()
+    scriptc.jit.save(traced, buffer)
+    buffer.seek(0)
+    again = scriptc.jit.load(buffer)
+    x = scriptc.randn(5, 3)  # (another batch: the loaded module's graph is in the trace, not its result)
+    with scriptc.no_grad():
+        _same(traced(x), holder(x))
+        _same(again(x), holder(x))
+    assert [n for n, _ in again.named_parameters()] == ["encoder.0.weight", "encoder.0.bias", "head.weight", "head.bias"]
+    assert again.encoder.original_name == "Sequential"
+
+
+def test_an_archive_without_a_module_tree_loads_every_weight_as_a_parameter():
+    import json
+    import zipfile
+
+    source = zipfile.ZipFile(_saved(scriptc, _net(scriptc).eval()))
+    old = io.BytesIO()
+    with zipfile.ZipFile(old, "w", zipfile.ZIP_STORED) as zf:
+        for info in source.infolist():
+            content = source.read(info)
+            if info.filename == "manifest.json":
+                manifest = json.loads(content)
+                del manifest["modules"]
+                content = json.dumps({**manifest, "format_version": 1}).encode()
+            zf.writestr(info, content)
+    old.seek(0)
+    loaded = scriptc.jit.load(old)
+    assert [n for n, _ in loaded.named_parameters()][:3] == ["bn.bias", "bn.running_mean", "bn.running_var"]
+    assert [n for n, _ in loaded.named_buffers()] == ["bn.num_batches_tracked"]
+    assert loaded.bn.original_name == "Module"
+    with scriptc.no_grad():
+        assert loaded(scriptc.from_numpy(_input())).shape == (4, 3)
