@@ -9,6 +9,7 @@ import dataclasses
 import inspect
 from typing import Any
 
+from scriptc.autograd.function import Function
 from scriptc.grad_mode import is_grad_enabled
 from scriptc.ir.graph import Graph
 from scriptc.ir.printer import graph_code
@@ -17,7 +18,7 @@ from scriptc.nn.parameter import Parameter
 from scriptc.runtime.archive import Archive, ModuleEntry
 from scriptc.runtime.interpreter import ModuleValue
 from scriptc.runtime.plan import takes_self
-from scriptc.tensors import _tracer, wrap
+from scriptc.tensors import Tensor, _tracer, wrap
 from scriptc.tensors.dispatch import wants_grad
 
 from .eager import EagerInterpreter, reads_autograd
@@ -90,6 +91,7 @@ class LoadedModule(Module):
         """Run calls on `model` until the module's state changes from what it is now."""
         object.__setattr__(self, "_model", model)
         object.__setattr__(self, "_built_from", self._state_marks() if model is not None else None)
+        object.__setattr__(self, "_replayable", {})  # method -> whether a backward may run it again
 
     def _state_marks(self) -> tuple:
         """What the compiled model was built from: each tensor (its store, name, array, version) and
@@ -215,13 +217,30 @@ class LoadedModule(Module):
 
     def _call(self, name: str, args: tuple, kwargs: dict):
         with scripted_call() if self._scoped else contextlib.nullcontext():
-            if self._reads_autograd or wants_grad(args) or is_grad_enabled() and wants_grad(list(self.parameters())):
+            if self._reads_autograd or wants_grad(args):
                 return self._run_on_tensors(name, args, kwargs)
-            model = self._compiled_model()
-            if model is None:
+            trained = [p for p in self.parameters() if p.requires_grad] if is_grad_enabled() else []
+            if trained and not kwargs and self._compiled_model() is not None and self._may_replay(name):
+                return _RecomputedBackward.apply(self, name, len(args), *args, *trained)
+            if trained:
                 return self._run_on_tensors(name, args, kwargs)
-            named = {k: to_runtime(v) for k, v in kwargs.items()}
-            return from_runtime(model.run_method(name, *[to_runtime(a) for a in args], **named), by_array(args))
+            return self._compiled_call(name, args, kwargs)
+
+    def _compiled_call(self, name: str, args: tuple, kwargs: dict):
+        model = self._compiled_model()
+        if model is None:
+            return self._run_on_tensors(name, args, kwargs)
+        named = {k: to_runtime(v) for k, v in kwargs.items()}
+        return from_runtime(model.run_method(name, *[to_runtime(a) for a in args], **named), by_array(args))
+
+    def _may_replay(self, name: str) -> bool:
+        """Whether a call of the method may run again, on tensors, when backward needs its gradients, and
+        compute what the compiled call did: it returns tensors, draws nothing at random and writes no
+        module state (batch norm in eval mode; not in training mode, where it updates its statistics)."""
+        known = self._replayable.get(name)
+        if known is None:
+            known = self._replayable[name] = _replayable(self._model.graphs[name], self._archive.graphs[name])
+        return known
 
     def _run_on_tensors(self, name: str, args: tuple, kwargs: dict):
         """The stored graph run on Tensors (the module's own parameters and buffers among them), so
@@ -304,6 +323,60 @@ class LoadedModule(Module):
     def save(self, path, **kwargs) -> None:
         from .api import save
         save(self, path, **kwargs)
+
+
+class _RecomputedBackward(Function):
+    """A compiled call of a loaded module whose parameters require grad: forward runs the compiled
+    model; backward runs the stored graph again on tensors with autograd and takes its gradients, so
+    that a call that is never differentiated (inference without no_grad) costs what a compiled call
+    costs, and one that is reaches the parameters as torch's loaded modules do."""
+
+    @staticmethod
+    def forward(ctx, loaded, name, count, *tensors):
+        ctx.loaded, ctx.name, ctx.count = loaded, name, count
+        ctx.save_for_backward(*(t if isinstance(t, Tensor) else None for t in tensors))
+        ctx.values = tensors
+        return loaded._compiled_call(name, tensors[:count], {})
+
+    @staticmethod
+    def backward(ctx, *grads):
+        from scriptc.autograd import grad
+        from scriptc.grad_mode import enable_grad
+
+        saved = ctx.saved_tensors  # (raises as torch does where a parameter changed in place since)
+        values = [s if s is not None else v for s, v in zip(saved, ctx.values)]
+        args = [v.detach() if isinstance(v, Tensor) else v for v in values[:ctx.count]]
+        parameters = values[ctx.count:]
+        with enable_grad():
+            outputs = ctx.loaded._run_on_tensors(ctx.name, tuple(args), {})
+        outputs = list(outputs) if isinstance(outputs, tuple) else [outputs]
+        pairs = [(o, g) for o, g in zip(outputs, grads) if g is not None and o.requires_grad]
+        found = grad([o for o, _ in pairs], parameters, [g for _, g in pairs], allow_unused=True) if pairs else \
+            [None] * len(parameters)
+        return (None, None, None, *([None] * ctx.count), *found)
+
+
+def _replayable(optimized: Graph, stored: Graph) -> bool:
+    """Whether a call whose compiled plan is `optimized` may be run again from `stored`: tensor results,
+    no random op that draws, no module state written (a parameter, buffer or folded constant, or a
+    view of one, written in place)."""
+    from scriptc.ir.graph import walk
+    from scriptc.passes.analysis import has_side_effects, mutated_values, op_of
+    from scriptc.types import TensorType
+
+    if not all(isinstance(v.type, TensorType) for v in stored.outputs):
+        return False
+    state: set[int] = set()  # ids of the values that are module state or views of it
+    for node in walk(optimized.block):
+        op = op_of(node)
+        if node.op == "prim::SetAttr" or op is not None and op.kind == "random" and has_side_effects(node):
+            return False
+        if node.op in ("prim::GetAttr", "prim::Constant") or op is not None and op.view and \
+                any(id(v) in state for v in node.inputs):
+            state.update(id(v) for v in node.outputs if isinstance(v.type, TensorType))
+        if op is not None and any(id(v) in state for v in mutated_values(node)):
+            return False
+    return True
 
 
 def _key(path: str, name: str) -> str:

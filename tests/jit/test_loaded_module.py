@@ -224,3 +224,27 @@ def test_an_archive_without_a_module_tree_loads_every_weight_as_a_parameter():
     assert loaded.bn.original_name == "Module"
     with scriptc.no_grad():
         assert loaded(scriptc.from_numpy(_input())).shape == (4, 3)
+
+
+def _mlp(lib):
+    return lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.Tanh(), lib.nn.Dropout(0.0), lib.nn.Linear(8, 2))
+
+
+@pytest.mark.parametrize("mode", [True, False])
+def test_a_compiled_call_differentiates_to_the_parameters_as_torchs(mode):
+    # a module that writes no state and draws nothing (its dropout in eval mode) runs compiled with grad
+    # on too, backward running its stored graph again for the gradients; in training mode its dropout
+    # draws, and the call runs the stored graph on tensors
+    theirs = _mlp(real)
+    mine = _mlp(scriptc)
+    mine.load_state_dict({k: scriptc.from_numpy(v.numpy().copy()) for k, v in theirs.state_dict().items()})
+    ours, theirs = scriptc.jit.load(_saved(scriptc, mine)), real.jit.load(_saved(real, theirs))
+    ours.train(mode), theirs.train(mode)
+    x = np.random.default_rng(2).standard_normal((5, 4)).astype(np.float32)
+    got, want = ours(scriptc.from_numpy(x)), theirs(real.from_numpy(x))
+    assert (got.grad_fn.name() == "_RecomputedBackwardBackward") is (not mode)
+    _same(got, want)
+    (got ** 2).sum().backward()
+    (want ** 2).sum().backward()
+    for p, q in zip(ours.parameters(), theirs.parameters()):
+        _same(p.grad, q.grad, rtol=1e-4)
