@@ -85,6 +85,7 @@ class LoadedModule(Module):
         set_(self, "_scoped", needs_call_scope(*archive.graphs.values(), *archive.functions.values()))
         set_(self, "_reads_autograd", reads_autograd([*archive.graphs.values(), *archive.functions.values()]))
         set_(self, "_plain", plain)
+        set_(self, "_eager", {})  # method -> its EagerInterpreter, made at the first call that needs it
         self._use(model)
 
     def _use(self, model) -> None:
@@ -252,7 +253,10 @@ class LoadedModule(Module):
         inputs = [_eager_value(a) for a in args]
         if takes_self(graph):
             inputs.insert(0, self._module_value(eager=True))
-        return results(EagerInterpreter(graph, self._archive.functions).run(inputs), args, graph)
+        interpreter = self._eager.get(name)
+        if interpreter is None:
+            interpreter = self._eager[name] = EagerInterpreter(graph, self._archive.functions)
+        return results(interpreter.run(inputs), args, graph)
 
     def __getattr__(self, name: str):
         try:
