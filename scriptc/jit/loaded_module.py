@@ -20,6 +20,7 @@ from scriptc.runtime.interpreter import ModuleValue
 from scriptc.runtime.plan import takes_self
 from scriptc.tensors import Tensor, _tracer, wrap
 from scriptc.tensors.dispatch import wants_grad
+from scriptc.types import OptionalType
 
 from .eager import EagerInterpreter, reads_autograd
 from .module import _eager_value, by_array, from_runtime, needs_call_scope, results, scripted_call, to_runtime
@@ -30,18 +31,19 @@ class LoadedModule(Module):
     submodules (`m.fc`, children(), named_modules()), parameters (which require grad) and buffers as
     the archive records them, train()/eval(), state_dict()/load_state_dict(), to(), deepcopy, print.
 
-    Calling it runs the archive's compiled model, unless autograd needs the call (grad mode on and an
-    input or a parameter that requires grad: then the stored graph runs on tensors, so that backward
-    reaches the parameters and an optimizer can train them). After its parameters, buffers or modes
-    change, the next compiled call builds the model again from them (`torch.no_grad()` calls of a
-    module in eval mode run compiled from the first). A submodule's own forward is not stored: only
-    the whole module is called. `.graph` / `.code` show the stored forward."""
+    Calling it runs the archive's compiled model. With grad mode on and parameters that require grad,
+    the result's gradient function runs the stored graph again on tensors when backward needs it
+    (_RecomputedBackward); where that cannot give what the compiled call did (the module writes its
+    state or draws at random: batch norm or dropout in training mode), or an input requires grad, the
+    call runs the stored graph on tensors. After its parameters, buffers or modes change, the next
+    compiled call builds the model again from them. A submodule's own forward is not stored: only the
+    whole module is called. `.graph` / `.code` show the stored forward."""
 
     def __init__(self, original_name: str, path: str = "", root: "LoadedModule | None" = None):
         super().__init__()
         object.__setattr__(self, "_original_name", original_name)
         object.__setattr__(self, "_path", path)
-        object.__setattr__(self, "_root", root)  # None on the root itself (no reference cycle)
+        object.__setattr__(self, "_root", root)  # None on the root itself
 
     # --- building ------------------------------------------------------------------------------
     @classmethod
@@ -207,32 +209,54 @@ class LoadedModule(Module):
                                f"'{self._path}' ({self._original_name}): call the loaded module itself")
         if name not in self._archive.graphs:
             raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
+        if kwargs:
+            args = self._positional(name, args, kwargs)
         tracer = _tracer[0]
         if tracer is not None and tracer.reaches(self):  # a submodule of the traced module: its graph inlined
             return tracer.record_scripted_call(self._archive.graphs[name], self._archive.functions, self,
                                                self._attribute_types(), list(args),
-                                               lambda given: self._call(name, tuple(given), kwargs))
+                                               lambda given: self._call(name, tuple(given)))
         if tracer is not None:  # traced from code that does not hold it: its ops, its state as constants
-            return self._run_on_tensors(name, args, kwargs)
-        return self._call(name, args, kwargs)
+            return self._run_on_tensors(name, args)
+        return self._call(name, args)
 
-    def _call(self, name: str, args: tuple, kwargs: dict):
+    def _call(self, name: str, args: tuple):
         with scripted_call() if self._scoped else contextlib.nullcontext():
             if self._reads_autograd or wants_grad(args):
-                return self._run_on_tensors(name, args, kwargs)
+                return self._run_on_tensors(name, args)
             trained = [p for p in self.parameters() if p.requires_grad] if is_grad_enabled() else []
-            if trained and not kwargs and self._compiled_model() is not None and self._may_replay(name):
+            if trained and self._compiled_model() is not None and self._may_replay(name):
                 return _RecomputedBackward.apply(self, name, len(args), *args, *trained)
             if trained:
-                return self._run_on_tensors(name, args, kwargs)
-            return self._compiled_call(name, args, kwargs)
+                return self._run_on_tensors(name, args)
+            return self._compiled_call(name, args)
 
-    def _compiled_call(self, name: str, args: tuple, kwargs: dict):
+    def _positional(self, name: str, args: tuple, kwargs: dict) -> tuple:
+        """The call's values in the order of the method's inputs (a keyword by its input's name; an
+        Optional input left out is None), the runtime's TypeError for a call that does not fit."""
+        graph = self._archive.graphs[name]
+        inputs = graph.inputs[1 if takes_self(graph) else 0:]
+        stored = self._archive.signatures.get(name, {}).get("inputs", [])
+        names = [entry["name"] for entry in stored] if len(stored) == len(inputs) else [v.name for v in inputs]
+        if len(args) > len(inputs):
+            raise TypeError(f"{name}() takes {len(inputs)} inputs, got {len(args)}")
+        values = list(args) + [_MISSING] * (len(inputs) - len(args))
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError(f"{name}() got an unexpected input '{key}' (inputs: {', '.join(names)})")
+            if values[names.index(key)] is not _MISSING:
+                raise TypeError(f"{name}() got two values for input '{key}'")
+            values[names.index(key)] = value
+        missing = [n for n, v, i in zip(names, values, inputs) if v is _MISSING and not isinstance(i.type, OptionalType)]
+        if missing:
+            raise TypeError(f"{name}() is missing input(s) {', '.join(repr(m) for m in missing)}")
+        return tuple(None if v is _MISSING else v for v in values)
+
+    def _compiled_call(self, name: str, args: tuple):
         model = self._compiled_model()
         if model is None:
-            return self._run_on_tensors(name, args, kwargs)
-        named = {k: to_runtime(v) for k, v in kwargs.items()}
-        return from_runtime(model.run_method(name, *[to_runtime(a) for a in args], **named), by_array(args))
+            return self._run_on_tensors(name, args)
+        return from_runtime(model.run_method(name, *[to_runtime(a) for a in args]), by_array(args))
 
     def _may_replay(self, name: str) -> bool:
         """Whether a call of the method may run again, on tensors, when backward needs its gradients, and
@@ -243,12 +267,10 @@ class LoadedModule(Module):
             known = self._replayable[name] = _replayable(self._model.graphs[name], self._archive.graphs[name])
         return known
 
-    def _run_on_tensors(self, name: str, args: tuple, kwargs: dict):
+    def _run_on_tensors(self, name: str, args: tuple):
         """The stored graph run on Tensors (the module's own parameters and buffers among them), so
         that backward reaches the inputs and the parameters, as through torch's loaded modules; the
         buffers the graph writes are the module's (batch norm's running statistics)."""
-        if kwargs:
-            raise RuntimeError(f"{name}() takes positional arguments only where autograd runs it")
         graph = self._archive.graphs[name]
         inputs = [_eager_value(a) for a in args]
         if takes_self(graph):
@@ -340,7 +362,7 @@ class _RecomputedBackward(Function):
         ctx.loaded, ctx.name, ctx.count = loaded, name, count
         ctx.save_for_backward(*(t if isinstance(t, Tensor) else None for t in tensors))
         ctx.values = tensors
-        return loaded._compiled_call(name, tensors[:count], {})
+        return loaded._compiled_call(name, tensors[:count])
 
     @staticmethod
     def backward(ctx, *grads):
@@ -352,7 +374,7 @@ class _RecomputedBackward(Function):
         args = [v.detach() if isinstance(v, Tensor) else v for v in values[:ctx.count]]
         parameters = values[ctx.count:]
         with enable_grad():
-            outputs = ctx.loaded._run_on_tensors(ctx.name, tuple(args), {})
+            outputs = ctx.loaded._run_on_tensors(ctx.name, tuple(args))
         outputs = list(outputs) if isinstance(outputs, tuple) else [outputs]
         pairs = [(o, g) for o, g in zip(outputs, grads) if g is not None and o.requires_grad]
         found = grad([o for o, _ in pairs], parameters, [g for _, g in pairs], allow_unused=True) if pairs else \
@@ -381,6 +403,9 @@ def _replayable(optimized: Graph, stored: Graph) -> bool:
         if op is not None and any(id(v) in state for v in mutated_values(node)):
             return False
     return True
+
+
+_MISSING = object()  # (an input a call left out)
 
 
 def _key(path: str, name: str) -> str:

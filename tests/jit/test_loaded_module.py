@@ -248,3 +248,15 @@ def test_a_compiled_call_differentiates_to_the_parameters_as_torchs(mode):
     (want ** 2).sum().backward()
     for p, q in zip(ours.parameters(), theirs.parameters()):
         _same(p.grad, q.grad, rtol=1e-4)
+
+
+def test_inputs_given_by_name_reach_every_kind_of_call():
+    loaded = scriptc.jit.load(_saved(scriptc, _mlp(scriptc).eval()))
+    x = scriptc.randn(3, 4)
+    with scriptc.no_grad():
+        expected = loaded(x)
+        _same(loaded(input=x), expected)  # compiled
+    _same(loaded(input=x), expected)  # compiled, differentiable
+    _same(loaded(input=x.clone().requires_grad_()), expected)  # on tensors
+    with pytest.raises(TypeError, match="unexpected input 'nope'"):
+        loaded(nope=x)
