@@ -273,12 +273,30 @@ class LoadedModule(Module):
         buffers the graph writes are the module's (batch norm's running statistics)."""
         graph = self._archive.graphs[name]
         inputs = [_eager_value(a) for a in args]
-        if takes_self(graph):
-            inputs.insert(0, self._module_value(eager=True))
+        module_value = self._module_value(eager=True) if takes_self(graph) else None
         interpreter = self._eager.get(name)
         if interpreter is None:
             interpreter = self._eager[name] = EagerInterpreter(graph, self._archive.functions)
-        return results(interpreter.run(inputs), args, graph)
+        try:
+            outputs = interpreter.run(inputs if module_value is None else [module_value, *inputs])
+        finally:
+            if module_value is not None:
+                self._keep_attributes(module_value)
+        return results(outputs, args, graph)
+
+    def _keep_attributes(self, module_value: ModuleValue) -> None:
+        """The plain attributes a run on tensors assigned (`self.calls += 1`), kept for the calls after."""
+        values = self._attribute_values()
+        changed = {k: to_runtime(_value_at(module_value, k)) for k in values}
+        changed = {k: v for k, v in changed.items() if v is not values[k]}
+        if not changed:
+            return
+        if self._model is None:
+            object.__setattr__(self, "_plain", {**values, **changed})
+            return
+        for key, value in changed.items():
+            owner, _, name = key.rpartition(".")
+            (_value_at(self._model.module_value, owner) if owner else self._model.module_value).set(name, value)
 
     def __getattr__(self, name: str):
         try:
@@ -295,6 +313,21 @@ class LoadedModule(Module):
         if key in root._archive.attributes:
             return from_runtime(root._attribute_values()[key])
         raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value) -> None:
+        """A stored plain attribute set (`loaded.scale = 3.0`) is what the next call reads, as on torch's
+        loaded module; anything else is set as on any module."""
+        d = self.__dict__
+        root = d.get("_root") or self
+        archive = root.__dict__.get("_archive")
+        key = _key(d.get("_path", ""), name)
+        if archive is None or name == "training" or key not in archive.attributes:
+            super().__setattr__(name, value)
+            return
+        values = root._attribute_values()
+        values[key] = to_runtime(value)
+        object.__setattr__(root, "_plain", values)
+        root._use(None)  # (the compiled plan may have folded the old value: built again at the next call)
 
     # --- what torch's loaded modules show ------------------------------------------------------
     @property

@@ -260,3 +260,31 @@ def test_inputs_given_by_name_reach_every_kind_of_call():
     _same(loaded(input=x.clone().requires_grad_()), expected)  # on tensors
     with pytest.raises(TypeError, match="unexpected input 'nope'"):
         loaded(nope=x)
+
+
+def _counted(lib):
+    class Counted(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+            self.fc = lib.nn.Linear(2, 2)
+
+        def forward(self, x):
+            self.calls += 1
+            return self.fc(x) * self.calls
+
+    return Counted()
+
+
+def test_attributes_the_module_assigns_or_the_user_sets_carry_across_every_kind_of_call():
+    seen = []
+    for lib in (scriptc, real):
+        loaded = lib.jit.load(_saved(lib, _counted(lib)))
+        x = lib.ones(1, 2)
+        with lib.no_grad():
+            first = loaded(x)
+            loaded.calls = 10
+            ratio = (loaded(x) / first).numpy()
+        loaded(x)  # (grad on: the run on tensors)
+        seen.append((loaded.calls, ratio.tolist()))
+    assert seen[0] == seen[1] == (12, [[11.0, 11.0]])
