@@ -238,10 +238,12 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     on it, which run and read the module as it was scripted."""
     from .compiled_modules import OptimizedModule
 
-    if not isinstance(mod, (ScriptModule, ScriptFunction, OptimizedModule)):
+    from .loaded_module import LoadedModule
+
+    if not isinstance(mod, (ScriptModule, ScriptFunction, OptimizedModule, LoadedModule)):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or "
                            "torch.jit.trace to script your 'nn.Module'.")
-    if isinstance(mod, ScriptModule) and mod.training:
+    if isinstance(mod, (ScriptModule, LoadedModule)) and mod.training:
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call "
                            ".eval() on your module before freezing.")
     frozen = _optimize(mod, level=1)
@@ -263,9 +265,13 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
 
     from .compiled_modules import OptimizedModule
 
-    compiled = _compiled(mod)
+    from .loaded_module import LoadedModule
+
     jit = config.jit_enabled() if jit is None else jit
     records: list = []
+    if isinstance(mod, LoadedModule):
+        return _optimize_loaded(mod, level, jit, threads, records)
+    compiled = _compiled(mod)
     if isinstance(compiled, ScriptModule):
         if compiled.training:
             compiled.eval()
@@ -280,6 +286,33 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
                       records=records)
     optimized = OptimizedModule(plan, compiled.functions, compiled.signature, None, records)
     optimized.baked_dims = compiled.baked_dims
+    return optimized
+
+
+def _optimize_loaded(loaded, level: int, jit: bool, threads: int | None, records: list):
+    """freeze / optimize_for_inference of a jit.load'ed module: its stored forward with its state as it is
+    now (eval mode, as for a scripted module)."""
+    from scriptc.passes import PassContext
+    from scriptc.runtime.input_dims import baked_dims_of
+    from scriptc.runtime.model import input_specs
+    from scriptc.runtime.plan import build_plan, takes_self
+
+    from .compiled_modules import OptimizedModule
+
+    if loaded._root is not None:
+        raise RuntimeError(f"cannot freeze submodule '{loaded._path}' of a loaded module: the archive stores "
+                           "the forward of the whole module")
+    if loaded.training:
+        loaded.eval()
+    archive = loaded._archive
+    graph = archive.graphs["forward"]
+    skip = 1 if takes_self(graph) else 0
+    signature = archive.signatures.get("forward", {})
+    context = PassContext(functions=dict(archive.functions), module_value=loaded._module_value())
+    plan = build_plan(graph, context, specs=input_specs(signature, graph, skip, "forward"), skip=skip, level=level,
+                      jit=jit, threads=threads, records=records)
+    optimized = OptimizedModule(plan, archive.functions, None, loaded, records)
+    optimized.baked_dims = baked_dims_of(signature, "forward", len(graph.inputs) - skip)
     return optimized
 
 
@@ -307,7 +340,8 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
     from scriptc.runtime.archive import write_archive
     from scriptc.runtime.plan import takes_self
 
-    from .compiled_modules import LoadedModule, OptimizedModule
+    from .compiled_modules import OptimizedModule
+    from .loaded_module import LoadedModule
 
     optimized = None
     if isinstance(m, OptimizedModule):
@@ -320,7 +354,8 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
             m = ScriptFunction(m.generic_graph, m.functions, m.signature, m.specs)
             m.baked_dims = optimized.baked_dims
     if isinstance(m, LoadedModule):
-        m = m._archive_source()
+        _save_loaded(m, f, _extra_files, metadata, optimized)
+        return
     if not isinstance(m, (ScriptModule, ScriptFunction)):
         raise ArchiveError(f"jit.save expects a scripted or traced module or function, got {type(m).__name__}")
     if isinstance(f, (str, os.PathLike)) and not os.path.isdir(os.path.dirname(os.path.abspath(f))):
@@ -346,7 +381,8 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
                                           *((m.example_batch, m.example_sizes) if name == "forward" else (None, None)),
                                           m.baked_dims.get(name, ()))
                       for name, g in graphs.items()}
-        write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra)
+        write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra,
+                      _module_tree(module))
         return
     if any(not hasattr(fn, "block") for fn in m.functions.values()):
         raise ArchiveError("cannot save: the function calls Python functions (@jit.ignore'd ones, or methods of "
@@ -355,6 +391,44 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
                   {"forward": _signature_of(m.graph, False, m.specialization, m.example_batch, m.example_sizes,
                                             m.baked_dims)},
                   metadata, extra)
+
+
+def _save_loaded(loaded, f, extra_files: dict | None, metadata: dict | None, optimized=None) -> None:
+    """Save a jit.load'ed module again: its stored graphs (forward's optimized one when `optimized`),
+    with its parameters, buffers, modes and plain attributes as they are now."""
+    from scriptc.errors import ArchiveError
+    from scriptc.runtime import attributes
+    from scriptc.runtime.archive import write_archive
+
+    if loaded._root is not None:
+        raise ArchiveError(f"cannot save submodule '{loaded._path}' of a loaded module on its own: the archive "
+                           "stores the methods of the whole module")
+    archive = loaded._archive
+    weights, typed = loaded._stored_state()
+    try:
+        encoded = {k: attributes.encode(v, t, weights, k) for k, (v, t) in typed.items()}
+    except ValueError as exc:
+        raise ArchiveError(f"cannot save the loaded module's attributes: {exc}") from None
+    graphs = dict(archive.graphs)
+    if optimized is not None:
+        graphs["forward"] = optimized.generic_graph
+    extra = {k: (v.encode() if isinstance(v, str) else bytes(v)) for k, v in (extra_files or {}).items()}
+    write_archive(f, archive.kind, graphs, archive.functions, weights, encoded, archive.signatures,
+                  archive.metadata if metadata is None else metadata, extra,
+                  loaded._module_entries() if archive.kind == "module" else None)
+
+
+def _module_tree(module) -> list:
+    """The archive's record of the module tree: each submodule's class name and which of its stored
+    tensors are parameters and which buffers, as torch's loaded module tells them apart."""
+    from scriptc.runtime.archive import ModuleEntry
+
+    from .loaded_module import LoadedModule
+
+    return [ModuleEntry(path, mod.original_name if isinstance(mod, LoadedModule) else type(mod).__name__,
+                        tuple(n for n, p in mod._parameters.items() if p is not None),
+                        tuple(n for n, b in mod._buffers.items() if b is not None))
+            for path, mod in module.named_modules(remove_duplicate=False)]
 
 
 def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
@@ -408,15 +482,18 @@ def _constants(module, stored: dict) -> dict:
 
 
 def load(f, map_location=None, _extra_files: dict | None = None):
-    """Load an archive saved by jit.save as a LoadedModule (callable on tensors, `.graph`, `.code`,
-    `.state_dict()`); `_extra_files` (a dict) is filled with the stored extra files."""
-    from scriptc.runtime.model import load as runtime_load
+    """Load an archive saved by jit.save as a LoadedModule, torch's loaded RecursiveScriptModule: called
+    on tensors (compiled), with the saved submodules, parameters and buffers, trainable, `.graph`,
+    `.code`; `_extra_files` (a dict) is filled with the stored extra files."""
+    from scriptc.runtime.archive import read_archive
+    from scriptc.runtime.model import build
 
-    from .compiled_modules import LoadedModule
+    from .loaded_module import LoadedModule
 
-    model = runtime_load(f, device=str(map_location) if map_location is not None else "cpu")
+    options = {"device": str(map_location) if map_location is not None else "cpu"}
+    model = build(read_archive(f, writable=True), getattr(f, "name", f), **options)
     if _extra_files is not None:
         for name in list(_extra_files) or list(model.archive.extra_files):
             if name in model.archive.extra_files:
                 _extra_files[name] = model.archive.extra_files[name]
-    return LoadedModule(model)
+    return LoadedModule.of(model, options)

@@ -1,9 +1,8 @@
-"""What jit.freeze / optimize_for_inference and jit.load return: OptimizedModule over an optimized
-plan, LoadedModule over a compiled archive (with StoredSubmodule for reading its stored state)."""
+"""What jit.freeze / optimize_for_inference return: OptimizedModule over an optimized plan (jit.load's
+LoadedModule: loaded_module.py)."""
 
 from __future__ import annotations
 
-import contextlib
 from collections import OrderedDict
 
 import numpy as np
@@ -12,24 +11,18 @@ from scriptc.errors import SignatureError
 from scriptc.ir.graph import Graph
 from scriptc.ir.printer import graph_code
 from scriptc.runtime.input_dims import check_baked_dims, check_shared_dims, shared_dims
-from scriptc.runtime.interpreter import ModuleValue
 from scriptc.runtime.plan import Plan, takes_self
 from scriptc.runtime.signature import Signature
 from scriptc.tensors import Tensor, wrap
 from scriptc.types import TensorType
-from scriptc.tensors.dispatch import wants_grad
 
 from .arguments import convert, typed_result
-from .eager import EagerInterpreter
 from .module import (
     ScriptModule,
-    _eager_value,
     _positional_count,
     bind_arguments,
-    by_array,
     from_runtime,
     needs_call_scope,
-    results,
     scripted_call,
     to_runtime,
 )
@@ -152,126 +145,3 @@ def _attributes_read(graph: Graph | None) -> set:
     if graph is None or not takes_self(graph):
         return set()
     return {use.user.attrs["name"] for use in graph.inputs[0].uses if getattr(use.user, "op", None) == "prim::GetAttr"}
-
-
-class LoadedModule:
-    """What jit.load returns: a compiled archive, called with tensors. `.graph` and `.code` are the
-    stored (unoptimized) forward graph; `.state_dict()` the stored weights as tensors; the stored
-    parameters, buffers and attributes read as attributes (`m.fc.weight`, `m.training`)."""
-
-    def __init__(self, model):
-        self._model = model
-        self._scoped = needs_call_scope(*model.graphs.values())
-
-    @property
-    def graph(self) -> Graph:
-        return self._model.archive.graphs["forward"]
-
-    @property
-    def optimized_graph(self) -> Graph:
-        return self._model.graphs["forward"]
-
-    @property
-    def code(self) -> str:
-        return graph_code(self.graph, "forward")
-
-    def state_dict(self) -> OrderedDict:
-        return OrderedDict((k, wrap(np.array(v))) for k, v in sorted(self._model.archive.weights.items()))
-
-    def parameters(self):
-        return iter(self.state_dict().values())
-
-    def __call__(self, *args):
-        with scripted_call() if self._scoped else contextlib.nullcontext():
-            if wants_grad(args):
-                return self._run_with_autograd("forward", args)
-            return from_runtime(self._model(*[to_runtime(a) for a in args]), by_array(args))
-
-    def _run_with_autograd(self, name: str, args: tuple):
-        """A call with an input that requires grad runs the stored graph on Tensors, so that backward
-        reaches the inputs, as through torch's loaded modules (the stored weights enter as tensors
-        that do not require grad; buffers the graph writes are the model's own arrays, so both paths
-        update the same running statistics)."""
-        from scriptc.runtime.plan import takes_self
-
-        archive = self._model.archive
-        graph = archive.graphs[name]
-        inputs = [_eager_value(a) for a in args]
-        if takes_self(graph):
-            inputs.insert(0, self._module_value(eager=True))
-        return results(EagerInterpreter(graph, archive.functions).run(inputs), args, graph)
-
-    def _module_value(self, eager: bool = False) -> ModuleValue:
-        """The stored module as its graphs see it (weights as Tensors when `eager`, else arrays): what
-        scripted code that holds this loaded module as a submodule passes its forward."""
-        from scriptc.runtime import attributes
-
-        archive = self._model.archive
-        flat = {k: wrap(v) if eager else v for k, v in archive.weights.items()}
-        flat.update({k: attributes.resolve(v, archive.weights) for k, v in archive.attributes.items()})
-        return ModuleValue.from_flat(flat)
-
-    def _stored_state(self) -> tuple[dict, dict]:
-        """(weights, {attribute: (value, type)}) of the archive, attribute tensors as arrays: what saving
-        a module that holds this one as a submodule writes under its name."""
-        from scriptc.ir.parser import parse_type
-        from scriptc.runtime import attributes
-        from scriptc.types import type_of_constant
-
-        archive = self._model.archive
-        typed = {}
-        for key, value in archive.attributes.items():
-            stored = archive.attribute_types.get(key)
-            typed[key] = (attributes.resolve(value, archive.weights),
-                          parse_type(stored) if stored is not None else type_of_constant(value))
-        return dict(archive.weights), typed
-
-    def __getattr__(self, name: str):
-        model = self.__dict__.get("_model")
-        if model is None:
-            raise AttributeError(name)
-        if name in model.runners:
-            return lambda *args: from_runtime(self._model.run_method(name, *[to_runtime(a) for a in args]))
-        return _stored_attribute(model.archive, "", name)
-
-    def save(self, path) -> None:
-        from .api import save
-        save(self, path)
-
-    def _archive_source(self):
-        return self
-
-    def __repr__(self) -> str:
-        return f"LoadedModule(methods={sorted(self._model.runners)})"
-
-
-class StoredSubmodule:
-    """A submodule of a loaded archive, for reading its stored parameters, buffers and attributes."""
-
-    def __init__(self, archive, path: str):
-        self._archive = archive
-        self._path = path
-
-    def __getattr__(self, name: str):
-        archive = self.__dict__.get("_archive")
-        if archive is None:
-            raise AttributeError(name)
-        return _stored_attribute(archive, self._path, name)
-
-    def __repr__(self) -> str:
-        return f"StoredSubmodule({self._path!r})"
-
-
-def _stored_attribute(archive, prefix: str, name: str):
-    """The parameter, buffer, attribute or submodule `name` of the archive's submodule at `prefix`."""
-    from scriptc.runtime import attributes
-
-    path = f"{prefix}.{name}" if prefix else name
-    if path in archive.weights:
-        return wrap(np.array(archive.weights[path]))
-    if path in archive.attributes:
-        return from_runtime(attributes.resolve(archive.attributes[path], archive.weights))
-    inner = path + "."
-    if any(key.startswith(inner) for key in (*archive.weights, *archive.attributes)):
-        return StoredSubmodule(archive, path)
-    raise AttributeError(f"the loaded module{' ' + repr(prefix) if prefix else ''} has no attribute '{name}'")

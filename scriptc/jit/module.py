@@ -321,7 +321,7 @@ class _LiveModuleValue(ModuleValue):
                     if isinstance(value, (list, dict)):
                         copies.append((value, values[name]))
         for name, child in module._modules.items():
-            if child is not None:
+            if child is not None and name not in values:  # (a jit.load'ed child is there already)
                 values[name] = cls.of(child, f"{path}.{name}" if path else name, attributes, eager, objects)
         made = cls(values, path, module)
         made.copies, made.objects, made.eager = copies, objects, eager
@@ -573,14 +573,17 @@ def _unused_property(cls, name: str) -> bool:
                                              getattr(member.fget, "_scriptc_unused", False))
 
 
-def _script_module_repr(module, kind: str | None) -> str:
-    """torch's print of a scripted module: each submodule by name, each showing its original_name; every
-    module printed as `kind` (RecursiveScriptModule), or as its own class name where kind is None (traced)."""
-    children = [f"({name}): {_script_module_repr(child, kind)}" for name, child in module.named_children()]
-    kind = kind or type(module).__name__
+def _script_module_repr(module, kind: str | None, original_name=lambda module: type(module).__name__) -> str:
+    """torch's print of a scripted module: each submodule by name, each showing its original_name (its
+    class name, or what `original_name(module)` says); every module printed as `kind`
+    (RecursiveScriptModule), or as its own class name where kind is None (traced)."""
+    children = [f"({name}): {_script_module_repr(child, kind, original_name)}"
+                for name, child in module.named_children()]
+    name = original_name(module)
+    kind = kind or name
     if not children:
-        return f"{kind}(original_name={type(module).__name__})"
-    body = "\n".join([f"original_name={type(module).__name__}", *children])
+        return f"{kind}(original_name={name})"
+    body = "\n".join([f"original_name={name}", *children])
     return f"{kind}(\n{textwrap.indent(body, '  ')}\n)"
 
 

@@ -25,7 +25,11 @@ def recording_child_inputs(module, into: dict):
                 into[name] = tuple(args)
         return record
 
-    handles = [child.register_forward_pre_hook(hook_for(name)) for name, child in module.named_children()]
+    from .loaded_module import LoadedModule
+
+    # (a jit.load'ed child is compiled already, and refuses hooks as torch's loaded modules do)
+    handles = [child.register_forward_pre_hook(hook_for(name)) for name, child in module.named_children()
+               if not isinstance(child, LoadedModule)]
     try:
         yield into
     finally:

@@ -412,7 +412,7 @@ class Module(ModuleHooks, ModuleConversion):
                     ", ".join(f'"{k}"' for k in missing_keys)))
         if error_msgs:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(error_msgs)))
+                self._get_name(), "\n\t".join(error_msgs)))
         return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:

@@ -8,7 +8,7 @@ import numpy as np
 
 from scriptc.ir.graph import Block, Graph
 
-from .analysis import is_pure, writes_memory
+from .analysis import is_pure, writes_memory, written_later
 
 
 def _attr_key(value):
@@ -40,7 +40,7 @@ def _cse_block(block: Block, seen: ChainMap) -> bool:
             for known in seen.maps:  # x.add_(y) may change what any earlier value aliases
                 known.clear()
             continue
-        if not is_pure(node) or not node.outputs:
+        if not is_pure(node) or not node.outputs or _written_array(node):
             continue
         key = (node.op, tuple(id(v) for v in node.inputs), tuple((k, _attr_key(v)) for k, v in node.attrs.items()),
                tuple(str(o.type) for o in node.outputs))
@@ -53,3 +53,11 @@ def _cse_block(block: Block, seen: ChainMap) -> bool:
         node.erase()
         changed = True
     return changed
+
+
+def _written_array(node) -> bool:
+    """An array constant written in place (a frozen running mean that batch_norm updates in training
+    mode): it is that buffer, not its value, so another constant equal to it now (a bias of zeros) is
+    not the same."""
+    return node.op == "prim::Constant" and isinstance(node.attrs.get("value"), np.ndarray) and \
+        written_later(node.output)

@@ -27,7 +27,9 @@ from scriptc.ir.verify import VerifyError, verify
 from . import attributes, limits
 from .validate import check_archive
 
-FORMAT_VERSION = 1
+# 2 adds the optional "modules" field (the module tree: each submodule's class name, parameters and
+# buffers); an archive of format 1 lacks it and still loads.
+FORMAT_VERSION = 2
 SCRIPTC_VERSION = "0.1.0"
 _DATE = (1980, 1, 1, 0, 0, 0)
 _DTYPES = {"F32": "float32", "F64": "float64", "F16": "float16", "I64": "int64", "I32": "int32", "I16": "int16",
@@ -57,6 +59,24 @@ class Archive:
     metadata: dict[str, Any] = field(default_factory=dict)
     extra_files: dict[str, bytes] = field(default_factory=dict)
     attribute_types: dict[str, str] = field(default_factory=dict)  # the manifest's type of each typed attribute
+    # The module tree (format 2): ModuleEntry per submodule, the root ("") first, in the saved module's
+    # named_modules order; None for an archive that does not record it (format 1, a function).
+    modules: list["ModuleEntry"] | None = None
+
+
+@dataclass(frozen=True)
+class ModuleEntry:
+    """One module of the saved tree: its path ("" for the root, "encoder.fc"), its class name (torch's
+    original_name) and the local names of its parameters and of its buffers, in their order."""
+
+    path: str
+    original_name: str
+    parameters: tuple[str, ...]
+    buffers: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "original_name": self.original_name, "parameters": list(self.parameters),
+                "buffers": list(self.buffers)}
 
 
 # --- safetensors ------------------------------------------------------------------------------
@@ -166,10 +186,12 @@ def _aligned_member(zf: zipfile.ZipFile, f, name: str, data: bytes, alignment: i
 
 def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str, Graph],
                   weights: dict[str, np.ndarray], attributes: dict[str, Any], signatures: dict[str, dict],
-                  metadata: dict | None = None, extra_files: dict[str, bytes] | None = None) -> None:
+                  metadata: dict | None = None, extra_files: dict[str, bytes] | None = None,
+                  modules: list[ModuleEntry] | None = None) -> None:
     """Write a deterministic archive: the same model gives the same bytes. Array constants in the
     graphs go to weights.safetensors beside the weights (CONSTANTS). `path`: a file name, or a binary
-    file object (io.BytesIO...) written from its current position and left open."""
+    file object (io.BytesIO...) written from its current position and left open. `modules`: the
+    module tree (which weights are parameters and which buffers), for a module archive."""
     weights = dict(weights)
     texts = {name: _text_with_lifted_constants(g, f"{CONSTANTS}/graphs/{name}", weights) for name, g in graphs.items()}
     function_texts = {name: _text_with_lifted_constants(g, f"{CONSTANTS}/functions/{name}", weights)
@@ -180,6 +202,8 @@ def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str
         "functions": sorted(functions), "attributes": attributes, "metadata": metadata or {},
         "extra_files": sorted(extra_files or {}),
     }
+    if modules is not None:
+        manifest["modules"] = [entry.to_json() for entry in modules]
     with contextlib.nullcontext(path) if hasattr(path, "write") else open(path, "wb") as f:
         with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
             _member(zf, "manifest.json", json.dumps(manifest, sort_keys=True, indent=1).encode())
@@ -308,9 +332,11 @@ class _Members:
             raise ArchiveError(f"{name}: unreadable ({exc})") from None
 
 
-def read_archive(path, mmap_weights: bool = True) -> Archive:
+def read_archive(path, mmap_weights: bool = True, writable: bool = False) -> Archive:
     """Open and validate an archive - a path, or a binary file object (read from where it stands; its
-    weights are then read, not memory-mapped); ArchiveError says what is wrong and where."""
+    weights are then read, not memory-mapped); ArchiveError says what is wrong and where. With
+    `writable`, the weights may be written in place (mapped copy-on-write: a page is copied when
+    first written), as a jit.load'ed module's parameters are."""
     if hasattr(path, "read"):
         file, path = contextlib.nullcontext(path), getattr(path, "name", "<file object>")
     else:
@@ -340,7 +366,7 @@ def read_archive(path, mmap_weights: bool = True) -> Archive:
             return out
 
         try:
-            weights = _weights(file, members, zf, mmap_weights)
+            weights = _weights(file, members, zf, mmap_weights, writable)
         except _ZIP_ERRORS as exc:
             raise ArchiveError(f"weights.safetensors: unreadable ({exc})") from None
         graphs = {name: _graph(text, f"graphs/{name}.ir", weights) for name, text in
@@ -352,8 +378,51 @@ def read_archive(path, mmap_weights: bool = True) -> Archive:
     values = dict(weights)
     values.update({k: attributes.resolve(v, weights) for k, v in manifest["attributes"].items()})
     check_archive(manifest["kind"], graphs, functions, manifest["methods"], values)
+    modules = _module_tree(manifest.get("modules"), weights)
     return Archive(manifest["kind"], graphs, functions, weights, manifest["attributes"], manifest["methods"],
-                   manifest["metadata"], extra, manifest["attribute_types"])
+                   manifest["metadata"], extra, manifest["attribute_types"], modules)
+
+
+def _module_tree(entries, weights: dict) -> list[ModuleEntry] | None:
+    """The manifest's "modules" field as ModuleEntry's, checked: a list of entries with a path (the root
+    "" first, each other one's parent listed before it), a class name, and lists of parameter and buffer
+    names that are tensors of weights.safetensors, none listed twice."""
+    if entries is None:
+        return None
+    where = "manifest.json: modules"
+    if not isinstance(entries, list) or not entries:
+        raise ArchiveError(f"{where}: must be a non-empty list of module entries")
+    tree: list[ModuleEntry] = []
+    paths: set[str] = set()
+    listed: set[str] = set()
+    for index, entry in enumerate(entries):
+        at = f"{where}[{index}]"
+        if not isinstance(entry, dict) or set(entry) != {"path", "original_name", "parameters", "buffers"}:
+            raise ArchiveError(f"{at}: needs exactly path, original_name, parameters and buffers")
+        path, name = entry["path"], entry["original_name"]
+        if not isinstance(path, str) or not isinstance(name, str) or not name or len(name) > limits.MAX_NAME_BYTES:
+            raise ArchiveError(f"{at}: path must be a string and original_name a class name, got {path!r}, {name!r}")
+        if (index == 0) != (path == ""):
+            raise ArchiveError(f"{at}: the root module (path \"\") must come first, and only once")
+        if path:
+            problem = limits.name_problem(path)
+            if problem is not None:
+                raise ArchiveError(f"{at}: path {path[:80]!r} {problem}")
+            if path in paths or path.rpartition(".")[0] not in paths:
+                raise ArchiveError(f"{at}: module {path!r} is listed twice or before its parent")
+        paths.add(path)
+        for kind in ("parameters", "buffers"):
+            names = entry[kind]
+            if not isinstance(names, list) or not all(isinstance(n, str) and n and "." not in n for n in names):
+                raise ArchiveError(f"{at}: {kind} must be a list of attribute names (no dots)")
+            for local in names:
+                full = f"{path}.{local}" if path else local
+                if full not in weights or full in listed:
+                    raise ArchiveError(f"{at}: {kind[:-1]} {full!r} is not a tensor of weights.safetensors, "
+                                       "or is listed twice")
+                listed.add(full)
+        tree.append(ModuleEntry(path, name, tuple(entry["parameters"]), tuple(entry["buffers"])))
+    return tree
 
 
 def _manifest(data: bytes) -> dict:
@@ -396,10 +465,11 @@ def _manifest(data: bytes) -> dict:
     return manifest
 
 
-def _weights(file, members: _Members, zf: zipfile.ZipFile, use_mmap: bool) -> dict[str, np.ndarray]:
+def _weights(file, members: _Members, zf: zipfile.ZipFile, use_mmap: bool, writable: bool) -> dict[str, np.ndarray]:
     info = members.infos["weights.safetensors"]
     if info.compress_type != zipfile.ZIP_STORED:
-        return decode_safetensors(members.read("weights.safetensors", info.file_size))
+        data = members.read("weights.safetensors", info.file_size)
+        return decode_safetensors(bytearray(data) if writable else data)
     members.size("weights.safetensors", info.file_size)
     # The member's data starts after its local header: map exactly that range of the file.
     file.seek(info.header_offset)
@@ -417,7 +487,8 @@ def _weights(file, members: _Members, zf: zipfile.ZipFile, use_mmap: bool) -> di
         descriptor = None
     if descriptor is None:
         file.seek(start)
-        return decode_safetensors(file.read(info.file_size))
-    mapped = mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
+        data = file.read(info.file_size)
+        return decode_safetensors(bytearray(data) if writable else data)
+    mapped = mmap.mmap(descriptor, 0, access=mmap.ACCESS_COPY if writable else mmap.ACCESS_READ)
     view = memoryview(mapped)[start:start + info.file_size]
     return decode_safetensors(view)

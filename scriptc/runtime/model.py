@@ -366,7 +366,13 @@ def load(path, device: str = "cpu", threads: int | None = None, jit: bool | None
     the default generator (a model with random ops) is given back: the stream is where it was.
 
     Every call is checked against the method's signature before any kernel runs (run_method)."""
-    archive = read_archive(path)
+    return build(read_archive(path), path, device, threads, jit, prime)
+
+
+def build(archive: Archive, path, device: str = "cpu", threads: int | None = None, jit: bool | None = None,
+          prime: bool = True) -> RuntimeModel:
+    """The RuntimeModel of an archive read from `path` (load's arguments); whatever its graphs' build
+    raises is an ArchiveError."""
     if str(device) != "cpu":
         from scriptc import cuda
         cuda.require()

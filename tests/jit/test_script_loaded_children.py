@@ -52,7 +52,7 @@ def test_a_loaded_submodule_runs_its_stored_forward():
     expected = (holder.head(features) + total).detach().numpy()
     scripted = torch.jit.script(holder)
     np.testing.assert_allclose(scripted(x).detach().numpy(), expected, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(saved_and_loaded(scripted)(x).numpy(), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(saved_and_loaded(scripted)(x).detach().numpy(), expected, rtol=1e-5, atol=1e-6)
     frozen = torch.jit.optimize_for_inference(torch.jit.script(holder.eval()))
     np.testing.assert_allclose(frozen(x).numpy(), expected, rtol=1e-5, atol=1e-6)
 

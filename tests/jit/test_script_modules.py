@@ -631,7 +631,7 @@ def test_save_and_load_through_a_file_object_as_torch_jit_does():
     loaded = torch.jit.load(buffer, _extra_files=extra)
     x = torch.randn(4, 3)
     out, text = loaded(x, "!")
-    np.testing.assert_allclose(out.numpy(), scripted(x, "!")[0].detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(out.detach().numpy(), scripted(x, "!")[0].detach().numpy(), rtol=1e-6)
     assert text == "fc!" and extra["note.txt"] == b"hi"
 
 
@@ -656,7 +656,7 @@ def test_a_method_may_call_its_module_by_any_name_and_loaded_archives_expose_sto
     assert module.calls == 2
     torch.jit.save(scripted, tmp_path / "m.sc")
     loaded = torch.jit.load(tmp_path / "m.sc")
-    np.testing.assert_array_equal(loaded.fc.weight.numpy(), module.fc.weight.detach().numpy())
+    np.testing.assert_array_equal(loaded.fc.weight.detach().numpy(), module.fc.weight.detach().numpy())
     np.testing.assert_array_equal(loaded.offset.numpy(), np.ones(2, np.float32))
     assert loaded.names == ["a", "b"] and loaded.training is True and loaded.fc.training is True
     with pytest.raises(AttributeError, match="no attribute 'missing'"):

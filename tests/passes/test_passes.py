@@ -404,6 +404,19 @@ def test_cse_does_not_merge_random_or_mutating_ops():
     filecheck(str(g), "CHECK-COUNT-2: rand(")
 
 
+def test_cse_keeps_an_array_constant_that_is_written_apart_from_an_equal_one():
+    # a frozen running mean (written in place by batch_norm in training mode) is not the bias of zeros
+    # it equals at load: merged, the bias would take the running statistics' updates
+    zeros = "prim::Constant[value=array(float32, [2], [0.0, 0.0])]()"
+    text = (f'graph(%x : Tensor(float32, [2])):\n  %mean : Tensor(float32, [2]) = {zeros}\n'
+            f'  %bias : Tensor(float32, [2]) = {zeros}\n  %one : int = prim::Constant[value=1]()\n'
+            '  %w : Tensor(float32, [2]) = add_(%mean, %x, %one)\n'
+            '  %y : Tensor(float32, [2]) = add(%x, %bias, %one)\n  return (%y)\n')
+    g, changed = run(cse, text)
+    assert not changed
+    filecheck(str(g), "CHECK-COUNT-2: prim::Constant[value=array(")
+
+
 def test_dce_keeps_side_effects_and_values_used_in_nested_blocks():
     text = (f'graph(%x : {F}, %c : bool):\n  %dead : {F} = exp(%x)\n  %used : {F} = neg(%x)\n'
             f'  %one : int = prim::Constant[value=1]()\n  %kept : {F} = add_(%x, %one, %one)\n'

@@ -39,11 +39,16 @@ class Modules(TracedCalls):
         child = owner.module._modules[name]
         if child is None:
             return self.const(None)
+        from scriptc.jit.loaded_module import LoadedModule
         from scriptc.jit.module import TracedModule
 
+        path = f"{owner.path}.{name}" if owner.path else name
+        if isinstance(child, LoadedModule):  # its stored forward, called with its state as an attribute
+            self.ctx.module_attributes[(owner.path, name)] = ModuleType(path)
+            return SugaredModule(child, self.emit1("prim::GetAttr", [owner.value], ModuleType(path), {"name": name}),
+                                 path, loaded=child)
         traced = child if isinstance(child, TracedModule) and "forward" in child._graphs else None
         child = getattr(child, "_scriptc_original", child)  # a jit.script'ed child: its module's source
-        path = f"{owner.path}.{name}" if owner.path else name
         value = self.emit1("prim::GetAttr", [owner.value], ModuleType(path), {"name": name})
         declared = annotations_of(type(owner.module)).get(name)
         interface = declared if getattr(declared, "_scriptc_interface", False) else None
@@ -129,13 +134,6 @@ class Modules(TracedCalls):
             return self.emit1("prim::GetAttr", [owner.value], t, {"name": name})
         if isinstance(value, enum.Enum):
             return self.enum_constant(value)
-        from scriptc.jit.compiled_modules import LoadedModule
-
-        if isinstance(value, LoadedModule):  # (a plain attribute: a loaded module is no nn.Module)
-            path = f"{owner.path}.{name}" if owner.path else name
-            self.ctx.module_attributes[(owner.path, name)] = ModuleType(path)
-            return SugaredModule(value, self.emit1("prim::GetAttr", [owner.value], ModuleType(path), {"name": name}),
-                                 path, loaded=value)
         if _is_class_instance(value):  # an instance of a (script) class: an object attribute
             record = self.ctx.script_class(type(value), self)
             declared = annotations_of(type(module)).get(name)
