@@ -187,6 +187,7 @@ from . import threads  # noqa: E402,F401
 from . import grad_regions  # noqa: E402,F401
 from . import recurrent  # noqa: E402,F401
 from . import packing  # noqa: E402,F401
+from . import quantized  # noqa: E402,F401
 from . import real_only  # noqa: E402,F401  (after every op: it marks some of them)
 
 from .aten_namespace import aten  # noqa: E402,F401  (torch.ops.aten: the table by ATen name)

@@ -34,6 +34,24 @@ class Complex:
 
 
 @dataclass
+class Quantized:
+    """A quantized tensor argument: `array` quantized per tensor to dtype (a name: "qint8", "quint8",
+    "qint32"); references receive this marker and read its integers or values."""
+    array: np.ndarray
+    scale: float
+    zero_point: int
+    dtype: str
+
+    def integers(self) -> np.ndarray:
+        low, high = {"qint8": (-128, 127), "quint8": (0, 255), "qint32": (-2 ** 31, 2 ** 31 - 1)}[self.dtype]
+        scaled = self.array.astype(np.float32) * np.float32(1 / np.float32(self.scale))
+        return np.clip(np.rint(scaled) + self.zero_point, low, high).astype(np.int64)
+
+    def values(self) -> np.ndarray:
+        return (self.integers() - self.zero_point) * self.scale
+
+
+@dataclass
 class Case:
     args: tuple
     ref: Callable | None            # numpy float64 reference over the same args
