@@ -1,0 +1,7 @@
+"""torch.ao.nn.quantized.dynamic: modules with int8 weights whose activations are quantized per call,
+what quantize_dynamic puts in place of nn.Linear and nn.LSTM."""
+
+from .linear import Linear  # noqa: F401
+from .rnn import LSTM, PackedParameter  # noqa: F401
+
+__all__ = ["Linear", "LSTM"]

@@ -1,0 +1,204 @@
+"""The dynamically quantized LSTM (torch.ao.nn.quantized.dynamic.LSTM): each layer's input and hidden
+projections are dynamically quantized linears (qint8 weights, activations quantized per call with
+reduce_range, as torch's quantized_lstm computes them); the gates stay float."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import scriptc
+from scriptc import nn
+from scriptc.nn import functional as F
+from scriptc.nn.functional._calls import _op
+from scriptc.nn.utils.rnn import PackedSequence
+from scriptc.tensors import Tensor
+from scriptc.types import qint8
+
+from ....quantization.observer import quantize_weight
+from .linear import weight_observer_for
+
+__all__ = ["LSTM", "PackedParameter"]
+
+
+class PackedParameter(nn.Module):
+    """One layer-direction's quantized weights and float biases, `(w_ih, w_hh, b_ih, b_hh)`, saved in the
+    state_dict under `param` (torch keeps a packed C++ object there)."""
+
+    def __init__(self, param: tuple):
+        super().__init__()
+        self.param = param
+
+    def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "param"] = self.param
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        if prefix + "param" in state_dict:
+            self.param = tuple(state_dict.pop(prefix + "param"))
+        elif strict:
+            missing_keys.append(prefix + "param")
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+
+def _quantized_linear(x: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
+    return _op("quantized_linear_dynamic", x, weight, bias, True)
+
+
+def _keep_rows(new: Tensor, old: Tensor) -> Tensor:
+    """`new` for the first rows, `old` for the rest (sequences not running at this step)."""
+    active, full = new.size(0), old.size(0)
+    return new if active == full else scriptc.cat([new, old.narrow(0, active, full - active)], 0)
+
+
+class LSTM(nn.Module):
+    """An LSTM whose weights are qint8: quantize_dynamic's replacement for nn.LSTM. Takes what nn.LSTM
+    takes (3-D input, batch_first, a PackedSequence, (h_0, c_0)) and returns (output, (h_n, c_n))."""
+
+    _FLOAT_MODULE = nn.LSTM
+    _version = 2
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, dtype=qint8):
+        super().__init__()
+        if dtype is not qint8:
+            raise NotImplementedError(f"scriptc's dynamic quantized LSTM supports dtype torch.qint8, got {dtype}")
+        self.mode = "LSTM"
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.dtype, self.version = bidirectional, dtype, 2
+        directions = 2 if bidirectional else 1
+        gates = 4 * hidden_size
+        params = []
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * directions
+            for _ in range(directions):
+                w_ih = scriptc.quantize_per_tensor(scriptc.randn(gates, layer_input), 0.1, 0, qint8)
+                w_hh = scriptc.quantize_per_tensor(scriptc.randn(gates, hidden_size), 0.1, 0, qint8)
+                b_ih, b_hh = scriptc.randn(gates), scriptc.randn(gates)
+                params.append(PackedParameter((w_ih, w_hh, b_ih, b_hh) if bias else (w_ih, w_hh, None, None)))
+        self._all_weight_values = nn.ModuleList(params)
+
+    def _get_name(self) -> str:
+        return "DynamicQuantizedLSTM"
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        for name, default in (("num_layers", 1), ("bias", True), ("batch_first", False), ("dropout", 0.0),
+                              ("bidirectional", False)):
+            value = getattr(self, name)
+            if value != default or (name == "dropout" and value != 0):
+                s += f", {name}={value}"
+        return s
+
+    def __repr__(self) -> str:
+        # torch hides the packed weights
+        return f"{self._get_name()}({self.extra_repr()})"
+
+    @classmethod
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "LSTM":
+        """The dynamically quantized counterpart of a float nn.LSTM that carries a `qconfig`."""
+        if type(mod) is not nn.LSTM:
+            raise AssertionError("nn.quantized.dynamic.LSTM.from_float only works for nn.LSTM")
+        if not hasattr(mod, "qconfig"):
+            raise AssertionError("Input float module must have qconfig defined")
+        if not mod.bias:
+            raise AssertionError("mod.bias must be True")
+        if mod.proj_size:
+            raise NotImplementedError("a dynamically quantized LSTM with proj_size is not supported by scriptc")
+        qlstm = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first, mod.dropout,
+                    mod.bidirectional)
+
+        def quantized(weight):
+            observer = weight_observer_for(mod)
+            observer(weight)
+            return quantize_weight(weight.detach(), observer)
+
+        params = []
+        for names in mod._all_weights:
+            weights = [getattr(mod, name) for name in names]
+            b_ih, b_hh = (weights[2], weights[3]) if mod.bias else (None, None)
+            params.append(PackedParameter((quantized(weights[0]), quantized(weights[1]), b_ih, b_hh)))
+        qlstm._all_weight_values = nn.ModuleList(params)
+        return qlstm
+
+    # --- forward -----------------------------------------------------------------------------------------
+    def forward(self, input, hx: Optional[Tuple[Tensor, Tensor]] = None):
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            x, batch_sizes, sorted_indices, unsorted_indices = input
+            sizes: List[int] = batch_sizes.tolist()
+            rows, batch = x, sizes[0]
+        else:
+            x, sorted_indices, unsorted_indices = input, None, None
+            if x.dim() != 3:
+                raise RuntimeError(f"input must have 3 dimensions, got {x.dim()}")
+            if self.batch_first:
+                x = x.transpose(0, 1)
+            steps, batch = x.size(0), x.size(1)
+            if steps == 0:
+                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+            sizes = [batch] * steps
+            rows = x.reshape(steps * batch, x.size(2))
+        if rows.size(-1) != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {rows.size(-1)}")
+        directions = 2 if self.bidirectional else 1
+        expected = [self.num_layers * directions, batch, self.hidden_size]
+        if hx is None:
+            zeros = rows.new_zeros(expected)
+            h0, c0 = zeros, zeros
+        else:
+            h0, c0 = hx
+            if sorted_indices is not None:
+                h0, c0 = h0.index_select(1, sorted_indices), c0.index_select(1, sorted_indices)
+        for i, state in enumerate((h0, c0)):
+            if list(state.size()) != expected:
+                raise RuntimeError(f"Expected hidden[{i}] size {tuple(expected)}, got {list(state.size())}")
+        out, h_n, c_n = self._layers(rows, sizes, h0, c0)
+        if packed:
+            hidden = (h_n, c_n)
+            if unsorted_indices is not None:
+                hidden = (h_n.index_select(1, unsorted_indices), c_n.index_select(1, unsorted_indices))
+            return PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices), hidden
+        out = out.reshape(len(sizes), batch, out.size(-1))
+        return (out.transpose(0, 1) if self.batch_first else out), (h_n, c_n)
+
+    def _layers(self, x: Tensor, sizes: List[int], h0: Tensor, c0: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+        directions = 2 if self.bidirectional else 1
+        h_last: List[Tensor] = []
+        c_last: List[Tensor] = []
+        for layer in range(self.num_layers):
+            outputs: List[Tensor] = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                w_ih, w_hh, b_ih, b_hh = self._all_weight_values[index].param
+                # the whole sequence's input projection at once: one activation range, as torch's CPU path
+                projected = _quantized_linear(x, w_ih, b_ih).split(sizes, 0)
+                out, h, c = self._direction(projected, h0[index], c0[index], w_hh, b_hh, direction == 1)
+                outputs.append(out)
+                h_last.append(h)
+                c_last.append(c)
+            x = outputs[0] if directions == 1 else scriptc.cat(outputs, 1)
+            if self.dropout > 0 and self.training and layer + 1 < self.num_layers:
+                x = F.dropout(x, self.dropout, True)
+        return x, scriptc.stack(h_last, 0), scriptc.stack(c_last, 0)
+
+    @staticmethod
+    def _direction(projected: Tuple[Tensor, ...], h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Optional[Tensor],
+                   reverse: bool) -> Tuple[Tensor, Tensor, Tensor]:
+        outputs: List[Tensor] = []
+        order = range(len(projected) - 1, -1, -1) if reverse else range(len(projected))
+        for t in order:
+            active = projected[t].size(0)
+            h_prev, c_prev = h.narrow(0, 0, active), c.narrow(0, 0, active)
+            gates = _quantized_linear(h_prev, w_hh, b_hh) + projected[t]
+            i, f, g, o = gates.chunk(4, 1)
+            c_next = F._lstm_cell_state(i, f, g, c_prev)
+            h_next = F._lstm_cell_hidden(o, c_next)
+            h, c = _keep_rows(h_next, h), _keep_rows(c_next, c)
+            outputs.append(h_next)
+        if reverse:
+            outputs.reverse()
+        return scriptc.cat(outputs, 0), h, c

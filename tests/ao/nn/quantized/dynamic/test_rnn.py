@@ -1,0 +1,93 @@
+"""The dynamically quantized LSTM against torch 2.13's: layers, directions, batch_first, packed sequences,
+initial states, printing, state_dict round trip."""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+import pytest
+
+import scriptc
+from scriptc import nn
+
+torch = pytest.importorskip("torch")
+warnings.filterwarnings("ignore", category=UserWarning)
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+
+def _pair(**kwargs):
+    torch.manual_seed(0)
+    float_torch = torch.nn.Sequential(torch.nn.LSTM(6, 5, **kwargs))
+    float_scriptc = nn.Sequential(nn.LSTM(6, 5, **kwargs))
+    float_scriptc.load_state_dict({k: scriptc.tensor(v.detach().numpy()) for k, v in float_torch.state_dict().items()})
+    return (scriptc.ao.quantization.quantize_dynamic(float_scriptc, {nn.LSTM}, dtype=scriptc.qint8)[0],
+            torch.ao.quantization.quantize_dynamic(float_torch, {torch.nn.LSTM}, dtype=torch.qint8)[0])
+
+
+def _close(actual, expected):
+    np.testing.assert_allclose(actual.numpy(), expected.detach().numpy(), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"num_layers": 2}, {"bidirectional": True, "num_layers": 2},
+                                    {"batch_first": True}])
+def test_outputs_match_torch(kwargs):
+    ours, theirs = _pair(**kwargs)
+    x = np.random.default_rng(1).standard_normal((4, 3, 6)).astype(np.float32)
+    (out, (h, c)), (t_out, (t_h, t_c)) = ours(scriptc.tensor(x)), theirs(torch.tensor(x))
+    for a, b in ((out, t_out), (h, t_h), (c, t_c)):
+        _close(a, b)
+
+
+def test_initial_state_matches_torch():
+    ours, theirs = _pair(num_layers=2)
+    rng = np.random.default_rng(2)
+    x, h0, c0 = (rng.standard_normal(shape).astype(np.float32) for shape in ((3, 2, 6), (2, 2, 5), (2, 2, 5)))
+    out, (h, c) = ours(scriptc.tensor(x), (scriptc.tensor(h0), scriptc.tensor(c0)))
+    t_out, (t_h, t_c) = theirs(torch.tensor(x), (torch.tensor(h0), torch.tensor(c0)))
+    for a, b in ((out, t_out), (h, t_h), (c, t_c)):
+        _close(a, b)
+
+
+def test_packed_sequence_matches_torch():
+    ours, theirs = _pair(bidirectional=True)
+    x = np.random.default_rng(3).standard_normal((5, 3, 6)).astype(np.float32)
+    lengths = [5, 2, 4]
+    packed = nn.utils.rnn.pack_padded_sequence(scriptc.tensor(x), lengths, enforce_sorted=False)
+    t_packed = torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), lengths, enforce_sorted=False)
+    (out, (h, c)), (t_out, (t_h, t_c)) = ours(packed), theirs(t_packed)
+    for a, b in ((out.data, t_out.data), (h, t_h), (c, t_c)):
+        _close(a, b)
+
+
+def test_prints_as_torch():
+    for kwargs in ({}, {"num_layers": 2, "bidirectional": True, "batch_first": True}):
+        ours, theirs = _pair(**kwargs)
+        assert repr(ours) == repr(theirs)
+
+
+def test_state_dict_round_trip_through_a_file():
+    ours, _ = _pair(num_layers=2)
+    buffer = io.BytesIO()
+    scriptc.save(ours.state_dict(), buffer)
+    buffer.seek(0)
+    fresh = scriptc.ao.nn.quantized.dynamic.LSTM(6, 5, num_layers=2)
+    fresh.load_state_dict(scriptc.load(buffer))
+    x = scriptc.randn(3, 2, 6)
+    np.testing.assert_array_equal(fresh(x)[0].numpy(), ours(x)[0].numpy())
+
+
+def test_an_lstm_without_bias_is_refused_as_torch_refuses_it():
+    for lib in (scriptc, torch):
+        with pytest.raises(AssertionError, match="mod.bias must be True"):
+            lib.ao.quantization.quantize_dynamic(lib.nn.Sequential(lib.nn.LSTM(2, 2, bias=False)), {lib.nn.LSTM})
+
+
+def test_input_errors_match_torch():
+    ours, theirs = _pair()
+    for shape, message in (((3, 6), "input must have 3 dimensions, got 2"),
+                           ((3, 2, 4), "input.size\\(-1\\) must be equal to input_size. Expected 6, got 4")):
+        for model, lib in ((ours, scriptc), (theirs, torch)):
+            with pytest.raises(RuntimeError, match=message):
+                model(lib.randn(*shape))
