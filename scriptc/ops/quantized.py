@@ -10,6 +10,7 @@ quantization parameters; views and copies of it keep them.
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -237,51 +238,57 @@ def choose_activation_qparams(x, reduce_range: bool) -> tuple[np.float32, int]:
     return np.float32(scale), zero_point
 
 
-def _gemm_operand(xp, weight: QuantizedArray):
-    """weight's (integer - zero_point) transposed, for the activation's integers to multiply: packed once
-    per weight (fbgemm's prepack), float32 when every sum of products stays exact in float32."""
-    packed = getattr(weight, "_packed", None)
-    if packed is None:
-        integers = weight.integers().astype(np.int64)
-        offsets = weight.zero_point if weight.scales is None else weight.zero_points.reshape(-1, 1)
-        centered = integers - offsets
-        bound = int(xp.abs(centered).max(initial=0)) * 255 * centered.shape[1]
-        packed = xp.ascontiguousarray(centered.T, dtype=np.float32 if bound < _FLOAT32_EXACT else np.float64)
-        weight._packed = packed
+def _gemm_operand(xp, integers, zero_points):
+    """The weight's (integer - zero_point) transposed, for the activation's integers to multiply: packed
+    once per weight array (fbgemm's prepack; modules replace their weight arrays, never write them), in
+    float32 when every sum of products stays exact there."""
+    entry = _PACKED.get(id(integers))
+    if entry is not None and entry[0]() is integers:
+        return entry[1]
+    centered = integers.astype(np.int64) - zero_points.reshape(-1, 1).astype(np.int64)
+    bound = int(xp.abs(centered).max(initial=0)) * 255 * centered.shape[1]
+    packed = xp.ascontiguousarray(centered.T, dtype=np.float32 if bound < _FLOAT32_EXACT else np.float64)
+    key = id(integers)
+    _PACKED[key] = (weakref.ref(integers, lambda _: _PACKED.pop(key, None)), packed)
     return packed
 
 
-def _linear_dynamic_kernel(xp, x, weight, bias=None, reduce_range=True):
-    if not is_quantized(weight) or weight.qdtype is not qint8 or weight.ndim != 2:
-        raise RuntimeError("quantized::linear_dynamic expects a 2-D qint8 weight (a quantized.dynamic module's)")
+# id(weight integers) -> (weak reference to them, their packed operand)
+_PACKED: dict = {}
+
+
+def _linear_dynamic_kernel(xp, x, weight, weight_scales, weight_zero_points, bias=None, reduce_range=True):
+    if weight.dtype != np.int8 or weight.ndim != 2 or weight_scales.size not in (1, weight.shape[0]) \
+            or weight_zero_points.size != weight_scales.size:
+        raise RuntimeError("quantized_linear_dynamic expects a 2-D int8 weight with one scale and zero point per "
+                           "tensor or per output channel (a quantized.dynamic module's)")
     if x.dtype != np.float32:
         raise RuntimeError(f"expected scalar type Float but found {_TORCH_NAMES.get(x.dtype, x.dtype)}")
     in_features = weight.shape[1]
     if x.ndim == 0 or x.shape[-1] != in_features:
         raise RuntimeError(f"The number of rows in the packB should be equal to K: {x.shape[-1] if x.ndim else 1}")
     scale, zero_point = choose_activation_qparams(x, reduce_range)
-    packed = _gemm_operand(xp, weight)
+    packed = _gemm_operand(xp, weight, weight_zero_points)
     activations = _round_to_integers(xp, x.reshape(-1, in_features) * (np.float32(1.0) / scale), zero_point, quint8)
     accumulated = (activations - zero_point).astype(packed.dtype) @ packed
-    weight_scales = np.float32(weight.scale) if weight.scales is None else weight.scales.astype(np.float32)
-    out = accumulated.astype(np.float32) * (scale * weight_scales)
+    out = accumulated.astype(np.float32) * (scale * weight_scales.reshape(-1).astype(np.float32))
     if bias is not None:
         out += bias.astype(np.float32)
     return out.reshape(x.shape[:-1] + (weight.shape[0],))
 
 
-def _linear_dynamic_rule(x, weight, bias=None, reduce_range=True):
+def _linear_dynamic_rule(x, weight, weight_scales, weight_zero_points, bias=None, reduce_range=True):
     if x.shape is None or weight.shape is None:
         return TensorType(float32, None, x.device)
     return TensorType(float32, tuple(x.shape[:-1]) + tuple(weight.shape[:1]), x.device)
 
 
-register("quantized_linear_dynamic(input: Tensor, weight: Tensor, bias: Tensor? = None, reduce_range: bool = True) "
-         "-> Tensor", OPAQUE, _linear_dynamic_kernel, shape=_linear_dynamic_rule, method=False, function=False,
-         accepts_quantized=True,
-         doc="torch.ops.quantized.linear_dynamic: input quantized to quint8 per call (range from its min and max, "
-             "0..127 with reduce_range), times the qint8 weight with int32 accumulation, rescaled to float32, "
-             "plus bias.")
+register("quantized_linear_dynamic(input: Tensor, weight: Tensor, weight_scales: Tensor, weight_zero_points: Tensor, "
+         "bias: Tensor? = None, reduce_range: bool = True) -> Tensor", OPAQUE, _linear_dynamic_kernel,
+         shape=_linear_dynamic_rule, method=False, function=False,
+         doc="torch.ops.quantized.linear_dynamic over a qint8 weight given as its int8 integers, scales and zero "
+             "points (one, or one per output channel): input quantized to quint8 per call (range from its min and "
+             "max, 0..127 with reduce_range), int32 accumulation, rescaled to float32, plus bias.")
 
 
 def keep_quantization(out, arrays: list):

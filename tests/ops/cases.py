@@ -19,6 +19,7 @@ rng = np.random.default_rng(1234)
 
 @dataclass
 class Int:
+    """An integer array: int32 and int8 arrays keep their dtype, others become int64."""
     array: np.ndarray
 
 

@@ -25,7 +25,7 @@ def _per_channel(x, scales, zero_points, axis, dtype):
     return (np.clip(np.rint(x.astype(np.float32) * (1 / s)) + z, low, high) - z) * s
 
 
-def _linear_dynamic(x, weight, bias=None, reduce_range=True):
+def _linear_dynamic(x, integers, scales, zero_points, bias=None, reduce_range=True):
     """The activation range widened to 0, over 0..127 (reduce_range) or 0..255, times the integer weight."""
     x = np.asarray(x, np.float32)
     qmax = 127 if reduce_range else 255
@@ -33,8 +33,21 @@ def _linear_dynamic(x, weight, bias=None, reduce_range=True):
     scale = np.float32((float(high) - float(low)) / qmax)
     zero_point = int(np.clip(np.rint(-low / scale), 0, qmax))
     activations = np.clip(np.rint(x * (np.float32(1) / scale)) + zero_point, 0, qmax) - zero_point
-    out = (activations @ weight.integers().T.astype(np.float64)) * (float(scale) * weight.scale)
+    weight = integers.astype(np.float64) - np.reshape(zero_points, (-1, 1))
+    out = (activations @ weight.T) * (float(scale) * np.asarray(scales, np.float32).astype(np.float64))
     return out if bias is None else out + bias
+
+
+def _torch_linear_dynamic(torch, x, integers, scales, zero_points, bias=None):
+    """torch's spelling: the weight rebuilt as a quantized tensor, packed, then linear_dynamic."""
+    if scales.numel() == 1:
+        weight = torch._make_per_tensor_quantized_tensor(integers, float(scales), int(zero_points))
+    else:
+        weight = torch._make_per_channel_quantized_tensor(integers, scales.double(), zero_points, 0)
+    return torch.ops.quantized.linear_dynamic(x, torch.ops.quantized.linear_prepack(weight, bias), True)
+
+
+_INTEGERS = Int(np.random.default_rng(5).integers(-128, 128, (4, 6)).astype(np.int8))
 
 
 CASES: dict[str, list[Case]] = {
@@ -53,10 +66,8 @@ CASES: dict[str, list[Case]] = {
         Case((Quantized(rand(2, 3), 0.02, -4, "qint8"),), lambda q: q.integers(), grad=False,
              torch=lambda torch, q: q.int_repr())],
     "quantized_linear_dynamic": [
-        Case((rand(5, 6), Quantized(rand(4, 6), 0.015, 0, "qint8"), rand(4)), _linear_dynamic, grad=False,
-             torch=lambda torch, x, w, b: torch.ops.quantized.linear_dynamic(
-                 x, torch.ops.quantized.linear_prepack(w, b), True), rtol=1e-5, atol=1e-5),
-        Case((rand(2, 3, 6, lo=0.5, hi=3), Quantized(rand(4, 6), 0.015, 0, "qint8")), _linear_dynamic, grad=False,
-             torch=lambda torch, x, w: torch.ops.quantized.linear_dynamic(
-                 x, torch.ops.quantized.linear_prepack(w, None), True), label="3-D, positive, no bias")],
+        Case((rand(5, 6), _INTEGERS, np.array([0.015]), Int(np.array([0])), rand(4)), _linear_dynamic, grad=False,
+             torch=_torch_linear_dynamic),
+        Case((rand(2, 3, 6, lo=0.5, hi=3), _INTEGERS, np.array([0.015, 0.01, 0.02, 0.005]), Int(np.zeros(4, np.int64))),
+             _linear_dynamic, grad=False, torch=_torch_linear_dynamic, label="3-D, positive, per channel, no bias")],
 }

@@ -82,7 +82,7 @@ def _to_scriptc(value, float_dtype, requires_grad=False):
         return scriptc.quantize_per_tensor(wrap(value.array.astype(np.float32)), value.scale, value.zero_point,
                                            getattr(scriptc, value.dtype))
     if isinstance(value, Int):
-        return wrap(value.array.astype(np.int32 if value.array.dtype == np.int32 else np.int64))
+        return wrap(value.array.astype(value.array.dtype if value.array.dtype in (np.int32, np.int8) else np.int64))
     if isinstance(value, Bool):
         return wrap(value.array.astype(bool))
     if isinstance(value, Complex):
@@ -168,7 +168,8 @@ def _to_torch(value, requires_grad):
         return torch.quantize_per_tensor(torch.tensor(value.array, dtype=torch.float32), value.scale,
                                          value.zero_point, getattr(torch, value.dtype))
     if isinstance(value, Int):
-        return torch.tensor(value.array, dtype=torch.int32 if value.array.dtype == np.int32 else torch.int64)
+        kept = {np.dtype(np.int32): torch.int32, np.dtype(np.int8): torch.int8}
+        return torch.tensor(value.array, dtype=kept.get(value.array.dtype, torch.int64))
     if isinstance(value, Bool):
         return torch.tensor(value.array, dtype=torch.bool)
     if isinstance(value, Complex):

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
+
 import scriptc
 from scriptc import nn
 from scriptc.nn.functional._calls import _op
 from scriptc.nn.linear import NonDynamicallyQuantizableLinear
-from scriptc.tensors import Tensor
+from scriptc.tensors import Tensor, wrap
 from scriptc.types import float16, qint8
 
 from ....quantization.observer import quantize_weight
 
-__all__ = ["Linear", "LinearPackedParams"]
+__all__ = ["Linear", "LinearPackedParams", "quantized_linear_dynamic", "weight_parts"]
 
 
 def weight_observer_for(mod: nn.Module):
@@ -32,8 +34,31 @@ def weight_observer_for(mod: nn.Module):
     return observer
 
 
+def quantized_linear_dynamic(input: Tensor, weight_integers: Tensor, weight_scales: Tensor,
+                             weight_zero_points: Tensor, bias: Optional[Tensor] = None,
+                             reduce_range: bool = True) -> Tensor:
+    """torch.ops.quantized.linear_dynamic over a qint8 weight given by its parts (see weight_parts)."""
+    return _op("quantized_linear_dynamic", input, weight_integers, weight_scales, weight_zero_points, bias,
+               reduce_range)
+
+
+quantized_linear_dynamic._scriptc_op = "quantized_linear_dynamic"  # jit.script calls the op
+
+
+def weight_parts(weight: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """A qint8 weight as the plain tensors the op reads: its int8 integers (a view), its float32 scales and
+    int64 zero points (one, or one per output channel). Traces, scripts and archives hold these."""
+    array = weight._data
+    if array.scales is None:
+        scales, zero_points = np.array([array.scale], np.float32), np.array([array.zero_point], np.int64)
+    else:
+        scales, zero_points = array.scales.astype(np.float32), array.zero_points.astype(np.int64)
+    return wrap(array.integers()), wrap(scales), wrap(zero_points)
+
+
 class LinearPackedParams(nn.Module):
-    """Holds a quantized Linear's (weight, bias); in the state_dict as `_packed_params` and `dtype`, as torch's."""
+    """Holds a quantized Linear's (weight, bias); in the state_dict as `_packed_params` and `dtype`, as torch's.
+    The weight's parts are its non-persistent buffers, what forward (traced or scripted) reads."""
 
     _version = 3
 
@@ -43,9 +68,12 @@ class LinearPackedParams(nn.Module):
         self.set_weight_bias(scriptc.quantize_per_tensor(scriptc.zeros(1, 1), 1.0, 0, qint8), None)
 
     def set_weight_bias(self, weight: Tensor, bias: Optional[Tensor]) -> None:
-        if not weight.is_quantized or weight.dtype is not qint8:
-            raise RuntimeError("quantized::linear_prepack expects a qint8 quantized weight")
+        if not weight.is_quantized or weight.dtype is not qint8 or weight.dim() != 2:
+            raise RuntimeError("quantized::linear_prepack expects a 2-D qint8 quantized weight")
         self._packed_params = (weight, bias)
+        for name, part in zip(("weight_integers", "weight_scales", "weight_zero_points"), weight_parts(weight)):
+            self.register_buffer(name, part, persistent=False)
+        self.register_buffer("bias", None if bias is None else bias.detach(), persistent=False)
 
     def _weight_bias(self):
         return self._packed_params
@@ -95,8 +123,9 @@ class Linear(nn.Module):
         self.version = 4
 
     def forward(self, x: Tensor) -> Tensor:
-        weight, bias = self._packed_params._packed_params
-        return _op("quantized_linear_dynamic", x, weight, bias, True)
+        packed = self._packed_params
+        return quantized_linear_dynamic(x, packed.weight_integers, packed.weight_scales, packed.weight_zero_points,
+                                        packed.bias, True)
 
     def _get_name(self) -> str:
         return "DynamicQuantizedLinear"

@@ -9,24 +9,33 @@ from typing import List, Optional, Tuple
 import scriptc
 from scriptc import nn
 from scriptc.nn import functional as F
-from scriptc.nn.functional._calls import _op
 from scriptc.nn.utils.rnn import PackedSequence
 from scriptc.tensors import Tensor
 from scriptc.types import qint8
 
 from ....quantization.observer import quantize_weight
-from .linear import weight_observer_for
+from .linear import quantized_linear_dynamic, weight_observer_for, weight_parts
 
 __all__ = ["LSTM", "PackedParameter"]
 
 
 class PackedParameter(nn.Module):
     """One layer-direction's quantized weights and float biases, `(w_ih, w_hh, b_ih, b_hh)`, saved in the
-    state_dict under `param` (torch keeps a packed C++ object there)."""
+    state_dict under `param` (torch keeps a packed C++ object there). The weights' parts and the biases
+    are its non-persistent buffers, what the LSTM's forward (traced or scripted) reads."""
 
     def __init__(self, param: tuple):
         super().__init__()
-        self.param = param
+        self.set_param(param)
+
+    def set_param(self, param: tuple) -> None:
+        w_ih, w_hh, b_ih, b_hh = param
+        self.param = (w_ih, w_hh, b_ih, b_hh)
+        for prefix, weight in (("w_ih", w_ih), ("w_hh", w_hh)):
+            for suffix, part in zip(("integers", "scales", "zero_points"), weight_parts(weight)):
+                self.register_buffer(f"{prefix}_{suffix}", part, persistent=False)
+        for name, bias in (("b_ih", b_ih), ("b_hh", b_hh)):
+            self.register_buffer(name, None if bias is None else bias.detach(), persistent=False)
 
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
         super()._save_to_state_dict(destination, prefix, keep_vars)
@@ -35,21 +44,40 @@ class PackedParameter(nn.Module):
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs) -> None:
         if prefix + "param" in state_dict:
-            self.param = tuple(state_dict.pop(prefix + "param"))
+            self.set_param(tuple(state_dict.pop(prefix + "param")))
         elif strict:
             missing_keys.append(prefix + "param")
         super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys,
                                       error_msgs)
 
 
-def _quantized_linear(x: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
-    return _op("quantized_linear_dynamic", x, weight, bias, True)
-
-
 def _keep_rows(new: Tensor, old: Tensor) -> Tensor:
     """`new` for the first rows, `old` for the rest (sequences not running at this step)."""
     active, full = new.size(0), old.size(0)
-    return new if active == full else scriptc.cat([new, old.narrow(0, active, full - active)], 0)
+    if active == full:
+        return new
+    return scriptc.cat([new, old.narrow(0, active, full - active)], 0)
+
+
+def _lstm_direction(projected: List[Tensor], h: Tensor, c: Tensor, w_hh_integers: Tensor, w_hh_scales: Tensor,
+                    w_hh_zero_points: Tensor, b_hh: Optional[Tensor], reverse: bool) -> Tuple[Tensor, Tensor, Tensor]:
+    """One direction of one layer over the steps' input projections (each step's running sequences)."""
+    outputs: List[Tensor] = []
+    count = len(projected)
+    for k in range(count):
+        t = count - 1 - k if reverse else k
+        active = projected[t].size(0)
+        h_prev, c_prev = h.narrow(0, 0, active), c.narrow(0, 0, active)
+        gates = quantized_linear_dynamic(h_prev, w_hh_integers, w_hh_scales, w_hh_zero_points, b_hh,
+                                         True) + projected[t]
+        i, f, g, o = gates.chunk(4, 1)
+        c_next = F._lstm_cell_state(i, f, g, c_prev)
+        h_next = F._lstm_cell_hidden(o, c_next)
+        h, c = _keep_rows(h_next, h), _keep_rows(c_next, c)
+        outputs.append(h_next)
+    if reverse:
+        outputs.reverse()
+    return scriptc.cat(outputs, 0), h, c
 
 
 class LSTM(nn.Module):
@@ -128,7 +156,7 @@ class LSTM(nn.Module):
         packed = isinstance(input, PackedSequence)
         if packed:
             x, batch_sizes, sorted_indices, unsorted_indices = input
-            sizes: List[int] = batch_sizes.tolist()
+            sizes = batch_sizes.tolist()
             rows, batch = x, sizes[0]
         else:
             x, sorted_indices, unsorted_indices = input, None, None
@@ -139,7 +167,7 @@ class LSTM(nn.Module):
             steps, batch = x.size(0), x.size(1)
             if steps == 0:
                 raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-            sizes = [batch] * steps
+            sizes = None  # every step has the whole batch
             rows = x.reshape(steps * batch, x.size(2))
         if rows.size(-1) != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
@@ -156,49 +184,45 @@ class LSTM(nn.Module):
         for i, state in enumerate((h0, c0)):
             if list(state.size()) != expected:
                 raise RuntimeError(f"Expected hidden[{i}] size {tuple(expected)}, got {list(state.size())}")
-        out, h_n, c_n = self._layers(rows, sizes, h0, c0)
+        if scriptc.jit.is_tracing():
+            # the trace keeps the layers as scripted code with their loops over the steps, so it runs at
+            # lengths it was not traced with (as nn.LSTM's)
+            from scriptc.jit.api import script_method
+
+            out, h_n, c_n = script_method(self, "_layers")._layers(rows, sizes, h0, c0)
+        else:
+            out, h_n, c_n = self._layers(rows, sizes, h0, c0)
         if packed:
             hidden = (h_n, c_n)
             if unsorted_indices is not None:
                 hidden = (h_n.index_select(1, unsorted_indices), c_n.index_select(1, unsorted_indices))
             return PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices), hidden
-        out = out.reshape(len(sizes), batch, out.size(-1))
+        out = out.reshape(steps, batch, out.size(-1))
         return (out.transpose(0, 1) if self.batch_first else out), (h_n, c_n)
 
-    def _layers(self, x: Tensor, sizes: List[int], h0: Tensor, c0: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    def _layers(self, x: Tensor, sizes: Optional[List[int]], h0: Tensor,
+                c0: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+        """Every layer and direction over the steps' rows `x`: `sizes[t]` rows at step t of a packed batch,
+        the whole batch (as many rows as h0 has) at every step otherwise."""
         directions = 2 if self.bidirectional else 1
         h_last: List[Tensor] = []
         c_last: List[Tensor] = []
-        for layer in range(self.num_layers):
-            outputs: List[Tensor] = []
-            for direction in range(directions):
-                index = layer * directions + direction
-                w_ih, w_hh, b_ih, b_hh = self._all_weight_values[index].param
-                # the whole sequence's input projection at once: one activation range, as torch's CPU path
-                projected = _quantized_linear(x, w_ih, b_ih).split(sizes, 0)
-                out, h, c = self._direction(projected, h0[index], c0[index], w_hh, b_hh, direction == 1)
-                outputs.append(out)
-                h_last.append(h)
-                c_last.append(c)
-            x = outputs[0] if directions == 1 else scriptc.cat(outputs, 1)
-            if self.dropout > 0 and self.training and layer + 1 < self.num_layers:
-                x = F.dropout(x, self.dropout, True)
-        return x, scriptc.stack(h_last, 0), scriptc.stack(c_last, 0)
-
-    @staticmethod
-    def _direction(projected: Tuple[Tensor, ...], h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Optional[Tensor],
-                   reverse: bool) -> Tuple[Tensor, Tensor, Tensor]:
         outputs: List[Tensor] = []
-        order = range(len(projected) - 1, -1, -1) if reverse else range(len(projected))
-        for t in order:
-            active = projected[t].size(0)
-            h_prev, c_prev = h.narrow(0, 0, active), c.narrow(0, 0, active)
-            gates = _quantized_linear(h_prev, w_hh, b_hh) + projected[t]
-            i, f, g, o = gates.chunk(4, 1)
-            c_next = F._lstm_cell_state(i, f, g, c_prev)
-            h_next = F._lstm_cell_hidden(o, c_next)
-            h, c = _keep_rows(h_next, h), _keep_rows(c_next, c)
-            outputs.append(h_next)
-        if reverse:
-            outputs.reverse()
-        return scriptc.cat(outputs, 0), h, c
+        index = 0
+        for cell in self._all_weight_values:
+            # the whole sequence's input projection at once: one activation range, as torch's CPU path
+            projection = quantized_linear_dynamic(x, cell.w_ih_integers, cell.w_ih_scales, cell.w_ih_zero_points,
+                                                  cell.b_ih, True)
+            projected = projection.split(h0.size(1), 0) if sizes is None else projection.split(sizes, 0)
+            out, h, c = _lstm_direction(projected, h0[index], c0[index], cell.w_hh_integers, cell.w_hh_scales,
+                                        cell.w_hh_zero_points, cell.b_hh, index % directions == 1)
+            outputs.append(out)
+            h_last.append(h)
+            c_last.append(c)
+            index += 1
+            if len(outputs) == directions:
+                x = outputs[0] if directions == 1 else scriptc.cat(outputs, 1)
+                outputs = []
+                if self.dropout > 0 and self.training and index < len(self._all_weight_values):
+                    x = F.dropout(x, self.dropout, True)
+        return x, scriptc.stack(h_last, 0), scriptc.stack(c_last, 0)

@@ -99,3 +99,19 @@ def test_input_errors_match_torch():
         for model, lib in ((ours, scriptc), (theirs, torch)):
             with pytest.raises(RuntimeError, match=message):
                 model(make(lib))
+
+
+@pytest.mark.parametrize("compile_model", [lambda m, x: scriptc.jit.trace(m, x), lambda m, x: scriptc.jit.script(m)],
+                         ids=["trace", "script"])
+def test_traced_or_scripted_model_runs_saves_and_loads(compile_model, tmp_path):
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).eval()
+    quantized = scriptc.quantization.quantize_dynamic(model, {nn.Linear}, dtype=scriptc.qint8)
+    x, other = scriptc.randn(3, 8), scriptc.randn(5, 8)
+    compiled = compile_model(quantized, x)
+    assert "quantized_linear_dynamic" in str(compiled.graph)
+    np.testing.assert_array_equal(compiled(other).numpy(), quantized(other).numpy())
+    compiled.save(str(tmp_path / "quantized.sc"))
+    loaded = scriptc.runtime.load(str(tmp_path / "quantized.sc"))
+    np.testing.assert_allclose(np.asarray(loaded(other.numpy())), quantized(other).numpy(), rtol=0, atol=1e-6)
+    frozen = scriptc.jit.optimize_for_inference(scriptc.jit.freeze(scriptc.jit.script(quantized)))
+    np.testing.assert_array_equal(frozen(other).numpy(), quantized(other).numpy())

@@ -91,3 +91,32 @@ def test_input_errors_match_torch():
         for model, lib in ((ours, scriptc), (theirs, torch)):
             with pytest.raises(RuntimeError, match=message):
                 model(lib.randn(*shape))
+
+
+class _WordModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Embedding(30, 6)
+        self.rnn = nn.LSTM(6, 5, 2)
+        self.decoder = nn.Linear(5, 30)
+
+    def forward(self, tokens, hidden: tuple[scriptc.Tensor, scriptc.Tensor]):
+        output, hidden = self.rnn(self.encoder(tokens), hidden)
+        return self.decoder(output), hidden
+
+
+@pytest.mark.parametrize("compile_model", [lambda m, x, h: scriptc.jit.trace(m, (x, h)),
+                                           lambda m, x, h: scriptc.jit.script(m)], ids=["trace", "script"])
+def test_traced_or_scripted_word_model_runs_at_other_lengths_and_loads(compile_model, tmp_path):
+    quantized = scriptc.quantization.quantize_dynamic(_WordModel().eval(), {nn.Linear, nn.LSTM})
+    x, h = scriptc.randint(0, 30, (4, 2)), (scriptc.zeros(2, 2, 5), scriptc.zeros(2, 2, 5))
+    compiled = compile_model(quantized, x, h)
+    other, other_h = scriptc.randint(0, 30, (7, 3)), (scriptc.randn(2, 3, 5), scriptc.randn(2, 3, 5))
+    expected, (h_n, c_n) = quantized(other, other_h)
+    actual, (h_c, c_c) = compiled(other, other_h)
+    for a, b in ((actual, expected), (h_c, h_n), (c_c, c_n)):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    compiled.save(str(tmp_path / "word.sc"))
+    loaded = scriptc.runtime.load(str(tmp_path / "word.sc"))
+    out = loaded(other.numpy(), (other_h[0].numpy(), other_h[1].numpy()))
+    np.testing.assert_allclose(np.asarray(out[0]), expected.numpy(), rtol=0, atol=1e-6)
