@@ -1,4 +1,4 @@
-"""quantize_dynamic: a float model with its nn.Linear / nn.LSTM layers swapped for dynamically quantized ones
+"""quantize_dynamic: a float model with its nn.Linear / nn.LSTM / nn.GRU layers swapped for dynamically quantized ones
 (torch.ao.quantization.quantize_dynamic, as PyTorch's dynamic quantization tutorials call it)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ _DEFAULT_QINT8_TYPES = (nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell, nn.
 
 def get_default_dynamic_quant_module_mappings() -> dict:
     """Float module type -> the dynamically quantized module type that replaces it."""
-    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM}
+    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU}
 
 
 def _spec_for(qconfig_spec, dtype) -> dict:
@@ -64,7 +64,7 @@ def _swap(module: nn.Module, mapping: dict) -> nn.Module:
     if target is None:
         if type(module) in _DEFAULT_QINT8_TYPES:
             raise NotImplementedError(f"quantize_dynamic of nn.{type(module).__name__} is not supported by scriptc "
-                                      "yet (it quantizes nn.Linear and nn.LSTM)")
+                                      "yet (it quantizes nn.Linear, nn.LSTM and nn.GRU)")
         return module
     return target.from_float(module)
 
@@ -99,8 +99,8 @@ def quantize_dynamic(model: nn.Module, qconfig_spec=None, dtype=qint8, mapping: 
 
     qconfig_spec: a set of module types or submodule names quantized with `dtype` (torch.qint8), or a
     dict from those to a QConfig (`per_channel_dynamic_qconfig` quantizes weights per output channel);
-    None quantizes every nn.Linear and nn.LSTM. The model itself is never swapped, only its submodules,
-    as torch does. nn.GRU and the RNN cells, and dtypes other than torch.qint8, raise NotImplementedError.
+    None quantizes every nn.Linear, nn.LSTM and nn.GRU. The model itself is never swapped, only its submodules,
+    as torch does. The RNN cells, and dtypes other than torch.qint8, raise NotImplementedError.
     """
     spec = _spec_for(qconfig_spec, dtype)
     if not inplace:

@@ -1,7 +1,7 @@
 """torch.ao.nn.quantized.dynamic: modules with int8 weights whose activations are quantized per call,
-what quantize_dynamic puts in place of nn.Linear and nn.LSTM."""
+what quantize_dynamic puts in place of nn.Linear, nn.LSTM and nn.GRU."""
 
 from .linear import Linear  # noqa: F401
-from .rnn import LSTM, PackedParameter  # noqa: F401
+from .rnn import GRU, LSTM, PackedParameter  # noqa: F401
 
-__all__ = ["Linear", "LSTM"]
+__all__ = ["Linear", "LSTM", "GRU"]
