@@ -62,6 +62,11 @@ class QuantizedArray(np.ndarray):
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         raise not_on_backend(ufunc.__name__, "QuantizedCPU")
 
+    def __reduce__(self):
+        # numpy's own reduce would drop the quantization parameters
+        return with_quantization, (self.view(np.ndarray).copy(), self.scale, self.zero_point, self.scales,
+                                   self.zero_points, self.axis)
+
     @property
     def qdtype(self):
         return _BY_NUMPY[self.dtype]

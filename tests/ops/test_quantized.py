@@ -113,3 +113,17 @@ def test_activation_parameters_are_fbgemms(low, high, reduce_range):
     q = torch.quantize_per_tensor_dynamic(torch.tensor(x), torch.quint8, reduce_range)
     # (torch keeps that scale in double; fbgemm computes with it as float32)
     assert (scale, zero_point) == (np.float32(q.q_scale()), q.q_zero_point())
+
+
+def test_pickling_and_deep_copies_keep_the_quantization():
+    import copy
+    import pickle
+
+    values = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    per_tensor = scriptc.quantize_per_tensor(scriptc.tensor(values), 0.02, 3, scriptc.quint8)
+    per_channel = scriptc.quantize_per_channel(scriptc.tensor(values), scriptc.tensor([0.01, 0.02]),
+                                               scriptc.tensor([0, 2]), 0, scriptc.qint8)
+    for q in (per_tensor, per_channel):
+        for copied in (pickle.loads(pickle.dumps(q)), copy.deepcopy(q)):
+            assert repr(copied) == repr(q)
+            np.testing.assert_array_equal(copied.int_repr().numpy(), q.int_repr().numpy())
