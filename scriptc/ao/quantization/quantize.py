@@ -1,4 +1,4 @@
-"""quantize_dynamic: a float model with its nn.Linear / nn.LSTM / nn.GRU layers swapped for dynamically quantized ones
+"""quantize_dynamic: a float model with its nn.Linear / nn.LSTM / nn.GRU / RNN cell layers swapped for dynamically quantized ones
 (torch.ao.quantization.quantize_dynamic, as PyTorch's dynamic quantization tutorials call it)."""
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
 __all__ = ["quantize_dynamic", "get_default_dynamic_quant_module_mappings", "propagate_qconfig_", "convert",
            "prepare", "quantize"]
 
-# The module types torch quantizes by default with dtype=qint8; scriptc swaps the ones it has a module for.
+# The module types torch quantizes by default with dtype=qint8.
 _DEFAULT_QINT8_TYPES = (nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell, nn.GRUCell)
 
 
 def get_default_dynamic_quant_module_mappings() -> dict:
     """Float module type -> the dynamically quantized module type that replaces it."""
-    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU}
+    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU, nn.LSTMCell: nnqd.LSTMCell,
+            nn.GRUCell: nnqd.GRUCell, nn.RNNCell: nnqd.RNNCell}
 
 
 def _spec_for(qconfig_spec, dtype) -> dict:
@@ -61,12 +62,7 @@ def _swap(module: nn.Module, mapping: dict) -> nn.Module:
     if getattr(module, "qconfig", None) is None:
         return module
     target = mapping.get(type(module))
-    if target is None:
-        if type(module) in _DEFAULT_QINT8_TYPES:
-            raise NotImplementedError(f"quantize_dynamic of nn.{type(module).__name__} is not supported by scriptc "
-                                      "yet (it quantizes nn.Linear, nn.LSTM and nn.GRU)")
-        return module
-    return target.from_float(module)
+    return module if target is None else target.from_float(module)
 
 
 def convert(module: nn.Module, mapping: dict | None = None, inplace: bool = False,
@@ -99,8 +95,8 @@ def quantize_dynamic(model: nn.Module, qconfig_spec=None, dtype=qint8, mapping: 
 
     qconfig_spec: a set of module types or submodule names quantized with `dtype` (torch.qint8), or a
     dict from those to a QConfig (`per_channel_dynamic_qconfig` quantizes weights per output channel);
-    None quantizes every nn.Linear, nn.LSTM and nn.GRU. The model itself is never swapped, only its submodules,
-    as torch does. The RNN cells, and dtypes other than torch.qint8, raise NotImplementedError.
+    None quantizes every nn.Linear, nn.LSTM, nn.GRU and RNN cell. The model itself is never swapped, only
+    its submodules, as torch does. dtypes other than torch.qint8 raise NotImplementedError.
     """
     spec = _spec_for(qconfig_spec, dtype)
     if not inplace:

@@ -78,7 +78,6 @@ def test_torch_quantization_is_the_same_namespace():
 
 
 @pytest.mark.parametrize("module, spec, dtype, error, message", [
-    (nn.Sequential(nn.GRUCell(3, 3)), None, scriptc.qint8, NotImplementedError, "nn.GRUCell"),
     (nn.Sequential(nn.Linear(3, 3)), {nn.Linear}, scriptc.float16, NotImplementedError, "float16"),
     (nn.Sequential(nn.Embedding(3, 3)), None, scriptc.quint8, NotImplementedError, "quint8"),
     (nn.Sequential(nn.Linear(3, 3)), None, scriptc.float32, ValueError, "Don't know how to quantize with default "

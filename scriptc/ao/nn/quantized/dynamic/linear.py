@@ -16,7 +16,7 @@ from scriptc.types import float16, qint8
 
 from ....quantization.observer import quantize_weight
 
-__all__ = ["Linear", "LinearPackedParams", "quantized_linear_dynamic", "weight_parts"]
+__all__ = ["Linear", "LinearPackedParams", "quantized_linear_dynamic", "register_quantized", "weight_parts"]
 
 
 def weight_observer_for(mod: nn.Module):
@@ -56,6 +56,15 @@ def weight_parts(weight: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     return wrap(array.integers()), wrap(scales), wrap(zero_points)
 
 
+def register_quantized(module: nn.Module, weight_name: str, weight: Tensor, bias_name: str,
+                       bias: Optional[Tensor]) -> None:
+    """weight's parts as module's non-persistent buffers `<weight_name>_integers`, `_scales` and
+    `_zero_points`, and the bias (or None) as `<bias_name>`: what forward reads, outside the state_dict."""
+    for suffix, part in zip(("integers", "scales", "zero_points"), weight_parts(weight)):
+        module.register_buffer(f"{weight_name}_{suffix}", part, persistent=False)
+    module.register_buffer(bias_name, None if bias is None else bias.detach(), persistent=False)
+
+
 class LinearPackedParams(nn.Module):
     """Holds a quantized Linear's (weight, bias); in the state_dict as `_packed_params` and `dtype`, as torch's.
     The weight's parts are its non-persistent buffers, what forward (traced or scripted) reads."""
@@ -71,9 +80,7 @@ class LinearPackedParams(nn.Module):
         if not weight.is_quantized or weight.dtype is not qint8 or weight.dim() != 2:
             raise RuntimeError("quantized::linear_prepack expects a 2-D qint8 quantized weight")
         self._packed_params = (weight, bias)
-        for name, part in zip(("weight_integers", "weight_scales", "weight_zero_points"), weight_parts(weight)):
-            self.register_buffer(name, part, persistent=False)
-        self.register_buffer("bias", None if bias is None else bias.detach(), persistent=False)
+        register_quantized(self, "weight", weight, "bias", bias)
 
     def _weight_bias(self):
         return self._packed_params

@@ -14,7 +14,7 @@ from scriptc.tensors import Tensor
 from scriptc.types import qint8
 
 from ....quantization.observer import quantize_weight
-from .linear import quantized_linear_dynamic, weight_observer_for, weight_parts
+from .linear import quantized_linear_dynamic, register_quantized, weight_observer_for
 
 __all__ = ["LSTM", "GRU", "PackedParameter"]
 
@@ -31,11 +31,8 @@ class PackedParameter(nn.Module):
     def set_param(self, param: tuple) -> None:
         w_ih, w_hh, b_ih, b_hh = param
         self.param = (w_ih, w_hh, b_ih, b_hh)
-        for prefix, weight in (("w_ih", w_ih), ("w_hh", w_hh)):
-            for suffix, part in zip(("integers", "scales", "zero_points"), weight_parts(weight)):
-                self.register_buffer(f"{prefix}_{suffix}", part, persistent=False)
-        for name, bias in (("b_ih", b_ih), ("b_hh", b_hh)):
-            self.register_buffer(name, None if bias is None else bias.detach(), persistent=False)
+        register_quantized(self, "w_ih", w_ih, "b_ih", b_ih)
+        register_quantized(self, "w_hh", w_hh, "b_hh", b_hh)
 
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
         super()._save_to_state_dict(destination, prefix, keep_vars)
@@ -49,6 +46,20 @@ class PackedParameter(nn.Module):
             missing_keys.append(prefix + "param")
         super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys,
                                       error_msgs)
+
+
+def lstm_step(projected_input: Tensor, projected_hidden: Tensor, c: Tensor) -> Tuple[Tensor, Tensor]:
+    """(h', c') of an LSTM from its input's and hidden state's projections (biases included), gates i, f, g, o."""
+    i, f, g, o = (projected_hidden + projected_input).chunk(4, 1)
+    c_next = F._lstm_cell_state(i, f, g, c)
+    return F._lstm_cell_hidden(o, c_next), c_next
+
+
+def gru_step(projected_input: Tensor, projected_hidden: Tensor, h: Tensor) -> Tensor:
+    """h' of a GRU from its input's and hidden state's projections (biases included), gates r, z, n."""
+    i_r, i_z, i_n = projected_input.chunk(3, 1)
+    h_r, h_z, h_n = projected_hidden.chunk(3, 1)
+    return F._gru_cell(i_r, i_z, i_n, h_r, h_z, h_n, h)
 
 
 def _keep_rows(new: Tensor, old: Tensor) -> Tensor:
@@ -72,14 +83,10 @@ def _direction(projected: List[Tensor], h: Tensor, c: Optional[Tensor], w_hh_int
         h_prev = h.narrow(0, 0, active)
         hidden = quantized_linear_dynamic(h_prev, w_hh_integers, w_hh_scales, w_hh_zero_points, b_hh, True)
         if c is not None:
-            i, f, g, o = (hidden + projected[t]).chunk(4, 1)
-            c_next = F._lstm_cell_state(i, f, g, c.narrow(0, 0, active))
-            h_next = F._lstm_cell_hidden(o, c_next)
+            h_next, c_next = lstm_step(projected[t], hidden, c.narrow(0, 0, active))
             c = _keep_rows(c_next, c)
         else:
-            i_r, i_z, i_n = projected[t].chunk(3, 1)
-            h_r, h_z, h_n = hidden.chunk(3, 1)
-            h_next = F._gru_cell(i_r, i_z, i_n, h_r, h_z, h_n, h_prev)
+            h_next = gru_step(projected[t], hidden, h_prev)
         h = _keep_rows(h_next, h)
         outputs.append(h_next)
     if reverse:
