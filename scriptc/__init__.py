@@ -30,6 +30,15 @@ from scriptc.types import (  # noqa: F401
     int16,
     int32,
     int64,
+    per_channel_affine,
+    per_channel_affine_float_qparams,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qint8,
+    qint32,
+    qscheme,
+    quint8,
     uint8,
 )
 
@@ -51,6 +60,7 @@ nan = _math.nan
 newaxis = None
 
 _SUBMODULES = {
+    "ao", "quantization",
     "nn", "optim", "jit", "autograd", "ops", "ir", "passes", "codegen", "runtime", "cuda", "serving",
     "types", "config", "errors", "bindings", "testing",
     "random",

@@ -46,7 +46,7 @@ class dtype:
         return complex128 if self is float64 or self is complex128 else complex64
 
 
-BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
+BOOL, INT, FLOAT, COMPLEX, QUANTIZED = 0, 1, 2, 3, 4
 
 bool_ = dtype("bool", np.bool_, BOOL)
 int32 = dtype("int32", np.int32, INT)
@@ -63,18 +63,26 @@ int16 = dtype("int16", np.int16, INT)
 bfloat16 = dtype("bfloat16", np.dtype([("bfloat16", "<u2")]), FLOAT)
 complex64 = dtype("complex64", np.complex64, COMPLEX)
 complex128 = dtype("complex128", np.complex128, COMPLEX)
+# Quantized tensors (scriptc.ops.quantized) hold their integers in a one-field structured dtype, as
+# bfloat16 does, so that no numpy arithmetic applies to them by mistake; int_repr views the integers.
+qint8 = dtype("qint8", np.dtype([("qint8", "i1")]), QUANTIZED)
+quint8 = dtype("quint8", np.dtype([("quint8", "u1")]), QUANTIZED)
+qint32 = dtype("qint32", np.dtype([("qint32", "<i4")]), QUANTIZED)
+quint8.is_signed = False
+QUANTIZED_DTYPES = (qint8, quint8, qint32)
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
 _COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
-DTYPES_BY_NAME = {d.name: d for d in ALL_DTYPES}
+DTYPES_BY_NAME = {d.name: d for d in ALL_DTYPES + QUANTIZED_DTYPES}
 # torch's ScalarType numbers (c10's enum): what a dtype is as an int, as TorchScript hands one to Python
 SCALAR_TYPE_NUMBERS = {uint8: 0, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, float32: 6, float64: 7,
-                       complex64: 9, complex128: 10, bool_: 11, bfloat16: 15}
+                       complex64: 9, complex128: 10, bool_: 11, qint8: 12, quint8: 13, qint32: 14,
+                       bfloat16: 15}
 DTYPES_BY_NUMBER = {number: d for d, number in SCALAR_TYPE_NUMBERS.items()}
-_BY_NUMPY = {d.np: d for d in ALL_DTYPES}
+_BY_NUMPY = {d.np: d for d in ALL_DTYPES + QUANTIZED_DTYPES}
 # Promotion order inside one category (PyTorch's lattice restricted to our types).
-_RANK = {d: i for i, d in enumerate(ALL_DTYPES)}
+_RANK = {d: i for i, d in enumerate(ALL_DTYPES + QUANTIZED_DTYPES)}
 
 # torch.set_default_dtype's setting: the dtype Python floats and float factories take.
 _default_float = [float32]
@@ -184,6 +192,33 @@ class memory_format(int):
 
 
 contiguous_format, preserve_format, channels_last, channels_last_3d = (memory_format(i) for i in range(4))
+
+
+class qscheme:
+    """How a quantized tensor maps its integers to reals (`scriptc.per_tensor_affine`, printed as torch
+    prints it)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (_qscheme_from_name, (self.name,))
+
+
+QSCHEMES = {name: qscheme(name) for name in ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
+                                             "per_channel_symmetric", "per_channel_affine_float_qparams")}
+per_tensor_affine, per_channel_affine = QSCHEMES["per_tensor_affine"], QSCHEMES["per_channel_affine"]
+per_tensor_symmetric, per_channel_symmetric = QSCHEMES["per_tensor_symmetric"], QSCHEMES["per_channel_symmetric"]
+per_channel_affine_float_qparams = QSCHEMES["per_channel_affine_float_qparams"]
+
+
+def _qscheme_from_name(name: str) -> qscheme:
+    return QSCHEMES[name]
 
 
 class device:

@@ -29,8 +29,8 @@ def test_torch_names_match_the_installed_torch():
     (lambda: scriptc.nn.CrossMapLRN2d, "torch.nn.CrossMapLRN2d is not supported by scriptc yet"),
     (lambda: scriptc.nn.functional.scaled_grouped_mm,
      "torch.nn.functional.scaled_grouped_mm is not supported by scriptc yet"),
-    (lambda: scriptc.ones(1).q_scale, "'Tensor' object has no attribute 'q_scale': "
-                                       "torch.Tensor.q_scale is not supported"),
+    (lambda: scriptc.ones(1).to_mkldnn, "'Tensor' object has no attribute 'to_mkldnn': "
+                                         "torch.Tensor.to_mkldnn is not supported"),
     (lambda: scriptc.autograd.kineto_available, "module 'scriptc.autograd' has no attribute 'kineto_available': "
                                                 "torch.autograd.kineto_available is not supported by scriptc yet"),
     (lambda: scriptc.autograd.is_multithreading_enabled,

@@ -6,6 +6,6 @@ scriptc has none of these backends: the flags are accepted and kept (so code tha
 
 from __future__ import annotations
 
-from . import cuda, cudnn, mkldnn, mps  # noqa: F401
+from . import cuda, cudnn, mkldnn, mps, quantized  # noqa: F401
 
-__all__ = ["cuda", "cudnn", "mkldnn", "mps"]
+__all__ = ["cuda", "cudnn", "mkldnn", "mps", "quantized"]

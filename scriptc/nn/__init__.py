@@ -32,5 +32,8 @@ from . import modules  # noqa: F401,E402
 
 
 def __getattr__(name: str):
+    if name == "quantized":  # torch.nn.quantized: the older name of torch.ao.nn.quantized
+        from scriptc.ao.nn import quantized
+        return quantized
     from scriptc.torch_names import missing
     raise missing("torch.nn", "module 'scriptc.nn'", name, globals())

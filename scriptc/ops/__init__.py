@@ -188,6 +188,9 @@ from . import grad_regions  # noqa: E402,F401
 from . import recurrent  # noqa: E402,F401
 from . import packing  # noqa: E402,F401
 from . import detection  # noqa: E402,F401
+
+
+from . import quantized  # noqa: E402,F401
 from . import real_only  # noqa: E402,F401  (after every op: it marks some of them)
 
 from .aten_namespace import aten, torchvision  # noqa: E402,F401  (torch.ops.aten / .torchvision)

@@ -254,6 +254,8 @@ class OpDef:
     # Set by real_only.py: torch's kernel name, or (exception type, message), for the error a complex input raises.
     real_only: Any = None
     doc: str = ""
+    # takes quantized tensors (scriptc/ops/quantized.py); views take them too, other ops refuse them
+    accepts_quantized: bool = False
     fusion_head: bool = False
     head_floor: bool = False
     fusion_tail: FusionTail | None = None

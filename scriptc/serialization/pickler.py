@@ -20,6 +20,7 @@ __all__ = ["StorageWriter", "TorchPickler"]
 
 _REBUILD_TENSOR_V2 = TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = TorchGlobal("torch._utils", "_rebuild_parameter")
+_REBUILD_QTENSOR = TorchGlobal("torch._utils", "_rebuild_qtensor")
 _SIZE = TorchGlobal("torch", "Size")
 _DEVICE = TorchGlobal("torch", "device")
 _DTYPES = {name: TorchGlobal("torch", name) for name in types.DTYPES_BY_NAME}
@@ -91,6 +92,8 @@ class TorchPickler(pickle._Pickler):
     def save(self, obj, save_persistent_id=True):
         if type(obj) is types.dtype:
             obj = _DTYPES[obj.name]
+        elif type(obj) is types.qscheme:
+            obj = TorchGlobal("torch", obj.name)
         super().save(obj, save_persistent_id)
 
     def persistent_id(self, obj):
@@ -105,6 +108,8 @@ class TorchPickler(pickle._Pickler):
         if isinstance(obj, Parameter):
             from scriptc.tensors import wrap
             return _REBUILD_PARAMETER, (wrap(obj._data), obj.requires_grad, OrderedDict())
+        if isinstance(obj, Tensor) and obj.is_quantized:
+            return _REBUILD_QTENSOR, self._quantized_tensor_arguments(obj)
         if isinstance(obj, Tensor):
             record, offset, strides = self.storages.locate(obj._data)
             return _REBUILD_TENSOR_V2, (record, offset, tuple(obj._data.shape), strides, obj.requires_grad,
@@ -114,6 +119,17 @@ class TorchPickler(pickle._Pickler):
         if type(obj) is types.device:
             return _DEVICE, (obj.type,) if obj.index is None else (obj.type, obj.index)
         return NotImplemented
+
+    def _quantized_tensor_arguments(self, t) -> tuple:
+        from scriptc.tensors import wrap
+
+        array = t._data
+        record, offset, strides = self.storages.locate(array)
+        if array.scales is None:
+            quantizer = (array.qscheme, array.scale, array.zero_point)
+        else:
+            quantizer = (array.qscheme, wrap(array.scales), wrap(array.zero_points), array.axis)
+        return record, offset, tuple(array.shape), strides, quantizer, False, OrderedDict()
 
     def save_torch_global(self, obj: TorchGlobal) -> None:
         self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("utf-8"))

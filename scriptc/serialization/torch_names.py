@@ -25,7 +25,8 @@ _STORAGE_CLASS_NAMES = {
     "float64": "DoubleStorage", "float32": "FloatStorage", "float16": "HalfStorage", "bfloat16": "BFloat16Storage",
     "int64": "LongStorage", "int32": "IntStorage", "int16": "ShortStorage", "int8": "CharStorage",
     "uint8": "ByteStorage", "bool": "BoolStorage", "complex64": "ComplexFloatStorage",
-    "complex128": "ComplexDoubleStorage",
+    "complex128": "ComplexDoubleStorage", "qint8": "QInt8Storage", "quint8": "QUInt8Storage",
+    "qint32": "QInt32Storage",
 }
 
 
@@ -184,6 +185,29 @@ def _set_obj_state(obj, state):
     return obj
 
 
+def _rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params, requires_grad, backward_hooks):
+    """A quantized tensor viewing `storage` (torch._utils._rebuild_qtensor): quantizer_params are
+    (per_tensor_affine, scale, zero_point) or (per_channel_affine, scales, zero_points, axis)."""
+    from scriptc.ops.quantized import with_quantization
+    from scriptc.tensors import Tensor
+
+    if not isinstance(storage, Storage) or storage.dtype.category != types.QUANTIZED:
+        raise RuntimeError("expected a quantized storage (torch.QInt8Storage ...) to rebuild a quantized tensor from")
+    t = rebuild_tensor(storage, storage_offset, size, stride)
+    params = tuple(quantizer_params) if isinstance(quantizer_params, (tuple, list)) else ()
+    if len(params) == 3 and params[0] is types.per_tensor_affine and isinstance(params[1], (int, float)) \
+            and type(params[2]) is int:
+        t._data = with_quantization(t._data, float(params[1]), params[2])
+    elif len(params) == 4 and params[0] is types.per_channel_affine and isinstance(params[1], Tensor) \
+            and isinstance(params[2], Tensor) and type(params[3]) is int \
+            and params[1].numel() == params[2].numel() == (size[params[3]] if 0 <= params[3] < len(size) else -1):
+        t._data = with_quantization(t._data, scales=params[1]._data.astype(np.float64),
+                                    zero_points=params[2]._data.astype(np.int64), axis=params[3])
+    else:
+        raise RuntimeError(f"invalid quantizer parameters in checkpoint: {quantizer_params!r}")
+    return t
+
+
 _REBUILD_FUNCTIONS = (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter, _rebuild_parameter_with_state)
 
 
@@ -205,6 +229,7 @@ def _weights_only_globals() -> dict:
         "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
         "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
         "torch._utils._rebuild_parameter": _rebuild_parameter,
+        "torch._utils._rebuild_qtensor": _rebuild_qtensor,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
         "torch.Size": _size,
@@ -220,6 +245,8 @@ def _weights_only_globals() -> dict:
     }
     for name, dtype in types.DTYPES_BY_NAME.items():
         table[f"torch.{name}"] = dtype
+    for name, scheme in types.QSCHEMES.items():
+        table[f"torch.{name}"] = scheme
     for storage_type in STORAGE_TYPES.values():
         table[f"torch.{storage_type.name}"] = storage_type
     return table

@@ -9,9 +9,13 @@ import numpy as np
 
 from scriptc import ops as _ops
 from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.ops.quantized import QuantizedArray
 from scriptc.ops.rules import legacy_type_name
 from scriptc.tensors import core
 from scriptc.types import (
+    qint8,
+    qint32,
+    quint8,
     bfloat16,
     bool_,
     complex64,
@@ -45,12 +49,12 @@ class Conversions:
         """The data as a numpy array sharing memory (no copy)."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        _no_bfloat16_array(self._data)
+        _numpy_has_dtype(self._data)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
         data = self._data
-        _no_bfloat16_array(data)
+        _numpy_has_dtype(data)
         if dtype is not None and np.dtype(dtype) != data.dtype:
             return data.astype(dtype)
         return data.copy() if copy else data
@@ -237,12 +241,20 @@ class Conversions:
 
 def _values(data: np.ndarray) -> np.ndarray:
     """The array itself, or a bfloat16 array's float32 values."""
+    if isinstance(data, QuantizedArray):
+        raise RuntimeError("load_scalar: invalid type")  # torch's words for tolist/item of a quantized tensor
     return _bfloat16.to_float32(np, data) if _bfloat16.holds(data) else data
 
 
-def _no_bfloat16_array(data: np.ndarray) -> None:
+_QUANTIZED_SCALAR_TYPES = {qint8: "QInt8", quint8: "QUInt8", qint32: "QInt32"}
+
+
+def _numpy_has_dtype(data: np.ndarray) -> None:
+    """TypeError in torch's words for the dtypes numpy lacks (bfloat16, the quantized ones)."""
     if _bfloat16.holds(data):
         raise TypeError("Got unsupported ScalarType BFloat16")
+    if isinstance(data, QuantizedArray):
+        raise TypeError(f"Got unsupported ScalarType {_QUANTIZED_SCALAR_TYPES[data.qdtype]}")
 
 
 

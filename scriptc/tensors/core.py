@@ -22,6 +22,7 @@ from scriptc.tensors.inspection import Inspection
 from scriptc.tensors.linalg_methods import LinalgMethods
 from scriptc.tensors.storage_methods import StorageMethods
 from scriptc.tensors.printing import _tensor_repr
+from scriptc.tensors.quantized_methods import QuantizedMethods
 from scriptc.types import CPU, channels_last, channels_last_3d, default_float, device, dtype, from_numpy_dtype
 
 _mode = autograd._mode
@@ -30,6 +31,7 @@ _DIFFERENTIABLE_KINDS = "fcV"
 # The active tracer (scriptc.jit.trace sets it); a list so the hot path reads one global.
 _tracer: list = [None]
 _COPY = _ops.OPS["copy"]
+_QuantizedArray = _ops.quantized.QuantizedArray
 
 
 class Size(tuple):
@@ -61,7 +63,7 @@ def _complex_part(op_name: str, doc: str) -> property:
         read(self).copy_(value)
     return property(read, write, doc=doc)
 
-class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods):
+class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMethods):
     """An n-dimensional array with autograd, backed by a numpy array (`scriptc.tensor([...])`)."""
 
     # (__dict__: user code sets attributes of its own on tensors, as torch's allow: `pe.require_grad = False`)
@@ -271,7 +273,8 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods):
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
                                "var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind not in _DIFFERENTIABLE_KINDS:
+        if requires_grad and (self._data.dtype.kind not in _DIFFERENTIABLE_KINDS
+                              or type(self._data) is _QuantizedArray):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
@@ -405,7 +408,7 @@ def _init(t: Tensor, data: np.ndarray) -> None:
 
 def wrap(data) -> Tensor:
     """A Tensor around an array (no copy); numpy scalars become 0-d arrays."""
-    if type(data) is not np.ndarray:
+    if type(data) is not np.ndarray and type(data) is not _QuantizedArray:
         data = np.asarray(data)
     t = object.__new__(Tensor)
     t._data = data

@@ -15,6 +15,9 @@ from scriptc.errors import ShapeError
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
 from scriptc.ops.rules import scalar_type_name
+
+
+from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_quantized
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
@@ -51,6 +54,8 @@ def _unwrap(op, args):
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             arrays[i] = a._data
+            if type(a._data) is QuantizedArray and not (op.accepts_quantized or op.view):
+                raise not_for_quantized(op)
             if a.requires_grad:
                 needs_grad = True
     for i in op.tensor_list_args:
@@ -72,6 +77,8 @@ def call(op, args: tuple):
         args = autocast_arguments(op, args)
     arrays, needs_grad = _unwrap(op, args)
     out = run_kernel(op, np, arrays)
+    if op.accepts_quantized:
+        out = keep_quantization(out, arrays)
     aux = None
     if op.aux:
         out, aux = out
@@ -88,7 +95,7 @@ def call(op, args: tuple):
             _tracer[0].data_dependent(f"the result of {op.base_name}()")
         return out
     else:
-        result = _wrap_output(op, np.asarray(out), args)
+        result = _wrap_output(op, out if isinstance(out, np.ndarray) else np.asarray(out), args)
         outs = (result,)
     if record:
         node = autograd.record(op, arrays, _grad_inputs(op, args), out, aux, np)

@@ -24,8 +24,8 @@ class Inspection:
     def is_cpu(self) -> bool:
         return True
 
-    # scriptc has no quantized, nested, CSR or MKL-DNN tensors; models test these to pick a path.
-    is_quantized = is_nested = is_sparse_csr = is_mkldnn = property(lambda self: False)
+    # scriptc has no nested, CSR or MKL-DNN tensors; models test these to pick a path.
+    is_nested = is_sparse_csr = is_mkldnn = property(lambda self: False)
 
     def get_device(self) -> int:
         """-1: the tensor is on the CPU (a CUDA tensor would give its device index)."""

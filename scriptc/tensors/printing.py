@@ -9,6 +9,7 @@ import numpy as np
 
 from scriptc.autograd import forward_ad
 from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.ops.quantized import QuantizedArray, dequantized
 from scriptc.tensors.conversion import _values
 from scriptc.types import bool_, complex64, complex128, default_float, float64, int64
 
@@ -157,6 +158,8 @@ def _tensor_repr(t: Tensor, prefix: str = "tensor(") -> str:
     indent = len(prefix)
     suffixes = []
     d = t.dtype
+    if isinstance(a, QuantizedArray):
+        return _with_suffixes(prefix + format_data(dequantized(a), indent), _quantized_suffixes(a), indent)
     if a.size == 0:
         if a.ndim != 1:
             suffixes.append("size=" + str(tuple(a.shape)))
@@ -174,7 +177,20 @@ def _tensor_repr(t: Tensor, prefix: str = "tensor(") -> str:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    text = prefix + body
+    return _with_suffixes(prefix + body, suffixes, indent)
+
+
+def _quantized_suffixes(a: QuantizedArray) -> list[str]:
+    """What torch prints after a quantized tensor's (dequantized) values."""
+    from scriptc.tensors.core import wrap
+    suffixes = [f"size={tuple(a.shape)}", f"dtype={a.qdtype!r}", f"quantization_scheme={a.qscheme!r}"]
+    if a.scales is None:
+        return suffixes + [f"scale={a.scale!r}", f"zero_point={a.zero_point!r}"]
+    return suffixes + [f"scale={_tensor_repr(wrap(a.scales))}", f"zero_point={_tensor_repr(wrap(a.zero_points))}",
+                       f"axis={a.axis}"]
+
+
+def _with_suffixes(text: str, suffixes: list[str], indent: int) -> str:
     last_len = len(text) - text.rfind("\n") + 1
     parts = [text]
     for s in suffixes:

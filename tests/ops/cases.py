@@ -19,6 +19,7 @@ rng = np.random.default_rng(1234)
 
 @dataclass
 class Int:
+    """An integer array: int32 and int8 arrays keep their dtype, others become int64."""
     array: np.ndarray
 
 
@@ -31,6 +32,24 @@ class Bool:
 class Complex:
     """A complex array: complex64 where floats are float32, complex128 in gradcheck."""
     array: np.ndarray
+
+
+@dataclass
+class Quantized:
+    """A quantized tensor argument: `array` quantized per tensor to dtype (a name: "qint8", "quint8",
+    "qint32"); references receive this marker and read its integers or values."""
+    array: np.ndarray
+    scale: float
+    zero_point: int
+    dtype: str
+
+    def integers(self) -> np.ndarray:
+        low, high = {"qint8": (-128, 127), "quint8": (0, 255), "qint32": (-2 ** 31, 2 ** 31 - 1)}[self.dtype]
+        scaled = self.array.astype(np.float32) * np.float32(1 / np.float32(self.scale))
+        return np.clip(np.rint(scaled) + self.zero_point, low, high).astype(np.int64)
+
+    def values(self) -> np.ndarray:
+        return (self.integers() - self.zero_point) * self.scale
 
 
 @dataclass

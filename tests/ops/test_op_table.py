@@ -13,7 +13,7 @@ from scriptc.autograd import gradcheck
 from scriptc.ops import expr
 from scriptc.tensors import Tensor, call, call_inplace, wrap
 
-from .cases import CASES, STOCHASTIC, Bool, Complex, Int, unwrap
+from .cases import CASES, STOCHASTIC, Bool, Complex, Int, Quantized, unwrap
 
 try:
     import torch
@@ -21,7 +21,8 @@ except ImportError:  # torch is optional: the comparison tests skip
     torch = None
 
 PURE_OPS = [op for op in ops.all_ops() if op.inplace_of is None and op.kind != ops.SCALAR]
-DTYPE_NAMES = ("float64", "complex128")  # strings in cases that stand for a dtype argument
+# strings in cases that stand for a dtype argument
+DTYPE_NAMES = ("float64", "complex128", "qint8", "quint8", "qint32")
 CASE_PARAMS = [pytest.param(name, i, id=f"{name}-{c.label or i}") for name, cases in CASES.items()
                for i, c in enumerate(cases)]
 
@@ -77,8 +78,11 @@ def _scriptc_args(case, float_dtype, requires_grad=False):
 
 
 def _to_scriptc(value, float_dtype, requires_grad=False):
+    if isinstance(value, Quantized):
+        return scriptc.quantize_per_tensor(wrap(value.array.astype(np.float32)), value.scale, value.zero_point,
+                                           getattr(scriptc, value.dtype))
     if isinstance(value, Int):
-        return wrap(value.array.astype(np.int32 if value.array.dtype == np.int32 else np.int64))
+        return wrap(value.array.astype(value.array.dtype if value.array.dtype in (np.int32, np.int8) else np.int64))
     if isinstance(value, Bool):
         return wrap(value.array.astype(bool))
     if isinstance(value, Complex):
@@ -101,7 +105,7 @@ def _to_scriptc(value, float_dtype, requires_grad=False):
 
 def _as_numpy(result):
     if isinstance(result, Tensor):
-        return result._data
+        return result.dequantize()._data if result.is_quantized else result._data
     if isinstance(result, (tuple, list)):
         return [_as_numpy(r) for r in result]
     return np.asarray(result)
@@ -160,8 +164,12 @@ def test_gradcheck(name, index):
 
 
 def _to_torch(value, requires_grad):
+    if isinstance(value, Quantized):
+        return torch.quantize_per_tensor(torch.tensor(value.array, dtype=torch.float32), value.scale,
+                                         value.zero_point, getattr(torch, value.dtype))
     if isinstance(value, Int):
-        return torch.tensor(value.array, dtype=torch.int32 if value.array.dtype == np.int32 else torch.int64)
+        kept = {np.dtype(np.int32): torch.int32, np.dtype(np.int8): torch.int8}
+        return torch.tensor(value.array, dtype=kept.get(value.array.dtype, torch.int64))
     if isinstance(value, Bool):
         return torch.tensor(value.array, dtype=torch.bool)
     if isinstance(value, Complex):
@@ -218,8 +226,10 @@ def test_matches_torch(name, index):
         if not isinstance(e, torch.Tensor):  # a Python value (torch.equal, allclose)
             assert a == e and type(a) is type(e), where
             continue
-        _assert_close(a._data, e.detach().resolve_conj().numpy(), max(case.rtol, 1e-5), max(case.atol, 1e-5), where)
         assert a.dtype.name == str(e.dtype).replace("torch.", ""), f"{where}: dtype {a.dtype} vs {e.dtype}"
+        if e.is_quantized:  # compared by the values they stand for
+            a, e = a.dequantize(), e.dequantize()
+        _assert_close(a._data, e.detach().resolve_conj().numpy(), max(case.rtol, 1e-5), max(case.atol, 1e-5), where)
     if not differentiable:
         return
     rng = np.random.default_rng(0)

@@ -1,0 +1,3 @@
+"""torch.ao.nn: the quantized modules."""
+
+from . import quantized  # noqa: F401
