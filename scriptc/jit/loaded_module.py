@@ -88,6 +88,7 @@ class LoadedModule(Module):
         set_(self, "_reads_autograd", reads_autograd([*archive.graphs.values(), *archive.functions.values()]))
         set_(self, "_plain", plain)
         set_(self, "_eager", {})  # method -> its EagerInterpreter, made at the first call that needs it
+        set_(self, "_reading_state", {name for name, graph in archive.graphs.items() if takes_self(graph)})
         self._use(model)
 
     def _use(self, model) -> None:
@@ -224,7 +225,9 @@ class LoadedModule(Module):
         with scripted_call() if self._scoped else contextlib.nullcontext():
             if self._reads_autograd or wants_grad(args):
                 return self._run_on_tensors(name, args)
-            trained = [p for p in self.parameters() if p.requires_grad] if is_grad_enabled() else []
+            # (a saved frozen plan reads no parameter: its results need no gradient function)
+            trained = [p for p in self.parameters() if p.requires_grad] \
+                if is_grad_enabled() and name in self._reading_state else []
             if trained and self._compiled_model() is not None and self._may_replay(name):
                 return _RecomputedBackward.apply(self, name, len(args), *args, *trained)
             if trained:
