@@ -242,7 +242,7 @@ class LoadedModule(Module):
         """Whether a call that autograd needs may run compiled: the compiled model is the state's, or
         the state is what the call before saw (training changes it between calls: each such call runs
         on tensors, where building the model again for it would cost more than it saves)."""
-        if self._model is not None and self._unchanged():
+        if self._model is not None and self._unchanged((self._built_from[0], ())):  # (a mode changed at most)
             return True
         marks, previous = self._state_marks(), self._previous_marks
         object.__setattr__(self, "_previous_marks", marks)
