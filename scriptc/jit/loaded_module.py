@@ -433,14 +433,15 @@ class _RecomputedBackward(Function):
 
 
 def _replayable(optimized: Graph, stored: Graph) -> bool:
-    """Whether a call whose compiled plan is `optimized` may be run again from `stored`: tensor results,
-    no random op that draws, no module state written (a parameter, buffer or folded constant, or a
-    view of one, written in place)."""
+    """Whether a call whose compiled plan is `optimized` may be run again from `stored`: tensor results
+    (or tuples of them), no random op that draws, no module state written (a parameter, buffer or
+    folded constant, or a view of one, written in place)."""
     from scriptc.ir.graph import walk
     from scriptc.passes.analysis import has_side_effects, mutated_values, op_of
-    from scriptc.types import TensorType
+    from scriptc.types import TensorType, TupleType
 
-    if not all(isinstance(v.type, TensorType) for v in stored.outputs):
+    results = [t for v in stored.outputs for t in (v.type.elems if isinstance(v.type, TupleType) else [v.type])]
+    if not all(isinstance(t, TensorType) for t in results):
         return False
     state: set[int] = set()  # ids of the values that are module state or views of it
     for node in walk(optimized.block):

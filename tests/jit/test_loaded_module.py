@@ -289,3 +289,30 @@ def test_attributes_the_module_assigns_or_the_user_sets_carry_across_every_kind_
         seen.append(loaded.calls)
         np.testing.assert_allclose(ratio, [[11.0, 11.0]], rtol=1e-5)
     assert seen == [12, 12]
+
+
+def _two_heads(lib):
+    class TwoHeads(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = lib.nn.Linear(3, 2)
+            self.b = lib.nn.Linear(3, 4)
+
+        def forward(self, x):
+            return self.a(x), self.b(x).tanh()
+
+    return TwoHeads()
+
+
+def test_a_compiled_call_returning_a_tuple_differentiates_each_result():
+    theirs = _two_heads(real)
+    mine = _two_heads(scriptc)
+    mine.load_state_dict({k: scriptc.from_numpy(v.numpy().copy()) for k, v in theirs.state_dict().items()})
+    ours, theirs = scriptc.jit.load(_saved(scriptc, mine)), real.jit.load(_saved(real, theirs))
+    x = np.random.default_rng(3).standard_normal((5, 3)).astype(np.float32)
+    (first, second), (want_first, want_second) = ours(scriptc.from_numpy(x)), theirs(real.from_numpy(x))
+    assert first.grad_fn.name() == "_RecomputedBackwardBackward"
+    (first.sum() + (second ** 2).sum()).backward()
+    (want_first.sum() + (want_second ** 2).sum()).backward()
+    for p, q in zip(ours.parameters(), theirs.parameters()):
+        _same(p.grad, q.grad, rtol=1e-4)
