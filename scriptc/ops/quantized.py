@@ -262,7 +262,14 @@ def _gemm_operand(xp, integers, zero_points):
 _PACKED: dict = {}
 
 
-def _linear_dynamic_kernel(xp, x, weight, weight_scales, weight_zero_points, bias=None, reduce_range=True):
+def _matmul(activations, operand):
+    return activations @ operand
+
+
+def linear_dynamic(xp, x, weight, weight_scales, weight_zero_points, bias=None, reduce_range=True,
+                   product=_matmul):
+    """quantized_linear_dynamic's computation with `product(centered activations, packed weight)` giving
+    their exact integer sums (a backend passes a faster product of the same values)."""
     if weight.dtype != np.int8 or weight.ndim != 2 or weight_scales.size not in (1, weight.shape[0]) \
             or weight_zero_points.size != weight_scales.size:
         raise RuntimeError("quantized_linear_dynamic expects a 2-D int8 weight with one scale and zero point per "
@@ -275,11 +282,15 @@ def _linear_dynamic_kernel(xp, x, weight, weight_scales, weight_zero_points, bia
     scale, zero_point = choose_activation_qparams(x, reduce_range)
     packed = _gemm_operand(xp, weight, weight_zero_points)
     activations = _round_to_integers(xp, x.reshape(-1, in_features) * (np.float32(1.0) / scale), zero_point, quint8)
-    accumulated = (activations - zero_point).astype(packed.dtype) @ packed
+    accumulated = product(xp.ascontiguousarray(activations - zero_point, dtype=packed.dtype), packed)
     out = accumulated.astype(np.float32) * (scale * weight_scales.reshape(-1).astype(np.float32))
     if bias is not None:
         out += bias.astype(np.float32)
     return out.reshape(x.shape[:-1] + (weight.shape[0],))
+
+
+def _linear_dynamic_kernel(xp, x, weight, weight_scales, weight_zero_points, bias=None, reduce_range=True):
+    return linear_dynamic(xp, x, weight, weight_scales, weight_zero_points, bias, reduce_range)
 
 
 def _linear_dynamic_rule(x, weight, weight_scales, weight_zero_points, bias=None, reduce_range=True):
