@@ -10,6 +10,7 @@ included: the op table's kernel raises the user's error) goes to the op table's 
 from __future__ import annotations
 
 import ctypes
+import functools
 import weakref
 
 import numpy as np
@@ -97,9 +98,14 @@ def _integer_product(activations: np.ndarray, operand: np.ndarray) -> np.ndarray
     ptrs = (ctypes.c_void_p * 5)(data_pointer(activations), data_pointer(panels), data_pointer(out),
                                  data_pointer(bias), data_pointer(floor))
     meta = (ctypes.c_int64 * 4)(rows, operand.shape[0], columns, 0)
-    function = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
-    function(loop_function("linear", "float32"))(0, linear.panels(columns, operand.dtype), ptrs, meta)
+    _float32_linear_loop()(0, linear.panels(columns, operand.dtype), ptrs, meta)
     return out
+
+
+@functools.cache
+def _float32_linear_loop():
+    function = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+    return function(loop_function("linear", "float32"))
 
 
 def _quantized_linear_dynamic(op: OpDef):
