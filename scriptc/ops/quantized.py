@@ -262,7 +262,27 @@ def _gemm_operand(xp, integers, zero_points):
 _PACKED: dict = {}
 
 
-def _linear_dynamic_kernel(xp, x, weight, weight_scales, weight_zero_points, bias=None, reduce_range=True):
+def _quantized_activations(xp, rows, scale, zero_point: int, reduce_range: bool):
+    """The activation rows quantized as fbgemm's PackAWithQuantRowOffset rounds them: in each row the
+    values its 8-wide AVX2 loop takes as round(fma(x, 1 / scale, zero_point)) (one rounding: the
+    product is exact in float64), the rest (K % 8 of them) by its scalar loop, round(zero_point +
+    x / scale), all half to even, clamped to 0..127 (reduce_range) or 0..255."""
+    vector_end = rows.shape[1] - rows.shape[1] % 8
+    inverse = np.float64(np.float32(1.0) / scale)
+    transformed = (rows.astype(np.float64) * inverse + zero_point).astype(np.float32)
+    if vector_end < rows.shape[1]:
+        transformed[:, vector_end:] = np.float32(zero_point) + rows[:, vector_end:] / scale
+    return xp.clip(xp.rint(transformed), 0, 127 if reduce_range else 255)
+
+
+def _matmul(activations, operand):
+    return activations @ operand
+
+
+def linear_dynamic(xp, x, weight, weight_scales, weight_zero_points, bias=None, reduce_range=True,
+                   product=_matmul):
+    """quantized_linear_dynamic's computation with `product(centered activations, packed weight)` giving
+    their exact integer sums (a backend passes a faster product of the same values)."""
     if weight.dtype != np.int8 or weight.ndim != 2 or weight_scales.size not in (1, weight.shape[0]) \
             or weight_zero_points.size != weight_scales.size:
         raise RuntimeError("quantized_linear_dynamic expects a 2-D int8 weight with one scale and zero point per "
@@ -274,12 +294,16 @@ def _linear_dynamic_kernel(xp, x, weight, weight_scales, weight_zero_points, bia
         raise RuntimeError(f"The number of rows in the packB should be equal to K: {x.shape[-1] if x.ndim else 1}")
     scale, zero_point = choose_activation_qparams(x, reduce_range)
     packed = _gemm_operand(xp, weight, weight_zero_points)
-    activations = _round_to_integers(xp, x.reshape(-1, in_features) * (np.float32(1.0) / scale), zero_point, quint8)
-    accumulated = (activations - zero_point).astype(packed.dtype) @ packed
+    activations = _quantized_activations(xp, x.reshape(-1, in_features), scale, zero_point, reduce_range)
+    accumulated = product(xp.ascontiguousarray(activations - zero_point, dtype=packed.dtype), packed)
     out = accumulated.astype(np.float32) * (scale * weight_scales.reshape(-1).astype(np.float32))
     if bias is not None:
         out += bias.astype(np.float32)
     return out.reshape(x.shape[:-1] + (weight.shape[0],))
+
+
+def _linear_dynamic_kernel(xp, x, weight, weight_scales, weight_zero_points, bias=None, reduce_range=True):
+    return linear_dynamic(xp, x, weight, weight_scales, weight_zero_points, bias, reduce_range)
 
 
 def _linear_dynamic_rule(x, weight, weight_scales, weight_zero_points, bias=None, reduce_range=True):

@@ -234,7 +234,7 @@ class Executor:
                 for o, r in zip(outs, result):
                     frame[o] = np.asarray(r) if type(r) is not np.ndarray else r
             elif out is not None:
-                if tensor_out and type(result) is not np.ndarray:
+                if tensor_out and not isinstance(result, np.ndarray):  # (a QuantizedArray stays one)
                     result = np.asarray(result)
                 frame[out] = list(result) if list_out and isinstance(result, tuple) else result
         return op_step

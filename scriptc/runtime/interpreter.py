@@ -128,7 +128,7 @@ class Interpreter:
             out = target
         if len(node.outputs) == 1:
             kind = node.outputs[0].type
-            if isinstance(kind, TensorType) and type(out) is not np.ndarray:
+            if isinstance(kind, TensorType) and not isinstance(out, np.ndarray):  # (a QuantizedArray stays one)
                 out = np.asarray(out)
             return [list(out) if isinstance(out, tuple) and isinstance(kind, ListType) else out]
         return [np.asarray(o) if type(o) is not np.ndarray else o for o in out]

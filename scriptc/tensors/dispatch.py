@@ -48,14 +48,15 @@ def _requires_grad(value) -> bool:
     return False
 
 def _unwrap(op, args):
-    """Arrays in place of Tensors (also inside lists); whether any input requires grad."""
+    """Arrays in place of Tensors (also inside lists); whether any input requires grad; whether any is
+    quantized (then the op must take quantized tensors: torch's error otherwise)."""
     arrays = list(args)
-    needs_grad = False
+    needs_grad = quantized = False
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            arrays[i] = a._data
-            if type(a._data) is QuantizedArray and not (op.accepts_quantized or op.view):
-                raise not_for_quantized(op)
+            data = arrays[i] = a._data
+            if type(data) is QuantizedArray:
+                quantized = True
             if a.requires_grad:
                 needs_grad = True
     for i in op.tensor_list_args:
@@ -64,7 +65,11 @@ def _unwrap(op, args):
             arrays[i] = [t._data if isinstance(t, Tensor) else t for t in items]
             if any(isinstance(t, Tensor) and t.requires_grad for t in items):
                 needs_grad = True
-    return arrays, needs_grad
+            if any(type(d) is QuantizedArray for d in arrays[i]):
+                quantized = True
+    if quantized and not (op.accepts_quantized or op.view):
+        raise not_for_quantized(op)
+    return arrays, needs_grad, quantized
 
 
 def call(op, args: tuple):
@@ -75,9 +80,9 @@ def call(op, args: tuple):
         return forward_ad_hook[0](op, call, args)
     if _AUTOCAST.cpu_enabled:
         args = autocast_arguments(op, args)
-    arrays, needs_grad = _unwrap(op, args)
+    arrays, needs_grad, quantized = _unwrap(op, args)
     out = run_kernel(op, np, arrays)
-    if op.accepts_quantized:
+    if quantized:
         out = keep_quantization(out, arrays)
     aux = None
     if op.aux:

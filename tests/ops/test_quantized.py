@@ -127,3 +127,18 @@ def test_pickling_and_deep_copies_keep_the_quantization():
         for copied in (pickle.loads(pickle.dumps(q)), copy.deepcopy(q)):
             assert repr(copied) == repr(q)
             np.testing.assert_array_equal(copied.int_repr().numpy(), q.int_repr().numpy())
+
+
+def test_quantized_tensors_flow_through_scripted_traced_and_loaded_graphs(tmp_path):
+    def roundtrip(x):
+        q = scriptc.quantize_per_tensor(x, 0.1, 2, scriptc.quint8)
+        return q.dequantize() * 2 + q.int_repr().float()
+
+    x = scriptc.randn(5)
+    expected = roundtrip(x).numpy()
+    np.testing.assert_array_equal(scriptc.jit.script(roundtrip)(x).numpy(), expected)
+    traced = scriptc.jit.trace(roundtrip, (x,))
+    np.testing.assert_array_equal(traced(x).numpy(), expected)
+    traced.save(str(tmp_path / "roundtrip.sc"))
+    loaded = scriptc.runtime.load(str(tmp_path / "roundtrip.sc"))
+    np.testing.assert_allclose(np.asarray(loaded(x.numpy())), expected, rtol=0, atol=1e-6)
