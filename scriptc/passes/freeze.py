@@ -10,12 +10,15 @@ from scriptc.types import DictType, ListType, ModuleType, ObjectType, TensorType
 from .analysis import mutated_values, read_only_list, written_through_views
 
 
-def freeze(graph: Graph, module_value) -> bool:
+def freeze(graph: Graph, module_value, preserved: frozenset = frozenset()) -> bool:
     """Replace prim::GetAttr chains from the graph's `self` input with constants read from
     `module_value` (a runtime ModuleValue). Attributes the graph writes (running stats in training
-    mode) stay attributes. When nothing reads `self` any more, the input is removed."""
+    mode) and those `preserved` names (dotted paths: `sub.a`, or `sub` for all of it) stay
+    attributes. When nothing reads `self` any more, the input is removed."""
     if not graph.inputs or not isinstance(graph.inputs[0].type, ModuleType):
         return False
+    if any(v is graph.inputs[0] for v in graph.outputs):
+        raise RuntimeError("attempted to freeze a module that return itself")
     written = {id(v) for n in walk(graph.block) for v in mutated_values(n)}
     assigned = {n.attrs["name"] for n in walk(graph.block) if n.op == "prim::SetAttr"}
     # (A tensor written through a view of it - y = self.a.view(2, 3); y[0] += 1 - is no constant in
@@ -38,6 +41,8 @@ def freeze(graph: Graph, module_value) -> bool:
         if node.op != "prim::GetAttr" or id(node.output) in written or node.attrs["name"] in assigned or \
                 isinstance(node.output.type, (DictType, ObjectType)):
             continue  # the graph changes it (self.count += 1, self.names.append(...)): it stays an attribute
+        if preserved and _is_preserved(_path(node, graph.inputs[0]), preserved):
+            continue
         target = _resolve(node, graph.inputs[0], module_value)
         if target is _UNRESOLVED or isinstance(node.output.type, ModuleType) or \
                 written_arrays and _shares_memory(target, written_arrays):
@@ -102,6 +107,22 @@ def _arrays(value, skip: int | None, out: list) -> None:
     elif hasattr(value, "attributes") and isinstance(value.attributes, dict):  # a ModuleValue
         for item in value.attributes.values():
             _arrays(item, skip, out)
+
+
+def _path(node: Node, self_value) -> str | None:
+    """`sub.a` for self.sub.a's prim::GetAttr (None when the chain does not start at `self`)."""
+    names = []
+    current = node
+    while current is not None and current.op == "prim::GetAttr":
+        names.append(current.attrs["name"])
+        if current.inputs[0] is self_value:
+            return ".".join(reversed(names))
+        current = current.inputs[0].node
+    return None
+
+
+def _is_preserved(path: str | None, preserved: frozenset) -> bool:
+    return path is not None and any(path == p or path.startswith(p + ".") for p in preserved)
 
 
 def _resolve(node: Node, self_value, module_value):
