@@ -202,3 +202,52 @@ def test_a_written_container_attribute_that_shares_memory_with_another_is_refuse
         return [frozen(engine.ones(1)).item() for _ in range(2)]
 
     assert run(scriptc) == run(torch) == [62, 82]
+
+
+def _two_weights(engine):
+    class TwoWeights(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = engine.tensor([1.0])
+            self.b = engine.tensor([2.0])
+
+        def forward(self, x):
+            return x + self.a * 2 + self.b
+
+    return TwoWeights()
+
+
+def test_preserved_attributes_stay_attributes_the_frozen_forward_reads():
+    """freeze(m, preserved_attrs=["a"]) keeps `a` an attribute: a write to it shows in the next call
+    (it was folded like `b`: `a * 2` computed once at freeze time) (upstream
+    test_freezing.with_user_preserved_attr)."""
+    def run(engine):
+        frozen = engine.jit.freeze(engine.jit.script(_two_weights(engine)).eval(), preserved_attrs=["a"])
+        before = frozen(engine.zeros(1)).item()
+        frozen.a[0] = 10.0
+        return before, frozen(engine.zeros(1)).item()
+
+    assert run(scriptc) == run(torch) == (4.0, 22.0)
+
+
+def test_freezing_a_module_whose_forward_returns_itself_is_torchs_error():
+    def run(engine):
+        class ReturnsSelf(engine.nn.Module):
+            def forward(self, x):
+                return self
+
+        with pytest.raises(RuntimeError, match="attempted to freeze a module that return itself"):
+            engine.jit.freeze(engine.jit.script(ReturnsSelf()).eval())
+
+    run(scriptc)
+    run(torch)
+
+
+def test_freezing_a_module_without_forward_is_a_runtime_error():
+    class OnlyExported(scriptc.nn.Module):
+        @scriptc.jit.export
+        def twice(self, x):
+            return 2 * x
+
+    with pytest.raises(RuntimeError, match="has none"):
+        scriptc.jit.freeze(scriptc.jit.script(OnlyExported()).eval(), preserved_attrs=["twice"])
