@@ -246,7 +246,10 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     if isinstance(mod, (ScriptModule, LoadedModule)) and mod.training:
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call "
                            ".eval() on your module before freezing.")
-    frozen = _optimize(mod, level=1)
+    if isinstance(mod, ScriptModule) and "forward" not in mod._graphs:
+        raise RuntimeError(f"jit.freeze freezes a module's forward, and {mod.original_name} has none (its "
+                           "other methods run on the scripted module as they are)")
+    frozen = _optimize(mod, level=1, preserved=frozenset(preserved_attrs or ()))
     frozen.preserved = tuple(preserved_attrs or ())
     return frozen
 
@@ -258,7 +261,8 @@ def optimize_for_inference(mod, other_methods=None, jit: bool | None = None, thr
     return _optimize(mod, level=2, jit=jit, threads=threads)
 
 
-def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = None):
+def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = None,
+              preserved: frozenset = frozenset()):
     from scriptc import config
     from scriptc.passes import PassContext
     from scriptc.runtime.plan import build_plan
@@ -275,7 +279,8 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
     if isinstance(compiled, ScriptModule):
         if compiled.training:
             compiled.eval()
-        context = PassContext(functions=dict(compiled._functions), module_value=compiled._module_value())
+        context = PassContext(functions=dict(compiled._functions), module_value=compiled._module_value(),
+                              preserved=preserved)
         plan = build_plan(compiled.graph, context, specs=compiled._specializations.get("forward"), skip=1,
                           level=level, jit=jit, threads=threads, records=records)
         optimized = OptimizedModule(plan, compiled._functions, compiled._signatures.get("forward"), compiled, records)

@@ -230,7 +230,18 @@ def union_name(t: UnionType | OptionalType) -> str:
 
     def order(option):
         return _SCALAR_ORDER.get(option, _KIND_ORDER.get(type(option), 25))
-    return f"Union[{', '.join('NoneType' if o == NoneType else str(o) for o in sorted(options, key=order))}]"
+    return f"Union[{', '.join(_member_name(o) for o in sorted(options, key=order))}]"
+
+
+def _member_name(option: Type) -> str:
+    """A Union member as torch's messages write it (an Enum by its class's qualified name)."""
+    from .module_types import torch_qualified_name
+
+    if option == NoneType:
+        return "NoneType"
+    if isinstance(option, EnumType) and option.name in ENUM_CLASSES:
+        return torch_qualified_name(ENUM_CLASSES[option.name])
+    return str(option)
 
 
 def _value_type_name(value) -> str:

@@ -83,7 +83,8 @@ class OptimizedModule:
     def __getattr__(self, name: str):
         preserved = self.__dict__.get("preserved", ())
         source = self.__dict__.get("source")
-        if source is not None and (name in preserved or name in _attributes_read(self.__dict__.get("graph"))):
+        if source is not None and (name in preserved or any(p.startswith(name + ".") for p in preserved) or
+                                   name in _attributes_read(self.__dict__.get("graph"))):
             return getattr(source, name)  # (state the graph still reads, as torch's frozen module keeps it)
         raise AttributeError(f"'OptimizedModule' object has no attribute '{name}'")
 

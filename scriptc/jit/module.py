@@ -376,16 +376,29 @@ class ScriptModule(Module):
         if module is not None and name in module._modules and isinstance(value, Module):
             self._swap_submodule(name, value)
             return
+        if module is not None and "_graphs" in self.__dict__ and name in module.__dict__ and \
+                name not in self.__dict__ and not name.startswith("_"):
+            # a plain attribute of the module: the methods read the new value, as torch's do (one the
+            # graphs hold as a constant - a number, a string - is compiled in again)
+            baked = ("", name) not in self._attributes and module.__dict__[name] is not value
+            setattr(module, name, value)
+            if baked:
+                self._recompile()
+            return
         object.__setattr__(self, name, value)
 
     def _swap_submodule(self, name: str, new) -> None:
         """`scripted.name = torch.jit.script(other)`: the submodule replaced (where torch allows it:
         module_types.check_swap) and the methods compiled again, so calls run the new one."""
-        from .api import script_module
         from .module_types import check_swap
 
         check_swap(self, name, new)
         self._module._modules[name] = new
+        self._recompile()
+
+    def _recompile(self) -> None:
+        from .api import script_module
+
         methods = {method: getattr(type(self._module), method) for method in self._graphs}
         fresh = script_module(self._module, methods=methods)
         for key in ("_graphs", "_functions", "_interpreters", "_eager", "_reads_autograd", "_attributes",

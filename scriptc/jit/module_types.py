@@ -37,14 +37,19 @@ def _torch_module_name(cls: type) -> str:
     return f"torch.nn.modules.{_TORCH_FILES.get(cls.__qualname__, file)}"
 
 
+def torch_qualified_name(cls: type) -> str:
+    """A class's TorchScript type name as torch writes it: `__torch__.`, the defining module (none
+    for __main__) and the class's qualified name."""
+    where = "" if cls.__module__ == "__main__" else f"{_torch_module_name(cls)}."
+    return f"__torch__.{where}{cls.__qualname__}".replace(".<locals>", "")
+
+
 class ModuleClassType:
     """A scripted module's type. Modules that share a type get this very object, so `==` (identity)
     says whether two scripted modules share their type."""
 
     def __init__(self, cls: type):
-        # as torch names it: the defining module (none for __main__), the class's qualified name
-        where = "" if cls.__module__ == "__main__" else f"{_torch_module_name(cls)}."
-        self._qualified_name = f"__torch__.{where}{cls.__qualname__}".replace(".<locals>", "")
+        self._qualified_name = torch_qualified_name(cls)
 
     def name(self) -> str:
         """The class name, as torch's ClassType.name()."""

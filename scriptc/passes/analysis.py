@@ -143,9 +143,9 @@ def written_later(value: Value) -> bool:
 
 
 def written_through_views(value: Value) -> bool:
-    """Whether an in-place op writes the value or a view of it (`y = self.a.view(2, 3); y[0] += 1`),
-    followed through view ops and prim:: nodes within the graph (unlike written_later, leaving the
-    graph is no write)."""
+    """Whether an in-place op writes the value, a view of it (`y = self.a.view(2, 3); y[0] += 1`) or
+    an item of it (`self.pairs[0][0] += 1`), followed through view ops, item reads and prim:: nodes
+    within the graph (unlike written_later, leaving the graph is no write)."""
     stack, seen = [value], set()
     while stack:
         v = stack.pop()
@@ -159,7 +159,7 @@ def written_through_views(value: Value) -> bool:
             if v in mutated_values(user):
                 return True
             op = op_of(user)
-            if user.op.startswith("prim::") or op is not None and op.view:
+            if user.op.startswith("prim::") or op is not None and (op.view or op.kind == "scalar"):
                 stack.extend(user.outputs)
     return False
 

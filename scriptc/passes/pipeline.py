@@ -35,6 +35,7 @@ class PassContext:
 
     functions: dict = field(default_factory=dict)
     module_value: object = None
+    preserved: frozenset = frozenset()  # jit.freeze's preserved_attrs: dotted attribute paths not folded
 
 
 @dataclass
@@ -49,7 +50,7 @@ class PassRecord:
 # (name, what it does, how to run it, lowest level it runs at)
 PIPELINE: list[tuple[str, str, Callable[[Graph, PassContext], bool], int]] = [
     ("inline", "inline prim::Call of compiled helpers", lambda g, c: inline(g, c.functions), 0),
-    ("freeze", "module attributes become constants", lambda g, c: freeze(g, c.module_value)
+    ("freeze", "module attributes become constants", lambda g, c: freeze(g, c.module_value, c.preserved)
      if c.module_value is not None else False, 1),
     ("remove_mutation", "in-place ops and appends to functional form", lambda g, c: remove_mutation(g), 1),
     ("shape_infer", "dtypes and shapes from the op table rules", lambda g, c: shape_infer(g), 1),
@@ -57,7 +58,7 @@ PIPELINE: list[tuple[str, str, Callable[[Graph, PassContext], bool], int]] = [
     ("canonicalize", "algebraic peepholes", lambda g, c: canonicalize(g), 1),
     ("cse", "common subexpressions", lambda g, c: cse(g), 1),
     ("dce", "dead code", lambda g, c: dce(g), 1),
-    ("freeze", "attributes that folding made read-only; drop an unused self", lambda g, c: freeze(g, c.module_value)
+    ("freeze", "attributes that folding made read-only; drop an unused self", lambda g, c: freeze(g, c.module_value, c.preserved)
      if c.module_value is not None else False, 1),
     # (A scripted nn.Conv2d's result comes out of an If on its padding_mode until folding takes the
     # branch: only then is it a fresh tensor that an in-place ReLU may write functionally.)

@@ -1,7 +1,8 @@
 """Arguments of calls from Python into scripted code (scriptc/jit/arguments.py)."""
 
+import enum
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import pytest
 
@@ -170,3 +171,25 @@ def _dtype_pair(x: torch.Tensor) -> Tuple[int, float]:
 def test_a_tuple_holding_a_dtype_is_a_tuple_of_ints_where_one_is_declared():
     # real torch.jit.script's: (6, 2.0)
     assert torch.jit.script(_dtype_pair)(torch.ones(2)) == (6, 2.0)
+
+
+class _Shade(enum.Enum):
+    DARK = 1
+    LIGHT = 2
+
+
+def _shade_or_name(x: Union[str, _Shade]) -> str:
+    return "x"
+
+
+def test_a_union_with_an_enum_names_it_as_torch_in_the_refusal():
+    """Expected a member of Union[__torch__.<module>._Shade, str] (it was Enum(_Shade, int)) (upstream
+    test_union.test_union_with_enum)."""
+    real_torch = pytest.importorskip("torch")
+    messages = []
+    for engine in (torch, real_torch):
+        with pytest.raises(RuntimeError) as caught:
+            engine.jit.script(_shade_or_name)(1)
+        messages.append(str(caught.value))
+    expected = "Expected a member of Union[__torch__.tests.jit.test_arguments._Shade, str] but instead found type int"
+    assert all(expected in message for message in messages)

@@ -167,3 +167,87 @@ def test_an_attribute_written_in_place_is_no_constant_in_any_of_its_reads(make):
         return results, frozen(engine.ones(1)).item()
 
     assert run(scriptc) == run(torch) == ([67.0, 89.0, 111.0], 113.0)
+
+
+def _overlapping(engine, written_container: bool):
+    class Overlapping(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = engine.tensor([1, 2, 3, 4, 5, 6])
+            self.b = [self.a, engine.tensor([10])]
+
+    class WritesTheContainer(Overlapping):
+        def forward(self, x):
+            self.b[0][0] += 10
+            return self.a.sum() + self.b[0].sum()
+
+    class WritesTheTensor(Overlapping):
+        def forward(self, x):
+            self.a[1] += 10
+            return self.a.sum() + self.b[0].sum()
+
+    return WritesTheContainer() if written_container else WritesTheTensor()
+
+
+def test_a_written_container_attribute_that_shares_memory_with_another_is_refused():
+    """self.b = [self.a, t] with self.b[0][0] += 10 is torch's freeze error; writing self.a itself
+    freezes, and a read of self.b sees the write as torch's does (it was folded into a constant: upstream
+    test_freezing: with_aliased_tensor_attr3/4)."""
+    for engine in (scriptc, torch):
+        with pytest.raises(RuntimeError, match="module contains attributes values that overlaps"):
+            engine.jit.freeze(engine.jit.script(_overlapping(engine, True)).eval())
+
+    def run(engine):
+        frozen = engine.jit.freeze(engine.jit.script(_overlapping(engine, False)).eval())
+        return [frozen(engine.ones(1)).item() for _ in range(2)]
+
+    assert run(scriptc) == run(torch) == [62, 82]
+
+
+def _two_weights(engine):
+    class TwoWeights(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = engine.tensor([1.0])
+            self.b = engine.tensor([2.0])
+
+        def forward(self, x):
+            return x + self.a * 2 + self.b
+
+    return TwoWeights()
+
+
+def test_preserved_attributes_stay_attributes_the_frozen_forward_reads():
+    """freeze(m, preserved_attrs=["a"]) keeps `a` an attribute: a write to it shows in the next call
+    (it was folded like `b`: `a * 2` computed once at freeze time) (upstream
+    test_freezing.with_user_preserved_attr)."""
+    def run(engine):
+        frozen = engine.jit.freeze(engine.jit.script(_two_weights(engine)).eval(), preserved_attrs=["a"])
+        before = frozen(engine.zeros(1)).item()
+        frozen.a[0] = 10.0
+        return before, frozen(engine.zeros(1)).item()
+
+    assert run(scriptc) == run(torch) == (4.0, 22.0)
+
+
+def test_freezing_a_module_whose_forward_returns_itself_is_torchs_error():
+    def run(engine):
+        class ReturnsSelf(engine.nn.Module):
+            def forward(self, x):
+                return self
+
+        with pytest.raises(RuntimeError, match="attempted to freeze a module that return itself"):
+            engine.jit.freeze(engine.jit.script(ReturnsSelf()).eval())
+
+    run(scriptc)
+    run(torch)
+
+
+def test_freezing_a_module_without_forward_is_a_runtime_error():
+    class OnlyExported(scriptc.nn.Module):
+        @scriptc.jit.export
+        def twice(self, x):
+            return 2 * x
+
+    with pytest.raises(RuntimeError, match="has none"):
+        scriptc.jit.freeze(scriptc.jit.script(OnlyExported()).eval(), preserved_attrs=["twice"])

@@ -90,3 +90,32 @@ class _Slices(nn.Module):
 def test_submodules_scripted_code_returns_are_the_modules():
     backwards, middle = torch.jit.script(_Slices())()
     assert [m.name for m in backwards] == ["E", "C", "A"] and [m.name for m in middle] == ["B", "C", "D"]
+
+
+def _scaled(engine):
+    class Scaled(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 2
+            self.names = ["a"]
+
+        def forward(self, x):
+            return x * self.scale, len(self.names)
+
+    return Scaled()
+
+
+def test_assigning_a_plain_attribute_of_a_scripted_module_changes_what_its_methods_read():
+    """scripted.scale = 3 is seen by the next call, as torch's scripted module sees it (the number was
+    compiled in as a constant and the assignment only set a Python attribute of the wrapper)."""
+    real_torch = pytest.importorskip("torch")
+
+    def run(engine):
+        scripted = engine.jit.script(_scaled(engine))
+        before = scripted(engine.ones(1))
+        scripted.scale = 3
+        scripted.names = ["a", "b", "c"]
+        after = scripted(engine.ones(1))
+        return before[0].tolist(), before[1], after[0].tolist(), after[1], scripted.scale
+
+    assert run(torch) == run(real_torch) == ([2.0], 1, [3.0], 3, 3)

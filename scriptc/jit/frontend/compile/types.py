@@ -288,6 +288,9 @@ def enum_type(cls) -> EnumType:
         kind = next(iter(kinds))
         name = "Tensor" if hasattr(kind, "shape") and hasattr(kind, "dtype") else kind.__name__
         raise AnnotationError(f"Cannot create Enum with value type '{name}'")
+    from scriptc.jit.arguments import ENUM_CLASSES
+
+    ENUM_CLASSES[cls.__qualname__] = cls  # (results and messages name the class)
     return EnumType(cls.__qualname__, _PLAIN[next(iter(kinds))])
 
 
