@@ -103,3 +103,21 @@ def test_an_attribute_declared_with_jit_attribute_takes_its_type_when_first_writ
     scripted = torch.jit.script(module)
     assert scripted([1, 2, 3]) == [1, 2, 3]
     assert module.seen == [1, 2, 3]
+
+
+
+def test_a_jit_attribute_reads_as_its_value_on_the_scripted_module():
+    # as torch's: eager, the attribute stays the Attribute declaration; scripted, it is the value
+    class Named(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.names = torch.jit.Attribute(["a", "b"], List[str])
+
+        def forward(self, x):
+            return x * len(self.names)
+
+    module = Named()
+    scripted = torch.jit.script(module)
+    assert isinstance(module.names, torch.jit.Attribute)
+    assert scripted.names == ["a", "b"]
+    assert scripted(torch.ones(2)).tolist() == [2.0, 2.0]
