@@ -107,17 +107,22 @@ def test_an_attribute_declared_with_jit_attribute_takes_its_type_when_first_writ
 
 
 def test_a_jit_attribute_reads_as_its_value_on_the_scripted_module():
-    # as torch's: eager, the attribute stays the Attribute declaration; scripted, it is the value
+    # as torch's: eager, the attribute stays the Attribute declaration; scripted, it is the value,
+    # whether or not a compiled method reads it
     class Named(torch.nn.Module):
-        def __init__(self):
+        def __init__(self, read: bool):
             super().__init__()
+            self.read = read
             self.names = torch.jit.Attribute(["a", "b"], List[str])
 
         def forward(self, x):
-            return x * len(self.names)
+            if self.read:
+                return x * len(self.names)
+            return x * 2
 
-    module = Named()
-    scripted = torch.jit.script(module)
-    assert isinstance(module.names, torch.jit.Attribute)
-    assert scripted.names == ["a", "b"]
-    assert scripted(torch.ones(2)).tolist() == [2.0, 2.0]
+    for read in (True, False):
+        module = Named(read)
+        assert isinstance(module.names, torch.jit.Attribute)
+        scripted = torch.jit.script(module)
+        assert scripted.names == ["a", "b"]
+        assert scripted(torch.ones(2)).tolist() == [2.0, 2.0]
