@@ -91,6 +91,11 @@ class Node:
         own = getattr(self.op, "node_name", None)
         if own is not None:
             return own
+        named = getattr(self.op, "grad_fn_name", None)
+        if named is not None:
+            named = named if isinstance(named, str) else named(self.ctx)
+            if named is not None:
+                return named
         base = self.op.name.replace(".", "_").rstrip("_")
         return "".join(p.capitalize() for p in base.split("_")) + "Backward0"
 

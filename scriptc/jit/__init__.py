@@ -8,7 +8,7 @@ from scriptc.jit.trace import trace  # noqa: F401
 from scriptc.jit.trace_check import TracingCheckError  # noqa: F401
 from scriptc.jit.compilation_unit import CompilationUnit  # noqa: F401,E402
 from scriptc.jit.script_module_class import script_method  # noqa: F401,E402
-from scriptc.jit.api import freeze, load, optimize_for_inference, save, script  # noqa: F401,E402
+from scriptc.jit.api import freeze, load, optimize_for_inference, save, script, script_if_tracing  # noqa: F401,E402
 from scriptc.jit.trace_module import trace_module  # noqa: F401,E402
 from scriptc.jit import _recursive  # noqa: F401,E402  (torch.jit._recursive)
 from scriptc.jit.fusion_settings import (  # noqa: F401,E402
@@ -37,7 +37,6 @@ from scriptc.jit.markers import (  # noqa: F401,E402
     is_scripting,
     is_tracing,
     isinstance,
-    script_if_tracing,
     unused,
     wait,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import sys
@@ -37,6 +38,7 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
 
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
+    obj = getattr(obj, "__original_fn", obj)  # a script_if_tracing wrapper scripts what it wraps
     if isinstance(obj, (list, dict)):
         from .script_containers import script_container
 
@@ -157,6 +159,24 @@ def _example_specs(graph, skip: int, examples, name: str) -> list | None:
         shape = tuple(example.shape)
         specs.append(InputSpec(example.dtype.name, (None,) + shape[1:] if shape else ()))
     return specs + [None] * (len(inputs) - len(specs))
+
+
+def script_if_tracing(fn):
+    """`fn`, compiled with jit.script the first time it is called while jit.trace records, so its
+    control flow stays in the trace; outside tracing it runs as plain Python."""
+    compiled = []
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from .markers import is_tracing
+        if not is_tracing():
+            return fn(*args, **kwargs)
+        if not compiled:
+            compiled.append(script(fn))
+        return compiled[0](*args, **kwargs)
+    wrapper.__original_fn = fn
+    wrapper.__script_if_tracing_wrapper = True
+    return wrapper
 
 
 def script_module(module, example_inputs=None, methods: dict | None = None, share_types: bool = True) -> ScriptModule:

@@ -1,6 +1,6 @@
 """torch.jit's decorators and helpers, as they behave in eager Python (jit.script gives them their
 scripted meaning): ignore, unused, export, _overload, _overload_method, interface, annotate,
-isinstance, Attribute, Future, fork, wait, is_scripting, is_tracing, script_if_tracing,
+isinstance, Attribute, Future, fork, wait, is_scripting, is_tracing,
 _unwrap_optional."""
 
 from __future__ import annotations
@@ -163,24 +163,6 @@ def is_tracing() -> bool:
     from scriptc import tensors
 
     return tensors._tracer[0] is not None
-
-
-def script_if_tracing(fn: Callable) -> Callable:
-    """@torch.jit.script_if_tracing: `fn` runs as Python, except while jit.trace records, where it is
-    scripted first so that the trace keeps its loops and branches instead of one path's values;
-    scripted callers compile `fn` itself."""
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if not is_tracing():
-            return fn(*args, **kwargs)
-        from scriptc.jit.api import script
-
-        return script(fn)(*args, **kwargs)
-
-    wrapper.__prepare_scriptable__ = lambda: fn
-    return wrapper
 
 
 def _unwrap_optional(x):

@@ -26,6 +26,7 @@ from scriptc.tensors import Tensor, _tracer, wrap
 from scriptc.tensors.dispatch import wants_grad
 
 from .arguments import SCRIPT_CLASSES, convert_arguments, python_value, typed_result
+from .markers import Attribute
 from .eager import EagerInterpreter, reads_autograd
 from .module_types import ModuleClassType, ModuleHandle
 from .traced_children import trace_child
@@ -513,6 +514,8 @@ class ScriptModule(Module):
         if _unused_property(type(self._module), name):
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         found = getattr(self._module, name)
+        if isinstance(found, Attribute):  # torch.jit.Attribute(value, type): the scripted module holds the value
+            return found.value
         # a dtype attribute reads as its ScalarType number (7 for float64), as on torch's scripted modules
         return SCALAR_TYPE_NUMBERS[found] if isinstance(found, dtype) else found
 

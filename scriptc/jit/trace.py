@@ -432,11 +432,13 @@ def _example_tuple(example_inputs) -> tuple:
                     f"{type(example_inputs).__name__}")
 
 
-def trace(fn_or_module, example_inputs, check_trace: bool = True, check_tolerance: float = 1e-5,
-          strict: bool = True, _force_outplace: bool = False):
+def trace(fn_or_module, example_inputs=None, check_trace: bool = True, check_tolerance: float = 1e-5,
+          strict: bool = True, _force_outplace: bool = False, example_kwarg_inputs: dict | None = None):
     """Record what `fn_or_module(*example_inputs)` computes as a graph (like torch.jit.trace).
     (`_force_outplace`, torch's switch for recording in-place ops out of place, is accepted and
-    changes nothing: results are the same either way.)
+    changes nothing: results are the same either way.) `example_kwarg_inputs` (a dict) traces a
+    call by keyword instead: the traced result takes those parameters, by name or in the order the
+    function declares them.
 
     Returns a TracedModule for an nn.Module (its parameters stay prim::GetAttr of self) or a
     ScriptFunction for a function. Python control flow is baked in; a tensor's value steering it
@@ -447,19 +449,23 @@ def trace(fn_or_module, example_inputs, check_trace: bool = True, check_toleranc
 
     from .module import ScriptFunction, TracedModule
 
-    examples = _example_tuple(example_inputs)
     is_module = isinstance(fn_or_module, Module)
     call = fn_or_module.forward if is_module else fn_or_module
+    if example_kwarg_inputs is not None or example_inputs is None:
+        call, examples = _keyword_call(call, example_kwarg_inputs)
+    else:
+        examples = _example_tuple(example_inputs)
     child_inputs: dict = {}
     with recording_child_inputs(fn_or_module, child_inputs) if is_module else contextlib.nullcontext():
         graph, eager_out, attributes, baked = trace_graph(
             fn_or_module if is_module else None, call,
             "forward" if is_module else getattr(fn_or_module, "__name__", "fn"), examples)
     if is_module:
-        traced = TracedModule(fn_or_module, {"forward": graph}, attributes=attributes)
+        keyword = {"forward": _traced_signature(call, len(examples))} if example_kwarg_inputs is not None else None
+        traced = TracedModule(fn_or_module, {"forward": graph}, attributes=attributes, signatures=keyword)
         traced._child_inputs = child_inputs
     else:
-        traced = ScriptFunction(graph, signature=_traced_signature(fn_or_module, len(examples)))
+        traced = ScriptFunction(graph, signature=_traced_signature(call, len(examples)))
     sizes = _example_sizes(graph, examples)
     traced.example_batch = sizes.pop(BATCH, None)
     traced.example_sizes = sizes or None
@@ -514,6 +520,27 @@ def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object
     inline(tracer.graph, tracer.functions)
     verify(tracer.graph)
     return tracer.graph, eager_out, tracer.attributes, tuple(tracer.dims.baked_dims(examples))
+
+
+def _keyword_call(fn, example_kwargs):
+    """(a function taking the keyword examples' parameters positionally, in fn's order; those
+    examples as a tuple) for tracing a call by keyword."""
+    import inspect
+    if not isinstance(example_kwargs, dict):
+        raise RuntimeError("example_kwarg_inputs should be a dict")
+    declared = list(inspect.signature(fn).parameters)
+    unknown = [name for name in example_kwargs if name not in declared]
+    if unknown:
+        raise TypeError(f"{getattr(fn, '__qualname__', 'forward')}() got an unexpected keyword argument "
+                        f"'{unknown[0]}'")
+    names = sorted(example_kwargs, key=declared.index)
+
+    def by_keyword(*args):
+        return fn(**dict(zip(names, args)))
+    by_keyword.__signature__ = inspect.Signature(
+        [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names])
+    by_keyword.__name__ = getattr(fn, "__name__", "fn")
+    return by_keyword, tuple(example_kwargs[name] for name in names)
 
 
 def _traced_signature(fn, count: int):

@@ -57,7 +57,8 @@ def _matmul_rule(a, b):
 
 register("matmul(self: Tensor, other: Tensor) -> Tensor", OPAQUE, _matmul_kernel, shape=_matmul_rule,
          grad=_matmul_grad, save=("self", "other"), saved_for={"self": ("other",), "other": ("self",)},
-         fusion_head=True, doc="Matrix product with numpy/PyTorch broadcasting.")
+         fusion_head=True, grad_fn_name=lambda ctx: "MmBackward0" if ctx.self.ndim == ctx.other.ndim == 2 else None,
+         doc="Matrix product with numpy/PyTorch broadcasting.")
 
 
 def _checked_rank(rank, name):
@@ -122,6 +123,7 @@ def _linear_rule(x, w, b=None):
 register("linear(input: Tensor, weight: Tensor, bias: Tensor? = None) -> Tensor", OPAQUE, _linear_kernel,
          shape=_linear_rule, grad=_linear_grad, save=("input", "weight"),
          saved_for={"input": ("weight",), "weight": ("input",)}, method=False, functional=True, fusion_head=True,
+         grad_fn_name=lambda ctx: None if ctx.input.ndim != 2 else "MmBackward0" if ctx.bias is None else "AddmmBackward0",
          doc="input @ weight.T + bias.")
 
 
@@ -425,5 +427,5 @@ def _layer_norm_rule(x, normalized_shape, *rest):
 register("layer_norm(input: Tensor, normalized_shape: int[], weight: Tensor? = None, bias: Tensor? = None, "
          "eps: float = 1e-05) -> Tensor", OPAQUE, _layer_norm_kernel, shape=_layer_norm_rule,
          grad=_layer_norm_grad, aux=True, save=("input",), method=False, functional=True,
-         fusion_tail=FusionTail(LAYER_NORM),
+         fusion_tail=FusionTail(LAYER_NORM), grad_fn_name="NativeLayerNormBackward0",
          doc="Normalizes over the last len(normalized_shape) dims.")

@@ -145,6 +145,8 @@ register("cross_entropy(input: Tensor, target: Tensor, weight: Tensor? = None, i
          "reduction: str = 'mean', label_smoothing: float = 0.0) -> Tensor", OPAQUE, _cross_entropy_kernel,
          shape=lambda x, t, w=None, i=-100, reduction="mean", ls=0.0: _loss_rule(x, t, reduction),
          grad=_cross_entropy_grad, save=("input",), method=False, functional=True,
+         grad_fn_name=lambda ctx: "NllLossBackward0" if ctx.target.dtype.kind in "iu" and not ctx.label_smoothing
+         else None,  # (torch's is log_softmax then nll_loss)
          doc="log_softmax + nll_loss over class dim 1; targets are class indices or probabilities.")
 
 

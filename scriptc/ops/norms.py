@@ -282,7 +282,8 @@ register("linalg_norm(self: Tensor, ord: Scalar|str? = None, dim: int[]? = None,
 _kernel, _grad, _rule = _dispatching(_torch_norm_choice)
 register("norm(self: Tensor, p: Scalar|str? = 'fro', dim: int[]? = None, keepdim: bool = False, "
          "dtype: ScalarType? = None) -> Tensor", OPAQUE, _kernel, shape=_rule, grad=_grad, save=("self", "out"),
-         complex_aware=True, doc="The p-norm over dim ('fro' = 2 over all dims; 'nuc' = the nuclear norm).")
+         complex_aware=True, grad_fn_name=lambda ctx: None if ctx.p == "nuc" else "LinalgVectorNormBackward0",
+         doc="The p-norm over dim ('fro' = 2 over all dims; 'nuc' = the nuclear norm).")
 
 
 # --- distances -------------------------------------------------------------------------

@@ -61,11 +61,17 @@ def _refuse_bool_operands(arrays) -> None:
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
+def _is_array(value) -> bool:
+    """Whether a Tensor|Scalar argument came as a tensor (torch names the overload's Node after it)."""
+    return hasattr(value, "shape")
+
+
 register("sub(self: Tensor|Scalar, other: Tensor|Scalar, *, alpha: Scalar = 1) -> Tensor", POINTWISE,
          lambda xp, a, b, alpha=1: xp.subtract(a, b) if alpha == 1 else xp.subtract(a, xp.multiply(b, alpha)),
          argument_check=_refuse_bool_operands,
          dtype_rule=PROMOTE, scalar=lambda a, b, alpha: a - b * alpha,
          grad=lambda ctx, g: (g, -g if ctx.alpha == 1 else -g * ctx.alpha), inplace=True,
+         grad_fn_name=lambda ctx: "SubBackward0" if _is_array(ctx.self) else "RsubBackward1",
          doc="self - alpha * other, broadcasting.")
 _binary("mul", lambda xp, a, b: xp.multiply(a, b), lambda a, b: a * b,
         grad=lambda ctx, g: (g * ctx.other, g * ctx.self), save=("self", "other"),
@@ -185,7 +191,11 @@ def _pow_kernel(xp, a, b):
 
 register("pow(self: Tensor|Scalar, exponent: Tensor|Scalar) -> Tensor", POINTWISE,
          _pow_kernel, argument_check=_refuse_negative_integer_power, dtype_rule=PROMOTE, scalar=lambda a, b: a ** b,
-         grad=_pow_grad, save=("self", "exponent", "out"), inplace=True)
+         grad=_pow_grad, save=("self", "exponent", "out"), inplace=True,
+         grad_fn_name=lambda ctx: "PowBackward2" if not _is_array(ctx.self) else
+         f"PowBackward{int(_is_array(ctx.exponent))}")
+
+
 def _refuse_bool_negation(arrays) -> None:
     if getattr(getattr(arrays[0], "dtype", None), "kind", "") == "b":
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
@@ -308,7 +318,8 @@ def _clamp_grad(ctx, g):
 
 register("clamp(self: Tensor, min: Tensor|Scalar? = None, max: Tensor|Scalar? = None) -> Tensor", POINTWISE,
          _clamp_kernel, dtype_rule=PROMOTE, scalar=_clamp_scalar, grad=_clamp_grad, save=("self", "min", "max"),
-         inplace=True, doc="self limited to [min, max] (scalars or broadcastable tensors).")
+         inplace=True, grad_fn_name=lambda ctx: f"ClampBackward{int(not (_is_array(ctx.min) or _is_array(ctx.max)))}",
+         doc="self limited to [min, max] (scalars or broadcastable tensors).")
 register("clamp_min(self: Tensor, min: Tensor|Scalar) -> Tensor", POINTWISE,
          lambda xp, x, lo: _clamp_kernel(xp, x, lo, None), dtype_rule=PROMOTE,
          scalar=lambda x, lo: E.maximum(x, lo), grad=lambda ctx, g: _clamp_grads(g, ctx.self, ctx.min, None)[:2],
@@ -384,6 +395,7 @@ def _to_dtype_grad(ctx, g):
 
 register("to.dtype(self: Tensor, dtype: ScalarType) -> Tensor", POINTWISE, _to_dtype_kernel, shape=_to_dtype_rule,
          scalar=lambda x, dtype: E.cast(x, dtype.name), grad=_to_dtype_grad, save=("self",), method=False,
+         grad_fn_name="ToCopyBackward0",
          function=False, complex_aware=True, doc="A copy converted to dtype (a complex one loses its imaginary part).")
 register("clone(self: Tensor, *, memory_format: int? = None) -> Tensor", POINTWISE, lambda xp, x, memory_format=None:
          with_layout(xp, x, memory_format), scalar=lambda x, memory_format: x, grad=lambda ctx, g: (g, None),

@@ -88,11 +88,18 @@ def _mean_rule(x, dim=None, keepdim=False, dtype=None):
     return TensorType(d, reduced_shape(x.shape, dim, bool(keepdim), "mean"), x.device)
 
 
+def _over_dims(name: str):
+    """torch's Node name for a reduction: <name>Backward0 over everything, <name>Backward1 over dims."""
+    return lambda ctx: f"{name}Backward{0 if ctx.dim is None else 1}"
+
+
 register("sum(self: Tensor, dim: int[]? = None, keepdim: bool = False, *, dtype: ScalarType? = None) -> Tensor",
          REDUCTION, _sum_kernel, shape=_typed_reduction, grad=_sum_grad, fusion_tail=FusionTail(REDUCE, "add"),
+         grad_fn_name=_over_dims("Sum"),
          doc="Sum over dim (all dims when None); bools and ints sum to int64.")
 register("mean(self: Tensor, dim: int[]? = None, keepdim: bool = False, *, dtype: ScalarType? = None) -> Tensor",
          REDUCTION, _mean_kernel, shape=_mean_rule, grad=_mean_grad, fusion_tail=FusionTail(REDUCE, "add", mean=True),
+         grad_fn_name=_over_dims("Mean"),
          doc="Mean over dim (all when None).")
 
 
@@ -116,7 +123,8 @@ def _prod_grad(ctx, g):
 
 
 register("prod(self: Tensor, dim: int? = None, keepdim: bool = False, *, dtype: ScalarType? = None) -> Tensor",
-         REDUCTION, _prod_kernel, shape=_typed_reduction, grad=_prod_grad, fusion_tail=FusionTail(REDUCE, "mul"))
+         REDUCTION, _prod_kernel, shape=_typed_reduction, grad=_prod_grad, fusion_tail=FusionTail(REDUCE, "mul"),
+         grad_fn_name=_over_dims("Prod"))
 
 
 def _extreme(name, np_fn):
@@ -148,10 +156,12 @@ register("amin(self: Tensor, dim: int[] = [], keepdim: bool = False) -> Tensor",
          shape=_keep, grad=_amin_grad, save=("self", "out"), fusion_tail=FusionTail(REDUCE, "min"))
 register("max(self: Tensor) -> Tensor", REDUCTION, lambda xp, x: _amax_kernel(xp, x),
          shape=lambda x: TensorType(x.dtype, (), x.device),
-         grad=lambda ctx, g: _amax_grad(_Full(ctx), g), save=("self", "out"), doc="The largest element.")
+         grad=lambda ctx, g: _amax_grad(_Full(ctx), g), save=("self", "out"), grad_fn_name="MaxBackward1",
+         doc="The largest element.")
 register("min(self: Tensor) -> Tensor", REDUCTION, lambda xp, x: _amin_kernel(xp, x),
          shape=lambda x: TensorType(x.dtype, (), x.device),
-         grad=lambda ctx, g: _amin_grad(_Full(ctx), g), save=("self", "out"), doc="The smallest element.")
+         grad=lambda ctx, g: _amin_grad(_Full(ctx), g), save=("self", "out"), grad_fn_name="MinBackward1",
+         doc="The smallest element.")
 
 
 class _Full:
@@ -223,9 +233,11 @@ _max_dim_kernel, _max_dim_grad = _extreme_dim("argmax", "max")
 _min_dim_kernel, _min_dim_grad = _extreme_dim("argmin", "min")
 register("max.dim(self: Tensor, dim: int, keepdim: bool = False) -> (Tensor, Tensor)", REDUCTION,
          _max_dim_kernel, shape=_values_indices_rule, grad=_max_dim_grad, result_names=("values", "indices"),
+         grad_fn_name="MaxBackward0",
          doc="(values, indices) of the largest elements along dim.")
 register("min.dim(self: Tensor, dim: int, keepdim: bool = False) -> (Tensor, Tensor)", REDUCTION,
          _min_dim_kernel, shape=_values_indices_rule, grad=_min_dim_grad, result_names=("values", "indices"),
+         grad_fn_name="MinBackward0",
          doc="(values, indices) of the smallest elements along dim.")
 
 

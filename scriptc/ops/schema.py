@@ -259,6 +259,10 @@ class OpDef:
     fusion_head: bool = False
     head_floor: bool = False
     fusion_tail: FusionTail | None = None
+    # The name torch gives this call's autograd Node (`grad_fn`) where it is not <Op>Backward0: a
+    # string, or a function of the call's SavedContext (sum over dims is SumBackward1) that may answer
+    # None for the default.
+    grad_fn_name: str | Callable | None = None
     arg_index: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self):

@@ -51,8 +51,11 @@ def _reshape_rule(x, shape):
     return _t(x, infer_reshape(x.shape, shape))
 
 
+# torch's reshape is a view when the strides allow it (ViewBackward0), else a copy (UnsafeViewBackward0).
+_reshaped_node_name = lambda ctx: "ViewBackward0" if ctx.xp.may_share_memory(ctx.out, ctx.self) else "UnsafeViewBackward0"  # noqa: E731,E501
 register("reshape(self: Tensor, shape: int[]) -> Tensor", SHAPE, _reshape_kernel("reshape"),
-         shape=_reshape_rule, grad=_unview, view=True, doc="Same data in a new shape (a view when possible).")
+         shape=_reshape_rule, grad=_unview, view=True, grad_fn_name=_reshaped_node_name,
+         doc="Same data in a new shape (a view when possible).")
 register("view(self: Tensor, size: int[]) -> Tensor", SHAPE, _reshape_kernel("view"), shape=_reshape_rule,
          grad=_unview, view=True, function=False, doc="A view with a new shape; errors if strides forbid it.")
 
@@ -74,7 +77,7 @@ def _flatten_shape(shape, start_dim, end_dim):
 register("flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor", SHAPE,
          lambda xp, x, start_dim=0, end_dim=-1: xp.reshape(x, _flatten_shape(x.shape, start_dim, end_dim)),
          shape=lambda x, s=0, e=-1: _t(x, None if x.shape is None else _flatten_shape(x.shape, s, e)),
-         grad=_unview, view=True)
+         grad=_unview, view=True, grad_fn_name=_reshaped_node_name)
 
 
 def _squeeze_shape(shape, dim):
@@ -222,9 +225,7 @@ def _cat_kernel(xp, tensors, dim=0):
     if rank == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     axis = normalize_dim(dim, rank, "cat")
-    for i, p in enumerate(tensors):
-        if p.ndim == 1 and p.shape[0] == 0:
-            continue
+    for i, p in ((i, t) for i, t in enumerate(tensors) if not (t.ndim == 1 and t.shape[0] == 0)):
         if p.ndim != rank:
             raise ShapeError(f"Tensors must have same number of dimensions: got {rank} and {p.ndim}")
         for j, (a, b) in enumerate(zip(p.shape, parts[0].shape)):
@@ -376,7 +377,7 @@ register("chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor[]", SHAPE,
              x, _chunk_size(x.shape[normalize_dim(dim, len(x.shape))], chunks)
              if x.shape is not None and is_known(chunks) and isinstance(x.shape[normalize_dim(dim, len(x.shape))], int)
              else UNKNOWN, dim),
-         grad=_pieces_grad, view=True, python_result=lambda args, outs: tuple(outs))
+         grad=_pieces_grad, view=True, python_result=lambda args, outs: tuple(outs), grad_fn_name="SplitBackward0")
 
 
 def _narrow_kernel(xp, x, dim, start, length):
@@ -416,7 +417,7 @@ def _replace_dim(x, dim, size):
 
 register("narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor", SHAPE, _narrow_kernel,
          shape=lambda x, dim, start, length: _replace_dim(x, dim, length if is_known(length) else None),
-         grad=_narrow_grad, view=True)
+         grad=_narrow_grad, view=True, grad_fn_name="SliceBackward0")
 
 
 def _select_kernel(xp, x, dim, index):

@@ -90,3 +90,20 @@ def test_a_leaf_in_next_functions_is_its_accumulate_grad_node():
         assert type(accumulate).__name__ == "AccumulateGrad" and index == 0
         assert accumulate.variable is x and accumulate.next_functions == ()
         assert accumulate.name() == "torch::autograd::AccumulateGrad"
+
+
+@pytest.mark.parametrize("expression", [
+    "x.sum()", "x.sum(1)", "x.sum((0, 1))", "x.mean()", "x.mean(0)", "x.prod()", "x.prod(1)", "x.max()",
+    "x.max(1)[0]", "x.min()", "x.min(0).values", "x ** 2", "x ** x", "2 ** x", "x - 1", "1 - x", "x.clamp(0, 1)",
+    "x.clamp(max=1)", "x.clamp(min=x * 0)", "x.double()", "x.to(T.float64)", "x.chunk(3, 1)[1]", "x.narrow(1, 0, 2)",
+    "x.reshape(3, 2)", "x.flatten()", "x.t().reshape(6)", "T.nn.functional.layer_norm(x, (3,))", "x.norm()",
+    "x.norm(dim=1)", "T.nn.functional.linear(x, w)", "T.nn.functional.linear(x, w, w[:, 0])", "x @ w.t()",
+    "T.nn.functional.cross_entropy(x, T.tensor([0, 1]))",
+])
+def test_node_names_are_torchs(expression):
+    # what a printed tensor shows as grad_fn=<...> in a tutorial's output
+    names = []
+    for T, x in zip((scriptc, torch), both(2, 3)):
+        w = T.ones(4, 3, requires_grad=True)
+        names.append(eval(expression, {"T": T, "x": x, "w": w}).grad_fn.name())
+    assert names[0] == names[1]

@@ -189,3 +189,26 @@ def test_an_object_scripted_code_stores_reaches_the_module_as_its_python_class()
     scripted(x)
     assert type(module.map_levels) is _LevelMapper and module.map_levels.k_max == 3 and module.scales == [2.0]
     assert torch.equal(module(x), scripted(x))
+
+
+
+def test_a_jit_attribute_reads_as_its_value_on_the_scripted_module():
+    # as torch's: eager, the attribute stays the Attribute declaration; scripted, it is the value,
+    # whether or not a compiled method reads it
+    class Named(torch.nn.Module):
+        def __init__(self, read: bool):
+            super().__init__()
+            self.read = read
+            self.names = torch.jit.Attribute(["a", "b"], List[str])
+
+        def forward(self, x):
+            if self.read:
+                return x * len(self.names)
+            return x * 2
+
+    for read in (True, False):
+        module = Named(read)
+        assert isinstance(module.names, torch.jit.Attribute)
+        scripted = torch.jit.script(module)
+        assert scripted.names == ["a", "b"]
+        assert scripted(torch.ones(2)).tolist() == [2.0, 2.0]

@@ -303,3 +303,38 @@ def test_a_trace_with_an_empty_example_dim_saves_an_archive_runtime_load_runs(tm
     torch.jit.save(traced, tmp_path / "m.sc")
     loaded = runtime_load(tmp_path / "m.sc")
     np.testing.assert_allclose(loaded(x.numpy(), y.numpy()), _row_sums_plus_total(x, y).numpy(), rtol=1e-6)
+
+
+class _Optional(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 2)
+
+    def forward(self, x, y=None, z=None):
+        out = self.linear(x)
+        if y is not None:
+            out = out + y
+        if z is not None:
+            out = out * z
+        return out
+
+
+def test_example_kwarg_inputs_trace_a_call_by_keyword():
+    model = _Optional()
+    x, z = torch.randn(2, 3), torch.randn(2, 2)
+    traced = torch.jit.trace(model, example_kwarg_inputs={"z": z, "x": x})
+    x2, z2 = torch.randn(2, 3), torch.randn(2, 2)
+    expected = model(x2, z=z2)
+    np.testing.assert_allclose(traced(x=x2, z=z2).detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(traced(x2, z2).detach().numpy(), expected.detach().numpy(), rtol=1e-6)  # declared order
+    scaled = torch.jit.trace(lambda a, b=2.0: a * b, example_kwarg_inputs={"a": x, "b": z[:, :1]})
+    assert scaled(a=x, b=z[:, :1]).tolist() == (x * z[:, :1]).tolist()
+
+
+def test_example_kwarg_inputs_errors_as_torch():
+    with pytest.raises(RuntimeError, match="example_kwarg_inputs should be a dict"):
+        torch.jit.trace(_Optional(), example_kwarg_inputs=[torch.ones(2, 3)])
+    with pytest.raises(RuntimeError, match="example_kwarg_inputs should be a dict"):
+        torch.jit.trace(_Optional())
+    with pytest.raises(TypeError, match="unexpected keyword argument 'w'"):
+        torch.jit.trace(_Optional(), example_kwarg_inputs={"w": torch.ones(2, 3)})

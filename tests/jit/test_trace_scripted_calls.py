@@ -168,3 +168,34 @@ def test_a_scripted_module_the_trace_does_not_hold_is_recorded_with_its_state_as
     with scriptc.no_grad():
         assert_close(traced(x), fn(x))
     assert "prim::GetAttr" not in str(traced.graph)
+
+
+
+def _flipping(lib):
+    @lib.jit.script_if_tracing
+    def flip_if_negative(t, scale: float):
+        if bool(t.sum() < 0):
+            return -t * scale
+        return t * scale
+
+    class Caller(lib.nn.Module):
+        def forward(self, x):
+            return flip_if_negative(x + 1, 2.0)
+
+    return flip_if_negative, Caller()
+
+
+def test_script_if_tracing_runs_python_eagerly_and_its_control_flow_in_traces():
+    fn, caller = _flipping(scriptc)
+    assert fn.__name__ == "flip_if_negative" and not isinstance(fn, scriptc.jit.ScriptFunction)
+    assert_close(fn(-scriptc.ones(2), 3.0), scriptc.full((2,), 3.0))
+    traced = scriptc.jit.trace(caller, (scriptc.ones(2),))
+    scripted = scriptc.jit.script(caller)
+    ref_fn, ref_caller = _flipping(torch)
+    ref_traced = torch.jit.trace(ref_caller, (torch.ones(2),))
+    for data in ([1.0, 2.0], [-4.0, -3.0]):  # the traced example took one branch; the other input takes the other
+        expected = ref_traced(torch.tensor(data))
+        assert caller(scriptc.tensor(data)).tolist() == expected.tolist()
+        assert traced(scriptc.tensor(data)).tolist() == expected.tolist()
+        assert scripted(scriptc.tensor(data)).tolist() == expected.tolist()
+    assert scriptc.jit.script(fn)(-scriptc.ones(2), 1.0).tolist() == ref_fn(-torch.ones(2), 1.0).tolist()

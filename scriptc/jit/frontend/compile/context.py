@@ -108,6 +108,7 @@ class ScriptContext:
 
     def function_graph(self, fn, caller, node) -> tuple[Graph, str]:
         """The compiled graph of a helper function and its name in `functions` (compiled once)."""
+        fn = getattr(fn, "__original_fn", fn)  # a jit.script_if_tracing wrapper compiles what it wraps
         key = fn
         if key in self._names:
             return self.functions[self._names[key]], self._names[key]
