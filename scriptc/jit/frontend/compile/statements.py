@@ -291,11 +291,13 @@ class Statements:
             self.tensor_setitem(container, index, value, where)
         elif isinstance(t, ListType):
             item = self.coerce(self.as_value(value, where), t.elem, where,
-                               f"a list of {t.elem} cannot hold a {self.as_value(value, where).type}")
+                               f"Arguments for call are not valid: a list of {t.elem} cannot hold a "
+                               f"{self.as_value(value, where).type}")
             self.emit("setitem.list", [container, self.index_value(index), item], [NoneType])
         elif isinstance(t, DictType):
             item = self.coerce(self.as_value(value, where), t.value, where,
-                               f"a Dict[{t.key}, {t.value}] cannot hold a {self.as_value(value, where).type}")
+                               f"Arguments for call are not valid: a Dict[{t.key}, {t.value}] cannot hold a "
+                               f"{self.as_value(value, where).type}")
             self.emit("setitem.dict", [container, self.key_value(container, index), item], [NoneType])
         elif t == Str:
             raise self.error("'str' object does not support item assignment", where)
