@@ -22,6 +22,8 @@ CHECK_CALLS = [
     ("c = 1\n    c.add(1)", "'int' object has no attribute or method 'add'"),
     ("fut = torch.jit._fork(x)", "cannot call a value"),
     ("a = dict()\n    a[1] = 2", "Arguments for call are not valid"),
+    ("a, b = (1, 2, 3)", "too many values to unpack: need 2 but found 3"),
+    ("a, b, c = (1, 2)", "need 3 values to unpack but found only 2"),
     ("a: List[int] = []\n    a[0] = 'no'", "Arguments for call are not valid"),
 ]
 

@@ -263,8 +263,10 @@ class Statements:
             else:
                 raise self.error(f"cannot unpack a value of type {t}", where)
         if star is None:
-            if len(items) != count:
-                raise self.error(f"cannot unpack {len(items)} values into {count} targets", where)
+            if len(items) > count:
+                raise self.error(f"too many values to unpack: need {count} but found {len(items)}", where)
+            if len(items) < count:
+                raise self.error(f"need {count} values to unpack but found only {len(items)}", where)
             return items
         tail = count - star - 1
         if len(items) < count - 1:
