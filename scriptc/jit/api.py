@@ -182,8 +182,10 @@ def script_if_tracing(fn):
 def script_module(module, example_inputs=None, methods: dict | None = None, share_types: bool = True) -> ScriptModule:
     """`module` scripted: `methods` (name -> function; by default methods_to_compile's) compiled, its
     type shared with earlier modules like it unless `share_types` is False (module_types.py)."""
-    from .module_types import module_type
+    from .module_types import check_constants, module_type
 
+    for owner in module.modules():
+        check_constants(owner)
     methods = methods_to_compile(module) if methods is None else methods
     return _compiled_methods(ScriptContext(), module, methods, example_inputs, module_type(module, share_types))
 

@@ -47,6 +47,9 @@ class EagerInterpreter(Interpreter):
 
     def _op(self, node: Node, args: list) -> list:
         op = ops.OPS[node.op]
+        if node.op == "number.tensor" and isinstance(args[0], Tensor) and args[0].requires_grad:
+            # (TorchScript's implicit tensor-to-number conversion would cut the tensor's gradient)
+            raise RuntimeError("Cannot input a tensor that requires grad as a scalar argument")
         if op.kind == ops.SCALAR:
             # Tensor arguments are handed to the kernel as their arrays; lists, dicts and tuples (and
             # everything a list/dict op stores) as they are, so a list op mutates the list itself and

@@ -360,6 +360,16 @@ class _LiveModuleValue(ModuleValue):
         setattr(self.module, name, instance)
 
 
+def _same_value(old, new) -> bool:
+    """Whether an attribute keeps its value (a value that cannot say so counts as changed)."""
+    if old is new:
+        return True
+    try:
+        return type(old) is type(new) and bool(old == new)
+    except Exception:  # noqa: BLE001 - an == that raises or gives no single bool (arrays)
+        return False
+
+
 class ScriptModule(Module):
     """A module compiled to graphs (`forward` and exported methods) that shares the original's state.
 
@@ -377,16 +387,30 @@ class ScriptModule(Module):
         if module is not None and name in module._modules and isinstance(value, Module):
             self._swap_submodule(name, value)
             return
-        if module is not None and "_graphs" in self.__dict__ and name in module.__dict__ and \
-                name not in self.__dict__ and not name.startswith("_"):
-            # a plain attribute of the module: the methods read the new value, as torch's do (one the
-            # graphs hold as a constant - a number, a string - is compiled in again)
-            baked = ("", name) not in self._attributes and module.__dict__[name] is not value
+        if module is not None and (name in module._parameters or name in module._buffers):
+            setattr(module, name, value)  # (the graphs read parameters and buffers at each call)
+            return
+        if module is not None and not name.startswith("_") and name != "training" and name in vars(module) and \
+                not isinstance(self, TracedModule):
+            # one of the module's attributes, as torch's scripted module sets it: the graphs read it at
+            # each call, or have it as a constant and are compiled again when it changes
+            changed = not _same_value(vars(module)[name], value)
             setattr(module, name, value)
-            if baked:
+            if changed and ("", name) not in self._attributes:
                 self._recompile()
             return
         object.__setattr__(self, name, value)
+
+    def _recompile(self) -> None:
+        """The methods compiled again from the module as it is now."""
+        from .api import script_module
+
+        methods = {method: getattr(type(self._module), method) for method in self._graphs}
+        fresh = script_module(self._module, methods=methods)
+        for key in ("_graphs", "_functions", "_interpreters", "_eager", "_reads_autograd", "_attributes",
+                    "_signatures", "_ignored", "_called_methods"):
+            object.__setattr__(self, key, fresh.__dict__[key])
+        object.__setattr__(self, "_objects", {})
 
     def _swap_submodule(self, name: str, new) -> None:
         """`scripted.name = torch.jit.script(other)`: the submodule replaced (where torch allows it:
@@ -397,15 +421,6 @@ class ScriptModule(Module):
         self._module._modules[name] = new
         self._recompile()
 
-    def _recompile(self) -> None:
-        from .api import script_module
-
-        methods = {method: getattr(type(self._module), method) for method in self._graphs}
-        fresh = script_module(self._module, methods=methods)
-        for key in ("_graphs", "_functions", "_interpreters", "_eager", "_reads_autograd", "_attributes",
-                    "_signatures", "_ignored", "_called_methods"):
-            object.__setattr__(self, key, fresh.__dict__[key])
-        object.__setattr__(self, "_objects", {})
     example_batch: int | None = None  # (as ScriptFunction's: set by jit.trace)
     example_sizes: dict | None = None
     baked_dims: dict = {}  # method name -> the input dims jit.trace / trace_module baked in

@@ -111,6 +111,37 @@ def _type_key(module, share_types: bool) -> tuple:
     return tuple(parts)
 
 
+_CONSTANT_KINDS = "bool, float, int, str, NoneType, torch.device, torch.layout, torch.dtype, torch.qscheme"
+
+
+def check_constants(module) -> None:
+    """torch's TypeError for a `__constants__` / Final attribute whose value is no TorchScript constant
+    (one of _CONSTANT_KINDS, or a list or tuple of them, nested)."""
+    from scriptc.tensor_functions import typename
+    from scriptc.types import device, dtype
+
+    def valid(value) -> bool:
+        if isinstance(value, (list, tuple)):
+            return all(valid(v) for v in value)
+        return value is None or isinstance(value, (bool, int, float, str, device, dtype))
+
+    def invalid_part(value):
+        if isinstance(value, (list, tuple)):
+            return next(invalid_part(v) for v in value if not valid(v))
+        return value
+
+    cls = type(module)
+    for name in _constant_names(cls):
+        if name in module._parameters or name in module._buffers or name in module._modules or \
+                not hasattr(module, name):
+            continue
+        value = getattr(module, name)
+        if not valid(value):
+            raise TypeError(f"\n'{typename(type(invalid_part(value)))}' object in attribute '{cls.__name__}.{name}' is "
+                            f"not a valid constant.\nValid constants are:\n1. a nn.ModuleList\n2. a value of type "
+                            f"{{{_CONSTANT_KINDS}}}\n3. a list or tuple of (2)\n")
+
+
 def _constant_names(cls) -> tuple:
     """`__constants__` and the class attributes annotated Final."""
     finals = [name for name, annotation in inspect.get_annotations(cls).items()

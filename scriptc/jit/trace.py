@@ -455,6 +455,9 @@ def trace(fn_or_module, example_inputs=None, check_trace: bool = True, check_tol
         call, examples = _keyword_call(call, example_kwarg_inputs)
     else:
         examples = _example_tuple(example_inputs)
+    # (as torch's check, the replay runs on copies made before tracing: code that writes to its
+    # inputs in place has changed the examples by the time it is checked)
+    check_examples = _cloned(examples) if check_trace else None
     child_inputs: dict = {}
     with recording_child_inputs(fn_or_module, child_inputs) if is_module else contextlib.nullcontext():
         graph, eager_out, attributes, baked = trace_graph(
@@ -471,8 +474,20 @@ def trace(fn_or_module, example_inputs=None, check_trace: bool = True, check_tol
     traced.example_sizes = sizes or None
     traced.baked_dims = {"forward": baked} if is_module else baked
     if check_trace:
-        check_trace_replay(traced, graph, examples, eager_out, check_tolerance)
+        check_trace_replay(traced, graph, check_examples, eager_out, check_tolerance)
     return traced
+
+
+def _cloned(value):
+    """Tensors (in nested tuples and lists) copied."""
+    if isinstance(value, Tensor):
+        from scriptc.autograd import no_grad
+
+        with no_grad():
+            return value.clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cloned(v) for v in value)
+    return value
 
 
 def _example_sizes(graph: Graph, examples: tuple) -> dict[str, int]:

@@ -106,7 +106,7 @@ def _float(x: float) -> str:
 
 
 class _Rendered:
-    """A value that formats through render() (so that "{}".format(tensor) prints a tensor)."""
+    """A value that formats through render() unless a format spec asks for Python's formatting."""
 
     def __init__(self, value):
         self.value = value
@@ -123,8 +123,24 @@ class _Rendered:
         return render(self.value)
 
 
-def _format(template: str, values) -> str:
+def _python_format(template: str, values) -> str:
     return template.format(*[_Rendered(v) for v in values])
+
+
+def _format(template: str, values) -> str:
+    """`template.format(*values)` as TorchScript's aten::format does it: each `{}` in turn takes the
+    next value as str() writes it; any other brace is text, and values left over are ignored."""
+    out, start = [], 0
+    for value in values:
+        found = template.find("{}", start)
+        if found < 0:
+            break
+        out += [template[start:found], render(value)]
+        start = found + 2
+    else:
+        if template.find("{}", start) >= 0:
+            raise RuntimeError(f"Too few arguments for format string: {template}")
+    return "".join(out) + template[start:]
 
 
 def _percent(template: str, values) -> str:
@@ -210,7 +226,9 @@ def _print(values, sep, end) -> None:
 
 python_op("str.any(value: Any) -> str", render, STR, "str(value).")
 python_op("format.str(self: str, values: Any) -> str", _format, STR,
-          "template.format(*values) (also f-strings): values is a tuple.")
+          "template.format(*values) (also f-strings) as TorchScript's: each {} takes the next value of the tuple.")
+python_op("fstring.str(self: str, values: Any) -> str", _python_format, STR,
+          "An f-string with conversions or format specs ({x:.2f}), formatted as Python does.")
 python_op("mod.str(self: str, values: Any) -> str", _percent, STR, "`template % values` (printf-style).")
 python_op("print.any(values: Any, sep: str, end: str) -> None", _print, fixed(NoneType),
           "print(*values, sep=sep, end=end).", effects=True)

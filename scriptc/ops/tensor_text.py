@@ -7,8 +7,6 @@ from __future__ import annotations
 import itertools
 import math
 
-import numpy as np
-
 # the C++ type names ATen prints (DeprecatedTypeProperties::toString), by dtype name
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
@@ -24,21 +22,22 @@ def aten_text(tensor) -> str:
     name = _TYPE_NAMES.get(str(tensor.dtype).rsplit(".", 1)[-1])
     if name is None:
         return repr(tensor)
-    values = np.asarray(tensor.detach().to(float64)._data)
+    values = tensor.detach().to(float64).tolist()  # (host values: the printer reads every one)
+    shape = tuple(tensor.shape)
     kind = f"CPU{name}Type"
-    if values.ndim == 0:
-        return f"{_number(float(values), '%.17g')}\n[ {kind}{{}} ]"
+    if not shape:
+        return f"{_number(values, '%.17g')}\n[ {kind}{{}} ]"
     text = ""
-    if values.size:
-        if values.ndim == 1:
+    if all(shape):
+        if len(shape) == 1:
             scale, width, spec = _number_format(values)
             text = (f"{_number(scale, '%g')} *\n" if scale != 1 else "") + "".join(
-                f"{_number(v / scale, spec):>{width}}\n" for v in values.tolist())
-        elif values.ndim == 2:
+                f"{_number(v / scale, spec):>{width}}\n" for v in values)
+        elif len(shape) == 2:
             text = _matrix(values, 0)
         else:
-            text = "\n".join(_block(values, index) for index in _leading_indices(values.shape[:-2]))
-    return f"{text}[ {kind}{{{','.join(str(n) for n in values.shape)}}} ]"
+            text = "\n".join(_block(values, index) for index in _leading_indices(shape[:-2]))
+    return f"{text}[ {kind}{{{','.join(str(n) for n in shape)}}} ]"
 
 
 def _leading_indices(sizes: tuple) -> list:
@@ -46,9 +45,11 @@ def _leading_indices(sizes: tuple) -> list:
     return [tuple(reversed(index)) for index in itertools.product(*[range(n) for n in reversed(sizes)])]
 
 
-def _block(values: np.ndarray, index: tuple) -> str:
+def _block(values: list, index: tuple) -> str:
     header = "(" + "".join(f"{i + 1}," for i in index) + ".,.) = \n"
-    return header + _matrix(values[index], 1)
+    for i in index:
+        values = values[i]
+    return header + _matrix(values, 1)
 
 
 def _number(x: float, spec: str) -> str:
@@ -61,20 +62,22 @@ def _exponent(x: float) -> float:
     return math.floor(math.log10(x)) + 1 if x != 0 else 1
 
 
-def _number_format(values: np.ndarray) -> tuple[float, int, str]:
+def _flat(values) -> list:
+    return [x for v in values for x in _flat(v)] if isinstance(values, list) else [values]
+
+
+def _number_format(values: list) -> tuple[float, int, str]:
     """(scale, column width, printf spec) ATen picks for a block of values: whole numbers as %g,
     otherwise four decimals, under a power-of-ten scale or in scientific notation where the
     magnitudes differ too much for one fixed-point width."""
-    flat = values.ravel()
-    finite = flat[np.isfinite(flat)]
-    whole = bool(np.all(finite == np.ceil(finite)))
-    if finite.size == 0:
+    finite = [v for v in _flat(values) if math.isfinite(v)]
+    whole = all(v == math.ceil(v) for v in finite)
+    if not finite:
         low = high = 1.0
     else:
         # (ATen's largest magnitude starts at the first finite value and then grows only by positive ones)
-        magnitudes = np.abs(finite)
-        low = _exponent(float(magnitudes.min()))
-        high = _exponent(float(max(magnitudes[0], finite.max())))
+        low = _exponent(min(abs(v) for v in finite))
+        high = _exponent(max(abs(finite[0]), max(finite)))
     if whole:
         return (1.0, 11, "%.4e") if high > 9 else (1.0, int(high) + 1, "%g")
     if high - low > 4:
@@ -84,11 +87,11 @@ def _number_format(values: np.ndarray) -> tuple[float, int, str]:
     return 1.0, 7 if high == 0 else int(high) + 6, "%.4f"
 
 
-def _matrix(values: np.ndarray, indent: int) -> str:
+def _matrix(values: list, indent: int) -> str:
     """A matrix as ATen's __printMatrix writes it: rows of columns, split into `Columns a to b`
     groups where a row would pass the line size."""
     scale, width, spec = _number_format(values)
-    rows, columns = values.shape
+    rows, columns = len(values), len(values[0])
     per_line = max((LINE_SIZE - indent) // (width + 1), 1)
     pad = " " * indent
     out = []
@@ -99,7 +102,7 @@ def _matrix(values: np.ndarray, indent: int) -> str:
         if scale != 1:
             out.append(f"{_number(scale, '%g')} *\n{pad}")
         for r in range(rows):
-            out.append(" ".join(f"{_number(v / scale, spec):>{width}}" for v in values[r, first:last + 1].tolist()))
+            out.append(" ".join(f"{_number(v / scale, spec):>{width}}" for v in values[r][first:last + 1]))
             out.append("\n")
             if r != rows - 1:
                 out.append(pad + (" " if scale != 1 else ""))

@@ -438,3 +438,17 @@ def test_a_module_of_the_enclosing_scope_is_called_in_python():
 def test_a_script_module_of_the_enclosing_scope_is_refused_in_torchs_words():
     with pytest.raises(RuntimeError, match="Cannot call a ScriptModule that is not a submodule of the caller"):
         torch.jit.script(_calls_a_script_module)
+
+
+def _scaled_by(x, tensor):
+    return x.addcmul(tensor, tensor, value=tensor)
+
+
+def test_a_tensor_that_requires_grad_is_no_implicit_number():
+    """As TorchScript's implicit tensor-to-number conversion: a 0-d tensor converts, one that
+    requires grad is refused (its gradient would be cut)."""
+    scripted = torch.jit.script(_scaled_by)
+    x = torch.zeros(3)
+    assert scripted(x, torch.tensor(2.0)).tolist() == [8.0] * 3
+    with pytest.raises(RuntimeError, match="Cannot input a tensor that requires grad as a scalar argument"):
+        scripted(x, torch.tensor(2.0, requires_grad=True))

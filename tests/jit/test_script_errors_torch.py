@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import pytest
 
@@ -21,6 +21,10 @@ CHECK_CALLS = [
     ('torch._check(message="m")', "missing required argument 'cond'"),
     ("c = 1\n    c.add(1)", "'int' object has no attribute or method 'add'"),
     ("fut = torch.jit._fork(x)", "cannot call a value"),
+    ("a = dict()\n    a[1] = 2", "Arguments for call are not valid"),
+    ("a, b = (1, 2, 3)", "too many values to unpack: need 2 but found 3"),
+    ("a, b, c = (1, 2)", "need 3 values to unpack but found only 2"),
+    ("a: List[int] = []\n    a[0] = 'no'", "Arguments for call are not valid"),
 ]
 
 
@@ -217,3 +221,27 @@ def test_an_attribute_of_an_any_is_refused_in_torchs_words():
     for engine in (torch, scriptc):
         with pytest.raises(RuntimeError, match="'Any' object has no attribute or method 't'"):
             engine.jit.script(_reads_any)
+
+
+class _Triple(NamedTuple):
+    a: int
+    b: float
+    c: List[int]
+
+
+def _wrong_field_types():
+    return _Triple("foo", "bar", "baz")  # type: ignore[arg-type]
+
+
+def _bare_dict(x: Dict) -> Any:
+    return x
+
+
+@pytest.mark.parametrize("fn, message", [
+    (_wrong_field_types, "Expected a value of type 'int' for argument 'a' but instead found type 'str'"),
+    (_bare_dict, r"Attempted to use Dict without contained types. Please add contained type, e.g. Dict\[int, int\]"),
+])
+def test_a_function_is_refused_as_torch_refuses_it(fn, message):
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            engine.jit.script(fn)

@@ -119,3 +119,48 @@ def test_assigning_a_plain_attribute_of_a_scripted_module_changes_what_its_metho
         return before[0].tolist(), before[1], after[0].tolist(), after[1], scripted.scale
 
     assert run(torch) == run(real_torch) == ([2.0], 1, [3.0], 3, 3)
+
+
+class _Offset(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.value = 1
+        self.weight = torch.nn.Parameter(torch.ones(2))
+
+    def shifted(self):
+        return torch.ones(2) + self.value
+
+    def forward(self, x):
+        return x + self.shifted() + self.weight
+
+
+def test_assigning_a_scripted_modules_attribute_or_parameter_changes_what_it_computes():
+    """As on torch's scripted module: `scripted.value = 2` and `scripted.weight = Parameter(...)` set
+    the module's own attribute and parameter, which the next call reads."""
+    scripted = torch.jit.script(_Offset())
+    x = torch.zeros(2)
+    assert scripted(x).tolist() == [3.0, 3.0]
+    scripted.value = 2
+    assert scripted(x).tolist() == [4.0, 4.0]
+    scripted.weight = torch.nn.Parameter(torch.zeros(2))
+    assert scripted(x).tolist() == [3.0, 3.0]
+    assert scripted.value == 2 and dict(scripted.named_parameters())["weight"].tolist() == [0.0, 0.0]
+
+
+class _BadConstant(torch.nn.Module):
+    __constants__ = ["layers", "sizes"]
+
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = layers
+        self.sizes = [3, (3, 4), 5]
+
+    def forward(self, x):
+        return x
+
+
+def test_a_constant_of_no_torchscript_type_is_torchs_type_error():
+    assert torch.jit.script(_BadConstant(3))(torch.ones(1)).tolist() == [1.0]
+    with pytest.raises(TypeError, match="'torch.nn.modules.linear.Linear' object in attribute '_BadConstant.layers' "
+                                        "is not a valid constant"):
+        torch.jit.script(_BadConstant([torch.nn.Linear(3, 4)]))

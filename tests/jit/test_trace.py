@@ -338,3 +338,20 @@ def test_example_kwarg_inputs_errors_as_torch():
         torch.jit.trace(_Optional())
     with pytest.raises(TypeError, match="unexpected keyword argument 'w'"):
         torch.jit.trace(_Optional(), example_kwarg_inputs={"w": torch.ones(2, 3)})
+
+
+class _SumsIntoFirst(torch.nn.Module):
+    def forward(self, *inputs):
+        output = inputs[0]
+        for i in range(1, len(inputs)):
+            output += inputs[i]
+        return output
+
+
+def test_the_trace_check_replays_on_the_inputs_as_they_were_before_tracing():
+    """Code that adds into its first input in place changes the examples while it is traced; the
+    check (as torch's) replays on copies taken before, so it passes."""
+    examples = (torch.ones(4, 3), torch.ones(4, 3), torch.ones(4, 3))
+    traced = torch.jit.trace(_SumsIntoFirst(), examples)
+    assert examples[0].tolist() == [[3.0] * 3] * 4
+    assert traced(torch.ones(2), torch.ones(2), torch.ones(2)).tolist() == [3.0, 3.0]

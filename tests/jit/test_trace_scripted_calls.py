@@ -155,6 +155,8 @@ def test_a_scripted_submodule_reading_plain_attributes_runs_traced():
     traced = scriptc.jit.trace(model, scriptc.rand(2, 3))
     x = scriptc.randn(5, 3)
     assert_close(traced(x), model(x))
+    model.scale.times = 1  # (an attribute set on the scripted module: its next call reads it, as torch's)
+    assert_close(model(x), (x + 2.0).relu())
 
 
 def test_a_scripted_module_the_trace_does_not_hold_is_recorded_with_its_state_as_constants():

@@ -76,7 +76,8 @@ class Classes:
             else:
                 raise self.error(f"{cls.__name__}() missing required argument '{field}'", node)
             v = self.as_value(v, node)
-            values.append(self.coerce(v, elem, node, f"{cls.__name__}(): field '{field}' expects {elem}, got {v.type}"))
+            values.append(self.coerce(v, elem, node, f"{cls.__name__}(): Expected a value of type '{elem}' for argument "
+                                      f"'{field}' but instead found type '{v.type}'."))
         if len(args) > len(t.fields):
             raise self.error(f"{cls.__name__}() takes {len(t.fields)} arguments but {len(args)} were given", node)
         return self.emit1("prim::TupleConstruct", values, t)

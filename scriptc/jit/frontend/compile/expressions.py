@@ -112,16 +112,21 @@ class Expressions:
         return self.const(node.value)
 
     def expr_JoinedStr(self, node: ast.JoinedStr, expected):
-        template, values = [], []
+        """An f-string: "...{}...".format(values), as TorchScript compiles it. A conversion or format
+        spec (`{x!r}`, `{x:.2f}`), which TorchScript refuses, formats as Python does (fstring.str)."""
+        fields = [part for part in node.parts if not isinstance(part, str)]
+        python = any(part.conversion or part.format_spec for part in fields)
+        template = []
         for part in node.parts:
             if isinstance(part, str):
-                template.append(part.replace("{", "{{").replace("}", "}}"))
-                continue
-            template.append("{" + (f"!{part.conversion}" if part.conversion else "") +
-                            (f":{part.format_spec}" if part.format_spec else "") + "}")
-            values.append(self.as_value(self.expr(part.value), part.value))
+                template.append(part.replace("{", "{{").replace("}", "}}") if python else part)
+            else:
+                template.append("{" + (f"!{part.conversion}" if part.conversion else "") +
+                                (f":{part.format_spec}" if part.format_spec else "") + "}" if python else "{}")
+        values = [self.as_value(self.expr(part.value), part.value) for part in fields]
         self.at(node)
-        return self.emit1("format.str", [self.const("".join(template)), self.make_tuple(values)], Str)
+        return self.emit1("fstring.str" if python else "format.str", [self.const("".join(template)),
+                                                                       self.make_tuple(values)], Str)
 
     def expr_Unsupported(self, node: ast.Unsupported, expected):
         raise self.unsupported(node)

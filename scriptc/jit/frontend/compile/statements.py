@@ -269,8 +269,10 @@ class Statements:
             else:
                 raise self.error(f"cannot unpack a value of type {t}", where)
         if star is None:
-            if len(items) != count:
-                raise self.error(f"cannot unpack {len(items)} values into {count} targets", where)
+            if len(items) > count:
+                raise self.error(f"too many values to unpack: need {count} but found {len(items)}", where)
+            if len(items) < count:
+                raise self.error(f"need {count} values to unpack but found only {len(items)}", where)
             return items
         tail = count - star - 1
         if len(items) < count - 1:
@@ -297,11 +299,13 @@ class Statements:
             self.tensor_setitem(container, index, value, where)
         elif isinstance(t, ListType):
             item = self.coerce(self.as_value(value, where), t.elem, where,
-                               f"a list of {t.elem} cannot hold a {self.as_value(value, where).type}")
+                               f"Arguments for call are not valid: a list of {t.elem} cannot hold a "
+                               f"{self.as_value(value, where).type}")
             self.emit("setitem.list", [container, self.index_value(index), item], [NoneType])
         elif isinstance(t, DictType):
             item = self.coerce(self.as_value(value, where), t.value, where,
-                               f"a Dict[{t.key}, {t.value}] cannot hold a {self.as_value(value, where).type}")
+                               f"Arguments for call are not valid: a Dict[{t.key}, {t.value}] cannot hold a "
+                               f"{self.as_value(value, where).type}")
             self.emit("setitem.dict", [container, self.key_value(container, index), item], [NoneType])
         elif t == Str:
             raise self.error("'str' object does not support item assignment", where)

@@ -166,6 +166,9 @@ _BARE_GENERICS = {typing.List: "List", typing.Dict: "Dict", typing.Tuple: "Tuple
 
 def missing_elements(name: str) -> AnnotationError:
     """torch's refusal of a generic annotation given without its element types."""
+    if name == "Dict":
+        return AnnotationError("Attempted to use Dict without contained types. Please add contained type, e.g. "
+                               "Dict[int, int]")
     return AnnotationError(f"Attempted to use {name} without a contained type. Please add a contained type, e.g. "
                            f"{name}[int]")
 
