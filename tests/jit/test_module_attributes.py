@@ -148,3 +148,30 @@ def test_an_object_scripted_code_stores_reaches_the_module_as_its_python_class()
     scripted(x)
     assert type(module.map_levels) is _LevelMapper and module.map_levels.k_max == 3 and module.scales == [2.0]
     assert torch.equal(module(x), scripted(x))
+
+
+class _Matcher:
+    # torchvision's det_utils.Matcher: a plain class called through its __call__
+    def __init__(self, high: float):
+        self.below = -1
+        self.high = high
+
+    def __call__(self, quality: torch.Tensor) -> torch.Tensor:
+        return torch.where(quality >= self.high, quality, torch.full_like(quality, float(self.below)))
+
+
+class _HoldsAMatcher(torch.nn.Module):
+    __annotations__ = {"matcher": _Matcher}
+
+    def __init__(self):
+        super().__init__()
+        self.matcher = _Matcher(0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.matcher(x)
+
+
+def test_a_callable_object_attribute_is_called_through_its_compiled_call():
+    module = _HoldsAMatcher()
+    x = torch.tensor([0.2, 0.7, 0.5])
+    assert torch.equal(torch.jit.script(module)(x), module(x))
