@@ -280,3 +280,23 @@ def test_a_number_from_item_fills_a_variable_declared_float():
     assert scripted(torch.tensor(2.5), True) == 3.5 and scripted(torch.tensor(2.5), False) == -1.0
     with pytest.raises(RuntimeError, match="annotated with type float"):  # as torch refuses it
         torch.jit.script(_annotated_from_item)
+
+
+def _per_parameter_comments(
+    proposals,  # type: List[torch.Tensor]
+    scale,  # type: float
+    targets=None,  # type: Optional[List[torch.Tensor]]
+):
+    # type: (...) -> Tuple[List[torch.Tensor], float]
+    # torchvision's RoIHeads.select_training_samples: one type comment per parameter line
+    if targets is None:
+        return [p * scale for p in proposals], scale
+    return targets, 0.0
+
+
+def test_type_comments_on_each_parameter_line():
+    scripted = torch.jit.script(_per_parameter_comments)
+    scaled, scale = scripted([torch.ones(2)], 2.0)
+    assert scaled[0].tolist() == [2.0, 2.0] and scale == 2.0
+    kept, zero = scripted([torch.ones(2)], 2.0, [torch.zeros(1)])
+    assert kept[0].tolist() == [0.0] and zero == 0.0
