@@ -1,7 +1,7 @@
 """torch.ops.aten: the op table by its ATen names, for code that calls ops through torch.ops
 (`torch.ops.aten.add(x, y)`, `torch.ops.aten.index_put_.hacked_twin(...)`), eagerly and in scripted
 code (an ATen name is the op's base name here); torch.ops.torchvision: the ops of the table that
-torchvision's library registers (nms, roi_align), which torchvision.ops calls there."""
+torchvision's library registers (nms, roi_align, box_iou_rotated), which torchvision.ops calls there."""
 
 from __future__ import annotations
 
@@ -57,6 +57,6 @@ class OpNamespace(types.ModuleType):
         return OpOverloadPacket(self._namespace, name, base_name)
 
 
-_TORCHVISION_OPS = frozenset({"nms", "roi_align"})
+_TORCHVISION_OPS = frozenset({"nms", "roi_align", "box_iou_rotated"})
 aten = OpNamespace("aten", lambda name: name not in _TORCHVISION_OPS)
 torchvision = OpNamespace("torchvision", _TORCHVISION_OPS.__contains__)

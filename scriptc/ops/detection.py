@@ -1,6 +1,7 @@
-"""torchvision's detection ops, reached as torch.ops.torchvision.<name> (torchvision.ops.nms and
-roi_align call them there): nms, the greedy suppression of overlapping boxes, and roi_align, Mask
-R-CNN's bilinear average pooling of regions. Written from their published semantics (torchvision's
+"""torchvision's detection ops, reached as torch.ops.torchvision.<name> (torchvision.ops.nms,
+box_iou and roi_align call them there): nms, the greedy suppression of overlapping boxes,
+box_iou_rotated, the IoU of rotated rectangles, and roi_align, Mask R-CNN's bilinear average pooling
+of regions. Written from their published semantics (torchvision's
 CPU kernels): roi_align's bilinear sampling is separable, so each region is two small matrices, one
 per axis, around the feature map - output = Ay @ X @ Ax^T, and the gradient is their transpose."""
 
@@ -54,6 +55,66 @@ register("nms(dets: Tensor, scores: Tensor, iou_threshold: float) -> Tensor", OP
          method=False, function=False,
          doc="torchvision's nms: the indices of the boxes (x1, y1, x2, y2) kept, by decreasing score, each "
              "box dropped whose IoU with a kept higher-scoring box exceeds iou_threshold.")
+
+
+def _corners(box):
+    """A rotated box (cx, cy, w, h, degrees counter-clockwise) as its 4 corners, counter-clockwise."""
+    cx, cy, w, h, degrees = (float(v) for v in box)
+    cos, sin = math.cos(math.radians(degrees)), math.sin(math.radians(degrees))
+    half = [(w / 2, h / 2), (-w / 2, h / 2), (-w / 2, -h / 2), (w / 2, -h / 2)]
+    return [(cx + dx * cos - dy * sin, cy + dx * sin + dy * cos) for dx, dy in half]
+
+
+def _cross(o, a, b):
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def _clipped(polygon, edge_start, edge_end):
+    """The part of a convex polygon left of the directed edge (one Sutherland-Hodgman step)."""
+    kept = []
+    for i, current in enumerate(polygon):
+        previous = polygon[i - 1]
+        inside_now, inside_before = _cross(edge_start, edge_end, current) >= 0, _cross(edge_start, edge_end, previous) >= 0
+        if inside_now != inside_before:
+            d1, d2 = _cross(edge_start, edge_end, previous), _cross(edge_start, edge_end, current)
+            t = d1 / (d1 - d2)
+            kept.append((previous[0] + t * (current[0] - previous[0]), previous[1] + t * (current[1] - previous[1])))
+        if inside_now:
+            kept.append(current)
+    return kept
+
+
+def _polygon_area(polygon):
+    return abs(sum(p[0] * q[1] - q[0] * p[1] for p, q in zip(polygon, polygon[1:] + polygon[:1]))) / 2
+
+
+def _box_iou_rotated_kernel(xp, boxes1, boxes2):
+    for boxes, name in ((boxes1, "boxes1"), (boxes2, "boxes2")):
+        if boxes.ndim != 2 or boxes.shape[1] != 5:
+            raise RuntimeError(f"{name} must be a 2D tensor of shape [N, 5], got {list(boxes.shape)}")
+    out = xp.zeros((boxes1.shape[0], boxes2.shape[0]), dtype=boxes1.dtype)
+    for i, a in enumerate(boxes1):
+        corners_a, area_a = _corners(a), float(a[2] * a[3])
+        for j, b in enumerate(boxes2):
+            area_b = float(b[2] * b[3])
+            if area_a < 1e-14 or area_b < 1e-14:
+                continue  # an empty box overlaps nothing (torchvision's 0)
+            overlap, corners_b = corners_a, _corners(b)
+            for k in range(4):
+                if not overlap:
+                    break
+                overlap = _clipped(overlap, corners_b[k], corners_b[(k + 1) % 4])
+            inter = _polygon_area(overlap) if len(overlap) > 2 else 0.0
+            out[i, j] = inter / (area_a + area_b - inter)
+    return out
+
+
+register("box_iou_rotated(boxes1: Tensor, boxes2: Tensor) -> Tensor", OPAQUE, _box_iou_rotated_kernel,
+         shape=lambda a, b: TensorType(a.dtype, (a.shape[0] if a.shape else None, b.shape[0] if b.shape else None),
+                                       a.device),
+         method=False, function=False,
+         doc="torchvision's box_iou_rotated: the [N, M] IoU of rotated boxes (cx, cy, w, h, angle in degrees, "
+             "counter-clockwise).")
 
 
 def _axis_weights(xp, start, bin_size, pooled: int, grid: int, size: int, dtype):

@@ -137,7 +137,11 @@ def _infer_node(node: Node, state: _ShapeState) -> bool:
             dim = metas[0].shape[metas[1]]
             if dim is not None:
                 state.dims[id(node.output)] = dim
-    if len(node.outputs) == 1 and not isinstance(node.outputs[0].type, ListType):
+    if len(node.outputs) == 1 and isinstance(node.outputs[0].type, ListType):
+        # a rule's tuple for a Tensor[] output types its pieces, not the list: one piece (where(cond) of a
+        # 1-d condition, a split into one) is no Tensor output (torchvision's postprocess_detections)
+        return False
+    if len(node.outputs) == 1:
         return _set(node.outputs[0], result) if isinstance(result, Type) and not (
             isinstance(node.outputs[0].type, TensorType) and not isinstance(result, TensorType)) else False
     if isinstance(result, (tuple, list)) and len(result) == len(node.outputs):

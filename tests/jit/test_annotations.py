@@ -258,3 +258,45 @@ def test_an_annotated_variable_keeps_its_type_in_a_nested_block():
 
     with pytest.raises(RuntimeError, match="List\\[int\\]"):
         torch.jit.script(rebound_in_a_branch)
+
+
+def _scale_factor(x: torch.Tensor, flag: bool) -> float:
+    # torchvision's GeneralizedRCNNTransform: scale_factor: Optional[float] = None ... scale_factor = scale.item()
+    scale_factor: Optional[float] = None
+    if flag:
+        scale_factor = x.item()
+    if scale_factor is None:
+        return -1.0
+    return scale_factor + 1.0
+
+
+def _annotated_from_item(x: torch.Tensor) -> float:
+    y: float = x.item()
+    return y
+
+
+def test_a_number_from_item_fills_a_variable_declared_float():
+    scripted = torch.jit.script(_scale_factor)
+    assert scripted(torch.tensor(2.5), True) == 3.5 and scripted(torch.tensor(2.5), False) == -1.0
+    with pytest.raises(RuntimeError, match="annotated with type float"):  # as torch refuses it
+        torch.jit.script(_annotated_from_item)
+
+
+def _per_parameter_comments(
+    proposals,  # type: List[torch.Tensor]
+    scale,  # type: float
+    targets=None,  # type: Optional[List[torch.Tensor]]
+):
+    # type: (...) -> Tuple[List[torch.Tensor], float]
+    # torchvision's RoIHeads.select_training_samples: one type comment per parameter line
+    if targets is None:
+        return [p * scale for p in proposals], scale
+    return targets, 0.0
+
+
+def test_type_comments_on_each_parameter_line():
+    scripted = torch.jit.script(_per_parameter_comments)
+    scaled, scale = scripted([torch.ones(2)], 2.0)
+    assert scaled[0].tolist() == [2.0, 2.0] and scale == 2.0
+    kept, zero = scripted([torch.ones(2)], 2.0, [torch.zeros(1)])
+    assert kept[0].tolist() == [0.0] and zero == 0.0

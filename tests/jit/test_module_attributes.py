@@ -212,3 +212,30 @@ def test_a_jit_attribute_reads_as_its_value_on_the_scripted_module():
         scripted = torch.jit.script(module)
         assert scripted.names == ["a", "b"]
         assert scripted(torch.ones(2)).tolist() == [2.0, 2.0]
+
+
+class _Matcher:
+    # torchvision's det_utils.Matcher: a plain class called through its __call__
+    def __init__(self, high: float):
+        self.below = -1
+        self.high = high
+
+    def __call__(self, quality: torch.Tensor) -> torch.Tensor:
+        return torch.where(quality >= self.high, quality, torch.full_like(quality, float(self.below)))
+
+
+class _HoldsAMatcher(torch.nn.Module):
+    __annotations__ = {"matcher": _Matcher}
+
+    def __init__(self):
+        super().__init__()
+        self.matcher = _Matcher(0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.matcher(x)
+
+
+def test_a_callable_object_attribute_is_called_through_its_compiled_call():
+    module = _HoldsAMatcher()
+    x = torch.tensor([0.2, 0.7, 0.5])
+    assert torch.equal(torch.jit.script(module)(x), module(x))

@@ -340,3 +340,29 @@ def test_zero_to_a_negative_power_raises_as_torchscript():
     assert _scripted(power)(2.0, -2) == 0.25
     with pytest.raises(RuntimeError, match="0.0 cannot be raised to a negative power"):
         _scripted(power)(0.0, -2)
+
+
+
+def _clamped_span(box: torch.Tensor, width: int):
+    # torchvision's paste_mask_in_image: max(box[0], 0), min(box[2] + 1, im_w)
+    start = max(box[0], 0)
+    end = min(box[2] + 1, width)
+    return start, end, end - start, max(box[1], 0.5)
+
+
+def test_builtin_max_of_a_tensor_and_a_number_is_a_number():
+    # torch 2.13 scripts it as prim::max of ints (and of floats beside a float), the tensor read as one
+    result = torch.jit.script(_clamped_span)(torch.tensor([-3, 2, 7, 9]), 5)
+    assert result == (0, 5, 5, 2.0) and [type(v) for v in result] == [int, int, int, float]
+
+
+def _tensor_bounds(mask: torch.Tensor, box: torch.Tensor):
+    # torchvision's paste_mask_in_image: mask[(y_0 - box[1]) : (y_1 - box[1]), ...]
+    top = max(box[1], 0)
+    return mask[(top - box[1]):(4 - box[1]), box[0]:], [1, 2, 3, 4][box[0]:]
+
+
+def test_a_tensor_slice_bound_is_read_as_an_int():
+    mask, box = torch.arange(36).reshape(6, 6), torch.tensor([1, -1, 3, 4])
+    rows, items = torch.jit.script(_tensor_bounds)(mask, box)
+    assert torch.equal(rows, mask[1:5, 1:]) and items == [2, 3, 4]

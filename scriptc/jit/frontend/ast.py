@@ -188,6 +188,7 @@ class Param(Node):
     annotation: Optional[Node]
     default: Optional[Node]
     kind: str = "positional"
+    type_comment: Optional[str] = None  # `x,  # type: List[int]` on its line (a `# type: (...) -> R` def)
 
 
 @dataclass(eq=False, slots=True)

@@ -92,7 +92,13 @@ class AstBuilder(Transformer):
         keyword, name, params, returns, body = children
         node = ast.FunctionDef(keyword.line, keyword.column, str(name), params or [], returns, body)
         if self.sources and body:
-            node.type_comment = self.sources[-1].type_comment(keyword.line, body[0].line - 1)
+            comments = self.sources[-1].type_comments(keyword.line, body[0].line - 1)
+            # `# type: (A, B) -> R` under the def line, or (`# type: (...) -> R`) one comment per parameter line
+            signature = [text for _, text in comments if text.startswith("(")]
+            node.type_comment = signature[0] if signature else (comments[0][1] if comments else None)
+            by_line = {line: text for line, text in comments if not text.startswith("(")}
+            for param in node.params:
+                param.type_comment = by_line.get(param.line)
         return node
 
     def parameters(self, children):

@@ -46,12 +46,16 @@ class Source:
 
     def type_comment(self, first: int, last: int) -> str | None:
         """The `# type: ...` comment on lines first..last (1-based, inclusive), if any ('ignore' is not one)."""
+        comments = self.type_comments(first, last)
+        return comments[0][1] if comments else None
+
+    def type_comments(self, first: int, last: int) -> list[tuple[int, str]]:
+        """(line, text) of each `# type: ...` comment on lines first..last (1-based, inclusive)."""
         if self._commented is None:
             self._commented = {n for n, line in enumerate(self.lines, 1) if "type:" in line}
-        if not self._commented:
-            return None
-        for number in range(max(first, 1), min(last, len(self.lines)) + 1):
-            if number not in self._commented:
+        found = []
+        for number in sorted(self._commented):
+            if not first <= number <= last:
                 continue
             line = self.lines[number - 1]
             match = _TYPE_COMMENT.search(line)
@@ -59,8 +63,8 @@ class Source:
                 continue
             text = match.group("type")
             if text and not text.startswith("ignore"):
-                return text
-        return None
+                found.append((number, text))
+        return found
 
 
 def _inside_string(line: str, index: int) -> bool:

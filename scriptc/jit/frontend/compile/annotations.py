@@ -137,15 +137,18 @@ class Annotations:
             raise self.error(f"bad type comment: {exc.message}", where) from None
         return self.annotation(expression)
 
-    def type_comment_signature(self, text: str, where: ast.Node) -> tuple[list, object]:
-        """(parameter types, return type or None) of a `# type: (A, B) -> R` comment."""
+    def type_comment_signature(self, text: str, where: ast.Node) -> tuple[list | None, object]:
+        """(parameter types, return type or None) of a `# type: (A, B) -> R` comment; for `(...) -> R`,
+        None for the parameter types (each parameter's own comment gives its)."""
         params_text, arrow, result = text.partition("->")
         params_text = params_text.strip()
         if not (params_text.startswith("(") and params_text.endswith(")")):
             raise self.error(f"bad type comment '{text}': expected (types) -> type", where)
         inner = params_text[1:-1].strip()
         params = []
-        if inner:
+        if inner == "...":  # the parameters' types are in comments on their own lines
+            params = None
+        elif inner:
             tree = self.parse_annotation_text(f"({inner},)", where)
             params = [self.annotation(e) for e in tree.elts]
         returns = self.annotation(self.parse_annotation_text(result.strip(), where)) if arrow else None

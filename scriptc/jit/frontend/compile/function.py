@@ -107,6 +107,9 @@ class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, 
         commented, comment_return = None, None
         if definition.type_comment is not None and not any(p.annotation is not None for p in params):
             commented, comment_return = self.type_comment_signature(definition.type_comment, definition)
+            if commented is None:
+                commented = [self.annotation_text(p.type_comment, p) if p.type_comment else TensorType()
+                             for p in params]
             if len(commented) != len(params):
                 raise self.error(f"the type comment gives {len(commented)} parameter types for {len(params)} "
                                  "parameters", definition)

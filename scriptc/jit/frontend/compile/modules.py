@@ -491,8 +491,11 @@ def _is_class_instance(value) -> bool:
     cls = type(value)
     if getattr(cls, "_scriptc_script_class", False):
         return True
+    # a callable one counts when its __call__ is a method to compile (torchvision's det_utils.Matcher)
+    call = inspect.getattr_static(cls, "__call__", None) if callable(value) else None
+    compiled_call = call is None or inspect.isfunction(call) and not getattr(call, "_scriptc_ignore", False)
     return cls.__module__ not in ("builtins", "typing", "enum") and not cls.__module__.startswith("scriptc") and \
-        inspect.isfunction(getattr(cls, "__init__", None)) and not callable(value) and \
+        inspect.isfunction(getattr(cls, "__init__", None)) and compiled_call and \
         not hasattr(value, "_fields") and not isinstance(value, BaseException)
 
 

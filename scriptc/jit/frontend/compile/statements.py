@@ -9,9 +9,13 @@ from scriptc.types import (
     Any_,
     Bool,
     DictType,
+    Float,
+    Int,
     ListType,
     NoneType,
     ObjectType,
+    OptionalType,
+    Scalar,
     Str,
     TensorType,
     TupleType,
@@ -227,6 +231,12 @@ class Statements:
             # (torchvision's AnchorGenerator: anchors: List[List[Tensor]], then anchors = [torch.cat(...)])
             del self.declared[name]
             declared = None
+        if declared is not None and isinstance(value, Value) and value.type == Scalar:
+            # a plain assignment of a number of unknown kind (x.item()) fills an int or float variable, as
+            # TorchScript takes torchvision's `scale_factor = scale.item()` into an Optional[float]
+            number = declared.elem if isinstance(declared, OptionalType) else declared
+            if number in (Int, Float):
+                value = self.implicit_conversion(value, number, from_tensor=True)
         if declared is not None and isinstance(value, Value):
             if not (assignable(value.type, declared) and value.type != NoneType):
                 value = self.coerce(value, declared, where, f"Variable '{name}' is annotated with type {declared} "

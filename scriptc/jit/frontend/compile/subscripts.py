@@ -72,6 +72,8 @@ class Subscripts:
         """A slice bound: an int, or None for an expression that is None (`x[a:b]` with b a None
         unrolled from a tuple, as in torchvision's Swin)."""
         value = self.as_value(self.expr(bound), bound)
+        if isinstance(value.type, TensorType):  # mask[(y_0 - box[1]):]: read as an int, as TorchScript's IntImplicit
+            value = self.implicit_conversion(value, Int, from_tensor=True)
         return None if value.type == NoneType else self.integer_index(value, bound)
 
     def integer_index(self, value, index: ast.Node) -> Value:
