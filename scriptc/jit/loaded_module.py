@@ -88,6 +88,7 @@ class LoadedModule(Module):
         set_(self, "_reads_autograd", reads_autograd([*archive.graphs.values(), *archive.functions.values()]))
         set_(self, "_plain", plain)
         set_(self, "_eager", {})  # method -> its EagerInterpreter, made at the first call that needs it
+        set_(self, "_reading_state", {name for name, graph in archive.graphs.items() if takes_self(graph)})
         self._use(model)
 
     def _use(self, model) -> None:
@@ -95,6 +96,7 @@ class LoadedModule(Module):
         object.__setattr__(self, "_model", model)
         object.__setattr__(self, "_built_from", self._state_marks() if model is not None else None)
         object.__setattr__(self, "_replayable", {})  # method -> whether a backward may run it again
+        object.__setattr__(self, "_previous_marks", None)  # the state an autograd call found (_settled)
 
     def _state_marks(self) -> tuple:
         """What the compiled model was built from: each tensor (its store, name, array, version) and
@@ -103,9 +105,10 @@ class LoadedModule(Module):
                    for store in (node._parameters, node._buffers) for name, t in store.items()]
         return tensors, [(node, node.training) for _, node in self._nodes()]
 
-    def _unchanged(self) -> bool:
+    def _unchanged(self, marks: tuple | None = None) -> bool:
+        """Whether the state is what `marks` (by default: what the compiled model was built from) saw."""
         # (checked on every compiled call: plain loops, no generators)
-        tensors, modes = self._built_from
+        tensors, modes = marks or self._built_from
         for store, name, t, data, version in tensors:
             if store.get(name) is not t or t._data is not data or t._vc[0] != version:
                 return False
@@ -224,12 +227,26 @@ class LoadedModule(Module):
         with scripted_call() if self._scoped else contextlib.nullcontext():
             if self._reads_autograd or wants_grad(args):
                 return self._run_on_tensors(name, args)
-            trained = [p for p in self.parameters() if p.requires_grad] if is_grad_enabled() else []
-            if trained and self._compiled_model() is not None and self._may_replay(name):
-                return _RecomputedBackward.apply(self, name, len(args), *args, *trained)
-            if trained:
+            # (a saved frozen plan reads no parameter: its results need no gradient function)
+            trained = [p for p in self.parameters() if p.requires_grad] \
+                if is_grad_enabled() and name in self._reading_state else []
+            if not trained:
+                return self._compiled_call(name, args)
+            if not self._settled():
                 return self._run_on_tensors(name, args)
-            return self._compiled_call(name, args)
+            if self._compiled_model() is not None and self._may_replay(name):
+                return _RecomputedBackward.apply(self, name, len(args), *args, *trained)
+            return self._run_on_tensors(name, args)
+
+    def _settled(self) -> bool:
+        """Whether a call that autograd needs may run compiled: the compiled model is the state's, or
+        the state is what the call before saw (training changes it between calls: each such call runs
+        on tensors, where building the model again for it would cost more than it saves)."""
+        if self._model is not None and self._unchanged((self._built_from[0], ())):  # (a mode changed at most)
+            return True
+        marks, previous = self._state_marks(), self._previous_marks
+        object.__setattr__(self, "_previous_marks", marks)
+        return previous is not None and self._unchanged(previous)
 
     def _positional(self, name: str, args: tuple, kwargs: dict) -> tuple:
         """The call's values in the order of the method's inputs (a keyword by its input's name; an
@@ -416,14 +433,15 @@ class _RecomputedBackward(Function):
 
 
 def _replayable(optimized: Graph, stored: Graph) -> bool:
-    """Whether a call whose compiled plan is `optimized` may be run again from `stored`: tensor results,
-    no random op that draws, no module state written (a parameter, buffer or folded constant, or a
-    view of one, written in place)."""
+    """Whether a call whose compiled plan is `optimized` may be run again from `stored`: tensor results
+    (or tuples of them), no random op that draws, no module state written (a parameter, buffer or
+    folded constant, or a view of one, written in place)."""
     from scriptc.ir.graph import walk
     from scriptc.passes.analysis import has_side_effects, mutated_values, op_of
-    from scriptc.types import TensorType
+    from scriptc.types import TensorType, TupleType
 
-    if not all(isinstance(v.type, TensorType) for v in stored.outputs):
+    results = [t for v in stored.outputs for t in (v.type.elems if isinstance(v.type, TupleType) else [v.type])]
+    if not all(isinstance(t, TensorType) for t in results):
         return False
     state: set[int] = set()  # ids of the values that are module state or views of it
     for node in walk(optimized.block):
