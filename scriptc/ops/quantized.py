@@ -135,6 +135,8 @@ def _check_zero_point(function: str, zero_point: int, dtype) -> None:
 def _round_to_integers(xp, scaled, zero_point, dtype):
     """round-half-even(scaled) + zero_point, clamped to dtype's range (torch's quantize_val)."""
     _, low, high = _INTEGERS[dtype]
+    if high > _FLOAT32_EXACT:  # (qint32: float32 holds no bound of its range: 2**31 - 1 rounds up, and wraps)
+        scaled = scaled.astype(np.float64)
     return xp.clip(xp.rint(scaled) + zero_point, low, high)
 
 

@@ -35,6 +35,13 @@ def test_per_tensor_integers_parameters_and_values_match_torch(dtype):
     assert repr(s) == repr(t)
 
 
+def test_values_past_the_range_saturate_as_in_torch():
+    # qint32's bounds are not float32 values: 2**31 - 1 must not round up and wrap to -2**31
+    for dtype, values in (("qint32", [1e9, -1e9, 2.1e8, 1.5]), ("qint8", [1e3, -1e3, 12.7, -12.8])):
+        s, t = _pair(np.array(values, np.float32), 0.1, 0, dtype=dtype)
+        np.testing.assert_array_equal(s.int_repr().numpy(), t.int_repr().numpy())
+
+
 def test_per_channel_matches_torch():
     values = rng.uniform(-2, 2, (3, 4)).astype(np.float32)
     scales, zero_points = np.array([0.01, 0.02, 0.05]), np.array([0, -3, 7])
