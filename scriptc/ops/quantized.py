@@ -272,8 +272,10 @@ def _linear_dynamic_kernel(xp, x, weight, weight_scales, weight_zero_points, bia
     if x.dtype != np.float32:
         raise RuntimeError(f"expected scalar type Float but found {_TORCH_NAMES.get(x.dtype, x.dtype)}")
     in_features = weight.shape[1]
-    if x.ndim == 0 or x.shape[-1] != in_features:
-        raise RuntimeError(f"The number of rows in the packB should be equal to K: {x.shape[-1] if x.ndim else 1}")
+    if x.ndim < 2:  # (torch's dynamic linear refuses a 1-D input where nn.Linear takes it)
+        raise RuntimeError("The dimension of input tensor should be larger than or equal to 2")
+    if x.shape[-1] != in_features:
+        raise RuntimeError(f"The number of rows in the packB should be equal to K: {x.shape[-1]}")
     scale, zero_point = choose_activation_qparams(x, reduce_range)
     packed = _gemm_operand(xp, weight, weight_zero_points)
     activations = _round_to_integers(xp, x.reshape(-1, in_features) * (np.float32(1.0) / scale), zero_point, quint8)
