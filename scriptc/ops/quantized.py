@@ -264,6 +264,12 @@ def _gemm_operand(xp, integers, zero_points):
 _PACKED: dict = {}
 
 
+def forget_packed(integers) -> None:
+    """Drop the packed operand made from `integers`, written in place since (a loaded module's
+    load_state_dict copies into its buffers): the next product packs them again."""
+    _PACKED.pop(id(integers), None)
+
+
 def _linear_dynamic_kernel(xp, x, weight, weight_scales, weight_zero_points, bias=None, reduce_range=True):
     if weight.dtype != np.int8 or weight.ndim != 2 or weight_scales.size not in (1, weight.shape[0]) \
             or weight_zero_points.size != weight_scales.size:
