@@ -347,6 +347,16 @@ class LoadedModule(Module):
         object.__setattr__(root, "_plain", values)
         root._use(None)  # (the compiled plan may have folded the old value: built again at the next call)
 
+    def __delattr__(self, name: str) -> None:
+        """Only what the user set on it deletes: the parameters, buffers and submodules the stored graphs
+        read stay, as on torch's loaded module."""
+        if name in self._parameters or name in self._buffers or name in self._modules:
+            raise RuntimeError("cannot delete methods or parameters of a script module")
+        try:
+            super().__delattr__(name)
+        except AttributeError:
+            raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'") from None
+
     # --- what torch's loaded modules show ------------------------------------------------------
     @property
     def original_name(self) -> str:

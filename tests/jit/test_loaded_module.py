@@ -201,6 +201,19 @@ def test_what_torch_refuses_on_a_loaded_module_is_refused_in_its_words():
         ours.fc.nope  # noqa: B018
 
 
+def test_deleting_what_the_graphs_read_is_refused_as_torch_refuses_it():
+    for lib in (scriptc, real):
+        loaded = lib.jit.load(_saved(lib, _net(lib)))
+        loaded.extra = 5
+        del loaded.extra
+        for owner, name in ((loaded, "fc"), (loaded.fc, "weight"), (loaded.bn, "running_mean")):
+            with pytest.raises(RuntimeError, match="cannot delete methods or parameters of a script module"):
+                delattr(owner, name)
+        with pytest.raises(AttributeError, match="'RecursiveScriptModule' object has no attribute 'nothing'"):
+            del loaded.nothing
+        assert loaded(lib.randn(2, 1, 4, 4)).shape == (2, 3)
+
+
 def test_a_module_holding_a_loaded_one_traces_saves_and_loads_again():
     class Holder(nn.Module):
         def __init__(self, encoder):
