@@ -320,6 +320,29 @@ def keep_quantization(out, arrays: list):
     return result
 
 
+def _joining(kernel):
+    """cat's or stack's kernel, also joining quantized tensors as torch does: the result has the first
+    one's scale and zero point, each other one quantized again to them."""
+    def join(xp, tensors, dim=0):
+        if QuantizedArray not in map(type, tensors):
+            return kernel(xp, tensors, dim)
+        first = tensors[0]
+        if not all(isinstance(t, QuantizedArray) for t in tensors):
+            raise not_on_backend("qscheme", "CPU")  # (torch's error for a float tensor among quantized ones)
+        if any(t.dtype != first.dtype for t in tensors):
+            raise RuntimeError("All dtypes must be the same.")
+        if any(t.scales is not None for t in tensors):
+            raise RuntimeError("Only per-tensor quantization is supported in quantized cat.")
+        inverse = np.float32(1.0) / np.float32(first.scale)
+        integers = [t.integers() if (t.scale, t.zero_point) == (first.scale, first.zero_point) else
+                    _round_to_integers(xp, dequantized(t) * inverse, first.zero_point, first.qdtype)
+                    .astype(_INTEGERS[first.qdtype][0]) for t in tensors]
+        return quantized_array(xp, kernel(xp, integers, dim), first.qdtype, first.scale, first.zero_point)
+    return join
+
+
+for _name in ("cat", "stack"):
+    OPS[_name].kernel = _joining(OPS[_name].kernel)
 # The ops on whole tensors torch runs on quantized ones too (views take them everywhere).
-for _name in ("clone", "contiguous", "cat", "detach"):
+for _name in ("clone", "contiguous", "cat", "stack", "detach"):
     OPS[_name].accepts_quantized = True

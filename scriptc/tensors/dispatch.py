@@ -62,6 +62,8 @@ def _unwrap(op, args):
         items = args[i]
         if type(items) in (list, tuple):
             arrays[i] = [t._data if isinstance(t, Tensor) else t for t in items]
+            if QuantizedArray in map(type, arrays[i]) and not op.accepts_quantized:
+                raise not_for_quantized(op)
             if any(isinstance(t, Tensor) and t.requires_grad for t in items):
                 needs_grad = True
     return arrays, needs_grad

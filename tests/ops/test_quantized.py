@@ -68,6 +68,23 @@ def test_views_copies_and_concatenation_keep_the_quantization():
     assert cat.is_quantized and cat.shape == (4, 3) and cat.q_scale() == 0.02
 
 
+def test_cat_and_stack_quantize_again_to_the_first_tensors_parameters_as_torch():
+    values = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    pairs = [_pair(values, 0.1, 3, dtype="qint8"), _pair(values, 0.2, 0, dtype="qint8")]
+    for name in ("cat", "stack"):
+        s = getattr(scriptc, name)([p[0] for p in pairs])
+        t = getattr(torch, name)([p[1] for p in pairs])
+        assert repr(s) == repr(t)
+        np.testing.assert_array_equal(s.int_repr().numpy(), t.int_repr().numpy())
+    (s, t), (other_dtype, _) = pairs[0], _pair(values, 0.1, 0, dtype="quint8")
+    with pytest.raises(RuntimeError, match="All dtypes must be the same."):
+        scriptc.cat([s, other_dtype])
+    with pytest.raises(NotImplementedError, match="from the 'CPU' backend"):
+        scriptc.stack([s, scriptc.tensor(values)])
+    with pytest.raises(NotImplementedError, match="'aten::hstack' with arguments from the 'QuantizedCPU' backend"):
+        scriptc.hstack([s, s])
+
+
 def test_ops_without_a_quantized_kernel_raise_torchs_error():
     s, t = _pair(rng.uniform(-1, 1, 3).astype(np.float32), 0.1, 0)
     for fn in (lambda q: q + q, lambda q: q * 2, lambda q: q.sum(), lambda q: q.exp(), lambda q: q.float()):
