@@ -79,7 +79,7 @@ def call(op, args: tuple):
         args = autocast_arguments(op, args)
     arrays, needs_grad = _unwrap(op, args)
     out = run_kernel(op, np, arrays)
-    if op.accepts_quantized:
+    if op.accepts_quantized or op.view:  # (a view numpy makes anew, expand's broadcast_to, drops it)
         out = keep_quantization(out, arrays)
     aux = None
     if op.aux:

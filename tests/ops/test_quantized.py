@@ -61,7 +61,9 @@ def test_views_copies_and_concatenation_keep_the_quantization():
     s, t = _pair(rng.uniform(-1, 1, (2, 3)).astype(np.float32), 0.02, 3)
     for fs, ft in ((lambda q: q[1:], lambda q: q[1:]), (lambda q: q.t().contiguous(), lambda q: q.t().contiguous()),
                    (lambda q: q.reshape(3, 2), lambda q: q.reshape(3, 2)), (lambda q: q.clone(), lambda q: q.clone()),
-                   (lambda q: q.detach(), lambda q: q.detach())):
+                   (lambda q: q.detach(), lambda q: q.detach()),
+                   (lambda q: q[:1].expand(3, 3), lambda q: q[:1].expand(3, 3)),
+                   (scriptc.tensor, torch.tensor)):
         a, b = fs(s), ft(t)
         assert a.is_quantized and repr(a) == repr(b)
     cat = scriptc.cat([s, s])
