@@ -42,6 +42,14 @@ def test_values_past_the_range_saturate_as_in_torch():
         np.testing.assert_array_equal(s.int_repr().numpy(), t.int_repr().numpy())
 
 
+def test_item_gives_the_value_a_quantized_element_stands_for_and_tolist_refuses():
+    s, t = _pair(np.array([0.73, -0.31], np.float32), 0.1, 3, dtype="qint8")
+    assert [s[i].item() for i in range(2)] == [t[i].item() for i in range(2)]
+    for q in (s, t):
+        with pytest.raises(RuntimeError, match="load_scalar: invalid type"):
+            q.tolist()
+
+
 def test_per_channel_matches_torch():
     values = rng.uniform(-2, 2, (3, 4)).astype(np.float32)
     scales, zero_points = np.array([0.01, 0.02, 0.05]), np.array([0, -3, 7])
