@@ -14,10 +14,8 @@ from scriptc.amp.state import STATE as _AUTOCAST
 from scriptc.errors import ShapeError
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
-from scriptc.ops.rules import scalar_type_name
-
-
 from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_quantized
+from scriptc.ops.rules import scalar_type_name
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
