@@ -15,6 +15,7 @@ from scriptc.ir.graph import Graph
 from scriptc.ir.printer import graph_code
 from scriptc.nn.module import Module
 from scriptc.nn.parameter import Parameter
+from scriptc.ops.quantized import forget_packed
 from scriptc.runtime.archive import Archive, ModuleEntry
 from scriptc.runtime.interpreter import ModuleValue
 from scriptc.runtime.plan import takes_self
@@ -346,6 +347,16 @@ class LoadedModule(Module):
         object.__setattr__(root, "_plain", values)
         root._use(None)  # (the compiled plan may have folded the old value: built again at the next call)
 
+    def __delattr__(self, name: str) -> None:
+        """Only what the user set on it deletes: the parameters, buffers and submodules the stored graphs
+        read stay, as on torch's loaded module."""
+        if name in self._parameters or name in self._buffers or name in self._modules:
+            raise RuntimeError("cannot delete methods or parameters of a script module")
+        try:
+            super().__delattr__(name)
+        except AttributeError:
+            raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'") from None
+
     # --- what torch's loaded modules show ------------------------------------------------------
     @property
     def original_name(self) -> str:
@@ -395,6 +406,13 @@ class LoadedModule(Module):
         copied._attach(root._archive, None, root._options, copy.deepcopy(root._attribute_values(), memo))
         memo[id(root)] = copied
         return dict(copied._nodes())[self._path]
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        result = super().load_state_dict(state_dict, strict, assign)
+        for _, tensor in self._tensors():  # (copied in place: a product packed from the old values is stale)
+            if tensor is not None:
+                forget_packed(tensor._data)
+        return result
 
     def save(self, path, **kwargs) -> None:
         from .api import save

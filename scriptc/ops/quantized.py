@@ -135,6 +135,8 @@ def _check_zero_point(function: str, zero_point: int, dtype) -> None:
 def _round_to_integers(xp, scaled, zero_point, dtype):
     """round-half-even(scaled) + zero_point, clamped to dtype's range (torch's quantize_val)."""
     _, low, high = _INTEGERS[dtype]
+    if high > _FLOAT32_EXACT:  # (qint32: float32 holds no bound of its range: 2**31 - 1 rounds up, and wraps)
+        scaled = scaled.astype(np.float64)
     return xp.clip(xp.rint(scaled) + zero_point, low, high)
 
 
@@ -262,6 +264,12 @@ def _gemm_operand(xp, integers, zero_points):
 _PACKED: dict = {}
 
 
+def forget_packed(integers) -> None:
+    """Drop the packed operand made from `integers`, written in place since (a loaded module's
+    load_state_dict copies into its buffers): the next product packs them again."""
+    _PACKED.pop(id(integers), None)
+
+
 def _quantized_activations(xp, rows, scale, zero_point: int, reduce_range: bool):
     """The activation rows quantized as fbgemm's PackAWithQuantRowOffset rounds them: in each row the
     values its 8-wide AVX2 loop takes as round(fma(x, 1 / scale, zero_point)) (one rounding: the
@@ -290,8 +298,10 @@ def linear_dynamic(xp, x, weight, weight_scales, weight_zero_points, bias=None, 
     if x.dtype != np.float32:
         raise RuntimeError(f"expected scalar type Float but found {_TORCH_NAMES.get(x.dtype, x.dtype)}")
     in_features = weight.shape[1]
-    if x.ndim == 0 or x.shape[-1] != in_features:
-        raise RuntimeError(f"The number of rows in the packB should be equal to K: {x.shape[-1] if x.ndim else 1}")
+    if x.ndim < 2:  # (torch's dynamic linear refuses a 1-D input where nn.Linear takes it)
+        raise RuntimeError("The dimension of input tensor should be larger than or equal to 2")
+    if x.shape[-1] != in_features:
+        raise RuntimeError(f"The number of rows in the packB should be equal to K: {x.shape[-1]}")
     scale, zero_point = choose_activation_qparams(x, reduce_range)
     packed = _gemm_operand(xp, weight, weight_zero_points)
     activations = _quantized_activations(xp, x.reshape(-1, in_features), scale, zero_point, reduce_range)
@@ -334,6 +344,29 @@ def keep_quantization(out, arrays: list):
     return result
 
 
+def _joining(kernel):
+    """cat's or stack's kernel, also joining quantized tensors as torch does: the result has the first
+    one's scale and zero point, each other one quantized again to them."""
+    def join(xp, tensors, dim=0):
+        if QuantizedArray not in map(type, tensors):
+            return kernel(xp, tensors, dim)
+        first = tensors[0]
+        if not all(isinstance(t, QuantizedArray) for t in tensors):
+            raise not_on_backend("qscheme", "CPU")  # (torch's error for a float tensor among quantized ones)
+        if any(t.dtype != first.dtype for t in tensors):
+            raise RuntimeError("All dtypes must be the same.")
+        if any(t.scales is not None for t in tensors):
+            raise RuntimeError("Only per-tensor quantization is supported in quantized cat.")
+        inverse = np.float32(1.0) / np.float32(first.scale)
+        integers = [t.integers() if (t.scale, t.zero_point) == (first.scale, first.zero_point) else
+                    _round_to_integers(xp, dequantized(t) * inverse, first.zero_point, first.qdtype)
+                    .astype(_INTEGERS[first.qdtype][0]) for t in tensors]
+        return quantized_array(xp, kernel(xp, integers, dim), first.qdtype, first.scale, first.zero_point)
+    return join
+
+
+for _name in ("cat", "stack"):
+    OPS[_name].kernel = _joining(OPS[_name].kernel)
 # The ops on whole tensors torch runs on quantized ones too (views take them everywhere).
-for _name in ("clone", "contiguous", "cat", "detach"):
+for _name in ("clone", "contiguous", "cat", "stack", "detach"):
     OPS[_name].accepts_quantized = True

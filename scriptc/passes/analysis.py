@@ -124,28 +124,19 @@ def written_later(value: Value) -> bool:
     of it, on it taken back out of a list - or leaves the graph (a caller may write into it): a folded
     constant is shared by every call, so such a value must stay computed, and a loaded constant
     that is written needs an array of its own."""
-    stack, seen = [value], set()
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        for use in v.uses:
-            user = use.user
-            if not isinstance(user, Node):
-                return True
-            if v in mutated_values(user):
-                return True
-            op = op_of(user)
-            if user.op.startswith("prim::") or op is not None and (op.view or op.kind == "scalar"):
-                stack.extend(user.outputs)
-    return False
+    return _written(value, leaving_writes=True)
 
 
 def written_through_views(value: Value) -> bool:
     """Whether an in-place op writes the value, a view of it (`y = self.a.view(2, 3); y[0] += 1`) or
     an item of it (`self.pairs[0][0] += 1`), followed through view ops, item reads and prim:: nodes
     within the graph (unlike written_later, leaving the graph is no write)."""
+    return _written(value, leaving_writes=False)
+
+
+def _written(value: Value, leaving_writes: bool) -> bool:
+    """Whether an in-place op writes the value or what is taken from it through prim:: nodes, view ops
+    and item reads; a use outside the graph counts as a write where `leaving_writes`."""
     stack, seen = [value], set()
     while stack:
         v = stack.pop()
@@ -155,6 +146,8 @@ def written_through_views(value: Value) -> bool:
         for use in v.uses:
             user = use.user
             if not isinstance(user, Node):
+                if leaving_writes:
+                    return True
                 continue
             if v in mutated_values(user):
                 return True

@@ -9,7 +9,7 @@ import numpy as np
 
 from scriptc import ops as _ops
 from scriptc.ops import bfloat16 as _bfloat16
-from scriptc.ops.quantized import QuantizedArray
+from scriptc.ops.quantized import QuantizedArray, dequantized
 from scriptc.ops.rules import legacy_type_name
 from scriptc.tensors import core
 from scriptc.types import (
@@ -71,6 +71,8 @@ class Conversions:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         if core._tracer[0] is not None:
             core._tracer[0].data_dependent("item()")
+        if isinstance(self._data, QuantizedArray):  # (the value it stands for, as torch's; tolist refuses)
+            return dequantized(self._data).reshape(()).item()
         return _values(self._data).reshape(()).item()
 
     def tolist(self):
@@ -242,7 +244,7 @@ class Conversions:
 def _values(data: np.ndarray) -> np.ndarray:
     """The array itself, or a bfloat16 array's float32 values."""
     if isinstance(data, QuantizedArray):
-        raise RuntimeError("load_scalar: invalid type")  # torch's words for tolist/item of a quantized tensor
+        raise RuntimeError("load_scalar: invalid type")  # torch's words for tolist of a quantized tensor
     return _bfloat16.to_float32(np, data) if _bfloat16.holds(data) else data
 
 

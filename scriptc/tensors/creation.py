@@ -88,6 +88,8 @@ def tensor(data, dtype: dtype | None = None, device=None, requires_grad: bool = 
         raise TypeError("tensor(): could not convert data with ragged or non-numeric elements")
     if target is bfloat16:
         out = wrap(_bfloat16.from_values(np, array))
+    elif isinstance(data, Tensor) and data.is_quantized and target is data.dtype:  # (its parameters with it)
+        out = wrap(array.copy())
     else:
         out = wrap(np.array(array, dtype=target.np, copy=True))
     if _mode.inference:

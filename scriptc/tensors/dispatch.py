@@ -14,10 +14,8 @@ from scriptc.amp.state import STATE as _AUTOCAST
 from scriptc.errors import ShapeError
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
-from scriptc.ops.rules import scalar_type_name
-
-
 from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_quantized
+from scriptc.ops.rules import scalar_type_name
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
@@ -46,6 +44,7 @@ def _requires_grad(value) -> bool:
     if isinstance(value, dict):
         return any(_requires_grad(v) for v in value.values())
     return False
+
 
 def _unwrap(op, args):
     """Arrays in place of Tensors (also inside lists); whether any input requires grad; whether any is

@@ -114,6 +114,25 @@ def test_load_state_dict_copies_into_the_parameters_and_reports_as_torch():
         _same(ours(scriptc.from_numpy(_input())), theirs(real.from_numpy(_input())))
 
 
+def test_load_state_dict_reaches_a_quantized_products_weights():
+    # the int8 product packs its weights once: the values copied in must not meet the old packing
+    def loaded_quantized(seed):
+        scriptc.manual_seed(seed)
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).eval()
+        quantized = scriptc.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=scriptc.qint8)
+        buffer = io.BytesIO()
+        scriptc.jit.save(scriptc.jit.trace(quantized, scriptc.randn(3, 8)), buffer)
+        buffer.seek(0)
+        return scriptc.jit.load(buffer), quantized
+
+    x = scriptc.randn(3, 8)
+    first, _ = loaded_quantized(0)
+    second, second_eager = loaded_quantized(1)
+    first(x)
+    first.load_state_dict(second.state_dict())
+    np.testing.assert_allclose(first(x).numpy(), second_eager(x).numpy(), rtol=0, atol=1e-6)
+
+
 def test_a_module_converted_to_float64_takes_float64_inputs():
     ours, theirs = _pair()
     ours.double().eval(), theirs.double().eval()
@@ -180,6 +199,19 @@ def test_what_torch_refuses_on_a_loaded_module_is_refused_in_its_words():
         ours.fc(scriptc.randn(2, 8))
     with pytest.raises(AttributeError, match="'RecursiveScriptModule' object has no attribute 'nope'"):
         ours.fc.nope  # noqa: B018
+
+
+def test_deleting_what_the_graphs_read_is_refused_as_torch_refuses_it():
+    for lib in (scriptc, real):
+        loaded = lib.jit.load(_saved(lib, _net(lib)))
+        loaded.extra = 5
+        del loaded.extra
+        for owner, name in ((loaded, "fc"), (loaded.fc, "weight"), (loaded.bn, "running_mean")):
+            with pytest.raises(RuntimeError, match="cannot delete methods or parameters of a script module"):
+                delattr(owner, name)
+        with pytest.raises(AttributeError, match="'RecursiveScriptModule' object has no attribute 'nothing'"):
+            del loaded.nothing
+        assert loaded(lib.randn(2, 1, 4, 4)).shape == (2, 3)
 
 
 def test_a_module_holding_a_loaded_one_traces_saves_and_loads_again():

@@ -35,6 +35,21 @@ def test_per_tensor_integers_parameters_and_values_match_torch(dtype):
     assert repr(s) == repr(t)
 
 
+def test_values_past_the_range_saturate_as_in_torch():
+    # qint32's bounds are not float32 values: 2**31 - 1 must not round up and wrap to -2**31
+    for dtype, values in (("qint32", [1e9, -1e9, 2.1e8, 1.5]), ("qint8", [1e3, -1e3, 12.7, -12.8])):
+        s, t = _pair(np.array(values, np.float32), 0.1, 0, dtype=dtype)
+        np.testing.assert_array_equal(s.int_repr().numpy(), t.int_repr().numpy())
+
+
+def test_item_gives_the_value_a_quantized_element_stands_for_and_tolist_refuses():
+    s, t = _pair(np.array([0.73, -0.31], np.float32), 0.1, 3, dtype="qint8")
+    assert [s[i].item() for i in range(2)] == [t[i].item() for i in range(2)]
+    for q in (s, t):
+        with pytest.raises(RuntimeError, match="load_scalar: invalid type"):
+            q.tolist()
+
+
 def test_per_channel_matches_torch():
     values = rng.uniform(-2, 2, (3, 4)).astype(np.float32)
     scales, zero_points = np.array([0.01, 0.02, 0.05]), np.array([0, -3, 7])
@@ -54,11 +69,30 @@ def test_views_copies_and_concatenation_keep_the_quantization():
     s, t = _pair(rng.uniform(-1, 1, (2, 3)).astype(np.float32), 0.02, 3)
     for fs, ft in ((lambda q: q[1:], lambda q: q[1:]), (lambda q: q.t().contiguous(), lambda q: q.t().contiguous()),
                    (lambda q: q.reshape(3, 2), lambda q: q.reshape(3, 2)), (lambda q: q.clone(), lambda q: q.clone()),
-                   (lambda q: q.detach(), lambda q: q.detach())):
+                   (lambda q: q.detach(), lambda q: q.detach()),
+                   (lambda q: q[:1].expand(3, 3), lambda q: q[:1].expand(3, 3)),
+                   (scriptc.tensor, torch.tensor)):
         a, b = fs(s), ft(t)
         assert a.is_quantized and repr(a) == repr(b)
     cat = scriptc.cat([s, s])
     assert cat.is_quantized and cat.shape == (4, 3) and cat.q_scale() == 0.02
+
+
+def test_cat_and_stack_quantize_again_to_the_first_tensors_parameters_as_torch():
+    values = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    pairs = [_pair(values, 0.1, 3, dtype="qint8"), _pair(values, 0.2, 0, dtype="qint8")]
+    for name in ("cat", "stack"):
+        s = getattr(scriptc, name)([p[0] for p in pairs])
+        t = getattr(torch, name)([p[1] for p in pairs])
+        assert repr(s) == repr(t)
+        np.testing.assert_array_equal(s.int_repr().numpy(), t.int_repr().numpy())
+    (s, t), (other_dtype, _) = pairs[0], _pair(values, 0.1, 0, dtype="quint8")
+    with pytest.raises(RuntimeError, match="All dtypes must be the same."):
+        scriptc.cat([s, other_dtype])
+    with pytest.raises(NotImplementedError, match="from the 'CPU' backend"):
+        scriptc.stack([s, scriptc.tensor(values)])
+    with pytest.raises(NotImplementedError, match="'aten::hstack' with arguments from the 'QuantizedCPU' backend"):
+        scriptc.hstack([s, s])
 
 
 def test_ops_without_a_quantized_kernel_raise_torchs_error():

@@ -25,25 +25,19 @@ def get_default_dynamic_quant_module_mappings() -> dict:
 
 
 def _spec_for(qconfig_spec, dtype) -> dict:
-    if qconfig_spec is None:
-        if dtype is qint8:
-            return dict.fromkeys(_DEFAULT_QINT8_TYPES, default_dynamic_qconfig)
-        if dtype is float16:
-            return dict.fromkeys(_DEFAULT_QINT8_TYPES, float16_dynamic_qconfig)
-        if dtype is quint8:
-            raise NotImplementedError("quantize_dynamic with dtype=torch.quint8 (weight-only quantized "
-                                      "nn.Embedding/nn.EmbeddingBag) is not supported by scriptc yet")
+    """{module type or name: qconfig}: `qconfig_spec` as given where it is a dict, else dtype's default
+    qconfig for the module types of the set given (by default: those torch quantizes)."""
+    if qconfig_spec is not None and not isinstance(qconfig_spec, (set, frozenset, list, tuple)):
+        return dict(qconfig_spec)
+    if dtype is quint8:
+        raise NotImplementedError("quantize_dynamic with dtype=torch.quint8 (weight-only quantized "
+                                  "nn.Embedding/nn.EmbeddingBag) is not supported by scriptc yet")
+    qconfig = default_dynamic_qconfig if dtype is qint8 else float16_dynamic_qconfig if dtype is float16 else None
+    if qconfig is None and qconfig_spec is None:
         raise ValueError(f"Don't know how to quantize with default settings for {dtype}. Provide full qconfig please")
-    if isinstance(qconfig_spec, (set, frozenset, list, tuple)):
-        if dtype is qint8:
-            return dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
-        if dtype is float16:
-            return dict.fromkeys(qconfig_spec, float16_dynamic_qconfig)
-        if dtype is quint8:
-            raise NotImplementedError("quantize_dynamic with dtype=torch.quint8 (weight-only quantized "
-                                      "nn.Embedding/nn.EmbeddingBag) is not supported by scriptc yet")
+    if qconfig is None:
         raise RuntimeError("Unknown dtype specified for quantize_dynamic: ", str(dtype))
-    return dict(qconfig_spec)
+    return dict.fromkeys(_DEFAULT_QINT8_TYPES if qconfig_spec is None else qconfig_spec, qconfig)
 
 
 def propagate_qconfig_(module: nn.Module, qconfig_dict: dict, prefix: str = "", parent_qconfig=None) -> None:

@@ -12,7 +12,7 @@ from scriptc.tensors import Tensor
 from scriptc.types import qint8
 
 from ....quantization.observer import quantize_weight
-from .linear import quantized_linear_dynamic, register_quantized, weight_observer_for
+from .linear import check_float_recurrent, quantized_linear_dynamic, register_quantized, weight_observer_for
 from .rnn import gru_step, lstm_step
 
 __all__ = ["LSTMCell", "GRUCell", "RNNCell"]
@@ -71,13 +71,7 @@ class _DynamicCellBase(nn.Module):
     @classmethod
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False):
         """The dynamically quantized counterpart of a float cell that carries a `qconfig`."""
-        if type(mod) is not cls._FLOAT_MODULE:
-            raise AssertionError(f"nn.quantized.dynamic.{cls.__name__}.from_float only works for "
-                                 f"nn.{cls._FLOAT_MODULE.__name__}")
-        if not hasattr(mod, "qconfig"):
-            raise AssertionError("Input float module must have qconfig defined")
-        if not mod.bias:
-            raise AssertionError("mod.bias must be True")
+        check_float_recurrent(cls, mod)
         extra = {"nonlinearity": mod.nonlinearity} if cls is RNNCell else {}
         cell = cls(mod.input_size, mod.hidden_size, mod.bias, **extra)
 

@@ -34,6 +34,17 @@ def weight_observer_for(mod: nn.Module):
     return observer
 
 
+def check_float_recurrent(cls, mod: nn.Module) -> None:
+    """torch's checks of the float cell or RNN a dynamically quantized one is made from (from_float)."""
+    if type(mod) is not cls._FLOAT_MODULE:
+        raise AssertionError(f"nn.quantized.dynamic.{cls.__name__}.from_float only works for "
+                             f"nn.{cls._FLOAT_MODULE.__name__}")
+    if not hasattr(mod, "qconfig"):
+        raise AssertionError("Input float module must have qconfig defined")
+    if not mod.bias:
+        raise AssertionError("mod.bias must be True")
+
+
 def quantized_linear_dynamic(input: Tensor, weight_integers: Tensor, weight_scales: Tensor,
                              weight_zero_points: Tensor, bias: Optional[Tensor] = None,
                              reduce_range: bool = True) -> Tensor:

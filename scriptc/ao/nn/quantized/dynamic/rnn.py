@@ -14,7 +14,7 @@ from scriptc.tensors import Tensor
 from scriptc.types import qint8
 
 from ....quantization.observer import quantize_weight
-from .linear import quantized_linear_dynamic, register_quantized, weight_observer_for
+from .linear import check_float_recurrent, quantized_linear_dynamic, register_quantized, weight_observer_for
 
 __all__ = ["LSTM", "GRU", "PackedParameter"]
 
@@ -146,13 +146,7 @@ class _DynamicRNNBase(nn.Module):
     @classmethod
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False):
         """The dynamically quantized counterpart of a float nn.LSTM / nn.GRU that carries a `qconfig`."""
-        if type(mod) is not cls._FLOAT_MODULE:
-            raise AssertionError(f"nn.quantized.dynamic.{cls.__name__}.from_float only works for "
-                                 f"nn.{cls._FLOAT_MODULE.__name__}")
-        if not hasattr(mod, "qconfig"):
-            raise AssertionError("Input float module must have qconfig defined")
-        if not mod.bias:
-            raise AssertionError("mod.bias must be True")
+        check_float_recurrent(cls, mod)
         if getattr(mod, "proj_size", 0):
             raise NotImplementedError("a dynamically quantized LSTM with proj_size is not supported by scriptc")
         quantized_module = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,

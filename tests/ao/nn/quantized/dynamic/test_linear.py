@@ -95,7 +95,8 @@ def test_saved_state_dict_shrinks():
 def test_input_errors_match_torch():
     ours, theirs = _pair(4, 3)
     for make, message in ((lambda lib: lib.randn(2, 5), "The number of rows in the packB should be equal to K: 5"),
-                          (lambda lib: lib.randn(2, 4, dtype=lib.float64), "expected scalar type Float but found Double")):
+                          (lambda lib: lib.randn(2, 4, dtype=lib.float64), "expected scalar type Float but found Double"),
+                          (lambda lib: lib.randn(4), "The dimension of input tensor should be larger than or equal to 2")):
         for model, lib in ((ours, scriptc), (theirs, torch)):
             with pytest.raises(RuntimeError, match=message):
                 model(make(lib))
