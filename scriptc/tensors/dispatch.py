@@ -14,6 +14,7 @@ from scriptc.amp.state import STATE as _AUTOCAST
 from scriptc.errors import ShapeError
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
+from scriptc.tensors.arguments import check_all, check_values
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
@@ -67,10 +68,18 @@ def call(op, args: tuple):
         return profiler_hook[0](op, call, args)
     if forward_ad_hook[0] is not None:
         return forward_ad_hook[0](op, call, args)
+    if op.value_args or op.tensor_list_args:
+        check_values(op, args)
     if _AUTOCAST.cpu_enabled:
         args = autocast_arguments(op, args)
     arrays, needs_grad = _unwrap(op, args)
-    out = run_kernel(op, np, arrays)
+    try:
+        out = run_kernel(op, np, arrays)
+    except Exception:
+        # torch checks argument types before it computes: a kernel that failed on an argument of the
+        # wrong type (a float dim, a string where a number belongs) reports that argument instead
+        check_all(op, args)
+        raise
     aux = None
     if op.aux:
         out, aux = out
