@@ -188,5 +188,6 @@ from . import grad_regions  # noqa: E402,F401
 from . import recurrent  # noqa: E402,F401
 from . import packing  # noqa: E402,F401
 from . import real_only  # noqa: E402,F401  (after every op: it marks some of them)
+from . import float_only  # noqa: E402,F401  (likewise)
 
 from .aten_namespace import aten  # noqa: E402,F401  (torch.ops.aten: the table by ATen name)

@@ -12,6 +12,7 @@ from scriptc.errors import ArgumentError, ShapeError
 from scriptc.types import FLOAT, TensorType, default_float, from_numpy_dtype, result_type, scalar_dtype
 
 from . import bfloat16
+from .matrix import torch_name
 from .schema import PROMOTE_FLOAT, SCALAR, TO_BOOL, OpDef
 
 _dtype_cache: dict = {}
@@ -120,9 +121,23 @@ def _refuse_complex(op: OpDef, arrays: list) -> None:
             raise NotImplementedError(f'"{error}" not implemented for \'{name}\'')
 
 
+def _refuse_dtype(op: OpDef, arrays: list) -> None:
+    """torch's error for a bool or integer input to an op it computes for other dtypes only (float_only.py)."""
+    refused, error = op.float_only
+    # the input's dtype decides (torch.normal takes an integer std with a floating mean)
+    dtype = getattr(arrays[op.promote_args[0]], "dtype", None) if op.promote_args else None
+    if dtype is not None and dtype.name in refused:
+        if isinstance(error, tuple):
+            kind, message = error
+            raise kind(message.format(dtype=torch_name(dtype)))
+        raise NotImplementedError(f'"{error}" not implemented for \'{torch_name(dtype)}\'')
+
+
 def _run(op: OpDef, xp, arrays: list, kernel=None):
     if op.real_only is not None:
         _refuse_complex(op, arrays)
+    if op.float_only is not None:
+        _refuse_dtype(op, arrays)
     if op.argument_check is not None:
         op.argument_check(arrays)
     to_bfloat16 = False
