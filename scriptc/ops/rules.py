@@ -162,6 +162,12 @@ def pointwise(op: S.OpDef):
     return rule
 
 
+def check_narrow_start(start: int, size: int) -> None:
+    """torch's IndexError for a narrow start outside [-size, size]."""
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+
+
 def normalize_dim(dim, rank: int | None, op_name: str = "") -> int:
     """A dim in [-rank, rank) as a non-negative index; IndexError like PyTorch's otherwise."""
     if rank is None or not is_known(dim):

@@ -294,8 +294,10 @@ register("nanmean(self: Tensor, dim: int[]? = None, keepdim: bool = False, *, dt
 def _aminmax_kernel(xp, x, dim=None, keepdim=False):
     axes = axes_of(x, dim, "aminmax") if dim is not None else None
     if x.size == 0 and (axes is None or x.shape[axes[0]] == 0):
-        raise IndexError("aminmax(): Expected reduction dim to be specified for input.numel() == 0." if dim is None
-                         else f"aminmax(): Expected reduction dim {dim} to have non-zero size.")
+        if dim is None:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
     return (xp.asarray(xp.amin(x, axis=axes, keepdims=keepdim)), xp.asarray(xp.amax(x, axis=axes, keepdims=keepdim)))
 
 

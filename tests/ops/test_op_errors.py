@@ -109,6 +109,36 @@ ERRORS = [
      "dimensions, but got stride=[1, 2, 3]"),
     (lambda torch: torch.nn.functional.conv2d(torch.ones(1, 1, 4, 4), torch.ones(1, 1, 2, 2), padding=[1, 1, 1]),
      RuntimeError, "expected padding to be a single integer value or a list of 2 values"),
+    (lambda torch: torch.amax(torch.ones(0, 3)), RuntimeError,
+     "amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with"),
+    (lambda torch: torch.amax(torch.ones(0, 3), dim=-2), IndexError,
+     "amax(): Expected reduction dim -2 to have non-zero size."),
+    (lambda torch: torch.argmax(torch.ones(0, 3)), IndexError,
+     "argmax(): Expected reduction dim to be specified for input.numel() == 0."),
+    (lambda torch: torch.argmax(torch.ones(0, 3), dim=0), IndexError,
+     "argmax(): Expected reduction dim 0 to have non-zero size."),
+    (lambda torch: torch.aminmax(torch.ones(0, 3)), RuntimeError,
+     "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."),
+    (lambda torch: torch.ones(2, 3).narrow(1, 1, -1), RuntimeError, "narrow(): length must be non-negative."),
+    (lambda torch: torch.ones(2, 3).narrow(1, 1, 7), RuntimeError, "start (1) + length (7) exceeds dimension size (3)."),
+    (lambda torch: torch.ones(2, 3).narrow(1, -4, 1), IndexError,
+     "start out of range (expected to be in range of [-3, 3], but got -4)"),
+    (lambda torch: torch.narrow_copy(torch.ones(2, 3), 1, 4, 1), IndexError,
+     "start out of range (expected to be in range of [-3, 3], but got 4)"),
+    (lambda torch: torch.ones(2, 3).index_select(0, torch.ones(2)), RuntimeError,
+     "index_select(): Expected dtype int32 or int64 for index"),
+    (lambda torch: torch.where(torch.ones(2), torch.ones(2), 0.0), RuntimeError,
+     "where expected condition to be a boolean tensor, but got a tensor with dtype Float"),
+    (lambda torch: torch.ones(2).where(torch.ones(2, dtype=torch.int64), 0.0), RuntimeError,
+     "where expected condition to be a boolean tensor, but got a tensor with dtype Long"),
+    (lambda torch: torch.cross(torch.ones(2, 3), torch.ones(2, 3, dtype=torch.float64), dim=1), RuntimeError,
+     "expected scalar type Float but found Double"),
+    (lambda torch: torch.linalg.cross(torch.ones(2, 3, dtype=torch.int64), torch.ones(2, 3)), RuntimeError,
+     "expected scalar type Long but found Float"),
+    (lambda torch: torch.repeat_interleave(torch.ones(2, 3), torch.ones(2, 3, dtype=torch.int64)), RuntimeError,
+     "repeats must be 0-dim or 1-dim tensor"),
+    (lambda torch: torch.zeros(), TypeError, 'zeros() missing 1 required positional arguments: "size"'),
+    (lambda torch: torch.ones(2, 3).permute(), TypeError, 'permute() missing 1 required positional arguments: "dims"'),
 ]
 
 
@@ -122,3 +152,10 @@ def test_error_matches_torch(index):
     with pytest.raises(kind) as theirs:
         call(torch)
     assert message in str(theirs.value)
+
+
+def test_sign_of_a_bool_tensor_is_the_tensor():
+    flags = scriptc.tensor([True, False])
+    assert scriptc.sign(flags).tolist() == [True, False]
+    assert scriptc.sgn(flags).dtype == scriptc.bool
+    assert scriptc.where(flags.to(scriptc.uint8), 1.0, 0.0).tolist() == [1.0, 0.0]
