@@ -138,6 +138,16 @@ ERRORS = [
     (lambda torch: torch.repeat_interleave(torch.ones(2, 3), torch.ones(2, 3, dtype=torch.int64)), RuntimeError,
      "repeats must be 0-dim or 1-dim tensor"),
     (lambda torch: torch.zeros(), TypeError, 'zeros() missing 1 required positional arguments: "size"'),
+    (lambda torch: torch.nn.functional.cross_entropy(torch.ones(2, 3), torch.ones(3)), ValueError,
+     "Expected input batch_size (2) to match target batch_size (3)."),
+    (lambda torch: torch.nn.functional.cross_entropy(torch.ones(2, 3, 4), torch.ones(2, 3, 5)), RuntimeError,
+     "Expected target size [2, 4], got [2, 3, 5]"),
+    (lambda torch: torch.nn.functional.nll_loss(torch.ones(2, 3, 4), torch.ones(2, 5).long()), RuntimeError,
+     "Expected target size [2, 4], got [2, 5]"),
+    (lambda torch: torch.nn.functional.nll_loss(torch.ones(2, 3), torch.ones(2, 3).long()), RuntimeError,
+     "0D or 1D target tensor expected, multi-target not supported"),
+    (lambda torch: torch.nn.functional.cross_entropy(torch.ones(3), torch.ones(2).long()), ValueError,
+     "For 1D input, 1D target must have size 1, but got target size: 2"),
     (lambda torch: torch.ones(2, 3).permute(), TypeError, 'permute() missing 1 required positional arguments: "dims"'),
 ]
 
