@@ -13,6 +13,7 @@ from scriptc.types import FLOAT, TensorType, default_float, from_numpy_dtype, re
 
 from . import bfloat16
 from .matrix import torch_name
+from .rules import broadcast_shapes
 from .schema import PROMOTE_FLOAT, SCALAR, TO_BOOL, OpDef
 
 _dtype_cache: dict = {}
@@ -96,7 +97,10 @@ def _kernel_error(op: OpDef, args, exc: Exception, array_type=np.ndarray):
         raise type(better)(f"{op.name}: {better}") from None
     except Exception:
         pass
-    shapes = ", ".join(str(list(a.shape)) for a in args if type(a) is array_type)
+    tensor_shapes = [a.shape for a in args if type(a) is array_type]
+    if "broadcast" in str(exc):
+        broadcast_shapes(*tensor_shapes)  # torch's words for the clash ("The size of tensor a (3) must match ...")
+    shapes = ", ".join(str(list(shape)) for shape in tensor_shapes)
     raise ShapeError(f"{op.name}(): invalid arguments for input shapes {shapes}: {exc}") from None
 
 

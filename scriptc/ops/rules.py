@@ -115,7 +115,8 @@ def broadcast_shapes(*shapes: Sequence[Dim] | None) -> tuple[Dim, ...] | None:
         n = max(len(out), len(shape))
         a = (1,) * (n - len(out)) + tuple(out)
         b = (1,) * (n - len(shape)) + tuple(shape)
-        out = tuple(broadcast_dims(x, y, i) for i, (x, y) in enumerate(zip(a, b)))
+        # from the last dim, as torch does, so a clash names the dim torch's message names
+        out = tuple(reversed([broadcast_dims(a[i], b[i], i) for i in reversed(range(n))]))
     return out
 
 
