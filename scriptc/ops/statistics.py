@@ -9,6 +9,7 @@ from scriptc.types import TensorType, float32, float64, from_numpy_dtype, int64
 
 from . import register
 from .reduction import _mean_rule, _require_float, _std_grad, _var_grad, _var_kernel, axes_of, restore_dims
+from .matrix import torch_name
 from .rules import is_known, normalize_dim, reduced_shape, scalar_type_name
 from .schema import OPAQUE, REDUCTION
 from .sorting import _axis, _scatter_back
@@ -369,6 +370,8 @@ register("count_nonzero(self: Tensor, dim: int[]? = None) -> Tensor", REDUCTION,
 # --- histograms ---------------------------------------------------------------------------------------------------
 
 def _bincount_kernel(xp, x, weights=None, minlength=0):
+    if x.dtype.kind not in "iu":
+        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{torch_name(x.dtype)}\'')
     if x.ndim != 1 or x.dtype.kind not in "iu" or (x.size and x.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
