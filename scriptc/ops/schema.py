@@ -296,6 +296,8 @@ class OpDef:
         # scriptc.tensors.arguments names them.
         self.value_args = tuple((i, kind) for i, a in enumerate(self.schema.args)
                                 if (kind := _value_kind(a.type)) is not None)
+        # value_args as (index, the Python types that pass), set on the op's first eager call
+        self.value_types = None
         # The arguments whose dtypes decide the result dtype (a where's condition or a mask does not).
         self.promote_args = tuple(i for i, a in enumerate(self.schema.args)
                                   if _mentions_tensor(a.type) and a.name not in ("condition", "mask"))

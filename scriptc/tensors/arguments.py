@@ -29,32 +29,35 @@ _FAST_TYPES = {
 _FAST_TYPES.update({"optional_" + kind: types + (type(None),) for kind, types in list(_FAST_TYPES.items())})
 
 
-def check_values(op: OpDef, args: tuple) -> None:
-    """TypeError in torch's words when an argument of `op` is not of the Python type its schema declares
-    (a Tensor, an item of a list of tensors, a number, an int, a list of ints); `args` in schema order."""
-    for i, kind in op.value_args:
-        value = args[i]
-        if not isinstance(value, _FAST_TYPES[kind]) and not fits(op.schema.args[i].type, value):
-            raise argument_error(op, i, value)
-    if op.tensor_list_args:
-        _check_tensor_lists(op, args)
+def value_types(op: OpDef) -> tuple:
+    """op.value_types, computed once: (index, the Python types that pass the check on every call)."""
+    op.value_types = tuple((i, _FAST_TYPES[kind]) for i, kind in op.value_args)
+    return op.value_types
 
 
-def check_all(op: OpDef, args: tuple) -> None:
-    """TypeError in torch's words for the first argument that does not fit its schema type."""
-    _check_tensor_lists(op, args)
-    for i, (arg, value) in enumerate(zip(op.schema.args, args)):
-        if not fits(arg.type, value):
-            raise argument_error(op, i, value)
+def check_value(op: OpDef, index: int, value) -> None:
+    """TypeError in torch's words unless `value` fits argument `index` of `op` (called when it is not of
+    the argument's usual Python types: a numpy scalar or a one-element tensor may still fit)."""
+    if not fits(op.schema.args[index].type, value):
+        raise argument_error(op, index, value)
 
 
-def _check_tensor_lists(op: OpDef, args: tuple) -> None:
+def check_tensor_lists(op: OpDef, args: tuple) -> None:
+    """TypeError in torch's words for an item of a list of tensors that is not a Tensor."""
     for i in op.tensor_list_args:
         items = args[i]
         if isinstance(items, (list, tuple)):
             for k, item in enumerate(items):
                 if not isinstance(item, Tensor) and not fits(op.schema.args[i].type.elem, item):
                     raise TypeError(f"expected Tensor as element {k} in argument {i}, but got {type(item).__name__}")
+
+
+def check_all(op: OpDef, args: tuple) -> None:
+    """TypeError in torch's words for the first argument that does not fit its schema type."""
+    check_tensor_lists(op, args)
+    for i, (arg, value) in enumerate(zip(op.schema.args, args)):
+        if not fits(arg.type, value):
+            raise argument_error(op, i, value)
 
 
 def fits(t: Type, value) -> bool:

@@ -14,7 +14,7 @@ from scriptc.amp.state import STATE as _AUTOCAST
 from scriptc.errors import ShapeError
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
-from scriptc.tensors.arguments import check_all, check_values
+from scriptc.tensors.arguments import check_all, check_tensor_lists, check_value, value_types
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
@@ -68,8 +68,14 @@ def call(op, args: tuple):
         return profiler_hook[0](op, call, args)
     if forward_ad_hook[0] is not None:
         return forward_ad_hook[0](op, call, args)
-    if op.value_args or op.tensor_list_args:
-        check_values(op, args)
+    checks = op.value_types
+    if checks is None:
+        checks = value_types(op)
+    for i, types in checks:
+        if not isinstance(args[i], types):
+            check_value(op, i, args[i])
+    if op.tensor_list_args:
+        check_tensor_lists(op, args)
     if _AUTOCAST.cpu_enabled:
         args = autocast_arguments(op, args)
     arrays, needs_grad = _unwrap(op, args)
