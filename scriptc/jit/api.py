@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 import weakref
 
@@ -404,6 +405,12 @@ def load(f, map_location=None, _extra_files: dict | None = None):
 
     from .compiled_modules import LoadedModule
 
+    if isinstance(f, (str, os.PathLike)):
+        # torch's checks, before any reading
+        if not os.path.exists(f):
+            raise ValueError(f"The provided filename {f} does not exist")
+        if os.path.isdir(f):
+            raise ValueError(f"The provided filename {f} is a directory")
     model = runtime_load(f, device=str(map_location) if map_location is not None else "cpu")
     if _extra_files is not None:
         for name in list(_extra_files) or list(model.archive.extra_files):
