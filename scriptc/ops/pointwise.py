@@ -337,6 +337,9 @@ def _check_boolean_mask(mask_dtype) -> None:
 
 def _masked_fill_kernel(xp, x, mask, value):
     _check_boolean_mask(from_numpy_dtype(mask.dtype))
+    if getattr(value, "ndim", 0) > 0:
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
     return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
 
 
