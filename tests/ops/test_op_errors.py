@@ -138,6 +138,8 @@ ERRORS = [
     (lambda torch: torch.repeat_interleave(torch.ones(2, 3), torch.ones(2, 3, dtype=torch.int64)), RuntimeError,
      "repeats must be 0-dim or 1-dim tensor"),
     (lambda torch: torch.zeros(), TypeError, 'zeros() missing 1 required positional arguments: "size"'),
+    (lambda torch: torch.igamma(torch.ones(2, dtype=torch.bool), torch.ones(2, dtype=torch.int64)),
+     NotImplementedError, "\"igamma_cpu\" not implemented for 'Long'"),
     (lambda torch: torch.ones(2, 3).masked_fill(torch.ones(2, 3) > 0, torch.ones(2, 3)), RuntimeError,
      "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with 2 dimension(s)."),
     (lambda torch: torch.meshgrid(indexing="ij"), RuntimeError, "meshgrid expects a non-empty TensorList"),
@@ -183,3 +185,10 @@ def test_sign_of_a_bool_tensor_is_the_tensor():
     assert scriptc.sign(flags).tolist() == [True, False]
     assert scriptc.sgn(flags).dtype == scriptc.bool
     assert scriptc.where(flags.to(scriptc.uint8), 1.0, 0.0).tolist() == [1.0, 0.0]
+
+
+def test_igamma_of_an_integer_and_a_float_tensor_computes_in_the_float_dtype_as_torch():
+    torch = pytest.importorskip("torch")
+    ours, theirs = (lib.igammac(lib.tensor([1, 2, 3]), lib.tensor([0.5, 1.5, 2.5])) for lib in (scriptc, torch))
+    assert ours.dtype == scriptc.float32
+    assert ours.tolist() == pytest.approx(theirs.tolist(), rel=1e-5)
