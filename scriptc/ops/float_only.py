@@ -5,7 +5,8 @@ for the integers but not bool), so eager calls and the interpreter check here be
 (ops/execute.py) and raise what torch raises rather than compute what torch refuses. An entry is
 (refused dtypes, error): the error is the name of torch's kernel (NotImplementedError
 '"<kernel>" not implemented for 'Long'') or (exception type, message), `{dtype}` in the message being
-torch's name of the input's dtype.
+torch's name of the input's dtype. The first tensor operand decides, except for the ops in
+EVERY_OPERAND, which torch refuses whichever operand has the dtype.
 """
 
 from __future__ import annotations
@@ -57,7 +58,10 @@ FLOAT_ONLY = {
 }
 
 
+EVERY_OPERAND = frozenset({"isin", "dist"})
+
 for _name, _entry in FLOAT_ONLY.items():
+    _entry = (*_entry, _name in EVERY_OPERAND)
     for _op in overloads(_name):
         _op.float_only = _entry
         if _op.inplace is not None:

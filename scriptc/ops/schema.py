@@ -277,7 +277,8 @@ class OpDef:
     # Set by real_only.py: torch's kernel name, or (exception type, message), for the error a complex input raises.
     real_only: Any = None
     # Set by float_only.py: (dtype names torch refuses for this op, torch's kernel name or (exception type,
-    # message)), for an op torch computes on floating (and maybe integer) inputs only.
+    # message), whether every operand is checked), for an op torch computes on floating (and maybe integer)
+    # inputs only.
     float_only: Any = None
     doc: str = ""
     fusion_head: bool = False

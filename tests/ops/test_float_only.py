@@ -25,6 +25,8 @@ CALLS = [
     "T.kthvalue(T.ones(2, dtype=T.bool), 1)",
     "T.median(T.ones(2, dtype=T.bool))",
     "T.isin(T.ones(2, dtype=T.bool), T.ones(2, dtype=T.bool))",
+    "T.isin(T.ones(2), T.ones(2, dtype=T.bool))",
+    "T.dist(T.ones(2), T.ones(2, dtype=T.bool))",
     "T.mm(T.ones(2, 2, dtype=T.bool), T.ones(2, 2, dtype=T.bool))",
     "T.nn.functional.gelu(T.ones(2, dtype=T.int64))",
     "T.nn.functional.silu(T.ones(2, dtype=T.int32))",
