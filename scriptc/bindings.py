@@ -14,6 +14,7 @@ from scriptc.ops.generator import Generator
 from scriptc.ops.schema import FACTORY, RANDOM, Arg, OpDef
 from scriptc.out_argument import into_out, takes_out
 from scriptc.tensors import Tensor, _size_arg, call, call_inplace, check_device_arg
+from scriptc.tensors.arguments import argument_error
 from scriptc.types import ListType, OptionalType, Scalar, ScalarType, TensorType, UnionType
 
 # Methods and functions whose first list argument may also be given as varargs: x.view(2, 3), zeros(2, 3).
@@ -38,7 +39,10 @@ def _signature(op: OpDef, as_method: bool) -> tuple[str, str]:
         if vararg and i == _first_list_arg(op):
             # zeros(2, 3), zeros((2, 3)) and zeros(size=(2, 3)) all work, as in torch.
             params += [f"*{name}_items", f"{name}=None"]
-            values.append(f"_size_arg({name}_items if {name} is None else ({name},))")
+            if str(a.type) == "List[int]":
+                values.append(f"_required_sizes({op.base_name!r}, {a.name!r}, {name}_items, {name})")
+            else:
+                values.append(f"_size_arg({name}_items if {name} is None else ({name},))")
             star = True
             continue
         if a.kwarg_only and not star:
@@ -55,6 +59,13 @@ def _signature(op: OpDef, as_method: bool) -> tuple[str, str]:
         if not any(a.name == "pin_memory" for a in args):
             params.append("pin_memory=False")
     return ", ".join(params), "(" + ", ".join(values) + ("," if len(values) == 1 else "") + ")"
+
+
+def _required_sizes(function: str, arg: str, items: tuple, value) -> list:
+    """The sizes given as varargs (`zeros(2, 3)`) or as one sequence; torch's TypeError when none were."""
+    if value is None and not items:
+        raise TypeError(f'{function}() missing 1 required positional arguments: "{arg}"')
+    return _size_arg(items if value is None else (value,))
 
 
 def makes_tensors(op: OpDef) -> bool:
@@ -84,6 +95,7 @@ def _make(op: OpDef, as_method: bool):
         body = f"    if out is not None:\n        return _into_out(_op, {values}, out)\n" + body
     source = f"def {op.base_name}({params}):\n{body}    return result\n"
     namespace = {"_op": op, "call": call, "call_inplace": call_inplace, "_size_arg": _size_arg,
+                 "_required_sizes": _required_sizes,
                  "_check_device_arg": check_device_arg, "_into_out": into_out}
     exec(compile(source, f"<scriptc binding {op.name}>", "exec"), namespace)
     fn = namespace[op.base_name]
@@ -134,6 +146,9 @@ def _overloaded(name: str, candidates: list[OpDef], as_method: bool):
                 if out is not None:
                     continue
                 return call_inplace(op, bound) if op.inplace_of is not None else call(op, bound)
+        if args and not isinstance(args[0], Tensor) and all(
+                op.schema.args and isinstance(op.schema.args[0].type, TensorType) for op in candidates):
+            raise argument_error(candidates[0], 0, args[0])
         schemas = "\n  ".join(str(op.schema) for op in candidates)
         raise TypeError(f"{name}() received an invalid combination of arguments; it accepts:\n  {schemas}")
     dispatch.__name__ = name

@@ -88,8 +88,11 @@ class JitError(ScriptcError, RuntimeError):
     """
 
 
-class ArchiveError(ScriptcError):
-    """A `.sc` archive is malformed, truncated, too new, or inconsistent."""
+class ArchiveError(ScriptcError, RuntimeError):
+    """A `.sc` archive is malformed, truncated, too new, or inconsistent.
+
+    A RuntimeError too, as torch.jit.load raises RuntimeError for a file it cannot read as an archive.
+    """
 
 
 class SignatureError(ScriptcError, RuntimeError):

@@ -517,6 +517,12 @@ def load(f, map_location=None, _extra_files: dict | None = None):
 
     from .loaded_module import LoadedModule
 
+    if isinstance(f, (str, os.PathLike)):
+        # torch's checks, before any reading
+        if not os.path.exists(f):
+            raise ValueError(f"The provided filename {f} does not exist")
+        if os.path.isdir(f):
+            raise ValueError(f"The provided filename {f} is a directory")
     options = {"device": str(map_location) if map_location is not None else "cpu"}
     model = build(read_archive(f, writable=True), getattr(f, "name", f), **options)
     if _extra_files is not None:

@@ -175,12 +175,19 @@ class ScriptFunction:
 
 
 def bind_arguments(signature: inspect.Signature | None, args, kwargs, name: str = "forward",
-                   method: bool = True) -> list:
+                   method: bool = True, inputs: list | None = None) -> list:
     """Positional values for a graph's inputs, with the Python signature's defaults filled in; a call
-    that does not fit is torch's RuntimeError for it (`method`: torch counts self among the arguments)."""
+    that does not fit is torch's RuntimeError for it (`method`: torch counts self among the arguments).
+    Without a signature (a traced module's forward), `inputs` are the graph's inputs the call must fill."""
     if signature is None:
         if kwargs:
             raise RuntimeError(f"{name}() takes positional arguments only")
+        if inputs is not None and len(args) > len(inputs):
+            raise RuntimeError(f"{name}() expected at most {len(inputs) + method} argument(s) but received "
+                               f"{len(args) + method} argument(s)")
+        if inputs is not None and len(args) < len(inputs):
+            missing = inputs[len(args)].name or f"input{len(args)}"
+            raise RuntimeError(f"{name}() is missing value for argument '{missing}'")
         return list(args)
     try:
         bound = signature.bind(*args, **kwargs)
@@ -492,7 +499,8 @@ class ScriptModule(Module):
         if name not in self._interpreters:
             raise AttributeError(f"{type(self._module).__name__} has no compiled method '{name}'")
         args = convert_arguments(self._graphs[name].inputs[1:],
-                                 bind_arguments(self._signatures.get(name), args, kwargs, name),
+                                 bind_arguments(self._signatures.get(name), args, kwargs, name,
+                                                inputs=self._graphs[name].inputs[1:]),
                                  self._broadcast_lengths.get(name))
         check_input_dims(self.baked_dims.get(name, ()), self._graphs[name], 1, args, name)
         tracer = _tracer[0]

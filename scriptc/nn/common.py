@@ -9,6 +9,9 @@ from scriptc.types import default_float
 
 
 def _empty(*shape, dtype=None) -> Tensor:
+    for size in shape:
+        if size < 0:  # (a layer built with a negative feature count)
+            raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {list(shape)}")
     return wrap(np.empty(shape, dtype=(dtype or default_float()).np))
 
 

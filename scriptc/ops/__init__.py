@@ -192,5 +192,6 @@ from . import detection  # noqa: E402,F401
 
 from . import quantized  # noqa: E402,F401
 from . import real_only  # noqa: E402,F401  (after every op: it marks some of them)
+from . import float_only  # noqa: E402,F401  (likewise)
 
 from .aten_namespace import aten, torchvision  # noqa: E402,F401  (torch.ops.aten / .torchvision)

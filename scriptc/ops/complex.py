@@ -138,7 +138,7 @@ register("angle(self: Tensor) -> Tensor", OPAQUE, _angle_kernel, shape=_angle_ru
 
 def _sgn(xp, x):
     if x.dtype.kind != "c":
-        return xp.sign(x)
+        return xp.sign(x) if x.dtype != bool else x.copy()
     magnitude = xp.abs(x)
     return xp.where(magnitude == 0, 0, x / xp.where(magnitude == 0, 1, magnitude))
 

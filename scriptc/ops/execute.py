@@ -12,6 +12,8 @@ from scriptc.errors import ArgumentError, ShapeError
 from scriptc.types import FLOAT, TensorType, default_float, from_numpy_dtype, result_type, scalar_dtype
 
 from . import bfloat16
+from .matrix import torch_name
+from .rules import broadcast_shapes
 from .schema import PROMOTE_FLOAT, SCALAR, TO_BOOL, OpDef
 
 _dtype_cache: dict = {}
@@ -95,7 +97,10 @@ def _kernel_error(op: OpDef, args, exc: Exception, array_type=np.ndarray):
         raise type(better)(f"{op.name}: {better}") from None
     except Exception:
         pass
-    shapes = ", ".join(str(list(a.shape)) for a in args if type(a) is array_type)
+    tensor_shapes = [a.shape for a in args if type(a) is array_type]
+    if "broadcast" in str(exc):
+        broadcast_shapes(*tensor_shapes)  # torch's words for the clash ("The size of tensor a (3) must match ...")
+    shapes = ", ".join(str(list(shape)) for shape in tensor_shapes)
     raise ShapeError(f"{op.name}(): invalid arguments for input shapes {shapes}: {exc}") from None
 
 
@@ -120,9 +125,24 @@ def _refuse_complex(op: OpDef, arrays: list) -> None:
             raise NotImplementedError(f'"{error}" not implemented for \'{name}\'')
 
 
+def _refuse_dtype(op: OpDef, arrays: list) -> None:
+    """torch's error for a bool or integer input to an op it computes for other dtypes only (float_only.py)."""
+    refused, error, every_operand = op.float_only
+    # the input's dtype decides (torch.normal takes an integer std with a floating mean), or any operand's
+    for i in op.promote_args if every_operand else op.promote_args[:1]:
+        dtype = getattr(arrays[i], "dtype", None)
+        if dtype is not None and dtype.name in refused:
+            if isinstance(error, tuple):
+                kind, message = error
+                raise kind(message.format(dtype=torch_name(dtype)))
+            raise NotImplementedError(f'"{error}" not implemented for \'{torch_name(dtype)}\'')
+
+
 def _run(op: OpDef, xp, arrays: list, kernel=None):
     if op.real_only is not None:
         _refuse_complex(op, arrays)
+    if op.float_only is not None:
+        _refuse_dtype(op, arrays)
     if op.argument_check is not None:
         op.argument_check(arrays)
     to_bfloat16 = False

@@ -64,11 +64,13 @@ def _lower(xp, a, x):
 
 
 def _checked(name: str, a, x):
-    for v in (a, x):
-        if v.dtype.kind != "f":
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
-                                      f"'{scalar_type_name(from_numpy_dtype(v.dtype))}'")
-    return a.dtype if a.dtype.itemsize >= x.dtype.itemsize else x.dtype
+    """The dtype torch computes in: the operands promoted, an integer or bool one joining the other's
+    floating dtype; torch's error when both are integers or bools."""
+    floats = [v.dtype for v in (a, x) if v.dtype.kind == "f"]
+    if not floats:
+        promoted = promote_types([TensorType(from_numpy_dtype(v.dtype)) for v in (a, x)])
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{scalar_type_name(promoted)}'")
+    return max(floats, key=lambda d: d.itemsize)
 
 
 def _igamma_kernel(xp, a, x):

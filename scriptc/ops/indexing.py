@@ -29,7 +29,7 @@ def _index_select_kernel(xp, x, dim, index):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index.dtype.kind not in "iu":
-        raise IndexError(f"index_select(): Expected dtype int32/int64 for index but got: {index.dtype}")
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     axis = normalize_dim(dim, x.ndim, "index_select") if x.ndim else 0
     size = x.shape[axis] if x.ndim else 1
     if index.size and (index.max() >= size or index.min() < 0):

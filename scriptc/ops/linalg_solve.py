@@ -229,6 +229,10 @@ register("linalg_lu(A: Tensor, *, pivot: bool = True) -> (Tensor, Tensor, Tensor
 
 
 def _lu_unpack_kernel(xp, lu, pivots, unpack_data=True, unpack_pivots=True):
+    if pivots.dtype != xp.int32:
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
+                           "Note: this function is intended to be used with the output produced by "
+                           "torch.linalg.lu_factor")
     p, lower, upper = lu_unpack(xp, lu, pivots)
     empty = xp.zeros((0,), lu.dtype)
     return (p if unpack_pivots else empty), (lower if unpack_data else empty), (upper if unpack_data else empty)

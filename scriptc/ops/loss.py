@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import math
 
-from scriptc.errors import ShapeError
+from scriptc.errors import ArgumentError
 from scriptc.types import TensorType
 
 from . import register
+from .matrix import torch_name
 from .schema import OPAQUE
 
 
@@ -42,14 +43,28 @@ def xp_moveaxis(x, src, dst):
     return x.swapaxes(src, dst) if x.ndim == 2 else x.transpose([i for i in range(x.ndim) if i != src] + [src])
 
 
+def _check_class_targets(shape: tuple, target) -> None:
+    """torch's errors for class-index targets whose shape does not fit an input of `shape` (N, C, d1...)."""
+    if len(shape) == 1:
+        if target.ndim == 1 and target.shape[0] != 1:
+            raise ArgumentError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+    elif len(shape) == 2:
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if target.ndim == 1 and target.shape[0] != shape[0]:
+            raise ArgumentError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
+                                f"({target.shape[0]}).")
+    elif list(target.shape) != [shape[0], *shape[2:]]:
+        raise RuntimeError(f"Expected target size {[shape[0], *shape[2:]]}, got {list(target.shape)}")
+
+
 def _nll_parts(xp, logp, target, weight, ignore_index):
     """Flattened (log_probs (M, C), targets (M,), per-sample weights (M,)) with ignored samples weighted 0."""
+    _check_class_targets(logp.shape, target)
     if target.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
+        raise RuntimeError(f"expected scalar type Long but found {torch_name(target.dtype)}")
     lp = _class_dim_last(logp)
     t = target.reshape(-1)
-    if lp.shape[0] != t.shape[0]:
-        raise ValueError(f"Expected input batch_size ({lp.shape[0]}) to match target batch_size ({t.shape[0]}).")
     c = lp.shape[1]
     valid = t != ignore_index
     safe_t = xp.where(valid, t, 0)
@@ -104,9 +119,7 @@ def _ce_parts(xp, x, target, weight, ignore_index, label_smoothing):
     logp = _log_softmax_kernel(xp, x, 1 if x.ndim > 1 else 0)
     lp = _class_dim_last(logp)
     c = lp.shape[1]
-    if target.dtype.kind == "f":
-        if target.shape != x.shape:
-            raise ShapeError(f"Expected target size {list(x.shape)}, got {list(target.shape)}")
+    if target.dtype.kind == "f" and target.shape == x.shape:  # class probabilities (else class indices)
         probs = _class_dim_last(target)
         if label_smoothing:
             probs = probs * (1 - label_smoothing) + label_smoothing / c

@@ -13,6 +13,7 @@ from . import register
 from .rules import broadcast_shapes, cpp_type_name, output_dtype, promote_types
 from .schema import COMPARE, POINTWISE, PROMOTE, PROMOTE_FLOAT, TO_BOOL
 from .factory import with_layout
+from .matrix import torch_name
 from .special import erf as erf_kernel
 from .special import quiet_float_errors
 
@@ -226,7 +227,8 @@ _unary("reciprocal", lambda xp, x: 1 / x, lambda x: 1 / x, grad=lambda ctx, g: (
        save=("out",))
 _unary("floor", lambda xp, x: xp.floor(x), E.floor, grad=lambda ctx, g: (g * 0,), dtype_rule=PROMOTE)
 _unary("ceil", lambda xp, x: xp.ceil(x), E.ceil, grad=lambda ctx, g: (g * 0,), dtype_rule=PROMOTE)
-_unary("sign", lambda xp, x: xp.sign(x), lambda x: E.select(x > 0, 1, E.select(x < 0, -1, 0)),
+# (numpy has no sign of a bool; torch's is the tensor itself)
+_unary("sign", lambda xp, x: xp.sign(x) if x.dtype != bool else x.copy(), lambda x: E.select(x > 0, 1, E.select(x < 0, -1, 0)),
        grad=lambda ctx, g: (g * 0,), dtype_rule=PROMOTE)
 _unary("relu", lambda xp, x: xp.maximum(x, 0), lambda x: E.maximum(x, 0),
        grad=lambda ctx, g: (g * (ctx.out > 0),), save=("out",), dtype_rule=PROMOTE)
@@ -331,13 +333,25 @@ register("clamp_max(self: Tensor, max: Tensor|Scalar) -> Tensor", POINTWISE,
 
 
 
+def _boolean_condition(index: int):
+    """The argument_check of a where: torch takes a bool (or, deprecated, a uint8) condition only."""
+    def check(arrays) -> None:
+        dtype = getattr(arrays[index], "dtype", None)
+        if dtype is not None and dtype.name not in ("bool", "uint8"):
+            raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
+                               f"{torch_name(dtype)}")
+    return check
+
+
 register("where(condition: Tensor, self: Tensor|Scalar, other: Tensor|Scalar) -> Tensor", POINTWISE,
          lambda xp, c, a, b: xp.where(c, a, b), dtype_rule=PROMOTE, scalar=E.select,
+         argument_check=_boolean_condition(0),
          grad=lambda ctx, g: (None, g * ctx.condition, g * ~ctx.condition.astype(bool)),
          save=("condition",), method=False,
          doc="Elementwise condition ? self : other, broadcasting all three.")
 register("where.method(self: Tensor, condition: Tensor, other: Tensor|Scalar) -> Tensor", POINTWISE,
          lambda xp, a, c, b: xp.where(c, a, b), dtype_rule=PROMOTE, scalar=lambda a, c, b: E.select(c, a, b),
+         argument_check=_boolean_condition(1),
          grad=lambda ctx, g: (g * ctx.condition, None, g * ~ctx.condition.astype(bool)),
          save=("condition",), function=False, doc="x.where(condition, y): torch.where(condition, x, y).")
 def _check_boolean_mask(mask_dtype) -> None:
@@ -347,6 +361,9 @@ def _check_boolean_mask(mask_dtype) -> None:
 
 def _masked_fill_kernel(xp, x, mask, value):
     _check_boolean_mask(from_numpy_dtype(mask.dtype))
+    if getattr(value, "ndim", 0) > 0:
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
     return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
 
 

@@ -351,12 +351,19 @@ def _cross_grad(ctx, g):
 
 
 _cross_rule = shape_rule(lambda a, b, dim=None: broadcast_shapes(a, b))
+def _same_dtypes(arrays) -> None:
+    # torch's cross kernels do not promote (both operands are tensors: the schema is checked first)
+    same_dtype("expected scalar type {} but found {}", arrays[0], arrays[1])
+
+
 register("cross(self: Tensor, other: Tensor, dim: int? = None) -> Tensor", OPAQUE, _cross_kernel("cross"),
          dtype_rule=PROMOTE, shape=_cross_rule, grad=_cross_grad, save=("self", "other"),
+         argument_check=_same_dtypes,
          doc="The 3-D cross product along dim (the first dim of size 3 when not given).")
 register("linalg_cross(self: Tensor, other: Tensor, *, dim: int = -1) -> Tensor", OPAQUE,
          _cross_kernel("linalg.cross"), dtype_rule=PROMOTE, shape=_cross_rule, grad=_cross_grad,
-         save=("self", "other"), method=False, function=False, doc="The 3-D cross product along dim.")
+         argument_check=_same_dtypes, save=("self", "other"), method=False, function=False,
+         doc="The 3-D cross product along dim.")
 
 
 def _vecdot_kernel(xp, x, y, dim=-1):

@@ -7,11 +7,13 @@ pure forms are not public (torch has none) but are what traced graphs record.
 
 from __future__ import annotations
 
+from scriptc.errors import ArgumentError
 from scriptc.types import TensorType, default_float, int64
 
 from . import register
 from .factory import _size, with_layout
 from .generator import generator
+from .matrix import torch_name
 from .rules import is_known, same_as, scalar_type_name
 from .schema import RANDOM
 from .special import quiet_float_errors, standard_gamma_grad
@@ -360,6 +362,10 @@ register("_standard_gamma(self: Tensor, generator: Generator? = None) -> Tensor"
 
 
 def _binomial_kernel(xp, count, prob, gen=None):
+    for name, values in (("count", count), ("prob", prob)):
+        if values.dtype.kind != "f":
+            raise ArgumentError(f"binomial only supports floating-point dtypes for {name}, got: "
+                                f"{torch_name(values.dtype)}")
     _check_probabilities(prob)
     return generator(xp, gen).binomial(count.astype(xp.int64), prob).astype(count.dtype)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from scriptc.types import TensorType
 
 from . import alias, register
-from .rules import is_known, normalize_dim
+from .rules import check_narrow_start, is_known, normalize_dim
 from .schema import OPAQUE
 
 
@@ -101,6 +101,8 @@ register("rot90(self: Tensor, k: int = 1, dims: int[] = [0, 1]) -> Tensor", OPAQ
 # --- repeats --------------------------------------------------------------------------------------------------------
 
 def _repeat_counts(xp, repeats, length):
+    if getattr(repeats, "ndim", 0) > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     counts = xp.asarray(repeats).reshape(-1).astype(xp.int64)
     if counts.size and (counts < 0).any():
         raise RuntimeError("repeats can not be negative")
@@ -190,9 +192,10 @@ register("tile(self: Tensor, dims: int[]) -> Tensor", OPAQUE, lambda xp, x, dims
 def _narrow_copy_kernel(xp, x, dim, start, length):
     axis = normalize_dim(dim, x.ndim, "narrow_copy")
     size = x.shape[axis]
+    check_narrow_start(start, size)
     begin = start + size if start < 0 else start
     if not 0 <= begin <= size or length < 0 or begin + length > size:
-        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return xp.take(x, range(begin, begin + length), axis=axis)
 
 

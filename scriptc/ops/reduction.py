@@ -131,8 +131,12 @@ def _extreme(name, np_fn):
     def kernel(xp, x, dim=(), keepdim=False):
         axes = axes_of(x, dim, name)
         if x.size == 0 and (axes is None or any(x.shape[a] == 0 for a in axes)):
-            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                             "Specify the reduction dim with the 'dim' argument.")
+            if axes is None or dim is None or (isinstance(dim, (list, tuple)) and not dim):
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                                   "Specify the reduction dim with the 'dim' argument.")
+            # (torch names the dim as it was given)
+            empty = next(d for d in ([dim] if isinstance(dim, int) else dim) if x.shape[d % x.ndim] == 0)
+            raise IndexError(f"{name}(): Expected reduction dim {empty} to have non-zero size.")
         return xp.asarray(getattr(xp, np_fn)(x, axis=axes, keepdims=keepdim))
 
     def grad(ctx, g):
@@ -175,12 +179,14 @@ def _arg_extreme(np_fn, name):
     def kernel(xp, x, dim=None, keepdim=False):
         if dim is None:
             if x.size == 0:
-                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
             out = getattr(xp, np_fn)(x.reshape(-1))
             return xp.asarray(out, dtype=xp.int64).reshape((1,) * x.ndim if keepdim else ())
         axis = normalize_dim(dim, x.ndim, name) if x.ndim else None
         if axis is None:
             return xp.asarray(0, dtype=xp.int64)
+        if x.shape[axis] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
         return xp.asarray(getattr(xp, np_fn)(x, axis=axis, keepdims=keepdim), dtype=xp.int64)
     return kernel
 

@@ -115,7 +115,8 @@ def broadcast_shapes(*shapes: Sequence[Dim] | None) -> tuple[Dim, ...] | None:
         n = max(len(out), len(shape))
         a = (1,) * (n - len(out)) + tuple(out)
         b = (1,) * (n - len(shape)) + tuple(shape)
-        out = tuple(broadcast_dims(x, y, i) for i, (x, y) in enumerate(zip(a, b)))
+        # from the last dim, as torch does, so a clash names the dim torch's message names
+        out = tuple(reversed([broadcast_dims(a[i], b[i], i) for i in reversed(range(n))]))
     return out
 
 
@@ -160,6 +161,12 @@ def pointwise(op: S.OpDef):
         return TensorType(output_dtype(op.dtype_rule, compute), shape, tensors[0].device if tensors else "cpu")
 
     return rule
+
+
+def check_narrow_start(start: int, size: int) -> None:
+    """torch's IndexError for a narrow start outside [-size, size]."""
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
 
 
 def normalize_dim(dim, rank: int | None, op_name: str = "") -> int:

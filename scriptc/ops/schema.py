@@ -127,6 +127,29 @@ def _mentions_tensor(t: Type) -> bool:
     return False
 
 
+def _value_kind(t: Type) -> str | None:
+    optional = isinstance(t, OptionalType)
+    if optional:
+        t = t.elem
+    text = str(t)
+    if isinstance(t, TensorType):
+        kind = "tensor"
+    elif isinstance(t, UnionType) and any(isinstance(o, TensorType) for o in t.options) and all(
+            isinstance(o, TensorType) or str(o) in ("Scalar", "float", "int", "Optional[Scalar]")
+            for o in t.options):
+        optional = optional or any(isinstance(o, OptionalType) for o in t.options)
+        kind = "tensor_or_number"
+    elif text == "int":
+        kind = "int"
+    elif text in ("float", "Scalar"):
+        kind = "number"
+    elif text == "List[int]":
+        kind = "int_list"
+    else:
+        return None
+    return "optional_" + kind if optional else kind
+
+
 @dataclass(frozen=True)
 class Arg:
     name: str
@@ -253,6 +276,10 @@ class OpDef:
     argument_check: Callable | None = None
     # Set by real_only.py: torch's kernel name, or (exception type, message), for the error a complex input raises.
     real_only: Any = None
+    # Set by float_only.py: (dtype names torch refuses for this op, torch's kernel name or (exception type,
+    # message), whether every operand is checked), for an op torch computes on floating (and maybe integer)
+    # inputs only.
+    float_only: Any = None
     doc: str = ""
     # takes quantized tensors (scriptc/ops/quantized.py); views take them too, other ops refuse them
     accepts_quantized: bool = False
@@ -271,6 +298,13 @@ class OpDef:
         self.result_tuple = result_type(self.base_name, self.result_names) if self.result_names else None
         self.tensor_args = tuple(i for i, a in enumerate(self.schema.args) if a.is_tensor)
         self.tensor_list_args = tuple(i for i, a in enumerate(self.schema.args) if _is_tensor_list(a.type))
+        # The arguments eager dispatch checks the Python type of on every call (a Tensor, a number, an int,
+        # a list of ints, or None where the schema says so): (index, kind), kinds as
+        # scriptc.tensors.arguments names them.
+        self.value_args = tuple((i, kind) for i, a in enumerate(self.schema.args)
+                                if (kind := _value_kind(a.type)) is not None)
+        # value_args as (index, the Python types that pass), set on the op's first eager call
+        self.value_types = None
         # The arguments whose dtypes decide the result dtype (a where's condition or a mask does not).
         self.promote_args = tuple(i for i, a in enumerate(self.schema.args)
                                   if _mentions_tensor(a.type) and a.name not in ("condition", "mask"))

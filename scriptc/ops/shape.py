@@ -8,7 +8,16 @@ from scriptc.errors import ShapeError
 from scriptc.types import TensorType, from_numpy_dtype
 
 from . import register
-from .rules import UNKNOWN, broadcast_shapes, infer_reshape, is_known, normalize_dim, numel, scalar_type_name
+from .rules import (
+    UNKNOWN,
+    broadcast_shapes,
+    check_narrow_start,
+    infer_reshape,
+    is_known,
+    normalize_dim,
+    numel,
+    scalar_type_name,
+)
 from .schema import SHAPE
 
 
@@ -383,10 +392,13 @@ register("chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor[]", SHAPE,
 def _narrow_kernel(xp, x, dim, start, length):
     axis = normalize_dim(dim, x.ndim, "narrow")
     size = x.shape[axis]
+    check_narrow_start(start, size)
     if start < 0:
         start += size
-    if not (0 <= start <= size) or length < 0 or start + length > size:
-        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not (0 <= start <= size) or start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     index = [slice(None)] * x.ndim
     index[axis] = slice(start, start + length)
     return x[tuple(index)]

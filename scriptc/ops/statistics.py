@@ -9,6 +9,7 @@ from scriptc.types import TensorType, float32, float64, from_numpy_dtype, int64
 
 from . import register
 from .reduction import _mean_rule, _require_float, _std_grad, _var_grad, _var_kernel, axes_of, restore_dims
+from .matrix import torch_name
 from .rules import is_known, normalize_dim, reduced_shape, scalar_type_name
 from .schema import OPAQUE, REDUCTION
 from .sorting import _axis, _scatter_back
@@ -294,8 +295,10 @@ register("nanmean(self: Tensor, dim: int[]? = None, keepdim: bool = False, *, dt
 def _aminmax_kernel(xp, x, dim=None, keepdim=False):
     axes = axes_of(x, dim, "aminmax") if dim is not None else None
     if x.size == 0 and (axes is None or x.shape[axes[0]] == 0):
-        raise IndexError("aminmax(): Expected reduction dim to be specified for input.numel() == 0." if dim is None
-                         else f"aminmax(): Expected reduction dim {dim} to have non-zero size.")
+        if dim is None:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
     return (xp.asarray(xp.amin(x, axis=axes, keepdims=keepdim)), xp.asarray(xp.amax(x, axis=axes, keepdims=keepdim)))
 
 
@@ -367,6 +370,8 @@ register("count_nonzero(self: Tensor, dim: int[]? = None) -> Tensor", REDUCTION,
 # --- histograms ---------------------------------------------------------------------------------------------------
 
 def _bincount_kernel(xp, x, weights=None, minlength=0):
+    if x.dtype.kind not in "iu":
+        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{torch_name(x.dtype)}\'')
     if x.ndim != 1 or x.dtype.kind not in "iu" or (x.size and x.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:

@@ -16,6 +16,7 @@ from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
 from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_quantized
 from scriptc.ops.rules import scalar_type_name
+from scriptc.tensors.arguments import check_all, check_tensor_lists, check_value, value_types
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
@@ -77,10 +78,24 @@ def call(op, args: tuple):
         return profiler_hook[0](op, call, args)
     if forward_ad_hook[0] is not None:
         return forward_ad_hook[0](op, call, args)
+    checks = op.value_types
+    if checks is None:
+        checks = value_types(op)
+    for i, types in checks:
+        if not isinstance(args[i], types):
+            check_value(op, i, args[i])
+    if op.tensor_list_args:
+        check_tensor_lists(op, args)
     if _AUTOCAST.cpu_enabled:
         args = autocast_arguments(op, args)
     arrays, needs_grad, quantized = _unwrap(op, args)
-    out = run_kernel(op, np, arrays)
+    try:
+        out = run_kernel(op, np, arrays)
+    except Exception:
+        # torch checks argument types before it computes: a kernel that failed on an argument of the
+        # wrong type (a float dim, a string where a number belongs) reports that argument instead
+        check_all(op, args)
+        raise
     if quantized:
         out = keep_quantization(out, arrays)
     aux = None

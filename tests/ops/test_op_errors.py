@@ -115,6 +115,62 @@ ERRORS = [
      "dimensions, but got stride=[1, 2, 3]"),
     (lambda torch: torch.nn.functional.conv2d(torch.ones(1, 1, 4, 4), torch.ones(1, 1, 2, 2), padding=[1, 1, 1]),
      RuntimeError, "expected padding to be a single integer value or a list of 2 values"),
+    (lambda torch: torch.amax(torch.ones(0, 3)), RuntimeError,
+     "amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with"),
+    (lambda torch: torch.amax(torch.ones(0, 3), dim=-2), IndexError,
+     "amax(): Expected reduction dim -2 to have non-zero size."),
+    (lambda torch: torch.argmax(torch.ones(0, 3)), IndexError,
+     "argmax(): Expected reduction dim to be specified for input.numel() == 0."),
+    (lambda torch: torch.argmax(torch.ones(0, 3), dim=0), IndexError,
+     "argmax(): Expected reduction dim 0 to have non-zero size."),
+    (lambda torch: torch.aminmax(torch.ones(0, 3)), RuntimeError,
+     "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."),
+    (lambda torch: torch.ones(2, 3).narrow(1, 1, -1), RuntimeError, "narrow(): length must be non-negative."),
+    (lambda torch: torch.ones(2, 3).narrow(1, 1, 7), RuntimeError, "start (1) + length (7) exceeds dimension size (3)."),
+    (lambda torch: torch.ones(2, 3).narrow(1, -4, 1), IndexError,
+     "start out of range (expected to be in range of [-3, 3], but got -4)"),
+    (lambda torch: torch.narrow_copy(torch.ones(2, 3), 1, 4, 1), IndexError,
+     "start out of range (expected to be in range of [-3, 3], but got 4)"),
+    (lambda torch: torch.ones(2, 3).index_select(0, torch.ones(2)), RuntimeError,
+     "index_select(): Expected dtype int32 or int64 for index"),
+    (lambda torch: torch.where(torch.ones(2), torch.ones(2), 0.0), RuntimeError,
+     "where expected condition to be a boolean tensor, but got a tensor with dtype Float"),
+    (lambda torch: torch.ones(2).where(torch.ones(2, dtype=torch.int64), 0.0), RuntimeError,
+     "where expected condition to be a boolean tensor, but got a tensor with dtype Long"),
+    (lambda torch: torch.cross(torch.ones(2, 3), torch.ones(2, 3, dtype=torch.float64), dim=1), RuntimeError,
+     "expected scalar type Float but found Double"),
+    (lambda torch: torch.linalg.cross(torch.ones(2, 3, dtype=torch.int64), torch.ones(2, 3)), RuntimeError,
+     "expected scalar type Long but found Float"),
+    (lambda torch: torch.repeat_interleave(torch.ones(2, 3), torch.ones(2, 3, dtype=torch.int64)), RuntimeError,
+     "repeats must be 0-dim or 1-dim tensor"),
+    (lambda torch: torch.zeros(), TypeError, 'zeros() missing 1 required positional arguments: "size"'),
+    (lambda torch: torch.igamma(torch.ones(2, dtype=torch.bool), torch.ones(2, dtype=torch.int64)),
+     NotImplementedError, "\"igamma_cpu\" not implemented for 'Long'"),
+    (lambda torch: torch.ones(2, 3).masked_fill(torch.ones(2, 3) > 0, torch.ones(2, 3)), RuntimeError,
+     "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with 2 dimension(s)."),
+    (lambda torch: torch.meshgrid(indexing="ij"), RuntimeError, "meshgrid expects a non-empty TensorList"),
+    (lambda torch: torch.bincount(torch.ones(3)), NotImplementedError, "\"bincount_cpu\" not implemented for 'Float'"),
+    (lambda torch: torch.binomial(torch.ones(3).long(), torch.ones(3)), ValueError,
+     "binomial only supports floating-point dtypes for count, got: Long"),
+    (lambda torch: torch.binomial(torch.ones(3), torch.ones(3, dtype=torch.bool)), ValueError,
+     "binomial only supports floating-point dtypes for prob, got: Bool"),
+    (lambda torch: torch.add(torch.ones(2, 3), torch.ones(4, 5)), RuntimeError,
+     "The size of tensor a (3) must match the size of tensor b (5) at non-singleton dimension 1"),
+    (lambda torch: torch.allclose(torch.ones(2, 3), torch.ones(4, 5)), RuntimeError,
+     "The size of tensor a (3) must match the size of tensor b (5) at non-singleton dimension 1"),
+    (lambda torch: torch.lu_unpack(torch.ones(2, 3), torch.ones(2, 3)), RuntimeError,
+     "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype."),
+    (lambda torch: torch.nn.functional.cross_entropy(torch.ones(2, 3), torch.ones(3)), ValueError,
+     "Expected input batch_size (2) to match target batch_size (3)."),
+    (lambda torch: torch.nn.functional.cross_entropy(torch.ones(2, 3, 4), torch.ones(2, 3, 5)), RuntimeError,
+     "Expected target size [2, 4], got [2, 3, 5]"),
+    (lambda torch: torch.nn.functional.nll_loss(torch.ones(2, 3, 4), torch.ones(2, 5).long()), RuntimeError,
+     "Expected target size [2, 4], got [2, 5]"),
+    (lambda torch: torch.nn.functional.nll_loss(torch.ones(2, 3), torch.ones(2, 3).long()), RuntimeError,
+     "0D or 1D target tensor expected, multi-target not supported"),
+    (lambda torch: torch.nn.functional.cross_entropy(torch.ones(3), torch.ones(2).long()), ValueError,
+     "For 1D input, 1D target must have size 1, but got target size: 2"),
+    (lambda torch: torch.ones(2, 3).permute(), TypeError, 'permute() missing 1 required positional arguments: "dims"'),
 ]
 
 
@@ -128,3 +184,17 @@ def test_error_matches_torch(index):
     with pytest.raises(kind) as theirs:
         call(torch)
     assert message in str(theirs.value)
+
+
+def test_sign_of_a_bool_tensor_is_the_tensor():
+    flags = scriptc.tensor([True, False])
+    assert scriptc.sign(flags).tolist() == [True, False]
+    assert scriptc.sgn(flags).dtype == scriptc.bool
+    assert scriptc.where(flags.to(scriptc.uint8), 1.0, 0.0).tolist() == [1.0, 0.0]
+
+
+def test_igamma_of_an_integer_and_a_float_tensor_computes_in_the_float_dtype_as_torch():
+    torch = pytest.importorskip("torch")
+    ours, theirs = (lib.igammac(lib.tensor([1, 2, 3]), lib.tensor([0.5, 1.5, 2.5])) for lib in (scriptc, torch))
+    assert ours.dtype == scriptc.float32
+    assert ours.tolist() == pytest.approx(theirs.tolist(), rel=1e-5)

@@ -1,0 +1,130 @@
+"""Checking an eager call's arguments against its op's schema, with torch's TypeError when one does not fit.
+
+Eager dispatch checks the tensor, number and int arguments of every call (a cheap isinstance each: a
+kernel given None, a string or a list where a Tensor belongs fails inside numpy, or worse computes
+something torch refuses), and checks every argument when a kernel raises, so that the error a user sees
+names the argument as torch's does rather than numpy's or Python's complaint about it.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from scriptc.ops.schema import OpDef
+from scriptc.tensors.core import Tensor
+from scriptc.types import ListType, OptionalType, Scalar, ScalarType, TensorType, Type, UnionType, device, dtype
+
+# What an argument may be, by schema type (OpDef.value_args): exactly these pass the check that runs on
+# every call; anything else goes through `fits` for torch's leniencies (numpy scalars, one-element
+# tensors for numbers). The items of a list of ints are left to the kernel (and `check_all`).
+_FAST_TYPES = {
+    "tensor": (Tensor,),
+    "tensor_or_number": (Tensor, int, float, complex),
+    "int": (int,),
+    "number": (int, float, complex),
+    "int_list": (list, tuple, int),
+}
+_FAST_TYPES.update({"optional_" + kind: types + (type(None),) for kind, types in list(_FAST_TYPES.items())})
+
+
+def value_types(op: OpDef) -> tuple:
+    """op.value_types, computed once: (index, the Python types that pass the check on every call)."""
+    op.value_types = tuple((i, _FAST_TYPES[kind]) for i, kind in op.value_args)
+    return op.value_types
+
+
+def check_value(op: OpDef, index: int, value) -> None:
+    """TypeError in torch's words unless `value` fits argument `index` of `op` (called when it is not of
+    the argument's usual Python types: a numpy scalar or a one-element tensor may still fit)."""
+    if not fits(op.schema.args[index].type, value):
+        raise argument_error(op, index, value)
+
+
+def check_tensor_lists(op: OpDef, args: tuple) -> None:
+    """TypeError in torch's words for an item of a list of tensors that is not a Tensor."""
+    for i in op.tensor_list_args:
+        items = args[i]
+        if isinstance(items, (list, tuple)):
+            for k, item in enumerate(items):
+                if not isinstance(item, Tensor) and not fits(op.schema.args[i].type.elem, item):
+                    raise TypeError(f"expected Tensor as element {k} in argument {i}, but got {type(item).__name__}")
+
+
+def check_all(op: OpDef, args: tuple) -> None:
+    """TypeError in torch's words for the first argument that does not fit its schema type."""
+    check_tensor_lists(op, args)
+    for i, (arg, value) in enumerate(zip(op.schema.args, args)):
+        if not fits(arg.type, value):
+            raise argument_error(op, i, value)
+
+
+def fits(t: Type, value) -> bool:
+    """Whether `value` may be passed where the schema declares `t`, as torch's argument parser decides
+    (a one-element Tensor passes for a number, an int for a list of ints)."""
+    if isinstance(t, TensorType):
+        return isinstance(value, Tensor)
+    if isinstance(t, OptionalType):
+        return value is None or fits(t.elem, value)
+    if isinstance(t, UnionType):
+        return any(fits(o, value) for o in t.options)
+    if isinstance(t, ListType):
+        if isinstance(value, Tensor):
+            return t.elem != TensorType() or value.dim() > 0
+        if isinstance(value, (list, tuple)):
+            return all(fits(t.elem, v) for v in value)
+        return isinstance(t.elem, ScalarType) and t.elem.name in ("int", "float") and _is_number(value, t.elem.name)
+    if isinstance(t, ScalarType):
+        return _fits_scalar(t, value)
+    return True
+
+
+def _fits_scalar(t: ScalarType, value) -> bool:
+    name = t.name
+    if t is Scalar:
+        return _is_number(value, "complex") or (isinstance(value, Tensor) and value.numel() == 1)
+    if name in ("int", "float", "complex"):
+        return _is_number(value, name) or (isinstance(value, Tensor) and value.numel() == 1)
+    if name == "bool":
+        return isinstance(value, (bool, np.bool_)) or (isinstance(value, Tensor) and value.numel() == 1)
+    if name == "str":
+        return isinstance(value, str)
+    if name == "ScalarType":
+        return isinstance(value, dtype)
+    if name == "Device":
+        return isinstance(value, (str, int, device))
+    return True
+
+
+def _is_number(value, widest: str) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if widest == "int":
+        return isinstance(value, (int, np.integer)) or hasattr(type(value), "__index__")
+    if widest == "float":
+        return isinstance(value, (int, float, np.integer, np.floating))
+    return isinstance(value, numbers.Number)
+
+
+def _type_name(t: Type) -> str:
+    if isinstance(t, OptionalType):
+        return _type_name(t.elem)
+    if isinstance(t, UnionType):
+        return _type_name(t.options[0])
+    if isinstance(t, TensorType):
+        return "Tensor"
+    if isinstance(t, ListType):
+        return {"int": "tuple of ints", "float": "tuple of floats", "bool": "tuple of bools"}.get(
+            str(t.elem), "tuple of Tensors")
+    names = {"Scalar": "Number", "ScalarType": "torch.dtype", "Device": "torch.device"}
+    return names.get(str(t), str(t))
+
+
+def argument_error(op: OpDef, index: int, value) -> TypeError:
+    """torch's TypeError for argument `index` of `op` given `value`."""
+    arg = op.schema.args[index]
+    name = "input" if arg.name == "self" else arg.name
+    where = "" if arg.kwarg_only else f" (position {index + 1})"
+    return TypeError(f"{op.base_name}(): argument '{name}'{where} must be {_type_name(arg.type)}, "
+                     f"not {type(value).__name__}")

@@ -1,0 +1,98 @@
+"""An eager call's arguments checked against the op's schema: a non-Tensor where a Tensor belongs, a string
+where a number belongs, raise torch's TypeError in torch's words, never numpy's or Python's complaint
+(checked against torch 2.13)."""
+
+from __future__ import annotations
+
+import pytest
+
+import scriptc
+from scriptc import ops
+from scriptc.ops.schema import FACTORY, RANDOM
+from tests.torch_errors import raised
+
+torch = pytest.importorskip("torch")
+
+_SIMPLE = {"Tensor": lambda T: T.ones(2, 3), "int": lambda T: 1, "float": lambda T: 0.5, "bool": lambda T: False,
+           "Scalar": lambda T: 1, "Tensor|Scalar": lambda T: T.ones(2, 3), "List[int]": lambda T: [1]}
+
+
+def _public_tensor_ops():
+    """Public functions (one per name) whose first argument is a required Tensor and whose other required
+    arguments are of simple types."""
+    found = {}
+    for op in ops.all_ops():
+        if (not op.function or op.inplace_of is not None or op.kind in (FACTORY, RANDOM)
+                or op.base_name in found or not hasattr(torch, op.base_name)):
+            continue
+        required = [a for a in op.schema.args if not a.has_default]
+        if required and str(required[0].type) == "Tensor" and all(str(a.type) in _SIMPLE for a in required):
+            found[op.base_name] = [str(a.type) for a in required]
+    return sorted(found.items())
+
+
+@pytest.mark.parametrize("bad", [None, "abc", [1.0, 2.0]], ids=["None", "str", "list"])
+@pytest.mark.parametrize("name,types", _public_tensor_ops(), ids=lambda v: v if isinstance(v, str) else "")
+def test_non_tensor_input_raises_torchs_type_error(name, types, bad):
+    def call(T):
+        args = [_SIMPLE[t](T) for t in types]
+        args[0] = bad
+        return getattr(T, name)(*args)
+
+    ours = raised(lambda: call(scriptc))
+    assert ours is not None and ours[0] is TypeError, ours
+    # (a few of torch's Python-level functions raise AttributeError here; its parsed ones, this message)
+    expected = raised(lambda: call(torch))
+    if expected[1].startswith(f"{name}(): argument 'input' (position 1) must be Tensor"):
+        assert ours == expected
+
+
+CALLS = [
+    "T.add(T.ones(2), 'a')",
+    "T.mul(T.ones(2), None)",
+    "T.matmul(T.ones(2, 2), None)",
+    "T.polygamma(1, None)",
+    "T.max(None)",
+    "T.median('x')",
+    "T.threshold(T.ones(2), 'x', 0.0)",
+    "T.cat([T.ones(2), 'x'])",
+    "T.cat([T.ones(2), [1.0, 2.0]])",
+    "T.nn.functional.relu(None)",
+    "T.softmax(None, 0)",
+]
+
+
+# torch lists its overloads here; scriptc's overloads differ, so only the exception type is compared
+TYPE_ONLY = [
+    "T.ones(2).add('a')",
+    "T.ones(2).mul(None)",
+    "T.sum(T.ones(2, 3), 'x')",
+    "T.where(T.ones(2) > 0, T.ones(2), 'x')",
+    "T.stack([T.ones(2), None])",
+    "T.ones(2, 3).sum(1.5)",
+]
+
+
+@pytest.mark.parametrize("source", TYPE_ONLY)
+def test_bad_argument_raises_torchs_type(source):
+    expected = raised(lambda: eval(source, {"T": torch}))
+    ours = raised(lambda: eval(source, {"T": scriptc}))
+    assert ours is not None and issubclass(ours[0], expected[0]), (ours, expected)
+
+
+@pytest.mark.parametrize("source", CALLS)
+def test_bad_argument_matches_torch(source):
+    expected = raised(lambda: eval(source, {"T": torch}))
+    assert expected is not None
+    ours = raised(lambda: eval(source, {"T": scriptc}))
+    assert ours is not None and issubclass(ours[0], expected[0]), (ours, expected)
+    assert ours[1] == expected[1]
+
+
+def test_numbers_and_one_element_tensors_still_pass_as_scalars():
+    import numpy as np
+
+    x = scriptc.ones(3)
+    assert scriptc.add(x, np.float32(2.0)).tolist() == [3.0, 3.0, 3.0]
+    assert scriptc.add(x, scriptc.tensor(2.0)).tolist() == [3.0, 3.0, 3.0]
+    assert scriptc.threshold(x, np.float64(0.5), 0.0).tolist() == [1.0, 1.0, 1.0]
