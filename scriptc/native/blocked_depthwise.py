@@ -246,8 +246,10 @@ def build(b: ir.IRBuilder, args, element, pooling: bool) -> None:
                     corner = b.add(b.mul(b.mul(oy, sh), wide), b.mul(ox, sw))
                     rows = []
                     for ky in range(3):
-                        total = start_value if ky == 0 else zeros if not pooling else border_value
-                        for kx in range(3):
+                        # (a maximum starts from the row's first tap: from -inf it would take it anyway)
+                        total = value_at(corner, const(ky), const(0)) if pooling else start_value if ky == 0 \
+                            else zeros
+                        for kx in range(1 if pooling else 0, 3):
                             total = tap(total, corner, const(ky), const(kx), 3, exact)
                         rows.append(total)
                     total = rows[0]
@@ -267,9 +269,12 @@ def build(b: ir.IRBuilder, args, element, pooling: bool) -> None:
                 b.store(finish(b.load(accumulator)), at(out_plane, b.add(b.mul(oy, ow), ox)), align=VECTOR_BYTES)
             loop(b, const(0), ow, output, "ox")
 
+        def value_at(corner, ky, kx):
+            return b.load(at(bordered, b.add(corner, b.add(b.mul(b.mul(ky, dh), wide), b.mul(kx, dw)))),
+                          align=VECTOR_BYTES)
+
         def tap(total, corner, ky, kx, kernel_w, exact):
-            value = b.load(at(bordered, b.add(corner, b.add(b.mul(b.mul(ky, dh), wide), b.mul(kx, dw)))),
-                           align=VECTOR_BYTES)
+            value = value_at(corner, ky, kx)
             if pooling:
                 return combine(total, value, None, exact)
             kernel_w = const(kernel_w) if isinstance(kernel_w, int) else kernel_w
