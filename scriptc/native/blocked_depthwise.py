@@ -6,9 +6,9 @@ gathers (~14 cycles each) - MobileNetV2's 4x4 and 2x2 layers ran at 2-5 GFLOP/s.
 LANES channels of one image goes through together (onnxruntime's NCHWc layout, made and unmade per
 block in L1): their planes, consecutive in NCHW, are read LANES channels by LANES positions at a
 time and transposed in registers, so that each input position becomes one vector of the block's
-channels, laid out in a scratch plane with a zero border as wide as the padding; every tap of every
-output is then one multiply-add of whole vectors, with no bounds to check, and the block's outputs
-are transposed back as they are stored.
+channels, laid out in a scratch plane with a zero border as wide as the padding (read straight into
+it where the windows reach no padding); every tap of every output is then one multiply-add of whole
+vectors, with no bounds to check, and the block's outputs are transposed back as they are stored.
 
 `scriptc_depthwise_blocked_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): blocks
 [start, end) of (image, LANES channels), N * ceil(C / LANES) of them; ptrs = [input (N, C, H, W),
