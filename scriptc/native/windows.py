@@ -209,7 +209,8 @@ class Gathered:
         """windows()'s results, a vector of one output row's outputs at a time (rows of any length,
         windows of up to ROW_MAX_KW columns, stride 1 or 2 along the row): each tap's
         values come from a masked load of the input row (the even elements of two, at stride 2; in
-        the 3x3 loops the odd ones are the next tap's) instead of a gather, and the window's rows outside the image are skipped. Where `separable`
+        the 3x3 loops the odd ones are the next tap's) instead of a gather, and the window's rows
+        outside the image are skipped. Where `separable`
         (windows()) and each output row's window starts on the last row of the one before (an
         undilated window one row taller than its stride: SqueezeNet's 3x3 pools at stride 2), each window row's taps
         are combined apart and that row's result is taken again by the next output row: 2 rows of taps
