@@ -6,9 +6,9 @@ gathers (~14 cycles each) - MobileNetV2's 4x4 and 2x2 layers ran at 2-5 GFLOP/s.
 LANES channels of one image goes through together (onnxruntime's NCHWc layout, made and unmade per
 block in L1): their planes, consecutive in NCHW, are read LANES channels by LANES positions at a
 time and transposed in registers, so that each input position becomes one vector of the block's
-channels, laid out in a scratch plane with a zero border as wide as the padding; every tap of every
-output is then one multiply-add of whole vectors, with no bounds to check, and the block's outputs
-are transposed back as they are stored.
+channels, laid out in a scratch plane with a zero border as wide as the padding (read straight into
+it where the windows reach no padding); every tap of every output is then one multiply-add of whole
+vectors, with no bounds to check, and the block's outputs are transposed back as they are stored.
 
 `scriptc_depthwise_blocked_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): blocks
 [start, end) of (image, LANES channels), N * ceil(C / LANES) of them; ptrs = [input (N, C, H, W),
@@ -160,6 +160,11 @@ def build(b: ir.IRBuilder, args, element, pooling: bool) -> None:
     wide = greater(b.add(w, b.mul(pw, const(2))), b.add(b.mul(b.sub(ow, const(1)), sw),
                                                         b.add(b.mul(b.sub(kw, const(1)), dw), const(1))))
     border_positions = b.mul(tall, wide)
+    # windows that reach no padding and past the image (SqueezeNet's 3x3/2 pools of 15x15 and 7x7
+    # planes): the input is read straight into the plane the taps read, with no border to fill
+    borderless = b.and_(b.icmp_signed("==", tall, h), b.icmp_signed("==", wide, w))
+    read_plane = b.select(borderless, bordered, dense)
+    nan_lanes = b.alloca(masks) if pooling else None
     blocks_per_image = b.sdiv(b.add(channels, const(width - 1)), const(width))
     taps = b.mul(kh, kw)
     if not pooling:
@@ -178,8 +183,10 @@ def build(b: ir.IRBuilder, args, element, pooling: bool) -> None:
         clamped = b.select(b.icmp_signed("==", epilogue, const(3)), sloped, clamped)
         return b.select(b.icmp_signed(">=", epilogue, const(2)), clamped, floored)
 
-    def combine(total, value, weight):
+    def combine(total, value, weight, exact=True):
         if pooling:  # a NaN in the window wins (value != value), and stays (NaN < value is false)
+            if not exact:  # (a block without a NaN: one compare, which LLVM makes one vmaxps)
+                return b.select(b.fcmp_ordered(">", value, total), value, total)
             wins = b.or_(b.fcmp_ordered(">", value, total), b.fcmp_unordered("uno", value, value))
             return b.select(wins, value, total)
         return b.fadd(total, b.fmul(weight, value, flags=CONTRACT), flags=CONTRACT)
@@ -201,24 +208,33 @@ def build(b: ir.IRBuilder, args, element, pooling: bool) -> None:
             inside = b.icmp_signed("<", lane, splat(lanes_left, ir.VectorType(I64, width)))
             return b.select(b.icmp_signed("<", const(r), count), inside, no_lanes)
 
+        if pooling:
+            b.store(no_lanes, nan_lanes)
+
         def read_chunk(first):
             mask = [channel_mask(r, b.sub(positions, first)) for r in range(width)]
             rows = [b.call(masked_load, [at(plane_in, b.add(b.mul(const(r), positions), first)), align, mask[r],
                                          zeros]) for r in range(width)]
+            if pooling:  # (the lanes that held a NaN: the block's windows then keep it the slower way)
+                seen = b.load(nan_lanes)
+                for row in rows:
+                    seen = b.or_(seen, b.fcmp_unordered("uno", row, row))
+                b.store(seen, nan_lanes)
             for k, column in enumerate(transpose(b, rows)):
-                b.store(column, at(dense, b.add(first, const(k))), align=VECTOR_BYTES)
+                b.store(column, at(read_plane, b.add(first, const(k))), align=VECTOR_BYTES)
         loop(b, const(0), positions, read_chunk, "read", step=width)
-        loop(b, const(0), border_positions, lambda p: b.store(border_value, at(bordered, p), align=VECTOR_BYTES),
-             "border")
 
         def place_row(y):
             into = b.add(b.mul(b.add(y, ph), wide), pw)
             loop(b, const(0), w, lambda x: b.store(b.load(at(dense, b.add(b.mul(y, w), x)), align=VECTOR_BYTES),
                                                   at(bordered, b.add(into, x)), align=VECTOR_BYTES), "place")
-        loop(b, const(0), h, place_row, "rows")
-        out_plane = dense  # (the dense input is placed: its scratch holds the outputs)
+        with b.if_then(b.not_(borderless)):
+            loop(b, const(0), border_positions, lambda p: b.store(border_value, at(bordered, p), align=VECTOR_BYTES),
+                 "border")
+            loop(b, const(0), h, place_row, "rows")
+        out_plane = dense  # (the dense input is placed, or was never needed: its scratch holds the outputs)
 
-        def window_3x3(oy):
+        def window_3x3(oy, exact):
             """A row's outputs GROUP at a time (the last group's past the row's end are its last
             output again, stored twice), each output's window rows combined apart: 3 * GROUP chains
             in flight, where one chain of 9 waited on each multiply-add."""
@@ -230,42 +246,58 @@ def build(b: ir.IRBuilder, args, element, pooling: bool) -> None:
                     corner = b.add(b.mul(b.mul(oy, sh), wide), b.mul(ox, sw))
                     rows = []
                     for ky in range(3):
-                        total = start_value if ky == 0 else zeros if not pooling else border_value
-                        for kx in range(3):
-                            total = tap(total, corner, const(ky), const(kx), 3)
+                        # (a maximum starts from the row's first tap: from -inf it would take it anyway)
+                        total = value_at(corner, const(ky), const(0)) if pooling else start_value if ky == 0 \
+                            else zeros
+                        for kx in range(1 if pooling else 0, 3):
+                            total = tap(total, corner, const(ky), const(kx), 3, exact)
                         rows.append(total)
                     total = rows[0]
                     for row in rows[1:]:
-                        total = combine(total, row, None) if pooling else b.fadd(total, row)
+                        total = combine(total, row, None, exact) if pooling else b.fadd(total, row)
                     b.store(finish(total), at(out_plane, b.add(b.mul(oy, ow), ox)), align=VECTOR_BYTES)
             loop(b, const(0), ow, group, "ox", step=GROUP)
 
-        def window(oy):
+        def window(oy, exact):
             """A row's outputs one at a time, any window."""
             def output(ox):
                 corner = b.add(b.mul(b.mul(oy, sh), wide), b.mul(ox, sw))
                 b.store(start_value, accumulator)
                 loop(b, const(0), kh, lambda ky: loop(
-                    b, const(0), kw, lambda kx: b.store(tap(b.load(accumulator), corner, ky, kx, kw), accumulator),
+                    b, const(0), kw, lambda kx: b.store(tap(b.load(accumulator), corner, ky, kx, kw, exact), accumulator),
                     "kx"), "ky")
                 b.store(finish(b.load(accumulator)), at(out_plane, b.add(b.mul(oy, ow), ox)), align=VECTOR_BYTES)
             loop(b, const(0), ow, output, "ox")
 
-        def tap(total, corner, ky, kx, kernel_w):
-            value = b.load(at(bordered, b.add(corner, b.add(b.mul(b.mul(ky, dh), wide), b.mul(kx, dw)))),
-                           align=VECTOR_BYTES)
+        def value_at(corner, ky, kx):
+            return b.load(at(bordered, b.add(corner, b.add(b.mul(b.mul(ky, dh), wide), b.mul(kx, dw)))),
+                          align=VECTOR_BYTES)
+
+        def tap(total, corner, ky, kx, kernel_w, exact):
+            value = value_at(corner, ky, kx)
             if pooling:
-                return combine(total, value, None)
+                return combine(total, value, None, exact)
             kernel_w = const(kernel_w) if isinstance(kernel_w, int) else kernel_w
             weight = b.load(at(block_weights, b.mul(b.add(b.mul(ky, kernel_w), kx), const(width))), align=align.constant)
             return combine(total, value, weight)
 
         three = b.and_(b.icmp_signed("==", kh, const(3)), b.icmp_signed("==", kw, const(3)))
-        with b.if_else(three) as (square, other):
-            with square:
-                loop(b, const(0), oh, window_3x3, "oy")
-            with other:
-                loop(b, const(0), oh, window, "oy")
+
+        def windows(exact: bool) -> None:
+            with b.if_else(three) as (square, other):
+                with square:
+                    loop(b, const(0), oh, lambda oy: window_3x3(oy, exact), "oy")
+                with other:
+                    loop(b, const(0), oh, lambda oy: window(oy, exact), "oy")
+        if not pooling:
+            windows(True)
+        else:
+            any_nan = b.icmp_unsigned("!=", b.bitcast(b.load(nan_lanes), ir.IntType(width)), ir.Constant(ir.IntType(width), 0))
+            with b.if_else(any_nan) as (with_nan, without_nan):
+                with with_nan:
+                    windows(True)
+                with without_nan:
+                    windows(False)
 
         def write_chunk(first):
             columns = [b.load(at(out_plane, b.add(first, const(k))), align=VECTOR_BYTES) for k in range(width)]

@@ -2,7 +2,9 @@
 
 blocked_depthwise.py's loop with its taps combined by a maximum over a border of -inf, where pool.py
 goes a plane at a time: on SqueezeNet's 3x3 pools at stride 2 (rows of 7 or 15 outputs) a vector of
-a row's outputs is half empty, or its taps come by gathers.
+a row's outputs is half empty, or its taps come by gathers. A block whose input holds no NaN takes
+each maximum by one compare and select (one vmaxps); a block with one keeps it as PyTorch does, a
+compare more and an or a tap (SqueezeNet's 15x15 and 7x7 pools 14 -> 10 and 8.4 -> 6.5 us).
 
 `scriptc_pool_blocked_f32` / `_f64` have the kernel signature (start, end, ptrs, meta): blocks
 [start, end) of (image, LANES channels), N * ceil(C / LANES) of them; ptrs = [input (N, C, H, W),

@@ -208,8 +208,9 @@ class Gathered:
     def rows(self, x, out, geometry, start, combine, finish, passthrough, separable: bool = False) -> None:
         """windows()'s results, a vector of one output row's outputs at a time (rows of any length,
         windows of up to ROW_MAX_KW columns, stride 1 or 2 along the row): each tap's
-        values come from a masked load of the input row (the even elements of two, at stride 2)
-        instead of a gather, and the window's rows outside the image are skipped. Where `separable`
+        values come from a masked load of the input row (the even elements of two, at stride 2; in
+        the 3x3 loops the odd ones are the next tap's) instead of a gather, and the window's rows
+        outside the image are skipped. Where `separable`
         (windows()) and each output row's window starts on the last row of the one before (an
         undilated window one row taller than its stride: SqueezeNet's 3x3 pools at stride 2), each window row's taps
         are combined apart and that row's result is taken again by the next output row: 2 rows of taps
@@ -242,6 +243,10 @@ class Gathered:
         row_length = self.splat(b.trunc(w, I32), indices)
         # at stride 2, element e of the two vectors loaded feeds output lane e // 2 (even e only)
         evens = ir.Constant(ir.VectorType(I32, width), [2 * k for k in range(width)])
+        odds = ir.Constant(ir.VectorType(I32, width), [2 * k + 1 for k in range(width)])
+        # at stride 2 with the window's width and dilation 1 constants (the 3x3 loops), the odd elements
+        # of the two vectors loaded for tap kx are tap kx + 1's: a load of two taps
+        paired = stride == 2 and all(isinstance(v, ir.Constant) for v in (kw, dw)) and dw.constant == 1
 
         def left_of(first_column, kx):
             return b.sub(b.add(b.mul(first_column, ir.Constant(I64, stride)), b.mul(kx, dw)), pw)
@@ -260,8 +265,9 @@ class Gathered:
                     inside = b.and_(b.icmp_signed(">=", columns, zeros), b.icmp_signed("<", columns, row_length))
                     if stride == 2:
                         even = b.icmp_signed("==", b.and_(offsets, ir.Constant(indices, [1] * width)), zeros)
-                        wanted = b.and_(even, b.icmp_signed("<", b.lshr(offsets, ir.Constant(indices, [1] * width)),
-                                                            self.splat(remaining, indices)))
+                        wanted = b.icmp_signed("<", b.lshr(offsets, ir.Constant(indices, [1] * width)),
+                                               self.splat(remaining, indices))
+                        wanted = wanted if paired else b.and_(even, wanted)
                     else:
                         wanted = stored
                     b.store(b.and_(inside, wanted), b.gep(self.column_masks, [b.add(b.mul(kx, two),
@@ -279,15 +285,25 @@ class Gathered:
                     line = b.gep(x, [b.mul(row, w)])
 
                     def taps(into):
-                        def tap(kx):
+                        def halves(kx):
                             at = b.gep(line, [left_of(first_column, kx)])
-                            halves = [self._masked(b.gep(at, [ir.Constant(I64, half * width)]),
-                                                   b.load(b.gep(self.column_masks, [b.add(b.mul(kx, two),
-                                                                                          ir.Constant(I64, half))])),
-                                                   passthrough) for half in range(stride)]
-                            values = halves[0] if stride == 1 else b.shuffle_vector(halves[0], halves[1], evens)
+                            return [self._masked(b.gep(at, [ir.Constant(I64, half * width)]),
+                                                 b.load(b.gep(self.column_masks, [b.add(b.mul(kx, two),
+                                                                                        ir.Constant(I64, half))])),
+                                                 passthrough) for half in range(stride)]
+
+                        def tap(kx):
+                            loaded = halves(kx)
+                            values = loaded[0] if stride == 1 else b.shuffle_vector(loaded[0], loaded[1], evens)
                             b.store(combine(b.load(into), values, ky, kx), into)
-                        loop(b, zero, kw, tap, "rx")
+                        if not paired:
+                            loop(b, zero, kw, tap, "rx")
+                            return
+                        for kx in range(0, kw.constant, 2):
+                            loaded = halves(ir.Constant(I64, kx))
+                            for column, chosen in ((kx, evens), (kx + 1, odds))[:kw.constant - kx]:
+                                values = b.shuffle_vector(loaded[0], loaded[1], chosen)
+                                b.store(combine(b.load(into), values, ky, ir.Constant(I64, column)), into)
                     if not reused:
                         taps(self.accumulator)
                         return

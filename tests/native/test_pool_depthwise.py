@@ -178,3 +178,27 @@ def test_blocked_depthwise_matches_the_op_table(shape, dtype, mode, channels, ba
     loop = KERNEL_TYPE(loop_function("blocked_depthwise", np.dtype(dtype).name))
     loop(0, batch * -(-channels // blocked_depthwise.lanes(np.dtype(dtype).name)), ptrs, meta)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("image, padding, ceil_mode", [((15, 15), 0, True), ((7, 7), 0, True), ((9, 9), 1, False),
+                                                       ((8, 10), 0, True)])
+@pytest.mark.parametrize("values", ["normal", "nan", "signed zeros"])
+def test_blocked_max_pool_is_bit_identical_to_torch(dtype, image, padding, ceil_mode, values):
+    """blocked_pool.py's blocks without a NaN take each maximum by one compare, blocks with one keep it
+    the way torch does; planes whose windows reach no padding read the input with no border: each
+    bit as torch's max_pool2d gives it, the first NaN of a window and the first of equal signed zeros."""
+    torch = pytest.importorskip("torch")
+    args = ([3, 3], [2, 2], [padding, padding], [1, 1], ceil_mode)
+    assert blocked_pool.takes(pool_geometry((2, 40, *image), *args))
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 40, *image)).astype(dtype)
+    if values == "nan":  # (one block of channels with NaNs, the others without)
+        x[1, 17, 2, 3] = np.nan
+        x[1, 20, image[0] - 1, image[1] - 1] = -np.nan
+    elif values == "signed zeros":
+        x = np.where(rng.random(x.shape) < 0.5, -0.0, 0.0).astype(dtype)
+    got = native_kernel(ops.OPS["max_pool2d"])(np, x, *args)[0]
+    expected = torch.nn.functional.max_pool2d(torch.from_numpy(x), *args).numpy()
+    assert got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
