@@ -230,7 +230,7 @@ def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs,
 
 def _ignored_callables(ctx: ScriptContext) -> dict:
     """@jit.ignore'd functions, wrapped to take and return numpy arrays like the interpreter does."""
-    from .module import from_runtime, to_runtime
+    from .module_values import from_runtime, to_runtime
 
     def wrap(fn):
         def call(*args):
