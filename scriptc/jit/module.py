@@ -161,7 +161,6 @@ def _positional_count(signature: inspect.Signature | None) -> int:
     return len(kinds)
 
 
-
 class ScriptModule(Module):
     """A module compiled to graphs (`forward` and exported methods) that shares the original's state.
 
