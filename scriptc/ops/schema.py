@@ -276,9 +276,9 @@ class OpDef:
     argument_check: Callable | None = None
     # Set by real_only.py: torch's kernel name, or (exception type, message), for the error a complex input raises.
     real_only: Any = None
-    # Set by float_only.py: (dtype names torch refuses for this op, torch's kernel name or (exception type,
-    # message), whether every operand is checked), for an op torch computes on floating (and maybe integer)
-    # inputs only.
+    # Set by float_only.py: (the numpy dtypes torch refuses for this op, torch's kernel name or (exception
+    # type, message), the indices of the arguments checked), for an op torch computes on floating (and
+    # maybe integer) inputs only.
     float_only: Any = None
     doc: str = ""
     # takes quantized tensors (scriptc/ops/quantized.py); views take them too, other ops refuse them
