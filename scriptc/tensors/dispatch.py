@@ -81,8 +81,9 @@ def call(op, args: tuple):
     checks = op.value_types
     if checks is None:
         checks = value_types(op)
+    given = len(args)  # (internal callers may leave trailing defaults out)
     for i, types in checks:
-        if not isinstance(args[i], types):
+        if i < given and not isinstance(args[i], types):
             args = (*args[:i], checked_value(op, i, args[i]), *args[i + 1:])
     if op.tensor_list_args:
         check_tensor_lists(op, args)
