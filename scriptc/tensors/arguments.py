@@ -50,9 +50,9 @@ def value_types(op: OpDef) -> tuple:
 
 def checked_value(op: OpDef, index: int, value):
     """`value` as the kernel takes argument `index` of `op`, called when it is not of the argument's
-    usual Python types: an integer given as a numpy integer (anything with __index__) or a one-element
-    integer tensor becomes a Python int, as torch's argument parser reads it (x.sum(np.int64(1)));
-    TypeError in torch's words where it does not fit."""
+    usual Python types: an integer given as a numpy integer (anything with __index__) or a 0-d integer
+    tensor becomes a Python int, as torch's argument parser reads it (x.sum(np.int64(1))); TypeError in
+    torch's words where it does not fit (a float or bool tensor for an int)."""
     t = op.schema.args[index].type
     if not fits(t, value):
         raise argument_error(op, index, value)
@@ -60,8 +60,10 @@ def checked_value(op: OpDef, index: int, value):
         t = t.elem
     if value is None or not (t == Int or t == ListType(Int)):
         return value
-    if isinstance(value, Tensor):
-        return int(value.item()) if value.dtype.category == INT else value
+    if isinstance(value, Tensor):  # (an int[] takes a one-element 1-d tensor too)
+        if value.dtype.category != INT or value.dim() > (0 if t == Int else 1):
+            raise argument_error(op, index, value)
+        return int(value.item())
     return operator.index(value) if hasattr(type(value), "__index__") else value
 
 

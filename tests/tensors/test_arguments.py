@@ -70,6 +70,8 @@ TYPE_ONLY = [
     "T.where(T.ones(2) > 0, T.ones(2), 'x')",
     "T.stack([T.ones(2), None])",
     "T.ones(2, 3).sum(1.5)",
+    "T.ones(2, 3).sum(T.tensor(1.0))",
+    "T.ones(2, 3).softmax(T.tensor([1]))",
 ]
 
 
