@@ -127,6 +127,11 @@ def _mentions_tensor(t: Type) -> bool:
     return False
 
 
+def takes_int_list(t: Type) -> bool:
+    """Whether an argument of type `t` takes a list of ints (int[], or int|int[] as split's size)."""
+    return str(t) == "List[int]" or isinstance(t, UnionType) and sorted(map(str, t.options)) == ["List[int]", "int"]
+
+
 def _value_kind(t: Type) -> str | None:
     optional = isinstance(t, OptionalType)
     if optional:
@@ -143,7 +148,7 @@ def _value_kind(t: Type) -> str | None:
         kind = "int"
     elif text in ("float", "Scalar"):
         kind = "number"
-    elif text == "List[int]":
+    elif takes_int_list(t):
         kind = "int_list"
     else:
         return None

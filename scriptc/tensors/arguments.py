@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from scriptc.ops.schema import OpDef
+from scriptc.ops.schema import OpDef, takes_int_list
 from scriptc.tensors.core import Tensor
 from scriptc.types import (
     INT,
@@ -58,7 +58,7 @@ def checked_value(op: OpDef, index: int, value):
         raise argument_error(op, index, value)
     if isinstance(t, OptionalType):
         t = t.elem
-    if value is None or not (t == Int or t == ListType(Int)):
+    if value is None or not (t == Int or takes_int_list(t)):
         return value
     if isinstance(value, Tensor):  # (an int[] takes a one-element 1-d tensor too)
         if value.dtype.category != INT or value.dim() > (0 if t == Int else 1):

@@ -107,6 +107,7 @@ INTEGER_LIKE = [
     "X.reshape(np.int64(3), np.int64(2))", "X.cumsum(np.int64(0))", "X.transpose(np.int64(0), 1)",
     "X.argmax(np.int64(1))", "X.max(np.int64(1))[0]", "X.chunk(np.int64(2), 1)[0]",
     "T.cat([X, X], np.int64(1))", "X.index_select(np.int64(1), T.tensor([0]))", "X.mean([np.int64(1), np.int32(0)])",
+    "X.roll(np.int64(1), np.int64(1))",
 ]
 
 
