@@ -119,8 +119,8 @@ def _accepts(t, value) -> bool:
     if t is Scalar:
         return isinstance(value, (int, float, bool)) and not isinstance(value, Tensor)
     if isinstance(t, ScalarType):
-        if t.name == "int":
-            return isinstance(value, int) and not isinstance(value, Tensor)
+        if t.name == "int":  # (a numpy integer too: anything with __index__)
+            return isinstance(value, int) or hasattr(type(value), "__index__") and not isinstance(value, Tensor)
         if t.name == "float":
             return isinstance(value, (int, float))
         if t.name == "bool":

@@ -230,7 +230,7 @@ def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs,
 
 def _ignored_callables(ctx: ScriptContext) -> dict:
     """@jit.ignore'd functions, wrapped to take and return numpy arrays like the interpreter does."""
-    from .module import from_runtime, to_runtime
+    from .module_values import from_runtime, to_runtime
 
     def wrap(fn):
         def call(*args):
@@ -296,7 +296,7 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
     jit = config.jit_enabled() if jit is None else jit
     records: list = []
     if isinstance(mod, LoadedModule):
-        return _optimize_loaded(mod, level, jit, threads, records)
+        return _optimize_loaded(mod, level, jit, threads, records, preserved)
     compiled = _compiled(mod)
     if isinstance(compiled, ScriptModule):
         if compiled.training:
@@ -316,7 +316,8 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
     return optimized
 
 
-def _optimize_loaded(loaded, level: int, jit: bool, threads: int | None, records: list):
+def _optimize_loaded(loaded, level: int, jit: bool, threads: int | None, records: list,
+                     preserved: frozenset = frozenset()):
     """freeze / optimize_for_inference of a jit.load'ed module: its stored forward with its state as it is
     now (eval mode, as for a scripted module)."""
     from scriptc.passes import PassContext
@@ -335,7 +336,7 @@ def _optimize_loaded(loaded, level: int, jit: bool, threads: int | None, records
     graph = archive.graphs["forward"]
     skip = 1 if takes_self(graph) else 0
     signature = archive.signatures.get("forward", {})
-    context = PassContext(functions=dict(archive.functions), module_value=loaded._module_value())
+    context = PassContext(functions=dict(archive.functions), module_value=loaded._module_value(), preserved=preserved)
     plan = build_plan(graph, context, specs=input_specs(signature, graph, skip, "forward"), skip=skip, level=level,
                       jit=jit, threads=threads, records=records)
     optimized = OptimizedModule(plan, archive.functions, None, loaded, records)

@@ -140,15 +140,13 @@ def _module_interface_value(value, interface: type, name: str):
     """A module passed for a module interface's parameter: one whose class has each of the
     interface's methods (torch's refusal in its words otherwise). It stays a Python module, whose
     methods the scripted code calls (compiled ones where it is a ScriptModule)."""
-    import inspect
-
     from scriptc.nn import Module
 
+    from .frontend.compile.interfaces import missing_methods
     from .module import ScriptModule
 
     module = value._module if isinstance(value, ScriptModule) else value
-    lacking = [method for method, member in vars(interface).items()
-               if inspect.isfunction(member) and not inspect.isfunction(inspect.getattr_static(type(module), method, None))]
+    lacking = missing_methods(interface, type(module))
     if not isinstance(module, Module) or lacking:
         shown = "RecursiveScriptModule" if isinstance(value, ScriptModule) else type(value).__name__
         theirs, ours = f"__torch__.{type(module).__name__}", f"__torch__.{interface.__qualname__}"

@@ -24,7 +24,8 @@ from scriptc.tensors.dispatch import wants_grad
 from scriptc.types import OptionalType
 
 from .eager import EagerInterpreter, reads_autograd
-from .module import _eager_value, by_array, from_runtime, needs_call_scope, results, scripted_call, to_runtime
+from .module import by_array, needs_call_scope, results, scripted_call
+from .module_values import eager_value, from_runtime, to_runtime
 
 
 class LoadedModule(Module):
@@ -290,7 +291,7 @@ class LoadedModule(Module):
         that backward reaches the inputs and the parameters, as through torch's loaded modules; the
         buffers the graph writes are the module's (batch norm's running statistics)."""
         graph = self._archive.graphs[name]
-        inputs = [_eager_value(a) for a in args]
+        inputs = [eager_value(a) for a in args]
         module_value = self._module_value(eager=True) if takes_self(graph) else None
         interpreter = self._eager.get(name)
         if interpreter is None:

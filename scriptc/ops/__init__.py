@@ -140,6 +140,7 @@ from . import sorting  # noqa: E402,F401
 from . import statistics  # noqa: E402,F401
 from . import histogram  # noqa: E402,F401
 from . import shape  # noqa: E402,F401
+from . import joining  # noqa: E402,F401
 from . import indexing  # noqa: E402,F401
 from . import placement  # noqa: E402,F401
 from . import special_ops  # noqa: E402,F401

@@ -127,11 +127,10 @@ def _refuse_complex(op: OpDef, arrays: list) -> None:
 
 def _refuse_dtype(op: OpDef, arrays: list) -> None:
     """torch's error for a bool or integer input to an op it computes for other dtypes only (float_only.py)."""
-    refused, error, every_operand = op.float_only
-    # the input's dtype decides (torch.normal takes an integer std with a floating mean), or any operand's
-    for i in op.promote_args if every_operand else op.promote_args[:1]:
+    refused, error, checked_args = op.float_only
+    for i in checked_args:
         dtype = getattr(arrays[i], "dtype", None)
-        if dtype is not None and dtype.name in refused:
+        if dtype is not None and dtype in refused:
             if isinstance(error, tuple):
                 kind, message = error
                 raise kind(message.format(dtype=torch_name(dtype)))

@@ -11,6 +11,8 @@ EVERY_OPERAND, which torch refuses whichever operand has the dtype.
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import overloads
 
 BOOL = frozenset({"bool"})
@@ -60,9 +62,16 @@ FLOAT_ONLY = {
 
 EVERY_OPERAND = frozenset({"isin", "dist"})
 
-for _name, _entry in FLOAT_ONLY.items():
-    _entry = (*_entry, _name in EVERY_OPERAND)
+def _entry_of(op, refused: frozenset, error, every_operand: bool) -> tuple:
+    """OpDef.float_only: the refused dtypes as numpy dtypes (compared on every call: a dtype's .name is
+    slow), the error, and the arguments checked - the first tensor operand (torch.normal takes an
+    integer std with a floating mean), or every one."""
+    return (frozenset(np.dtype(name) for name in refused), error,
+            op.promote_args if every_operand else op.promote_args[:1])
+
+
+for _name, (_refused, _error) in FLOAT_ONLY.items():
     for _op in overloads(_name):
-        _op.float_only = _entry
+        _op.float_only = _entry_of(_op, _refused, _error, _name in EVERY_OPERAND)
         if _op.inplace is not None:
-            _op.inplace.float_only = _entry
+            _op.inplace.float_only = _entry_of(_op.inplace, _refused, _error, _name in EVERY_OPERAND)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
+
 from scriptc.types import TensorType, bfloat16, bool_, default_float, from_numpy_dtype
 
 from . import bfloat16 as bfloat16_storage
@@ -333,11 +335,15 @@ register("clamp_max(self: Tensor, max: Tensor|Scalar) -> Tensor", POINTWISE,
 
 
 
+# (numpy dtypes, compared on every call: a dtype's .name is slow)
+_CONDITION_DTYPES = frozenset({np.dtype(np.bool_), np.dtype(np.uint8)})
+
+
 def _boolean_condition(index: int):
     """The argument_check of a where: torch takes a bool (or, deprecated, a uint8) condition only."""
     def check(arrays) -> None:
         dtype = getattr(arrays[index], "dtype", None)
-        if dtype is not None and dtype.name not in ("bool", "uint8"):
+        if dtype is not None and dtype not in _CONDITION_DTYPES:
             raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{torch_name(dtype)}")
     return check

@@ -258,7 +258,7 @@ def _stacker(kind, doc):
     def rule(tensors):
         if not is_known(tensors) or not tensors or any(t.shape is None for t in tensors):
             return TensorType(tensors[0].dtype if is_known(tensors) and tensors else None)
-        from .shape import _cat_rule
+        from .joining import _cat_rule
         laid = [TensorType(t.dtype, _stack_layout(kind, t.shape)[0], t.device) for t in tensors]
         return _cat_rule(laid, _stack_layout(kind, tensors[0].shape)[1])
 

@@ -8,6 +8,7 @@ Dims are ints, symbol names (str, e.g. "B") or None (unknown).
 from __future__ import annotations
 
 import math
+import operator
 from typing import Sequence
 
 from scriptc.errors import ShapeError
@@ -174,7 +175,9 @@ def normalize_dim(dim, rank: int | None, op_name: str = "") -> int:
     if rank is None or not is_known(dim):
         return dim
     if isinstance(dim, bool) or not isinstance(dim, int):
-        raise TypeError(f"{op_name}(): argument 'dim' must be int, not {type(dim).__name__}")
+        if not hasattr(type(dim), "__index__") or hasattr(dim, "shape") and dim.ndim:  # (a numpy integer is one)
+            raise TypeError(f"{op_name}(): argument 'dim' must be int, not {type(dim).__name__}")
+        dim = operator.index(dim)
     lo, hi = (-1, 0) if rank == 0 else (-rank, rank - 1)
     if not lo <= dim <= hi:
         raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")

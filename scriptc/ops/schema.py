@@ -127,6 +127,11 @@ def _mentions_tensor(t: Type) -> bool:
     return False
 
 
+def takes_int_list(t: Type) -> bool:
+    """Whether an argument of type `t` takes a list of ints (int[], or int|int[] as split's size)."""
+    return str(t) == "List[int]" or isinstance(t, UnionType) and sorted(map(str, t.options)) == ["List[int]", "int"]
+
+
 def _value_kind(t: Type) -> str | None:
     optional = isinstance(t, OptionalType)
     if optional:
@@ -143,7 +148,7 @@ def _value_kind(t: Type) -> str | None:
         kind = "int"
     elif text in ("float", "Scalar"):
         kind = "number"
-    elif text == "List[int]":
+    elif takes_int_list(t):
         kind = "int_list"
     else:
         return None
@@ -276,9 +281,9 @@ class OpDef:
     argument_check: Callable | None = None
     # Set by real_only.py: torch's kernel name, or (exception type, message), for the error a complex input raises.
     real_only: Any = None
-    # Set by float_only.py: (dtype names torch refuses for this op, torch's kernel name or (exception type,
-    # message), whether every operand is checked), for an op torch computes on floating (and maybe integer)
-    # inputs only.
+    # Set by float_only.py: (the numpy dtypes torch refuses for this op, torch's kernel name or (exception
+    # type, message), the indices of the arguments checked), for an op torch computes on floating (and
+    # maybe integer) inputs only.
     float_only: Any = None
     doc: str = ""
     # takes quantized tensors (scriptc/ops/quantized.py); views take them too, other ops refuse them

@@ -75,9 +75,8 @@ def _number_format(values: list) -> tuple[float, int, str]:
     if not finite:
         low = high = 1.0
     else:
-        # (ATen's largest magnitude starts at the first finite value and then grows only by positive ones)
-        low = _exponent(min(abs(v) for v in finite))
-        high = _exponent(max(abs(finite[0]), max(finite)))
+        magnitudes = [abs(v) for v in finite]
+        low, high = _exponent(min(magnitudes)), _exponent(max(magnitudes))
     if whole:
         return (1.0, 11, "%.4e") if high > 9 else (1.0, int(high) + 1, "%g")
     if high - low > 4:

@@ -9,12 +9,25 @@ names the argument as torch's does rather than numpy's or Python's complaint abo
 from __future__ import annotations
 
 import numbers
+import operator
 
 import numpy as np
 
-from scriptc.ops.schema import OpDef
+from scriptc.ops.schema import OpDef, takes_int_list
 from scriptc.tensors.core import Tensor
-from scriptc.types import ListType, OptionalType, Scalar, ScalarType, TensorType, Type, UnionType, device, dtype
+from scriptc.types import (
+    INT,
+    Int,
+    ListType,
+    OptionalType,
+    Scalar,
+    ScalarType,
+    TensorType,
+    Type,
+    UnionType,
+    device,
+    dtype,
+)
 
 # What an argument may be, by schema type (OpDef.value_args): exactly these pass the check that runs on
 # every call; anything else goes through `fits` for torch's leniencies (numpy scalars, one-element
@@ -35,11 +48,23 @@ def value_types(op: OpDef) -> tuple:
     return op.value_types
 
 
-def check_value(op: OpDef, index: int, value) -> None:
-    """TypeError in torch's words unless `value` fits argument `index` of `op` (called when it is not of
-    the argument's usual Python types: a numpy scalar or a one-element tensor may still fit)."""
-    if not fits(op.schema.args[index].type, value):
+def checked_value(op: OpDef, index: int, value):
+    """`value` as the kernel takes argument `index` of `op`, called when it is not of the argument's
+    usual Python types: an integer given as a numpy integer (anything with __index__) or a 0-d integer
+    tensor becomes a Python int, as torch's argument parser reads it (x.sum(np.int64(1))); TypeError in
+    torch's words where it does not fit (a float or bool tensor for an int)."""
+    t = op.schema.args[index].type
+    if not fits(t, value):
         raise argument_error(op, index, value)
+    if isinstance(t, OptionalType):
+        t = t.elem
+    if value is None or not (t == Int or takes_int_list(t)):
+        return value
+    if isinstance(value, Tensor):  # (an int[] takes a one-element 1-d tensor too)
+        if value.dtype.category != INT or value.dim() > (0 if t == Int else 1):
+            raise argument_error(op, index, value)
+        return int(value.item())
+    return operator.index(value) if hasattr(type(value), "__index__") else value
 
 
 def check_tensor_lists(op: OpDef, args: tuple) -> None:

@@ -16,7 +16,7 @@ from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
 from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_quantized
 from scriptc.ops.rules import scalar_type_name
-from scriptc.tensors.arguments import check_all, check_tensor_lists, check_value, value_types
+from scriptc.tensors.arguments import check_all, check_tensor_lists, checked_value, value_types
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
@@ -81,10 +81,10 @@ def call(op, args: tuple):
     checks = op.value_types
     if checks is None:
         checks = value_types(op)
-    given = len(args)  # (internal callers may leave trailing defaults off)
+    given = len(args)  # (internal callers may leave trailing defaults out)
     for i, types in checks:
         if i < given and not isinstance(args[i], types):
-            check_value(op, i, args[i])
+            args = (*args[:i], checked_value(op, i, args[i]), *args[i + 1:])
     if op.tensor_list_args:
         check_tensor_lists(op, args)
     if _AUTOCAST.cpu_enabled:

@@ -3,6 +3,8 @@ select/slice/unsqueeze/index ops (reads) and copy_/index_put_ (writes)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from scriptc import ops as _ops
@@ -21,6 +23,12 @@ _COPY = _ops.OPS["copy"]
 def _index_items(index) -> list:
     """An eager index (an int, slice, None, ..., bool, tensor, list, range or array, or a tuple of them)
     as the items ops/subscript.py lowers."""
+    if isinstance(index, list) and _sequence_as_tuple(index):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+                      "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted "
+                      "as tensor index, x[torch.tensor(seq)], which will result either in an error or a different "
+                      "result", UserWarning, stacklevel=4)
+        index = tuple(index)
     if not isinstance(index, tuple):
         index = (index,)
     items = []
@@ -48,6 +56,15 @@ def _index_items(index) -> list:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
                              f"valid indices (got {type(item).__name__})")
     return items
+
+
+def _sequence_as_tuple(index: list) -> bool:
+    """Whether torch 2.13 reads a list index as a tuple of indices (NumPy's legacy rule, deprecated
+    there): a short list holding a sequence, tensor, slice, None or Ellipsis (`x[[[0, 1], [1, 0]]]` is
+    `x[[0, 1], [1, 0]]`)."""
+    return len(index) < 32 and any(
+        item is None or item is Ellipsis or isinstance(item, (Tensor, list, tuple, range, np.ndarray, slice, str))
+        for item in index)
 
 
 def _sequence_index(item) -> Tensor:

@@ -3,6 +3,8 @@ and its errors for what it does not freeze."""
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 
@@ -251,3 +253,17 @@ def test_freezing_a_module_without_forward_is_a_runtime_error():
 
     with pytest.raises(RuntimeError, match="has none"):
         scriptc.jit.freeze(scriptc.jit.script(OnlyExported()).eval(), preserved_attrs=["twice"])
+
+
+def test_preserved_attributes_of_a_loaded_module_stay_attributes():
+    """The same for freeze of what jit.load returned: `a` is read at each call, not folded."""
+    def run(engine):
+        buffer = io.BytesIO()
+        engine.jit.save(engine.jit.script(_two_weights(engine)), buffer)
+        buffer.seek(0)
+        frozen = engine.jit.freeze(engine.jit.load(buffer).eval(), preserved_attrs=["a"])
+        before = frozen(engine.zeros(1)).item()
+        frozen.a[0] = 10.0
+        return before, frozen(engine.zeros(1)).item()
+
+    assert run(scriptc) == run(torch) == (4.0, 22.0)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scriptc as torch
-from scriptc.jit.module import from_runtime
+from scriptc.jit.module_values import from_runtime
 from scriptc.runtime import load as runtime_load
 
 from .language_corpus import LANGUAGE, Color

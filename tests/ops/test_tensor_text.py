@@ -20,6 +20,8 @@ CASES = [
     ([[1e-3, 2e-4]], "float32"), ([-1.5, 2e6], "float32"), ([1e100, 1.0], "float64"), ([1234567890123], "int64"),
     ([0, 1, 2], "int8"), ([0, 1, 2], "uint8"), ([1.0, 2.0], "float16"), ([True, False], "bool"),
     ([-float("inf"), float("nan")], "float32"), (5, "int64"), (-0.1, "float32"), (True, "bool"), ([], "float64"),
+    # the widest negative value sets the column width and the number format as a positive one would
+    ([-5.0, -100.0], "float32"), ([5.5, -100.5], "float32"), ([0.5, -20000.5, 3.0], "float32"), ([[-5, -100]], "int64"),
 ]
 
 

@@ -70,6 +70,8 @@ TYPE_ONLY = [
     "T.where(T.ones(2) > 0, T.ones(2), 'x')",
     "T.stack([T.ones(2), None])",
     "T.ones(2, 3).sum(1.5)",
+    "T.ones(2, 3).sum(T.tensor(1.0))",
+    "T.ones(2, 3).softmax(T.tensor([1]))",
 ]
 
 
@@ -96,3 +98,24 @@ def test_numbers_and_one_element_tensors_still_pass_as_scalars():
     assert scriptc.add(x, np.float32(2.0)).tolist() == [3.0, 3.0, 3.0]
     assert scriptc.add(x, scriptc.tensor(2.0)).tolist() == [3.0, 3.0, 3.0]
     assert scriptc.threshold(x, np.float64(0.5), 0.0).tolist() == [1.0, 1.0, 1.0]
+
+
+# an int argument given as a numpy integer or a 0-d integer tensor, which torch's parser reads as an int
+INTEGER_LIKE = [
+    "X.sum(np.int64(1))", "X.sum(T.tensor(1))", "T.softmax(X, np.int64(1))", "T.softmax(X, T.tensor(1))",
+    "X.narrow(np.int64(1), np.int64(0), np.int64(2))", "X.select(np.int32(0), np.int64(1))",
+    "X.reshape(np.int64(3), np.int64(2))", "X.cumsum(np.int64(0))", "X.transpose(np.int64(0), 1)",
+    "X.argmax(np.int64(1))", "X.max(np.int64(1))[0]", "X.chunk(np.int64(2), 1)[0]",
+    "T.cat([X, X], np.int64(1))", "X.index_select(np.int64(1), T.tensor([0]))", "X.mean([np.int64(1), np.int32(0)])",
+    "X.roll(np.int64(1), np.int64(1))",
+]
+
+
+@pytest.mark.parametrize("source", INTEGER_LIKE)
+def test_numpy_integers_and_integer_tensors_pass_as_ints(source):
+    import numpy as np
+
+    def run(T):
+        return eval(source, {"T": T, "np": np, "X": T.arange(6.0).reshape(2, 3)}).tolist()
+
+    np.testing.assert_allclose(run(scriptc), run(torch), rtol=1e-6)

@@ -43,6 +43,12 @@ def interface_methods(cls) -> dict:
     return {name: member for name, member in vars(cls).items() if inspect.isfunction(member)}
 
 
+def missing_methods(interface, cls: type) -> list[str]:
+    """The methods the interface declares that the class `cls` does not define."""
+    return [name for name in interface_methods(interface)
+            if not inspect.isfunction(inspect.getattr_static(cls, name, None))]
+
+
 class Interfaces:
     """Conversions to class interfaces and calls of their methods."""
 

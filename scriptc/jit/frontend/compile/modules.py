@@ -25,6 +25,7 @@ from scriptc.types import (
 )
 
 from .. import ast
+from .interfaces import missing_methods
 from .traced_calls import TracedCalls
 from .types import AnnotationError, annotations_of, assignable, python_type, unify
 from .values import IgnoredMethod, ModuleChoice, ModuleMethod, SugaredModule, SugaredTuple
@@ -52,12 +53,10 @@ class Modules(TracedCalls):
         value = self.emit1("prim::GetAttr", [owner.value], ModuleType(path), {"name": name})
         declared = annotations_of(type(owner.module)).get(name)
         interface = declared if getattr(declared, "_scriptc_interface", False) else None
-        if interface is not None:  # torch compiles each of the interface's methods of the module
-            for method, member in vars(interface).items():
-                if inspect.isfunction(member) and not inspect.isfunction(inspect.getattr_static(type(child), method,
-                                                                                                 None)):
-                    raise self.error(f"'{type(child).__name__}' object has no attribute '{method}'",
-                                     kind=ScriptAttributeError)
+        missing = missing_methods(interface, type(child)) if interface is not None else []
+        if missing:  # torch compiles each of the interface's methods of the module
+            raise self.error(f"'{type(child).__name__}' object has no attribute '{missing[0]}'",
+                             kind=ScriptAttributeError)
         return SugaredModule(child, value, path, traced, interface=interface)
 
     def check_interface_member(self, owner: SugaredModule, name: str, node: ast.Node) -> None:
