@@ -67,10 +67,10 @@ _tensor_op("int.tensor(self: Tensor) -> int", lambda xp, x: int(_one_element(x, 
 _tensor_op("float.tensor(self: Tensor) -> float", lambda xp, x: float(_one_element(x, "float")), Float)
 def _implicit_number(xp, x, kind: str):
     """A tensor passed where a number is declared (TorchScript's ImplicitTensorToNum): 0-d only, and a
-    floating one not where an int is declared."""
+    floating or bool one not where an int is declared."""
     if x.ndim != 0:
         raise RuntimeError("Cannot input a tensor of dimension other than 0 as a scalar argument")
-    if kind == "int" and x.dtype.kind in "fc":
+    if kind == "int" and x.dtype.kind in "fcb":
         from .matrix import torch_name
         raise RuntimeError(f"Cannot input a tensor of type {torch_name(x.dtype)} as an integral argument")
     value = x.item()
