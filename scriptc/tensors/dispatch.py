@@ -85,7 +85,7 @@ def call(op, args: tuple):
         if not isinstance(args[i], types):
             check_value(op, i, args[i])
     if op.tensor_list_args:
-        check_tensor_lists(op, args)
+        args = check_tensor_lists(op, args)
     if _AUTOCAST.cpu_enabled:
         args = autocast_arguments(op, args)
     arrays, needs_grad, quantized = _unwrap(op, args)
