@@ -219,7 +219,7 @@ class Tracer:
 
     def _arg_value(self, value, arg_type) -> Value:
         if isinstance(value, Tensor):
-            number = _NUMBER_KINDS.get(_declared(arg_type))
+            number = _NUMBER_KINDS.get(arg_type.elem if isinstance(arg_type, OptionalType) else arg_type)
             if number is not None:  # a one-element tensor where a number is declared (topk's k): read in the graph
                 return self._emit("number.tensor", [self.value_of(value), self.constant(number[0])],
                                   [number[1]]).output
@@ -406,11 +406,6 @@ class Tracer:
 
 
 _NUMBER_KINDS = {Int: ("int", Int), Float: ("float", Float), Scalar: ("scalar", Scalar)}
-
-
-def _declared(arg_type):
-    """The type an argument declares, without its Optional."""
-    return arg_type.elem if isinstance(arg_type, OptionalType) else arg_type
 
 
 def _joined(path: str, sub: str) -> str:
