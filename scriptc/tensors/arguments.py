@@ -57,7 +57,8 @@ def check_tensor_lists(op: OpDef, args: tuple) -> tuple:
                         raise TypeError(f"expected Tensor as element {k} in argument {i}, but got "
                                         f"{type(item).__name__}")
                     items = type(items)(items[:k]) + type(items)([size]) + type(items)(items[k + 1:])
-            args = args[:i] + (items,) + args[i + 1:]
+            if items is not args[i]:
+                args = args[:i] + (items,) + args[i + 1:]
     return args
 
 
