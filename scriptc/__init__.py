@@ -93,6 +93,7 @@ _SUBMODULES = {
     "signal",
     "return_types",
     "quasirandom",
+    "onnx",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {

@@ -36,7 +36,7 @@ def _construct(cls, *args, device=None):
     if not args:
         sizes = (0,)
     if all(isinstance(a, int) and not isinstance(a, bool) for a in sizes):
-        return call(ops.OPS["empty"], (list(sizes), cls.dtype, None))
+        return call(ops.OPS["empty"], (list(sizes), cls.dtype, None, None))
     if len(args) != 1:
         raise TypeError(f"{cls.__name__}() takes sizes as ints or one sequence of data")
     data = args[0]

@@ -315,6 +315,11 @@ class TensorType(Type):
     shape: tuple[Dim, ...] | None = None
     device: str = "cpu"
 
+    def __post_init__(self):
+        if self.shape is not None and (type(self.shape) is not tuple or any(
+                d is not None and type(d) is not int and type(d) is not str for d in self.shape)):
+            raise TypeError(f"TensorType: a shape is a tuple of ints, symbols (str) or None, got {self.shape!r}")
+
     def __str__(self) -> str:
         if self.dtype is None and self.shape is None and self.device == "cpu":
             return "Tensor"

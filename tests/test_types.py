@@ -50,3 +50,17 @@ def test_printed_text_without_torch():
     assert scriptc.ones(1).type() == "torch.FloatTensor"
     assert repr(scriptc.channels_last) == "torch.channels_last"
     assert repr(scriptc.sparse_coo) == "torch.sparse_coo"
+
+
+@pytest.mark.parametrize("shape", [(2, "B", None), (), None])
+def test_tensor_type_dims_are_ints_symbols_or_unknown(shape):
+    from scriptc.types import TensorType
+    assert TensorType(scriptc.float32, shape).shape == shape
+
+
+@pytest.mark.parametrize("shape", [(2, 3.0), (True,), (scriptc.ops.rules.UNKNOWN,), [2, 3]])
+def test_tensor_type_refuses_other_dims(shape):
+    # a shape rule that lets an Unknown (or a float) into a type fails where it does so, not in a later pass
+    from scriptc.types import TensorType
+    with pytest.raises(TypeError, match="a shape is a tuple of ints, symbols"):
+        TensorType(scriptc.float32, shape)

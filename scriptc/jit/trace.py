@@ -22,15 +22,18 @@ from scriptc import tensors as _tensors
 from scriptc.errors import TracerWarning
 from scriptc.ir.graph import Graph, Node, SourceLocation, Value, clone_node
 from scriptc.ir.verify import verify
+from scriptc.ops import OPS
 from scriptc.ops.generator import Generator
 from scriptc.ops.operators import INT_ARITHMETIC, Operator
 from scriptc.tensors import Size, Tensor
 from scriptc.types import (
     DictType,
+    Float,
     Int,
     ListType,
     ModuleType,
     OptionalType,
+    Scalar,
     TensorType,
     TupleType,
     type_of_constant,
@@ -216,6 +219,10 @@ class Tracer:
 
     def _arg_value(self, value, arg_type) -> Value:
         if isinstance(value, Tensor):
+            number = _NUMBER_KINDS.get(arg_type.elem if isinstance(arg_type, OptionalType) else arg_type)
+            if number is not None:  # a one-element tensor where a number is declared (topk's k): read in the graph
+                return self._emit("number.tensor", [self.value_of(value), self.constant(number[0])],
+                                  [number[1]]).output
             return self.value_of(value)
         if isinstance(value, TracedInt) and value._tracer is self:
             return value.value()
@@ -340,6 +347,13 @@ class Tracer:
         return Size(TracedInt(d, self, (lambda i=i: self.scalar_node("size", [t, i], Int)),
                               self.dims.size_shadows(value, i)) for i, d in enumerate(t._data.shape))
 
+    def size_tensor(self, value) -> Tensor | None:
+        """A size this trace read (a TracedInt) as the 0-d int64 tensor torch's tracer would have given
+        for it, recorded as made from the size; None for any other value."""
+        if not isinstance(value, TracedInt) or value._tracer is not self:
+            return None
+        return _tensors.call(OPS["scalar_tensor.scalar"], (value,))
+
     def scalar_node(self, op_name: str, args: list, out_type) -> Value:
         inputs = [self._arg_value(a, None) for a in args]
         return self._emit(op_name, inputs, [out_type]).output
@@ -389,6 +403,9 @@ class Tracer:
                                "from traced functions")
         raise RuntimeError(f"Tracer cannot infer type of {out!r}\n:Only tensors and (possibly nested) tuples of "
                            "tensors, lists, or dicts are supported as inputs or outputs of traced functions")
+
+
+_NUMBER_KINDS = {Int: ("int", Int), Float: ("float", Float), Scalar: ("scalar", Scalar)}
 
 
 def _joined(path: str, sub: str) -> str:

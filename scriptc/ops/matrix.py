@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from scriptc.types import TensorType
+
+from .rules import Unknown
 
 # PyTorch's ScalarType names, as its error messages print them.
 _TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
@@ -84,8 +88,16 @@ def known(*types) -> bool:
 
 
 def out_type(like: TensorType, shape, dtype=None) -> TensorType:
-    """A result type on `like`'s device: its dtype unless given, and `shape` (None = unknown)."""
-    return TensorType(like.dtype if dtype is None else dtype, None if shape is None else tuple(shape), like.device)
+    """A result type on `like`'s device: its dtype unless given, and `shape` (None = unknown; a size the
+    graph computes, which reaches a rule as an Unknown, is an unknown dim)."""
+    dims = None if shape is None or isinstance(shape, Unknown) else tuple(_dim(d) for d in shape)
+    return TensorType(like.dtype if dtype is None else dtype, dims, like.device)
+
+
+def _dim(size):
+    if isinstance(size, (numbers.Integral, str)) and not isinstance(size, bool):
+        return size if isinstance(size, str) else int(size)
+    return None
 
 
 def shape_rule(compute_shape, dtype_of=None):

@@ -184,16 +184,20 @@ def _interpolate_kernel(xp, x, size=None, scale_factor=None, mode="nearest", ali
 
 
 def _interpolate_grad(ctx, g):
-    xp, x = ctx.xp, ctx.input
-    taps = _interpolate_plan(xp, x, ctx.size, ctx.scale_factor, ctx.mode, ctx.align_corners,
+    taps = _interpolate_plan(ctx.xp, ctx.input, ctx.size, ctx.scale_factor, ctx.mode, ctx.align_corners,
                              ctx.recompute_scale_factor, ctx.antialias)
+    return (_resampled_grad(ctx.xp, ctx.input, taps, g),) + (None,) * 6
+
+
+def _resampled_grad(xp, x, taps, g):
+    """The gradient of resampling `x` by `taps` (each output position's input positions and weights)."""
     for axis, (positions, weights) in reversed(list(enumerate(taps, start=2))):
         n_in = x.shape[axis]
         matrix = xp.zeros((positions.shape[0], n_in), dtype=g.dtype)
         rows = xp.broadcast_to(xp.arange(positions.shape[0])[:, None], positions.shape)
         xp.add.at(matrix, (rows, positions), weights.astype(g.dtype))
         g = xp.moveaxis(xp.moveaxis(g, axis, -1) @ matrix, -1, axis)
-    return (xp.ascontiguousarray(g),) + (None,) * 6
+    return xp.ascontiguousarray(g)
 
 
 def _interpolate_rule(x, size=None, scale_factor=None, mode="nearest", *rest):
@@ -215,6 +219,36 @@ register("interpolate(input: Tensor, size: int[]? = None, scale_factor: float[]|
          "antialias: bool = False) -> Tensor", OPAQUE, _interpolate_kernel, shape=_interpolate_rule,
          grad=_interpolate_grad, method=False, function=False,
          doc="Resizes the spatial dims of (N, C, *spatial) to size or by scale_factor, with torch's sampling rules.")
+
+
+def _sizes_of(size) -> list[int]:
+    if size.ndim != 1 or size.dtype.kind not in "iu":
+        raise RuntimeError(f"interpolate: the output size must be a 1-d integer tensor, got {size.ndim}-d "
+                           f"{size.dtype.name}")
+    return [int(n) for n in size.tolist()]
+
+
+def _interpolate_to_kernel(xp, x, size, mode="nearest", align_corners=None, antialias=False):
+    return _interpolate_kernel(xp, x, _sizes_of(size), None, mode, align_corners, None, antialias)
+
+
+def _interpolate_to_grad(ctx, g):
+    taps = _interpolate_plan(ctx.xp, ctx.input, _sizes_of(ctx.size), None, ctx.mode, ctx.align_corners, None,
+                             ctx.antialias)
+    return _resampled_grad(ctx.xp, ctx.input, taps, g), None, None, None, None
+
+
+def _interpolate_to_rule(x, size, *rest):
+    if x.shape is None:
+        return TensorType(x.dtype, None, x.device)
+    return TensorType(x.dtype, tuple(x.shape[:2]) + (None,) * (len(x.shape) - 2), x.device)
+
+
+register("interpolate.size_tensor(input: Tensor, size: Tensor, mode: str = 'nearest', align_corners: bool? = None, "
+         "antialias: bool = False) -> Tensor", OPAQUE, _interpolate_to_kernel, shape=_interpolate_to_rule,
+         grad=_interpolate_to_grad, method=False, function=False,
+         doc="interpolate to the sizes a 1-d integer tensor holds: F.interpolate by a tensor scale_factor with "
+         "recompute_scale_factor, whose output size jit.trace keeps computed from the input's size.")
 # F.upsample: the deprecated spelling of interpolate (its defaults agree)
 alias("upsample", "interpolate")
 

@@ -1,5 +1,5 @@
-"""Scalar ops about tensors: sizes, conversions to Python numbers, properties read in scripted code,
-torch.tensor() and torch.autograd.grad() in scripted code."""
+"""Scalar ops about tensors: sizes (and torch._shape_as_tensor, the sizes as a tensor), conversions to
+Python numbers, properties read in scripted code, torch.tensor() and torch.autograd.grad() in scripted code."""
 
 from __future__ import annotations
 
@@ -21,13 +21,14 @@ from scriptc.types import (
     device,
     dtype as ScalarDType,
     from_numpy_dtype,
+    int64,
     scalar_dtype,
 )
 
 from . import register
 from .pyvalues import fixed, python_op
 from .rules import normalize_dim
-from .schema import SCALAR
+from .schema import OPAQUE, SCALAR
 
 
 def _size_kernel(xp, x, dim):
@@ -43,6 +44,10 @@ _tensor_op("size.all(self: Tensor) -> int[]", lambda xp, x: [int(d) for d in x.s
 _tensor_op("dim(self: Tensor) -> int", lambda xp, x: int(x.ndim), Int)
 _tensor_op("numel(self: Tensor) -> int", lambda xp, x: int(x.size), Int)
 _tensor_op("len.tensor(self: Tensor) -> int", lambda xp, x: _length(x), Int, "len(tensor): the size of dim 0.")
+register("_shape_as_tensor(self: Tensor) -> Tensor", OPAQUE, lambda xp, x: xp.asarray(x.shape, dtype=np.int64),
+         shape=lambda x: TensorType(int64, None if x.shape is None else (len(x.shape),), x.device),
+         method=False, doc="The sizes of `self` as a 1-d int64 tensor, recorded by jit.trace as an op on `self` "
+         "(torch.onnx.operators.shape_as_tensor): sizes read from it follow the input in the trace.")
 register("item(self: Tensor) -> Scalar", SCALAR, lambda xp, x: _one_element(x, "item"), method=False, function=False,
          shape=lambda x: Float if getattr(x, "dtype", None) is not None and x.dtype.is_floating_point else
          (Bool if getattr(x, "dtype", None) is not None and x.dtype.name == "bool" else
@@ -67,10 +72,10 @@ _tensor_op("int.tensor(self: Tensor) -> int", lambda xp, x: int(_one_element(x, 
 _tensor_op("float.tensor(self: Tensor) -> float", lambda xp, x: float(_one_element(x, "float")), Float)
 def _implicit_number(xp, x, kind: str):
     """A tensor passed where a number is declared (TorchScript's ImplicitTensorToNum): 0-d only, and a
-    floating one not where an int is declared."""
+    floating or bool one not where an int is declared."""
     if x.ndim != 0:
         raise RuntimeError("Cannot input a tensor of dimension other than 0 as a scalar argument")
-    if kind == "int" and x.dtype.kind in "fc":
+    if kind == "int" and x.dtype.kind in "fcb":
         from .matrix import torch_name
         raise RuntimeError(f"Cannot input a tensor of type {torch_name(x.dtype)} as an integral argument")
     value = x.item()

@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 from scriptc.ops.schema import OpDef, takes_int_list
-from scriptc.tensors.core import Tensor
+from scriptc.tensors.core import Tensor, _tracer
 from scriptc.types import (
     INT,
     Int,
@@ -67,14 +67,24 @@ def checked_value(op: OpDef, index: int, value):
     return operator.index(value) if hasattr(type(value), "__index__") else value
 
 
-def check_tensor_lists(op: OpDef, args: tuple) -> None:
-    """TypeError in torch's words for an item of a list of tensors that is not a Tensor."""
+def check_tensor_lists(op: OpDef, args: tuple) -> tuple:
+    """`args`, with a TypeError in torch's words for an item of a list of tensors that is not a Tensor.
+    While jit.trace records, a size read from a traced tensor is one: torch's tracer gives sizes as 0-d
+    tensors (torchvision stacks them: `torch.stack([img.shape[i] for img in images])`), so such an item
+    becomes the 0-d int64 tensor of that size, recorded as made from it."""
     for i in op.tensor_list_args:
         items = args[i]
         if isinstance(items, (list, tuple)):
             for k, item in enumerate(items):
                 if not isinstance(item, Tensor) and not fits(op.schema.args[i].type.elem, item):
-                    raise TypeError(f"expected Tensor as element {k} in argument {i}, but got {type(item).__name__}")
+                    size = _tracer[0].size_tensor(item) if _tracer[0] is not None else None
+                    if size is None:
+                        raise TypeError(f"expected Tensor as element {k} in argument {i}, but got "
+                                        f"{type(item).__name__}")
+                    items = type(items)(items[:k]) + type(items)([size]) + type(items)(items[k + 1:])
+            if items is not args[i]:
+                args = args[:i] + (items,) + args[i + 1:]
+    return args
 
 
 def check_all(op: OpDef, args: tuple) -> None:

@@ -355,7 +355,7 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)
-        return _fresh(call(_ops.OPS["empty"], (_size_arg(size), dtype or self.dtype, None)), requires_grad)
+        return _fresh(call(_ops.OPS["empty"], (_size_arg(size), dtype or self.dtype, None, None)), requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)

@@ -86,7 +86,7 @@ def call(op, args: tuple):
         if i < given and not isinstance(args[i], types):
             args = (*args[:i], checked_value(op, i, args[i]), *args[i + 1:])
     if op.tensor_list_args:
-        check_tensor_lists(op, args)
+        args = check_tensor_lists(op, args)
     if _AUTOCAST.cpu_enabled:
         args = autocast_arguments(op, args)
     arrays, needs_grad, quantized = _unwrap(op, args)

@@ -356,6 +356,25 @@ def test_builtin_max_of_a_tensor_and_a_number_is_a_number():
     assert result == (0, 5, 5, 2.0) and [type(v) for v in result] == [int, int, int, float]
 
 
+def _extremes_of_tensors(a: torch.Tensor, b: torch.Tensor):
+    return max(a, b), min(a, b)
+
+
+@pytest.mark.parametrize("a, b", [(4, 3), (-2, 7), (1.5, 3.7), (True, 2), ([2], [3])])
+def test_builtin_max_of_two_tensors_is_torchs_int(a, b):
+    # torch 2.13: prim::max/min of ints, each tensor read by IntImplicit (0-d integral tensors only)
+    real = pytest.importorskip("torch")
+    results = []
+    for engine in (torch, real):
+        scripted = engine.jit.script(_extremes_of_tensors)
+        try:
+            results.append(scripted(engine.tensor(a), engine.tensor(b)))
+        except RuntimeError as error:
+            results.append(str(error).strip().splitlines()[-1].removeprefix("RuntimeError: "))
+    assert results[0] == results[1]
+    assert not isinstance(results[0], tuple) or [type(v) for v in results[0]] == [int, int]
+
+
 def _tensor_bounds(mask: torch.Tensor, box: torch.Tensor):
     # torchvision's paste_mask_in_image: mask[(y_0 - box[1]) : (y_1 - box[1]), ...]
     top = max(box[1], 0)

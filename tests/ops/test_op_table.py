@@ -290,3 +290,29 @@ def test_inplace_variant_matches_pure_op(op):
     out = call_inplace(op, op.bind(tuple([target] + args[1:]), case.kwargs))
     assert out is target and target._version == version + 1
     np.testing.assert_allclose(target._data, expected._data.astype(target._data.dtype), rtol=1e-6)
+
+
+def _rule_arguments(arg):
+    """Metas a shape rule may get for one argument: known tensors, and sizes the graph computes (Unknown)."""
+    from scriptc.ops.rules import Unknown
+    declared = arg.type.elem if isinstance(arg.type, scriptc.types.OptionalType) else arg.type
+    if isinstance(declared, scriptc.types.TensorType):
+        return [scriptc.types.TensorType(scriptc.float32, (2, 3, 4, 5)), scriptc.types.TensorType(scriptc.float32, (6,))]
+    if declared == scriptc.types.ListType(scriptc.types.Int):
+        return [[Unknown(scriptc.types.Int), 2], Unknown(arg.type)]
+    if declared in (scriptc.types.Int, scriptc.types.Float):
+        return [Unknown(declared)]
+    return [arg.default if arg.has_default else Unknown(arg.type)]
+
+
+@pytest.mark.parametrize("op", [op for op in PURE_OPS if op.shape is not None], ids=lambda op: op.name)
+def test_a_shape_rule_given_computed_sizes_makes_a_valid_type(op):
+    # TensorType refuses a dim that is not an int, a symbol or None: a rule must turn an Unknown size into None
+    import itertools
+    for metas in itertools.islice(itertools.product(*(_rule_arguments(a) for a in op.schema.args)), 16):
+        try:
+            op.shape(*metas)
+        except TypeError as refused:
+            assert "a shape is a tuple" not in str(refused), (op.name, metas)
+        except (RuntimeError, ValueError, IndexError, AttributeError, KeyError):
+            pass  # a rule refusing the made-up shapes is not what this checks

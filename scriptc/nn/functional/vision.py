@@ -22,7 +22,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                 align_corners: Optional[bool] = None, recompute_scale_factor: Optional[bool] = None,
                 antialias: bool = False) -> Tensor:
     """Resizes the spatial dims of (N, C, *spatial) to `size`, or by `scale_factor` (mode: nearest,
-    nearest-exact, linear, bilinear, bicubic, trilinear or area)."""
+    nearest-exact, linear, bilinear, bicubic, trilinear or area). A tensor `scale_factor` with
+    `recompute_scale_factor=True` (torchvision's detection transform) gives the output size
+    floor(size * scale_factor) computed as tensors, so that jit.trace keeps it following the input."""
+    if isinstance(scale_factor, Tensor) and recompute_scale_factor and size is None:
+        spatial = _op("_shape_as_tensor", input)[2:]
+        sizes = (spatial.float() * scale_factor.float()).floor().long()
+        return _op("interpolate.size_tensor", input, sizes, mode, align_corners, antialias)
     return _op("interpolate", input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
 
 

@@ -290,8 +290,9 @@ class BuiltinCalls:
         if len(values) < 2:
             raise self.error(f"{name}() expected at least one argument", node)
         numbers = [v.type for v in values if not isinstance(v.type, TensorType)]
-        if numbers and len(numbers) < len(values) and all(t in (Int, Float) for t in numbers):
-            # max(box[0], 0): TorchScript's max of numbers, the tensor read as one (torchvision's paste_mask_in_image)
+        if len(numbers) < len(values) and all(t in (Int, Float) for t in numbers):
+            # max(box[0], 0), max(t1, t2): TorchScript's prim::max of numbers, each tensor read as one (an int
+            # unless a float is among them), as torchvision's paste_mask_in_image reads its boxes
             kind = Int if all(t == Int for t in numbers) else Float
             values = [self.implicit_conversion(v, kind, from_tensor=True) if isinstance(v.type, TensorType) else v
                       for v in values]
