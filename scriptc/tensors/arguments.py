@@ -63,6 +63,8 @@ def checked_value(op: OpDef, index: int, value):
     if isinstance(value, Tensor):  # (an int[] takes a one-element 1-d tensor too)
         if value.dtype.category != INT or value.dim() > (0 if t == Int else 1):
             raise argument_error(op, index, value)
+        if _tracer[0] is not None:
+            return value  # (jit.trace reads it in the graph: topk's k from a size stays computed)
         return int(value.item())
     return operator.index(value) if hasattr(type(value), "__index__") else value
 

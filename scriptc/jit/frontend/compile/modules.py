@@ -80,7 +80,7 @@ class Modules(TracedCalls):
                 t = store[name]
                 if t is None:
                     return self.const(None)
-                return self.emit1("prim::GetAttr", [owner.value], TensorType(t.dtype, tuple(t.shape)), {"name": name})
+                return self.emit1("prim::GetAttr", [owner.value], TensorType(t.dtype, t._data.shape), {"name": name})
         if name in module._modules:
             return self.submodule(owner, name)
         if name == "training":
