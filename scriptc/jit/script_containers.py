@@ -43,15 +43,10 @@ def _render(value) -> str:
     return render(value)
 
 
-class ScriptList:
-    """What torch.jit.script returns for a list (torch._C.ScriptList)."""
+class _ScriptContainer:
+    """What ScriptList and ScriptDict share: their items in `_items`, iterated over a snapshot of them."""
 
-    def __init__(self, items: list, t: ListType):
-        self._type = t
-        self._items = SharedList(_checked(v, t.elem, "value") for v in items)
-
-    def _item(self, value):
-        return _checked(value, self._type.elem, "value")
+    _items: list | dict
 
     def __len__(self) -> int:
         return len(self._items)
@@ -61,6 +56,17 @@ class ScriptList:
 
     def __iter__(self):
         return iter(list(self._items))
+
+
+class ScriptList(_ScriptContainer):
+    """What torch.jit.script returns for a list (torch._C.ScriptList)."""
+
+    def __init__(self, items: list, t: ListType):
+        self._type = t
+        self._items = SharedList(_checked(v, t.elem, "value") for v in items)
+
+    def _item(self, value):
+        return _checked(value, self._type.elem, "value")
 
     def __getitem__(self, index):
         return ScriptList(self._items[index], self._type) if isinstance(index, slice) else self._items[index]
@@ -105,7 +111,7 @@ class ScriptList:
         self._items.clear()
 
 
-class ScriptDict:
+class ScriptDict(_ScriptContainer):
     """What torch.jit.script returns for a dict (torch._C.ScriptDict)."""
 
     def __init__(self, items: dict, t: DictType):
@@ -117,15 +123,6 @@ class ScriptDict:
             return _checked(key, self._type.key, "key")
         except TypeError as exc:
             raise error(str(exc)) from None
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __bool__(self) -> bool:
-        return bool(self._items)
-
-    def __iter__(self):
-        return iter(list(self._items))
 
     def __getitem__(self, key):
         return self._items[self._key(key, KeyError)]
