@@ -23,6 +23,7 @@ from .function_calls import FunctionCalls
 from .ignored_blocks import IgnoredBlocks
 from .ignored_calls import IgnoredCalls
 from .interfaces import Interfaces
+from .jit_calls import JitCalls
 from .loops import Loops
 from .modules import Modules
 from .op_calls import OpCalls
@@ -33,7 +34,7 @@ from .types import unify
 
 
 class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, Attributes, Calls, OpCalls,
-                       FunctionCalls, BuiltinCalls, Annotations, Resolver, Modules, Classes, Interfaces,
+                       FunctionCalls, BuiltinCalls, JitCalls, Annotations, Resolver, Modules, Classes, Interfaces,
                        IgnoredBlocks, IgnoredCalls, Emitter):
     """Compiles one function body into the current block (statements.py, control.py, ... each
     hold one concern)."""
