@@ -72,7 +72,7 @@ OK, NEED_MEMORY, SHAPE_MISMATCH = 0, 1, 3
 NEED = (0, 1)          # bytes each arena needs (scratch, out), set by the ALLOCs
 BASE_ADDRESS = (2, 3)  # each arena's address
 CAPACITY = (4, 5)      # each arena's size in bytes
-BLOCKS, WORKERS, BUSY, SPLIT_FUNCTION, SPLIT_MIN = 6, 7, 8, 9, 10
+BLOCKS, WORKERS, POOL_STATE, SPLIT_FUNCTION, SPLIT_MIN = 6, 7, 8, 9, 10
 ZERO, ONE = 11, 12     # registers that hold 0 and 1
 GENERATOR = 13         # the bitgen_t random fills draw from (native/random.py), set by the caller per call
 HEADER = 16
@@ -253,7 +253,7 @@ def _records(e: _Emitter) -> dict:
                                                    I8.as_pointer().as_pointer(), I64.as_pointer()])
                 b.call(e.pointer(e.header(SPLIT_FUNCTION), signature),
                        [b.inttoptr(e.header(BLOCKS), I8.as_pointer()), e.header(WORKERS),
-                        b.inttoptr(e.header(BUSY), I32.as_pointer()), e.reg(1), e.reg(2),
+                        b.inttoptr(e.header(POOL_STATE), I32.as_pointer()), e.reg(1), e.reg(2),
                         b.bitcast(e.slot(e.word(3)), I8.as_pointer().as_pointer()), e.slot(e.word(4))])
             with alone:
                 e.call_kernel(e.reg(1), e.reg(2), e.word(3), e.word(4))

@@ -28,6 +28,20 @@ A worker's block, 128 bytes (two cache lines, so two workers never share one):
     i64 chunks @64 (the chunks left: the next from the front in its low half, one past the last in
     its high half; compare-and-swap)    i64 chunk @72 (the indices a chunk spans, the last one fewer)
     i64 count @80 (how many chunks the slice has)
+The pool's state, shared by every caller (`scriptc_split`'s `state` argument):
+    i32 busy @0 (1 while some caller's split has the workers)    i32 kept_off @4 (the CPU the workers
+    are kept off: KEEP_OFF_UNKNOWN until a split sets it, NO_PINNING where they are never pinned)
+    i32 count @8 (workers started)    i64 pinned_at @16 (CLOCK_MONOTONIC ns of the last re-pinning)
+    i32 tids @24 (the workers' thread ids, `count` of them)
+A woken worker is placed on the CPU of the thread that woke it when the machine's other CPUs are busy:
+after runtime.load it sat runnable on the caller's CPU while the caller ran every chunk itself, and
+the first calls ran at one thread's speed (MLP b1 2.9x the steady state at two threads, MobileNetV2
+1.7x). So a split keeps the workers off its caller's CPU: where `sched_getcpu` (nanoseconds: glibc
+reads it from the thread's rseq area) is not `kept_off`, it sets each worker's affinity to the
+caller's own mask without the caller's CPU - never a CPU outside the caller's mask; a one-CPU mask
+leaves them where they are - a few system calls (2 us for one worker here) when the caller has moved, at most once per
+REPIN_INTERVAL_NS: server threads on several CPUs taking turns to split would otherwise re-pin them
+at every split.
 Linux x86-64 and aarch64 only (the futex syscall number); elsewhere the pool uses Python threads.
 """
 
@@ -48,6 +62,13 @@ YIELD_EVERY = 64         # a spinning worker yields its core this often (2-core 
 YIELD_AFTER = 4000       # pauses the caller spins on a slow worker before it yields its core
 _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
 _SYS_FUTEX = {"x86_64": 202, "aarch64": 98}
+_SYS_SETAFFINITY = {"x86_64": 203, "aarch64": 122}
+_SYS_GETAFFINITY = {"x86_64": 204, "aarch64": 123}
+KEPT_OFF_AT, COUNT_AT, PINNED_AT, TIDS_AT = 4, 8, 16, 24  # the pool state's fields (see above; busy at 0)
+KEEP_OFF_UNKNOWN, NO_PINNING = -1, -2
+MASK_WORDS = 128  # an affinity mask of up to 8192 CPUs, on the stack of the split that re-pins
+REPIN_INTERVAL_NS = 2_000_000
+_CLOCK_MONOTONIC = 1
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 VOID = ir.VoidType()
@@ -68,6 +89,10 @@ class _Builder:
             module, ir.FunctionType(I64, [I64], var_arg=True), "syscall")
         self.sched_yield = module.globals.get("sched_yield") or ir.Function(
             module, ir.FunctionType(I32, []), "sched_yield")
+        self.sched_getcpu = module.globals.get("sched_getcpu") or ir.Function(
+            module, ir.FunctionType(I32, []), "sched_getcpu")
+        self.clock_gettime = module.globals.get("clock_gettime") or ir.Function(
+            module, ir.FunctionType(I32, [I32, I64.as_pointer()]), "clock_gettime")
 
     def field(self, block, offset: int, type_):
         return self.b.bitcast(self.b.gep(block, [ir.Constant(I64, offset)]), type_.as_pointer())
@@ -82,6 +107,9 @@ class _Builder:
         if platform.machine() == "x86_64":
             pause = self.module.declare_intrinsic("llvm.x86.sse2.pause", [], ir.FunctionType(VOID, []))
             self.b.call(pause, [])
+
+    def system_call(self, numbers: dict, *arguments):
+        return self.b.call(self.syscall, [ir.Constant(I64, numbers[platform.machine()])] + list(arguments))
 
     def futex(self, word, op: int, value):
         self.b.call(self.syscall, [ir.Constant(I64, _SYS_FUTEX[platform.machine()]), self.b.ptrtoint(word, I64),
@@ -304,16 +332,80 @@ def _parallel_for(module: ir.Module) -> None:
     b.ret_void()
 
 
-def _split(module: ir.Module) -> None:
-    """scriptc_split(blocks, workers, busy, kernel, total, ptrs, meta): the kernel over [0, total) in
-    up to workers + 1 slices, when the workers are free - `busy` (an i32 the process's callers
-    share) taken by compare-and-swap, never waited for - else whole on this thread."""
-    signature = [I8.as_pointer(), I64, I32.as_pointer(), I64, I64, I8.as_pointer().as_pointer(), I64.as_pointer()]
-    fn = ir.Function(module, ir.FunctionType(VOID, signature), "scriptc_split")
-    blocks, workers, busy, kernel, total, ptrs, meta = fn.args
+def _keep_off(module: ir.Module) -> None:
+    """scriptc_keep_off(state, cpu): every started worker's affinity set to the calling thread's mask
+    without `cpu`, then `cpu` written to kept_off - unless they were re-pinned less than
+    REPIN_INTERVAL_NS ago. Where that mask is `cpu` alone, the workers stay where they are (a user's
+    one-CPU mask: no pinning); where it cannot be read, kept_off becomes NO_PINNING and they stay
+    there for good."""
+    fn = ir.Function(module, ir.FunctionType(VOID, [I8.as_pointer(), I32]), "scriptc_keep_off")
+    state, cpu = fn.args
     h = _Builder(module, fn)
     b = h.b
-    parallel_for = module.globals["scriptc_parallel_for"]
+    kept_off = h.field(state, KEPT_OFF_AT, I32)
+    clock = b.alloca(ir.ArrayType(I64, 2))
+    b.call(h.clock_gettime, [ir.Constant(I32, _CLOCK_MONOTONIC), b.bitcast(clock, I64.as_pointer())])
+    seconds, nanoseconds = (b.load(b.gep(clock, [ir.Constant(I32, 0), ir.Constant(I32, k)])) for k in (0, 1))
+    now = b.add(b.mul(seconds, ir.Constant(I64, 1_000_000_000)), nanoseconds)
+    pinned_at = h.field(state, PINNED_AT, I64)
+    recent = b.and_(b.icmp_signed("<", b.sub(now, h.load(pinned_at)), ir.Constant(I64, REPIN_INTERVAL_NS)),
+                    b.icmp_signed("!=", h.load(kept_off), ir.Constant(I32, KEEP_OFF_UNKNOWN)))
+    with b.if_then(recent):
+        b.ret_void()
+    h.store(now, pinned_at)
+    mask = b.alloca(ir.ArrayType(I64, MASK_WORDS))
+    words = b.bitcast(mask, I64.as_pointer())
+    got = h.system_call(_SYS_GETAFFINITY, ir.Constant(I64, 0), ir.Constant(I64, MASK_WORDS * 8),
+                        b.ptrtoint(mask, I64))
+    read, unreadable = fn.append_basic_block("read"), fn.append_basic_block("unreadable")
+    b.cbranch(b.icmp_signed(">", got, ir.Constant(I64, 0)), read, unreadable)
+    b.position_at_end(unreadable)
+    h.store(ir.Constant(I32, NO_PINNING), kept_off)
+    b.ret_void()
+
+    b.position_at_end(read)
+    index = b.zext(b.lshr(cpu, ir.Constant(I32, 6)), I64)
+    bit = b.shl(ir.Constant(I64, 1), b.zext(b.and_(cpu, ir.Constant(I32, 63)), I64))
+    count = b.udiv(got, ir.Constant(I64, 8))
+    others = b.alloca(I64)
+    b.store(ir.Constant(I64, 0), others)
+
+    def gather(i):
+        word = b.load(b.gep(words, [i]))
+        word = b.select(b.icmp_unsigned("==", i, index), b.and_(word, b.not_(bit)), word)
+        b.store(b.or_(b.load(others), word), others)
+    h.count(count, gather, "others")
+    pin, alone = fn.append_basic_block("pin"), fn.append_basic_block("alone")
+    b.cbranch(b.icmp_unsigned("!=", b.load(others), ir.Constant(I64, 0)), pin, alone)
+    b.position_at_end(alone)  # (a one-CPU mask: the workers stay where they are)
+    h.store(cpu, kept_off)
+    b.ret_void()
+    b.position_at_end(pin)
+    with b.if_then(b.icmp_unsigned("<", index, count)):
+        slot = b.gep(words, [index])
+        b.store(b.and_(b.load(slot), b.not_(bit)), slot)
+    tids = b.bitcast(b.gep(state, [ir.Constant(I64, TIDS_AT)]), I32.as_pointer())
+
+    def set_affinity(i):
+        tid = b.sext(b.load(b.gep(tids, [i])), I64)
+        h.system_call(_SYS_SETAFFINITY, tid, got, b.ptrtoint(mask, I64))
+    h.count(b.sext(h.load(h.field(state, COUNT_AT, I32), "acquire"), I64), set_affinity, "pin")
+    h.store(cpu, kept_off)
+    b.ret_void()
+
+
+def _split(module: ir.Module) -> None:
+    """scriptc_split(blocks, workers, state, kernel, total, ptrs, meta): the kernel over [0, total) in
+    up to workers + 1 slices, when the workers are free - the pool state's busy flag taken by
+    compare-and-swap, never waited for - else whole on this thread. The workers are moved off this
+    thread's CPU first where they may be on it (scriptc_keep_off)."""
+    signature = [I8.as_pointer(), I64, I32.as_pointer(), I64, I64, I8.as_pointer().as_pointer(), I64.as_pointer()]
+    fn = ir.Function(module, ir.FunctionType(VOID, signature), "scriptc_split")
+    blocks, workers, busy, kernel, total, ptrs, meta = fn.args  # (busy: the pool state, its busy flag first)
+    h = _Builder(module, fn)
+    b = h.b
+    state = b.bitcast(busy, I8.as_pointer())
+    parallel_for, keep_off = module.globals["scriptc_parallel_for"], module.globals["scriptc_keep_off"]
     whole, try_split, split, done = (fn.append_basic_block(n) for n in ("whole", "try_split", "split", "done"))
     used = b.select(b.icmp_signed("<", workers, b.sub(total, ir.Constant(I64, 1))), workers,
                     b.sub(total, ir.Constant(I64, 1)))
@@ -322,6 +414,12 @@ def _split(module: ir.Module) -> None:
     taken = b.extract_value(b.cmpxchg(busy, ir.Constant(I32, 0), ir.Constant(I32, 1), "acquire", "monotonic"), 1)
     b.cbranch(taken, split, whole)
     b.position_at_end(split)
+    kept_off = h.load(h.field(state, KEPT_OFF_AT, I32), "monotonic")
+    with b.if_then(b.icmp_signed("!=", kept_off, ir.Constant(I32, NO_PINNING))):
+        cpu = b.call(h.sched_getcpu, [])
+        moved = b.and_(b.icmp_signed("!=", cpu, kept_off), b.icmp_signed(">=", cpu, ir.Constant(I32, 0)))
+        with b.if_then(moved, likely=False):
+            b.call(keep_off, [state, cpu])
     b.call(parallel_for, [blocks, used, kernel, total, ptrs, meta])
     h.store(ir.Constant(I32, 0), busy, "release")
     b.branch(done)
@@ -332,7 +430,7 @@ def _split(module: ir.Module) -> None:
     b.ret_void()
 
 
-NAMES = ["scriptc_worker", "scriptc_parallel_for", "scriptc_split"]
+NAMES = ["scriptc_worker", "scriptc_parallel_for", "scriptc_keep_off", "scriptc_split"]
 
 
 def functions() -> dict[str, int]:
@@ -343,12 +441,13 @@ def functions() -> dict[str, int]:
 
 
 def module(triple: str) -> ir.Module:
-    """The module with three functions: scriptc_worker(block); scriptc_parallel_for(blocks, workers,
-    kernel address, total, ptrs, meta), which splits [0, total) into workers + 1 slices; and
-    scriptc_split (see _split), what callers use."""
+    """The module with four functions: scriptc_worker(block); scriptc_parallel_for(blocks, workers,
+    kernel address, total, ptrs, meta), which splits [0, total) into workers + 1 slices;
+    scriptc_keep_off (see _keep_off); and scriptc_split (see _split), what callers use."""
     m = ir.Module(name="scriptc_threads")
     m.triple = triple
     _worker(m)
     _parallel_for(m)
+    _keep_off(m)
     _split(m)
     return m

@@ -4,8 +4,9 @@ On Linux the workers are native loops (native/threads.py) that ctypes started on
 that never hold the GIL: a hand-off costs ~2 us, so kernels of tens of microseconds split with
 profit. The workers are shared by every pool in the process (and every segment program, native/
 program.py); a call that finds them busy (another thread is splitting a kernel: a flag taken by
-compare-and-swap, never waited for) runs its kernel whole on its own thread. Elsewhere, Python
-threads (~60 us a hand-off) take the slices.
+compare-and-swap, never waited for) runs its kernel whole on its own thread. A split keeps the
+workers off its caller's CPU (native/threads.py, scriptc_keep_off), within the caller's own affinity
+mask. Elsewhere, Python threads (~60 us a hand-off) take the slices.
 """
 
 from __future__ import annotations
@@ -38,9 +39,12 @@ class _NativeWorkers:
 
     def _reset(self) -> None:
         if hasattr(self, "_memory"):
-            self._retired.append((self._memory, self.busy))
-        self.busy = ctypes.c_int32(0)  # 1 while some caller's split has the workers
-        self.busy_address = ctypes.addressof(self.busy)
+            # (their thread ids are the parent's threads now: a split through them must not pin those)
+            self._field(native.KEPT_OFF_AT).value = native.NO_PINNING
+            self._retired.append((self._memory, self.state))
+        self.state = ctypes.create_string_buffer(native.TIDS_AT + 4 * MAX_WORKERS)  # native/threads.py's layout
+        self.state_address = ctypes.addressof(self.state)
+        self._field(native.KEPT_OFF_AT).value = native.KEEP_OFF_UNKNOWN
         self.started = 0
         self._threads: list[threading.Thread] = []
         self._memory = ctypes.create_string_buffer(native.BLOCK_BYTES * (MAX_WORKERS + 1))
@@ -62,10 +66,17 @@ class _NativeWorkers:
                 thread.start()
                 self._threads.append(thread)
             _wait_running(blocks)
+            for index, thread in enumerate(self._threads[self.started:count], self.started):
+                self._field(native.TIDS_AT + 4 * index).value = thread.native_id
+            self._field(native.COUNT_AT).value = count
+            self._field(native.KEPT_OFF_AT).value = native.KEEP_OFF_UNKNOWN  # (the next split pins the new ones too)
             self.started = count
 
+    def _field(self, offset: int) -> ctypes.c_int32:
+        return ctypes.c_int32.from_address(self.state_address + offset)
+
     def run(self, workers: int, kernel, n: int, ptrs, meta) -> None:
-        self._split(self.blocks, workers, self.busy_address, kernel.address, n, ptrs, meta)
+        self._split(self.blocks, workers, self.state_address, kernel.address, n, ptrs, meta)
 
 
 def _wait_running(blocks: list[int]) -> None:
@@ -110,13 +121,13 @@ class ThreadPool:
 
     def native_workers(self) -> tuple[int, int, int, int] | None:
         """What native code needs to split a kernel across this pool's workers: (the workers' blocks,
-        how many to use, the address of the busy flag, scriptc_split's address); None when the pool
-        has no native workers (one thread, or a platform without them)."""
+        how many to use, the address of the pool state - its busy flag first - and scriptc_split's
+        address); None when the pool has no native workers (one thread, or a platform without them)."""
         if _native is None or self.size <= 1:
             return None
         count = min(self.size, MAX_WORKERS + 1) - 1
         _native.ensure(count)
-        return _native.blocks, count, _native.busy_address, _native.split_address
+        return _native.blocks, count, _native.state_address, _native.split_address
 
     def split(self, kernel, n: int, ptrs, meta) -> None:
         """Run the compiled kernel over [0, n) in up to `size` contiguous slices (this thread runs one)."""

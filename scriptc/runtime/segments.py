@@ -169,7 +169,7 @@ class Program:
         workers = pool.native_workers()
         if workers is not None:
             frame = self.first_frame
-            frame[native.BLOCKS], frame[native.WORKERS], frame[native.BUSY], frame[native.SPLIT_FUNCTION] = workers
+            frame[native.BLOCKS], frame[native.WORKERS], frame[native.POOL_STATE], frame[native.SPLIT_FUNCTION] = workers
         self.inputs = built.inputs      # per segment input: ("array" | "int", register) or ("items", registers)
         self.outputs = built.outputs    # per segment output: see program_builder.Output
         self.keep = built.keep          # constants whose addresses the frame holds

@@ -155,3 +155,99 @@ def test_started_workers_run_their_native_loop_before_the_pool_is_used():
               "                                ctypes.c_int32.from_address(b + threads.DONE_AT).value for b in blocks))\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["2", "True"]
+
+
+_PINNING = """
+import ctypes, os, sys, time
+sys.path.insert(0, {root!r})
+import numpy as np
+import scriptc as torch
+from scriptc.native import threads
+from scriptc.runtime import pool
+from scriptc.runtime.executor import Executor
+
+kernel = Executor(torch.jit.optimize_for_inference(torch.jit.trace(lambda x: torch.relu(x) + 1, torch.zeros(8)),
+                                                   jit=False).graph, threads=1).group_steps[0].kernel
+workers = pool.ThreadPool({size})
+
+def split():
+    x = np.zeros(100000, np.float32)
+    workers.split(kernel, x.size, (ctypes.c_void_p * 2)(x.ctypes.data, x.ctypes.data), (ctypes.c_int64 * 1)(0))
+    assert (x == 1).all()
+    kept_off = ctypes.c_int32.from_address(pool._native.state_address + threads.KEPT_OFF_AT).value
+    return kept_off, [sorted(os.sched_getaffinity(t.native_id)) for t in pool._native._threads]
+
+{body}
+"""
+
+
+def _pinning(body: str, size: int = 2) -> list[str]:
+    """Run `body` after _PINNING's set-up in a new process (the workers and the affinity masks it
+    changes are the process's); its printed lines."""
+    script = _PINNING.format(root=os.getcwd(), size=size, body=body)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          timeout=120).stdout.split("\n")[:-1]
+
+
+_needs_two_cpus = pytest.mark.skipif(pool_module._native is None or len(os.sched_getaffinity(0)) < 2,
+                                     reason="native workers and two CPUs to keep them apart")
+
+
+@_needs_two_cpus
+@pytest.mark.parametrize("size", [2, 3])
+def test_a_split_keeps_the_workers_off_its_callers_cpu_within_the_callers_mask(size):
+    """A woken worker placed on its caller's CPU ran none of a first call's jobs: each worker may run
+    anywhere the caller may, but on the CPU the caller is on."""
+    lines = _pinning("mask = os.sched_getaffinity(0)\n"
+                     "kept_off, masks = split()\n"
+                     "print(kept_off in mask, all(m == sorted(mask - {kept_off}) for m in masks), len(masks))", size)
+    assert lines == ["True True " + str(size - 1)]
+
+
+@_needs_two_cpus
+def test_a_caller_that_moves_onto_the_workers_cpu_moves_them_off_it():
+    lines = _pinning("mask = os.sched_getaffinity(0)\n"
+                     "first, _ = split()\n"
+                     "for _ in range(20):  # (the scheduler may move the caller back before its split: try again)\n"
+                     "    time.sleep(threads.REPIN_INTERVAL_NS / 1e9)  # (workers re-pinned since are left alone)\n"
+                     "    os.sched_setaffinity(0, mask - {first})\n"
+                     "    os.sched_setaffinity(0, mask)\n"
+                     "    kept_off, masks = split()\n"
+                     "    if kept_off != first:\n"
+                     "        break\n"
+                     "print(kept_off != first, masks == [sorted(mask - {kept_off})])")
+    assert lines == ["True True"]
+
+
+@_needs_two_cpus
+def test_a_one_cpu_mask_leaves_the_workers_where_they_are():
+    """A user who confines the caller to one CPU gets no pinning: the workers keep the mask they
+    inherited (never one outside the user's), and every split still gets its answer."""
+    lines = _pinning("cpu = min(os.sched_getaffinity(0))\n"
+                     "os.sched_setaffinity(0, {cpu})\n"
+                     "for _ in range(3):\n"
+                     "    kept_off, masks = split()\n"
+                     "print(masks == [[cpu]])")
+    assert lines == ["True"]
+
+
+@_needs_two_cpus
+def test_a_forked_childs_splits_never_move_the_parents_workers(add_one):
+    """The child's old programs still hold the parent's pool state, whose thread ids are the parent's."""
+    lines = _pinning("mask = os.sched_getaffinity(0)\n"
+                     "kept_off, before = split()\n"
+                     "address, blocks = pool._native.state_address, pool._native.blocks\n"
+                     "pid = os.fork()\n"
+                     "if pid == 0:  # (the child on another CPU than the one the parent's workers are kept off)\n"
+                     "    os.sched_setaffinity(0, mask - {kept_off})\n"
+                     "    os.sched_setaffinity(0, mask)\n"
+                     "    x = np.zeros(100000, np.float32)\n"
+                     "    call = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,\n"
+                     "                            ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)\n"
+                     "    call(threads.functions()['scriptc_split'])(blocks, 1, address, kernel.address, x.size,\n"
+                     "        (ctypes.c_void_p * 2)(x.ctypes.data, x.ctypes.data), (ctypes.c_int64 * 1)(0))\n"
+                     "    os._exit(0 if (x == 1).all() else 1)\n"
+                     "_, status = os.waitpid(pid, 0)\n"
+                     "print(os.waitstatus_to_exitcode(status), [sorted(os.sched_getaffinity(t.native_id))\n"
+                     "                                          for t in pool._native._threads] == before)")
+    assert lines == ["0 True"]
