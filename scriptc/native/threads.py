@@ -33,15 +33,15 @@ The pool's state, shared by every caller (`scriptc_split`'s `state` argument):
     are kept off: KEEP_OFF_UNKNOWN until a split sets it, NO_PINNING where they are never pinned)
     i32 count @8 (workers started)    i64 pinned_at @16 (CLOCK_MONOTONIC ns of the last re-pinning)
     i32 tids @24 (the workers' thread ids, `count` of them)
-A woken worker is placed on the CPU of the thread that woke it when the machine's other CPUs are busy:
-after runtime.load it sat runnable on the caller's CPU while the caller ran every chunk itself, and
-the first calls ran at one thread's speed (MLP b1 2.9x the steady state at two threads, MobileNetV2
-1.7x). So a split keeps the workers off its caller's CPU: where `sched_getcpu` (nanoseconds: glibc
-reads it from the thread's rseq area) is not `kept_off`, it sets each worker's affinity to the
-caller's own mask without the caller's CPU - never a CPU outside the caller's mask; a one-CPU mask
-leaves them where they are - a few system calls (2 us for one worker here) when the caller has moved, at most once per
-REPIN_INTERVAL_NS: server threads on several CPUs taking turns to split would otherwise re-pin them
-at every split.
+A woken worker is placed on the CPU of the thread that woke it when the machine's other CPUs are
+busy (traced: sched_wakeup's target_cpu was the caller's): after runtime.load it sat runnable there
+while the caller ran every chunk itself, and first calls ran at one thread's speed (MobileNetV2 1.7x
+the steady state at two threads). So a split keeps the workers off its caller's CPU: where
+`sched_getcpu` (nanoseconds: glibc reads it from the thread's rseq area) is not `kept_off`, it sets
+each worker's affinity to the caller's own mask without the caller's CPU - never a CPU outside the
+caller's mask; a one-CPU mask leaves them where they are. That is a few system calls (2 us for one
+worker here) when the caller has moved, at most once per REPIN_INTERVAL_NS: server threads on
+several CPUs taking turns to split would otherwise re-pin the workers at every split.
 Linux x86-64 and aarch64 only (the futex syscall number); elsewhere the pool uses Python threads.
 """
 
