@@ -6,6 +6,7 @@ Needs only numpy and llvmlite: it never imports the frontend (scriptc.jit), the 
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import time
 from typing import Any
@@ -15,6 +16,7 @@ import numpy as np
 from scriptc import config
 from scriptc.errors import ArchiveError
 from scriptc.ir.graph import walk
+from scriptc.native.blas import single_threaded
 from scriptc.ops.generator import default_generator
 from scriptc.passes import PassContext
 from scriptc.passes.analysis import written_later
@@ -191,6 +193,15 @@ def _wide_priming_batch(one_row_s: float, two_rows_s: float) -> int:
     return min(WIDE_PRIMING_BATCH, 1 << (fits.bit_length() - 1)) if fits >= 1 else 0
 
 
+def _blas_on_the_calling_thread():
+    """A context in which numpy's BLAS runs on the calling thread alone. Priming runs in it: a segment's
+    first call runs its steps through numpy, whose threaded products left OpenBLAS's thread spinning
+    for ~90 ms after the last one (it waits for more work that long), on the CPU the pool's worker
+    needs for the first real call; the calls after run segment programs, which never start it."""
+    blas = single_threaded()
+    return blas.section() if blas is not None else contextlib.nullcontext()
+
+
 class RuntimeModel:
     """A loaded model: call it (or .run_method(name, ...)) with numpy arrays or tensors."""
 
@@ -247,8 +258,9 @@ class RuntimeModel:
             bits = default_generator.rng.bit_generator
             stream = bits.state
             try:
-                for name in self.runners:
-                    self._prime(name)
+                with _blas_on_the_calling_thread():
+                    for name in self.runners:
+                        self._prime(name)
             finally:
                 bits.state = stream
             for runner in self.runners.values():

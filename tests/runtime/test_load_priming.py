@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import scriptc as torch
 from scriptc.runtime import load as runtime_load
@@ -137,3 +138,27 @@ def test_batches_never_seen_compile_nothing_make_no_program_and_equal_eager(tmp_
             np.testing.assert_allclose(got, eager(x).numpy(), rtol=1e-4, atol=1e-5)
     assert STATS.compiles == compiles
     assert whole.programs == programs
+
+
+def test_priming_runs_numpys_blas_on_the_loading_thread_alone_and_puts_its_thread_count_back(tmp_path, monkeypatch):
+    """(Its threads, once given work, spin ~90 ms after it: on the CPU the pool's worker needs for the
+    first real call.)"""
+    from scriptc.native.blas import single_threaded
+
+    blas = single_threaded()
+    if blas is None:
+        pytest.skip("numpy's BLAS is not a known OpenBLAS")
+    path = _traced_cnn(tmp_path, 2)
+    counts = []
+    real = model_module.RuntimeModel.run_method
+    monkeypatch.setattr(model_module.RuntimeModel, "run_method",
+                        lambda self, name, *inputs: counts.append(blas._get()) or real(self, name, *inputs))
+    before = blas._get()
+    blas._set(2)
+    try:
+        runtime_load(path, threads=2)
+        after = blas._get()
+    finally:
+        blas._set(before)
+    assert counts and set(counts) == {1}
+    assert after == 2
