@@ -194,10 +194,10 @@ def _wide_priming_batch(one_row_s: float, two_rows_s: float) -> int:
 
 
 def _blas_on_the_calling_thread():
-    """A context in which numpy's BLAS runs on the calling thread alone. Priming runs in it: a segment's
-    first call runs its steps through numpy, whose threaded products left OpenBLAS's thread spinning
-    for ~90 ms after the last one (it waits for more work that long), on the CPU the pool's worker
-    needs for the first real call; the calls after run segment programs, which never start it."""
+    """A context in which numpy's BLAS runs on the calling thread alone. A load runs in it: its plans'
+    building and a segment's first call (which runs its steps through numpy) made threaded products,
+    after which OpenBLAS's thread spun ~90 ms (it waits for more work that long) on the CPU the pool's
+    worker needs for the first real call; the calls after run segment programs, which never start it."""
     blas = single_threaded()
     return blas.section() if blas is not None else contextlib.nullcontext()
 
@@ -258,9 +258,8 @@ class RuntimeModel:
             bits = default_generator.rng.bit_generator
             stream = bits.state
             try:
-                with _blas_on_the_calling_thread():
-                    for name in self.runners:
-                        self._prime(name)
+                for name in self.runners:
+                    self._prime(name)
             finally:
                 bits.state = stream
             for runner in self.runners.values():
@@ -389,7 +388,8 @@ def build(archive: Archive, path, device: str = "cpu", threads: int | None = Non
         from scriptc import cuda
         cuda.require()
     try:
-        return RuntimeModel(archive, device, threads, jit, prime)
+        with _blas_on_the_calling_thread():
+            return RuntimeModel(archive, device, threads, jit, prime)
     except ArchiveError:
         raise
     except Exception as exc:  # the archive's graphs do not build: its problem, whatever the pass says
