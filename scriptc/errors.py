@@ -107,6 +107,14 @@ class SignatureError(ScriptcError, RuntimeError):
         super().__init__(f"{method}(): input '{input}' expects {expected}, got {got}")
 
 
+class CallError(ScriptcError, TypeError, RuntimeError):
+    """A call of a compiled method that does not fit its inputs: too many or too few values, an
+    unknown keyword or one given twice.
+
+    A TypeError, as Python raises for such a call, and a RuntimeError, as TorchScript raises for it.
+    """
+
+
 class ServeError(ScriptcError):
     """A request the server cannot serve; carries the HTTP status it maps to."""
 

@@ -14,7 +14,6 @@ from scriptc.runtime.input_dims import check_baked_dims, check_shared_dims, shar
 from scriptc.runtime.plan import Plan, takes_self
 from scriptc.runtime.signature import Signature
 from scriptc.tensors import Tensor, wrap
-from scriptc.types import TensorType
 
 from .arguments import convert, typed_result
 from .module import (
@@ -56,7 +55,6 @@ class OptimizedModule:
         self._shared_dims = shared_dims([v.type for v in inputs])
         self._result_types = [v.type for v in plan.generic_graph.outputs]
         self._input_types = [v.type for v in inputs]  # what a call's values other than tensors are checked as
-        self._tensor_inputs_only = all(isinstance(t, TensorType) for t in self._input_types)
 
     @property
     def code(self) -> str:
@@ -93,11 +91,8 @@ class OptimizedModule:
         # time counts on every call of a small model.)
         if kwargs or len(args) != self._positional:
             args = bind_arguments(self.signature, args, kwargs)
-        if self._tensor_inputs_only:
-            args = [a._data if type(a) is Tensor else to_runtime(a) for a in args]
-        else:
-            args = [a._data if type(a) is Tensor else to_runtime(convert(a, t, n))
-                    for a, t, n in zip(args, self._input_types, self._input_names)]
+        args = [a._data if type(a) is Tensor else to_runtime(convert(a, t, n))
+                for a, t, n in zip(args, self._input_types, self._input_names)]
         if self.baked_dims or self._shared_dims:
             check_baked_dims(self.baked_dims, self._input_names, args, "forward")
             check_shared_dims(self._shared_dims, self._input_names, args, "forward")

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from scriptc.errors import SignatureError
+from scriptc.errors import CallError, SignatureError
 from scriptc.ir.graph import Graph
 from scriptc.types import (
     Complex,
@@ -89,7 +89,7 @@ class Signature:
 
     def bind(self, args: tuple, named: dict | None = None) -> list:
         """The call's inputs in order, each checked (and a list converted to an array); an omitted
-        Optional input is None. TypeError for a wrong count or name, SignatureError for a value that
+        Optional input is None. CallError (a TypeError) for a wrong count or name, SignatureError for a value that
         does not fit."""
         count = len(self.parameters)
         if not named and len(args) == count and self._fast_only:  # arrays that fit: checked in ~1 us
@@ -109,19 +109,19 @@ class Signature:
                     check_shared_dims(self._shared_dims, self.names, args, self.method)
                 return list(args)
         if len(args) > count:
-            raise TypeError(f"{self.method}() takes {count} inputs, got {len(args)}")
+            raise CallError(f"{self.method}() takes {count} inputs, got {len(args)}")
         values: list[Any] = list(args) + [_MISSING] * (count - len(args))
         for name, value in (named or {}).items():
             position = self._positions.get(name)
             if position is None:
-                raise TypeError(f"{self.method}() got an unexpected input '{name}' (inputs: "
+                raise CallError(f"{self.method}() got an unexpected input '{name}' (inputs: "
                                 f"{', '.join(self._positions)})")
             if values[position] is not _MISSING:
-                raise TypeError(f"{self.method}() got two values for input '{name}'")
+                raise CallError(f"{self.method}() got two values for input '{name}'")
             values[position] = value
         missing = [p.name for p, v in zip(self.parameters, values) if v is _MISSING and not p.optional]
         if missing:
-            raise TypeError(f"{self.method}() is missing input(s) {', '.join(repr(m) for m in missing)}")
+            raise CallError(f"{self.method}() is missing input(s) {', '.join(repr(m) for m in missing)}")
         check_baked_dims(self.baked_dims, self.names, values, self.method)
         checked = [None if value is _MISSING else self.check(p, value) for p, value in zip(self.parameters, values)]
         check_shared_dims(self._shared_dims, self.names, checked, self.method)
