@@ -271,9 +271,22 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     if isinstance(mod, ScriptModule) and "forward" not in mod._graphs:
         raise RuntimeError(f"jit.freeze freezes a module's forward, and {mod.original_name} has none (its "
                            "other methods run on the scripted module as they are)")
+    for name in preserved_attrs or ():
+        _preserved_attribute(mod, name)
     frozen = _optimize(mod, level=1, preserved=frozenset(preserved_attrs or ()))
     frozen.preserved = tuple(preserved_attrs or ())
     return frozen
+
+
+def _preserved_attribute(mod, name: str) -> None:
+    """A name jit.freeze is asked to keep (`attr`, `method`, `sub.attr`) is one the module has: torch's
+    RuntimeError for one it has not (a misspelt name would otherwise be folded away silently)."""
+    owner = mod
+    for part in name.split("."):
+        try:
+            owner = getattr(owner, part)
+        except AttributeError:
+            raise RuntimeError(f"Unknown name: {name}") from None
 
 
 def optimize_for_inference(mod, other_methods=None, jit: bool | None = None, threads: int | None = None):

@@ -267,3 +267,10 @@ def test_preserved_attributes_of_a_loaded_module_stay_attributes():
         return before, frozen(engine.zeros(1)).item()
 
     assert run(scriptc) == run(torch) == (4.0, 22.0)
+
+
+@pytest.mark.parametrize("engine", [torch, scriptc], ids=["torch", "scriptc"])
+def test_a_preserved_name_the_module_lacks_is_refused_as_torch_refuses_it(engine):
+    scripted = engine.jit.script(_counter(engine)).eval()
+    with pytest.raises(RuntimeError, match="Unknown name: bmup"):
+        engine.jit.freeze(scripted, preserved_attrs=["bmup"])

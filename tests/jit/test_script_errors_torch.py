@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import pytest
@@ -245,3 +246,47 @@ def test_a_function_is_refused_as_torch_refuses_it(fn, message):
     for engine in (torch, scriptc):
         with pytest.raises(RuntimeError, match=message):
             engine.jit.script(fn)
+
+
+def _int_given_a_string(x: int = "a"):
+    return x
+
+
+def _str_given_an_int(x: str = 1):
+    return x
+
+
+def _float_given_a_string(x: float = "0.5"):
+    return x
+
+
+@pytest.mark.parametrize("fn, message", [
+    (_int_given_a_string, 'Expected a default value of type int on parameter "x".'),
+    (_str_given_an_int, 'Expected a default value of type str on parameter "x".'),
+    (_float_given_a_string, 'Expected a default value of type float on parameter "x".'),
+])
+def test_a_default_of_another_type_than_its_parameter_is_refused_in_torchs_words(fn, message):
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=re.escape(message)):
+            engine.jit.script(fn)
+    with pytest.raises(scriptc.ScriptError, match=r"test_script_errors_torch.py:\d+:\d+: "):
+        scriptc.jit.script(fn)
+
+
+def _assigns_a_number_to_its_parameter(engine):
+    class Reassigns(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = engine.nn.Parameter(engine.ones(2))
+
+        def forward(self, x):
+            self.weight = 3
+            return x
+
+    return Reassigns()
+
+
+def test_a_number_assigned_to_a_parameter_is_refused_in_torchs_words():
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match="Wrong type for attribute assignment. Expected Tensor but got int"):
+            engine.jit.script(_assigns_a_number_to_its_parameter(engine))
