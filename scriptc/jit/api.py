@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import os
 import sys
 import weakref
@@ -358,10 +359,18 @@ def _optimize_loaded(loaded, level: int, jit: bool, threads: int | None, records
 
 
 def _signature_of(graph, skip_self: bool, specs: list | None = None, example_batch: int | None = None,
-                  example_sizes: dict | None = None, baked_dims: tuple = ()) -> dict:
+                  example_sizes: dict | None = None, baked_dims: tuple = (),
+                  python: inspect.Signature | None = None) -> dict:
+    """The archive's signature of a method: its inputs (with the defaults of `python`, the method's
+    own signature, that an archive can hold), outputs and what a trace or example inputs fixed."""
     inputs = graph.inputs[1:] if skip_self else graph.inputs
-    signature = {"inputs": [{"name": v.name or f"input{i}", "type": str(v.type)} for i, v in enumerate(inputs)],
-                 "outputs": [str(v.type) for v in graph.outputs]}
+    entries = [{"name": v.name or f"input{i}", "type": str(v.type)} for i, v in enumerate(inputs)]
+    declared = list(python.parameters.values()) if python is not None else []
+    if len(declared) == len(entries):
+        for entry, parameter in zip(entries, declared):
+            if parameter.default is not parameter.empty and _storable(parameter.default):
+                entry["default"] = parameter.default
+    signature = {"inputs": entries, "outputs": [str(v.type) for v in graph.outputs]}
     if specs is not None:
         signature["specialize"] = [s.to_json() if s is not None else None for s in specs]
     if example_batch is not None:
@@ -420,7 +429,7 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         functions = {k: v for k, v in m._functions.items() if not k.startswith("ignored:")}
         signatures = {name: _signature_of(g, takes_self(g), m._specializations.get(name),
                                           *((m.example_batch, m.example_sizes) if name == "forward" else (None, None)),
-                                          m.baked_dims.get(name, ()))
+                                          m.baked_dims.get(name, ()), m._signatures.get(name))
                       for name, g in graphs.items()}
         write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra,
                       _module_tree(module))
@@ -430,8 +439,18 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
                            "modules passed for a module interface)")
     write_archive(f, "function", {"forward": m.graph}, dict(m.functions), {}, {},
                   {"forward": _signature_of(m.graph, False, m.specialization, m.example_batch, m.example_sizes,
-                                            m.baked_dims)},
+                                            m.baked_dims, m.signature)},
                   metadata, extra)
+
+
+def _storable(value) -> bool:
+    """Whether a default is a value the manifest's JSON holds as it is: None, a bool, an int, a finite
+    float, a string, or a list or tuple of them."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, (list, tuple)) and all(_storable(v) for v in value)
 
 
 def _save_loaded(loaded, f, extra_files: dict | None, metadata: dict | None, optimized=None) -> None:

@@ -253,9 +253,9 @@ class LoadedModule(Module):
 
     def _arguments(self, name: str, args: tuple, kwargs: dict) -> tuple:
         """The call's values in the order of the method's inputs (a keyword by its input's name; an
-        Optional input left out is None), each checked against its input's type as torch's loaded
-        module checks it (a list or an array where a Tensor is declared is torch's RuntimeError);
-        CallError for a call that does not fit the inputs."""
+        input left out is its stored default, an Optional one without a default None), each checked
+        against its input's type as torch's loaded module checks it (a list or an array where a Tensor
+        is declared is torch's RuntimeError); CallError for a call that does not fit the inputs."""
         graph = self._archive.graphs[name]
         inputs = graph.inputs[1 if takes_self(graph) else 0:]
         stored = self._archive.signatures.get(name, {}).get("inputs", [])
@@ -269,6 +269,8 @@ class LoadedModule(Module):
             if values[names.index(key)] is not _MISSING:
                 raise CallError(f"{name}() got two values for input '{key}'")
             values[names.index(key)] = value
+        defaults = {e["name"]: e["default"] for e in stored if "default" in e} if len(stored) == len(inputs) else {}
+        values = [defaults.get(n, v) if v is _MISSING else v for n, v in zip(names, values)]
         missing = [n for n, v, i in zip(names, values, inputs) if v is _MISSING and not isinstance(i.type, OptionalType)]
         if missing:
             raise CallError(f"{name}() is missing input(s) {', '.join(repr(m) for m in missing)}")
