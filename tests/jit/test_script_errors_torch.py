@@ -290,3 +290,39 @@ def test_a_number_assigned_to_a_parameter_is_refused_in_torchs_words():
     for engine in (torch, scriptc):
         with pytest.raises(RuntimeError, match="Wrong type for attribute assignment. Expected Tensor but got int"):
             engine.jit.script(_assigns_a_number_to_its_parameter(engine))
+
+
+def _takes_varargs(x, *rest):
+    return x
+
+
+def _defines_a_function(x):
+    def inner(y):
+        return y
+    return inner(x)
+
+
+def _defines_a_class(x):
+    class Inner:
+        pass
+    return x
+
+
+@pytest.mark.parametrize("fn, kind", [
+    (_takes_varargs, "NotSupportedError"), (_defines_a_function, "NotSupportedError"),
+    (_defines_a_class, "NotSupportedError"),
+])
+def test_constructs_torch_refuses_as_a_frontend_error_are_one_here(fn, kind):
+    with pytest.raises(getattr(torch.jit.frontend, kind)):
+        torch.jit.script(fn)
+    with pytest.raises(getattr(scriptc.jit.frontend, kind)) as caught:
+        scriptc.jit.script(fn)
+    assert "test_script_errors_torch.py:" in str(caught.value)
+
+
+def test_a_module_built_in_scripted_code_is_a_frontend_error():
+    source = "def f(x):\n    return torch.nn.Linear(2, 3)(x)\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(engine.jit.frontend.FrontendError, match="Cannot instantiate class 'Linear' in a script "
+                                                                   "function"):
+            _compile(engine, source)

@@ -96,7 +96,8 @@ class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, 
         params = list(definition.params)
         for p in params:
             if p.kind in ("varargs", "varkw"):
-                raise self.error("*args and **kwargs are not supported in scripted functions", p)
+                raise self.error("Compiled functions can't take variable number of arguments (*args and **kwargs are not "
+                                 "supported in scripted functions)", p, NotSupportedError)
             if p.kind == "keyword_only" and p.default is not None:
                 raise self.error("Compiled functions can't take variable number of arguments or use keyword-only "
                                  "arguments with defaults", p.default, NotSupportedError)
