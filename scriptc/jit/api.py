@@ -522,14 +522,17 @@ def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
 
 
 def _constants(module, stored: dict) -> dict:
-    """The modules' `__constants__` (folded into the graphs, so not among what they read), encoded so that
-    the loaded module still has them as attributes (`loaded.w`), as torch's does."""
+    """The modules' `__constants__` and their plain number, string and bool attributes (and tuples and
+    lists of them) that the graphs do not read, encoded so that the loaded module still has them as
+    attributes (`loaded.w`, `loaded.fc.in_features`), as torch's does."""
     from scriptc.runtime import attributes
     from scriptc.types import type_of_constant
 
     out = {}
     for path, owner in module.named_modules():
-        for name in getattr(type(owner), "__constants__", ()):
+        plain = [name for name, value in vars(owner).items() if not name.startswith("_") and name != "training"
+                 and _plain_value(value)]
+        for name in [*getattr(type(owner), "__constants__", ()), *plain]:
             key = f"{path}.{name}" if path else name
             if key in stored or not hasattr(owner, name):
                 continue
@@ -539,6 +542,13 @@ def _constants(module, stored: dict) -> dict:
             except (TypeError, ValueError):  # (a constant no manifest type describes: the graphs still hold it)
                 continue
     return out
+
+
+def _plain_value(value) -> bool:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    return isinstance(value, (tuple, list)) and bool(value) and all(
+        isinstance(v, (bool, int, float, str)) for v in value) and len({type(v) for v in value}) == 1
 
 
 def load(f, map_location=None, _extra_files: dict | None = None):
