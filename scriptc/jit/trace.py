@@ -462,7 +462,7 @@ def trace(fn_or_module, example_inputs=None, check_trace: bool = True, check_inp
     is_module = isinstance(fn_or_module, Module)
     call = fn_or_module.forward if is_module else fn_or_module
     if example_kwarg_inputs is not None or example_inputs is None:
-        call, examples = _keyword_call(call, example_kwarg_inputs)
+        call, examples = _keyword_call(call, example_kwarg_inputs, is_module)
     else:
         examples = example_tuple(example_inputs)
     # (as torch's check, the replay runs on copies made before tracing: code that writes to its
@@ -544,14 +544,18 @@ def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object
     return tracer.graph, eager_out, tracer.attributes, tuple(tracer.dims.baked_dims(examples))
 
 
-def _keyword_call(fn, example_kwargs):
+def _keyword_call(fn, example_kwargs, method: bool):
     """(a function taking the keyword examples' parameters positionally, in fn's order; those
-    examples as a tuple) for tracing a call by keyword."""
+    examples as a tuple) for tracing a call by keyword (`method`: a module's forward, whose unknown
+    keyword is torch's NameError)."""
     import inspect
     if not isinstance(example_kwargs, dict):
         raise RuntimeError("example_kwarg_inputs should be a dict")
     declared = list(inspect.signature(fn).parameters)
     unknown = [name for name in example_kwargs if name not in declared]
+    if unknown and method:
+        raise NameError(f"'{unknown[0]}' is not in forward() method's arguments,\n                         valid "
+                        f"arguments name are [{','.join(declared)}]")
     if unknown:
         raise TypeError(f"{getattr(fn, '__qualname__', 'forward')}() got an unexpected keyword argument "
                         f"'{unknown[0]}'")

@@ -336,8 +336,10 @@ def test_example_kwarg_inputs_errors_as_torch():
         torch.jit.trace(_Optional(), example_kwarg_inputs=[torch.ones(2, 3)])
     with pytest.raises(RuntimeError, match="example_kwarg_inputs should be a dict"):
         torch.jit.trace(_Optional())
-    with pytest.raises(TypeError, match="unexpected keyword argument 'w'"):
+    with pytest.raises(NameError, match=r"'w' is not in forward\(\) method's arguments"):
         torch.jit.trace(_Optional(), example_kwarg_inputs={"w": torch.ones(2, 3)})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'w'"):  # (a function's)
+        torch.jit.trace(lambda x: x, example_kwarg_inputs={"w": torch.ones(2, 3)})
 
 
 class _SumsIntoFirst(torch.nn.Module):
