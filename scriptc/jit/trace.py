@@ -460,6 +460,8 @@ def trace(fn_or_module, example_inputs=None, check_trace: bool = True, check_inp
     from .module import ScriptFunction, TracedModule
 
     is_module = isinstance(fn_or_module, Module)
+    if not callable(fn_or_module):  # (torch's class; its words, "Could not get name of python class object", say less)
+        raise RuntimeError(f"jit.trace traces a function or an nn.Module, got {type(fn_or_module).__name__}")
     call = fn_or_module.forward if is_module else fn_or_module
     if example_kwarg_inputs is not None or example_inputs is None:
         call, examples = _keyword_call(call, example_kwarg_inputs, is_module)

@@ -95,3 +95,10 @@ def test_check_inputs_recheck_the_trace_on_other_inputs():
         scriptc.jit.trace(gate, scriptc.ones(2), check_inputs=[(scriptc.full((3,), 2.0),)])
     with pytest.warns(scriptc.jit.TracerWarning), pytest.raises(TracingCheckError):
         scriptc.jit.trace(gate, scriptc.ones(2), check_inputs=[(-scriptc.ones(2),)])
+
+
+def test_what_is_not_callable_is_refused_as_torch_refuses_it():
+    torch = pytest.importorskip("torch")
+    assert raised(lambda: torch.jit.trace(3, torch.ones(2)))[0] is RuntimeError
+    with pytest.raises(RuntimeError, match="traces a function or an nn.Module, got int"):
+        scriptc.jit.trace(3, scriptc.ones(2))
