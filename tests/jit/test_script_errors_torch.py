@@ -9,6 +9,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import pytest
 
 import scriptc
+from tests.torch_errors import raised
 
 torch = pytest.importorskip("torch")
 
@@ -328,3 +329,29 @@ def test_a_module_built_in_scripted_code_is_a_frontend_error():
     with pytest.raises(scriptc.jit.frontend.FrontendError, match="Cannot instantiate class 'Linear' in a script "
                                                                 "function"):
         _compile(scriptc, source)
+
+
+def _item_as_int(x) -> int:
+    return x.item()
+
+
+def _sum_as_int(x) -> int:
+    return x.sum()
+
+
+def _item_as_float(x) -> float:
+    return x.item()
+
+
+# (torch fails an internal assert for a bool's item() returned as a float: that pair is left out)
+@pytest.mark.parametrize("fn, value", [(fn, value) for fn in (_item_as_int, _sum_as_int, _item_as_float)
+                                       for value in ([2, 3], [2.5], [True]) if (fn, value) != (_item_as_float, [True])])
+def test_a_returned_number_or_tensor_converts_to_the_declared_number_type_as_in_torch(fn, value):
+    want = raised(lambda: torch.jit.script(fn)(torch.tensor(value)))
+    got = raised(lambda: scriptc.jit.script(fn)(scriptc.tensor(value)))
+    if want is not None:
+        assert got is not None and got[0] is want[0] is RuntimeError
+        return
+    result = scriptc.jit.script(fn)(scriptc.tensor(value))
+    assert type(result) is {"int": int, "float": float}[fn.__annotations__["return"]]
+    assert result == torch.jit.script(fn)(torch.tensor(value))
