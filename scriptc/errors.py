@@ -68,6 +68,10 @@ class ScriptValueError(ScriptError, ValueError):
     """A refusal torch raises as a ValueError (an instance attribute annotated outside __init__)."""
 
 
+class ScriptTypeError(ScriptError, TypeError):
+    """A refusal torch raises as a TypeError (jit.script given what is no function, module or class)."""
+
+
 class ScriptAttributeError(ScriptError, AttributeError):
     """A refusal torch raises as an AttributeError (a submodule lacking a method of the module
     interface its attribute is annotated with)."""

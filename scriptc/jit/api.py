@@ -9,7 +9,7 @@ import os
 import sys
 import weakref
 
-from scriptc.errors import NotSupportedError, ScriptError
+from scriptc.errors import NotSupportedError, ScriptError, ScriptTypeError
 from scriptc.runtime.specialize import InputSpec
 from scriptc.types import TensorType
 
@@ -85,7 +85,8 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
                                         for p in inspect.signature(call).parameters.values()):
         raise NotSupportedError("Compiled functions can't take variable number of arguments or use keyword-only "
                                 f"arguments with defaults ({type(obj).__name__}.__call__)")
-    raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
+    raise ScriptTypeError(f"jit.script cannot compile a {type(obj).__name__}: it compiles a function, an nn.Module or "
+                          "a class")
 
 
 def _prepare_scriptable(module, memo: dict):

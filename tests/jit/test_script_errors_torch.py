@@ -355,3 +355,10 @@ def test_a_returned_number_or_tensor_converts_to_the_declared_number_type_as_in_
     result = scriptc.jit.script(fn)(scriptc.tensor(value))
     assert type(result) is {"int": int, "float": float}[fn.__annotations__["return"]]
     assert result == torch.jit.script(fn)(torch.tensor(value))
+
+
+@pytest.mark.parametrize("obj", [3, len, "text"], ids=["int", "builtin", "str"])
+def test_what_is_no_function_module_or_class_is_a_type_error_as_in_torch(obj):
+    assert raised(lambda: torch.jit.script(obj))[0] is TypeError
+    with pytest.raises(TypeError, match="jit.script cannot compile a"):
+        scriptc.jit.script(obj)
