@@ -172,7 +172,13 @@ class ScriptModule(Module):
     # An nn.Module (isinstance, a child of other modules) whose state is the original module's: the
     # Module methods it does not override reach the original's parameters, buffers and children
     # through __getattr__; attributes set on it stay its own, but for submodules (swapped).
-    __delattr__ = object.__delattr__
+    def __delattr__(self, name: str) -> None:
+        """Only what was set on it deletes: the parameters, buffers and submodules its graphs read stay,
+        as on torch's scripted module (torch's RuntimeError)."""
+        module = self.__dict__.get("_module")
+        if module is not None and (name in module._parameters or name in module._buffers or name in module._modules):
+            raise RuntimeError("cannot delete methods or parameters of a script module")
+        object.__delattr__(self, name)
 
     def __setattr__(self, name: str, value) -> None:
         module = self.__dict__.get("_module")

@@ -362,3 +362,12 @@ def test_what_is_no_function_module_or_class_is_a_type_error_as_in_torch(obj):
     assert raised(lambda: torch.jit.script(obj))[0] is TypeError
     with pytest.raises(TypeError, match="jit.script cannot compile a"):
         scriptc.jit.script(obj)
+
+
+@pytest.mark.parametrize("name", ["weight", "bias"])
+def test_a_scripted_modules_parameters_do_not_delete_as_in_torch(name):
+    for engine in (torch, scriptc):
+        scripted = engine.jit.script(engine.nn.Linear(2, 3))
+        with pytest.raises(RuntimeError, match="cannot delete methods or parameters of a script module"):
+            delattr(scripted, name)
+        assert scripted(engine.ones(1, 2)).shape == (1, 3)
