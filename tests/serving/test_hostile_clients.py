@@ -178,6 +178,17 @@ def test_an_input_with_a_default_may_be_left_out(server):
     np.testing.assert_array_equal(client.infer("scaled", [plain]).as_numpy("output0"), x + 1)
 
 
+def test_inputs_whose_batch_dims_differ_are_a_400_and_requests_beside_them_are_answered(server):
+    x = {"name": "x", "shape": [2, 4], "datatype": "FP32", "data": [0.5] * 8}
+    keep = {"name": "keep", "shape": [3, 3], "datatype": "BOOL", "data": [True] * 9}
+    index = {"name": "index", "shape": [2], "datatype": "INT64", "data": [1, 2]}
+    url = f"http://{server.url}/v2/models/gated/infer"
+    status, body = post(url, json.dumps({"inputs": [x, keep, index]}).encode())
+    assert status == 400 and "input 'keep' expects size 2 in dim 0" in json.loads(body)["error"]
+    fits = dict(keep, shape=[2, 3], data=[True] * 6)
+    assert post(url, json.dumps({"inputs": [x, fits, index]}).encode())[0] == 200
+
+
 @pytest.mark.parametrize("path, method", [("/v2/models/mlp/versions/2/infer", "POST"),
                                           ("/v2/models/mlp/versions/2", "GET"), ("/v2/models/mlp/versions/2/ready", "GET")])
 def test_a_version_the_model_lacks_is_404(server, path, method):
@@ -255,3 +266,4 @@ def test_the_banner_and_the_access_log(server):
     assert "scale: any [any] (optional)" in out
     assert "batches of up to 32 waiting at most 2 ms, queue 256 per model" in out
     assert '"POST /v2/models/mlp/infer HTTP/1.1" 200' in out and '"POST /v2/models/mlp/infer HTTP/1.1" 400' in out
+
