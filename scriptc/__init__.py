@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 import math as _math
 
-from scriptc.errors import ArchiveError, ScriptError, ServeError, ShapeError, SignatureError, TracerWarning  # noqa: F401
+from scriptc.errors import (  # noqa: F401
+    ArchiveError, CallError, ScriptError, ServeError, ShapeError, SignatureError, TracerWarning)
 from scriptc.types import (  # noqa: F401
     bfloat16,
     bool_ as bool,

@@ -68,6 +68,10 @@ class ScriptValueError(ScriptError, ValueError):
     """A refusal torch raises as a ValueError (an instance attribute annotated outside __init__)."""
 
 
+class ScriptTypeError(ScriptError, TypeError):
+    """A refusal torch raises as a TypeError (jit.script given what is no function, module or class)."""
+
+
 class ScriptAttributeError(ScriptError, AttributeError):
     """A refusal torch raises as an AttributeError (a submodule lacking a method of the module
     interface its attribute is annotated with)."""
@@ -105,6 +109,14 @@ class SignatureError(ScriptcError, RuntimeError):
     def __init__(self, method: str, input: str, expected: str, got: str):
         self.method, self.input, self.expected, self.got = method, input, expected, got
         super().__init__(f"{method}(): input '{input}' expects {expected}, got {got}")
+
+
+class CallError(ScriptcError, TypeError, RuntimeError):
+    """A call of a compiled method that does not fit its inputs: too many or too few values, an
+    unknown keyword or one given twice.
+
+    A TypeError, as Python raises for such a call, and a RuntimeError, as TorchScript raises for it.
+    """
 
 
 class ServeError(ScriptcError):

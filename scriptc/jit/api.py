@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import os
 import sys
 import weakref
 
-from scriptc.errors import NotSupportedError, ScriptError
+from scriptc.errors import NotSupportedError, ScriptError, ScriptTypeError
 from scriptc.runtime.specialize import InputSpec
 from scriptc.types import TensorType
 
@@ -84,7 +85,8 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
                                         for p in inspect.signature(call).parameters.values()):
         raise NotSupportedError("Compiled functions can't take variable number of arguments or use keyword-only "
                                 f"arguments with defaults ({type(obj).__name__}.__call__)")
-    raise ScriptError(f"jit.script cannot compile a {type(obj).__name__}")
+    raise ScriptTypeError(f"jit.script cannot compile a {type(obj).__name__}: it compiles a function, an nn.Module or "
+                          "a class")
 
 
 def _prepare_scriptable(module, memo: dict):
@@ -271,9 +273,22 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     if isinstance(mod, ScriptModule) and "forward" not in mod._graphs:
         raise RuntimeError(f"jit.freeze freezes a module's forward, and {mod.original_name} has none (its "
                            "other methods run on the scripted module as they are)")
+    for name in preserved_attrs or ():
+        _preserved_attribute(mod, name)
     frozen = _optimize(mod, level=1, preserved=frozenset(preserved_attrs or ()))
     frozen.preserved = tuple(preserved_attrs or ())
     return frozen
+
+
+def _preserved_attribute(mod, name: str) -> None:
+    """A name jit.freeze is asked to keep (`attr`, `method`, `sub.attr`) is one the module has: torch's
+    RuntimeError for one it has not (a misspelt name would otherwise be folded away silently)."""
+    owner = mod
+    for part in name.split("."):
+        try:
+            owner = getattr(owner, part)
+        except AttributeError:
+            raise RuntimeError(f"Unknown name: {name}") from None
 
 
 def optimize_for_inference(mod, other_methods=None, jit: bool | None = None, threads: int | None = None):
@@ -345,10 +360,18 @@ def _optimize_loaded(loaded, level: int, jit: bool, threads: int | None, records
 
 
 def _signature_of(graph, skip_self: bool, specs: list | None = None, example_batch: int | None = None,
-                  example_sizes: dict | None = None, baked_dims: tuple = ()) -> dict:
+                  example_sizes: dict | None = None, baked_dims: tuple = (),
+                  python: inspect.Signature | None = None) -> dict:
+    """The archive's signature of a method: its inputs (with the defaults of `python`, the method's
+    own signature, that an archive can hold), outputs and what a trace or example inputs fixed."""
     inputs = graph.inputs[1:] if skip_self else graph.inputs
-    signature = {"inputs": [{"name": v.name or f"input{i}", "type": str(v.type)} for i, v in enumerate(inputs)],
-                 "outputs": [str(v.type) for v in graph.outputs]}
+    entries = [{"name": v.name or f"input{i}", "type": str(v.type)} for i, v in enumerate(inputs)]
+    declared = list(python.parameters.values()) if python is not None else []
+    if len(declared) == len(entries):
+        for entry, parameter in zip(entries, declared):
+            if parameter.default is not parameter.empty and _storable(parameter.default):
+                entry["default"] = parameter.default
+    signature = {"inputs": entries, "outputs": [str(v.type) for v in graph.outputs]}
     if specs is not None:
         signature["specialize"] = [s.to_json() if s is not None else None for s in specs]
     if example_batch is not None:
@@ -407,7 +430,7 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         functions = {k: v for k, v in m._functions.items() if not k.startswith("ignored:")}
         signatures = {name: _signature_of(g, takes_self(g), m._specializations.get(name),
                                           *((m.example_batch, m.example_sizes) if name == "forward" else (None, None)),
-                                          m.baked_dims.get(name, ()))
+                                          m.baked_dims.get(name, ()), m._signatures.get(name))
                       for name, g in graphs.items()}
         write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra,
                       _module_tree(module))
@@ -417,8 +440,18 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
                            "modules passed for a module interface)")
     write_archive(f, "function", {"forward": m.graph}, dict(m.functions), {}, {},
                   {"forward": _signature_of(m.graph, False, m.specialization, m.example_batch, m.example_sizes,
-                                            m.baked_dims)},
+                                            m.baked_dims, m.signature)},
                   metadata, extra)
+
+
+def _storable(value) -> bool:
+    """Whether a default is a value the manifest's JSON holds as it is: None, a bool, an int, a finite
+    float, a string, or a list or tuple of them."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, (list, tuple)) and all(_storable(v) for v in value)
 
 
 def _save_loaded(loaded, f, extra_files: dict | None, metadata: dict | None, optimized=None) -> None:
@@ -490,14 +523,17 @@ def _plain_attributes(m: ScriptModule, weights: dict) -> dict:
 
 
 def _constants(module, stored: dict) -> dict:
-    """The modules' `__constants__` (folded into the graphs, so not among what they read), encoded so that
-    the loaded module still has them as attributes (`loaded.w`), as torch's does."""
+    """The modules' `__constants__` and their plain number, string and bool attributes (and tuples and
+    lists of them) that the graphs do not read, encoded so that the loaded module still has them as
+    attributes (`loaded.w`, `loaded.fc.in_features`), as torch's does."""
     from scriptc.runtime import attributes
     from scriptc.types import type_of_constant
 
     out = {}
     for path, owner in module.named_modules():
-        for name in getattr(type(owner), "__constants__", ()):
+        plain = [name for name, value in vars(owner).items() if not name.startswith("_") and name != "training"
+                 and _plain_value(value)]
+        for name in [*getattr(type(owner), "__constants__", ()), *plain]:
             key = f"{path}.{name}" if path else name
             if key in stored or not hasattr(owner, name):
                 continue
@@ -507,6 +543,13 @@ def _constants(module, stored: dict) -> dict:
             except (TypeError, ValueError):  # (a constant no manifest type describes: the graphs still hold it)
                 continue
     return out
+
+
+def _plain_value(value) -> bool:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    return isinstance(value, (tuple, list)) and bool(value) and all(
+        isinstance(v, (bool, int, float, str)) for v in value) and len({type(v) for v in value}) == 1
 
 
 def load(f, map_location=None, _extra_files: dict | None = None):

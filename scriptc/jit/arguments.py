@@ -5,6 +5,7 @@ ints for a float; anything else of the wrong type is a RuntimeError naming the a
 from __future__ import annotations
 
 import enum
+import re
 
 from scriptc.tensors import Tensor, _tracer
 from scriptc.types import (
@@ -201,18 +202,19 @@ def _number(value, t: Type, name: str):
         return kind(value.item())
     if t == Bool and isinstance(value, (int, float)):
         return bool(value)  # any number is a bool argument by its truth, as torch's binding casts it
-    if t == Bool and not isinstance(value, bool) or t == Int and (isinstance(value, bool) or
-                                                                  not isinstance(value, int)):
-        raise _mismatch(value, t, name)
+    if t == Bool and not isinstance(value, bool) or t == Int and not isinstance(value, int):
+        raise _mismatch(value, t, name)  # (a bool is an int argument of 0 or 1, as torch's binding casts it)
     if not isinstance(value, (int, float, complex)) or isinstance(value, complex) and t != Complex:
         raise _mismatch(value, t, name)
-    if t == Int and _tracer[0] is not None:
+    if t == Int and _tracer[0] is not None and not isinstance(value, bool):
         return value  # (a size read during a trace stays one, so the trace records where it came from)
     return kind(value)
 
 
 def _mismatch(value, t: Type, name: str) -> RuntimeError:
-    return RuntimeError(f"Expected a value of type '{t}' for argument '{name}' but instead found type "
+    # (torch names a tensor type without the dtype and dims a trace gave it)
+    expected = re.sub(r"Tensor\([^()]*\)", "Tensor", str(t))
+    return RuntimeError(f"Expected a value of type '{expected}' for argument '{name}' but instead found type "
                         f"'{type(value).__name__}'.")
 
 

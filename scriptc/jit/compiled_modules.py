@@ -13,8 +13,10 @@ from scriptc.ir.printer import graph_code
 from scriptc.runtime.input_dims import check_baked_dims, check_shared_dims, shared_dims
 from scriptc.runtime.plan import Plan, takes_self
 from scriptc.runtime.signature import Signature
+from scriptc.nn.module import _IncompatibleKeys
+from scriptc.nn.module_conversion import _parse_to
 from scriptc.tensors import Tensor, wrap
-from scriptc.types import TensorType
+from scriptc.types import device
 
 from .arguments import convert, typed_result
 from .module import (
@@ -56,7 +58,6 @@ class OptimizedModule:
         self._shared_dims = shared_dims([v.type for v in inputs])
         self._result_types = [v.type for v in plan.generic_graph.outputs]
         self._input_types = [v.type for v in inputs]  # what a call's values other than tensors are checked as
-        self._tensor_inputs_only = all(isinstance(t, TensorType) for t in self._input_types)
 
     @property
     def code(self) -> str:
@@ -80,6 +81,37 @@ class OptimizedModule:
     def state_dict(self, *args, **kwargs) -> OrderedDict:
         return OrderedDict()
 
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Nothing to load into (torch's frozen module holds no state): with strict, any key is
+        torch's 'Unexpected key(s)' RuntimeError."""
+        unexpected = list(state_dict)
+        if strict and unexpected:
+            raise RuntimeError("Error(s) in loading state_dict for RecursiveScriptModule:\n\tUnexpected key(s) in "
+                               "state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        return _IncompatibleKeys([], unexpected)
+
+    # The mode and device calls a model goes through before inference: the frozen graph runs as it was
+    # frozen (its weights are constants of the graph), as torch's frozen module does.
+    training = False
+
+    def train(self, mode: bool = True) -> "OptimizedModule":
+        self.training = mode
+        return self
+
+    def eval(self) -> "OptimizedModule":
+        return self.train(False)
+
+    def to(self, *args, **kwargs) -> "OptimizedModule":
+        """Checks its arguments as Module.to does (an unknown device is torch's RuntimeError) and
+        changes nothing: the frozen graph's constants stay as they were frozen, as in torch."""
+        device_given, _, _ = _parse_to(args, dict(kwargs))
+        if isinstance(device_given, str):
+            device(device_given)
+        return self
+
+    def cpu(self) -> "OptimizedModule":
+        return self
+
     def __getattr__(self, name: str):
         preserved = self.__dict__.get("preserved", ())
         source = self.__dict__.get("source")
@@ -93,11 +125,8 @@ class OptimizedModule:
         # time counts on every call of a small model.)
         if kwargs or len(args) != self._positional:
             args = bind_arguments(self.signature, args, kwargs)
-        if self._tensor_inputs_only:
-            args = [a._data if type(a) is Tensor else to_runtime(a) for a in args]
-        else:
-            args = [a._data if type(a) is Tensor else to_runtime(convert(a, t, n))
-                    for a, t, n in zip(args, self._input_types, self._input_names)]
+        args = [a._data if type(a) is Tensor else to_runtime(convert(a, t, n))
+                for a, t, n in zip(args, self._input_types, self._input_names)]
         if self.baked_dims or self._shared_dims:
             check_baked_dims(self.baked_dims, self._input_names, args, "forward")
             check_shared_dims(self._shared_dims, self._input_names, args, "forward")

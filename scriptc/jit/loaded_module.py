@@ -10,6 +10,7 @@ import inspect
 from typing import Any
 
 from scriptc.autograd.function import Function
+from scriptc.errors import CallError
 from scriptc.grad_mode import is_grad_enabled
 from scriptc.ir.graph import Graph
 from scriptc.ir.printer import graph_code
@@ -23,6 +24,7 @@ from scriptc.tensors import Tensor, _tracer, wrap
 from scriptc.tensors.dispatch import wants_grad
 from scriptc.types import OptionalType
 
+from .arguments import convert
 from .eager import EagerInterpreter, reads_autograd
 from .module import by_array, needs_call_scope, results, scripted_call
 from .module_values import eager_value, from_runtime, to_runtime
@@ -214,8 +216,7 @@ class LoadedModule(Module):
                                f"'{self._path}' ({self._original_name}): call the loaded module itself")
         if name not in self._archive.graphs:
             raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
-        if kwargs:
-            args = self._positional(name, args, kwargs)
+        args = self._arguments(name, args, kwargs)
         tracer = _tracer[0]
         if tracer is not None and tracer.reaches(self):  # a submodule of the traced module: its graph inlined
             return tracer.record_scripted_call(self._archive.graphs[name], self._archive.functions, self,
@@ -250,26 +251,31 @@ class LoadedModule(Module):
         object.__setattr__(self, "_previous_marks", marks)
         return previous is not None and self._unchanged(previous)
 
-    def _positional(self, name: str, args: tuple, kwargs: dict) -> tuple:
+    def _arguments(self, name: str, args: tuple, kwargs: dict) -> tuple:
         """The call's values in the order of the method's inputs (a keyword by its input's name; an
-        Optional input left out is None), the runtime's TypeError for a call that does not fit."""
+        input left out is its stored default, an Optional one without a default None), each checked
+        against its input's type as torch's loaded module checks it (a list or an array where a Tensor
+        is declared is torch's RuntimeError); CallError for a call that does not fit the inputs."""
         graph = self._archive.graphs[name]
         inputs = graph.inputs[1 if takes_self(graph) else 0:]
         stored = self._archive.signatures.get(name, {}).get("inputs", [])
         names = [entry["name"] for entry in stored] if len(stored) == len(inputs) else [v.name for v in inputs]
         if len(args) > len(inputs):
-            raise TypeError(f"{name}() takes {len(inputs)} inputs, got {len(args)}")
+            raise CallError(f"{name}() takes {len(inputs)} inputs, got {len(args)}")
         values = list(args) + [_MISSING] * (len(inputs) - len(args))
         for key, value in kwargs.items():
             if key not in names:
-                raise TypeError(f"{name}() got an unexpected input '{key}' (inputs: {', '.join(names)})")
+                raise CallError(f"{name}() got an unexpected input '{key}' (inputs: {', '.join(names)})")
             if values[names.index(key)] is not _MISSING:
-                raise TypeError(f"{name}() got two values for input '{key}'")
+                raise CallError(f"{name}() got two values for input '{key}'")
             values[names.index(key)] = value
+        defaults = {e["name"]: e["default"] for e in stored if "default" in e} if len(stored) == len(inputs) else {}
+        values = [defaults.get(n, v) if v is _MISSING else v for n, v in zip(names, values)]
         missing = [n for n, v, i in zip(names, values, inputs) if v is _MISSING and not isinstance(i.type, OptionalType)]
         if missing:
-            raise TypeError(f"{name}() is missing input(s) {', '.join(repr(m) for m in missing)}")
-        return tuple(None if v is _MISSING else v for v in values)
+            raise CallError(f"{name}() is missing input(s) {', '.join(repr(m) for m in missing)}")
+        return tuple(None if v is _MISSING else v if type(v) is Tensor else convert(v, i.type, n)
+                     for v, i, n in zip(values, inputs, names))
 
     def _compiled_call(self, name: str, args: tuple):
         model = self._compiled_model()

@@ -8,6 +8,7 @@ import io
 import textwrap
 from typing import Any
 
+from scriptc.errors import CallError
 from scriptc.ir.graph import Graph, walk
 from scriptc.nn.module import Module
 from scriptc.grad_mode import is_grad_enabled, set_grad_enabled
@@ -112,22 +113,22 @@ class ScriptFunction:
 def bind_arguments(signature: inspect.Signature | None, args, kwargs, name: str = "forward",
                    method: bool = True, inputs: list | None = None) -> list:
     """Positional values for a graph's inputs, with the Python signature's defaults filled in; a call
-    that does not fit is torch's RuntimeError for it (`method`: torch counts self among the arguments).
+    that does not fit is torch's RuntimeError for it (a CallError) (`method`: torch counts self among the arguments).
     Without a signature (a traced module's forward), `inputs` are the graph's inputs the call must fill."""
     if signature is None:
         if kwargs:
-            raise RuntimeError(f"{name}() takes positional arguments only")
+            raise CallError(f"{name}() takes positional arguments only")
         if inputs is not None and len(args) > len(inputs):
-            raise RuntimeError(f"{name}() expected at most {len(inputs) + method} argument(s) but received "
+            raise CallError(f"{name}() expected at most {len(inputs) + method} argument(s) but received "
                                f"{len(args) + method} argument(s)")
         if inputs is not None and len(args) < len(inputs):
             missing = inputs[len(args)].name or f"input{len(args)}"
-            raise RuntimeError(f"{name}() is missing value for argument '{missing}'")
+            raise CallError(f"{name}() is missing value for argument '{missing}'")
         return list(args)
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError:
-        raise RuntimeError(_binding_error(signature, args, kwargs, name, method)) from None
+        raise CallError(_binding_error(signature, args, kwargs, name, method)) from None
     bound.apply_defaults()
     return list(bound.arguments.values())
 
@@ -171,7 +172,13 @@ class ScriptModule(Module):
     # An nn.Module (isinstance, a child of other modules) whose state is the original module's: the
     # Module methods it does not override reach the original's parameters, buffers and children
     # through __getattr__; attributes set on it stay its own, but for submodules (swapped).
-    __delattr__ = object.__delattr__
+    def __delattr__(self, name: str) -> None:
+        """Only what was set on it deletes: the parameters, buffers and submodules its graphs read stay,
+        as on torch's scripted module (torch's RuntimeError)."""
+        module = self.__dict__.get("_module")
+        if module is not None and (name in module._parameters or name in module._buffers or name in module._modules):
+            raise RuntimeError("cannot delete methods or parameters of a script module")
+        object.__delattr__(self, name)
 
     def __setattr__(self, name: str, value) -> None:
         module = self.__dict__.get("_module")

@@ -41,6 +41,7 @@ from scriptc.types import (
 
 from .trace_check import check_trace_replay
 from .trace_dims import BATCH, TraceDims
+from .trace_examples import cloned, example_sizes, example_tuple, tensors_in
 from .traced_children import recording_child_inputs
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -152,19 +153,23 @@ class Tracer:
         """The type of an example input, its tensors' dims as `shape_of` gives them."""
         if isinstance(example, Tensor):
             return TensorType(example.dtype, shape_of(example._data.shape))
+        if isinstance(example, dict):
+            values = [self._input_type(x, shape_of) for x in example.values()]
+            return DictType(type_of_constant(next(iter(example))), _common_type(values))
         items = [self._input_type(x, shape_of) for x in example]
         if isinstance(example, tuple):
             return TupleType(tuple(items))
-        if all(t == items[0] for t in items):
-            return ListType(items[0])
-        if all(isinstance(t, TensorType) for t in items):
-            return ListType(TensorType(items[0].dtype if all(t.dtype == items[0].dtype for t in items) else None))
-        raise TypeError("jit.trace: a list of example inputs must hold values of one type")
+        return ListType(_common_type(items))
 
     def _bind_input(self, example, v: Value) -> None:
         if isinstance(example, Tensor):
             self._bind(example, v)
             self.dims.bind(v, self.dims.input_shapes(tuple(example._data.shape)))
+            return
+        if isinstance(example, dict):  # (torch reads each item where the code does; here all at the top)
+            for key, x in example.items():
+                item = self._emit("getitem.dict", [v, self.constant(key)], [self._input_type(x, tuple)]).output
+                self._bind_input(x, item)
             return
         op = "prim::TupleUnpack" if isinstance(example, tuple) else "prim::ListUnpack"
         types = list(v.type.elems) if isinstance(example, tuple) else [v.type.elem] * len(example)
@@ -374,7 +379,7 @@ class Tracer:
         symbols where a dim is one of them, None where it moves with them otherwise (trace_dims.py)."""
         for node in self.graph.block:
             for v in node.outputs:
-                if isinstance(v.type, TensorType) and id(v) in self.dims.shapes:
+                if isinstance(v.type, TensorType) and v.type.shape is not None and id(v) in self.dims.shapes:
                     v.type = TensorType(v.type.dtype, self.dims.final_shape(v, v.type.shape), v.type.device)
         for v, example in self.examples:
             v.type = self._input_type(example, self.dims.input_shape)
@@ -405,6 +410,16 @@ class Tracer:
                            "tensors, lists, or dicts are supported as inputs or outputs of traced functions")
 
 
+def _common_type(types: list):
+    """The one type of a list's items or a dict's values: tensors of different dtypes or dims as a
+    Tensor of the dtype they share (if any)."""
+    if all(t == types[0] for t in types):
+        return types[0]
+    if all(isinstance(t, TensorType) for t in types):
+        return TensorType(types[0].dtype if all(t.dtype == types[0].dtype for t in types) else None)
+    raise RuntimeError("jit.trace: the items of a list or dict example input must be of one type")
+
+
 _NUMBER_KINDS = {Int: ("int", Int), Float: ("float", Float), Scalar: ("scalar", Scalar)}
 
 
@@ -424,33 +439,9 @@ def _frame_file(loc: SourceLocation) -> str:
 ScalarStr = type_of_constant("")
 
 
-def _tensors_in(example) -> list:
-    if isinstance(example, Tensor):
-        return [example]
-    return [t for x in example for t in _tensors_in(x)]
-
-
-def _tensors_only(example) -> bool:
-    if isinstance(example, Tensor):
-        return True
-    return isinstance(example, (list, tuple)) and bool(example) and all(_tensors_only(x) for x in example)
-
-
-def _example_tuple(example_inputs) -> tuple:
-    if isinstance(example_inputs, Tensor):
-        return (example_inputs,)
-    if isinstance(example_inputs, (list, tuple)):
-        for x in example_inputs:
-            if not _tensors_only(x):
-                raise TypeError(f"jit.trace: example inputs must be Tensors or (nested) tuples and lists of "
-                                f"them, got {type(x).__name__}")
-        return tuple(example_inputs)
-    raise TypeError(f"jit.trace: example_inputs must be a Tensor or a tuple of Tensors, got "
-                    f"{type(example_inputs).__name__}")
-
-
-def trace(fn_or_module, example_inputs=None, check_trace: bool = True, check_tolerance: float = 1e-5,
-          strict: bool = True, _force_outplace: bool = False, example_kwarg_inputs: dict | None = None):
+def trace(fn_or_module, example_inputs=None, check_trace: bool = True, check_inputs: list | None = None,
+          check_tolerance: float = 1e-5, strict: bool = True, _force_outplace: bool = False,
+          example_kwarg_inputs: dict | None = None):
     """Record what `fn_or_module(*example_inputs)` computes as a graph (like torch.jit.trace).
     (`_force_outplace`, torch's switch for recording in-place ops out of place, is accepted and
     changes nothing: results are the same either way.) `example_kwarg_inputs` (a dict) traces a
@@ -459,65 +450,66 @@ def trace(fn_or_module, example_inputs=None, check_trace: bool = True, check_tol
 
     Returns a TracedModule for an nn.Module (its parameters stay prim::GetAttr of self) or a
     ScriptFunction for a function. Python control flow is baked in; a tensor's value steering it
-    warns (TracerWarning). check_trace re-runs the graph on the example inputs and raises
-    TracingCheckError if the outputs differ from eager.
+    warns (TracerWarning). check_trace re-runs the graph on the example inputs (and on each of
+    `check_inputs`, tuples of inputs) and raises TracingCheckError if the outputs differ from
+    eager. Example inputs are Tensors and (nested) tuples, lists and dicts of them; a dict output
+    needs strict=False, as in torch (its keys are fixed by the trace).
     """
     from scriptc.nn import Module
 
     from .module import ScriptFunction, TracedModule
 
     is_module = isinstance(fn_or_module, Module)
+    if not callable(fn_or_module):  # (torch's class; its words, "Could not get name of python class object", say less)
+        raise RuntimeError(f"jit.trace traces a function or an nn.Module, got {type(fn_or_module).__name__}")
     call = fn_or_module.forward if is_module else fn_or_module
     if example_kwarg_inputs is not None or example_inputs is None:
-        call, examples = _keyword_call(call, example_kwarg_inputs)
+        call, examples = _keyword_call(call, example_kwarg_inputs, is_module)
     else:
-        examples = _example_tuple(example_inputs)
+        examples = example_tuple(example_inputs)
     # (as torch's check, the replay runs on copies made before tracing: code that writes to its
     # inputs in place has changed the examples by the time it is checked)
-    check_examples = _cloned(examples) if check_trace else None
+    check_examples = [cloned(examples)] + [cloned(example_tuple(c)) for c in check_inputs or ()] \
+        if check_trace else []
     child_inputs: dict = {}
     with recording_child_inputs(fn_or_module, child_inputs) if is_module else contextlib.nullcontext():
         graph, eager_out, attributes, baked = trace_graph(
             fn_or_module if is_module else None, call,
             "forward" if is_module else getattr(fn_or_module, "__name__", "fn"), examples)
+    if strict and _holds_dict(eager_out):
+        raise RuntimeError(_STRICT_DICT_OUTPUT)
     if is_module:
         keyword = {"forward": _traced_signature(call, len(examples))} if example_kwarg_inputs is not None else None
         traced = TracedModule(fn_or_module, {"forward": graph}, attributes=attributes, signatures=keyword)
         traced._child_inputs = child_inputs
     else:
         traced = ScriptFunction(graph, signature=_traced_signature(call, len(examples)))
-    sizes = _example_sizes(graph, examples)
+    sizes = example_sizes(graph, examples)
     traced.example_batch = sizes.pop(BATCH, None)
     traced.example_sizes = sizes or None
     traced.baked_dims = {"forward": baked} if is_module else baked
-    if check_trace:
-        check_trace_replay(traced, graph, check_examples, eager_out, check_tolerance)
+    for index, checked in enumerate(check_examples):
+        if index:
+            from scriptc.autograd import no_grad
+
+            with no_grad():
+                eager_out = call(*cloned(checked))
+        check_trace_replay(traced, graph, checked, eager_out, check_tolerance)
     return traced
 
 
-def _cloned(value):
-    """Tensors (in nested tuples and lists) copied."""
-    if isinstance(value, Tensor):
-        from scriptc.autograd import no_grad
-
-        with no_grad():
-            return value.clone()
-    if isinstance(value, (list, tuple)):
-        return type(value)(_cloned(v) for v in value)
-    return value
+_STRICT_DICT_OUTPUT = (
+    "Encountering a dict at the output of the tracer might cause the trace to be incorrect, this is only valid if "
+    "the container structure does not change based on the module's inputs. Consider using a constant container "
+    "instead (e.g. for `list`, use a `tuple` instead. for `dict`, use a `NamedTuple` instead). If you absolutely "
+    "need this and know the side effects, pass strict=False to trace() to allow this behavior.")
 
 
-def _example_sizes(graph: Graph, examples: tuple) -> dict[str, int]:
-    """The size the examples have in each dim the graph's inputs name by a symbol (B, S1, ...), where
-    it is not empty (an empty example dim says nothing to prime or size memory for)."""
-    sizes = {}
-    for value, example in zip(graph.inputs[len(graph.inputs) - len(examples):], examples):
-        if not isinstance(value.type, TensorType) or not isinstance(example, Tensor) or value.type.shape is None:
-            continue
-        for dim, size in zip(value.type.shape, example.shape):
-            if isinstance(dim, str) and size > 0:
-                sizes.setdefault(dim, size)
-    return sizes
+def _holds_dict(output) -> bool:
+    """Whether a traced output is a dict or holds one in its tuples and lists."""
+    if isinstance(output, dict):
+        return True
+    return isinstance(output, (tuple, list)) and any(_holds_dict(o) for o in output)
 
 
 def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object, dict, tuple]:
@@ -530,7 +522,7 @@ def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object
 
     tracer = Tracer(module, name)
     names = _argument_names(call, len(examples))
-    tracer.dims.add_candidates([tuple(t._data.shape) for t in _tensors_in(examples)])
+    tracer.dims.add_candidates([tuple(t._data.shape) for t in tensors_in(examples)])
     for arg_name, x in zip(names, examples):
         tracer.add_input(x, arg_name)
     if _tensors._tracer[0] is not None:
@@ -554,14 +546,18 @@ def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object
     return tracer.graph, eager_out, tracer.attributes, tuple(tracer.dims.baked_dims(examples))
 
 
-def _keyword_call(fn, example_kwargs):
+def _keyword_call(fn, example_kwargs, method: bool):
     """(a function taking the keyword examples' parameters positionally, in fn's order; those
-    examples as a tuple) for tracing a call by keyword."""
+    examples as a tuple) for tracing a call by keyword (`method`: a module's forward, whose unknown
+    keyword is torch's NameError)."""
     import inspect
     if not isinstance(example_kwargs, dict):
         raise RuntimeError("example_kwarg_inputs should be a dict")
     declared = list(inspect.signature(fn).parameters)
     unknown = [name for name in example_kwargs if name not in declared]
+    if unknown and method:
+        raise NameError(f"'{unknown[0]}' is not in forward() method's arguments,\n                         valid "
+                        f"arguments name are [{','.join(declared)}]")
     if unknown:
         raise TypeError(f"{getattr(fn, '__qualname__', 'forward')}() got an unexpected keyword argument "
                         f"'{unknown[0]}'")

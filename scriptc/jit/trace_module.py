@@ -5,7 +5,8 @@ from __future__ import annotations
 import inspect
 
 from .module import TracedModule
-from .trace import _example_tuple, trace_graph
+from .trace import trace_graph
+from .trace_examples import example_tuple
 from .trace_check import check_trace_replay
 
 
@@ -25,7 +26,7 @@ def trace_module(mod, inputs: dict, optimize=None, check_trace: bool = True, che
     graphs, examples, attributes, baked = {}, {}, {}, {}
     for name, example in inputs.items():
         method = getattr(mod, name)
-        examples[name] = _positional(method, example) if example_inputs_is_kwarg else _example_tuple(example)
+        examples[name] = _positional(method, example) if example_inputs_is_kwarg else example_tuple(example)
         graph, eager_out, read, baked[name] = trace_graph(mod, method, name, examples[name])
         graphs[name] = graph, eager_out
         attributes.update(read)
@@ -36,7 +37,7 @@ def trace_module(mod, inputs: dict, optimize=None, check_trace: bool = True, che
             check_trace_replay(getattr(traced, name), graph, examples[name], eager_out, check_tolerance)
         for extra in check_inputs or ():
             for name, example in extra.items():
-                args = _positional(getattr(mod, name), example) if example_inputs_is_kwarg else _example_tuple(example)
+                args = _positional(getattr(mod, name), example) if example_inputs_is_kwarg else example_tuple(example)
                 check_trace_replay(getattr(traced, name), graphs[name][0], args, getattr(mod, name)(*args), check_tolerance)
     return traced
 
@@ -45,4 +46,4 @@ def _positional(method, kwargs: dict) -> tuple:
     """A method's keyword example as a positional tuple, in the method's parameter order."""
     bound = inspect.signature(method).bind(**kwargs)
     bound.apply_defaults()
-    return _example_tuple(tuple(bound.arguments.values()))
+    return example_tuple(tuple(bound.arguments.values()))

@@ -227,9 +227,10 @@ class RuntimeModel:
             context = PassContext(functions=archive.functions,
                                   module_value=self.module_value if archive.kind == "module" else None)
             skip = 1 if takes_self(graph) else 0
-            names = [e["name"] for e in archive.signatures.get(name, {}).get("inputs", [])]
+            entries = archive.signatures.get(name, {}).get("inputs", [])
             baked = baked_dims_of(archive.signatures.get(name, {}), name, len(graph.inputs) - skip)
-            self.signature[name] = Signature.of_graph(name, graph, skip, names, baked)
+            self.signature[name] = Signature.of_graph(name, graph, skip, [e["name"] for e in entries], baked,
+                                                      {e["name"]: e["default"] for e in entries if "default" in e})
             specs = input_specs(archive.signatures.get(name, {}), graph, skip, name)
             self.example_batches[name] = example_batch(archive.signatures.get(name, {}), name)
             self.example_sizes[name] = example_sizes(archive.signatures.get(name, {}), name)

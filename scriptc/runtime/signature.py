@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from scriptc.errors import SignatureError
+from scriptc.errors import ArchiveError, CallError, SignatureError
 from scriptc.ir.graph import Graph
 from scriptc.types import (
     Complex,
@@ -35,29 +35,35 @@ from .values import Policy, match, tensor_difference
 _LIST_DTYPES = {"b": np.bool_, "i": np.int64, "u": np.int64, "f": np.float32, "c": np.complex64}
 
 
+NO_DEFAULT = object()  # (an input a call must give)
+
+
 @dataclass(frozen=True)
 class Parameter:
     """One input: its name and IR type, and for a tensor, the numpy dtype (None: any), rank (None:
-    any) and the (dim, size) pairs its type fixes."""
+    any) and the (dim, size) pairs its type fixes; `default`, what a call that leaves it out gives
+    (the scripted method's default, which the archive's signature stores)."""
     name: str
     type: Type
     dtype: np.dtype | None = None
     rank: int | None = None
     fixed: tuple = ()
+    default: Any = NO_DEFAULT
 
     @property
     def optional(self) -> bool:
         return isinstance(self.type, OptionalType)
 
     @staticmethod
-    def of(name: str, t: Type) -> "Parameter":
+    def of(name: str, t: Type, default: Any = NO_DEFAULT) -> "Parameter":
         tensor = t.elem if isinstance(t, OptionalType) else t
         if not isinstance(tensor, TensorType):
-            return Parameter(name, t)
+            return Parameter(name, t, default=default)
         shape = tensor.shape
         return Parameter(name, t, tensor.dtype.np if tensor.dtype is not None else None,
                          None if shape is None else len(shape),
-                         () if shape is None else tuple((d, n) for d, n in enumerate(shape) if isinstance(n, int)))
+                         () if shape is None else tuple((d, n) for d, n in enumerate(shape) if isinstance(n, int)),
+                         default)
 
 
 class Signature:
@@ -78,18 +84,29 @@ class Signature:
 
     @staticmethod
     def of_graph(method: str, graph: Graph, skip: int, names: list[str] | None = None,
-                 baked_dims: tuple = ()) -> "Signature":
+                 baked_dims: tuple = (), defaults: dict | None = None) -> "Signature":
         """The signature of `graph`'s inputs after the first `skip`, named by `names` (the archive's
         signature) where given, else by the graph's value names; `baked_dims` are the input dims a
-        trace baked in."""
+        trace baked in, `defaults` (name -> value) what the inputs a call leaves out are. A default
+        its input's type does not take is an ArchiveError."""
         inputs = graph.inputs[skip:]
         names = names if names is not None and len(names) == len(inputs) else \
             [v.name or f"input{i}" for i, v in enumerate(inputs)]
-        return Signature(method, [Parameter.of(n, v.type) for n, v in zip(names, inputs)], baked_dims)
+        defaults = defaults or {}
+        parameters = []
+        for n, v in zip(names, inputs):
+            default = defaults.get(n, NO_DEFAULT)
+            if default is not NO_DEFAULT:
+                problem, default = match(default, v.type, _INPUTS)
+                if problem is not None:
+                    raise ArchiveError(f"manifest.json: {method}'s input '{n}' has a default that is no {v.type} "
+                                       f"({problem})")
+            parameters.append(Parameter.of(n, v.type, default))
+        return Signature(method, parameters, baked_dims)
 
     def bind(self, args: tuple, named: dict | None = None) -> list:
         """The call's inputs in order, each checked (and a list converted to an array); an omitted
-        Optional input is None. TypeError for a wrong count or name, SignatureError for a value that
+        Optional input is None. CallError (a TypeError) for a wrong count or name, SignatureError for a value that
         does not fit."""
         count = len(self.parameters)
         if not named and len(args) == count and self._fast_only:  # arrays that fit: checked in ~1 us
@@ -109,19 +126,21 @@ class Signature:
                     check_shared_dims(self._shared_dims, self.names, args, self.method)
                 return list(args)
         if len(args) > count:
-            raise TypeError(f"{self.method}() takes {count} inputs, got {len(args)}")
+            raise CallError(f"{self.method}() takes {count} inputs, got {len(args)}")
         values: list[Any] = list(args) + [_MISSING] * (count - len(args))
         for name, value in (named or {}).items():
             position = self._positions.get(name)
             if position is None:
-                raise TypeError(f"{self.method}() got an unexpected input '{name}' (inputs: "
+                raise CallError(f"{self.method}() got an unexpected input '{name}' (inputs: "
                                 f"{', '.join(self._positions)})")
             if values[position] is not _MISSING:
-                raise TypeError(f"{self.method}() got two values for input '{name}'")
+                raise CallError(f"{self.method}() got two values for input '{name}'")
             values[position] = value
+        values = [p.default if v is _MISSING and p.default is not NO_DEFAULT else v
+                  for p, v in zip(self.parameters, values)]
         missing = [p.name for p, v in zip(self.parameters, values) if v is _MISSING and not p.optional]
         if missing:
-            raise TypeError(f"{self.method}() is missing input(s) {', '.join(repr(m) for m in missing)}")
+            raise CallError(f"{self.method}() is missing input(s) {', '.join(repr(m) for m in missing)}")
         check_baked_dims(self.baked_dims, self.names, values, self.method)
         checked = [None if value is _MISSING else self.check(p, value) for p, value in zip(self.parameters, values)]
         check_shared_dims(self._shared_dims, self.names, checked, self.method)

@@ -22,7 +22,7 @@ from scriptc.runtime.model import load
 
 from .batcher import Batcher
 from .metrics import CONTENT_TYPE, Metrics
-from .protocol import ModelEntry, decode, dump_json, encode, metadata, model_entry
+from .protocol import MODEL_VERSION, ModelEntry, decode, dump_json, encode, metadata, model_entry
 
 RETRY_AFTER_S = 1
 
@@ -76,9 +76,13 @@ class Server:
         if self._blas_limit is not None:
             self._blas_limit.restore_original_limits()
 
-    def model(self, name: str) -> ModelEntry:
+    def model(self, name: str, version: str | None = None) -> ModelEntry:
+        """The model a request names (and its version, where the path names one: each model has
+        one, "1"); ServeError 404 for one the server does not hold."""
         if name not in self.models:
             raise ServeError(f"unknown model '{name}'", 404)
+        if version is not None and version != MODEL_VERSION:
+            raise ServeError(f"model '{name}' has no version '{version}' (versions: ['{MODEL_VERSION}'])", 404)
         return self.models[name]
 
 
@@ -103,13 +107,13 @@ def create_app(server: Server):
 
     async def model_metadata(request: Request):
         try:
-            return JSONResponse(metadata(server.model(request.path_params["name"])))
+            return JSONResponse(metadata(server.model(request.path_params["name"], request.path_params.get("version"))))
         except ServeError as exc:
             return error(exc)
 
     async def model_ready(request: Request):
         try:
-            server.model(request.path_params["name"])
+            server.model(request.path_params["name"], request.path_params.get("version"))
         except ServeError as exc:
             return error(exc)
         return JSONResponse({"name": request.path_params["name"], "ready": True})
@@ -141,7 +145,7 @@ def server_metadata() -> dict:
     return {"name": "scriptc", "version": __version__, "extensions": ["binary_tensor_data"]}
 
 
-INFER_PATH = re.compile(r"/v2/models/([^/]+)(?:/versions/[^/]+)?/infer")
+INFER_PATH = re.compile(r"/v2/models/([^/]+)(?:/versions/([^/]+))?/infer")
 _DRAINING = dump_json({"error": "the server is shutting down"})
 
 
@@ -168,7 +172,7 @@ def _with_infer_route(server: Server, app):
         name = match.group(1)
         status = 200
         try:
-            entry = server.model(name)
+            entry = server.model(name, match.group(2))
             headers = dict(scope["headers"])
             body = await read_body(receive, headers, config.max_body_bytes, config.timeout_s)
             parsed, inputs = decode(entry, body, header_length(headers.get(b"inference-header-content-length")))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scriptc.errors import ServeError
+from scriptc.errors import CallError, ServeError, SignatureError
 
 from .metrics import Metrics
 from .protocol import ModelEntry
@@ -28,9 +28,12 @@ def stack_key(inputs: list) -> tuple:
     return tuple([(a.dtype, a.shape[1:]) if type(a) is np.ndarray else None for a in inputs])
 
 
-def run_batch(entry: ModelEntry, requests: list[list]) -> list[list[np.ndarray]]:
-    """Each request's outputs. Requests whose inputs agree except in dim 0 are stacked into one call
-    and split back; a model that cannot batch runs them one by one. Raises what the model raises."""
+def run_batch(entry: ModelEntry, requests: list[list]) -> list:
+    """Each request's outputs, or the 400 ServeError for a request whose inputs the model's signature
+    refuses (a client's mistake: two inputs' batch dims that differ). Requests whose inputs agree
+    except in dim 0 are stacked into one call and split back (each run alone if the stacked call is
+    refused, so that only the misfit gets the error); a model that cannot batch runs them one by one.
+    Raises what else the model raises."""
     results: list = [None] * len(requests)
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, inputs in enumerate(requests):
@@ -38,17 +41,33 @@ def run_batch(entry: ModelEntry, requests: list[list]) -> list[list[np.ndarray]]
         groups[key].append(i)
     for members in groups.values():
         if len(members) == 1:
-            results[members[0]] = _run(entry, requests[members[0]])
+            results[members[0]] = _run_alone(entry, requests[members[0]])
             continue
         stacked = [None if parts[0] is None else np.concatenate(parts)
                    for parts in zip(*[requests[i] for i in members])]
-        outputs, start = _run(entry, stacked), 0
+        try:
+            outputs, start = _run(entry, stacked), 0
+        except _REFUSALS:
+            for i in members:
+                results[i] = _run_alone(entry, requests[i])
+            continue
         rows_of = next(j for j, a in enumerate(stacked) if a is not None)
         for i in members:
             rows = requests[i][rows_of].shape[0]
             results[i] = [o[start:start + rows] for o in outputs]
             start += rows
     return results
+
+
+# What a model's signature raises for inputs that do not fit it: the request's fault, not the model's.
+_REFUSALS = (SignatureError, CallError)
+
+
+def _run_alone(entry: ModelEntry, inputs: list):
+    try:
+        return _run(entry, inputs)
+    except _REFUSALS as refusal:
+        return ServeError(f"model '{entry.name}' refused the inputs: {refusal}", 400)
 
 
 def _run(entry: ModelEntry, inputs: list) -> list:
@@ -150,7 +169,7 @@ class Batcher:
                 results = await loop.run_in_executor(None, run_batch, entry, [p.inputs for p in live])
                 for p, r in zip(live, results):
                     if not p.future.done():
-                        p.future.set_result(r)
+                        p.future.set_exception(r) if isinstance(r, ServeError) else p.future.set_result(r)
             except Exception as exc:  # the model failed at run time: every request in the batch gets a 500
                 for p in live:
                     if not p.future.done():

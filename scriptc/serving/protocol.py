@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -17,6 +17,7 @@ import orjson
 from scriptc.errors import ServeError
 from scriptc.runtime.limits import json_nesting
 from scriptc.runtime.model import RuntimeModel
+from scriptc.runtime.signature import NO_DEFAULT
 from scriptc.runtime.specialize import BATCH
 from scriptc.types import Bool, Float, Int, OptionalType, TensorType
 
@@ -29,19 +30,22 @@ _DATATYPE_OF = {np.dtype(v): k for k, v in DATATYPES.items()}
 _SCALAR_DATATYPES = {Int: ("INT64", int), Float: ("FP64", float), Bool: ("BOOL", bool)}
 MAX_CACHED_HEADERS = 64
 MAX_CACHED_HEADER_BYTES = 4096
+MODEL_VERSION = "1"  # (a server holds one version of each model)
 MAX_JSON_DEPTH = 72  # an array of numpy's 64 dims in a request's three levels, and some room
 
 
 @dataclass(frozen=True)
 class TensorSpec:
     """An input or output as the protocol describes it: datatype (None: any, a scripted `Tensor`),
-    shape with -1 for a dim of any size (None: any rank), whether the request may leave it out, and
-    for a scalar input the Python type its one element becomes."""
+    shape with -1 for a dim of any size (None: any rank), whether the request may leave it out, for
+    a scalar input the Python type its one element becomes, and what an input left out is (None, or
+    the scripted method's default the archive stores)."""
     name: str
     datatype: str | None
     shape: list | None
     optional: bool = False
     scalar: type | None = None
+    default: object = None
 
     def metadata(self) -> dict:
         # (a datatype the archive leaves open is advertised as FP32, the default a client sends)
@@ -97,7 +101,9 @@ def model_entry(name: str, model: RuntimeModel) -> ModelEntry:
         specialized = model.graphs["forward"]
         types = [v.type for v in specialized.inputs[len(specialized.inputs) - len(parameters):]]
         output_types = [v.type for v in specialized.outputs]
-    inputs = [_tensor_spec(p.name, t, p.optional) for p, t in zip(parameters, types)]
+    inputs = [_tensor_spec(p.name, t, p.optional) if p.default is NO_DEFAULT else
+              replace(_tensor_spec(p.name, t, True), default=p.default)
+              for p, t in zip(parameters, types)]
     outputs = [_tensor_spec(f"output{j}", t) for j, t in enumerate(output_types)]
     # Stacked along dim 0 only where every input's and output's dim 0 is the batch symbol: an unknown
     # dim 0 (a traced reshape's 5*B rows) would split the outputs at the wrong rows.
@@ -110,7 +116,7 @@ def model_entry(name: str, model: RuntimeModel) -> ModelEntry:
 def metadata(entry: ModelEntry) -> dict:
     """The model metadata response of the protocol (a shape the archive does not know is [-1]; an
     input the request may leave out is marked "optional")."""
-    return {"name": entry.name, "versions": ["1"], "platform": "scriptc",
+    return {"name": entry.name, "versions": [MODEL_VERSION], "platform": "scriptc",
             "inputs": [s.metadata() for s in entry.inputs], "outputs": [s.metadata() for s in entry.outputs]}
 
 
@@ -353,7 +359,9 @@ def _check_header(entry: ModelEntry, head: bytes, scanned: jsonscan.Scanned | No
     missing = [s.name for s in entry.inputs if s.name not in by_name and not s.optional]
     if missing:
         raise ServeError(f"missing input(s) {missing}", 400)
-    return _Header(request, [by_name.get(s.name) for s in entry.inputs], placeholders)
+    left_out = {s.name: _Scalar(s.default, s.scalar) for s in entry.inputs
+                if s.name not in by_name and s.default is not None and s.scalar is not None}
+    return _Header(request, [by_name.get(s.name, left_out.get(s.name)) for s in entry.inputs], placeholders)
 
 
 # The struct code a flat list of JSON numbers packs with, for a dtype numpy would convert it to alike.
@@ -411,7 +419,7 @@ def encode(entry: ModelEntry, request: dict, outputs: list) -> tuple[bytes, byte
             out["data"] = array.reshape(-1).tolist()
             finite = finite and (array.dtype.kind != "f" or bool(np.isfinite(array).all()))
         results.append(out)
-    response = {"model_name": entry.name, "model_version": "1", "outputs": results}
+    response = {"model_name": entry.name, "model_version": MODEL_VERSION, "outputs": results}
     if "id" in request:
         response["id"] = request["id"]
     return dump_json(response, finite), b"".join(chunks)

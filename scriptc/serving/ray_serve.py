@@ -41,7 +41,7 @@ def deployment(path: str, *, name: str | None = None, num_replicas: int | str | 
     from .app import header_length, read_body, server_metadata
     from .batcher import run_batch
     from .metrics import CONTENT_TYPE, Metrics
-    from .protocol import decode, encode, metadata, model_entry
+    from .protocol import MODEL_VERSION, decode, encode, metadata, model_entry
 
     model_name = name or Path(path).stem
     archive = str(Path(path).resolve())
@@ -98,6 +98,9 @@ def deployment(path: str, *, name: str | None = None, num_replicas: int | str | 
                     raise ServeError(f"unknown model or path {path!r} (this deployment serves '{model_name}')", 404)
                 rest = parts[3:]
                 if rest[:1] == ["versions"]:
+                    if rest[1:2] != [MODEL_VERSION]:
+                        raise ServeError(f"model '{model_name}' has no version {'/'.join(rest[1:2])!r} (versions: "
+                                         f"['{MODEL_VERSION}'])", 404)
                     rest = rest[2:]
                 if rest == [] and request.method == "GET":
                     return JSONResponse(metadata(self.entry))

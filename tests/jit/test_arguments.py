@@ -193,3 +193,13 @@ def test_a_union_with_an_enum_names_it_as_torch_in_the_refusal():
         messages.append(str(caught.value))
     expected = "Expected a member of Union[__torch__.tests.jit.test_arguments._Shade, str] but instead found type int"
     assert all(expected in message for message in messages)
+
+
+def _int_and_list(n: int, counts: List[int], maybe: Optional[int]) -> Tuple[int, List[int], Optional[int]]:
+    return n, counts, maybe
+
+
+def test_a_bool_is_an_int_argument_of_zero_or_one_as_torch_casts_it():
+    # torch.jit.script(f)(True) for an int parameter passes 1
+    result = torch.jit.script(_int_and_list)(True, [False, 2], True)
+    assert result == (1, [0, 2], 1) and type(result[0]) is int

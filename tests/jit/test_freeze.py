@@ -267,3 +267,22 @@ def test_preserved_attributes_of_a_loaded_module_stay_attributes():
         return before, frozen(engine.zeros(1)).item()
 
     assert run(scriptc) == run(torch) == (4.0, 22.0)
+
+
+@pytest.mark.parametrize("engine", [torch, scriptc], ids=["torch", "scriptc"])
+def test_a_preserved_name_the_module_lacks_is_refused_as_torch_refuses_it(engine):
+    scripted = engine.jit.script(_counter(engine)).eval()
+    with pytest.raises(RuntimeError, match="Unknown name: bmup"):
+        engine.jit.freeze(scripted, preserved_attrs=["bmup"])
+
+
+@pytest.mark.parametrize("engine", [torch, scriptc], ids=["torch", "scriptc"])
+def test_a_frozen_module_takes_the_mode_and_device_calls_before_inference(engine):
+    frozen = engine.jit.freeze(engine.jit.script(engine.nn.Linear(4, 3).eval()))
+    assert frozen.eval() is frozen and frozen.to("cpu") is frozen and frozen.cpu() is frozen
+    assert frozen.to(engine.float64)(engine.ones(2, 4)).dtype == engine.float32  # (its constants stay as frozen)
+    assert not frozen.load_state_dict({}).unexpected_keys
+    with pytest.raises(RuntimeError, match='Unexpected key\\(s\\) in state_dict: "weight"'):
+        frozen.load_state_dict({"weight": engine.ones(3, 4)})
+    with pytest.raises(RuntimeError, match="device type at start of device string: nope"):
+        frozen.to("nope")

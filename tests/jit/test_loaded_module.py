@@ -351,3 +351,30 @@ def test_a_compiled_call_returning_a_tuple_differentiates_each_result():
     (want_first.sum() + (want_second ** 2).sum()).backward()
     for p, q in zip(ours.parameters(), theirs.parameters()):
         _same(p.grad, q.grad, rtol=1e-4)
+
+
+def _with_plain_attributes(T):
+    class Plain(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = T.nn.Linear(4, 3)
+            self.steps = 2
+            self.label = "plain"
+            self.sizes = [1, 2]
+            self.ratio = 0.5
+
+        def forward(self, x):
+            return self.fc(x)
+
+    return Plain()
+
+
+def test_a_loaded_module_keeps_the_plain_attributes_its_forward_does_not_read(tmp_path):
+    loaded = {}
+    for T in (real, scriptc):
+        path = str(tmp_path / f"plain_{T.__name__}.pt")
+        T.jit.script(_with_plain_attributes(T)).save(path)
+        loaded[T.__name__] = T.jit.load(path)
+    for name in ("steps", "label", "sizes", "ratio"):
+        assert getattr(loaded["scriptc"], name) == getattr(loaded["torch"], name)
+    assert loaded["scriptc"].fc.in_features == loaded["torch"].fc.in_features == 4

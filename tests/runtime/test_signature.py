@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import zipfile
 from typing import List, Optional
 
 import numpy as np
 import pytest
 
 import scriptc as torch
-from scriptc import SignatureError
+from scriptc import ArchiveError, SignatureError
 from scriptc.runtime import load
 
 from ..models import MLP, ScriptFeatures
@@ -114,8 +116,36 @@ def test_optional_inputs_may_be_none_or_left_out(masked):
     np.testing.assert_allclose(model(x, mask, 1.0, 1, []), masked_, rtol=1e-6)
     np.testing.assert_allclose(model(x, scale=1.0, steps=1, extra=[]), plain, rtol=1e-6)
     np.testing.assert_allclose(model(x, mask=mask, scale=2, steps=1, extra=[mask]), 2 * masked_ + mask, rtol=1e-6)
-    with pytest.raises(TypeError, match=r"missing input\(s\) 'scale', 'steps', 'extra'"):
-        model(x)  # (only Optional inputs may be left out: the archive keeps no defaults)
+    with pytest.raises(TypeError, match=r"missing input\(s\) 'x'"):
+        model(mask=mask)
+
+
+def test_inputs_left_out_take_the_scripted_methods_defaults(masked, tmp_path):
+    module, model = masked
+    x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
+    with torch.no_grad():
+        want = module(torch.from_numpy(x), None, 3.0).numpy()
+    assert [p.default for p in model.signature["forward"].parameters[1:]] == [None, 1.0, 1, []]
+    np.testing.assert_allclose(model(x, scale=3.0), want, rtol=1e-6)
+    path = tmp_path / "masked.sc"
+    torch.jit.script(module).save(path)
+    np.testing.assert_allclose(torch.jit.load(path)(torch.from_numpy(x), scale=3.0).detach().numpy(), want, rtol=1e-6)
+
+
+def test_a_stored_default_its_input_does_not_take_is_an_archive_error(masked, tmp_path):
+    module, _ = masked
+    path = tmp_path / "masked.sc"
+    torch.jit.script(module).save(path)
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    manifest = json.loads(members["manifest.json"])
+    next(e for e in manifest["methods"]["forward"]["inputs"] if e["name"] == "steps")["default"] = "many"
+    members["manifest.json"] = json.dumps(manifest).encode()
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    with pytest.raises(ArchiveError, match="input 'steps' has a default that is no int"):
+        load(path)
 
 
 @pytest.mark.parametrize("inputs, name, got", [

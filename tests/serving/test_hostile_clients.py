@@ -7,6 +7,8 @@ import http.client
 import json
 import socket
 import time
+import urllib.error
+import urllib.request
 from typing import Optional
 
 import numpy as np
@@ -33,10 +35,10 @@ class _Gated(torch.nn.Module):
 
 
 class _Scaled(torch.nn.Module):
-    def forward(self, x, scale: Optional[torch.Tensor] = None):
+    def forward(self, x, scale: Optional[torch.Tensor] = None, times: int = 1):
         if scale is not None:
-            return x * scale
-        return x + 1.0
+            return x * scale * times
+        return (x + 1.0) * times
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +165,40 @@ def test_an_optional_input_may_be_left_out(server):
     np.testing.assert_array_equal(client.infer("scaled", [plain, scale]).as_numpy("output0"), x * 2)
 
 
+def test_an_input_with_a_default_may_be_left_out(server):
+    client = httpclient.InferenceServerClient(server.url)
+    assert client.get_model_metadata("scaled")["inputs"][2] == {"name": "times", "datatype": "INT64", "shape": [1],
+                                                                "optional": True}
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    plain = httpclient.InferInput("x", [2, 3], "FP32")
+    plain.set_data_from_numpy(x)
+    times = httpclient.InferInput("times", [1], "INT64")
+    times.set_data_from_numpy(np.array([3], np.int64))
+    np.testing.assert_array_equal(client.infer("scaled", [plain, times]).as_numpy("output0"), (x + 1) * 3)
+    np.testing.assert_array_equal(client.infer("scaled", [plain]).as_numpy("output0"), x + 1)
+
+
+def test_inputs_whose_batch_dims_differ_are_a_400_and_requests_beside_them_are_answered(server):
+    x = {"name": "x", "shape": [2, 4], "datatype": "FP32", "data": [0.5] * 8}
+    keep = {"name": "keep", "shape": [3, 3], "datatype": "BOOL", "data": [True] * 9}
+    index = {"name": "index", "shape": [2], "datatype": "INT64", "data": [1, 2]}
+    url = f"http://{server.url}/v2/models/gated/infer"
+    status, body = post(url, json.dumps({"inputs": [x, keep, index]}).encode())
+    assert status == 400 and "input 'keep' expects size 2 in dim 0" in json.loads(body)["error"]
+    fits = dict(keep, shape=[2, 3], data=[True] * 6)
+    assert post(url, json.dumps({"inputs": [x, fits, index]}).encode())[0] == 200
+
+
+@pytest.mark.parametrize("path, method", [("/v2/models/mlp/versions/2/infer", "POST"),
+                                          ("/v2/models/mlp/versions/2", "GET"), ("/v2/models/mlp/versions/2/ready", "GET")])
+def test_a_version_the_model_lacks_is_404(server, path, method):
+    body = json.dumps({"inputs": [_x()]}).encode() if method == "POST" else None
+    request = urllib.request.Request(f"http://{server.url}{path}", data=body, method=method)
+    with pytest.raises(urllib.error.HTTPError) as answer:
+        urllib.request.urlopen(request, timeout=10)
+    assert answer.value.code == 404 and "has no version '2'" in json.loads(answer.value.read())["error"]
+
+
 def _connect(server) -> socket.socket:
     host, port = server.url.split(":")
     return socket.create_connection((host, int(port)), timeout=15)
@@ -230,3 +266,4 @@ def test_the_banner_and_the_access_log(server):
     assert "scale: any [any] (optional)" in out
     assert "batches of up to 32 waiting at most 2 ms, queue 256 per model" in out
     assert '"POST /v2/models/mlp/infer HTTP/1.1" 200' in out and '"POST /v2/models/mlp/infer HTTP/1.1" 400' in out
+

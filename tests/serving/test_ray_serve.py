@@ -14,7 +14,7 @@ import urllib.request
 import numpy as np
 import pytest
 
-import scriptc as torch
+from scriptc.errors import ServeError
 from scriptc.runtime import load
 from scriptc.serving.batcher import run_batch
 from scriptc.serving.protocol import model_entry
@@ -46,10 +46,13 @@ def test_run_batch_stacks_agreeing_requests_and_splits_them_back(archive):
         np.testing.assert_allclose(y, model.model(x), rtol=1e-5, atol=1e-6)
 
 
-def test_run_batch_raises_what_the_model_raises(archive):
+def test_run_batch_answers_requests_the_signature_refuses_with_a_400_and_the_others_with_results(archive):
     entry = model_entry("mlp", load(archive))
-    with pytest.raises(torch.SignatureError, match="dim 1 is 5, not 16"):
-        run_batch(entry, [[np.ones((1, 16), np.float32)], [np.ones((1, 5), np.float32)], [np.ones((1, 5), np.float32)]])
+    fits, misfit = np.ones((1, 16), np.float32), np.ones((1, 5), np.float32)
+    results = run_batch(entry, [[fits], [misfit], [misfit]])
+    np.testing.assert_allclose(results[0][0], entry.model(fits), rtol=1e-6)
+    for refused in results[1:]:
+        assert isinstance(refused, ServeError) and refused.status == 400 and "dim 1 is 5, not 16" in str(refused)
 
 
 def _request(url: str, body: bytes | None = None, timeout: float = 60):

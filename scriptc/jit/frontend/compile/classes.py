@@ -60,7 +60,7 @@ class Classes:
                              "(`raise Exception(...)`) in scripted code", node)
         if kind == "enum":
             raise self.error("Enum members are read as attributes (Color.RED) in scripted code", node)
-        raise self.error(f"{ref.cls.__name__}(...) cannot be called in scripted code", node)
+        raise self.error(f"Cannot instantiate class '{ref.cls.__name__}' in a script function", node, FrontendError)
 
     def construct_namedtuple(self, cls, args: list, kwargs: dict, node) -> Value:
         t = self.namedtuple_type(cls)

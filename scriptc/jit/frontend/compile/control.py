@@ -205,9 +205,9 @@ class ControlFlow:
         # the declared return type is the expression's type hint ([] and x.tolist() take it)
         value = self.as_value(self.expr(node.value, self.return_type), node.value) if node.value is not None \
             else self.const(None)
-        if self.return_type is not None:
+        if self.return_type is not None:  # (converted as a call's argument is: x.item() or a tensor for an int)
             value = self.coerce(value, self.return_type, node, "Return value was annotated as having type "
-                                f"{self.return_type} but is actually of type {value.type}")
+                                f"{self.return_type} but is actually of type {value.type}", from_tensor=True)
         if self.probing:
             self.probed_returns.append(value.type)
         else:

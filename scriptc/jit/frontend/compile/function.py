@@ -7,7 +7,7 @@ import inspect
 
 from scriptc.errors import NotSupportedError
 from scriptc.ir.graph import Graph
-from scriptc.types import ModuleType, NoneType, ObjectType, TensorType
+from scriptc.types import Bool, Float, Int, ModuleType, NoneType, ObjectType, Str, TensorType
 
 from .. import ast
 from .analysis import Exits, ends_in_exit
@@ -96,7 +96,8 @@ class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, 
         params = list(definition.params)
         for p in params:
             if p.kind in ("varargs", "varkw"):
-                raise self.error("*args and **kwargs are not supported in scripted functions", p)
+                raise self.error("Compiled functions can't take variable number of arguments (*args and **kwargs are not "
+                                 "supported in scripted functions)", p, NotSupportedError)
             if p.kind == "keyword_only" and p.default is not None:
                 raise self.error("Compiled functions can't take variable number of arguments or use keyword-only "
                                  "arguments with defaults", p.default, NotSupportedError)
@@ -128,9 +129,23 @@ class FunctionCompiler(Statements, ControlFlow, Loops, Expressions, Subscripts, 
                 t = examples[i]
             else:
                 t = TensorType()
+            self._check_default(p, t)
             typed.append((p.name, t))
         returns = self.annotation(definition.returns) if definition.returns is not None else comment_return
         return typed, returns
+
+
+    def _check_default(self, param, t) -> None:
+        """A number or string parameter's default is of its type, as torch checks it (`x: int = 'a'`)."""
+        kinds = _DEFAULT_KINDS.get(t)
+        if kinds is None or not isinstance(param.default, ast.Constant):  # (a computed default: checked where used)
+            return
+        default = param.default.value
+        if default is not None and not isinstance(default, kinds):
+            raise self.error(f'Expected a default value of type {t} on parameter "{param.name}".', param)
+
+
+_DEFAULT_KINDS = {Int: int, Float: (int, float), Bool: (bool, int), Str: str}  # (torch takes 0 for a bool)
 
 
 def build_graph(ctx, fn, definition: ast.FunctionDef, source, name: str, owner=None, self_type=None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scriptc.errors import NotSupportedError
 from scriptc.ir.graph import Value
 from scriptc.types import Bool, DictType, Int, ListType, NoneType, Str, TensorType, TupleType
 
@@ -42,7 +43,7 @@ class Loops:
     def stmt_While(self, node: ast.While):
         self.at(node)
         if node.orelse:
-            raise self.error("while ... else is not supported", node)
+            raise self.error("while ... else is not supported", node, NotSupportedError)
         cond, (when_true, _) = self.condition(node.test)
         if self.static_bool(cond) is False:
             return None

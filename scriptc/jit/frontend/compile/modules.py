@@ -169,6 +169,9 @@ class Modules(TracedCalls):
     def set_module_attribute(self, owner: SugaredModule, name: str, value: Value, node) -> None:
         module = owner.module
         if name in module._parameters or name in module._buffers:
+            held = module._parameters.get(name, module._buffers.get(name))
+            if held is not None and not isinstance(value.type, TensorType):
+                raise self.error(f"Wrong type for attribute assignment. Expected Tensor but got {value.type}", node)
             self.emit("prim::SetAttr", [owner.value, value], [], {"name": name})
             return
         if name in module._modules or name == "training":

@@ -3,7 +3,7 @@ del, with, pass, and the constructs TorchScript refuses."""
 
 from __future__ import annotations
 
-from scriptc.errors import ScriptValueError
+from scriptc.errors import NotSupportedError, ScriptValueError
 from scriptc.ir.graph import Value
 from scriptc.types import (
     Any_,
@@ -48,10 +48,10 @@ class Statements:
         raise self.unsupported(node)
 
     def stmt_FunctionDef(self, node: ast.FunctionDef):
-        raise self.error("nested function definitions are not supported", node)
+        raise self.error("nested function definitions are not supported", node, NotSupportedError)
 
     def stmt_ClassDef(self, node: ast.ClassDef):
-        raise self.error("class definitions inside a scripted function are not supported", node)
+        raise self.error("class definitions inside a scripted function are not supported", node, NotSupportedError)
 
     def stmt_With(self, node: ast.With):
         """`with torch.no_grad():` runs its body with grad mode off (enable_grad(): on) and puts back

@@ -1,0 +1,99 @@
+"""jit.trace's example inputs: which values can be traced (Tensors, and tuples, lists and dicts of
+them, as torch's tracer takes them), copies for the trace check, and the sizes they give the
+graph's symbolic dims."""
+
+from __future__ import annotations
+
+from scriptc.ir.graph import Graph
+from scriptc.tensors import Tensor
+from scriptc.types import TensorType
+
+
+def tensors_in(example) -> list:
+    """The tensors of an example, in order (a dict's in the order of its keys)."""
+    if isinstance(example, Tensor):
+        return [example]
+    if isinstance(example, dict):
+        example = list(example.values())
+    return [t for x in example for t in tensors_in(x)]
+
+
+def example_tuple(example_inputs) -> tuple:
+    """The positional examples a call is traced with: a Tensor or a dict is the one argument, any
+    other iterable the arguments (as torch.jit.trace reads them); a value that cannot be traced is
+    torch's RuntimeError naming the examples' type."""
+    if isinstance(example_inputs, (Tensor, dict)):
+        example_inputs = (example_inputs,)
+    examples = tuple(example_inputs)
+    for x in examples:
+        _check_dicts(x, examples)
+    if not all(_traceable(x) for x in examples):
+        raise RuntimeError(f"Type '{_type_name(examples)}' cannot be traced. Only Tensors and (possibly nested) "
+                           "Lists, Dicts, and Tuples of Tensors can be traced")
+    return examples
+
+
+def _traceable(value) -> bool:
+    if isinstance(value, Tensor):
+        return True
+    if isinstance(value, dict):
+        return bool(value) and all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in value) and \
+            all(_traceable(v) for v in value.values())
+    return isinstance(value, (list, tuple)) and bool(value) and all(_traceable(x) for x in value)
+
+
+def _check_dicts(value, examples: tuple) -> None:
+    """A dict example's keys and values are each of one type, as the graph's Dict input takes them."""
+    if isinstance(value, (list, tuple)):
+        for x in value:
+            _check_dicts(x, examples)
+        return
+    if not isinstance(value, dict):
+        return
+    for kinds in (dict.fromkeys(map(_type_name, value)), dict.fromkeys(map(_type_name, value.values()))):
+        if len(kinds) > 1:
+            raise RuntimeError(f"Tracer cannot infer type of {examples!r}\n:Dictionary inputs to traced functions must "
+                               f"have consistent type. Found {' and '.join(list(kinds)[:2])}")
+    for v in value.values():
+        _check_dicts(v, examples)
+
+
+def _type_name(value) -> str:
+    """A Python value's type as torch's tracer writes it (`Tuple[List[float]]`)."""
+    if isinstance(value, Tensor):
+        return "Tensor"
+    if isinstance(value, tuple):
+        return f"Tuple[{', '.join(_type_name(x) for x in value)}]"
+    if isinstance(value, list):
+        return f"List[{_type_name(value[0]) if value else 'Tensor'}]"
+    if isinstance(value, dict):
+        key, item = next(iter(value.items()), ("", None))
+        return f"Dict[{_type_name(key)}, {_type_name(item) if value else 'Tensor'}]"
+    return "NoneType" if value is None else type(value).__name__
+
+
+def cloned(value):
+    """Tensors (in nested tuples, lists and dicts) copied."""
+    if isinstance(value, Tensor):
+        from scriptc.autograd import no_grad
+
+        with no_grad():
+            return value.clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(cloned(v) for v in value)
+    if isinstance(value, dict):
+        return {k: cloned(v) for k, v in value.items()}
+    return value
+
+
+def example_sizes(graph: Graph, examples: tuple) -> dict[str, int]:
+    """The size the examples have in each dim the graph's inputs name by a symbol (B, S1, ...), where
+    it is not empty (an empty example dim says nothing to prime or size memory for)."""
+    sizes = {}
+    for value, example in zip(graph.inputs[len(graph.inputs) - len(examples):], examples):
+        if not isinstance(value.type, TensorType) or not isinstance(example, Tensor) or value.type.shape is None:
+            continue
+        for dim, size in zip(value.type.shape, example.shape):
+            if isinstance(dim, str) and size > 0:
+                sizes.setdefault(dim, size)
+    return sizes
