@@ -405,6 +405,14 @@ def test_loaded_and_scripted_modules_are_script_modules_as_torchs():
         return [(isinstance(m, lib.jit.ScriptModule), isinstance(m, lib.jit.RecursiveScriptModule),
                  isinstance(m, lib.nn.Module)) for m in made]
     assert kinds(scriptc) == kinds(real)
+    for lib in (scriptc, real):
+        loaded = lib.jit.load(_saved(lib, lib.nn.Sequential(lib.nn.Linear(2, 2))))
+        assert lib.jit.script(loaded) is loaded  # (already scripted)
+
+        def calls_it(x):
+            return loaded(x) + 1
+        with pytest.raises(RuntimeError, match="Cannot call a ScriptModule that is not a submodule of the caller"):
+            lib.jit.script(calls_it)
     loaded = scriptc.jit.load(_saved(scriptc, nn.Sequential(nn.Linear(2, 2))))
     assert isinstance(getattr(loaded, "0"), scriptc.jit.RecursiveScriptModule)
     assert not isinstance(nn.Linear(2, 2), scriptc.jit.ScriptModule)
