@@ -41,8 +41,8 @@ _default_device = [types.CPU]
 
 
 def set_default_device(device) -> None:
-    """Make `device` (None or "cpu"; CUDA raises as in a build without a GPU) where factories put
-    tensors when no device= is given."""
+    """Make `device` (None or "cpu"; "meta": tensors without data; CUDA raises as in a build without a GPU)
+    where factories put tensors when no device= is given."""
     if device is None:
         _default_device[0] = types.CPU
         return

@@ -221,8 +221,14 @@ def _qscheme_from_name(name: str) -> qscheme:
     return QSCHEMES[name]
 
 
+# Every device type torch parses (in its error's order); scriptc's tensors live on cpu, cuda and meta.
+DEVICE_TYPE_NAMES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
+                     "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
+
 class device:
-    """Where a tensor lives: `device("cpu")`, `device("cuda")`, `device("cuda", 1)`."""
+    """Where a tensor lives: `device("cpu")`, `device("cuda")`, `device("cuda", 1)`, or `device("meta")`
+    (tensors with a shape and a dtype but no data)."""
 
     __slots__ = ("type", "index")
 
@@ -237,8 +243,11 @@ class device:
             if index is not None or not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
             index = int(idx)
-        if type not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+        if type not in DEVICE_TYPE_NAMES:
+            raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPE_NAMES)} device type at start of device "
+                               f"string: {type}")
+        if type not in ("cpu", "cuda", "meta"):
+            raise RuntimeError(f"scriptc has no {type} device: tensors live on cpu, cuda or meta")
         self.type = type
         self.index = index
 
@@ -270,6 +279,7 @@ class device:
 
 
 CPU = device("cpu")
+META = device("meta")
 
 
 class EnumValue:

@@ -10,14 +10,11 @@ from __future__ import annotations
 import threading
 import weakref
 
-from scriptc.types import bfloat16, dtype, float16, float32
+from scriptc.types import DEVICE_TYPE_NAMES, bfloat16, dtype, float16, float32
 
 # The device types torch builds autocast for; scriptc computes only on the CPU, so "cpu" is the one
 # whose state changes what ops do.
 DEVICE_TYPES = ("cpu", "cuda", "xpu", "mps", "hpu", "mtia", "maia", "xla", "ipu", "privateuseone")
-# Every device type torch parses (in its error's order), autocast or not.
-_KNOWN_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
-                       "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 _DEFAULT_DTYPES = {"cpu": bfloat16, "mps": float16, "hpu": bfloat16, "xla": bfloat16, "ipu": float16}
 
 
@@ -40,8 +37,8 @@ def check_device_type(device_type, function: str = "is_autocast_enabled") -> str
     if not isinstance(device_type, str):
         raise TypeError(f"{function}(): argument 'device_type' (position 1) must be str, not "
                         f"{type(device_type).__name__}")
-    if device_type not in _KNOWN_DEVICE_TYPES:
-        raise RuntimeError(f"Expected one of {', '.join(_KNOWN_DEVICE_TYPES)} device type at start of device "
+    if device_type not in DEVICE_TYPE_NAMES:
+        raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPE_NAMES)} device type at start of device "
                            f"string: {device_type}")
     return device_type
 

@@ -12,6 +12,8 @@ import numpy as np
 from scriptc.autograd.grad_sum import GradSum as _GradSum
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.factored import FactoredGradient as _FactoredGradient
+from scriptc.ops.meta import MetaArray as _MetaArray
+from scriptc.ops.meta import meta_array as _meta_array
 from scriptc.ops.schema import OpDef as _OpDef
 
 
@@ -41,6 +43,15 @@ def _sum_to(g, shape):
     return g.reshape(shape)
 
 
+def _meta_gradients(node) -> list:
+    """A Node's input gradients on the meta device: a gradient has its input's shape and dtype, and
+    there are no values to compute it from."""
+    def of(edge):
+        return None if edge is None else _meta_array(edge.shape, edge.dtype)
+    return [None if item is None else [of(e) for e in item] if isinstance(item, list) else of(item)
+            for item in node.inputs]
+
+
 class _ArrayFlow:
     """First-order backward: gradients are arrays and the op table's formulas compute them."""
 
@@ -48,6 +59,8 @@ class _ArrayFlow:
 
     @staticmethod
     def formula(node, grads_out):
+        if any(type(g) is _MetaArray for g in grads_out):
+            return _meta_gradients(node)
         if type(node.op) is not _OpDef:
             own = getattr(node.op, "node_gradient", None)
             if own is not None:
@@ -82,6 +95,11 @@ class _ArrayFlow:
 
     @staticmethod
     def accumulate(tensor, g, owned: bool) -> None:
+        if type(g) is _MetaArray or type(tensor._data) is _MetaArray:
+            from scriptc.tensors import wrap
+
+            tensor.grad = wrap(_meta_array(tensor._data.shape, g.dtype))  # (no values to add up)
+            return
         if tensor.grad is not None and not _bfloat16.holds(tensor._data):
             tensor.grad._data += g
             return
@@ -99,7 +117,7 @@ class _ArrayFlow:
     def result(g):
         from scriptc.tensors import wrap
 
-        return wrap(np.array(g, copy=True))
+        return wrap(g.copy() if type(g) is _MetaArray else np.array(g, copy=True))
 
 
 _ARRAY_FLOW = _ArrayFlow()
@@ -124,7 +142,7 @@ def _checked_hook_result(hook, replaced, g):
 def _as_edge_gradient(xp, g, edge):
     """A formula's gradient for one input as that input's gradient: summed down to its shape (from a
     broadcast), in its dtype."""
-    g = _sum_to(xp.asarray(g), edge.shape)
+    g = _sum_to(g if type(g) is _MetaArray else xp.asarray(g), edge.shape)
     if g.dtype != edge.dtype:
         if g.dtype.kind == "c" and edge.dtype.kind != "c":
             g = g.real  # a real input of a complex result gets the real part (PyTorch's rule)

@@ -28,6 +28,7 @@ from scriptc.autograd.graph import pack_op_inputs, unpacked_context
 from scriptc.autograd.node_api import AccumulateGrad, call_node, saved_attribute
 from scriptc.grad_mode import set_grad_enabled
 from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.ops.meta import MetaArray, meta_array
 
 
 FREED = "freed"
@@ -380,7 +381,8 @@ def _root_grads(tensors, grad_tensors, who: str, create_graph: bool = False):
             if t._data.dtype.kind not in "fV":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{t.dtype!r}")
-            grads.append(np.ones(t._data.shape, dtype=_gradient_dtype(t._data.dtype)))
+            seed = meta_array if type(t._data) is MetaArray else np.ones  # (a meta output's gradient is meta)
+            grads.append(seed(t._data.shape, _gradient_dtype(t._data.dtype)))
         else:
             g_arr = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=_gradient_dtype(t._data.dtype))
             if _bfloat16.holds(g_arr):

@@ -3,7 +3,7 @@
 from typing import Final  # noqa: F401  (torch.jit.Final: a module attribute that is a constant)
 
 from scriptc.errors import JitError as Error, TracerWarning  # noqa: F401
-from scriptc.jit.module import ScriptFunction, ScriptModule, TracedModule  # noqa: F401
+from scriptc.jit.module import RecursiveScriptModule, ScriptFunction, ScriptModule, TracedModule  # noqa: F401
 from scriptc.jit.trace import trace  # noqa: F401
 from scriptc.jit.trace_check import TracingCheckError  # noqa: F401
 from scriptc.jit.compilation_unit import CompilationUnit  # noqa: F401,E402

@@ -17,7 +17,8 @@ from .frontend.compile import ScriptContext
 from .frontend.compile.dataclass_methods import refuse_default_factories
 from .frontend.compile.resolve import prepared_function
 from .frontend.instance_annotations import warn_on_lost_annotations
-from .module import ScriptFunction, ScriptModule
+from .module import ScriptFunction, ScriptModule, TracedModule, made_by_jit
+from .saved_tree import module_tree, stored_submodule_methods, submodule_methods
 
 
 # the classes jit.script has compiled, in the order it compiled them (a WeakSet's order would vary
@@ -270,7 +271,7 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     if isinstance(mod, (ScriptModule, LoadedModule)) and mod.training:
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call "
                            ".eval() on your module before freezing.")
-    if isinstance(mod, ScriptModule) and "forward" not in mod._graphs:
+    if made_by_jit(mod) and "forward" not in mod._graphs:
         raise RuntimeError(f"jit.freeze freezes a module's forward, and {mod.original_name} has none (its "
                            "other methods run on the scripted module as they are)")
     for name in preserved_attrs or ():
@@ -432,8 +433,10 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
                                           *((m.example_batch, m.example_sizes) if name == "forward" else (None, None)),
                                           m.baked_dims.get(name, ()), m._signatures.get(name))
                       for name, g in graphs.items()}
+        # (a traced module's submodules hold no traced graphs of their own: called through it)
+        own = ({}, {}) if isinstance(m, TracedModule) else submodule_methods(module)
         write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra,
-                      _module_tree(module))
+                      module_tree(module), *own)
         return
     if any(not hasattr(fn, "block") for fn in m.functions.values()):
         raise ArchiveError("cannot save: the function calls Python functions (@jit.ignore'd ones, or methods of "
@@ -476,20 +479,8 @@ def _save_loaded(loaded, f, extra_files: dict | None, metadata: dict | None, opt
     extra = {k: (v.encode() if isinstance(v, str) else bytes(v)) for k, v in (extra_files or {}).items()}
     write_archive(f, archive.kind, graphs, archive.functions, weights, encoded, archive.signatures,
                   archive.metadata if metadata is None else metadata, extra,
-                  loaded._module_entries() if archive.kind == "module" else None)
-
-
-def _module_tree(module) -> list:
-    """The archive's record of the module tree: each submodule's class name and which of its stored
-    tensors are parameters and which buffers, as torch's loaded module tells them apart."""
-    from scriptc.runtime.archive import ModuleEntry
-
-    from .loaded_module import LoadedModule
-
-    return [ModuleEntry(path, mod.original_name if isinstance(mod, LoadedModule) else type(mod).__name__,
-                        tuple(n for n, p in mod._parameters.items() if p is not None),
-                        tuple(n for n, b in mod._buffers.items() if b is not None))
-            for path, mod in module.named_modules(remove_duplicate=False)]
+                  loaded._module_entries() if archive.kind == "module" else None,
+                  *stored_submodule_methods(archive))
 
 
 def _plain_attributes(m: ScriptModule, weights: dict) -> dict:

@@ -144,9 +144,9 @@ def _module_interface_value(value, interface: type, name: str):
     from scriptc.nn import Module
 
     from .frontend.compile.interfaces import missing_methods
-    from .module import ScriptModule
+    from .module import ScriptModule, made_by_jit
 
-    module = value._module if isinstance(value, ScriptModule) else value
+    module = value._module if made_by_jit(value) else value
     lacking = missing_methods(interface, type(module))
     if not isinstance(module, Module) or lacking:
         shown = "RecursiveScriptModule" if isinstance(value, ScriptModule) else type(value).__name__

@@ -17,7 +17,8 @@ from scriptc.ir.printer import graph_code
 from scriptc.nn.module import Module
 from scriptc.nn.parameter import Parameter
 from scriptc.ops.quantized import forget_packed
-from scriptc.runtime.archive import Archive, ModuleEntry
+from scriptc.runtime.archive import Archive
+from scriptc.runtime.module_tree import ModuleEntry
 from scriptc.runtime.interpreter import ModuleValue
 from scriptc.runtime.plan import takes_self
 from scriptc.tensors import Tensor, _tracer, wrap
@@ -40,8 +41,11 @@ class LoadedModule(Module):
     (_RecomputedBackward); where that cannot give what the compiled call did (the module writes its
     state or draws at random: batch norm or dropout in training mode), or an input requires grad, the
     call runs the stored graph on tensors. After its parameters, buffers or modes change, the next
-    compiled call builds the model again from them. A submodule's own forward is not stored: only the
-    whole module is called. `.graph` / `.code` show the stored forward."""
+    compiled call builds the model again from them. A submodule is called by itself (`loaded.layer1(x)`,
+    `loaded.fc.forward(x)`) through the methods the archive stores for it (format 3), run on tensors.
+    `.graph` / `.code` show the stored forward."""
+
+    _loaded_from_archive = True  # (an instance of torch.jit.ScriptModule and RecursiveScriptModule, as torch's)
 
     def __init__(self, original_name: str, path: str = "", root: "LoadedModule | None" = None):
         super().__init__()
@@ -212,11 +216,10 @@ class LoadedModule(Module):
     def run_method(self, name: str, /, *args, **kwargs):
         """Run the stored method `name` (forward, or one exported with @jit.export)."""
         if self._root is not None:
-            raise RuntimeError(f"the archive stores the methods of the whole module, not of its submodule "
-                               f"'{self._path}' ({self._original_name}): call the loaded module itself")
+            return self._root._run_submodule_method(self._path, name, args, kwargs)
         if name not in self._archive.graphs:
             raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
-        args = self._arguments(name, args, kwargs)
+        args = _arguments(self._archive.graphs[name], self._archive.signatures.get(name, {}), name, args, kwargs)
         tracer = _tracer[0]
         if tracer is not None and tracer.reaches(self):  # a submodule of the traced module: its graph inlined
             return tracer.record_scripted_call(self._archive.graphs[name], self._archive.functions, self,
@@ -251,31 +254,28 @@ class LoadedModule(Module):
         object.__setattr__(self, "_previous_marks", marks)
         return previous is not None and self._unchanged(previous)
 
-    def _arguments(self, name: str, args: tuple, kwargs: dict) -> tuple:
-        """The call's values in the order of the method's inputs (a keyword by its input's name; an
-        input left out is its stored default, an Optional one without a default None), each checked
-        against its input's type as torch's loaded module checks it (a list or an array where a Tensor
-        is declared is torch's RuntimeError); CallError for a call that does not fit the inputs."""
-        graph = self._archive.graphs[name]
-        inputs = graph.inputs[1 if takes_self(graph) else 0:]
-        stored = self._archive.signatures.get(name, {}).get("inputs", [])
-        names = [entry["name"] for entry in stored] if len(stored) == len(inputs) else [v.name for v in inputs]
-        if len(args) > len(inputs):
-            raise CallError(f"{name}() takes {len(inputs)} inputs, got {len(args)}")
-        values = list(args) + [_MISSING] * (len(inputs) - len(args))
-        for key, value in kwargs.items():
-            if key not in names:
-                raise CallError(f"{name}() got an unexpected input '{key}' (inputs: {', '.join(names)})")
-            if values[names.index(key)] is not _MISSING:
-                raise CallError(f"{name}() got two values for input '{key}'")
-            values[names.index(key)] = value
-        defaults = {e["name"]: e["default"] for e in stored if "default" in e} if len(stored) == len(inputs) else {}
-        values = [defaults.get(n, v) if v is _MISSING else v for n, v in zip(names, values)]
-        missing = [n for n, v, i in zip(names, values, inputs) if v is _MISSING and not isinstance(i.type, OptionalType)]
-        if missing:
-            raise CallError(f"{name}() is missing input(s) {', '.join(repr(m) for m in missing)}")
-        return tuple(None if v is _MISSING else v if type(v) is Tensor else convert(v, i.type, n)
-                     for v, i, n in zip(values, inputs, names))
+    def _run_submodule_method(self, path: str, name: str, args: tuple, kwargs: dict):
+        """The method `name` the archive stores for the submodule at `path`, run on tensors with the
+        module's state (what it writes - batch norm's statistics, plain attributes - kept)."""
+        graphs, functions = self._archive.module_methods(path)
+        graph = graphs.get(name)
+        if graph is None:
+            node = dict(self._nodes())[path]
+            if not graphs:
+                raise RuntimeError(f"the archive stores no methods of submodule '{path}' ({node._original_name}): "
+                                   "it was saved by an older scriptc, or its methods do not script by themselves; "
+                                   "call the loaded module itself")
+            raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
+        args = _arguments(graph, {}, name, args, kwargs)
+        module_value = self._module_value(eager=True)
+        interpreter = self._eager.get((path, name))
+        if interpreter is None:
+            interpreter = self._eager[(path, name)] = EagerInterpreter(graph, functions)
+        try:
+            outputs = interpreter.run([_value_at(module_value, path), *[eager_value(a) for a in args]])
+        finally:
+            self._keep_attributes(module_value)
+        return results(outputs, args, graph)
 
     def _compiled_call(self, name: str, args: tuple):
         model = self._compiled_model()
@@ -332,7 +332,8 @@ class LoadedModule(Module):
         root = d.get("_root") or self
         if "_archive" not in root.__dict__:
             raise AttributeError(name)
-        if root is self and name in self._archive.graphs:
+        stored = root._archive.graphs if root is self else root._archive.module_method_names(d["_path"])
+        if name in stored:
             return lambda *args, **kwargs: self.run_method(name, *args, **kwargs)
         key = _key(d["_path"], name)
         if key in root._archive.attributes:
@@ -372,8 +373,12 @@ class LoadedModule(Module):
 
     @property
     def graph(self) -> Graph:
-        """The stored forward graph (of the whole module)."""
-        return self._require_root("graph")._archive.graphs["forward"]
+        """The stored forward graph (of this module: the whole module's, or a submodule's own)."""
+        root = self._root or self
+        stored = root._archive.graphs if root is self else root._archive.module_methods(self._path)[0]
+        if "forward" not in stored:
+            raise AttributeError(f"the archive stores no forward of submodule '{self._path}'")
+        return stored["forward"]
 
     @property
     def optimized_graph(self) -> Graph:
@@ -482,6 +487,33 @@ def _replayable(optimized: Graph, stored: Graph) -> bool:
 
 
 _MISSING = object()  # (an input a call left out)
+
+
+def _arguments(graph: Graph, signature: dict, name: str, args: tuple, kwargs: dict) -> tuple:
+    """A call's values in the order of a stored method's inputs (a keyword by its input's name, as the
+    signature or else the graph names it; an input left out is its stored default, an Optional one
+    without a default None), each checked against its input's type as torch's loaded module checks it
+    (a list or an array where a Tensor is declared is torch's RuntimeError); CallError for a call that
+    does not fit the inputs."""
+    inputs = graph.inputs[1 if takes_self(graph) else 0:]
+    stored = signature.get("inputs", [])
+    names = [entry["name"] for entry in stored] if len(stored) == len(inputs) else [v.name for v in inputs]
+    if len(args) > len(inputs):
+        raise CallError(f"{name}() takes {len(inputs)} inputs, got {len(args)}")
+    values = list(args) + [_MISSING] * (len(inputs) - len(args))
+    for key, value in kwargs.items():
+        if key not in names:
+            raise CallError(f"{name}() got an unexpected input '{key}' (inputs: {', '.join(names)})")
+        if values[names.index(key)] is not _MISSING:
+            raise CallError(f"{name}() got two values for input '{key}'")
+        values[names.index(key)] = value
+    defaults = {e["name"]: e["default"] for e in stored if "default" in e} if len(stored) == len(inputs) else {}
+    values = [defaults.get(n, v) if v is _MISSING else v for n, v in zip(names, values)]
+    missing = [n for n, v, i in zip(names, values, inputs) if v is _MISSING and not isinstance(i.type, OptionalType)]
+    if missing:
+        raise CallError(f"{name}() is missing input(s) {', '.join(repr(m) for m in missing)}")
+    return tuple(None if v is _MISSING else v if type(v) is Tensor else convert(v, i.type, n)
+                 for v, i, n in zip(values, inputs, names))
 
 
 def _key(path: str, name: str) -> str:

@@ -162,7 +162,26 @@ def _positional_count(signature: inspect.Signature | None) -> int:
     return len(kinds)
 
 
-class ScriptModule(Module):
+class _ScriptModuleType(type):
+    """ScriptModule's metaclass: a jit.load'ed module (LoadedModule) is an instance of ScriptModule and
+    of RecursiveScriptModule, as torch's loaded module is; a traced one is not a RecursiveScriptModule."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        if cls is RecursiveScriptModule:
+            return getattr(type(obj), "_loaded_from_archive", False) or (
+                type.__instancecheck__(ScriptModule, obj) and not type.__instancecheck__(TracedModule, obj))
+        if cls is ScriptModule and getattr(type(obj), "_loaded_from_archive", False):
+            return True
+        return type.__instancecheck__(cls, obj)
+
+
+def made_by_jit(obj) -> bool:
+    """Whether obj is a ScriptModule that jit.script or jit.trace made here (with its graphs and the
+    original module), rather than a jit.load'ed module, which isinstance(obj, ScriptModule) also takes."""
+    return type.__instancecheck__(ScriptModule, obj)
+
+
+class ScriptModule(Module, metaclass=_ScriptModuleType):
     """A module compiled to graphs (`forward` and exported methods) that shares the original's state.
 
     `.graph` is forward's graph, `.code` its readable source; parameters, buffers and state_dict are
@@ -415,6 +434,11 @@ def _script_module_repr(module, kind: str | None, original_name=lambda module: t
         return f"{kind}(original_name={name})"
     body = "\n".join([f"original_name={name}", *children])
     return f"{kind}(\n{textwrap.indent(body, '  ')}\n)"
+
+
+class RecursiveScriptModule(ScriptModule):
+    """torch.jit.RecursiveScriptModule, for isinstance: what jit.script returns, and what jit.load
+    returns (a LoadedModule), are instances of it; jit.trace's modules are not."""
 
 
 class TracedModule(ScriptModule):

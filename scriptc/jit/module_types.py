@@ -71,9 +71,9 @@ def module_type(module, share_types: bool = True) -> ModuleClassType:
     """The type jit.script gives `module`: shared with every module scripted before it that agrees
     with it in what scripted code can see (see the module docstring), or a new one when
     `share_types` is False (and then also for its submodules)."""
-    from .module import ScriptModule
+    from .module import made_by_jit
 
-    if isinstance(module, ScriptModule):
+    if made_by_jit(module):
         return module._module_type
     if not share_types:
         _type_key(module, share_types=False)  # (new types for the submodules too)
@@ -207,9 +207,9 @@ def check_swap(scripted, name: str, new) -> None:
     every method of the interface the submodule is annotated with (compiled, with types the
     interface's calls fit), or else be of the submodule's own type."""
     from .frontend.compile.types import annotations_of
-    from .module import ScriptModule
+    from .module import made_by_jit
 
-    if not isinstance(new, ScriptModule):
+    if not made_by_jit(new):
         raise RuntimeError(f"Cannot re-assign modules in a ScriptModule with non-scripted module, tried to replace "
                            f"existing module '{name}': {new!r}")
     if scripted._module._modules[name] is None:

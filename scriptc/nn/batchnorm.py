@@ -7,11 +7,11 @@ import numpy as np
 
 from scriptc import autograd
 from scriptc.tensors import Tensor, wrap
-from scriptc.types import default_float, int64
+from scriptc.types import int64
 
 from . import functional as F
 from . import init
-from .common import _empty
+from .common import _empty, _filled
 from .module import Module, Parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
@@ -30,18 +30,18 @@ class _NormBase(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = Parameter(_empty(num_features, dtype=dtype))
+            self.weight = Parameter(_empty(num_features, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(_empty(num_features, dtype=dtype))
+                self.bias = Parameter(_empty(num_features, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", wrap(np.zeros(num_features, dtype=(dtype or default_float()).np)))
-            self.register_buffer("running_var", wrap(np.ones(num_features, dtype=(dtype or default_float()).np)))
-            self.register_buffer("num_batches_tracked", wrap(np.zeros((), dtype=int64.np)))
+            self.register_buffer("running_mean", _filled(0, num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", _filled(1, num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", _filled(0, dtype=int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)

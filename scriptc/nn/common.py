@@ -5,14 +5,27 @@ from __future__ import annotations
 import numpy as np
 
 from scriptc.tensors import Tensor, wrap
+from scriptc.ops.meta import meta_array
+from scriptc.tensors.meta import on_meta
 from scriptc.types import default_float
 
 
-def _empty(*shape, dtype=None) -> Tensor:
+def _empty(*shape, dtype=None, device=None) -> Tensor:
+    """Uninitialised storage for a layer's parameter or buffer, on the meta device (no data) where
+    `device` is meta or, left None, the default device is (`with torch.device("meta"):`)."""
     for size in shape:
         if size < 0:  # (a layer built with a negative feature count)
             raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {list(shape)}")
-    return wrap(np.empty(shape, dtype=(dtype or default_float()).np))
+    np_dtype = (dtype or default_float()).np
+    return wrap(meta_array(shape, np_dtype) if on_meta(device) else np.empty(shape, dtype=np_dtype))
+
+
+def _filled(value, *shape, dtype=None, device=None) -> Tensor:
+    """_empty's storage holding `value` (a meta tensor holds nothing)."""
+    t = _empty(*shape, dtype=dtype, device=device)
+    if not t.is_meta:
+        t._data.fill(value)
+    return t
 
 
 def _ntuple(n: int, name: str | None = None):

@@ -57,9 +57,9 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups) + kernel_size
         else:
             shape = (out_channels, in_channels // groups) + kernel_size
-        self.weight = Parameter(_empty(*shape, dtype=dtype))
+        self.weight = Parameter(_empty(*shape, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(_empty(out_channels, dtype=dtype))
+            self.bias = Parameter(_empty(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

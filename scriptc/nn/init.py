@@ -51,6 +51,12 @@ def _rng(generator: Generator | None):
 
 
 def _write(tensor: Tensor, values) -> Tensor:
+    """Write `values` (a number, an array, or a function of the shape that draws them) into tensor,
+    recording nothing for autograd. A meta tensor holds no values: nothing is drawn for it."""
+    if tensor.is_meta:
+        return tensor
+    if callable(values):
+        values = values(tensor._data.shape)
     with autograd.no_grad():
         tensor._data[...] = values
         tensor._vc[0] += 1
@@ -58,22 +64,24 @@ def _write(tensor: Tensor, values) -> Tensor:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
-    return _write(tensor, _rng(generator).uniform(a, b, tensor._data.shape))
+    return _write(tensor, lambda shape: _rng(generator).uniform(a, b, shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
-    return _write(tensor, _rng(generator).normal(mean, std, tensor._data.shape))
+    return _write(tensor, lambda shape: _rng(generator).normal(mean, std, shape))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator=None) -> Tensor:
-    rng = _rng(generator)
-    values = rng.normal(mean, std, tensor._data.shape)
-    bad = (values < a) | (values > b)
-    while bad.any():
-        values[bad] = rng.normal(mean, std, int(bad.sum()))
+    def draw(shape):
+        rng = _rng(generator)
+        values = rng.normal(mean, std, shape)
         bad = (values < a) | (values > b)
-    return _write(tensor, values)
+        while bad.any():
+            values[bad] = rng.normal(mean, std, int(bad.sum()))
+            bad = (values < a) | (values > b)
+        return values
+    return _write(tensor, draw)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -91,7 +99,7 @@ def zeros_(tensor: Tensor) -> Tensor:
 def eye_(tensor: Tensor) -> Tensor:
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _write(tensor, np.eye(*tensor._data.shape))
+    return _write(tensor, lambda shape: np.eye(*shape))
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
@@ -103,25 +111,30 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     if shape[0] % groups != 0:
         raise ValueError("dim 0 must be divisible by groups")
     per_group = shape[0] // groups
-    values = np.zeros(shape)
-    center = tuple(k // 2 for k in shape[2:])
-    for g in range(groups):
-        for d in range(min(per_group, shape[1])):
-            values[(g * per_group + d, d) + center] = 1
-    return _write(tensor, values)
+
+    def draw(shape):
+        values = np.zeros(shape)
+        center = tuple(k // 2 for k in shape[2:])
+        for g in range(groups):
+            for d in range(min(per_group, shape[1])):
+                values[(g * per_group + d, d) + center] = 1
+        return values
+    return _write(tensor, draw)
 
 
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
     """A 2-D tensor from N(0, std) with ceil(sparsity * rows) zeros in each column, at random rows."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    rows, cols = tensor._data.shape
-    rng = _rng(generator)
-    values = rng.normal(0, std, (rows, cols))
-    zeros = int(math.ceil(sparsity * rows))
-    for column in range(cols):
-        values[rng.permutation(rows)[:zeros], column] = 0
-    return _write(tensor, values)
+    def draw(shape):
+        rows, cols = shape
+        rng = _rng(generator)
+        values = rng.normal(0, std, (rows, cols))
+        zeros = int(math.ceil(sparsity * rows))
+        for column in range(cols):
+            values[rng.permutation(rows)[:zeros], column] = 0
+        return values
+    return _write(tensor, draw)
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
@@ -152,16 +165,18 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
-    rows = tensor.shape[0]
-    cols = tensor.numel() // rows
-    flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
-    if rows < cols:
-        flat = flat.T
-    q, r = np.linalg.qr(flat)
-    q *= np.sign(np.diag(r))
-    if rows < cols:
-        q = q.T
-    return _write(tensor, gain * q.reshape(tensor._data.shape))
+    def draw(shape):
+        rows = shape[0]
+        cols = math.prod(shape) // rows
+        flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
+        if rows < cols:
+            flat = flat.T
+        q, r = np.linalg.qr(flat)
+        q *= np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return gain * q.reshape(shape)
+    return _write(tensor, draw)
 
 
 __getattr__ = _missing_attribute("torch.nn.init", __name__)

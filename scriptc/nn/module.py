@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
@@ -351,6 +352,12 @@ class Module(ModuleHooks, ModuleConversion):
                         value = Parameter(value.detach(), requires_grad=param.requires_grad)
                     setattr(self, name, value)
                 else:
+                    if param.is_meta and not value.is_meta:
+                        warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta "
+                                      "parameter in the current model, which is a no-op. (Did you mean to pass "
+                                      "`assign=True` to assign items in the state dictionary to their corresponding "
+                                      "key in the module instead of copying them in place?)", UserWarning,
+                                      stacklevel=3)
                     param.copy_(value)
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if type(self).set_extra_state is not Module.set_extra_state:

@@ -26,9 +26,9 @@ class LayerNorm(Module):
         self.normalized_shape, self.eps = _shape_tuple(normalized_shape), eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(_empty(*self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(_empty(*self.normalized_shape, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(_empty(*self.normalized_shape, dtype=dtype))
+                self.bias = Parameter(_empty(*self.normalized_shape, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
@@ -61,9 +61,9 @@ class GroupNorm(Module):
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         if affine:
-            self.weight = Parameter(_empty(num_channels, dtype=dtype))
+            self.weight = Parameter(_empty(num_channels, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(_empty(num_channels, dtype=dtype))
+                self.bias = Parameter(_empty(num_channels, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
@@ -95,7 +95,7 @@ class RMSNorm(Module):
         self.normalized_shape, self.eps = _shape_tuple(normalized_shape), eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(_empty(*self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(_empty(*self.normalized_shape, dtype=dtype, device=device))
         else:
             self.register_parameter("weight", None)
         self.reset_parameters()

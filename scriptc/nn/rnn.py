@@ -124,7 +124,7 @@ class RNNBase(Module):
                 names = []
                 for base, shape in shapes:
                     name = f"{base}_l{layer}{suffix}"
-                    setattr(self, name, Parameter(_empty(*shape, dtype=dtype)))
+                    setattr(self, name, Parameter(_empty(*shape, dtype=dtype, device=device)))
                     names.append(name)
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -454,11 +454,11 @@ class RNNCellBase(Module):
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None, dtype=None):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        self.weight_ih = Parameter(_empty(num_chunks * hidden_size, input_size, dtype=dtype))
-        self.weight_hh = Parameter(_empty(num_chunks * hidden_size, hidden_size, dtype=dtype))
+        self.weight_ih = Parameter(_empty(num_chunks * hidden_size, input_size, dtype=dtype, device=device))
+        self.weight_hh = Parameter(_empty(num_chunks * hidden_size, hidden_size, dtype=dtype, device=device))
         if bias:
-            self.bias_ih = Parameter(_empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(_empty(num_chunks * hidden_size, dtype=dtype))
+            self.bias_ih = Parameter(_empty(num_chunks * hidden_size, dtype=dtype, device=device))
+            self.bias_hh = Parameter(_empty(num_chunks * hidden_size, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)

@@ -27,9 +27,10 @@ def _normalized_padding_idx(padding_idx: Optional[int], num_embeddings: int) -> 
     return padding_idx
 
 
-def _table(num_embeddings: int, embedding_dim: int, _weight: Optional[Tensor], _freeze: bool, dtype) -> Parameter:
+def _table(num_embeddings: int, embedding_dim: int, _weight: Optional[Tensor], _freeze: bool, dtype,
+           device) -> Parameter:
     if _weight is None:
-        return Parameter(_empty(num_embeddings, embedding_dim, dtype=dtype), requires_grad=not _freeze)
+        return Parameter(_empty(num_embeddings, embedding_dim, dtype=dtype, device=device), requires_grad=not _freeze)
     if list(_weight.shape) != [num_embeddings, embedding_dim]:
         raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
     return Parameter(_weight, requires_grad=not _freeze)
@@ -71,7 +72,7 @@ class Embedding(Module):
         self.padding_idx = _normalized_padding_idx(padding_idx, num_embeddings)
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
-        self.weight = _table(num_embeddings, embedding_dim, _weight, _freeze, dtype)
+        self.weight = _table(num_embeddings, embedding_dim, _weight, _freeze, dtype, device)
         if _weight is None:
             self.reset_parameters()
 
@@ -119,7 +120,7 @@ class EmbeddingBag(Module):
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
         self.padding_idx = _normalized_padding_idx(padding_idx, num_embeddings)
-        self.weight = _table(num_embeddings, embedding_dim, _weight, False, dtype)
+        self.weight = _table(num_embeddings, embedding_dim, _weight, False, dtype, device)
         self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
         if _weight is None:
             self.reset_parameters()

@@ -122,7 +122,7 @@ register("empty_like" + _LIKE, FACTORY,
 register("full_like(self: Tensor, fill_value: Scalar, *, dtype: ScalarType? = None, device: Device? = None, "
          "memory_format: int? = None) -> Tensor", FACTORY, lambda xp, x, fill, dtype=None, device=None, memory_format=None:
          with_layout(xp, x, memory_format, xp.full(x.shape, fill, dtype.np if dtype else x.dtype)),
-         shape=lambda x, fill, dtype=None, device=None: _like_rule(x, dtype), method=False)
+         shape=lambda x, fill, dtype=None, device=None, memory_format=None: _like_rule(x, dtype), method=False)
 
 
 def _arange_dtype(values, dtype):

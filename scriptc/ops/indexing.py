@@ -6,7 +6,7 @@ from __future__ import annotations
 from scriptc.types import TensorType, int64
 
 from . import register
-from .rules import broadcast_shapes, normalize_dim
+from .rules import broadcast_shapes, normalize_dim, numel
 from .schema import OPAQUE, SHAPE
 
 
@@ -460,8 +460,10 @@ def _take_along_dim_grad(ctx, g):
 
 
 def _take_along_dim_rule(x, indices, dim=None):
-    if dim is None or x.shape is None or indices.shape is None:
-        return TensorType(x.dtype, (None,) if dim is None else None, x.device)
+    if dim is None:  # (over the flattened tensor: one value per index)
+        return TensorType(x.dtype, (numel(indices.shape),), x.device)
+    if x.shape is None or indices.shape is None:
+        return TensorType(x.dtype, None, x.device)
     axis = normalize_dim(dim, len(x.shape), "take_along_dim")
     shape = list(broadcast_shapes(tuple(1 if i == axis else d for i, d in enumerate(x.shape)), indices.shape))
     shape[axis] = indices.shape[axis]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from scriptc.types import TensorType
 
 from . import alias, register
-from .rules import check_narrow_start, is_known, normalize_dim
+from .rules import check_narrow_start, is_known, normalize_dim, numel, promote_types
 from .schema import OPAQUE
 
 
@@ -295,8 +295,22 @@ def _block_diag_grad(ctx, g):
     return (grads,)
 
 
+def _block_diag_rule(tensors):
+    """Each block's rows and columns (a 0-d tensor one of each, a 1-d one a row) add up; the dtype is
+    the blocks' promoted one."""
+    if not is_known(tensors) or not tensors:
+        return TensorType(None, (None, None))
+    blocks = [t.shape if t.shape is None or len(t.shape) == 2 else (1, 1) if not t.shape else (1, t.shape[0])
+              for t in tensors]
+    if any(b is None or len(b) != 2 for b in blocks):
+        return TensorType(promote_types(tensors), (None, None))
+    rows, cols = [b[0] for b in blocks], [b[1] for b in blocks]
+    return TensorType(promote_types(tensors), tuple(None if any(type(d) is not int for d in dims) else sum(dims)
+                                                    for dims in (rows, cols)))
+
+
 register("block_diag(tensors: Tensor[]) -> Tensor", OPAQUE, _block_diag_kernel,
-         shape=lambda tensors: TensorType(tensors[0].dtype if is_known(tensors) and tensors else None, (None, None)),
+         shape=_block_diag_rule,
          grad=_block_diag_grad, method=False, doc="A block-diagonal matrix of the tensors (0-d and 1-d as one row).")
 
 
@@ -322,8 +336,17 @@ def _cartesian_prod_grad(ctx, g):
     return (grads,)
 
 
+def _cartesian_prod_rule(tensors):
+    """One row per combination of the 1-d tensors' elements, one column per tensor (one tensor: itself)."""
+    if not is_known(tensors) or not tensors:
+        return TensorType(None)
+    sizes = [t.shape[0] if t.shape is not None and len(t.shape) == 1 else None for t in tensors]
+    rows = numel(sizes)
+    return TensorType(tensors[0].dtype, (rows,) if len(tensors) == 1 else (rows, len(tensors)))
+
+
 register("cartesian_prod(tensors: Tensor[]) -> Tensor", OPAQUE, _cartesian_prod_kernel,
-         shape=lambda tensors: TensorType(tensors[0].dtype if is_known(tensors) and tensors else None),
+         shape=_cartesian_prod_rule,
          grad=_cartesian_prod_grad, method=False,
          doc="Every combination of the 1-d tensors' elements, one row each (itertools.product order).")
 alias("row_stack", "vstack")

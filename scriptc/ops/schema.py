@@ -318,6 +318,8 @@ class OpDef:
         self.array_args = tuple(i for i, a in enumerate(self.schema.args) if _mentions_tensor(a.type))
         self.dtype_args = tuple(i for i, a in enumerate(self.schema.args)
                                 if a.type == DTYPE or a.type == OptionalType(DTYPE))
+        # A factory's device argument (where its result is made: the meta device makes no data).
+        self.device_arg = next((i for i, a in enumerate(self.schema.args) if a.name == "device"), None)
 
     @property
     def name(self) -> str:

@@ -9,6 +9,7 @@ from scriptc.types import TensorType, from_numpy_dtype
 
 from . import register
 from .rules import (
+    broadcast_shapes,
     check_narrow_start,
     infer_reshape,
     is_known,
@@ -362,7 +363,25 @@ def _index_grad(ctx, g):
 
 
 def _index_rule(x, indices):
-    return TensorType(x.dtype, None, x.device)
+    """Integer index tensors broadcast together, and their shape takes the place of the dims they index
+    (the front of the result when other dims lie between those), as in numpy and torch; the count a
+    bool mask selects depends on its values."""
+    unknown = TensorType(x.dtype, None, x.device)
+    if x.shape is None or not isinstance(indices, (list, tuple)) or len(indices) > len(x.shape):
+        return unknown
+    indexed = [i for i, t in enumerate(indices) if t is not None]
+    if not indexed or not all(isinstance(indices[i], TensorType) and indices[i].dtype is not None
+                              and indices[i].dtype.np.kind in "iu" for i in indexed):
+        return unknown
+    picked = broadcast_shapes(*(indices[i].shape for i in indexed))
+    if picked is None:
+        return unknown
+    kept = list(x.shape)
+    adjacent = indexed == list(range(indexed[0], indexed[-1] + 1))
+    at = indexed[0] if adjacent else 0
+    for i in reversed(indexed):
+        del kept[i]
+    return TensorType(x.dtype, tuple(kept[:at]) + tuple(picked) + tuple(kept[at:]), x.device)
 
 
 register("index(self: Tensor, indices: Tensor?[]) -> Tensor", SHAPE,

@@ -377,7 +377,7 @@ class ParamwiseOptimizer(Optimizer):
             for group in self.param_groups:
                 self._check_group(group)
                 for p in group["params"]:
-                    if p.grad is None:
+                    if p.grad is None or p.is_meta:  # (a meta parameter has no values to update)
                         continue
                     state = self.state[p] if self.keeps_state(group) else {}
                     if not state:

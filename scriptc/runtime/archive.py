@@ -6,6 +6,7 @@ field before any large allocation and memory-maps the weights. See DESIGN.md, "A
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import math
@@ -25,11 +26,12 @@ from scriptc.ir.printer import graph_code, print_graph
 from scriptc.ir.verify import VerifyError, verify
 
 from . import attributes, limits
+from .module_tree import ModuleEntry, module_tree
 from .validate import check_archive
 
 # 2 adds the optional "modules" field (the module tree: each submodule's class name, parameters and
-# buffers); an archive of format 1 lacks it and still loads.
-FORMAT_VERSION = 2
+# buffers); 3 adds a submodule's own methods to it (modules/<path>/...). Older archives still load.
+FORMAT_VERSION = 3
 SCRIPTC_VERSION = "0.1.0"
 _DATE = (1980, 1, 1, 0, 0, 0)
 _DTYPES = {"F32": "float32", "F64": "float64", "F16": "float16", "I64": "int64", "I32": "int32", "I16": "int16",
@@ -61,22 +63,44 @@ class Archive:
     attribute_types: dict[str, str] = field(default_factory=dict)  # the manifest's type of each typed attribute
     # The module tree (format 2): ModuleEntry per submodule, the root ("") first, in the saved module's
     # named_modules order; None for an archive that does not record it (format 1, a function).
-    modules: list["ModuleEntry"] | None = None
+    modules: list[ModuleEntry] | None = None
+    # A submodule's own methods and the functions they call (format 3): their members' text, by the
+    # submodule's path, read into graphs when first asked for (module_methods), so loading a model whose
+    # submodules are never called by themselves parses none of them.
+    module_texts: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    module_constants: dict[str, np.ndarray] = field(default_factory=dict)
+    _module_methods: dict = field(default_factory=dict, repr=False)
 
+    def module_method_names(self, path: str) -> tuple[str, ...]:
+        """The names of the methods the archive stores for the submodule at `path` (none read yet)."""
+        if path not in self.module_texts:
+            return ()
+        return next(entry.methods for entry in self.modules if entry.path == path)
 
-@dataclass(frozen=True)
-class ModuleEntry:
-    """One module of the saved tree: its path ("" for the root, "encoder.fc"), its class name (torch's
-    original_name) and the local names of its parameters and of its buffers, in their order."""
+    def module_methods(self, path: str) -> tuple[dict[str, Graph], dict[str, Graph]]:
+        """The methods the archive stores for the submodule at `path` (graphs whose `self` is the
+        submodule) and the functions they call, both empty where it stores none; ArchiveError where
+        they do not parse, verify or fit the stored weights and attributes."""
+        known = self._module_methods.get(path)
+        if known is None:
+            known = self._module_methods[path] = self._read_module_methods(path)
+        return known
 
-    path: str
-    original_name: str
-    parameters: tuple[str, ...]
-    buffers: tuple[str, ...]
-
-    def to_json(self) -> dict:
-        return {"path": self.path, "original_name": self.original_name, "parameters": list(self.parameters),
-                "buffers": list(self.buffers)}
+    def _read_module_methods(self, path: str) -> tuple[dict[str, Graph], dict[str, Graph]]:
+        texts = self.module_texts.get(path)
+        if texts is None:
+            return {}, {}
+        entry = next(e for e in self.modules if e.path == path)
+        weights = {**self.weights, **self.module_constants}
+        graphs = {name: _graph(texts[entry.member(name)], entry.member(name), weights) for name in entry.methods}
+        functions = {name: _graph(texts[entry.member(name, True)], entry.member(name, True), weights)
+                     for name in entry.functions}
+        prefix = path + "."
+        values = {k[len(prefix):]: v for k, v in self.weights.items() if k.startswith(prefix)}
+        values.update({k[len(prefix):]: attributes.resolve(v, self.weights) for k, v in self.attributes.items()
+                       if k.startswith(prefix)})
+        check_archive("module", graphs, functions, {}, values)
+        return graphs, functions
 
 
 # --- safetensors ------------------------------------------------------------------------------
@@ -187,12 +211,26 @@ def _aligned_member(zf: zipfile.ZipFile, f, name: str, data: bytes, alignment: i
 def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str, Graph],
                   weights: dict[str, np.ndarray], attributes: dict[str, Any], signatures: dict[str, dict],
                   metadata: dict | None = None, extra_files: dict[str, bytes] | None = None,
-                  modules: list[ModuleEntry] | None = None) -> None:
+                  modules: list[ModuleEntry] | None = None, module_graphs: dict | None = None,
+                  module_functions: dict | None = None) -> None:
     """Write a deterministic archive: the same model gives the same bytes. Array constants in the
     graphs go to weights.safetensors beside the weights (CONSTANTS). `path`: a file name, or a binary
     file object (io.BytesIO...) written from its current position and left open. `modules`: the
-    module tree (which weights are parameters and which buffers), for a module archive."""
+    module tree (which weights are parameters and which buffers), for a module archive;
+    `module_graphs` / `module_functions`: by a submodule's path, its own methods and their functions."""
     weights = dict(weights)
+    module_graphs, module_functions = module_graphs or {}, module_functions or {}
+    modules = None if modules is None else [dataclasses.replace(
+        entry, methods=tuple(sorted(module_graphs.get(entry.path, {}))),
+        functions=tuple(sorted(module_functions.get(entry.path, {})))) for entry in modules]
+    module_members = {}
+    for entry in modules or ():
+        for name in entry.methods:
+            module_members[entry.member(name)] = _text_with_lifted_constants(
+                module_graphs[entry.path][name], f"{CONSTANTS}/modules/{entry.path}/{name}", weights)
+        for name in entry.functions:
+            module_members[entry.member(name, function=True)] = _text_with_lifted_constants(
+                module_functions[entry.path][name], f"{CONSTANTS}/modules/{entry.path}/functions/{name}", weights)
     texts = {name: _text_with_lifted_constants(g, f"{CONSTANTS}/graphs/{name}", weights) for name, g in graphs.items()}
     function_texts = {name: _text_with_lifted_constants(g, f"{CONSTANTS}/functions/{name}", weights)
                       for name, g in functions.items()}
@@ -212,6 +250,8 @@ def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str
                 _member(zf, f"code/{name}.py", graph_code(graphs[name], name).encode())
             for name in sorted(functions):
                 _member(zf, f"functions/{name}.ir", function_texts[name].encode())
+            for name in sorted(module_members):
+                _member(zf, name, module_members[name].encode())
             # Weights last and stored, so load can memory-map them straight out of the file.
             for name in sorted(extra_files or {}):
                 _member(zf, f"extra/{name}", extra_files[name])
@@ -374,55 +414,25 @@ def read_archive(path, mmap_weights: bool = True, writable: bool = False) -> Arc
         functions = {name: _graph(text, f"functions/{name}.ir", weights) for name, text in
                      listed("function", "functions", manifest["functions"], ".ir", limits.MAX_IR_BYTES).items()}
         extra = listed("extra file", "extra", manifest["extra_files"], "", limits.MAX_EXTRA_BYTES)
+        modules = module_tree(manifest.get("modules"), weights, _check_name)
+        module_texts = {entry.path: _module_texts(members, entry) for entry in modules or () if entry.methods}
+        module_constants = {k: v for k, v in weights.items() if k.startswith(f"{CONSTANTS}/modules/")}
         weights = {name: value for name, value in weights.items() if not name.startswith(CONSTANTS + "/")}
     values = dict(weights)
     values.update({k: attributes.resolve(v, weights) for k, v in manifest["attributes"].items()})
     check_archive(manifest["kind"], graphs, functions, manifest["methods"], values)
-    modules = _module_tree(manifest.get("modules"), weights)
     return Archive(manifest["kind"], graphs, functions, weights, manifest["attributes"], manifest["methods"],
-                   manifest["metadata"], extra, manifest["attribute_types"], modules)
+                   manifest["metadata"], extra, manifest["attribute_types"], modules, module_texts, module_constants)
 
 
-def _module_tree(entries, weights: dict) -> list[ModuleEntry] | None:
-    """The manifest's "modules" field as ModuleEntry's, checked: a list of entries with a path (the root
-    "" first, each other one's parent listed before it), a class name, and lists of parameter and buffer
-    names that are tensors of weights.safetensors, none listed twice."""
-    if entries is None:
-        return None
-    where = "manifest.json: modules"
-    if not isinstance(entries, list) or not entries:
-        raise ArchiveError(f"{where}: must be a non-empty list of module entries")
-    tree: list[ModuleEntry] = []
-    paths: set[str] = set()
-    listed: set[str] = set()
-    for index, entry in enumerate(entries):
-        at = f"{where}[{index}]"
-        if not isinstance(entry, dict) or set(entry) != {"path", "original_name", "parameters", "buffers"}:
-            raise ArchiveError(f"{at}: needs exactly path, original_name, parameters and buffers")
-        path, name = entry["path"], entry["original_name"]
-        if not isinstance(path, str) or not isinstance(name, str) or not name or len(name) > limits.MAX_NAME_BYTES:
-            raise ArchiveError(f"{at}: path must be a string and original_name a class name, got {path!r}, {name!r}")
-        if (index == 0) != (path == ""):
-            raise ArchiveError(f"{at}: the root module (path \"\") must come first, and only once")
-        if path:
-            problem = limits.name_problem(path)
-            if problem is not None:
-                raise ArchiveError(f"{at}: path {path[:80]!r} {problem}")
-            if path in paths or path.rpartition(".")[0] not in paths:
-                raise ArchiveError(f"{at}: module {path!r} is listed twice or before its parent")
-        paths.add(path)
-        for kind in ("parameters", "buffers"):
-            names = entry[kind]
-            if not isinstance(names, list) or not all(isinstance(n, str) and n and "." not in n for n in names):
-                raise ArchiveError(f"{at}: {kind} must be a list of attribute names (no dots)")
-            for local in names:
-                full = f"{path}.{local}" if path else local
-                if full not in weights or full in listed:
-                    raise ArchiveError(f"{at}: {kind[:-1]} {full!r} is not a tensor of weights.safetensors, "
-                                       "or is listed twice")
-                listed.add(full)
-        tree.append(ModuleEntry(path, name, tuple(entry["parameters"]), tuple(entry["buffers"])))
-    return tree
+def _module_texts(members: "_Members", entry: ModuleEntry) -> dict[str, bytes]:
+    """The members holding one submodule's stored method and function graphs, by member name."""
+    out = {}
+    for member in [entry.member(n) for n in entry.methods] + [entry.member(n, True) for n in entry.functions]:
+        if member not in members:
+            raise ArchiveError(f"manifest lists module {entry.path!r}'s methods but {member} is missing")
+        out[member] = members.read(member, limits.MAX_IR_BYTES)
+    return out
 
 
 def _manifest(data: bytes) -> dict:

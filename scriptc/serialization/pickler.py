@@ -1,7 +1,8 @@
 """Pickling scriptc objects the way torch.save pickles torch's, so torch loads them as its own.
 
 Tensors become `torch._utils._rebuild_tensor_v2(storage, offset, size, stride, ...)` calls,
-Parameters `_rebuild_parameter`, Size `torch.Size`, dtypes `torch.float32`; the storages
+Parameters `_rebuild_parameter`, meta tensors `_rebuild_meta_tensor_no_storage` (no storage), Size
+`torch.Size`, dtypes `torch.float32`; the storages
 themselves are persistent ids, written as separate records by the caller. Tensors on one
 storage stay views of one storage record.
 """
@@ -20,6 +21,7 @@ __all__ = ["StorageWriter", "TorchPickler"]
 
 _REBUILD_TENSOR_V2 = TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = TorchGlobal("torch._utils", "_rebuild_parameter")
+_REBUILD_META = TorchGlobal("torch._utils", "_rebuild_meta_tensor_no_storage")
 _REBUILD_QTENSOR = TorchGlobal("torch._utils", "_rebuild_qtensor")
 _SIZE = TorchGlobal("torch", "Size")
 _DEVICE = TorchGlobal("torch", "device")
@@ -108,6 +110,8 @@ class TorchPickler(pickle._Pickler):
         if isinstance(obj, Parameter):
             from scriptc.tensors import wrap
             return _REBUILD_PARAMETER, (wrap(obj._data), obj.requires_grad, OrderedDict())
+        if isinstance(obj, Tensor) and obj.is_meta:  # (no storage: its dtype, size and stride, as torch's)
+            return _REBUILD_META, (obj.dtype, tuple(obj.shape), obj.stride(), obj.requires_grad)
         if isinstance(obj, Tensor) and obj.is_quantized:
             return _REBUILD_QTENSOR, self._quantized_tensor_arguments(obj)
         if isinstance(obj, Tensor):

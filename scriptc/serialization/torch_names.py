@@ -142,6 +142,16 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
     return _with_requires_grad(rebuild_tensor(retyped, storage_offset, size, stride), requires_grad)
 
 
+def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    """A meta tensor (torch saves one as its dtype, size and stride: it has no storage)."""
+    from scriptc.ops.meta import meta_array
+    from scriptc.tensors import wrap
+
+    if not isinstance(dtype, types.dtype) or not all(_is_count(n) for n in size):
+        raise RuntimeError(f"invalid meta tensor in checkpoint: dtype {dtype!r}, size {size!r}")
+    return _with_requires_grad(wrap(meta_array(tuple(size), dtype.np)), requires_grad)
+
+
 def _with_requires_grad(t, requires_grad):
     if requires_grad:
         t.requires_grad_(True)
@@ -228,6 +238,7 @@ def _weights_only_globals() -> dict:
         "torch._utils._rebuild_tensor": rebuild_tensor,
         "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
         "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
+        "torch._utils._rebuild_meta_tensor_no_storage": _rebuild_meta_tensor_no_storage,
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_qtensor": _rebuild_qtensor,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,

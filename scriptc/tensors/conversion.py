@@ -12,6 +12,8 @@ from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.quantized import QuantizedArray, dequantized
 from scriptc.ops.rules import legacy_type_name
 from scriptc.tensors import core
+from scriptc.ops.meta import MetaArray, meta_array
+from scriptc.tensors.meta import item_error, no_data_error, numpy_error
 from scriptc.types import (
     qint8,
     qint32,
@@ -49,11 +51,15 @@ class Conversions:
         """The data as a numpy array sharing memory (no copy)."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if type(self._data) is MetaArray:
+            raise numpy_error()
         _numpy_has_dtype(self._data)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
         data = self._data
+        if type(data) is MetaArray:
+            raise numpy_error()
         _numpy_has_dtype(data)
         if dtype is not None and np.dtype(dtype) != data.dtype:
             return data.astype(dtype)
@@ -67,6 +73,8 @@ class Conversions:
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
+        if type(self._data) is MetaArray:
+            raise item_error()
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         if core._tracer[0] is not None:
@@ -79,6 +87,8 @@ class Conversions:
         return _values(self._data).tolist()
 
     def __bool__(self) -> bool:
+        if type(self._data) is MetaArray:
+            raise item_error()
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         if core._tracer[0] is not None:
@@ -134,6 +144,8 @@ class Conversions:
             out = self.clone() if copy else self
         else:
             out = core.call(_TO_DTYPE, (self, target_dtype))
+        if target_device is not None:
+            out = _onto_device(out, device(target_device))
         if memory_format is None or memory_format == preserve_format:
             return out
         return out.contiguous(memory_format=memory_format)
@@ -191,6 +203,8 @@ class Conversions:
         return self.to(bool_)
 
     def cpu(self) -> "Tensor":
+        if type(self._data) is MetaArray:
+            raise no_data_error()
         return self
 
     def cuda(self, device_=None, non_blocking: bool = False) -> "Tensor":
@@ -241,8 +255,23 @@ class Conversions:
         raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided")
 
 
+def _onto_device(t: "Tensor", target: device) -> "Tensor":
+    """t on the target device: itself where it is there; to the meta device, a meta tensor of its shape
+    and dtype (gradient flows back as the meta device's: none); from it, torch's error."""
+    meta = type(t._data) is MetaArray
+    if meta == (target.type == "meta"):
+        return t
+    if meta:
+        raise no_data_error()
+    out = core.wrap(meta_array(t._data.shape, t._data.dtype))
+    out.requires_grad = t.requires_grad
+    return out
+
+
 def _values(data: np.ndarray) -> np.ndarray:
     """The array itself, or a bfloat16 array's float32 values."""
+    if type(data) is MetaArray:
+        raise no_data_error()
     if isinstance(data, QuantizedArray):
         raise RuntimeError("load_scalar: invalid type")  # torch's words for tolist of a quantized tensor
     return _bfloat16.to_float32(np, data) if _bfloat16.holds(data) else data

@@ -20,10 +20,11 @@ from scriptc.ops import rules as _rules
 from scriptc.tensors.conversion import Conversions, check_device_arg
 from scriptc.tensors.inspection import Inspection
 from scriptc.tensors.linalg_methods import LinalgMethods
+from scriptc.ops.meta import MetaArray, contiguous_strides
 from scriptc.tensors.storage_methods import StorageMethods
 from scriptc.tensors.printing import _tensor_repr
 from scriptc.tensors.quantized_methods import QuantizedMethods
-from scriptc.types import CPU, channels_last, channels_last_3d, default_float, device, dtype, from_numpy_dtype
+from scriptc.types import CPU, META, channels_last, channels_last_3d, default_float, device, dtype, from_numpy_dtype
 
 _mode = autograd._mode
 # numpy dtype kinds that carry gradients: float, complex, and "V", bfloat16's structured patterns.
@@ -115,7 +116,7 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
 
     @property
     def device(self) -> device:
-        return CPU
+        return META if type(self._data) is MetaArray else CPU
 
     @property
     def is_cuda(self) -> bool:
@@ -132,7 +133,8 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
 
     @property
     def is_meta(self) -> bool:
-        return False
+        """Whether this tensor is on the meta device: a shape and a dtype, no data."""
+        return type(self._data) is MetaArray
 
     @property
     def is_leaf(self) -> bool:
@@ -215,6 +217,8 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
 
     def is_contiguous(self, memory_format=None) -> bool:
         """Whether the elements are laid out in row-major order (or in memory_format's order)."""
+        if type(self._data) is MetaArray:  # (laid out row-major, as contiguous_strides reports)
+            return memory_format not in (channels_last, channels_last_3d)
         if memory_format in (channels_last, channels_last_3d):
             rank = 4 if memory_format == channels_last else 5
             if self._data.ndim != rank:
@@ -224,7 +228,10 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
         return bool(self._data.flags.c_contiguous)
 
     def stride(self, dim: int | None = None):
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        if type(self._data) is MetaArray:
+            strides = contiguous_strides(self._data.shape)
+        else:
+            strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[_rules.normalize_dim(dim, self._data.ndim, "stride")]
 
     def element_size(self) -> int:
@@ -239,7 +246,8 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
         return self._data.nbytes
 
     def data_ptr(self) -> int:
-        return self._data.ctypes.data
+        """The address of the first element (0 for a meta tensor, which has none)."""
+        return 0 if type(self._data) is MetaArray else self._data.ctypes.data
 
     def __hash__(self) -> int:
         return id(self)
@@ -317,7 +325,7 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
         copy laid out so."""
         if memory_format in (channels_last, channels_last_3d):
             return self if self.is_contiguous(memory_format) else self.clone(memory_format=memory_format)
-        if self._data.flags.c_contiguous:
+        if self._data.flags.c_contiguous or type(self._data) is MetaArray:
             return self
         return call(_ops.OPS["contiguous"], (self,))
 
@@ -343,24 +351,25 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
     # --- new_* keep this tensor's dtype and device ------------------------------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)
-        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)
-        return _fresh(call(_ops.OPS["new_zeros"], (self, _size_arg(size), dtype, None)), requires_grad)
+        return _fresh(call(_ops.OPS["new_zeros"], (self, _size_arg(size), dtype, device)), requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)
-        return _fresh(call(_ops.OPS["new_ones"], (self, _size_arg(size), dtype, None)), requires_grad)
+        return _fresh(call(_ops.OPS["new_ones"], (self, _size_arg(size), dtype, device)), requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)
-        return _fresh(call(_ops.OPS["empty"], (_size_arg(size), dtype or self.dtype, None, None)), requires_grad)
+        return _fresh(call(_ops.OPS["empty"], (_size_arg(size), dtype or self.dtype, device or self.device, None)),
+                      requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
         check_device_arg(device)
-        return _fresh(call(_ops.OPS["full"], (_size_arg((size,)), fill_value, dtype or self.dtype, None)),
-                      requires_grad)
+        return _fresh(call(_ops.OPS["full"], (_size_arg((size,)), fill_value, dtype or self.dtype,
+                                              device or self.device)), requires_grad)
 
     # --- indexing ------------------------------------------------------------------------
     def __getitem__(self, index) -> "Tensor":
@@ -374,6 +383,8 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
         return _tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
+        if type(self._data) is MetaArray:  # (no value to format: only the empty spec prints it, as torch's)
+            return object.__format__(self, spec)
         if self._data.ndim == 0:
             return format(self.item(), spec)
         return format(repr(self), spec)
@@ -408,7 +419,7 @@ def _init(t: Tensor, data: np.ndarray) -> None:
 
 def wrap(data) -> Tensor:
     """A Tensor around an array (no copy); numpy scalars become 0-d arrays."""
-    if type(data) is not np.ndarray and type(data) is not _QuantizedArray:
+    if type(data) is not np.ndarray and type(data) is not _QuantizedArray and type(data) is not MetaArray:
         data = np.asarray(data)
     t = object.__new__(Tensor)
     t._data = data

@@ -9,6 +9,8 @@ from scriptc import grad_mode
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.tensors.conversion import _check_device, check_device_arg
 from scriptc.tensors.core import Tensor, _fresh, _mode, _tracer, wrap
+from scriptc.ops.meta import meta_array
+from scriptc.tensors.meta import no_data_error, on_meta
 from scriptc.types import (
     bfloat16,
     bool_,
@@ -73,10 +75,16 @@ def tensor(data, dtype: dtype | None = None, device=None, requires_grad: bool = 
     """A new tensor copied from data (nested lists, numbers, numpy arrays or tensors).
 
     dtype follows PyTorch: ints give int64, floats the default dtype (float32 unless
-    set_default_dtype changed it), bools bool, numpy arrays keep theirs.
+    set_default_dtype changed it), bools bool, numpy arrays keep theirs. On the meta device (device=
+    or the default device) it has data's shape and dtype and none of its values.
     """
     if device is not None:
         _check_device(device_type(device))
+    meta = on_meta(device) if device is not None or not isinstance(data, Tensor) else data.is_meta
+    if isinstance(data, Tensor) and data.is_meta:
+        if not meta:
+            raise no_data_error()
+        return _fresh(wrap(meta_array(data.shape, (dtype or data.dtype).np)), requires_grad)
     if isinstance(data, Tensor):
         array = data._data
     elif isinstance(data, (list, tuple)):
@@ -90,6 +98,8 @@ def tensor(data, dtype: dtype | None = None, device=None, requires_grad: bool = 
         out = wrap(_bfloat16.from_values(np, array))
     elif isinstance(data, Tensor) and data.is_quantized and target is data.dtype:  # (its parameters with it)
         out = wrap(array.copy())
+    elif meta:
+        out = wrap(meta_array(array.shape, target.np))
     else:
         out = wrap(np.array(array, dtype=target.np, copy=True))
     if _mode.inference:
@@ -106,6 +116,8 @@ def _plain(x):
 def as_tensor(data, dtype: dtype | None = None, device=None) -> Tensor:
     """Like tensor(), but shares memory with a numpy array or Tensor of the same dtype."""
     check_device_arg(device)
+    if device is not None and on_meta(device) != (isinstance(data, Tensor) and data.is_meta):
+        return tensor(data, dtype=dtype, device=device)
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         return data
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np):

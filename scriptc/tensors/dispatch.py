@@ -18,10 +18,13 @@ from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_qua
 from scriptc.ops.rules import scalar_type_name
 from scriptc.tensors.arguments import check_all, check_tensor_lists, checked_value, value_types
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
+from scriptc.ops.meta import MetaArray
+from scriptc.tensors.meta import meta_outputs, no_data_error, on_meta
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
 _INDEX_PUT = _ops.OPS["index_put"]
 _ZERO = _ops.OPS["zero"]
+_COPY = _ops.OPS["copy"]
 # The running torch.profiler's op hook, or None: `hook(op, run, args)` times `run(op, args)`. This one
 # check is all that profiling support costs eager dispatch while no profiler runs.
 profiler_hook: list = [None]
@@ -49,14 +52,17 @@ def _requires_grad(value) -> bool:
 
 def _unwrap(op, args):
     """Arrays in place of Tensors (also inside lists); whether any input requires grad; whether any is
-    quantized (then the op must take quantized tensors: torch's error otherwise)."""
+    quantized (then the op must take quantized tensors: torch's error otherwise); whether any is on the
+    meta device."""
     arrays = list(args)
-    needs_grad = quantized = False
+    needs_grad = quantized = meta = False
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             data = arrays[i] = a._data
             if type(data) is QuantizedArray:
                 quantized = True
+            elif type(data) is MetaArray:
+                meta = True
             if a.requires_grad:
                 needs_grad = True
     for i in op.tensor_list_args:
@@ -67,9 +73,23 @@ def _unwrap(op, args):
                 needs_grad = True
             if any(type(d) is QuantizedArray for d in arrays[i]):
                 quantized = True
+            if any(type(d) is MetaArray for d in arrays[i]):
+                meta = True
     if quantized and not (op.accepts_quantized or op.view):
         raise not_for_quantized(op)
-    return arrays, needs_grad, quantized
+    return arrays, needs_grad, quantized, meta
+
+
+def _on_meta(op, args: tuple, arrays: list, meta_inputs: bool) -> bool:
+    """Whether a factory's result is made on the meta device: its device argument says so, or, left
+    None, its input is there (empty_like) or the default device is (`with torch.device("meta"):`). A
+    factory told to make a CPU tensor from a meta one (ones_like(m, device="cpu")) reads only its
+    shape: the kernel gets a plain array in its place."""
+    given = args[op.device_arg] if op.device_arg < len(args) else None
+    meta = meta_inputs if given is None and op.tensor_args else on_meta(given)
+    if meta_inputs and not meta:
+        arrays[:] = [a.view(np.ndarray) if type(a) is MetaArray else a for a in arrays]
+    return meta
 
 
 def call(op, args: tuple):
@@ -89,9 +109,11 @@ def call(op, args: tuple):
         args = check_tensor_lists(op, args)
     if _AUTOCAST.cpu_enabled:
         args = autocast_arguments(op, args)
-    arrays, needs_grad, quantized = _unwrap(op, args)
+    arrays, needs_grad, quantized, meta = _unwrap(op, args)
+    if op.device_arg is not None:
+        meta = _on_meta(op, args, arrays, meta)
     try:
-        out = run_kernel(op, np, arrays)
+        out = meta_outputs(op, args) if meta else run_kernel(op, np, arrays)
     except Exception:
         # torch checks argument types before it computes: a kernel that failed on an argument of the
         # wrong type (a float dim, a string where a number belongs) reports that argument instead
@@ -177,7 +199,7 @@ def _check_inplace_allowed(target: Tensor, other_args) -> None:
     base = target._base
     if _mode.enabled and base is not None and base.requires_grad and base.grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    if not target._data.flags.writeable:
+    if not target._data.flags.writeable and type(target._data) is not MetaArray:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
 
@@ -193,6 +215,8 @@ def call_inplace(op, args: tuple) -> Tensor:
     grad_flow = _mode.enabled and any(
         isinstance(a, Tensor) and a.requires_grad for a in args) and pure.grad is not None
     _check_inplace_allowed(target, args[1:])
+    if type(target._data) is MetaArray or any(type(getattr(a, "_data", None)) is MetaArray for a in args[1:]):
+        return _inplace_on_meta(op, args)
     if op.inplace_check is not None:
         op.inplace_check(target._data)
     # A non-differentiable op (a comparison's 0/1, random draws) writes values that do not depend on
@@ -217,12 +241,7 @@ def call_inplace(op, args: tuple) -> Tensor:
     out = result._data
     if out.dtype != target._data.dtype and (_bfloat16.holds(out) or _bfloat16.holds(target._data)):
         out = _bfloat16.cast(np, out, target._data.dtype)
-    if out.dtype != target._data.dtype and not np.can_cast(out.dtype, target._data.dtype, "same_kind"):
-        raise RuntimeError(f"result type {scalar_type_name(from_numpy_dtype(out.dtype))} can't be cast to the "
-                           f"desired output type {scalar_type_name(target.dtype)}")
-    if out.shape != target._data.shape:
-        raise ShapeError(f"output with shape {list(target._data.shape)} doesn't match the broadcast shape "
-                         f"{list(out.shape)}")
+    _check_fits(out, target)
     np.copyto(target._data, out, casting="unsafe")
     target._vc[0] += 1
     if grad_flow or constant_write:
@@ -236,6 +255,33 @@ def call_inplace(op, args: tuple) -> Tensor:
             target.grad_fn.versions[-1] = ("output 0", target._vc, target._vc[0], None)
     if tracer is not None:
         tracer.record_inplace(op, args, target)
+    return target
+
+
+def _check_fits(out, target: Tensor) -> None:
+    """torch's errors for an in-place result that cannot be written into target: a dtype it cannot be
+    cast to, another shape."""
+    if out.dtype != target._data.dtype and not np.can_cast(out.dtype, target._data.dtype, "same_kind") and not (
+            _bfloat16.holds(out) or _bfloat16.holds(target._data)):
+        raise RuntimeError(f"result type {scalar_type_name(from_numpy_dtype(out.dtype))} can't be cast to the "
+                           f"desired output type {scalar_type_name(target.dtype)}")
+    if out.shape != target._data.shape:
+        raise ShapeError(f"output with shape {list(target._data.shape)} doesn't match the broadcast shape "
+                         f"{list(out.shape)}")
+
+
+def _inplace_on_meta(op, args: tuple) -> Tensor:
+    """An in-place op on a meta tensor computes nothing; its result's shape and dtype must still fit
+    the target (and, as in torch, a CPU input may write into it: `meta.copy_(cpu)` in load_state_dict).
+    Writing meta values into a CPU tensor is torch's error."""
+    target, pure = args[0], op.inplace_of
+    if type(target._data) is not MetaArray:
+        if pure is _COPY:
+            raise no_data_error()
+        raise RuntimeError("Tensor on device meta is not on the expected device cpu!")
+    out = meta_outputs(pure, args, check_devices=False)
+    _check_fits(out[0] if pure.aux else out, target)
+    target._vc[0] += 1
     return target
 
 

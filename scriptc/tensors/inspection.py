@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 
 from scriptc.ops import bfloat16 as _bfloat16
+from scriptc.ops.meta import MetaArray
 from scriptc.types import bool_
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ class Inspection:
     # --- where and how the tensor is stored ----------------------------------------
     @property
     def is_cpu(self) -> bool:
-        return True
+        return type(self._data) is not MetaArray
 
     # scriptc has no nested, CSR or MKL-DNN tensors; models test these to pick a path.
     is_nested = is_sparse_csr = is_mkldnn = property(lambda self: False)

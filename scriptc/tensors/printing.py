@@ -11,6 +11,7 @@ from scriptc.autograd import forward_ad
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.quantized import QuantizedArray, dequantized
 from scriptc.tensors.conversion import _values
+from scriptc.ops.meta import MetaArray
 from scriptc.types import bool_, complex64, complex128, default_float, float64, int64
 
 if TYPE_CHECKING:
@@ -160,7 +161,12 @@ def _tensor_repr(t: Tensor, prefix: str = "tensor(") -> str:
     d = t.dtype
     if isinstance(a, QuantizedArray):
         return _with_suffixes(prefix + format_data(dequantized(a), indent), _quantized_suffixes(a), indent)
-    if a.size == 0:
+    if type(a) is MetaArray:  # (no values to show: torch prints where and what it is)
+        body = "..."
+        suffixes += ["device='meta'", f"size={tuple(a.shape)}"]
+        if d is not default_float():
+            suffixes.append(f"dtype={d!r}")
+    elif a.size == 0:
         if a.ndim != 1:
             suffixes.append("size=" + str(tuple(a.shape)))
         if d is not default_float():

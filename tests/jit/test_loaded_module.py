@@ -1,6 +1,7 @@
 """What jit.load returns (scriptc/jit/loaded_module.py) against torch's RecursiveScriptModule from
 torch.jit.load of the same model: its tree, parameters and buffers, modes, training it, state
-dicts, dtypes, copies, freezing and saving it again."""
+dicts, dtypes, copies, freezing and saving it again, its submodules called by themselves, and what
+isinstance says of it."""
 
 import copy
 import io
@@ -195,8 +196,6 @@ def test_what_torch_refuses_on_a_loaded_module_is_refused_in_its_words():
             getattr(theirs, name)(*args)
         with pytest.raises(RuntimeError, match=f"^{theirs_error.value}$"):
             getattr(ours, name)(*args)
-    with pytest.raises(RuntimeError, match="not of its submodule 'fc'"):
-        ours.fc(scriptc.randn(2, 8))
     with pytest.raises(AttributeError, match="'RecursiveScriptModule' object has no attribute 'nope'"):
         ours.fc.nope  # noqa: B018
 
@@ -378,3 +377,69 @@ def test_a_loaded_module_keeps_the_plain_attributes_its_forward_does_not_read(tm
     for name in ("steps", "label", "sizes", "ratio"):
         assert getattr(loaded["scriptc"], name) == getattr(loaded["torch"], name)
     assert loaded["scriptc"].fc.in_features == loaded["torch"].fc.in_features == 4
+
+
+def test_a_submodule_is_called_by_itself_as_torchs():
+    ours, theirs = _pair()
+    ours.eval(), theirs.eval()
+    features = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
+    for path, value in (("conv", _input()), ("fc", features)):
+        mine, reference = getattr(ours, path), getattr(theirs, path)
+        _same(mine(scriptc.from_numpy(value)), reference(real.from_numpy(value)))
+        _same(mine.forward(scriptc.from_numpy(value)), reference.forward(real.from_numpy(value)))
+    convolved = ours.conv(scriptc.from_numpy(_input()))
+    _same(ours.bn(convolved), theirs.bn(real.from_numpy(convolved.detach().numpy())))
+    assert "def forward" in ours.fc.code
+    for lib, loaded in ((scriptc, ours), (real, theirs)):
+        loaded.fc(lib.from_numpy(features)).sum().backward()
+    _same(ours.fc.weight.grad, theirs.fc.weight.grad)
+    with pytest.raises(TypeError, match="takes 1 inputs, got 2"):
+        ours.fc(scriptc.randn(2, 8), scriptc.randn(2, 8))
+
+
+def test_a_submodule_keeps_its_exported_methods_and_writes_its_state():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            self.bn = nn.BatchNorm1d(3)
+
+        def forward(self, x):
+            return self.bn(self.fc(x))
+
+        @scriptc.jit.export
+        def halved(self, x):
+            return self.fc(x) / 2
+
+    model = nn.Sequential(Block(), nn.ReLU())
+    loaded = scriptc.jit.load(_saved(scriptc, model))
+    x = scriptc.randn(4, 3)
+    with scriptc.no_grad():
+        _same(getattr(loaded, "0").halved(x), model[0].halved(x))
+        _same(getattr(loaded, "0")(x), model[0](x))  # (training mode: the batch's statistics)
+    _same(getattr(loaded, "0").bn.running_mean, model[0].bn.running_mean)
+    again = io.BytesIO()
+    scriptc.jit.save(loaded, again)
+    again.seek(0)
+    with scriptc.no_grad():
+        _same(getattr(scriptc.jit.load(again), "0").fc(x), model[0].fc(x))
+
+
+def test_loaded_and_scripted_modules_are_script_modules_as_torchs():
+    def kinds(lib):
+        module = lib.nn.Sequential(lib.nn.Linear(2, 2))
+        made = (lib.jit.script(module), lib.jit.trace(module, lib.randn(1, 2)), lib.jit.load(_saved(lib, module)))
+        return [(isinstance(m, lib.jit.ScriptModule), isinstance(m, lib.jit.RecursiveScriptModule),
+                 isinstance(m, lib.nn.Module)) for m in made]
+    assert kinds(scriptc) == kinds(real)
+    for lib in (scriptc, real):
+        loaded = lib.jit.load(_saved(lib, lib.nn.Sequential(lib.nn.Linear(2, 2))))
+        assert lib.jit.script(loaded) is loaded  # (already scripted)
+
+        def calls_it(x):
+            return loaded(x) + 1
+        with pytest.raises(RuntimeError, match="Cannot call a ScriptModule that is not a submodule of the caller"):
+            lib.jit.script(calls_it)
+    loaded = scriptc.jit.load(_saved(scriptc, nn.Sequential(nn.Linear(2, 2))))
+    assert isinstance(getattr(loaded, "0"), scriptc.jit.RecursiveScriptModule)
+    assert not isinstance(nn.Linear(2, 2), scriptc.jit.ScriptModule)

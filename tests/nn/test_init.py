@@ -50,3 +50,16 @@ def test_deprecated_spellings_warn_and_initialise(name, args):
     scriptc.manual_seed(0)
     new = getattr(scriptc.nn.init, name + "_")(scriptc.zeros(4, 6), *args)
     np.testing.assert_array_equal(old.numpy(), new.numpy())
+
+
+@pytest.mark.parametrize("initializer", [
+    lambda init, t: init.uniform_(t), lambda init, t: init.normal_(t), lambda init, t: init.trunc_normal_(t),
+    lambda init, t: init.constant_(t, 0.5), lambda init, t: init.ones_(t), lambda init, t: init.zeros_(t),
+    lambda init, t: init.eye_(t), lambda init, t: init.xavier_uniform_(t), lambda init, t: init.kaiming_normal_(t),
+    lambda init, t: init.orthogonal_(t), lambda init, t: init.sparse_(t, 0.5),
+], ids=["uniform", "normal", "trunc_normal", "constant", "ones", "zeros", "eye", "xavier_uniform", "kaiming_normal",
+        "orthogonal", "sparse"])
+def test_initializers_leave_a_meta_tensor_meta(initializer):
+    for lib in (scriptc, torch):
+        t = lib.empty(1 << 16, 1 << 16, device="meta")  # (drawing its values would take 16 GiB)
+        assert initializer(lib.nn.init, t) is t and t.is_meta

@@ -83,6 +83,8 @@ def test_one_hot():
         for T in (torch, scriptc):
             with pytest.raises(RuntimeError, match=message):
                 call(T)
+    meta = [repr(T.nn.functional.one_hot(T.zeros(3, dtype=T.int64, device="meta"), 4)) for T in (scriptc, torch)]
+    assert meta[0] == meta[1]  # (num_classes given: nothing is read from a meta tensor)
 
 
 @pytest.mark.parametrize("errors", [

@@ -240,3 +240,19 @@ def test_bfloat16_both_ways(zip_format):
     back = torch.load(again, weights_only=True)
     assert back["b"].dtype == torch.bfloat16 and torch.equal(back["b"], values)
     assert back["tail"].data_ptr() == back["b"].data_ptr() + 4, "the view still shares its storage"
+
+
+def test_meta_tensors_round_trip_with_torch_without_storage():
+    ours = {"w": scriptc.empty(64, 64, device="meta"),
+            "p": scriptc.nn.Parameter(scriptc.empty(3, dtype=scriptc.float64, device="meta"))}
+    buffer = io.BytesIO()
+    scriptc.save(ours, buffer)
+    assert len(buffer.getvalue()) < 4096  # (no storage records: a meta tensor has no data)
+    buffer.seek(0)
+    theirs = torch.load(buffer)
+    assert {k: repr(v) for k, v in theirs.items()} == {k: repr(v) for k, v in ours.items()}
+    buffer = io.BytesIO()
+    torch.save(torch.nn.Linear(2, 3, device="meta").state_dict(), buffer)
+    buffer.seek(0)
+    loaded = scriptc.load(buffer)
+    assert repr(loaded["weight"]) == "tensor(..., device='meta', size=(3, 2))" and loaded["bias"].is_meta

@@ -78,8 +78,9 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         if tensor.numel() == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(tensor.max()) + 1
-    if tensor.numel() and bool((tensor < 0).any()):
+    checked = tensor.numel() and not tensor.is_meta  # (a meta tensor has no values to check)
+    if checked and bool((tensor < 0).any()):
         raise RuntimeError("Class values must be non-negative.")
-    if tensor.numel() and bool((tensor >= num_classes).any()):
+    if checked and bool((tensor >= num_classes).any()):
         raise RuntimeError("Class values must be smaller than num_classes.")
-    return (tensor.unsqueeze(-1) == scriptc.arange(num_classes)).long()
+    return (tensor.unsqueeze(-1) == scriptc.arange(num_classes, device=tensor.device)).long()
