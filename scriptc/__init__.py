@@ -94,6 +94,7 @@ _SUBMODULES = {
     "return_types",
     "quasirandom",
     "onnx",
+    "__future__",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
