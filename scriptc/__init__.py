@@ -189,6 +189,10 @@ def __getattr__(name: str):
         if name in names:
             from scriptc import bindings  # noqa: F401  (installs the Tensor methods)
             return getattr(importlib.import_module(module), name)
+    if name.startswith("_foreach_"):
+        from scriptc.foreach import FOREACH_OPS
+        if name in FOREACH_OPS:
+            return FOREACH_OPS[name]
     from scriptc import bindings
     if name in bindings.FUNCTIONS:
         value = bindings.FUNCTIONS[name]
