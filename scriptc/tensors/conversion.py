@@ -39,6 +39,14 @@ if TYPE_CHECKING:
 _TO_DTYPE = _ops.OPS["to.dtype"]
 
 
+def _warn_if_traced(t, what: str) -> None:
+    """Under jit.trace, a TracerWarning when a value the trace records leaves it as Python or numpy data
+    (the graph keeps what it was then as a constant, as torch's tracer warns)."""
+    tracer = core._tracer[0]
+    if tracer is not None and id(t) in tracer.values:
+        tracer.data_dependent(what)
+
+
 class Conversions:
     """The conversion methods of scriptc.Tensor (a mixin: Tensor is the only class built on it)."""
 
@@ -50,6 +58,7 @@ class Conversions:
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         _numpy_has_dtype(self._data)
+        _warn_if_traced(self, "a tensor to a NumPy array")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -76,6 +85,7 @@ class Conversions:
         return _values(self._data).reshape(()).item()
 
     def tolist(self):
+        _warn_if_traced(self, "a tensor to a Python list")
         return _values(self._data).tolist()
 
     def __bool__(self) -> bool:

@@ -48,8 +48,9 @@ def _requires_grad(value) -> bool:
 
 
 def _unwrap(op, args):
-    """Arrays in place of Tensors (also inside lists); whether any input requires grad; whether any is
-    quantized (then the op must take quantized tensors: torch's error otherwise)."""
+    """Arrays in place of Tensors (also inside lists), Python numbers in place of numpy scalars; whether
+    any input requires grad; whether any is quantized (then the op must take quantized tensors: torch's
+    error otherwise)."""
     arrays = list(args)
     needs_grad = quantized = False
     for i, a in enumerate(args):
@@ -59,6 +60,10 @@ def _unwrap(op, args):
                 quantized = True
             if a.requires_grad:
                 needs_grad = True
+        elif isinstance(a, np.generic):
+            # a numpy scalar (np.sqrt(d) is an np.float64) counts as the Python number it holds, as in
+            # torch: it does not make x / np.sqrt(d) float64 as it would in numpy
+            arrays[i] = a.item()
     for i in op.tensor_list_args:
         items = args[i]
         if type(items) in (list, tuple):
