@@ -95,6 +95,7 @@ _SUBMODULES = {
     "quasirandom",
     "onnx",
     "__future__",
+    "library",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
