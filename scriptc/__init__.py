@@ -96,6 +96,7 @@ _SUBMODULES = {
     "onnx",
     "__future__",
     "library",
+    "export",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
