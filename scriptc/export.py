@@ -13,13 +13,14 @@ from __future__ import annotations
 import inspect
 import json
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 from scriptc.errors import TracerWarning
 from scriptc.nn import Module
 from scriptc.tensors import Tensor
 
-__all__ = ["Dim", "ExportedProgram", "GuardOnDataDependentSymNode", "dims", "export", "load", "save"]
+__all__ = ["Dim", "ExportGraphSignature", "ExportedProgram", "GuardOnDataDependentSymNode", "dims", "export", "load", "save"]
 
 _GUARDS_FILE = "export_guards.json"
 
@@ -157,6 +158,16 @@ class _ExportedModule(Module):
         self._program = program
         self.graph = program.graph
 
+    @property
+    def code(self) -> str:
+        return str(self.graph)
+
+    def print_readable(self, print_output: bool = True) -> str:
+        """The graph as text (printed too unless print_output=False)."""
+        if print_output:
+            print(self.code)
+        return self.code
+
     def forward(self, *args, **kwargs):
         program = self._program
         bound = program._signature.bind(*args, **kwargs)
@@ -164,6 +175,14 @@ class _ExportedModule(Module):
         values = [bound.arguments.get(n) for n in program._names]
         _check_guards(program._names, program._guards, values)
         return program._compiled(*[bound.arguments[n] for n in program._traced_names])
+
+
+@dataclass
+class ExportGraphSignature:
+    """What the exported graph takes: the module's parameters and buffers, then the user's inputs."""
+    parameters: list
+    buffers: list
+    user_inputs: list
 
 
 class ExportedProgram:
@@ -202,6 +221,12 @@ class ExportedProgram:
 
     def buffers(self):
         return self._compiled.buffers()
+
+    @property
+    def graph_signature(self) -> "ExportGraphSignature":
+        return ExportGraphSignature([n.removeprefix("inner.") for n, _ in self._compiled.named_parameters()],
+                                    [n.removeprefix("inner.") for n, _ in self._compiled.named_buffers()],
+                                    list(self._traced_names))
 
     @property
     def range_constraints(self) -> dict:

@@ -130,3 +130,13 @@ def test_dim_ranges_are_checked():
     assert [d.__name__ for d in scriptc.export.dims("h", "w", max=8)] == ["h", "w"]
     with pytest.raises(ValueError, match="has 2 dims"):
         scriptc.export.export(_model(scriptc), _inputs(scriptc, 6), dynamic_shapes={"a": {3: scriptc.export.Dim("x")}})
+
+
+def test_graph_signature_and_readable_graph(capsys):
+    program = scriptc.export.export(_model(scriptc), _inputs(scriptc, 6), {"scale": 3.0})
+    signature = program.graph_signature
+    assert (signature.parameters, signature.buffers, signature.user_inputs) == (
+        ["lin.weight", "lin.bias"], ["offset"], ["a", "b"])
+    text = program.graph_module.print_readable()
+    assert "linear" in text and capsys.readouterr().out.strip() == text.strip()
+    assert program.module().print_readable(print_output=False) == program.module().code
