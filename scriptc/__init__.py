@@ -97,6 +97,7 @@ _SUBMODULES = {
     "__future__",
     "library",
     "export",
+    "xpu",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
