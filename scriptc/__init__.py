@@ -98,6 +98,7 @@ _SUBMODULES = {
     "library",
     "export",
     "xpu",
+    "masked",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
