@@ -18,6 +18,7 @@ import math
 from scriptc.types import TensorType
 
 from . import register
+from .layout import in_layout
 from .rules import check_conv_channels, expand, is_known
 from .schema import OPAQUE
 
@@ -245,7 +246,7 @@ def _conv_kernel(spatial):
         if any(r > p for r, p in zip(reach, padded)):
             raise RuntimeError(f"Calculated padded input size per channel: ({_shape_text(padded)}). Kernel size: "
                                f"({_shape_text(reach)}). Kernel size can't be greater than actual input size")
-        out = _add_bias(_correlate(xp, x, w, stride, pads, dilation, groups), b)
+        out = in_layout(xp, _add_bias(_correlate(xp, x, w, stride, pads, dilation, groups), b), x, w)
         return out if batched else out[0]
     return kernel
 
@@ -320,7 +321,8 @@ def _transposed_kernel(spatial):
         if any(size <= 0 for size in sizes):
             raise RuntimeError(f"Given input size per channel: ({_shape_text(x.shape[2:])}). Calculated output size "
                                f"per channel: ({_shape_text(sizes)}). Output size is too small")
-        out = _add_bias(_transposed(xp, x, w, stride, padding, output_padding, dilation, groups), b)
+        out = in_layout(xp, _add_bias(_transposed(xp, x, w, stride, padding, output_padding, dilation, groups), b),
+                         x, w)
         return out if batched else out[0]
     return kernel
 
