@@ -18,7 +18,6 @@ import math
 from scriptc.types import TensorType
 
 from . import register
-from .layout import in_layout
 from .rules import check_conv_channels, expand, is_known
 from .schema import OPAQUE
 
@@ -246,7 +245,7 @@ def _conv_kernel(spatial):
         if any(r > p for r, p in zip(reach, padded)):
             raise RuntimeError(f"Calculated padded input size per channel: ({_shape_text(padded)}). Kernel size: "
                                f"({_shape_text(reach)}). Kernel size can't be greater than actual input size")
-        out = in_layout(xp, _add_bias(_correlate(xp, x, w, stride, pads, dilation, groups), b), x, w)
+        out = _add_bias(_correlate(xp, x, w, stride, pads, dilation, groups), b)
         return out if batched else out[0]
     return kernel
 
@@ -321,8 +320,7 @@ def _transposed_kernel(spatial):
         if any(size <= 0 for size in sizes):
             raise RuntimeError(f"Given input size per channel: ({_shape_text(x.shape[2:])}). Calculated output size "
                                f"per channel: ({_shape_text(sizes)}). Output size is too small")
-        out = in_layout(xp, _add_bias(_transposed(xp, x, w, stride, padding, output_padding, dilation, groups), b),
-                         x, w)
+        out = _add_bias(_transposed(xp, x, w, stride, padding, output_padding, dilation, groups), b)
         return out if batched else out[0]
     return kernel
 
@@ -363,7 +361,7 @@ for _spatial in (1, 3):
     register(f"conv{_spatial}d(input: Tensor, weight: Tensor, bias: Tensor? = None, stride: int[] = {_ones}, "
              f"padding: int[]|str = {_zeros}, dilation: int[] = {_ones}, groups: int = 1) -> Tensor", OPAQUE,
              _conv_kernel(_spatial), shape=_conv_rule(_spatial), grad=_conv_grad(_spatial),
-             save=("input", "weight"), method=False, functional=True,
+             save=("input", "weight"), method=False, functional=True, keeps_layout=True,
              doc=f"{_spatial}-D convolution (cross-correlation): one GEMM per group over im2col columns.")
 for _spatial in (1, 2, 3):
     _ones, _zeros = [1] * _spatial, [0] * _spatial
@@ -371,5 +369,5 @@ for _spatial in (1, 2, 3):
              f"stride: int[] = {_ones}, padding: int[] = {_zeros}, output_padding: int[] = {_zeros}, "
              f"groups: int = 1, dilation: int[] = {_ones}) -> Tensor", OPAQUE, _transposed_kernel(_spatial),
              shape=_transposed_rule(_spatial), grad=_transposed_grad(_spatial), save=("input", "weight"),
-             method=False, functional=True, fusion_head=_spatial == 2, head_floor=_spatial == 2,
+             method=False, functional=True, fusion_head=_spatial == 2, head_floor=_spatial == 2, keeps_layout=True,
              doc=f"{_spatial}-D transposed convolution, the adjoint of conv{_spatial}d: W^T @ x, then col2im.")

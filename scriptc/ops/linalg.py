@@ -9,7 +9,6 @@ from scriptc.types import TensorType, from_numpy_dtype
 
 from . import register
 from .factored import FactoredGradient
-from .layout import in_layout
 from .rules import (check_conv_channels, check_per_channel, conv_out, cpp_type_name, expand, is_known, matmul_shape,
                     scalar_type_name)
 from .schema import LAYER_NORM, OPAQUE, FusionTail
@@ -197,13 +196,6 @@ def _unbatched(kernel):
     return wrapped
 
 
-def _in_input_layout(kernel):
-    """The result channels-last where the input or the weight is (torch's layout for convolutions)."""
-    def wrapped(xp, x, w, *args, **options):
-        return in_layout(xp, kernel(xp, x, w, *args, **options), x, w)
-    return wrapped
-
-
 def _im2col(xp, x, w, sh, sw, ph, pw, dh, dw, oh, ow, groups):
     """(N, G, Cg*KH*KW, OH*OW): each image's columns in the order that makes W @ cols come out NCHW."""
     n, c = x.shape[:2]
@@ -305,8 +297,8 @@ def _conv2d_rule(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
 
 register("conv2d(input: Tensor, weight: Tensor, bias: Tensor? = None, stride: int[] = [1, 1], "
          "padding: int[]|str = [0, 0], dilation: int[] = [1, 1], groups: int = 1) -> Tensor", OPAQUE,
-         _unbatched(_in_input_layout(_conv2d_kernel)), shape=_conv2d_rule, grad=_conv2d_grad,
-         save=("input", "weight"),
+         _unbatched(_conv2d_kernel), shape=_conv2d_rule, grad=_conv2d_grad, save=("input", "weight"),
+         keeps_layout=True,
          method=False, functional=True, fusion_head=True, head_floor=True,
          doc="2-D convolution (cross-correlation) as im2col + GEMM.")
 

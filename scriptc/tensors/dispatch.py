@@ -14,6 +14,7 @@ from scriptc.amp.state import STATE as _AUTOCAST
 from scriptc.errors import ShapeError
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
+from scriptc.ops.layout import in_layout
 from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_quantized
 from scriptc.ops.rules import scalar_type_name
 from scriptc.tensors.arguments import check_all, check_tensor_lists, checked_value, value_types
@@ -45,6 +46,17 @@ def _requires_grad(value) -> bool:
     if isinstance(value, dict):
         return any(_requires_grad(v) for v in value.values())
     return False
+
+
+def keep_layout(op, out, arrays):
+    """A keeps_layout op's result (or first result) channels-last where one of its first two tensor
+    arguments is, as torch lays out a convolution's or a pool's output."""
+    sources = [a for a in arrays[:2] if type(a) is np.ndarray]
+    if type(out) is np.ndarray:
+        return in_layout(np, out, *sources)
+    if isinstance(out, tuple) and out and type(out[0]) is np.ndarray:
+        return (in_layout(np, out[0], *sources),) + out[1:]
+    return out
 
 
 def _unwrap(op, args):
@@ -107,6 +119,8 @@ def call(op, args: tuple):
     aux = None
     if op.aux:
         out, aux = out
+    if op.keeps_layout:
+        out = keep_layout(op, out, arrays)
     record = needs_grad and op.grad is not None and _mode.enabled
     if type(out) is np.ndarray:
         result = _wrap_output(op, out, args) if op.view else wrap(out)

@@ -93,3 +93,22 @@ def test_convolution_output_layout_follows_input_and_weight_as_torch(make, where
     ours, theirs = run(scriptc), run(torch)
     assert ours[:3] == theirs[:3]
     np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("make", [
+    lambda T: T.nn.MaxPool2d(2), lambda T: T.nn.AvgPool2d(3, stride=1), lambda T: T.nn.AdaptiveAvgPool2d(3),
+    lambda T: T.nn.AdaptiveMaxPool2d(2), lambda T: T.nn.Upsample(scale_factor=2),
+    lambda T: T.nn.Upsample(size=(5, 7), mode="bilinear"), lambda T: T.nn.GroupNorm(2, 4),
+    lambda T: T.nn.MaxPool3d(2), lambda T: T.nn.ReLU(),
+])
+def test_pools_resampling_and_group_norm_keep_channels_last_as_torch(make):
+    def run(T):
+        rank = 5 if isinstance(make(T), T.nn.MaxPool3d) else 4
+        fmt = T.channels_last if rank == 4 else T.channels_last_3d
+        x = T.from_numpy(np.random.default_rng(3).standard_normal((2, 4) + (6,) * (rank - 2)).astype(np.float32))
+        with T.no_grad():
+            out = make(T)(x.contiguous(memory_format=fmt))
+        return out.is_contiguous(memory_format=fmt), out.stride(), out.numpy()
+    ours, theirs = run(scriptc), run(torch)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-5, atol=1e-6)
