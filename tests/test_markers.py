@@ -32,6 +32,8 @@ def test_backends_and_accelerator_report_nothing_and_keep_flags():
     finally:
         torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic = before, False
     torch.backends.cuda.matmul.allow_tf32 = True
+    assert torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
     x = torch.ones(2)
     assert not x.is_xpu and not x.is_mps and not x.is_meta and not x.is_cuda
 

@@ -273,3 +273,17 @@ def test_warn_always_repeats_the_deprecation_warning_and_flush_denormal_is_refus
     finally:
         scriptc.set_warn_always(False)
     assert scriptc.set_flush_denormal(True) is False and scriptc.set_flush_denormal(False) is False
+
+
+def test_allow_tf32_is_the_matmul_precision_as_torch(restore_settings):
+    def run(lib):
+        seen = [lib.backends.cuda.matmul.allow_tf32]
+        for precision in ("medium", "highest", "high"):
+            lib.set_float32_matmul_precision(precision)
+            seen.append(lib.backends.cuda.matmul.allow_tf32)
+        for allowed in (False, True):
+            lib.backends.cuda.matmul.allow_tf32 = allowed
+            seen.append(lib.get_float32_matmul_precision())
+        lib.backends.cuda.matmul.allow_tf32 = False
+        return seen
+    assert run(scriptc) == run(torch)
