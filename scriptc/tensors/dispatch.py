@@ -14,7 +14,7 @@ from scriptc.amp.state import STATE as _AUTOCAST
 from scriptc.errors import ShapeError
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
-from scriptc.ops.layout import in_layout
+from scriptc.ops.layout import channels_last, in_layout
 from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_quantized
 from scriptc.ops.rules import scalar_type_name
 from scriptc.tensors.arguments import check_all, check_tensor_lists, checked_value, value_types
@@ -51,7 +51,9 @@ def _requires_grad(value) -> bool:
 def keep_layout(op, out, arrays):
     """A keeps_layout op's result (or first result) channels-last where one of its first two tensor
     arguments is, as torch lays out a convolution's or a pool's output."""
-    sources = [a for a in arrays[:2] if type(a) is np.ndarray]
+    sources = [a for a in arrays[:2] if type(a) is np.ndarray and channels_last(a)]
+    if not sources:
+        return out
     if type(out) is np.ndarray:
         return in_layout(np, out, *sources)
     if isinstance(out, tuple) and out and type(out[0]) is np.ndarray:
