@@ -95,6 +95,11 @@ _SUBMODULES = {
     "return_types",
     "quasirandom",
     "onnx",
+    "__future__",
+    "library",
+    "export",
+    "xpu",
+    "masked",
 }
 # Names defined in a submodule, loaded on first use (one module a line).
 _LAZY_NAMES = {
@@ -137,7 +142,8 @@ _LAZY_NAMES = {
                          "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
                          "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
                          "get_deterministic_debug_mode", "set_float32_matmul_precision",
-                         "get_float32_matmul_precision"},
+                         "get_float32_matmul_precision", "set_default_tensor_type", "set_warn_always",
+                         "is_warn_always_enabled", "set_flush_denormal"},
     "scriptc.tensors.printing": {"set_printoptions"},
     "scriptc.compiler.entry": {"compile"},
     "scriptc.tensors.storage": {"frombuffer", "UntypedStorage", "TypedStorage"},
@@ -189,6 +195,10 @@ def __getattr__(name: str):
         if name in names:
             from scriptc import bindings  # noqa: F401  (installs the Tensor methods)
             return getattr(importlib.import_module(module), name)
+    if name.startswith("_foreach_"):
+        from scriptc.foreach import FOREACH_OPS
+        if name in FOREACH_OPS:
+            return FOREACH_OPS[name]
     from scriptc import bindings
     if name in bindings.FUNCTIONS:
         value = bindings.FUNCTIONS[name]

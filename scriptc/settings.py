@@ -1,5 +1,5 @@
-"""Process-wide settings as torch has them: the default dtype and device, deterministic algorithms,
-float32 matmul precision.
+"""Process-wide settings as torch has them: the default dtype (also by legacy tensor type) and device,
+deterministic algorithms, float32 matmul precision, warn-always, flush-denormal.
 
 Each setting reads back what was set and raises torch's error for a value torch refuses. The
 default dtype changes what Python floats, float factories (zeros, rand, arange with a float, ...)
@@ -16,7 +16,8 @@ from scriptc.types import bfloat16, dtype, float16, float32, float64
 __all__ = ["set_default_dtype", "get_default_dtype", "set_default_device", "get_default_device",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
-           "get_deterministic_debug_mode", "set_float32_matmul_precision", "get_float32_matmul_precision"]
+           "get_deterministic_debug_mode", "set_float32_matmul_precision", "get_float32_matmul_precision",
+           "set_default_tensor_type", "set_warn_always", "is_warn_always_enabled", "set_flush_denormal"]
 
 
 def set_default_dtype(d: dtype) -> None:
@@ -35,6 +36,54 @@ def set_default_dtype(d: dtype) -> None:
 def get_default_dtype() -> dtype:
     """The default floating dtype: float32 unless set_default_dtype changed it."""
     return types.default_float()
+
+
+_warn_always = [False]
+_warned_tensor_type = [False]
+
+
+def set_default_tensor_type(t) -> None:
+    """The old form of set_default_dtype: t a legacy float tensor type (torch.DoubleTensor) or its name
+    ("torch.FloatTensor"). Deprecated in torch (a UserWarning says so, once), as here."""
+    import importlib
+    import warnings
+
+    from scriptc import legacy
+
+    if not _warned_tensor_type[0] or _warn_always[0]:  # (once a process, as torch, unless set_warn_always)
+        _warned_tensor_type[0] = True
+        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                      "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                      stacklevel=2)
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        if module.endswith("cuda"):
+            raise TypeError(f"type {t} not available. Torch not compiled with CUDA enabled.")
+        if module in ("torch", "scriptc"):
+            t = getattr(legacy, name, None)
+        else:  # (a dotted name elsewhere is imported, as torch does: ModuleNotFoundError if it is not there)
+            importlib.import_module(module or name)
+            t = None
+        if t is None:
+            raise TypeError(f"invalid type: '{name}'")
+    if not isinstance(t, legacy._LegacyTensorType):
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    set_default_dtype(t.dtype)
+
+
+def set_warn_always(b: bool) -> None:
+    """With True, warnings torch gives once per process are given every time (a flag code can read back)."""
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    return _warn_always[0]
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Whether flushing denormal floats to zero could be switched: False, as numpy's kernels (which
+    scriptc's eager ops run) keep the CPU's default and honour denormals."""
+    return False
 
 
 _default_device = [types.CPU]

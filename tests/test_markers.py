@@ -20,6 +20,7 @@ def test_backends_and_accelerator_report_nothing_and_keep_flags():
     assert not torch.backends.cudnn.is_available() and torch.backends.cudnn.version() is None
     assert not torch.backends.mps.is_available() and not torch.backends.mps.is_built()
     assert not torch.accelerator.is_available() and torch.accelerator.current_accelerator() is None
+    assert not torch.xpu.is_available() and torch.xpu.device_count() == 0 and not torch.xpu.is_initialized()
     before = torch.backends.cudnn.benchmark
     try:
         torch.backends.cudnn.benchmark = True
@@ -31,6 +32,8 @@ def test_backends_and_accelerator_report_nothing_and_keep_flags():
     finally:
         torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic = before, False
     torch.backends.cuda.matmul.allow_tf32 = True
+    assert torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
     x = torch.ones(2)
     assert not x.is_xpu and not x.is_mps and not x.is_meta and not x.is_cuda
 

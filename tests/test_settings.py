@@ -242,3 +242,47 @@ def test_cuda_seeding_is_deferred_without_a_gpu():
     if not scriptc.cuda.is_available():
         with pytest.raises(RuntimeError, match="CUDA is not available"):
             scriptc.cuda.initial_seed()
+
+
+@pytest.mark.parametrize("value", ["DoubleTensor", "torch.DoubleTensor", "torch.FloatTensor", "torch.cuda.FloatTensor",
+                                   "torch.LongTensor", "no_such_module_here", "float64", 3])
+def test_set_default_tensor_type_matches_torch(value):
+    def run(lib):
+        before = lib.get_default_dtype()
+        arg = getattr(lib, value) if value in ("DoubleTensor", "float64") else value
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lib.set_default_tensor_type(arg)
+            return str(lib.get_default_dtype()), str(lib.ones(1).dtype)
+        except Exception as error:  # noqa: BLE001  (the error torch raises is the result compared)
+            return type(error).__name__, str(error)
+        finally:
+            lib.set_default_dtype(before)
+    assert run(scriptc) == run(torch)
+
+
+def test_warn_always_repeats_the_deprecation_warning_and_flush_denormal_is_refused():
+    assert not scriptc.is_warn_always_enabled()
+    scriptc.set_warn_always(True)
+    try:
+        assert scriptc.is_warn_always_enabled()
+        for _ in range(2):
+            with pytest.warns(UserWarning, match="set_default_tensor_type\\(\\) is deprecated"):
+                scriptc.set_default_tensor_type(scriptc.FloatTensor)
+    finally:
+        scriptc.set_warn_always(False)
+    assert scriptc.set_flush_denormal(True) is False and scriptc.set_flush_denormal(False) is False
+
+
+def test_allow_tf32_is_the_matmul_precision_as_torch(restore_settings):
+    """(torch gives the same in a fresh process; its later calls refuse to mix the two APIs)"""
+    seen = [scriptc.backends.cuda.matmul.allow_tf32]
+    for precision in ("medium", "highest", "high"):
+        scriptc.set_float32_matmul_precision(precision)
+        seen.append(scriptc.backends.cuda.matmul.allow_tf32)
+    for allowed in (False, True):
+        scriptc.backends.cuda.matmul.allow_tf32 = allowed
+        seen.append(scriptc.get_float32_matmul_precision())
+    scriptc.backends.cuda.matmul.allow_tf32 = False
+    assert seen == [False, True, False, True, "highest", "high"]

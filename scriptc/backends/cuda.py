@@ -8,12 +8,24 @@ import warnings
 
 
 class _MatmulFlags:
-    """torch.backends.cuda.matmul: allow_tf32 and the reduced-precision reduction switches."""
+    """torch.backends.cuda.matmul: allow_tf32 (another face of torch.set_float32_matmul_precision: True is
+    "high", False "highest", as in torch) and the reduced-precision reduction switches."""
 
     def __init__(self):
-        self.allow_tf32 = False
         self.allow_fp16_reduced_precision_reduction = True
         self.allow_bf16_reduced_precision_reduction = True
+
+    @property
+    def allow_tf32(self) -> bool:
+        from scriptc import settings
+
+        return settings.get_float32_matmul_precision() != "highest"
+
+    @allow_tf32.setter
+    def allow_tf32(self, value: bool) -> None:
+        from scriptc import settings
+
+        settings.set_float32_matmul_precision("high" if value else "highest")
 
 
 matmul = _MatmulFlags()

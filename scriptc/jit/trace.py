@@ -189,6 +189,7 @@ class Tracer:
         """A prim::Constant for a Python value (cached) or a tensor created during the trace."""
         if isinstance(value, Tensor):
             return None
+        value = value.item() if isinstance(value, np.generic) else value  # (np.float32(2.0): a float)
         key = (type(value).__name__, repr(value))
         if key not in self.constants:
             node = Node("prim::Constant", [], [type_of_constant(value)], {"value": value})

@@ -9,10 +9,12 @@ from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 import numpy as np
 
+from scriptc import __future__ as future
 from scriptc import autograd
 from scriptc.tensors import Tensor, wrap
 
 from scriptc.utils.hooks import RemovableHandle
+from scriptc.utils.swap import swap_tensors
 from scriptc.tensor_functions import typename as _typename
 
 from .hooks import ModuleHooks, add_hook
@@ -427,12 +429,25 @@ class Module(ModuleHooks, ModuleConversion):
         return add_hook(self._state_dict_pre_hooks, hook)
 
     def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
-        """hook(module, state_dict, prefix, local_metadata) runs after this module's state_dict()."""
+        """hook(module, state_dict, prefix, local_metadata) runs after this module's state_dict(); it
+        edits the state_dict in place (returning anything else than None is a RuntimeError)."""
+        def checked(*args):
+            if hook(*args) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+        return add_hook(self._state_dict_hooks, checked)
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """The older form of register_state_dict_post_hook: a hook returning a dict replaces the state_dict."""
         return add_hook(self._state_dict_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors) runs first."""
-        return add_hook(self._load_state_dict_pre_hooks, lambda *args: hook(self, *args))
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
+        """The older form of register_load_state_dict_pre_hook: the hook gets the module first only with
+        with_module=True (state_dict, prefix, local_metadata, strict, missing, unexpected, errors)."""
+        return add_hook(self._load_state_dict_pre_hooks, (lambda *args: hook(self, *args)) if with_module else hook)
 
     def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """hook(module, incompatible_keys) runs after load_state_dict; it may edit the key lists in place."""
@@ -466,22 +481,35 @@ class Module(ModuleHooks, ModuleConversion):
                 p.grad._data[...] = 0
 
     def _apply(self, fn, recurse: bool = True) -> "Module":
-        """Apply `fn` to every parameter, gradient and buffer; parameters keep their identity (their
-        data is replaced), so optimizers and tied weights still see them."""
+        """Apply `fn` to every parameter, gradient and buffer. Parameters keep their identity (their
+        data is replaced, or with torch.__future__'s swap switch their contents swapped), so optimizers
+        and tied weights still see them; torch.__future__'s overwrite switch makes new Parameters."""
         if recurse:
             for child in self.children():
                 child._apply(fn)
+        swap = future.get_swap_module_params_on_conversion()
+        overwrite = future.get_overwrite_module_params_on_conversion()
         with autograd.no_grad():
-            for p in self._parameters.values():
+            for key, p in self._parameters.items():
                 if p is None:
                     continue
                 new = fn(p)
+                grad = p.grad
                 if new is not p:
-                    p.data = new
-                if p.grad is not None:
-                    new_grad = fn(p.grad)
-                    if new_grad is not p.grad:
-                        p.grad = new_grad.detach()
+                    if swap:
+                        swap_tensors(p, Parameter(new, requires_grad=p.requires_grad))
+                        p.grad = grad
+                    elif overwrite:
+                        p = self._parameters[key] = Parameter(new.detach(), requires_grad=p.requires_grad)
+                    else:
+                        p.data = new
+                if grad is not None:
+                    new_grad = fn(grad)
+                    if new_grad is not grad:
+                        if swap:
+                            swap_tensors(grad, new_grad.detach())
+                        else:
+                            p.grad = new_grad.detach()
             for name, b in self._buffers.items():
                 if b is not None:
                     self._buffers[name] = fn(b)

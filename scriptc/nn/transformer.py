@@ -4,6 +4,7 @@ initialisation (post-norm by default, pre-norm with norm_first)."""
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Callable, Optional, Union
 
 import scriptc
@@ -11,6 +12,7 @@ from scriptc.tensors import Tensor
 
 from . import functional as F
 from . import init
+from .activation import GELU, ReLU
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
@@ -81,6 +83,10 @@ class TransformerEncoderLayer(_TransformerLayer):
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True, device=None, dtype=None):
         super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
                          norm_first, bias, dtype, device, cross_attention=False)
+        # (as torch records it: 1 for relu, 2 for gelu, 0 for another activation)
+        relu = self.activation is F.relu or isinstance(self.activation, ReLU)
+        self.activation_relu_or_gelu = 1 if relu else 2 if (
+            self.activation is F.gelu or isinstance(self.activation, GELU)) else 0
 
     def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
                 is_causal: bool = False) -> Tensor:
@@ -134,11 +140,34 @@ class TransformerDecoderLayer(_TransformerLayer):
         return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
+def _why_no_nested_tensor(layer: Module) -> str:
+    """Why torch's encoder would not run `layer` over nested tensors (its words), or ""."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return "encoder_layer.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return ("encoder_layer.self_attn.batch_first was not True(use batch_first for better inference "
+                "performance)")
+    if not layer.self_attn._qkv_same_embed_dim:
+        return "encoder_layer.self_attn._qkv_same_embed_dim was not True"
+    if layer.self_attn.in_proj_bias is None:
+        return "encoder_layer.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return "encoder_layer.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return "encoder_layer.self_attn.num_heads is odd"
+    return ""
+
+
 class TransformerEncoder(Module):
     """num_layers deep copies of encoder_layer applied in turn, then the optional norm.
 
-    enable_nested_tensor and mask_check are accepted for compatibility; scriptc has no nested tensors,
-    so padded positions are always computed (and masked), which gives the same outputs.
+    As in torch, with enable_nested_tensor (the default) an encoder whose layers allow it runs an
+    inference call (eval mode, no gradient needed, a left-aligned src_key_padding_mask and no mask) over
+    the valid positions only: the padded positions of its output are zeros (before the final norm).
     """
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Optional[Module] = None,
@@ -148,8 +177,13 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False
+        self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        why_not = _why_no_nested_tensor(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}",
+                          stacklevel=2)
+            self.use_nested_tensor = False
 
     def forward(self, src: Tensor, mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
                 is_causal: Optional[bool] = None) -> Tensor:
@@ -158,12 +192,33 @@ class TransformerEncoder(Module):
         causal = False
         if is_causal is not None:
             causal = is_causal
+        padded_as_zeros = self._runs_nested(src, mask, src_key_padding_mask)
         output = src
         for layer in self.layers:
             output = layer(output, src_mask=mask, is_causal=causal, src_key_padding_mask=src_key_padding_mask)
+        if padded_as_zeros and src_key_padding_mask is not None:
+            output = output.masked_fill((src_key_padding_mask != 0).unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+    def _runs_nested(self, src: Tensor, mask: Optional[Tensor], key_padding_mask: Optional[Tensor]) -> bool:
+        """Whether torch would run this call over nested tensors (giving zeros at padded positions)."""
+        if not self.use_nested_tensor or self.training or key_padding_mask is None or mask is not None:
+            return False
+        if src.dim() != 3:
+            return False
+        if scriptc.is_grad_enabled():
+            # (torch asks the first layer's weights; their feed-forward weights stand for them here,
+            # as a model's parameters require grad all together or not at all)
+            if src.requires_grad:
+                return False
+            for layer in self.layers:
+                if layer.linear1.weight.requires_grad or layer.linear2.weight.requires_grad:
+                    return False
+        valid = key_padding_mask == 0
+        # (not left-aligned, a valid position after a padded one: torch runs it padded)
+        return not (self.mask_check and bool((valid[:, 1:] & ~valid[:, :-1]).any()))
 
 
 class TransformerDecoder(Module):

@@ -196,3 +196,4 @@ from . import real_only  # noqa: E402,F401  (after every op: it marks some of th
 from . import float_only  # noqa: E402,F401  (likewise)
 
 from .aten_namespace import aten, torchvision  # noqa: E402,F401  (torch.ops.aten / .torchvision)
+from .aten_namespace import find_namespace as __getattr__  # noqa: E402,F401  (torch.ops.<torch.library ns>)

@@ -1,7 +1,8 @@
 """torch.ops.aten: the op table by its ATen names, for code that calls ops through torch.ops
 (`torch.ops.aten.add(x, y)`, `torch.ops.aten.index_put_.hacked_twin(...)`), eagerly and in scripted
 code (an ATen name is the op's base name here); torch.ops.torchvision: the ops of the table that
-torchvision's library registers (nms, roi_align, box_iou_rotated), which torchvision.ops calls there."""
+torchvision's library registers (nms, roi_align, box_iou_rotated), which torchvision.ops calls there;
+torch.ops.<namespace> of operators defined with torch.library (custom_namespace)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,20 @@ class OpNamespace(types.ModuleType):
 _TORCHVISION_OPS = frozenset({"nms", "roi_align", "box_iou_rotated"})
 aten = OpNamespace("aten", lambda name: name not in _TORCHVISION_OPS)
 torchvision = OpNamespace("torchvision", _TORCHVISION_OPS.__contains__)
+
+
+_CUSTOM_NAMESPACES: dict[str, types.ModuleType] = {}
+
+
+def custom_namespace(namespace: str) -> types.ModuleType:
+    """torch.ops.<namespace> for operators defined in Python with torch.library (made on first use)."""
+    if namespace not in _CUSTOM_NAMESPACES:
+        _CUSTOM_NAMESPACES[namespace] = types.ModuleType(f"scriptc.ops.{namespace}")
+    return _CUSTOM_NAMESPACES[namespace]
+
+
+def find_namespace(namespace: str) -> types.ModuleType:
+    """The torch.ops attribute `namespace`: a torch.library namespace, or AttributeError as torch's."""
+    if namespace in _CUSTOM_NAMESPACES:
+        return _CUSTOM_NAMESPACES[namespace]
+    raise AttributeError(f"module 'torch.ops' has no attribute '{namespace}'")

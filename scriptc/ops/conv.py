@@ -361,7 +361,7 @@ for _spatial in (1, 3):
     register(f"conv{_spatial}d(input: Tensor, weight: Tensor, bias: Tensor? = None, stride: int[] = {_ones}, "
              f"padding: int[]|str = {_zeros}, dilation: int[] = {_ones}, groups: int = 1) -> Tensor", OPAQUE,
              _conv_kernel(_spatial), shape=_conv_rule(_spatial), grad=_conv_grad(_spatial),
-             save=("input", "weight"), method=False, functional=True,
+             save=("input", "weight"), method=False, functional=True, keeps_layout=True,
              doc=f"{_spatial}-D convolution (cross-correlation): one GEMM per group over im2col columns.")
 for _spatial in (1, 2, 3):
     _ones, _zeros = [1] * _spatial, [0] * _spatial
@@ -369,5 +369,5 @@ for _spatial in (1, 2, 3):
              f"stride: int[] = {_ones}, padding: int[] = {_zeros}, output_padding: int[] = {_zeros}, "
              f"groups: int = 1, dilation: int[] = {_ones}) -> Tensor", OPAQUE, _transposed_kernel(_spatial),
              shape=_transposed_rule(_spatial), grad=_transposed_grad(_spatial), save=("input", "weight"),
-             method=False, functional=True, fusion_head=_spatial == 2, head_floor=_spatial == 2,
+             method=False, functional=True, fusion_head=_spatial == 2, head_floor=_spatial == 2, keeps_layout=True,
              doc=f"{_spatial}-D transposed convolution, the adjoint of conv{_spatial}d: W^T @ x, then col2im.")

@@ -298,6 +298,7 @@ def _conv2d_rule(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
 register("conv2d(input: Tensor, weight: Tensor, bias: Tensor? = None, stride: int[] = [1, 1], "
          "padding: int[]|str = [0, 0], dilation: int[] = [1, 1], groups: int = 1) -> Tensor", OPAQUE,
          _unbatched(_conv2d_kernel), shape=_conv2d_rule, grad=_conv2d_grad, save=("input", "weight"),
+         keeps_layout=True,
          method=False, functional=True, fusion_head=True, head_floor=True,
          doc="2-D convolution (cross-correlation) as im2col + GEMM.")
 

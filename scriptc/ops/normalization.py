@@ -70,7 +70,7 @@ def _group_norm_rule(x, num_groups, weight=None, bias=None, *rest):
 
 register("group_norm(input: Tensor, num_groups: int, weight: Tensor? = None, bias: Tensor? = None, "
          "eps: float = 1e-05) -> Tensor", OPAQUE, _group_norm_kernel, shape=_group_norm_rule, grad=_group_norm_grad,
-         save=("input", "weight"), method=False, functional=True,
+         save=("input", "weight"), method=False, functional=True, keeps_layout=True,
          doc="Normalizes each group of channels of each sample, then scales and shifts per channel.")
 
 

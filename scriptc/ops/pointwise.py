@@ -352,7 +352,8 @@ def _boolean_condition(index: int):
 register("where(condition: Tensor, self: Tensor|Scalar, other: Tensor|Scalar) -> Tensor", POINTWISE,
          lambda xp, c, a, b: xp.where(c, a, b), dtype_rule=PROMOTE, scalar=E.select,
          argument_check=_boolean_condition(0),
-         grad=lambda ctx, g: (None, g * ctx.condition, g * ~ctx.condition.astype(bool)),
+         grad=lambda ctx, g: (None, ctx.xp.where(ctx.condition, g, ctx.xp.zeros((), g.dtype)),
+                              ctx.xp.where(ctx.condition, ctx.xp.zeros((), g.dtype), g)),
          save=("condition",), method=False,
          doc="Elementwise condition ? self : other, broadcasting all three.")
 register("where.method(self: Tensor, condition: Tensor, other: Tensor|Scalar) -> Tensor", POINTWISE,
@@ -381,7 +382,9 @@ def _masked_fill_type(x: TensorType, mask: TensorType, value) -> TensorType:
 register("masked_fill(self: Tensor, mask: Tensor, value: Tensor|Scalar) -> Tensor", POINTWISE,
          _masked_fill_kernel,
          dtype_rule=None, scalar=lambda x, m, v: E.select(m, v, x),
-         shape=_masked_fill_type, grad=lambda ctx, g: (g * ~ctx.mask.astype(bool), None, None), save=("mask",),
+         shape=_masked_fill_type, save=("mask",),
+         # (where, not a product: a NaN gradient at a filled element stays out, as in torch)
+         grad=lambda ctx, g: (ctx.xp.where(ctx.mask.astype(bool), ctx.xp.zeros((), g.dtype), g), None, None),
          inplace=True,
          doc="self with the elements where mask is True replaced by value.")
 _binary("maximum", lambda xp, a, b: xp.maximum(a, b), E.maximum, inplace=False, save=("self", "other"),

@@ -156,7 +156,7 @@ def _max_pool_ops(spatial):
     args = (f"input: Tensor, kernel_size: int[], stride: int[]? = None, padding: int[] = {zeros}, "
             f"dilation: int[] = {ones}, ceil_mode: bool = False")
     register(f"{name}({args}) -> Tensor", OPAQUE, pooled, shape=rule, grad=grad, aux=True, method=False,
-             functional=True, doc=f"The largest value of each {spatial}-D window.")
+             functional=True, keeps_layout=True, doc=f"The largest value of each {spatial}-D window.")
     register(f"{name}_with_indices({args}) -> (Tensor, Tensor)", OPAQUE, pooled,
              shape=lambda *a: (rule(*a), TensorType(int64, rule(*a).shape, a[0].device)), grad=grad,
              method=False, function=False,
@@ -241,7 +241,8 @@ def _avg_pool_op(spatial):
     register(f"{name}(input: Tensor, kernel_size: int[], stride: int[]? = None, padding: int[] = {zeros}, "
              f"ceil_mode: bool = False, count_include_pad: bool = True{divisor}) -> Tensor", OPAQUE, kernel_fn,
              shape=lambda x, k, s=None, p=0, ceil_mode=False, *rest: _pool_rule(x, k, s, p, 1, ceil_mode, spatial),
-             grad=grad, method=False, functional=True, doc=f"The mean of each {spatial}-D window.")
+             grad=grad, method=False, functional=True, keeps_layout=True,
+             doc=f"The mean of each {spatial}-D window.")
 
 
 # --- adaptive pooling ---------------------------------------------------------------
@@ -300,7 +301,7 @@ def _adaptive_avg_op(spatial):
 
     register(f"{name}(input: Tensor, output_size: int[]) -> Tensor", OPAQUE, kernel_fn,
              shape=lambda x, size: _adaptive_rule(x, size, spatial), grad=grad, method=False, functional=True,
-             doc=f"Average pooling to a given {spatial}-D output size.")
+             keeps_layout=True, doc=f"Average pooling to a given {spatial}-D output size.")
 
 
 def _adaptive_rule(x, output_size, spatial):
@@ -345,7 +346,7 @@ def _adaptive_max_ops(spatial):
 
     register(f"{name}(input: Tensor, output_size: int[]) -> Tensor", OPAQUE, pooled,
              shape=lambda x, size: _adaptive_rule(x, size, spatial), grad=grad, aux=True, method=False,
-             functional=True, doc=f"Max pooling to a given {spatial}-D output size.")
+             functional=True, keeps_layout=True, doc=f"Max pooling to a given {spatial}-D output size.")
     register(f"{name}_with_indices(input: Tensor, output_size: int[]) -> (Tensor, Tensor)", OPAQUE, pooled,
              shape=lambda x, size: (_adaptive_rule(x, size, spatial),
                                     TensorType(int64, _adaptive_rule(x, size, spatial).shape, x.device)),

@@ -217,7 +217,7 @@ def _interpolate_rule(x, size=None, scale_factor=None, mode="nearest", *rest):
 register("interpolate(input: Tensor, size: int[]? = None, scale_factor: float[]|float? = None, "
          "mode: str = 'nearest', align_corners: bool? = None, recompute_scale_factor: bool? = None, "
          "antialias: bool = False) -> Tensor", OPAQUE, _interpolate_kernel, shape=_interpolate_rule,
-         grad=_interpolate_grad, method=False, function=False,
+         grad=_interpolate_grad, method=False, function=False, keeps_layout=True,
          doc="Resizes the spatial dims of (N, C, *spatial) to size or by scale_factor, with torch's sampling rules.")
 
 
@@ -246,7 +246,7 @@ def _interpolate_to_rule(x, size, *rest):
 
 register("interpolate.size_tensor(input: Tensor, size: Tensor, mode: str = 'nearest', align_corners: bool? = None, "
          "antialias: bool = False) -> Tensor", OPAQUE, _interpolate_to_kernel, shape=_interpolate_to_rule,
-         grad=_interpolate_to_grad, method=False, function=False,
+         grad=_interpolate_to_grad, method=False, function=False, keeps_layout=True,
          doc="interpolate to the sizes a 1-d integer tensor holds: F.interpolate by a tensor scale_factor with "
          "recompute_scale_factor, whose output size jit.trace keeps computed from the input's size.")
 # F.upsample: the deprecated spelling of interpolate (its defaults agree)

@@ -268,6 +268,9 @@ class OpDef:
     complex_aware: bool = False
     result_names: tuple[str, ...] = ()  # names of a tuple result's fields (torch.return_types.<name>)
     nondifferentiable_outputs: tuple[int, ...] = ()  # outputs that never carry a gradient (lstsq's rank)
+    # The eager result takes the channels-last layout of its first two tensor arguments, as torch's
+    # (convolutions, pools, resampling, group_norm: ops/layout.py); kernels compute row-major.
+    keeps_layout: bool = False
     # What an eager call returns, from its arguments and output tensors, where that is not simply the
     # outputs: torch.unique's flags pick among its three, nonzero(as_tuple=True) splits its one.
     python_result: Callable | None = None

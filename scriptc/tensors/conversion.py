@@ -41,6 +41,14 @@ if TYPE_CHECKING:
 _TO_DTYPE = _ops.OPS["to.dtype"]
 
 
+def _warn_if_traced(t, what: str) -> None:
+    """Under jit.trace, a TracerWarning when a value the trace records leaves it as Python or numpy data
+    (the graph keeps what it was then as a constant, as torch's tracer warns)."""
+    tracer = core._tracer[0]
+    if tracer is not None and id(t) in tracer.values:
+        tracer.data_dependent(what)
+
+
 class Conversions:
     """The conversion methods of scriptc.Tensor (a mixin: Tensor is the only class built on it)."""
 
@@ -54,6 +62,7 @@ class Conversions:
         if type(self._data) is MetaArray:
             raise numpy_error()
         _numpy_has_dtype(self._data)
+        _warn_if_traced(self, "a tensor to a NumPy array")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -84,6 +93,7 @@ class Conversions:
         return _values(self._data).reshape(()).item()
 
     def tolist(self):
+        _warn_if_traced(self, "a tensor to a Python list")
         return _values(self._data).tolist()
 
     def __bool__(self) -> bool:

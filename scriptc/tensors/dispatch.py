@@ -14,6 +14,7 @@ from scriptc.amp.state import STATE as _AUTOCAST
 from scriptc.errors import ShapeError
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
+from scriptc.ops.layout import channels_last, in_layout
 from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_quantized
 from scriptc.ops.rules import scalar_type_name
 from scriptc.tensors.arguments import check_all, check_tensor_lists, checked_value, value_types
@@ -50,10 +51,23 @@ def _requires_grad(value) -> bool:
     return False
 
 
+def keep_layout(op, out, arrays):
+    """A keeps_layout op's result (or first result) channels-last where one of its first two tensor
+    arguments is, as torch lays out a convolution's or a pool's output."""
+    sources = [a for a in arrays[:2] if type(a) is np.ndarray and channels_last(a)]
+    if not sources:
+        return out
+    if type(out) is np.ndarray:
+        return in_layout(np, out, *sources)
+    if isinstance(out, tuple) and out and type(out[0]) is np.ndarray:
+        return (in_layout(np, out[0], *sources),) + out[1:]
+    return out
+
+
 def _unwrap(op, args):
-    """Arrays in place of Tensors (also inside lists); whether any input requires grad; whether any is
-    quantized (then the op must take quantized tensors: torch's error otherwise); whether any is on the
-    meta device."""
+    """Arrays in place of Tensors (also inside lists), Python numbers in place of numpy scalars; whether
+    any input requires grad; whether any is quantized (then the op must take quantized tensors: torch's
+    error otherwise); whether any is on the meta device."""
     arrays = list(args)
     needs_grad = quantized = meta = False
     for i, a in enumerate(args):
@@ -65,6 +79,10 @@ def _unwrap(op, args):
                 meta = True
             if a.requires_grad:
                 needs_grad = True
+        elif isinstance(a, np.generic):
+            # a numpy scalar (np.sqrt(d) is an np.float64) counts as the Python number it holds, as in
+            # torch: it does not make x / np.sqrt(d) float64 as it would in numpy
+            arrays[i] = a.item()
     for i in op.tensor_list_args:
         items = args[i]
         if type(items) in (list, tuple):
@@ -124,6 +142,8 @@ def call(op, args: tuple):
     aux = None
     if op.aux:
         out, aux = out
+    if op.keeps_layout:
+        out = keep_layout(op, out, arrays)
     record = needs_grad and op.grad is not None and _mode.enabled
     if type(out) is np.ndarray:
         result = _wrap_output(op, out, args) if op.view else wrap(out)

@@ -89,3 +89,25 @@ def test_optimized_module_with_a_region_runs():
     x = torch.randn(2, 3)
     np.testing.assert_allclose(fast(x).numpy(), (model(x) + 1).detach().numpy(), rtol=1e-5, atol=1e-6)
     assert torch.is_grad_enabled()
+
+
+def _scaled_by_grad_mode(x):
+    if torch.is_grad_enabled():
+        return x * 2
+    return x * 3
+
+
+def _grad_mode_with_an_argument(x):
+    return x * torch.is_grad_enabled(x)
+
+
+def test_is_grad_enabled_reads_the_callers_mode_in_script_and_after_load(tmp_path):
+    scripted = torch.jit.script(_scaled_by_grad_mode)
+    path = str(tmp_path / "m.pt")
+    torch.jit.save(scripted, path)
+    for fn in (scripted, torch.jit.load(path)):
+        assert fn(torch.ones(1)).item() == 2.0
+        with torch.no_grad():
+            assert fn(torch.ones(1)).item() == 3.0
+    with pytest.raises(torch.ScriptError, match="expected 0 arguments"):
+        torch.jit.script(_grad_mode_with_an_argument)

@@ -90,6 +90,30 @@ def test_data_dependent_control_flow_warns_at_the_users_line():
     assert any(issubclass(w.category, TracerWarning) for w in caught)
 
 
+@pytest.mark.parametrize("leave, what", [(lambda x: torch.from_numpy(np.sin(x.numpy())), "a NumPy array"),
+                                         (lambda x: torch.tensor(x.tolist()), "a Python list")])
+def test_a_traced_value_read_as_numpy_or_a_list_warns_as_torch(leave, what):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.jit.trace(lambda x: leave(x) * 2, torch.ones(3))
+    messages = [str(w.message) for w in caught if issubclass(w.category, TracerWarning)]
+    assert messages == [f"Converting a tensor to {what} might cause the trace to be incorrect. We can't record the "
+                        "data flow of Python values, so this value will be treated as a constant in the future. "
+                        "This means that the trace might not generalize to other inputs!"]
+
+
+def test_numpy_scalars_in_a_trace_are_python_constants(tmp_path):
+    traced = torch.jit.trace(lambda x: x * np.float32(2.0) + np.int64(3) * x - np.sqrt(np.float64(0.25)),
+                             torch.ones(2))
+    x = torch.arange(2.0)
+    assert "np." not in str(traced.graph)
+    path = str(tmp_path / "m.pt")
+    torch.jit.save(traced, path)
+    for model in (traced, torch.jit.load(path)):
+        out = model(x)
+        assert out.dtype == torch.float32 and out.tolist() == [-0.5, 4.5]
+
+
 def test_check_trace_tolerates_differences_small_against_the_outputs_largest_values():
     """A long float32 computation replayed op by op may end a few ulps of its largest values away
     (torchvision's RAFT: 1.5e-5 on outputs up to 4.3): the absolute tolerance scales with them."""

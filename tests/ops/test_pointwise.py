@@ -63,3 +63,19 @@ def test_masked_fill_refuses_a_non_boolean_mask_as_torch(dtype):
     traced = scriptc.jit.trace(lambda x, m: x.masked_fill(m, 0.0), (scriptc.ones(2), scriptc.tensor([True, False])))
     with pytest.raises(RuntimeError, match="masked_fill_ only supports boolean masks"):
         traced(scriptc.ones(2), scriptc.ones(2, dtype=getattr(scriptc, dtype)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda T, a, b, keep: T.where(keep, a, b),
+    lambda T, a, b, keep: a.masked_fill(~keep, 0.0) + b.masked_fill(keep, 0.0),
+])
+def test_where_and_masked_fill_gradients_keep_non_finite_values_out_as_torch(make):
+    """An element the op did not take gets gradient 0 even where the incoming gradient is inf or NaN."""
+    grads = []
+    for T in (scriptc, torch):
+        a = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = T.tensor([4.0, 5.0, 6.0], requires_grad=True)
+        keep = T.tensor([True, False, True])
+        (make(T, a, b, keep) * T.tensor([float("inf"), float("nan"), 2.0])).sum().backward()
+        grads.append((a.grad.tolist(), b.grad.tolist()))
+    assert str(grads[0]) == str(grads[1])

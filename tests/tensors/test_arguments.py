@@ -119,3 +119,19 @@ def test_numpy_integers_and_integer_tensors_pass_as_ints(source):
         return eval(source, {"T": T, "np": np, "X": T.arange(6.0).reshape(2, 3)}).tolist()
 
     np.testing.assert_allclose(run(scriptc), run(torch), rtol=1e-6)
+
+
+@pytest.mark.parametrize("source", [
+    "x * np.float64(3)", "np.float64(2) * x", "x / np.sqrt(np.float64(4))", "x - np.float32(0.5)",
+    "np.int64(3) * x", "x.long() * np.float64(1.5)", "x.long() + np.int32(2)", "x > np.float64(0.5)",
+    "T.pow(x, np.float64(2))", "np.float64(2) ** x", "T.where(x > 0, x, np.float64(2))",
+    "x.half() * np.float64(2)", "T.full((2,), 1, dtype=T.float16).add(np.float64(1.5))",
+])
+def test_numpy_scalars_promote_as_python_numbers(source):
+    """A numpy scalar is the Python number it holds, as in torch: x / np.sqrt(d) stays float32."""
+    import numpy as np
+
+    def run(T):
+        out = eval(source, {"T": T, "np": np, "x": T.arange(4, dtype=T.float32)})
+        return str(out.dtype).split(".")[-1], out.tolist()
+    assert run(scriptc) == run(torch)

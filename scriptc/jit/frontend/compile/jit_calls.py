@@ -119,6 +119,11 @@ class JitCalls:
             return self.const(None)
         if name == "autograd.grad":
             return self.autograd_grad(args, kwargs, node)
+        if name == "is_grad_enabled":
+            if args or kwargs:
+                raise self.error(f"torch.is_grad_enabled() expected 0 arguments but found {len(args) + len(kwargs)}",
+                                 node)
+            return self.emit1("grad_mode.is_enabled", [], Bool)
         if name in ("no_grad", "enable_grad"):
             raise self.error(f"torch.{name}() is only supported as a `with` context manager", node)
         return self.python_op(name, args, kwargs, node)

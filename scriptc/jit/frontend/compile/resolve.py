@@ -55,7 +55,7 @@ def jit_functions() -> dict[int, str]:
              "get_num_threads": scriptc.get_num_threads, "set_num_interop_threads": scriptc.set_num_interop_threads,
              "get_num_interop_threads": scriptc.get_num_interop_threads, "tensor": scriptc.tensor,
              "as_tensor": scriptc.as_tensor, "is_tensor": scriptc.is_tensor, "_assert": getattr(scriptc, "_assert", None),
-             "no_grad": scriptc.no_grad, "enable_grad": scriptc.enable_grad,
+             "no_grad": scriptc.no_grad, "enable_grad": scriptc.enable_grad, "is_grad_enabled": scriptc.is_grad_enabled,
              "_get_tracing_state": scriptc._C._get_tracing_state, "_check": jit.markers._check,
              "manual_seed": scriptc.manual_seed, "Generator": scriptc.Generator,
              "_IgnoreContextManager": jit._IgnoreContextManager, "device": scriptc.device}
