@@ -99,3 +99,15 @@ def test_scripted_aten_calls_match_eager():
 def test_embedding_bag_refuses_an_unknown_mode():
     with pytest.raises(ValueError, match="mode has to be one of sum, mean or max"):
         scriptc.embedding_bag(scriptc.randn(4, 2), scriptc.tensor([1, 2]), scriptc.tensor([0]), False, 3)
+
+
+@pytest.mark.parametrize("call", [
+    "T.embedding(None, T.tensor([1]))",
+    "T.group_norm([1.0], 1)",
+    "T.batch_norm(T.ones(2, 3), 'w', None, None, None, True, 0.1, 1e-5, False)",
+    "T.kl_div(T.ones(2), target=3)",
+])
+def test_a_non_tensor_for_a_tensor_raises_torchs_type_error(call):
+    from tests.torch_errors import raised
+
+    assert raised(lambda: eval(call, {"T": scriptc})) == raised(lambda: eval(call, {"T": torch}))
