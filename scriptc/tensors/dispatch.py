@@ -82,8 +82,8 @@ def call(op, args: tuple):
     if checks is None:
         checks = value_types(op)
     given = len(args)  # (internal callers may leave trailing defaults out)
-    for i, types in checks:
-        if i < given and not isinstance(args[i], types):
+    for i, types, refuses_bool in checks:
+        if i < given and (not isinstance(args[i], types) or refuses_bool and args[i].__class__ is bool):
             args = (*args[:i], checked_value(op, i, args[i]), *args[i + 1:])
     if op.tensor_list_args:
         args = check_tensor_lists(op, args)
