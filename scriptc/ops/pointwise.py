@@ -176,7 +176,9 @@ def _refuse_negative_integer_power(arrays) -> None:
 def _pow_kernel(xp, a, b):
     """xp.power, but integers to negative powers as torch's: a negative exponent in a tensor gives 1
     for base 1, +-1 for base -1 by its parity, 0 otherwise (a negative Python exponent is refused
-    before: _refuse_negative_integer_power)."""
+    before: _refuse_negative_integer_power). A bool tensor to a Python bool power stays bool, as in torch."""
+    if isinstance(b, bool) and getattr(getattr(a, "dtype", None), "kind", None) == "b":
+        return a.copy() if b else xp.ones_like(a)
     if xp.result_type(a, b).kind not in "iu":
         with quiet_float_errors(xp):  # (0 ** -1 is inf, no news)
             return xp.power(a, b)

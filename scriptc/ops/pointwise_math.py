@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from scriptc.types import TensorType, float64, from_numpy_dtype, int32
+from scriptc.types import COMPLEX, TensorType, complex128, float64, from_numpy_dtype, int32
 
 from . import alias, register
 from . import expr as E
@@ -357,9 +357,21 @@ def _float_power_grad(ctx, g):
     return d_base, d_exp
 
 
+def _is_complex(value) -> bool:
+    dtype = getattr(value, "dtype", None)
+    return isinstance(value, complex) or (dtype is not None and getattr(dtype, "kind", None) == "c") or (
+        dtype is not None and getattr(dtype, "category", None) == COMPLEX)
+
+
+def _float_power_kernel(xp, base, exponent):
+    wide = xp.complex128 if _is_complex(base) or _is_complex(exponent) else xp.float64
+    return xp.power(xp.asarray(base, dtype=wide), xp.asarray(exponent, dtype=wide))
+
+
 def _float_power_rule(base, exponent):
     tensors = [t for t in (base, exponent) if isinstance(t, TensorType)]
-    return TensorType(float64, broadcast_shapes(*(t.shape for t in tensors)), tensors[0].device)
+    wide = complex128 if _is_complex(base) or _is_complex(exponent) else float64
+    return TensorType(wide, broadcast_shapes(*(t.shape for t in tensors)), tensors[0].device)
 
 
 def _float_power_target(target):
@@ -370,10 +382,11 @@ def _float_power_target(target):
 
 
 register("float_power(self: Tensor|Scalar, exponent: Tensor|Scalar) -> Tensor", POINTWISE,
-         _quiet(lambda xp, a, b: xp.power(xp.asarray(a, dtype=xp.float64), xp.asarray(b, dtype=xp.float64))),
-         dtype_rule=None, shape=_float_power_rule, scalar=lambda a, b: E.cast(a, "float64") ** E.cast(b, "float64"),
+         _quiet(_float_power_kernel), dtype_rule=None, shape=_float_power_rule,
+         scalar=lambda a, b: E.cast(a, "float64") ** E.cast(b, "float64"),
          grad=_float_power_grad, save=("self", "exponent", "out"), inplace=True, inplace_check=_float_power_target,
-         doc="self ** exponent computed in float64 (in place: self must be float64).")
+         doc="self ** exponent computed in float64, or complex128 where either is complex (in place: self must "
+             "be of that dtype).")
 
 
 def _addcdiv_kernel(xp, x, t1, t2, value=1):
