@@ -17,6 +17,7 @@ from scriptc.ops.execute import run_kernel
 from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_quantized
 from scriptc.ops.rules import scalar_type_name
 from scriptc.tensors.arguments import check_all, check_tensor_lists, checked_value, value_types
+from scriptc.tensors import subclass as _subclass
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
@@ -51,7 +52,7 @@ def _unwrap(op, args):
     """Arrays in place of Tensors (also inside lists); whether any input requires grad; whether any is
     quantized (then the op must take quantized tensors: torch's error otherwise)."""
     arrays = list(args)
-    needs_grad = quantized = False
+    needs_grad = quantized = subclassed = False
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             data = arrays[i] = a._data
@@ -59,6 +60,8 @@ def _unwrap(op, args):
                 quantized = True
             if a.requires_grad:
                 needs_grad = True
+            if a.__class__ is not Tensor and a._dispatches_subclass:
+                subclassed = True
     for i in op.tensor_list_args:
         items = args[i]
         if type(items) in (list, tuple):
@@ -67,9 +70,11 @@ def _unwrap(op, args):
                 needs_grad = True
             if any(type(d) is QuantizedArray for d in arrays[i]):
                 quantized = True
+            if any(t.__class__ is not Tensor and getattr(t, "_dispatches_subclass", False) for t in items):
+                subclassed = True
     if quantized and not (op.accepts_quantized or op.view):
         raise not_for_quantized(op)
-    return arrays, needs_grad, quantized
+    return arrays, needs_grad, quantized, subclassed
 
 
 def call(op, args: tuple):
@@ -89,7 +94,9 @@ def call(op, args: tuple):
         args = check_tensor_lists(op, args)
     if _AUTOCAST.cpu_enabled:
         args = autocast_arguments(op, args)
-    arrays, needs_grad, quantized = _unwrap(op, args)
+    arrays, needs_grad, quantized, subclassed = _unwrap(op, args)
+    if subclassed and not _subclass._disabled[0]:
+        return _subclass.call_torch_function(op, args, _subclass.subclass_types(args))
     try:
         out = run_kernel(op, np, arrays)
     except Exception:
