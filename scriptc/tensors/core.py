@@ -424,7 +424,8 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
 
     # --- printing -----------------------------------------------------------------------
     def __repr__(self) -> str:
-        return _tensor_repr(self)
+        # (a subclass taking part in __torch_function__ prints its name: `MyTensor([1., 2.])`, as torch's)
+        return _tensor_repr(self, f"{type(self).__name__}(" if self._dispatches_subclass else "tensor(")
 
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0:

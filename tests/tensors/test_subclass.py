@@ -56,6 +56,7 @@ def _programs(T):
         "tuple result": lambda: [type(r).__name__ for r in base.as_subclass(Tagged).max(0)],
         "list input": lambda: type(T.cat([base, base.as_subclass(Tagged)])).__name__,
         "values": lambda: (base.as_subclass(Tagged) * 2).tolist(),
+        "repr": lambda: repr(base.as_subclass(Tagged) * 2),
         "gradient through it": gradient,
         "shared data": shared_data,
         "own __torch_function__": logged,
