@@ -90,6 +90,9 @@ class Size(tuple):
     __rmul__ = __mul__
 
 
+_unchecked_size = tuple.__new__  # Size's constructor without its checks, for sizes known to be ints
+
+
 def _not_a_size(position: int, item) -> TypeError:
     return TypeError(f"torch.Size() takes an iterable of 'int' (item {position} is '{type(item).__name__}')")
 
@@ -136,7 +139,7 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
         tracer = _tracer[0]
         if tracer is not None:
             return tracer.traced_size(self)
-        return tuple.__new__(Size, self._data.shape)  # (numpy's sizes are ints: nothing to check)
+        return _unchecked_size(Size, self._data.shape)  # (numpy's sizes are ints: nothing to check)
 
     def size(self, dim: int | None = None):
         """The shape, or the size of one dim (negative dims count from the end)."""
