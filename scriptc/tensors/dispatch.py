@@ -89,6 +89,8 @@ def call(op, args: tuple):
     given = len(args)  # (internal callers may leave trailing defaults out)
     for i, types, refuses_bool in checks:
         if i < given and (not isinstance(args[i], types) or refuses_bool and args[i].__class__ is bool):
+            if _subclass.overrides(args[i]):
+                return _subclass.call_torch_function(op, args, _subclass.subclass_types(args))
             args = (*args[:i], checked_value(op, i, args[i]), *args[i + 1:])
     if op.tensor_list_args:
         args = check_tensor_lists(op, args)

@@ -36,15 +36,25 @@ def dispatches(cls) -> bool:
     return getattr(handler, "__func__", handler) is not _disabled_torch_function_impl
 
 
+def overrides(value) -> bool:
+    """Whether `value`, given where a tensor or number belongs, is no tensor but has __torch_function__
+    (an object standing in for a tensor, which torch hands the call to)."""
+    from scriptc.tensors.core import Tensor
+
+    return not _disabled[0] and hasattr(type(value), "__torch_function__") and not isinstance(value, Tensor)
+
+
 def subclass_types(values) -> tuple:
-    """The Tensor subclasses taking part among `values` (tensors, or lists of them), each once, a
-    subclass before its bases (the order torch tries their __torch_function__ in)."""
+    """The types taking part among `values` (or inside lists of them): Tensor subclasses that do, and
+    other objects with __torch_function__; each once, a subclass before its bases (the order torch tries
+    their __torch_function__ in)."""
     found = []
     for value in values:
         items = value if type(value) in (list, tuple) else (value,)
         for item in items:
             cls = item.__class__
-            if getattr(cls, "_dispatches_subclass", False) and cls not in found:
+            takes_part = getattr(cls, "_dispatches_subclass", None)
+            if (takes_part or takes_part is None and hasattr(cls, "__torch_function__")) and cls not in found:
                 found.append(cls)
     return tuple(sorted(found, key=lambda c: -len(c.__mro__)))
 

@@ -27,6 +27,11 @@ def _programs(T):
         def __torch_function__(cls, func, types, args=(), kwargs=None):
             return "constant"
 
+    class StandIn:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return f"stand-in {func.__name__} of {len(args)}"
+
     base = T.arange(6.0).reshape(2, 3)
 
     def gradient():
@@ -61,6 +66,7 @@ def _programs(T):
         "shared data": shared_data,
         "own __torch_function__": logged,
         "__torch_function__ result": lambda: base.as_subclass(Constant).sum(),
+        "object with __torch_function__": lambda: (T.add(StandIn(), 2), T.relu(StandIn()), T.mul(base, StandIn())),
         "parameter opts out": lambda: type(T.nn.Parameter(base) * 2).__name__,
         "_make_subclass": lambda: (type(T.Tensor._make_subclass(Tagged, base, True)).__name__,
                                    T.Tensor._make_subclass(Tagged, base, True).requires_grad),
