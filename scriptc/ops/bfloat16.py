@@ -28,7 +28,9 @@ def holds(a) -> bool:
 
 def to_float32(xp, bits):
     """The float32 values of bfloat16 patterns (exact: bfloat16 is float32's upper half)."""
-    return (bits.view(xp.uint16).astype(xp.uint32) << 16).view(xp.float32)
+    wide = bits.view(xp.uint16).astype(xp.uint32)
+    wide <<= 16  # (in place: a 0-d array stays an array, where `<<` gives a numpy scalar)
+    return wide.view(xp.float32)
 
 
 def from_values(xp, values):
