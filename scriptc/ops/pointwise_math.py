@@ -59,7 +59,7 @@ def _ldexp_kernel(xp, x, exponent):
 
 _binary("ldexp", _ldexp_kernel, lambda x, e: x * E.exp(e * LN2), dtype_rule=PROMOTE_FLOAT, save=("self", "other"),
         grad=lambda ctx, g: (g * ctx.xp.exp2(ctx.other), g * ctx.self * ctx.xp.exp2(ctx.other) * LN2),
-        doc="self * 2 ** other.")
+        doc="self * 2 ** other.", tensor_other=True)
 
 
 def _frexp_kernel(xp, x):
@@ -175,7 +175,7 @@ def _atan2_grad(ctx, g):
 
 
 _binary("atan2", lambda xp, a, b: xp.arctan2(a, b), E.atan2, dtype_rule=PROMOTE_FLOAT, grad=_atan2_grad,
-        save=("self", "other"), doc="The angle of the point (other, self), in (-pi, pi].")
+        save=("self", "other"), doc="The angle of the point (other, self), in (-pi, pi].", tensor_other=True)
 
 
 def _hypot_kernel(xp, a, b):
@@ -184,7 +184,7 @@ def _hypot_kernel(xp, a, b):
 
 
 _binary("hypot", _hypot_kernel, E.hypot, grad=lambda ctx, g: _hypot_grad(ctx, g), save=("self", "other", "out"),
-        doc="sqrt(self**2 + other**2) without overflow.")
+        doc="sqrt(self**2 + other**2) without overflow.", tensor_other=True)
 
 
 def _hypot_grad(ctx, g):
@@ -294,7 +294,7 @@ def _nextafter_kernel(xp, a, b):
     return xp.nextafter(a, b)
 
 
-_binary("nextafter", _nextafter_kernel, E.nextafter, doc="The next float after self toward other.")
+_binary("nextafter", _nextafter_kernel, E.nextafter, doc="The next float after self toward other.", tensor_other=True)
 
 
 # --- interpolation and others --------------------------------------------------------------------------------
@@ -423,11 +423,11 @@ def _nan_ignoring(pick):
 _binary("fmax", lambda xp, a, b: xp.fmax(a, b), _nan_ignoring(E.maximum), inplace=False, save=("self", "other"),
         grad=lambda ctx, g: (g * ((ctx.self >= ctx.other) | (ctx.other != ctx.other)),
                              g * ~((ctx.self >= ctx.other) | (ctx.other != ctx.other))),
-        doc="The elementwise maximum, where a NaN loses to a number.")
+        doc="The elementwise maximum, where a NaN loses to a number.", tensor_other=True)
 _binary("fmin", lambda xp, a, b: xp.fmin(a, b), _nan_ignoring(E.minimum), inplace=False, save=("self", "other"),
         grad=lambda ctx, g: (g * ((ctx.self <= ctx.other) | (ctx.other != ctx.other)),
                              g * ~((ctx.self <= ctx.other) | (ctx.other != ctx.other))),
-        doc="The elementwise minimum, where a NaN loses to a number.")
+        doc="The elementwise minimum, where a NaN loses to a number.", tensor_other=True)
 
 
 # --- special functions ------------------------------------------------------------------------------------------

@@ -61,6 +61,10 @@ CALLS = [
     "T.cat([T.ones(2), [1.0, 2.0]])",
     "T.nn.functional.relu(None)",
     "T.softmax(None, 0)",
+    "T.maximum(T.ones(2), 2.0)",  # (no Scalar overload: a number is refused where other ops take it)
+    "T.logical_and(T.ones(2), True)",
+    "T.hypot(T.ones(2), 1)",
+    "T.fmin(T.ones(2), 0.5)",
 ]
 
 
