@@ -11,7 +11,7 @@ from . import alias, register
 from . import expr as E
 from . import special as S
 from .pointwise import _binary, _unary, check_integer_divisor
-from .rules import broadcast_shapes, scalar_type_name
+from .rules import broadcast_shapes, cpp_type_name, scalar_type_name
 from .schema import OPAQUE, POINTWISE, PROMOTE, PROMOTE_FLOAT
 from .special import EXPR_MATH, quiet_float_errors
 
@@ -300,17 +300,19 @@ _binary("nextafter", _nextafter_kernel, E.nextafter, doc="The next float after s
 # --- interpolation and others --------------------------------------------------------------------------------
 
 def _lerp_kernel(xp, start, end, weight):
-    _floating_only("lerp_kernel_scalar", start)
+    # (torch compares the dtypes first, then refuses a non-floating, non-complex one)
     for name, value in (("end", end), ("weight", weight)):
         if hasattr(value, "dtype") and value.dtype != start.dtype:
             raise RuntimeError(f"expected dtype {_c_name(start.dtype)} for `{name}` but got dtype "
                                f"{_c_name(value.dtype)}")
+    if start.dtype.kind not in "fc":
+        _floating_only("lerp_kernel_scalar", start)
     diff = end - start
     return xp.where(xp.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight)).astype(start.dtype)
 
 
 def _c_name(np_dtype) -> str:
-    return {"float32": "float", "float64": "double", "float16": "c10::Half"}.get(np_dtype.name, np_dtype.name)
+    return cpp_type_name(from_numpy_dtype(np_dtype))
 
 
 register("lerp(self: Tensor, end: Tensor, weight: Tensor|Scalar) -> Tensor", POINTWISE, _lerp_kernel,
