@@ -117,7 +117,7 @@ def _accepts(t, value) -> bool:
     if isinstance(t, ListType):
         return isinstance(value, (list, tuple)) or (t.elem.__class__ is ScalarType and isinstance(value, int))
     if t is Scalar:
-        return isinstance(value, (int, float, bool)) and not isinstance(value, Tensor)
+        return isinstance(value, (int, float, complex)) and not isinstance(value, Tensor)
     if isinstance(t, ScalarType):
         if t.name == "int":  # (a numpy integer too: anything with __index__)
             return isinstance(value, int) or hasattr(type(value), "__index__") and not isinstance(value, Tensor)

@@ -16,6 +16,7 @@ import numpy as np
 from scriptc import ops as _ops
 from scriptc.ops.matrix import torch_name
 from scriptc.tensors import Tensor, _tracer, call, tensor, wrap
+from scriptc.tensors.subclass import _disabled_torch_function_impl
 from scriptc.tensors.printing import dtype_implied
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "sum", "addmm", "softmax", "log_softmax", "sampled_addmm",
@@ -45,6 +46,7 @@ class SparseTensor(Tensor):
     """A sparse COO tensor: `indices()` (sparse_dim, nnz), `values()` (nnz, *dense_dims) and its size."""
 
     __slots__ = ("_coo_indices", "_coo_values", "_coalesced")
+    __torch_function__ = _disabled_torch_function_impl  # (its ops handle it themselves)
 
     @property
     def is_sparse(self) -> bool:

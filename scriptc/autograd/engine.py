@@ -10,6 +10,7 @@ accumulates into the `.grad` of leaves.
 
 from __future__ import annotations
 
+import re
 import threading
 import warnings
 
@@ -27,6 +28,8 @@ from scriptc.autograd.graph import _hooks as _saved_tensor_hooks
 from scriptc.autograd.graph import pack_op_inputs, unpacked_context
 from scriptc.autograd.node_api import AccumulateGrad, call_node, saved_attribute
 from scriptc.grad_mode import set_grad_enabled
+from scriptc.ops.rules import legacy_type_name
+from scriptc.types import from_numpy_dtype
 from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.meta import MetaArray, meta_array
 
@@ -184,14 +187,26 @@ def watch_output(node, tensor) -> None:
 def _check_versions(node):
     for what, vc, version, tensor in node.versions:
         if vc[0] != version:
-            described = f"[{tensor.dtype.name} {list(tensor.shape)}] " if tensor is not None else ""
-            if what is not None:
-                described = f"{described.rstrip()}{', ' if described else ''}which is {what} of {node.name()}, "
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: {described}is at version {vc[0]}; expected "
-                f"version {version} instead. Hint: the operation that modified it came after the one that "
-                "saved it; use out-of-place ops or .clone() before the in-place one.")
+            raise RuntimeError(_modified_message(node, what, tensor, vc[0], version))
+
+
+def _modified_message(node, what: str | None, tensor, current: int, saved: int) -> str:
+    """torch's error for a saved variable written in place since it was saved: its type and sizes, the
+    node whose output it is now (the node itself for a saved output), its version and the expected one."""
+    if tensor is not None:
+        dtype, shape, grad_fn, output = tensor.dtype, list(tensor.shape), tensor.grad_fn, tensor._out_index
+    else:  # a saved output: this node's own
+        out = node.ctx.out[0] if isinstance(node.ctx.out, tuple) else node.ctx.out
+        dtype, shape, grad_fn, output = from_numpy_dtype(out.dtype), list(out.shape), node, 0
+    described = f"[{legacy_type_name(dtype)} {shape}]"
+    if what is not None and grad_fn is not None:
+        described += f", which is output {output} of {re.sub(r'Backward[0-9]*$', '', grad_fn.name())},"
+    hint = ("the backtrace further above shows the operation that failed to compute its gradient. The variable "
+            "in question was changed in there or anywhere later. Good luck!" if _anomaly.enabled else
+            "enable anomaly detection to find the operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    return ("one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"{described} is at version {current}; expected version {saved} instead. Hint: {hint}")
 
 
 def _topological_order(roots):

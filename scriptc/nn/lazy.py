@@ -12,6 +12,7 @@ import numpy as np
 from scriptc import autograd
 from scriptc.tensors import Tensor, wrap
 from scriptc.tensors.core import _init as _init_placeholder
+from scriptc.tensors.subclass import _disabled_torch_function_impl
 from scriptc.types import default_float
 
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
@@ -86,6 +87,7 @@ class UninitializedBuffer(_Uninitialized, Tensor):
     swaps in a tensor of the right shape."""
 
     __slots__ = ("persistent",)
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
         self = object.__new__(cls)

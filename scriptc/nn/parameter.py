@@ -6,6 +6,7 @@ import numpy as np
 
 from scriptc.tensors import Tensor, _tensor_repr, wrap
 from scriptc.tensors.core import _init
+from scriptc.tensors.subclass import _disabled_torch_function_impl
 from scriptc.types import default_float
 
 __all__ = ["Parameter", "Buffer"]
@@ -13,6 +14,8 @@ __all__ = ["Parameter", "Buffer"]
 
 class Parameter(Tensor):
     """A Tensor that a Module registers as a parameter; requires grad by default."""
+
+    __torch_function__ = _disabled_torch_function_impl  # (ops on parameters give plain tensors, as torch's)
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
@@ -47,6 +50,8 @@ class Parameter(Tensor):
 class Buffer(Tensor):
     """A tensor that registers as a buffer when assigned to a Module attribute
     (`self.mask = nn.Buffer(t)`); persistent=False keeps it out of the state_dict."""
+
+    __torch_function__ = _disabled_torch_function_impl
 
     __slots__ = ("persistent",)
 

@@ -9,7 +9,7 @@ nearest even bfloat16, as PyTorch rounds. `run_kernel` sends every op that meets
 
 from __future__ import annotations
 
-from scriptc.types import TensorType, bfloat16, default_float, float32, from_numpy_dtype
+from scriptc.types import FLOAT, TensorType, bfloat16, default_float, float32, from_numpy_dtype
 
 from .schema import SHAPE
 
@@ -28,7 +28,9 @@ def holds(a) -> bool:
 
 def to_float32(xp, bits):
     """The float32 values of bfloat16 patterns (exact: bfloat16 is float32's upper half)."""
-    return (bits.view(xp.uint16).astype(xp.uint32) << 16).view(xp.float32)
+    wide = bits.view(xp.uint16).astype(xp.uint32)
+    wide <<= 16  # (in place: a 0-d array stays an array, where `<<` gives a numpy scalar)
+    return wide.view(xp.float32)
 
 
 def from_values(xp, values):
@@ -135,8 +137,13 @@ def run(op, xp, arrays, run_kernel):
     several = isinstance(out, (tuple, list))
     outs = list(out) if several else [out]
     for i, o in enumerate(outs):
-        if i < len(dtypes) and dtypes[i] is bfloat16 and getattr(o, "dtype", None) is not None and o.dtype.kind == "f":
+        if i >= len(dtypes) or getattr(o, "dtype", None) is None or o.dtype.kind != "f":
+            continue
+        if dtypes[i] is bfloat16:
             outs[i] = from_values(xp, o)
+        elif dtypes[i] is not None and dtypes[i].category == FLOAT and o.dtype != dtypes[i].np:
+            # computed in float32 for a float16 (or float64) result: a float16 tensor meets a bfloat16 0-d one
+            outs[i] = o.astype(dtypes[i].np)
     out = type(out)(outs) if several else outs[0]
     return (out, aux) if op.aux else out
 

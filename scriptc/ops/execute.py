@@ -114,15 +114,19 @@ def run_kernel(op: OpDef, xp, arrays: list, kernel=None):
 
 
 def _refuse_complex(op: OpDef, arrays: list) -> None:
-    """torch's error for a complex input to an op it supports for real dtypes only."""
-    for a in arrays:
-        if getattr(a, "dtype", None) is not None and getattr(a.dtype, "kind", "") == "c":
-            error = op.real_only(arrays) if callable(op.real_only) else op.real_only
-            if isinstance(error, tuple):
-                kind, message = error
-                raise kind(message)
-            name = "ComplexFloat" if a.dtype.itemsize == 8 else "ComplexDouble"
-            raise NotImplementedError(f'"{error}" not implemented for \'{name}\'')
+    """torch's error for a complex input (a complex tensor or a Python complex number) to an op it supports
+    for real dtypes only, naming the complex dtype the operands promote to."""
+    if not any(getattr(getattr(a, "dtype", None), "kind", "") == "c" or isinstance(a, complex) for a in arrays):
+        return
+    error = op.real_only(arrays) if callable(op.real_only) else op.real_only
+    if isinstance(error, tuple):
+        kind, message = error
+        raise kind(message)
+    double = any(getattr(getattr(a, "dtype", None), "itemsize", 0) == 16 if getattr(a.dtype, "kind", "") == "c"
+                 else getattr(a.dtype, "kind", "") == "f" and a.dtype.itemsize == 8
+                 for a in arrays if getattr(a, "dtype", None) is not None)
+    name = "ComplexDouble" if double else "ComplexFloat"
+    raise NotImplementedError(f'"{error}" not implemented for \'{name}\'')
 
 
 def _refuse_dtype(op: OpDef, arrays: list) -> None:

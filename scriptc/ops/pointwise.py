@@ -39,9 +39,12 @@ def _unary(name, kernel, scalar, grad=None, save=(), dtype_rule=PROMOTE_FLOAT, i
 
 
 def _binary(name, kernel, scalar, grad=None, save=(), dtype_rule=PROMOTE, inplace=True, doc="", reflected=False,
-            saved_for=None):
+            saved_for=None, tensor_other=False):
+    """A binary pointwise op; `other` may be a Python number unless tensor_other (torch.maximum(x, 2.0) is
+    refused: torch has no Scalar overload of it)."""
     self_type = "Tensor|Scalar" if reflected else "Tensor"
-    return register(f"{name}(self: {self_type}, other: Tensor|Scalar) -> Tensor", POINTWISE, kernel,
+    other_type = "Tensor" if tensor_other else "Tensor|Scalar"
+    return register(f"{name}(self: {self_type}, other: {other_type}) -> Tensor", POINTWISE, kernel,
                     dtype_rule=dtype_rule, scalar=scalar, grad=grad, save=save, saved_for=saved_for or {},
                     inplace=inplace, doc=doc)
 
@@ -176,7 +179,9 @@ def _refuse_negative_integer_power(arrays) -> None:
 def _pow_kernel(xp, a, b):
     """xp.power, but integers to negative powers as torch's: a negative exponent in a tensor gives 1
     for base 1, +-1 for base -1 by its parity, 0 otherwise (a negative Python exponent is refused
-    before: _refuse_negative_integer_power)."""
+    before: _refuse_negative_integer_power). A bool tensor to a Python bool power stays bool, as in torch."""
+    if isinstance(b, bool) and getattr(getattr(a, "dtype", None), "kind", None) == "b":
+        return a.copy() if b else xp.ones_like(a)
     if xp.result_type(a, b).kind not in "iu":
         with quiet_float_errors(xp):  # (0 ** -1 is inf, no news)
             return xp.power(a, b)
@@ -388,16 +393,16 @@ register("masked_fill(self: Tensor, mask: Tensor, value: Tensor|Scalar) -> Tenso
          inplace=True,
          doc="self with the elements where mask is True replaced by value.")
 _binary("maximum", lambda xp, a, b: xp.maximum(a, b), E.maximum, inplace=False, save=("self", "other"),
-        grad=lambda ctx, g: (g * (ctx.self >= ctx.other), g * (ctx.self < ctx.other)))
+        grad=lambda ctx, g: (g * (ctx.self >= ctx.other), g * (ctx.self < ctx.other)), tensor_other=True)
 _binary("minimum", lambda xp, a, b: xp.minimum(a, b), E.minimum, inplace=False, save=("self", "other"),
-        grad=lambda ctx, g: (g * (ctx.self <= ctx.other), g * (ctx.self > ctx.other)))
+        grad=lambda ctx, g: (g * (ctx.self <= ctx.other), g * (ctx.self > ctx.other)), tensor_other=True)
 for _name, _np_name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
                         ("gt", "greater"), ("ge", "greater_equal")):
     _binary(_name, (lambda f: lambda xp, a, b: getattr(xp, f)(a, b))(_np_name),
             (lambda f: lambda a, b: E.Expr(f, (E.lift(a), E.lift(b))))(_name), dtype_rule=COMPARE)
-_binary("logical_and", lambda xp, a, b: xp.logical_and(a, b), E.and_, dtype_rule=TO_BOOL)
-_binary("logical_or", lambda xp, a, b: xp.logical_or(a, b), E.or_, dtype_rule=TO_BOOL)
-_binary("logical_xor", lambda xp, a, b: xp.logical_xor(a, b), E.ne, dtype_rule=TO_BOOL)
+_binary("logical_and", lambda xp, a, b: xp.logical_and(a, b), E.and_, dtype_rule=TO_BOOL, tensor_other=True)
+_binary("logical_or", lambda xp, a, b: xp.logical_or(a, b), E.or_, dtype_rule=TO_BOOL, tensor_other=True)
+_binary("logical_xor", lambda xp, a, b: xp.logical_xor(a, b), E.ne, dtype_rule=TO_BOOL, tensor_other=True)
 _unary("logical_not", lambda xp, x: xp.logical_not(x), E.not_, dtype_rule=TO_BOOL)
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 
-from scriptc.types import TensorType, float64, from_numpy_dtype, int32
+from scriptc.types import COMPLEX, TensorType, complex128, float64, from_numpy_dtype, int32
 
 from . import alias, register
 from . import expr as E
 from . import special as S
 from .pointwise import _binary, _unary, check_integer_divisor
-from .rules import broadcast_shapes, scalar_type_name
+from .rules import broadcast_shapes, cpp_type_name, scalar_type_name
 from .schema import OPAQUE, POINTWISE, PROMOTE, PROMOTE_FLOAT
 from .special import EXPR_MATH, quiet_float_errors
 
@@ -59,7 +59,7 @@ def _ldexp_kernel(xp, x, exponent):
 
 _binary("ldexp", _ldexp_kernel, lambda x, e: x * E.exp(e * LN2), dtype_rule=PROMOTE_FLOAT, save=("self", "other"),
         grad=lambda ctx, g: (g * ctx.xp.exp2(ctx.other), g * ctx.self * ctx.xp.exp2(ctx.other) * LN2),
-        doc="self * 2 ** other.")
+        doc="self * 2 ** other.", tensor_other=True)
 
 
 def _frexp_kernel(xp, x):
@@ -175,7 +175,7 @@ def _atan2_grad(ctx, g):
 
 
 _binary("atan2", lambda xp, a, b: xp.arctan2(a, b), E.atan2, dtype_rule=PROMOTE_FLOAT, grad=_atan2_grad,
-        save=("self", "other"), doc="The angle of the point (other, self), in (-pi, pi].")
+        save=("self", "other"), doc="The angle of the point (other, self), in (-pi, pi].", tensor_other=True)
 
 
 def _hypot_kernel(xp, a, b):
@@ -184,7 +184,7 @@ def _hypot_kernel(xp, a, b):
 
 
 _binary("hypot", _hypot_kernel, E.hypot, grad=lambda ctx, g: _hypot_grad(ctx, g), save=("self", "other", "out"),
-        doc="sqrt(self**2 + other**2) without overflow.")
+        doc="sqrt(self**2 + other**2) without overflow.", tensor_other=True)
 
 
 def _hypot_grad(ctx, g):
@@ -294,23 +294,25 @@ def _nextafter_kernel(xp, a, b):
     return xp.nextafter(a, b)
 
 
-_binary("nextafter", _nextafter_kernel, E.nextafter, doc="The next float after self toward other.")
+_binary("nextafter", _nextafter_kernel, E.nextafter, doc="The next float after self toward other.", tensor_other=True)
 
 
 # --- interpolation and others --------------------------------------------------------------------------------
 
 def _lerp_kernel(xp, start, end, weight):
-    _floating_only("lerp_kernel_scalar", start)
+    # (torch compares the dtypes first, then refuses a non-floating, non-complex one)
     for name, value in (("end", end), ("weight", weight)):
         if hasattr(value, "dtype") and value.dtype != start.dtype:
             raise RuntimeError(f"expected dtype {_c_name(start.dtype)} for `{name}` but got dtype "
                                f"{_c_name(value.dtype)}")
+    if start.dtype.kind not in "fc":
+        _floating_only("lerp_kernel_scalar", start)
     diff = end - start
     return xp.where(xp.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight)).astype(start.dtype)
 
 
 def _c_name(np_dtype) -> str:
-    return {"float32": "float", "float64": "double", "float16": "c10::Half"}.get(np_dtype.name, np_dtype.name)
+    return cpp_type_name(from_numpy_dtype(np_dtype))
 
 
 register("lerp(self: Tensor, end: Tensor, weight: Tensor|Scalar) -> Tensor", POINTWISE, _lerp_kernel,
@@ -357,9 +359,21 @@ def _float_power_grad(ctx, g):
     return d_base, d_exp
 
 
+def _is_complex(value) -> bool:
+    dtype = getattr(value, "dtype", None)
+    return isinstance(value, complex) or (dtype is not None and getattr(dtype, "kind", None) == "c") or (
+        dtype is not None and getattr(dtype, "category", None) == COMPLEX)
+
+
+def _float_power_kernel(xp, base, exponent):
+    wide = xp.complex128 if _is_complex(base) or _is_complex(exponent) else xp.float64
+    return xp.power(xp.asarray(base, dtype=wide), xp.asarray(exponent, dtype=wide))
+
+
 def _float_power_rule(base, exponent):
     tensors = [t for t in (base, exponent) if isinstance(t, TensorType)]
-    return TensorType(float64, broadcast_shapes(*(t.shape for t in tensors)), tensors[0].device)
+    wide = complex128 if _is_complex(base) or _is_complex(exponent) else float64
+    return TensorType(wide, broadcast_shapes(*(t.shape for t in tensors)), tensors[0].device)
 
 
 def _float_power_target(target):
@@ -370,10 +384,11 @@ def _float_power_target(target):
 
 
 register("float_power(self: Tensor|Scalar, exponent: Tensor|Scalar) -> Tensor", POINTWISE,
-         _quiet(lambda xp, a, b: xp.power(xp.asarray(a, dtype=xp.float64), xp.asarray(b, dtype=xp.float64))),
-         dtype_rule=None, shape=_float_power_rule, scalar=lambda a, b: E.cast(a, "float64") ** E.cast(b, "float64"),
+         _quiet(_float_power_kernel), dtype_rule=None, shape=_float_power_rule,
+         scalar=lambda a, b: E.cast(a, "float64") ** E.cast(b, "float64"),
          grad=_float_power_grad, save=("self", "exponent", "out"), inplace=True, inplace_check=_float_power_target,
-         doc="self ** exponent computed in float64 (in place: self must be float64).")
+         doc="self ** exponent computed in float64, or complex128 where either is complex (in place: self must "
+             "be of that dtype).")
 
 
 def _addcdiv_kernel(xp, x, t1, t2, value=1):
@@ -410,11 +425,11 @@ def _nan_ignoring(pick):
 _binary("fmax", lambda xp, a, b: xp.fmax(a, b), _nan_ignoring(E.maximum), inplace=False, save=("self", "other"),
         grad=lambda ctx, g: (g * ((ctx.self >= ctx.other) | (ctx.other != ctx.other)),
                              g * ~((ctx.self >= ctx.other) | (ctx.other != ctx.other))),
-        doc="The elementwise maximum, where a NaN loses to a number.")
+        doc="The elementwise maximum, where a NaN loses to a number.", tensor_other=True)
 _binary("fmin", lambda xp, a, b: xp.fmin(a, b), _nan_ignoring(E.minimum), inplace=False, save=("self", "other"),
         grad=lambda ctx, g: (g * ((ctx.self <= ctx.other) | (ctx.other != ctx.other)),
                              g * ~((ctx.self <= ctx.other) | (ctx.other != ctx.other))),
-        doc="The elementwise minimum, where a NaN loses to a number.")
+        doc="The elementwise minimum, where a NaN loses to a number.", tensor_other=True)
 
 
 # --- special functions ------------------------------------------------------------------------------------------

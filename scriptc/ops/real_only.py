@@ -51,6 +51,8 @@ REAL_ONLY = {
     "lt": "lt_cpu", "gt": "gt_cpu", "le": "le_cpu", "ge": "ge_cpu",
     "fmod": "fmod_cpu", "remainder": "remainder_cpu", "atan2": "atan2_cpu", "floor_divide": "div_floor_cpu",
     "copysign": "copysign_cpu", "nextafter": "nextafter_cpu", "xlogy": "xlogy_cpu", "frac": "frac_cpu",
+    "bitwise_and": "bitwise_and_cpu", "bitwise_or": "bitwise_or_cpu", "bitwise_xor": "bitwise_xor_cpu",
+    "bitwise_not": "bitwise_not_cpu", "bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu",
     "isposinf": (RuntimeError, "isposinf does not support complex inputs."),
     "isneginf": (RuntimeError, "isneginf does not support complex inputs."),
     "signbit": (NotImplementedError, "signbit is not implemented for complex tensors."),

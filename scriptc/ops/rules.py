@@ -152,8 +152,9 @@ def output_dtype(rule: str | None, compute: dtype | None) -> dtype | None:
 
 def pointwise(op: S.OpDef):
     """The rule of a pointwise op: broadcast every tensor argument, dtype by `op.dtype_rule`."""
+    # (clamp's min and max take part, as in torch: clamp(int_tensor, 0.5) is float)
     participating = [i for i, a in enumerate(op.schema.args) if a.name not in ("alpha", "negative_slope",
-                                                                            "min", "max", "approximate")]
+                                                                            "approximate")]
 
     def rule(*args):
         tensors = [a for a in args if isinstance(a, TensorType)]

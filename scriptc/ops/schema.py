@@ -146,6 +146,8 @@ def _value_kind(t: Type) -> str | None:
         kind = "tensor_or_number"
     elif text == "int":
         kind = "int"
+    elif text == "bool":
+        kind = "bool"
     elif text in ("float", "Scalar"):
         kind = "number"
     elif takes_int_list(t):
@@ -307,7 +309,7 @@ class OpDef:
         self.tensor_args = tuple(i for i, a in enumerate(self.schema.args) if a.is_tensor)
         self.tensor_list_args = tuple(i for i, a in enumerate(self.schema.args) if _is_tensor_list(a.type))
         # The arguments eager dispatch checks the Python type of on every call (a Tensor, a number, an int,
-        # a list of ints, or None where the schema says so): (index, kind), kinds as
+        # a bool, a list of ints, or None where the schema says so): (index, kind), kinds as
         # scriptc.tensors.arguments names them.
         self.value_args = tuple((i, kind) for i, a in enumerate(self.schema.args)
                                 if (kind := _value_kind(a.type)) is not None)

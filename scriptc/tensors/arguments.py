@@ -30,21 +30,27 @@ from scriptc.types import (
 )
 
 # What an argument may be, by schema type (OpDef.value_args): exactly these pass the check that runs on
-# every call; anything else goes through `fits` for torch's leniencies (numpy scalars, one-element
-# tensors for numbers). The items of a list of ints are left to the kernel (and `check_all`).
+# every call (a bool, an int to isinstance, is no int: see _REFUSES_BOOL); anything else goes through
+# `fits` for torch's leniencies (numpy scalars, one-element tensors for numbers). The items of a list of
+# ints are left to the kernel (and `check_all`).
 _FAST_TYPES = {
     "tensor": (Tensor,),
     "tensor_or_number": (Tensor, int, float, complex),
     "int": (int,),
+    "bool": (bool,),
     "number": (int, float, complex),
     "int_list": (list, tuple, int),
 }
 _FAST_TYPES.update({"optional_" + kind: types + (type(None),) for kind, types in list(_FAST_TYPES.items())})
+# The kinds torch's argument parser refuses a Python bool for (x.sum(True), x.topk(True)), which
+# isinstance(True, int) lets through
+_REFUSES_BOOL = frozenset({"int", "int_list", "optional_int", "optional_int_list"})
 
 
 def value_types(op: OpDef) -> tuple:
-    """op.value_types, computed once: (index, the Python types that pass the check on every call)."""
-    op.value_types = tuple((i, _FAST_TYPES[kind]) for i, kind in op.value_args)
+    """op.value_types, computed once: (index, the Python types that pass the check on every call, whether
+    a bool is refused where they take it as an int)."""
+    op.value_types = tuple((i, _FAST_TYPES[kind], kind in _REFUSES_BOOL) for i, kind in op.value_args)
     return op.value_types
 
 
@@ -123,8 +129,8 @@ def _fits_scalar(t: ScalarType, value) -> bool:
         return _is_number(value, "complex") or (isinstance(value, Tensor) and value.numel() == 1)
     if name in ("int", "float", "complex"):
         return _is_number(value, name) or (isinstance(value, Tensor) and value.numel() == 1)
-    if name == "bool":
-        return isinstance(value, (bool, np.bool_)) or (isinstance(value, Tensor) and value.numel() == 1)
+    if name == "bool":  # (torch's parser takes no int, float or tensor for a bool)
+        return isinstance(value, (bool, np.bool_))
     if name == "str":
         return isinstance(value, str)
     if name == "ScalarType":
@@ -136,7 +142,7 @@ def _fits_scalar(t: ScalarType, value) -> bool:
 
 def _is_number(value, widest: str) -> bool:
     if isinstance(value, (bool, np.bool_)):
-        return True
+        return widest != "int"  # (torch's parser takes a bool for a float or a number, never for an int)
     if widest == "int":
         return isinstance(value, (int, np.integer)) or hasattr(type(value), "__index__")
     if widest == "float":

@@ -24,6 +24,7 @@ from scriptc.ops.meta import MetaArray, contiguous_strides
 from scriptc.tensors.storage_methods import StorageMethods
 from scriptc.tensors.printing import _tensor_repr
 from scriptc.tensors.quantized_methods import QuantizedMethods
+from scriptc.tensors import subclass as _subclass
 from scriptc.types import CPU, META, channels_last, channels_last_3d, default_float, device, dtype, from_numpy_dtype
 
 _mode = autograd._mode
@@ -36,23 +37,65 @@ _QuantizedArray = _ops.quantized.QuantizedArray
 
 
 class Size(tuple):
-    """The shape of a tensor: a tuple of ints, printed as `torch.Size([2, 3])` (as torch prints it)."""
+    """The shape of a tensor: a tuple of ints, printed as `torch.Size([2, 3])` (as torch prints it).
+    Built from any iterable of ints (numpy integers and one-element integer tensors too); slicing,
+    `+` with a tuple and `*` by an int give a Size."""
+
+    def __new__(cls, sizes=()):
+        items = tuple(sizes)
+        if all(item.__class__ is int for item in items):
+            return tuple.__new__(cls, items)
+        checked = []
+        for position, item in enumerate(items):
+            if isinstance(item, int) and not isinstance(item, bool):
+                checked.append(item)  # (a traced size stays one)
+            elif hasattr(type(item), "__index__"):
+                try:
+                    checked.append(item.__index__())
+                except TypeError:  # (a float tensor's __index__ refuses)
+                    raise _not_a_size(position, item) from None
+            else:
+                raise _not_a_size(position, item)
+        return tuple.__new__(cls, checked)
 
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
+
+    def __reduce__(self):
+        return Size, (tuple(self),)
 
     def numel(self) -> int:
         return math.prod(self)
 
     def __getitem__(self, index):
         item = tuple.__getitem__(self, index)
-        return Size(item) if isinstance(index, slice) else item
+        return tuple.__new__(Size, item) if isinstance(index, slice) else item
 
     def __add__(self, other):
-        return Size(tuple.__add__(self, tuple(other)))
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
+        return Size(tuple.__add__(self, other))
 
     def __radd__(self, other):
-        return Size(tuple(other) + tuple(self))
+        if isinstance(other, list):
+            raise TypeError('can only concatenate list (not "torch.Size") to list')
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, times):
+        if not hasattr(type(times), "__index__"):
+            raise TypeError(f"can't multiply sequence by non-int of type '{type(times).__name__}'")
+        return tuple.__new__(Size, tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
+
+
+_unchecked_size = tuple.__new__  # Size's constructor without its checks, for sizes known to be ints
+
+
+def _not_a_size(position: int, item) -> TypeError:
+    return TypeError(f"torch.Size() takes an iterable of 'int' (item {position} is '{type(item).__name__}')")
 
 
 def _complex_part(op_name: str, doc: str) -> property:
@@ -70,6 +113,19 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
     # (__dict__: user code sets attributes of its own on tensors, as torch's allow: `pe.require_grad = False`)
     __slots__ = ("_data", "requires_grad", "grad", "grad_fn", "_out_index", "_vc", "_base", "__weakref__", "__dict__")
     __array_priority__ = 1000
+    # whether ops on instances call __torch_function__ (subclass.py): a subclass's, unless it opts out
+    _dispatches_subclass = False
+    __torch_function__ = classmethod(_subclass.default_torch_function)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._dispatches_subclass = _subclass.dispatches(cls)
+
+    _make_subclass = staticmethod(_subclass.make_subclass)
+
+    def as_subclass(self, cls) -> "Tensor":
+        """This tensor as an instance of the Tensor subclass `cls`, sharing its data and autograd history."""
+        return _subclass.as_subclass(self, cls)
 
     def __init__(self, *args):
         if len(args) == 1 and not isinstance(args[0], int):
@@ -84,7 +140,7 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
         tracer = _tracer[0]
         if tracer is not None:
             return tracer.traced_size(self)
-        return Size(self._data.shape)
+        return _unchecked_size(Size, self._data.shape)  # (numpy's sizes are ints: nothing to check)
 
     def size(self, dim: int | None = None):
         """The shape, or the size of one dim (negative dims count from the end)."""
@@ -380,7 +436,8 @@ class Tensor(Conversions, Inspection, StorageMethods, LinalgMethods, QuantizedMe
 
     # --- printing -----------------------------------------------------------------------
     def __repr__(self) -> str:
-        return _tensor_repr(self)
+        # (a subclass taking part in __torch_function__ prints its name: `MyTensor([1., 2.])`, as torch's)
+        return _tensor_repr(self, f"{type(self).__name__}(" if self._dispatches_subclass else "tensor(")
 
     def __format__(self, spec: str) -> str:
         if type(self._data) is MetaArray:  # (no value to format: only the empty spec prints it, as torch's)

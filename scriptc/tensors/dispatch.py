@@ -18,6 +18,7 @@ from scriptc.ops.layout import channels_last, in_layout
 from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_quantized
 from scriptc.ops.rules import scalar_type_name
 from scriptc.tensors.arguments import check_all, check_tensor_lists, checked_value, value_types
+from scriptc.tensors import subclass as _subclass
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
 from scriptc.ops.meta import MetaArray
 from scriptc.tensors.meta import meta_outputs, no_data_error, on_meta
@@ -69,7 +70,7 @@ def _unwrap(op, args):
     any input requires grad; whether any is quantized (then the op must take quantized tensors: torch's
     error otherwise); whether any is on the meta device."""
     arrays = list(args)
-    needs_grad = quantized = meta = False
+    needs_grad = quantized = meta = subclassed = False
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             data = arrays[i] = a._data
@@ -79,6 +80,8 @@ def _unwrap(op, args):
                 meta = True
             if a.requires_grad:
                 needs_grad = True
+            if a.__class__ is not Tensor and a._dispatches_subclass:
+                subclassed = True
         elif isinstance(a, np.generic):
             # a numpy scalar (np.sqrt(d) is an np.float64) counts as the Python number it holds, as in
             # torch: it does not make x / np.sqrt(d) float64 as it would in numpy
@@ -93,9 +96,11 @@ def _unwrap(op, args):
                 quantized = True
             if any(type(d) is MetaArray for d in arrays[i]):
                 meta = True
+            if any(t.__class__ is not Tensor and getattr(t, "_dispatches_subclass", False) for t in items):
+                subclassed = True
     if quantized and not (op.accepts_quantized or op.view):
         raise not_for_quantized(op)
-    return arrays, needs_grad, quantized, meta
+    return arrays, needs_grad, quantized, meta, subclassed
 
 
 def _on_meta(op, args: tuple, arrays: list, meta_inputs: bool) -> bool:
@@ -120,14 +125,18 @@ def call(op, args: tuple):
     if checks is None:
         checks = value_types(op)
     given = len(args)  # (internal callers may leave trailing defaults out)
-    for i, types in checks:
-        if i < given and not isinstance(args[i], types):
+    for i, types, refuses_bool in checks:
+        if i < given and (not isinstance(args[i], types) or refuses_bool and args[i].__class__ is bool):
+            if _subclass.overrides(args[i]):
+                return _subclass.call_torch_function(op, args, _subclass.subclass_types(args))
             args = (*args[:i], checked_value(op, i, args[i]), *args[i + 1:])
     if op.tensor_list_args:
         args = check_tensor_lists(op, args)
     if _AUTOCAST.cpu_enabled:
         args = autocast_arguments(op, args)
-    arrays, needs_grad, quantized, meta = _unwrap(op, args)
+    arrays, needs_grad, quantized, meta, subclassed = _unwrap(op, args)
+    if subclassed and not _subclass._disabled[0]:
+        return _subclass.call_torch_function(op, args, _subclass.subclass_types(args))
     if op.device_arg is not None:
         meta = _on_meta(op, args, arrays, meta)
     try:

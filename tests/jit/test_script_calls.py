@@ -452,3 +452,18 @@ def test_a_tensor_that_requires_grad_is_no_implicit_number():
     assert scripted(x, torch.tensor(2.0)).tolist() == [8.0] * 3
     with pytest.raises(RuntimeError, match="Cannot input a tensor that requires grad as a scalar argument"):
         scripted(x, torch.tensor(2.0, requires_grad=True))
+
+
+def kl_div(input: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    return F.kl_div(input, target, reduction="sum")
+
+
+def _calls_a_helper_named_as_the_function_it_calls(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return kl_div(x, y)
+
+
+def test_a_helper_named_as_the_function_it_calls_keeps_its_own_graph():
+    # (both functions' qualified names are kl_div: the helper's graph must not be replaced by F's)
+    x, y = torch.randn(3), torch.rand(3)
+    scripted = torch.jit.script(_calls_a_helper_named_as_the_function_it_calls)
+    np.testing.assert_allclose(scripted(x, y).numpy(), kl_div(x, y).numpy(), rtol=1e-6)

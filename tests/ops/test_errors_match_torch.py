@@ -38,6 +38,12 @@ CALLS = [
     "T.tensordot(T.ones(2, 3), T.ones(3, 5), dims=-1)",
     "T.tensordot(T.ones(2, 3), T.ones(3, 5), dims=([1], [0, 1]))",
     "T.cross(T.ones(2, 3), T.ones(2, 3), dim=0)",
+    # lerp compares dtypes before it refuses a non-floating one, in C++'s names of them
+    "T.lerp(T.ones(2, dtype=T.bool), T.ones(2, dtype=T.int32), 0.5)",
+    "T.lerp(T.ones(2, dtype=T.int64), T.ones(2), 0.5)",
+    "T.lerp(T.ones(2), T.ones(2), T.ones(2, dtype=T.int64))",
+    "T.lerp(T.ones(2, dtype=T.float16), T.ones(2), 0.5)",
+    "T.lerp(T.ones(2, dtype=T.int32), T.ones(2, dtype=T.int32), 0.5)",
     "T.linalg.cross(T.ones(2, 4), T.ones(2, 4))",
     "T.diag(T.ones(2, 2, 2))",
     "T.trace(T.ones(2, 2, 2))",

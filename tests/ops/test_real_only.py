@@ -24,6 +24,9 @@ CALLS = [
     "T.nn.functional.logsigmoid(z)", "T.nn.functional.glu(z)", "T.nn.functional.threshold(z, 0.0, 0.0)",
     "T.nn.functional.max_pool2d(z.reshape(1, 1, 2, 2), 2)", "T.special.ndtr(z)", "T.special.zeta(z, z)",
     "T.special.bessel_j0(z)", "T.special.chebyshev_polynomial_t(z, z)",
+    "T.bitwise_and(z.int(), z)", "T.bitwise_xor(z, z)", "T.bitwise_not(z)", "z.int() << z", "z.int() >> z",
+    # a Python complex number promotes the call to a complex dtype too
+    "T.bitwise_or(z.int(), 1j)", "T.remainder(z.real.double(), 1j)", "T.fmod(z.real, 2j)", "T.copysign(z.real, 1j)",
 ]
 
 

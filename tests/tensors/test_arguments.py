@@ -4,6 +4,8 @@ where a number belongs, raise torch's TypeError in torch's words, never numpy's 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import scriptc
@@ -59,6 +61,10 @@ CALLS = [
     "T.cat([T.ones(2), [1.0, 2.0]])",
     "T.nn.functional.relu(None)",
     "T.softmax(None, 0)",
+    "T.maximum(T.ones(2), 2.0)",  # (no Scalar overload: a number is refused where other ops take it)
+    "T.logical_and(T.ones(2), True)",
+    "T.hypot(T.ones(2), 1)",
+    "T.fmin(T.ones(2), 0.5)",
 ]
 
 
@@ -72,6 +78,8 @@ TYPE_ONLY = [
     "T.ones(2, 3).sum(1.5)",
     "T.ones(2, 3).sum(T.tensor(1.0))",
     "T.ones(2, 3).softmax(T.tensor([1]))",
+    "T.dropout(T.ones(2), 0.5, 1)",
+    "T.ones(2).roll(True)",
 ]
 
 
@@ -135,3 +143,33 @@ def test_numpy_scalars_promote_as_python_numbers(source):
         out = eval(source, {"T": T, "np": np, "x": T.arange(4, dtype=T.float32)})
         return str(out.dtype).split(".")[-1], out.tolist()
     assert run(scriptc) == run(torch)
+
+
+# a Python bool where torch's parser wants an int, an int or float where it wants a bool: refused in torch's
+# words (isinstance(True, int) holds, so a bool must not pass the int check)
+ARGUMENT_KINDS = [
+    "X.topk(True)", "X.select(0, True)", "X.cumsum(True)", "X.flatten(True)", "X.softmax(True)",
+    "X.unsqueeze(True)", "X.transpose(False, True)", "X.chunk(True)", "X.tril(True)", "X.gather(True, I)",
+    "T.cat([X, X], True)", "X.index_select(True, T.tensor([0]))", "X.diag(True)", "X.kthvalue(True)",
+    "X.unflatten(True, (2, 2))", "T.randint(True, (2,))", "X.sum(0, 1)", "X.sum(0, 1.0)", "X.argmax(0, 1)",
+    "X.logsumexp(True)",
+]
+
+
+@pytest.mark.parametrize("source", ARGUMENT_KINDS)
+def test_argument_of_the_wrong_kind_raises_torchs_type_error(source):
+    def run(T):
+        return raised(lambda: eval(source, {"T": T, "X": T.ones(3, 4), "I": T.zeros(3, 4, dtype=T.long)}))
+
+    expected, ours = run(torch), run(scriptc)
+    assert expected[0] is TypeError and ours is not None and ours[0] is TypeError, ours
+    if "invalid combination" not in expected[1]:
+        # (a method's position counts self here, not in torch's)
+        assert re.sub(r" \(position \d\)", "", ours[1]) == re.sub(r" \(position \d\)", "", expected[1])
+
+
+def test_bools_still_pass_where_torch_takes_numbers():
+    x = scriptc.ones(3)
+    assert x.mul(True).tolist() == [1.0, 1.0, 1.0] and x.pow(False).tolist() == [1.0, 1.0, 1.0]
+    assert x.clamp(True).tolist() == [1.0, 1.0, 1.0] and scriptc.arange(True).tolist() == [0]
+    assert x.sum(0, True).shape == (1,)

@@ -86,6 +86,9 @@ class ScriptContext:
         self.broadcast_lengths: dict[Any, dict[str, int]] = {}  # function -> {BroadcastingListN parameter: N}
         self._names: dict[Any, str] = {}
         self._compiling: set = set()
+        # names of functions being compiled: a function they call must not take one (a helper `kl_div`
+        # calling F.kl_div, whose qualified names are the same)
+        self._names_taken: set[str] = set()
         self.ignored: dict[str, Any] = {}
         self.classes: dict[str, ScriptClass] = {}
         self._class_records: dict[Any, ScriptClass] = {}
@@ -118,6 +121,7 @@ class ScriptContext:
         try:
             definition, source = definition_of(fn)
             name = self.unique_name(fn.__qualname__.replace("<locals>.", ""))
+            self._names_taken.add(name)
             graph = build_graph(self, fn, definition, source, name)
         except ScriptError as exc:
             if _in_scriptc(getattr(fn, "__code__", None) and fn.__code__.co_filename) and _in_scriptc(exc.filename):
@@ -134,7 +138,7 @@ class ScriptContext:
         return graph, name
 
     def unique_name(self, name: str) -> str:
-        while name in self.functions:
+        while name in self.functions or name in self._names_taken:
             name += "_"
         return name
 
@@ -282,6 +286,7 @@ class ScriptContext:
         definition = ast.FunctionDef(definition.line, definition.col, definition.name, declared.params,
                                      declared.returns, definition.body, [], declared.type_comment)
         name = self.unique_name(fn.__qualname__.replace("<locals>.", ""))
+        self._names_taken.add(name)
         graph = build_graph(self, fn, definition, source, name)
         self.functions[name] = graph
         self._names[key] = name
