@@ -245,3 +245,46 @@ def test_a_function_is_refused_as_torch_refuses_it(fn, message):
     for engine in (torch, scriptc):
         with pytest.raises(RuntimeError, match=message):
             engine.jit.script(fn)
+
+
+BRANCH_REBINDINGS = [
+    ("x = []\n    if c:\n        x = [1, 2, 3]",
+     r"Variable 'x' previously had type List\[Tensor\] but is now being assigned to a value of type List\[int\]\n"
+     "Empty lists default to List\\[Tensor\\]"),
+    ("x = 1.0\n    if c:\n        x = 2", "Variable 'x' previously had type float but is now being assigned to a value "
+                                          "of type int"),
+    ("x = 1\n    for i in range(3):\n        if c:\n            x = 'a'",
+     "Variable 'x' previously had type int but is now being assigned to a value of type str"),
+    ("x = (1, 2)\n    if c:\n        x = (1, 2, 3)", r"Variable 'x' previously had type Tuple\[int, int\] but is now"),
+    ("x = [1]\n    if c:\n        if not c:\n            x = [1.0]", r"previously had type List\[int\]"),
+    ("l = [1, 2, 3]\n    del l[1:3]", "del statements only support deletion at a single index, slicing is not "
+                                      "supported"),
+    ("a: List[int] = [1]\n    b: List[Optional[int]] = a", r"Variable 'b' is annotated with type "
+                                                            r"List\[Optional\[int\]\] but is being assigned to a value "
+                                                            r"of type List\[int\]"),
+]
+
+
+@pytest.mark.parametrize("body, message", BRANCH_REBINDINGS)
+def test_a_variable_rebound_in_a_branch_keeps_its_type_as_torch_requires(body, message):
+    source = f"def f(c: bool, t: Tensor):\n    {body}\n    return t\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            _compile(engine, source)
+
+
+BRANCH_REBINDINGS_TORCH_TAKES = [
+    "x = 1\n    x = 'a'\n    return x",  # straight-line code may re-bind to another type
+    "if c:\n        x = 1\n    else:\n        x = 2\n    return x",
+    "x = 1.0\n    if c:\n        x = t.sum()\n    return x",  # a tensor where a float was: converted
+    "x = [1]\n    if c:\n        x = [2, 3]\n    return x",
+    "x = 1\n    if c:\n        x = 2\n    return x",
+]
+
+
+@pytest.mark.parametrize("body", BRANCH_REBINDINGS_TORCH_TAKES)
+def test_a_branch_rebinding_torch_takes_compiles_and_agrees(body):
+    source = f"def f(c: bool, t: Tensor):\n    {body}\n"
+    expected, got = _compile(torch, source), _compile(scriptc, source)
+    for c in (True, False):
+        assert got.f(c, scriptc.ones(2)) == expected.f(c, torch.ones(2))

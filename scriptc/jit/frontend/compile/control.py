@@ -16,6 +16,7 @@ from scriptc.ir.graph import Block, Node, Value
 from scriptc.types import Bool, NoneType, Str
 
 from .. import ast
+from .emitter import BranchScope
 from .types import assignable, unify
 from .values import Refined
 
@@ -102,7 +103,7 @@ class ControlFlow:
         node = self.emit("prim::If", [cond], [])
         scopes, exits = [], []
         for body in (then_body, else_body):
-            with self.inside(node.add_block()) as scope:
+            with self.inside(node.add_block(), BranchScope()) as scope:
                 exits.append(body() if body is not None else else_exit)
                 scopes.append(scope)
         self.join(node, scopes, exits)

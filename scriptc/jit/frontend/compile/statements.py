@@ -24,7 +24,7 @@ from scriptc.types import (
 from .. import ast
 from .control import Conflict
 from .types import assignable
-from .values import ModuleChoice, SugaredModule, SugaredTuple
+from .values import ModuleChoice, Refined, SugaredModule, SugaredTuple
 
 
 class Statements:
@@ -121,6 +121,9 @@ class Statements:
                 continue
             if not isinstance(target, ast.Subscript):
                 raise self.error("del takes variables and list and dict items", target)
+            if isinstance(target.index, ast.Slice):
+                raise self.error("del statements only support deletion at a single index, slicing is not supported "
+                                 "(see https://github.com/pytorch/pytorch/issues/31430)", target)
             container = self.as_value(self.expr(target.value), target.value)
             if isinstance(container.type, ListType):
                 self.emit("delitem.list", [container, self.index_value(target.index)], [NoneType])
@@ -167,7 +170,7 @@ class Statements:
         value = self.as_value(self.expr(node.value, declared), node.value)
         name = node.target.id if isinstance(node.target, ast.Name) else node.target.attr
         value = self.coerce(value, declared, node, f"Variable '{name}' is annotated with type {declared} but is "
-                            f"assigned a value of type {value.type}")
+                            f"being assigned to a value of type {value.type}")
         if isinstance(node.target, ast.Name):
             self.bind(name, value)
         else:
@@ -241,7 +244,27 @@ class Statements:
             if not (assignable(value.type, declared) and value.type != NoneType):
                 value = self.coerce(value, declared, where, f"Variable '{name}' is annotated with type {declared} "
                                     f"but is being assigned to a value of type {value.type}")
+        if declared is None and isinstance(value, Value):
+            value = self.keep_type_before_branch(name, value, where)
         self.bind(name, value)
+
+    def keep_type_before_branch(self, name: str, value: Value, where) -> Value:
+        """A variable bound before an if and re-bound in one of its branches keeps its type: TorchScript
+        refuses a value of another type there (it takes a subtype, and a tensor where a number was)."""
+        before = self.binding_before_branch(name)
+        if not isinstance(before, (Value, Refined)) or assignable(value.type, before.type):
+            return value
+        # TorchScript converts a tensor, a bool or a number of unknown kind there, but not an int to a float
+        converted = None if value.type == Int else self.implicit_conversion(value, before.type, from_tensor=True)
+        if converted is not None:
+            return converted
+        message = (f"Variable '{name}' previously had type {before.type} but is now being assigned to a value of "
+                   f"type {value.type}")
+        if isinstance(before.type, ListType) and isinstance(value.type, ListType):
+            message += ("\nEmpty lists default to List[Tensor]. Add a variable annotation to the assignment to "
+                        "create an empty list of another type (torch.jit.annotate(List[T, []]) where T is the type "
+                        "of elements in the list for Python 2)")
+        raise self.error(message, where)
 
     def assign_unpacked(self, target, value) -> None:
         items = target.elts
