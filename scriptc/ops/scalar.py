@@ -117,12 +117,25 @@ _tensor_op("grad.tensor(self: Tensor) -> Tensor?", lambda xp, x: getattr(x, "gra
            OptionalType(TensorType()), "Tensor.grad (None for the arrays the runtime computes on).")
 _tensor_op("reversed_dims.tensor(self: Tensor) -> int[]", lambda xp, x: list(range(x.ndim - 1, -1, -1)), ListType(Int),
            "The permutation Tensor.T applies.")
-register("tolist.tensor(self: Tensor) -> Any", SCALAR, lambda xp, x: _tolist(x), method=False, function=False,
-         shape=lambda x: None, doc="Tensor.tolist(); its type is the annotation the compiler was given.")
+# element kind -> (the name torch's mismatch error gives it, the numpy dtype kinds it takes)
+_TOLIST_KINDS = {"int": ("Long", "iu"), "float": ("Float", "f"), "bool": ("Bool", "b"), "complex": ("Complex", "c")}
 
 
-def _tolist(x):
+def _tolist(xp, x, dims: int = -1, kind: str = ""):
+    """Tensor.tolist() as the annotation declares it: `dims` nested lists of `kind` (-1, "": unchecked,
+    as archives written before the check hold it)."""
+    if dims >= 0 and x.ndim != dims:
+        raise RuntimeError("Output annotation list dimension and runtime tensor dimension must match for tolist()")
+    if kind and x.dtype.kind not in _TOLIST_KINDS[kind][1]:
+        from .matrix import torch_name
+        raise RuntimeError("Output annotation element type and runtime tensor element type must match for tolist(): "
+                           f"{_TOLIST_KINDS[kind][0]} vs {torch_name(x.dtype)}")
     return x.tolist() if hasattr(x, "tolist") else x
+
+
+register("tolist.tensor(self: Tensor, dims: int = -1, kind: str = '') -> Any", SCALAR, _tolist, method=False,
+         function=False, shape=lambda *metas: None,
+         doc="Tensor.tolist(); its type is the annotation the compiler was given (`dims` lists of `kind`).")
 
 
 def _tensor_data(xp, data, dtype, requires_grad):

@@ -279,6 +279,7 @@ BRANCH_REBINDINGS_TORCH_TAKES = [
     "x = 1.0\n    if c:\n        x = t.sum()\n    return x",  # a tensor where a float was: converted
     "x = [1]\n    if c:\n        x = [2, 3]\n    return x",
     "x = 1\n    if c:\n        x = 2\n    return x",
+    "x = 1\n    if c:\n        return 'early'\n    x = 'late'\n    return x",  # what follows a return is straight-line
 ]
 
 
@@ -288,3 +289,35 @@ def test_a_branch_rebinding_torch_takes_compiles_and_agrees(body):
     expected, got = _compile(torch, source), _compile(scriptc, source)
     for c in (True, False):
         assert got.f(c, scriptc.ones(2)) == expected.f(c, torch.ones(2))
+
+
+@pytest.mark.parametrize("body, message", [
+    ("b: int = [2, 3]", "Expected an annotation of type List but got int"),
+    ("b: Optional[int] = [i for i in range(3)]", r"Expected an annotation of type List but got Optional\[int\]"),
+    ("b: List[int] = {'a': 1}", r"Expected an annotation of type Dict but got List\[int\]"),
+    ("b = t.tolist()", r"Expected type hint for result of tolist\(\)"),
+    ("b = torch.jit.annotate(List[str], t.tolist())",
+     "str is not one of the supported element types for tolist: int, float, complex, bool"),
+])
+def test_a_literal_or_tolist_annotated_with_the_wrong_kind_is_refused_as_torch_refuses_it(body, message):
+    source = f"def f(t: Tensor):\n    {body}\n    return b\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            _compile(engine, source)
+
+
+@pytest.mark.parametrize("annotation, tensor, message", [
+    ("List[List[float]]", lambda engine: engine.ones(3, dtype=engine.float64),
+     "Output annotation list dimension and runtime tensor dimension must match for tolist()"),
+    ("List[float]", lambda engine: engine.ones(3, dtype=engine.int64),
+     "Output annotation element type and runtime tensor element type must match for tolist\\(\\): Float vs Long"),
+    ("List[int]", lambda engine: engine.ones(3, dtype=engine.bool),
+     "must match for tolist\\(\\): Long vs Bool"),
+])
+def test_tolist_checks_the_tensor_against_its_annotation_as_torch_does(annotation, tensor, message):
+    source = f"def f(t: Tensor):\n    return torch.jit.annotate({annotation}, t.tolist())\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            _compile(engine, source).f(tensor(engine))
+    assert _compile(scriptc, source.replace(annotation, "List[float]")).f(scriptc.ones(2, dtype=scriptc.float16)) == \
+        [1.0, 1.0]

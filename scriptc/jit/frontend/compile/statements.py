@@ -23,7 +23,7 @@ from scriptc.types import (
 
 from .. import ast
 from .control import Conflict
-from .types import assignable
+from .types import assignable, members
 from .values import ModuleChoice, Refined, SugaredModule, SugaredTuple
 
 
@@ -158,6 +158,7 @@ class Statements:
             self.declared[node.target.id] = declared
         if node.value is None:
             return
+        self.check_literal_annotation(node.value, declared)
         if self.takes_module(declared) and isinstance(node.target, ast.Name):
             # `m: Interface = self.layers[i]`: a module, or one picked at run time, checked against the interface
             chosen = self.expr(node.value, declared)
@@ -247,6 +248,16 @@ class Statements:
         if declared is None and isinstance(value, Value):
             value = self.keep_type_before_branch(name, value, where)
         self.bind(name, value)
+
+    def check_literal_annotation(self, literal, declared) -> None:
+        """A list or dict display (or comprehension) annotated with a type that holds no list or dict is
+        refused as TorchScript refuses it, by the kind of container it expected."""
+        kind = {ast.List: ListType, ast.ListComp: ListType, ast.Dict: DictType, ast.DictComp: DictType}.get(
+            type(literal))
+        if kind is None or any(isinstance(t, kind) or t == Any_ for t in members(declared)):
+            return
+        name = "List" if kind is ListType else "Dict"
+        raise self.error(f"Expected an annotation of type {name} but got {declared}", literal)
 
     def keep_type_before_branch(self, name: str, value: Value, where) -> Value:
         """A variable bound before an if and re-bound in one of its branches keeps its type: TorchScript
