@@ -321,3 +321,12 @@ def test_tolist_checks_the_tensor_against_its_annotation_as_torch_does(annotatio
             _compile(engine, source).f(tensor(engine))
     assert _compile(scriptc, source.replace(annotation, "List[float]")).f(scriptc.ones(2, dtype=scriptc.float16)) == \
         [1.0, 1.0]
+
+
+@pytest.mark.parametrize("body", ["return a[None]", "return a[1]", "a[2] = 3\n    return 0"])
+def test_a_dict_key_of_another_type_is_refused_in_torchs_words(body):
+    source = f"def f(a: Dict[str, int]) -> int:\n    {body}\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match="(?s)Arguments for call are not valid.*[Ee]xpected a value of type "
+                                               "'str' for argument '(key|idx)' but instead found type"):
+            _compile(engine, source)
