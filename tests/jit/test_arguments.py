@@ -193,3 +193,32 @@ def test_a_union_with_an_enum_names_it_as_torch_in_the_refusal():
         messages.append(str(caught.value))
     expected = "Expected a member of Union[__torch__.tests.jit.test_arguments._Shade, str] but instead found type int"
     assert all(expected in message for message in messages)
+
+
+def _int_and_str(a: int, b: str) -> int:
+    return a
+
+
+class _IntAndStr(torch.nn.Module):
+    def forward(self, a: int, b: str) -> int:
+        return a
+
+
+@pytest.mark.parametrize("args", [(1, 2), ("x", "y")])
+def test_a_mistyped_argument_names_the_function_and_its_position_as_torch_does(args):
+    real = pytest.importorskip("torch")
+
+    class RealIntAndStr(real.nn.Module):
+        def forward(self, a: int, b: str) -> int:
+            return a
+
+    for engine, module in ((real, RealIntAndStr()), (torch, _IntAndStr())):
+        messages = []
+        for compiled in (engine.jit.script(_int_and_str), engine.jit.script(module)):
+            with pytest.raises(RuntimeError) as raised:
+                compiled(*args)
+            messages.append(str(raised.value).splitlines()[:3])
+        if engine is real:
+            expected = messages  # "f() Expected a value ...", "Position: 0" (a method's counts self), "Value: 'x'"
+        else:
+            assert messages == expected
