@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
 from scriptc.types import Bool, Complex, Float, Int, Str, TupleType
 
 from .pyvalues import fixed, number_kind, python_op
@@ -34,12 +36,48 @@ def _int_only(*types):
     return Bool if all(t == Bool for t in types) else Int
 
 
-def _division(kernel):
-    def divide(a, b):
-        if b == 0:
-            raise ZeroDivisionError("ZeroDivisionError: division by zero")
-        return kernel(a, b)
-    return divide
+_INTEGER_BY_ZERO = "ZeroDivisionError: integer division or modulo by zero"
+
+
+def _floats(*values) -> bool:
+    return any(isinstance(v, float) for v in values)
+
+
+def _ieee(kernel, a, b):
+    """A float (or complex) operation by a zero divisor as C computes it (inf or nan, where Python
+    raises)."""
+    kind = np.complex128 if isinstance(a, complex) or isinstance(b, complex) else np.float64
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = kernel(kind(a), kind(b))
+    return complex(out) if kind is np.complex128 else float(out)
+
+
+def _true_division(a, b):
+    return _ieee(np.true_divide, a, b) if b == 0 else a / b
+
+
+def _floor_division(a, b):
+    if b == 0:
+        if not _floats(a, b):
+            raise RuntimeError("division by 0")
+        return _ieee(np.floor_divide, a, b)
+    return a // b
+
+
+def _modulo(a, b):
+    if b == 0:
+        if not _floats(a, b):
+            raise RuntimeError(_INTEGER_BY_ZERO)
+        return _ieee(np.remainder, a, b)
+    return a % b
+
+
+def _divmod(a, b):
+    if b == 0:
+        raise RuntimeError("ZeroDivisionError: float divmod()" if _floats(a, b) else _INTEGER_BY_ZERO)
+    return divmod(a, b)
+
+
 
 
 def scalar_power(a, b):
@@ -58,11 +96,12 @@ def scalar_power(a, b):
 
 for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul)):
     python_op(f"{_name}.scalar(a: Scalar, b: Scalar) -> Scalar", _fn, _real)
-python_op("floordiv.scalar(a: Scalar, b: Scalar) -> Scalar", _division(operator.floordiv), _real,
-          "a // b, rounding toward negative infinity (Python's, not C's).")
-python_op("mod.scalar(a: Scalar, b: Scalar) -> Scalar", _division(operator.mod), _real,
-          "a % b with the sign of b (Python's).")
-python_op("div.scalar(a: Scalar, b: Scalar) -> float", _division(lambda a, b: a / b), fixed(Float))
+python_op("floordiv.scalar(a: Scalar, b: Scalar) -> Scalar", _floor_division, _real,
+          "a // b, rounding toward negative infinity (Python's, not C's); a float one by zero is C's inf or nan.")
+python_op("mod.scalar(a: Scalar, b: Scalar) -> Scalar", _modulo, _real,
+          "a % b with the sign of b (Python's); a float one by zero is nan.")
+python_op("div.scalar(a: Scalar, b: Scalar) -> float", _true_division, fixed(Float),
+          "a / b: a float; by zero, C's inf or nan (TorchScript's, where Python raises).")
 python_op("pow.scalar(a: Scalar, b: Scalar) -> float", scalar_power, _real_to(Float),
           "a ** b: a float, as TorchScript's pow of two ints.")
 
@@ -123,7 +162,7 @@ def _divmod_type(a, b):
     return TupleType((kind, kind))
 
 
-python_op("divmod.scalar(a: Scalar, b: Scalar) -> Any", _division(divmod), _divmod_type,
+python_op("divmod.scalar(a: Scalar, b: Scalar) -> Any", _divmod, _divmod_type,
           "divmod(a, b): a tuple (a // b, a % b).")
 
 
@@ -139,7 +178,7 @@ python_op("round.scalar(x: Scalar, ndigits: int? = None) -> Scalar", _round, lam
 # complex numbers
 python_op("complex.scalar(real: Scalar, imag: Scalar) -> complex", complex, fixed(Complex))
 for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
-                   ("div", _division(lambda a, b: a / b))):
+                   ("div", _true_division)):
     python_op(f"{_name}.complex(a: complex, b: complex) -> complex", _fn, fixed(Complex))
 
 

@@ -48,7 +48,7 @@ register("_shape_as_tensor(self: Tensor) -> Tensor", OPAQUE, lambda xp, x: xp.as
          shape=lambda x: TensorType(int64, None if x.shape is None else (len(x.shape),), x.device),
          method=False, doc="The sizes of `self` as a 1-d int64 tensor, recorded by jit.trace as an op on `self` "
          "(torch.onnx.operators.shape_as_tensor): sizes read from it follow the input in the trace.")
-register("item(self: Tensor) -> Scalar", SCALAR, lambda xp, x: _one_element(x, "item"), method=False, function=False,
+register("item(self: Tensor) -> Scalar", SCALAR, lambda xp, x: _one_element(x), method=False, function=False,
          shape=lambda x: Float if getattr(x, "dtype", None) is not None and x.dtype.is_floating_point else
          (Bool if getattr(x, "dtype", None) is not None and x.dtype.name == "bool" else
           (Int if getattr(x, "dtype", None) is not None else Scalar)))
@@ -60,16 +60,24 @@ def _length(x) -> int:
     return int(x.shape[0])
 
 
-def _one_element(x, what):
+def _one_element(x):
     if x.size != 1:
-        raise RuntimeError(f"a Tensor with {x.size} elements cannot be converted to Scalar ({what})")
+        raise RuntimeError(f"a Tensor with {x.size} elements cannot be converted to Scalar")
     return x.reshape(()).item()
 
 
-_tensor_op("bool.tensor(self: Tensor) -> bool", lambda xp, x: bool(_one_element(x, "bool")), Bool,
+def _truth(x) -> bool:
+    """A tensor's truth value, which only a one-element tensor has (torch's words otherwise)."""
+    if x.size != 1:
+        amount = "no values" if x.size == 0 else "more than one value"
+        raise RuntimeError(f"Boolean value of Tensor with {amount} is ambiguous")
+    return bool(x.reshape(()).item())
+
+
+_tensor_op("bool.tensor(self: Tensor) -> bool", lambda xp, x: _truth(x), Bool,
            "bool(tensor): a one-element tensor's truth.")
-_tensor_op("int.tensor(self: Tensor) -> int", lambda xp, x: int(_one_element(x, "int")), Int)
-_tensor_op("float.tensor(self: Tensor) -> float", lambda xp, x: float(_one_element(x, "float")), Float)
+_tensor_op("int.tensor(self: Tensor) -> int", lambda xp, x: int(_one_element(x)), Int)
+_tensor_op("float.tensor(self: Tensor) -> float", lambda xp, x: float(_one_element(x)), Float)
 def _implicit_number(xp, x, kind: str):
     """A tensor passed where a number is declared (TorchScript's ImplicitTensorToNum): 0-d only, and a
     floating or bool one not where an int is declared."""
@@ -227,7 +235,7 @@ _tensor_op("stride.tensor(self: Tensor, dim: int) -> int",
            "x.stride(dim): the elements between neighbours along dim.")
 _tensor_op("stride.all(self: Tensor) -> int[]", lambda xp, x: [int(s // x.itemsize) for s in x.strides],
            ListType(Int), "x.stride(): the stride of every dim.")
-_tensor_op("is_nonzero.tensor(self: Tensor) -> bool", lambda xp, x: bool(_one_element(x, "is_nonzero")), Bool)
+_tensor_op("is_nonzero.tensor(self: Tensor) -> bool", lambda xp, x: _truth(x), Bool)
 _tensor_op("is_same_size.tensor(self: Tensor, other: Tensor) -> bool", lambda xp, x, y: x.shape == y.shape, Bool)
 _tensor_op("get_device.tensor(self: Tensor) -> int", lambda xp, x: int(x.device.id) if hasattr(x, "device") and
            hasattr(x.device, "id") else -1, Int, "-1 on the CPU, else the GPU's index.")

@@ -33,6 +33,12 @@ def _rewritable(exc: BaseException) -> bool:
             and isinstance(exc.args[0], str))
 
 
+def _builtin_name(exc: BaseException) -> str:
+    """The Python exception class torch would name: scriptc's own errors (ShapeError) by the builtin
+    class they extend (RuntimeError)."""
+    return next(kind.__name__ for kind in type(exc).__mro__ if kind.__module__ == "builtins")
+
+
 def _frame(node: Node, function: str) -> str:
     loc = node.loc
     lines = [f'  File "{loc.file}", line {loc.line}, in {function}']
@@ -51,7 +57,7 @@ def add_frame(exc: BaseException, node: Node, function: str) -> None:
     state = getattr(exc, "_script_traceback", None)
     if state is None:
         original = exc.args[0]
-        message = original if isinstance(exc, JitError) else f"{type(exc).__name__}: {original}"
+        message = original if isinstance(exc, JitError) else f"{_builtin_name(exc)}: {original}"
         state = _ScriptTraceback(message)
         exc._script_traceback = state
     if state.function_open:

@@ -93,3 +93,13 @@ def test_a_failure_keeps_its_exception_class_and_an_error_outside_script_is_unto
     with pytest.raises(IndexError) as raised:
         outer([1])
     assert str(raised.value) == "list index out of range"
+
+
+def test_scriptcs_own_error_classes_are_named_by_the_builtin_class_torch_names():
+    def add(x, y):
+        return x + y
+
+    ours = _failure(scriptc.jit.script(add), scriptc.ones(2), scriptc.ones(3))
+    theirs = _failure(torch.jit.script(add), torch.ones(2), torch.ones(3))
+    assert ours.strip().splitlines()[-1].startswith("RuntimeError: ")
+    assert "must match the size of tensor b (3)" in ours and "must match the size of tensor b (3)" in theirs
