@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import importlib.util
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import pytest
@@ -330,3 +331,39 @@ def test_a_dict_key_of_another_type_is_refused_in_torchs_words(body):
         with pytest.raises(RuntimeError, match="(?s)Arguments for call are not valid.*[Ee]xpected a value of type "
                                                "'str' for argument '(key|idx)' but instead found type"):
             _compile(engine, source)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("return x.not_a_method()", "'Tensor' object has no attribute or method 'not_a_method'"),
+    ("return torch.not_a_function(x)", "object has no attribute not_a_function"),
+    ("a, b = n\n    return x", "int cannot be used as a tuple"),
+    ("return (1, 2)[2]", r"Tuple index out of range. Tuple is length 2 and index is 2"),
+    ("n.y = 3\n    return x", "Tried to set an attribute: y on a non-class: int"),
+    ("print(n, file=None)\n    return x", "print doesn't accept any keyword arguments"),
+    ("for i in range(n, 'a'):\n        pass\n    return x", "all inputs of range must be ints, found str in argument 1"),
+    ("del n.y\n    return x", "del statements are only supported for deleting list and dict items and variables"),
+])
+def test_common_mistakes_are_refused_in_torchs_words(body, message):
+    source = f"def f(x: Tensor, n: int):\n    {body}\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            _compile(engine, source)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("global g\n    return x", "global variables aren't supported"),
+    ("return lambda y: y", "Lambda aren't supported"),
+    ("try:\n        return x\n    except Exception:\n        return x", "try blocks aren't supported"),
+    ("return {1, 2}", "Set aren't supported"),
+])
+def test_python_torchscript_has_no_form_for_is_refused_in_torchs_words(body, message, tmp_path):
+    # (jit.script of a Python function: torch's CompilationUnit parses source with other words)
+    path = tmp_path / "unsupported_source.py"
+    path.write_text(f"def f(x):\n    {body}\n")
+    spec = importlib.util.spec_from_file_location(f"unsupported_{abs(hash(body))}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    refusals = (torch.jit.frontend.NotSupportedError, scriptc.errors.NotSupportedError)
+    for engine in (torch, scriptc):
+        with pytest.raises(refusals, match=message):
+            engine.jit.script(module.f)

@@ -202,9 +202,9 @@ class Loops:
         if call.keywords:
             raise self.error("range() takes no keyword arguments", call)
         args = [self.as_value(self.expr(a), a) for a in call.args]
-        for a, arg in zip(args, call.args):
+        for index, (a, arg) in enumerate(zip(args, call.args)):
             if a.type not in (Int, Bool):
-                raise self.error(f"range() arguments must be int, got {a.type}", arg)
+                raise self.error(f"all inputs of range must be ints, found {a.type} in argument {index}", arg)
         if not 1 <= len(args) <= 3:
             raise self.error(f"range expected 1 to 3 arguments, got {len(args)}", call)
         start, stop, step = (self.const(0), args[0], self.const(1)) if len(args) == 1 else (

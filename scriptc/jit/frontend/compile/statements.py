@@ -120,7 +120,7 @@ class Statements:
                 self.bind(target.id, Conflict(f"undefined value {target.id} (deleted by del)"))
                 continue
             if not isinstance(target, ast.Subscript):
-                raise self.error("del takes variables and list and dict items", target)
+                raise self.error("del statements are only supported for deleting list and dict items and variables", target)
             if isinstance(target.index, ast.Slice):
                 raise self.error("del statements only support deletion at a single index, slicing is not supported "
                                  "(see https://github.com/pytorch/pytorch/issues/31430)", target)
@@ -311,7 +311,7 @@ class Statements:
                 return self.emit("prim::ListUnpack", [self.emit1("unbind", [value, self.const(0)],
                                                                  ListType(TensorType()))], [TensorType()] * count).outputs
             else:
-                raise self.error(f"cannot unpack a value of type {t}", where)
+                raise self.error(f"{t} cannot be used as a tuple", where)
         if star is None:
             if len(items) > count:
                 raise self.error(f"too many values to unpack: need {count} but found {len(items)}", where)
@@ -332,7 +332,8 @@ class Statements:
         elif isinstance(owner, Value) and isinstance(owner.type, ObjectType):
             self.set_object_attribute(owner, target.attr, value, target)
         else:
-            raise self.error("attributes can only be assigned on self (a module or a script class)", target)
+            kind = owner.type if isinstance(owner, Value) else type(owner).__name__
+            raise self.error(f"Tried to set an attribute: {target.attr} on a non-class: {kind}", target)
 
     def store_subscript(self, container, index: ast.Node, value, where) -> None:
         container = self.as_value(container, where)

@@ -113,7 +113,7 @@ class Subscripts:
         constant = self.static_int(position)
         if constant is not None:
             if not -len(items) <= constant < len(items):
-                raise self.error(f"tuple index {constant} out of range for a tuple of {len(items)} items", index)
+                raise self.error(f"Tuple index out of range. Tuple is length {len(items)} and index is {constant}", index)
             return items[constant]
         values = [self.as_value(v, node) for v in items]
         if not values or any(v.type != values[0].type for v in values):
