@@ -258,6 +258,8 @@ BRANCH_REBINDINGS = [
      "Variable 'x' previously had type int but is now being assigned to a value of type str"),
     ("x = (1, 2)\n    if c:\n        x = (1, 2, 3)", r"Variable 'x' previously had type Tuple\[int, int\] but is now"),
     ("x = [1]\n    if c:\n        if not c:\n            x = [1.0]", r"previously had type List\[int\]"),
+    ("y = [t for t in range(3)]", "Variable 't' previously had type Tensor but is now being assigned to a value of "
+                                  "type int"),  # a comprehension's variable is a new frame's, as a branch's
     ("l = [1, 2, 3]\n    del l[1:3]", "del statements only support deletion at a single index, slicing is not "
                                       "supported"),
     ("a: List[int] = [1]\n    b: List[Optional[int]] = a", r"Variable 'b' is annotated with type "

@@ -31,7 +31,8 @@ def function_globals(fn) -> dict:
 
 
 class BranchScope(dict):
-    """The variables bound in one branch of an if (TorchScript's new environment frame there)."""
+    """The variables bound in one branch of an if or in a comprehension (TorchScript's new environment
+    frames): one bound outside keeps its type there."""
 
 
 class Emitter:

@@ -16,6 +16,7 @@ from scriptc.types import Bool, DictType, Int, ListType, NoneType, Str, TensorTy
 from .. import ast
 from .analysis import assigned_names, target_names
 from .control import LOOP, RETVAL
+from .emitter import BranchScope
 from .types import assignable
 from .values import ClassRef, Refined, SugaredModule, SugaredTuple
 
@@ -281,7 +282,7 @@ class Loops:
         result = self.emit1("prim::DictConstruct" if is_dict else "prim::ListConstruct", [],
                             expected or (DictType(Str, TensorType()) if is_dict else ListType(TensorType())))
         stores: list = []
-        self.scopes.append({})
+        self.scopes.append(BranchScope())
         declared = self.declared  # the comprehension's own variables shadow annotated ones outside it
         self.declared = {k: v for k, v in declared.items() if not any(
             k in target_names(g.target) for g in node.generators)}
