@@ -337,6 +337,8 @@ def test_a_dict_key_of_another_type_is_refused_in_torchs_words(body):
 
 @pytest.mark.parametrize("body, message", [
     ("return x.not_a_method()", "'Tensor' object has no attribute or method 'not_a_method'"),
+    ("return [n] + 1", "Arguments for call are not valid"),
+    ("return 'a' + n", "Arguments for call are not valid"),
     ("return torch.not_a_function(x)", "object has no attribute not_a_function"),
     ("a, b = n\n    return x", "int cannot be used as a tuple"),
     ("return (1, 2)[2]", r"Tuple index out of range. Tuple is length 2 and index is 2"),
