@@ -7,8 +7,6 @@ from __future__ import annotations
 import math
 import operator
 
-import numpy as np
-
 from scriptc.types import Bool, Complex, Float, Int, Str, TupleType
 
 from .pyvalues import fixed, number_kind, python_op
@@ -43,24 +41,28 @@ def _floats(*values) -> bool:
     return any(isinstance(v, float) for v in values)
 
 
-def _ieee(kernel, a, b):
-    """A float (or complex) operation by a zero divisor as C computes it (inf or nan, where Python
-    raises)."""
-    kind = np.complex128 if isinstance(a, complex) or isinstance(b, complex) else np.float64
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = kernel(kind(a), kind(b))
-    return complex(out) if kind is np.complex128 else float(out)
+def _by_zero(a, b) -> float:
+    """a / b for a zero b as C computes it (where Python raises): inf signed by a and b, nan for 0 / 0
+    or a nan."""
+    if a == 0 or math.isnan(a):
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def _true_division(a, b):
-    return _ieee(np.true_divide, a, b) if b == 0 else a / b
+    if b != 0:
+        return a / b
+    if isinstance(a, complex) or isinstance(b, complex):
+        zero = complex(b).real
+        return complex(_by_zero(complex(a).real, zero), _by_zero(complex(a).imag, zero))
+    return _by_zero(a, b)
 
 
 def _floor_division(a, b):
     if b == 0:
         if not _floats(a, b):
             raise RuntimeError("division by 0")
-        return _ieee(np.floor_divide, a, b)
+        return _by_zero(a, b)  # (the floor of an inf is itself)
     return a // b
 
 
@@ -68,7 +70,7 @@ def _modulo(a, b):
     if b == 0:
         if not _floats(a, b):
             raise RuntimeError(_INTEGER_BY_ZERO)
-        return _ieee(np.remainder, a, b)
+        return math.nan
     return a % b
 
 
@@ -76,8 +78,6 @@ def _divmod(a, b):
     if b == 0:
         raise RuntimeError("ZeroDivisionError: float divmod()" if _floats(a, b) else _INTEGER_BY_ZERO)
     return divmod(a, b)
-
-
 
 
 def scalar_power(a, b):
