@@ -7,7 +7,7 @@ uses (a node input, or a block return), so replacing all uses is O(uses).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from scriptc.types import Type
@@ -15,11 +15,13 @@ from scriptc.types import Type
 
 @dataclass(frozen=True)
 class SourceLocation:
-    """Where a node came from in the user's code: printed as `# file:line:col`."""
+    """Where a node came from in the user's code: printed as `# file:line:col`. `text`: that source
+    line, when the node was compiled from source (errors at run time show it)."""
 
     file: str
     line: int
     col: int
+    text: str | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"

@@ -42,12 +42,22 @@ from .script_containers import ScriptDict, ScriptList, shares_items
 _NUMBERS = {Int: int, Float: float, Bool: bool, Complex: complex}
 
 
-def convert_arguments(params: list, values: list, broadcast_lengths: dict[str, int] | None = None) -> list:
+def convert_arguments(params: list, values: list, broadcast_lengths: dict[str, int] | None = None,
+                      function: str | None = None, first_position: int = 0) -> list:
     """`values` for the graph inputs `params` (IR Values with names and types). `broadcast_lengths`:
-    the BroadcastingListN[T] parameters (name -> N), where a single T stands for N of it."""
+    the BroadcastingListN[T] parameters (name -> N), where a single T stands for N of it. A value
+    that does not fit is torch's RuntimeError naming `function` and the argument's position
+    (`first_position`: 1 for a method, whose `self` torch counts)."""
     lengths = broadcast_lengths or {}
-    return [convert(_broadcast(v, p.type, lengths.get(p.name)), p.type, p.name or f"argument {i}")
-            for i, (p, v) in enumerate(zip(params, values))]
+    converted = []
+    for i, (p, v) in enumerate(zip(params, values)):
+        try:
+            converted.append(convert(_broadcast(v, p.type, lengths.get(p.name)), p.type, p.name or f"argument {i}"))
+        except RuntimeError as error:
+            if function is None:
+                raise
+            raise RuntimeError(f"{function}() {error}\nPosition: {i + first_position}\nValue: {v!r}") from None
+    return converted
 
 
 def _broadcast(value, t: Type, length: int | None):

@@ -89,7 +89,7 @@ class ScriptFunction:
 
     def __call__(self, *args, **kwargs):
         args = convert_arguments(self.graph.inputs, bind_arguments(self.signature, args, kwargs, self.name, False),
-                                 self.broadcast_lengths)
+                                 self.broadcast_lengths, self.name)
         check_input_dims(self.baked_dims, self.graph, 0, args, self.name)
         if _tracer[0] is not None:
             return _tracer[0].record_scripted_call(self.graph, self.functions, None, {}, args,
@@ -311,7 +311,7 @@ class ScriptModule(Module, metaclass=_ScriptModuleType):
         args = convert_arguments(self._graphs[name].inputs[1:],
                                  bind_arguments(self._signatures.get(name), args, kwargs, name,
                                                 inputs=self._graphs[name].inputs[1:]),
-                                 self._broadcast_lengths.get(name))
+                                 self._broadcast_lengths.get(name), name, first_position=1)
         check_input_dims(self.baked_dims.get(name, ()), self._graphs[name], 1, args, name)
         tracer = _tracer[0]
         if tracer is not None and tracer.reaches(self._module):

@@ -54,8 +54,18 @@ def _pop(lst, i):
     return lst.pop(_checked(lst, i))
 
 
-def _sort(lst, reverse):
-    lst.sort(reverse=reverse)
+def _sorted_in_place(lst, reverse):
+    """list.sort; tensors order by their truth value (`a < b`), which only a one-element tensor has."""
+    try:
+        lst.sort(reverse=reverse)
+    except ValueError:  # numpy's truth value of a many-element comparison, in torch's words
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous") from None
+
+
+def _sorted_copy(lst, reverse):
+    copy = list(lst)
+    _sorted_in_place(copy, reverse)
+    return copy
 
 
 def _contains(lst, value) -> bool:
@@ -147,7 +157,7 @@ python_op("insert.list(self: List[Any], index: int, value: Any) -> None", list.i
           mutates=("self",))
 _mutating("remove.list(self: List[Any], value: Any) -> None", _remove)
 _mutating("clear.list(self: List[Any]) -> None", list.clear)
-_mutating("sort.list(self: List[Any], reverse: bool = False) -> None", _sort)
+_mutating("sort.list(self: List[Any], reverse: bool = False) -> None", _sorted_in_place)
 _mutating("reverse.list(self: List[Any]) -> None", list.reverse)
 python_op("pop.list(self: List[Any], index: int = -1) -> Any", _pop, lambda lst, i: element(lst), mutates=("self",))
 python_op("index.list(self: List[Any], value: Any) -> int", _index, fixed(Int))
@@ -169,8 +179,7 @@ def _compared(a, b):
 for _name, _fn in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge)):
     python_op(f"{_name}.list(a: List[Any], b: List[Any]) -> bool", _fn, _compared)
 python_op("sum.list(self: List[Any], start: Scalar = 0) -> Any", lambda lst, start: sum(lst, start), _sum_type)
-python_op("sorted.list(self: List[Any], reverse: bool = False) -> List[Any]",
-          lambda lst, reverse: sorted(lst, reverse=reverse), _SELF)
+python_op("sorted.list(self: List[Any], reverse: bool = False) -> List[Any]", _sorted_copy, _SELF)
 python_op("any.list(self: List[Any]) -> bool", any, fixed(Bool))
 python_op("all.list(self: List[Any]) -> bool", all, fixed(Bool))
 python_op("range.int(start: int, stop: int, step: int) -> int[]", lambda a, b, c: list(range(a, b, c)),

@@ -34,12 +34,50 @@ def _int_only(*types):
     return Bool if all(t == Bool for t in types) else Int
 
 
-def _division(kernel):
-    def divide(a, b):
-        if b == 0:
-            raise ZeroDivisionError("ZeroDivisionError: division by zero")
-        return kernel(a, b)
-    return divide
+_INTEGER_BY_ZERO = "ZeroDivisionError: integer division or modulo by zero"
+
+
+def _floats(*values) -> bool:
+    return any(isinstance(v, float) for v in values)
+
+
+def _by_zero(a, b) -> float:
+    """a / b for a zero b as C computes it (where Python raises): inf signed by a and b, nan for 0 / 0
+    or a nan."""
+    if a == 0 or math.isnan(a):
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _true_division(a, b):
+    if b != 0:
+        return a / b
+    if isinstance(a, complex) or isinstance(b, complex):
+        zero = complex(b).real
+        return complex(_by_zero(complex(a).real, zero), _by_zero(complex(a).imag, zero))
+    return _by_zero(a, b)
+
+
+def _floor_division(a, b):
+    if b == 0:
+        if not _floats(a, b):
+            raise RuntimeError("division by 0")
+        return _by_zero(a, b)  # (the floor of an inf is itself)
+    return a // b
+
+
+def _modulo(a, b):
+    if b == 0:
+        if not _floats(a, b):
+            raise RuntimeError(_INTEGER_BY_ZERO)
+        return math.nan
+    return a % b
+
+
+def _divmod(a, b):
+    if b == 0:
+        raise RuntimeError("ZeroDivisionError: float divmod()" if _floats(a, b) else _INTEGER_BY_ZERO)
+    return divmod(a, b)
 
 
 def scalar_power(a, b):
@@ -58,11 +96,12 @@ def scalar_power(a, b):
 
 for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul)):
     python_op(f"{_name}.scalar(a: Scalar, b: Scalar) -> Scalar", _fn, _real)
-python_op("floordiv.scalar(a: Scalar, b: Scalar) -> Scalar", _division(operator.floordiv), _real,
-          "a // b, rounding toward negative infinity (Python's, not C's).")
-python_op("mod.scalar(a: Scalar, b: Scalar) -> Scalar", _division(operator.mod), _real,
-          "a % b with the sign of b (Python's).")
-python_op("div.scalar(a: Scalar, b: Scalar) -> float", _division(lambda a, b: a / b), fixed(Float))
+python_op("floordiv.scalar(a: Scalar, b: Scalar) -> Scalar", _floor_division, _real,
+          "a // b, rounding toward negative infinity (Python's, not C's); a float one by zero is C's inf or nan.")
+python_op("mod.scalar(a: Scalar, b: Scalar) -> Scalar", _modulo, _real,
+          "a % b with the sign of b (Python's); a float one by zero is nan.")
+python_op("div.scalar(a: Scalar, b: Scalar) -> float", _true_division, fixed(Float),
+          "a / b: a float; by zero, C's inf or nan (TorchScript's, where Python raises).")
 python_op("pow.scalar(a: Scalar, b: Scalar) -> float", scalar_power, _real_to(Float),
           "a ** b: a float, as TorchScript's pow of two ints.")
 
@@ -123,7 +162,7 @@ def _divmod_type(a, b):
     return TupleType((kind, kind))
 
 
-python_op("divmod.scalar(a: Scalar, b: Scalar) -> Any", _division(divmod), _divmod_type,
+python_op("divmod.scalar(a: Scalar, b: Scalar) -> Any", _divmod, _divmod_type,
           "divmod(a, b): a tuple (a // b, a % b).")
 
 
@@ -139,7 +178,7 @@ python_op("round.scalar(x: Scalar, ndigits: int? = None) -> Scalar", _round, lam
 # complex numbers
 python_op("complex.scalar(real: Scalar, imag: Scalar) -> complex", complex, fixed(Complex))
 for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
-                   ("div", _division(lambda a, b: a / b))):
+                   ("div", _true_division)):
     python_op(f"{_name}.complex(a: complex, b: complex) -> complex", _fn, fixed(Complex))
 
 

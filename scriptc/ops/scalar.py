@@ -48,7 +48,7 @@ register("_shape_as_tensor(self: Tensor) -> Tensor", OPAQUE, lambda xp, x: xp.as
          shape=lambda x: TensorType(int64, None if x.shape is None else (len(x.shape),), x.device),
          method=False, doc="The sizes of `self` as a 1-d int64 tensor, recorded by jit.trace as an op on `self` "
          "(torch.onnx.operators.shape_as_tensor): sizes read from it follow the input in the trace.")
-register("item(self: Tensor) -> Scalar", SCALAR, lambda xp, x: _one_element(x, "item"), method=False, function=False,
+register("item(self: Tensor) -> Scalar", SCALAR, lambda xp, x: _one_element(x), method=False, function=False,
          shape=lambda x: Float if getattr(x, "dtype", None) is not None and x.dtype.is_floating_point else
          (Bool if getattr(x, "dtype", None) is not None and x.dtype.name == "bool" else
           (Int if getattr(x, "dtype", None) is not None else Scalar)))
@@ -60,16 +60,24 @@ def _length(x) -> int:
     return int(x.shape[0])
 
 
-def _one_element(x, what):
+def _one_element(x):
     if x.size != 1:
-        raise RuntimeError(f"a Tensor with {x.size} elements cannot be converted to Scalar ({what})")
+        raise RuntimeError(f"a Tensor with {x.size} elements cannot be converted to Scalar")
     return x.reshape(()).item()
 
 
-_tensor_op("bool.tensor(self: Tensor) -> bool", lambda xp, x: bool(_one_element(x, "bool")), Bool,
+def _truth(x) -> bool:
+    """A tensor's truth value, which only a one-element tensor has (torch's words otherwise)."""
+    if x.size != 1:
+        amount = "no values" if x.size == 0 else "more than one value"
+        raise RuntimeError(f"Boolean value of Tensor with {amount} is ambiguous")
+    return bool(x.reshape(()).item())
+
+
+_tensor_op("bool.tensor(self: Tensor) -> bool", lambda xp, x: _truth(x), Bool,
            "bool(tensor): a one-element tensor's truth.")
-_tensor_op("int.tensor(self: Tensor) -> int", lambda xp, x: int(_one_element(x, "int")), Int)
-_tensor_op("float.tensor(self: Tensor) -> float", lambda xp, x: float(_one_element(x, "float")), Float)
+_tensor_op("int.tensor(self: Tensor) -> int", lambda xp, x: int(_one_element(x)), Int)
+_tensor_op("float.tensor(self: Tensor) -> float", lambda xp, x: float(_one_element(x)), Float)
 def _implicit_number(xp, x, kind: str):
     """A tensor passed where a number is declared (TorchScript's ImplicitTensorToNum): 0-d only, and a
     floating or bool one not where an int is declared."""
@@ -117,12 +125,25 @@ _tensor_op("grad.tensor(self: Tensor) -> Tensor?", lambda xp, x: getattr(x, "gra
            OptionalType(TensorType()), "Tensor.grad (None for the arrays the runtime computes on).")
 _tensor_op("reversed_dims.tensor(self: Tensor) -> int[]", lambda xp, x: list(range(x.ndim - 1, -1, -1)), ListType(Int),
            "The permutation Tensor.T applies.")
-register("tolist.tensor(self: Tensor) -> Any", SCALAR, lambda xp, x: _tolist(x), method=False, function=False,
-         shape=lambda x: None, doc="Tensor.tolist(); its type is the annotation the compiler was given.")
+# element kind -> (the name torch's mismatch error gives it, the numpy dtype kinds it takes)
+_TOLIST_KINDS = {"int": ("Long", "iu"), "float": ("Float", "f"), "bool": ("Bool", "b"), "complex": ("Complex", "c")}
 
 
-def _tolist(x):
+def _tolist(xp, x, dims: int = -1, kind: str = ""):
+    """Tensor.tolist() as the annotation declares it: `dims` nested lists of `kind` (-1, "": unchecked,
+    as archives written before the check hold it)."""
+    if dims >= 0 and x.ndim != dims:
+        raise RuntimeError("Output annotation list dimension and runtime tensor dimension must match for tolist()")
+    if kind and x.dtype.kind not in _TOLIST_KINDS[kind][1]:
+        from .matrix import torch_name
+        raise RuntimeError("Output annotation element type and runtime tensor element type must match for tolist(): "
+                           f"{_TOLIST_KINDS[kind][0]} vs {torch_name(x.dtype)}")
     return x.tolist() if hasattr(x, "tolist") else x
+
+
+register("tolist.tensor(self: Tensor, dims: int = -1, kind: str = '') -> Any", SCALAR, _tolist, method=False,
+         function=False, shape=lambda *metas: None,
+         doc="Tensor.tolist(); its type is the annotation the compiler was given (`dims` lists of `kind`).")
 
 
 def _tensor_data(xp, data, dtype, requires_grad):
@@ -214,7 +235,7 @@ _tensor_op("stride.tensor(self: Tensor, dim: int) -> int",
            "x.stride(dim): the elements between neighbours along dim.")
 _tensor_op("stride.all(self: Tensor) -> int[]", lambda xp, x: [int(s // x.itemsize) for s in x.strides],
            ListType(Int), "x.stride(): the stride of every dim.")
-_tensor_op("is_nonzero.tensor(self: Tensor) -> bool", lambda xp, x: bool(_one_element(x, "is_nonzero")), Bool)
+_tensor_op("is_nonzero.tensor(self: Tensor) -> bool", lambda xp, x: _truth(x), Bool)
 _tensor_op("is_same_size.tensor(self: Tensor, other: Tensor) -> bool", lambda xp, x, y: x.shape == y.shape, Bool)
 _tensor_op("get_device.tensor(self: Tensor) -> int", lambda xp, x: int(x.device.id) if hasattr(x, "device") and
            hasattr(x.device, "id") else -1, Int, "-1 on the CPU, else the GPU's index.")

@@ -25,6 +25,7 @@ from scriptc.types import ListType, TensorType
 
 from . import parallel
 from .objects import ScriptObject
+from .script_traceback import add_frame, close_function
 from .values import value_has_type
 
 
@@ -99,14 +100,23 @@ class Interpreter:
         if len(inputs) != len(self.graph.inputs):
             raise TypeError(f"{self.graph.name}() expects {len(self.graph.inputs)} inputs, got {len(inputs)}")
         env: dict[int, Any] = {id(p): v for p, v in zip(self.graph.inputs, inputs)}
-        return self.run_block(self.graph.block, env)
+        try:
+            return self.run_block(self.graph.block, env)
+        except Exception as exc:
+            close_function(exc)
+            raise
 
     __call__ = run
 
     def run_block(self, block: Block, env: dict) -> list:
         """Run the block's nodes, binding their outputs in `env`; the values the block returns."""
         for node in block:
-            for out, value in zip(node.outputs, self.run_node(node, env)):
+            try:
+                values = self.run_node(node, env)
+            except Exception as exc:
+                add_frame(exc, node, self.graph.name)
+                raise
+            for out, value in zip(node.outputs, values):
                 env[id(out)] = value
         return [env[id(v)] for v in block.returns]
 

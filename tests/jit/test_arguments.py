@@ -203,3 +203,32 @@ def test_a_bool_is_an_int_argument_of_zero_or_one_as_torch_casts_it():
     # torch.jit.script(f)(True) for an int parameter passes 1
     result = torch.jit.script(_int_and_list)(True, [False, 2], True)
     assert result == (1, [0, 2], 1) and type(result[0]) is int
+
+
+def _int_and_str(a: int, b: str) -> int:
+    return a
+
+
+class _IntAndStr(torch.nn.Module):
+    def forward(self, a: int, b: str) -> int:
+        return a
+
+
+@pytest.mark.parametrize("args", [(1, 2), ("x", "y")])
+def test_a_mistyped_argument_names_the_function_and_its_position_as_torch_does(args):
+    real = pytest.importorskip("torch")
+
+    class RealIntAndStr(real.nn.Module):
+        def forward(self, a: int, b: str) -> int:
+            return a
+
+    for engine, module in ((real, RealIntAndStr()), (torch, _IntAndStr())):
+        messages = []
+        for compiled in (engine.jit.script(_int_and_str), engine.jit.script(module)):
+            with pytest.raises(RuntimeError) as raised:
+                compiled(*args)
+            messages.append(str(raised.value).splitlines()[:3])
+        if engine is real:
+            expected = messages  # "f() Expected a value ...", "Position: 0" (a method's counts self), "Value: 'x'"
+        else:
+            assert messages == expected

@@ -65,7 +65,9 @@ def test_scripted_raise_is_a_jit_error_named_as_torch_names_it(args, message):
     unit = scriptc.jit.CompilationUnit(RAISING)
     with pytest.raises(scriptc.jit.Error, match=message) as got:
         unit.fails(*args)
-    assert str(got.value) == message
+    # torch's message: the traceback of the scripted calls, then the exception as TorchScript names it
+    assert str(got.value).startswith("The following operation failed in the TorchScript interpreter.\n")
+    assert str(got.value).splitlines()[-1] == message
 
 
 def test_compile_errors_are_runtime_errors_as_in_torch():

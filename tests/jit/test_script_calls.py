@@ -63,7 +63,7 @@ def _two(x: int, y: int = 2) -> int:
 def test_a_value_no_member_of_a_union_fits_is_named_with_its_type(value, found):
     scripted = torch.jit.script(_either)
     assert scripted([1, 2]) == scripted({"a": 1}) == "either"
-    with pytest.raises(RuntimeError, match=rf"Expected a member of Union\[List\[int\], Dict\[str, int\]\] but "
+    with pytest.raises(RuntimeError, match=rf"(?m)Expected a member of Union\[List\[int\], Dict\[str, int\]\] but "
                                            rf"instead found type {found}$"):
         scripted(value)
 

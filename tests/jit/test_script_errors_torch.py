@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import enum
 import re
+
+
+import importlib.util
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import pytest
@@ -371,3 +374,128 @@ def test_a_scripted_modules_parameters_do_not_delete_as_in_torch(name):
         with pytest.raises(RuntimeError, match="cannot delete methods or parameters of a script module"):
             delattr(scripted, name)
         assert scripted(engine.ones(1, 2)).shape == (1, 3)
+
+
+BRANCH_REBINDINGS = [
+    ("x = []\n    if c:\n        x = [1, 2, 3]",
+     r"Variable 'x' previously had type List\[Tensor\] but is now being assigned to a value of type List\[int\]\n"
+     "Empty lists default to List\\[Tensor\\]"),
+    ("x = 1.0\n    if c:\n        x = 2", "Variable 'x' previously had type float but is now being assigned to a value "
+                                          "of type int"),
+    ("x = 1\n    for i in range(3):\n        if c:\n            x = 'a'",
+     "Variable 'x' previously had type int but is now being assigned to a value of type str"),
+    ("x = (1, 2)\n    if c:\n        x = (1, 2, 3)", r"Variable 'x' previously had type Tuple\[int, int\] but is now"),
+    ("x = [1]\n    if c:\n        if not c:\n            x = [1.0]", r"previously had type List\[int\]"),
+    ("y = [t for t in range(3)]", "Variable 't' previously had type Tensor but is now being assigned to a value of "
+                                  "type int"),  # a comprehension's variable is a new frame's, as a branch's
+    ("l = [1, 2, 3]\n    del l[1:3]", "del statements only support deletion at a single index, slicing is not "
+                                      "supported"),
+    ("a: List[int] = [1]\n    b: List[Optional[int]] = a", r"Variable 'b' is annotated with type "
+                                                            r"List\[Optional\[int\]\] but is being assigned to a value "
+                                                            r"of type List\[int\]"),
+]
+
+
+@pytest.mark.parametrize("body, message", BRANCH_REBINDINGS)
+def test_a_variable_rebound_in_a_branch_keeps_its_type_as_torch_requires(body, message):
+    source = f"def f(c: bool, t: Tensor):\n    {body}\n    return t\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            _compile(engine, source)
+
+
+BRANCH_REBINDINGS_TORCH_TAKES = [
+    "x = 1\n    x = 'a'\n    return x",  # straight-line code may re-bind to another type
+    "if c:\n        x = 1\n    else:\n        x = 2\n    return x",
+    "x = 1.0\n    if c:\n        x = t.sum()\n    return x",  # a tensor where a float was: converted
+    "x = [1]\n    if c:\n        x = [2, 3]\n    return x",
+    "x = 1\n    if c:\n        x = 2\n    return x",
+    "x = 1\n    if c:\n        return 'early'\n    x = 'late'\n    return x",  # what follows a return is straight-line
+]
+
+
+@pytest.mark.parametrize("body", BRANCH_REBINDINGS_TORCH_TAKES)
+def test_a_branch_rebinding_torch_takes_compiles_and_agrees(body):
+    source = f"def f(c: bool, t: Tensor):\n    {body}\n"
+    expected, got = _compile(torch, source), _compile(scriptc, source)
+    for c in (True, False):
+        assert got.f(c, scriptc.ones(2)) == expected.f(c, torch.ones(2))
+
+
+@pytest.mark.parametrize("body, message", [
+    ("b: int = [2, 3]", "Expected an annotation of type List but got int"),
+    ("b: Optional[int] = [i for i in range(3)]", r"Expected an annotation of type List but got Optional\[int\]"),
+    ("b: List[int] = {'a': 1}", r"Expected an annotation of type Dict but got List\[int\]"),
+    ("b = t.tolist()", r"Expected type hint for result of tolist\(\)"),
+    ("b = torch.jit.annotate(List[str], t.tolist())",
+     "str is not one of the supported element types for tolist: int, float, complex, bool"),
+])
+def test_a_literal_or_tolist_annotated_with_the_wrong_kind_is_refused_as_torch_refuses_it(body, message):
+    source = f"def f(t: Tensor):\n    {body}\n    return b\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            _compile(engine, source)
+
+
+@pytest.mark.parametrize("annotation, tensor, message", [
+    ("List[List[float]]", lambda engine: engine.ones(3, dtype=engine.float64),
+     "Output annotation list dimension and runtime tensor dimension must match for tolist()"),
+    ("List[float]", lambda engine: engine.ones(3, dtype=engine.int64),
+     "Output annotation element type and runtime tensor element type must match for tolist\\(\\): Float vs Long"),
+    ("List[int]", lambda engine: engine.ones(3, dtype=engine.bool),
+     "must match for tolist\\(\\): Long vs Bool"),
+])
+def test_tolist_checks_the_tensor_against_its_annotation_as_torch_does(annotation, tensor, message):
+    source = f"def f(t: Tensor):\n    return torch.jit.annotate({annotation}, t.tolist())\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            _compile(engine, source).f(tensor(engine))
+    assert _compile(scriptc, source.replace(annotation, "List[float]")).f(scriptc.ones(2, dtype=scriptc.float16)) == \
+        [1.0, 1.0]
+
+
+@pytest.mark.parametrize("body", ["return a[None]", "return a[1]", "a[2] = 3\n    return 0"])
+def test_a_dict_key_of_another_type_is_refused_in_torchs_words(body):
+    source = f"def f(a: Dict[str, int]) -> int:\n    {body}\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match="(?s)Arguments for call are not valid.*[Ee]xpected a value of type "
+                                               "'str' for argument '(key|idx)' but instead found type"):
+            _compile(engine, source)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("return x.not_a_method()", "'Tensor' object has no attribute or method 'not_a_method'"),
+    ("return [n] + 1", "Arguments for call are not valid"),
+    ("return 'a' + n", "Arguments for call are not valid"),
+    ("return torch.not_a_function(x)", "object has no attribute not_a_function"),
+    ("a, b = n\n    return x", "int cannot be used as a tuple"),
+    ("return (1, 2)[2]", r"Tuple index out of range. Tuple is length 2 and index is 2"),
+    ("n.y = 3\n    return x", "Tried to set an attribute: y on a non-class: int"),
+    ("print(n, file=None)\n    return x", "print doesn't accept any keyword arguments"),
+    ("for i in range(n, 'a'):\n        pass\n    return x", "all inputs of range must be ints, found str in argument 1"),
+    ("del n.y\n    return x", "del statements are only supported for deleting list and dict items and variables"),
+])
+def test_common_mistakes_are_refused_in_torchs_words(body, message):
+    source = f"def f(x: Tensor, n: int):\n    {body}\n"
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            _compile(engine, source)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("global g\n    return x", "global variables aren't supported"),
+    ("return lambda y: y", "Lambda aren't supported"),
+    ("try:\n        return x\n    except Exception:\n        return x", "try blocks aren't supported"),
+    ("return {1, 2}", "Set aren't supported"),
+])
+def test_python_torchscript_has_no_form_for_is_refused_in_torchs_words(body, message, tmp_path):
+    # (jit.script of a Python function: torch's CompilationUnit parses source with other words)
+    path = tmp_path / "unsupported_source.py"
+    path.write_text(f"def f(x):\n    {body}\n")
+    spec = importlib.util.spec_from_file_location(f"unsupported_{abs(hash(body))}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    refusals = (torch.jit.frontend.NotSupportedError, scriptc.errors.NotSupportedError)
+    for engine in (torch, scriptc):
+        with pytest.raises(refusals, match=message):
+            engine.jit.script(module.f)

@@ -31,3 +31,13 @@ def test_lists_of_tensors_compare_through_each_tensors_truth_value():
     assert unit.fn(torch.ones(1, 1)) == (True, False)
     with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
         unit.fn(torch.ones(2, 2))
+
+
+@pytest.mark.parametrize("body", ["x.sort()", "x = sorted(x)", "x.sort(reverse=True)"])
+def test_sorting_tensors_orders_one_element_tensors_and_refuses_larger_ones_in_torchs_words(body):
+    unit = torch.jit.CompilationUnit(f"def fn(x: List[Tensor]):\n    {body}\n    return x\n")
+    ordered = unit.fn([torch.tensor(2.0), torch.tensor(-1.0), torch.tensor(0.5)])
+    expected = [2.0, 0.5, -1.0] if "reverse" in body else [-1.0, 0.5, 2.0]
+    assert [t.item() for t in ordered] == expected
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
+        unit.fn([torch.zeros(2), torch.ones(2)])

@@ -153,7 +153,7 @@ class AstBuilder(Transformer):
 
     def _lambda(self, children):
         keyword = children[0]
-        return ast.Unsupported(keyword.line, keyword.column, "lambda expressions are not supported")
+        return ast.Unsupported(keyword.line, keyword.column, "Lambda aren't supported")
 
     lambdef = lambdef_nocond = _lambda
 
@@ -234,7 +234,7 @@ class AstBuilder(Transformer):
         return node
 
     def global_stmt(self, children):
-        return ast.Unsupported(children[0].line, children[0].column, "global declarations are not supported")
+        return ast.Unsupported(children[0].line, children[0].column, "global variables aren't supported")
 
     def nonlocal_stmt(self, children):
         return ast.Unsupported(children[0].line, children[0].column, "nonlocal declarations are not supported")
@@ -271,7 +271,7 @@ class AstBuilder(Transformer):
         return ast.For(keyword.line, keyword.column, target, iterable, body, orelse or [])
 
     def try_stmt(self, children):
-        return ast.Unsupported(children[0].line, children[0].column, "try/except is not supported")
+        return ast.Unsupported(children[0].line, children[0].column, "try blocks aren't supported")
 
     def try_finally(self, children):
         return ast.Unsupported(children[0].line, children[0].column, "try/finally is not supported")
@@ -410,7 +410,7 @@ class AstBuilder(Transformer):
             return ast.Unsupported(bracket.line, bracket.column, message)
         return build
 
-    set = _refused_display("set literals are not supported")
+    set = _refused_display("Set aren't supported")
     set_comprehension = _refused_display("set comprehensions are not supported")
     del _refused_display
 
@@ -447,7 +447,7 @@ class AstBuilder(Transformer):
 
     def _yield(self, children):
         keyword = children[0]
-        return ast.Unsupported(keyword.line, keyword.column, "yield is not supported (generators cannot be scripted)")
+        return ast.Unsupported(keyword.line, keyword.column, "Yield aren't supported (generators cannot be scripted)")
 
     yield_expr = yield_from = _yield
 

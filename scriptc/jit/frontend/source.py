@@ -42,7 +42,8 @@ class Source:
         return kind(message, self.filename, line + self.line_offset, col, source_line)
 
     def location(self, line: int, col: int) -> SourceLocation:
-        return SourceLocation(self.basename, line + self.line_offset, col)
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else None
+        return SourceLocation(self.basename, line + self.line_offset, col, text)
 
     def type_comment(self, first: int, last: int) -> str | None:
         """The `# type: ...` comment on lines first..last (1-based, inclusive), if any ('ignore' is not one)."""

@@ -134,10 +134,18 @@ class Attributes:
             return self.emit1("item", [x], Scalar)
         if name == "tolist" and not args:
             if expected is None:
-                raise self.error("Tensor.tolist() needs a type annotation in scripted code "
-                                 "(e.g. y: List[List[int]] = x.tolist())", node)
+                raise self.error("Expected type hint for result of tolist() (annotate it: "
+                                 "y: List[List[int]] = x.tolist())", node)
             held = [m for m in members(expected) if m != NoneType]  # p: Optional[List[int]]; p = x.tolist()
-            return self.emit1("tolist.tensor", [x], held[0] if len(held) == 1 else expected)
+            declared = held[0] if len(held) == 1 else expected
+            dims, element = 0, declared
+            while isinstance(element, ListType):
+                dims, element = dims + 1, element.elem
+            kind = {Int: "int", Float: "float", Bool: "bool", Complex: "complex"}.get(element)
+            if kind is None:
+                raise self.error(f"{element} is not one of the supported element types for tolist: int, float, "
+                                 "complex, bool", node)
+            return self.emit1("tolist.tensor", [x, self.const(dims), self.const(kind)], declared)
         if name in _CONVERSIONS and not args and not kwargs:
             return self.emit_op(ops.OPS["to.dtype"], [x, self.const(DTYPES_BY_NAME[_CONVERSIONS[name]])], node)
         if name == "to":

@@ -306,7 +306,7 @@ class BuiltinCalls:
         sep = self.as_value(kwargs.pop("sep", self.const(" ")), node)
         end = self.as_value(kwargs.pop("end", self.const("\n")), node)
         if kwargs:
-            raise self.error(f"print() got an unexpected keyword argument '{sorted(kwargs)[0]}'", node)
+            raise self.error(f"print doesn't accept any keyword arguments (got '{sorted(kwargs)[0]}')", node)
         self.emit("print.any", [self.make_tuple(values), sep, end], [NoneType])
         return self.const(None)
 

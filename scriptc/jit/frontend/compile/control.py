@@ -16,6 +16,7 @@ from scriptc.ir.graph import Block, Node, Value
 from scriptc.types import Bool, NoneType, Str
 
 from .. import ast
+from .emitter import BranchScope
 from .types import assignable, unify
 from .values import Refined
 
@@ -85,7 +86,7 @@ class ControlFlow:
             return self.refined_statements(node.body if static else node.orelse, when_true if static else when_false)
         self.at(node)
         return self.emit_if(cond, lambda: self.refined_statements(node.body, when_true),
-                            lambda: self.refined_statements(node.orelse, when_false))
+                            lambda: self.refined_statements(node.orelse, when_false), written=True)
 
     def refined_statements(self, stmts: list, refinements: dict):
         self.scopes[-1].update(refinements)
@@ -96,13 +97,15 @@ class ControlFlow:
         refinements = self.refinements(test)
         return self.as_bool(self.expr(test), test), refinements
 
-    def emit_if(self, cond: Value, then_body, else_body, else_exit=None):
+    def emit_if(self, cond: Value, then_body, else_body, else_exit=None, written: bool = False):
         """prim::If on cond; each body compiles into its branch and returns its exit (`else_exit`:
-        the exit of an absent else). The branches' assignments are joined; returns the If's exit."""
+        the exit of an absent else). The branches' assignments are joined; returns the If's exit.
+        `written`: an if statement of the user's (not the guard of what follows an early exit, an
+        assert or a check), whose branches keep the types of the variables bound before it."""
         node = self.emit("prim::If", [cond], [])
         scopes, exits = [], []
         for body in (then_body, else_body):
-            with self.inside(node.add_block()) as scope:
+            with self.inside(node.add_block(), BranchScope() if written else None) as scope:
                 exits.append(body() if body is not None else else_exit)
                 scopes.append(scope)
         self.join(node, scopes, exits)

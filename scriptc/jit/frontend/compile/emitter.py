@@ -30,6 +30,11 @@ def function_globals(fn) -> dict:
     return names
 
 
+class BranchScope(dict):
+    """The variables bound in one branch of an if or in a comprehension (TorchScript's new environment
+    frames): one bound outside keeps its type there."""
+
+
 class Emitter:
     """Emission and scoping shared by the statement, expression, call and type compilers."""
 
@@ -134,6 +139,16 @@ class Emitter:
                     value.name = name if not name.startswith("$") else None
                     self.scopes[-1][name] = value
                 return value
+        return None
+
+    def binding_before_branch(self, name: str):
+        """What `name` was bound to before the if-branches compiling now, when it is bound outside them
+        and not yet inside; None otherwise (bound in this branch, in straight-line code, or nowhere)."""
+        crossed_branch = False
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name] if crossed_branch else None
+            crossed_branch = crossed_branch or isinstance(scope, BranchScope)
         return None
 
     def bind(self, name: str, value) -> None:

@@ -244,9 +244,9 @@ class Expressions:
         if isinstance(left.type, TensorType) or isinstance(right.type, TensorType):
             return self.tensor_binary(operator, left, right, node)
         if operator.scalar is None:
-            raise self.error(f"unsupported operand types for {symbol}: {left.type} and {right.type}", node)
+            raise self.error(_unsupported_operands(symbol, left, right), node)
         return self.python_op(operator.scalar, [left, right], {}, node,
-                              failure=f"unsupported operand types for {symbol}: {left.type} and {right.type}")
+                              failure=_unsupported_operands(symbol, left, right))
 
     def list_of_tuple(self, value, other, node):
         """A tuple added to a list of its items' type is a list (TorchScript converts a tuple where its
@@ -272,7 +272,7 @@ class Expressions:
                 raise self.error("a tuple can only be repeated a constant number of times", node)
             return self.sequence_of(self.tuple_elements(sequence, node) * max(count, 0))
         left, right = self.as_value(left, node), self.as_value(right, node)
-        raise self.error(f"unsupported operand types for {symbol}: {left.type} and {right.type}", node)
+        raise self.error(_unsupported_operands(symbol, left, right), node)
 
     def tuple_like(self, value) -> bool:
         return isinstance(value, SugaredTuple) or self.is_tuple(value)
@@ -534,3 +534,8 @@ def common_type(types: list):
 def heterogeneous_union(types: list):
     """The Union torch types a display of items no one type holds as (tensors of any dtype as one Tensor)."""
     return make_union([TensorType() if isinstance(t, TensorType) else t for t in types])
+
+
+def _unsupported_operands(symbol: str, left: Value, right: Value) -> str:
+    """torch's refusal of an operator no schema takes these operands for, naming them."""
+    return f"Arguments for call are not valid: unsupported operand types for {symbol}: {left.type} and {right.type}"

@@ -17,6 +17,7 @@ from scriptc.types import Bool, DictType, Int, ListType, NoneType, Str, TensorTy
 from .. import ast
 from .analysis import assigned_names, target_names
 from .control import LOOP, RETVAL
+from .emitter import BranchScope
 from .types import assignable
 from .values import ClassRef, Refined, SugaredModule, SugaredTuple
 
@@ -203,9 +204,9 @@ class Loops:
         if call.keywords:
             raise self.error("range() takes no keyword arguments", call)
         args = [self.as_value(self.expr(a), a) for a in call.args]
-        for a, arg in zip(args, call.args):
+        for index, (a, arg) in enumerate(zip(args, call.args)):
             if a.type not in (Int, Bool):
-                raise self.error(f"range() arguments must be int, got {a.type}", arg)
+                raise self.error(f"all inputs of range must be ints, found {a.type} in argument {index}", arg)
         if not 1 <= len(args) <= 3:
             raise self.error(f"range expected 1 to 3 arguments, got {len(args)}", call)
         start, stop, step = (self.const(0), args[0], self.const(1)) if len(args) == 1 else (
@@ -282,7 +283,7 @@ class Loops:
         result = self.emit1("prim::DictConstruct" if is_dict else "prim::ListConstruct", [],
                             expected or (DictType(Str, TensorType()) if is_dict else ListType(TensorType())))
         stores: list = []
-        self.scopes.append({})
+        self.scopes.append(BranchScope())
         declared = self.declared  # the comprehension's own variables shadow annotated ones outside it
         self.declared = {k: v for k, v in declared.items() if not any(
             k in target_names(g.target) for g in node.generators)}

@@ -40,7 +40,8 @@ class OpCalls:
         also those that are only in a namespace such as torch.linalg)."""
         candidates = _tensor_overloads(name, method, namespaced, aten)
         if not candidates:
-            raise self.error(f"unknown builtin op '{name}'", node)
+            raise self.error(f"'Tensor' object has no attribute or method '{name}'." if method else
+                             f"unknown builtin op '{name}'", node)
         if any(makes_tensors(op) for op in candidates) and ("layout" in kwargs or "pin_memory" in kwargs):
             kwargs = self.dense_factory_options(kwargs, node)
         if "out" in kwargs and not any("out" in op.arg_index for op in candidates):

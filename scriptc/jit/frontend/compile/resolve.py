@@ -194,7 +194,7 @@ class Resolver:
             if module.__name__ == "scriptc":
                 if any(op.function for op in ops.overloads(name)):
                     return OpFunction(name)
-                raise self.error(f"unknown builtin op '{name}' (torch.{name} is not in scriptc's op table)", node)
+                raise self.error(f"object has no attribute {name} (torch.{name} is not in scriptc's op table)", node)
             raise self.error(f"module '{_public_name(module)}' has no attribute '{name}' in scripted code", node)
         return self.sugar(obj, f"{_public_name(module)}.{name}", node)
 

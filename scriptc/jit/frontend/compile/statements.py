@@ -23,8 +23,8 @@ from scriptc.types import (
 
 from .. import ast
 from .control import Conflict
-from .types import assignable
-from .values import ModuleChoice, SugaredModule, SugaredTuple
+from .types import assignable, members
+from .values import ModuleChoice, Refined, SugaredModule, SugaredTuple
 
 
 class Statements:
@@ -120,7 +120,10 @@ class Statements:
                 self.bind(target.id, Conflict(f"undefined value {target.id} (deleted by del)"))
                 continue
             if not isinstance(target, ast.Subscript):
-                raise self.error("del takes variables and list and dict items", target)
+                raise self.error("del statements are only supported for deleting list and dict items and variables", target)
+            if isinstance(target.index, ast.Slice):
+                raise self.error("del statements only support deletion at a single index, slicing is not supported "
+                                 "(see https://github.com/pytorch/pytorch/issues/31430)", target)
             container = self.as_value(self.expr(target.value), target.value)
             if isinstance(container.type, ListType):
                 self.emit("delitem.list", [container, self.index_value(target.index)], [NoneType])
@@ -155,6 +158,7 @@ class Statements:
             self.declared[node.target.id] = declared
         if node.value is None:
             return
+        self.check_literal_annotation(node.value, declared)
         if self.takes_module(declared) and isinstance(node.target, ast.Name):
             # `m: Interface = self.layers[i]`: a module, or one picked at run time, checked against the interface
             chosen = self.expr(node.value, declared)
@@ -167,7 +171,7 @@ class Statements:
         value = self.as_value(self.expr(node.value, declared), node.value)
         name = node.target.id if isinstance(node.target, ast.Name) else node.target.attr
         value = self.coerce(value, declared, node, f"Variable '{name}' is annotated with type {declared} but is "
-                            f"assigned a value of type {value.type}")
+                            f"being assigned to a value of type {value.type}")
         if isinstance(node.target, ast.Name):
             self.bind(name, value)
         else:
@@ -241,7 +245,37 @@ class Statements:
             if not (assignable(value.type, declared) and value.type != NoneType):
                 value = self.coerce(value, declared, where, f"Variable '{name}' is annotated with type {declared} "
                                     f"but is being assigned to a value of type {value.type}")
+        if declared is None and isinstance(value, Value):
+            value = self.keep_type_before_branch(name, value, where)
         self.bind(name, value)
+
+    def check_literal_annotation(self, literal, declared) -> None:
+        """A list or dict display (or comprehension) annotated with a type that holds no list or dict is
+        refused as TorchScript refuses it, by the kind of container it expected."""
+        kind = {ast.List: ListType, ast.ListComp: ListType, ast.Dict: DictType, ast.DictComp: DictType}.get(
+            type(literal))
+        if kind is None or any(isinstance(t, kind) or t == Any_ for t in members(declared)):
+            return
+        name = "List" if kind is ListType else "Dict"
+        raise self.error(f"Expected an annotation of type {name} but got {declared}", literal)
+
+    def keep_type_before_branch(self, name: str, value: Value, where) -> Value:
+        """A variable bound before an if and re-bound in one of its branches keeps its type: TorchScript
+        refuses a value of another type there (it takes a subtype, and a tensor where a number was)."""
+        before = self.binding_before_branch(name)
+        if not isinstance(before, (Value, Refined)) or assignable(value.type, before.type):
+            return value
+        # TorchScript converts a tensor, a bool or a number of unknown kind there, but not an int to a float
+        converted = None if value.type == Int else self.implicit_conversion(value, before.type, from_tensor=True)
+        if converted is not None:
+            return converted
+        message = (f"Variable '{name}' previously had type {before.type} but is now being assigned to a value of "
+                   f"type {value.type}")
+        if isinstance(before.type, ListType) and isinstance(value.type, ListType):
+            message += ("\nEmpty lists default to List[Tensor]. Add a variable annotation to the assignment to "
+                        "create an empty list of another type (torch.jit.annotate(List[T, []]) where T is the type "
+                        "of elements in the list for Python 2)")
+        raise self.error(message, where)
 
     def assign_unpacked(self, target, value) -> None:
         items = target.elts
@@ -277,7 +311,7 @@ class Statements:
                 return self.emit("prim::ListUnpack", [self.emit1("unbind", [value, self.const(0)],
                                                                  ListType(TensorType()))], [TensorType()] * count).outputs
             else:
-                raise self.error(f"cannot unpack a value of type {t}", where)
+                raise self.error(f"{t} cannot be used as a tuple", where)
         if star is None:
             if len(items) > count:
                 raise self.error(f"too many values to unpack: need {count} but found {len(items)}", where)
@@ -298,7 +332,8 @@ class Statements:
         elif isinstance(owner, Value) and isinstance(owner.type, ObjectType):
             self.set_object_attribute(owner, target.attr, value, target)
         else:
-            raise self.error("attributes can only be assigned on self (a module or a script class)", target)
+            kind = owner.type if isinstance(owner, Value) else type(owner).__name__
+            raise self.error(f"Tried to set an attribute: {target.attr} on a non-class: {kind}", target)
 
     def store_subscript(self, container, index: ast.Node, value, where) -> None:
         container = self.as_value(container, where)

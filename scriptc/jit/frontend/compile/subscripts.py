@@ -85,8 +85,9 @@ class Subscripts:
     def key_value(self, container: Value, index: ast.Node) -> Value:
         key_type = container.type.key
         key = self.as_value(self.expr(index, key_type), index)
-        return self.coerce(key, key_type, index, f"a Dict[{key_type}, {container.type.value}] key must be a "
-                           f"{key_type}, not {key.type}")
+        return self.coerce(key, key_type, index, f"Arguments for call are not valid: a Dict[{key_type}, "
+                           f"{container.type.value}] expected a value of type '{key_type}' for argument 'key' but "
+                           f"instead found type '{key.type}'")
 
     def slice_bounds(self, node: ast.Slice) -> list[Value]:
         """start, stop (Optional[int]) and step (int) of a slice of a list or string."""
@@ -112,7 +113,7 @@ class Subscripts:
         constant = self.static_int(position)
         if constant is not None:
             if not -len(items) <= constant < len(items):
-                raise self.error(f"tuple index {constant} out of range for a tuple of {len(items)} items", index)
+                raise self.error(f"Tuple index out of range. Tuple is length {len(items)} and index is {constant}", index)
             return items[constant]
         values = [self.as_value(v, node) for v in items]
         if not values or any(v.type != values[0].type for v in values):
