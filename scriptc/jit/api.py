@@ -17,6 +17,7 @@ from .frontend.compile.dataclass_methods import refuse_default_factories
 from .frontend.compile.resolve import prepared_function
 from .frontend.instance_annotations import warn_on_lost_annotations
 from .module import ScriptFunction, ScriptModule
+from .module_values import module_state_copy
 
 
 # the classes jit.script has compiled, in the order it compiled them (a WeakSet's order would vary
@@ -45,7 +46,8 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         return script_container(obj)
     if isinstance(obj, Module):
         warn_on_lost_annotations(obj)
-        return script_module(_prepare_scriptable(obj, {}), example_inputs)
+        # (as torch's, the scripted module's state is a copy: the Python module keeps its own)
+        return script_module(module_state_copy(_prepare_scriptable(obj, {})), example_inputs)
     prepare = getattr(type(obj), "__prepare_scriptable__", None)
     if prepare is not None and not isinstance(obj, type):  # any object may name what to script in its place
         prepared = prepare(obj)
@@ -204,19 +206,21 @@ def methods_to_compile(module) -> dict:
     return methods
 
 
-def script_method(module, name: str) -> ScriptModule:
+def script_method(module, name: str, hooks: bool = True) -> ScriptModule:
     """A ScriptModule of `module` with only its method `name` compiled (the layers' own code that a
-    trace keeps as scripted code: called during jit.trace, its graph is inlined with control flow)."""
-    return _compiled_methods(ScriptContext(), module, {name: getattr(type(module), name)}, None)
+    trace keeps as scripted code: called during jit.trace, its graph is inlined with control flow);
+    without `hooks`, forward is compiled without the module's forward hooks around it."""
+    return _compiled_methods(ScriptContext(), module, {name: getattr(type(module), name)}, None, hooks=hooks)
 
 
-def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs, module_type=None) -> ScriptModule:
+def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs, module_type=None,
+                      hooks: bool = True) -> ScriptModule:
     graphs, signatures, specializations = {}, {}, {}
     for name, fn in methods.items():
         _note_example_types(ctx, fn, example_inputs, name)
     for name, fn in methods.items():
         # forward is what calling the module runs: its forward hooks are compiled around it
-        graphs[name] = ctx.compile_function_graph(fn, graph_name=name, module=module, hooks=name == "forward")
+        graphs[name] = ctx.compile_function_graph(fn, graph_name=name, module=module, hooks=hooks and name == "forward")
         signature = inspect.signature(fn)
         signatures[name] = signature.replace(parameters=list(signature.parameters.values())[1:])
         specs = _example_specs(graphs[name], 1, _examples_for(example_inputs, fn, name), name)
@@ -301,6 +305,7 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
     if isinstance(compiled, ScriptModule):
         if compiled.training:
             compiled.eval()
+        compiled = compiled._with_own_slots()
         context = PassContext(functions=dict(compiled._functions), module_value=compiled._module_value(),
                               preserved=preserved)
         plan = build_plan(compiled.graph, context, specs=compiled._specializations.get("forward"), skip=1,
