@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 import pytest
@@ -292,10 +292,10 @@ class Hooked(nn.Module):
         return self.inner(x, x * 2)
 
 
-def _double_second(module, inputs: Tuple[torch.Tensor, torch.Tensor]) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+def _double_second(module, inputs: Tuple[torch.Tensor, torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
     if bool(inputs[0].sum() > 0):
         return inputs[0], inputs[1] * 2
-    return None
+    return inputs
 
 
 def _add_by(module, inputs: Tuple[torch.Tensor, torch.Tensor], output: torch.Tensor) -> torch.Tensor:
@@ -312,7 +312,7 @@ def _observe(module, inputs: Tuple[torch.Tensor], output: torch.Tensor) -> None:
 
 def test_forward_hooks_run_in_script_and_from_archives(tmp_path):
     model = Hooked()
-    model.inner.register_forward_pre_hook(_double_second)  # Optional result: decided at run time
+    model.inner.register_forward_pre_hook(_double_second)
     model.inner.register_forward_hook(_add_by)
     model.register_forward_pre_hook(_negate_input)  # a single value stands for the one input
     model.register_forward_hook(_observe)
