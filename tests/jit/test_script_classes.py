@@ -4,6 +4,7 @@ see, and dataclasses (the methods torch writes for them)."""
 from __future__ import annotations
 
 import dataclasses
+from collections import namedtuple
 from typing import Any, List, Optional, Tuple
 
 import pytest
@@ -262,3 +263,25 @@ def _enters_typed(manager: _TypedExit) -> int:
 def test_context_manager_methods_are_checked_in_torchs_words(fn, message):
     with pytest.raises(RuntimeError, match=message):
         scriptc.jit.script(fn)
+
+
+_Outputs = namedtuple("Outputs", ["logits", "aux"])
+_OtherOutputs = namedtuple("Outputs", ["different"])
+_SameOutputs = namedtuple("Outputs", ["logits", "aux"])
+
+
+def test_two_namedtuples_of_one_name_in_one_script_are_refused_unless_alike():
+    for engine in (scriptc, torch):
+        def clash(x, y):
+            # type: (_Outputs, _OtherOutputs) -> _Outputs
+            return x
+
+        with pytest.raises(RuntimeError, match=r"Can't redefine NamedTuple: __torch__\.(\w+\.)*Outputs"):
+            engine.jit.script(clash)
+
+    def alike(x, y):
+        # type: (_Outputs, _SameOutputs) -> Tensor
+        return x.logits + y.aux
+
+    t = scriptc.ones(2)
+    assert scriptc.jit.script(alike)(_Outputs(t, t), _SameOutputs(t, t)).tolist() == [2.0, 2.0]

@@ -44,8 +44,13 @@ class Classes:
                           python_type("Tensor") for f in cls._fields)
         except AnnotationError as exc:
             raise self.error(f"NamedTuple {cls.__name__}: {exc}") from None
+        t = NamedTupleType(elems, cls.__qualname__, tuple(cls._fields))
+        # (two NamedTuples of one name in one script are one type to torch: another definition is refused)
+        if self.ctx.namedtuple_types.setdefault(cls.__qualname__, t) != t:
+            where = "" if cls.__module__ == "__main__" else f"{cls.__module__}."
+            raise self.error(f"Can't redefine NamedTuple: __torch__.{where}{cls.__qualname__}")
         NAMEDTUPLE_CLASSES[cls.__qualname__] = cls  # results of this type come back as instances of cls
-        return NamedTupleType(elems, cls.__qualname__, tuple(cls._fields))
+        return t
 
     def construct(self, ref: ClassRef, args: list, kwargs: dict, node):
         kind = ref.kind
