@@ -285,3 +285,48 @@ def test_two_namedtuples_of_one_name_in_one_script_are_refused_unless_alike():
 
     t = scriptc.ones(2)
     assert scriptc.jit.script(alike)(_Outputs(t, t), _SameOutputs(t, t)).tolist() == [2.0, 2.0]
+
+
+class _Ranked:
+    def __init__(self, x: int):
+        self.x = x
+
+    def __lt__(self, other: "_Ranked") -> bool:
+        return self.x < other.x
+
+
+class _WrongLt:
+    def __init__(self):
+        pass
+
+    def __lt__(self, other):  # (other is a Tensor to TorchScript: no comparison of two _WrongLt)
+        pass
+
+
+def _sorts_ranked(reverse: bool) -> List[int]:
+    items = [_Ranked(2), _Ranked(3), _Ranked(1)]
+    items.sort(reverse)
+    return [item.x for item in items]
+
+
+def _sorts_itself_as_reverse():
+    items = [_Ranked(1)]
+    items.sort(items)
+    return items
+
+
+def _sorts_wrong_lt():
+    items = [_WrongLt(), _WrongLt()]
+    items.sort()
+    return items
+
+
+@pytest.mark.parametrize("engine", [scriptc, torch], ids=["scriptc", "torch"])
+def test_sorting_objects_takes_reverse_positionally_and_needs_a_fitting_lt(engine):
+    engine.jit.script(_Ranked)
+    engine.jit.script(_WrongLt)
+    assert engine.jit.script(_sorts_ranked)(True) == [3, 2, 1]
+    with pytest.raises(RuntimeError, match="Expected a value of type 'bool' for argument 'reverse'"):
+        engine.jit.script(_sorts_itself_as_reverse)
+    with pytest.raises(RuntimeError, match="must define a __lt__ method with two inputs of type"):
+        engine.jit.script(_sorts_wrong_lt)()  # (torch's refusal comes when it runs, scriptc's when it compiles)

@@ -8,7 +8,7 @@ import inspect
 
 from scriptc.errors import FrontendError
 from scriptc.ir.graph import Value
-from scriptc.types import EnumValue, Int, InterfaceType, ListType, NamedTupleType, ObjectType, Str, Type
+from scriptc.types import Bool, EnumValue, Int, InterfaceType, ListType, NamedTupleType, ObjectType, Str, Type
 
 from .. import ast
 from .types import AnnotationError, annotations_of, enum_type, is_enum_class, is_namedtuple_class, python_type
@@ -167,12 +167,23 @@ class Classes:
         script_class = self.ctx.class_named(t.name)
         return inspect.isfunction(inspect.getattr_static(script_class.cls, name, None))
 
+    def compares_with_itself(self, t: ObjectType, name: str) -> bool:
+        """Whether the class's method `name` (__lt__) takes one more of its objects and (where its
+        return is declared) returns a bool."""
+        try:
+            params, returns = self.ctx.method_types(self.ctx.class_named(t.name).cls.__dict__[name])
+        except Exception:  # noqa: BLE001 - (compiling the method reports what is wrong with it)
+            return True
+        return len(params) == 1 and params[0] == t and returns in (None, Bool)
+
     def sort_objects(self, items: Value, reverse, node) -> None:
         """list.sort() of script-class objects, by their class's __lt__ (templates.sort_by_lt)."""
         from . import templates
 
-        if not self.has_magic(items.type.elem, "__lt__"):
-            raise self.error(f"sorting a list of {items.type.elem} needs its class to define __lt__", node)
+        t = items.type.elem
+        if not self.has_magic(t, "__lt__") or not self.compares_with_itself(t, "__lt__"):
+            raise self.error(f"To sort a list of {t} it must define a __lt__ method with two inputs of type {t} that "
+                             "returns a bool", node)
         reverse = self.as_value(reverse, node) if reverse is not None else self.const(False)
         self.ctx.inline_template(templates.sort_by_lt, {"items": items, "reverse": reverse}, self, node)
 
