@@ -330,3 +330,43 @@ def test_sorting_objects_takes_reverse_positionally_and_needs_a_fitting_lt(engin
         engine.jit.script(_sorts_itself_as_reverse)
     with pytest.raises(RuntimeError, match="must define a __lt__ method with two inputs of type"):
         engine.jit.script(_sorts_wrong_lt)()  # (torch's refusal comes when it runs, scriptc's when it compiles)
+
+
+class _Signed:  # (unannotated parameters are Tensors to both engines)
+    def __init__(self, x):
+        self.x = x
+
+    def __neg__(self):
+        self.x = -self.x
+        return self
+
+    def __mul__(self, other):
+        return self.x * other
+
+    def __invert__(self) -> int:
+        return 7
+
+
+def _negated_then_scaled(x):
+    signed = _Signed(x)
+    return -signed * x, ~signed
+
+
+class _Unset:
+    def __init__(self):
+        self.set = 1
+
+    def read(self) -> int:
+        return self.unset
+
+
+def test_unary_operators_call_the_class_and_a_missing_attribute_is_named_in_torchs_words():
+    x = torch.tensor([1.0, -2.0])
+    expected = torch.jit.script(_negated_then_scaled)(x)
+    got = scriptc.jit.script(_negated_then_scaled)(scriptc.tensor([1.0, -2.0]))
+    assert got[0].tolist() == expected[0].tolist() == [-1.0, -4.0] and got[1] == expected[1] == 7
+    words = (r"'__torch__\.(\w+\.)*_Unset( \(of Python compilation unit at: \w+\))?' object has no attribute or "
+             r"method 'unset'\. Did you forget to initialize an attribute in __init__\(\)\?")
+    for engine in (scriptc, torch):
+        with pytest.raises(RuntimeError, match=words):
+            engine.jit.script(_Unset)

@@ -149,7 +149,9 @@ class Classes:
             return MethodRef(obj, name)
         if member is not None and not callable(member):
             return self.constant_attribute(member, f"{script_class.cls.__name__}.{name}", node)
-        raise self.error(f"'{script_class.cls.__name__}' object has no attribute '{name}'", node)
+        qualname = script_class.cls.__qualname__.replace("<locals>.", "")
+        raise self.error(f"'__torch__.{qualname}' object has no attribute or method '{name}'. Did you forget to "
+                         "initialize an attribute in __init__()?", node)
 
     def object_method(self, obj: Value, name: str, args: list, kwargs: dict, node):
         script_class = self.ctx.class_named(obj.type.name)
