@@ -261,7 +261,8 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     """Inline everything and turn parameters, buffers and attributes into constants
     (torch.jit.freeze) of a scripted or traced module in eval mode. Returns an OptimizedModule whose
     `.graph` is the frozen, simplified graph; `preserved_attrs` names methods and attributes kept
-    on it, which run and read the module as it was scripted."""
+    on it, which run and read the module as it was scripted. A module without forward freezes to
+    its scripted methods over attributes of its own."""
     from .compiled_modules import OptimizedModule
 
     from .loaded_module import LoadedModule
@@ -273,8 +274,8 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call "
                            ".eval() on your module before freezing.")
     if isinstance(mod, ScriptModule) and "forward" not in mod._graphs:
-        raise RuntimeError(f"jit.freeze freezes a module's forward, and {mod.original_name} has none (its "
-                           "other methods run on the scripted module as they are)")
+        # no forward to freeze: its exported methods run as they are, on attributes of its own (as torch's)
+        return mod._with_own_slots()
     frozen = _optimize(mod, level=1, preserved=frozenset(preserved_attrs or ()))
     frozen.preserved = tuple(preserved_attrs or ())
     return frozen
