@@ -532,8 +532,7 @@ def load(f, map_location=None, _extra_files: dict | None = None):
             raise ValueError(f"The provided filename {f} is a directory")
     options = {"device": str(map_location) if map_location is not None else "cpu"}
     model = build(read_archive(f, writable=True), getattr(f, "name", f), **options)
-    if _extra_files is not None:
-        for name in list(_extra_files) or list(model.archive.extra_files):
-            if name in model.archive.extra_files:
-                _extra_files[name] = model.archive.extra_files[name]
+    if _extra_files is not None:  # (the names asked for, as torch fills them: b"" for one not stored)
+        for name in list(_extra_files):
+            _extra_files[name] = model.archive.extra_files.get(name, b"")
     return LoadedModule.of(model, options)
