@@ -2,7 +2,7 @@
 (torch's test_script_loaded_module), also through autograd, freezing, and save + load again."""
 
 import io
-from typing import List
+from typing import List, NamedTuple
 
 import numpy as np
 import pytest
@@ -122,3 +122,34 @@ def test_loaded_modules_calling_functions_of_one_name_each_call_their_own():
     real_torch = pytest.importorskip("torch")
     assert _two_archives_with_one_function_name(torch) == _two_archives_with_one_function_name(real_torch) == \
         ([22.0, 22.0], [22.0, 22.0])
+
+
+class _Named(NamedTuple):
+    a: str
+
+
+def _named_field_of_a_loaded_forward(engine):
+    class Returns(engine.nn.Module):
+        def forward(self, x):
+            return x, _Named(a="hello")
+
+    buffer = io.BytesIO()
+    engine.jit.save(engine.jit.script(Returns()), buffer)
+    buffer.seek(0)
+    loaded = engine.jit.load(buffer)
+
+    class Reads(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = loaded
+
+        def forward(self, x):
+            x, named = self.first(x)
+            return named.a + "!"
+
+    return engine.jit.script(Reads())(engine.ones(1))
+
+
+def test_a_loaded_forwards_namedtuple_keeps_its_fields():
+    real_torch = pytest.importorskip("torch")
+    assert _named_field_of_a_loaded_forward(torch) == _named_field_of_a_loaded_forward(real_torch) == "hello!"

@@ -5,7 +5,7 @@ tutorial): the trace is what that submodule computes, its Python source may not 
 from __future__ import annotations
 
 from scriptc.ir.graph import clone_node, walk
-from scriptc.types import ListType, ModuleType, TensorType, TupleType
+from scriptc.types import ListType, ModuleType, NamedTupleType, TensorType, TupleType
 
 from .values import SugaredModule
 
@@ -93,6 +93,8 @@ def _generic(t, owner_path: str):
     caller's inputs may have others), submodules by their path from the caller's top module."""
     if isinstance(t, TensorType):
         return TensorType(t.dtype, None, t.device)
+    if isinstance(t, NamedTupleType):
+        return NamedTupleType(tuple(_generic(e, owner_path) for e in t.elems), t.name, t.fields)
     if isinstance(t, TupleType):
         return TupleType(tuple(_generic(e, owner_path) for e in t.elems))
     if isinstance(t, ListType):
