@@ -18,6 +18,7 @@ from .frontend.compile.dataclass_methods import refuse_default_factories
 from .frontend.compile.resolve import prepared_function
 from .frontend.instance_annotations import warn_on_lost_annotations
 from .module import ScriptFunction, ScriptModule, TracedModule, made_by_jit
+from .module_values import module_state_copy
 from .saved_tree import module_tree, stored_submodule_methods, submodule_methods
 
 
@@ -47,7 +48,8 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
         return script_container(obj)
     if isinstance(obj, Module):
         warn_on_lost_annotations(obj)
-        return script_module(_prepare_scriptable(obj, {}), example_inputs)
+        # (as torch's, the scripted module's state is a copy: the Python module keeps its own)
+        return script_module(module_state_copy(_prepare_scriptable(obj, {})), example_inputs)
     prepare = getattr(type(obj), "__prepare_scriptable__", None)
     if prepare is not None and not isinstance(obj, type):  # any object may name what to script in its place
         prepared = prepare(obj)
@@ -207,19 +209,21 @@ def methods_to_compile(module) -> dict:
     return methods
 
 
-def script_method(module, name: str) -> ScriptModule:
+def script_method(module, name: str, hooks: bool = True) -> ScriptModule:
     """A ScriptModule of `module` with only its method `name` compiled (the layers' own code that a
-    trace keeps as scripted code: called during jit.trace, its graph is inlined with control flow)."""
-    return _compiled_methods(ScriptContext(), module, {name: getattr(type(module), name)}, None)
+    trace keeps as scripted code: called during jit.trace, its graph is inlined with control flow);
+    without `hooks`, forward is compiled without the module's forward hooks around it."""
+    return _compiled_methods(ScriptContext(), module, {name: getattr(type(module), name)}, None, hooks=hooks)
 
 
-def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs, module_type=None) -> ScriptModule:
+def _compiled_methods(ctx: ScriptContext, module, methods: dict, example_inputs, module_type=None,
+                      hooks: bool = True) -> ScriptModule:
     graphs, signatures, specializations = {}, {}, {}
     for name, fn in methods.items():
         _note_example_types(ctx, fn, example_inputs, name)
     for name, fn in methods.items():
         # forward is what calling the module runs: its forward hooks are compiled around it
-        graphs[name] = ctx.compile_function_graph(fn, graph_name=name, module=module, hooks=name == "forward")
+        graphs[name] = ctx.compile_function_graph(fn, graph_name=name, module=module, hooks=hooks and name == "forward")
         signature = inspect.signature(fn)
         signatures[name] = signature.replace(parameters=list(signature.parameters.values())[1:])
         specs = _example_specs(graphs[name], 1, _examples_for(example_inputs, fn, name), name)
@@ -260,7 +264,8 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     """Inline everything and turn parameters, buffers and attributes into constants
     (torch.jit.freeze) of a scripted or traced module in eval mode. Returns an OptimizedModule whose
     `.graph` is the frozen, simplified graph; `preserved_attrs` names methods and attributes kept
-    on it, which run and read the module as it was scripted."""
+    on it, which run and read the module as it was scripted. A module without forward freezes to
+    its scripted methods over attributes of its own."""
     from .compiled_modules import OptimizedModule
 
     from .loaded_module import LoadedModule
@@ -271,11 +276,11 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     if isinstance(mod, (ScriptModule, LoadedModule)) and mod.training:
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call "
                            ".eval() on your module before freezing.")
-    if made_by_jit(mod) and "forward" not in mod._graphs:
-        raise RuntimeError(f"jit.freeze freezes a module's forward, and {mod.original_name} has none (its "
-                           "other methods run on the scripted module as they are)")
     for name in preserved_attrs or ():
         _preserved_attribute(mod, name)
+    if made_by_jit(mod) and "forward" not in mod._graphs:
+        # no forward to freeze: its exported methods run as they are, on attributes of its own (as torch's)
+        return mod._with_own_slots()
     frozen = _optimize(mod, level=1, preserved=frozenset(preserved_attrs or ()))
     frozen.preserved = tuple(preserved_attrs or ())
     return frozen
@@ -317,6 +322,7 @@ def _optimize(mod, level: int, jit: bool | None = False, threads: int | None = N
     if isinstance(compiled, ScriptModule):
         if compiled.training:
             compiled.eval()
+        compiled = compiled._with_own_slots()
         context = PassContext(functions=dict(compiled._functions), module_value=compiled._module_value(),
                               preserved=preserved)
         plan = build_plan(compiled.graph, context, specs=compiled._specializations.get("forward"), skip=1,
@@ -560,8 +566,7 @@ def load(f, map_location=None, _extra_files: dict | None = None):
             raise ValueError(f"The provided filename {f} is a directory")
     options = {"device": str(map_location) if map_location is not None else "cpu"}
     model = build(read_archive(f, writable=True), getattr(f, "name", f), **options)
-    if _extra_files is not None:
-        for name in list(_extra_files) or list(model.archive.extra_files):
-            if name in model.archive.extra_files:
-                _extra_files[name] = model.archive.extra_files[name]
+    if _extra_files is not None:  # (the names asked for, as torch fills them: b"" for one not stored)
+        for name in list(_extra_files):
+            _extra_files[name] = model.archive.extra_files.get(name, b"")
     return LoadedModule.of(model, options)

@@ -161,8 +161,12 @@ def _module_interface_value(value, interface: type, name: str):
     if not isinstance(module, Module) or lacking:
         shown = "RecursiveScriptModule" if isinstance(value, ScriptModule) else type(value).__name__
         theirs, ours = f"__torch__.{type(module).__name__}", f"__torch__.{interface.__qualname__}"
-        detail = (f"\nCast error details: Object of type {theirs} is not compatible with interface {ours}\n"
-                  f"Class '{theirs}' does not have method '{lacking[0]}' but '{ours}' does." if lacking else "")
+        if not isinstance(module, Module):
+            detail = (f"\nClass '{theirs}' is not a subtype of the module interface '{ours}' , only ScriptModule "
+                      "class can be subtype of module interface.")
+        else:
+            detail = (f"\nCast error details: Object of type {theirs} is not compatible with interface {ours}\n"
+                      f"Class '{theirs}' does not have method '{lacking[0]}' but '{ours}' does.")
         raise RuntimeError(f"Expected a value of type '__torch__.{interface.__qualname__}' for argument '{name}' but "
                            f"instead found type '{shown}'.{detail}")
     return value

@@ -33,12 +33,15 @@ def _array(value):
 
 
 def _tensors(value):
+    """A kernel's result with its arrays as Tensors; a list or tuple holding none stays itself (a list
+    read from a dict or list is that list: appending to it changes the container)."""
     if isinstance(value, np.ndarray):
         return wrap(value)
-    if isinstance(value, list):
-        return [_tensors(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_tensors(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        converted = [_tensors(v) for v in value]
+        if all(c is v for c, v in zip(converted, value)):
+            return value
+        return converted if isinstance(value, list) else tuple(converted)
     return value
 
 

@@ -24,7 +24,8 @@ from .arguments import convert_arguments, typed_result
 from .markers import Attribute
 from .eager import EagerInterpreter, reads_autograd
 from .module_types import ModuleClassType, ModuleHandle
-from .module_values import LiveModuleValue, eager_value, from_runtime, same_value, to_runtime
+from .module_values import (LiveModuleValue, attribute_copy, eager_value, from_runtime, module_state_copy, same_value,
+                            to_runtime)
 from .traced_children import trace_child
 
 
@@ -182,15 +183,18 @@ def made_by_jit(obj) -> bool:
 
 
 class ScriptModule(Module, metaclass=_ScriptModuleType):
-    """A module compiled to graphs (`forward` and exported methods) that shares the original's state.
+    """A module compiled to graphs (`forward` and exported methods), with the original's parameters
+    and buffers and, as torch's, a copy of its other state.
 
     `.graph` is forward's graph, `.code` its readable source; parameters, buffers and state_dict are
-    the original module's (updates to them show through).
+    the original module's tensors (updates to them show through); attributes and training flags are
+    the scripted module's own (what its methods write, and eval()/train(), leave the original as it was).
     """
 
-    # An nn.Module (isinstance, a child of other modules) whose state is the original module's: the
-    # Module methods it does not override reach the original's parameters, buffers and children
-    # through __getattr__; attributes set on it stay its own, but for submodules (swapped).
+    # An nn.Module (isinstance, a child of other modules) over `_module`, the copy of the original's
+    # tree that jit.script made (module_values.module_state_copy): the Module methods it does not
+    # override reach its parameters, buffers and children through __getattr__; attributes set on it
+    # stay its own, but for submodules (swapped).
     def __delattr__(self, name: str) -> None:
         """Only what was set on it deletes: the parameters, buffers and submodules its graphs read stay,
         as on torch's scripted module (torch's RuntimeError)."""
@@ -228,6 +232,18 @@ class ScriptModule(Module, metaclass=_ScriptModuleType):
                     "_signatures", "_ignored", "_called_methods"):
             object.__setattr__(self, key, fresh.__dict__[key])
         object.__setattr__(self, "_objects", {})
+        vars(self).pop("_unhooked_forward", None)
+
+    def _with_own_slots(self) -> "ScriptModule":
+        """These compiled methods over a module tree of their own whose attributes hold the values this
+        one's hold (torch's jit.freeze works on such a clone: assigning an attribute of one is no
+        change to the other; appending to a list they both hold is)."""
+        twin = object.__new__(type(self))
+        vars(twin).update(vars(self))
+        object.__setattr__(twin, "_module", module_state_copy(self._module, copy_values=False))
+        object.__setattr__(twin, "_objects", dict(self._objects))
+        vars(twin).pop("_unhooked_forward", None)
+        return twin
 
     def _swap_submodule(self, name: str, new) -> None:
         """`scripted.name = torch.jit.script(other)`: the submodule replaced (where torch allows it:
@@ -289,7 +305,7 @@ class ScriptModule(Module, metaclass=_ScriptModuleType):
 
     @property
     def _scriptc_original(self):
-        """The module this was scripted from (jit.script compiles a scripted child from its source)."""
+        """The module tree this runs on (jit.script compiles a scripted child from its source)."""
         return self._module
 
     @property
@@ -338,7 +354,19 @@ class ScriptModule(Module, metaclass=_ScriptModuleType):
     def __call__(self, *args, **kwargs):
         return self.run_method("forward", *args, **kwargs)
 
-    forward = __call__
+    def forward(self, *args, **kwargs):
+        """forward itself: as torch's, without the module's forward pre-hooks and hooks, which calling
+        the module runs around it."""
+        module = self._module
+        if isinstance(self, TracedModule) or not (module._forward_pre_hooks or module._forward_hooks):
+            return self.run_method("forward", *args, **kwargs)
+        unhooked = self.__dict__.get("_unhooked_forward")
+        if unhooked is None:
+            from .api import script_method
+
+            unhooked = script_method(module, "forward", hooks=False)
+            object.__setattr__(self, "_unhooked_forward", unhooked)
+        return unhooked.run_method("forward", *args, **kwargs)
 
     def __getattr__(self, name: str):
         graphs = self.__dict__.get("_graphs", {})
@@ -349,8 +377,11 @@ class ScriptModule(Module, metaclass=_ScriptModuleType):
         found = getattr(self._module, name)
         if isinstance(found, Attribute):  # torch.jit.Attribute(value, type): the scripted module holds the value
             return found.value
-        # a dtype attribute reads as its ScalarType number (7 for float64), as on torch's scripted modules
-        return SCALAR_TYPE_NUMBERS[found] if isinstance(found, dtype) else found
+        if isinstance(found, dtype):  # it reads as its ScalarType number (7 for float64), as on torch's
+            return SCALAR_TYPE_NUMBERS[found]
+        # a list, dict or tuple reads as a copy (torch converts the attribute to a Python value): a
+        # change to what was read is no change to the module until it is assigned back
+        return attribute_copy(found) if type(found) in (list, dict, tuple) else found
 
     # --- state, delegated to the original module -------------------------------------------
     def parameters(self, recurse: bool = True):

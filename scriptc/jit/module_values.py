@@ -228,3 +228,69 @@ def same_value(old, new) -> bool:
         return type(old) is type(new) and bool(old == new)
     except Exception:  # noqa: BLE001 - an == that raises or gives no single bool (arrays)
         return False
+
+
+# the nn.Module fields that hold its structure and hooks (shared as they are), not attribute values
+_STRUCTURE = frozenset({"_parameters", "_buffers", "_modules", "_forward_hooks", "_forward_pre_hooks",
+                        "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs", "_forward_hooks_always_called",
+                        "_backward_hooks", "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+                        "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks", "_non_persistent_buffers_set"})
+
+
+def module_state_copy(module, copy_values: bool = True):
+    """`module`'s tree with state of its own, as torch.jit.script copies a module's state into the
+    scripted one: its own submodules, training flags and attribute values (attribute_copy), sharing
+    the parameter and buffer (and any other) tensors. Compiled children (scripted, traced,
+    jit.load'ed) stay shared. Without `copy_values`, the attributes hold the values they held (as
+    jit.freeze's clone: its attributes are its own, their lists the scripted module's)."""
+    return _copy_tree(module, {}, attribute_copy if copy_values else lambda value: value)
+
+
+def _copy_tree(module, memo: dict, copy_value):
+    from .loaded_module import LoadedModule
+    from .module import ScriptModule
+
+    if id(module) in memo or isinstance(module, (ScriptModule, LoadedModule)):
+        return memo.get(id(module), module)
+    clone = object.__new__(type(module))
+    memo[id(module)] = clone
+    state = {}
+    for key, value in vars(module).items():
+        if key == "_modules":
+            value = type(value)((name, None if child is None else _copy_tree(child, memo, copy_value))
+                                for name, child in value.items())
+        elif key in ("_parameters", "_buffers"):
+            value = type(value)(value)
+        elif key not in _STRUCTURE:
+            value = copy_value(value)
+        state[key] = value
+    vars(clone).update(state)
+    return clone
+
+
+def attribute_copy(value, memo: dict | None = None):
+    """An attribute value with its containers and script-class objects copied, as torch converts a
+    Python value to a scripted module's attribute and back (each attribute on its own: two attributes
+    holding one list hold two copies); anything else (tensors, numbers, functions) shared."""
+    memo = {} if memo is None else memo
+    kind = type(value)
+    if kind not in (list, dict, tuple, set) and not (isinstance(value, tuple) and hasattr(value, "_fields")) and \
+            not hasattr(kind, "_scriptc_class_name"):
+        return value
+    if id(value) in memo:
+        return memo[id(value)]
+    if kind is list:
+        copied = memo[id(value)] = []
+        copied.extend(attribute_copy(v, memo) for v in value)
+    elif kind is dict:
+        copied = memo[id(value)] = {}
+        copied.update((k, attribute_copy(v, memo)) for k, v in value.items())
+    elif kind is set:
+        copied = memo[id(value)] = set(value)
+    elif isinstance(value, tuple):
+        items = [attribute_copy(v, memo) for v in value]
+        copied = memo[id(value)] = kind(*items) if hasattr(value, "_fields") else tuple(items)
+    else:
+        copied = memo[id(value)] = object.__new__(kind)
+        vars(copied).update({k: attribute_copy(v, memo) for k, v in vars(value).items()})
+    return copied

@@ -372,12 +372,26 @@ class _Members:
             raise ArchiveError(f"{name}: unreadable ({exc})") from None
 
 
+def _at_end(file) -> bool:
+    """Whether a seekable file object has nothing left from where it stands."""
+    try:
+        here = file.tell()
+        end = file.seek(0, io.SEEK_END)
+        file.seek(here)
+    except (OSError, AttributeError, ValueError):
+        return False
+    return here == end
+
+
 def read_archive(path, mmap_weights: bool = True, writable: bool = False) -> Archive:
     """Open and validate an archive - a path, or a binary file object (read from where it stands; its
     weights are then read, not memory-mapped); ArchiveError says what is wrong and where. With
     `writable`, the weights may be written in place (mapped copy-on-write: a page is copied when
     first written), as a jit.load'ed module's parameters are."""
     if hasattr(path, "read"):
+        if _at_end(path):  # (a buffer read once already and not rewound: torch's load fails there too)
+            raise ArchiveError(f"{getattr(path, 'name', '<file object>')}: nothing to read: the file object "
+                               f"stands at its end (byte {path.tell()}); seek(0) to read it again")
         file, path = contextlib.nullcontext(path), getattr(path, "name", "<file object>")
     else:
         try:
@@ -418,6 +432,7 @@ def read_archive(path, mmap_weights: bool = True, writable: bool = False) -> Arc
         module_texts = {entry.path: _module_texts(members, entry) for entry in modules or () if entry.methods}
         module_constants = {k: v for k, v in weights.items() if k.startswith(f"{CONSTANTS}/modules/")}
         weights = {name: value for name, value in weights.items() if not name.startswith(CONSTANTS + "/")}
+        file.seek(0, io.SEEK_END)  # (read as a stream is: the archive is consumed)
     values = dict(weights)
     values.update({k: attributes.resolve(v, weights) for k, v in manifest["attributes"].items()})
     check_archive(manifest["kind"], graphs, functions, manifest["methods"], values)

@@ -232,3 +232,32 @@ def test_a_mistyped_argument_names_the_function_and_its_position_as_torch_does(a
             expected = messages  # "f() Expected a value ...", "Position: 0" (a method's counts self), "Value: 'x'"
         else:
             assert messages == expected
+
+
+def _script_object_for_a_module_interface(engine):
+    @engine.jit.interface
+    class Doubler(engine.nn.Module):
+        def forward(self, x: engine.Tensor) -> engine.Tensor:
+            pass
+
+    @engine.jit.script
+    class NotAModule:
+        def forward(self, x: engine.Tensor) -> engine.Tensor:
+            return x * 2
+
+    globals()["_Doubler"] = Doubler  # (an interface an annotation names is found among the globals)
+
+    def passes_through(m: _Doubler) -> _Doubler:  # noqa: F821
+        return m
+
+    scripted = engine.jit.script(passes_through)
+    with pytest.raises(RuntimeError) as refused:
+        scripted(NotAModule())
+    return str(refused.value)
+
+
+def test_a_script_object_for_a_module_interface_is_refused_in_torchs_words():
+    real_torch = pytest.importorskip("torch")
+    words = "only ScriptModule class can be subtype of module interface"
+    assert words in _script_object_for_a_module_interface(torch)
+    assert words in _script_object_for_a_module_interface(real_torch)

@@ -245,14 +245,17 @@ def test_freezing_a_module_whose_forward_returns_itself_is_torchs_error():
     run(torch)
 
 
-def test_freezing_a_module_without_forward_is_a_runtime_error():
-    class OnlyExported(scriptc.nn.Module):
-        @scriptc.jit.export
+@pytest.mark.parametrize("engine", [torch, scriptc], ids=["torch", "scriptc"])
+def test_a_module_without_forward_freezes_with_its_exported_methods(engine):
+    class OnlyExported(engine.nn.Module):
+        @engine.jit.export
         def twice(self, x):
             return 2 * x
 
-    with pytest.raises(RuntimeError, match="has none"):
-        scriptc.jit.freeze(scriptc.jit.script(OnlyExported()).eval(), preserved_attrs=["twice"])
+    frozen = engine.jit.freeze(engine.jit.script(OnlyExported()).eval(), preserved_attrs=["twice"])
+    assert frozen.twice(engine.ones(2)).tolist() == [2.0, 2.0]
+    with pytest.raises(AttributeError, match="forward"):
+        frozen(engine.ones(2))
 
 
 def test_preserved_attributes_of_a_loaded_module_stay_attributes():

@@ -79,7 +79,8 @@ def test_a_property_setter_runs_when_scripted_code_assigns_it(args):
     eager, scripted_from = _WithProperties(3), _WithProperties(3)
     scripted = torch.jit.script(scripted_from)
     assert scripted(*args) == eager(*args)
-    assert scripted_from.a == eager.a
+    assert scripted.a == eager.a
+    assert scripted_from.a == 3  # (the scripted module's state is a copy, as torch's)
 
 
 def test_unused_properties_are_left_off_the_scripted_module():
@@ -103,7 +104,7 @@ def test_an_attribute_declared_with_jit_attribute_takes_its_type_when_first_writ
     module = _AssignsDeclaredList()
     scripted = torch.jit.script(module)
     assert scripted([1, 2, 3]) == [1, 2, 3]
-    assert module.seen == [1, 2, 3]
+    assert scripted.seen == [1, 2, 3]
 
 
 def _holding_nones(engine):
@@ -182,12 +183,13 @@ def test_attributes_set_by_a_tuple_assignment_are_read_at_run_time():
     assert torch.equal(scripted(x), expected) and torch.equal(scripted(x), expected)
 
 
-def test_an_object_scripted_code_stores_reaches_the_module_as_its_python_class():
+def test_an_object_scripted_code_stores_reads_back_as_its_python_class():
     x = torch.tensor([0.25, 1.0, 3.0])
     module = _SetsUpOnFirstCall()
     scripted = torch.jit.script(module)
     scripted(x)
-    assert type(module.map_levels) is _LevelMapper and module.map_levels.k_max == 3 and module.scales == [2.0]
+    assert type(scripted.map_levels) is _LevelMapper and scripted.map_levels.k_max == 3 and scripted.scales == [2.0]
+    assert module.map_levels is None  # (the Python module keeps its own state, as torch's)
     assert torch.equal(module(x), scripted(x))
 
 

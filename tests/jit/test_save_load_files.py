@@ -136,3 +136,18 @@ def test_named_tuples_and_enums_defined_in_a_function_save_and_load():
     for x in (3, -1):
         assert loaded(x) == scripted(x)
     assert loaded(-1) == (2, "GREEN", -1)
+
+
+def _extra_files_read(engine):
+    buffer = io.BytesIO()
+    engine.jit.save(engine.jit.script(engine.nn.ReLU()), buffer, _extra_files={"stored": "x"})
+    asked = {"stored": "", "missing": "keep"}
+    engine.jit.load(io.BytesIO(buffer.getvalue()), _extra_files=asked)
+    none_asked: dict = {}
+    engine.jit.load(io.BytesIO(buffer.getvalue()), _extra_files=none_asked)
+    return asked, none_asked
+
+
+def test_load_fills_just_the_extra_files_asked_for_as_torch_does():
+    real_torch = pytest.importorskip("torch")
+    assert _extra_files_read(torch) == _extra_files_read(real_torch) == ({"stored": b"x", "missing": b""}, {})

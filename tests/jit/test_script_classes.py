@@ -4,6 +4,7 @@ see, and dataclasses (the methods torch writes for them)."""
 from __future__ import annotations
 
 import dataclasses
+from collections import namedtuple
 from typing import Any, List, Optional, Tuple
 
 import pytest
@@ -262,3 +263,110 @@ def _enters_typed(manager: _TypedExit) -> int:
 def test_context_manager_methods_are_checked_in_torchs_words(fn, message):
     with pytest.raises(RuntimeError, match=message):
         scriptc.jit.script(fn)
+
+
+_Outputs = namedtuple("Outputs", ["logits", "aux"])
+_OtherOutputs = namedtuple("Outputs", ["different"])
+_SameOutputs = namedtuple("Outputs", ["logits", "aux"])
+
+
+def test_two_namedtuples_of_one_name_in_one_script_are_refused_unless_alike():
+    for engine in (scriptc, torch):
+        def clash(x, y):
+            # type: (_Outputs, _OtherOutputs) -> _Outputs
+            return x
+
+        with pytest.raises(RuntimeError, match=r"Can't redefine NamedTuple: __torch__\.(\w+\.)*Outputs"):
+            engine.jit.script(clash)
+
+    def alike(x, y):
+        # type: (_Outputs, _SameOutputs) -> Tensor
+        return x.logits + y.aux
+
+    t = scriptc.ones(2)
+    assert scriptc.jit.script(alike)(_Outputs(t, t), _SameOutputs(t, t)).tolist() == [2.0, 2.0]
+
+
+class _Ranked:
+    def __init__(self, x: int):
+        self.x = x
+
+    def __lt__(self, other: "_Ranked") -> bool:
+        return self.x < other.x
+
+
+class _WrongLt:
+    def __init__(self):
+        pass
+
+    def __lt__(self, other):  # (other is a Tensor to TorchScript: no comparison of two _WrongLt)
+        pass
+
+
+def _sorts_ranked(reverse: bool) -> List[int]:
+    items = [_Ranked(2), _Ranked(3), _Ranked(1)]
+    items.sort(reverse)
+    return [item.x for item in items]
+
+
+def _sorts_itself_as_reverse():
+    items = [_Ranked(1)]
+    items.sort(items)
+    return items
+
+
+def _sorts_wrong_lt():
+    items = [_WrongLt(), _WrongLt()]
+    items.sort()
+    return items
+
+
+@pytest.mark.parametrize("engine", [scriptc, torch], ids=["scriptc", "torch"])
+def test_sorting_objects_takes_reverse_positionally_and_needs_a_fitting_lt(engine):
+    engine.jit.script(_Ranked)
+    engine.jit.script(_WrongLt)
+    assert engine.jit.script(_sorts_ranked)(True) == [3, 2, 1]
+    with pytest.raises(RuntimeError, match="Expected a value of type 'bool' for argument 'reverse'"):
+        engine.jit.script(_sorts_itself_as_reverse)
+    with pytest.raises(RuntimeError, match="must define a __lt__ method with two inputs of type"):
+        engine.jit.script(_sorts_wrong_lt)()  # (torch's refusal comes when it runs, scriptc's when it compiles)
+
+
+class _Signed:  # (unannotated parameters are Tensors to both engines)
+    def __init__(self, x):
+        self.x = x
+
+    def __neg__(self):
+        self.x = -self.x
+        return self
+
+    def __mul__(self, other):
+        return self.x * other
+
+    def __invert__(self) -> int:
+        return 7
+
+
+def _negated_then_scaled(x):
+    signed = _Signed(x)
+    return -signed * x, ~signed
+
+
+class _Unset:
+    def __init__(self):
+        self.set = 1
+
+    def read(self) -> int:
+        return self.unset
+
+
+def test_unary_operators_call_the_class_and_a_missing_attribute_is_named_in_torchs_words():
+    x = torch.tensor([1.0, -2.0])
+    expected = torch.jit.script(_negated_then_scaled)(x)
+    got = scriptc.jit.script(_negated_then_scaled)(scriptc.tensor([1.0, -2.0]))
+    assert got[0].tolist() == expected[0].tolist() == [-1.0, -4.0] and got[1] == expected[1] == 7
+    words = (r"'__torch__\.(\w+\.)*_Unset( \(of Python compilation unit at: \w+\))?' object has no attribute or "
+             r"method 'unset'\. Did you forget to initialize an attribute in __init__\(\)\?")
+    for engine in (scriptc, torch):
+        with pytest.raises(RuntimeError, match=words):
+            engine.jit.script(_Unset)

@@ -499,3 +499,28 @@ def test_python_torchscript_has_no_form_for_is_refused_in_torchs_words(body, mes
     for engine in (torch, scriptc):
         with pytest.raises(refusals, match=message):
             engine.jit.script(module.f)
+
+
+def _undefined_name(x):
+    return not_defined_anywhere  # noqa: F821
+
+
+def _holding(engine, fn):
+    class Holder(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fn = fn
+
+        def forward(self, x):
+            return self.fn(x)
+
+    return Holder()
+
+
+def test_a_function_attribute_that_does_not_compile_is_named_in_torchs_words():
+    message = (r"Module 'Holder' has no attribute 'fn' \(This function exists as an attribute on the Python module, "
+               "but we failed to compile it to a TorchScript function")
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match=message):
+            engine.jit.script(_holding(engine, _undefined_name))
+        assert engine.jit.script(_holding(engine, engine.sigmoid))(engine.zeros(1)).tolist() == [0.5]

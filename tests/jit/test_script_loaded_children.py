@@ -2,7 +2,7 @@
 (torch's test_script_loaded_module), also through autograd, freezing, and save + load again."""
 
 import io
-from typing import List
+from typing import List, NamedTuple
 
 import numpy as np
 import pytest
@@ -77,3 +77,79 @@ def test_scripted_code_calls_a_loaded_submodule_but_does_not_read_into_it():
 
     with pytest.raises(ScriptError, match="can call the jit.load'ed module encoder, not read its attribute 'fc'"):
         torch.jit.script(ReadsWeight(saved_and_loaded(torch.jit.script(Encoder()))))
+
+
+def _archive_of(engine, helper):
+    class Uses(engine.nn.Module):
+        def forward(self, x):
+            return helper(x)
+
+    buffer = io.BytesIO()
+    engine.jit.save(engine.jit.script(Uses()), buffer)
+    buffer.seek(0)
+    return engine.jit.load(buffer)
+
+
+def _two_archives_with_one_function_name(engine):
+    def helper(x):
+        return x + 1
+
+    first = _archive_of(engine, helper)
+
+    def helper(x):  # noqa: F811 - (another function of that name, as two versions of one code base have)
+        return x * 10
+
+    second = _archive_of(engine, helper)
+
+    class Both(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = first
+            self.second = second
+
+        def forward(self, x):
+            return self.second(self.first(x)) + self.first(x)
+
+    scripted = engine.jit.script(Both())
+    buffer = io.BytesIO()
+    engine.jit.save(scripted, buffer)
+    buffer.seek(0)
+    x = engine.ones(2)
+    return scripted(x).tolist(), engine.jit.load(buffer)(x).tolist()
+
+
+def test_loaded_modules_calling_functions_of_one_name_each_call_their_own():
+    real_torch = pytest.importorskip("torch")
+    assert _two_archives_with_one_function_name(torch) == _two_archives_with_one_function_name(real_torch) == \
+        ([22.0, 22.0], [22.0, 22.0])
+
+
+class _Named(NamedTuple):
+    a: str
+
+
+def _named_field_of_a_loaded_forward(engine):
+    class Returns(engine.nn.Module):
+        def forward(self, x):
+            return x, _Named(a="hello")
+
+    buffer = io.BytesIO()
+    engine.jit.save(engine.jit.script(Returns()), buffer)
+    buffer.seek(0)
+    loaded = engine.jit.load(buffer)
+
+    class Reads(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = loaded
+
+        def forward(self, x):
+            x, named = self.first(x)
+            return named.a + "!"
+
+    return engine.jit.script(Reads())(engine.ones(1))
+
+
+def test_a_loaded_forwards_namedtuple_keeps_its_fields():
+    real_torch = pytest.importorskip("torch")
+    assert _named_field_of_a_loaded_forward(torch) == _named_field_of_a_loaded_forward(real_torch) == "hello!"

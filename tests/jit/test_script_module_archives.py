@@ -86,7 +86,7 @@ def test_a_method_may_call_its_module_by_any_name_and_loaded_archives_expose_sto
     scripted = torch.jit.script(module)
     x = torch.randn(3, 2)
     np.testing.assert_allclose(scripted(x).detach().numpy(), module(x).detach().numpy(), rtol=1e-6)
-    assert module.calls == 2
+    assert module.calls == 1 and scripted.calls == 1  # (each has its own state, as in torch)
     torch.jit.save(scripted, tmp_path / "m.sc")
     loaded = torch.jit.load(tmp_path / "m.sc")
     np.testing.assert_array_equal(loaded.fc.weight.detach().numpy(), module.fc.weight.detach().numpy())

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 import pytest
@@ -86,7 +86,9 @@ def test_modules_script_with_every_kind_of_attribute(tmp_path):
     for e, g in zip(expected, got):
         np.testing.assert_allclose(np.asarray(g.numpy() if hasattr(g, "numpy") else g),
                                    np.asarray(e.numpy() if hasattr(e, "numpy") else e), rtol=1e-6)
-    assert model.steps == 2 and model.names == {"calls": 2}  # forward's writes reach the module
+    # forward's writes reach the scripted module's state, a copy of the module's (as in torch)
+    assert model.steps == 1 and model.names == {"calls": 1}
+    assert scripted.steps == 1 and scripted.names == {"calls": 1}
     assert scripted.count_rows(x) == 3 and "debugging_aid" not in scripted.graphs
 
     path = tmp_path / "everything.sc"
@@ -290,10 +292,10 @@ class Hooked(nn.Module):
         return self.inner(x, x * 2)
 
 
-def _double_second(module, inputs: Tuple[torch.Tensor, torch.Tensor]) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+def _double_second(module, inputs: Tuple[torch.Tensor, torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
     if bool(inputs[0].sum() > 0):
         return inputs[0], inputs[1] * 2
-    return None
+    return inputs
 
 
 def _add_by(module, inputs: Tuple[torch.Tensor, torch.Tensor], output: torch.Tensor) -> torch.Tensor:
@@ -310,7 +312,7 @@ def _observe(module, inputs: Tuple[torch.Tensor], output: torch.Tensor) -> None:
 
 def test_forward_hooks_run_in_script_and_from_archives(tmp_path):
     model = Hooked()
-    model.inner.register_forward_pre_hook(_double_second)  # Optional result: decided at run time
+    model.inner.register_forward_pre_hook(_double_second)
     model.inner.register_forward_hook(_add_by)
     model.register_forward_pre_hook(_negate_input)  # a single value stands for the one input
     model.register_forward_hook(_observe)
@@ -321,6 +323,19 @@ def test_forward_hooks_run_in_script_and_from_archives(tmp_path):
         expected = model(x).numpy()
         np.testing.assert_allclose(scripted(x).numpy(), expected)
         np.testing.assert_allclose(np.asarray(loaded(x.numpy())), expected)
+
+
+def test_forward_called_as_a_method_runs_without_the_modules_own_hooks():
+    """As torch's: scripted(x) runs the top module's hooks around forward, scripted.forward(x) runs
+    forward alone (a submodule's hooks run either way: forward calls the submodule)."""
+    model = Hooked()
+    model.inner.register_forward_hook(_add_by)
+    model.register_forward_pre_hook(_negate_input)
+    scripted = torch.jit.script(model)
+    x = torch.full((3,), 2.0)
+    np.testing.assert_allclose(scripted(x).numpy(), model(x).numpy())
+    np.testing.assert_allclose(scripted.forward(x).numpy(), model.forward(x).numpy())
+    assert not np.allclose(scripted(x).numpy(), scripted.forward(x).numpy())
 
 
 def test_out_arguments_resize_their_tensor_as_torch_does(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import io
 import json
 import struct
 import subprocess
@@ -354,3 +355,19 @@ def test_submodule_names_that_are_no_identifiers_round_trip(how, tmp_path):
     expected = model(x).detach().numpy()
     np.testing.assert_allclose(torch.jit.load(path)(x).detach().numpy(), expected, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(np.asarray(runtime_load(path)(x.numpy())), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_an_archive_read_from_a_file_object_is_consumed_as_torch_reads_it():
+    """jit.load leaves a buffer at its end; loading it again without seek(0) is an error, as in torch."""
+    real_torch = pytest.importorskip("torch")
+    for engine in (torch, real_torch):
+        buffer = io.BytesIO()
+        engine.jit.save(engine.jit.script(engine.nn.ReLU()), buffer)
+        buffer.seek(0)
+        engine.jit.load(buffer)
+        with pytest.raises(RuntimeError) as refused:
+            engine.jit.load(buffer)
+        if engine is torch:
+            assert isinstance(refused.value, ArchiveError) and "stands at its end" in str(refused.value)
+        buffer.seek(0)
+        assert engine.jit.load(buffer)(engine.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]

@@ -140,9 +140,14 @@ class Calls:
         if isinstance(t, FutureType) and name == "wait" and not args:
             return self.emit1("prim::Wait", [base], t.elem)
         if isinstance(t, ListType) and isinstance(t.elem, ObjectType) and name == "sort":
-            if args or set(kwargs) - {"reverse"}:
-                raise self.error("list.sort() takes only reverse= in scripted code", node)
-            self.sort_objects(base, kwargs.get("reverse"), node)
+            if len(args) + len(kwargs) > 1 or set(kwargs) - {"reverse"}:
+                raise self.error("list.sort() takes only reverse (sort(self, bool reverse=False)) in scripted code",
+                                 node)
+            reverse = args[0] if args else kwargs.get("reverse")
+            if reverse is not None and self.as_value(reverse, node).type != Bool:
+                raise self.error(f"sort(): Expected a value of type 'bool' for argument 'reverse' but instead found "
+                                 f"type '{self.as_value(reverse, node).type}'.", node)
+            self.sort_objects(base, reverse, node)
             return self.const(None)
         if t == Str and name == "format":
             if kwargs:

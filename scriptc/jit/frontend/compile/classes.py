@@ -8,7 +8,7 @@ import inspect
 
 from scriptc.errors import FrontendError
 from scriptc.ir.graph import Value
-from scriptc.types import EnumValue, Int, InterfaceType, ListType, NamedTupleType, ObjectType, Str, Type
+from scriptc.types import Bool, EnumValue, Int, InterfaceType, ListType, NamedTupleType, ObjectType, Str, Type
 
 from .. import ast
 from .types import AnnotationError, annotations_of, enum_type, is_enum_class, is_namedtuple_class, python_type
@@ -44,8 +44,13 @@ class Classes:
                           python_type("Tensor") for f in cls._fields)
         except AnnotationError as exc:
             raise self.error(f"NamedTuple {cls.__name__}: {exc}") from None
+        t = NamedTupleType(elems, cls.__qualname__, tuple(cls._fields))
+        # (two NamedTuples of one name in one script are one type to torch: another definition is refused)
+        if self.ctx.namedtuple_types.setdefault(cls.__qualname__, t) != t:
+            where = "" if cls.__module__ == "__main__" else f"{cls.__module__}."
+            raise self.error(f"Can't redefine NamedTuple: __torch__.{where}{cls.__qualname__}")
         NAMEDTUPLE_CLASSES[cls.__qualname__] = cls  # results of this type come back as instances of cls
-        return NamedTupleType(elems, cls.__qualname__, tuple(cls._fields))
+        return t
 
     def construct(self, ref: ClassRef, args: list, kwargs: dict, node):
         kind = ref.kind
@@ -144,7 +149,9 @@ class Classes:
             return MethodRef(obj, name)
         if member is not None and not callable(member):
             return self.constant_attribute(member, f"{script_class.cls.__name__}.{name}", node)
-        raise self.error(f"'{script_class.cls.__name__}' object has no attribute '{name}'", node)
+        qualname = script_class.cls.__qualname__.replace("<locals>.", "")
+        raise self.error(f"'__torch__.{qualname}' object has no attribute or method '{name}'. Did you forget to "
+                         "initialize an attribute in __init__()?", node)
 
     def object_method(self, obj: Value, name: str, args: list, kwargs: dict, node):
         script_class = self.ctx.class_named(obj.type.name)
@@ -162,12 +169,23 @@ class Classes:
         script_class = self.ctx.class_named(t.name)
         return inspect.isfunction(inspect.getattr_static(script_class.cls, name, None))
 
+    def compares_with_itself(self, t: ObjectType, name: str) -> bool:
+        """Whether the class's method `name` (__lt__) takes one more of its objects and (where its
+        return is declared) returns a bool."""
+        try:
+            params, returns = self.ctx.method_types(self.ctx.class_named(t.name).cls.__dict__[name])
+        except Exception:  # noqa: BLE001 - (compiling the method reports what is wrong with it)
+            return True
+        return len(params) == 1 and params[0] == t and returns in (None, Bool)
+
     def sort_objects(self, items: Value, reverse, node) -> None:
         """list.sort() of script-class objects, by their class's __lt__ (templates.sort_by_lt)."""
         from . import templates
 
-        if not self.has_magic(items.type.elem, "__lt__"):
-            raise self.error(f"sorting a list of {items.type.elem} needs its class to define __lt__", node)
+        t = items.type.elem
+        if not self.has_magic(t, "__lt__") or not self.compares_with_itself(t, "__lt__"):
+            raise self.error(f"To sort a list of {t} it must define a __lt__ method with two inputs of type {t} that "
+                             "returns a bool", node)
         reverse = self.as_value(reverse, node) if reverse is not None else self.const(False)
         self.ctx.inline_template(templates.sort_by_lt, {"items": items, "reverse": reverse}, self, node)
 

@@ -100,6 +100,9 @@ class ScriptContext:
         self.jit_functions = jit_functions()
         self.depth = 0
         self.inlined_methods: set[tuple[str, str]] = set()  # (module path, method name) compiled into a caller
+        # id of a jit.load'ed module's function graph -> its name here (another name where its own was taken)
+        self.loaded_function_names: dict[int, str] = {}
+        self.namedtuple_types: dict[str, Any] = {}  # NamedTuple name -> its type, as this script knows it
 
     # --- functions ---------------------------------------------------------------------------------
     def compile_function_graph(self, fn, graph_name: str | None = None, module=None, hooks: bool = False) -> Graph:

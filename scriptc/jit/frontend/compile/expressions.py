@@ -318,6 +318,9 @@ class Expressions:
             return self.const(not static) if static is not None else self.emit1("not.scalar", [value], Bool)
         operand = self.as_value(self.expr(node.operand), node.operand)
         self.at(node)
+        magic = {"-": "__neg__", "+": "__pos__", "~": "__invert__"}.get(node.op)
+        if magic is not None and self.has_magic(operand, magic):  # -obj: obj.__neg__()
+            return self.object_method(operand, magic, [], {}, node)
         if node.op == "+":
             return operand
         constant = self.static_number(operand)

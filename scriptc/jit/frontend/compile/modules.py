@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import enum
 import inspect
-import typing
 
-from scriptc.errors import ScriptAttributeError
+from scriptc.errors import ScriptAttributeError, ScriptError
 from scriptc.ir.graph import Value
 from scriptc.types import (
     Bool,
@@ -25,15 +24,16 @@ from scriptc.types import (
 )
 
 from .. import ast
+from .hook_schemas import HookSchemas
 from .interfaces import missing_methods
 from .traced_calls import TracedCalls
-from .types import AnnotationError, annotations_of, assignable, python_type, unify
+from .types import AnnotationError, annotations_of, python_type, unify
 from .values import IgnoredMethod, ModuleChoice, ModuleMethod, SugaredModule, SugaredTuple
 
 MODULE_ITERATORS = ("children", "named_children", "modules", "named_modules")
 
 
-class Modules(TracedCalls):
+class Modules(TracedCalls, HookSchemas):
     """Attribute access and calls on modules reached through `self`."""
 
     def submodule(self, owner: SugaredModule, name: str):
@@ -148,9 +148,24 @@ class Modules(TracedCalls):
             self.ctx.module_attributes[(owner.path, name)] = ObjectType(record.name)
             return self.emit1("prim::GetAttr", [owner.value], ObjectType(record.name), {"name": name})
         if callable(value) and not isinstance(value, type):  # self.fn = some_function / a scripted one
+            self.compile_function_attribute(module, name, value, node)
             return self.sugar(value, f"{type(module).__name__}.{name}", node)
         return self.constant_attribute(value, f"{type(module).__name__}.{name}", node,
                                        unconvertible=unconvertible_attribute(module, name, value))
+
+    def compile_function_attribute(self, module, name: str, fn, node) -> None:
+        """A Python function the module holds compiles where it is read, and what stops it is torch's
+        error naming the attribute (the function's own error inside)."""
+        if not inspect.isfunction(fn) or (fn.__module__ or "").split(".")[0] == "scriptc" or \
+                getattr(fn, "_scriptc_ignore", False) or getattr(fn, "_scriptc_unused", False) or \
+                self.functional_op(fn) is not None:
+            return
+        try:
+            self.ctx.function_graph(fn, self, node)
+        except ScriptError as exc:
+            raise self.error(f"Module '{type(module).__name__}' has no attribute '{name}' (This function exists as "
+                             "an attribute on the Python module, but we failed to compile it to a TorchScript "
+                             f"function. \nThe error stack is reproduced here:\n{exc})", node) from None
 
     def constant_attribute(self, value, where: str, node, unconvertible: str | None = None):
         """`value` as a constant (`unconvertible`: the message when it cannot be one)."""
@@ -382,7 +397,13 @@ class Modules(TracedCalls):
         forward = inspect.getattr_static(type(module), "forward", None)
         if forward is None or not inspect.isfunction(forward):
             raise self.error(f"module {type(module).__name__} has no forward() scripted code can call", node)
+        hooked = bool(getattr(module, "_forward_pre_hooks", None) or getattr(module, "_forward_hooks", None))
+        forward_types = None
+        if hooked:
+            self.check_hook_names(owner, node)
+            forward_types = self.forward_parameter_types(forward)
         for hook in list(getattr(module, "_forward_pre_hooks", {}).values()):
+            self.check_pre_hook(owner, getattr(hook, "__func__", hook), forward_types, node)
             packed = self.sequence_of([self.as_value(a, node) for a in args])
             result = self.call_hook(owner, hook, [packed], node)
             if not (isinstance(result, Value) and result.type == ModuleType()):
@@ -394,7 +415,11 @@ class Modules(TracedCalls):
             output = self.call_overloaded_method(self.overloaded_method(owner, forward, overloads), args, kwargs, node)
         else:
             output = self.inline_method(owner, forward, args, kwargs, node)
+        if hooked:
+            self.check_hooks_against_methods(owner, node)
         for hook in list(getattr(module, "_forward_hooks", {}).values()):
+            self.check_forward_hook(owner, getattr(hook, "__func__", hook), forward_types,
+                                    self.as_value(output, node).type, node)
             packed = self.sequence_of([self.as_value(a, node) for a in args])
             result = self.call_hook(owner, hook, [packed, output], node)
             output = self.hook_result(result, output, node, as_tuple=False)
@@ -427,21 +452,12 @@ class Modules(TracedCalls):
 
     def call_hook(self, owner: SugaredModule, hook, args: list, node):
         fn = getattr(hook, "__func__", hook)
-        self.check_hook_inputs(owner, fn, args[0], "Forward pre hook" if len(args) == 1 else "Forward hook", node)
-        return self.ctx.inline(fn, owner, args, {}, self, node, bound_self=True)
-
-    def check_hook_inputs(self, owner: SugaredModule, fn, packed: Value, kind: str, node) -> None:
-        """torch's refusal of a hook whose input tuple is declared with other element types than forward's."""
-        try:
-            declared = typing.get_type_hints(fn).get(list(inspect.signature(fn).parameters)[1])
-            declared = python_type(declared, self.class_type) if declared is not None else None
-        except (AnnotationError, IndexError, NameError, TypeError):
-            return  # (inlining the hook reports what is wrong with its annotations)
-        if isinstance(declared, TupleType) and isinstance(packed.type, TupleType) and \
-                not assignable(packed.type, declared):
-            raise self.error(f"{kind} '{fn.__name__}' on module '{type(owner.module).__name__}' has the wrong inner "
-                             f"types for the input tuple argument. Received type: '{declared}'. Expected type: "
-                             f"'{packed.type}'.", node)
+        key = (owner.path, getattr(fn, "__name__", ""))
+        known = key in self.ctx.inlined_methods
+        result = self.ctx.inline(fn, owner, args, {}, self, node, bound_self=True)
+        if not known:  # (a hook is no method of its module: check_hooks_against_methods compares them)
+            self.ctx.inlined_methods.discard(key)
+        return result
 
     def inline_method(self, owner: SugaredModule, fn, args: list, kwargs: dict, node):
         return self.ctx.inline(fn, owner, args, kwargs, self, node)

@@ -5,7 +5,7 @@ tutorial): the trace is what that submodule computes, its Python source may not 
 from __future__ import annotations
 
 from scriptc.ir.graph import clone_node, walk
-from scriptc.types import ListType, ModuleType, TensorType, TupleType
+from scriptc.types import ListType, ModuleType, NamedTupleType, TensorType, TupleType
 
 from .values import SugaredModule
 
@@ -24,11 +24,32 @@ class TracedCalls:
         archive = owner.loaded._model.archive
         if "forward" not in archive.graphs:
             raise self.error(f"the jit.load'ed module {owner.path} has no forward", node)
-        for name, graph in archive.functions.items():  # (what its forward calls)
-            if self.ctx.functions.setdefault(name, graph) is not graph:
-                raise self.error(f"the jit.load'ed module {owner.path} calls a function '{name}' whose name another "
-                                 "function of this module has", node)
-        return self.inline_stored_forward(owner, archive.graphs["forward"], "loaded", args, kwargs, node)
+        forward = self.with_loaded_functions(archive.graphs["forward"], archive.functions)
+        return self.inline_stored_forward(owner, forward, "loaded", args, kwargs, node)
+
+    def with_loaded_functions(self, forward, functions: dict):
+        """A jit.load'ed forward with the functions it calls added to this script's; one whose name
+        another function here has (two archives of one code base) is added under a name of its own,
+        as torch mangles it, and the calls of it renamed."""
+        names = {}
+        for name, graph in functions.items():
+            taken = self.ctx.functions.get(name)
+            new = self.ctx.loaded_function_names.get(id(graph))
+            if new is None:
+                new = name
+                while taken is not None and taken is not graph:
+                    new += "_"
+                    taken = self.ctx.functions.get(new)
+                self.ctx.loaded_function_names[id(graph)] = new
+                self.ctx.functions[new] = graph
+            names[name] = new
+        renamed = {old: new for old, new in names.items() if old != new}
+        if not renamed:
+            return forward
+        for name, graph in functions.items():
+            if self.ctx.functions[names[name]] is graph:
+                self.ctx.functions[names[name]] = _calls_renamed(graph, renamed)
+        return _calls_renamed(forward, renamed)
 
     def call_traced_function(self, traced, args: list, kwargs: dict, node):
         """A function jit.trace made, called from scripted code: its graph inlined (the functions it
@@ -72,6 +93,8 @@ def _generic(t, owner_path: str):
     caller's inputs may have others), submodules by their path from the caller's top module."""
     if isinstance(t, TensorType):
         return TensorType(t.dtype, None, t.device)
+    if isinstance(t, NamedTupleType):
+        return NamedTupleType(tuple(_generic(e, owner_path) for e in t.elems), t.name, t.fields)
     if isinstance(t, TupleType):
         return TupleType(tuple(_generic(e, owner_path) for e in t.elems))
     if isinstance(t, ListType):
@@ -79,3 +102,13 @@ def _generic(t, owner_path: str):
     if isinstance(t, ModuleType):
         return ModuleType(f"{owner_path}.{t.path}" if t.path else owner_path)
     return t
+
+
+def _calls_renamed(graph, renamed: dict):
+    """A copy of `graph` whose calls (prim::Call, prim::Fork) of the functions `renamed` names use their
+    new names."""
+    copy = graph.copy()
+    for node in walk(copy.block):
+        if node.attrs.get("function") in renamed:
+            node.attrs["function"] = renamed[node.attrs["function"]]
+    return copy
