@@ -16,7 +16,7 @@ from scriptc.ops import bfloat16 as _bfloat16
 from scriptc.ops.execute import run_kernel
 from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_quantized
 from scriptc.ops.rules import scalar_type_name
-from scriptc.tensors.arguments import check_all, check_tensor_lists, checked_value, value_types
+from scriptc.tensors.arguments import check_all, check_tensor_lists, checked_value, traced_arguments, value_types
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
 from scriptc.types import Bool, Float, Int, from_numpy_dtype
 
@@ -90,6 +90,8 @@ def call(op, args: tuple):
     if _AUTOCAST.cpu_enabled:
         args = autocast_arguments(op, args)
     arrays, needs_grad, quantized = _unwrap(op, args)
+    if _tracer[0] is not None:
+        traced_arguments(op, arrays)
     try:
         out = run_kernel(op, np, arrays)
     except Exception:
