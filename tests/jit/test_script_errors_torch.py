@@ -245,3 +245,35 @@ def test_a_function_is_refused_as_torch_refuses_it(fn, message):
     for engine in (torch, scriptc):
         with pytest.raises(RuntimeError, match=message):
             engine.jit.script(fn)
+
+
+_add_one = lambda x: x + 1  # noqa: E731 - a lambda is what is scripted here
+
+
+class _CallsALambda(torch.nn.Module):
+    """minGPT's Block: its MLP kept as a lambda attribute, `self.mlpf = lambda x: ...`."""
+
+    def __init__(self):
+        super().__init__()
+        self.twice = lambda x: x * 2
+
+    def forward(self, x):
+        return self.twice(x)
+
+
+class _CallsALambdaScriptc(scriptc.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.twice = lambda x: x * 2
+
+    def forward(self, x):
+        return self.twice(x)
+
+
+def test_a_lambda_is_refused_as_torch_refuses_it_not_compiled_as_the_next_def_in_its_file():
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match="Expected a single top-level function: .*test_script_errors_torch.py:"):
+            engine.jit.script(_add_one)
+    for engine, module in ((torch, _CallsALambda), (scriptc, _CallsALambdaScriptc)):
+        with pytest.raises(RuntimeError, match="Expected a single top-level function"):
+            engine.jit.script(module())
