@@ -131,3 +131,20 @@ def _sparse_zeros(x: scriptc.Tensor):
 def test_a_sparse_layout_in_scripted_code_is_refused():
     with pytest.raises(ScriptError, match="layout=torch.strided"):
         scriptc.jit.script(_sparse_zeros)
+
+
+def _sizes_from_tensors(lib):
+    def build(masks, im_h, im_w):
+        # torchvision's mask pasting, scripted while traced: the sizes arrive as 0-d tensors
+        pasted = lib.zeros(0, im_h, im_w)
+        return lib.cat((pasted, masks.new_ones(masks.size(0), im_h, im_w))), lib.ones(im_h, 2).shape
+
+    return build
+
+
+def test_tensors_among_the_varargs_sizes_of_a_factory_are_read_as_ints():
+    ours, theirs = _both(_sizes_from_tensors)
+    got = ours(scriptc.zeros(3, 1, 1), scriptc.tensor(4), scriptc.tensor(5))
+    want = theirs(torch.zeros(3, 1, 1), torch.tensor(4), torch.tensor(5))
+    assert got[0].shape == want[0].shape and got[1] == want[1]
+    assert got[0].numpy().tolist() == want[0].numpy().tolist()
