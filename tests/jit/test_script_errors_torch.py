@@ -277,3 +277,15 @@ def test_a_lambda_is_refused_as_torch_refuses_it_not_compiled_as_the_next_def_in
     for engine, module in ((torch, _CallsALambda), (scriptc, _CallsALambdaScriptc)):
         with pytest.raises(RuntimeError, match="Expected a single top-level function"):
             engine.jit.script(module())
+
+
+class _FloatLayerNorm(scriptc.nn.LayerNorm):
+    """OpenAI CLIP's LayerNorm: the parent's forward through super()."""
+
+    def forward(self, x):
+        return super().forward(x.float())
+
+
+def test_a_builtin_class_such_as_super_is_refused_at_the_users_line():
+    with pytest.raises(scriptc.ScriptError, match=r"Python builtin <class 'super'> is currently not supported in Torchscript"):
+        scriptc.jit.script(_FloatLayerNorm(3))
