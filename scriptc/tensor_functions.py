@@ -153,6 +153,9 @@ def scalar_tensor(s, *, dtype: _dtype | None = None, device=None, requires_grad:
     return out.requires_grad_(True) if requires_grad else out
 
 
+scalar_tensor._scriptc_op = "scalar_tensor"  # (jit.script calls the op)
+
+
 def empty_strided(size, stride, *, dtype: _dtype | None = None, layout=None, device=None,
                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor with these sizes and strides (in elements)."""

@@ -227,13 +227,20 @@ class Tracer:
         if isinstance(value, Tensor):
             number = _NUMBER_KINDS.get(arg_type.elem if isinstance(arg_type, OptionalType) else arg_type)
             if number is not None:  # a one-element tensor where a number is declared (topk's k): read in the graph
+                if value.dim():
+                    value = _tensors.call(OPS["reshape"], (value, []))
                 return self._emit("number.tensor", [self.value_of(value), self.constant(number[0])],
                                   [number[1]]).output
             return self.value_of(value)
         if isinstance(value, TracedInt) and value._tracer is self:
             return value.value()
         if isinstance(value, (list, tuple)) and any(isinstance(v, (Tensor, TracedInt)) for v in value):
-            items = [self._arg_value(v, None) for v in value]
+            # a list of numbers holding tensors (pads computed as tensors): the graph reads each as its number
+            elem_type = arg_type.elem if isinstance(arg_type, OptionalType) else arg_type
+            number = elem_type.elem if isinstance(elem_type, ListType) and elem_type.elem in _NUMBER_KINDS else None
+            items = [self._arg_value(v, number) for v in value]
+            if number is not None:
+                return self._emit("prim::ListConstruct", items, [ListType(_NUMBER_KINDS[number][1])]).output
             if any(isinstance(v, Tensor) for v in value):
                 elem = OptionalType(TensorType()) if any(v is None for v in value) else TensorType()
             else:
@@ -364,13 +371,26 @@ class Tracer:
         inputs = [self._arg_value(a, None) for a in args]
         return self._emit(op_name, inputs, [out_type]).output
 
+    def holds_size(self, value) -> bool:
+        """Whether `value` is a size this trace read (it follows the input in the graph)."""
+        return isinstance(value, TracedInt) and value._tracer is self
+
+    def constant_result(self, function: str) -> None:
+        """Warn, as torch's tracer does, that what `function` made from sizes is baked into the graph."""
+        self._warn(f"{function} results are registered as constants in the trace. You can safely ignore this "
+                   "warning if you use this function to create tensors out of constant variables that would be "
+                   "the same every time you call this function. In any other case, this might cause the trace to "
+                   "be incorrect.")
+
     def data_dependent(self, what: str) -> None:
-        loc = user_location()
-        message = (f"Converting {what} might cause the trace to be incorrect. We can't record the data flow of "
+        self._warn(f"Converting {what} might cause the trace to be incorrect. We can't record the data flow of "
                    "Python values, so this value will be treated as a constant in the future. This means that the "
                    "trace might not generalize to other inputs!")
+
+    def _warn(self, message: str) -> None:
+        loc = user_location()
         if loc is None:
-            warnings.warn(message, TracerWarning, stacklevel=3)
+            warnings.warn(message, TracerWarning, stacklevel=4)
         else:
             frame_file = _frame_file(loc)
             warnings.warn_explicit(message, TracerWarning, frame_file, loc.line)

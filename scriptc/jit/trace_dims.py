@@ -257,9 +257,10 @@ class TraceDims:
 
     @staticmethod
     def _infer(op, metas: list, outs: tuple) -> list | str | None:
-        """Per output its shape by the op's rule at these exact sizes (a dim the rule cannot say
-        depends on data - nonzero - and stays as observed); None where the rule fails, or what differs
-        where it gives another number of outputs or another rank than the trace saw."""
+        """Per output its shape by the op's rule at these exact sizes (None for a dim the rule cannot
+        say: it depends on data - nonzero, or an interpolation to a size computed as a tensor from the
+        input's sizes - which may move with them); None where the rule fails, or what differs where it
+        gives another number of outputs or another rank than the trace saw."""
         try:
             inferred = op.shape(*metas)
         except Exception:  # noqa: BLE001 - the op would fail at these sizes
@@ -278,8 +279,7 @@ class TraceDims:
             elif len(t.shape) != len(actual):
                 return f"whose result's rank {len(actual)} the trace kept"
             else:
-                shapes.append(tuple(a if d is None else d if isinstance(d, int) else None
-                                    for d, a in zip(t.shape, actual)))
+                shapes.append(tuple(d if isinstance(d, int) else None for d in t.shape))
         return shapes
 
     # --- the result ----------------------------------------------------------------------------

@@ -157,6 +157,13 @@ register("arange(start: Scalar, end: Scalar? = None, step: Scalar = 1, *, dtype:
          doc="Values from start (default 0) up to end, exclusive; int64 unless an argument is a float (then the default dtype).")
 
 
+register("scalar_tensor(s: Scalar, *, dtype: ScalarType? = None, device: Device? = None) -> Tensor", FACTORY,
+         lambda xp, s, dtype=None, device=None: xp.asarray(s, dtype=_np_dtype(dtype)),
+         shape=lambda s, dtype=None, device=None: TensorType(dtype or default_float(), ()), method=False,
+         function=False, doc="A 0-d tensor holding s, of the default dtype unless dtype says otherwise (also for an "
+         "int): torch.scalar_tensor in scripted code.")
+
+
 def _linspace_kernel(xp, start, end, steps, dtype=None, device=None):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")

@@ -383,7 +383,9 @@ def constant_array(value) -> np.ndarray:
 
 
 def constant_of(value):
-    if isinstance(value, (TensorValue, IntValue)):
+    """`value` where a lowering needs a constant (a list of them included: pads computed from sizes are not)."""
+    if isinstance(value, (TensorValue, IntValue)) or (
+            isinstance(value, (list, tuple)) and any(isinstance(v, (TensorValue, IntValue)) for v in value)):
         raise NotNative("a value known only at run time where a constant is needed")
     return value
 

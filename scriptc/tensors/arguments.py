@@ -75,6 +75,22 @@ def checked_value(op: OpDef, index: int, value):
     return operator.index(value) if hasattr(type(value), "__index__") else value
 
 
+def traced_arguments(op: OpDef, arrays: list) -> None:
+    """While jit.trace records: `arrays` as the kernel takes them. A size read from a traced tensor (an int
+    subclass, which numpy does not take as a weak Python scalar: `x / x.size(1)` would compute in float64)
+    becomes a plain int; the one-element integer tensors in a list of ints (`F.pad(img, (0, w - iw))` with
+    w computed as a tensor, as torchvision batches images) become the ints the kernel takes. The recorded
+    call keeps the originals, so that the graph reads each one (torch's tracer records aten::Int of a
+    tensor) rather than baking in the value it had at trace time."""
+    for i, a in enumerate(arrays):
+        if isinstance(a, int) and type(a) not in (int, bool):
+            arrays[i] = int(a)
+    for i, kind in op.value_args:
+        items = arrays[i] if i < len(arrays) else None
+        if kind.endswith("int_list") and type(items) in (list, tuple) and any(isinstance(v, Tensor) for v in items):
+            arrays[i] = [int(v._data.reshape(-1)[0]) if isinstance(v, Tensor) else v for v in items]
+
+
 def check_tensor_lists(op: OpDef, args: tuple) -> tuple:
     """`args`, with a TypeError in torch's words for an item of a list of tensors that is not a Tensor.
     While jit.trace records, a size read from a traced tensor is one: torch's tracer gives sizes as 0-d

@@ -85,6 +85,12 @@ def tensor(data, dtype: dtype | None = None, device=None, requires_grad: bool = 
         if not meta:
             raise no_data_error()
         return _fresh(wrap(meta_array(data.shape, (dtype or data.dtype).np)), requires_grad)
+    if _tracer[0] is not None and (size := _tracer[0].size_tensor(data)) is not None:
+        # a size of a traced tensor (`torch.tensor(img.shape[-1])`) stays read from it, as torch's tracer
+        # has sizes as 0-d tensors (a list of sizes it bakes in, with a warning, as torch does)
+        return _fresh(size if dtype is None else size.to(dtype), requires_grad)
+    if _tracer[0] is not None and isinstance(data, (list, tuple)) and any(map(_tracer[0].holds_size, data)):
+        _tracer[0].constant_result("torch.tensor")
     if isinstance(data, Tensor):
         array = data._data
     elif isinstance(data, (list, tuple)):

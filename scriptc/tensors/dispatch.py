@@ -17,7 +17,7 @@ from scriptc.ops.execute import run_kernel
 from scriptc.ops.layout import channels_last, in_layout
 from scriptc.ops.quantized import QuantizedArray, keep_quantization, not_for_quantized
 from scriptc.ops.rules import scalar_type_name
-from scriptc.tensors.arguments import check_all, check_tensor_lists, checked_value, value_types
+from scriptc.tensors.arguments import check_all, check_tensor_lists, checked_value, traced_arguments, value_types
 from scriptc.tensors import subclass as _subclass
 from scriptc.tensors.core import _DIFFERENTIABLE_KINDS, Tensor, _mode, _tracer, _view_of, wrap
 from scriptc.ops.meta import MetaArray
@@ -139,6 +139,8 @@ def call(op, args: tuple):
         return _subclass.call_torch_function(op, args, _subclass.subclass_types(args))
     if op.device_arg is not None:
         meta = _on_meta(op, args, arrays, meta)
+    if _tracer[0] is not None:
+        traced_arguments(op, arrays)
     try:
         out = meta_outputs(op, args) if meta else run_kernel(op, np, arrays)
     except Exception:

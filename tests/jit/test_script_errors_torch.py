@@ -524,3 +524,47 @@ def test_a_function_attribute_that_does_not_compile_is_named_in_torchs_words():
         with pytest.raises(RuntimeError, match=message):
             engine.jit.script(_holding(engine, _undefined_name))
         assert engine.jit.script(_holding(engine, engine.sigmoid))(engine.zeros(1)).tolist() == [0.5]
+
+
+_add_one = lambda x: x + 1  # noqa: E731 - a lambda is what is scripted here
+
+
+class _CallsALambda(torch.nn.Module):
+    """minGPT's Block: its MLP kept as a lambda attribute, `self.mlpf = lambda x: ...`."""
+
+    def __init__(self):
+        super().__init__()
+        self.twice = lambda x: x * 2
+
+    def forward(self, x):
+        return self.twice(x)
+
+
+class _CallsALambdaScriptc(scriptc.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.twice = lambda x: x * 2
+
+    def forward(self, x):
+        return self.twice(x)
+
+
+def test_a_lambda_is_refused_as_torch_refuses_it_not_compiled_as_the_next_def_in_its_file():
+    for engine in (torch, scriptc):
+        with pytest.raises(RuntimeError, match="Expected a single top-level function: .*test_script_errors_torch.py:"):
+            engine.jit.script(_add_one)
+    for engine, module in ((torch, _CallsALambda), (scriptc, _CallsALambdaScriptc)):
+        with pytest.raises(RuntimeError, match="Expected a single top-level function"):
+            engine.jit.script(module())
+
+
+class _FloatLayerNorm(scriptc.nn.LayerNorm):
+    """OpenAI CLIP's LayerNorm: the parent's forward through super()."""
+
+    def forward(self, x):
+        return super().forward(x.float())
+
+
+def test_a_builtin_class_such_as_super_is_refused_at_the_users_line():
+    with pytest.raises(scriptc.ScriptError, match=r"Python builtin <class 'super'> is currently not supported in Torchscript"):
+        scriptc.jit.script(_FloatLayerNorm(3))

@@ -131,3 +131,34 @@ def _sparse_zeros(x: scriptc.Tensor):
 def test_a_sparse_layout_in_scripted_code_is_refused():
     with pytest.raises(ScriptError, match="layout=torch.strided"):
         scriptc.jit.script(_sparse_zeros)
+
+
+def _sizes_from_tensors(lib):
+    def build(masks, im_h, im_w):
+        # torchvision's mask pasting, scripted while traced: the sizes arrive as 0-d tensors
+        pasted = lib.zeros(0, im_h, im_w)
+        return lib.cat((pasted, masks.new_ones(masks.size(0), im_h, im_w))), lib.ones(im_h, 2).shape
+
+    return build
+
+
+def test_tensors_among_the_varargs_sizes_of_a_factory_are_read_as_ints():
+    ours, theirs = _both(_sizes_from_tensors)
+    got = ours(scriptc.zeros(3, 1, 1), scriptc.tensor(4), scriptc.tensor(5))
+    want = theirs(torch.zeros(3, 1, 1), torch.tensor(4), torch.tensor(5))
+    assert got[0].shape == want[0].shape and got[1] == want[1]
+    assert got[0].numpy().tolist() == want[0].numpy().tolist()
+
+
+def _scalar_tensors(lib):
+    def build(x, n: int):
+        # torchvision's keypoint decoding, scripted while traced: torch.scalar_tensor(maps.size(1), dtype=torch.int64)
+        return lib.scalar_tensor(x.size(1), dtype=lib.int64), lib.scalar_tensor(n), lib.scalar_tensor(2.5, dtype=lib.float64)
+
+    return build
+
+
+def test_scalar_tensor_scripts_as_torchs_with_the_default_dtype_unless_given():
+    ours, theirs = _both(_scalar_tensors)
+    for got, want in zip(ours(scriptc.zeros(2, 3), 4), theirs(torch.zeros(2, 3), 4)):
+        assert str(got.dtype) == str(want.dtype) and got.item() == want.item() and got.dim() == 0

@@ -381,3 +381,16 @@ def test_the_trace_check_replays_on_the_inputs_as_they_were_before_tracing():
     traced = torch.jit.trace(_SumsIntoFirst(), examples)
     assert examples[0].tolist() == [[3.0] * 3] * 4
     assert traced(torch.ones(2), torch.ones(2), torch.ones(2)).tolist() == [3.0, 3.0]
+
+
+def test_arithmetic_with_a_size_read_in_the_trace_keeps_the_tensors_dtype():
+    # (a size the trace reads is an int subclass: numpy takes it for an int64 array, not a weak scalar)
+    def scaled(x):
+        return x.sum(1) / x.shape[1], x * x.size(0)
+
+    traced = torch.jit.trace(scaled, torch.randn(2, 6))
+    assert "float64" not in str(traced.graph)
+    x = torch.randn(3, 4)
+    for got, want in zip(traced(x), scaled(x)):
+        assert got.dtype == torch.float32
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)

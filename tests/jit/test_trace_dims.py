@@ -474,3 +474,62 @@ def test_a_unet_runs_at_other_sizes_its_poolings_divide(tmp_path):
     traced = torch.jit.trace(model, torch.randn(1, 1, 8, 12))
     assert "%x : Tensor(float32, [B, 1, S1, S2])" in _input_types(traced)
     _check_at_sizes(model, traced, [(2, 1, 16, 20), (1, 1, 4, 4), (3, 1, 12, 8)], tmp_path)
+
+
+
+def _pad_to_stride(lib, x):
+    """torchvision's GeneralizedRCNNTransform batching images while traced (`lib`: scriptc or torch): the
+    padded size is computed as tensors from the image's sizes and given to F.pad, which reads each pad in
+    the graph."""
+    sizes = [lib.tensor(x.shape[2]), lib.tensor(x.shape[3])]
+    padded = [(lib.ceil(s.to(lib.float32) / 16) * 16).to(lib.int64) for s in sizes]
+    pads = [padded[0] - x.shape[2], padded[1] - x.shape[3]]
+    return lib.nn.functional.pad(x, (0, pads[1], 0, pads[0]), value=1.0)
+
+
+class _PadToStride(torch.nn.Module):
+    def forward(self, x):
+        return _pad_to_stride(torch, x)
+
+
+def test_pads_computed_as_tensors_from_sizes_follow_the_sizes(tmp_path):
+    model = _PadToStride()
+    traced = torch.jit.trace(model, torch.randn(1, 2, 20, 30))
+    assert "%x : Tensor(float32, [B, S1, S2, S3])" in _input_types(traced)
+    _check_at_sizes(model, traced, [(1, 2, 20, 30), (2, 2, 40, 17), (1, 2, 33, 64)], tmp_path)
+
+
+def test_pads_from_sizes_trace_as_torchs_do():
+    real = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x, other = (rng.standard_normal(shape).astype(np.float32) for shape in ((1, 2, 20, 30), (1, 2, 37, 5)))
+    ours = torch.jit.trace(_PadToStride(), torch.from_numpy(x))
+    theirs = real.jit.trace(lambda x: _pad_to_stride(real, x), real.from_numpy(x))
+    np.testing.assert_array_equal(ours(torch.from_numpy(other)).numpy(), theirs(real.from_numpy(other)).numpy())
+
+
+def test_a_size_computed_as_a_tensor_shapes_a_view_in_the_graph():
+    def halves(x):
+        return x.view(torch.tensor(x.shape[0]) // 2, -1)
+
+    traced = torch.jit.trace(halves, torch.randn(6, 3))
+    np.testing.assert_allclose(traced(torch.ones(10, 4)).numpy(), np.ones((5, 8)))
+
+
+class _ResizeShorterSide(torch.nn.Module):
+    """torchvision's detection transform resizing while traced: the scale that brings the shorter side to
+    16 is computed as a tensor from the image's sizes, and interpolate takes it. Probes scaling one side
+    at a time change the aspect, so the output's dims move with both (unknown to the graph)."""
+
+    def forward(self, x):
+        sides = torch.onnx.operators.shape_as_tensor(x)[-2:].to(torch.float32)
+        scale = 16 / torch.min(sides)
+        return torch.nn.functional.interpolate(x, scale_factor=scale, mode="bilinear", align_corners=False,
+                                               recompute_scale_factor=True)
+
+
+def test_an_interpolation_to_a_size_computed_from_the_inputs_sizes_follows_them(tmp_path):
+    model = _ResizeShorterSide()
+    traced = torch.jit.trace(model, torch.randn(1, 2, 20, 30))
+    assert "Tensor(float32, [B, S1, ?, ?]) = interpolate.size_tensor" in str(traced.graph)
+    _check_at_sizes(model, traced, [(1, 2, 20, 30), (2, 2, 24, 12), (1, 2, 40, 40)], tmp_path)

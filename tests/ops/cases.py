@@ -427,6 +427,7 @@ CASES: dict[str, list[Case]] = {
     "arange": [Case((5,), lambda n: np.arange(n), grad=False),
                Case((1, 2.0, 0.25), lambda a, b, s: np.arange(a, b, s), grad=False, label="float step")],
     "linspace": [Case((0, 1, 5), lambda a, b, n: np.linspace(a, b, n), grad=False)],
+    "scalar_tensor": [Case((3,), np.asarray, grad=False), Case((2.5,), np.asarray, grad=False, label="float")],
     "eye": [Case((3,), np.eye, grad=False), Case((2, 4), np.eye, grad=False, label="rect")],
     "new_zeros": [Case((rand(2), [3, 2]), lambda a, s: np.zeros(s), grad=False,
                        torch=lambda torch, t, s: t.new_zeros(s))],

@@ -1,3 +1,3 @@
-"""torch.ao.nn: the quantized modules."""
+"""torch.ao.nn: the quantized modules, and the fused float modules quantization starts from."""
 
-from . import quantized  # noqa: F401
+from . import intrinsic, quantized  # noqa: F401

@@ -100,6 +100,8 @@ def get_source(fn) -> Source:
     lines = linecache.getlines(filename, module.__dict__ if module is not None else None)
     if code is None or not lines:
         raise ScriptError(f"jit.script could not read the source of {what!r}: could not get source code")
+    if code.co_name == "<lambda>":  # (no `def` to read: the next one in the file is another function's)
+        raise ScriptError(f"Expected a single top-level function: {filename}:{code.co_firstlineno}")
     start = code.co_firstlineno - 1  # the first decorator's line: the `def` follows the decorators
     while start < len(lines) and not _DEF.match(lines[start]):
         start += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from scriptc.tensors import Tensor
+from scriptc.tensors.core import _tracer
 
 from ._calls import _op
 
@@ -26,7 +27,8 @@ def _pad_ints(pad) -> list[int]:
             if p._data.dtype.kind == "b":
                 raise RuntimeError("Expected scalar.isIntegral( false) to be true, but got false.  (Could this error "
                                    "message be improved?  If so, please report an enhancement request to PyTorch.)")
-            p = p.__index__()
+            if _tracer[0] is None:  # (jit.trace reads it in the graph)
+                p = p.__index__()
         elif not isinstance(p, int) or isinstance(p, bool):
             raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
                             f"{type(p).__name__} at pos {i}")

@@ -314,6 +314,8 @@ class ScriptContext:
         record = self._class_records.get(cls)
         if record is not None:
             return record
+        if cls.__module__ == "builtins":  # (super(), set(): no class TorchScript compiles, nor one to mark)
+            raise caller.error(f"Python builtin {cls!r} is currently not supported in Torchscript")
         if any(base is not object for base in cls.__bases__):
             raise caller.error(f"class {cls.__name__}: TorchScript does not support inheritance of classes "
                                f"(it derives from {', '.join(b.__name__ for b in cls.__bases__)})")

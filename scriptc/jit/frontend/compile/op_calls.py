@@ -159,6 +159,11 @@ class OpCalls:
         if isinstance(elem, TensorType):
             if not rest or not all(isinstance(v.type, TensorType) for v in rest):
                 return None
+        elif elem == Int and len(rest) > 1 and any(isinstance(v.type, TensorType) for v in rest) and all(
+                v.type == Int or isinstance(v.type, TensorType) for v in rest):
+            # torch.zeros(0, h, w) with h and w tensors (torchvision's mask pasting, scripted while traced):
+            # each read as its int, as TorchScript's IntImplicit
+            rest = [self.implicit_conversion(v, Int, from_tensor=True) if v.type != Int else v for v in rest]
         elif elem not in (Int, Float) or not all(v.type in (Int, Float) or v.type == elem for v in rest):
             return None
         return args[:last] + [self.emit1("prim::ListConstruct", rest, positional[last].type)]

@@ -1,0 +1,32 @@
+"""QuantStub and DeQuantStub: where a quantizable model's input is quantized and its output dequantized;
+in a float model (before static quantization converts it) each is the identity."""
+
+from __future__ import annotations
+
+from scriptc import nn
+
+__all__ = ["QuantStub", "DeQuantStub"]
+
+
+class QuantStub(nn.Module):
+    """Marks where a float tensor would be quantized: the identity until a model is converted."""
+
+    def __init__(self, qconfig=None):
+        super().__init__()
+        if qconfig:
+            self.qconfig = qconfig
+
+    def forward(self, x):
+        return x
+
+
+class DeQuantStub(nn.Module):
+    """Marks where a quantized tensor would be dequantized: the identity until a model is converted."""
+
+    def __init__(self, qconfig=None):
+        super().__init__()
+        if qconfig:
+            self.qconfig = qconfig
+
+    def forward(self, x):
+        return x
