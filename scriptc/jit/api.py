@@ -366,7 +366,7 @@ def _optimize_loaded(loaded, level: int, jit: bool, threads: int | None, records
     return optimized
 
 
-def _signature_of(graph, skip_self: bool, specs: list | None = None, example_batch: int | None = None,
+def signature_of(graph, skip_self: bool, specs: list | None = None, example_batch: int | None = None,
                   example_sizes: dict | None = None, baked_dims: tuple = (),
                   python: inspect.Signature | None = None) -> dict:
     """The archive's signature of a method: its inputs (with the defaults of `python`, the method's
@@ -435,12 +435,12 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         if optimized is not None:
             graphs["forward"] = optimized.generic_graph
         functions = {k: v for k, v in m._functions.items() if not k.startswith("ignored:")}
-        signatures = {name: _signature_of(g, takes_self(g), m._specializations.get(name),
+        signatures = {name: signature_of(g, takes_self(g), m._specializations.get(name),
                                           *((m.example_batch, m.example_sizes) if name == "forward" else (None, None)),
                                           m.baked_dims.get(name, ()), m._signatures.get(name))
                       for name, g in graphs.items()}
         # (a traced module's submodules hold no traced graphs of their own: called through it)
-        own = ({}, {}) if isinstance(m, TracedModule) else submodule_methods(module)
+        own = ({}, {}, {}) if isinstance(m, TracedModule) else submodule_methods(module)
         write_archive(f, "module", graphs, functions, weights, attributes, signatures, metadata, extra,
                       module_tree(module), *own)
         return
@@ -448,7 +448,7 @@ def save(m, f, _extra_files: dict | None = None, metadata: dict | None = None) -
         raise ArchiveError("cannot save: the function calls Python functions (@jit.ignore'd ones, or methods of "
                            "modules passed for a module interface)")
     write_archive(f, "function", {"forward": m.graph}, dict(m.functions), {}, {},
-                  {"forward": _signature_of(m.graph, False, m.specialization, m.example_batch, m.example_sizes,
+                  {"forward": signature_of(m.graph, False, m.specialization, m.example_batch, m.example_sizes,
                                             m.baked_dims, m.signature)},
                   metadata, extra)
 

@@ -266,7 +266,7 @@ class LoadedModule(Module):
                                    "it was saved by an older scriptc, or its methods do not script by themselves; "
                                    "call the loaded module itself")
             raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
-        args = _arguments(graph, {}, name, args, kwargs)
+        args = _arguments(graph, self._archive.module_signatures(path).get(name, {}), name, args, kwargs)
         module_value = self._module_value(eager=True)
         interpreter = self._eager.get((path, name))
         if interpreter is None:

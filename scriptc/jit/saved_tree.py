@@ -7,10 +7,12 @@ from __future__ import annotations
 from .module import ScriptModule
 
 
-def stored_submodule_methods(archive) -> tuple[dict, dict]:
-    """By path, the methods (and their functions) a loaded archive stores for its submodules."""
+def stored_submodule_methods(archive) -> tuple[dict, dict, dict]:
+    """By path, the methods (their functions, and their signatures) a loaded archive stores for its
+    submodules."""
     stored = {path: archive.module_methods(path) for path in archive.module_texts}
-    return {path: own[0] for path, own in stored.items()}, {path: own[1] for path, own in stored.items()}
+    return ({path: own[0] for path, own in stored.items()}, {path: own[1] for path, own in stored.items()},
+            {path: archive.module_signatures(path) for path in stored})
 
 
 def module_tree(module) -> list:
@@ -26,18 +28,19 @@ def module_tree(module) -> list:
             for path, mod in module.named_modules(remove_duplicate=False)]
 
 
-def submodule_methods(module) -> tuple[dict, dict]:
+def submodule_methods(module) -> tuple[dict, dict, dict]:
     """By path, each submodule's own methods (forward and its exported ones) scripted with the submodule
-    as `self`, and the functions they call, so that a loaded module's submodules can be called by
-    themselves, as torch's can. A submodule whose methods do not script on their own (typed only by
-    what its caller passes) or call Python functions is left out: it is called through its owner."""
+    as `self`, the functions they call and the methods' signatures (their defaults kept), so that a
+    loaded module's submodules can be called by themselves, as torch's can. A submodule whose methods
+    do not script on their own (typed only by what its caller passes) or call Python functions is left
+    out: it is called through its owner."""
     from scriptc.errors import ScriptError
     from scriptc.nn import Module
 
-    from .api import methods_to_compile, script_module
+    from .api import methods_to_compile, script_module, signature_of
     from .module_types import module_type
 
-    graphs, functions, compiled = {}, {}, {}
+    graphs, functions, signatures, compiled = {}, {}, {}, {}
     for path, sub in module.named_modules(remove_duplicate=False):
         if not path or not isinstance(sub, Module) or isinstance(sub, ScriptModule):
             continue
@@ -53,10 +56,12 @@ def submodule_methods(module) -> tuple[dict, dict]:
             except ScriptError:
                 scripted = None
             compiled[key] = None if scripted is None or scripted._ignored else (
-                dict(scripted._graphs), {k: v for k, v in scripted._functions.items() if not k.startswith("ignored:")})
+                dict(scripted._graphs), {k: v for k, v in scripted._functions.items() if not k.startswith("ignored:")},
+                {name: signature_of(graph, True, python=scripted._signatures.get(name))
+                 for name, graph in scripted._graphs.items()})
         if compiled[key] is not None:
-            graphs[path], functions[path] = compiled[key]
-    return graphs, functions
+            graphs[path], functions[path], signatures[path] = compiled[key]
+    return graphs, functions, signatures
 
 
 def _plain_values(module) -> tuple:

@@ -77,6 +77,12 @@ class Archive:
             return ()
         return next(entry.methods for entry in self.modules if entry.path == path)
 
+    def module_signatures(self, path: str) -> dict[str, dict]:
+        """The signatures (inputs' names and defaults) of the methods stored for the submodule at `path`."""
+        if path not in self.module_texts:
+            return {}
+        return next(entry.signatures for entry in self.modules if entry.path == path)
+
     def module_methods(self, path: str) -> tuple[dict[str, Graph], dict[str, Graph]]:
         """The methods the archive stores for the submodule at `path` (graphs whose `self` is the
         submodule) and the functions they call, both empty where it stores none; ArchiveError where
@@ -99,7 +105,7 @@ class Archive:
         values = {k[len(prefix):]: v for k, v in self.weights.items() if k.startswith(prefix)}
         values.update({k[len(prefix):]: attributes.resolve(v, self.weights) for k, v in self.attributes.items()
                        if k.startswith(prefix)})
-        check_archive("module", graphs, functions, {}, values)
+        check_archive("module", graphs, functions, entry.signatures, values)
         return graphs, functions
 
 
@@ -212,17 +218,20 @@ def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str
                   weights: dict[str, np.ndarray], attributes: dict[str, Any], signatures: dict[str, dict],
                   metadata: dict | None = None, extra_files: dict[str, bytes] | None = None,
                   modules: list[ModuleEntry] | None = None, module_graphs: dict | None = None,
-                  module_functions: dict | None = None) -> None:
+                  module_functions: dict | None = None, module_signatures: dict | None = None) -> None:
     """Write a deterministic archive: the same model gives the same bytes. Array constants in the
     graphs go to weights.safetensors beside the weights (CONSTANTS). `path`: a file name, or a binary
     file object (io.BytesIO...) written from its current position and left open. `modules`: the
     module tree (which weights are parameters and which buffers), for a module archive;
-    `module_graphs` / `module_functions`: by a submodule's path, its own methods and their functions."""
+    `module_graphs` / `module_functions` / `module_signatures`: by a submodule's path, its own methods,
+    their functions and the methods' signatures."""
     weights = dict(weights)
     module_graphs, module_functions = module_graphs or {}, module_functions or {}
+    module_signatures = module_signatures or {}
     modules = None if modules is None else [dataclasses.replace(
         entry, methods=tuple(sorted(module_graphs.get(entry.path, {}))),
-        functions=tuple(sorted(module_functions.get(entry.path, {})))) for entry in modules]
+        functions=tuple(sorted(module_functions.get(entry.path, {}))),
+        signatures=dict(sorted(module_signatures.get(entry.path, {}).items()))) for entry in modules]
     module_members = {}
     for entry in modules or ():
         for name in entry.methods:

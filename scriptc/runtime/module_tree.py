@@ -4,22 +4,22 @@ so that a loaded module's submodule can be called by itself as torch's can (`loa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from scriptc.errors import ArchiveError
 
 from . import limits
 
 _REQUIRED = {"path", "original_name", "parameters", "buffers"}
-_OPTIONAL = {"methods", "functions"}
+_OPTIONAL = {"methods", "functions", "signatures"}
 
 
 @dataclass(frozen=True)
 class ModuleEntry:
     """One module of the saved tree: its path ("" for the root, "encoder.fc"), its class name (torch's
     original_name), the local names of its parameters and of its buffers, in their order, and for a
-    submodule the names of its stored methods (graphs of their own, `self` the submodule) and of the
-    functions those call."""
+    submodule the names of its stored methods (graphs of their own, `self` the submodule), of the
+    functions those call, and the methods' signatures (their inputs' names and defaults), by name."""
 
     path: str
     original_name: str
@@ -27,12 +27,15 @@ class ModuleEntry:
     buffers: tuple[str, ...]
     methods: tuple[str, ...] = ()
     functions: tuple[str, ...] = ()
+    signatures: dict[str, dict] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         out = {"path": self.path, "original_name": self.original_name, "parameters": list(self.parameters),
                "buffers": list(self.buffers)}
         if self.methods:
             out["methods"], out["functions"] = list(self.methods), list(self.functions)
+        if self.signatures:
+            out["signatures"] = self.signatures
         return out
 
     def member(self, name: str, function: bool = False) -> str:
@@ -44,7 +47,8 @@ def module_tree(entries, weights: dict, check_name) -> list[ModuleEntry] | None:
     """The manifest's "modules" field as ModuleEntry's, checked: a list of entries with a path (the root
     "" first, each other one's parent listed before it), a class name, lists of parameter and buffer
     names that are tensors of weights.safetensors, none listed twice, and a submodule's lists of
-    method and function names (`check_name` checks each as an archive member name)."""
+    method and function names (`check_name` checks each as an archive member name) and its methods'
+    signatures (checked against their graphs when those are read)."""
     if entries is None:
         return None
     where = "manifest.json: modules"
@@ -83,7 +87,11 @@ def module_tree(entries, weights: dict, check_name) -> list[ModuleEntry] | None:
         stored = _stored_names(entry, at, check_name)
         if stored[0] and not path:
             raise ArchiveError(f"{at}: the root module's methods are the archive's graphs, not listed here")
-        tree.append(ModuleEntry(path, name, tuple(entry["parameters"]), tuple(entry["buffers"]), *stored))
+        signatures = entry.get("signatures", {})
+        if not isinstance(signatures, dict) or not set(signatures) <= set(stored[0]) or \
+                not all(isinstance(s, dict) for s in signatures.values()):
+            raise ArchiveError(f"{at}: signatures must map some of its methods to their signatures")
+        tree.append(ModuleEntry(path, name, tuple(entry["parameters"]), tuple(entry["buffers"]), *stored, signatures))
     return tree
 
 

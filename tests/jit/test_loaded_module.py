@@ -425,6 +425,38 @@ def test_a_submodule_keeps_its_exported_methods_and_writes_its_state():
         _same(getattr(scriptc.jit.load(again), "0").fc(x), model[0].fc(x))
 
 
+def _scaled(lib):
+    class Scaled(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = lib.nn.Linear(3, 3)
+
+        def forward(self, x, scale: float = 2.0, shift: int = 1):
+            return self.fc(x) * scale + shift
+
+    class Outer(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Scaled()
+
+        def forward(self, x):
+            return self.inner(x, 3.0, 0)
+
+    return Outer()
+
+
+def test_a_submodule_called_by_itself_fills_in_its_defaults_as_torchs():
+    theirs = _scaled(real)
+    mine = _scaled(scriptc)
+    mine.load_state_dict({k: scriptc.from_numpy(v.numpy().copy()) for k, v in theirs.state_dict().items()})
+    ours, reference = scriptc.jit.load(_saved(scriptc, mine)).inner, real.jit.load(_saved(real, theirs)).inner
+    x = np.random.default_rng(4).standard_normal((2, 3)).astype(np.float32)
+    for args, kwargs in (((), {}), ((0.5,), {}), ((), {"shift": 4}), ((1.5, 2), {})):
+        _same(ours(scriptc.from_numpy(x), *args, **kwargs), reference(real.from_numpy(x), *args, **kwargs))
+        _same(ours.forward(scriptc.from_numpy(x), *args, **kwargs),
+              reference.forward(real.from_numpy(x), *args, **kwargs))
+
+
 def test_loaded_and_scripted_modules_are_script_modules_as_torchs():
     def kinds(lib):
         module = lib.nn.Sequential(lib.nn.Linear(2, 2))

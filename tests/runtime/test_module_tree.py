@@ -3,6 +3,7 @@ submodule's class name, which stored tensors are its parameters and which its bu
 the methods it stores of its own; archives of format 1 load without the tree, of format 2 without the
 methods."""
 
+import dataclasses
 import io
 import json
 import zipfile
@@ -39,7 +40,7 @@ def _with_manifest(data: bytes, edit) -> io.BytesIO:
 def test_the_tree_lists_each_module_with_its_parameters_and_buffers_in_order():
     archive = read_archive(io.BytesIO(_saved()))
     forward = ("forward",)
-    assert archive.modules == [
+    assert [dataclasses.replace(entry, signatures={}) for entry in archive.modules] == [
         ModuleEntry("", "Sequential", (), ()),
         ModuleEntry("0", "Conv2d", ("weight", "bias"), (), forward),
         ModuleEntry("1", "BatchNorm2d", ("weight", "bias"), ("running_mean", "running_var", "num_batches_tracked"),
@@ -49,6 +50,7 @@ def test_the_tree_lists_each_module_with_its_parameters_and_buffers_in_order():
         ModuleEntry("4", "Linear", ("weight", "bias"), (), forward),
     ]
     assert str(archive.module_methods("4")[0]["forward"].inputs[0].type) == "Module"
+    assert archive.module_signatures("4")["forward"]["inputs"] == [{"name": "input", "type": "Tensor"}]
 
 
 def test_an_archive_of_format_1_without_the_tree_still_loads():
@@ -80,6 +82,7 @@ def _entry(index, **change):
     (_entry(1, methods=["forward", "forward"]), "distinct names"),
     (_entry(1, methods=["forward", "backward"]), "modules/0/backward.ir is missing"),
     (_entry(0, methods=["forward"], functions=[]), "root module's methods"),
+    (_entry(1, signatures={"backward": {}}), "signatures must map some of its methods"),
 ])
 def test_a_bad_tree_is_an_archive_error(edit, message):
     with pytest.raises(ArchiveError, match=message):
@@ -89,7 +92,7 @@ def test_a_bad_tree_is_an_archive_error(edit, message):
 def test_an_archive_of_format_2_without_submodule_methods_loads_and_says_so_when_one_is_called():
     def old(manifest):
         for entry in manifest["modules"]:
-            entry.pop("methods", None), entry.pop("functions", None)
+            entry.pop("methods", None), entry.pop("functions", None), entry.pop("signatures", None)
         return {**manifest, "format_version": 2}
 
     loaded = torch.jit.load(_with_manifest(_saved(), old))
