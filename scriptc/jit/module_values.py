@@ -240,24 +240,26 @@ _STRUCTURE = frozenset({"_parameters", "_buffers", "_modules", "_forward_hooks",
 def module_state_copy(module, copy_values: bool = True):
     """`module`'s tree with state of its own, as torch.jit.script copies a module's state into the
     scripted one: its own submodules, training flags and attribute values (attribute_copy), sharing
-    the parameter and buffer (and any other) tensors. Compiled children (scripted, traced,
-    jit.load'ed) stay shared. Without `copy_values`, the attributes hold the values they held (as
-    jit.freeze's clone: its attributes are its own, their lists the scripted module's)."""
+    the parameter and buffer (and any other) tensors. A submodule held by two owners is copied for
+    each (torch scripts one module per attribute: `s.a is s.b` is False, their parameters shared).
+    Compiled children (scripted, traced, jit.load'ed) stay shared. Without `copy_values`, the
+    attributes hold the values they held (as jit.freeze's clone: its attributes are its own, their
+    lists the scripted module's)."""
     return _copy_tree(module, {}, attribute_copy if copy_values else lambda value: value)
 
 
-def _copy_tree(module, memo: dict, copy_value):
+def _copy_tree(module, ancestors: dict, copy_value):
     from .loaded_module import LoadedModule
     from .module import ScriptModule
 
-    if id(module) in memo or isinstance(module, (ScriptModule, LoadedModule)):
-        return memo.get(id(module), module)
+    if id(module) in ancestors or isinstance(module, (ScriptModule, LoadedModule)):
+        return ancestors.get(id(module), module)  # (a module that holds itself holds its copy)
     clone = object.__new__(type(module))
-    memo[id(module)] = clone
+    ancestors[id(module)] = clone
     state = {}
     for key, value in vars(module).items():
         if key == "_modules":
-            value = type(value)((name, None if child is None else _copy_tree(child, memo, copy_value))
+            value = type(value)((name, None if child is None else _copy_tree(child, ancestors, copy_value))
                                 for name, child in value.items())
         elif key in ("_parameters", "_buffers"):
             value = type(value)(value)
@@ -265,6 +267,7 @@ def _copy_tree(module, memo: dict, copy_value):
             value = copy_value(value)
         state[key] = value
     vars(clone).update(state)
+    del ancestors[id(module)]
     return clone
 
 

@@ -1,6 +1,7 @@
 """A scripted module's state is its own, as torch's: jit.script copies the module's attributes and
-training flags (parameters and buffers shared); reading a list or dict attribute gives a copy; a
-frozen module's attributes are its own slots holding the scripted module's values."""
+training flags, a submodule held twice once per owner (parameters and buffers shared); reading a
+list or dict attribute gives a copy; a frozen module's attributes are its own slots holding the
+scripted module's values."""
 
 from __future__ import annotations
 
@@ -60,6 +61,27 @@ def test_scripting_copies_the_training_flags(engine):
     after_eval = engine.jit.script(module)
     assert not module.training and while_training.training and while_training() == 2
     assert not after_eval.training and after_eval() == 0
+
+
+def _shared_submodule(engine):
+    class Shared(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = engine.nn.Linear(2, 2)
+            self.b = self.a
+            self.sequence = engine.nn.Sequential(self.a)
+
+        def forward(self, x):
+            return self.sequence[0] is self.a, self.b is self.a, self.a is self.a
+
+    scripted = engine.jit.script(Shared())
+    scripted.a.eval()
+    return (scripted(engine.ones(2)), scripted.a is scripted.b, scripted.a.weight is scripted.b.weight,
+            scripted.b.training, [name for name, _ in scripted.named_modules()], len(list(scripted.parameters())))
+
+
+def test_a_submodule_held_twice_is_copied_for_each_owner_its_parameters_shared():
+    assert _shared_submodule(scriptc) == _shared_submodule(torch)
 
 
 def _list_reads(engine):

@@ -539,7 +539,7 @@ class Containers(nn.Module):
         self.by_name = CustomDict()
 
     def forward(self, x):
-        assert self.sequence[0] is self.relu and self.by_name["two"] is not self.relu
+        assert self.relu is self.relu and self.by_name["two"] is not self.relu
         assert "one" in self.by_name and "three" not in self.by_name
         names, y = self.by_name(x)
         return names, y, len(self.listed)
