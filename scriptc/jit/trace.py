@@ -41,7 +41,7 @@ from scriptc.types import (
 
 from .trace_check import check_trace_replay
 from .trace_dims import BATCH, TraceDims
-from .trace_examples import cloned, example_sizes, example_tuple, tensors_in
+from .trace_examples import cloned, example_sizes, example_tuple, refuse_dict_output, tensors_in
 from .traced_children import recording_child_inputs
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -460,12 +460,12 @@ def _frame_file(loc: SourceLocation) -> str:
 ScalarStr = type_of_constant("")
 
 
-def trace(fn_or_module, example_inputs=None, check_trace: bool = True, check_inputs: list | None = None,
-          check_tolerance: float = 1e-5, strict: bool = True, _force_outplace: bool = False,
-          example_kwarg_inputs: dict | None = None):
+def trace(fn_or_module, example_inputs=None, optimize=None, check_trace: bool = True,
+          check_inputs: list | None = None, check_tolerance: float = 1e-5, strict: bool = True,
+          _force_outplace: bool = False, example_kwarg_inputs: dict | None = None):
     """Record what `fn_or_module(*example_inputs)` computes as a graph (like torch.jit.trace).
-    (`_force_outplace`, torch's switch for recording in-place ops out of place, is accepted and
-    changes nothing: results are the same either way.) `example_kwarg_inputs` (a dict) traces a
+    (`optimize`, deprecated in torch, and `_force_outplace`, torch's switch for recording in-place ops
+    out of place, are accepted and change nothing: results are the same either way.) `example_kwarg_inputs` (a dict) traces a
     call by keyword instead: the traced result takes those parameters, by name or in the order the
     function declares them.
 
@@ -497,8 +497,8 @@ def trace(fn_or_module, example_inputs=None, check_trace: bool = True, check_inp
         graph, eager_out, attributes, baked = trace_graph(
             fn_or_module if is_module else None, call,
             "forward" if is_module else getattr(fn_or_module, "__name__", "fn"), examples)
-    if strict and _holds_dict(eager_out):
-        raise RuntimeError(_STRICT_DICT_OUTPUT)
+    if strict:
+        refuse_dict_output(eager_out)
     if is_module:
         keyword = {"forward": _traced_signature(call, len(examples))} if example_kwarg_inputs is not None else None
         traced = TracedModule(fn_or_module, {"forward": graph}, attributes=attributes, signatures=keyword)
@@ -517,20 +517,6 @@ def trace(fn_or_module, example_inputs=None, check_trace: bool = True, check_inp
                 eager_out = call(*cloned(checked))
         check_trace_replay(traced, graph, checked, eager_out, check_tolerance)
     return traced
-
-
-_STRICT_DICT_OUTPUT = (
-    "Encountering a dict at the output of the tracer might cause the trace to be incorrect, this is only valid if "
-    "the container structure does not change based on the module's inputs. Consider using a constant container "
-    "instead (e.g. for `list`, use a `tuple` instead. for `dict`, use a `NamedTuple` instead). If you absolutely "
-    "need this and know the side effects, pass strict=False to trace() to allow this behavior.")
-
-
-def _holds_dict(output) -> bool:
-    """Whether a traced output is a dict or holds one in its tuples and lists."""
-    if isinstance(output, dict):
-        return True
-    return isinstance(output, (tuple, list)) and any(_holds_dict(o) for o in output)
 
 
 def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object, dict, tuple]:

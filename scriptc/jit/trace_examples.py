@@ -1,6 +1,6 @@
 """jit.trace's example inputs: which values can be traced (Tensors, and tuples, lists and dicts of
-them, as torch's tracer takes them), copies for the trace check, and the sizes they give the
-graph's symbolic dims."""
+them, as torch's tracer takes them), copies for the trace check, the sizes they give the graph's
+symbolic dims, and the outputs strict tracing refuses."""
 
 from __future__ import annotations
 
@@ -97,3 +97,23 @@ def example_sizes(graph: Graph, examples: tuple) -> dict[str, int]:
             if isinstance(dim, str) and size > 0:
                 sizes.setdefault(dim, size)
     return sizes
+
+
+_STRICT_DICT_OUTPUT = (
+    "Encountering a dict at the output of the tracer might cause the trace to be incorrect, this is only valid if "
+    "the container structure does not change based on the module's inputs. Consider using a constant container "
+    "instead (e.g. for `list`, use a `tuple` instead. for `dict`, use a `NamedTuple` instead). If you absolutely "
+    "need this and know the side effects, pass strict=False to trace() to allow this behavior.")
+
+
+def refuse_dict_output(output) -> None:
+    """torch's RuntimeError for a traced output that is a dict or holds one in its tuples and lists
+    (what strict tracing refuses: the dict's keys would be fixed by the trace)."""
+    if _holds_dict(output):
+        raise RuntimeError(_STRICT_DICT_OUTPUT)
+
+
+def _holds_dict(output) -> bool:
+    if isinstance(output, dict):
+        return True
+    return isinstance(output, (tuple, list)) and any(_holds_dict(o) for o in output)

@@ -6,7 +6,7 @@ import inspect
 
 from .module import TracedModule
 from .trace import trace_graph
-from .trace_examples import example_tuple
+from .trace_examples import example_tuple, refuse_dict_output
 from .trace_check import check_trace_replay
 
 
@@ -16,7 +16,8 @@ def trace_module(mod, inputs: dict, optimize=None, check_trace: bool = True, che
     TracedModule (torch.jit.trace_module): each becomes a compiled method of the result, called by
     name; state stays the module's. With example_inputs_is_kwarg each example is a dict of keyword
     arguments. check_trace re-runs each method on its example (and on each dict of check_inputs)
-    and raises TracingCheckError if it differs from eager."""
+    and raises TracingCheckError if it differs from eager. A method returning a dict needs strict=False,
+    as in torch."""
     from scriptc.nn import Module
 
     if not isinstance(mod, Module):
@@ -28,6 +29,8 @@ def trace_module(mod, inputs: dict, optimize=None, check_trace: bool = True, che
         method = getattr(mod, name)
         examples[name] = _positional(method, example) if example_inputs_is_kwarg else example_tuple(example)
         graph, eager_out, read, baked[name] = trace_graph(mod, method, name, examples[name])
+        if strict:
+            refuse_dict_output(eager_out)
         graphs[name] = graph, eager_out
         attributes.update(read)
     traced = TracedModule(mod, {name: graph for name, (graph, _) in graphs.items()}, attributes=attributes)

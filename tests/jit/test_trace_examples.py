@@ -88,6 +88,36 @@ def test_a_dict_output_needs_strict_false():
     assert traced(scriptc.ones(3))["a"].tolist() == [2.0, 2.0, 2.0]
 
 
+def _dict_method(T):
+    class Heads(T.nn.Module):
+        def forward(self, x):
+            return x
+
+        def heads(self, x):
+            return {"a": x * 2}
+
+    return Heads()
+
+
+def test_trace_module_refuses_a_dict_output_unless_strict_is_false_as_torch():
+    torch = pytest.importorskip("torch")
+    expected = raised(lambda: torch.jit.trace_module(_dict_method(torch), {"heads": torch.ones(2)}))
+    assert expected is not None
+    assert raised(lambda: scriptc.jit.trace_module(_dict_method(scriptc), {"heads": scriptc.ones(2)})) == expected
+    traced = scriptc.jit.trace_module(_dict_method(scriptc), {"heads": scriptc.ones(2)}, strict=False)
+    assert traced.heads(scriptc.ones(3))["a"].tolist() == [2.0, 2.0, 2.0]
+
+
+def test_trace_takes_its_arguments_in_torchs_order():
+    torch = pytest.importorskip("torch")
+    import inspect
+
+    ours, theirs = inspect.signature(scriptc.jit.trace).parameters, inspect.signature(torch.jit.trace).parameters
+    assert list(ours)[1:8] == list(theirs)[1:8]  # (example_inputs ... _force_outplace)
+    traced = scriptc.jit.trace(lambda x: x * 2, scriptc.ones(2), None, False)  # (optimize, then check_trace)
+    assert traced(scriptc.ones(3)).tolist() == [2.0, 2.0, 2.0]
+
+
 def test_check_inputs_recheck_the_trace_on_other_inputs():
     def gate(x):
         return x * 2 if x.sum() > 0 else x * 3
