@@ -85,7 +85,7 @@ def convert(value, t: Type, name: str):
                 return convert(value, option, name)
             except RuntimeError:
                 continue
-        raise RuntimeError(f"Expected a member of {union_name(t)} but instead found type {_value_type_name(value)}")
+        raise RuntimeError(f"Expected a member of {union_name(t)} but instead found type {value_type_name(value)}")
     if t == NoneType:
         if value is not None:
             raise _mismatch(value, t, name)
@@ -258,19 +258,19 @@ def _member_name(option: Type) -> str:
     return str(option)
 
 
-def _value_type_name(value) -> str:
+def value_type_name(value) -> str:
     """The TorchScript type torch infers for a Python argument, as its errors name it."""
     if isinstance(value, Tensor):
         return "Tensor"
     if isinstance(value, enum.Enum):
         return type(value).__qualname__
     if isinstance(value, list):
-        return f"List[{_value_type_name(value[0]) if value else 'Tensor'}]"
+        return f"List[{value_type_name(value[0]) if value else 'Tensor'}]"
     if isinstance(value, tuple):
-        return f"Tuple[{', '.join(_value_type_name(v) for v in value)}]"
+        return f"Tuple[{', '.join(value_type_name(v) for v in value)}]"
     if isinstance(value, dict):
         key, item = next(iter(value.items()), ("", None))
-        return f"Dict[{_value_type_name(key)}, {_value_type_name(item)}]" if value else "Dict[str, Tensor]"
+        return f"Dict[{value_type_name(key)}, {value_type_name(item)}]" if value else "Dict[str, Tensor]"
     return {type(None): "NoneType"}.get(type(value), type(value).__name__)
 
 

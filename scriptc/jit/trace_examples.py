@@ -8,6 +8,8 @@ from scriptc.ir.graph import Graph
 from scriptc.tensors import Tensor
 from scriptc.types import TensorType
 
+from .arguments import value_type_name
+
 
 def tensors_in(example) -> list:
     """The tensors of an example, in order (a dict's in the order of its keys)."""
@@ -28,7 +30,7 @@ def example_tuple(example_inputs) -> tuple:
     for x in examples:
         _check_dicts(x, examples)
     if not all(_traceable(x) for x in examples):
-        raise RuntimeError(f"Type '{_type_name(examples)}' cannot be traced. Only Tensors and (possibly nested) "
+        raise RuntimeError(f"Type '{value_type_name(examples)}' cannot be traced. Only Tensors and (possibly nested) "
                            "Lists, Dicts, and Tuples of Tensors can be traced")
     return examples
 
@@ -50,26 +52,12 @@ def _check_dicts(value, examples: tuple) -> None:
         return
     if not isinstance(value, dict):
         return
-    for kinds in (dict.fromkeys(map(_type_name, value)), dict.fromkeys(map(_type_name, value.values()))):
+    for kinds in (dict.fromkeys(map(value_type_name, value)), dict.fromkeys(map(value_type_name, value.values()))):
         if len(kinds) > 1:
             raise RuntimeError(f"Tracer cannot infer type of {examples!r}\n:Dictionary inputs to traced functions must "
                                f"have consistent type. Found {' and '.join(list(kinds)[:2])}")
     for v in value.values():
         _check_dicts(v, examples)
-
-
-def _type_name(value) -> str:
-    """A Python value's type as torch's tracer writes it (`Tuple[List[float]]`)."""
-    if isinstance(value, Tensor):
-        return "Tensor"
-    if isinstance(value, tuple):
-        return f"Tuple[{', '.join(_type_name(x) for x in value)}]"
-    if isinstance(value, list):
-        return f"List[{_type_name(value[0]) if value else 'Tensor'}]"
-    if isinstance(value, dict):
-        key, item = next(iter(value.items()), ("", None))
-        return f"Dict[{_type_name(key)}, {_type_name(item) if value else 'Tensor'}]"
-    return "NoneType" if value is None else type(value).__name__
 
 
 def cloned(value):
