@@ -232,14 +232,17 @@ def write_archive(path, kind: str, graphs: dict[str, Graph], functions: dict[str
         entry, methods=tuple(sorted(module_graphs.get(entry.path, {}))),
         functions=tuple(sorted(module_functions.get(entry.path, {}))),
         signatures=dict(sorted(module_signatures.get(entry.path, {}).items()))) for entry in modules]
-    module_members = {}
+    module_members, printed = {}, {}
+    # (submodules of one type share their graphs - the blocks of a ResNet stage, the layers of a
+    # transformer: each graph is printed, and its constants stored, once; any path's text may name them)
     for entry in modules or ():
-        for name in entry.methods:
-            module_members[entry.member(name)] = _text_with_lifted_constants(
-                module_graphs[entry.path][name], f"{CONSTANTS}/modules/{entry.path}/{name}", weights)
-        for name in entry.functions:
-            module_members[entry.member(name, function=True)] = _text_with_lifted_constants(
-                module_functions[entry.path][name], f"{CONSTANTS}/modules/{entry.path}/functions/{name}", weights)
+        owned = [(entry.member(n), module_graphs[entry.path][n], n) for n in entry.methods] + \
+            [(entry.member(n, True), module_functions[entry.path][n], f"functions/{n}") for n in entry.functions]
+        for member, graph, local in owned:
+            if id(graph) not in printed:
+                printed[id(graph)] = _text_with_lifted_constants(graph, f"{CONSTANTS}/modules/{entry.path}/{local}",
+                                                                 weights)
+            module_members[member] = printed[id(graph)]
     texts = {name: _text_with_lifted_constants(g, f"{CONSTANTS}/graphs/{name}", weights) for name, g in graphs.items()}
     function_texts = {name: _text_with_lifted_constants(g, f"{CONSTANTS}/functions/{name}", weights)
                       for name, g in functions.items()}
