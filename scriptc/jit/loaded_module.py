@@ -263,8 +263,9 @@ class LoadedModule(Module):
             node = dict(self._nodes())[path]
             if not graphs:
                 raise RuntimeError(f"the archive stores no methods of submodule '{path}' ({node._original_name}): "
-                                   "it was saved by an older scriptc, or its methods do not script by themselves; "
-                                   "call the loaded module itself")
+                                   "the module was traced (a trace records the whole module's forward only), was "
+                                   "saved by an older scriptc, or this submodule's methods do not script by "
+                                   "themselves; call the loaded module itself")
             raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
         args = _arguments(graph, self._archive.module_signatures(path).get(name, {}), name, args, kwargs)
         module_value = self._module_value(eager=True)

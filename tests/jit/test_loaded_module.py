@@ -425,6 +425,13 @@ def test_a_submodule_keeps_its_exported_methods_and_writes_its_state():
         _same(getattr(scriptc.jit.load(again), "0").fc(x), model[0].fc(x))
 
 
+def test_a_submodule_of_a_loaded_trace_says_why_it_cannot_be_called_by_itself():
+    loaded = scriptc.jit.load(_saved(scriptc, scriptc.jit.trace(nn.Sequential(nn.Linear(2, 2)), scriptc.ones(1, 2))))
+    with pytest.raises(RuntimeError, match="the module was traced"):
+        getattr(loaded, "0")(scriptc.ones(3, 2))
+    assert loaded(scriptc.ones(3, 2)).shape == (3, 2)
+
+
 def _scaled(lib):
     class Scaled(lib.nn.Module):
         def __init__(self):
