@@ -23,7 +23,7 @@ from scriptc.runtime.interpreter import ModuleValue
 from scriptc.runtime.plan import takes_self
 from scriptc.tensors import Tensor, _tracer, wrap
 from scriptc.tensors.dispatch import wants_grad
-from scriptc.types import OptionalType
+from scriptc.types import OptionalType, TensorType
 
 from .arguments import convert
 from .eager import EagerInterpreter, reads_autograd
@@ -97,6 +97,8 @@ class LoadedModule(Module):
         set_(self, "_plain", plain)
         set_(self, "_eager", {})  # method -> its EagerInterpreter, made at the first call that needs it
         set_(self, "_reading_state", {name for name, graph in archive.graphs.items() if takes_self(graph)})
+        # method -> how many inputs it takes where all are Tensors: a call of that many Tensors needs no binding
+        set_(self, "_tensor_arity", {name: _tensor_arity(graph) for name, graph in archive.graphs.items()})
         self._use(model)
 
     def _use(self, model) -> None:
@@ -219,7 +221,8 @@ class LoadedModule(Module):
             return self._root._run_submodule_method(self._path, name, args, kwargs)
         if name not in self._archive.graphs:
             raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
-        args = _arguments(self._archive.graphs[name], self._archive.signatures.get(name, {}), name, args, kwargs)
+        if kwargs or len(args) != self._tensor_arity[name] or not all(type(a) is Tensor for a in args):
+            args = _arguments(self._archive.graphs[name], self._archive.signatures.get(name, {}), name, args, kwargs)
         tracer = _tracer[0]
         if tracer is not None and tracer.reaches(self):  # a submodule of the traced module: its graph inlined
             return tracer.record_scripted_call(self._archive.graphs[name], self._archive.functions, self,
@@ -515,6 +518,12 @@ def _arguments(graph: Graph, signature: dict, name: str, args: tuple, kwargs: di
         raise CallError(f"{name}() is missing input(s) {', '.join(repr(m) for m in missing)}")
     return tuple(None if v is _MISSING else v if type(v) is Tensor else convert(v, i.type, n)
                  for v, i, n in zip(values, inputs, names))
+
+
+def _tensor_arity(graph: Graph) -> int:
+    """How many inputs a stored method takes (self aside) where each is a Tensor; -1 where some is not."""
+    inputs = graph.inputs[1 if takes_self(graph) else 0:]
+    return len(inputs) if all(type(v.type) is TensorType for v in inputs) else -1
 
 
 def _key(path: str, name: str) -> str:
