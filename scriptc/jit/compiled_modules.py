@@ -125,8 +125,8 @@ class OptimizedModule:
         # time counts on every call of a small model.)
         if kwargs or len(args) != self._positional:
             args = bind_arguments(self.signature, args, kwargs)
-        args = [a._data if type(a) is Tensor else to_runtime(convert(a, t, n))
-                for a, t, n in zip(args, self._input_types, self._input_names)]
+        given = args
+        args = [a._data if type(a) is Tensor else self._converted(a, given) for a in given]
         if self.baked_dims or self._shared_dims:
             check_baked_dims(self.baked_dims, self._input_names, args, "forward")
             check_shared_dims(self._shared_dims, self._input_names, args, "forward")
@@ -146,6 +146,12 @@ class OptimizedModule:
             return tuple(typed_result(from_runtime(o), t) for o, t in zip(outputs, self._result_types))
         output = outputs[0]
         return wrap(output) if type(output) is np.ndarray else typed_result(from_runtime(output), self._result_types[0])
+
+    def _converted(self, value, given) -> object:
+        """A call's value that is no Tensor, checked against its input's type (found by position only
+        here: looking types up for every value costs a small model's call ~0.2 us)."""
+        index = next(i for i, v in enumerate(given) if v is value)
+        return to_runtime(convert(value, self._input_types[index], self._input_names[index]))
 
     def _name_the_misfit_input(self, inputs: list, failure: Exception) -> None:
         """A call that failed inside the graph with an input its types do not take (a dim a trace
