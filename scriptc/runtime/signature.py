@@ -106,8 +106,8 @@ class Signature:
 
     def bind(self, args: tuple, named: dict | None = None) -> list:
         """The call's inputs in order, each checked (and a list converted to an array); an omitted
-        Optional input is None. CallError (a TypeError) for a wrong count or name, SignatureError for a value that
-        does not fit."""
+        Optional input is None and one with a default its default. CallError (a TypeError) for a wrong
+        count or name, SignatureError for a value that does not fit."""
         count = len(self.parameters)
         if not named and len(args) == count and self._fast_only:  # arrays that fit: checked in ~1 us
             for i, dtype, rank, fixed in self._fast:
@@ -136,8 +136,9 @@ class Signature:
             if values[position] is not _MISSING:
                 raise CallError(f"{self.method}() got two values for input '{name}'")
             values[position] = value
-        values = [p.default if v is _MISSING and p.default is not NO_DEFAULT else v
-                  for p, v in zip(self.parameters, values)]
+        if len(args) < count:  # (some input is left out: its default, where it has one)
+            values = [p.default if v is _MISSING and p.default is not NO_DEFAULT else v
+                      for p, v in zip(self.parameters, values)]
         missing = [p.name for p, v in zip(self.parameters, values) if v is _MISSING and not p.optional]
         if missing:
             raise CallError(f"{self.method}() is missing input(s) {', '.join(repr(m) for m in missing)}")
