@@ -52,12 +52,14 @@ def _requires_grad(value) -> bool:
     return False
 
 
-def keep_layout(op, out, arrays):
+def keep_layout(out, arrays):
     """A keeps_layout op's result (or first result) channels-last where one of its first two tensor
     arguments is, as torch lays out a convolution's or a pool's output."""
-    sources = [a for a in arrays[:2] if type(a) is np.ndarray and channels_last(a)]
-    if not sources:
+    first, second = arrays[0], arrays[1] if len(arrays) > 1 else None
+    # (no list built on the common path: this runs on every convolution and pool)
+    if not (type(first) is np.ndarray and channels_last(first) or type(second) is np.ndarray and channels_last(second)):
         return out
+    sources = [a for a in (first, second) if type(a) is np.ndarray]
     if type(out) is np.ndarray:
         return in_layout(np, out, *sources)
     if isinstance(out, tuple) and out and type(out[0]) is np.ndarray:
@@ -176,7 +178,7 @@ def call(op, args: tuple):
     if op.aux:
         out, aux = out
     if op.keeps_layout:
-        out = keep_layout(op, out, arrays)
+        out = keep_layout(out, arrays)
     record = needs_grad and op.grad is not None and _mode.enabled
     if type(out) is np.ndarray:
         result = _wrap_output(op, out, args) if op.view else wrap(out)
