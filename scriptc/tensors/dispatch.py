@@ -53,8 +53,8 @@ def _requires_grad(value) -> bool:
 
 
 def keep_layout(out, arrays):
-    """A keeps_layout op's result (or first result) channels-last where one of its first two tensor
-    arguments is, as torch lays out a convolution's or a pool's output."""
+    """A keeps_layout op's results channels-last where one of its first two tensor arguments is, as torch
+    lays out a convolution's or a pool's output."""
     first, second = arrays[0], arrays[1] if len(arrays) > 1 else None
     # (no list built on the common path: this runs on every convolution and pool)
     if not (type(first) is np.ndarray and channels_last(first) or type(second) is np.ndarray and channels_last(second)):
@@ -62,8 +62,8 @@ def keep_layout(out, arrays):
     sources = [a for a in (first, second) if type(a) is np.ndarray]
     if type(out) is np.ndarray:
         return in_layout(np, out, *sources)
-    if isinstance(out, tuple) and out and type(out[0]) is np.ndarray:
-        return (in_layout(np, out[0], *sources),) + out[1:]
+    if isinstance(out, tuple):  # (a pool's values and indices alike, as torch lays them out)
+        return tuple(in_layout(np, o, *sources) if type(o) is np.ndarray else o for o in out)
     return out
 
 
