@@ -75,13 +75,15 @@ def _unwrap(op, args):
     arrays = list(args)
     needs_grad = unusual = False
     for i, a in enumerate(args):  # (type(), not .__class__: CPython calls it faster)
+        if type(a) in _PYTHON_VALUES:  # (sizes, dims, flags, None: nothing to unwrap, decided by one lookup)
+            continue
         if isinstance(a, Tensor):
             data = arrays[i] = a._data
             if a.requires_grad:
                 needs_grad = True
             if type(data) is not _NDARRAY or type(a) is not Tensor and a._dispatches_subclass:
                 unusual = True
-        elif type(a) not in _PYTHON_VALUES and isinstance(a, _NUMPY_SCALAR):
+        elif isinstance(a, _NUMPY_SCALAR):
             # a numpy scalar (np.sqrt(d) is an np.float64) counts as the Python number it holds, as in
             # torch: it does not make x / np.sqrt(d) float64 as it would in numpy
             arrays[i] = a.item()
@@ -103,7 +105,8 @@ def _unwrap(op, args):
 
 
 _NDARRAY, _NUMPY_SCALAR = np.ndarray, np.generic
-# The argument types that are surely no numpy scalar (tested before isinstance, which costs more)
+# The argument types that are surely neither a Tensor nor a numpy scalar (tested before isinstance, which
+# costs more)
 _PYTHON_VALUES = frozenset({int, float, bool, type(None), list, tuple, str})
 
 
