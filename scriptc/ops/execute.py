@@ -117,7 +117,8 @@ def _refuse_complex(op: OpDef, arrays: list) -> None:
     """torch's error for a complex input (a complex tensor or a Python complex number) to an op it supports
     for real dtypes only, naming the complex dtype the operands promote to."""
     for a in arrays:  # (a loop, not any() over a generator: this runs on every call of such an op)
-        if getattr(getattr(a, "dtype", None), "kind", "") == "c" or isinstance(a, complex):
+        dtype = getattr(a, "dtype", None)
+        if dtype.kind == "c" if dtype is not None else isinstance(a, complex):
             break
     else:
         return
