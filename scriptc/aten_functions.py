@@ -66,7 +66,7 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_b
     each bag's size without padding_idx's entries, and in mode 2 the index each maximum came from (the bag
     sizes otherwise))."""
     if mode < 0 or mode > 2:
-        raise ValueError("mode has to be one of sum, mean or max")
+        raise RuntimeError("`mode` must be sum, mean, or max.")
     # (scale_grad_by_freq and sparse: as in F.embedding_bag, gradients are dense and not scaled)
     output = F.embedding_bag(indices, weight, offsets, None, 2.0, False, ["sum", "mean", "max"][mode], False,
                              per_sample_weights, include_last_offset, padding_idx)
@@ -225,7 +225,13 @@ def max_pool1d_with_indices(input: Tensor, kernel_size: List[int], stride: List[
 def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
                  align_corners: bool) -> Tensor:
     """F.grid_sample with ATen's numbered modes: interpolation 0 bilinear, 1 nearest, 2 bicubic; padding
-    0 zeros, 1 border, 2 reflection."""
+    0 zeros, 1 border, 2 reflection (torch reads memory it never wrote for another number: an error here)."""
+    if interpolation_mode < 0 or interpolation_mode > 2:
+        raise RuntimeError(f"grid_sampler(): interpolation_mode must be 0 (bilinear), 1 (nearest) or 2 (bicubic), "
+                           f"got {interpolation_mode}")
+    if padding_mode < 0 or padding_mode > 2:
+        raise RuntimeError(f"grid_sampler(): padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), got "
+                           f"{padding_mode}")
     return F.grid_sample(input, grid, ["bilinear", "nearest", "bicubic"][interpolation_mode],
                          ["zeros", "border", "reflection"][padding_mode], align_corners)
 

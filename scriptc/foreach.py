@@ -49,8 +49,9 @@ def _tensor_list(op: str, tensors, *others) -> list:
 
 
 def _per_tensor(op: str, tensors: list, operand, allow_tensor: bool = True) -> list:
-    """One operand for each tensor of the list: a scalar or a single tensor repeated, a scalar list or a
-    tensor list taken element by element (a 1-d tensor of scalars for addcmul/addcdiv's value)."""
+    """One operand for each tensor of the list: a scalar (or a 0-d tensor) or a single tensor repeated, a
+    scalar list or a tensor list taken element by element (a 1-d tensor of scalars for addcmul/addcdiv's
+    value)."""
     if isinstance(operand, (list, tuple)):
         if operand and all(isinstance(o, Tensor) for o in operand):
             if len(operand) != len(tensors):
@@ -64,6 +65,8 @@ def _per_tensor(op: str, tensors: list, operand, allow_tensor: bool = True) -> l
         return list(operand)
     if isinstance(operand, Tensor) and allow_tensor:
         return [operand] * len(tensors)
+    if isinstance(operand, Tensor) and operand.dim() == 0:  # (torch's parser takes a 0-d tensor for a scalar)
+        return [operand.item()] * len(tensors)
     if isinstance(operand, Number):
         return [operand] * len(tensors)
     raise TypeError(f"_foreach_{op}() received an invalid combination of arguments - got (list, "

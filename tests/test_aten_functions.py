@@ -97,8 +97,15 @@ def test_scripted_aten_calls_match_eager():
 
 
 def test_embedding_bag_refuses_an_unknown_mode():
-    with pytest.raises(ValueError, match="mode has to be one of sum, mean or max"):
+    with pytest.raises(RuntimeError, match="`mode` must be sum, mean, or max."):  # (torch's words)
         scriptc.embedding_bag(scriptc.randn(4, 2), scriptc.tensor([1, 2]), scriptc.tensor([0]), False, 3)
+
+
+@pytest.mark.parametrize("modes", [(3, 0), (-1, 0), (0, 3)])
+def test_grid_sampler_refuses_an_unknown_mode(modes):
+    x, grid = scriptc.randn(1, 1, 2, 2), scriptc.zeros(1, 2, 2, 2)
+    with pytest.raises(RuntimeError, match="_mode must be 0"):
+        scriptc.grid_sampler(x, grid, *modes, False)
 
 
 @pytest.mark.parametrize("call", [

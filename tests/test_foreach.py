@@ -57,8 +57,6 @@ def test_unary_matches_torch(name, inplace):
 @pytest.mark.parametrize("inplace", [False, True])
 @pytest.mark.parametrize("operand", ["scalar", "scalar_list", "tensor_list", "tensor"])
 def test_binary_matches_torch(name, inplace, operand):
-    if operand == "tensor" and name not in ("add", "mul", "div"):
-        pytest.skip("torch takes one shared tensor only for add/mul/div")
     op = f"_foreach_{name}{'_' if inplace else ''}"
 
     def call(lib, ts, others):
@@ -92,10 +90,10 @@ def test_pointwise_matches_torch(name, value):
 
 
 @pytest.mark.parametrize("inplace", [False, True])
-@pytest.mark.parametrize("weight", ["scalar", "scalar_list", "tensor_list"])
+@pytest.mark.parametrize("weight", ["scalar", "scalar_list", "tensor_list", "0-d tensor"])
 def test_lerp_matches_torch(inplace, weight):
     def call(lib, ts, ends, weights):
-        w = {"scalar": 0.25, "scalar_list": [0.1, 0.5, 0.9], "tensor_list": weights}[weight]
+        w = {"scalar": 0.25, "scalar_list": [0.1, 0.5, 0.9], "tensor_list": weights, "0-d tensor": lib.tensor(0.25)}[weight]
         return getattr(lib, "_foreach_lerp_" if inplace else "_foreach_lerp")(ts, ends, w)
     _both(call, seed=3, count=3)
 

@@ -116,7 +116,11 @@ def run_kernel(op: OpDef, xp, arrays: list, kernel=None):
 def _refuse_complex(op: OpDef, arrays: list) -> None:
     """torch's error for a complex input (a complex tensor or a Python complex number) to an op it supports
     for real dtypes only, naming the complex dtype the operands promote to."""
-    if not any(getattr(getattr(a, "dtype", None), "kind", "") == "c" or isinstance(a, complex) for a in arrays):
+    for a in arrays:  # (a loop, not any() over a generator: this runs on every call of such an op)
+        dtype = getattr(a, "dtype", None)
+        if dtype.kind == "c" if dtype is not None else isinstance(a, complex):
+            break
+    else:
         return
     error = op.real_only(arrays) if callable(op.real_only) else op.real_only
     if isinstance(error, tuple):

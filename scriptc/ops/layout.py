@@ -8,9 +8,14 @@ from __future__ import annotations
 def channels_last(a) -> bool:
     """Whether an array's strides order it channels-last (NHWC / NDHWC), by torch's test, which reads the
     strides themselves (a 1x1 kernel's weight moved to channels_last counts, though it is row-major too)."""
-    if a.ndim not in (4, 5) or (a.flags.c_contiguous and 1 not in a.shape[1:]):
-        return False  # (row-major with no size-1 dim: never channels-last; the common case, decided fast)
-    strides = [s // a.itemsize for s in a.strides]
+    if a.ndim not in (4, 5):
+        return False
+    strides = a.strides
+    if strides[-1] < strides[1] * a.shape[1]:
+        # the loop's second step, in bytes: the last dim laid out inside the channels is never channels-last
+        # (row-major NCHW arrays, the common case, decided without the loop; no channels go to the loop)
+        return False
+    strides = [s // a.itemsize for s in strides]
     if strides[1] == 0:
         return False
     smallest = 0

@@ -159,7 +159,7 @@ def _max_pool_ops(spatial):
              functional=True, keeps_layout=True, doc=f"The largest value of each {spatial}-D window.")
     register(f"{name}_with_indices({args}) -> (Tensor, Tensor)", OPAQUE, pooled,
              shape=lambda *a: (rule(*a), TensorType(int64, rule(*a).shape, a[0].device)), grad=grad,
-             method=False, function=False,
+             method=False, function=False, keeps_layout=True,
              doc=f"{name} and, per output, the flat index of its element within the input's spatial dims.")
 
 
@@ -350,7 +350,7 @@ def _adaptive_max_ops(spatial):
     register(f"{name}_with_indices(input: Tensor, output_size: int[]) -> (Tensor, Tensor)", OPAQUE, pooled,
              shape=lambda x, size: (_adaptive_rule(x, size, spatial),
                                     TensorType(int64, _adaptive_rule(x, size, spatial).shape, x.device)),
-             grad=grad, method=False, function=False,
+             grad=grad, method=False, function=False, keeps_layout=True,
              doc=f"{name} and the flat index of each output's element within the input's spatial dims.")
 
 

@@ -185,5 +185,15 @@ def argument_error(op: OpDef, index: int, value) -> TypeError:
     arg = op.schema.args[index]
     name = "input" if arg.name == "self" else arg.name
     where = "" if arg.kwarg_only else f" (position {index + 1})"
+    expected = arg.type.elem if isinstance(arg.type, OptionalType) else arg.type
+    misfit = next(((k, v) for k, v in enumerate(value) if not fits(expected.elem, v)), None) if (
+        isinstance(expected, ListType) and isinstance(value, (list, tuple))) else None
+    if misfit is not None:  # (torch names the item of a list that does not fit, in two ways)
+        position, item = misfit
+        if position == 0:  # (the item torch's parser checks to pick the overload)
+            return TypeError(f"{op.base_name}(): argument '{name}'{where} must be {_type_name(arg.type)}, but "
+                             f"found element of type {type(item).__name__} at pos 0")
+        return TypeError(f"{op.base_name}(): argument '{name}' failed to unpack the object at pos {position + 1} "
+                         f"with error \"type must be {_type_name(arg.type)},but got {type(item).__name__}\"")
     return TypeError(f"{op.base_name}(): argument '{name}'{where} must be {_type_name(arg.type)}, "
                      f"not {type(value).__name__}")

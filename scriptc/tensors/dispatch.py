@@ -52,55 +52,78 @@ def _requires_grad(value) -> bool:
     return False
 
 
-def keep_layout(op, out, arrays):
-    """A keeps_layout op's result (or first result) channels-last where one of its first two tensor
-    arguments is, as torch lays out a convolution's or a pool's output."""
-    sources = [a for a in arrays[:2] if type(a) is np.ndarray and channels_last(a)]
-    if not sources:
+def keep_layout(out, arrays):
+    """A keeps_layout op's results channels-last where one of its first two tensor arguments is, as torch
+    lays out a convolution's or a pool's output."""
+    first, second = arrays[0], arrays[1] if len(arrays) > 1 else None
+    # (no list built on the common path: this runs on every convolution and pool)
+    if not (type(first) is np.ndarray and channels_last(first) or type(second) is np.ndarray and channels_last(second)):
         return out
+    sources = [a for a in (first, second) if type(a) is np.ndarray]
     if type(out) is np.ndarray:
         return in_layout(np, out, *sources)
-    if isinstance(out, tuple) and out and type(out[0]) is np.ndarray:
-        return (in_layout(np, out[0], *sources),) + out[1:]
+    if isinstance(out, tuple):  # (a pool's values and indices alike, as torch lays them out)
+        return tuple(in_layout(np, o, *sources) if type(o) is np.ndarray else o for o in out)
     return out
 
 
 def _unwrap(op, args):
     """Arrays in place of Tensors (also inside lists), Python numbers in place of numpy scalars; whether
-    any input requires grad; whether any is quantized (then the op must take quantized tensors: torch's
-    error otherwise); whether any is on the meta device."""
+    any input requires grad; whether any is unusual: quantized or on the meta device (its array is no
+    plain ndarray) or of a Tensor subclass taking part in __torch_function__ (`_unusual_inputs` says
+    which; one test per tensor here, as this runs on every call)."""
     arrays = list(args)
-    needs_grad = quantized = meta = subclassed = False
-    for i, a in enumerate(args):
+    needs_grad = unusual = False
+    for i, a in enumerate(args):  # (type(), not .__class__: CPython calls it faster)
+        if type(a) in _PYTHON_VALUES:  # (sizes, dims, flags, None: nothing to unwrap, decided by one lookup)
+            continue
         if isinstance(a, Tensor):
             data = arrays[i] = a._data
-            if type(data) is QuantizedArray:
-                quantized = True
-            elif type(data) is MetaArray:
-                meta = True
             if a.requires_grad:
                 needs_grad = True
-            if a.__class__ is not Tensor and a._dispatches_subclass:
-                subclassed = True
-        elif isinstance(a, np.generic):
+            if type(data) is not _NDARRAY or type(a) is not Tensor and a._dispatches_subclass:
+                unusual = True
+        elif isinstance(a, _NUMPY_SCALAR):
             # a numpy scalar (np.sqrt(d) is an np.float64) counts as the Python number it holds, as in
             # torch: it does not make x / np.sqrt(d) float64 as it would in numpy
             arrays[i] = a.item()
     for i in op.tensor_list_args:
         items = args[i]
         if type(items) in (list, tuple):
-            arrays[i] = [t._data if isinstance(t, Tensor) else t for t in items]
-            if any(isinstance(t, Tensor) and t.requires_grad for t in items):
-                needs_grad = True
-            if any(type(d) is QuantizedArray for d in arrays[i]):
-                quantized = True
-            if any(type(d) is MetaArray for d in arrays[i]):
-                meta = True
-            if any(t.__class__ is not Tensor and getattr(t, "_dispatches_subclass", False) for t in items):
-                subclassed = True
+            datas = arrays[i] = []
+            for t in items:  # (one pass: torch.cat of a few tensors is a hot path)
+                if not isinstance(t, Tensor):
+                    datas.append(t)
+                    continue
+                data = t._data
+                datas.append(data)
+                if t.requires_grad:
+                    needs_grad = True
+                if type(data) is not _NDARRAY or type(t) is not Tensor and t._dispatches_subclass:
+                    unusual = True
+    return arrays, needs_grad, unusual
+
+
+_NDARRAY, _NUMPY_SCALAR = np.ndarray, np.generic
+# The argument types that are surely neither a Tensor nor a numpy scalar (tested before isinstance, which
+# costs more)
+_PYTHON_VALUES = frozenset({int, float, bool, type(None), list, tuple, str})
+
+
+def _unusual_inputs(op, args: tuple, arrays: list) -> tuple[bool, bool, bool]:
+    """Whether any input is quantized (then the op must take quantized tensors: torch's error otherwise),
+    on the meta device, or of a Tensor subclass taking part in __torch_function__."""
+    datas = [d for i, d in enumerate(arrays) if isinstance(args[i], Tensor)]
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    for i in op.tensor_list_args:
+        if type(args[i]) in (list, tuple):
+            datas += [d for t, d in zip(args[i], arrays[i]) if isinstance(t, Tensor)]
+            tensors += [t for t in args[i] if isinstance(t, Tensor)]
+    quantized = any(type(d) is QuantizedArray for d in datas)
     if quantized and not (op.accepts_quantized or op.view):
         raise not_for_quantized(op)
-    return arrays, needs_grad, quantized, meta, subclassed
+    meta = any(type(d) is MetaArray for d in datas)
+    return quantized, meta, any(t._dispatches_subclass for t in tensors)
 
 
 def _on_meta(op, args: tuple, arrays: list, meta_inputs: bool) -> bool:
@@ -126,7 +149,7 @@ def call(op, args: tuple):
         checks = value_types(op)
     given = len(args)  # (internal callers may leave trailing defaults out)
     for i, types, refuses_bool in checks:
-        if i < given and (not isinstance(args[i], types) or refuses_bool and args[i].__class__ is bool):
+        if i < given and (not isinstance(args[i], types) or refuses_bool and type(args[i]) is bool):
             if _subclass.overrides(args[i]):
                 return _subclass.call_torch_function(op, args, _subclass.subclass_types(args))
             args = (*args[:i], checked_value(op, i, args[i]), *args[i + 1:])
@@ -134,12 +157,16 @@ def call(op, args: tuple):
         args = check_tensor_lists(op, args)
     if _AUTOCAST.cpu_enabled:
         args = autocast_arguments(op, args)
-    arrays, needs_grad, quantized, meta, subclassed = _unwrap(op, args)
-    if subclassed and not _subclass._disabled[0]:
-        return _subclass.call_torch_function(op, args, _subclass.subclass_types(args))
+    arrays, needs_grad, unusual = _unwrap(op, args)
+    quantized = meta = False
+    if unusual:
+        quantized, meta, subclassed = _unusual_inputs(op, args, arrays)
+        if subclassed and not _subclass._disabled[0]:
+            return _subclass.call_torch_function(op, args, _subclass.subclass_types(args))
     if op.device_arg is not None:
         meta = _on_meta(op, args, arrays, meta)
-    if _tracer[0] is not None:
+    tracer = _tracer[0]
+    if tracer is not None:
         traced_arguments(op, arrays)
     try:
         out = meta_outputs(op, args) if meta else run_kernel(op, np, arrays)
@@ -154,7 +181,7 @@ def call(op, args: tuple):
     if op.aux:
         out, aux = out
     if op.keeps_layout:
-        out = keep_layout(op, out, arrays)
+        out = keep_layout(out, arrays)
     record = needs_grad and op.grad is not None and _mode.enabled
     if type(out) is np.ndarray:
         result = _wrap_output(op, out, args) if op.view else wrap(out)
@@ -164,8 +191,8 @@ def call(op, args: tuple):
         result = op.result_tuple(*outs) if op.result_tuple is not None else (
             list(outs) if type(out) is list or op.schema.returns[0].__class__.__name__ == "ListType" else outs)
     elif isinstance(out, (bool, int, float)) and op.schema.returns[0] in _PYTHON_RESULTS:
-        if _tracer[0] is not None:
-            _tracer[0].data_dependent(f"the result of {op.base_name}()")
+        if tracer is not None:
+            tracer.data_dependent(f"the result of {op.base_name}()")
         return out
     else:
         result = _wrap_output(op, out if isinstance(out, np.ndarray) else np.asarray(out), args)
@@ -181,8 +208,8 @@ def call(op, args: tuple):
             autograd.watch_output(node, outs[0])
     elif _mode.inference:
         grad_mode.mark_inference(outs)
-    if _tracer[0] is not None:
-        _tracer[0].record(op, args, outs)
+    if tracer is not None:
+        tracer.record(op, args, outs)
     if op.python_result is not None:
         return op.python_result(args, outs)
     return result

@@ -100,6 +100,7 @@ def test_convolution_output_layout_follows_input_and_weight_as_torch(make, where
     lambda T: T.nn.AdaptiveMaxPool2d(2), lambda T: T.nn.Upsample(scale_factor=2),
     lambda T: T.nn.Upsample(size=(5, 7), mode="bilinear"), lambda T: T.nn.GroupNorm(2, 4),
     lambda T: T.nn.MaxPool3d(2), lambda T: T.nn.ReLU(),
+    lambda T: T.nn.MaxPool2d(2, return_indices=True), lambda T: T.nn.AdaptiveMaxPool2d(3, return_indices=True),
 ])
 def test_pools_resampling_and_group_norm_keep_channels_last_as_torch(make):
     def run(T):
@@ -107,8 +108,11 @@ def test_pools_resampling_and_group_norm_keep_channels_last_as_torch(make):
         fmt = T.channels_last if rank == 4 else T.channels_last_3d
         x = T.from_numpy(np.random.default_rng(3).standard_normal((2, 4) + (6,) * (rank - 2)).astype(np.float32))
         with T.no_grad():
-            out = make(T)(x.contiguous(memory_format=fmt))
-        return out.is_contiguous(memory_format=fmt), out.stride(), out.numpy()
+            outs = make(T)(x.contiguous(memory_format=fmt))
+        # (a pool that returns indices lays them out as its values)
+        return [(out.is_contiguous(memory_format=fmt), out.stride(), out.numpy())
+                for out in (outs if isinstance(outs, tuple) else (outs,))]
     ours, theirs = run(scriptc), run(torch)
-    assert ours[:2] == theirs[:2]
-    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-5, atol=1e-6)
+    for a, b in zip(ours, theirs, strict=True):
+        assert a[:2] == b[:2]
+        np.testing.assert_allclose(a[2], b[2], rtol=1e-5, atol=1e-6)

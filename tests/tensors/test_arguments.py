@@ -65,6 +65,12 @@ CALLS = [
     "T.logical_and(T.ones(2), True)",
     "T.hypot(T.ones(2), 1)",
     "T.fmin(T.ones(2), 0.5)",
+    # (an item of a list of ints: the first is checked, the others unpacked, each in torch's own words)
+    "T.zeros([2.5, 2])",
+    "T.zeros([2, 'a'])",
+    "T.flip(T.ones(2), [True])",
+    "T.sum(T.ones(2, 3), [0, 1.5])",
+    "T.permute(T.ones(2, 3), [0, None])",
 ]
 
 
