@@ -31,6 +31,7 @@ from .segments import SegmentStep, native_programs, walk_node
 from .interpreter import Interpreter, run_guarded
 from .memory import configure_allocator
 from .pool import ThreadPool
+from .script_traceback import script_error
 
 class Executor:
     """Runs `graph` compiled: `Executor(graph)(inputs) -> outputs` (lists of runtime values)."""
@@ -78,18 +79,21 @@ class Executor:
 
     def __call__(self, inputs: list) -> list:
         whole = self.whole
-        if whole is not None:  # (a program takes no call with another count of inputs)
-            results = whole.run_values(inputs)
-            if results is not None:
-                return results
-        if len(inputs) != len(self.input_slots):
-            raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
-        frame = self.frame_template.copy()
-        for slot, value in zip(self.input_slots, inputs):
-            frame[slot] = value
-        for step in self.steps:
-            step(frame)
-        return [frame[s] for s in self.output_slots]
+        try:
+            if whole is not None:  # (a program takes no call with another count of inputs)
+                results = whole.run_values(inputs)
+                if results is not None:
+                    return results
+            if len(inputs) != len(self.input_slots):
+                raise TypeError(f"{self.graph.name}() expects {len(self.input_slots)} inputs, got {len(inputs)}")
+            frame = self.frame_template.copy()
+            for slot, value in zip(self.input_slots, inputs):
+                frame[slot] = value
+            for step in self.steps:
+                step(frame)
+            return [frame[s] for s in self.output_slots]
+        except IndexError as exc:  # (an op's IndexError: a RuntimeError in compiled code, as in TorchScript)
+            raise script_error(exc) from None
 
     run = __call__
 

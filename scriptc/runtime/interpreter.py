@@ -114,8 +114,10 @@ class Interpreter:
             try:
                 values = self.run_node(node, env)
             except Exception as exc:
-                add_frame(exc, node, self.graph.name)
-                raise
+                error = add_frame(exc, node, self.graph.name)
+                if error is exc:
+                    raise
+                raise error from None
             for out, value in zip(node.outputs, values):
                 env[id(out)] = value
         return [env[id(v)] for v in block.returns]

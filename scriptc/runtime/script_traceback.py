@@ -3,8 +3,10 @@
 TorchScript's interpreter prefixes an error from a failing operation with "The following operation
 failed in the TorchScript interpreter." and a traceback of the scripted calls, innermost last,
 each showing the source line with the failing expression marked, and ends with the original
-error. The exception keeps its class (a user's `except RuntimeError` still catches it); only its
-message grows. The interpreter calls `add_frame` for the node an exception leaves and
+error. The exception keeps its class (a user's `except RuntimeError` still catches it), except an
+op's IndexError, which TorchScript's interpreter raises as a RuntimeError (`x[10]` on a 3-row tensor:
+IndexError in eager code, RuntimeError in scripted code); its message grows. The interpreter calls
+`add_frame` for the node an exception leaves, raising what it returns, and
 `close_function` when it leaves a function's graph: the first node of each function on the way
 out is the one that names its line (enclosing if/loop nodes of the same function add nothing).
 """
@@ -50,21 +52,31 @@ def _frame(node: Node, function: str) -> str:
     return "\n".join(lines)
 
 
-def add_frame(exc: BaseException, node: Node, function: str) -> None:
-    """Name `node`, in scripted function `function`, in the traceback of `exc` as it unwinds."""
+def script_error(exc: BaseException) -> BaseException:
+    """The exception scripted code raises for `exc` from an op: a RuntimeError for an IndexError (as
+    TorchScript's interpreter raises it), else `exc` itself."""
+    if isinstance(exc, IndexError) and _rewritable(exc):
+        return RuntimeError(exc.args[0])
+    return exc
+
+
+def add_frame(exc: BaseException, node: Node, function: str) -> BaseException:
+    """Name `node`, in scripted function `function`, in the traceback of `exc` as it unwinds; the
+    exception to raise in its place (`exc` itself, or what `script_error` makes of it)."""
+    exc = script_error(exc)
     if node.loc is None or not _rewritable(exc):
-        return
+        return exc
     state = getattr(exc, "_script_traceback", None)
     if state is None:
         original = exc.args[0]
         message = original if isinstance(exc, JitError) else f"{_builtin_name(exc)}: {original}"
         state = _ScriptTraceback(message)
         exc._script_traceback = state
-    if state.function_open:
-        return
-    state.frames.insert(0, _frame(node, function))
-    state.function_open = True
-    exc.args = (HEADER + "\n".join(state.frames) + "\n" + state.message,)
+    if not state.function_open:
+        state.frames.insert(0, _frame(node, function))
+        state.function_open = True
+        exc.args = (HEADER + "\n".join(state.frames) + "\n" + state.message,)
+    return exc
 
 
 def close_function(exc: BaseException) -> None:

@@ -103,3 +103,39 @@ def test_scriptcs_own_error_classes_are_named_by_the_builtin_class_torch_names()
     theirs = _failure(torch.jit.script(add), torch.ones(2), torch.ones(3))
     assert ours.strip().splitlines()[-1].startswith("RuntimeError: ")
     assert "must match the size of tensor b (3)" in ours and "must match the size of tensor b (3)" in theirs
+
+
+def row_ten(x):
+    return x[10]
+
+
+def column_five(x):
+    return x[:, 5]
+
+
+def store_row_ten(x):
+    x[10] = 1.0
+    return x
+
+
+def gathered_rows_nine(x):
+    return x[(x.sum(1) + 9).long()]
+
+
+def _frozen(engine, fn):
+    class Calling(engine.nn.Module):
+        def forward(self, x):
+            return fn(x)
+
+    return engine.jit.optimize_for_inference(engine.jit.freeze(engine.jit.script(Calling()).eval()))
+
+
+@pytest.mark.parametrize("fn", [row_ten, column_five, store_row_ten, gathered_rows_nine])
+def test_a_tensor_index_out_of_range_is_indexerror_in_eager_and_runtimeerror_scripted_and_compiled(fn):
+    for engine in (torch, scriptc):
+        for compiled in (engine.jit.script(fn), _frozen(engine, fn)):
+            with pytest.raises(RuntimeError, match="out of") as raised:
+                compiled(engine.zeros(3, 4))
+            assert not isinstance(raised.value, IndexError)
+        with pytest.raises(IndexError, match="out of"):
+            fn(engine.zeros(3, 4))
