@@ -2,6 +2,7 @@
 torch.FloatTensor(data), torch.DoubleTensor()), torch.device(...) values and a str where an op
 declares a Device."""
 
+import numpy as np
 import pytest
 
 import scriptc
@@ -162,3 +163,40 @@ def test_scalar_tensor_scripts_as_torchs_with_the_default_dtype_unless_given():
     ours, theirs = _both(_scalar_tensors)
     for got, want in zip(ours(scriptc.zeros(2, 3), 4), theirs(torch.zeros(2, 3), 4)):
         assert str(got.dtype) == str(want.dtype) and got.item() == want.item() and got.dim() == 0
+
+
+SIZE_FROM_ONE_TENSOR = [
+    "torch.zeros(t)", "torch.ones(t, dtype=torch.float64)", "torch.empty(t).shape", "torch.rand(t).shape",
+    "torch.zeros(x.sum().long())", "torch.ones(x.size(0))", "x.new_zeros(t)", "x.view(t * 2)", "x.repeat(t)",
+    # an overload that takes the tensor as it is still wins over reading it as a size
+    "x.pow(t)", "torch.max(x, t)", "x.add(t)",
+]
+
+
+def _compiled(lib, source: str):
+    """`source` compiled by `lib`, its `torch` being `lib`."""
+    torch = lib  # noqa: F841  (the compilation unit resolves names in this frame)
+    return lib.jit.CompilationUnit(source)
+
+
+@pytest.mark.parametrize("expression", SIZE_FROM_ONE_TENSOR)
+def test_one_int_tensor_where_a_size_list_is_declared_is_read_as_its_int(expression):
+    source = f"def f(x, t):\n    return {expression}\n"
+    results = []
+    for lib in (scriptc, torch):
+        result = _compiled(lib, source).f(lib.ones(6), lib.tensor(3))
+        results.append(result if isinstance(result, list) else (result.numpy(), str(result.dtype)))
+    ours, theirs = results
+    if isinstance(ours, list):
+        assert ours == theirs
+    else:
+        np.testing.assert_array_equal(ours[0], theirs[0])
+        assert ours[1] == theirs[1]
+
+
+def test_a_tensor_for_a_fixed_size_list_is_refused_as_torch_refuses_it():
+    source = "def f(x, t):\n    return x.sum(t)\n"
+    with pytest.raises(RuntimeError, match="Arguments for call are not valid"):
+        _compiled(torch, source)
+    with pytest.raises(ScriptError, match="Arguments for call are not valid"):
+        _compiled(scriptc, source)

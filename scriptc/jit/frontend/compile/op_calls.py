@@ -121,7 +121,7 @@ class OpCalls:
             kwargs["self"] = kwargs.pop("input")  # torch.ceil(input=x)
         if len(args) > len(positional) or len(args) == len(positional) and args and (
                 args[-1].type == Int or isinstance(args[-1].type, TensorType)):
-            packed = self.pack_varargs(positional, args)
+            packed = self.pack_varargs(positional, args, from_tensor)
             if packed is None and len(args) > len(positional):
                 return f"expected at most {len(positional)} arguments but got {len(args)}"
             args = packed or args
@@ -149,9 +149,11 @@ class OpCalls:
             out.append(self.scalar_argument(v, p.type, op))
         return out
 
-    def pack_varargs(self, positional: list, args: list):
+    def pack_varargs(self, positional: list, args: list, from_tensor: bool = False):
         """x.view(2, 3) / torch.zeros(2, 3) / torch.einsum("ij,jk", a, b): the trailing ints or tensors
-        as the list the last positional parameter takes (TorchScript's varargs rule)."""
+        as the list the last positional parameter takes (TorchScript's varargs rule); one tensor for an
+        int list (torch.zeros(h), h a tensor) only when conversions are allowed (`from_tensor`), as
+        TorchScript converts it only when no overload takes the tensor as it is."""
         last = len(positional) - 1
         if last < 0 or not isinstance(positional[last].type, ListType):
             return None
@@ -159,7 +161,7 @@ class OpCalls:
         if isinstance(elem, TensorType):
             if not rest or not all(isinstance(v.type, TensorType) for v in rest):
                 return None
-        elif elem == Int and len(rest) > 1 and any(isinstance(v.type, TensorType) for v in rest) and all(
+        elif elem == Int and (len(rest) > 1 or from_tensor) and any(isinstance(v.type, TensorType) for v in rest) and all(
                 v.type == Int or isinstance(v.type, TensorType) for v in rest):
             # torch.zeros(0, h, w) with h and w tensors (torchvision's mask pasting, scripted while traced):
             # each read as its int, as TorchScript's IntImplicit
