@@ -41,7 +41,8 @@ from scriptc.types import (
 
 from .trace_check import check_trace_replay
 from .trace_dims import BATCH, TraceDims
-from .trace_examples import cloned, example_sizes, example_tuple, refuse_dict_output, tensors_in
+from .trace_examples import (argument_names, cloned, example_sizes, example_tuple, keyword_call, refuse_dict_output,
+                             tensors_in, traced_signature)
 from .traced_children import recording_child_inputs
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -485,7 +486,7 @@ def trace(fn_or_module, example_inputs=None, optimize=None, check_trace: bool = 
         raise RuntimeError(f"jit.trace traces a function or an nn.Module, got {type(fn_or_module).__name__}")
     call = fn_or_module.forward if is_module else fn_or_module
     if example_kwarg_inputs is not None or example_inputs is None:
-        call, examples = _keyword_call(call, example_kwarg_inputs, is_module)
+        call, examples = keyword_call(call, example_kwarg_inputs, is_module)
     else:
         examples = example_tuple(example_inputs)
     # (as torch's check, the replay runs on copies made before tracing: code that writes to its
@@ -500,11 +501,11 @@ def trace(fn_or_module, example_inputs=None, optimize=None, check_trace: bool = 
     if strict:
         refuse_dict_output(eager_out)
     if is_module:
-        keyword = {"forward": _traced_signature(call, len(examples))} if example_kwarg_inputs is not None else None
+        keyword = {"forward": traced_signature(call, len(examples))} if example_kwarg_inputs is not None else None
         traced = TracedModule(fn_or_module, {"forward": graph}, attributes=attributes, signatures=keyword)
         traced._child_inputs = child_inputs
     else:
-        traced = ScriptFunction(graph, signature=_traced_signature(call, len(examples)))
+        traced = ScriptFunction(graph, signature=traced_signature(call, len(examples)))
     sizes = example_sizes(graph, examples)
     traced.example_batch = sizes.pop(BATCH, None)
     traced.example_sizes = sizes or None
@@ -528,7 +529,7 @@ def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object
     from scriptc.passes.inline import inline
 
     tracer = Tracer(module, name)
-    names = _argument_names(call, len(examples))
+    names = argument_names(call, len(examples))
     tracer.dims.add_candidates([tuple(t._data.shape) for t in tensors_in(examples)])
     for arg_name, x in zip(names, examples):
         tracer.add_input(x, arg_name)
@@ -552,51 +553,3 @@ def trace_graph(module, call, name: str, examples: tuple) -> tuple[Graph, object
     verify(tracer.graph)
     return tracer.graph, eager_out, tracer.attributes, tuple(tracer.dims.baked_dims(examples))
 
-
-def _keyword_call(fn, example_kwargs, method: bool):
-    """(a function taking the keyword examples' parameters positionally, in fn's order; those
-    examples as a tuple) for tracing a call by keyword (`method`: a module's forward, whose unknown
-    keyword is torch's NameError)."""
-    import inspect
-    if not isinstance(example_kwargs, dict):
-        raise RuntimeError("example_kwarg_inputs should be a dict")
-    declared = list(inspect.signature(fn).parameters)
-    unknown = [name for name in example_kwargs if name not in declared]
-    if unknown and method:
-        raise NameError(f"'{unknown[0]}' is not in forward() method's arguments,\n                         valid "
-                        f"arguments name are [{','.join(declared)}]")
-    if unknown:
-        raise TypeError(f"{getattr(fn, '__qualname__', 'forward')}() got an unexpected keyword argument "
-                        f"'{unknown[0]}'")
-    names = sorted(example_kwargs, key=declared.index)
-
-    def by_keyword(*args):
-        return fn(**dict(zip(names, args)))
-    by_keyword.__signature__ = inspect.Signature(
-        [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names])
-    by_keyword.__name__ = getattr(fn, "__name__", "fn")
-    return by_keyword, tuple(example_kwargs[name] for name in names)
-
-
-def _traced_signature(fn, count: int):
-    """The signature a traced function is called with: its own first `count` parameters, so that
-    they may be passed by name as torch allows (None where they are not plain parameters)."""
-    import inspect
-    try:
-        params = list(inspect.signature(fn).parameters.values())[:count]
-    except (TypeError, ValueError):
-        return None
-    if len(params) != count or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
-        return None
-    return inspect.Signature([p.replace(default=inspect.Parameter.empty, annotation=inspect.Parameter.empty)
-                              for p in params])
-
-
-def _argument_names(fn, count: int) -> list[str]:
-    import inspect
-    try:
-        params = [p.name for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
-    return [params[i] if i < len(params) else f"input{i}" for i in range(count)]

@@ -1,8 +1,10 @@
 """jit.trace's example inputs: which values can be traced (Tensors, and tuples, lists and dicts of
 them, as torch's tracer takes them), copies for the trace check, the sizes they give the graph's
-symbolic dims, and the outputs strict tracing refuses."""
+symbolic dims, the outputs strict tracing refuses, and the signature a traced call takes."""
 
 from __future__ import annotations
+
+import inspect
 
 from scriptc.ir.graph import Graph
 from scriptc.tensors import Tensor
@@ -105,3 +107,51 @@ def _holds_dict(output) -> bool:
     if isinstance(output, dict):
         return True
     return isinstance(output, (tuple, list)) and any(_holds_dict(o) for o in output)
+
+
+def keyword_call(fn, example_kwargs, method: bool):
+    """(a function taking the keyword examples' parameters positionally, in fn's order; those
+    examples as a tuple) for tracing a call by keyword (`method`: a module's forward, whose unknown
+    keyword is torch's NameError)."""
+    if not isinstance(example_kwargs, dict):
+        raise RuntimeError("example_kwarg_inputs should be a dict")
+    declared = list(inspect.signature(fn).parameters)
+    unknown = [name for name in example_kwargs if name not in declared]
+    if unknown and method:
+        raise NameError(f"'{unknown[0]}' is not in forward() method's arguments,\n                         valid "
+                        f"arguments name are [{','.join(declared)}]")
+    if unknown:
+        raise TypeError(f"{getattr(fn, '__qualname__', 'forward')}() got an unexpected keyword argument "
+                        f"'{unknown[0]}'")
+    names = sorted(example_kwargs, key=declared.index)
+
+    def by_keyword(*args):
+        return fn(**dict(zip(names, args)))
+    by_keyword.__signature__ = inspect.Signature(
+        [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names])
+    by_keyword.__name__ = getattr(fn, "__name__", "fn")
+    return by_keyword, tuple(example_kwargs[name] for name in names)
+
+
+def traced_signature(fn, count: int):
+    """The signature a traced function is called with: its own first `count` parameters, so that
+    they may be passed by name as torch allows (None where they are not plain parameters)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())[:count]
+    except (TypeError, ValueError):
+        return None
+    if len(params) != count or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        return None
+    return inspect.Signature([p.replace(default=inspect.Parameter.empty, annotation=inspect.Parameter.empty)
+                              for p in params])
+
+
+def argument_names(fn, count: int) -> list[str]:
+    """The names of fn's first `count` positional parameters (`input<i>` past them or where fn has no
+    signature), as the traced graph names its inputs."""
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"input{i}" for i in range(count)]
